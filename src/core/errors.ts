@@ -1,0 +1,57 @@
+/**
+ * One table of error codes. Codes map to HTTP status, JSON-RPC code and tool results only at the edges.
+ * Contract: `code` is stable and machine-readable; `message` says what went wrong and how to fix it.
+ */
+export const ERROR_SPECS = {
+  CONFIG_INVALID: { http: 400 },
+  CONFIG_NOT_FOUND: { http: 404 },
+  AGENT_NOT_FOUND: { http: 404 },
+  AGENT_EXISTS: { http: 409 },
+  SESSION_NOT_FOUND: { http: 404 },
+  RUN_NOT_FOUND: { http: 404 },
+  MESSAGE_TOO_LARGE: { http: 413 },
+  MESSAGE_EMPTY: { http: 400 },
+  INVALID_REQUEST: { http: 400 },
+  INVALID_JSON: { http: 400 },
+  UNAUTHORIZED: { http: 401 },
+  NOT_FOUND: { http: 404 },
+  LANE_QUEUE_FULL: { http: 429 },
+  LEASE_LOST: { http: 409 },
+  WAIT_TIMEOUT: { http: 504 },
+  MODEL_PROVIDER_NOT_FOUND: { http: 400 },
+  MODEL_PROVIDER_ERROR: { http: 502 },
+  GATEWAY_UNREACHABLE: { http: 503 },
+  GATEWAY_STOPPING: { http: 503 },
+  INTERNAL: { http: 500 },
+} as const satisfies Record<string, { http: number }>;
+
+export type ErrorCode = keyof typeof ERROR_SPECS;
+
+export class SwitchboardError extends Error {
+  readonly code: ErrorCode;
+  readonly details: Record<string, unknown> | undefined;
+
+  constructor(code: ErrorCode, message: string, details?: Record<string, unknown>) {
+    super(message);
+    this.name = 'SwitchboardError';
+    this.code = code;
+    this.details = details;
+  }
+
+  get httpStatus(): number {
+    return ERROR_SPECS[this.code].http;
+  }
+
+  static isInstance(error: unknown): error is SwitchboardError {
+    return error instanceof SwitchboardError;
+  }
+
+  toJSON(): { code: ErrorCode; message: string; details?: Record<string, unknown> } {
+    return this.details ? { code: this.code, message: this.message, details: this.details } : { code: this.code, message: this.message };
+  }
+}
+
+export function errorMessage(error: unknown): string {
+  if (error instanceof Error) return error.message;
+  return String(error);
+}

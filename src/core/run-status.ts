@@ -1,0 +1,22 @@
+/** Run lifecycle: running -> succeeded | failed | interrupted | cancelled | timed_out. */
+export const RUN_STATUSES = ['running', 'succeeded', 'failed', 'interrupted', 'cancelled', 'timed_out'] as const;
+export type RunStatus = (typeof RUN_STATUSES)[number];
+export type TerminalRunStatus = Exclude<RunStatus, 'running'>;
+
+export function isTerminalRunStatus(status: RunStatus): status is TerminalRunStatus {
+  return status !== 'running';
+}
+
+/** Why an active run was aborted; decides the terminal status it is recorded with. */
+export type AbortReason = 'timeout' | 'cancel' | 'interrupt' | 'lease_lost' | 'shutdown';
+
+export function statusForAbort(reason: AbortReason): TerminalRunStatus {
+  switch (reason) {
+    case 'timeout':
+      return 'timed_out';
+    case 'cancel':
+      return 'cancelled';
+    default:
+      return 'interrupted';
+  }
+}

@@ -1,0 +1,56 @@
+/**
+ * Session keys are addresses in OpenClaw's namespace:
+ *   agent:<agentId>:main
+ *   agent:<agentId>:<channel>:direct:<peerId>
+ *   agent:<agentId>:<channel>:group:<groupId>
+ *   agent:<agentId>:subagent:<uuid>[:subagent:<uuid>...]
+ *   agent:<agentId>:a2a:<contextId>
+ */
+export const AGENT_ID_PATTERN = /^[a-z0-9_-]{1,64}$/;
+
+export type SessionKind = 'main' | 'direct' | 'group' | 'subagent' | 'a2a';
+
+export interface ParsedSessionKey {
+  agentId: string;
+  kind: SessionKind;
+  channel?: string;
+  peer?: string;
+  /** Number of `subagent:` segments; 0 for everything else. */
+  depth: number;
+}
+
+export function mainSessionKey(agentId: string): string {
+  return `agent:${agentId}:main`;
+}
+
+export function directSessionKey(agentId: string, channel: string, peerId: string): string {
+  return `agent:${agentId}:${channel}:direct:${peerId}`;
+}
+
+export function groupSessionKey(agentId: string, channel: string, groupId: string): string {
+  return `agent:${agentId}:${channel}:group:${groupId}`;
+}
+
+export function isSessionKey(value: string): boolean {
+  return parseSessionKey(value) !== undefined;
+}
+
+export function parseSessionKey(key: string): ParsedSessionKey | undefined {
+  const parts = key.split(':');
+  if (parts.length < 3 || parts[0] !== 'agent' || !AGENT_ID_PATTERN.test(parts[1])) return undefined;
+  const agentId = parts[1];
+  const rest = parts.slice(2);
+  if (rest.length === 1 && rest[0] === 'main') return { agentId, kind: 'main', depth: 0 };
+  if (rest[0] === 'subagent') {
+    if (rest.length % 2 !== 0) return undefined;
+    for (let i = 0; i < rest.length; i += 2) {
+      if (rest[i] !== 'subagent' || rest[i + 1] === '') return undefined;
+    }
+    return { agentId, kind: 'subagent', depth: rest.length / 2 };
+  }
+  if (rest[0] === 'a2a' && rest.length === 2 && rest[1] !== '') return { agentId, kind: 'a2a', depth: 0 };
+  if (rest.length === 3 && (rest[1] === 'direct' || rest[1] === 'group') && rest[0] !== '' && rest[2] !== '') {
+    return { agentId, kind: rest[1], channel: rest[0], peer: rest[2], depth: 0 };
+  }
+  return undefined;
+}

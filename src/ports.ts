@@ -1,0 +1,297 @@
+/**
+ * Interfaces the core and the gateway depend on. Adapters (src/store/*, src/models/*) implement them.
+ * Times are milliseconds since the Unix epoch.
+ */
+import type { QueueMode } from './core/queue-mode.js';
+import type { RunStatus, TerminalRunStatus } from './core/run-status.js';
+
+export interface Clock {
+  now(): number;
+}
+
+export interface IdGenerator {
+  /** A new unique id (UUID-length). */
+  next(): string;
+}
+
+export type ProvenanceKind = 'user' | 'inter_session' | 'subagent_completion' | 'a2a' | 'mailbox' | 'board' | 'system';
+
+/** Where an input came from. Anything but `user` is shown to the model as not coming from its user. */
+export interface Provenance {
+  kind: ProvenanceKind;
+  channel?: string;
+  peer?: string;
+  sourceSession?: string;
+  sourceAgent?: string;
+  sourceTool?: string;
+  conversationId?: string;
+  hop?: number;
+}
+
+/** Where replies produced in a session go: the channel that last spoke to it. */
+export interface ReplyRoute {
+  channel: string;
+  peer?: string;
+  account?: string;
+}
+
+export type SessionState = 'idle' | 'running' | 'archived';
+
+export interface SessionRecord {
+  key: string;
+  agentId: string;
+  label: string | null;
+  parentKey: string | null;
+  depth: number;
+  route: ReplyRoute | null;
+  state: SessionState;
+  createdAt: number;
+  updatedAt: number;
+  lastRunAt: number | null;
+}
+
+export interface NewSession {
+  key: string;
+  agentId: string;
+  label?: string | null;
+  parentKey?: string | null;
+  depth?: number;
+  route?: ReplyRoute | null;
+}
+
+export interface SessionStore {
+  /** Creates the session if it does not exist; returns the stored row either way. */
+  ensure(session: NewSession, now: number): Promise<SessionRecord>;
+  get(key: string): Promise<SessionRecord | undefined>;
+  findByLabel(label: string, agentId?: string): Promise<SessionRecord[]>;
+  list(filter?: { agentId?: string; limit?: number }): Promise<SessionRecord[]>;
+  setState(key: string, state: SessionState, now: number): Promise<void>;
+  setRoute(key: string, route: ReplyRoute, now: number): Promise<void>;
+  /** Keys of sessions holding queued inputs, oldest first. */
+  listWithQueuedInputs(): Promise<{ key: string; oldestQueuedAt: number }[]>;
+}
+
+export type InputStatus = 'queued' | 'claimed' | 'consumed' | 'dropped';
+
+export interface InputRecord {
+  id: string;
+  seq: number;
+  sessionKey: string;
+  idempotencyKey: string;
+  mode: QueueMode;
+  status: InputStatus;
+  attempts: number;
+  text: string;
+  provenance: Provenance;
+  runId: string | null;
+  note: string | null;
+  createdAt: number;
+  updatedAt: number;
+}
+
+export interface NewInput {
+  id: string;
+  sessionKey: string;
+  idempotencyKey: string;
+  mode: QueueMode;
+  text: string;
+  provenance: Provenance;
+}
+
+export interface InputStore {
+  /**
+   * Accept = durable. Contract: when this resolves, the row is committed. A repeated idempotency key
+   * returns the existing row with `created: false` and writes nothing.
+   */
+  enqueue(input: NewInput, now: number): Promise<{ input: InputRecord; created: boolean }>;
+  get(id: string): Promise<InputRecord | undefined>;
+  listQueued(sessionKey: string): Promise<InputRecord[]>;
+  listByRun(runId: string): Promise<InputRecord[]>;
+  list(filter: { sessionKey?: string; status?: InputStatus; limit?: number }): Promise<InputRecord[]>;
+  /** Appends a notify input to the transcript and marks it consumed, in one transaction. */
+  absorbNotify(inputId: string, now: number): Promise<boolean>;
+}
+
+export type TranscriptRole = 'user' | 'assistant' | 'tool' | 'note';
+
+export interface TranscriptEntry {
+  seq: number;
+  sessionKey: string;
+  role: TranscriptRole;
+  /** For user/assistant/tool: the AI SDK ModelMessage content; for note: a string. */
+  content: unknown;
+  provenance: Provenance | null;
+  inputId: string | null;
+  runId: string | null;
+  createdAt: number;
+}
+
+export type NewTranscriptEntry = Omit<TranscriptEntry, 'seq' | 'sessionKey' | 'createdAt'>;
+
+export interface TranscriptStore {
+  list(sessionKey: string, options?: { limit?: number }): Promise<TranscriptEntry[]>;
+  append(sessionKey: string, entries: NewTranscriptEntry[], now: number): Promise<void>;
+}
+
+export interface RunUsage {
+  inputTokens: number;
+  outputTokens: number;
+  modelCalls: number;
+  steps: number;
+}
+
+export interface RunRecord {
+  id: string;
+  sessionKey: string;
+  agentId: string;
+  status: RunStatus;
+  owner: string;
+  epoch: number;
+  model: string;
+  startedAt: number;
+  endedAt: number | null;
+  usage: RunUsage;
+  preambleChars: number;
+  promptChars: number;
+  finalText: string | null;
+  errorCode: string | null;
+  errorMessage: string | null;
+}
+
+export interface NewRun {
+  id: string;
+  sessionKey: string;
+  agentId: string;
+  owner: string;
+  epoch: number;
+  model: string;
+  inputIds: string[];
+}
+
+export interface RunOutcome {
+  status: TerminalRunStatus;
+  usage: RunUsage;
+  preambleChars: number;
+  promptChars: number;
+  finalText: string | null;
+  errorCode?: string | null;
+  errorMessage?: string | null;
+}
+
+export interface NewOutboxRow {
+  id: string;
+  kind: string;
+  target: string;
+  payload: unknown;
+  idempotencyKey: string;
+}
+
+export interface NewEvent {
+  type: string;
+  sessionKey?: string | null;
+  runId?: string | null;
+  payload?: unknown;
+}
+
+export interface RunCommit {
+  runId: string;
+  sessionKey: string;
+  epoch: number;
+  outcome: RunOutcome;
+  transcript: NewTranscriptEntry[];
+  /** Every input the run claimed (including steered ones); all become consumed. */
+  consumedInputIds: string[];
+  outbox: NewOutboxRow[];
+  events: NewEvent[];
+}
+
+export interface RunStore {
+  /**
+   * Creates the run and claims its inputs, if and only if `epoch` is still the session's lease epoch
+   * and every input is still queued. Returns false (writing nothing) otherwise.
+   */
+  start(run: NewRun, now: number): Promise<boolean>;
+  /** Claims more queued inputs into a running run (steering). Returns the ids actually claimed. */
+  claimMore(runId: string, sessionKey: string, epoch: number, inputIds: string[], now: number): Promise<string[]>;
+  /**
+   * A run commits atomically: transcript, inputs consumed, outcome, outbox rows and events in one
+   * transaction, guarded by the lease epoch. Throws LEASE_LOST (writing nothing) if the epoch moved.
+   */
+  commit(commit: RunCommit, now: number): Promise<void>;
+  get(id: string): Promise<RunRecord | undefined>;
+  list(filter?: { sessionKey?: string; status?: RunStatus; limit?: number }): Promise<RunRecord[]>;
+  /**
+   * Crash recovery for runs left `running` by `owner` (or whose lease expired): each becomes
+   * `interrupted` with `diagnostic`, and its claimed inputs are queued again, or dropped with a note
+   * once they have been attempted more than `maxAttempts` times.
+   */
+  recoverOrphans(owner: string, diagnostic: string, maxAttempts: number, now: number): Promise<RecoveryReport>;
+}
+
+export interface RecoveryReport {
+  interruptedRuns: string[];
+  requeuedInputs: string[];
+  droppedInputs: string[];
+}
+
+export type OutboxStatus = 'pending' | 'delivered' | 'dead';
+
+export interface OutboxRecord {
+  id: string;
+  kind: string;
+  target: string;
+  payload: unknown;
+  idempotencyKey: string;
+  status: OutboxStatus;
+  attempts: number;
+  nextAttemptAt: number;
+  lastError: string | null;
+  createdAt: number;
+  deliveredAt: number | null;
+}
+
+export interface OutboxStore {
+  add(row: NewOutboxRow, now: number): Promise<OutboxRecord>;
+  /** Pending rows due at `now`, oldest first. */
+  listDue(now: number, limit: number): Promise<OutboxRecord[]>;
+  markDelivered(id: string, now: number): Promise<void>;
+  markFailed(id: string, error: string, nextAttemptAt: number, dead: boolean): Promise<void>;
+  get(id: string): Promise<OutboxRecord | undefined>;
+  list(filter?: { status?: OutboxStatus; limit?: number }): Promise<OutboxRecord[]>;
+}
+
+export interface LeaseStore {
+  /**
+   * Takes the session's lease for `owner` if it is free, expired, or already `owner`'s, bumping the
+   * fencing epoch. Expiry is judged by the database clock.
+   */
+  acquire(sessionKey: string, owner: string, ttlMs: number): Promise<{ epoch: number } | undefined>;
+  renew(sessionKey: string, owner: string, epoch: number, ttlMs: number): Promise<boolean>;
+  release(sessionKey: string, owner: string, epoch: number): Promise<void>;
+  get(sessionKey: string): Promise<{ owner: string; epoch: number; expiresAt: number } | undefined>;
+}
+
+export interface EventRecord {
+  seq: number;
+  type: string;
+  sessionKey: string | null;
+  runId: string | null;
+  payload: unknown;
+  createdAt: number;
+}
+
+export interface EventJournal {
+  append(event: NewEvent, now: number): Promise<EventRecord>;
+  list(filter?: { afterSeq?: number; sessionKey?: string; runId?: string; limit?: number }): Promise<EventRecord[]>;
+}
+
+export interface Store {
+  readonly sessions: SessionStore;
+  readonly inputs: InputStore;
+  readonly transcript: TranscriptStore;
+  readonly runs: RunStore;
+  readonly outbox: OutboxStore;
+  readonly leases: LeaseStore;
+  readonly events: EventJournal;
+  close(): Promise<void>;
+}

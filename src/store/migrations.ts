@@ -1,0 +1,140 @@
+/**
+ * Numbered migrations shared by every adapter. Only portable DDL here: the one dialect difference, an
+ * auto-incrementing integer key, goes through `serialKey`.
+ */
+import { Kysely, Migrator, type Migration, type MigrationProvider, type CreateTableBuilder } from 'kysely';
+
+export type SqlDialectName = 'sqlite' | 'postgres';
+
+function serialKey<T extends string>(table: CreateTableBuilder<T, never>, column: string, dialect: SqlDialectName) {
+  return dialect === 'sqlite'
+    ? table.addColumn(column, 'integer', (col) => col.primaryKey().autoIncrement())
+    : table.addColumn(column, 'bigserial', (col) => col.primaryKey());
+}
+
+function migrations(dialect: SqlDialectName): Record<string, Migration> {
+  return {
+    '0001_core': {
+      async up(db: Kysely<any>) {
+        await db.schema
+          .createTable('sessions')
+          .addColumn('key', 'varchar(512)', (col) => col.primaryKey())
+          .addColumn('agent_id', 'varchar(64)', (col) => col.notNull())
+          .addColumn('label', 'varchar(256)')
+          .addColumn('parent_key', 'varchar(512)')
+          .addColumn('depth', 'integer', (col) => col.notNull().defaultTo(0))
+          .addColumn('route', 'text')
+          .addColumn('state', 'varchar(16)', (col) => col.notNull())
+          .addColumn('created_at', 'bigint', (col) => col.notNull())
+          .addColumn('updated_at', 'bigint', (col) => col.notNull())
+          .addColumn('last_run_at', 'bigint')
+          .execute();
+        await db.schema.createIndex('sessions_agent').on('sessions').columns(['agent_id', 'updated_at']).execute();
+        await db.schema.createIndex('sessions_label').on('sessions').column('label').execute();
+
+        await serialKey(db.schema.createTable('inputs'), 'seq', dialect)
+          .addColumn('id', 'varchar(64)', (col) => col.notNull().unique())
+          .addColumn('session_key', 'varchar(512)', (col) => col.notNull())
+          .addColumn('idempotency_key', 'varchar(512)', (col) => col.notNull().unique())
+          .addColumn('mode', 'varchar(16)', (col) => col.notNull())
+          .addColumn('status', 'varchar(16)', (col) => col.notNull())
+          .addColumn('attempts', 'integer', (col) => col.notNull().defaultTo(0))
+          .addColumn('text', 'text', (col) => col.notNull())
+          .addColumn('provenance', 'text', (col) => col.notNull())
+          .addColumn('run_id', 'varchar(64)')
+          .addColumn('note', 'text')
+          .addColumn('created_at', 'bigint', (col) => col.notNull())
+          .addColumn('updated_at', 'bigint', (col) => col.notNull())
+          .execute();
+        await db.schema.createIndex('inputs_session_status').on('inputs').columns(['session_key', 'status', 'seq']).execute();
+        await db.schema.createIndex('inputs_status').on('inputs').columns(['status', 'created_at']).execute();
+        await db.schema.createIndex('inputs_run').on('inputs').column('run_id').execute();
+
+        await serialKey(db.schema.createTable('transcript'), 'seq', dialect)
+          .addColumn('session_key', 'varchar(512)', (col) => col.notNull())
+          .addColumn('role', 'varchar(16)', (col) => col.notNull())
+          .addColumn('content', 'text', (col) => col.notNull())
+          .addColumn('provenance', 'text')
+          .addColumn('input_id', 'varchar(64)')
+          .addColumn('run_id', 'varchar(64)')
+          .addColumn('created_at', 'bigint', (col) => col.notNull())
+          .execute();
+        await db.schema.createIndex('transcript_session').on('transcript').columns(['session_key', 'seq']).execute();
+
+        await db.schema
+          .createTable('runs')
+          .addColumn('id', 'varchar(64)', (col) => col.primaryKey())
+          .addColumn('session_key', 'varchar(512)', (col) => col.notNull())
+          .addColumn('agent_id', 'varchar(64)', (col) => col.notNull())
+          .addColumn('status', 'varchar(16)', (col) => col.notNull())
+          .addColumn('owner', 'varchar(128)', (col) => col.notNull())
+          .addColumn('epoch', 'integer', (col) => col.notNull())
+          .addColumn('model', 'varchar(256)', (col) => col.notNull())
+          .addColumn('started_at', 'bigint', (col) => col.notNull())
+          .addColumn('ended_at', 'bigint')
+          .addColumn('input_tokens', 'integer', (col) => col.notNull().defaultTo(0))
+          .addColumn('output_tokens', 'integer', (col) => col.notNull().defaultTo(0))
+          .addColumn('model_calls', 'integer', (col) => col.notNull().defaultTo(0))
+          .addColumn('steps', 'integer', (col) => col.notNull().defaultTo(0))
+          .addColumn('preamble_chars', 'integer', (col) => col.notNull().defaultTo(0))
+          .addColumn('prompt_chars', 'integer', (col) => col.notNull().defaultTo(0))
+          .addColumn('final_text', 'text')
+          .addColumn('error_code', 'varchar(64)')
+          .addColumn('error_message', 'text')
+          .execute();
+        await db.schema.createIndex('runs_session').on('runs').columns(['session_key', 'started_at']).execute();
+        await db.schema.createIndex('runs_status').on('runs').column('status').execute();
+
+        await db.schema
+          .createTable('outbox')
+          .addColumn('id', 'varchar(64)', (col) => col.primaryKey())
+          .addColumn('kind', 'varchar(64)', (col) => col.notNull())
+          .addColumn('target', 'varchar(512)', (col) => col.notNull())
+          .addColumn('payload', 'text', (col) => col.notNull())
+          .addColumn('idempotency_key', 'varchar(512)', (col) => col.notNull().unique())
+          .addColumn('status', 'varchar(16)', (col) => col.notNull())
+          .addColumn('attempts', 'integer', (col) => col.notNull().defaultTo(0))
+          .addColumn('next_attempt_at', 'bigint', (col) => col.notNull())
+          .addColumn('last_error', 'text')
+          .addColumn('created_at', 'bigint', (col) => col.notNull())
+          .addColumn('delivered_at', 'bigint')
+          .execute();
+        await db.schema.createIndex('outbox_due').on('outbox').columns(['status', 'next_attempt_at']).execute();
+
+        await db.schema
+          .createTable('session_lease')
+          .addColumn('session_key', 'varchar(512)', (col) => col.primaryKey())
+          .addColumn('owner', 'varchar(128)', (col) => col.notNull())
+          .addColumn('epoch', 'integer', (col) => col.notNull())
+          .addColumn('expires_at', 'bigint', (col) => col.notNull())
+          .execute();
+
+        await serialKey(db.schema.createTable('events'), 'seq', dialect)
+          .addColumn('type', 'varchar(64)', (col) => col.notNull())
+          .addColumn('session_key', 'varchar(512)')
+          .addColumn('run_id', 'varchar(64)')
+          .addColumn('payload', 'text', (col) => col.notNull())
+          .addColumn('created_at', 'bigint', (col) => col.notNull())
+          .execute();
+        await db.schema.createIndex('events_session').on('events').columns(['session_key', 'seq']).execute();
+      },
+    },
+  };
+}
+
+class StaticMigrationProvider implements MigrationProvider {
+  constructor(private readonly dialect: SqlDialectName) {}
+  async getMigrations(): Promise<Record<string, Migration>> {
+    return migrations(this.dialect);
+  }
+}
+
+export async function migrateToLatest(db: Kysely<any>, dialect: SqlDialectName): Promise<void> {
+  const migrator = new Migrator({ db, provider: new StaticMigrationProvider(dialect) });
+  const { error, results } = await migrator.migrateToLatest();
+  if (error) {
+    const failed = results?.find((result) => result.status === 'Error');
+    const reason = error instanceof Error ? error.message : String(error);
+    throw new Error(`store migration ${failed?.migrationName ?? '(unknown)'} failed: ${reason}`);
+  }
+}

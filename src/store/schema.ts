@@ -1,0 +1,103 @@
+/** Table types for Kysely. JSON columns hold text; times are integer milliseconds. */
+import type { Generated } from 'kysely';
+
+export interface SessionsTable {
+  key: string;
+  agent_id: string;
+  label: string | null;
+  parent_key: string | null;
+  depth: number;
+  route: string | null;
+  state: string;
+  created_at: number;
+  updated_at: number;
+  last_run_at: number | null;
+}
+
+export interface InputsTable {
+  seq: Generated<number>;
+  id: string;
+  session_key: string;
+  idempotency_key: string;
+  mode: string;
+  status: string;
+  attempts: number;
+  text: string;
+  provenance: string;
+  run_id: string | null;
+  note: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface TranscriptTable {
+  seq: Generated<number>;
+  session_key: string;
+  role: string;
+  content: string;
+  provenance: string | null;
+  input_id: string | null;
+  run_id: string | null;
+  created_at: number;
+}
+
+export interface RunsTable {
+  id: string;
+  session_key: string;
+  agent_id: string;
+  status: string;
+  owner: string;
+  epoch: number;
+  model: string;
+  started_at: number;
+  ended_at: number | null;
+  input_tokens: number;
+  output_tokens: number;
+  model_calls: number;
+  steps: number;
+  preamble_chars: number;
+  prompt_chars: number;
+  final_text: string | null;
+  error_code: string | null;
+  error_message: string | null;
+}
+
+export interface OutboxTable {
+  id: string;
+  kind: string;
+  target: string;
+  payload: string;
+  idempotency_key: string;
+  status: string;
+  attempts: number;
+  next_attempt_at: number;
+  last_error: string | null;
+  created_at: number;
+  delivered_at: number | null;
+}
+
+export interface SessionLeaseTable {
+  session_key: string;
+  owner: string;
+  epoch: number;
+  expires_at: number;
+}
+
+export interface EventsTable {
+  seq: Generated<number>;
+  type: string;
+  session_key: string | null;
+  run_id: string | null;
+  payload: string;
+  created_at: number;
+}
+
+export interface Database {
+  sessions: SessionsTable;
+  inputs: InputsTable;
+  transcript: TranscriptTable;
+  runs: RunsTable;
+  outbox: OutboxTable;
+  session_lease: SessionLeaseTable;
+  events: EventsTable;
+}

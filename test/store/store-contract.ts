@@ -1,0 +1,220 @@
+/**
+ * The contract every Store adapter must pass unchanged. Call `describeStoreContract` from one test file
+ * per adapter with a factory that returns a fresh, empty store.
+ */
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { NewInput, Store } from '../../src/ports.js';
+
+let counter = 0;
+const id = (prefix: string) => `${prefix}-${++counter}-${Math.random().toString(16).slice(2, 10)}`;
+
+function newInput(sessionKey: string, overrides: Partial<NewInput> = {}): NewInput {
+  const inputId = id('in');
+  return { id: inputId, sessionKey, idempotencyKey: `key-${inputId}`, mode: 'followup', text: 'hello', provenance: { kind: 'user', channel: 'cli' }, ...overrides };
+}
+
+const usage = { inputTokens: 3, outputTokens: 5, modelCalls: 1, steps: 1 };
+
+export function describeStoreContract(name: string, open: () => Promise<Store>): void {
+  describe(`store contract: ${name}`, () => {
+    let store: Store;
+    const S = 'agent:support:main';
+
+    beforeEach(async () => {
+      store = await open();
+      await store.sessions.ensure({ key: S, agentId: 'support' }, 1000);
+    });
+    afterEach(async () => {
+      await store.close();
+    });
+
+    async function startRun(inputIds: string[], runId = id('run')) {
+      const lease = await store.leases.acquire(S, 'gw-1', 30_000);
+      expect(lease).toBeDefined();
+      const started = await store.runs.start({ id: runId, sessionKey: S, agentId: 'support', owner: 'gw-1', epoch: lease!.epoch, model: 'scripted/x', inputIds }, 2000);
+      return { runId, epoch: lease!.epoch, started };
+    }
+
+    it('sessions: ensure is idempotent and keeps the first row', async () => {
+      const again = await store.sessions.ensure({ key: S, agentId: 'support', label: 'other' }, 5000);
+      expect(again).toMatchObject({ key: S, agentId: 'support', label: null, depth: 0, state: 'idle', createdAt: 1000 });
+      await store.sessions.ensure({ key: 'agent:expert:main', agentId: 'expert', label: 'tech' }, 1500);
+      expect((await store.sessions.findByLabel('tech')).map((s) => s.key)).toEqual(['agent:expert:main']);
+      expect((await store.sessions.list({ agentId: 'expert' })).map((s) => s.key)).toEqual(['agent:expert:main']);
+      expect(await store.sessions.get('agent:nobody:main')).toBeUndefined();
+    });
+
+    it('sessions: route and state are stored', async () => {
+      await store.sessions.setRoute(S, { channel: 'cli', peer: 'alice' }, 3000);
+      await store.sessions.setState(S, 'running', 3001);
+      expect(await store.sessions.get(S)).toMatchObject({ route: { channel: 'cli', peer: 'alice' }, state: 'running', lastRunAt: 3001 });
+    });
+
+    it('inputs: a duplicate idempotency key returns the existing row and writes nothing', async () => {
+      const first = await store.inputs.enqueue(newInput(S, { idempotencyKey: 'same', text: 'one' }), 1000);
+      const second = await store.inputs.enqueue(newInput(S, { idempotencyKey: 'same', text: 'two' }), 1001);
+      expect(first.created).toBe(true);
+      expect(second.created).toBe(false);
+      expect(second.input.id).toBe(first.input.id);
+      expect(second.input.text).toBe('one');
+      expect(await store.inputs.list({ sessionKey: S })).toHaveLength(1);
+    });
+
+    it('inputs: queued inputs come back in FIFO order with their provenance', async () => {
+      const a = await store.inputs.enqueue(newInput(S, { text: 'a' }), 1000);
+      const b = await store.inputs.enqueue(newInput(S, { text: 'b', provenance: { kind: 'inter_session', sourceSession: 'agent:x:main', hop: 2 } }), 1000);
+      const queued = await store.inputs.listQueued(S);
+      expect(queued.map((i) => i.text)).toEqual(['a', 'b']);
+      expect(queued[1].provenance).toEqual({ kind: 'inter_session', sourceSession: 'agent:x:main', hop: 2 });
+      expect(queued[0].seq).toBeLessThan(queued[1].seq);
+      expect((await store.inputs.get(a.input.id))?.status).toBe('queued');
+      expect((await store.sessions.listWithQueuedInputs()).map((s) => s.key)).toEqual([S]);
+      expect(b.input.attempts).toBe(0);
+    });
+
+    it('inputs: absorbNotify stores the message in the transcript once, without a run', async () => {
+      const { input } = await store.inputs.enqueue(newInput(S, { mode: 'notify', text: 'fyi' }), 1000);
+      expect(await store.inputs.absorbNotify(input.id, 1100)).toBe(true);
+      expect(await store.inputs.absorbNotify(input.id, 1200)).toBe(false);
+      const transcript = await store.transcript.list(S);
+      expect(transcript).toHaveLength(1);
+      expect(transcript[0]).toMatchObject({ role: 'user', content: 'fyi', inputId: input.id, runId: null });
+      expect((await store.inputs.get(input.id))?.status).toBe('consumed');
+    });
+
+    it('leases: the epoch grows on every acquire and fences other owners until expiry', async () => {
+      const first = await store.leases.acquire(S, 'gw-1', 30_000);
+      expect(first).toEqual({ epoch: 1 });
+      expect(await store.leases.acquire(S, 'gw-2', 30_000)).toBeUndefined();
+      expect(await store.leases.acquire(S, 'gw-1', 30_000)).toEqual({ epoch: 2 });
+      expect(await store.leases.renew(S, 'gw-1', 1, 30_000)).toBe(false);
+      expect(await store.leases.renew(S, 'gw-1', 2, 30_000)).toBe(true);
+      await store.leases.release(S, 'gw-1', 2);
+      expect(await store.leases.get(S)).toBeUndefined();
+      expect(await store.leases.acquire(S, 'gw-2', 30_000)).toEqual({ epoch: 1 });
+    });
+
+    it('leases: an expired lease can be taken over by another owner', async () => {
+      await store.leases.acquire(S, 'gw-1', -1);
+      expect(await store.leases.acquire(S, 'gw-2', 30_000)).toEqual({ epoch: 2 });
+      expect((await store.leases.get(S))?.owner).toBe('gw-2');
+    });
+
+    it('runs: start claims inputs; commit consumes them, appends transcript, outbox and events atomically', async () => {
+      const { input } = await store.inputs.enqueue(newInput(S), 1000);
+      const { runId, epoch, started } = await startRun([input.id]);
+      expect(started).toBe(true);
+      expect(await store.inputs.get(input.id)).toMatchObject({ status: 'claimed', runId, attempts: 1 });
+      expect(await store.sessions.get(S)).toMatchObject({ state: 'running' });
+      await store.runs.commit(
+        {
+          runId, sessionKey: S, epoch,
+          outcome: { status: 'succeeded', usage, preambleChars: 100, promptChars: 250, finalText: 'hi there' },
+          transcript: [
+            { role: 'user', content: 'hello', provenance: input.provenance, inputId: input.id, runId },
+            { role: 'assistant', content: [{ type: 'text', text: 'hi there' }], provenance: null, inputId: null, runId },
+          ],
+          consumedInputIds: [input.id],
+          outbox: [{ id: id('ob'), kind: 'reply', target: 'agent:x:main', payload: { text: 'hi there' }, idempotencyKey: `reply:${runId}` }],
+          events: [{ type: 'run.completed', sessionKey: S, runId, payload: { status: 'succeeded' } }],
+        },
+        3000,
+      );
+      expect(await store.inputs.get(input.id)).toMatchObject({ status: 'consumed', runId });
+      expect(await store.runs.get(runId)).toMatchObject({
+        status: 'succeeded', endedAt: 3000, finalText: 'hi there', preambleChars: 100, promptChars: 250, usage,
+      });
+      expect((await store.transcript.list(S)).map((e) => e.role)).toEqual(['user', 'assistant']);
+      expect((await store.transcript.list(S, { limit: 1 })).map((e) => e.role)).toEqual(['assistant']);
+      expect(await store.outbox.listDue(3000, 10)).toHaveLength(1);
+      const events = await store.events.list({ runId });
+      expect(events.map((e) => e.type)).toEqual(['run.started', 'run.completed']);
+      expect(await store.sessions.get(S)).toMatchObject({ state: 'idle' });
+    });
+
+    it('runs: start refuses a stale epoch or an input that is no longer queued', async () => {
+      const { input } = await store.inputs.enqueue(newInput(S), 1000);
+      const lease = await store.leases.acquire(S, 'gw-1', 30_000);
+      await store.leases.acquire(S, 'gw-1', 30_000);
+      expect(await store.runs.start({ id: id('run'), sessionKey: S, agentId: 'support', owner: 'gw-1', epoch: lease!.epoch, model: 'm', inputIds: [input.id] }, 2000)).toBe(false);
+      const ok = await startRun([input.id]);
+      expect(ok.started).toBe(true);
+      const again = await store.runs.start({ id: id('run'), sessionKey: S, agentId: 'support', owner: 'gw-1', epoch: ok.epoch, model: 'm', inputIds: [input.id] }, 2000);
+      expect(again).toBe(false);
+      expect(await store.runs.list({ sessionKey: S })).toHaveLength(1);
+    });
+
+    it('runs: commit with a lost lease throws LEASE_LOST and writes nothing', async () => {
+      const { input } = await store.inputs.enqueue(newInput(S), 1000);
+      const { runId, epoch } = await startRun([input.id]);
+      await store.leases.acquire(S, 'gw-1', 30_000);
+      await expect(
+        store.runs.commit(
+          {
+            runId, sessionKey: S, epoch,
+            outcome: { status: 'succeeded', usage, preambleChars: 1, promptChars: 1, finalText: 'x' },
+            transcript: [{ role: 'assistant', content: 'x', provenance: null, inputId: null, runId }],
+            consumedInputIds: [input.id], outbox: [], events: [],
+          },
+          3000,
+        ),
+      ).rejects.toMatchObject({ code: 'LEASE_LOST' });
+      expect(await store.transcript.list(S)).toHaveLength(0);
+      expect((await store.inputs.get(input.id))?.status).toBe('claimed');
+      expect((await store.runs.get(runId))?.status).toBe('running');
+    });
+
+    it('runs: claimMore steers queued inputs into the running run', async () => {
+      const a = await store.inputs.enqueue(newInput(S), 1000);
+      const b = await store.inputs.enqueue(newInput(S, { mode: 'steer' }), 1000);
+      const { runId, epoch } = await startRun([a.input.id]);
+      expect(await store.runs.claimMore(runId, S, epoch, [b.input.id], 2500)).toEqual([b.input.id]);
+      expect(await store.runs.claimMore(runId, S, epoch, [b.input.id], 2500)).toEqual([]);
+      expect((await store.inputs.listByRun(runId)).map((i) => i.id)).toEqual([a.input.id, b.input.id]);
+    });
+
+    it('runs: recoverOrphans interrupts this owner\'s running runs and requeues or drops their inputs', async () => {
+      const a = await store.inputs.enqueue(newInput(S), 1000);
+      const { runId } = await startRun([a.input.id]);
+      const report = await store.runs.recoverOrphans('gw-1', 'gateway restarted', 2, 4000);
+      expect(report).toEqual({ interruptedRuns: [runId], requeuedInputs: [a.input.id], droppedInputs: [] });
+      expect(await store.runs.get(runId)).toMatchObject({ status: 'interrupted', errorMessage: 'gateway restarted', endedAt: 4000 });
+      expect(await store.inputs.get(a.input.id)).toMatchObject({ status: 'queued', runId: null, attempts: 1 });
+      expect(await store.leases.get(S)).toBeUndefined();
+      // Second and third interrupted attempts: the third exceeds maxAttempts = 2 and is dropped with a note.
+      const second = await startRun([a.input.id]);
+      await store.runs.recoverOrphans('gw-1', 'again', 2, 5000);
+      const third = await startRun([a.input.id]);
+      const last = await store.runs.recoverOrphans('gw-1', 'again', 2, 6000);
+      expect(last.droppedInputs).toEqual([a.input.id]);
+      expect(await store.inputs.get(a.input.id)).toMatchObject({ status: 'dropped', attempts: 3, runId: third.runId });
+      expect((await store.inputs.get(a.input.id))?.note).toMatch(/dropped after 3 interrupted attempts/);
+      expect(second.started && third.started).toBe(true);
+      expect(await store.runs.recoverOrphans('gw-2', 'other owner', 2, 7000)).toEqual({ interruptedRuns: [], requeuedInputs: [], droppedInputs: [] });
+    });
+
+    it('outbox: duplicate idempotency keys collapse; failures back off and end dead', async () => {
+      const row = await store.outbox.add({ id: id('ob'), kind: 'k', target: 't', payload: { n: 1 }, idempotencyKey: 'once' }, 1000);
+      const dup = await store.outbox.add({ id: id('ob'), kind: 'k', target: 't', payload: { n: 2 }, idempotencyKey: 'once' }, 1001);
+      expect(dup.id).toBe(row.id);
+      expect(dup.payload).toEqual({ n: 1 });
+      await store.outbox.markFailed(row.id, 'boom', 5000, false);
+      expect(await store.outbox.listDue(4999, 10)).toHaveLength(0);
+      expect(await store.outbox.listDue(5000, 10)).toHaveLength(1);
+      await store.outbox.markFailed(row.id, 'boom again', 6000, true);
+      expect(await store.outbox.get(row.id)).toMatchObject({ status: 'dead', attempts: 2, lastError: 'boom again' });
+      expect(await store.outbox.listDue(10_000, 10)).toHaveLength(0);
+      const other = await store.outbox.add({ id: id('ob'), kind: 'k', target: 't', payload: {}, idempotencyKey: 'two' }, 1000);
+      await store.outbox.markDelivered(other.id, 1500);
+      expect(await store.outbox.get(other.id)).toMatchObject({ status: 'delivered', deliveredAt: 1500, attempts: 1 });
+    });
+
+    it('events: append-only journal read after a sequence number and by session', async () => {
+      const e1 = await store.events.append({ type: 'a', sessionKey: S, payload: { x: 1 } }, 1000);
+      const e2 = await store.events.append({ type: 'b', sessionKey: 'agent:other:main' }, 1001);
+      expect(e2.seq).toBeGreaterThan(e1.seq);
+      expect((await store.events.list({ afterSeq: e1.seq })).map((e) => e.type)).toEqual(['b']);
+      expect((await store.events.list({ sessionKey: S })).map((e) => e.payload)).toEqual([{ x: 1 }]);
+    });
+  });
+}
