@@ -223,9 +223,9 @@ export interface RunStore {
   /**
    * Crash recovery for runs left `running` by `owner` (or whose lease expired): each becomes
    * `interrupted` with `diagnostic`, and its claimed inputs are queued again, or dropped with a note
-   * once they have been attempted more than `maxAttempts` times.
+   * once they have been interrupted more than `maxRetries` times.
    */
-  recoverOrphans(owner: string, diagnostic: string, maxAttempts: number, now: number): Promise<RecoveryReport>;
+  recoverOrphans(owner: string, diagnostic: string, maxRetries: number, now: number): Promise<RecoveryReport>;
 }
 
 export interface RecoveryReport {

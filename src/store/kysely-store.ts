@@ -486,7 +486,7 @@ class KyselyRunStore implements RunStore {
     return (await query.orderBy('started_at', 'desc').orderBy('id').limit(filter.limit ?? 1000).execute()).map(toRun);
   }
 
-  async recoverOrphans(owner: string, diagnostic: string, maxAttempts: number, now: number): Promise<RecoveryReport> {
+  async recoverOrphans(owner: string, diagnostic: string, maxRetries: number, now: number): Promise<RecoveryReport> {
     return this.db.transaction().execute(async (trx) => {
       const report: RecoveryReport = { interruptedRuns: [], requeuedInputs: [], droppedInputs: [] };
       // Only this owner's runs: another gateway sharing the database may still be running its own.
@@ -501,14 +501,14 @@ class KyselyRunStore implements RunStore {
         await trx.deleteFrom('session_lease').where('session_key', '=', run.session_key).where('owner', '=', owner).execute();
         const inputs = await trx.selectFrom('inputs').selectAll().where('run_id', '=', run.id).where('status', '=', 'claimed').execute();
         for (const input of inputs) {
-          const exhausted = num(input.attempts) > maxAttempts;
+          const exhausted = num(input.attempts) > maxRetries;
           await trx
             .updateTable('inputs')
             .set({
               status: exhausted ? 'dropped' : 'queued',
               run_id: exhausted ? run.id : null,
               note: exhausted
-                ? `dropped after ${num(input.attempts)} interrupted attempts (recovery.retryInterrupted = ${maxAttempts - 1})`
+                ? `dropped after ${num(input.attempts)} interrupted attempts (recovery.retryInterrupted = ${maxRetries})`
                 : `previous attempt was interrupted: ${diagnostic}`,
               updated_at: now,
             })

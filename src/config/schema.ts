@@ -1,0 +1,149 @@
+/**
+ * The configuration schema. Key names follow OpenClaw's (see the seeds) so their examples read naturally.
+ * Every key and its default is documented in docs/configuration.md.
+ */
+import { z } from 'zod';
+import { AGENT_ID_PATTERN } from '../core/session-key.js';
+import { QUEUE_MODES } from '../core/queue-mode.js';
+
+const agentId = z.string({ error: 'expected a string of 1-64 characters [a-z0-9_-]' }).regex(AGENT_ID_PATTERN, {
+  error: 'expected a string of 1-64 characters [a-z0-9_-]',
+});
+const modelRef = z.string().regex(/^[A-Za-z0-9_.-]+\/.+$/, { error: 'expected "<provider>/<model>", e.g. "openai/gpt-4o-mini"' });
+const toolNames = z.array(z.string().min(1));
+const toolPolicy = z.strictObject({ allow: toolNames.optional(), deny: toolNames.optional() });
+const queueMode = z.enum(QUEUE_MODES);
+const positiveInt = z.number().int().positive();
+
+const subagentLimits = z.strictObject({
+  maxSpawnDepth: z.number().int().min(0).max(5).optional(),
+  maxChildrenPerAgent: positiveInt.optional(),
+  maxConcurrent: positiveInt.optional(),
+  runTimeoutSeconds: positiveInt.optional(),
+  archiveAfterMinutes: positiveInt.optional(),
+  allowAgents: z.array(z.string()).optional(),
+});
+
+const identity = z.strictObject({
+  name: z.string().optional(),
+  emoji: z.string().optional(),
+  theme: z.string().optional(),
+  avatar: z.string().optional(),
+});
+
+const agentDefaults = z.strictObject({
+  model: modelRef.optional(),
+  workspace: z.string().optional(),
+  maxSteps: positiveInt.default(16),
+  timeoutSeconds: positiveInt.default(600),
+  tools: toolPolicy.default({}),
+  subagents: subagentLimits.default({}),
+});
+
+const agent = z.strictObject({
+  id: agentId,
+  name: z.string().optional(),
+  default: z.boolean().optional(),
+  identity: identity.optional(),
+  workspace: z.string().optional(),
+  model: modelRef.optional(),
+  maxSteps: positiveInt.optional(),
+  timeoutSeconds: positiveInt.optional(),
+  tools: toolPolicy.optional(),
+  sandbox: z.strictObject({ mode: z.enum(['off', 'non-main', 'all']).default('off'), scope: z.enum(['session', 'agent', 'shared']).default('agent') }).optional(),
+  subagents: subagentLimits.optional(),
+});
+
+const binding = z.strictObject({
+  agentId,
+  match: z.strictObject({ channel: z.string().min(1), account: z.string().optional(), peer: z.string().optional() }),
+});
+
+/** A rule of the scripted provider: the first whose `match` fits the newest input answers. */
+const scriptedToolCall = z.strictObject({ tool: z.string().min(1), args: z.record(z.string(), z.unknown()).default({}) });
+const scriptedStep = z.strictObject({
+  text: z.string().optional(),
+  toolCalls: z.array(scriptedToolCall).optional(),
+});
+const scriptedRule = z.strictObject({
+  match: z.string().default('.*'),
+  reply: z.string().optional(),
+  steps: z.array(scriptedStep).optional(),
+  delayMs: z.number().int().min(0).optional(),
+  error: z.string().optional(),
+});
+const scriptedModel = z.strictObject({ rules: z.array(scriptedRule).min(1), chunkChars: positiveInt.optional() });
+
+const provider = z.discriminatedUnion('type', [
+  z.strictObject({ type: z.literal('openai'), apiKey: z.string().optional(), baseURL: z.url().optional(), headers: z.record(z.string(), z.string()).optional() }),
+  z.strictObject({ type: z.literal('anthropic'), apiKey: z.string().optional(), baseURL: z.url().optional(), headers: z.record(z.string(), z.string()).optional() }),
+  z.strictObject({ type: z.literal('openai-compatible'), baseURL: z.url(), apiKey: z.string().optional(), headers: z.record(z.string(), z.string()).optional() }),
+  z.strictObject({ type: z.literal('scripted'), models: z.record(z.string(), scriptedModel) }),
+]);
+
+export const configSchema = z.strictObject({
+  gateway: z
+    .strictObject({
+      host: z.string().default('127.0.0.1'),
+      port: z.number().int().min(0).max(65535).default(7317),
+      dataDir: z.string().default('.switchboard'),
+      maxMessageChars: positiveInt.default(32_000),
+      waitTimeoutSeconds: positiveInt.default(120),
+    })
+    .default({ host: '127.0.0.1', port: 7317, dataDir: '.switchboard', maxMessageChars: 32_000, waitTimeoutSeconds: 120 }),
+  store: z
+    .strictObject({
+      driver: z.literal('sqlite').default('sqlite'),
+      sqlite: z.strictObject({ path: z.string().optional(), synchronous: z.enum(['OFF', 'NORMAL', 'FULL', 'EXTRA']).default('FULL') }).default({ synchronous: 'FULL' }),
+    })
+    .default({ driver: 'sqlite', sqlite: { synchronous: 'FULL' } }),
+  agents: z.strictObject({
+    defaults: agentDefaults.default({ maxSteps: 16, timeoutSeconds: 600, tools: {}, subagents: {} }),
+    list: z.array(agent).min(1, { error: 'expected at least one agent' }),
+  }),
+  bindings: z.array(binding).default([]),
+  tools: z
+    .strictObject({
+      allow: toolNames.optional(),
+      deny: toolNames.optional(),
+      agentToAgent: z.strictObject({ enabled: z.boolean().default(false), allow: z.array(z.string()).default([]) }).default({ enabled: false, allow: [] }),
+      sessions: z.strictObject({ visibility: z.enum(['self', 'tree', 'agent', 'all']).default('tree') }).default({ visibility: 'tree' }),
+    })
+    .default({ agentToAgent: { enabled: false, allow: [] }, sessions: { visibility: 'tree' } }),
+  session: z
+    .strictObject({
+      agentToAgent: z.strictObject({ maxPingPongTurns: z.number().int().min(0).max(5).default(5) }).default({ maxPingPongTurns: 5 }),
+    })
+    .default({ agentToAgent: { maxPingPongTurns: 5 } }),
+  messages: z
+    .strictObject({
+      queue: z
+        .strictObject({ mode: queueMode.default('followup'), debounceMs: z.number().int().min(0).default(1000), byChannel: z.record(z.string(), queueMode).default({}) })
+        .default({ mode: 'followup', debounceMs: 1000, byChannel: {} }),
+    })
+    .default({ queue: { mode: 'followup', debounceMs: 1000, byChannel: {} } }),
+  lanes: z
+    .strictObject({
+      main: z.strictObject({ maxConcurrent: positiveInt.default(4) }).default({ maxConcurrent: 4 }),
+      subagent: z.strictObject({ maxConcurrent: positiveInt.default(8) }).default({ maxConcurrent: 8 }),
+      maxWaiting: positiveInt.default(10_000),
+    })
+    .default({ main: { maxConcurrent: 4 }, subagent: { maxConcurrent: 8 }, maxWaiting: 10_000 }),
+  recovery: z
+    .strictObject({ retryInterrupted: z.number().int().min(0).max(10).default(1) })
+    .default({ retryInterrupted: 1 }),
+  watchdog: z
+    .strictObject({ intervalMs: positiveInt.default(5000), stallMs: positiveInt.default(30_000) })
+    .default({ intervalMs: 5000, stallMs: 30_000 }),
+  outbox: z
+    .strictObject({ maxAttempts: positiveInt.default(10), baseDelayMs: positiveInt.default(500), maxDelayMs: positiveInt.default(300_000) })
+    .default({ maxAttempts: 10, baseDelayMs: 500, maxDelayMs: 300_000 }),
+  models: z.strictObject({ providers: z.record(z.string(), provider).default({}) }).default({ providers: {} }),
+});
+
+export type SwitchboardConfig = z.infer<typeof configSchema>;
+export type AgentConfig = z.infer<typeof agent>;
+export type ProviderConfig = z.infer<typeof provider>;
+export type ScriptedModelConfig = z.infer<typeof scriptedModel>;
+export type ScriptedRule = z.infer<typeof scriptedRule>;
+export type IdentityConfig = z.infer<typeof identity>;

@@ -1,0 +1,26 @@
+/**
+ * Tool policy: each layer (global -> agent -> sandbox -> sub-agent) may only narrow what the one above
+ * allowed. Patterns are case-insensitive and `*` matches any run of characters.
+ */
+export interface ToolPolicyLayer {
+  /** Where the layer comes from, e.g. "tools" or "agents.list[0].tools"; used in explanations. */
+  source: string;
+  allow?: readonly string[];
+  deny?: readonly string[];
+}
+
+export function matchesPattern(name: string, pattern: string): boolean {
+  const escaped = pattern.split('*').map((part) => part.replace(/[.+?^${}()|[\]\\]/g, '\\$&'));
+  return new RegExp(`^${escaped.join('.*')}$`, 'i').test(name);
+}
+
+export function matchesAny(name: string, patterns: readonly string[]): boolean {
+  return patterns.some((pattern) => matchesPattern(name, pattern));
+}
+
+/** The tools left after every layer, in the order given. */
+export function applyToolPolicy(available: readonly string[], layers: readonly ToolPolicyLayer[]): string[] {
+  return available.filter((name) =>
+    layers.every((layer) => (layer.allow === undefined || matchesAny(name, layer.allow)) && !(layer.deny && matchesAny(name, layer.deny))),
+  );
+}

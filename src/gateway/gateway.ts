@@ -1,0 +1,324 @@
+/**
+ * The gateway: owns the store, the lanes, the outbox and the journal, and is the one API every front
+ * (HTTP, CLI, tools, later A2A and the mailbox) goes through.
+ */
+import { randomUUID } from 'node:crypto';
+import { SwitchboardError } from '../core/errors.js';
+import { isTerminalRunStatus } from '../core/run-status.js';
+import { parseSessionKey } from '../core/session-key.js';
+import type { QueueMode } from '../core/queue-mode.js';
+import type { SwitchboardConfig } from '../config/schema.js';
+import { ModelRegistry } from '../models/model-registry.js';
+import type { Clock, EventRecord, IdGenerator, InputRecord, Provenance, RecoveryReport, RunRecord, SessionRecord, Store, TranscriptEntry } from '../ports.js';
+import { BUILTIN_TOOLS } from '../tools/builtin.js';
+import type { GatewayTool } from '../tools/types.js';
+import { PromptFileCache } from './context.js';
+import { EventBus, type LiveListener } from './event-bus.js';
+import { JournalTail } from './journal-tail.js';
+import { LaneScheduler, type StalledLane } from './lanes.js';
+import { OutboxDispatcher } from './outbox.js';
+import { AgentRegistry, type Inbound } from './registry.js';
+import { createSessionRunner } from './session-runner.js';
+
+export const LEASE_TTL_MS = 30_000;
+
+export interface GatewayDeps {
+  config: SwitchboardConfig;
+  store: Store;
+  /** Stable across restarts of the same gateway (persisted in the data directory). */
+  gatewayId: string;
+  clock?: Clock;
+  ids?: IdGenerator;
+  tools?: readonly GatewayTool[];
+  log?: (level: 'info' | 'warn' | 'error', message: string, fields?: Record<string, unknown>) => void;
+}
+
+export interface SendRequest {
+  /** An agent id, or a session key. */
+  target: string;
+  message: string;
+  mode?: QueueMode;
+  idempotencyKey?: string;
+  /** The channel it arrived on; decides the default queue mode and the reply route. */
+  inbound?: Inbound;
+  provenance?: Provenance;
+}
+
+export interface SendResult {
+  input: InputRecord;
+  sessionKey: string;
+  /** False when the idempotency key matched an input accepted before. */
+  created: boolean;
+}
+
+export type WaitResult =
+  | { status: 'completed'; run: RunRecord; reply: string | null }
+  | { status: 'dropped'; input: InputRecord }
+  | { status: 'stored'; input: InputRecord }
+  | { status: 'timeout'; input: InputRecord };
+
+export const systemClock: Clock = { now: () => Date.now() };
+export const uuidIds: IdGenerator = { next: () => randomUUID() };
+
+export class Gateway {
+  readonly config: SwitchboardConfig;
+  readonly store: Store;
+  readonly agents: AgentRegistry;
+  readonly bus = new EventBus();
+  readonly gatewayId: string;
+  readonly startedAt: number;
+  lastRecovery: RecoveryReport = { interruptedRuns: [], requeuedInputs: [], droppedInputs: [] };
+  lastStalls: StalledLane[] = [];
+  private readonly clock: Clock;
+  private readonly ids: IdGenerator;
+  private readonly lanes: LaneScheduler;
+  private readonly outbox: OutboxDispatcher;
+  private readonly journal: JournalTail;
+  private readonly log: NonNullable<GatewayDeps['log']>;
+  private watchdog?: NodeJS.Timeout;
+  private stopped = false;
+
+  private constructor(deps: GatewayDeps) {
+    this.config = deps.config;
+    this.store = deps.store;
+    this.gatewayId = deps.gatewayId;
+    this.clock = deps.clock ?? systemClock;
+    this.ids = deps.ids ?? uuidIds;
+    this.log = deps.log ?? (() => {});
+    this.startedAt = this.clock.now();
+    this.agents = new AgentRegistry(deps.config);
+    this.journal = new JournalTail(this.store, this.bus);
+    this.outbox = new OutboxDispatcher(this.store, this.clock, deps.config.outbox, (row, outcome, error) => {
+      if (outcome === 'delivered') return;
+      this.log(outcome === 'dead' ? 'error' : 'warn', `outbox ${row.kind} ${outcome}`, { id: row.id, error });
+      if (outcome === 'dead') void this.journalEvent({ type: 'outbox.dead', sessionKey: row.target, payload: { id: row.id, kind: row.kind, error } });
+    });
+    this.outbox.register('channel.reply', async (row) => {
+      // The CLI and HTTP channels read replies from the journal; the idempotency key lets readers dedupe.
+      await this.journalEvent({ type: 'session.reply', sessionKey: row.target, payload: { ...(row.payload as object), idempotencyKey: row.idempotencyKey } });
+    });
+    const runSession = createSessionRunner({
+      config: deps.config,
+      store: this.store,
+      clock: this.clock,
+      ids: this.ids,
+      owner: this.gatewayId,
+      agents: this.agents,
+      models: new ModelRegistry(deps.config.models.providers),
+      tools: deps.tools ?? BUILTIN_TOOLS,
+      promptFiles: new PromptFileCache(),
+      bus: this.bus,
+      afterCommit: () => {
+        void this.journal.kick();
+        this.outbox.kick();
+      },
+    });
+    this.lanes = new LaneScheduler(
+      this.store,
+      this.clock,
+      {
+        owner: this.gatewayId,
+        collectDebounceMs: deps.config.messages.queue.debounceMs,
+        leaseTtlMs: LEASE_TTL_MS,
+        maxConcurrent: { main: deps.config.lanes.main.maxConcurrent, subagent: deps.config.lanes.subagent.maxConcurrent },
+        maxWaiting: deps.config.lanes.maxWaiting,
+        stallMs: deps.config.watchdog.stallMs,
+      },
+      runSession,
+      (error, sessionKey) => this.log('error', `lane ${sessionKey}: ${error instanceof Error ? error.stack : String(error)}`),
+    );
+  }
+
+  /** Recovers what a previous process left behind, then starts scheduling. */
+  static async start(deps: GatewayDeps): Promise<Gateway> {
+    const gateway = new Gateway(deps);
+    await gateway.journal.init();
+    await gateway.recover();
+    gateway.outbox.start();
+    gateway.watchdog = setInterval(() => void gateway.checkLanes(), deps.config.watchdog.intervalMs);
+    return gateway;
+  }
+
+  /**
+   * Crash = replay, never loss: runs this gateway left `running` become `interrupted`, their inputs
+   * are queued again (with a note) or dropped once retries are spent, and every session with queued
+   * inputs is scheduled.
+   */
+  private async recover(): Promise<void> {
+    const diagnostic = `gateway ${this.gatewayId} stopped while the run was active; recovered at ${new Date(this.clock.now()).toISOString()}`;
+    this.lastRecovery = await this.store.runs.recoverOrphans(this.gatewayId, diagnostic, this.config.recovery.retryInterrupted, this.clock.now());
+    if (this.lastRecovery.interruptedRuns.length > 0) {
+      this.log('warn', 'recovered interrupted runs', { ...this.lastRecovery });
+    }
+    for (const inputId of this.lastRecovery.droppedInputs) {
+      const input = await this.store.inputs.get(inputId);
+      await this.journalEvent({ type: 'input.dropped', sessionKey: input?.sessionKey, payload: { inputId, note: input?.note } });
+    }
+    await this.journal.kick();
+    for (const { key } of await this.store.sessions.listWithQueuedInputs()) this.lanes.wake(key);
+  }
+
+  private async checkLanes(): Promise<void> {
+    try {
+      this.lastStalls = await this.lanes.findAndRepairStalls();
+      for (const stall of this.lastStalls) {
+        this.log('warn', 'lane stalled: queued inputs and no active run; woken again', { ...stall });
+        await this.journalEvent({ type: 'lane.stalled', sessionKey: stall.sessionKey, payload: { ...stall } });
+      }
+    } catch (error) {
+      this.log('error', `watchdog: ${String(error)}`);
+    }
+  }
+
+  private async journalEvent(event: { type: string; sessionKey?: string | null; runId?: string | null; payload?: unknown }): Promise<EventRecord> {
+    const record = await this.store.events.append(event, this.clock.now());
+    await this.journal.kick();
+    return record;
+  }
+
+  /** Accept = durable: resolves once the input row is committed. */
+  async send(request: SendRequest): Promise<SendResult> {
+    if (this.stopped) throw new SwitchboardError('GATEWAY_STOPPING', 'the gateway is shutting down; send again once it has restarted');
+    const message = request.message;
+    if (typeof message !== 'string' || message.trim() === '') {
+      throw new SwitchboardError('MESSAGE_EMPTY', 'message is empty; send some text');
+    }
+    const limit = this.config.gateway.maxMessageChars;
+    if (message.length > limit) {
+      throw new SwitchboardError('MESSAGE_TOO_LARGE', `message is ${message.length} characters; the limit is ${limit} (gateway.maxMessageChars)`, {
+        length: message.length,
+        limit,
+      });
+    }
+    const inbound = request.inbound ?? { channel: 'api' };
+    const { sessionKey, agent } = this.agents.resolveTarget(request.target, inbound);
+    const parsed = parseSessionKey(sessionKey)!;
+    let session = await this.store.sessions.get(sessionKey);
+    if (!session) {
+      if (parsed.kind === 'subagent' || parsed.kind === 'a2a') {
+        throw new SwitchboardError('SESSION_NOT_FOUND', `no session "${sessionKey}" (sub-agent and A2A sessions are created by their own flows; list sessions with "switchboard sessions list")`);
+      }
+      session = await this.store.sessions.ensure({ key: sessionKey, agentId: agent.config.id }, this.clock.now());
+    }
+    if (this.lanes.isLaneFull(sessionKey) && !this.lanes.isBusy(sessionKey)) {
+      throw new SwitchboardError('LANE_QUEUE_FULL', `the ${this.lanes.laneFor(sessionKey)} lane already has ${this.config.lanes.maxWaiting} sessions waiting (lanes.maxWaiting); retry later`);
+    }
+    const provenance: Provenance = request.provenance ?? { kind: 'user', channel: inbound.channel, ...(inbound.peer ? { peer: inbound.peer } : {}) };
+    const mode = request.mode ?? this.config.messages.queue.byChannel[inbound.channel] ?? this.config.messages.queue.mode;
+    const id = this.ids.next();
+    const { input, created } = await this.store.inputs.enqueue(
+      { id, sessionKey, idempotencyKey: request.idempotencyKey ?? `input:${id}`, mode, text: message, provenance },
+      this.clock.now(),
+    );
+    if (created && provenance.kind === 'user') {
+      const route = { channel: inbound.channel, ...(inbound.peer ? { peer: inbound.peer } : {}), ...(inbound.account ? { account: inbound.account } : {}) };
+      if (JSON.stringify(session.route) !== JSON.stringify(route)) await this.store.sessions.setRoute(sessionKey, route, this.clock.now());
+    }
+    if (created) this.lanes.wake(sessionKey);
+    return { input, sessionKey, created };
+  }
+
+  /**
+   * Waits until the input has been consumed by a run that ended (or was stored, or dropped). Every
+   * wait has a deadline: on timeout the input is still delivered and will still be processed.
+   */
+  async waitForInput(inputId: string, timeoutMs: number): Promise<WaitResult> {
+    let wake: () => void = () => {};
+    const unsubscribe = this.bus.subscribe((event) => {
+      if (event.type !== 'journal') return;
+      const payload = event.event.payload as { inputIds?: string[]; inputId?: string };
+      if (payload?.inputIds?.includes(inputId) || payload?.inputId === inputId) wake();
+    });
+    const deadline = this.clock.now() + timeoutMs;
+    try {
+      for (;;) {
+        const settled = await this.settledState(inputId);
+        if (settled) return settled;
+        const left = deadline - this.clock.now();
+        if (left <= 0) return { status: 'timeout', input: (await this.store.inputs.get(inputId))! };
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, Math.min(left, 1000));
+          wake = () => {
+            clearTimeout(timer);
+            resolve();
+          };
+        });
+      }
+    } finally {
+      unsubscribe();
+    }
+  }
+
+  private async settledState(inputId: string): Promise<WaitResult | undefined> {
+    const input = await this.store.inputs.get(inputId);
+    if (!input) throw new SwitchboardError('NOT_FOUND', `no input "${inputId}"`);
+    if (input.status === 'dropped') return { status: 'dropped', input };
+    if (input.status === 'consumed' && !input.runId) return { status: 'stored', input };
+    if (input.status === 'consumed' && input.runId) {
+      const run = await this.store.runs.get(input.runId);
+      if (run && isTerminalRunStatus(run.status)) return { status: 'completed', run, reply: run.finalText };
+    }
+    return undefined;
+  }
+
+  listSessions(filter: { agentId?: string; limit?: number } = {}): Promise<SessionRecord[]> {
+    if (filter.agentId) this.agents.get(filter.agentId);
+    return this.store.sessions.list(filter);
+  }
+
+  async getSession(key: string): Promise<SessionRecord> {
+    const session = await this.store.sessions.get(key);
+    if (!session) throw new SwitchboardError('SESSION_NOT_FOUND', `no session "${key}" (list them with "switchboard sessions list")`);
+    return session;
+  }
+
+  async history(key: string, limit?: number): Promise<TranscriptEntry[]> {
+    await this.getSession(key);
+    return this.store.transcript.list(key, { limit });
+  }
+
+  listRuns(filter: { sessionKey?: string; limit?: number } = {}): Promise<RunRecord[]> {
+    return this.store.runs.list(filter);
+  }
+
+  async getRun(runId: string): Promise<{ run: RunRecord; inputs: InputRecord[] }> {
+    const run = await this.store.runs.get(runId);
+    if (!run) throw new SwitchboardError('RUN_NOT_FOUND', `no run "${runId}" (list them with "switchboard runs list")`);
+    return { run, inputs: await this.store.inputs.listByRun(runId) };
+  }
+
+  /** Cancels an active run: it is recorded `cancelled` with its partial output. */
+  async cancelRun(runId: string): Promise<boolean> {
+    const { run } = await this.getRun(runId);
+    if (isTerminalRunStatus(run.status)) return false;
+    return this.lanes.abortRun(runId, 'cancel');
+  }
+
+  subscribe(listener: LiveListener): () => void {
+    return this.bus.subscribe(listener);
+  }
+
+  status() {
+    return {
+      gatewayId: this.gatewayId,
+      startedAt: this.startedAt,
+      uptimeMs: this.clock.now() - this.startedAt,
+      agents: this.agents.list().map((agent) => agent.config.id),
+      lanes: this.lanes.stats(),
+      activeRuns: this.lanes.activeRuns().map((slot) => ({ sessionKey: slot.sessionKey, runId: slot.runId ?? null })),
+      stalledLanes: this.lastStalls,
+      lastRecovery: this.lastRecovery,
+    };
+  }
+
+  /** Stops scheduling; active runs are aborted and left to recovery, which queues their inputs again. */
+  async stop(): Promise<void> {
+    if (this.stopped) return;
+    this.stopped = true;
+    if (this.watchdog) clearInterval(this.watchdog);
+    await this.lanes.stop('shutdown');
+    await this.outbox.stop();
+    await this.store.runs.recoverOrphans(this.gatewayId, 'gateway shut down while the run was active', this.config.recovery.retryInterrupted, this.clock.now());
+    await this.journal.kick();
+  }
+}

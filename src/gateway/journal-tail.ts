@@ -1,0 +1,50 @@
+/** Publishes journal events to the live bus in order, once each, after they are committed. */
+import type { Store } from '../ports.js';
+import type { EventBus } from './event-bus.js';
+
+export class JournalTail {
+  private lastSeq = 0;
+  private busy?: Promise<void>;
+  private again = false;
+
+  constructor(
+    private readonly store: Store,
+    private readonly bus: EventBus,
+  ) {}
+
+  /** Start after what is already in the journal. */
+  async init(): Promise<void> {
+    let page = await this.store.events.list({ afterSeq: this.lastSeq, limit: 10_000 });
+    while (page.length > 0) {
+      this.lastSeq = page[page.length - 1].seq;
+      page = await this.store.events.list({ afterSeq: this.lastSeq, limit: 10_000 });
+    }
+  }
+
+  /** Read and publish what was appended since the last call. */
+  kick(): Promise<void> {
+    if (this.busy) {
+      this.again = true;
+      return this.busy;
+    }
+    this.busy = this.drain().finally(() => {
+      this.busy = undefined;
+      if (this.again) {
+        this.again = false;
+        void this.kick();
+      }
+    });
+    return this.busy;
+  }
+
+  private async drain(): Promise<void> {
+    for (;;) {
+      const events = await this.store.events.list({ afterSeq: this.lastSeq, limit: 500 });
+      for (const event of events) {
+        this.lastSeq = event.seq;
+        this.bus.publish({ type: 'journal', event });
+      }
+      if (events.length < 500) return;
+    }
+  }
+}

@@ -1,0 +1,250 @@
+/**
+ * The scheduler: a FIFO of inputs per session with at most one active run, held by a lease with a
+ * fencing epoch, and global lanes that cap how many runs go at once (ARCHITECTURE.md section 5).
+ */
+import { decideOnArrival, planNextRun } from '../core/queue-mode.js';
+import type { AbortReason } from '../core/run-status.js';
+import { parseSessionKey } from '../core/session-key.js';
+import type { Clock, Store } from '../ports.js';
+
+export type LaneName = 'main' | 'subagent';
+
+/** What the scheduler hands the runner: the run must end (commit or give up) before it resolves. */
+export interface RunSlot {
+  sessionKey: string;
+  epoch: number;
+  inputIds: string[];
+  controller: AbortController;
+  lane: LaneName;
+  /** Set by the runner once the run row exists, so cancel-by-id can find it. */
+  runId?: string;
+}
+
+export type RunSessionFn = (slot: RunSlot) => Promise<void>;
+
+export interface LaneOptions {
+  owner: string;
+  collectDebounceMs: number;
+  leaseTtlMs: number;
+  maxConcurrent: Record<LaneName, number>;
+  maxWaiting: number;
+  stallMs: number;
+}
+
+class Lane {
+  active = 0;
+  readonly waiting: (() => void)[] = [];
+
+  constructor(readonly max: number) {}
+
+  acquire(): Promise<void> | undefined {
+    if (this.active < this.max) {
+      this.active += 1;
+      return undefined;
+    }
+    return new Promise((resolve) => this.waiting.push(resolve));
+  }
+
+  release(): void {
+    const next = this.waiting.shift();
+    if (next) next();
+    else this.active -= 1;
+  }
+}
+
+interface SessionState {
+  active?: RunSlot;
+  pumping: boolean;
+  dirty: boolean;
+  waitingForSlot: boolean;
+  timer?: NodeJS.Timeout;
+}
+
+export interface StalledLane {
+  sessionKey: string;
+  oldestQueuedAt: number;
+  stalledForMs: number;
+}
+
+export class LaneScheduler {
+  private readonly sessions = new Map<string, SessionState>();
+  private readonly lanes: Record<LaneName, Lane>;
+  private readonly running = new Set<Promise<void>>();
+  private stopping = false;
+
+  constructor(
+    private readonly store: Store,
+    private readonly clock: Clock,
+    private readonly options: LaneOptions,
+    private readonly runSession: RunSessionFn,
+    private readonly onError: (error: unknown, sessionKey: string) => void,
+  ) {
+    this.lanes = { main: new Lane(options.maxConcurrent.main), subagent: new Lane(options.maxConcurrent.subagent) };
+  }
+
+  laneFor(sessionKey: string): LaneName {
+    return parseSessionKey(sessionKey)?.kind === 'subagent' ? 'subagent' : 'main';
+  }
+
+  /** True when accepting one more input for this lane would exceed `lanes.maxWaiting`. */
+  isLaneFull(sessionKey: string): boolean {
+    return this.lanes[this.laneFor(sessionKey)].waiting.length >= this.options.maxWaiting;
+  }
+
+  isBusy(sessionKey: string): boolean {
+    return this.sessions.get(sessionKey)?.active !== undefined;
+  }
+
+  activeRuns(): RunSlot[] {
+    return [...this.sessions.values()].flatMap((state) => (state.active ? [state.active] : []));
+  }
+
+  stats(): Record<LaneName, { active: number; waiting: number; max: number }> {
+    const of = (lane: Lane) => ({ active: lane.active, waiting: lane.waiting.length, max: lane.max });
+    return { main: of(this.lanes.main), subagent: of(this.lanes.subagent) };
+  }
+
+  /** Aborts the active run with this id. Returns false when no such run is active here. */
+  abortRun(runId: string, reason: AbortReason): boolean {
+    const slot = this.activeRuns().find((candidate) => candidate.runId === runId);
+    if (!slot) return false;
+    slot.controller.abort(reason);
+    return true;
+  }
+
+  /** Something changed for this session (an input arrived, a run ended): look at it again. */
+  wake(sessionKey: string): void {
+    if (this.stopping) return;
+    void this.pump(sessionKey).catch((error) => this.onError(error, sessionKey));
+  }
+
+  private state(sessionKey: string): SessionState {
+    let state = this.sessions.get(sessionKey);
+    if (!state) {
+      state = { pumping: false, dirty: false, waitingForSlot: false };
+      this.sessions.set(sessionKey, state);
+    }
+    return state;
+  }
+
+  private forget(sessionKey: string, state: SessionState): void {
+    if (!state.active && !state.pumping && !state.timer && !state.waitingForSlot) this.sessions.delete(sessionKey);
+  }
+
+  private async pump(sessionKey: string): Promise<void> {
+    const state = this.state(sessionKey);
+    if (state.pumping) {
+      state.dirty = true;
+      return;
+    }
+    state.pumping = true;
+    try {
+      do {
+        state.dirty = false;
+        await this.step(sessionKey, state);
+      } while (state.dirty && !this.stopping);
+    } finally {
+      state.pumping = false;
+      this.forget(sessionKey, state);
+    }
+  }
+
+  private async step(sessionKey: string, state: SessionState): Promise<void> {
+    const queued = await this.store.inputs.listQueued(sessionKey);
+    const runnable = [];
+    for (const input of queued) {
+      const action = decideOnArrival(input.mode, state.active !== undefined);
+      if (action === 'store') await this.store.inputs.absorbNotify(input.id, this.clock.now());
+      else if (action === 'interrupt' && state.active) state.active.controller.abort('interrupt');
+      else runnable.push(input);
+      // 'steer' inputs are claimed by the active run at its next step boundary; 'wait' ones stay queued.
+    }
+    if (state.active || runnable.length === 0) return;
+
+    const plan = planNextRun(runnable, this.clock.now(), this.options.collectDebounceMs);
+    if (plan.kind === 'idle') return;
+    if (plan.kind === 'wait') {
+      if (state.timer) clearTimeout(state.timer);
+      state.timer = setTimeout(() => {
+        state.timer = undefined;
+        this.wake(sessionKey);
+      }, Math.max(1, plan.untilMs - this.clock.now()));
+      return;
+    }
+
+    const laneName = this.laneFor(sessionKey);
+    const lane = this.lanes[laneName];
+    const wait = lane.acquire();
+    if (wait) {
+      state.waitingForSlot = true;
+      await wait;
+      state.waitingForSlot = false;
+      if (this.stopping) return lane.release();
+    }
+    const lease = await this.store.leases.acquire(sessionKey, this.options.owner, this.options.leaseTtlMs).catch((error) => {
+      lane.release();
+      throw error;
+    });
+    if (!lease) {
+      // Another gateway holds this session; look again when its lease may have expired.
+      lane.release();
+      if (!state.timer) {
+        state.timer = setTimeout(() => {
+          state.timer = undefined;
+          this.wake(sessionKey);
+        }, this.options.leaseTtlMs);
+      }
+      return;
+    }
+    const slot: RunSlot = { sessionKey, epoch: lease.epoch, inputIds: plan.inputIds, controller: new AbortController(), lane: laneName };
+    state.active = slot;
+    const renew = setInterval(() => {
+      this.store.leases
+        .renew(sessionKey, this.options.owner, lease.epoch, this.options.leaseTtlMs)
+        .then((ok) => {
+          if (!ok) slot.controller.abort('lease_lost');
+        })
+        .catch((error) => this.onError(error, sessionKey));
+    }, Math.max(1000, Math.floor(this.options.leaseTtlMs / 3)));
+    const done = this.runSession(slot)
+      .catch((error) => this.onError(error, sessionKey))
+      .finally(async () => {
+        clearInterval(renew);
+        lane.release();
+        await this.store.leases.release(sessionKey, this.options.owner, lease.epoch).catch((error) => this.onError(error, sessionKey));
+        state.active = undefined;
+        this.running.delete(done);
+        this.wake(sessionKey);
+        this.forget(sessionKey, state);
+      });
+    this.running.add(done);
+  }
+
+  /**
+   * Lanes that hold queued inputs but have had no active run for longer than `stallMs`: reported and
+   * woken again (the repair).
+   */
+  async findAndRepairStalls(): Promise<StalledLane[]> {
+    const now = this.clock.now();
+    const stalled: StalledLane[] = [];
+    for (const { key, oldestQueuedAt } of await this.store.sessions.listWithQueuedInputs()) {
+      const state = this.sessions.get(key);
+      if (state && (state.active || state.pumping || state.timer || state.waitingForSlot)) continue;
+      if (now - oldestQueuedAt < this.options.stallMs) continue;
+      stalled.push({ sessionKey: key, oldestQueuedAt, stalledForMs: now - oldestQueuedAt });
+      this.wake(key);
+    }
+    return stalled;
+  }
+
+  /** Stops scheduling, aborts active runs with `reason`, and waits for them to end. */
+  async stop(reason: AbortReason = 'shutdown'): Promise<void> {
+    this.stopping = true;
+    for (const state of this.sessions.values()) {
+      if (state.timer) clearTimeout(state.timer);
+      state.active?.controller.abort(reason);
+    }
+    for (const lane of Object.values(this.lanes)) while (lane.waiting.length > 0) lane.release();
+    await Promise.allSettled([...this.running]);
+  }
+}

@@ -1,0 +1,89 @@
+/**
+ * The outbox delivers at least once: retries with exponential backoff and jitter, then a dead-letter
+ * state after `maxAttempts`. Handlers receive the row's idempotency key so receivers can dedupe.
+ */
+import { errorMessage } from '../core/errors.js';
+import type { Clock, OutboxRecord, Store } from '../ports.js';
+
+export type OutboxHandler = (row: OutboxRecord) => Promise<void>;
+
+export interface OutboxOptions {
+  maxAttempts: number;
+  baseDelayMs: number;
+  maxDelayMs: number;
+  pollMs?: number;
+  random?: () => number;
+}
+
+/** Delay before attempt `attempts + 1`: base * 2^attempts, capped, with jitter in [50%, 100%]. */
+export function backoffDelay(attempts: number, options: Pick<OutboxOptions, 'baseDelayMs' | 'maxDelayMs'>, random: number): number {
+  const raw = Math.min(options.maxDelayMs, options.baseDelayMs * 2 ** attempts);
+  return Math.round(raw * (0.5 + random / 2));
+}
+
+export class OutboxDispatcher {
+  private readonly handlers = new Map<string, OutboxHandler>();
+  private timer?: NodeJS.Timeout;
+  private busy?: Promise<void>;
+  private again = false;
+  private stopped = true;
+
+  constructor(
+    private readonly store: Store,
+    private readonly clock: Clock,
+    private readonly options: OutboxOptions,
+    private readonly onSettled: (row: OutboxRecord, outcome: 'delivered' | 'retry' | 'dead', error?: string) => void = () => {},
+  ) {}
+
+  register(kind: string, handler: OutboxHandler): void {
+    this.handlers.set(kind, handler);
+  }
+
+  start(): void {
+    this.stopped = false;
+    this.timer = setInterval(() => this.kick(), this.options.pollMs ?? 250);
+    this.kick();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearInterval(this.timer);
+    await this.busy;
+  }
+
+  /** Deliver what is due now. Calls that arrive while a pass runs cause one more pass. */
+  kick(): void {
+    if (this.stopped) return;
+    if (this.busy) {
+      this.again = true;
+      return;
+    }
+    this.busy = this.pass().finally(() => {
+      this.busy = undefined;
+      if (this.again) {
+        this.again = false;
+        this.kick();
+      }
+    });
+  }
+
+  private async pass(): Promise<void> {
+    const rows = await this.store.outbox.listDue(this.clock.now(), 100).catch(() => []);
+    for (const row of rows) {
+      if (this.stopped) return;
+      const handler = this.handlers.get(row.kind);
+      try {
+        if (!handler) throw new Error(`no outbox handler for kind "${row.kind}"`);
+        await handler(row);
+        await this.store.outbox.markDelivered(row.id, this.clock.now());
+        this.onSettled(row, 'delivered');
+      } catch (error) {
+        const message = errorMessage(error);
+        const dead = row.attempts + 1 >= this.options.maxAttempts;
+        const next = this.clock.now() + backoffDelay(row.attempts, this.options, (this.options.random ?? Math.random)());
+        await this.store.outbox.markFailed(row.id, message, next, dead).catch(() => {});
+        this.onSettled(row, dead ? 'dead' : 'retry', message);
+      }
+    }
+  }
+}

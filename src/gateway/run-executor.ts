@@ -1,0 +1,171 @@
+/**
+ * One run: the AI SDK tool loop over one session's context. It never throws for model or tool
+ * failures; a failed, aborted or timed-out run is data (`ExecutedRun.status`).
+ */
+import { APICallError, type LanguageModelV3 } from '@ai-sdk/provider';
+import { jsonSchema, stepCountIs, streamText, tool, type ModelMessage, type ToolSet } from 'ai';
+import { errorMessage } from '../core/errors.js';
+import { statusForAbort, type AbortReason, type TerminalRunStatus } from '../core/run-status.js';
+import type { RunUsage } from '../ports.js';
+import type { GatewayTool, ToolContext } from '../tools/types.js';
+
+export interface ExecuteRunOptions {
+  model: LanguageModelV3;
+  system: string;
+  messages: ModelMessage[];
+  tools: readonly GatewayTool[];
+  toolContext: Omit<ToolContext, 'toolCallId' | 'idempotencyKey' | 'signal'>;
+  maxSteps: number;
+  /** Aborted with an `AbortReason` as its reason. */
+  signal: AbortSignal;
+  /** Asked at every step boundary after the first: inputs steered into this run, as user messages. */
+  takeSteered?: () => Promise<ModelMessage[]>;
+  onDelta?: (text: string) => void;
+  onStep?: (step: { number: number; toolCalls: string[] }) => void;
+}
+
+export interface ExecutedRun {
+  status: TerminalRunStatus;
+  finalText: string | null;
+  /** What the run adds to the transcript, in order: assistant and tool messages, and steered inputs. */
+  messages: ModelMessage[];
+  /** How many steered user messages are in `messages`, in order of appearance. */
+  usage: RunUsage;
+  promptChars: number;
+  error?: { code: string; message: string };
+}
+
+export async function executeRun(options: ExecuteRunOptions): Promise<ExecutedRun> {
+  const tools: ToolSet = {};
+  for (const gatewayTool of options.tools) {
+    tools[gatewayTool.name] = tool({
+      description: gatewayTool.description,
+      inputSchema: jsonSchema(gatewayTool.parameters as never),
+      execute: async (args: unknown, { toolCallId, abortSignal }) =>
+        gatewayTool.execute(args as Record<string, unknown>, {
+          ...options.toolContext,
+          toolCallId,
+          idempotencyKey: `${options.toolContext.runId}:${toolCallId}`,
+          signal: abortSignal ?? options.signal,
+        }),
+    });
+  }
+
+  const initialCount = options.messages.length;
+  // Steered messages are re-inserted at their place on every step: the SDK rebuilds each step's
+  // messages from the initial ones plus its own responses.
+  const injections: { after: number; messages: ModelMessage[] }[] = [];
+  let promptChars = 0;
+  let steps = 0;
+  let streamed = '';
+  let streamError: unknown;
+
+  const withInjections = (messages: ModelMessage[]): ModelMessage[] => {
+    if (injections.length === 0) return messages;
+    const out = messages.slice(0, initialCount);
+    const responses = messages.slice(initialCount);
+    let cursor = 0;
+    for (const injection of injections) {
+      out.push(...responses.slice(cursor, injection.after), ...injection.messages);
+      cursor = injection.after;
+    }
+    out.push(...responses.slice(cursor));
+    return out;
+  };
+
+  const result = streamText({
+    model: options.model,
+    system: options.system,
+    messages: options.messages,
+    tools,
+    stopWhen: stepCountIs(options.maxSteps),
+    abortSignal: options.signal,
+    prepareStep: async ({ stepNumber, messages }) => {
+      if (stepNumber > 0 && options.takeSteered) {
+        const steered = await options.takeSteered();
+        if (steered.length > 0) injections.push({ after: messages.length - initialCount, messages: steered });
+      }
+      const full = withInjections(messages);
+      promptChars += options.system.length + JSON.stringify(full).length;
+      return injections.length > 0 ? { messages: full } : {};
+    },
+    onError: ({ error }) => {
+      streamError = error;
+    },
+  });
+
+  let usage: RunUsage = { inputTokens: 0, outputTokens: 0, modelCalls: 0, steps: 0 };
+  try {
+    for await (const part of result.fullStream) {
+      if (part.type === 'text-delta') {
+        streamed += part.text;
+        options.onDelta?.(part.text);
+      } else if (part.type === 'finish-step') {
+        steps += 1;
+        usage = {
+          inputTokens: usage.inputTokens + (part.usage.inputTokens ?? 0),
+          outputTokens: usage.outputTokens + (part.usage.outputTokens ?? 0),
+          modelCalls: steps,
+          steps,
+        };
+      } else if (part.type === 'tool-call') {
+        options.onStep?.({ number: steps, toolCalls: [part.toolName] });
+      } else if (part.type === 'error') {
+        streamError = part.error;
+      }
+    }
+  } catch (error) {
+    streamError ??= error;
+  }
+
+  if (options.signal.aborted) {
+    const reason = options.signal.reason as AbortReason;
+    const status = statusForAbort(reason);
+    const partial: ModelMessage[] = streamed ? [{ role: 'assistant', content: [{ type: 'text', text: streamed }] }] : [];
+    return {
+      status,
+      finalText: streamed || null,
+      messages: withInjections([...options.messages, ...partial]).slice(initialCount),
+      usage,
+      promptChars,
+      error: { code: status.toUpperCase(), message: abortMessage(reason) },
+    };
+  }
+  if (streamError !== undefined) {
+    return {
+      status: 'failed',
+      finalText: streamed || null,
+      messages: withInjections(options.messages).slice(initialCount),
+      usage,
+      promptChars,
+      error: { code: 'MODEL_PROVIDER_ERROR', message: describeProviderError(streamError) },
+    };
+  }
+  const response = await result.response;
+  const all = withInjections([...options.messages, ...response.messages]).slice(initialCount);
+  const finalText = await result.text;
+  return { status: 'succeeded', finalText, messages: all, usage, promptChars };
+}
+
+function abortMessage(reason: AbortReason): string {
+  switch (reason) {
+    case 'timeout':
+      return 'run exceeded its hard timeout (agents.defaults.timeoutSeconds or agents.list[].timeoutSeconds) and was aborted';
+    case 'cancel':
+      return 'run was cancelled';
+    case 'interrupt':
+      return 'run was interrupted by a newer input sent with mode "interrupt"';
+    case 'lease_lost':
+      return 'run lost its session lease and was aborted';
+    case 'shutdown':
+      return 'gateway shut down while the run was active';
+  }
+}
+
+function describeProviderError(error: unknown): string {
+  const cause = (error as { lastError?: unknown }).lastError ?? error;
+  if (APICallError.isInstance(cause)) {
+    return cause.statusCode ? `${cause.message} (HTTP ${cause.statusCode} from ${cause.url})` : `${cause.message} (${cause.url})`;
+  }
+  return errorMessage(cause);
+}

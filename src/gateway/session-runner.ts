@@ -1,0 +1,161 @@
+/**
+ * Runs one scheduled slot: creates the run row (claiming its inputs), assembles the context, executes
+ * the tool loop, and commits everything the run produced in one transaction.
+ */
+import type { ModelMessage } from 'ai';
+import { SwitchboardError, errorMessage } from '../core/errors.js';
+import { applyToolPolicy } from '../core/tool-policy.js';
+import type { Clock, IdGenerator, InputRecord, NewOutboxRow, NewTranscriptEntry, Store } from '../ports.js';
+import type { ModelRegistry } from '../models/model-registry.js';
+import type { SwitchboardConfig } from '../config/schema.js';
+import type { GatewayTool } from '../tools/types.js';
+import { assembleContext, renderInput, type PromptFileCache } from './context.js';
+import type { EventBus } from './event-bus.js';
+import type { RunSlot } from './lanes.js';
+import type { AgentRegistry, ResolvedAgent } from './registry.js';
+import { executeRun } from './run-executor.js';
+
+export const HISTORY_LIMIT = 200;
+
+export interface SessionRunnerDeps {
+  config: SwitchboardConfig;
+  store: Store;
+  clock: Clock;
+  ids: IdGenerator;
+  owner: string;
+  agents: AgentRegistry;
+  models: ModelRegistry;
+  tools: readonly GatewayTool[];
+  promptFiles: PromptFileCache;
+  bus: EventBus;
+  /** Called after every commit so the journal and the outbox move on. */
+  afterCommit: () => void;
+}
+
+export function toolsFor(agent: ResolvedAgent, config: SwitchboardConfig, tools: readonly GatewayTool[]): GatewayTool[] {
+  const names = applyToolPolicy(
+    tools.map((tool) => tool.name),
+    [
+      { source: 'tools', allow: config.tools.allow, deny: config.tools.deny },
+      { source: 'agents.defaults.tools', ...config.agents.defaults.tools },
+      { source: `agents.list[${agent.config.id}].tools`, ...agent.config.tools },
+    ],
+  );
+  return tools.filter((tool) => names.includes(tool.name));
+}
+
+export function createSessionRunner(deps: SessionRunnerDeps) {
+  const { store, clock, ids } = deps;
+
+  return async function runSession(slot: RunSlot): Promise<void> {
+    const session = await store.sessions.get(slot.sessionKey);
+    if (!session) throw new SwitchboardError('SESSION_NOT_FOUND', `session ${slot.sessionKey} vanished before its run`);
+    const agent = deps.agents.get(session.agentId);
+    const runId = ids.next();
+    const started = await store.runs.start(
+      { id: runId, sessionKey: slot.sessionKey, agentId: agent.config.id, owner: deps.owner, epoch: slot.epoch, model: agent.model, inputIds: slot.inputIds },
+      clock.now(),
+    );
+    deps.afterCommit();
+    if (!started) return;
+    slot.runId = runId;
+
+    const inputs = await store.inputs.listByRun(runId);
+    const history = await store.transcript.list(slot.sessionKey, { limit: HISTORY_LIMIT });
+    const context = assembleContext(agent.config, deps.promptFiles.read(agent.workspace), history, inputs);
+    const steered: InputRecord[] = [];
+    const timeout = setTimeout(() => slot.controller.abort('timeout'), agent.timeoutSeconds * 1000);
+
+    let executed;
+    try {
+      executed = await executeRun({
+        model: deps.models.resolve(agent.model),
+        system: context.system,
+        messages: context.messages,
+        tools: toolsFor(agent, deps.config, deps.tools),
+        toolContext: { runId, sessionKey: slot.sessionKey, agentId: agent.config.id, workspace: agent.workspace, clock },
+        maxSteps: agent.maxSteps,
+        signal: slot.controller.signal,
+        takeSteered: async () => {
+          const queued = (await store.inputs.listQueued(slot.sessionKey)).filter((input) => input.mode === 'steer');
+          const claimed = new Set(await store.runs.claimMore(runId, slot.sessionKey, slot.epoch, queued.map((input) => input.id), clock.now()));
+          const taken = queued.filter((input) => claimed.has(input.id));
+          steered.push(...taken);
+          return taken.map((input): ModelMessage => ({ role: 'user', content: renderInput(input.text, input.provenance).text }));
+        },
+        onDelta: (text) => deps.bus.publish({ type: 'delta', sessionKey: slot.sessionKey, runId, text }),
+      });
+    } catch (error) {
+      executed = {
+        status: 'failed' as const,
+        finalText: null,
+        messages: [],
+        usage: { inputTokens: 0, outputTokens: 0, modelCalls: 0, steps: 0 },
+        promptChars: 0,
+        error: { code: SwitchboardError.isInstance(error) ? error.code : 'INTERNAL', message: errorMessage(error) },
+      };
+    } finally {
+      clearTimeout(timeout);
+    }
+
+    // Shutdown and lease loss leave the run uncommitted: recovery requeues its inputs.
+    const reason = slot.controller.signal.reason;
+    if (slot.controller.signal.aborted && (reason === 'shutdown' || reason === 'lease_lost')) return;
+
+    const transcript: NewTranscriptEntry[] = inputs.map((input) => ({ role: 'user', content: input.text, provenance: input.provenance, inputId: input.id, runId }));
+    let steeredIndex = 0;
+    for (const message of executed.messages) {
+      if (message.role === 'user') {
+        const input = steered[steeredIndex++];
+        transcript.push({ role: 'user', content: input.text, provenance: input.provenance, inputId: input.id, runId });
+      } else if (message.role === 'assistant' || message.role === 'tool') {
+        transcript.push({ role: message.role, content: message.content, provenance: null, inputId: null, runId });
+      }
+    }
+    const consumed = [...inputs, ...steered].map((input) => input.id);
+    const outbox: NewOutboxRow[] = [];
+    if (executed.status === 'succeeded' && executed.finalText && session.route) {
+      outbox.push({
+        id: ids.next(),
+        kind: 'channel.reply',
+        target: slot.sessionKey,
+        payload: { route: session.route, text: executed.finalText, runId },
+        idempotencyKey: `reply:${runId}`,
+      });
+    }
+    try {
+      await store.runs.commit(
+        {
+          runId,
+          sessionKey: slot.sessionKey,
+          epoch: slot.epoch,
+          outcome: {
+            status: executed.status,
+            usage: executed.usage,
+            preambleChars: context.frameworkChars,
+            promptChars: executed.promptChars,
+            finalText: executed.finalText,
+            errorCode: executed.error?.code ?? null,
+            errorMessage: executed.error?.message ?? null,
+          },
+          transcript,
+          consumedInputIds: consumed,
+          outbox,
+          events: [
+            {
+              type: 'run.completed',
+              sessionKey: slot.sessionKey,
+              runId,
+              payload: { status: executed.status, inputIds: consumed, finalText: executed.finalText, error: executed.error ?? null, usage: executed.usage },
+            },
+          ],
+        },
+        clock.now(),
+      );
+    } catch (error) {
+      if (!(SwitchboardError.isInstance(error) && error.code === 'LEASE_LOST')) throw error;
+      // Fenced off: another owner has the session; recovery of that owner's view decides.
+    }
+    deps.afterCommit();
+  };
+}

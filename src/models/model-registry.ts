@@ -1,0 +1,46 @@
+/** Resolves `"<provider>/<model>"` references from the config to AI SDK language models. */
+import { createAnthropic } from '@ai-sdk/anthropic';
+import { createOpenAI } from '@ai-sdk/openai';
+import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
+import type { LanguageModelV3 } from '@ai-sdk/provider';
+import { SwitchboardError } from '../core/errors.js';
+import type { ProviderConfig } from '../config/schema.js';
+import { ScriptedLanguageModel } from './scripted-model.js';
+
+export class ModelRegistry {
+  private readonly cache = new Map<string, LanguageModelV3>();
+
+  constructor(private readonly providers: Record<string, ProviderConfig>) {}
+
+  resolve(ref: string): LanguageModelV3 {
+    const cached = this.cache.get(ref);
+    if (cached) return cached;
+    const slash = ref.indexOf('/');
+    const providerName = ref.slice(0, slash);
+    const modelId = ref.slice(slash + 1);
+    const provider = this.providers[providerName];
+    if (slash < 1 || !provider) {
+      throw new SwitchboardError('MODEL_PROVIDER_NOT_FOUND', `model "${ref}": no provider "${providerName}" under models.providers`);
+    }
+    const model = createModel(providerName, provider, modelId);
+    this.cache.set(ref, model);
+    return model;
+  }
+}
+
+function createModel(name: string, provider: ProviderConfig, modelId: string): LanguageModelV3 {
+  switch (provider.type) {
+    case 'scripted': {
+      const script = provider.models[modelId];
+      if (!script) throw new SwitchboardError('MODEL_PROVIDER_NOT_FOUND', `scripted model "${modelId}" is not defined under models.providers.${name}.models`);
+      return new ScriptedLanguageModel(modelId, script, name);
+    }
+    // The Chat Completions API: the one OpenAI and every OpenAI-compatible server speak.
+    case 'openai':
+      return createOpenAI({ apiKey: provider.apiKey, baseURL: provider.baseURL, headers: provider.headers }).chat(modelId);
+    case 'anthropic':
+      return createAnthropic({ apiKey: provider.apiKey, baseURL: provider.baseURL, headers: provider.headers })(modelId);
+    case 'openai-compatible':
+      return createOpenAICompatible({ name, baseURL: provider.baseURL, apiKey: provider.apiKey, headers: provider.headers }).chatModel(modelId);
+  }
+}

@@ -1,0 +1,23 @@
+/** The contract between the gateway and the tools its agents call. */
+import type { Clock } from '../ports.js';
+
+export interface ToolContext {
+  runId: string;
+  toolCallId: string;
+  sessionKey: string;
+  agentId: string;
+  /** Workspace folder of the calling agent, when it has one. */
+  workspace: string | undefined;
+  /** `runId:toolCallId`: stable across a retried call, so side effects outside the gateway can dedupe. */
+  idempotencyKey: string;
+  signal: AbortSignal;
+  clock: Clock;
+}
+
+export interface GatewayTool {
+  name: string;
+  description: string;
+  /** JSON Schema of the arguments. */
+  parameters: Record<string, unknown>;
+  execute(args: Record<string, unknown>, context: ToolContext): Promise<unknown>;
+}

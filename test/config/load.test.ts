@@ -1,0 +1,72 @@
+import { describe, expect, it } from 'vitest';
+import { parseConfigText } from '../../src/config/load.js';
+import { SwitchboardError } from '../../src/core/errors.js';
+
+const scripted = `models: { providers: { scripted: { type: "scripted", models: { echo: { rules: [{ reply: "ok" }] } } } } }`;
+
+function errorOf(text: string, env: NodeJS.ProcessEnv = {}): string {
+  try {
+    parseConfigText(text, '/etc/sb.json5', env);
+  } catch (error) {
+    expect(SwitchboardError.isInstance(error)).toBe(true);
+    expect((error as SwitchboardError).code).toBe('CONFIG_INVALID');
+    return (error as Error).message;
+  }
+  throw new Error('expected the config to be rejected');
+}
+
+describe('config loading', () => {
+  it('config: fills every default for a minimal file', () => {
+    const { config, dataDir } = parseConfigText(`{ agents: { list: [{ id: "a", model: "scripted/echo" }] }, ${scripted} }`, '/etc/sb/sb.json5', {});
+    expect(config.gateway).toEqual({ host: '127.0.0.1', port: 7317, dataDir: '.switchboard', maxMessageChars: 32000, waitTimeoutSeconds: 120 });
+    expect(config.messages.queue).toEqual({ mode: 'followup', debounceMs: 1000, byChannel: {} });
+    expect(config.tools.sessions.visibility).toBe('tree');
+    expect(config.session.agentToAgent.maxPingPongTurns).toBe(5);
+    expect(config.recovery.retryInterrupted).toBe(1);
+    expect(config.agents.defaults).toMatchObject({ maxSteps: 16, timeoutSeconds: 600 });
+    expect(dataDir).toBe('/etc/sb/.switchboard');
+  });
+
+  it('config: an empty agent id names the path, the value and what is expected', () => {
+    const message = errorOf(`{ agents: { list: [{ id: "a", model: "scripted/echo" }, { id: "" }] }, ${scripted} }`);
+    expect(message).toBe('invalid config /etc/sb.json5:\n  agents.list[1].id: expected a string of 1-64 characters [a-z0-9_-], got ""');
+  });
+
+  it('config: an unknown key is an error with a did-you-mean hint', () => {
+    const message = errorOf(`{ agents: { list: [{ id: "a", modle: "scripted/echo" }] }, ${scripted} }`);
+    expect(message).toContain('agents.list[0].modle: unknown key (did you mean "model"?)');
+    expect(errorOf(`{ gatway: {}, agents: { list: [{ id: "a", model: "scripted/echo" }] }, ${scripted} }`)).toContain(
+      'gatway: unknown key (did you mean "gateway"?)',
+    );
+  });
+
+  it('config: malformed JSON5 says where', () => {
+    expect(() => parseConfigText('{ agents: [ }', '/x.json5', {})).toThrow(/^\/x\.json5: not valid JSON5: invalid character '}' at 1:13$/);
+  });
+
+  it('config: ${ENV} substitution, fallbacks, escapes and a missing variable', () => {
+    const text = `{ agents: { list: [{ id: "a", model: "oa/gpt-4o-mini", name: "$\${LITERAL}" }] },
+      models: { providers: { oa: { type: "openai", apiKey: "\${OPENAI_API_KEY}", baseURL: "\${BASE:-http://127.0.0.1:9/v1}" } } } }`;
+    const { config } = parseConfigText(text, '/x.json5', { OPENAI_API_KEY: 'sk-test' });
+    expect(config.models.providers.oa).toEqual({ type: 'openai', apiKey: 'sk-test', baseURL: 'http://127.0.0.1:9/v1' });
+    expect(config.agents.list[0].name).toBe('${LITERAL}');
+    expect(errorOf(text)).toContain('models.providers.oa.apiKey: environment variable OPENAI_API_KEY is not set');
+  });
+
+  it('config: cross-checks duplicate ids, unknown providers, scripted models and bindings', () => {
+    const message = errorOf(`{ agents: { list: [{ id: "a", model: "scripted/echo" }, { id: "a", model: "nope/x" }, { id: "b", model: "scripted/missing" }] },
+      bindings: [{ agentId: "ghost", match: { channel: "cli" } }], ${scripted} }`);
+    expect(message.split('\n').slice(1).map((line) => line.trim())).toEqual([
+      'agents.list[1].id: duplicate agent id "a" (also agents.list[0].id)',
+      'agents.list[1].model: unknown model provider "nope" in "nope/x" (configured under models.providers: scripted)',
+      'agents.list[2].model: scripted model "missing" is not defined under models.providers.scripted.models (defined: echo)',
+      'bindings[0].agentId: unknown agent "ghost" (agents: a, b)',
+    ]);
+  });
+
+  it('config: bad enum values and types', () => {
+    const message = errorOf(`{ agents: { list: [{ id: "a", model: "scripted/echo" }] }, messages: { queue: { mode: "later" } }, gateway: { port: "80" }, ${scripted} }`);
+    expect(message).toContain('messages.queue.mode: expected one of "steer", "followup", "collect", "interrupt", "notify", got "later"');
+    expect(message).toContain('gateway.port: expected number, received string, got "80"');
+  });
+});

@@ -1,0 +1,95 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import type { Gateway } from '../../src/gateway/gateway.js';
+import { startTestGateway, stopTestGateway } from '../helpers/gateway.js';
+
+const config = `{
+  agents: { list: [
+    { id: "echo", model: "scripted/echo" },
+    { id: "clock", model: "scripted/clock" },
+    { id: "broken", model: "scripted/broken" },
+    { id: "slow", model: "scripted/slow", timeoutSeconds: 1 },
+  ] },
+  models: { providers: { scripted: { type: "scripted", models: {
+    echo: { rules: [{ match: "^say (.*)$", reply: "you said {{match.1}}" }, { reply: "echo: {{input}}" }] },
+    clock: { rules: [{ steps: [{ toolCalls: [{ tool: "time_now" }] }, { text: "The time is {{tool.time_now.iso}}" }] }] },
+    broken: { rules: [{ error: "model overloaded" }] },
+    slow: { rules: [{ delayMs: 5000, reply: "too late" }] },
+  } } } },
+}`;
+
+let gateway: Gateway;
+afterEach(async () => {
+  if (gateway) await stopTestGateway(gateway);
+});
+
+async function sendAndWait(target: string, message: string) {
+  const sent = await gateway.send({ target, message, inbound: { channel: 'cli' } });
+  return { sent, result: await gateway.waitForInput(sent.input.id, 10_000) };
+}
+
+describe('gateway runs', () => {
+  it('run: a scripted reply completes, and transcript, run row and reply route are recorded', async () => {
+    gateway = await startTestGateway(config);
+    const { sent, result } = await sendAndWait('echo', 'say hello');
+    expect(sent.sessionKey).toBe('agent:echo:main');
+    expect(result).toMatchObject({ status: 'completed', reply: 'you said hello', run: { status: 'succeeded', usage: { modelCalls: 1, steps: 1 } } });
+    const history = await gateway.history('agent:echo:main');
+    expect(history.map((entry) => entry.role)).toEqual(['user', 'assistant']);
+    expect(history[0]).toMatchObject({ content: 'say hello', inputId: sent.input.id, provenance: { kind: 'user', channel: 'cli' } });
+    expect((await gateway.getSession('agent:echo:main')).route).toEqual({ channel: 'cli' });
+    if (result.status !== 'completed') throw new Error('unreachable');
+    expect(result.run.preambleChars).toBeGreaterThan(50);
+    expect(result.run.preambleChars).toBeLessThan(2000);
+  });
+
+  it('run: the real tool loop runs a tool call and feeds its result to the next step', async () => {
+    gateway = await startTestGateway(config);
+    const { result } = await sendAndWait('clock', 'what time is it?');
+    expect(result.status).toBe('completed');
+    if (result.status !== 'completed') return;
+    expect(result.reply).toMatch(/^The time is \d{4}-\d\d-\d\dT/);
+    expect(result.run.usage).toMatchObject({ modelCalls: 2, steps: 2 });
+    const roles = (await gateway.history('agent:clock:main')).map((entry) => entry.role);
+    expect(roles).toEqual(['user', 'assistant', 'tool', 'assistant']);
+  });
+
+  it('run: a provider error records the run failed with the provider message and keeps the input', async () => {
+    gateway = await startTestGateway(config);
+    const { sent, result } = await sendAndWait('broken', 'hello?');
+    expect(result).toMatchObject({ status: 'completed', run: { status: 'failed', errorCode: 'MODEL_PROVIDER_ERROR', errorMessage: 'model overloaded (HTTP 500 from scripted://broken)' } });
+    const history = await gateway.history('agent:broken:main');
+    expect(history[0]).toMatchObject({ role: 'user', content: 'hello?', inputId: sent.input.id });
+  });
+
+  it('run: a run past its hard timeout is aborted and recorded timed_out', async () => {
+    gateway = await startTestGateway(config);
+    const { result } = await sendAndWait('slow', 'hello');
+    expect(result).toMatchObject({ status: 'completed', run: { status: 'timed_out', errorCode: 'TIMED_OUT' } });
+    if (result.status === 'completed') expect(result.run.endedAt! - result.run.startedAt).toBeLessThan(3000);
+  });
+
+  it('send: unknown agent, bad session key, empty and oversized messages are refused with exact errors', async () => {
+    gateway = await startTestGateway(config.replace('agents: {', 'gateway: { maxMessageChars: 10 }, agents: {'));
+    await expect(gateway.send({ target: 'nobody', message: 'x' })).rejects.toMatchObject({
+      code: 'AGENT_NOT_FOUND',
+      message: 'unknown agent "nobody" (configured agents: echo, clock, broken, slow)',
+    });
+    await expect(gateway.send({ target: 'agent:echo:subagent:abc', message: 'x' })).rejects.toMatchObject({ code: 'SESSION_NOT_FOUND' });
+    await expect(gateway.send({ target: 'agent:echo', message: 'x' })).rejects.toMatchObject({ code: 'SESSION_NOT_FOUND' });
+    await expect(gateway.send({ target: 'echo', message: '   ' })).rejects.toMatchObject({ code: 'MESSAGE_EMPTY', message: 'message is empty; send some text' });
+    await expect(gateway.send({ target: 'echo', message: 'x'.repeat(11) })).rejects.toMatchObject({
+      code: 'MESSAGE_TOO_LARGE',
+      message: 'message is 11 characters; the limit is 10 (gateway.maxMessageChars)',
+    });
+    expect(await gateway.store.inputs.list({})).toHaveLength(0);
+  });
+
+  it('send: the same idempotency key creates one input and one run', async () => {
+    gateway = await startTestGateway(config);
+    const a = await gateway.send({ target: 'echo', message: 'once', idempotencyKey: 'k1' });
+    const b = await gateway.send({ target: 'echo', message: 'once', idempotencyKey: 'k1' });
+    expect(b).toMatchObject({ created: false, input: { id: a.input.id } });
+    await gateway.waitForInput(a.input.id, 5000);
+    expect(await gateway.listRuns({ sessionKey: 'agent:echo:main' })).toHaveLength(1);
+  });
+});
