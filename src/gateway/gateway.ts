@@ -126,6 +126,7 @@ export class Gateway {
       },
       runSession,
       (error, sessionKey) => this.log('error', `lane ${sessionKey}: ${error instanceof Error ? error.stack : String(error)}`),
+      () => void this.journal.kick(),
     );
   }
 

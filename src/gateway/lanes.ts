@@ -78,6 +78,8 @@ export class LaneScheduler {
     private readonly options: LaneOptions,
     private readonly runSession: RunSessionFn,
     private readonly onError: (error: unknown, sessionKey: string) => void,
+    /** Called after the scheduler itself wrote to the store (notify inputs stored). */
+    private readonly afterWrite: () => void = () => {},
   ) {
     this.lanes = { main: new Lane(options.maxConcurrent.main), subagent: new Lane(options.maxConcurrent.subagent) };
   }
@@ -154,7 +156,10 @@ export class LaneScheduler {
     const runnable = [];
     for (const input of queued) {
       const action = decideOnArrival(input.mode, state.active !== undefined);
-      if (action === 'store') await this.store.inputs.absorbNotify(input.id, this.clock.now());
+      if (action === 'store') {
+        await this.store.inputs.absorbNotify(input.id, this.clock.now());
+        this.afterWrite();
+      }
       else if (action === 'interrupt' && state.active) state.active.controller.abort('interrupt');
       else runnable.push(input);
       // 'steer' inputs are claimed by the active run at its next step boundary; 'wait' ones stay queued.

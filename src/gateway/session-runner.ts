@@ -112,6 +112,9 @@ export function createSessionRunner(deps: SessionRunnerDeps) {
         transcript.push({ role: message.role, content: message.content, provenance: null, inputId: null, runId });
       }
     }
+    if (executed.status !== 'succeeded' && executed.error) {
+      transcript.push({ role: 'note', content: `run ${executed.status}: ${executed.error.message}`, provenance: null, inputId: null, runId });
+    }
     const consumed = [...inputs, ...steered].map((input) => input.id);
     const outbox: NewOutboxRow[] = [];
     if (executed.status === 'succeeded' && executed.finalText && session.route) {

@@ -117,8 +117,11 @@ function readTurn(prompt: LanguageModelV3Prompt): ScriptTurn {
     }
   }
   // The new inputs are the run of user messages ending at lastUser.
+  // A gateway note on its own (e.g. "[note: run interrupted ...]") closes what came before it.
+  const isNote = (message: LanguageModelV3Prompt[number]) =>
+    message.role === 'user' && message.content.every((part) => part.type === 'text' && /^\[note: [^\n]*\]$/.test(part.text));
   let firstUser = lastUser;
-  while (firstUser > 0 && prompt[firstUser - 1].role === 'user') firstUser -= 1;
+  while (firstUser > 0 && prompt[firstUser - 1].role === 'user' && !isNote(prompt[firstUser - 1])) firstUser -= 1;
   const inputs: string[] = [];
   for (let i = firstUser; i <= lastUser && i >= 0; i += 1) {
     const message = prompt[i];

@@ -59,6 +59,7 @@ describe('gateway runs', () => {
     expect(result).toMatchObject({ status: 'completed', run: { status: 'failed', errorCode: 'MODEL_PROVIDER_ERROR', errorMessage: 'model overloaded (HTTP 500 from scripted://broken)' } });
     const history = await gateway.history('agent:broken:main');
     expect(history[0]).toMatchObject({ role: 'user', content: 'hello?', inputId: sent.input.id });
+    expect(history[1]).toMatchObject({ role: 'note', content: 'run failed: model overloaded (HTTP 500 from scripted://broken)' });
   });
 
   it('run: a run past its hard timeout is aborted and recorded timed_out', async () => {
