@@ -18,8 +18,27 @@ export interface LoadedConfig {
   dataDir: string;
 }
 
+/** Where the default data directory is when the config does not say: `.switchboard` beside the file. */
+export const DEFAULT_DATA_DIR = '.switchboard';
+
+/**
+ * The config file: --config, else $SWITCHBOARD_CONFIG, else ./switchboard.json5, else the file the
+ * gateway running from this folder was started with (recorded in ./.switchboard/gateway.json).
+ */
 export function resolveConfigPath(explicit?: string, env: NodeJS.ProcessEnv = process.env): string {
-  return resolve(explicit ?? env.SWITCHBOARD_CONFIG ?? 'switchboard.json5');
+  if (explicit ?? env.SWITCHBOARD_CONFIG) return resolve((explicit ?? env.SWITCHBOARD_CONFIG)!);
+  const local = resolve('switchboard.json5');
+  if (existsSync(local)) return local;
+  const runtime = resolve(DEFAULT_DATA_DIR, 'gateway.json');
+  if (existsSync(runtime)) {
+    try {
+      const recorded = (JSON.parse(readFileSync(runtime, 'utf8')) as { configPath?: string }).configPath;
+      if (recorded && existsSync(recorded)) return recorded;
+    } catch {
+      // An unreadable runtime file is no reason to fail: fall through to the plain default.
+    }
+  }
+  return local;
 }
 
 export function loadConfigFile(path: string, env: NodeJS.ProcessEnv = process.env): LoadedConfig {

@@ -1,0 +1,93 @@
+/** The CLI's client for the control API. */
+import { existsSync } from 'node:fs';
+import { loadConfigFile } from '../config/load.js';
+import { SwitchboardError, type ErrorCode } from '../core/errors.js';
+import { DataDir } from '../gateway/data-dir.js';
+
+export interface ClientTarget {
+  url: string;
+  token: string;
+}
+
+/** Where the gateway is: --url / SWITCHBOARD_URL, else what the running gateway wrote, else the config. */
+export function resolveClientTarget(configPath: string, explicitUrl?: string): ClientTarget {
+  const envToken = process.env.SWITCHBOARD_TOKEN;
+  const url = explicitUrl ?? process.env.SWITCHBOARD_URL;
+  if (url && envToken) return { url, token: envToken };
+  if (!existsSync(configPath)) {
+    throw new SwitchboardError('CONFIG_NOT_FOUND', `config file not found: ${configPath} (pass --config <file>, or --url with SWITCHBOARD_TOKEN set)`);
+  }
+  const { config, dataDir } = loadConfigFile(configPath);
+  const dir = new DataDir(dataDir);
+  const runtime = dir.readRuntime();
+  const token = envToken ?? dir.readToken();
+  if (!token) {
+    throw new SwitchboardError('UNAUTHORIZED', `no token in ${dataDir} yet: start the gateway once ("npm start" or "switchboard gateway"), or set SWITCHBOARD_TOKEN`);
+  }
+  return { url: url ?? runtime?.url ?? `http://${config.gateway.host}:${config.gateway.port}`, token };
+}
+
+export class ControlClient {
+  constructor(private readonly target: ClientTarget) {}
+
+  async request<T>(method: 'GET' | 'POST', path: string, body?: unknown): Promise<T> {
+    let response: Response;
+    try {
+      response = await fetch(`${this.target.url}${path}`, {
+        method,
+        headers: { authorization: `Bearer ${this.target.token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+    } catch {
+      throw new SwitchboardError('GATEWAY_UNREACHABLE', `cannot reach the gateway at ${this.target.url} (start it with "npm start" or "switchboard gateway")`);
+    }
+    const text = await response.text();
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      throw new SwitchboardError('INTERNAL', `gateway answered HTTP ${response.status} with a body that is not JSON`);
+    }
+    if (!response.ok) {
+      const error = (parsed as { error?: { code?: ErrorCode; message?: string } }).error;
+      throw new SwitchboardError(error?.code ?? 'INTERNAL', error?.message ?? `HTTP ${response.status}`);
+    }
+    return parsed as T;
+  }
+
+  /** Follows the SSE stream; resolves when the stream ends or `signal` aborts. */
+  async stream(path: string, onEvent: (event: { event: string; id?: string; data: string }) => void, signal?: AbortSignal): Promise<void> {
+    let response: Response;
+    try {
+      response = await fetch(`${this.target.url}${path}`, { headers: { authorization: `Bearer ${this.target.token}` }, signal });
+    } catch (error) {
+      if (signal?.aborted) return;
+      throw new SwitchboardError('GATEWAY_UNREACHABLE', `cannot reach the gateway at ${this.target.url} (start it with "npm start" or "switchboard gateway")`);
+    }
+    if (!response.ok || !response.body) {
+      const body = (await response.json().catch(() => ({}))) as { error?: { code?: ErrorCode; message?: string } };
+      throw new SwitchboardError(body.error?.code ?? 'INTERNAL', body.error?.message ?? `HTTP ${response.status}`);
+    }
+    const decoder = new TextDecoder();
+    let buffer = '';
+    try {
+      for await (const chunk of response.body) {
+        buffer += decoder.decode(chunk as Uint8Array, { stream: true });
+        let split;
+        while ((split = buffer.indexOf('\n\n')) !== -1) {
+          const block = buffer.slice(0, split);
+          buffer = buffer.slice(split + 2);
+          const fields: Record<string, string> = {};
+          for (const line of block.split('\n')) {
+            if (line.startsWith(':')) continue;
+            const colon = line.indexOf(':');
+            if (colon > 0) fields[line.slice(0, colon)] = line.slice(colon + 1).trimStart();
+          }
+          if (fields.data !== undefined) onEvent({ event: fields.event ?? 'message', id: fields.id, data: fields.data });
+        }
+      }
+    } catch (error) {
+      if (!signal?.aborted) throw error;
+    }
+  }
+}

@@ -1,0 +1,82 @@
+/** `switchboard agents add|delete|bind|unbind|set-identity`: edits of the config file that keep its comments. */
+import { readFileSync, writeFileSync, existsSync } from 'node:fs';
+import JSON5 from 'json5';
+import { parseConfigText } from '../config/load.js';
+import { Json5Document, toJson5 } from '../config/edit.js';
+import { SwitchboardError } from '../core/errors.js';
+
+interface RawConfig {
+  agents?: { list?: { id?: string; identity?: Record<string, unknown> }[] };
+  bindings?: { agentId?: string; match?: { channel?: string; account?: string; peer?: string } }[];
+}
+
+function edit(path: string, change: (doc: Json5Document, raw: RawConfig) => void): void {
+  if (!existsSync(path)) throw new SwitchboardError('CONFIG_NOT_FOUND', `config file not found: ${path} (pass --config <file> or set SWITCHBOARD_CONFIG)`);
+  const before = readFileSync(path, 'utf8');
+  const doc = new Json5Document(before);
+  change(doc, JSON5.parse(before) as RawConfig);
+  // Validate exactly as the gateway will, but keep ${ENV} references unexpanded in the file.
+  parseConfigText(doc.text, path, new Proxy({}, { get: (_t, name) => (typeof name === 'string' ? process.env[name] ?? 'set' : undefined) }));
+  writeFileSync(path, doc.text);
+}
+
+function agentIndex(raw: RawConfig, id: string): number {
+  const index = raw.agents?.list?.findIndex((agent) => agent.id === id) ?? -1;
+  if (index < 0) {
+    const known = raw.agents?.list?.map((agent) => agent.id).join(', ') ?? '';
+    throw new SwitchboardError('AGENT_NOT_FOUND', `unknown agent "${id}" (configured agents: ${known})`);
+  }
+  return index;
+}
+
+export function addAgent(path: string, agent: { id: string; name?: string; model?: string; workspace?: string }): void {
+  edit(path, (doc, raw) => {
+    if (raw.agents?.list?.some((existing) => existing.id === agent.id)) {
+      throw new SwitchboardError('AGENT_EXISTS', `agent "${agent.id}" already exists in ${path}`);
+    }
+    doc.appendToArray(['agents', 'list'], toJson5(agent));
+  });
+}
+
+export function deleteAgent(path: string, id: string): void {
+  edit(path, (doc, raw) => {
+    const index = agentIndex(raw, id);
+    // Bindings to the agent go with it, last first so indexes stay valid.
+    const bindings = raw.bindings ?? [];
+    for (let i = bindings.length - 1; i >= 0; i -= 1) if (bindings[i].agentId === id) doc.removeFromArray(['bindings'], i);
+    doc.removeFromArray(['agents', 'list'], index);
+  });
+}
+
+export function bindAgent(path: string, id: string, match: { channel: string; account?: string; peer?: string }): void {
+  edit(path, (doc, raw) => {
+    agentIndex(raw, id);
+    const binding = toJson5({ agentId: id, match });
+    if (doc.has(['bindings'])) doc.appendToArray(['bindings'], binding);
+    else doc.setKey([], 'bindings', `[${binding}]`);
+  });
+}
+
+/** Removes the agent's bindings (only those on `channel`, when given). Returns how many. */
+export function unbindAgent(path: string, id: string, channel?: string): number {
+  let removed = 0;
+  edit(path, (doc, raw) => {
+    agentIndex(raw, id);
+    const bindings = raw.bindings ?? [];
+    for (let i = bindings.length - 1; i >= 0; i -= 1) {
+      if (bindings[i].agentId === id && (channel === undefined || bindings[i].match?.channel === channel)) {
+        doc.removeFromArray(['bindings'], i);
+        removed += 1;
+      }
+    }
+  });
+  return removed;
+}
+
+export function setIdentity(path: string, id: string, identity: { name?: string; emoji?: string; theme?: string; avatar?: string }): void {
+  edit(path, (doc, raw) => {
+    const index = agentIndex(raw, id);
+    const merged = { ...(raw.agents?.list?.[index]?.identity ?? {}), ...identity };
+    doc.setKey(['agents', 'list', index], 'identity', toJson5(merged));
+  });
+}

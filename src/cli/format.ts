@@ -1,0 +1,39 @@
+/** Human-readable output for the CLI. */
+
+export function table(rows: Record<string, unknown>[], columns: string[]): string {
+  if (rows.length === 0) return '(none)';
+  const cells = rows.map((row) => columns.map((column) => cell(row[column])));
+  const widths = columns.map((column, i) => Math.max(column.length, ...cells.map((row) => row[i].length)));
+  const line = (values: string[]) => values.map((value, i) => value.padEnd(widths[i])).join('  ').trimEnd();
+  return [line(columns.map((c) => c.toUpperCase())), ...cells.map(line)].join('\n');
+}
+
+function cell(value: unknown): string {
+  if (value === null || value === undefined) return '-';
+  const text = typeof value === 'string' ? value : JSON.stringify(value);
+  const flat = text.replace(/\s+/g, ' ');
+  return flat.length > 60 ? `${flat.slice(0, 57)}...` : flat;
+}
+
+export function ago(ms: number | null | undefined, now = Date.now()): string {
+  if (!ms) return '-';
+  const s = Math.round((now - ms) / 1000);
+  if (s < 60) return `${s}s ago`;
+  if (s < 3600) return `${Math.round(s / 60)}m ago`;
+  if (s < 86400) return `${Math.round(s / 3600)}h ago`;
+  return `${Math.round(s / 86400)}d ago`;
+}
+
+/** A transcript entry's content as text: text parts, tool calls and results summarised. */
+export function contentText(content: unknown): string {
+  if (typeof content === 'string') return content;
+  if (!Array.isArray(content)) return JSON.stringify(content);
+  return content
+    .map((part: { type?: string; text?: string; toolName?: string; input?: unknown; output?: { value?: unknown } }) => {
+      if (part.type === 'text') return part.text ?? '';
+      if (part.type === 'tool-call') return `[calls ${part.toolName}(${JSON.stringify(part.input)})]`;
+      if (part.type === 'tool-result') return `[${part.toolName} -> ${JSON.stringify(part.output?.value)}]`;
+      return `[${part.type}]`;
+    })
+    .join(' ');
+}

@@ -1,0 +1,334 @@
+#!/usr/bin/env node
+/** The `switchboard` command. Every command takes --json; errors print one line and exit non-zero. */
+import { createInterface } from 'node:readline/promises';
+import { Command, Option } from 'commander';
+import { loadConfigFile, resolveConfigPath } from '../config/load.js';
+import { SwitchboardError, errorMessage } from '../core/errors.js';
+import { QUEUE_MODES } from '../core/queue-mode.js';
+import { serveGateway } from '../gateway/serve.js';
+import { DataDir } from '../gateway/data-dir.js';
+import type { InputRecord, RunRecord, SessionRecord, TranscriptEntry } from '../ports.js';
+import { ControlClient, resolveClientTarget } from './client.js';
+import { addAgent, bindAgent, deleteAgent, setIdentity, unbindAgent } from './config-edits.js';
+import { ago, contentText, table } from './format.js';
+
+interface GlobalOptions {
+  config?: string;
+  url?: string;
+  json?: boolean;
+}
+
+const program = new Command();
+program
+  .name('switchboard')
+  .description('A durable gateway for multi-agent collaboration')
+  .option('-c, --config <file>', 'config file (default: $SWITCHBOARD_CONFIG or ./switchboard.json5)')
+  .option('--url <url>', 'control API URL (default: the running gateway from the data directory)')
+  .option('--json', 'print JSON instead of text')
+  .showHelpAfterError();
+
+const globals = (): GlobalOptions => program.opts<GlobalOptions>();
+const configPath = () => resolveConfigPath(globals().config);
+const client = () => new ControlClient(resolveClientTarget(configPath(), globals().url));
+
+function print(json: unknown, human: () => string): void {
+  process.stdout.write(`${globals().json ? JSON.stringify(json, null, 2) : human()}\n`);
+}
+
+program
+  .command('gateway')
+  .description('start the gateway in the foreground (Ctrl-C stops it)')
+  .option('-p, --port <port>', 'listen on this port instead of gateway.port (0 = any free port)', (value) => Number(value))
+  .action(async (options: { port?: number }) => {
+    const running = await serveGateway({ configPath: configPath(), port: options.port });
+    const { gateway } = running;
+    const recovered = gateway.lastRecovery;
+    print({ url: running.url, gatewayId: gateway.gatewayId, agents: gateway.status().agents, readyMs: running.readyMs, recovered }, () =>
+      [
+        `Switchboard gateway ${gateway.gatewayId} listening on ${running.url} (ready in ${Math.round(running.readyMs)} ms)`,
+        `  agents:   ${gateway.status().agents.join(', ')}`,
+        `  data:     ${running.dataDir.path}`,
+        `  token:    run "npx switchboard token" to print it`,
+        recovered.interruptedRuns.length ? `  recovered ${recovered.interruptedRuns.length} interrupted run(s); requeued ${recovered.requeuedInputs.length} input(s)` : '',
+        `Try: npx switchboard chat ${gateway.agents.defaultAgent().config.id}`,
+      ]
+        .filter(Boolean)
+        .join('\n'),
+    );
+    const shutdown = (signal: string) => {
+      process.stderr.write(`\n${signal}: stopping the gateway...\n`);
+      running.stop().then(
+        () => process.exit(0),
+        (error) => {
+          process.stderr.write(`error while stopping: ${errorMessage(error)}\n`);
+          process.exit(1);
+        },
+      );
+    };
+    process.once('SIGINT', () => shutdown('SIGINT'));
+    process.once('SIGTERM', () => shutdown('SIGTERM'));
+  });
+
+program
+  .command('status')
+  .description('show the running gateway: lanes, active runs, recovery')
+  .action(async () => {
+    const status = await client().request<ReturnType<import('../gateway/gateway.js').Gateway['status']>>('GET', '/v1/status');
+    print(status, () =>
+      [
+        `gateway ${status.gatewayId}, up ${Math.round(status.uptimeMs / 1000)}s`,
+        `agents: ${status.agents.join(', ')}`,
+        `lanes: main ${status.lanes.main.active}/${status.lanes.main.max} active, ${status.lanes.main.waiting} waiting; subagent ${status.lanes.subagent.active}/${status.lanes.subagent.max} active, ${status.lanes.subagent.waiting} waiting`,
+        `active runs: ${status.activeRuns.length ? status.activeRuns.map((run) => `${run.runId} on ${run.sessionKey}`).join(', ') : 'none'}`,
+        `stalled lanes: ${status.stalledLanes.length ? status.stalledLanes.map((stall) => stall.sessionKey).join(', ') : 'none'}`,
+        `last recovery: ${status.lastRecovery.interruptedRuns.length} interrupted run(s), ${status.lastRecovery.requeuedInputs.length} requeued, ${status.lastRecovery.droppedInputs.length} dropped input(s)`,
+      ].join('\n'),
+    );
+  });
+
+program
+  .command('token')
+  .description('print the control API bearer token')
+  .action(() => {
+    const { dataDir } = loadConfigFile(configPath());
+    const token = new DataDir(dataDir).ensure().token();
+    print({ token }, () => token);
+  });
+
+const agents = program.command('agents').description('list and edit agents in the config file');
+agents
+  .command('list')
+  .description('agents in the config file')
+  .action(() => {
+    const { config } = loadConfigFile(configPath());
+    const rows = config.agents.list.map((agent) => ({
+      id: agent.id,
+      name: agent.identity?.name ?? agent.name ?? null,
+      model: agent.model ?? config.agents.defaults.model ?? null,
+      bindings: config.bindings.filter((b) => b.agentId === agent.id).map((b) => [b.match.channel, b.match.account, b.match.peer].filter(Boolean).join('/')).join(', ') || null,
+    }));
+    print({ agents: rows }, () => table(rows, ['id', 'name', 'model', 'bindings']));
+  });
+const restartNote = 'restart the gateway to apply';
+agents
+  .command('add <id>')
+  .description('add an agent to the config file')
+  .option('--name <name>')
+  .option('--model <provider/model>')
+  .option('--workspace <dir>')
+  .action((id: string, options: { name?: string; model?: string; workspace?: string }) => {
+    addAgent(configPath(), { id, ...options });
+    print({ added: id }, () => `added agent "${id}" to ${configPath()}; ${restartNote}`);
+  });
+agents
+  .command('delete <id>')
+  .description('remove an agent (and its bindings) from the config file')
+  .action((id: string) => {
+    deleteAgent(configPath(), id);
+    print({ deleted: id }, () => `deleted agent "${id}" from ${configPath()}; ${restartNote}`);
+  });
+agents
+  .command('bind <id>')
+  .description('route a channel (optionally one account or peer) to an agent')
+  .requiredOption('--channel <channel>')
+  .option('--account <account>')
+  .option('--peer <peer>')
+  .action((id: string, options: { channel: string; account?: string; peer?: string }) => {
+    bindAgent(configPath(), id, options);
+    print({ bound: id, match: options }, () => `bound channel "${options.channel}" to "${id}"; ${restartNote}`);
+  });
+agents
+  .command('unbind <id>')
+  .description("remove an agent's bindings (only one channel's with --channel)")
+  .option('--channel <channel>')
+  .action((id: string, options: { channel?: string }) => {
+    const removed = unbindAgent(configPath(), id, options.channel);
+    print({ unbound: id, removed }, () => `removed ${removed} binding(s) of "${id}"${removed ? `; ${restartNote}` : ''}`);
+  });
+agents
+  .command('set-identity <id>')
+  .description("set an agent's identity (name, emoji, theme, avatar)")
+  .option('--name <name>')
+  .option('--emoji <emoji>')
+  .option('--theme <theme>')
+  .option('--avatar <avatar>')
+  .action((id: string, options: { name?: string; emoji?: string; theme?: string; avatar?: string }) => {
+    if (Object.keys(options).length === 0) throw new SwitchboardError('INVALID_REQUEST', 'give at least one of --name, --emoji, --theme, --avatar');
+    setIdentity(configPath(), id, options);
+    print({ updated: id, identity: options }, () => `updated the identity of "${id}"; ${restartNote}`);
+  });
+
+const sessions = program.command('sessions').description('inspect sessions');
+sessions
+  .command('list')
+  .option('--agent <id>', 'only this agent')
+  .option('--limit <n>', 'at most n', (value) => Number(value))
+  .action(async (options: { agent?: string; limit?: number }) => {
+    const query = new URLSearchParams();
+    if (options.agent) query.set('agentId', options.agent);
+    if (options.limit) query.set('limit', String(options.limit));
+    const { sessions: rows } = await client().request<{ sessions: SessionRecord[] }>('GET', `/v1/sessions?${query}`);
+    print({ sessions: rows }, () =>
+      table(
+        rows.map((s) => ({ key: s.key, agent: s.agentId, state: s.state, route: s.route ? s.route.channel : null, updated: ago(s.updatedAt) })),
+        ['key', 'agent', 'state', 'route', 'updated'],
+      ),
+    );
+  });
+sessions
+  .command('history <key>')
+  .option('--limit <n>', 'the last n entries', (value) => Number(value))
+  .action(async (key: string, options: { limit?: number }) => {
+    const query = options.limit ? `?limit=${options.limit}` : '';
+    const { entries } = await client().request<{ entries: TranscriptEntry[] }>('GET', `/v1/sessions/${encodeURIComponent(key)}/history${query}`);
+    print({ entries }, () =>
+      entries.length === 0
+        ? '(no messages yet)'
+        : entries
+            .map((entry) => {
+              const from = entry.provenance && entry.provenance.kind !== 'user' ? ` (${entry.provenance.kind}${entry.provenance.sourceAgent ? ` from ${entry.provenance.sourceAgent}` : ''})` : '';
+              return `${new Date(entry.createdAt).toISOString().slice(11, 19)} ${entry.role}${from}: ${contentText(entry.content)}`;
+            })
+            .join('\n'),
+    );
+  });
+sessions
+  .command('show <key>')
+  .action(async (key: string) => {
+    const shown = await client().request<{ session: SessionRecord; recentRuns: RunRecord[]; queuedInputs: number }>('GET', `/v1/sessions/${encodeURIComponent(key)}`);
+    print(shown, () =>
+      [
+        `session ${shown.session.key}`,
+        `  agent:  ${shown.session.agentId}`,
+        `  state:  ${shown.session.state}, ${shown.queuedInputs} queued input(s)`,
+        `  route:  ${shown.session.route ? JSON.stringify(shown.session.route) : '-'}`,
+        `  parent: ${shown.session.parentKey ?? '-'}`,
+        `  created ${ago(shown.session.createdAt)}, updated ${ago(shown.session.updatedAt)}`,
+        'recent runs:',
+        table(shown.recentRuns.map(runRow), ['id', 'status', 'started', 'ms', 'calls', 'text']),
+      ].join('\n'),
+    );
+  });
+
+function runRow(run: RunRecord) {
+  return { id: run.id, session: run.sessionKey, status: run.status, started: ago(run.startedAt), ms: run.endedAt ? run.endedAt - run.startedAt : null, calls: run.usage.modelCalls, text: run.finalText ?? run.errorMessage };
+}
+
+interface SendResponse {
+  status: 'accepted' | 'ok' | 'stored' | 'dropped' | 'timeout';
+  inputId: string;
+  sessionKey: string;
+  created: boolean;
+  reply?: string | null;
+  runId?: string;
+  runStatus?: string;
+  error?: string | null;
+}
+
+function describeSend(result: SendResponse): string {
+  switch (result.status) {
+    case 'ok':
+      return result.runStatus === 'succeeded' ? (result.reply ?? '(no reply)') : `run ${result.runId} ${result.runStatus}: ${result.error ?? 'no detail'}`;
+    case 'accepted':
+      return `accepted input ${result.inputId} for ${result.sessionKey}${result.created ? '' : ' (duplicate idempotency key: the earlier input stands)'}`;
+    case 'stored':
+      return `stored in ${result.sessionKey} without starting a run (mode notify)`;
+    case 'dropped':
+      return `input ${result.inputId} was dropped: ${result.error}`;
+    case 'timeout':
+      return `no reply yet; input ${result.inputId} is delivered and will still be processed (follow it with "switchboard sessions history ${result.sessionKey}")`;
+  }
+}
+
+program
+  .command('send <target> <message>')
+  .description('send a message to an agent (its main session) or a session key')
+  .option('-w, --wait', 'wait for the reply')
+  .addOption(new Option('-m, --mode <mode>', 'queue mode when the session is busy').choices([...QUEUE_MODES]))
+  .option('-t, --timeout <seconds>', 'how long --wait waits', (value) => Number(value))
+  .option('--idempotency-key <key>', 'send the same key again and the message is accepted once')
+  .action(async (target: string, message: string, options: { wait?: boolean; mode?: string; timeout?: number; idempotencyKey?: string }) => {
+    const result = await client().request<SendResponse>('POST', '/v1/send', {
+      target,
+      message,
+      channel: 'cli',
+      ...(options.mode ? { mode: options.mode } : {}),
+      ...(options.idempotencyKey ? { idempotencyKey: options.idempotencyKey } : {}),
+      ...(options.wait ? { wait: true } : {}),
+      ...(options.timeout ? { timeoutSeconds: options.timeout } : {}),
+    });
+    print(result, () => describeSend(result));
+    if (result.status === 'timeout' || result.status === 'dropped' || (result.status === 'ok' && result.runStatus !== 'succeeded')) process.exitCode = 1;
+  });
+
+program
+  .command('chat <agent>')
+  .description('talk with an agent interactively (Ctrl-D or /exit ends)')
+  .action(async (agent: string) => {
+    const api = client();
+    const { agents: list } = await api.request<{ agents: { id: string; name: string | null }[] }>('GET', '/v1/agents');
+    const found = list.find((candidate) => candidate.id === agent);
+    if (!found) throw new SwitchboardError('AGENT_NOT_FOUND', `unknown agent "${agent}" (configured agents: ${list.map((a) => a.id).join(', ')})`);
+    const rl = createInterface({ input: process.stdin, output: process.stdout, terminal: process.stdin.isTTY });
+    process.stdout.write(`chatting with ${found.name ?? found.id} (session agent:${agent}:main). /exit to leave.\n`);
+    for (;;) {
+      let line: string;
+      try {
+        line = await rl.question('you> ');
+      } catch {
+        break;
+      }
+      if (line.trim() === '/exit') break;
+      if (!line.trim()) continue;
+      try {
+        const result = await api.request<SendResponse>('POST', '/v1/send', { target: agent, message: line, channel: 'cli', wait: true });
+        process.stdout.write(`${agent}> ${describeSend(result)}\n`);
+      } catch (error) {
+        process.stdout.write(`error: ${errorMessage(error)}\n`);
+      }
+    }
+    rl.close();
+  });
+
+const runs = program.command('runs').description('inspect runs');
+runs
+  .command('list')
+  .option('--session <key>', 'only this session')
+  .option('--limit <n>', 'at most n', (value) => Number(value))
+  .action(async (options: { session?: string; limit?: number }) => {
+    const query = new URLSearchParams();
+    if (options.session) query.set('sessionKey', options.session);
+    if (options.limit) query.set('limit', String(options.limit));
+    const { runs: rows } = await client().request<{ runs: RunRecord[] }>('GET', `/v1/runs?${query}`);
+    print({ runs: rows }, () => table(rows.map(runRow), ['id', 'session', 'status', 'started', 'ms', 'calls', 'text']));
+  });
+runs
+  .command('show <id>')
+  .action(async (id: string) => {
+    const shown = await client().request<{ run: RunRecord; inputs: InputRecord[] }>('GET', `/v1/runs/${encodeURIComponent(id)}`);
+    const { run } = shown;
+    print(shown, () =>
+      [
+        `run ${run.id} on ${run.sessionKey} (agent ${run.agentId}, model ${run.model})`,
+        `  status:   ${run.status}${run.errorMessage ? ` - ${run.errorMessage}` : ''}`,
+        `  started:  ${new Date(run.startedAt).toISOString()}${run.endedAt ? `, took ${run.endedAt - run.startedAt} ms` : ''}`,
+        `  usage:    ${run.usage.modelCalls} model call(s), ${run.usage.steps} step(s), ${run.usage.inputTokens} tokens in, ${run.usage.outputTokens} out`,
+        `  prompt:   ${run.promptChars} characters sent; framework's own ${run.preambleChars}`,
+        `  inputs:   ${shown.inputs.map((input) => `${input.id} (${input.mode}, ${input.provenance.kind})`).join(', ') || '-'}`,
+        `  reply:    ${run.finalText ?? '-'}`,
+      ].join('\n'),
+    );
+  });
+runs
+  .command('cancel <id>')
+  .action(async (id: string) => {
+    const { cancelled } = await client().request<{ cancelled: boolean }>('POST', `/v1/runs/${encodeURIComponent(id)}/cancel`);
+    print({ cancelled }, () => (cancelled ? `cancelled run ${id}` : `run ${id} is not active; nothing to cancel`));
+  });
+
+program.parseAsync(process.argv).catch((error: unknown) => {
+  const code = SwitchboardError.isInstance(error) ? error.code : 'ERROR';
+  if (globals().json) process.stderr.write(`${JSON.stringify({ error: { code, message: errorMessage(error) } })}\n`);
+  else process.stderr.write(`switchboard: ${errorMessage(error)}\n`);
+  process.exit(1);
+});

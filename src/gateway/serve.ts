@@ -1,0 +1,70 @@
+/** Starts a whole gateway process: config, data directory, store, gateway, control API. */
+import pino from 'pino';
+import { loadConfigFile } from '../config/load.js';
+import { ControlApi } from '../http/control-api.js';
+import { SqliteStore } from '../store/sqlite/sqlite-store.js';
+import { DataDir } from './data-dir.js';
+import { Gateway } from './gateway.js';
+
+export interface RunningGateway {
+  gateway: Gateway;
+  url: string;
+  token: string;
+  dataDir: DataDir;
+  /** Milliseconds from the call to ready (store open, recovery done, API listening). */
+  readyMs: number;
+  stop(): Promise<void>;
+}
+
+export interface ServeOptions {
+  configPath: string;
+  /** Overrides gateway.port (0 picks a free port). */
+  port?: number;
+  logLevel?: string;
+}
+
+export async function serveGateway(options: ServeOptions): Promise<RunningGateway> {
+  const started = performance.now();
+  const { config, dataDir: dataPath, path: configPath } = loadConfigFile(options.configPath);
+  const logger = pino({ level: options.logLevel ?? process.env.SWITCHBOARD_LOG_LEVEL ?? 'info', base: undefined }, pino.destination(2));
+  const dataDir = new DataDir(dataPath).ensure();
+  const store = await SqliteStore.open({ path: config.store.sqlite.path ?? dataDir.databasePath, synchronous: config.store.sqlite.synchronous });
+  const gatewayId = dataDir.gatewayId();
+  const gateway = await Gateway.start({
+    config,
+    store,
+    gatewayId,
+    log: (level, message, fields) => logger[level](fields ?? {}, message),
+  });
+  const token = dataDir.token();
+  const api = new ControlApi(gateway, { host: config.gateway.host, port: options.port ?? config.gateway.port, token });
+  let url: string;
+  try {
+    url = await api.listen();
+  } catch (error) {
+    await gateway.stop();
+    await store.close();
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'EADDRINUSE') {
+      throw new Error(`port ${options.port ?? config.gateway.port} on ${config.gateway.host} is already in use (is another gateway running? set gateway.port or pass --port)`);
+    }
+    throw error;
+  }
+  dataDir.writeRuntime({ url, configPath, pid: process.pid, gatewayId, startedAt: Date.now() });
+  let stopping: Promise<void> | undefined;
+  return {
+    gateway,
+    url,
+    token,
+    dataDir,
+    readyMs: performance.now() - started,
+    stop() {
+      stopping ??= (async () => {
+        await api.close();
+        await gateway.stop();
+        await store.close();
+      })();
+      return stopping;
+    },
+  };
+}

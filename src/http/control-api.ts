@@ -1,0 +1,248 @@
+/**
+ * The control API: JSON over HTTP on 127.0.0.1, a bearer token on every request, and an SSE stream
+ * of the event journal. A thin edge: it validates, calls the gateway, and maps SwitchboardError codes
+ * to HTTP statuses.
+ */
+import { timingSafeEqual } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { z } from 'zod';
+import { SwitchboardError, errorMessage } from '../core/errors.js';
+import { QUEUE_MODES } from '../core/queue-mode.js';
+import { formatPath } from '../config/load.js';
+import type { Gateway } from '../gateway/gateway.js';
+import type { EventRecord } from '../ports.js';
+
+const MAX_BODY_BYTES = 1024 * 1024;
+
+const sendBody = z.strictObject({
+  target: z.string().min(1),
+  message: z.string(),
+  mode: z.enum(QUEUE_MODES).optional(),
+  idempotencyKey: z.string().min(1).max(512).optional(),
+  wait: z.boolean().optional(),
+  timeoutSeconds: z.number().positive().optional(),
+  channel: z.string().min(1).max(64).optional(),
+  peer: z.string().min(1).max(256).optional(),
+});
+
+type Handler = (request: IncomingMessage, url: URL, params: string[]) => Promise<unknown>;
+
+interface Route {
+  method: string;
+  pattern: RegExp;
+  handler: Handler;
+}
+
+export interface ControlApiOptions {
+  host: string;
+  port: number;
+  token: string;
+}
+
+export class ControlApi {
+  private readonly server: Server;
+  private readonly routes: Route[] = [];
+  private readonly streams = new Set<ServerResponse>();
+
+  constructor(
+    private readonly gateway: Gateway,
+    private readonly options: ControlApiOptions,
+  ) {
+    this.server = createServer((request, response) => void this.handle(request, response));
+    this.defineRoutes();
+  }
+
+  async listen(): Promise<string> {
+    await new Promise<void>((resolve, reject) => {
+      this.server.once('error', reject);
+      this.server.listen(this.options.port, this.options.host, () => resolve());
+    });
+    const address = this.server.address() as AddressInfo;
+    const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+    return `http://${host}:${address.port}`;
+  }
+
+  async close(): Promise<void> {
+    for (const stream of this.streams) stream.end();
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+
+  private route(method: string, pattern: RegExp, handler: Handler): void {
+    this.routes.push({ method, pattern, handler });
+  }
+
+  private defineRoutes(): void {
+    const gw = this.gateway;
+    const limit = (url: URL) => {
+      const raw = url.searchParams.get('limit');
+      if (raw === null) return undefined;
+      const value = Number(raw);
+      if (!Number.isInteger(value) || value < 1) throw new SwitchboardError('INVALID_REQUEST', `limit: expected a positive integer, got "${raw}"`);
+      return value;
+    };
+    this.route('GET', /^\/v1\/status$/, async () => gw.status());
+    this.route('GET', /^\/v1\/agents$/, async () => ({
+      agents: gw.agents.list().map((agent) => ({
+        id: agent.config.id,
+        name: agent.config.name ?? null,
+        identity: agent.config.identity ?? null,
+        model: agent.model,
+        workspace: agent.workspace ?? null,
+        default: agent === gw.agents.defaultAgent(),
+      })),
+    }));
+    this.route('GET', /^\/v1\/sessions$/, async (_req, url) => ({
+      sessions: await gw.listSessions({ agentId: url.searchParams.get('agentId') ?? undefined, limit: limit(url) }),
+    }));
+    this.route('GET', /^\/v1\/sessions\/([^/]+)$/, async (_req, _url, [key]) => {
+      const session = await gw.getSession(key);
+      const runs = await gw.listRuns({ sessionKey: key, limit: 5 });
+      const queued = await gw.store.inputs.listQueued(key);
+      return { session, recentRuns: runs, queuedInputs: queued.length };
+    });
+    this.route('GET', /^\/v1\/sessions\/([^/]+)\/history$/, async (_req, url, [key]) => ({ entries: await gw.history(key, limit(url)) }));
+    this.route('GET', /^\/v1\/runs$/, async (_req, url) => ({
+      runs: await gw.listRuns({ sessionKey: url.searchParams.get('sessionKey') ?? undefined, limit: limit(url) }),
+    }));
+    this.route('GET', /^\/v1\/runs\/([^/]+)$/, async (_req, _url, [id]) => gw.getRun(id));
+    this.route('POST', /^\/v1\/runs\/([^/]+)\/cancel$/, async (_req, _url, [id]) => ({ cancelled: await gw.cancelRun(id) }));
+    this.route('POST', /^\/v1\/send$/, async (request) => {
+      const body = parseBody(sendBody, await readJson(request));
+      const sent = await gw.send({
+        target: body.target,
+        message: body.message,
+        mode: body.mode,
+        idempotencyKey: body.idempotencyKey,
+        inbound: { channel: body.channel ?? 'api', ...(body.peer ? { peer: body.peer } : {}) },
+      });
+      const accepted = { status: 'accepted', inputId: sent.input.id, sessionKey: sent.sessionKey, created: sent.created, mode: sent.input.mode };
+      if (!body.wait) return accepted;
+      const timeoutMs = (body.timeoutSeconds ?? gw.config.gateway.waitTimeoutSeconds) * 1000;
+      const result = await gw.waitForInput(sent.input.id, timeoutMs);
+      switch (result.status) {
+        case 'completed':
+          return { ...accepted, status: 'ok', reply: result.reply, runId: result.run.id, runStatus: result.run.status, error: result.run.errorMessage };
+        case 'stored':
+          return { ...accepted, status: 'stored' };
+        case 'dropped':
+          return { ...accepted, status: 'dropped', error: result.input.note };
+        case 'timeout':
+          return { ...accepted, status: 'timeout', delivered: true };
+      }
+    });
+  }
+
+  private async handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
+    try {
+      const url = new URL(request.url ?? '/', 'http://localhost');
+      this.authorize(request);
+      if (request.method === 'GET' && url.pathname === '/v1/events') return await this.streamEvents(request, response, url);
+      for (const route of this.routes) {
+        const match = url.pathname.match(route.pattern);
+        if (!match) continue;
+        if (route.method !== request.method) continue;
+        const params = match.slice(1).map((part) => decodeURIComponent(part));
+        const result = await route.handler(request, url, params);
+        return sendJson(response, 200, result);
+      }
+      const known = this.routes.some((route) => route.pattern.test(url.pathname));
+      throw known
+        ? new SwitchboardError('INVALID_REQUEST', `${request.method} is not supported on ${url.pathname}`)
+        : new SwitchboardError('NOT_FOUND', `no such endpoint: ${request.method} ${url.pathname}`);
+    } catch (error) {
+      const failure = SwitchboardError.isInstance(error) ? error : new SwitchboardError('INTERNAL', errorMessage(error));
+      if (!response.headersSent) sendJson(response, failure.httpStatus, { error: failure.toJSON() });
+      else response.end();
+    }
+  }
+
+  private authorize(request: IncomingMessage): void {
+    const header = request.headers.authorization;
+    if (!header || !header.startsWith('Bearer ')) {
+      throw new SwitchboardError('UNAUTHORIZED', 'missing bearer token: send "Authorization: Bearer <token>" (print the token with "switchboard token")');
+    }
+    const given = Buffer.from(header.slice('Bearer '.length).trim());
+    const expected = Buffer.from(this.options.token);
+    if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
+      throw new SwitchboardError('UNAUTHORIZED', 'invalid bearer token (print the current one with "switchboard token")');
+    }
+  }
+
+  /**
+   * SSE: journal events after `?after=<seq>` (or the Last-Event-ID header), then live ones.
+   * `?sessionKey=` filters; `?deltas=1` adds streamed model text as `delta` events.
+   */
+  private async streamEvents(request: IncomingMessage, response: ServerResponse, url: URL): Promise<void> {
+    const sessionKey = url.searchParams.get('sessionKey') ?? undefined;
+    const deltas = url.searchParams.get('deltas') === '1';
+    const afterRaw = url.searchParams.get('after') ?? request.headers['last-event-id'];
+    let lastSeq = afterRaw === undefined ? undefined : Number(afterRaw);
+    if (lastSeq !== undefined && !Number.isInteger(lastSeq)) throw new SwitchboardError('INVALID_REQUEST', `after: expected an event sequence number, got "${afterRaw}"`);
+    response.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
+    response.write(': switchboard events\n\n');
+    this.streams.add(response);
+    const pending: EventRecord[] = [];
+    let replaying = true;
+    const write = (event: EventRecord) => {
+      if (sessionKey && event.sessionKey !== sessionKey) return;
+      if (lastSeq !== undefined && event.seq <= lastSeq) return;
+      lastSeq = event.seq;
+      response.write(`id: ${event.seq}\nevent: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`);
+    };
+    const unsubscribe = this.gateway.subscribe((live) => {
+      if (live.type === 'journal') {
+        if (replaying) pending.push(live.event);
+        else write(live.event);
+      } else if (deltas && (!sessionKey || live.sessionKey === sessionKey)) {
+        response.write(`event: delta\ndata: ${JSON.stringify(live)}\n\n`);
+      }
+    });
+    const heartbeat = setInterval(() => response.write(': keep-alive\n\n'), 15_000);
+    request.on('close', () => {
+      clearInterval(heartbeat);
+      unsubscribe();
+      this.streams.delete(response);
+    });
+    if (lastSeq !== undefined) {
+      for (;;) {
+        const page = await this.gateway.store.events.list({ afterSeq: lastSeq, sessionKey, limit: 500 });
+        page.forEach(write);
+        if (page.length < 500) break;
+      }
+    }
+    replaying = false;
+    pending.forEach(write);
+  }
+}
+
+async function readJson(request: IncomingMessage): Promise<unknown> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of request) {
+    size += (chunk as Buffer).length;
+    if (size > MAX_BODY_BYTES) throw new SwitchboardError('MESSAGE_TOO_LARGE', `request body is larger than ${MAX_BODY_BYTES} bytes`);
+    chunks.push(chunk as Buffer);
+  }
+  const text = Buffer.concat(chunks).toString('utf8');
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    throw new SwitchboardError('INVALID_JSON', `request body is not valid JSON: ${errorMessage(error)}`);
+  }
+}
+
+function parseBody<T>(schema: z.ZodType<T>, body: unknown): T {
+  const parsed = schema.safeParse(body);
+  if (parsed.success) return parsed.data;
+  const problems = parsed.error.issues.map((issue) =>
+    issue.code === 'unrecognized_keys' ? `unknown field ${issue.keys.map((k) => `"${k}"`).join(', ')}` : `${formatPath(issue.path)}: ${issue.message.replace(/^Invalid input: /, '')}`,
+  );
+  throw new SwitchboardError('INVALID_REQUEST', `invalid request body: ${problems.join('; ')}`, { problems });
+}
+
+function sendJson(response: ServerResponse, status: number, body: unknown): void {
+  const text = JSON.stringify(body);
+  response.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text) });
+  response.end(text);
+}
