@@ -1,0 +1,75 @@
+/** Real gateway processes for integration and crash tests: port 0, a temp data directory. */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { once } from 'node:events';
+
+export const ROOT = resolve(import.meta.dirname, '../..');
+export const BIN = join(ROOT, 'bin/switchboard.js');
+
+export function tempConfig(text: string): { dir: string; configPath: string } {
+  const dir = mkdtempSync(join(tmpdir(), 'sb-it-'));
+  const configPath = join(dir, 'switchboard.json5');
+  writeFileSync(configPath, text);
+  return { dir, configPath };
+}
+
+export interface GatewayProcess {
+  child: ChildProcess;
+  url: string;
+  token: string;
+  stderr: () => string;
+  request<T = unknown>(method: string, path: string, body?: unknown, token?: string | null): Promise<{ status: number; body: T }>;
+}
+
+export async function startGatewayProcess(configPath: string, env: NodeJS.ProcessEnv = {}): Promise<GatewayProcess> {
+  const child = spawn(process.execPath, [BIN, '--json', '--config', configPath, 'gateway', '--port', '0'], {
+    cwd: ROOT,
+    env: { ...process.env, SWITCHBOARD_LOG_LEVEL: 'warn', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stderr!.on('data', (chunk) => (stderr += chunk));
+  const ready = new Promise<{ url: string }>((resolvePromise, reject) => {
+    child.stdout!.on('data', (chunk) => {
+      stdout += chunk;
+      try {
+        resolvePromise(JSON.parse(stdout));
+      } catch {
+        // Not all of it yet.
+      }
+    });
+    child.once('exit', (code) => reject(new Error(`gateway exited with ${code} before it was ready:\n${stderr}`)));
+  });
+  const { url } = await ready;
+  const tokenRun = spawn(process.execPath, [BIN, '--config', configPath, 'token'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
+  let token = '';
+  tokenRun.stdout!.on('data', (chunk) => (token += chunk));
+  await once(tokenRun, 'exit');
+  token = token.trim();
+  return {
+    child,
+    url,
+    token,
+    stderr: () => stderr,
+    async request(method, path, body, overrideToken) {
+      const auth = overrideToken === null ? {} : { authorization: `Bearer ${overrideToken ?? token}` };
+      const response = await fetch(`${url}${path}`, {
+        method,
+        headers: { ...auth, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+        body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
+      });
+      return { status: response.status, body: (await response.json()) as never };
+    },
+  };
+}
+
+export async function stopGatewayProcess(gateway: GatewayProcess, signal: NodeJS.Signals = 'SIGTERM'): Promise<number | null> {
+  if (gateway.child.exitCode !== null) return gateway.child.exitCode;
+  const exited = once(gateway.child, 'exit');
+  gateway.child.kill(signal);
+  const [code] = await exited;
+  return code as number | null;
+}

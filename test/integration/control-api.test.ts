@@ -1,0 +1,100 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startGatewayProcess, stopGatewayProcess, tempConfig, type GatewayProcess } from '../helpers/process.js';
+
+const { configPath } = tempConfig(`{
+  gateway: { maxMessageChars: 100 },
+  agents: { list: [{ id: "echo", model: "scripted/echo" }, { id: "slow", model: "scripted/slow" }] },
+  models: { providers: { scripted: { type: "scripted", models: {
+    echo: { rules: [{ reply: "echo: {{input}}" }] },
+    slow: { rules: [{ delayMs: 3000, reply: "finally" }] },
+  } } } },
+}`);
+
+let gw: GatewayProcess;
+beforeAll(async () => {
+  gw = await startGatewayProcess(configPath);
+});
+afterAll(async () => {
+  expect(await stopGatewayProcess(gw)).toBe(0);
+});
+
+describe('control API against a real gateway process', () => {
+  it('auth: a missing or wrong bearer token is refused with 401 and says how to get one', async () => {
+    const missing = await gw.request('GET', '/v1/status', undefined, null);
+    expect(missing).toEqual({
+      status: 401,
+      body: { error: { code: 'UNAUTHORIZED', message: 'missing bearer token: send "Authorization: Bearer <token>" (print the token with "switchboard token")' } },
+    });
+    const wrong = await gw.request('GET', '/v1/status', undefined, 'not-the-token');
+    expect(wrong).toEqual({ status: 401, body: { error: { code: 'UNAUTHORIZED', message: 'invalid bearer token (print the current one with "switchboard token")' } } });
+  });
+
+  it('send: waits for the reply, and the session, history and run are visible', async () => {
+    const sent = await gw.request<{ status: string; reply: string; runId: string; sessionKey: string }>('POST', '/v1/send', { target: 'echo', message: 'ping', wait: true });
+    expect(sent.status).toBe(200);
+    expect(sent.body).toMatchObject({ status: 'ok', reply: 'echo: ping', sessionKey: 'agent:echo:main', runStatus: 'succeeded' });
+    const history = await gw.request<{ entries: { role: string }[] }>('GET', `/v1/sessions/${encodeURIComponent('agent:echo:main')}/history`);
+    expect(history.body.entries.map((e) => e.role)).toEqual(['user', 'assistant']);
+    const run = await gw.request<{ run: { status: string } }>('GET', `/v1/runs/${sent.body.runId}`);
+    expect(run.body.run.status).toBe('succeeded');
+  });
+
+  it('send: a waited send past its timeout says the message was delivered and is still processed', async () => {
+    const sent = await gw.request<{ status: string; inputId: string }>('POST', '/v1/send', { target: 'slow', message: 'hurry', wait: true, timeoutSeconds: 0.2 });
+    expect(sent.body).toMatchObject({ status: 'timeout', delivered: true });
+    const runs = await gw.request<{ runs: { status: string }[] }>('GET', `/v1/runs?sessionKey=${encodeURIComponent('agent:slow:main')}`);
+    expect(runs.body.runs[0].status).toBe('running');
+  });
+
+  it('bad input: invalid JSON, unknown fields, oversized message, unknown agent and session each get their exact error', async () => {
+    expect(await gw.request('POST', '/v1/send', '{"target": "echo",')).toMatchObject({
+      status: 400,
+      body: { error: { code: 'INVALID_JSON', message: expect.stringMatching(/^request body is not valid JSON: /) } },
+    });
+    expect(await gw.request('POST', '/v1/send', { target: 'echo', message: 'x', colour: 'red' })).toEqual({
+      status: 400,
+      body: { error: { code: 'INVALID_REQUEST', message: 'invalid request body: unknown field "colour"', details: { problems: ['unknown field "colour"'] } } },
+    });
+    expect(await gw.request('POST', '/v1/send', { target: 'echo', message: 'x'.repeat(101) })).toEqual({
+      status: 413,
+      body: { error: { code: 'MESSAGE_TOO_LARGE', message: 'message is 101 characters; the limit is 100 (gateway.maxMessageChars)', details: { length: 101, limit: 100 } } },
+    });
+    expect(await gw.request('POST', '/v1/send', { target: 'ghost', message: 'x' })).toEqual({
+      status: 404,
+      body: { error: { code: 'AGENT_NOT_FOUND', message: 'unknown agent "ghost" (configured agents: echo, slow)', details: { agentId: 'ghost' } } },
+    });
+    expect(await gw.request('GET', `/v1/sessions/${encodeURIComponent('agent:echo:nope:direct:x')}`)).toEqual({
+      status: 404,
+      body: { error: { code: 'SESSION_NOT_FOUND', message: 'no session "agent:echo:nope:direct:x" (list them with "switchboard sessions list")' } },
+    });
+    expect(await gw.request('GET', '/v1/nothing')).toEqual({ status: 404, body: { error: { code: 'NOT_FOUND', message: 'no such endpoint: GET /v1/nothing' } } });
+  });
+
+  it('events: the SSE stream replays the journal after a sequence number and then follows live', async () => {
+    const controller = new AbortController();
+    const response = await fetch(`${gw.url}/v1/events?after=0&sessionKey=${encodeURIComponent('agent:echo:main')}`, {
+      headers: { authorization: `Bearer ${gw.token}` },
+      signal: controller.signal,
+    });
+    expect(response.headers.get('content-type')).toBe('text/event-stream');
+    const seen: string[] = [];
+    const reader = response.body!.getReader();
+    const decoder = new TextDecoder();
+    let buffer = '';
+    const readUntil = async (predicate: () => boolean) => {
+      while (!predicate()) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        buffer += decoder.decode(value, { stream: true });
+        for (const match of buffer.matchAll(/^event: (.+)$/gm)) seen.push(match[1]);
+        buffer = buffer.slice(buffer.lastIndexOf('\n\n') + 2);
+      }
+    };
+    await readUntil(() => seen.filter((t) => t === 'run.completed').length >= 1);
+    await gw.request('POST', '/v1/send', { target: 'echo', message: 'live one', wait: true });
+    await readUntil(() => seen.filter((t) => t === 'run.completed').length >= 2);
+    controller.abort();
+    expect(seen.filter((t) => t === 'run.started').length).toBeGreaterThanOrEqual(2);
+    expect(seen).toContain('session.reply');
+  });
+});
