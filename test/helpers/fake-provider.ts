@@ -1,0 +1,102 @@
+/** A local HTTP server that speaks the OpenAI Chat Completions and Anthropic Messages streaming formats. */
+import { createServer, type IncomingMessage, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export interface RecordedRequest {
+  path: string;
+  headers: IncomingMessage['headers'];
+  body: any;
+}
+
+export type FakeReply =
+  | { text: string }
+  | { toolCall: { name: string; args: Record<string, unknown> } }
+  | { status: number; error: string };
+
+export class FakeProviderServer {
+  readonly requests: RecordedRequest[] = [];
+  private readonly server: Server;
+  private replies: FakeReply[] = [];
+  url = '';
+
+  constructor() {
+    this.server = createServer(async (request, response) => {
+      const chunks: Buffer[] = [];
+      for await (const chunk of request) chunks.push(chunk as Buffer);
+      const body = JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}');
+      this.requests.push({ path: request.url ?? '', headers: request.headers, body });
+      const reply = this.replies.shift() ?? { text: 'default reply' };
+      if ('status' in reply) {
+        response.writeHead(reply.status, { 'content-type': 'application/json' });
+        response.end(JSON.stringify(request.url?.endsWith('/messages') ? { type: 'error', error: { type: 'overloaded_error', message: reply.error } } : { error: { message: reply.error, type: 'server_error', code: null } }));
+        return;
+      }
+      response.writeHead(200, { 'content-type': 'text/event-stream' });
+      const events = request.url?.endsWith('/messages') ? anthropicEvents(reply) : openAiEvents(reply, body.model);
+      for (const event of events) response.write(event);
+      response.end();
+    });
+  }
+
+  /** Queue the answers of the next calls, in order. */
+  reply(...replies: FakeReply[]): void {
+    this.replies.push(...replies);
+  }
+
+  async start(): Promise<this> {
+    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
+    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+    return this;
+  }
+
+  async close(): Promise<void> {
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+}
+
+function openAiEvents(reply: FakeReply, model: string): string[] {
+  const chunk = (delta: object, finish: string | null, extra: object = {}) =>
+    `data: ${JSON.stringify({ id: 'chatcmpl-1', object: 'chat.completion.chunk', created: 1_700_000_000, model, choices: [{ index: 0, delta, finish_reason: finish }], ...extra })}\n\n`;
+  const usage = { usage: { prompt_tokens: 21, completion_tokens: 7, total_tokens: 28 } };
+  if ('text' in reply) {
+    const half = Math.ceil(reply.text.length / 2);
+    return [chunk({ role: 'assistant', content: reply.text.slice(0, half) }, null), chunk({ content: reply.text.slice(half) }, null), chunk({}, 'stop', usage), 'data: [DONE]\n\n'];
+  }
+  if ('toolCall' in reply) {
+    return [
+      chunk({ role: 'assistant', tool_calls: [{ index: 0, id: 'call_abc', type: 'function', function: { name: reply.toolCall.name, arguments: '' } }] }, null),
+      chunk({ tool_calls: [{ index: 0, function: { arguments: JSON.stringify(reply.toolCall.args) } }] }, null),
+      chunk({}, 'tool_calls', usage),
+      'data: [DONE]\n\n',
+    ];
+  }
+  return [];
+}
+
+function anthropicEvents(reply: FakeReply): string[] {
+  const event = (type: string, data: object) => `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`;
+  const start = event('message_start', {
+    message: { id: 'msg_1', type: 'message', role: 'assistant', model: 'claude-test', content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 21, output_tokens: 1 } },
+  });
+  if ('text' in reply) {
+    return [
+      start,
+      event('content_block_start', { index: 0, content_block: { type: 'text', text: '' } }),
+      event('content_block_delta', { index: 0, delta: { type: 'text_delta', text: reply.text } }),
+      event('content_block_stop', { index: 0 }),
+      event('message_delta', { delta: { stop_reason: 'end_turn', stop_sequence: null }, usage: { output_tokens: 7 } }),
+      event('message_stop', {}),
+    ];
+  }
+  if ('toolCall' in reply) {
+    return [
+      start,
+      event('content_block_start', { index: 0, content_block: { type: 'tool_use', id: 'toolu_1', name: reply.toolCall.name, input: {} } }),
+      event('content_block_delta', { index: 0, delta: { type: 'input_json_delta', partial_json: JSON.stringify(reply.toolCall.args) } }),
+      event('content_block_stop', { index: 0 }),
+      event('message_delta', { delta: { stop_reason: 'tool_use', stop_sequence: null }, usage: { output_tokens: 7 } }),
+      event('message_stop', {}),
+    ];
+  }
+  return [];
+}
