@@ -120,6 +120,12 @@ export class Json5Document {
     return this.text.slice(lineStart, position).match(/^\s*/)?.[0] ?? '';
   }
 
+  /** What goes before a new element that follows one starting at `position`: a new line if it had one. */
+  private separatorBefore(position: number): string {
+    const lineStart = this.text.lastIndexOf('\n', position - 1) + 1;
+    return /^\s*$/.test(this.text.slice(lineStart, position)) ? `\n${this.indentAt(position)}` : ' ';
+  }
+
   private splice(start: number, end: number, insert: string): void {
     this.text = this.text.slice(0, start) + insert + this.text.slice(end);
   }
@@ -134,11 +140,10 @@ export class Json5Document {
       this.splice(node.start, node.end, `[\n${indent}  ${itemText},\n${indent}]`);
       return;
     }
-    const indent = this.indentAt(last.start);
     const after = this.text.slice(last.end, node.end - 1);
     const hasComma = /^\s*,/.test(after);
     const insertAt = hasComma ? last.end + after.indexOf(',') + 1 : last.end;
-    this.splice(insertAt, insertAt, `${hasComma ? '' : ','}\n${indent}${itemText}${hasComma ? ',' : ''}`);
+    this.splice(insertAt, insertAt, `${hasComma ? '' : ','}${this.separatorBefore(last.start)}${itemText}${hasComma ? ',' : ''}`);
   }
 
   /** Removes element `index` of the array at `path`, with its comma. */
@@ -176,12 +181,10 @@ export class Json5Document {
       this.splice(node.start + 1, node.end - 1, ` ${safeKey}: ${valueText} `);
       return;
     }
-    const indent = this.indentAt(last.start);
     const after = this.text.slice(last.value.end, node.end - 1);
     const hasComma = /^\s*,/.test(after);
     const insertAt = hasComma ? last.value.end + after.indexOf(',') + 1 : last.value.end;
-    const separator = indent === '' && !this.text.slice(node.start, node.end).includes('\n') ? ' ' : `\n${indent}`;
-    this.splice(insertAt, insertAt, `${hasComma ? '' : ','}${separator}${safeKey}: ${valueText}${hasComma ? ',' : ''}`);
+    this.splice(insertAt, insertAt, `${hasComma ? '' : ','}${this.separatorBefore(last.start)}${safeKey}: ${valueText}${hasComma ? ',' : ''}`);
   }
 
   has(path: (string | number)[]): boolean {

@@ -1,0 +1,77 @@
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BIN, ROOT, startGatewayProcess, stopGatewayProcess, tempConfig, type GatewayProcess } from '../helpers/process.js';
+
+const run = promisify(execFile);
+const { configPath } = tempConfig(`{
+  agents: { list: [{ id: "support", model: "scripted/s", name: "Support" }, { id: "broken", model: "scripted/b" }] },
+  models: { providers: { scripted: { type: "scripted", models: {
+    s: { rules: [{ reply: "support says: {{input}}" }] },
+    b: { rules: [{ error: "upstream exploded" }] },
+  } } } },
+}`);
+
+async function cli(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  try {
+    const { stdout, stderr } = await run(process.execPath, [BIN, '--config', configPath, ...args], { cwd: ROOT });
+    return { code: 0, stdout, stderr };
+  } catch (error) {
+    const failed = error as { code: number; stdout: string; stderr: string };
+    return { code: failed.code, stdout: failed.stdout, stderr: failed.stderr };
+  }
+}
+
+let gw: GatewayProcess;
+beforeAll(async () => {
+  gw = await startGatewayProcess(configPath);
+});
+afterAll(async () => {
+  await stopGatewayProcess(gw);
+});
+
+describe('switchboard CLI against a running gateway', () => {
+  it('cli: send --wait prints the reply; --json prints the structured result', async () => {
+    expect(await cli('send', 'support', 'hello', '--wait')).toEqual({ code: 0, stdout: 'support says: hello\n', stderr: '' });
+    const json = await cli('--json', 'send', 'support', 'again', '--wait');
+    expect(JSON.parse(json.stdout)).toMatchObject({ status: 'ok', reply: 'support says: again', sessionKey: 'agent:support:main', runStatus: 'succeeded' });
+  });
+
+  it('cli: sessions list, history and runs show read what happened', async () => {
+    const sessions = JSON.parse((await cli('--json', 'sessions', 'list')).stdout);
+    expect(sessions.sessions.map((s: { key: string }) => s.key)).toContain('agent:support:main');
+    const history = await cli('sessions', 'history', 'agent:support:main');
+    expect(history.stdout).toMatch(/user: hello\n.*assistant: support says: hello/);
+    const runs = JSON.parse((await cli('--json', 'runs', 'list', '--session', 'agent:support:main')).stdout);
+    const shown = await cli('runs', 'show', runs.runs[0].id);
+    expect(shown.stdout).toContain(`run ${runs.runs[0].id} on agent:support:main`);
+    expect(shown.stdout).toContain('status:   succeeded');
+  });
+
+  it('cli: errors exit non-zero with one clear line', async () => {
+    expect(await cli('send', 'ghost', 'hi')).toEqual({ code: 1, stdout: '', stderr: 'switchboard: unknown agent "ghost" (configured agents: support, broken)\n' });
+    const failed = await cli('send', 'broken', 'hi', '--wait');
+    expect(failed.code).toBe(1);
+    expect(failed.stdout).toMatch(/^run [0-9a-f-]+ failed: upstream exploded \(HTTP 500 from scripted:\/\/b\)\n$/);
+    expect(await cli('sessions', 'history', 'agent:support:nope:direct:x')).toEqual({
+      code: 1,
+      stdout: '',
+      stderr: 'switchboard: no session "agent:support:nope:direct:x" (list them with "switchboard sessions list")\n',
+    });
+    const json = await cli('--json', 'send', 'ghost', 'hi');
+    expect(JSON.parse(json.stderr)).toEqual({ error: { code: 'AGENT_NOT_FOUND', message: 'unknown agent "ghost" (configured agents: support, broken)' } });
+  });
+
+  it('cli: a malformed config refuses to start the gateway with the path and the problem', async () => {
+    const bad = tempConfig('{ agents: { list: [{ id: "" }] } }');
+    const result = await run(process.execPath, [BIN, '--config', bad.configPath, 'gateway', '--port', '0'], { cwd: ROOT }).catch((e) => e);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toBe(`switchboard: invalid config ${bad.configPath}:\n  agents.list[0].id: expected a string of 1-64 characters [a-z0-9_-], got ""\n`);
+  });
+
+  it('cli: agents list reads the config without a gateway', async () => {
+    const listed = await cli('agents', 'list');
+    expect(listed.stdout.split('\n')[0]).toMatch(/^ID\s+NAME\s+MODEL\s+BINDINGS$/);
+    expect(listed.stdout).toMatch(/support\s+Support\s+scripted\/s/);
+  });
+});
