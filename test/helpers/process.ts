@@ -55,10 +55,12 @@ export async function startGatewayProcess(configPath: string, env: NodeJS.Proces
     token,
     stderr: () => stderr,
     async request(method, path, body, overrideToken) {
-      const auth = overrideToken === null ? {} : { authorization: `Bearer ${overrideToken ?? token}` };
+      const headers: Record<string, string> = {};
+      if (overrideToken !== null) headers.authorization = `Bearer ${overrideToken ?? token}`;
+      if (body !== undefined) headers['content-type'] = 'application/json';
       const response = await fetch(`${url}${path}`, {
         method,
-        headers: { ...auth, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+        headers,
         body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
       });
       return { status: response.status, body: (await response.json()) as never };

@@ -1,0 +1,67 @@
+import { describe, expect, it } from 'vitest';
+import { decideOnArrival, planNextRun } from '../../src/core/queue-mode.js';
+import { parseSessionKey } from '../../src/core/session-key.js';
+import { applyToolPolicy } from '../../src/core/tool-policy.js';
+import { backoffDelay } from '../../src/gateway/outbox.js';
+
+describe('session keys', () => {
+  it('session key: parses every kind in the OpenClaw namespace', () => {
+    expect(parseSessionKey('agent:support:main')).toEqual({ agentId: 'support', kind: 'main', depth: 0 });
+    expect(parseSessionKey('agent:support:whatsapp:direct:+4912')).toEqual({ agentId: 'support', kind: 'direct', channel: 'whatsapp', peer: '+4912', depth: 0 });
+    expect(parseSessionKey('agent:expert:slack:group:tech')).toEqual({ agentId: 'expert', kind: 'group', channel: 'slack', peer: 'tech', depth: 0 });
+    expect(parseSessionKey('agent:w:subagent:u1:subagent:u2')).toEqual({ agentId: 'w', kind: 'subagent', depth: 2 });
+    expect(parseSessionKey('agent:w:a2a:ctx-1')).toEqual({ agentId: 'w', kind: 'a2a', depth: 0 });
+  });
+
+  it('session key: rejects malformed keys', () => {
+    for (const bad of ['agent:support', 'agent:Support:main', 'user:x:main', 'agent:x:subagent', 'agent:x:subagent:a:other:b', 'agent:x:slack:dm:y', 'agent:x:a2a:']) {
+      expect(parseSessionKey(bad), bad).toBeUndefined();
+    }
+  });
+});
+
+describe('queue-mode decisions', () => {
+  const at = (id: string, mode: 'steer' | 'followup' | 'collect' | 'interrupt', createdAt = 0) => ({ id, mode, createdAt });
+
+  it('queue mode: arrival actions on an idle and a busy session', () => {
+    expect(decideOnArrival('notify', false)).toBe('store');
+    expect(decideOnArrival('steer', false)).toBe('schedule');
+    expect(decideOnArrival('steer', true)).toBe('steer');
+    expect(decideOnArrival('interrupt', true)).toBe('interrupt');
+    expect(decideOnArrival('followup', true)).toBe('wait');
+    expect(decideOnArrival('collect', true)).toBe('wait');
+  });
+
+  it('queue mode: FIFO one at a time; the newest interrupt jumps the queue', () => {
+    expect(planNextRun([], 0, 100)).toEqual({ kind: 'idle' });
+    expect(planNextRun([at('a', 'followup'), at('b', 'followup')], 0, 100)).toEqual({ kind: 'run', inputIds: ['a'] });
+    expect(planNextRun([at('a', 'followup'), at('i1', 'interrupt'), at('i2', 'interrupt')], 0, 100)).toEqual({ kind: 'run', inputIds: ['i2'] });
+  });
+
+  it('queue mode: collect waits for the quiet window, then takes every collect input', () => {
+    const queued = [at('a', 'collect', 1000), at('b', 'followup', 1010), at('c', 'collect', 1050)];
+    expect(planNextRun(queued, 1100, 100)).toEqual({ kind: 'wait', untilMs: 1150 });
+    expect(planNextRun(queued, 1150, 100)).toEqual({ kind: 'run', inputIds: ['a', 'c'] });
+  });
+});
+
+describe('tool policy', () => {
+  it('tool policy: each layer only narrows; wildcards are case-insensitive', () => {
+    const all = ['sessions_send', 'sessions_list', 'time_now', 'exec'];
+    expect(applyToolPolicy(all, [{ source: 'tools', allow: ['sessions_*', 'time_now'] }, { source: 'agent', deny: ['SESSIONS_LIST'] }])).toEqual(['sessions_send', 'time_now']);
+    // A lower layer cannot add back what a higher one removed.
+    expect(applyToolPolicy(all, [{ source: 'tools', deny: ['exec'] }, { source: 'agent', allow: ['exec', 'time_now'] }])).toEqual(['time_now']);
+    expect(applyToolPolicy(all, [{ source: 'agent', deny: ['*'] }])).toEqual([]);
+  });
+});
+
+describe('outbox backoff', () => {
+  it('outbox: exponential backoff with jitter between half and all of the capped delay', () => {
+    const options = { baseDelayMs: 500, maxDelayMs: 10_000 };
+    expect(backoffDelay(0, options, 1)).toBe(500);
+    expect(backoffDelay(0, options, 0)).toBe(250);
+    expect(backoffDelay(3, options, 1)).toBe(4000);
+    expect(backoffDelay(10, options, 1)).toBe(10_000);
+    expect(backoffDelay(10, options, 0)).toBe(5000);
+  });
+});

@@ -1,0 +1,38 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { assembleContext, buildPreamble, PromptFileCache } from '../../src/gateway/context.js';
+import type { InputRecord } from '../../src/ports.js';
+
+const input = (overrides: Partial<InputRecord>): InputRecord => ({
+  id: 'i', seq: 1, sessionKey: 'agent:b:main', idempotencyKey: 'k', mode: 'followup', status: 'claimed', attempts: 1, text: 'hello',
+  provenance: { kind: 'user' }, runId: 'r', note: null, createdAt: 0, updatedAt: 0, ...overrides,
+});
+
+describe('context assembly', () => {
+  it('context: workspace prompt files in order, identity in the preamble, user input unmarked', () => {
+    const workspace = mkdtempSync(join(tmpdir(), 'sb-ws-'));
+    writeFileSync(join(workspace, 'TOOLS.md'), 'tools here');
+    writeFileSync(join(workspace, 'AGENTS.md'), 'agents here');
+    writeFileSync(join(workspace, 'IDENTITY.md'), 'not read');
+    const agent = { id: 'b', identity: { name: 'Bea', emoji: '🐝' } };
+    const files = new PromptFileCache().read(workspace);
+    const context = assembleContext(agent, files, [], [input({})]);
+    expect(context.system).toBe(`${buildPreamble(agent)}\n\n## AGENTS.md\nagents here\n\n## TOOLS.md\ntools here`);
+    expect(context.system.startsWith('You are agent "b" (Bea 🐝), running in Switchboard')).toBe(true);
+    expect(context.messages).toEqual([{ role: 'user', content: 'hello' }]);
+    expect(context.frameworkChars).toBe(buildPreamble(agent).length);
+  });
+
+  it('context: an input from another agent carries its provenance; a retry carries its note', () => {
+    const context = assembleContext({ id: 'b' }, [], [], [
+      input({ text: 'status?', provenance: { kind: 'inter_session', sourceAgent: 'a', sourceSession: 'agent:a:main', sourceTool: 'sessions_send', conversationId: 'c1', hop: 1 } }),
+      input({ text: 'charge it', note: 'previous attempt was interrupted: gateway restarted' }),
+    ]);
+    expect(context.messages).toEqual([
+      { role: 'user', content: '[message from inter_session, agent a, session agent:a:main, tool sessions_send, conversation c1, hop 1]\nstatus?' },
+      { role: 'user', content: '[note: previous attempt was interrupted: gateway restarted]\ncharge it' },
+    ]);
+  });
+});

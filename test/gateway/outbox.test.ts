@@ -1,0 +1,53 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { OutboxDispatcher } from '../../src/gateway/outbox.js';
+import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
+
+let now = 1_000_000;
+const clock = { now: () => now };
+let store: SqliteStore;
+let dispatcher: OutboxDispatcher;
+afterEach(async () => {
+  await dispatcher?.stop();
+  await store?.close();
+});
+
+const until = async (check: () => Promise<boolean>) => {
+  for (let i = 0; i < 200 && !(await check()); i += 1) await new Promise((r) => setTimeout(r, 5));
+};
+
+describe('outbox dispatcher', () => {
+  it('outbox: retries a failing delivery with backoff, then delivers once', async () => {
+    store = await SqliteStore.open({ path: ':memory:' });
+    const settled: string[] = [];
+    dispatcher = new OutboxDispatcher(store, clock, { maxAttempts: 5, baseDelayMs: 100, maxDelayMs: 1000, pollMs: 5, random: () => 1 }, (_row, outcome) => settled.push(outcome));
+    let calls = 0;
+    dispatcher.register('ping', async () => {
+      calls += 1;
+      if (calls < 3) throw new Error(`receiver down (${calls})`);
+    });
+    const row = await store.outbox.add({ id: 'o1', kind: 'ping', target: 't', payload: {}, idempotencyKey: 'ping:1' }, now);
+    dispatcher.start();
+    await until(async () => (await store.outbox.get(row.id))!.attempts === 1);
+    expect(await store.outbox.get(row.id)).toMatchObject({ status: 'pending', lastError: 'receiver down (1)', nextAttemptAt: now + 100 });
+    now += 100;
+    await until(async () => (await store.outbox.get(row.id))!.attempts === 2);
+    expect(await store.outbox.get(row.id)).toMatchObject({ nextAttemptAt: now + 200 });
+    now += 200;
+    await until(async () => (await store.outbox.get(row.id))!.status === 'delivered');
+    expect(calls).toBe(3);
+    expect(settled).toEqual(['retry', 'retry', 'delivered']);
+  });
+
+  it('outbox: gives up to the dead-letter state after maxAttempts', async () => {
+    store = await SqliteStore.open({ path: ':memory:' });
+    const settled: string[] = [];
+    dispatcher = new OutboxDispatcher(store, clock, { maxAttempts: 2, baseDelayMs: 1, maxDelayMs: 1, pollMs: 5, random: () => 0 }, (_row, outcome) => settled.push(outcome));
+    const row = await store.outbox.add({ id: 'o2', kind: 'nobody-handles-this', target: 't', payload: {}, idempotencyKey: 'x:1' }, now);
+    dispatcher.start();
+    await until(async () => (await store.outbox.get(row.id))!.attempts === 1);
+    now += 10;
+    await until(async () => (await store.outbox.get(row.id))!.status === 'dead');
+    expect(await store.outbox.get(row.id)).toMatchObject({ status: 'dead', attempts: 2, lastError: 'no outbox handler for kind "nobody-handles-this"' });
+    expect(settled).toEqual(['retry', 'dead']);
+  });
+});
