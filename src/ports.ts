@@ -110,6 +110,8 @@ export interface InputStore {
   list(filter: { sessionKey?: string; status?: InputStatus; limit?: number }): Promise<InputRecord[]>;
   /** Appends a notify input to the transcript and marks it consumed, in one transaction. */
   absorbNotify(inputId: string, now: number): Promise<boolean>;
+  /** Marks queued inputs dropped with a note saying why; returns the ids actually dropped. */
+  drop(inputIds: string[], note: string, now: number): Promise<string[]>;
 }
 
 export type TranscriptRole = 'user' | 'assistant' | 'tool' | 'note';

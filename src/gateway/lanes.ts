@@ -211,15 +211,20 @@ export class LaneScheduler {
         })
         .catch((error) => this.onError(error, sessionKey));
     }, Math.max(1000, Math.floor(this.options.leaseTtlMs / 3)));
+    let failed = false;
     const done = this.runSession(slot)
-      .catch((error) => this.onError(error, sessionKey))
+      .catch((error) => {
+        failed = true;
+        this.onError(error, sessionKey);
+      })
       .finally(async () => {
         clearInterval(renew);
         lane.release();
         await this.store.leases.release(sessionKey, this.options.owner, lease.epoch).catch((error) => this.onError(error, sessionKey));
         state.active = undefined;
         this.running.delete(done);
-        this.wake(sessionKey);
+        // After an unexpected failure, no hot retry loop: the watchdog looks again after `stallMs`.
+        if (!failed) this.wake(sessionKey);
         this.forget(sessionKey, state);
       });
     this.running.add(done);

@@ -5,6 +5,7 @@
 import type { ModelMessage } from 'ai';
 import { SwitchboardError, errorMessage } from '../core/errors.js';
 import { applyToolPolicy } from '../core/tool-policy.js';
+import { parseSessionKey } from '../core/session-key.js';
 import type { Clock, IdGenerator, InputRecord, NewOutboxRow, NewTranscriptEntry, Store } from '../ports.js';
 import type { ModelRegistry } from '../models/model-registry.js';
 import type { SwitchboardConfig } from '../config/schema.js';
@@ -49,8 +50,16 @@ export function createSessionRunner(deps: SessionRunnerDeps) {
 
   return async function runSession(slot: RunSlot): Promise<void> {
     const session = await store.sessions.get(slot.sessionKey);
-    if (!session) throw new SwitchboardError('SESSION_NOT_FOUND', `session ${slot.sessionKey} vanished before its run`);
-    const agent = deps.agents.get(session.agentId);
+    const agentId = session?.agentId ?? parseSessionKey(slot.sessionKey)?.agentId;
+    if (!session || !agentId || !deps.agents.has(agentId)) {
+      // Nothing can ever run these: say so on each input instead of retrying forever.
+      const why = !session ? `session ${slot.sessionKey} does not exist` : `agent "${agentId}" is no longer configured (agents.list)`;
+      const dropped = await store.inputs.drop(slot.inputIds, `dropped: ${why}`, clock.now());
+      for (const inputId of dropped) await store.events.append({ type: 'input.dropped', sessionKey: slot.sessionKey, payload: { inputId, note: why } }, clock.now());
+      deps.afterCommit();
+      return;
+    }
+    const agent = deps.agents.get(agentId);
     const runId = ids.next();
     const started = await store.runs.start(
       { id: runId, sessionKey: slot.sessionKey, agentId: agent.config.id, owner: deps.owner, epoch: slot.epoch, model: agent.model, inputIds: slot.inputIds },

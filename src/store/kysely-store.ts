@@ -35,7 +35,7 @@ function toSession(row: Selectable<SessionsTable>): SessionRecord {
   };
 }
 
-function toInput(row: Selectable<InputsTable>): InputRecord {
+export function toInput(row: Selectable<InputsTable>): InputRecord {
   return {
     id: row.id,
     seq: num(row.seq),
@@ -179,7 +179,7 @@ async function currentEpoch(db: Db, sessionKey: string): Promise<number | undefi
 
 export class KyselyStore implements Store {
   readonly sessions: SessionStore;
-  readonly inputs: InputStore;
+  inputs: InputStore;
   readonly transcript: TranscriptStore;
   readonly runs: RunStore;
   readonly outbox: OutboxStore;
@@ -268,7 +268,7 @@ class KyselySessionStore implements SessionStore {
   }
 }
 
-class KyselyInputStore implements InputStore {
+export class KyselyInputStore implements InputStore {
   constructor(private readonly db: Kysely<Database>) {}
 
   async enqueue(input: NewInput, now: number): Promise<{ input: InputRecord; created: boolean }> {
@@ -326,6 +326,18 @@ class KyselyInputStore implements InputStore {
     if (filter.sessionKey) query = query.where('session_key', '=', filter.sessionKey);
     if (filter.status) query = query.where('status', '=', filter.status);
     return (await query.orderBy('seq').limit(filter.limit ?? 100_000).execute()).map(toInput);
+  }
+
+  async drop(inputIds: string[], note: string, now: number): Promise<string[]> {
+    if (inputIds.length === 0) return [];
+    const rows = await this.db
+      .updateTable('inputs')
+      .set({ status: 'dropped', note, updated_at: now })
+      .where('id', 'in', inputIds)
+      .where('status', '=', 'queued')
+      .returning('id')
+      .execute();
+    return rows.map((row) => row.id);
   }
 
   async absorbNotify(inputId: string, now: number): Promise<boolean> {

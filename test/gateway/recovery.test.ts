@@ -64,3 +64,17 @@ describe('recovery on start', () => {
     expect(stalled[0].payload).toMatchObject({ sessionKey: S });
   });
 });
+
+describe('inputs nothing can run', () => {
+  it('recovery: queued inputs for an agent removed from the config are dropped with the reason, not retried forever', async () => {
+    const store = await SqliteStore.open({ path: ':memory:' });
+    await store.sessions.ensure({ key: 'agent:gone:main', agentId: 'gone' }, 1);
+    await store.inputs.enqueue({ id: 'in-9', sessionKey: 'agent:gone:main', idempotencyKey: 'k9', mode: 'followup', text: 'hello?', provenance: { kind: 'user' } }, 1);
+    gateway = await startTestGateway(config(), {}, store);
+    expect(await gateway.waitForInput('in-9', 5000)).toMatchObject({
+      status: 'dropped',
+      input: { note: 'dropped: agent "gone" is no longer configured (agents.list)' },
+    });
+    expect(await store.runs.list({})).toHaveLength(0);
+  });
+});

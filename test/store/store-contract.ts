@@ -82,6 +82,15 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
       expect((await store.inputs.get(input.id))?.status).toBe('consumed');
     });
 
+    it('inputs: drop marks only queued inputs dropped, with the reason', async () => {
+      const a = await store.inputs.enqueue(newInput(S), 1000);
+      const b = await store.inputs.enqueue(newInput(S), 1000);
+      await startRun([b.input.id]);
+      expect(await store.inputs.drop([a.input.id, b.input.id], 'agent "support" is no longer configured', 2000)).toEqual([a.input.id]);
+      expect(await store.inputs.get(a.input.id)).toMatchObject({ status: 'dropped', note: 'agent "support" is no longer configured', updatedAt: 2000 });
+      expect((await store.inputs.get(b.input.id))?.status).toBe('claimed');
+    });
+
     it('leases: the epoch grows on every acquire and fences other owners until expiry', async () => {
       const first = await store.leases.acquire(S, 'gw-1', 30_000);
       expect(first).toEqual({ epoch: 1 });

@@ -3,7 +3,10 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { Kysely, SqliteDialect, sql } from 'kysely';
-import { KyselyStore } from '../kysely-store.js';
+import type { Selectable } from 'kysely';
+import { KyselyStore, toInput } from '../kysely-store.js';
+import type { InputStore, NewInput } from '../../ports.js';
+import type { InputsTable } from '../schema.js';
 import { migrateToLatest } from '../migrations.js';
 import type { Database } from '../schema.js';
 
@@ -25,6 +28,27 @@ export class SqliteStore extends KyselyStore {
     super(db, () => sql<number>`CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER)`);
   }
 
+  /**
+   * Accepting an input is the hot path of every front, so it skips the query builder: one prepared
+   * statement, the same SQL the portable version sends.
+   */
+  private useFastEnqueue(): void {
+    const insert = this.raw.prepare(
+      `INSERT INTO inputs (id, session_key, idempotency_key, mode, status, attempts, text, provenance, run_id, note, created_at, updated_at)
+       VALUES (?, ?, ?, ?, 'queued', 0, ?, ?, NULL, NULL, ?, ?)
+       ON CONFLICT (idempotency_key) DO NOTHING RETURNING *`,
+    );
+    const existing = this.raw.prepare('SELECT * FROM inputs WHERE idempotency_key = ?');
+    const portable = this.inputs;
+    const fast = Object.create(portable) as InputStore;
+    fast.enqueue = async (input: NewInput, now: number) => {
+      const row = insert.get(input.id, input.sessionKey, input.idempotencyKey, input.mode, input.text, JSON.stringify(input.provenance), now, now);
+      if (row) return { input: toInput(row as Selectable<InputsTable>), created: true };
+      return { input: toInput(existing.get(input.idempotencyKey) as Selectable<InputsTable>), created: false };
+    };
+    this.inputs = fast;
+  }
+
   static async open(options: SqliteStoreOptions): Promise<SqliteStore> {
     if (options.path !== ':memory:') mkdirSync(dirname(options.path), { recursive: true });
     const raw = new BetterSqlite3(options.path);
@@ -34,6 +58,8 @@ export class SqliteStore extends KyselyStore {
     raw.pragma('foreign_keys = ON');
     const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: raw }) });
     await migrateToLatest(db, 'sqlite');
-    return new SqliteStore(db, raw);
+    const store = new SqliteStore(db, raw);
+    store.useFastEnqueue();
+    return store;
   }
 }

@@ -1,0 +1,151 @@
+/**
+ * `npm run bench`: the numbers in BENCHMARKS.md. Each comparison is a ratio measured in the same run,
+ * because the machines are noisy. Pass --quick for a short smoke run.
+ */
+import { spawn } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import BetterSqlite3 from 'better-sqlite3';
+import { parseConfigText } from '../src/config/load.js';
+import { Gateway } from '../src/gateway/gateway.js';
+import { SqliteStore, type SqliteSynchronous } from '../src/store/sqlite/sqlite-store.js';
+
+const quick = process.argv.includes('--quick');
+const ROOT = resolve(import.meta.dirname, '..');
+const tmp = () => mkdtempSync(join(tmpdir(), 'sb-bench-'));
+
+function percentile(values: number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+}
+const fmt = (n: number, digits = 2) => n.toFixed(digits);
+
+async function acceptThroughput(synchronous: SqliteSynchronous, count: number) {
+  // Raw: one prepared INSERT per row into the same table shape, autocommit, same pragmas.
+  const rawDb = new BetterSqlite3(join(tmp(), 'raw.db'));
+  rawDb.pragma('journal_mode = WAL');
+  rawDb.pragma(`synchronous = ${synchronous}`);
+  rawDb.exec(`CREATE TABLE inputs (seq INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT NOT NULL UNIQUE, session_key TEXT NOT NULL,
+    idempotency_key TEXT NOT NULL UNIQUE, mode TEXT NOT NULL, status TEXT NOT NULL, attempts INTEGER NOT NULL, text TEXT NOT NULL,
+    provenance TEXT NOT NULL, run_id TEXT, note TEXT, created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL)`);
+  rawDb.exec('CREATE INDEX i1 ON inputs(session_key, status, seq)');
+  rawDb.exec('CREATE INDEX i2 ON inputs(status, created_at)');
+  rawDb.exec('CREATE INDEX i3 ON inputs(run_id)');
+  const insert = rawDb.prepare(
+    `INSERT INTO inputs (id, session_key, idempotency_key, mode, status, attempts, text, provenance, created_at, updated_at) VALUES (?, ?, ?, 'followup', 'queued', 0, ?, ?, ?, ?)`,
+  );
+  let start = performance.now();
+  for (let i = 0; i < count; i += 1) insert.run(`raw-${i}`, 'agent:a:main', `k-${i}`, 'hello', '{"kind":"user"}', Date.now(), Date.now());
+  const rawPerSec = count / ((performance.now() - start) / 1000);
+  rawDb.close();
+
+  const store = await SqliteStore.open({ path: join(tmp(), 'store.db'), synchronous });
+  await store.sessions.ensure({ key: 'agent:a:main', agentId: 'a' }, Date.now());
+  start = performance.now();
+  for (let i = 0; i < count; i += 1) {
+    await store.inputs.enqueue({ id: `in-${i}`, sessionKey: 'agent:a:main', idempotencyKey: `k-${i}`, mode: 'followup', text: 'hello', provenance: { kind: 'user' } }, Date.now());
+  }
+  const storePerSec = count / ((performance.now() - start) / 1000);
+  await store.close();
+  return { rawPerSec, storePerSec, ratio: storePerSec / rawPerSec };
+}
+
+const benchConfig = `{
+  agents: { list: [{ id: "echo", model: "scripted/echo" }] },
+  models: { providers: { scripted: { type: "scripted", models: { echo: { rules: [{ reply: "ok: {{input}}" }] } } } } },
+}`;
+
+async function roundTrips(count: number, parallelSessions: number) {
+  const { config } = parseConfigText(benchConfig.replace('agents:', `lanes: { main: { maxConcurrent: ${Math.max(4, parallelSessions)} } }, agents:`), '/bench.json5', {});
+  const store = await SqliteStore.open({ path: join(tmp(), 'rt.db'), synchronous: 'FULL' });
+  const gateway = await Gateway.start({ config, store, gatewayId: 'bench' });
+  // Warm up the code paths once.
+  await gateway.waitForInput((await gateway.send({ target: 'echo', message: 'warm' })).input.id, 10_000);
+
+  const latencies: number[] = [];
+  for (let i = 0; i < count; i += 1) {
+    const start = performance.now();
+    const sent = await gateway.send({ target: 'echo', message: `m${i}` });
+    await gateway.waitForInput(sent.input.id, 10_000);
+    latencies.push(performance.now() - start);
+  }
+  const lastRun = (await gateway.listRuns({ limit: 1 }))[0];
+
+  const perSession = Math.max(1, Math.floor((count * 2) / parallelSessions));
+  const start = performance.now();
+  await Promise.all(
+    Array.from({ length: parallelSessions }, async (_, s) => {
+      for (let i = 0; i < perSession; i += 1) {
+        const sent = await gateway.send({ target: `agent:echo:bench:direct:peer-${s}`, message: `p${i}` });
+        await gateway.waitForInput(sent.input.id, 60_000);
+      }
+    }),
+  );
+  const parallelPerSec = (parallelSessions * perSession) / ((performance.now() - start) / 1000);
+  await gateway.stop();
+  await store.close();
+  return { p50: percentile(latencies, 50), p99: percentile(latencies, 99), parallelPerSec, preambleChars: lastRun.preambleChars, promptChars: lastRun.promptChars };
+}
+
+/** The AI SDK's own streamText cost for one call of the same scripted model: the floor under any run. */
+async function sdkFloor(count: number): Promise<number> {
+  const { streamText } = await import('ai');
+  const { ScriptedLanguageModel } = await import('../src/models/scripted-model.js');
+  const model = new ScriptedLanguageModel('echo', { rules: [{ match: '.*', reply: 'ok' }] });
+  const times: number[] = [];
+  for (let i = 0; i < count; i += 1) {
+    const start = performance.now();
+    const result = streamText({ model, prompt: 'hi' });
+    for await (const _part of result.fullStream);
+    times.push(performance.now() - start);
+  }
+  return percentile(times, 50);
+}
+
+async function coldStart(): Promise<{ processMs: number; gatewayMs: number }> {
+  const dir = tmp();
+  const configPath = join(dir, 'switchboard.json5');
+  const { writeFileSync } = await import('node:fs');
+  writeFileSync(configPath, benchConfig);
+  const start = performance.now();
+  const child = spawn(process.execPath, [join(ROOT, 'bin/switchboard.js'), '--json', '--config', configPath, 'gateway', '--port', '0'], { stdio: ['ignore', 'pipe', 'inherit'] });
+  let out = '';
+  const ready = await new Promise<{ readyMs: number }>((resolvePromise) => {
+    child.stdout!.on('data', (chunk) => {
+      out += chunk;
+      try {
+        resolvePromise(JSON.parse(out));
+      } catch {
+        // wait for the rest
+      }
+    });
+  });
+  const processMs = performance.now() - start;
+  child.kill('SIGTERM');
+  await new Promise((r) => child.once('exit', r));
+  return { processMs, gatewayMs: ready.readyMs };
+}
+
+async function main() {
+  const accepts = quick ? 500 : 5000;
+  const trips = quick ? 100 : 1000;
+  const lines: string[] = [`Switchboard benchmarks (${new Date().toISOString()}, node ${process.version}${quick ? ', --quick' : ''})`, ''];
+
+  for (const sync of ['NORMAL', 'FULL'] as const) {
+    const n = sync === 'FULL' ? Math.floor(accepts / 5) : accepts;
+    const r = await acceptThroughput(sync, n);
+    lines.push(`durable accepts, synchronous=${sync}: ${fmt(r.storePerSec, 0)}/s via the store, ${fmt(r.rawPerSec, 0)}/s raw single-row inserts; ratio ${fmt(r.ratio)} (target >= 0.5)`);
+  }
+  const rt = await roundTrips(trips, 100);
+  const floor = await sdkFloor(trips);
+  lines.push(`send-and-wait in process (scripted zero-latency model): p50 ${fmt(rt.p50)} ms, p99 ${fmt(rt.p99)} ms`);
+  lines.push(`  of which the AI SDK's streamText alone (p50 of a bare call): ${fmt(floor)} ms; the gateway's own share at p50: ${fmt(rt.p50 - floor)} ms (target <= 1 ms)`);
+  lines.push(`send-and-wait with 100 sessions in parallel: ${fmt(rt.parallelPerSec, 0)} messages/s`);
+  const cold = await coldStart();
+  lines.push(`cold start to ready: ${fmt(cold.gatewayMs, 0)} ms inside the gateway (store open, migrations, recovery, API listening); ${fmt(cold.processMs, 0)} ms from spawning the process (target <= 1000 ms)`);
+  lines.push(`framework prompt per run: ${rt.preambleChars} characters (target <= 2000); whole prompt of a one-message run: ${rt.promptChars} characters`);
+  process.stdout.write(`${lines.join('\n')}\n`);
+}
+
+await main();
