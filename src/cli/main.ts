@@ -5,7 +5,6 @@ import { Command, Option } from 'commander';
 import { loadConfigFile, resolveConfigPath } from '../config/load.js';
 import { SwitchboardError, errorMessage } from '../core/errors.js';
 import { QUEUE_MODES } from '../core/queue-mode.js';
-import { serveGateway } from '../gateway/serve.js';
 import { DataDir } from '../gateway/data-dir.js';
 import type { InputRecord, RunRecord, SessionRecord, TranscriptEntry } from '../ports.js';
 import { ControlClient, resolveClientTarget } from './client.js';
@@ -40,6 +39,8 @@ program
   .description('start the gateway in the foreground (Ctrl-C stops it)')
   .option('-p, --port <port>', 'listen on this port instead of gateway.port (0 = any free port)', (value) => Number(value))
   .action(async (options: { port?: number }) => {
+    // Loaded here so the other commands do not pay for the model SDKs at start-up.
+    const { serveGateway } = await import('../gateway/serve.js');
     const running = await serveGateway({ configPath: configPath(), port: options.port });
     const { gateway } = running;
     const recovered = gateway.lastRecovery;
