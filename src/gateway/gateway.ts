@@ -34,8 +34,8 @@ export interface GatewayDeps {
 }
 
 export interface SendRequest {
-  /** An agent id, or a session key. */
-  target: string;
+  /** An agent id, or a session key. Without one, the bindings route the inbound channel to an agent. */
+  target?: string;
   message: string;
   mode?: QueueMode;
   idempotencyKey?: string;
@@ -192,7 +192,7 @@ export class Gateway {
       });
     }
     const inbound = request.inbound ?? { channel: 'api' };
-    const { sessionKey, agent } = this.agents.resolveTarget(request.target, inbound);
+    const { sessionKey, agent } = this.agents.resolveTarget(request.target ?? this.agents.bind(inbound).config.id, inbound);
     const parsed = parseSessionKey(sessionKey)!;
     let session = await this.store.sessions.get(sessionKey);
     if (!session) {

@@ -16,7 +16,7 @@ import type { EventRecord } from '../ports.js';
 const MAX_BODY_BYTES = 1024 * 1024;
 
 const sendBody = z.strictObject({
-  target: z.string().min(1),
+  target: z.string().min(1).optional(),
   message: z.string(),
   mode: z.enum(QUEUE_MODES).optional(),
   idempotencyKey: z.string().min(1).max(512).optional(),
@@ -24,6 +24,7 @@ const sendBody = z.strictObject({
   timeoutSeconds: z.number().positive().optional(),
   channel: z.string().min(1).max(64).optional(),
   peer: z.string().min(1).max(256).optional(),
+  account: z.string().min(1).max(256).optional(),
 });
 
 type Handler = (request: IncomingMessage, url: URL, params: string[]) => Promise<unknown>;
@@ -114,7 +115,7 @@ export class ControlApi {
         message: body.message,
         mode: body.mode,
         idempotencyKey: body.idempotencyKey,
-        inbound: { channel: body.channel ?? 'api', ...(body.peer ? { peer: body.peer } : {}) },
+        inbound: { channel: body.channel ?? 'api', ...(body.peer ? { peer: body.peer } : {}), ...(body.account ? { account: body.account } : {}) },
       });
       const accepted = { status: 'accepted', inputId: sent.input.id, sessionKey: sent.sessionKey, created: sent.created, mode: sent.input.mode };
       if (!body.wait) return accepted;

@@ -94,3 +94,34 @@ describe('gateway runs', () => {
     expect(await gateway.listRuns({ sessionKey: 'agent:echo:main' })).toHaveLength(1);
   });
 });
+
+describe('routing and cancellation', () => {
+  it('bindings: a message without a target goes to the most specific binding of its channel, else the default agent', async () => {
+    gateway = await startTestGateway(
+      config.replace('agents: {', `bindings: [{ agentId: "clock", match: { channel: "slack" } }, { agentId: "echo", match: { channel: "slack", peer: "U1" } }], agents: {`),
+    );
+    const byPeer = await gateway.send({ message: 'hi', inbound: { channel: 'slack', peer: 'U1' } });
+    const byChannel = await gateway.send({ message: 'hi', inbound: { channel: 'slack', peer: 'U2' } });
+    const unbound = await gateway.send({ message: 'hi', inbound: { channel: 'email' } });
+    expect([byPeer.sessionKey, byChannel.sessionKey, unbound.sessionKey]).toEqual([
+      'agent:echo:slack:direct:U1',
+      'agent:clock:slack:direct:U2',
+      'agent:echo:main',
+    ]);
+    expect((await gateway.getSession('agent:echo:slack:direct:U1')).route).toEqual({ channel: 'slack', peer: 'U1' });
+  });
+
+  it('cancel: cancelling an active run records it cancelled and the lane moves on', async () => {
+    gateway = await startTestGateway(config.replace('timeoutSeconds: 1', 'timeoutSeconds: 30'));
+    const sent = await gateway.send({ target: 'slow', message: 'take your time' });
+    let runId: string | null = null;
+    for (let i = 0; i < 200 && !runId; i += 1) {
+      runId = gateway.status().activeRuns[0]?.runId ?? null;
+      if (!runId) await new Promise((r) => setTimeout(r, 5));
+    }
+    expect(await gateway.cancelRun(runId!)).toBe(true);
+    expect(await gateway.waitForInput(sent.input.id, 5000)).toMatchObject({ status: 'completed', run: { status: 'cancelled', errorMessage: 'run was cancelled' } });
+    expect(await gateway.cancelRun(runId!)).toBe(false);
+    await expect(gateway.cancelRun('no-such-run')).rejects.toMatchObject({ code: 'RUN_NOT_FOUND' });
+  });
+});

@@ -11,12 +11,15 @@ export interface RecordedRequest {
 export type FakeReply =
   | { text: string }
   | { toolCall: { name: string; args: Record<string, unknown> } }
-  | { status: number; error: string };
+  | { status: number; error: string }
+  /** Accept the request and never answer. */
+  | { hang: true };
 
 export class FakeProviderServer {
   readonly requests: RecordedRequest[] = [];
   private readonly server: Server;
   private replies: FakeReply[] = [];
+  private readonly hanging = new Set<import('node:http').ServerResponse>();
   url = '';
 
   constructor() {
@@ -26,6 +29,10 @@ export class FakeProviderServer {
       const body = JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}');
       this.requests.push({ path: request.url ?? '', headers: request.headers, body });
       const reply = this.replies.shift() ?? { text: 'default reply' };
+      if ('hang' in reply) {
+        this.hanging.add(response);
+        return;
+      }
       if ('status' in reply) {
         response.writeHead(reply.status, { 'content-type': 'application/json' });
         response.end(JSON.stringify(request.url?.endsWith('/messages') ? { type: 'error', error: { type: 'overloaded_error', message: reply.error } } : { error: { message: reply.error, type: 'server_error', code: null } }));
@@ -50,11 +57,12 @@ export class FakeProviderServer {
   }
 
   async close(): Promise<void> {
+    for (const response of this.hanging) response.destroy();
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
   }
 }
 
-function openAiEvents(reply: FakeReply, model: string): string[] {
+function openAiEvents(reply: Exclude<FakeReply, { hang: true }>, model: string): string[] {
   const chunk = (delta: object, finish: string | null, extra: object = {}) =>
     `data: ${JSON.stringify({ id: 'chatcmpl-1', object: 'chat.completion.chunk', created: 1_700_000_000, model, choices: [{ index: 0, delta, finish_reason: finish }], ...extra })}\n\n`;
   const usage = { usage: { prompt_tokens: 21, completion_tokens: 7, total_tokens: 28 } };
@@ -73,7 +81,7 @@ function openAiEvents(reply: FakeReply, model: string): string[] {
   return [];
 }
 
-function anthropicEvents(reply: FakeReply): string[] {
+function anthropicEvents(reply: Exclude<FakeReply, { hang: true }>): string[] {
   const event = (type: string, data: object) => `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`;
   const start = event('message_start', {
     message: { id: 'msg_1', type: 'message', role: 'assistant', model: 'claude-test', content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 21, output_tokens: 1 } },

@@ -90,4 +90,11 @@ describe.each(providers)('real provider over its wire format: $name', (p) => {
     expect(result.run.errorMessage).toBe(`model "x" is not loaded (HTTP 400 from ${server.url}${p.path})`);
     expect((await gateway.history('agent:bot:main'))[0]).toMatchObject({ role: 'user', content: 'anyone?' });
   });
+
+  it('provider: a provider that never answers is cut off by the run timeout and recorded timed_out', async () => {
+    gateway = await startTestGateway(configFor(p.provider(server.url), p.model).replace('identity', 'timeoutSeconds: 1, identity'), env);
+    server.reply({ hang: true });
+    const result = await ask('hello?');
+    expect(result).toMatchObject({ status: 'completed', run: { status: 'timed_out', errorCode: 'TIMED_OUT' } });
+  });
 });
