@@ -217,7 +217,8 @@ export interface RunStore {
   claimMore(runId: string, sessionKey: string, epoch: number, inputIds: string[], now: number): Promise<string[]>;
   /**
    * A run commits atomically: transcript, inputs consumed, outcome, outbox rows and events in one
-   * transaction, guarded by the lease epoch. Throws LEASE_LOST (writing nothing) if the epoch moved.
+   * transaction, guarded by the lease epoch, and releases the lease. Throws LEASE_LOST (writing
+   * nothing) if the epoch moved.
    */
   commit(commit: RunCommit, now: number): Promise<void>;
   get(id: string): Promise<RunRecord | undefined>;

@@ -93,10 +93,6 @@ export class Gateway {
       this.log(outcome === 'dead' ? 'error' : 'warn', `outbox ${row.kind} ${outcome}`, { id: row.id, error });
       if (outcome === 'dead') void this.journalEvent({ type: 'outbox.dead', sessionKey: row.target, payload: { id: row.id, kind: row.kind, error } });
     });
-    this.outbox.register('channel.reply', async (row) => {
-      // The CLI and HTTP channels read replies from the journal; the idempotency key lets readers dedupe.
-      await this.journalEvent({ type: 'session.reply', sessionKey: row.target, payload: { ...(row.payload as object), idempotencyKey: row.idempotencyKey } });
-    });
     const runSession = createSessionRunner({
       config: deps.config,
       store: this.store,

@@ -481,6 +481,8 @@ class KyselyRunStore implements RunStore {
         .where('id', '=', commit.runId)
         .execute();
       await trx.updateTable('sessions').set({ state: 'idle', updated_at: now }).where('key', '=', commit.sessionKey).execute();
+      // The run is over: its lease goes with the commit, saving the scheduler a write of its own.
+      await trx.deleteFrom('session_lease').where('session_key', '=', commit.sessionKey).where('epoch', '=', commit.epoch).execute();
       for (const row of commit.outbox) await insertOutbox(trx, row, now);
       for (const event of commit.events) await appendEvent(trx, event, now);
     });

@@ -139,6 +139,7 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
       const events = await store.events.list({ runId });
       expect(events.map((e) => e.type)).toEqual(['run.started', 'run.completed']);
       expect(await store.sessions.get(S)).toMatchObject({ state: 'idle' });
+      expect(await store.leases.get(S)).toBeUndefined();
     });
 
     it('runs: start refuses a stale epoch or an input that is no longer queued', async () => {

@@ -56,10 +56,31 @@ export class SqliteStore extends KyselyStore {
     raw.pragma(`synchronous = ${options.synchronous ?? 'FULL'}`);
     raw.pragma('busy_timeout = 5000');
     raw.pragma('foreign_keys = ON');
-    const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: raw }) });
+    const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(raw) }) });
     await migrateToLatest(db, 'sqlite');
     const store = new SqliteStore(db, raw);
     store.useFastEnqueue();
     return store;
   }
+}
+
+/**
+ * Kysely prepares every query anew; preparing costs more than running most of ours. The query builder
+ * produces a small, fixed set of SQL texts, so their statements are kept (bounded, oldest out first).
+ * Safe because the driver runs each statement to completion synchronously.
+ */
+function withStatementCache(raw: BetterSqlite3.Database, limit = 500) {
+  const cache = new Map<string, BetterSqlite3.Statement>();
+  return {
+    close: () => raw.close(),
+    prepare(text: string) {
+      let statement = cache.get(text);
+      if (!statement) {
+        statement = raw.prepare(text);
+        if (cache.size >= limit) cache.delete(cache.keys().next().value!);
+        cache.set(text, statement);
+      }
+      return statement;
+    },
+  };
 }
