@@ -6,7 +6,7 @@ import type { ModelMessage } from 'ai';
 import { SwitchboardError, errorMessage } from '../core/errors.js';
 import { applyToolPolicy } from '../core/tool-policy.js';
 import { parseSessionKey } from '../core/session-key.js';
-import type { Clock, IdGenerator, InputRecord, NewOutboxRow, NewTranscriptEntry, Store } from '../ports.js';
+import type { Clock, IdGenerator, InputRecord, NewEvent, NewTranscriptEntry, Store } from '../ports.js';
 import type { ModelRegistry } from '../models/model-registry.js';
 import type { SwitchboardConfig } from '../config/schema.js';
 import type { GatewayTool } from '../tools/types.js';
@@ -125,15 +125,18 @@ export function createSessionRunner(deps: SessionRunnerDeps) {
       transcript.push({ role: 'note', content: `run ${executed.status}: ${executed.error.message}`, provenance: null, inputId: null, runId });
     }
     const consumed = [...inputs, ...steered].map((input) => input.id);
-    const outbox: NewOutboxRow[] = [];
+    const events: NewEvent[] = [
+      {
+        type: 'run.completed',
+        sessionKey: slot.sessionKey,
+        runId,
+        payload: { status: executed.status, inputIds: consumed, finalText: executed.finalText, error: executed.error ?? null, usage: executed.usage },
+      },
+    ];
+    // The CLI and control-API channels read replies from the journal, so the reply is written with the
+    // commit itself. Channels with an external delivery (issues to come) go through the outbox.
     if (executed.status === 'succeeded' && executed.finalText && session.route) {
-      outbox.push({
-        id: ids.next(),
-        kind: 'channel.reply',
-        target: slot.sessionKey,
-        payload: { route: session.route, text: executed.finalText, runId },
-        idempotencyKey: `reply:${runId}`,
-      });
+      events.push({ type: 'session.reply', sessionKey: slot.sessionKey, runId, payload: { route: session.route, text: executed.finalText, runId, idempotencyKey: `reply:${runId}` } });
     }
     try {
       await store.runs.commit(
@@ -152,15 +155,8 @@ export function createSessionRunner(deps: SessionRunnerDeps) {
           },
           transcript,
           consumedInputIds: consumed,
-          outbox,
-          events: [
-            {
-              type: 'run.completed',
-              sessionKey: slot.sessionKey,
-              runId,
-              payload: { status: executed.status, inputIds: consumed, finalText: executed.finalText, error: executed.error ?? null, usage: executed.usage },
-            },
-          ],
+          outbox: [],
+          events,
         },
         clock.now(),
       );
