@@ -125,3 +125,23 @@ describe('routing and cancellation', () => {
     await expect(gateway.cancelRun('no-such-run')).rejects.toMatchObject({ code: 'RUN_NOT_FOUND' });
   });
 });
+
+describe('streaming', () => {
+  it('run: streamed text deltas are published live and add up to the final reply', async () => {
+    gateway = await startTestGateway(config.replace('echo: { rules', 'echo: { chunkChars: 4, rules'));
+    const deltas: string[] = [];
+    gateway.subscribe((event) => {
+      if (event.type === 'delta' && event.sessionKey === 'agent:echo:main') deltas.push(event.text);
+    });
+    const { result } = await sendAndWait('echo', 'say a fairly long sentence');
+    expect(result).toMatchObject({ reply: 'you said a fairly long sentence' });
+    expect(deltas.length).toBe(Math.ceil('you said a fairly long sentence'.length / 4));
+    expect(deltas.join('')).toBe('you said a fairly long sentence');
+  });
+
+  it('scripted: with no matching rule the model says so instead of failing', async () => {
+    gateway = await startTestGateway(config.replace('{ reply: "echo: {{input}}" }', '{ match: "^never$", reply: "x" }'));
+    const { result } = await sendAndWait('echo', 'something else');
+    expect(result).toMatchObject({ reply: '[scripted model echo: no rule matches "something else"]' });
+  });
+});

@@ -219,6 +219,17 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
       expect(await store.outbox.get(other.id)).toMatchObject({ status: 'delivered', deliveredAt: 1500, attempts: 1 });
     });
 
+    it('transcript: append keeps order and content; list can take the last n', async () => {
+      await store.transcript.append(S, [
+        { role: 'note', content: 'gateway note', provenance: null, inputId: null, runId: null },
+        { role: 'assistant', content: [{ type: 'text', text: 'x' }], provenance: null, inputId: null, runId: 'r1' },
+      ], 1500);
+      const all = await store.transcript.list(S);
+      expect(all.map((e) => [e.role, e.content, e.createdAt])).toEqual([['note', 'gateway note', 1500], ['assistant', [{ type: 'text', text: 'x' }], 1500]]);
+      expect(await store.transcript.list('agent:nobody:main')).toEqual([]);
+      expect((await store.outbox.list()).length).toBe(0);
+    });
+
     it('events: append-only journal read after a sequence number and by session', async () => {
       const e1 = await store.events.append({ type: 'a', sessionKey: S, payload: { x: 1 } }, 1000);
       const e2 = await store.events.append({ type: 'b', sessionKey: 'agent:other:main' }, 1001);
