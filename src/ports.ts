@@ -286,6 +286,8 @@ export interface EventRecord {
 export interface EventJournal {
   append(event: NewEvent, now: number): Promise<EventRecord>;
   list(filter?: { afterSeq?: number; sessionKey?: string; runId?: string; limit?: number }): Promise<EventRecord[]>;
+  /** The sequence number of the newest event, 0 when the journal is empty. */
+  latestSeq(): Promise<number>;
 }
 
 export interface Store {

@@ -14,11 +14,7 @@ export class JournalTail {
 
   /** Start after what is already in the journal. */
   async init(): Promise<void> {
-    let page = await this.store.events.list({ afterSeq: this.lastSeq, limit: 10_000 });
-    while (page.length > 0) {
-      this.lastSeq = page[page.length - 1].seq;
-      page = await this.store.events.list({ afterSeq: this.lastSeq, limit: 10_000 });
-    }
+    this.lastSeq = await this.store.events.latestSeq();
   }
 
   /** Read and publish what was appended since the last call. */

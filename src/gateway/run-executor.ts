@@ -29,7 +29,6 @@ export interface ExecutedRun {
   finalText: string | null;
   /** What the run adds to the transcript, in order: assistant and tool messages, and steered inputs. */
   messages: ModelMessage[];
-  /** How many steered user messages are in `messages`, in order of appearance. */
   usage: RunUsage;
   promptChars: number;
   error?: { code: string; message: string };

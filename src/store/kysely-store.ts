@@ -646,6 +646,11 @@ class KyselyEventJournal implements EventJournal {
     return appendEvent(this.db, event, now);
   }
 
+  async latestSeq(): Promise<number> {
+    const row = await this.db.selectFrom('events').select((eb) => eb.fn.max('seq').as('seq')).executeTakeFirst();
+    return num((row?.seq as number | null) ?? 0);
+  }
+
   async list(filter: { afterSeq?: number; sessionKey?: string; runId?: string; limit?: number } = {}): Promise<EventRecord[]> {
     let query = this.db.selectFrom('events').selectAll();
     if (filter.afterSeq !== undefined) query = query.where('seq', '>', filter.afterSeq);
