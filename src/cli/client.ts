@@ -38,8 +38,12 @@ export class ControlClient {
         headers: { authorization: `Bearer ${this.target.token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
         body: body === undefined ? undefined : JSON.stringify(body),
       });
-    } catch {
-      throw new SwitchboardError('GATEWAY_UNREACHABLE', `cannot reach the gateway at ${this.target.url} (start it with "npm start" or "switchboard gateway")`);
+    } catch (error) {
+      // A refused connection sent nothing; any other failure may have lost the answer to a request that arrived.
+      const refused = (error as { cause?: { code?: string } }).cause?.code === 'ECONNREFUSED';
+      throw new SwitchboardError('GATEWAY_UNREACHABLE', `cannot reach the gateway at ${this.target.url} (start it with "npm start" or "switchboard gateway")`, {
+        maybeDelivered: !refused,
+      });
     }
     const text = await response.text();
     let parsed: unknown;

@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 /** The `switchboard` command. Every command takes --json; errors print one line and exit non-zero. */
+import { randomUUID } from 'node:crypto';
 import { createInterface } from 'node:readline/promises';
 import { Command, Option } from 'commander';
 import { loadConfigFile, resolveConfigPath } from '../config/load.js';
@@ -249,15 +250,24 @@ program
   .option('-t, --timeout <seconds>', 'how long --wait waits', (value) => Number(value))
   .option('--idempotency-key <key>', 'send the same key again and the message is accepted once')
   .action(async (target: string, message: string, options: { wait?: boolean; mode?: string; timeout?: number; idempotencyKey?: string }) => {
-    const result = await client().request<SendResponse>('POST', '/v1/send', {
-      target,
-      message,
-      channel: 'cli',
-      ...(options.mode ? { mode: options.mode } : {}),
-      ...(options.idempotencyKey ? { idempotencyKey: options.idempotencyKey } : {}),
-      ...(options.wait ? { wait: true } : {}),
-      ...(options.timeout ? { timeoutSeconds: options.timeout } : {}),
-    });
+    // Every send carries a key, so that sending again after a lost connection cannot duplicate it.
+    const idempotencyKey = options.idempotencyKey ?? `cli:${randomUUID()}`;
+    const result = await client()
+      .request<SendResponse>('POST', '/v1/send', {
+        target,
+        message,
+        channel: 'cli',
+        idempotencyKey,
+        ...(options.mode ? { mode: options.mode } : {}),
+        ...(options.wait ? { wait: true } : {}),
+        ...(options.timeout ? { timeoutSeconds: options.timeout } : {}),
+      })
+      .catch((error: unknown) => {
+        if (SwitchboardError.isInstance(error) && error.code === 'GATEWAY_UNREACHABLE' && error.details?.maybeDelivered && !options.idempotencyKey) {
+          throw new SwitchboardError(error.code, `${error.message}; if it was accepted before the connection failed, send again with --idempotency-key ${idempotencyKey} to avoid a duplicate`);
+        }
+        throw error;
+      });
     print(result, () => describeSend(result));
     if (result.status === 'timeout' || result.status === 'dropped' || (result.status === 'ok' && result.runStatus !== 'succeeded')) process.exitCode = 1;
   });

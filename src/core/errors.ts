@@ -22,6 +22,7 @@ export const ERROR_SPECS = {
   MODEL_PROVIDER_ERROR: { http: 502 },
   GATEWAY_UNREACHABLE: { http: 503 },
   GATEWAY_STOPPING: { http: 503 },
+  GATEWAY_LOCKED: { http: 409 },
   INTERNAL: { http: 500 },
 } as const satisfies Record<string, { http: number }>;
 

@@ -1,7 +1,17 @@
 /** Files the gateway keeps in its data directory, besides the database. */
 import { randomBytes, randomUUID } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { SwitchboardError } from '../core/errors.js';
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
 
 export interface RuntimeInfo {
   url: string;
@@ -36,6 +46,33 @@ export class DataDir {
   /** Stable identity of the gateway that owns this directory; leases and runs are recorded under it. */
   gatewayId(): string {
     return this.readOrCreate('gateway-id', () => `gw-${randomUUID()}`);
+  }
+
+  /**
+   * One gateway per data directory: two would share a gateway id, and each would take the other's
+   * active runs for its own crashed ones. A lock left by a process that no longer exists is taken over.
+   * Returns the release function.
+   */
+  lock(): () => void {
+    const path = join(this.path, 'gateway.lock');
+    for (let attempt = 0; attempt < 2; attempt += 1) {
+      try {
+        writeFileSync(path, `${process.pid}\n`, { flag: 'wx', mode: 0o600 });
+        return () => {
+          if (this.read('gateway.lock') === String(process.pid)) rmSync(path, { force: true });
+        };
+      } catch {
+        const holder = Number(this.read('gateway.lock'));
+        if (Number.isInteger(holder) && holder > 0 && holder !== process.pid && isAlive(holder)) {
+          throw new SwitchboardError(
+            'GATEWAY_LOCKED',
+            `another gateway (pid ${holder}) is already using the data directory ${this.path}; stop it, or give this one its own gateway.dataDir`,
+          );
+        }
+        rmSync(path, { force: true });
+      }
+    }
+    throw new SwitchboardError('GATEWAY_LOCKED', `could not take the lock ${path}`);
   }
 
   writeRuntime(info: RuntimeInfo): void {

@@ -28,6 +28,7 @@ export async function serveGateway(options: ServeOptions): Promise<RunningGatewa
   const { config, dataDir: dataPath, path: configPath } = loadConfigFile(options.configPath);
   const logger = pino({ level: options.logLevel ?? process.env.SWITCHBOARD_LOG_LEVEL ?? 'info', base: undefined }, pino.destination(2));
   const dataDir = new DataDir(dataPath).ensure();
+  const unlock = dataDir.lock();
   const store = await SqliteStore.open({ path: config.store.sqlite.path ?? dataDir.databasePath, synchronous: config.store.sqlite.synchronous });
   const gatewayId = dataDir.gatewayId();
   const gateway = await Gateway.start({
@@ -44,6 +45,7 @@ export async function serveGateway(options: ServeOptions): Promise<RunningGatewa
   } catch (error) {
     await gateway.stop();
     await store.close();
+    unlock();
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'EADDRINUSE') {
       throw new Error(`port ${options.port ?? config.gateway.port} on ${config.gateway.host} is already in use (is another gateway running? set gateway.port or pass --port)`);
@@ -63,6 +65,7 @@ export async function serveGateway(options: ServeOptions): Promise<RunningGatewa
         await api.close();
         await gateway.stop();
         await store.close();
+        unlock();
       })();
       return stopping;
     },

@@ -69,6 +69,14 @@ describe('switchboard CLI against a running gateway', () => {
     expect(result.stderr).toBe(`switchboard: invalid config ${bad.configPath}:\n  agents.list[0].id: expected a string of 1-64 characters [a-z0-9_-], got ""\n`);
   });
 
+  it('cli: a second gateway on the same data directory refuses to start', async () => {
+    const second = await run(process.execPath, [BIN, '--config', configPath, 'gateway', '--port', '0'], { cwd: ROOT }).catch((e) => e);
+    expect(second.code).toBe(1);
+    expect(second.stderr).toMatch(
+      new RegExp(`^switchboard: another gateway \\(pid ${gw.child.pid}\\) is already using the data directory .*\\.switchboard; stop it, or give this one its own gateway\\.dataDir\\n$`),
+    );
+  });
+
   it('cli: agents list reads the config without a gateway', async () => {
     const listed = await cli('agents', 'list');
     expect(listed.stdout.split('\n')[0]).toMatch(/^ID\s+NAME\s+MODEL\s+BINDINGS$/);
