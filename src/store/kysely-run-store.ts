@@ -1,0 +1,174 @@
+/** The run store: starting runs, steering, the atomic commit, and crash recovery. */
+import type { Kysely } from 'kysely';
+import { SwitchboardError } from '../core/errors.js';
+import type { RunStatus } from '../core/run-status.js';
+import type { NewRun, RecoveryReport, RunCommit, RunRecord, RunStore } from '../ports.js';
+import { num, toRun } from './kysely-rows.js';
+import { appendEvent, appendTranscript, currentEpoch, insertOutbox } from './kysely-writes.js';
+import type { Database } from './schema.js';
+
+export class KyselyRunStore implements RunStore {
+  constructor(private readonly db: Kysely<Database>) {}
+
+  async start(run: NewRun, now: number): Promise<boolean> {
+    return this.db.transaction().execute(async (trx) => {
+      if ((await currentEpoch(trx, run.sessionKey)) !== run.epoch) return false;
+      const claimed = await trx
+        .updateTable('inputs')
+        .set((eb) => ({ status: 'claimed', run_id: run.id, attempts: eb('attempts', '+', 1), updated_at: now }))
+        .where('id', 'in', run.inputIds)
+        .where('status', '=', 'queued')
+        .returning('id')
+        .execute();
+      if (claimed.length !== run.inputIds.length) {
+        // Someone else took an input first; undo by throwing inside the transaction.
+        throw new StartConflict();
+      }
+      await trx
+        .insertInto('runs')
+        .values({
+          id: run.id,
+          session_key: run.sessionKey,
+          agent_id: run.agentId,
+          status: 'running',
+          owner: run.owner,
+          epoch: run.epoch,
+          model: run.model,
+          started_at: now,
+          ended_at: null,
+          input_tokens: 0,
+          output_tokens: 0,
+          model_calls: 0,
+          steps: 0,
+          preamble_chars: 0,
+          prompt_chars: 0,
+          final_text: null,
+          error_code: null,
+          error_message: null,
+        })
+        .execute();
+      await trx.updateTable('sessions').set({ state: 'running', updated_at: now, last_run_at: now }).where('key', '=', run.sessionKey).execute();
+      await appendEvent(trx, { type: 'run.started', sessionKey: run.sessionKey, runId: run.id, payload: { inputIds: run.inputIds, model: run.model } }, now);
+      return true;
+    }).catch((error: unknown) => {
+      if (error instanceof StartConflict) return false;
+      throw error;
+    });
+  }
+
+  async claimMore(runId: string, sessionKey: string, epoch: number, inputIds: string[], now: number): Promise<string[]> {
+    if (inputIds.length === 0) return [];
+    return this.db.transaction().execute(async (trx) => {
+      if ((await currentEpoch(trx, sessionKey)) !== epoch) return [];
+      const rows = await trx
+        .updateTable('inputs')
+        .set((eb) => ({ status: 'claimed', run_id: runId, attempts: eb('attempts', '+', 1), updated_at: now }))
+        .where('id', 'in', inputIds)
+        .where('session_key', '=', sessionKey)
+        .where('status', '=', 'queued')
+        .returning('id')
+        .execute();
+      return rows.map((row) => row.id);
+    });
+  }
+
+  async commit(commit: RunCommit, now: number): Promise<void> {
+    await this.db.transaction().execute(async (trx) => {
+      const epoch = await currentEpoch(trx, commit.sessionKey);
+      const run = await trx.selectFrom('runs').select(['status', 'epoch']).where('id', '=', commit.runId).executeTakeFirst();
+      if (epoch !== commit.epoch || !run || run.status !== 'running' || num(run.epoch) !== commit.epoch) {
+        throw new SwitchboardError(
+          'LEASE_LOST',
+          `run ${commit.runId} lost its lease on ${commit.sessionKey} (epoch ${commit.epoch}, now ${epoch ?? 'none'}); its results were not committed`,
+        );
+      }
+      const { outcome } = commit;
+      await appendTranscript(trx, commit.sessionKey, commit.transcript, now);
+      if (commit.consumedInputIds.length > 0) {
+        await trx
+          .updateTable('inputs')
+          .set({ status: 'consumed', updated_at: now })
+          .where('id', 'in', commit.consumedInputIds)
+          .where('run_id', '=', commit.runId)
+          .execute();
+      }
+      await trx
+        .updateTable('runs')
+        .set({
+          status: outcome.status,
+          ended_at: now,
+          input_tokens: outcome.usage.inputTokens,
+          output_tokens: outcome.usage.outputTokens,
+          model_calls: outcome.usage.modelCalls,
+          steps: outcome.usage.steps,
+          preamble_chars: outcome.preambleChars,
+          prompt_chars: outcome.promptChars,
+          final_text: outcome.finalText,
+          error_code: outcome.errorCode ?? null,
+          error_message: outcome.errorMessage ?? null,
+        })
+        .where('id', '=', commit.runId)
+        .execute();
+      await trx.updateTable('sessions').set({ state: 'idle', updated_at: now }).where('key', '=', commit.sessionKey).execute();
+      // The run is over: its lease goes with the commit, saving the scheduler a write of its own.
+      await trx.deleteFrom('session_lease').where('session_key', '=', commit.sessionKey).where('epoch', '=', commit.epoch).execute();
+      for (const row of commit.outbox) await insertOutbox(trx, row, now);
+      for (const event of commit.events) await appendEvent(trx, event, now);
+    });
+  }
+
+  async get(id: string): Promise<RunRecord | undefined> {
+    const row = await this.db.selectFrom('runs').selectAll().where('id', '=', id).executeTakeFirst();
+    return row ? toRun(row) : undefined;
+  }
+
+  async list(filter: { sessionKey?: string; status?: RunStatus; limit?: number } = {}): Promise<RunRecord[]> {
+    let query = this.db.selectFrom('runs').selectAll();
+    if (filter.sessionKey) query = query.where('session_key', '=', filter.sessionKey);
+    if (filter.status) query = query.where('status', '=', filter.status);
+    return (await query.orderBy('started_at', 'desc').orderBy('id').limit(filter.limit ?? 1000).execute()).map(toRun);
+  }
+
+  async recoverOrphans(owner: string, diagnostic: string, maxRetries: number, now: number): Promise<RecoveryReport> {
+    return this.db.transaction().execute(async (trx) => {
+      const report: RecoveryReport = { interruptedRuns: [], requeuedInputs: [], droppedInputs: [] };
+      // Only this owner's runs: another gateway sharing the database may still be running its own.
+      const runs = await trx.selectFrom('runs').selectAll().where('status', '=', 'running').where('owner', '=', owner).execute();
+      for (const run of runs) {
+        await trx
+          .updateTable('runs')
+          .set({ status: 'interrupted', ended_at: now, error_code: 'INTERRUPTED', error_message: diagnostic })
+          .where('id', '=', run.id)
+          .execute();
+        await trx.updateTable('sessions').set({ state: 'idle', updated_at: now }).where('key', '=', run.session_key).execute();
+        await trx.deleteFrom('session_lease').where('session_key', '=', run.session_key).where('owner', '=', owner).execute();
+        const inputs = await trx.selectFrom('inputs').selectAll().where('run_id', '=', run.id).where('status', '=', 'claimed').execute();
+        for (const input of inputs) {
+          const exhausted = num(input.attempts) > maxRetries;
+          await trx
+            .updateTable('inputs')
+            .set({
+              status: exhausted ? 'dropped' : 'queued',
+              run_id: exhausted ? run.id : null,
+              note: exhausted
+                ? `dropped after ${num(input.attempts)} interrupted attempts (recovery.retryInterrupted = ${maxRetries})`
+                : `previous attempt was interrupted: ${diagnostic}`,
+              updated_at: now,
+            })
+            .where('id', '=', input.id)
+            .execute();
+          (exhausted ? report.droppedInputs : report.requeuedInputs).push(input.id);
+        }
+        report.interruptedRuns.push(run.id);
+        await appendEvent(
+          trx,
+          { type: 'run.interrupted', sessionKey: run.session_key, runId: run.id, payload: { diagnostic, inputIds: inputs.map((i) => i.id) } },
+          now,
+        );
+      }
+      return report;
+    });
+  }
+}
+
+class StartConflict extends Error {}

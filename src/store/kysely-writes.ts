@@ -1,0 +1,62 @@
+/** Writes shared by several stores, each usable inside a transaction. */
+import type { EventRecord, NewEvent, NewOutboxRow, NewTranscriptEntry } from '../ports.js';
+import { json, num, toEvent, type Db } from './kysely-rows.js';
+
+export async function appendTranscript(db: Db, sessionKey: string, entries: NewTranscriptEntry[], now: number): Promise<void> {
+  if (entries.length === 0) return;
+  await db
+    .insertInto('transcript')
+    .values(
+      entries.map((entry) => ({
+        session_key: sessionKey,
+        role: entry.role,
+        content: json(entry.content),
+        provenance: entry.provenance ? json(entry.provenance) : null,
+        input_id: entry.inputId,
+        run_id: entry.runId,
+        created_at: now,
+      })),
+    )
+    .execute();
+}
+
+export async function appendEvent(db: Db, event: NewEvent, now: number): Promise<EventRecord> {
+  const row = await db
+    .insertInto('events')
+    .values({
+      type: event.type,
+      session_key: event.sessionKey ?? null,
+      run_id: event.runId ?? null,
+      payload: json(event.payload ?? {}),
+      created_at: now,
+    })
+    .returningAll()
+    .executeTakeFirstOrThrow();
+  return toEvent(row);
+}
+
+export async function insertOutbox(db: Db, row: NewOutboxRow, now: number): Promise<void> {
+  // A row with the same idempotency key already exists: the effect it stands for is already on its way.
+  await db
+    .insertInto('outbox')
+    .values({
+      id: row.id,
+      kind: row.kind,
+      target: row.target,
+      payload: json(row.payload),
+      idempotency_key: row.idempotencyKey,
+      status: 'pending',
+      attempts: 0,
+      next_attempt_at: now,
+      last_error: null,
+      created_at: now,
+      delivered_at: null,
+    })
+    .onConflict((oc) => oc.column('idempotency_key').doNothing())
+    .execute();
+}
+
+export async function currentEpoch(db: Db, sessionKey: string): Promise<number | undefined> {
+  const lease = await db.selectFrom('session_lease').select('epoch').where('session_key', '=', sessionKey).executeTakeFirst();
+  return lease ? num(lease.epoch) : undefined;
+}
