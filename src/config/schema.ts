@@ -118,7 +118,11 @@ export const configSchema = z.strictObject({
   messages: z
     .strictObject({
       queue: z
-        .strictObject({ mode: queueMode.default('followup'), debounceMs: z.number().int().min(0).default(1000), byChannel: z.record(z.string(), queueMode).default({}) })
+        .strictObject({
+          mode: queueMode.default('followup'),
+          debounceMs: z.number().int().min(0).default(1000),
+          byChannel: z.record(z.string(), z.union([queueMode, z.strictObject({ mode: queueMode.optional(), debounceMs: z.number().int().min(0).optional() })])).default({}),
+        })
         .default({ mode: 'followup', debounceMs: 1000, byChannel: {} }),
     })
     .default({ queue: { mode: 'followup', debounceMs: 1000, byChannel: {} } }),

@@ -10,6 +10,8 @@ export interface QueuedInputView {
   mode: QueueMode;
   /** Milliseconds since the epoch at which the input was accepted. */
   createdAt: number;
+  /** The collect quiet window of the input's channel, when it has its own. */
+  debounceMs?: number;
 }
 
 export type ArrivalAction =
@@ -42,7 +44,7 @@ export type NextRunPlan =
  * Which queued inputs the next run consumes.
  * Contract: `queued` is in FIFO order and holds no notify inputs. The newest interrupt input jumps the
  * queue; a collect input at the head takes every queued collect input with it once the newest has been
- * quiet for `collectDebounceMs`; anything else runs alone, in order.
+ * quiet for its channel's window (else `collectDebounceMs`); anything else runs alone, in order.
  */
 export function planNextRun(queued: readonly QueuedInputView[], nowMs: number, collectDebounceMs: number): NextRunPlan {
   if (queued.length === 0) return { kind: 'idle' };
@@ -52,8 +54,8 @@ export function planNextRun(queued: readonly QueuedInputView[], nowMs: number, c
   const head = queued[0];
   if (head.mode !== 'collect') return { kind: 'run', inputIds: [head.id] };
   const collected = queued.filter((input) => input.mode === 'collect');
-  const newest = Math.max(...collected.map((input) => input.createdAt));
-  const untilMs = newest + collectDebounceMs;
+  const newest = collected.reduce((latest, input) => (input.createdAt >= latest.createdAt ? input : latest));
+  const untilMs = newest.createdAt + (newest.debounceMs ?? collectDebounceMs);
   if (untilMs > nowMs) return { kind: 'wait', untilMs };
   return { kind: 'run', inputIds: collected.map((input) => input.id) };
 }

@@ -115,6 +115,10 @@ export class Gateway {
       {
         owner: this.gatewayId,
         collectDebounceMs: deps.config.messages.queue.debounceMs,
+        channelDebounceMs: (channel) => {
+          const setting = channel === undefined ? undefined : deps.config.messages.queue.byChannel[channel];
+          return typeof setting === 'object' ? setting.debounceMs : undefined;
+        },
         leaseTtlMs: LEASE_TTL_MS,
         maxConcurrent: { main: deps.config.lanes.main.maxConcurrent, subagent: deps.config.lanes.subagent.maxConcurrent },
         maxWaiting: deps.config.lanes.maxWaiting,
@@ -201,7 +205,9 @@ export class Gateway {
       throw new SwitchboardError('LANE_QUEUE_FULL', `the ${this.lanes.laneFor(sessionKey)} lane already has ${this.config.lanes.maxWaiting} sessions waiting (lanes.maxWaiting); retry later`);
     }
     const provenance: Provenance = request.provenance ?? { kind: 'user', channel: inbound.channel, ...(inbound.peer ? { peer: inbound.peer } : {}) };
-    const mode = request.mode ?? this.config.messages.queue.byChannel[inbound.channel] ?? this.config.messages.queue.mode;
+    const channelSetting = this.config.messages.queue.byChannel[inbound.channel];
+    const channelMode = typeof channelSetting === 'object' ? channelSetting.mode : channelSetting;
+    const mode = request.mode ?? channelMode ?? this.config.messages.queue.mode;
     const id = this.ids.next();
     const { input, created } = await this.store.inputs.enqueue(
       { id, sessionKey, idempotencyKey: request.idempotencyKey ?? `input:${id}`, mode, text: message, provenance },

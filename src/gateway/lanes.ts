@@ -25,6 +25,8 @@ export type RunSessionFn = (slot: RunSlot) => Promise<void>;
 export interface LaneOptions {
   owner: string;
   collectDebounceMs: number;
+  /** A channel's own collect window, when `messages.queue.byChannel` gives one. */
+  channelDebounceMs?: (channel: string | undefined) => number | undefined;
   leaseTtlMs: number;
   maxConcurrent: Record<LaneName, number>;
   maxWaiting: number;
@@ -166,7 +168,8 @@ export class LaneScheduler {
     }
     if (state.active || runnable.length === 0) return;
 
-    const plan = planNextRun(runnable, this.clock.now(), this.options.collectDebounceMs);
+    const views = runnable.map((input) => ({ ...input, debounceMs: this.options.channelDebounceMs?.(input.provenance.channel) }));
+    const plan = planNextRun(views, this.clock.now(), this.options.collectDebounceMs);
     if (plan.kind === 'idle') return;
     if (plan.kind === 'wait') {
       if (state.timer) clearTimeout(state.timer);

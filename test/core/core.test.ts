@@ -43,6 +43,12 @@ describe('queue-mode decisions', () => {
     expect(planNextRun(queued, 1100, 100)).toEqual({ kind: 'wait', untilMs: 1150 });
     expect(planNextRun(queued, 1150, 100)).toEqual({ kind: 'run', inputIds: ['a', 'c'] });
   });
+
+  it("queue mode: the newest collect input's channel window wins over the default", () => {
+    const queued = [at('a', 'collect', 1000), { ...at('b', 'collect', 1050), debounceMs: 10 }];
+    expect(planNextRun(queued, 1055, 100)).toEqual({ kind: 'wait', untilMs: 1060 });
+    expect(planNextRun(queued, 1060, 100)).toEqual({ kind: 'run', inputIds: ['a', 'b'] });
+  });
 });
 
 describe('tool policy', () => {

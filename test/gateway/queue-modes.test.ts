@@ -99,10 +99,16 @@ describe('queue modes on a busy session', () => {
   });
 
   it('queue: the per-channel default mode applies when the input names none', async () => {
-    gateway = await startTestGateway(config().replace('debounceMs: 150', 'debounceMs: 150, byChannel: { ops: "notify" }'));
+    gateway = await startTestGateway(config().replace('debounceMs: 150', 'debounceMs: 150, byChannel: { ops: "notify", chat: { mode: "collect", debounceMs: 20 } }'));
     const sent = await gateway.send({ target: 'worker', message: 'status ping', inbound: { channel: 'ops' } });
     expect(sent.input.mode).toBe('notify');
     expect(await gateway.waitForInput(sent.input.id, 5000)).toMatchObject({ status: 'stored' });
+    const chat = await gateway.send({ target: 'worker', message: 'quick', inbound: { channel: 'chat' } });
+    expect(chat.input.mode).toBe('collect');
+    const result = await gateway.waitForInput(chat.input.id, 5000);
+    if (result.status !== 'completed') throw new Error('not completed');
+    // The channel's 20 ms window, not the default 150 ms.
+    expect(result.run.startedAt - chat.input.createdAt).toBeLessThan(150);
   });
 
   it('lanes: the main lane cap holds runs back without losing them', async () => {
