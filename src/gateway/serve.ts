@@ -27,6 +27,9 @@ export async function serveGateway(options: ServeOptions): Promise<RunningGatewa
   const started = performance.now();
   const { config, dataDir: dataPath, path: configPath } = loadConfigFile(options.configPath);
   const logger = pino({ level: options.logLevel ?? process.env.SWITCHBOARD_LOG_LEVEL ?? 'info', base: undefined }, pino.destination(2));
+  // The AI SDK's warnings (unsupported settings and the like) go to the gateway's log, not the console.
+  (globalThis as { AI_SDK_LOG_WARNINGS?: unknown }).AI_SDK_LOG_WARNINGS = (options: { warnings: unknown[]; provider: string; model: string }) =>
+    logger.warn({ provider: options.provider, model: options.model, warnings: options.warnings }, 'model provider warning');
   const dataDir = new DataDir(dataPath).ensure();
   const unlock = dataDir.lock();
   const store = await SqliteStore.open({ path: config.store.sqlite.path ?? dataDir.databasePath, synchronous: config.store.sqlite.synchronous });
