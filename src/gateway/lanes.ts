@@ -158,13 +158,15 @@ export class LaneScheduler {
     const runnable = [];
     for (const input of queued) {
       const action = decideOnArrival(input.mode, state.active !== undefined);
+      // 'steer' inputs are claimed by the active run at its next step boundary; 'wait' ones stay queued.
       if (action === 'store') {
         await this.store.inputs.absorbNotify(input.id, this.clock.now());
         this.afterWrite();
+      } else if (action === 'interrupt' && state.active) {
+        state.active.controller.abort('interrupt');
+      } else {
+        runnable.push(input);
       }
-      else if (action === 'interrupt' && state.active) state.active.controller.abort('interrupt');
-      else runnable.push(input);
-      // 'steer' inputs are claimed by the active run at its next step boundary; 'wait' ones stay queued.
     }
     if (state.active || runnable.length === 0) return;
 
