@@ -104,10 +104,8 @@ export class Gateway {
       tools: deps.tools ?? BUILTIN_TOOLS,
       promptFiles: new PromptFileCache(),
       bus: this.bus,
-      afterCommit: () => {
-        void this.journal.kick();
-        this.outbox.kick();
-      },
+      // Runs write no outbox rows yet; the dispatcher's poll would find them if they did.
+      afterCommit: () => void this.journal.kick(),
     });
     this.lanes = new LaneScheduler(
       this.store,

@@ -18,6 +18,8 @@ export interface RunSlot {
   lane: LaneName;
   /** Set by the runner once the run row exists, so cancel-by-id can find it. */
   runId?: string;
+  /** Set by the runner when its commit released the lease, which then needs no write of its own. */
+  leaseReleased?: boolean;
 }
 
 export type RunSessionFn = (slot: RunSlot) => Promise<void>;
@@ -225,7 +227,9 @@ export class LaneScheduler {
       .finally(async () => {
         clearInterval(renew);
         lane.release();
-        await this.store.leases.release(sessionKey, this.options.owner, lease.epoch).catch((error) => this.onError(error, sessionKey));
+        if (!slot.leaseReleased) {
+          await this.store.leases.release(sessionKey, this.options.owner, lease.epoch).catch((error) => this.onError(error, sessionKey));
+        }
         state.active = undefined;
         this.running.delete(done);
         // After an unexpected failure, no hot retry loop: the watchdog looks again after `stallMs`.

@@ -29,7 +29,7 @@ export interface SessionRunnerDeps {
   tools: readonly GatewayTool[];
   promptFiles: PromptFileCache;
   bus: EventBus;
-  /** Called after every commit so the journal and the outbox move on. */
+  /** Called after every commit so the journal's new events are published. */
   afterCommit: () => void;
 }
 
@@ -160,6 +160,7 @@ export function createSessionRunner(deps: SessionRunnerDeps) {
         },
         clock.now(),
       );
+      slot.leaseReleased = true;
     } catch (error) {
       if (!(SwitchboardError.isInstance(error) && error.code === 'LEASE_LOST')) throw error;
       // Fenced off: another owner has the session; recovery of that owner's view decides.
