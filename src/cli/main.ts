@@ -280,25 +280,47 @@ program
     const { agents: list } = await api.request<{ agents: { id: string; name: string | null }[] }>('GET', '/v1/agents');
     const found = list.find((candidate) => candidate.id === agent);
     if (!found) throw new SwitchboardError('AGENT_NOT_FOUND', `unknown agent "${agent}" (configured agents: ${list.map((a) => a.id).join(', ')})`);
+    const sessionKey = `agent:${agent}:main`;
+    // The reply streams in as the model writes it; the send's answer then closes the line.
+    const streamedRuns = new Set<string>();
+    const events = new AbortController();
+    void api
+      .stream(
+        `/v1/events?sessionKey=${encodeURIComponent(sessionKey)}&deltas=1`,
+        (event) => {
+          if (event.event !== 'delta') return;
+          const delta = JSON.parse(event.data) as { runId: string; text: string };
+          if (!streamedRuns.has(delta.runId)) process.stdout.write(`${agent}> `);
+          streamedRuns.add(delta.runId);
+          process.stdout.write(delta.text);
+        },
+        events.signal,
+      )
+      .catch(() => {});
     const rl = createInterface({ input: process.stdin, output: process.stdout, terminal: process.stdin.isTTY });
-    process.stdout.write(`chatting with ${found.name ?? found.id} (session agent:${agent}:main). /exit to leave.\n`);
-    for (;;) {
-      let line: string;
-      try {
-        line = await rl.question('you> ');
-      } catch {
-        break;
-      }
+    process.stdout.write(`chatting with ${found.name ?? found.id} (session ${sessionKey}). /exit to leave.\n`);
+    const prompt = () => process.stdout.write('you> ');
+    prompt();
+    // Iterating (rather than rl.question) keeps lines that arrive while a reply is pending, as piped input does.
+    for await (const line of rl) {
       if (line.trim() === '/exit') break;
-      if (!line.trim()) continue;
+      if (!line.trim()) {
+        prompt();
+        continue;
+      }
       try {
         const result = await api.request<SendResponse>('POST', '/v1/send', { target: agent, message: line, channel: 'cli', wait: true });
-        process.stdout.write(`${agent}> ${describeSend(result)}\n`);
+        const streamed = result.runId !== undefined && streamedRuns.has(result.runId);
+        if (streamed) process.stdout.write('\n');
+        if (!streamed || result.runStatus !== 'succeeded') process.stdout.write(`${agent}> ${describeSend(result)}\n`);
       } catch (error) {
         process.stdout.write(`error: ${errorMessage(error)}\n`);
       }
+      prompt();
     }
+    process.stdout.write('\n');
     rl.close();
+    events.abort();
   });
 
 const runs = program.command('runs').description('inspect runs');

@@ -1,4 +1,5 @@
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BIN, ROOT, startGatewayProcess, stopGatewayProcess, tempConfig, type GatewayProcess } from '../helpers/process.js';
@@ -75,6 +76,16 @@ describe('switchboard CLI against a running gateway', () => {
     expect(second.stderr).toMatch(
       new RegExp(`^switchboard: another gateway \\(pid ${gw.child.pid}\\) is already using the data directory .*\\.switchboard; stop it, or give this one its own gateway\\.dataDir\\n$`),
     );
+  });
+
+  it('cli: chat answers each piped line in turn and ends with the input', async () => {
+    const child = spawn(process.execPath, [BIN, '--config', configPath, 'chat', 'support'], { cwd: ROOT });
+    let out = '';
+    child.stdout.on('data', (chunk) => (out += chunk));
+    child.stdin.end('one\ntwo\n');
+    const [code] = await once(child, 'exit');
+    expect(code).toBe(0);
+    expect(out).toBe('chatting with Support (session agent:support:main). /exit to leave.\nyou> support> support says: one\nyou> support> support says: two\nyou> \n');
   });
 
   it('cli: agents list reads the config without a gateway', async () => {
