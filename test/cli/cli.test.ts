@@ -49,6 +49,16 @@ describe('switchboard CLI against a running gateway', () => {
     expect(shown.stdout).toContain('status:   succeeded');
   });
 
+  it('cli: status, sessions show and runs cancel', async () => {
+    const status = JSON.parse((await cli('--json', 'status')).stdout);
+    expect(status).toMatchObject({ gatewayId: expect.stringMatching(/^gw-/), agents: ['support', 'broken'], lanes: { main: { active: 0, max: 4 } }, activeRuns: [] });
+    expect((await cli('status')).stdout).toMatch(/^gateway gw-[0-9a-f-]+, up \d+s\nagents: support, broken\nlanes: main 0\/4 active/);
+    const shown = await cli('sessions', 'show', 'agent:support:main');
+    expect(shown.stdout).toMatch(/^session agent:support:main\n  agent:  support\n  state:  idle, 0 queued input\(s\)\n  route:  \{"channel":"cli"\}/);
+    const runs = JSON.parse((await cli('--json', 'runs', 'list', '--limit', '1')).stdout);
+    expect(await cli('runs', 'cancel', runs.runs[0].id)).toEqual({ code: 0, stdout: `run ${runs.runs[0].id} is not active; nothing to cancel\n`, stderr: '' });
+  });
+
   it('cli: errors exit non-zero with one clear line', async () => {
     expect(await cli('send', 'ghost', 'hi')).toEqual({ code: 1, stdout: '', stderr: 'switchboard: unknown agent "ghost" (configured agents: support, broken)\n' });
     const failed = await cli('send', 'broken', 'hi', '--wait');
