@@ -35,6 +35,7 @@ const agentDefaults = z.strictObject({
   model: modelRef.optional(),
   workspace: z.string().optional(),
   maxSteps: positiveInt.default(16),
+  historyLimit: z.number().int().min(0).default(200),
   timeoutSeconds: positiveInt.default(600),
   tools: toolPolicy.default({}),
   subagents: subagentLimits.default({}),
@@ -48,6 +49,7 @@ const agent = z.strictObject({
   workspace: z.string().optional(),
   model: modelRef.optional(),
   maxSteps: positiveInt.optional(),
+  historyLimit: z.number().int().min(0).optional(),
   timeoutSeconds: positiveInt.optional(),
   tools: toolPolicy.optional(),
   sandbox: z.strictObject({ mode: z.enum(['off', 'non-main', 'all']).default('off'), scope: z.enum(['session', 'agent', 'shared']).default('agent') }).optional(),
@@ -98,7 +100,7 @@ export const configSchema = z.strictObject({
     })
     .default({ driver: 'sqlite', sqlite: { synchronous: 'FULL' } }),
   agents: z.strictObject({
-    defaults: agentDefaults.default({ maxSteps: 16, timeoutSeconds: 600, tools: {}, subagents: {} }),
+    defaults: agentDefaults.default({ maxSteps: 16, historyLimit: 200, timeoutSeconds: 600, tools: {}, subagents: {} }),
     list: z.array(agent).min(1, { error: 'expected at least one agent' }),
   }),
   bindings: z.array(binding).default([]),

@@ -8,6 +8,7 @@ export interface ResolvedAgent {
   model: string;
   workspace: string | undefined;
   maxSteps: number;
+  historyLimit: number;
   timeoutSeconds: number;
 }
 
@@ -30,6 +31,7 @@ export class AgentRegistry {
         model: (agent.model ?? defaults.model)!,
         workspace: agent.workspace ?? defaults.workspace,
         maxSteps: agent.maxSteps ?? defaults.maxSteps,
+        historyLimit: agent.historyLimit ?? defaults.historyLimit,
         timeoutSeconds: agent.timeoutSeconds ?? defaults.timeoutSeconds,
       });
     }

@@ -16,8 +16,6 @@ import type { RunSlot } from './lanes.js';
 import type { AgentRegistry, ResolvedAgent } from './registry.js';
 import { executeRun } from './run-executor.js';
 
-export const HISTORY_LIMIT = 200;
-
 export interface SessionRunnerDeps {
   config: SwitchboardConfig;
   store: Store;
@@ -70,7 +68,7 @@ export function createSessionRunner(deps: SessionRunnerDeps) {
     slot.runId = runId;
 
     const inputs = await store.inputs.listByRun(runId);
-    const history = await store.transcript.list(slot.sessionKey, { limit: HISTORY_LIMIT });
+    const history = await store.transcript.list(slot.sessionKey, { limit: agent.historyLimit });
     const context = assembleContext(agent.config, deps.promptFiles.read(agent.workspace), history, inputs);
     const steered: InputRecord[] = [];
     const timeout = setTimeout(() => slot.controller.abort('timeout'), agent.timeoutSeconds * 1000);

@@ -23,7 +23,7 @@ describe('config loading', () => {
     expect(config.tools.sessions.visibility).toBe('tree');
     expect(config.session.agentToAgent.maxPingPongTurns).toBe(5);
     expect(config.recovery.retryInterrupted).toBe(1);
-    expect(config.agents.defaults).toMatchObject({ maxSteps: 16, timeoutSeconds: 600 });
+    expect(config.agents.defaults).toMatchObject({ maxSteps: 16, historyLimit: 200, timeoutSeconds: 600 });
     expect(dataDir).toBe('/etc/sb/.switchboard');
   });
 

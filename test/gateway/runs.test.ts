@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Gateway } from '../../src/gateway/gateway.js';
+import { FakeProviderServer } from '../helpers/fake-provider.js';
 import { startTestGateway, stopTestGateway } from '../helpers/gateway.js';
 
 const config = `{
@@ -143,5 +144,23 @@ describe('streaming', () => {
     gateway = await startTestGateway(config.replace('{ reply: "echo: {{input}}" }', '{ match: "^never$", reply: "x" }'));
     const { result } = await sendAndWait('echo', 'something else');
     expect(result).toMatchObject({ reply: '[scripted model echo: no rule matches "something else"]' });
+  });
+});
+
+describe('history', () => {
+  it('context: a run reads at most historyLimit transcript entries of its session', async () => {
+    const server = await new FakeProviderServer().start();
+    try {
+      gateway = await startTestGateway(`{
+        agents: { list: [{ id: "bot", model: "fake/m", historyLimit: 2 }] },
+        models: { providers: { fake: { type: "openai-compatible", baseURL: "${server.url}/v1" } } },
+      }`);
+      server.reply({ text: 'r1' }, { text: 'r2' }, { text: 'r3' });
+      for (const text of ['one', 'two', 'three']) await sendAndWait('bot', text);
+      const third = server.requests[2].body.messages.map((m: { role: string; content: unknown }) => [m.role, m.content]);
+      expect(third.slice(1)).toEqual([['user', 'two'], ['assistant', 'r2'], ['user', 'three']]);
+    } finally {
+      await server.close();
+    }
   });
 });
