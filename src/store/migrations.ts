@@ -129,8 +129,9 @@ class StaticMigrationProvider implements MigrationProvider {
   }
 }
 
-export async function migrateToLatest(db: Kysely<any>, dialect: SqlDialectName): Promise<void> {
-  const migrator = new Migrator({ db, provider: new StaticMigrationProvider(dialect) });
+/** `schema`: where the migration bookkeeping lives, for adapters that keep each store in a schema. */
+export async function migrateToLatest(db: Kysely<any>, dialect: SqlDialectName, schema?: string): Promise<void> {
+  const migrator = new Migrator({ db, provider: new StaticMigrationProvider(dialect), ...(schema ? { migrationTableSchema: schema } : {}) });
   const { error, results } = await migrator.migrateToLatest();
   if (error) {
     const failed = results?.find((result) => result.status === 'Error');
