@@ -188,8 +188,19 @@ export interface NewOutboxRow {
   idempotencyKey: string;
 }
 
+/** Journal event types; docs/control-api.md describes each payload. */
+export type JournalEventType =
+  | 'run.started'
+  | 'run.completed'
+  | 'run.interrupted'
+  | 'input.stored'
+  | 'input.dropped'
+  | 'session.reply'
+  | 'lane.stalled'
+  | 'outbox.dead';
+
 export interface NewEvent {
-  type: string;
+  type: JournalEventType;
   sessionKey?: string | null;
   runId?: string | null;
   payload?: unknown;
@@ -276,7 +287,7 @@ export interface LeaseStore {
 
 export interface EventRecord {
   seq: number;
-  type: string;
+  type: JournalEventType;
   sessionKey: string | null;
   runId: string | null;
   payload: unknown;

@@ -9,7 +9,7 @@ import { parseSessionKey } from '../core/session-key.js';
 import type { QueueMode } from '../core/queue-mode.js';
 import type { SwitchboardConfig } from '../config/schema.js';
 import { ModelRegistry } from '../models/model-registry.js';
-import type { Clock, EventRecord, IdGenerator, InputRecord, Provenance, RecoveryReport, RunRecord, SessionRecord, Store, TranscriptEntry } from '../ports.js';
+import type { Clock, EventRecord, IdGenerator, NewEvent, InputRecord, Provenance, RecoveryReport, RunRecord, SessionRecord, Store, TranscriptEntry } from '../ports.js';
 import { BUILTIN_TOOLS } from '../tools/builtin.js';
 import type { GatewayTool } from '../tools/types.js';
 import { PromptFileCache } from './context.js';
@@ -169,7 +169,7 @@ export class Gateway {
     }
   }
 
-  private async journalEvent(event: { type: string; sessionKey?: string | null; runId?: string | null; payload?: unknown }): Promise<EventRecord> {
+  private async journalEvent(event: NewEvent): Promise<EventRecord> {
     const record = await this.store.events.append(event, this.clock.now());
     await this.journal.kick();
     return record;

@@ -102,7 +102,7 @@ export function toOutbox(row: Selectable<OutboxTable>): OutboxRecord {
 export function toEvent(row: Selectable<EventsTable>): EventRecord {
   return {
     seq: num(row.seq),
-    type: row.type,
+    type: row.type as EventRecord['type'],
     sessionKey: row.session_key,
     runId: row.run_id,
     payload: parse(row.payload),

@@ -232,11 +232,11 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
 
     it('events: append-only journal read after a sequence number and by session', async () => {
       expect(await store.events.latestSeq()).toBe(0);
-      const e1 = await store.events.append({ type: 'a', sessionKey: S, payload: { x: 1 } }, 1000);
-      const e2 = await store.events.append({ type: 'b', sessionKey: 'agent:other:main' }, 1001);
+      const e1 = await store.events.append({ type: 'lane.stalled', sessionKey: S, payload: { x: 1 } }, 1000);
+      const e2 = await store.events.append({ type: 'outbox.dead', sessionKey: 'agent:other:main' }, 1001);
       expect(e2.seq).toBeGreaterThan(e1.seq);
       expect(await store.events.latestSeq()).toBe(e2.seq);
-      expect((await store.events.list({ afterSeq: e1.seq })).map((e) => e.type)).toEqual(['b']);
+      expect((await store.events.list({ afterSeq: e1.seq })).map((e) => e.type)).toEqual(['outbox.dead']);
       expect((await store.events.list({ sessionKey: S })).map((e) => e.payload)).toEqual([{ x: 1 }]);
     });
   });
