@@ -77,6 +77,7 @@ export class Gateway {
   private readonly log: NonNullable<GatewayDeps['log']>;
   private watchdog?: NodeJS.Timeout;
   private stopped = false;
+  private readonly waiters = new Set<() => void>();
 
   private constructor(deps: GatewayDeps) {
     this.config = deps.config;
@@ -221,22 +222,25 @@ export class Gateway {
 
   /**
    * Waits until the input has been consumed by a run that ended (or was stored, or dropped). Every
-   * wait has a deadline: on timeout the input is still delivered and will still be processed.
+   * wait has a deadline: on timeout the input is still delivered and will still be processed. A gateway
+   * that stops ends every wait the same way, at once: the input is processed after the restart.
    */
   async waitForInput(inputId: string, timeoutMs: number): Promise<WaitResult> {
     let wake: () => void = () => {};
+    const wakeOnce = () => wake();
     const unsubscribe = this.bus.subscribe((event) => {
       if (event.type !== 'journal') return;
       const payload = event.event.payload as { inputIds?: string[]; inputId?: string };
       if (payload?.inputIds?.includes(inputId) || payload?.inputId === inputId) wake();
     });
+    this.waiters.add(wakeOnce);
     const deadline = this.clock.now() + timeoutMs;
     try {
       for (;;) {
         const settled = await this.settledState(inputId);
         if (settled) return settled;
         const left = deadline - this.clock.now();
-        if (left <= 0) return { status: 'timeout', input: (await this.store.inputs.get(inputId))! };
+        if (left <= 0 || this.stopped) return { status: 'timeout', input: (await this.store.inputs.get(inputId))! };
         await new Promise<void>((resolve) => {
           const timer = setTimeout(resolve, Math.min(left, 1000));
           wake = () => {
@@ -247,6 +251,7 @@ export class Gateway {
       }
     } finally {
       unsubscribe();
+      this.waiters.delete(wakeOnce);
     }
   }
 
@@ -317,6 +322,7 @@ export class Gateway {
     if (this.stopped) return;
     this.stopped = true;
     if (this.watchdog) clearInterval(this.watchdog);
+    for (const wake of this.waiters) wake();
     await this.lanes.stop('shutdown');
     await this.outbox.stop();
     await this.store.runs.recoverOrphans(this.gatewayId, 'gateway shut down while the run was active', this.config.recovery.retryInterrupted, this.clock.now());

@@ -65,8 +65,9 @@ export async function serveGateway(options: ServeOptions): Promise<RunningGatewa
     readyMs: performance.now() - started,
     stop() {
       stopping ??= (async () => {
-        await api.close();
+        // The gateway first: it ends pending waits, so the API's open requests can finish and it can close.
         await gateway.stop();
+        await api.close();
         await store.close();
         unlock();
       })();
