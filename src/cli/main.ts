@@ -216,6 +216,9 @@ function runRow(run: RunRecord) {
   return { id: run.id, session: run.sessionKey, status: run.status, started: ago(run.startedAt), ms: run.endedAt ? run.endedAt - run.startedAt : null, calls: run.usage.modelCalls, text: run.finalText ?? run.errorMessage };
 }
 
+/** Longest wait one HTTP request of the CLI makes (Node's fetch stops waiting for headers after 300 s). */
+const MAX_WAIT_PER_REQUEST_S = 240;
+
 interface SendResponse {
   status: 'accepted' | 'ok' | 'stored' | 'dropped' | 'timeout';
   inputId: string;
@@ -252,22 +255,32 @@ program
   .action(async (target: string, message: string, options: { wait?: boolean; mode?: string; timeout?: number; idempotencyKey?: string }) => {
     // Every send carries a key, so that sending again after a lost connection cannot duplicate it.
     const idempotencyKey = options.idempotencyKey ?? `cli:${randomUUID()}`;
-    const result = await client()
-      .request<SendResponse>('POST', '/v1/send', {
-        target,
-        message,
-        channel: 'cli',
-        idempotencyKey,
-        ...(options.mode ? { mode: options.mode } : {}),
-        ...(options.wait ? { wait: true } : {}),
-        ...(options.timeout ? { timeoutSeconds: options.timeout } : {}),
-      })
-      .catch((error: unknown) => {
-        if (SwitchboardError.isInstance(error) && error.code === 'GATEWAY_UNREACHABLE' && error.details?.maybeDelivered && !options.idempotencyKey) {
-          throw new SwitchboardError(error.code, `${error.message}; if it was accepted before the connection failed, send again with --idempotency-key ${idempotencyKey} to avoid a duplicate`);
-        }
-        throw error;
-      });
+    if (options.timeout !== undefined && !(options.timeout > 0)) throw new SwitchboardError('INVALID_REQUEST', `--timeout: expected a positive number of seconds, got "${options.timeout}"`);
+    const api = client();
+    const sendOnce = (timeoutSeconds?: number) =>
+      api
+        .request<SendResponse>('POST', '/v1/send', {
+          target,
+          message,
+          channel: 'cli',
+          idempotencyKey,
+          ...(options.mode ? { mode: options.mode } : {}),
+          ...(options.wait ? { wait: true } : {}),
+          ...(timeoutSeconds ? { timeoutSeconds } : {}),
+        })
+        .catch((error: unknown) => {
+          if (SwitchboardError.isInstance(error) && error.code === 'GATEWAY_UNREACHABLE' && error.details?.maybeDelivered && !options.idempotencyKey) {
+            throw new SwitchboardError(error.code, `${error.message}; if it was accepted before the connection failed, send again with --idempotency-key ${idempotencyKey} to avoid a duplicate`);
+          }
+          throw error;
+        });
+    // HTTP clients give up on a response that takes minutes, so a long wait is several shorter ones: sending
+    // again with the same idempotency key finds the same input and waits on.
+    const deadline = Date.now() + (options.timeout ?? 0) * 1000;
+    let result = await sendOnce(options.timeout ? Math.min(options.timeout, MAX_WAIT_PER_REQUEST_S) : undefined);
+    while (options.wait && options.timeout && result.status === 'timeout' && deadline - Date.now() > 1000) {
+      result = await sendOnce(Math.min((deadline - Date.now()) / 1000, MAX_WAIT_PER_REQUEST_S));
+    }
     print(result, () => describeSend(result));
     if (result.status === 'timeout' || result.status === 'dropped' || (result.status === 'ok' && result.runStatus !== 'succeeded')) process.exitCode = 1;
   });

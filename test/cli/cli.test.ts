@@ -6,10 +6,11 @@ import { BIN, ROOT, startGatewayProcess, stopGatewayProcess, tempConfig, type Ga
 
 const run = promisify(execFile);
 const { configPath } = tempConfig(`{
-  agents: { list: [{ id: "support", model: "scripted/s", name: "Support" }, { id: "broken", model: "scripted/b" }] },
+  agents: { list: [{ id: "support", model: "scripted/s", name: "Support" }, { id: "broken", model: "scripted/b" }, { id: "slow", model: "scripted/z" }] },
   models: { providers: { scripted: { type: "scripted", models: {
     s: { rules: [{ reply: "support says: {{input}}" }] },
     b: { rules: [{ error: "upstream exploded" }] },
+    z: { rules: [{ delayMs: 30000, reply: "late" }] },
   } } } },
 }`);
 
@@ -51,16 +52,27 @@ describe('switchboard CLI against a running gateway', () => {
 
   it('cli: status, sessions show and runs cancel', async () => {
     const status = JSON.parse((await cli('--json', 'status')).stdout);
-    expect(status).toMatchObject({ gatewayId: expect.stringMatching(/^gw-/), agents: ['support', 'broken'], lanes: { main: { active: 0, max: 4 } }, activeRuns: [] });
-    expect((await cli('status')).stdout).toMatch(/^gateway gw-[0-9a-f-]+, up \d+s\nagents: support, broken\nlanes: main 0\/4 active/);
+    expect(status).toMatchObject({ gatewayId: expect.stringMatching(/^gw-/), agents: ['support', 'broken', 'slow'], lanes: { main: { active: 0, max: 4 } }, activeRuns: [] });
+    expect((await cli('status')).stdout).toMatch(/^gateway gw-[0-9a-f-]+, up \d+s\nagents: support, broken, slow\nlanes: main 0\/4 active/);
     const shown = await cli('sessions', 'show', 'agent:support:main');
     expect(shown.stdout).toMatch(/^session agent:support:main\n  agent:  support\n  state:  idle, 0 queued input\(s\)\n  route:  \{"channel":"cli"\}/);
     const runs = JSON.parse((await cli('--json', 'runs', 'list', '--limit', '1')).stdout);
     expect(await cli('runs', 'cancel', runs.runs[0].id)).toEqual({ code: 0, stdout: `run ${runs.runs[0].id} is not active; nothing to cancel\n`, stderr: '' });
   });
 
+  it('cli: send --wait --timeout gives up waiting, says the message is delivered, and exits 1', async () => {
+    const result = await cli('send', 'slow', 'take your time', '--wait', '--timeout', '0.3');
+    expect(result.code).toBe(1);
+    expect(result.stdout).toMatch(/^no reply yet; input [0-9a-f-]+ is delivered and will still be processed \(follow it with "switchboard sessions history agent:slow:main"\)\n$/);
+    expect(await cli('send', 'support', 'x', '--wait', '--timeout', '0')).toEqual({
+      code: 1,
+      stdout: '',
+      stderr: 'switchboard: --timeout: expected a positive number of seconds, got "0"\n',
+    });
+  });
+
   it('cli: errors exit non-zero with one clear line', async () => {
-    expect(await cli('send', 'ghost', 'hi')).toEqual({ code: 1, stdout: '', stderr: 'switchboard: unknown agent "ghost" (configured agents: support, broken)\n' });
+    expect(await cli('send', 'ghost', 'hi')).toEqual({ code: 1, stdout: '', stderr: 'switchboard: unknown agent "ghost" (configured agents: support, broken, slow)\n' });
     const failed = await cli('send', 'broken', 'hi', '--wait');
     expect(failed.code).toBe(1);
     expect(failed.stdout).toMatch(/^run [0-9a-f-]+ failed: upstream exploded \(HTTP 500 from scripted:\/\/b\)\n$/);
@@ -70,7 +82,7 @@ describe('switchboard CLI against a running gateway', () => {
       stderr: 'switchboard: no session "agent:support:nope:direct:x" (list them with "switchboard sessions list")\n',
     });
     const json = await cli('--json', 'send', 'ghost', 'hi');
-    expect(JSON.parse(json.stderr)).toEqual({ error: { code: 'AGENT_NOT_FOUND', message: 'unknown agent "ghost" (configured agents: support, broken)' } });
+    expect(JSON.parse(json.stderr)).toEqual({ error: { code: 'AGENT_NOT_FOUND', message: 'unknown agent "ghost" (configured agents: support, broken, slow)' } });
   });
 
   it('cli: a malformed config refuses to start the gateway with the path and the problem', async () => {
