@@ -3,7 +3,7 @@
  * (HTTP, CLI, tools, later A2A and the mailbox) goes through.
  */
 import { randomUUID } from 'node:crypto';
-import { SwitchboardError } from '../core/errors.js';
+import { SwitchboardError, errorMessage } from '../core/errors.js';
 import { isTerminalRunStatus } from '../core/run-status.js';
 import { parseSessionKey } from '../core/session-key.js';
 import type { QueueMode } from '../core/queue-mode.js';
@@ -88,12 +88,16 @@ export class Gateway {
     this.log = deps.log ?? (() => {});
     this.startedAt = this.clock.now();
     this.agents = new AgentRegistry(deps.config);
-    this.journal = new JournalTail(this.store, this.bus);
+    this.journal = new JournalTail(this.store, this.bus, (error) => this.log('error', `journal: ${errorMessage(error)}`));
     this.outbox = new OutboxDispatcher(this.store, this.clock, deps.config.outbox, (row, outcome, error) => {
       if (outcome === 'delivered') return;
       this.log(outcome === 'dead' ? 'error' : 'warn', `outbox ${row.kind} ${outcome}`, { id: row.id, error });
-      if (outcome === 'dead') void this.journalEvent({ type: 'outbox.dead', sessionKey: row.target, payload: { id: row.id, kind: row.kind, error } });
-    });
+      if (outcome === 'dead') {
+        this.journalEvent({ type: 'outbox.dead', sessionKey: row.target, payload: { id: row.id, kind: row.kind, error } }).catch((failure) =>
+          this.log('error', `outbox: ${errorMessage(failure)}`),
+        );
+      }
+    }, (error) => this.log('error', `outbox: ${errorMessage(error)}`));
     const runSession = createSessionRunner({
       config: deps.config,
       store: this.store,

@@ -10,6 +10,8 @@ export class JournalTail {
   constructor(
     private readonly store: Store,
     private readonly bus: EventBus,
+    /** A failed read is reported here; the next kick reads on from where this one stopped. */
+    private readonly onError: (error: unknown) => void = () => {},
   ) {}
 
   /** Start after what is already in the journal. */
@@ -23,13 +25,15 @@ export class JournalTail {
       this.again = true;
       return this.busy;
     }
-    this.busy = this.drain().finally(() => {
-      this.busy = undefined;
-      if (this.again) {
-        this.again = false;
-        void this.kick();
-      }
-    });
+    this.busy = this.drain()
+      .catch((error) => this.onError(error))
+      .finally(() => {
+        this.busy = undefined;
+        if (this.again) {
+          this.again = false;
+          void this.kick();
+        }
+      });
     return this.busy;
   }
 

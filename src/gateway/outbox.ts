@@ -33,6 +33,8 @@ export class OutboxDispatcher {
     private readonly clock: Clock,
     private readonly options: OutboxOptions,
     private readonly onSettled: (row: OutboxRecord, outcome: 'delivered' | 'retry' | 'dead', error?: string) => void = () => {},
+    /** A pass that failed outside any one row (the store is unreachable); the next poll tries again. */
+    private readonly onError: (error: unknown) => void = () => {},
   ) {}
 
   register(kind: string, handler: OutboxHandler): void {
@@ -58,17 +60,19 @@ export class OutboxDispatcher {
       this.again = true;
       return;
     }
-    this.busy = this.pass().finally(() => {
-      this.busy = undefined;
-      if (this.again) {
-        this.again = false;
-        this.kick();
-      }
-    });
+    this.busy = this.pass()
+      .catch((error) => this.onError(error))
+      .finally(() => {
+        this.busy = undefined;
+        if (this.again) {
+          this.again = false;
+          this.kick();
+        }
+      });
   }
 
   private async pass(): Promise<void> {
-    const rows = await this.store.outbox.listDue(this.clock.now(), 100).catch(() => []);
+    const rows = await this.store.outbox.listDue(this.clock.now(), 100);
     for (const row of rows) {
       if (this.stopped) return;
       const handler = this.handlers.get(row.kind);
@@ -81,7 +85,7 @@ export class OutboxDispatcher {
         const message = errorMessage(error);
         const dead = row.attempts + 1 >= this.options.maxAttempts;
         const next = this.clock.now() + backoffDelay(row.attempts, this.options, (this.options.random ?? Math.random)());
-        await this.store.outbox.markFailed(row.id, message, next, dead).catch(() => {});
+        await this.store.outbox.markFailed(row.id, message, next, dead);
         this.onSettled(row, dead ? 'dead' : 'retry', message);
       }
     }

@@ -51,3 +51,30 @@ describe('outbox dispatcher', () => {
     expect(settled).toEqual(['retry', 'dead']);
   });
 });
+
+describe('outbox dispatcher failures', () => {
+  it('outbox: a pass that cannot read the store is reported, and the next poll tries again', async () => {
+    store = await SqliteStore.open({ path: ':memory:' });
+    let failures = 0;
+    const errors: string[] = [];
+    const flaky = {
+      ...store,
+      outbox: Object.assign(Object.create(store.outbox), {
+        listDue: async (at: number, limit: number) => {
+          if (failures++ < 2) throw new Error('database is locked');
+          return store.outbox.listDue(at, limit);
+        },
+      }),
+    } as typeof store;
+    dispatcher = new OutboxDispatcher(flaky, clock, { maxAttempts: 3, baseDelayMs: 1, maxDelayMs: 1, pollMs: 5 }, () => {}, (error) => errors.push(String(error)));
+    let delivered = 0;
+    dispatcher.register('ping', async () => {
+      delivered += 1;
+    });
+    await store.outbox.add({ id: 'o3', kind: 'ping', target: 't', payload: {}, idempotencyKey: 'ping:3' }, now);
+    dispatcher.start();
+    await until(async () => (await store.outbox.get('o3'))!.status === 'delivered');
+    expect(errors).toEqual(['Error: database is locked', 'Error: database is locked']);
+    expect(delivered).toBe(1);
+  });
+});
