@@ -9,7 +9,7 @@ import { parseSessionKey } from '../core/session-key.js';
 import type { QueueMode } from '../core/queue-mode.js';
 import type { SwitchboardConfig } from '../config/schema.js';
 import { ModelRegistry } from '../models/model-registry.js';
-import type { Clock, EventRecord, IdGenerator, NewEvent, InputRecord, Provenance, RecoveryReport, RunRecord, SessionRecord, Store, TranscriptEntry } from '../ports.js';
+import type { Clock, EventRecord, IdGenerator, NewEvent, OutboxRecord, InputRecord, Provenance, RecoveryReport, RunRecord, SessionRecord, Store, TranscriptEntry } from '../ports.js';
 import { BUILTIN_TOOLS } from '../tools/builtin.js';
 import type { GatewayTool } from '../tools/types.js';
 import { PromptFileCache } from './context.js';
@@ -89,15 +89,13 @@ export class Gateway {
     this.startedAt = this.clock.now();
     this.agents = new AgentRegistry(deps.config);
     this.journal = new JournalTail(this.store, this.bus, (error) => this.log('error', `journal: ${errorMessage(error)}`));
-    this.outbox = new OutboxDispatcher(this.store, this.clock, deps.config.outbox, (row, outcome, error) => {
-      if (outcome === 'delivered') return;
-      this.log(outcome === 'dead' ? 'error' : 'warn', `outbox ${row.kind} ${outcome}`, { id: row.id, error });
-      if (outcome === 'dead') {
-        this.journalEvent({ type: 'outbox.dead', sessionKey: row.target, payload: { id: row.id, kind: row.kind, error } }).catch((failure) =>
-          this.log('error', `outbox: ${errorMessage(failure)}`),
-        );
-      }
-    }, (error) => this.log('error', `outbox: ${errorMessage(error)}`));
+    this.outbox = new OutboxDispatcher(
+      this.store,
+      this.clock,
+      deps.config.outbox,
+      (row, outcome, error) => this.onOutboxSettled(row, outcome, error),
+      (error) => this.log('error', `outbox: ${errorMessage(error)}`),
+    );
     const runSession = createSessionRunner({
       config: deps.config,
       store: this.store,
@@ -172,6 +170,15 @@ export class Gateway {
     } catch (error) {
       this.log('error', `watchdog: ${String(error)}`);
     }
+  }
+
+  private onOutboxSettled(row: OutboxRecord, outcome: 'delivered' | 'retry' | 'dead', error?: string): void {
+    if (outcome === 'delivered') return;
+    this.log(outcome === 'dead' ? 'error' : 'warn', `outbox ${row.kind} ${outcome}`, { id: row.id, error });
+    if (outcome !== 'dead') return;
+    this.journalEvent({ type: 'outbox.dead', sessionKey: row.target, payload: { id: row.id, kind: row.kind, error } }).catch((failure) =>
+      this.log('error', `outbox: ${errorMessage(failure)}`),
+    );
   }
 
   private async journalEvent(event: NewEvent): Promise<EventRecord> {
