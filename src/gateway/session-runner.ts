@@ -68,13 +68,16 @@ export function createSessionRunner(deps: SessionRunnerDeps) {
     slot.runId = runId;
 
     const inputs = await store.inputs.listByRun(runId);
-    const history = await store.transcript.list(slot.sessionKey, { limit: agent.historyLimit });
-    const context = assembleContext(agent.config, deps.promptFiles.read(agent.workspace), history, inputs);
     const steered: InputRecord[] = [];
     const timeout = setTimeout(() => slot.controller.abort('timeout'), agent.timeoutSeconds * 1000);
 
+    // From here on a failure (an unreadable workspace file, an unknown model) is the run's outcome.
+    let frameworkChars = 0;
     let executed;
     try {
+      const history = await store.transcript.list(slot.sessionKey, { limit: agent.historyLimit });
+      const context = assembleContext(agent.config, deps.promptFiles.read(agent.workspace), history, inputs);
+      frameworkChars = context.frameworkChars;
       executed = await executeRun({
         model: deps.models.resolve(agent.model),
         system: context.system,
@@ -145,7 +148,7 @@ export function createSessionRunner(deps: SessionRunnerDeps) {
           outcome: {
             status: executed.status,
             usage: executed.usage,
-            preambleChars: context.frameworkChars,
+            preambleChars: frameworkChars,
             promptChars: executed.promptChars,
             finalText: executed.finalText,
             errorCode: executed.error?.code ?? null,

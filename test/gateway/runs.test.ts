@@ -1,5 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Gateway } from '../../src/gateway/gateway.js';
+import { mkdirSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { FakeProviderServer } from '../helpers/fake-provider.js';
 import { startTestGateway, stopTestGateway } from '../helpers/gateway.js';
 
@@ -162,5 +165,17 @@ describe('history', () => {
     } finally {
       await server.close();
     }
+  });
+});
+
+describe('failures before the model is called', () => {
+  it('run: an unreadable workspace prompt file fails the run with the reason instead of leaving it running', async () => {
+    const workspace = mkdtempSync(join(tmpdir(), 'sb-ws-'));
+    mkdirSync(join(workspace, 'SOUL.md'));
+    gateway = await startTestGateway(config.replace('{ id: "echo", model: "scripted/echo" }', `{ id: "echo", model: "scripted/echo", workspace: "${workspace}" }`));
+    const { sent, result } = await sendAndWait('echo', 'hello');
+    expect(result).toMatchObject({ status: 'completed', run: { status: 'failed', errorCode: 'INTERNAL' } });
+    if (result.status === 'completed') expect(result.run.errorMessage).toMatch(/EISDIR/);
+    expect(await gateway.store.inputs.get(sent.input.id)).toMatchObject({ status: 'consumed' });
   });
 });
