@@ -63,9 +63,7 @@ export interface SessionStore {
   /** Creates the session if it does not exist; returns the stored row either way. */
   ensure(session: NewSession, now: number): Promise<SessionRecord>;
   get(key: string): Promise<SessionRecord | undefined>;
-  findByLabel(label: string, agentId?: string): Promise<SessionRecord[]>;
   list(filter?: { agentId?: string; limit?: number }): Promise<SessionRecord[]>;
-  setState(key: string, state: SessionState, now: number): Promise<void>;
   setRoute(key: string, route: ReplyRoute, now: number): Promise<void>;
   /** Keys of sessions holding queued inputs, oldest first. */
   listWithQueuedInputs(): Promise<{ key: string; oldestQueuedAt: number }[]>;

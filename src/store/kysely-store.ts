@@ -6,7 +6,7 @@ import { sql, type Kysely, type RawBuilder } from 'kysely';
 import type {
   EventJournal, EventRecord, InputRecord, InputStatus, InputStore, LeaseStore, NewEvent, NewInput, NewOutboxRow,
   NewSession, NewTranscriptEntry, OutboxRecord, OutboxStatus, OutboxStore, ReplyRoute, RunStore, SessionRecord,
-  SessionState, SessionStore, Store, TranscriptEntry, TranscriptStore,
+  SessionStore, Store, TranscriptEntry, TranscriptStore,
 } from '../ports.js';
 import { KyselyRunStore } from './kysely-run-store.js';
 import { json, num, toEvent, toInput, toOutbox, toSession, toTranscript } from './kysely-rows.js';
@@ -70,22 +70,11 @@ class KyselySessionStore implements SessionStore {
     return row ? toSession(row) : undefined;
   }
 
-  async findByLabel(label: string, agentId?: string): Promise<SessionRecord[]> {
-    let query = this.db.selectFrom('sessions').selectAll().where('label', '=', label);
-    if (agentId) query = query.where('agent_id', '=', agentId);
-    return (await query.orderBy('updated_at', 'desc').execute()).map(toSession);
-  }
-
   async list(filter: { agentId?: string; limit?: number } = {}): Promise<SessionRecord[]> {
     let query = this.db.selectFrom('sessions').selectAll();
     if (filter.agentId) query = query.where('agent_id', '=', filter.agentId);
     const rows = await query.orderBy('updated_at', 'desc').orderBy('key').limit(filter.limit ?? 1000).execute();
     return rows.map(toSession);
-  }
-
-  async setState(key: string, state: SessionState, now: number): Promise<void> {
-    const patch = state === 'running' ? { state, updated_at: now, last_run_at: now } : { state, updated_at: now };
-    await this.db.updateTable('sessions').set(patch).where('key', '=', key).execute();
   }
 
   async setRoute(key: string, route: ReplyRoute, now: number): Promise<void> {
