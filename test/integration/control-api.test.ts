@@ -39,6 +39,11 @@ describe('control API against a real gateway process', () => {
     expect(run.body.run.status).toBe('succeeded');
   });
 
+  it('send: without a target the bindings route by channel and peer, else to the default agent', async () => {
+    const sent = await gw.request<{ sessionKey: string; status: string }>('POST', '/v1/send', { message: 'who gets this?', channel: 'web', peer: 'visitor-1' });
+    expect(sent).toMatchObject({ status: 200, body: { status: 'accepted', sessionKey: 'agent:echo:web:direct:visitor-1' } });
+  });
+
   it('send: a waited send past its timeout says the message was delivered and is still processed', async () => {
     const sent = await gw.request<{ status: string; inputId: string }>('POST', '/v1/send', { target: 'slow', message: 'hurry', wait: true, timeoutSeconds: 0.2 });
     expect(sent.body).toMatchObject({ status: 'timeout', delivered: true });
