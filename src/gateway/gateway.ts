@@ -289,6 +289,19 @@ export class Gateway {
     return session;
   }
 
+  /** A session with its five latest runs and how many inputs wait in its queue. */
+  async describeSession(key: string): Promise<{ session: SessionRecord; recentRuns: RunRecord[]; queuedInputs: number }> {
+    const session = await this.getSession(key);
+    const recentRuns = await this.store.runs.list({ sessionKey: key, limit: 5 });
+    const queued = await this.store.inputs.listQueued(key);
+    return { session, recentRuns, queuedInputs: queued.length };
+  }
+
+  /** Journal events after `afterSeq`, oldest first. */
+  journalAfter(afterSeq: number, filter: { sessionKey?: string; limit?: number } = {}): Promise<EventRecord[]> {
+    return this.store.events.list({ afterSeq, ...filter });
+  }
+
   async history(key: string, limit?: number): Promise<TranscriptEntry[]> {
     await this.getSession(key);
     return this.store.transcript.list(key, { limit });

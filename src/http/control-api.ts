@@ -21,7 +21,7 @@ const sendBody = z.strictObject({
   mode: z.enum(QUEUE_MODES).optional(),
   idempotencyKey: z.string().min(1).max(512).optional(),
   wait: z.boolean().optional(),
-  timeoutSeconds: z.number().positive().optional(),
+  timeoutSeconds: z.number().positive().max(3600).optional(),
   channel: z.string().min(1).max(64).optional(),
   peer: z.string().min(1).max(256).optional(),
   account: z.string().min(1).max(256).optional(),
@@ -96,12 +96,7 @@ export class ControlApi {
     this.route('GET', /^\/v1\/sessions$/, async (_req, url) => ({
       sessions: await gw.listSessions({ agentId: url.searchParams.get('agentId') ?? undefined, limit: limit(url) }),
     }));
-    this.route('GET', /^\/v1\/sessions\/([^/]+)$/, async (_req, _url, [key]) => {
-      const session = await gw.getSession(key);
-      const runs = await gw.listRuns({ sessionKey: key, limit: 5 });
-      const queued = await gw.store.inputs.listQueued(key);
-      return { session, recentRuns: runs, queuedInputs: queued.length };
-    });
+    this.route('GET', /^\/v1\/sessions\/([^/]+)$/, async (_req, _url, [key]) => gw.describeSession(key));
     this.route('GET', /^\/v1\/sessions\/([^/]+)\/history$/, async (_req, url, [key]) => ({ entries: await gw.history(key, limit(url)) }));
     this.route('GET', /^\/v1\/runs$/, async (_req, url) => ({
       runs: await gw.listRuns({ sessionKey: url.searchParams.get('sessionKey') ?? undefined, limit: limit(url) }),
@@ -207,7 +202,7 @@ export class ControlApi {
     });
     if (lastSeq !== undefined) {
       for (;;) {
-        const page = await this.gateway.store.events.list({ afterSeq: lastSeq, sessionKey, limit: 500 });
+        const page = await this.gateway.journalAfter(lastSeq, { sessionKey, limit: 500 });
         page.forEach(write);
         if (page.length < 500) break;
       }
