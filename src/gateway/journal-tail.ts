@@ -1,40 +1,29 @@
 /** Publishes journal events to the live bus in order, once each, after they are committed. */
 import type { Store } from '../ports.js';
 import type { EventBus } from './event-bus.js';
+import { SerialTask } from './serial-task.js';
 
 export class JournalTail {
   private lastSeq = 0;
-  private busy?: Promise<void>;
-  private again = false;
+  private readonly drainer: SerialTask;
 
   constructor(
     private readonly store: Store,
     private readonly bus: EventBus,
     /** A failed read is reported here; the next kick reads on from where this one stopped. */
-    private readonly onError: (error: unknown) => void = () => {},
-  ) {}
+    onError: (error: unknown) => void = () => {},
+  ) {
+    this.drainer = new SerialTask(() => this.drain(), onError);
+  }
 
   /** Start after what is already in the journal. */
   async init(): Promise<void> {
     this.lastSeq = await this.store.events.latestSeq();
   }
 
-  /** Read and publish what was appended since the last call. */
+  /** Read and publish what was appended before this call; settles once it is published. */
   kick(): Promise<void> {
-    if (this.busy) {
-      this.again = true;
-      return this.busy;
-    }
-    this.busy = this.drain()
-      .catch((error) => this.onError(error))
-      .finally(() => {
-        this.busy = undefined;
-        if (this.again) {
-          this.again = false;
-          void this.kick();
-        }
-      });
-    return this.busy;
+    return this.drainer.kick();
   }
 
   private async drain(): Promise<void> {

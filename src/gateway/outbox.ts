@@ -4,6 +4,7 @@
  */
 import { errorMessage } from '../core/errors.js';
 import type { Clock, OutboxRecord, Store } from '../ports.js';
+import { SerialTask } from './serial-task.js';
 
 export type OutboxHandler = (row: OutboxRecord) => Promise<void>;
 
@@ -24,8 +25,7 @@ export function backoffDelay(attempts: number, options: Pick<OutboxOptions, 'bas
 export class OutboxDispatcher {
   private readonly handlers = new Map<string, OutboxHandler>();
   private timer?: NodeJS.Timeout;
-  private busy?: Promise<void>;
-  private again = false;
+  private readonly passes: SerialTask;
   private stopped = true;
 
   constructor(
@@ -34,8 +34,10 @@ export class OutboxDispatcher {
     private readonly options: OutboxOptions,
     private readonly onSettled: (row: OutboxRecord, outcome: 'delivered' | 'retry' | 'dead', error?: string) => void = () => {},
     /** A pass that failed outside any one row (the store is unreachable); the next poll tries again. */
-    private readonly onError: (error: unknown) => void = () => {},
-  ) {}
+    onError: (error: unknown) => void = () => {},
+  ) {
+    this.passes = new SerialTask(() => this.pass(), onError);
+  }
 
   register(kind: string, handler: OutboxHandler): void {
     this.handlers.set(kind, handler);
@@ -50,25 +52,12 @@ export class OutboxDispatcher {
   async stop(): Promise<void> {
     this.stopped = true;
     if (this.timer) clearInterval(this.timer);
-    await this.busy;
+    await this.passes.idle();
   }
 
   /** Deliver what is due now. Calls that arrive while a pass runs cause one more pass. */
   kick(): void {
-    if (this.stopped) return;
-    if (this.busy) {
-      this.again = true;
-      return;
-    }
-    this.busy = this.pass()
-      .catch((error) => this.onError(error))
-      .finally(() => {
-        this.busy = undefined;
-        if (this.again) {
-          this.again = false;
-          this.kick();
-        }
-      });
+    if (!this.stopped) void this.passes.kick();
   }
 
   private async pass(): Promise<void> {

@@ -1,0 +1,39 @@
+/**
+ * Runs an async task one at a time. A call that arrives while the task runs does not start a second
+ * one beside it: it queues exactly one more run after it, shared by every call that arrives meanwhile.
+ * Contract: the promise `kick()` returns settles after a run that started after the call has ended, so
+ * whatever the caller wrote before kicking has been seen. Failures go to `onError`; the promise never
+ * rejects.
+ */
+export class SerialTask {
+  private running?: Promise<void>;
+  private queued?: Promise<void>;
+
+  constructor(
+    private readonly task: () => Promise<void>,
+    private readonly onError: (error: unknown) => void,
+  ) {}
+
+  kick(): Promise<void> {
+    if (!this.running) return (this.running = this.start());
+    this.queued ??= this.running.then(() => {
+      this.queued = undefined;
+      return (this.running = this.start());
+    });
+    return this.queued;
+  }
+
+  /** Settles when nothing is running or queued. */
+  async idle(): Promise<void> {
+    while (this.queued ?? this.running) await (this.queued ?? this.running);
+  }
+
+  private start(): Promise<void> {
+    return this.task()
+      .catch((error) => this.onError(error))
+      .finally(() => {
+        // With a run queued, the queued callback takes over `running`; otherwise the task is idle.
+        if (!this.queued) this.running = undefined;
+      });
+  }
+}
