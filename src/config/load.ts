@@ -8,7 +8,7 @@ import { dirname, isAbsolute, resolve } from 'node:path';
 import JSON5 from 'json5';
 import { z } from 'zod';
 import { SwitchboardError } from '../core/errors.js';
-import { configSchema, type SwitchboardConfig } from './schema.js';
+import { configSchema, DEFAULT_DATA_DIR, type SwitchboardConfig } from './schema.js';
 
 export interface LoadedConfig {
   config: SwitchboardConfig;
@@ -17,9 +17,6 @@ export interface LoadedConfig {
   /** The data directory, resolved against the config file's folder. */
   dataDir: string;
 }
-
-/** Where the default data directory is when the config does not say: `.switchboard` beside the file. */
-export const DEFAULT_DATA_DIR = '.switchboard';
 
 /**
  * The config file: --config, else $SWITCHBOARD_CONFIG, else ./switchboard.json5, else the file the

@@ -1,10 +1,14 @@
 /**
  * The configuration schema. Key names follow OpenClaw's (see the seeds) so their examples read naturally.
+ * Defaults live on the keys; a missing section is `prefault({})`, parsed and so filled from those defaults.
  * Every key and its default is documented in docs/configuration.md.
  */
 import { z } from 'zod';
 import { AGENT_ID_PATTERN } from '../core/session-key.js';
 import { QUEUE_MODES } from '../core/queue-mode.js';
+
+/** The data directory when the config names none: `.switchboard` beside the config file. */
+export const DEFAULT_DATA_DIR = '.switchboard';
 
 const agentId = z.string({ error: 'expected a string of 1-64 characters [a-z0-9_-]' }).regex(AGENT_ID_PATTERN, {
   error: 'expected a string of 1-64 characters [a-z0-9_-]',
@@ -88,19 +92,19 @@ export const configSchema = z.strictObject({
     .strictObject({
       host: z.string().default('127.0.0.1'),
       port: z.number().int().min(0).max(65535).default(7317),
-      dataDir: z.string().default('.switchboard'),
+      dataDir: z.string().default(DEFAULT_DATA_DIR),
       maxMessageChars: positiveInt.default(32_000),
       waitTimeoutSeconds: positiveInt.default(120),
     })
-    .default({ host: '127.0.0.1', port: 7317, dataDir: '.switchboard', maxMessageChars: 32_000, waitTimeoutSeconds: 120 }),
+    .prefault({}),
   store: z
     .strictObject({
       driver: z.literal('sqlite').default('sqlite'),
-      sqlite: z.strictObject({ path: z.string().optional(), synchronous: z.enum(['OFF', 'NORMAL', 'FULL', 'EXTRA']).default('FULL') }).default({ synchronous: 'FULL' }),
+      sqlite: z.strictObject({ path: z.string().optional(), synchronous: z.enum(['OFF', 'NORMAL', 'FULL', 'EXTRA']).default('FULL') }).prefault({}),
     })
-    .default({ driver: 'sqlite', sqlite: { synchronous: 'FULL' } }),
+    .prefault({}),
   agents: z.strictObject({
-    defaults: agentDefaults.default({ maxSteps: 16, historyLimit: 200, timeoutSeconds: 600, tools: {}, subagents: {} }),
+    defaults: agentDefaults.prefault({}),
     list: z.array(agent).min(1, { error: 'expected at least one agent' }),
   }),
   bindings: z.array(binding).default([]),
@@ -108,15 +112,15 @@ export const configSchema = z.strictObject({
     .strictObject({
       allow: toolNames.optional(),
       deny: toolNames.optional(),
-      agentToAgent: z.strictObject({ enabled: z.boolean().default(false), allow: z.array(z.string()).default([]) }).default({ enabled: false, allow: [] }),
-      sessions: z.strictObject({ visibility: z.enum(['self', 'tree', 'agent', 'all']).default('tree') }).default({ visibility: 'tree' }),
+      agentToAgent: z.strictObject({ enabled: z.boolean().default(false), allow: z.array(z.string()).default([]) }).prefault({}),
+      sessions: z.strictObject({ visibility: z.enum(['self', 'tree', 'agent', 'all']).default('tree') }).prefault({}),
     })
-    .default({ agentToAgent: { enabled: false, allow: [] }, sessions: { visibility: 'tree' } }),
+    .prefault({}),
   session: z
     .strictObject({
-      agentToAgent: z.strictObject({ maxPingPongTurns: z.number().int().min(0).max(5).default(5) }).default({ maxPingPongTurns: 5 }),
+      agentToAgent: z.strictObject({ maxPingPongTurns: z.number().int().min(0).max(5).default(5) }).prefault({}),
     })
-    .default({ agentToAgent: { maxPingPongTurns: 5 } }),
+    .prefault({}),
   messages: z
     .strictObject({
       queue: z
@@ -125,26 +129,26 @@ export const configSchema = z.strictObject({
           debounceMs: z.number().int().min(0).default(1000),
           byChannel: z.record(z.string(), z.union([queueMode, z.strictObject({ mode: queueMode.optional(), debounceMs: z.number().int().min(0).optional() })])).default({}),
         })
-        .default({ mode: 'followup', debounceMs: 1000, byChannel: {} }),
+        .prefault({}),
     })
-    .default({ queue: { mode: 'followup', debounceMs: 1000, byChannel: {} } }),
+    .prefault({}),
   lanes: z
     .strictObject({
-      main: z.strictObject({ maxConcurrent: positiveInt.default(4) }).default({ maxConcurrent: 4 }),
-      subagent: z.strictObject({ maxConcurrent: positiveInt.default(8) }).default({ maxConcurrent: 8 }),
+      main: z.strictObject({ maxConcurrent: positiveInt.default(4) }).prefault({}),
+      subagent: z.strictObject({ maxConcurrent: positiveInt.default(8) }).prefault({}),
       maxWaiting: positiveInt.default(10_000),
     })
-    .default({ main: { maxConcurrent: 4 }, subagent: { maxConcurrent: 8 }, maxWaiting: 10_000 }),
+    .prefault({}),
   recovery: z
     .strictObject({ retryInterrupted: z.number().int().min(0).max(10).default(1) })
-    .default({ retryInterrupted: 1 }),
+    .prefault({}),
   watchdog: z
     .strictObject({ intervalMs: positiveInt.default(5000), stallMs: positiveInt.default(30_000) })
-    .default({ intervalMs: 5000, stallMs: 30_000 }),
+    .prefault({}),
   outbox: z
     .strictObject({ maxAttempts: positiveInt.default(10), baseDelayMs: positiveInt.default(500), maxDelayMs: positiveInt.default(300_000) })
-    .default({ maxAttempts: 10, baseDelayMs: 500, maxDelayMs: 300_000 }),
-  models: z.strictObject({ providers: z.record(z.string(), provider).default({}) }).default({ providers: {} }),
+    .prefault({}),
+  models: z.strictObject({ providers: z.record(z.string(), provider).default({}) }).prefault({}),
 });
 
 export type SwitchboardConfig = z.infer<typeof configSchema>;

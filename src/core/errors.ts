@@ -17,7 +17,6 @@ export const ERROR_SPECS = {
   NOT_FOUND: { http: 404 },
   LANE_QUEUE_FULL: { http: 429 },
   LEASE_LOST: { http: 409 },
-  WAIT_TIMEOUT: { http: 504 },
   MODEL_PROVIDER_NOT_FOUND: { http: 400 },
   MODEL_PROVIDER_ERROR: { http: 502 },
   GATEWAY_UNREACHABLE: { http: 503 },

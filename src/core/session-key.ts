@@ -31,10 +31,6 @@ export function groupSessionKey(agentId: string, channel: string, groupId: strin
   return `agent:${agentId}:${channel}:group:${groupId}`;
 }
 
-export function isSessionKey(value: string): boolean {
-  return parseSessionKey(value) !== undefined;
-}
-
 export function parseSessionKey(key: string): ParsedSessionKey | undefined {
   const parts = key.split(':');
   if (parts.length < 3 || parts[0] !== 'agent' || !AGENT_ID_PATTERN.test(parts[1])) return undefined;

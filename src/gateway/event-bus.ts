@@ -29,7 +29,4 @@ export class EventBus {
     }
   }
 
-  get size(): number {
-    return this.listeners.size;
-  }
 }

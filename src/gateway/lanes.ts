@@ -15,7 +15,6 @@ export interface RunSlot {
   epoch: number;
   inputIds: string[];
   controller: AbortController;
-  lane: LaneName;
   /** Set by the runner once the run row exists, so cancel-by-id can find it. */
   runId?: string;
   /** Set by the runner when its commit released the lease, which then needs no write of its own. */
@@ -208,7 +207,7 @@ export class LaneScheduler {
       }
       return;
     }
-    const slot: RunSlot = { sessionKey, epoch: lease.epoch, inputIds: plan.inputIds, controller: new AbortController(), lane: laneName };
+    const slot: RunSlot = { sessionKey, epoch: lease.epoch, inputIds: plan.inputIds, controller: new AbortController() };
     state.active = slot;
     const renew = setInterval(() => {
       this.store.leases

@@ -176,7 +176,7 @@ function lookup(root: unknown, path: string[]): unknown {
   return current;
 }
 
-export function render(template: string, vars: object): string {
+function render(template: string, vars: object): string {
   return template.replace(/\{\{\s*([a-zA-Z0-9_.-]+)\s*\}\}/g, (_, path: string) => {
     const value = lookup(vars, path.split('.'));
     if (value === undefined || value === null) return '';

@@ -15,7 +15,7 @@ import type { Database } from './schema.js';
 
 export class KyselyStore implements Store {
   readonly sessions: SessionStore;
-  inputs: InputStore;
+  readonly inputs: InputStore;
   readonly transcript: TranscriptStore;
   readonly runs: RunStore;
   readonly outbox: OutboxStore;
@@ -26,9 +26,11 @@ export class KyselyStore implements Store {
     protected readonly db: Kysely<Database>,
     /** The database clock in epoch milliseconds, as an SQL expression. */
     dbNowMs: () => RawBuilder<number>,
+    /** An adapter's own input store, where it has a faster accept path. */
+    inputs?: InputStore,
   ) {
     this.sessions = new KyselySessionStore(db);
-    this.inputs = new KyselyInputStore(db);
+    this.inputs = inputs ?? new KyselyInputStore(db);
     this.transcript = new KyselyTranscriptStore(db);
     this.runs = new KyselyRunStore(db);
     this.outbox = new KyselyOutboxStore(db);

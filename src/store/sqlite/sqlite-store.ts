@@ -4,12 +4,11 @@ import { dirname } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { Kysely, SqliteDialect, sql } from 'kysely';
 import type { Selectable } from 'kysely';
+import type { InputRecord, NewInput } from '../../ports.js';
 import { toInput } from '../kysely-rows.js';
-import { KyselyStore } from '../kysely-store.js';
-import type { InputStore, NewInput } from '../../ports.js';
-import type { InputsTable } from '../schema.js';
+import { KyselyInputStore, KyselyStore } from '../kysely-store.js';
 import { migrateToLatest } from '../migrations.js';
-import type { Database } from '../schema.js';
+import type { Database, InputsTable } from '../schema.js';
 
 export type SqliteSynchronous = 'OFF' | 'NORMAL' | 'FULL' | 'EXTRA';
 
@@ -20,34 +19,38 @@ export interface SqliteStoreOptions {
   synchronous?: SqliteSynchronous;
 }
 
+/**
+ * Accepting an input is the hot path of every front, so here it skips the query builder: one prepared
+ * statement sending the same SQL as the portable version.
+ */
+class SqliteInputStore extends KyselyInputStore {
+  private readonly insert: BetterSqlite3.Statement;
+  private readonly existing: BetterSqlite3.Statement;
+
+  constructor(db: Kysely<Database>, raw: BetterSqlite3.Database) {
+    super(db);
+    this.insert = raw.prepare(
+      `INSERT INTO inputs (id, session_key, idempotency_key, mode, status, attempts, text, provenance, run_id, note, created_at, updated_at)
+       VALUES (?, ?, ?, ?, 'queued', 0, ?, ?, NULL, NULL, ?, ?)
+       ON CONFLICT (idempotency_key) DO NOTHING RETURNING *`,
+    );
+    this.existing = raw.prepare('SELECT * FROM inputs WHERE idempotency_key = ?');
+  }
+
+  override async enqueue(input: NewInput, now: number): Promise<{ input: InputRecord; created: boolean }> {
+    const row = this.insert.get(input.id, input.sessionKey, input.idempotencyKey, input.mode, input.text, JSON.stringify(input.provenance), now, now);
+    if (row) return { input: toInput(row as Selectable<InputsTable>), created: true };
+    return { input: toInput(this.existing.get(input.idempotencyKey) as Selectable<InputsTable>), created: false };
+  }
+}
+
 export class SqliteStore extends KyselyStore {
   private constructor(
     db: Kysely<Database>,
     readonly raw: BetterSqlite3.Database,
   ) {
     // The database clock, in epoch milliseconds.
-    super(db, () => sql<number>`CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER)`);
-  }
-
-  /**
-   * Accepting an input is the hot path of every front, so it skips the query builder: one prepared
-   * statement, the same SQL the portable version sends.
-   */
-  private useFastEnqueue(): void {
-    const insert = this.raw.prepare(
-      `INSERT INTO inputs (id, session_key, idempotency_key, mode, status, attempts, text, provenance, run_id, note, created_at, updated_at)
-       VALUES (?, ?, ?, ?, 'queued', 0, ?, ?, NULL, NULL, ?, ?)
-       ON CONFLICT (idempotency_key) DO NOTHING RETURNING *`,
-    );
-    const existing = this.raw.prepare('SELECT * FROM inputs WHERE idempotency_key = ?');
-    const portable = this.inputs;
-    const fast = Object.create(portable) as InputStore;
-    fast.enqueue = async (input: NewInput, now: number) => {
-      const row = insert.get(input.id, input.sessionKey, input.idempotencyKey, input.mode, input.text, JSON.stringify(input.provenance), now, now);
-      if (row) return { input: toInput(row as Selectable<InputsTable>), created: true };
-      return { input: toInput(existing.get(input.idempotencyKey) as Selectable<InputsTable>), created: false };
-    };
-    this.inputs = fast;
+    super(db, () => sql<number>`CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER)`, new SqliteInputStore(db, raw));
   }
 
   static async open(options: SqliteStoreOptions): Promise<SqliteStore> {
@@ -59,9 +62,7 @@ export class SqliteStore extends KyselyStore {
     raw.pragma('foreign_keys = ON');
     const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(raw) }) });
     await migrateToLatest(db, 'sqlite');
-    const store = new SqliteStore(db, raw);
-    store.useFastEnqueue();
-    return store;
+    return new SqliteStore(db, raw);
   }
 }
 
