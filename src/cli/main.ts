@@ -2,7 +2,7 @@
 /** The `switchboard` command. Every command takes --json; errors print one line and exit non-zero. */
 import { randomUUID } from 'node:crypto';
 import { createInterface } from 'node:readline/promises';
-import { Command, Option } from 'commander';
+import { Command, InvalidArgumentError, Option } from 'commander';
 import { loadConfigFile, resolveConfigPath } from '../config/load.js';
 import { SwitchboardError, errorMessage } from '../core/errors.js';
 import { QUEUE_MODES } from '../core/queue-mode.js';
@@ -25,11 +25,37 @@ program
   .option('-c, --config <file>', 'config file (default: $SWITCHBOARD_CONFIG or ./switchboard.json5)')
   .option('--url <url>', 'control API URL (default: the running gateway from the data directory)')
   .option('--json', 'print JSON instead of text')
-  .showHelpAfterError();
+  .showHelpAfterError('(add --help for usage)');
 
 const globals = (): GlobalOptions => program.opts<GlobalOptions>();
 const configPath = () => resolveConfigPath(globals().config);
 const client = () => new ControlClient(resolveClientTarget(configPath(), globals().url));
+
+/** `--limit` values: a whole number of at least 1, or the command stops with the reason. */
+function parseLimit(value: string): number {
+  const limit = Number(value);
+  if (!Number.isInteger(limit) || limit < 1) throw new InvalidArgumentError(`expected a whole number of at least 1, got "${value}"`);
+  return limit;
+}
+
+function parseSeconds(value: string): number {
+  const seconds = Number(value);
+  if (!(seconds > 0) || !Number.isFinite(seconds)) throw new InvalidArgumentError(`expected a positive number of seconds, got "${value}"`);
+  return seconds;
+}
+
+function parsePort(value: string): number {
+  const port = Number(value);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new InvalidArgumentError(`expected a port from 0 to 65535, got "${value}"`);
+  return port;
+}
+
+function withQuery(path: string, params: Record<string, string | number | undefined>): string {
+  const query = new URLSearchParams();
+  for (const [name, value] of Object.entries(params)) if (value !== undefined) query.set(name, String(value));
+  const text = query.toString();
+  return text ? `${path}?${text}` : path;
+}
 
 function print(json: unknown, human: () => string): void {
   process.stdout.write(`${globals().json ? JSON.stringify(json, null, 2) : human()}\n`);
@@ -38,7 +64,7 @@ function print(json: unknown, human: () => string): void {
 program
   .command('gateway')
   .description('start the gateway in the foreground (Ctrl-C stops it)')
-  .option('-p, --port <port>', 'listen on this port instead of gateway.port (0 = any free port)', (value) => Number(value))
+  .option('-p, --port <port>', 'listen on this port instead of gateway.port (0 = any free port)', parsePort)
   .action(async (options: { port?: number }) => {
     // Loaded here so the other commands do not pay for the model SDKs at start-up.
     const { serveGateway } = await import('../gateway/serve.js');
@@ -164,12 +190,9 @@ const sessions = program.command('sessions').description('inspect sessions');
 sessions
   .command('list')
   .option('--agent <id>', 'only this agent')
-  .option('--limit <n>', 'at most n', (value) => Number(value))
+  .option('--limit <n>', 'at most n', parseLimit)
   .action(async (options: { agent?: string; limit?: number }) => {
-    const query = new URLSearchParams();
-    if (options.agent) query.set('agentId', options.agent);
-    if (options.limit) query.set('limit', String(options.limit));
-    const { sessions: rows } = await client().request<{ sessions: SessionRecord[] }>('GET', `/v1/sessions?${query}`);
+    const { sessions: rows } = await client().request<{ sessions: SessionRecord[] }>('GET', withQuery('/v1/sessions', { agentId: options.agent, limit: options.limit }));
     print({ sessions: rows }, () =>
       table(
         rows.map((s) => ({ key: s.key, agent: s.agentId, state: s.state, route: s.route ? s.route.channel : null, updated: ago(s.updatedAt) })),
@@ -179,10 +202,9 @@ sessions
   });
 sessions
   .command('history <key>')
-  .option('--limit <n>', 'the last n entries', (value) => Number(value))
+  .option('--limit <n>', 'the last n entries', parseLimit)
   .action(async (key: string, options: { limit?: number }) => {
-    const query = options.limit ? `?limit=${options.limit}` : '';
-    const { entries } = await client().request<{ entries: TranscriptEntry[] }>('GET', `/v1/sessions/${encodeURIComponent(key)}/history${query}`);
+    const { entries } = await client().request<{ entries: TranscriptEntry[] }>('GET', withQuery(`/v1/sessions/${encodeURIComponent(key)}/history`, { limit: options.limit }));
     print({ entries }, () =>
       entries.length === 0
         ? '(no messages yet)'
@@ -250,12 +272,11 @@ program
   .description('send a message to an agent (its main session) or a session key')
   .option('-w, --wait', 'wait for the reply')
   .addOption(new Option('-m, --mode <mode>', 'queue mode when the session is busy').choices([...QUEUE_MODES]))
-  .option('-t, --timeout <seconds>', 'how long --wait waits', (value) => Number(value))
+  .option('-t, --timeout <seconds>', 'how long --wait waits', parseSeconds)
   .option('--idempotency-key <key>', 'send the same key again and the message is accepted once')
   .action(async (target: string, message: string, options: { wait?: boolean; mode?: string; timeout?: number; idempotencyKey?: string }) => {
     // Every send carries a key, so that sending again after a lost connection cannot duplicate it.
     const idempotencyKey = options.idempotencyKey ?? `cli:${randomUUID()}`;
-    if (options.timeout !== undefined && !(options.timeout > 0)) throw new SwitchboardError('INVALID_REQUEST', `--timeout: expected a positive number of seconds, got "${options.timeout}"`);
     const api = client();
     const sendOnce = (timeoutSeconds?: number) =>
       api
@@ -340,12 +361,9 @@ const runs = program.command('runs').description('inspect runs');
 runs
   .command('list')
   .option('--session <key>', 'only this session')
-  .option('--limit <n>', 'at most n', (value) => Number(value))
+  .option('--limit <n>', 'at most n', parseLimit)
   .action(async (options: { session?: string; limit?: number }) => {
-    const query = new URLSearchParams();
-    if (options.session) query.set('sessionKey', options.session);
-    if (options.limit) query.set('limit', String(options.limit));
-    const { runs: rows } = await client().request<{ runs: RunRecord[] }>('GET', `/v1/runs?${query}`);
+    const { runs: rows } = await client().request<{ runs: RunRecord[] }>('GET', withQuery('/v1/runs', { sessionKey: options.session, limit: options.limit }));
     print({ runs: rows }, () => table(rows.map(runRow), ['id', 'session', 'status', 'started', 'ms', 'calls', 'text']));
   });
 runs

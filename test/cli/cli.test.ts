@@ -60,15 +60,18 @@ describe('switchboard CLI against a running gateway', () => {
     expect(await cli('runs', 'cancel', runs.runs[0].id)).toEqual({ code: 0, stdout: `run ${runs.runs[0].id} is not active; nothing to cancel\n`, stderr: '' });
   });
 
-  it('cli: send --wait --timeout gives up waiting, says the message is delivered, and exits 1', async () => {
+  it('cli: send --wait --timeout gives up waiting and says the message is delivered; bad numbers are refused', async () => {
     const result = await cli('send', 'slow', 'take your time', '--wait', '--timeout', '0.3');
     expect(result.code).toBe(1);
     expect(result.stdout).toMatch(/^no reply yet; input [0-9a-f-]+ is delivered and will still be processed \(follow it with "switchboard sessions history agent:slow:main"\)\n$/);
     expect(await cli('send', 'support', 'x', '--wait', '--timeout', '0')).toEqual({
       code: 1,
       stdout: '',
-      stderr: 'switchboard: --timeout: expected a positive number of seconds, got "0"\n',
+      stderr: `error: option '-t, --timeout <seconds>' argument '0' is invalid. expected a positive number of seconds, got "0"\n(add --help for usage)\n`,
     });
+    expect((await cli('runs', 'list', '--limit', 'abc')).stderr).toBe(
+      `error: option '--limit <n>' argument 'abc' is invalid. expected a whole number of at least 1, got "abc"\n(add --help for usage)\n`,
+    );
   });
 
   it('cli: errors exit non-zero with one clear line', async () => {
