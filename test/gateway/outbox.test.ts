@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { OutboxDispatcher } from '../../src/gateway/outbox.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
+import { waitUntil } from '../helpers/wait.js';
 
 let now = 1_000_000;
 const clock = { now: () => now };
@@ -11,9 +12,7 @@ afterEach(async () => {
   await store?.close();
 });
 
-const until = async (check: () => Promise<boolean>) => {
-  for (let i = 0; i < 200 && !(await check()); i += 1) await new Promise((r) => setTimeout(r, 5));
-};
+const until = (check: () => Promise<boolean>) => waitUntil('the outbox row reaches the expected state', check);
 
 describe('outbox dispatcher', () => {
   it('outbox: retries a failing delivery with backoff, then delivers once', async () => {

@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Gateway } from '../../src/gateway/gateway.js';
 import { startTestGateway, stopTestGateway } from '../helpers/gateway.js';
+import { waitUntil } from '../helpers/wait.js';
 
 // "slow" answers its first step after a tool call, so a run has a step boundary where steering lands.
 const config = (extra = '') => `{
@@ -9,7 +10,7 @@ const config = (extra = '') => `{
   messages: { queue: { mode: "followup", debounceMs: 150 } },
   models: { providers: { scripted: { type: "scripted", models: {
     worker: { rules: [
-      { match: "^slow", delayMs: 300, steps: [{ toolCalls: [{ tool: "time_now" }] }, { text: "done with: {{inputs}}" }] },
+      { match: "slow", delayMs: 300, steps: [{ toolCalls: [{ tool: "time_now" }] }, { text: "done with: {{inputs}}" }] },
       { reply: "got: {{inputs}}" },
     ] },
   } } } },
@@ -24,8 +25,7 @@ const S = 'agent:worker:main';
 
 async function startSlowRun() {
   const first = await gateway.send({ target: 'worker', message: 'slow job' });
-  // Wait until the run is active.
-  for (let i = 0; i < 100 && !gateway.status().activeRuns.some((run) => run.runId); i += 1) await new Promise((r) => setTimeout(r, 10));
+  await waitUntil('the slow run is active', () => gateway.status().activeRuns.some((run) => run.runId));
   return first;
 }
 
@@ -115,7 +115,7 @@ describe('queue modes on a busy session', () => {
     gateway = await startTestGateway(config('lanes: { main: { maxConcurrent: 1 } },').replace('{ id: "worker", model: "scripted/worker" }', '{ id: "worker", model: "scripted/worker" }, { id: "other", model: "scripted/worker" }'));
     const a = await gateway.send({ target: 'worker', message: 'slow a' });
     const b = await gateway.send({ target: 'other', message: 'slow b' });
-    for (let i = 0; i < 100 && gateway.status().lanes.main.waiting === 0; i += 1) await new Promise((r) => setTimeout(r, 5));
+    await waitUntil('a session waits for a lane slot', () => gateway.status().lanes.main.waiting > 0);
     expect(gateway.status().lanes.main).toMatchObject({ active: 1, waiting: 1, max: 1 });
     const ra = await gateway.waitForInput(a.input.id, 10_000);
     const rb = await gateway.waitForInput(b.input.id, 10_000);
@@ -132,7 +132,7 @@ describe('queue modes on a busy session', () => {
     );
     await gateway.send({ target: 'worker', message: 'slow a' });
     await gateway.send({ target: 'b', message: 'slow b' });
-    for (let i = 0; i < 100 && gateway.status().lanes.main.waiting === 0; i += 1) await new Promise((r) => setTimeout(r, 5));
+    await waitUntil('a session waits for a lane slot', () => gateway.status().lanes.main.waiting > 0);
     await expect(gateway.send({ target: 'c', message: 'c' })).rejects.toMatchObject({
       code: 'LANE_QUEUE_FULL',
       message: 'the main lane already has 1 sessions waiting (lanes.maxWaiting); retry later',

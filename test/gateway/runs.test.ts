@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FakeProviderServer } from '../helpers/fake-provider.js';
 import { startTestGateway, stopTestGateway } from '../helpers/gateway.js';
+import { waitUntil } from '../helpers/wait.js';
 
 const config = `{
   agents: { list: [
@@ -118,14 +119,10 @@ describe('routing and cancellation', () => {
   it('cancel: cancelling an active run records it cancelled and the lane moves on', async () => {
     gateway = await startTestGateway(config.replace('timeoutSeconds: 1', 'timeoutSeconds: 30'));
     const sent = await gateway.send({ target: 'slow', message: 'take your time' });
-    let runId: string | null = null;
-    for (let i = 0; i < 200 && !runId; i += 1) {
-      runId = gateway.status().activeRuns[0]?.runId ?? null;
-      if (!runId) await new Promise((r) => setTimeout(r, 5));
-    }
-    expect(await gateway.cancelRun(runId!)).toBe(true);
+    const runId = await waitUntil('the run is active', () => gateway.status().activeRuns[0]?.runId);
+    expect(await gateway.cancelRun(runId)).toBe(true);
     expect(await gateway.waitForInput(sent.input.id, 5000)).toMatchObject({ status: 'completed', run: { status: 'cancelled', errorMessage: 'run was cancelled' } });
-    expect(await gateway.cancelRun(runId!)).toBe(false);
+    expect(await gateway.cancelRun(runId)).toBe(false);
     await expect(gateway.cancelRun('no-such-run')).rejects.toMatchObject({ code: 'RUN_NOT_FOUND' });
   });
 });

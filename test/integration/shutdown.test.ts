@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { startGatewayProcess, stopGatewayProcess, tempConfig } from '../helpers/process.js';
+import { waitUntil } from '../helpers/wait.js';
 
 const { configPath } = tempConfig(`{
   agents: { list: [{ id: "slow", model: "scripted/slow" }] },
@@ -12,11 +13,7 @@ describe('graceful shutdown', () => {
   it('shutdown: SIGTERM ends pending waits at once as delivered; after a restart the input runs again with a note', async () => {
     let gw = await startGatewayProcess(configPath);
     const waiting = gw.request<{ status: string; delivered: boolean; inputId: string }>('POST', '/v1/send', { target: 'slow', message: 'do it', wait: true, timeoutSeconds: 60 });
-    for (let i = 0; i < 200; i += 1) {
-      const status = await gw.request<{ activeRuns: unknown[] }>('GET', '/v1/status');
-      if (status.body.activeRuns.length > 0) break;
-      await new Promise((r) => setTimeout(r, 20));
-    }
+    await waitUntil('the run is active', async () => (await gw.request<{ activeRuns: unknown[] }>('GET', '/v1/status')).body.activeRuns.length > 0, 10_000, 20);
     const started = Date.now();
     expect(await stopGatewayProcess(gw)).toBe(0);
     expect(Date.now() - started).toBeLessThan(5000);
@@ -27,13 +24,9 @@ describe('graceful shutdown', () => {
     try {
       type Run = { id: string; status: string; errorMessage: string | null };
       const runs = async () => (await gw.request<{ runs: Run[] }>('GET', '/v1/runs')).body.runs;
-      let retry: Run | undefined;
-      for (let i = 0; i < 100 && !retry; i += 1) {
-        retry = (await runs()).find((run) => run.status === 'running');
-        if (!retry) await new Promise((r) => setTimeout(r, 50));
-      }
+      const retry = await waitUntil('the input runs again', async () => (await runs()).find((run) => run.status === 'running'), 10_000, 50);
       expect((await runs()).find((run) => run.status === 'interrupted')).toMatchObject({ errorMessage: 'gateway shut down while the run was active' });
-      const shown = await gw.request<{ inputs: { id: string; note: string; attempts: number }[] }>('GET', `/v1/runs/${retry!.id}`);
+      const shown = await gw.request<{ inputs: { id: string; note: string; attempts: number }[] }>('GET', `/v1/runs/${retry.id}`);
       expect(shown.body.inputs).toMatchObject([{ id: answer.body.inputId, attempts: 2, note: 'previous attempt was interrupted: gateway shut down while the run was active' }]);
     } finally {
       await stopGatewayProcess(gw);
