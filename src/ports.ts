@@ -26,7 +26,25 @@ export interface Provenance {
   sourceTool?: string;
   conversationId?: string;
   hop?: number;
+  /** Set on inputs that belong to a sessions_send exchange (request, reply, ping-pong turn, announce). */
+  exchange?: ExchangeStepRef;
 }
+
+/** Which step of an exchange an input is. `turn` counts ping-pong turns from 1. */
+export interface ExchangeStepRef {
+  id: string;
+  step: ExchangeStep;
+  turn?: number;
+  maxTurns?: number;
+  /** Who this session is in the exchange. */
+  role?: 'requester' | 'target';
+}
+
+/**
+ * request: the message itself, in the target session. reply: the target's reply delivered to a
+ * requester that stopped waiting. turn: a ping-pong turn. announce: the target's announce step.
+ */
+export type ExchangeStep = 'request' | 'reply' | 'turn' | 'announce';
 
 /** Where replies produced in a session go: the channel that last spoke to it. */
 export interface ReplyRoute {
@@ -195,7 +213,8 @@ export type JournalEventType =
   | 'input.dropped'
   | 'session.reply'
   | 'lane.stalled'
-  | 'outbox.dead';
+  | 'outbox.dead'
+  | 'exchange.updated';
 
 export interface NewEvent {
   type: JournalEventType;
@@ -299,8 +318,67 @@ export interface EventJournal {
   latestSeq(): Promise<number>;
 }
 
+/**
+ * How the first reply of an exchange reaches its requester:
+ * awaiting: a live waiter (a tool call or an API request) will take it when it comes;
+ * detached: nobody waits; it will be delivered into the requester's session as an input;
+ * replied: a waiter took it; it counts as delivered once the waiter's run commits successfully;
+ * delivered: it is in the requester's session (or was handed to the API caller that waited).
+ */
+export type ExchangeReplyState = 'awaiting' | 'detached' | 'replied' | 'delivered';
+export type ExchangePhase = 'request' | 'ping_pong' | 'announce' | 'done';
+
+/** One sessions_send: the request, its first reply, the ping-pong turns and the announce step. */
+export interface ExchangeRecord {
+  id: string;
+  conversationId: string;
+  hop: number;
+  requesterSession: string;
+  requesterAgent: string;
+  targetSession: string;
+  targetAgent: string;
+  requestInputId: string;
+  maxTurns: number;
+  phase: ExchangePhase;
+  /** The last ping-pong turn started, 0 before the first. */
+  turn: number;
+  replyState: ExchangeReplyState;
+  /** The run (or null for an API caller) that waits for the reply while `awaiting`/`replied`. */
+  waiterRunId: string | null;
+  replyRunId: string | null;
+  replyStatus: string | null;
+  replyText: string | null;
+  createdAt: number;
+  updatedAt: number;
+}
+
+export type NewExchange = Omit<ExchangeRecord, 'phase' | 'turn' | 'replyRunId' | 'replyStatus' | 'replyText' | 'createdAt' | 'updatedAt' | 'requestInputId'>;
+
+export type ExchangeChanges = Partial<Pick<ExchangeRecord, 'phase' | 'turn' | 'replyState' | 'waiterRunId' | 'replyRunId' | 'replyStatus' | 'replyText'>>;
+
+export interface ExchangeStore {
+  /**
+   * Stores the request input and its exchange in one transaction. A repeated idempotency key returns
+   * the existing pair with `created: false` and writes nothing.
+   */
+  open(exchange: NewExchange, input: NewInput, now: number): Promise<{ exchange: ExchangeRecord; input: InputRecord; created: boolean }>;
+  get(id: string): Promise<ExchangeRecord | undefined>;
+  /**
+   * Compare-and-set: applies `changes` only while the row still has one of the `from` reply states
+   * (and, when given, one of the `phases` and the `waiterRunId`). Returns the row as it is afterwards and whether it changed.
+   */
+  transition(
+    id: string,
+    from: { replyStates?: ExchangeReplyState[]; phases?: ExchangePhase[]; waiterRunId?: string },
+    changes: ExchangeChanges,
+    now: number,
+  ): Promise<{ exchange: ExchangeRecord; changed: boolean }>;
+  list(filter?: { replyStates?: ExchangeReplyState[]; requesterSession?: string; targetSession?: string; waiterRunId?: string; limit?: number }): Promise<ExchangeRecord[]>;
+}
+
 export interface Store {
   readonly sessions: SessionStore;
+  readonly exchanges: ExchangeStore;
   readonly inputs: InputStore;
   readonly transcript: TranscriptStore;
   readonly runs: RunStore;

@@ -100,6 +100,29 @@ class Scanner {
 export class Json5Document {
   constructor(public text: string) {}
 
+  /**
+   * Keys that appear twice in one object. JSON5 keeps the last silently, so a config that has, say, two
+   * `tools` sections (as seed 002's example does) loses the first; callers report these instead.
+   */
+  duplicateKeys(): { path: string; line: number; firstLine: number }[] {
+    const found: { path: string; line: number; firstLine: number }[] = [];
+    const lineOf = (position: number) => this.text.slice(0, position).split('\n').length;
+    const walk = (node: Node, path: string) => {
+      if (node.kind === 'array') node.items.forEach((item, index) => walk(item, `${path}[${index}]`));
+      if (node.kind !== 'object') return;
+      const seen = new Map<string, number>();
+      for (const entry of node.entries) {
+        const at = path ? `${path}.${entry.key}` : entry.key;
+        const first = seen.get(entry.key);
+        if (first !== undefined) found.push({ path: at, line: lineOf(entry.start), firstLine: lineOf(first) });
+        else seen.set(entry.key, entry.start);
+        walk(entry.value, at);
+      }
+    };
+    walk(this.root(), '');
+    return found;
+  }
+
   private root(): Node {
     const scanner = new Scanner(this.text);
     return scanner.value();

@@ -7,6 +7,7 @@ import { readFileSync, existsSync } from 'node:fs';
 import { dirname, isAbsolute, resolve } from 'node:path';
 import JSON5 from 'json5';
 import { z } from 'zod';
+import { Json5Document } from './edit.js';
 import { SwitchboardError } from '../core/errors.js';
 import { configSchema, DEFAULT_DATA_DIR, type SwitchboardConfig } from './schema.js';
 
@@ -48,6 +49,14 @@ export function loadConfigFile(path: string, env: NodeJS.ProcessEnv = process.en
   return parseConfigText(readFileSync(path, 'utf8'), path, env);
 }
 
+function duplicateKeys(text: string): ReturnType<Json5Document['duplicateKeys']> {
+  try {
+    return new Json5Document(text).duplicateKeys();
+  } catch {
+    return []; // The editor's scanner does not know every JSON5 form; JSON5 itself accepted the text.
+  }
+}
+
 export function parseConfigText(text: string, path: string, env: NodeJS.ProcessEnv = process.env): LoadedConfig {
   let raw: unknown;
   try {
@@ -56,7 +65,7 @@ export function parseConfigText(text: string, path: string, env: NodeJS.ProcessE
     const message = error instanceof Error ? error.message.replace(/^JSON5: /, '') : String(error);
     throw new SwitchboardError('CONFIG_INVALID', `${path}: not valid JSON5: ${message}`);
   }
-  const problems: string[] = [];
+  const problems: string[] = duplicateKeys(text).map((dup) => `${dup.path}: appears twice (lines ${dup.firstLine} and ${dup.line}); JSON5 would silently keep only the last, so merge them into one`);
   const substituted = substituteEnv(raw, [], env, problems);
   if (problems.length > 0) throw invalid(path, problems);
   const parsed = configSchema.safeParse(substituted);

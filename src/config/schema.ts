@@ -112,13 +112,26 @@ export const configSchema = z.strictObject({
     .strictObject({
       allow: toolNames.optional(),
       deny: toolNames.optional(),
-      agentToAgent: z.strictObject({ enabled: z.boolean().default(false), allow: z.array(z.string()).default([]) }).prefault({}),
+      agentToAgent: z
+        .strictObject({
+          enabled: z.boolean().default(false),
+          allow: z.array(z.string()).default([]),
+          history: z.boolean().default(true),
+          list: z.boolean().default(true),
+        })
+        .prefault({}),
       sessions: z.strictObject({ visibility: z.enum(['self', 'tree', 'agent', 'all']).default('tree') }).prefault({}),
     })
     .prefault({}),
   session: z
     .strictObject({
-      agentToAgent: z.strictObject({ maxPingPongTurns: z.number().int().min(0).max(5).default(5) }).prefault({}),
+      agentToAgent: z
+        .strictObject({
+          maxPingPongTurns: z.number().int().min(0).max(5).default(5),
+          maxHops: z.number().int().min(1).max(64).default(8),
+          maxSendsPerMinute: positiveInt.default(30),
+        })
+        .prefault({}),
     })
     .prefault({}),
   messages: z
@@ -136,6 +149,7 @@ export const configSchema = z.strictObject({
     .strictObject({
       main: z.strictObject({ maxConcurrent: positiveInt.default(4) }).prefault({}),
       subagent: z.strictObject({ maxConcurrent: positiveInt.default(8) }).prefault({}),
+      nested: z.strictObject({ maxConcurrent: positiveInt.default(8) }).prefault({}),
       maxWaiting: positiveInt.default(10_000),
     })
     .prefault({}),

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import type { ModelMessage } from 'ai';
 import type { AgentConfig } from '../config/schema.js';
 import type { InputRecord, Provenance, TranscriptEntry } from '../ports.js';
+import { REPLY_SKIP } from './exchanges.js';
 
 /** Workspace files read into the system prompt, in this order, when present. */
 export const PROMPT_FILES = ['AGENTS.md', 'SOUL.md', 'USER.md', 'TOOLS.md'] as const;
@@ -42,8 +43,20 @@ export function provenanceLine(provenance: Provenance): string | undefined {
   return `[message from ${parts.join(', ')}]`;
 }
 
+/** What a sessions_send exchange step asks of the model, where it asks more than a plain answer. */
+export function exchangeLine(provenance: Provenance): string | undefined {
+  const step = provenance.exchange;
+  if (step?.step === 'turn') {
+    return `[agent-to-agent turn ${step.turn} of ${step.maxTurns}, you are the ${step.role}: your reply goes to agent ${provenance.sourceAgent}; reply exactly ${REPLY_SKIP} to end the conversation]`;
+  }
+  if (step?.step === 'reply') return '[the reply to your sessions_send, which you did not wait for]';
+  return undefined;
+}
+
 export function renderInput(text: string, provenance: Provenance | null, note?: string | null): { text: string; frameworkChars: number } {
-  const header = [provenance ? provenanceLine(provenance) : undefined, note ? `[note: ${note}]` : undefined].filter(Boolean).join('\n');
+  const header = [provenance ? provenanceLine(provenance) : undefined, provenance ? exchangeLine(provenance) : undefined, note ? `[note: ${note}]` : undefined]
+    .filter(Boolean)
+    .join('\n');
   return header ? { text: `${header}\n${text}`, frameworkChars: header.length + 1 } : { text, frameworkChars: 0 };
 }
 

@@ -9,7 +9,7 @@ import { parseSessionKey } from '../core/session-key.js';
 import type { QueueMode } from '../core/queue-mode.js';
 import type { SwitchboardConfig } from '../config/schema.js';
 import { ModelRegistry } from '../models/model-registry.js';
-import type { Clock, EventRecord, IdGenerator, NewEvent, OutboxRecord, InputRecord, Provenance, RecoveryReport, RunRecord, SessionRecord, Store, TranscriptEntry } from '../ports.js';
+import type { Clock, EventRecord, IdGenerator, NewEvent, NewInput, OutboxRecord, InputRecord, Provenance, RecoveryReport, RunRecord, SessionRecord, Store, TranscriptEntry } from '../ports.js';
 import { BUILTIN_TOOLS } from '../tools/builtin.js';
 import type { GatewayTool } from '../tools/types.js';
 import { PromptFileCache } from './context.js';
@@ -18,7 +18,10 @@ import { JournalTail } from './journal-tail.js';
 import { LaneScheduler, type StalledLane } from './lanes.js';
 import { OutboxDispatcher } from './outbox.js';
 import { AgentRegistry, type Inbound } from './registry.js';
-import { createSessionRunner } from './session-runner.js';
+import { createSessionRunner, toolsFor } from './session-runner.js';
+import { EXCHANGE_STEP_KIND, ExchangeFlow, exchangeStepRow } from './exchanges.js';
+import { AgentMessaging, type AgentSendRequest, type AgentSendResult } from './messaging.js';
+import { createSessionTools } from '../tools/session-tools.js';
 
 export const LEASE_TTL_MS = 30_000;
 
@@ -64,6 +67,8 @@ export class Gateway {
   readonly config: SwitchboardConfig;
   readonly store: Store;
   readonly agents: AgentRegistry;
+  /** Agent-to-agent messaging: the session tools and `send --from` go through it. */
+  readonly messaging: AgentMessaging;
   readonly bus = new EventBus();
   readonly gatewayId: string;
   readonly startedAt: number;
@@ -74,6 +79,8 @@ export class Gateway {
   private readonly lanes: LaneScheduler;
   private readonly outbox: OutboxDispatcher;
   private readonly journal: JournalTail;
+  private readonly exchanges: ExchangeFlow;
+  private readonly tools: readonly GatewayTool[];
   private readonly log: NonNullable<GatewayDeps['log']>;
   private watchdog?: NodeJS.Timeout;
   private stopped = false;
@@ -96,6 +103,22 @@ export class Gateway {
       (row, outcome, error) => this.onOutboxSettled(row, outcome, error),
       (error) => this.log('error', `outbox: ${errorMessage(error)}`),
     );
+    this.exchanges = new ExchangeFlow({ store: this.store, clock: this.clock, ids: this.ids, accept: (input) => this.accept(input), journal: (event) => this.journalEvent(event) });
+    this.outbox.register(EXCHANGE_STEP_KIND, (row) => this.exchanges.onStep(row));
+    this.messaging = new AgentMessaging({
+      config: deps.config,
+      store: this.store,
+      agents: this.agents,
+      clock: this.clock,
+      ids: this.ids,
+      accept: (input) => this.accept(input),
+      wake: (sessionKey) => this.lanes.wake(sessionKey),
+      isBusy: (sessionKey) => this.lanes.isBusy(sessionKey),
+      pause: (ms, wakeOn, signal) => this.pause(ms, wakeOn, signal),
+      isStopping: () => this.stopped,
+      validateMessage: (message) => this.validateMessage(message),
+    });
+    this.tools = [...(deps.tools ?? BUILTIN_TOOLS), ...createSessionTools(this.messaging)];
     const runSession = createSessionRunner({
       config: deps.config,
       store: this.store,
@@ -104,11 +127,15 @@ export class Gateway {
       owner: this.gatewayId,
       agents: this.agents,
       models: new ModelRegistry(deps.config.models.providers),
-      tools: deps.tools ?? BUILTIN_TOOLS,
+      tools: this.tools,
       promptFiles: new PromptFileCache(),
       bus: this.bus,
-      // Runs write no outbox rows yet; the dispatcher's poll would find them if they did.
-      afterCommit: () => void this.journal.kick(),
+      afterCommit: () => {
+        void this.journal.kick();
+        this.outbox.kick();
+      },
+      onCommitted: (runId, status) => this.exchanges.settleWaiter(runId, status),
+      onDropped: (inputId, why) => this.onInputDropped(inputId, why),
     });
     this.lanes = new LaneScheduler(
       this.store,
@@ -121,7 +148,7 @@ export class Gateway {
           return typeof setting === 'object' ? setting.debounceMs : undefined;
         },
         leaseTtlMs: LEASE_TTL_MS,
-        maxConcurrent: { main: deps.config.lanes.main.maxConcurrent, subagent: deps.config.lanes.subagent.maxConcurrent },
+        maxConcurrent: { main: deps.config.lanes.main.maxConcurrent, subagent: deps.config.lanes.subagent.maxConcurrent, nested: deps.config.lanes.nested.maxConcurrent },
         maxWaiting: deps.config.lanes.maxWaiting,
         stallMs: deps.config.watchdog.stallMs,
       },
@@ -155,7 +182,9 @@ export class Gateway {
     for (const inputId of this.lastRecovery.droppedInputs) {
       const input = await this.store.inputs.get(inputId);
       await this.journalEvent({ type: 'input.dropped', sessionKey: input?.sessionKey, payload: { inputId, note: input?.note } });
+      await this.onInputDropped(inputId, input?.note ?? 'dropped during recovery');
     }
+    await this.exchanges.recover();
     await this.journal.kick();
     for (const { key } of await this.store.sessions.listWithQueuedInputs()) this.lanes.wake(key);
   }
@@ -187,10 +216,43 @@ export class Gateway {
     return record;
   }
 
-  /** Accept = durable: resolves once the input row is committed. */
-  async send(request: SendRequest): Promise<SendResult> {
-    if (this.stopped) throw new SwitchboardError('GATEWAY_STOPPING', 'the gateway is shutting down; send again once it has restarted');
-    const message = request.message;
+  /** An exchange input that will never run tells its exchange, so nobody waits for it in vain. */
+  private async onInputDropped(inputId: string, why: string): Promise<void> {
+    const input = await this.store.inputs.get(inputId);
+    const row = input && exchangeStepRow(input, { runId: null, status: 'dropped', text: null, error: `the message was dropped: ${why}` }, this.ids.next());
+    if (!row) return;
+    await this.store.outbox.add(row, this.clock.now());
+    this.outbox.kick();
+  }
+
+  /** Stores an input produced inside the gateway and wakes its session. */
+  private async accept(input: NewInput): Promise<InputRecord> {
+    const { input: stored, created } = await this.store.inputs.enqueue(input, this.clock.now());
+    if (created) this.lanes.wake(stored.sessionKey);
+    return stored;
+  }
+
+  /** Resolves after `ms`, when a journal event matching `wakeOn` is published, on abort, or when the gateway stops. */
+  private pause(ms: number, wakeOn: (payload: Record<string, unknown>, sessionKey: string | null) => boolean, signal?: AbortSignal): Promise<void> {
+    return new Promise<void>((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        unsubscribe();
+        this.waiters.delete(done);
+        signal?.removeEventListener('abort', done);
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      const unsubscribe = this.bus.subscribe((event) => {
+        if (event.type === 'journal' && wakeOn((event.event.payload ?? {}) as Record<string, unknown>, event.event.sessionKey)) done();
+      });
+      this.waiters.add(done);
+      signal?.addEventListener('abort', done, { once: true });
+      if (this.stopped || signal?.aborted) done();
+    });
+  }
+
+  private validateMessage(message: unknown): string {
     if (typeof message !== 'string' || message.trim() === '') {
       throw new SwitchboardError('MESSAGE_EMPTY', 'message is empty; send some text');
     }
@@ -201,6 +263,30 @@ export class Gateway {
         limit,
       });
     }
+    return message;
+  }
+
+  /**
+   * `send --from`: a message sent as an agent session, through exactly the checks its sessions_send
+   * tool would meet (tool policy first, then visibility and the agent-to-agent policy).
+   */
+  async sendAs(fromSessionKey: string, request: AgentSendRequest): Promise<AgentSendResult> {
+    const { sessionKey, agent } = this.agents.resolveTarget(fromSessionKey);
+    if (!toolsFor(agent, this.config, this.tools).some((tool) => tool.name === 'sessions_send')) {
+      throw new SwitchboardError('TOOL_DENIED', `agent "${agent.config.id}" may not use sessions_send (tool policy: tools, agents.defaults.tools, agents.list[${agent.config.id}].tools)`, { layer: 'tool' });
+    }
+    if (!(await this.store.sessions.get(sessionKey))) {
+      const kind = parseSessionKey(sessionKey)?.kind;
+      if (kind === 'subagent' || kind === 'a2a') await this.getSession(sessionKey);
+      await this.store.sessions.ensure({ key: sessionKey, agentId: agent.config.id }, this.clock.now());
+    }
+    return this.messaging.send({ sessionKey, agentId: agent.config.id }, request);
+  }
+
+  /** Accept = durable: resolves once the input row is committed. */
+  async send(request: SendRequest): Promise<SendResult> {
+    if (this.stopped) throw new SwitchboardError('GATEWAY_STOPPING', 'the gateway is shutting down; send again once it has restarted');
+    const message = this.validateMessage(request.message);
     const inbound = request.inbound ?? { channel: 'api' };
     const { sessionKey, agent } = this.agents.resolveTarget(request.target ?? this.agents.bind(inbound).config.id, inbound);
     const parsed = parseSessionKey(sessionKey)!;

@@ -5,9 +5,10 @@
 import { decideOnArrival, planNextRun } from '../core/queue-mode.js';
 import type { AbortReason } from '../core/run-status.js';
 import { parseSessionKey } from '../core/session-key.js';
-import type { Clock, Store } from '../ports.js';
+import type { Clock, InputRecord, Store } from '../ports.js';
 
-export type LaneName = 'main' | 'subagent';
+/** nested: runs that only answer other agents (sessions_send), so a waiting requester cannot starve them. */
+export type LaneName = 'main' | 'subagent' | 'nested';
 
 /** What the scheduler hands the runner: the run must end (commit or give up) before it resolves. */
 export interface RunSlot {
@@ -84,11 +85,12 @@ export class LaneScheduler {
     /** Called after the scheduler itself wrote to the store (notify inputs stored). */
     private readonly afterWrite: () => void = () => {},
   ) {
-    this.lanes = { main: new Lane(options.maxConcurrent.main), subagent: new Lane(options.maxConcurrent.subagent) };
+    this.lanes = { main: new Lane(options.maxConcurrent.main), subagent: new Lane(options.maxConcurrent.subagent), nested: new Lane(options.maxConcurrent.nested) };
   }
 
-  laneFor(sessionKey: string): LaneName {
-    return parseSessionKey(sessionKey)?.kind === 'subagent' ? 'subagent' : 'main';
+  laneFor(sessionKey: string, inputs: readonly InputRecord[] = []): LaneName {
+    if (parseSessionKey(sessionKey)?.kind === 'subagent') return 'subagent';
+    return inputs.length > 0 && inputs.every((input) => input.provenance.exchange !== undefined) ? 'nested' : 'main';
   }
 
   /** True when accepting one more input for this lane would exceed `lanes.maxWaiting`. */
@@ -106,7 +108,7 @@ export class LaneScheduler {
 
   stats(): Record<LaneName, { active: number; waiting: number; max: number }> {
     const of = (lane: Lane) => ({ active: lane.active, waiting: lane.waiting.length, max: lane.max });
-    return { main: of(this.lanes.main), subagent: of(this.lanes.subagent) };
+    return { main: of(this.lanes.main), subagent: of(this.lanes.subagent), nested: of(this.lanes.nested) };
   }
 
   /** Aborts the active run with this id. Returns false when no such run is active here. */
@@ -183,7 +185,7 @@ export class LaneScheduler {
       return;
     }
 
-    const laneName = this.laneFor(sessionKey);
+    const laneName = this.laneFor(sessionKey, runnable.filter((input) => plan.inputIds.includes(input.id)));
     const lane = this.lanes[laneName];
     const wait = lane.acquire();
     if (wait) {

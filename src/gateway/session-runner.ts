@@ -6,12 +6,14 @@ import type { ModelMessage } from 'ai';
 import { SwitchboardError, errorMessage } from '../core/errors.js';
 import { applyToolPolicy } from '../core/tool-policy.js';
 import { parseSessionKey } from '../core/session-key.js';
+import type { TerminalRunStatus } from '../core/run-status.js';
 import type { Clock, IdGenerator, InputRecord, NewEvent, NewTranscriptEntry, Store } from '../ports.js';
 import type { ModelRegistry } from '../models/model-registry.js';
 import type { SwitchboardConfig } from '../config/schema.js';
 import type { GatewayTool } from '../tools/types.js';
 import { assembleContext, renderInput, type PromptFileCache } from './context.js';
 import type { EventBus } from './event-bus.js';
+import { ANNOUNCE_SKIP, exchangeStepRow } from './exchanges.js';
 import type { RunSlot } from './lanes.js';
 import type { AgentRegistry, ResolvedAgent } from './registry.js';
 import { executeRun } from './run-executor.js';
@@ -27,9 +29,25 @@ export interface SessionRunnerDeps {
   tools: readonly GatewayTool[];
   promptFiles: PromptFileCache;
   bus: EventBus;
-  /** Called after every commit so the journal's new events are published. */
+  /** Called after every commit so the journal's new events are published and outbox rows delivered. */
   afterCommit: () => void;
+  /** Called once a run has committed, with its outcome (settles the replies it waited for). */
+  onCommitted: (runId: string, status: TerminalRunStatus) => Promise<void>;
+  /** Called for an input dropped here (so an exchange waiting on it is told). */
+  onDropped: (inputId: string, why: string) => Promise<void>;
 }
+
+/** The conversation (and its deepest hop) that a run's inter-session inputs belong to. */
+export function conversationOf(inputs: readonly InputRecord[]): { id: string; hop: number } | undefined {
+  let found: { id: string; hop: number } | undefined;
+  for (const { provenance } of inputs) {
+    if (provenance.conversationId && (!found || (provenance.hop ?? 0) > found.hop)) found = { id: provenance.conversationId, hop: provenance.hop ?? 0 };
+  }
+  return found;
+}
+
+/** Inputs whose run answers another session rather than the session's own channel. */
+const answersAnotherSession = (input: InputRecord) => input.provenance.exchange !== undefined && input.provenance.exchange.step !== 'reply';
 
 export function toolsFor(agent: ResolvedAgent, config: SwitchboardConfig, tools: readonly GatewayTool[]): GatewayTool[] {
   const names = applyToolPolicy(
@@ -53,7 +71,10 @@ export function createSessionRunner(deps: SessionRunnerDeps) {
       // Nothing can ever run these: say so on each input instead of retrying forever.
       const why = !session ? `session ${slot.sessionKey} does not exist` : `agent "${agentId}" is no longer configured (agents.list)`;
       const dropped = await store.inputs.drop(slot.inputIds, `dropped: ${why}`, clock.now());
-      for (const inputId of dropped) await store.events.append({ type: 'input.dropped', sessionKey: slot.sessionKey, payload: { inputId, note: why } }, clock.now());
+      for (const inputId of dropped) {
+        await store.events.append({ type: 'input.dropped', sessionKey: slot.sessionKey, payload: { inputId, note: why } }, clock.now());
+        await deps.onDropped(inputId, why);
+      }
       deps.afterCommit();
       return;
     }
@@ -83,7 +104,7 @@ export function createSessionRunner(deps: SessionRunnerDeps) {
         system: context.system,
         messages: context.messages,
         tools: toolsFor(agent, deps.config, deps.tools),
-        toolContext: { runId, sessionKey: slot.sessionKey, agentId: agent.config.id, workspace: agent.workspace, clock },
+        toolContext: { runId, sessionKey: slot.sessionKey, agentId: agent.config.id, workspace: agent.workspace, clock, conversation: conversationOf(inputs) },
         maxSteps: agent.maxSteps,
         signal: slot.controller.signal,
         takeSteered: async () => {
@@ -134,11 +155,20 @@ export function createSessionRunner(deps: SessionRunnerDeps) {
         payload: { status: executed.status, inputIds: consumed, finalText: executed.finalText, error: executed.error ?? null, usage: executed.usage },
       },
     ];
-    // The CLI and control-API channels read replies from the journal, so the reply is written with the
-    // commit itself. Channels with an external delivery (issues to come) go through the outbox.
-    if (executed.status === 'succeeded' && executed.finalText && session.route) {
+    // The reply to the session's channel is written with the commit (the CLI and control-API channels read
+    // it from the journal). A run that only answers another session (a sessions_send request or a
+    // ping-pong turn) posts nothing to the channel; an announce step posts unless it says ANNOUNCE_SKIP.
+    const all = [...inputs, ...steered];
+    const text = executed.finalText?.trim() ?? '';
+    const forChannel =
+      all.some((input) => !answersAnotherSession(input)) || (all.some((input) => input.provenance.exchange?.step === 'announce') && text !== ANNOUNCE_SKIP);
+    if (executed.status === 'succeeded' && text && session.route && forChannel) {
       events.push({ type: 'session.reply', sessionKey: slot.sessionKey, runId, payload: { route: session.route, text: executed.finalText, runId, idempotencyKey: `reply:${runId}` } });
     }
+    const outbox = all.flatMap((input) => {
+      const row = exchangeStepRow(input, { runId, status: executed.status, text: executed.finalText, error: executed.error?.message ?? null }, ids.next());
+      return row ? [row] : [];
+    });
     try {
       await store.runs.commit(
         {
@@ -156,7 +186,7 @@ export function createSessionRunner(deps: SessionRunnerDeps) {
           },
           transcript,
           consumedInputIds: consumed,
-          outbox: [],
+          outbox,
           events,
         },
         clock.now(),
@@ -165,7 +195,10 @@ export function createSessionRunner(deps: SessionRunnerDeps) {
     } catch (error) {
       if (!(SwitchboardError.isInstance(error) && error.code === 'LEASE_LOST')) throw error;
       // Fenced off: another owner has the session; recovery of that owner's view decides.
+      deps.afterCommit();
+      return;
     }
     deps.afterCommit();
+    await deps.onCommitted(runId, executed.status);
   };
 }

@@ -16,8 +16,12 @@ import { APICallError, type LanguageModelV3, type LanguageModelV3CallOptions, ty
 import type { ScriptedModelConfig, ScriptedRule } from '../config/schema.js';
 
 const PROVENANCE_LINE = /^\[message from ([^\]]*)\]\n/;
-/** Marker lines the gateway puts before an input: provenance and notes. */
-const MARKER_LINES = /^(\[(message from|note:) [^\n]*\]\n)+/;
+/**
+ * Marker lines the gateway puts before an input: provenance, notes and exchange steps. Templates never
+ * see them; rules are matched without the provenance and note lines, but with the exchange line
+ * ("[agent-to-agent turn 2 of 5, ...]"), so a rule can answer a given ping-pong turn.
+ */
+const MARKER_LINES = /^(\[(message from|note:|agent-to-agent turn|the reply to your) [^\n]*\]\n)+/;
 
 interface ScriptTurn {
   inputs: string[];

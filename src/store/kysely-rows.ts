@@ -2,8 +2,8 @@
 import type { Kysely, Selectable, Transaction } from 'kysely';
 import type { QueueMode } from '../core/queue-mode.js';
 import type { RunStatus } from '../core/run-status.js';
-import type { EventRecord, InputRecord, InputStatus, OutboxRecord, OutboxStatus, ReplyRoute, RunRecord, SessionRecord, SessionState, TranscriptEntry } from '../ports.js';
-import type { Database, EventsTable, InputsTable, OutboxTable, RunsTable, SessionsTable, TranscriptTable } from './schema.js';
+import type { EventRecord, ExchangePhase, ExchangeRecord, ExchangeReplyState, InputRecord, InputStatus, OutboxRecord, OutboxStatus, ReplyRoute, RunRecord, SessionRecord, SessionState, TranscriptEntry } from '../ports.js';
+import type { Database, EventsTable, ExchangesTable, InputsTable, OutboxTable, RunsTable, SessionsTable, TranscriptTable } from './schema.js';
 
 export type Db = Kysely<Database> | Transaction<Database>;
 
@@ -107,5 +107,28 @@ export function toEvent(row: Selectable<EventsTable>): EventRecord {
     runId: row.run_id,
     payload: parse(row.payload),
     createdAt: num(row.created_at),
+  };
+}
+
+export function toExchange(row: Selectable<ExchangesTable>): ExchangeRecord {
+  return {
+    id: row.id,
+    conversationId: row.conversation_id,
+    hop: num(row.hop),
+    requesterSession: row.requester_session,
+    requesterAgent: row.requester_agent,
+    targetSession: row.target_session,
+    targetAgent: row.target_agent,
+    requestInputId: row.request_input_id,
+    maxTurns: num(row.max_turns),
+    phase: row.phase as ExchangePhase,
+    turn: num(row.turn),
+    replyState: row.reply_state as ExchangeReplyState,
+    waiterRunId: row.waiter_run_id,
+    replyRunId: row.reply_run_id,
+    replyStatus: row.reply_status,
+    replyText: row.reply_text,
+    createdAt: num(row.created_at),
+    updatedAt: num(row.updated_at),
   };
 }

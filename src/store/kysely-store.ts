@@ -4,17 +4,19 @@
  */
 import { sql, type Kysely, type RawBuilder } from 'kysely';
 import type {
-  EventJournal, EventRecord, InputRecord, InputStatus, InputStore, LeaseStore, NewEvent, NewInput, NewOutboxRow,
+  EventJournal, EventRecord, ExchangeStore, InputRecord, InputStatus, InputStore, LeaseStore, NewEvent, NewInput, NewOutboxRow,
   NewSession, NewTranscriptEntry, OutboxRecord, OutboxStatus, OutboxStore, ReplyRoute, RunStore, SessionRecord,
   SessionStore, Store, TranscriptEntry, TranscriptStore,
 } from '../ports.js';
 import { KyselyRunStore } from './kysely-run-store.js';
 import { json, num, toEvent, toInput, toOutbox, toSession, toTranscript } from './kysely-rows.js';
-import { appendEvent, appendTranscript, insertOutbox } from './kysely-writes.js';
+import { appendEvent, appendTranscript, insertInput, insertOutbox } from './kysely-writes.js';
+import { KyselyExchangeStore } from './kysely-exchange-store.js';
 import type { Database } from './schema.js';
 
 export class KyselyStore implements Store {
   readonly sessions: SessionStore;
+  readonly exchanges: ExchangeStore;
   readonly inputs: InputStore;
   readonly transcript: TranscriptStore;
   readonly runs: RunStore;
@@ -30,6 +32,7 @@ export class KyselyStore implements Store {
     inputs?: InputStore,
   ) {
     this.sessions = new KyselySessionStore(db);
+    this.exchanges = new KyselyExchangeStore(db);
     this.inputs = inputs ?? new KyselyInputStore(db);
     this.transcript = new KyselyTranscriptStore(db);
     this.runs = new KyselyRunStore(db);
@@ -98,33 +101,8 @@ class KyselySessionStore implements SessionStore {
 export class KyselyInputStore implements InputStore {
   constructor(private readonly db: Kysely<Database>) {}
 
-  async enqueue(input: NewInput, now: number): Promise<{ input: InputRecord; created: boolean }> {
-    const inserted = await this.db
-      .insertInto('inputs')
-      .values({
-        id: input.id,
-        session_key: input.sessionKey,
-        idempotency_key: input.idempotencyKey,
-        mode: input.mode,
-        status: 'queued',
-        attempts: 0,
-        text: input.text,
-        provenance: json(input.provenance),
-        run_id: null,
-        note: null,
-        created_at: now,
-        updated_at: now,
-      })
-      .onConflict((oc) => oc.column('idempotency_key').doNothing())
-      .returningAll()
-      .executeTakeFirst();
-    if (inserted) return { input: toInput(inserted), created: true };
-    const existing = await this.db
-      .selectFrom('inputs')
-      .selectAll()
-      .where('idempotency_key', '=', input.idempotencyKey)
-      .executeTakeFirstOrThrow();
-    return { input: toInput(existing), created: false };
+  enqueue(input: NewInput, now: number): Promise<{ input: InputRecord; created: boolean }> {
+    return insertInput(this.db, input, now);
   }
 
   async get(id: string): Promise<InputRecord | undefined> {

@@ -1,6 +1,6 @@
 /** Writes shared by several stores, each usable inside a transaction. */
-import type { EventRecord, NewEvent, NewOutboxRow, NewTranscriptEntry } from '../ports.js';
-import { json, num, toEvent, type Db } from './kysely-rows.js';
+import type { EventRecord, InputRecord, NewEvent, NewInput, NewOutboxRow, NewTranscriptEntry } from '../ports.js';
+import { json, num, toEvent, toInput, type Db } from './kysely-rows.js';
 
 export async function appendTranscript(db: Db, sessionKey: string, entries: NewTranscriptEntry[], now: number): Promise<void> {
   if (entries.length === 0) return;
@@ -59,4 +59,30 @@ export async function insertOutbox(db: Db, row: NewOutboxRow, now: number): Prom
 export async function currentEpoch(db: Db, sessionKey: string): Promise<number | undefined> {
   const lease = await db.selectFrom('session_lease').select('epoch').where('session_key', '=', sessionKey).executeTakeFirst();
   return lease ? num(lease.epoch) : undefined;
+}
+
+/** Accept = durable: inserts the input, or returns the row that already has its idempotency key. */
+export async function insertInput(db: Db, input: NewInput, now: number): Promise<{ input: InputRecord; created: boolean }> {
+  const inserted = await db
+    .insertInto('inputs')
+    .values({
+      id: input.id,
+      session_key: input.sessionKey,
+      idempotency_key: input.idempotencyKey,
+      mode: input.mode,
+      status: 'queued',
+      attempts: 0,
+      text: input.text,
+      provenance: json(input.provenance),
+      run_id: null,
+      note: null,
+      created_at: now,
+      updated_at: now,
+    })
+    .onConflict((oc) => oc.column('idempotency_key').doNothing())
+    .returningAll()
+    .executeTakeFirst();
+  if (inserted) return { input: toInput(inserted), created: true };
+  const existing = await db.selectFrom('inputs').selectAll().where('idempotency_key', '=', input.idempotencyKey).executeTakeFirstOrThrow();
+  return { input: toInput(existing), created: false };
 }

@@ -119,6 +119,34 @@ function migrations(dialect: SqlDialectName): Record<string, Migration> {
         await db.schema.createIndex('events_session').on('events').columns(['session_key', 'seq']).execute();
       },
     },
+    '0002_exchanges': {
+      async up(db: Kysely<any>) {
+        await db.schema
+          .createTable('exchanges')
+          .addColumn('id', 'varchar(64)', (col) => col.primaryKey())
+          .addColumn('conversation_id', 'varchar(64)', (col) => col.notNull())
+          .addColumn('hop', 'integer', (col) => col.notNull())
+          .addColumn('requester_session', 'varchar(512)', (col) => col.notNull())
+          .addColumn('requester_agent', 'varchar(64)', (col) => col.notNull())
+          .addColumn('target_session', 'varchar(512)', (col) => col.notNull())
+          .addColumn('target_agent', 'varchar(64)', (col) => col.notNull())
+          .addColumn('request_input_id', 'varchar(64)', (col) => col.notNull().unique())
+          .addColumn('max_turns', 'integer', (col) => col.notNull())
+          .addColumn('phase', 'varchar(16)', (col) => col.notNull())
+          .addColumn('turn', 'integer', (col) => col.notNull().defaultTo(0))
+          .addColumn('reply_state', 'varchar(16)', (col) => col.notNull())
+          .addColumn('waiter_run_id', 'varchar(64)')
+          .addColumn('reply_run_id', 'varchar(64)')
+          .addColumn('reply_status', 'varchar(16)')
+          .addColumn('reply_text', 'text')
+          .addColumn('created_at', 'bigint', (col) => col.notNull())
+          .addColumn('updated_at', 'bigint', (col) => col.notNull())
+          .execute();
+        await db.schema.createIndex('exchanges_reply_state').on('exchanges').columns(['reply_state', 'created_at']).execute();
+        await db.schema.createIndex('exchanges_requester').on('exchanges').columns(['requester_session', 'created_at']).execute();
+        await db.schema.createIndex('exchanges_waiter').on('exchanges').column('waiter_run_id').execute();
+      },
+    },
   };
 }
 

@@ -92,7 +92,29 @@ export interface EventsTable {
   created_at: number;
 }
 
+export interface ExchangesTable {
+  id: string;
+  conversation_id: string;
+  hop: number;
+  requester_session: string;
+  requester_agent: string;
+  target_session: string;
+  target_agent: string;
+  request_input_id: string;
+  max_turns: number;
+  phase: string;
+  turn: number;
+  reply_state: string;
+  waiter_run_id: string | null;
+  reply_run_id: string | null;
+  reply_status: string | null;
+  reply_text: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
 export interface Database {
+  exchanges: ExchangesTable;
   sessions: SessionsTable;
   inputs: InputsTable;
   transcript: TranscriptTable;

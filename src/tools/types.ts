@@ -12,6 +12,8 @@ export interface ToolContext {
   idempotencyKey: string;
   signal: AbortSignal;
   clock: Clock;
+  /** The agent-to-agent conversation the run's inputs belong to, if any (for the hop budget). */
+  conversation?: { id: string; hop: number };
 }
 
 export interface GatewayTool {

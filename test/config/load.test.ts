@@ -75,15 +75,15 @@ describe('config defaults', () => {
   it('config: every section left out is filled from its keys\' defaults', () => {
     const { config } = parseConfigText(`{ agents: { list: [{ id: "a", model: "scripted/echo" }] }, ${scripted} }`, '/x.json5', {});
     expect(config.store).toEqual({ driver: 'sqlite', sqlite: { synchronous: 'FULL' } });
-    expect(config.tools).toEqual({ agentToAgent: { enabled: false, allow: [] }, sessions: { visibility: 'tree' } });
-    expect(config.lanes).toEqual({ main: { maxConcurrent: 4 }, subagent: { maxConcurrent: 8 }, maxWaiting: 10_000 });
+    expect(config.tools).toEqual({ agentToAgent: { enabled: false, allow: [], history: true, list: true }, sessions: { visibility: 'tree' } });
+    expect(config.lanes).toEqual({ main: { maxConcurrent: 4 }, subagent: { maxConcurrent: 8 }, nested: { maxConcurrent: 8 }, maxWaiting: 10_000 });
     expect(config.recovery).toEqual({ retryInterrupted: 1 });
     expect(config.watchdog).toEqual({ intervalMs: 5000, stallMs: 30_000 });
     expect(config.outbox).toEqual({ maxAttempts: 10, baseDelayMs: 500, maxDelayMs: 300_000 });
-    expect(config.session).toEqual({ agentToAgent: { maxPingPongTurns: 5 } });
+    expect(config.session).toEqual({ agentToAgent: { maxPingPongTurns: 5, maxHops: 8, maxSendsPerMinute: 30 } });
     expect(config.agents.defaults).toEqual({ maxSteps: 16, historyLimit: 200, timeoutSeconds: 600, tools: {}, subagents: {} });
     // A section given in part keeps the defaults of the keys it leaves out.
     const partial = parseConfigText(`{ lanes: { main: { maxConcurrent: 2 } }, agents: { list: [{ id: "a", model: "scripted/echo" }] }, ${scripted} }`, '/x.json5', {});
-    expect(partial.config.lanes).toEqual({ main: { maxConcurrent: 2 }, subagent: { maxConcurrent: 8 }, maxWaiting: 10_000 });
+    expect(partial.config.lanes).toEqual({ main: { maxConcurrent: 2 }, subagent: { maxConcurrent: 8 }, nested: { maxConcurrent: 8 }, maxWaiting: 10_000 });
   });
 });

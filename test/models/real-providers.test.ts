@@ -1,3 +1,4 @@
+import { SESSION_TOOL_NAMES } from '../../src/tools/session-tools.js';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Gateway } from '../../src/gateway/gateway.js';
 import { FakeProviderServer } from '../helpers/fake-provider.js';
@@ -68,7 +69,7 @@ describe.each(providers)('real provider over its wire format: $name', (p) => {
     p.auth(request.headers);
     expect(request.body.stream).toBe(true);
     expect(p.systemOf(request.body)).toContain('You are agent "bot" (Botty)');
-    expect(p.toolsOf(request.body)).toEqual(['time_now', 'workspace_read']);
+    expect(p.toolsOf(request.body)).toEqual(['time_now', 'workspace_read', ...SESSION_TOOL_NAMES]);
   });
 
   it('provider: a tool call runs the tool and its result goes back in the next request', async () => {

@@ -237,5 +237,47 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
       expect((await store.events.list({ afterSeq: e1.seq })).map((e) => e.type)).toEqual(['outbox.dead']);
       expect((await store.events.list({ sessionKey: S })).map((e) => e.payload)).toEqual([{ x: 1 }]);
     });
+
+    function newExchange(exchangeId = id('ex')) {
+      return {
+        id: exchangeId, conversationId: 'conv-1', hop: 1, requesterSession: S, requesterAgent: 'support',
+        targetSession: 'agent:expert:main', targetAgent: 'expert', maxTurns: 2, replyState: 'awaiting' as const, waiterRunId: 'run-a',
+      };
+    }
+
+    it('exchanges: open stores the request input and the exchange together; a repeated key returns both', async () => {
+      const input = newInput('agent:expert:main', { idempotencyKey: 'send-1', provenance: { kind: 'inter_session', sourceSession: S } });
+      const first = await store.exchanges.open(newExchange('ex-a'), input, 1000);
+      expect(first.created).toBe(true);
+      expect(first.exchange).toMatchObject({ id: 'ex-a', requestInputId: first.input.id, phase: 'request', turn: 0, replyState: 'awaiting', waiterRunId: 'run-a', createdAt: 1000 });
+      const again = await store.exchanges.open(newExchange('ex-b'), { ...input, id: id('in') }, 2000);
+      expect(again.created).toBe(false);
+      expect(again.exchange.id).toBe('ex-a');
+      expect(again.input.id).toBe(first.input.id);
+      expect(await store.exchanges.get('ex-b')).toBeUndefined();
+      expect(await store.inputs.list({ sessionKey: 'agent:expert:main' })).toHaveLength(1);
+    });
+
+    it('exchanges: a key already used by a plain input is refused, writing nothing', async () => {
+      await store.inputs.enqueue(newInput('agent:expert:main', { idempotencyKey: 'plain' }), 1000);
+      await expect(store.exchanges.open(newExchange('ex-p'), newInput('agent:expert:main', { idempotencyKey: 'plain' }), 1001)).rejects.toThrow(/not a sessions_send/);
+      expect(await store.exchanges.get('ex-p')).toBeUndefined();
+    });
+
+    it('exchanges: transition is a compare-and-set on reply state and phase', async () => {
+      await store.exchanges.open(newExchange('ex-c'), newInput('agent:expert:main'), 1000);
+      const taken = await store.exchanges.transition('ex-c', { replyStates: ['awaiting'] }, { replyState: 'replied', replyText: 'answer', replyRunId: 'run-b', replyStatus: 'succeeded' }, 2000);
+      expect(taken.changed).toBe(true);
+      expect(taken.exchange).toMatchObject({ replyState: 'replied', replyText: 'answer', replyRunId: 'run-b', updatedAt: 2000 });
+      const late = await store.exchanges.transition('ex-c', { replyStates: ['awaiting'] }, { replyState: 'detached' }, 3000);
+      expect(late.changed).toBe(false);
+      expect(late.exchange.replyState).toBe('replied');
+      const wrongPhase = await store.exchanges.transition('ex-c', { phases: ['ping_pong'] }, { phase: 'done' }, 3000);
+      expect(wrongPhase.changed).toBe(false);
+      expect((await store.exchanges.transition('ex-c', { phases: ['request'] }, { phase: 'ping_pong', turn: 1 }, 3000)).exchange).toMatchObject({ phase: 'ping_pong', turn: 1 });
+      expect((await store.exchanges.list({ replyStates: ['replied'], waiterRunId: 'run-a' })).map((e) => e.id)).toEqual(['ex-c']);
+      expect(await store.exchanges.list({ replyStates: ['awaiting'] })).toEqual([]);
+      expect((await store.exchanges.list({ requesterSession: S, targetSession: 'agent:expert:main' })).length).toBe(1);
+    });
   });
 }

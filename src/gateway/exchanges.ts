@@ -1,0 +1,248 @@
+/**
+ * The life of one sessions_send after the request is stored (seed 001 section 6): the target's first
+ * reply goes back to the requester, the two sides alternate for up to `maxTurns` ping-pong turns, and the
+ * target's announce step posts to its channel. Every step is a real run; every hand-over between runs is
+ * an outbox row written in the run's commit (kind `exchange.step`), so a crash replays it and the
+ * idempotency keys of the inputs it creates make the replay harmless.
+ */
+import type { Clock, ExchangeRecord, IdGenerator, InputRecord, NewEvent, NewInput, NewOutboxRow, OutboxRecord, Provenance, Store } from '../ports.js';
+import type { TerminalRunStatus } from '../core/run-status.js';
+
+/** A reply that is exactly this ends the ping-pong. */
+export const REPLY_SKIP = 'REPLY_SKIP';
+/** An announce step that answers exactly this posts nothing. */
+export const ANNOUNCE_SKIP = 'ANNOUNCE_SKIP';
+export const EXCHANGE_STEP_KIND = 'exchange.step';
+/** Longest reply text carried from one side to the other. */
+const MAX_CARRIED_CHARS = 32_000;
+
+export interface ExchangeStepPayload {
+  exchangeId: string;
+  step: 'request' | 'turn' | 'announce';
+  turn: number;
+  runId: string | null;
+  status: TerminalRunStatus | 'dropped';
+  text: string | null;
+  error: string | null;
+  /** For turns: the message the turn answered, so a REPLY_SKIP still leaves the latest real message. */
+  incoming?: string;
+}
+
+export interface ExchangeFlowDeps {
+  store: Store;
+  clock: Clock;
+  ids: IdGenerator;
+  /** Stores an input and wakes its session's lane. */
+  accept: (input: NewInput) => Promise<InputRecord>;
+  journal: (event: NewEvent) => Promise<unknown>;
+}
+
+const isSkip = (text: string | null, token: string) => (text ?? '').trim() === token;
+
+/** The outbox row a committed (or dropped) exchange input hands on to the flow. */
+export function exchangeStepRow(input: InputRecord, outcome: Omit<ExchangeStepPayload, 'exchangeId' | 'step' | 'turn'>, id: string): NewOutboxRow | undefined {
+  const ref = input.provenance.exchange;
+  if (!ref || ref.step === 'reply') return undefined;
+  const turn = ref.turn ?? 0;
+  const payload: ExchangeStepPayload = {
+    exchangeId: ref.id,
+    step: ref.step,
+    turn,
+    ...outcome,
+    text: outcome.text?.slice(0, MAX_CARRIED_CHARS) ?? null,
+    ...(ref.step === 'turn' ? { incoming: input.text } : {}),
+  };
+  return { id, kind: EXCHANGE_STEP_KIND, target: ref.id, payload, idempotencyKey: `exchange:${ref.id}:${ref.step}:${turn}:settled` };
+}
+
+export class ExchangeFlow {
+  constructor(private readonly deps: ExchangeFlowDeps) {}
+
+  /** Outbox handler for `exchange.step`. Safe to run more than once for the same row. */
+  async onStep(row: OutboxRecord): Promise<void> {
+    const step = row.payload as ExchangeStepPayload;
+    const exchange = await this.deps.store.exchanges.get(step.exchangeId);
+    if (!exchange) throw new Error(`exchange ${step.exchangeId} does not exist`);
+    if (step.step === 'request') await this.onFirstReply(exchange, step);
+    else if (step.step === 'turn') await this.onTurn(exchange, step);
+    else await this.setPhase(exchange, ['announce'], { phase: 'done' }, { announced: step.status === 'succeeded' && !isSkip(step.text, ANNOUNCE_SKIP) });
+  }
+
+  private async onFirstReply(initial: ExchangeRecord, step: ExchangeStepPayload): Promise<void> {
+    const { store, clock } = this.deps;
+    const reply = { replyRunId: step.runId, replyStatus: step.status, replyText: step.status === 'succeeded' ? step.text ?? '' : step.error ?? step.text ?? '' };
+    let exchange = initial;
+    if (exchange.replyState === 'awaiting') {
+      // A waiter (a tool call or an API request) holds the exchange: it takes the reply.
+      ({ exchange } = await store.exchanges.transition(exchange.id, { replyStates: ['awaiting'] }, { replyState: 'replied', ...reply }, clock.now()));
+    }
+    if (exchange.replyState === 'detached') {
+      ({ exchange } = await store.exchanges.transition(exchange.id, { replyStates: ['detached'] }, { replyState: 'delivered', waiterRunId: null, ...reply }, clock.now()));
+    }
+    await this.deps.journal(this.event(exchange, { replyState: exchange.replyState }));
+
+    const continues = step.status === 'succeeded' && exchange.maxTurns > 0 && (step.text ?? '').trim() !== '' && !isSkip(step.text, REPLY_SKIP);
+    const lateDelivery = exchange.replyState === 'delivered' && exchange.waiterRunId === null && exchange.replyRunId === step.runId;
+    if (continues) {
+      // Turn 1 is the requester answering the reply; it also carries the reply into the requester's session.
+      await this.deps.accept(this.turnInput(exchange, 1, step.text ?? ''));
+      if (exchange.replyState === 'replied') await store.exchanges.transition(exchange.id, { replyStates: ['replied'] }, { replyState: 'delivered' }, clock.now());
+      await this.setPhase(exchange, ['request'], { phase: 'ping_pong', turn: 1 });
+      return;
+    }
+    if (lateDelivery) await this.deps.accept(this.replyInput(exchange, step));
+    await this.finish(exchange, ['request'], exchange.replyText);
+  }
+
+  private async onTurn(exchange: ExchangeRecord, step: ExchangeStepPayload): Promise<void> {
+    const continues = step.status === 'succeeded' && step.turn < exchange.maxTurns && (step.text ?? '').trim() !== '' && !isSkip(step.text, REPLY_SKIP);
+    if (!continues) {
+      const skipped = step.status !== 'succeeded' || (step.text ?? '').trim() === '' || isSkip(step.text, REPLY_SKIP);
+      const latest = skipped ? step.incoming ?? null : step.text;
+      if (exchange.phase === 'ping_pong' && exchange.turn === step.turn) await this.finish(exchange, ['ping_pong'], latest, { endedAtTurn: step.turn, skipped });
+      return;
+    }
+    const next = step.turn + 1;
+    await this.deps.accept(this.turnInput(exchange, next, step.text ?? ''));
+    if (exchange.turn === step.turn) await this.setPhase(exchange, ['ping_pong'], { turn: next });
+  }
+
+  /** After the last turn: the announce step when the target session has a channel to post to, else done. */
+  private async finish(exchange: ExchangeRecord, from: ExchangeRecord['phase'][], latest: string | null, detail: Record<string, unknown> = {}): Promise<void> {
+    const target = await this.deps.store.sessions.get(exchange.targetSession);
+    if (target?.route) {
+      await this.deps.accept(await this.announceInput(exchange, latest));
+      await this.setPhase(exchange, from, { phase: 'announce' }, detail);
+    } else {
+      await this.setPhase(exchange, from, { phase: 'done' }, { ...detail, announce: 'skipped: the target session has no channel to post to' });
+    }
+  }
+
+  private async setPhase(exchange: ExchangeRecord, from: ExchangeRecord['phase'][], changes: { phase?: ExchangeRecord['phase']; turn?: number }, detail: Record<string, unknown> = {}) {
+    const moved = await this.deps.store.exchanges.transition(exchange.id, { phases: from }, changes, this.deps.clock.now());
+    if (moved.changed) await this.deps.journal(this.event(moved.exchange, detail));
+  }
+
+  /**
+   * Called after a run commits: replies that run took while waiting are in its transcript only if it
+   * succeeded (the tool result is part of the committed messages). Otherwise they are delivered again as
+   * an input, and a waiter that never got its reply lets it go to the session instead.
+   */
+  async settleWaiter(runId: string, status: TerminalRunStatus | 'interrupted'): Promise<void> {
+    for (const exchange of await this.deps.store.exchanges.list({ waiterRunId: runId, replyStates: ['awaiting', 'replied'] })) {
+      await this.settle(exchange, status === 'succeeded');
+    }
+  }
+
+  /** Crash recovery: no waiter survives a restart, so every held exchange is settled as its run ended. */
+  async recover(): Promise<void> {
+    for (const exchange of await this.deps.store.exchanges.list({ replyStates: ['awaiting', 'replied'] })) {
+      const run = exchange.waiterRunId ? await this.deps.store.runs.get(exchange.waiterRunId) : undefined;
+      await this.settle(exchange, run?.status === 'succeeded');
+    }
+  }
+
+  private async settle(exchange: ExchangeRecord, waiterCommitted: boolean): Promise<void> {
+    const { store, clock } = this.deps;
+    if (exchange.replyState === 'awaiting') {
+      await store.exchanges.transition(exchange.id, { replyStates: ['awaiting'] }, { replyState: 'detached', waiterRunId: null }, clock.now());
+      return;
+    }
+    if (waiterCommitted || exchange.waiterRunId?.startsWith('api:')) {
+      await store.exchanges.transition(exchange.id, { replyStates: ['replied'] }, { replyState: 'delivered' }, clock.now());
+      return;
+    }
+    // The reply was returned to a run that did not commit it: deliver it to the session instead.
+    await this.deps.accept(this.replyInput(exchange, { runId: exchange.replyRunId, status: exchange.replyStatus as TerminalRunStatus, text: exchange.replyText, error: null }));
+    const moved = await store.exchanges.transition(exchange.id, { replyStates: ['replied'] }, { replyState: 'delivered', waiterRunId: null }, clock.now());
+    if (moved.changed) await this.deps.journal(this.event(moved.exchange, { redelivered: true }));
+  }
+
+  private provenance(exchange: ExchangeRecord, from: 'requester' | 'target', extra: Omit<NonNullable<Provenance['exchange']>, 'id'>): Provenance {
+    const fromRequester = from === 'requester';
+    return {
+      kind: 'inter_session',
+      channel: 'internal',
+      sourceSession: fromRequester ? exchange.requesterSession : exchange.targetSession,
+      sourceAgent: fromRequester ? exchange.requesterAgent : exchange.targetAgent,
+      sourceTool: 'sessions_send',
+      conversationId: exchange.conversationId,
+      hop: exchange.hop,
+      exchange: { id: exchange.id, ...extra },
+    };
+  }
+
+  /** Odd turns run in the requester's session, even turns in the target's (seed 001 section 6.2). */
+  private turnInput(exchange: ExchangeRecord, turn: number, text: string): NewInput {
+    const role = turn % 2 === 1 ? 'requester' : 'target';
+    const sessionKey = role === 'requester' ? exchange.requesterSession : exchange.targetSession;
+    return {
+      id: this.deps.ids.next(),
+      sessionKey,
+      idempotencyKey: `exchange:${exchange.id}:turn:${turn}`,
+      mode: 'followup',
+      text,
+      provenance: this.provenance(exchange, role === 'requester' ? 'target' : 'requester', { step: 'turn', turn, maxTurns: exchange.maxTurns, role }),
+    };
+  }
+
+  private replyInput(exchange: ExchangeRecord, step: Pick<ExchangeStepPayload, 'runId' | 'status' | 'text' | 'error'>): NewInput {
+    const text =
+      step.status === 'succeeded'
+        ? step.text ?? ''
+        : `(no reply: the target's run ended "${step.status}"${step.error || step.text ? `: ${step.error ?? step.text}` : ''})`;
+    return {
+      id: this.deps.ids.next(),
+      sessionKey: exchange.requesterSession,
+      idempotencyKey: `exchange:${exchange.id}:reply`,
+      mode: 'followup',
+      text: text.trim() === '' ? '(the target replied with no text)' : text,
+      provenance: this.provenance(exchange, 'target', { step: 'reply', role: 'requester' }),
+    };
+  }
+
+  private async announceInput(exchange: ExchangeRecord, latest: string | null): Promise<NewInput> {
+    const request = await this.deps.store.inputs.get(exchange.requestInputId);
+    const lines = [
+      `Agent-to-agent announce step. Agent "${exchange.requesterAgent}" (session ${exchange.requesterSession}) sent you:`,
+      quote(request?.text ?? ''),
+      `Your first reply:`,
+      quote(exchange.replyText ?? ''),
+    ];
+    if (latest && latest !== exchange.replyText) lines.push('The latest message of the conversation:', quote(latest));
+    lines.push(`Write what to post to your channel about this, or reply exactly ${ANNOUNCE_SKIP} to post nothing.`);
+    return {
+      id: this.deps.ids.next(),
+      sessionKey: exchange.targetSession,
+      idempotencyKey: `exchange:${exchange.id}:announce`,
+      mode: 'followup',
+      text: lines.join('\n'),
+      provenance: { kind: 'system', channel: 'internal', sourceTool: 'sessions_send', conversationId: exchange.conversationId, hop: exchange.hop, exchange: { id: exchange.id, step: 'announce', role: 'target' } },
+    };
+  }
+
+  private event(exchange: ExchangeRecord, detail: Record<string, unknown>): NewEvent {
+    return {
+      type: 'exchange.updated',
+      sessionKey: exchange.requesterSession,
+      payload: {
+        exchangeId: exchange.id,
+        conversationId: exchange.conversationId,
+        requesterSession: exchange.requesterSession,
+        targetSession: exchange.targetSession,
+        phase: exchange.phase,
+        turn: exchange.turn,
+        replyState: exchange.replyState,
+        ...detail,
+      },
+    };
+  }
+}
+
+function quote(text: string): string {
+  return text
+    .trim()
+    .split('\n')
+    .map((line) => `> ${line}`)
+    .join('\n');
+}

@@ -1,0 +1,88 @@
+/** Exchanges (one per sessions_send) over Kysely; every state change is a compare-and-set. */
+import type { Kysely } from 'kysely';
+import type { ExchangeChanges, ExchangePhase, ExchangeRecord, ExchangeReplyState, ExchangeStore, InputRecord, NewExchange, NewInput } from '../ports.js';
+import { toExchange } from './kysely-rows.js';
+import { insertInput } from './kysely-writes.js';
+import type { Database, ExchangesTable } from './schema.js';
+
+export class KyselyExchangeStore implements ExchangeStore {
+  constructor(private readonly db: Kysely<Database>) {}
+
+  open(exchange: NewExchange, input: NewInput, now: number): Promise<{ exchange: ExchangeRecord; input: InputRecord; created: boolean }> {
+    return this.db.transaction().execute(async (trx) => {
+      const accepted = await insertInput(trx, input, now);
+      if (accepted.created) {
+        await trx
+          .insertInto('exchanges')
+          .values({
+            id: exchange.id,
+            conversation_id: exchange.conversationId,
+            hop: exchange.hop,
+            requester_session: exchange.requesterSession,
+            requester_agent: exchange.requesterAgent,
+            target_session: exchange.targetSession,
+            target_agent: exchange.targetAgent,
+            request_input_id: accepted.input.id,
+            max_turns: exchange.maxTurns,
+            phase: 'request',
+            turn: 0,
+            reply_state: exchange.replyState,
+            waiter_run_id: exchange.waiterRunId,
+            reply_run_id: null,
+            reply_status: null,
+            reply_text: null,
+            created_at: now,
+            updated_at: now,
+          })
+          .execute();
+      }
+      const row = await trx.selectFrom('exchanges').selectAll().where('request_input_id', '=', accepted.input.id).executeTakeFirst();
+      if (!row) {
+        // The idempotency key belongs to an input that is not an exchange request (a plain send).
+        throw new Error(`idempotency key "${input.idempotencyKey}" was already used for a message that is not a sessions_send`);
+      }
+      return { exchange: toExchange(row), input: accepted.input, created: accepted.created };
+    });
+  }
+
+  async get(id: string): Promise<ExchangeRecord | undefined> {
+    const row = await this.db.selectFrom('exchanges').selectAll().where('id', '=', id).executeTakeFirst();
+    return row ? toExchange(row) : undefined;
+  }
+
+  async transition(
+    id: string,
+    from: { replyStates?: ExchangeReplyState[]; phases?: ExchangePhase[]; waiterRunId?: string },
+    changes: ExchangeChanges,
+    now: number,
+  ): Promise<{ exchange: ExchangeRecord; changed: boolean }> {
+    const set: Partial<ExchangesTable> = { updated_at: now };
+    if (changes.phase !== undefined) set.phase = changes.phase;
+    if (changes.turn !== undefined) set.turn = changes.turn;
+    if (changes.replyState !== undefined) set.reply_state = changes.replyState;
+    if (changes.waiterRunId !== undefined) set.waiter_run_id = changes.waiterRunId;
+    if (changes.replyRunId !== undefined) set.reply_run_id = changes.replyRunId;
+    if (changes.replyStatus !== undefined) set.reply_status = changes.replyStatus;
+    if (changes.replyText !== undefined) set.reply_text = changes.replyText;
+    let update = this.db.updateTable('exchanges').set(set).where('id', '=', id);
+    if (from.replyStates) update = update.where('reply_state', 'in', from.replyStates);
+    if (from.phases) update = update.where('phase', 'in', from.phases);
+    if (from.waiterRunId) update = update.where('waiter_run_id', '=', from.waiterRunId);
+    const result = await update.executeTakeFirst();
+    const exchange = await this.get(id);
+    if (!exchange) throw new Error(`no exchange "${id}"`);
+    return { exchange, changed: Number(result.numUpdatedRows) > 0 };
+  }
+
+  async list(
+    filter: { replyStates?: ExchangeReplyState[]; requesterSession?: string; targetSession?: string; waiterRunId?: string; limit?: number } = {},
+  ): Promise<ExchangeRecord[]> {
+    let query = this.db.selectFrom('exchanges').selectAll();
+    if (filter.replyStates) query = query.where('reply_state', 'in', filter.replyStates);
+    if (filter.requesterSession) query = query.where('requester_session', '=', filter.requesterSession);
+    if (filter.targetSession) query = query.where('target_session', '=', filter.targetSession);
+    if (filter.waiterRunId) query = query.where('waiter_run_id', '=', filter.waiterRunId);
+    const rows = await query.orderBy('created_at').orderBy('id').limit(filter.limit ?? 1000).execute();
+    return rows.map(toExchange);
+  }
+}
