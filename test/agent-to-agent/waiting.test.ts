@@ -1,0 +1,173 @@
+/**
+ * sessions_send waiting semantics: a reply that comes in time is the tool's result; one that comes late
+ * (or after a fire-and-forget send) arrives in the requester's session as a message, exactly once; a
+ * reply taken by a run that then fails is delivered again as a message; sessions_wait collects replies.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import type { Gateway } from '../../src/gateway/gateway.js';
+import { startTestGateway, stopTestGateway } from '../helpers/gateway.js';
+import { waitUntil } from '../helpers/wait.js';
+
+let gateway: Gateway;
+afterEach(async () => {
+  if (gateway) await stopTestGateway(gateway);
+});
+
+const A = 'agent:asker:main';
+const B = 'agent:slow:main';
+
+const config = (askerRules: string, extra = '') => `{
+  tools: { agentToAgent: { enabled: true }, sessions: { visibility: "all" } },
+  session: { agentToAgent: { maxPingPongTurns: 0 } },
+  ${extra}
+  agents: { list: [
+    { id: "asker", model: "scripted/asker", timeoutSeconds: 2 },
+    { id: "slow", model: "scripted/slow" },
+    { id: "fast", model: "scripted/fast" },
+  ] },
+  models: { providers: { scripted: { type: "scripted", models: {
+    asker: { rules: [
+      { match: "the reply to your sessions_send", reply: "late reply read: {{input}}" },
+      ${askerRules}
+    ] },
+    slow: { rules: [{ match: "broken", error: "the model is down" }, { delayMs: 400, reply: "slow answer to {{input}}" }] },
+    fast: { rules: [{ reply: "fast answer to {{input}}" }] },
+  } } } },
+}`;
+
+async function ask(message: string): Promise<string> {
+  const sent = await gateway.send({ target: 'asker', message });
+  const result = await gateway.waitForInput(sent.input.id, 10_000);
+  if (result.status !== 'completed') throw new Error(`not completed: ${result.status}`);
+  return result.reply ?? '';
+}
+
+const replyInputs = async () => (await gateway.store.inputs.list({ sessionKey: A, limit: 100 })).filter((input) => input.provenance.exchange?.step === 'reply');
+
+describe('sessions_send: waiting for the reply', () => {
+  it('a reply in time is the tool result: {status: "ok", reply, runId}; nothing is delivered again', async () => {
+    gateway = await startTestGateway(config(`{ match: "go", steps: [{ toolCalls: [{ tool: "sessions_send", args: { agentId: "fast", message: "q1", timeoutSeconds: 5 } }] }, { text: "{{tool.sessions_send}}" }] },`));
+    const result = JSON.parse(await ask('go'));
+    const [targetRun] = await gateway.listRuns({ sessionKey: 'agent:fast:main' });
+    expect(result).toMatchObject({ status: 'ok', reply: 'fast answer to q1', runId: targetRun.id, sessionKey: 'agent:fast:main' });
+    const [exchange] = await gateway.store.exchanges.list();
+    await waitUntil('the exchange is settled', async () => (await gateway.store.exchanges.get(exchange.id))?.phase === 'done');
+    expect(await gateway.store.exchanges.get(exchange.id)).toMatchObject({ replyState: 'delivered', replyRunId: targetRun.id });
+    expect(await replyInputs()).toEqual([]);
+  });
+
+  it('on timeout: {status: "timeout", delivered: true}; the late reply reaches the requester once, as a new run', async () => {
+    gateway = await startTestGateway(config(`{ match: "go", steps: [{ toolCalls: [{ tool: "sessions_send", args: { agentId: "slow", message: "q2", timeoutSeconds: 0.1 } }] }, { text: "{{tool.sessions_send}}" }] },`));
+    const result = JSON.parse(await ask('go'));
+    expect(result).toMatchObject({ status: 'timeout', delivered: true, sessionKey: B });
+    expect(result.note).toMatch(/will still be processed/);
+    const [late] = await waitUntil('the late reply arrived', async () => {
+      const inputs = await replyInputs();
+      return inputs.length > 0 && inputs.every((input) => input.status === 'consumed') && inputs;
+    });
+    expect(late.text).toBe('slow answer to q2');
+    expect(late.provenance).toMatchObject({ kind: 'inter_session', sourceAgent: 'slow', sourceSession: B, exchange: { step: 'reply', role: 'requester' } });
+    const run = await gateway.getRun(late.runId!);
+    expect(run.run.finalText).toBe('late reply read: slow answer to q2');
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(await replyInputs()).toHaveLength(1);
+  });
+
+  it('timeoutSeconds 0 returns {status: "accepted"} at once and the reply comes back as a message', async () => {
+    gateway = await startTestGateway(config(`{ match: "go", steps: [{ toolCalls: [{ tool: "sessions_send", args: { agentId: "fast", message: "q3", timeoutSeconds: 0 } }] }, { text: "{{tool.sessions_send.status}}" }] },`));
+    expect(await ask('go')).toBe('accepted');
+    const [late] = await waitUntil('the reply arrived', async () => {
+      const consumed = (await replyInputs()).filter((input) => input.status === 'consumed');
+      return consumed.length > 0 && consumed;
+    });
+    expect(late.text).toBe('fast answer to q3');
+  });
+
+  it('a failed target run is reported as {status: "error"} naming how it ended', async () => {
+    gateway = await startTestGateway(config(`{ match: "go", steps: [{ toolCalls: [{ tool: "sessions_send", args: { agentId: "slow", message: "broken", timeoutSeconds: 5 } }] }, { text: "{{tool.sessions_send.status}}: {{tool.sessions_send.error}}" }] },`));
+    expect(await ask('go')).toBe('error: the target\'s run ended "failed": the model is down (HTTP 500 from scripted://slow)');
+  });
+
+  it('a reply taken by a run that then fails is delivered again, as a message', async () => {
+    // The asker takes the fast reply, then waits on the slow one past its own 2 s run timeout.
+    gateway = await startTestGateway(
+      config(`{ match: "go", steps: [
+        { toolCalls: [{ tool: "sessions_send", args: { agentId: "fast", message: "q4", timeoutSeconds: 5 } }] },
+        { toolCalls: [{ tool: "sessions_send", args: { agentId: "slow", message: "q5 slow", timeoutSeconds: 30 } }] },
+        { text: "never" },
+      ] },`).replace('delayMs: 400', 'delayMs: 3000'),
+    );
+    const sent = await gateway.send({ target: 'asker', message: 'go' });
+    const result = await gateway.waitForInput(sent.input.id, 10_000);
+    expect(result).toMatchObject({ status: 'completed', run: { status: 'timed_out' } });
+    const delivered = await waitUntil('both replies arrived as messages', async () => {
+      const inputs = await replyInputs();
+      return inputs.length === 2 && inputs.every((input) => input.status === 'consumed') && inputs;
+    }, 10_000);
+    expect(delivered.map((input) => input.text).sort()).toEqual(['fast answer to q4', 'slow answer to q5 slow']);
+  });
+});
+
+describe('sessions_send: idempotency', () => {
+  it('the same idempotencyKey twice creates one input; the repeat returns the same reply', async () => {
+    gateway = await startTestGateway(config(`{ match: "go", steps: [
+      { toolCalls: [{ tool: "sessions_send", args: { agentId: "fast", message: "once", idempotencyKey: "k1" } }] },
+      { toolCalls: [{ tool: "sessions_send", args: { agentId: "fast", message: "once", idempotencyKey: "k1" } }] },
+      { text: "{{tool.sessions_send.status}} {{tool.sessions_send.reply}}" },
+    ] },`));
+    expect(await ask('go')).toBe('ok fast answer to once');
+    expect(await gateway.store.inputs.list({ sessionKey: 'agent:fast:main' })).toHaveLength(1);
+    expect(await gateway.listRuns({ sessionKey: 'agent:fast:main' })).toHaveLength(1);
+  });
+
+  it('send --from with the same key twice stores one message and returns the stored reply to both', async () => {
+    gateway = await startTestGateway(config(''));
+    const request = { agentId: 'fast', message: 'hello', timeoutSeconds: 5, idempotencyKey: 'same' };
+    const first = await gateway.sendAs(A, request);
+    const second = await gateway.sendAs(A, request);
+    expect(first).toMatchObject({ status: 'ok', reply: 'fast answer to hello' });
+    expect(second).toMatchObject({ status: 'ok', reply: 'fast answer to hello', inputId: first.inputId });
+    expect(await gateway.store.inputs.list({ sessionKey: 'agent:fast:main' })).toHaveLength(1);
+  });
+});
+
+describe('sessions_wait', () => {
+  it('collects the replies of fire-and-forget sends (mode all); they are not delivered again as messages', async () => {
+    gateway = await startTestGateway(config(`{ match: "go", steps: [
+      { toolCalls: [
+        { tool: "sessions_send", args: { agentId: "fast", message: "a", timeoutSeconds: 0 } },
+        { tool: "sessions_send", args: { agentId: "slow", message: "b", timeoutSeconds: 0 } },
+      ] },
+      { toolCalls: [{ tool: "sessions_wait", args: { sessionKeys: ["agent:fast:main", "agent:slow:main"], timeoutMs: 5000, mode: "all" } }] },
+      { text: "{{tool.sessions_wait}}" },
+    ] },`));
+    const result = JSON.parse(await ask('go'));
+    expect(result.timedOut).toBe(false);
+    expect(result.sessions.map((s: { sessionKey: string; settled: boolean; replies: { reply: string }[] }) => [s.sessionKey, s.settled, s.replies.map((r) => r.reply)])).toEqual([
+      ['agent:fast:main', true, ['fast answer to a']],
+      ['agent:slow:main', true, ['slow answer to b']],
+    ]);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(await replyInputs()).toEqual([]);
+    expect((await gateway.store.exchanges.list()).map((exchange) => exchange.replyState)).toEqual(['delivered', 'delivered']);
+  });
+
+  it('times out with {timedOut: true}; the reply it did not get still arrives as a message', async () => {
+    gateway = await startTestGateway(config(`{ match: "go", steps: [
+      { toolCalls: [{ tool: "sessions_send", args: { agentId: "slow", message: "c", timeoutSeconds: 0 } }] },
+      { toolCalls: [{ tool: "sessions_wait", args: { sessionKeys: ["agent:slow:main"], timeoutMs: 50 } }] },
+      { text: "{{tool.sessions_wait.timedOut}} {{tool.sessions_wait.sessions.0.waitingForReplies}}" },
+    ] },`));
+    expect(await ask('go')).toBe('true 1');
+    const [late] = await waitUntil('the reply arrived', async () => {
+      const consumed = (await replyInputs()).filter((input) => input.status === 'consumed');
+      return consumed.length > 0 && consumed;
+    });
+    expect(late.text).toBe('slow answer to c');
+  });
+
+  it('refuses bad arguments with the exact error', async () => {
+    gateway = await startTestGateway(config(`{ match: "go", steps: [{ toolCalls: [{ tool: "sessions_wait", args: { sessionKeys: [], timeoutMs: 5 } }] }, { text: "{{tool.sessions_wait}}" }] },`));
+    expect(JSON.parse(await ask('go'))).toEqual({ status: 'error', code: 'INVALID_REQUEST', error: 'sessionKeys must be a list of 1 to 20 session keys' });
+  });
+});
