@@ -9,7 +9,7 @@ import { parseSessionKey } from '../core/session-key.js';
 import type { QueueMode } from '../core/queue-mode.js';
 import type { SwitchboardConfig } from '../config/schema.js';
 import { ModelRegistry } from '../models/model-registry.js';
-import type { Clock, EventRecord, IdGenerator, NewEvent, NewInput, OutboxRecord, InputRecord, Provenance, RecoveryReport, RunRecord, SessionRecord, Store, TranscriptEntry } from '../ports.js';
+import type { Clock, EventRecord, ExchangeRecord, IdGenerator, NewEvent, NewInput, OutboxRecord, InputRecord, Provenance, RecoveryReport, RunRecord, SessionRecord, Store, TranscriptEntry } from '../ports.js';
 import { BUILTIN_TOOLS } from '../tools/builtin.js';
 import type { GatewayTool } from '../tools/types.js';
 import { PromptFileCache } from './context.js';
@@ -391,6 +391,17 @@ export class Gateway {
   async history(key: string, limit?: number): Promise<TranscriptEntry[]> {
     await this.getSession(key);
     return this.store.transcript.list(key, { limit });
+  }
+
+  /** sessions_send exchanges the session took part in (as requester or target), newest last. */
+  async listExchanges(filter: { sessionKey?: string; limit?: number } = {}): Promise<ExchangeRecord[]> {
+    if (!filter.sessionKey) return this.store.exchanges.list({ limit: filter.limit });
+    const [asked, answered] = await Promise.all([
+      this.store.exchanges.list({ requesterSession: filter.sessionKey, limit: filter.limit }),
+      this.store.exchanges.list({ targetSession: filter.sessionKey, limit: filter.limit }),
+    ]);
+    const unique = new Map([...asked, ...answered].map((exchange) => [exchange.id, exchange] as const));
+    return [...unique.values()].sort((a, b) => a.createdAt - b.createdAt).slice(-(filter.limit ?? 1000));
   }
 
   listRuns(filter: { sessionKey?: string; limit?: number } = {}): Promise<RunRecord[]> {

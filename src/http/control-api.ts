@@ -3,6 +3,7 @@
  * of the event journal. A thin edge: it validates, calls the gateway, and maps SwitchboardError codes
  * to HTTP statuses.
  */
+import { randomUUID } from 'node:crypto';
 import { timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -25,6 +26,10 @@ const sendBody = z.strictObject({
   channel: z.string().min(1).max(64).optional(),
   peer: z.string().min(1).max(256).optional(),
   account: z.string().min(1).max(256).optional(),
+  /** Send as this agent session (sessions_send's checks apply); the reply belongs to that session. */
+  from: z.string().min(1).max(512).optional(),
+  /** With `from`: the target session's label (`target`, if given, is then the agent id). */
+  label: z.string().min(1).max(512).optional(),
 });
 
 type Handler = (request: IncomingMessage, url: URL, params: string[]) => Promise<unknown>;
@@ -98,6 +103,9 @@ export class ControlApi {
     }));
     this.route('GET', /^\/v1\/sessions\/([^/]+)$/, async (_req, _url, [key]) => gw.describeSession(key));
     this.route('GET', /^\/v1\/sessions\/([^/]+)\/history$/, async (_req, url, [key]) => ({ entries: await gw.history(key, limit(url)) }));
+    this.route('GET', /^\/v1\/exchanges$/, async (_req, url) => ({
+      exchanges: await gw.listExchanges({ sessionKey: url.searchParams.get('sessionKey') ?? undefined, limit: limit(url) }),
+    }));
     this.route('GET', /^\/v1\/runs$/, async (_req, url) => ({
       runs: await gw.listRuns({ sessionKey: url.searchParams.get('sessionKey') ?? undefined, limit: limit(url) }),
     }));
@@ -105,6 +113,8 @@ export class ControlApi {
     this.route('POST', /^\/v1\/runs\/([^/]+)\/cancel$/, async (_req, _url, [id]) => ({ cancelled: await gw.cancelRun(id) }));
     this.route('POST', /^\/v1\/send$/, async (request) => {
       const body = parseBody(sendBody, await readJson(request));
+      if (body.from) return this.sendAs(body);
+      if (body.label) throw new SwitchboardError('INVALID_REQUEST', 'label is only used with from (a send as an agent session); address your own sends with target');
       const sent = await gw.send({
         target: body.target,
         message: body.message,
@@ -126,6 +136,27 @@ export class ControlApi {
         case 'timeout':
           return { ...accepted, status: 'timeout', delivered: true };
       }
+    });
+  }
+
+  private async sendAs(body: z.infer<typeof sendBody>): Promise<unknown> {
+    if (body.channel || body.peer || body.account) {
+      throw new SwitchboardError('INVALID_REQUEST', 'channel, peer and account describe a user\'s channel; a send with from comes from an agent session and takes none of them');
+    }
+    const target = body.target;
+    const ref = body.label
+      ? { label: body.label, agentId: target }
+      : target?.startsWith('agent:')
+        ? { sessionKey: target }
+        : { agentId: target };
+    if (!ref.label && !ref.sessionKey && !ref.agentId) throw new SwitchboardError('INVALID_REQUEST', 'a send with from needs a target (an agent id or a session key) or a label');
+    const timeoutSeconds = body.wait ? body.timeoutSeconds ?? this.gateway.config.gateway.waitTimeoutSeconds : 0;
+    return this.gateway.sendAs(body.from!, {
+      ...ref,
+      message: body.message,
+      mode: body.mode,
+      timeoutSeconds,
+      idempotencyKey: body.idempotencyKey ?? `api:${randomUUID()}`,
     });
   }
 
