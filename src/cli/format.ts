@@ -1,4 +1,5 @@
 /** Human-readable output for the CLI. */
+import type { EventRecord } from '../ports.js';
 
 export function table(rows: Record<string, unknown>[], columns: string[]): string {
   if (rows.length === 0) return '(none)';
@@ -36,4 +37,24 @@ export function contentText(content: unknown): string {
       return `[${part.type}]`;
     })
     .join(' ');
+}
+
+/** One line per journal event, for `sessions tail`. */
+export function describeEvent(event: EventRecord): string {
+  const time = new Date(event.createdAt).toISOString().slice(11, 23);
+  const p = (event.payload ?? {}) as Record<string, unknown>;
+  const run = event.runId ? ` run ${event.runId.slice(0, 8)}` : '';
+  const clip = (text: unknown) => cell(text ?? '');
+  switch (event.type) {
+    case 'run.started':
+      return `${time} #${event.seq}${run} started`;
+    case 'run.completed':
+      return `${time} #${event.seq}${run} ${p.status}: ${clip(p.finalText ?? (p.error as { message?: string } | null)?.message)}`;
+    case 'session.reply':
+      return `${time} #${event.seq}${run} reply to ${(p.route as { channel?: string } | undefined)?.channel ?? '?'}: ${clip(p.text)}`;
+    case 'exchange.updated':
+      return `${time} #${event.seq} exchange ${String(p.exchangeId).slice(0, 8)} ${p.requesterSession} -> ${p.targetSession}: ${p.phase}, turn ${p.turn}, reply ${p.replyState}`;
+    default:
+      return `${time} #${event.seq} ${event.type}${run} ${clip(JSON.stringify(p))}`;
+  }
 }

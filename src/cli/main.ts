@@ -7,10 +7,10 @@ import { loadConfigFile, resolveConfigPath } from '../config/load.js';
 import { SwitchboardError, errorMessage } from '../core/errors.js';
 import { QUEUE_MODES } from '../core/queue-mode.js';
 import { DataDir } from '../gateway/data-dir.js';
-import type { InputRecord, RunRecord, SessionRecord, TranscriptEntry } from '../ports.js';
+import type { EventRecord, InputRecord, RunRecord, SessionRecord, TranscriptEntry } from '../ports.js';
 import { ControlClient, resolveClientTarget } from './client.js';
 import { addAgent, bindAgent, deleteAgent, setIdentity, unbindAgent } from './config-edits.js';
-import { ago, contentText, table } from './format.js';
+import { ago, contentText, describeEvent, table } from './format.js';
 
 interface GlobalOptions {
   config?: string;
@@ -36,6 +36,12 @@ function parseLimit(value: string): number {
   const limit = Number(value);
   if (!Number.isInteger(limit) || limit < 1) throw new InvalidArgumentError(`expected a whole number of at least 1, got "${value}"`);
   return limit;
+}
+
+function parseSeq(value: string): number {
+  const seq = Number(value);
+  if (!Number.isInteger(seq) || seq < 0) throw new InvalidArgumentError(`expected an event sequence number (0 or more), got "${value}"`);
+  return seq;
 }
 
 function parseSeconds(value: string): number {
@@ -234,6 +240,31 @@ sessions
     );
   });
 
+sessions
+  .command('tail <key>')
+  .description("follow a session's events live (Ctrl-C ends)")
+  .option('--after <seq>', 'first replay the events after this sequence number (0 = all of them)', parseSeq)
+  .option('--deltas', 'also print the model text as it streams')
+  .action(async (key: string, options: { after?: number; deltas?: boolean }) => {
+    const query = withQuery('/v1/events', { sessionKey: key, after: options.after, deltas: options.deltas ? 1 : undefined });
+    const stop = new AbortController();
+    process.once('SIGINT', () => stop.abort());
+    await client().stream(
+      query,
+      (event) => {
+        if (event.event === 'delta') {
+          const delta = JSON.parse(event.data) as { text: string };
+          if (!globals().json) process.stdout.write(delta.text);
+          else console.log(event.data);
+          return;
+        }
+        const record = JSON.parse(event.data) as EventRecord;
+        console.log(globals().json ? event.data : describeEvent(record));
+      },
+      stop.signal,
+    );
+  });
+
 function runRow(run: RunRecord) {
   return { id: run.id, session: run.sessionKey, status: run.status, started: ago(run.startedAt), ms: run.endedAt ? run.endedAt - run.startedAt : null, calls: run.usage.modelCalls, text: run.finalText ?? run.errorMessage };
 }
@@ -242,20 +273,25 @@ function runRow(run: RunRecord) {
 const MAX_WAIT_PER_REQUEST_S = 240;
 
 interface SendResponse {
-  status: 'accepted' | 'ok' | 'stored' | 'dropped' | 'timeout';
+  status: 'accepted' | 'ok' | 'stored' | 'dropped' | 'timeout' | 'error';
   inputId: string;
   sessionKey: string;
-  created: boolean;
+  created?: boolean;
   reply?: string | null;
-  runId?: string;
+  runId?: string | null;
   runStatus?: string;
   error?: string | null;
+  /** Sends with --from explain themselves. */
+  note?: string;
 }
 
 function describeSend(result: SendResponse): string {
+  if (result.note && (result.status === 'accepted' || result.status === 'timeout')) return `${result.status}: input ${result.inputId} for ${result.sessionKey}: ${result.note}`;
   switch (result.status) {
+    case 'error':
+      return `the reply failed: ${result.error}`;
     case 'ok':
-      return result.runStatus === 'succeeded' ? (result.reply ?? '(no reply)') : `run ${result.runId} ${result.runStatus}: ${result.error ?? 'no detail'}`;
+      return result.runStatus === undefined || result.runStatus === 'succeeded' ? (result.reply ?? '(no reply)') : `run ${result.runId} ${result.runStatus}: ${result.error ?? 'no detail'}`;
     case 'accepted':
       return `accepted input ${result.inputId} for ${result.sessionKey}${result.created ? '' : ' (duplicate idempotency key: the earlier input stands)'}`;
     case 'stored':
@@ -270,11 +306,12 @@ function describeSend(result: SendResponse): string {
 program
   .command('send <target> <message>')
   .description('send a message to an agent (its main session) or a session key')
+  .option('--from <sessionKey>', 'send as this agent session, with the checks its sessions_send tool meets')
   .option('-w, --wait', 'wait for the reply')
   .addOption(new Option('-m, --mode <mode>', 'queue mode when the session is busy').choices([...QUEUE_MODES]))
   .option('-t, --timeout <seconds>', 'how long --wait waits', parseSeconds)
   .option('--idempotency-key <key>', 'send the same key again and the message is accepted once')
-  .action(async (target: string, message: string, options: { wait?: boolean; mode?: string; timeout?: number; idempotencyKey?: string }) => {
+  .action(async (target: string, message: string, options: { from?: string; wait?: boolean; mode?: string; timeout?: number; idempotencyKey?: string }) => {
     // Every send carries a key, so that sending again after a lost connection cannot duplicate it.
     const idempotencyKey = options.idempotencyKey ?? `cli:${randomUUID()}`;
     const api = client();
@@ -283,7 +320,7 @@ program
         .request<SendResponse>('POST', '/v1/send', {
           target,
           message,
-          channel: 'cli',
+          ...(options.from ? { from: options.from } : { channel: 'cli' }),
           idempotencyKey,
           ...(options.mode ? { mode: options.mode } : {}),
           ...(options.wait ? { wait: true } : {}),
@@ -303,7 +340,8 @@ program
       result = await sendOnce(Math.min((deadline - Date.now()) / 1000, MAX_WAIT_PER_REQUEST_S));
     }
     print(result, () => describeSend(result));
-    if (result.status === 'timeout' || result.status === 'dropped' || (result.status === 'ok' && result.runStatus !== 'succeeded')) process.exitCode = 1;
+    const failed = result.status === 'error' || (result.status === 'ok' && result.runStatus !== undefined && result.runStatus !== 'succeeded');
+    if (result.status === 'timeout' || result.status === 'dropped' || failed) process.exitCode = 1;
   });
 
 program
@@ -344,7 +382,7 @@ program
       }
       try {
         const result = await api.request<SendResponse>('POST', '/v1/send', { target: agent, message: line, channel: 'cli', wait: true });
-        const streamed = result.runId !== undefined && streamedRuns.has(result.runId);
+        const streamed = !!result.runId && streamedRuns.has(result.runId);
         if (streamed) process.stdout.write('\n');
         if (!streamed || result.runStatus !== 'succeeded') process.stdout.write(`${agent}> ${describeSend(result)}\n`);
       } catch (error) {
