@@ -126,6 +126,74 @@ async function sdkFloor(count: number): Promise<number> {
   return percentile(times, 50);
 }
 
+/**
+ * "A sends to B and waits for the reply", each send between fresh sessions, with ping-pong 0 and 5:
+ * model calls and prompt characters summed over every run the send caused, and the wall time until
+ * the exchange is done (its last turn and any announce committed).
+ */
+async function agentToAgent(count: number, pingPong: number, sdkCallMs: number) {
+  const { config } = parseConfigText(
+    `{
+      tools: { agentToAgent: { enabled: true }, sessions: { visibility: "all" } },
+      session: { agentToAgent: { maxPingPongTurns: ${pingPong}, maxSendsPerMinute: 1000000 } },
+      agents: { list: [{ id: "a", model: "scripted/a" }, { id: "b", model: "scripted/b" }] },
+      models: { providers: { scripted: { type: "scripted", models: {
+        a: { rules: [
+          { match: "agent-to-agent turn", reply: "a follows up" },
+          { match: "ask (\\\\S+)", steps: [
+            { toolCalls: [{ tool: "sessions_send", args: { sessionKey: "agent:b:bench:direct:{{match.1}}", message: "question {{match.1}}", timeoutSeconds: 30 } }] },
+            { text: "b said: {{tool.sessions_send.reply}}" },
+          ] },
+        ] },
+        b: { rules: [{ match: "agent-to-agent turn", reply: "b follows up" }, { reply: "answer to {{input}}" }] },
+      } } } },
+    }`,
+    '/bench-a2a.json5',
+    {},
+  );
+  const store = await SqliteStore.open({ path: join(tmp(), 'a2a.db'), synchronous: 'FULL' });
+  const gateway = await Gateway.start({ config, store, gatewayId: 'bench' });
+  const exchangeDone = async (requester: string) => {
+    for (;;) {
+      const [exchange] = await gateway.listExchanges({ sessionKey: requester });
+      if (exchange?.phase === 'done') return;
+      await new Promise((r) => setTimeout(r, 0));
+    }
+  };
+  const latencies: number[] = [];
+  const calls: number[] = [];
+  const prompt: number[] = [];
+  let maxPreamble = 0;
+  for (let i = -5; i < count; i += 1) {
+    const peer = `p${i + 5}`;
+    const requester = `agent:a:bench:direct:${peer}`;
+    const start = performance.now();
+    const sent = await gateway.send({ target: requester, message: `ask ${peer}` });
+    await gateway.waitForInput(sent.input.id, 30_000);
+    await exchangeDone(requester);
+    const elapsed = performance.now() - start;
+    if (i < 0) continue; // warm-up
+    latencies.push(elapsed);
+    const runs = [...(await gateway.listRuns({ sessionKey: requester })), ...(await gateway.listRuns({ sessionKey: `agent:b:bench:direct:${peer}` }))];
+    calls.push(runs.reduce((sum, run) => sum + run.usage.modelCalls, 0));
+    prompt.push(runs.reduce((sum, run) => sum + run.promptChars, 0));
+    maxPreamble = Math.max(maxPreamble, ...runs.map((run) => run.preambleChars));
+  }
+  await gateway.stop();
+  await store.close();
+  const p50 = percentile(latencies, 50);
+  const callsP50 = percentile(calls, 50);
+  return { p50, p99: percentile(latencies, 99), overheadP50: p50 - callsP50 * sdkCallMs, overheadP99: percentile(latencies, 99) - callsP50 * sdkCallMs, calls: callsP50, maxCalls: Math.max(...calls), promptChars: percentile(prompt, 50), maxPreamble };
+}
+
+/** Characters of tool definitions sent with every model call: names, descriptions and JSON schemas. */
+async function toolDefinitionChars(): Promise<{ chars: number; tools: number }> {
+  const { BUILTIN_TOOLS } = await import('../src/tools/builtin.js');
+  const { createSessionTools } = await import('../src/tools/session-tools.js');
+  const tools = [...BUILTIN_TOOLS, ...createSessionTools({} as never)];
+  return { chars: JSON.stringify(tools.map((t) => ({ name: t.name, description: t.description, parameters: t.parameters }))).length, tools: tools.length };
+}
+
 async function coldStart(): Promise<{ processMs: number; gatewayMs: number }> {
   const dir = tmp();
   const configPath = join(dir, 'switchboard.json5');
@@ -166,6 +234,17 @@ async function main() {
   lines.push(`  of which the AI SDK's streamText alone (p50 of a bare call): ${fmt(floor)} ms; the gateway's own share at p50: ${fmt(rt.p50 - floor)} ms (target <= 1 ms)`);
   lines.push(`  the same in one session with 200 entries of history: p50 ${fmt(rt.historyP50)} ms`);
   lines.push(`send-and-wait with 100 sessions in parallel: ${fmt(rt.parallelPerSec, 0)} messages/s`);
+  const a2aCount = quick ? 30 : 300;
+  for (const pingPong of [0, 5]) {
+    const a2a = await agentToAgent(a2aCount, pingPong, floor);
+    lines.push(
+      `sessions_send and wait, ping-pong ${pingPong}: ${a2a.calls} model calls per send (max ${a2a.maxCalls}${pingPong === 0 ? ', target <= 3' : ''}), ${fmt(a2a.promptChars, 0)} prompt characters per send; ` +
+        `until the exchange is done p50 ${fmt(a2a.p50)} ms, p99 ${fmt(a2a.p99)} ms; gateway overhead (minus ${a2a.calls} bare SDK calls) p50 ${fmt(a2a.overheadP50)} ms, p99 ${fmt(a2a.overheadP99)} ms; ` +
+        `largest framework text in one run ${a2a.maxPreamble} characters (target <= 2000 per call)`,
+    );
+  }
+  const defs = await toolDefinitionChars();
+  lines.push(`tool definitions sent with each call: ${defs.chars} characters for ${defs.tools} tools`);
   const cold = await coldStart();
   lines.push(`cold start to ready: ${fmt(cold.gatewayMs, 0)} ms inside the gateway (store open, migrations, recovery, API listening); ${fmt(cold.processMs, 0)} ms from spawning the process (target <= 1000 ms)`);
   lines.push(`framework prompt per run: ${rt.preambleChars} characters (target <= 2000); whole prompt of a one-message run: ${rt.promptChars} characters`);

@@ -55,18 +55,13 @@ async function asToolResult(work: () => Promise<unknown>): Promise<unknown> {
   }
 }
 
-const target = {
-  sessionKey: { type: 'string', description: 'Target session key, e.g. agent:expert:main' },
-  label: { type: 'string', description: 'Target session label (instead of sessionKey)' },
-  agentId: { type: 'string', description: 'Target agent: narrows a label, or alone means its main session' },
-};
 
 export function createSessionTools(messaging: AgentMessaging): GatewayTool[] {
   return [
     {
       name: 'agents_list',
       description: 'Agents you may message with sessions_send.',
-      parameters: { type: 'object', properties: {}, additionalProperties: false },
+      parameters: { type: 'object', properties: {} },
       execute: (_args, context) => asToolResult(async () => ({ agents: messaging.listAgents(requester(context)) })),
     },
     {
@@ -77,10 +72,9 @@ export function createSessionTools(messaging: AgentMessaging): GatewayTool[] {
         properties: {
           agentId: { type: 'string' },
           kind: { type: 'string', enum: [...SESSION_KINDS] },
-          activeMinutes: { type: 'number', description: 'Only sessions active within this many minutes' },
+          activeMinutes: { type: 'number' },
           limit: { type: 'number' },
         },
-        additionalProperties: false,
       },
       execute: (args, context) =>
         asToolResult(async () => ({
@@ -99,7 +93,6 @@ export function createSessionTools(messaging: AgentMessaging): GatewayTool[] {
         type: 'object',
         properties: { sessionKey: { type: 'string' }, limit: { type: 'number' }, includeTools: { type: 'boolean' } },
         required: ['sessionKey'],
-        additionalProperties: false,
       },
       execute: (args, context) =>
         asToolResult(() =>
@@ -109,24 +102,25 @@ export function createSessionTools(messaging: AgentMessaging): GatewayTool[] {
     {
       name: 'session_status',
       description: "A session's state, queue and last run.",
-      parameters: { type: 'object', properties: { sessionKey: { type: 'string' } }, required: ['sessionKey'], additionalProperties: false },
+      parameters: { type: 'object', properties: { sessionKey: { type: 'string' } }, required: ['sessionKey'] },
       execute: (args, context) => asToolResult(() => messaging.status(requester(context), requiredKey(args))),
     },
     {
       name: 'sessions_send',
       description:
-        'Message another session and, with timeoutSeconds > 0 (default 30), wait for its reply. On timeout, or with 0, the reply arrives later as a message in this session.',
+        'Message a session (by sessionKey, or label, or agentId = its main session) and wait up to timeoutSeconds (default 30; 0 = no wait) for the reply. A late reply arrives as a message here. Same idempotencyKey = sent once.',
       parameters: {
         type: 'object',
         properties: {
-          ...target,
+          sessionKey: { type: 'string' },
+          label: { type: 'string' },
+          agentId: { type: 'string' },
           message: { type: 'string' },
-          timeoutSeconds: { type: 'number', description: '0 = do not wait' },
-          mode: { type: 'string', enum: [...QUEUE_MODES], description: 'If the target is busy (default followup)' },
-          idempotencyKey: { type: 'string', description: 'Same key = same message, sent once' },
+          timeoutSeconds: { type: 'number' },
+          mode: { type: 'string', enum: [...QUEUE_MODES] },
+          idempotencyKey: { type: 'string' },
         },
         required: ['message'],
-        additionalProperties: false,
       },
       execute: (args, context) =>
         asToolResult(async () => {
@@ -145,7 +139,7 @@ export function createSessionTools(messaging: AgentMessaging): GatewayTool[] {
     },
     {
       name: 'sessions_wait',
-      description: 'Wait until one (mode any, default) or all of these sessions have replied to you or gone idle.',
+      description: 'Wait until any (default) or all of these sessions have replied to you or gone idle.',
       parameters: {
         type: 'object',
         properties: {
@@ -154,7 +148,6 @@ export function createSessionTools(messaging: AgentMessaging): GatewayTool[] {
           mode: { type: 'string', enum: ['any', 'all'] },
         },
         required: ['sessionKeys', 'timeoutMs'],
-        additionalProperties: false,
       },
       execute: (args, context) =>
         asToolResult(async () => {
