@@ -7,7 +7,7 @@
 import { matchesPattern } from './tool-policy.js';
 
 export type SessionVisibility = 'self' | 'tree' | 'agent' | 'all';
-/** send: sessions_send; history: sessions_history; list: sessions_list, session_status and agents_list. */
+/** send: sessions_send and sessions_wait; history: sessions_history; list: sessions_list and session_status. */
 export type AccessAction = 'send' | 'history' | 'list';
 export type AccessLayer = 'visibility' | 'agentToAgent';
 

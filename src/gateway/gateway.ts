@@ -134,7 +134,8 @@ export class Gateway {
         void this.journal.kick();
         this.outbox.kick();
       },
-      onCommitted: (runId, status) => this.exchanges.settleWaiter(runId, status),
+      // A failure here must not hold up the lane: recovery settles the same exchanges on the next start.
+      onCommitted: (runId, status) => this.exchanges.settleWaiter(runId, status).catch((error) => this.log('error', `exchanges of run ${runId}: ${errorMessage(error)}`)),
       onDropped: (inputId, why) => this.onInputDropped(inputId, why),
     });
     this.lanes = new LaneScheduler(

@@ -166,6 +166,10 @@ export class AgentMessaging {
     this.deps.agents.get(target.agentId); // AGENT_NOT_FOUND for a key of an agent no longer configured
     await this.checkAccess(requester, target, 'send');
 
+    if (target.sessionKey === requester.sessionKey && request.timeoutSeconds > 0 && requester.runId) {
+      // The message would wait for the very run that waits for its reply.
+      throw new SwitchboardError('INVALID_REQUEST', 'a message to this same session runs only after the current run ends, so it cannot be waited for; send it with timeoutSeconds 0');
+    }
     const settings = this.deps.config.session.agentToAgent;
     const hop = (requester.conversation?.hop ?? 0) + 1;
     if (hop > settings.maxHops) {
