@@ -1,11 +1,9 @@
 /** send --from and sessions tail against a real gateway process, and the control API's `from` field. */
-import { execFile, spawn } from 'node:child_process';
-import { promisify } from 'node:util';
+import { spawn } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BIN, ROOT, startGatewayProcess, stopGatewayProcess, tempConfig, type GatewayProcess } from '../helpers/process.js';
+import { BIN, ROOT, cliWith, startGatewayProcess, stopGatewayProcess, tempConfig, type GatewayProcess } from '../helpers/process.js';
 import { waitUntil } from '../helpers/wait.js';
 
-const run = promisify(execFile);
 const { configPath } = tempConfig(`{
   tools: { agentToAgent: { enabled: true, allow: ["support", "expert"] }, sessions: { visibility: "all" } },
   session: { agentToAgent: { maxPingPongTurns: 1 } },
@@ -21,15 +19,7 @@ const { configPath } = tempConfig(`{
   } } } },
 }`);
 
-async function cli(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  try {
-    const { stdout, stderr } = await run(process.execPath, [BIN, '--config', configPath, ...args], { cwd: ROOT });
-    return { code: 0, stdout, stderr };
-  } catch (error) {
-    const failed = error as { code: number; stdout: string; stderr: string };
-    return { code: failed.code, stdout: failed.stdout, stderr: failed.stderr };
-  }
-}
+const cli = cliWith(configPath);
 
 let gw: GatewayProcess;
 beforeAll(async () => {

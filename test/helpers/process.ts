@@ -1,5 +1,6 @@
 /** Real gateway processes for integration and crash tests: port 0, a temp data directory. */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { promisify } from 'node:util';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -74,4 +75,24 @@ export async function stopGatewayProcess(gateway: GatewayProcess, signal: NodeJS
   gateway.child.kill(signal);
   const [code] = await exited;
   return code as number | null;
+}
+
+export interface CliResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs the CLI with this config to completion; a non-zero exit is a result, not an exception. */
+export function cliWith(configPath: string): (...args: string[]) => Promise<CliResult> {
+  const run = promisify(execFile);
+  return async (...args) => {
+    try {
+      const { stdout, stderr } = await run(process.execPath, [BIN, '--config', configPath, ...args], { cwd: ROOT });
+      return { code: 0, stdout, stderr };
+    } catch (error) {
+      const failed = error as CliResult;
+      return { code: failed.code, stdout: failed.stdout, stderr: failed.stderr };
+    }
+  };
 }
