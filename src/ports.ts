@@ -356,6 +356,15 @@ export type NewExchange = Omit<ExchangeRecord, 'phase' | 'turn' | 'replyRunId' |
 
 export type ExchangeChanges = Partial<Pick<ExchangeRecord, 'phase' | 'turn' | 'replyState' | 'waiterRunId' | 'replyRunId' | 'replyStatus' | 'replyText'>>;
 
+export interface ExchangeFilter {
+  replyStates?: ExchangeReplyState[];
+  requesterSession?: string;
+  targetSession?: string;
+  waiterRunId?: string;
+  limit?: number;
+  newest?: boolean;
+}
+
 export interface ExchangeStore {
   /**
    * Stores the request input and its exchange in one transaction. A repeated idempotency key returns
@@ -373,7 +382,8 @@ export interface ExchangeStore {
     changes: ExchangeChanges,
     now: number,
   ): Promise<{ exchange: ExchangeRecord; changed: boolean }>;
-  list(filter?: { replyStates?: ExchangeReplyState[]; requesterSession?: string; targetSession?: string; waiterRunId?: string; limit?: number }): Promise<ExchangeRecord[]>;
+  /** Oldest first; with `newest: true`, the newest `limit` rows, newest first. */
+  list(filter?: ExchangeFilter): Promise<ExchangeRecord[]>;
 }
 
 export interface Store {

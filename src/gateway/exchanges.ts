@@ -129,14 +129,14 @@ export class ExchangeFlow {
    * an input, and a waiter that never got its reply lets it go to the session instead.
    */
   async settleWaiter(runId: string, status: TerminalRunStatus | 'interrupted'): Promise<void> {
-    for (const exchange of await this.deps.store.exchanges.list({ waiterRunId: runId, replyStates: ['awaiting', 'replied'] })) {
+    for (const exchange of await this.deps.store.exchanges.list({ waiterRunId: runId, replyStates: ['awaiting', 'replied'], limit: 100_000 })) {
       await this.settle(exchange, status === 'succeeded');
     }
   }
 
   /** Crash recovery: no waiter survives a restart, so every held exchange is settled as its run ended. */
   async recover(): Promise<void> {
-    for (const exchange of await this.deps.store.exchanges.list({ replyStates: ['awaiting', 'replied'] })) {
+    for (const exchange of await this.deps.store.exchanges.list({ replyStates: ['awaiting', 'replied'], limit: 100_000 })) {
       const run = exchange.waiterRunId ? await this.deps.store.runs.get(exchange.waiterRunId) : undefined;
       await this.settle(exchange, run?.status === 'succeeded');
     }

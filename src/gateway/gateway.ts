@@ -394,13 +394,15 @@ export class Gateway {
     return this.store.transcript.list(key, { limit });
   }
 
-  /** sessions_send exchanges the session took part in (as requester or target), newest last. */
+  /** The newest sessions_send exchanges (of one session, as requester or target), oldest of them first. */
   async listExchanges(filter: { sessionKey?: string; limit?: number } = {}): Promise<ExchangeRecord[]> {
-    if (!filter.sessionKey) return this.store.exchanges.list({ limit: filter.limit });
-    const [asked, answered] = await Promise.all([
-      this.store.exchanges.list({ requesterSession: filter.sessionKey, limit: filter.limit }),
-      this.store.exchanges.list({ targetSession: filter.sessionKey, limit: filter.limit }),
-    ]);
+    const newest = { limit: filter.limit, newest: true };
+    const [asked, answered] = filter.sessionKey
+      ? await Promise.all([
+          this.store.exchanges.list({ requesterSession: filter.sessionKey, ...newest }),
+          this.store.exchanges.list({ targetSession: filter.sessionKey, ...newest }),
+        ])
+      : [await this.store.exchanges.list(newest), []];
     const unique = new Map([...asked, ...answered].map((exchange) => [exchange.id, exchange] as const));
     return [...unique.values()].sort((a, b) => a.createdAt - b.createdAt).slice(-(filter.limit ?? 1000));
   }

@@ -382,7 +382,7 @@ export class AgentMessaging {
     for (const key of sessionKeys) await this.reachable(requester, key, 'send');
     const waiterId = requester.runId ?? `api:${randomUUID()}`;
     for (const key of sessionKeys) {
-      for (const exchange of await store.exchanges.list({ requesterSession: requester.sessionKey, targetSession: key, replyStates: ['detached'] })) {
+      for (const exchange of await store.exchanges.list({ requesterSession: requester.sessionKey, targetSession: key, replyStates: ['detached'], limit: 100_000 })) {
         await store.exchanges.transition(exchange.id, { replyStates: ['detached'] }, { replyState: 'awaiting', waiterRunId: waiterId }, clock.now());
       }
     }
@@ -397,14 +397,14 @@ export class AgentMessaging {
         await this.deps.pause(Math.min(left, 1000), (payload, sessionKey) => watched.has(String(payload.targetSession)) || (sessionKey !== null && watched.has(sessionKey)), options.signal);
       }
     } finally {
-      for (const exchange of await store.exchanges.list({ waiterRunId: waiterId, replyStates: ['awaiting'] })) {
+      for (const exchange of await store.exchanges.list({ waiterRunId: waiterId, replyStates: ['awaiting'], limit: 100_000 })) {
         await store.exchanges.transition(exchange.id, { replyStates: ['awaiting'], waiterRunId: waiterId }, { replyState: 'detached', waiterRunId: null }, clock.now());
       }
     }
   }
 
   private async waitStatus(requesterSession: string, sessionKey: string, waiterId: string) {
-    const mine = (await this.deps.store.exchanges.list({ requesterSession, targetSession: sessionKey })).filter((exchange) => exchange.waiterRunId === waiterId);
+    const mine = (await this.deps.store.exchanges.list({ waiterRunId: waiterId, targetSession: sessionKey })).filter((exchange) => exchange.requesterSession === requesterSession);
     const pending = mine.filter((exchange) => exchange.replyState === 'awaiting').length;
     const replies = mine
       .filter((exchange) => exchange.replyRunId !== null)

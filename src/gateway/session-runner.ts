@@ -146,7 +146,8 @@ export function createSessionRunner(deps: SessionRunnerDeps) {
     if (executed.status !== 'succeeded' && executed.error) {
       transcript.push({ role: 'note', content: `run ${executed.status}: ${executed.error.message}`, provenance: null, inputId: null, runId });
     }
-    const consumed = [...inputs, ...steered].map((input) => input.id);
+    const all = [...inputs, ...steered];
+    const consumed = all.map((input) => input.id);
     const events: NewEvent[] = [
       {
         type: 'run.completed',
@@ -158,7 +159,6 @@ export function createSessionRunner(deps: SessionRunnerDeps) {
     // The reply to the session's channel is written with the commit (the CLI and control-API channels read
     // it from the journal). A run that only answers another session (a sessions_send request or a
     // ping-pong turn) posts nothing to the channel; an announce step posts unless it says ANNOUNCE_SKIP.
-    const all = [...inputs, ...steered];
     const text = executed.finalText?.trim() ?? '';
     const forChannel =
       all.some((input) => !answersAnotherSession(input)) || (all.some((input) => input.provenance.exchange?.step === 'announce') && text !== ANNOUNCE_SKIP);

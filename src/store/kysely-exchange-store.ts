@@ -1,6 +1,6 @@
 /** Exchanges (one per sessions_send) over Kysely; every state change is a compare-and-set. */
 import type { Kysely } from 'kysely';
-import type { ExchangeChanges, ExchangePhase, ExchangeRecord, ExchangeReplyState, ExchangeStore, InputRecord, NewExchange, NewInput } from '../ports.js';
+import type { ExchangeChanges, ExchangeFilter, ExchangePhase, ExchangeRecord, ExchangeReplyState, ExchangeStore, InputRecord, NewExchange, NewInput } from '../ports.js';
 import { toExchange } from './kysely-rows.js';
 import { insertInput } from './kysely-writes.js';
 import type { Database, ExchangesTable } from './schema.js';
@@ -74,15 +74,14 @@ export class KyselyExchangeStore implements ExchangeStore {
     return { exchange, changed: Number(result.numUpdatedRows) > 0 };
   }
 
-  async list(
-    filter: { replyStates?: ExchangeReplyState[]; requesterSession?: string; targetSession?: string; waiterRunId?: string; limit?: number } = {},
-  ): Promise<ExchangeRecord[]> {
+  async list(filter: ExchangeFilter = {}): Promise<ExchangeRecord[]> {
     let query = this.db.selectFrom('exchanges').selectAll();
     if (filter.replyStates) query = query.where('reply_state', 'in', filter.replyStates);
     if (filter.requesterSession) query = query.where('requester_session', '=', filter.requesterSession);
     if (filter.targetSession) query = query.where('target_session', '=', filter.targetSession);
     if (filter.waiterRunId) query = query.where('waiter_run_id', '=', filter.waiterRunId);
-    const rows = await query.orderBy('created_at').orderBy('id').limit(filter.limit ?? 1000).execute();
+    const direction = filter.newest ? 'desc' : 'asc';
+    const rows = await query.orderBy('created_at', direction).orderBy('id', direction).limit(filter.limit ?? 1000).execute();
     return rows.map(toExchange);
   }
 }

@@ -279,5 +279,12 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
       expect(await store.exchanges.list({ replyStates: ['awaiting'] })).toEqual([]);
       expect((await store.exchanges.list({ requesterSession: S, targetSession: 'agent:expert:main' })).length).toBe(1);
     });
+
+    it('exchanges: list is oldest first, or the newest n with newest: true', async () => {
+      for (const [index, exchangeId] of ['ex-1', 'ex-2', 'ex-3'].entries()) await store.exchanges.open(newExchange(exchangeId), newInput('agent:expert:main'), 1000 + index);
+      expect((await store.exchanges.list()).map((e) => e.id)).toEqual(['ex-1', 'ex-2', 'ex-3']);
+      expect((await store.exchanges.list({ newest: true, limit: 2 })).map((e) => e.id)).toEqual(['ex-3', 'ex-2']);
+      expect((await store.exchanges.list({ limit: 2 })).map((e) => e.id)).toEqual(['ex-1', 'ex-2']);
+    });
   });
 }
