@@ -386,7 +386,57 @@ export interface ExchangeStore {
   list(filter?: ExchangeFilter): Promise<ExchangeRecord[]>;
 }
 
+/** An A2A task as the server stores it: the protocol's Task (v1.0 JSON) plus what maps it onto a session. */
+export interface A2ATaskRecord {
+  id: string;
+  agentId: string;
+  contextId: string;
+  /** The authenticated peer that created it; only it may read or change it. */
+  owner: string;
+  /** The v1.0 state name, e.g. TASK_STATE_WORKING. */
+  state: string;
+  /** The Task in the protocol's v1.0 JSON form. */
+  task: unknown;
+  sessionKey: string | null;
+  /** The input the task's latest message became. */
+  inputId: string | null;
+  createdAt: number;
+  updatedAt: number;
+  lastActivityAt: number;
+}
+
+export interface A2ATaskEventRecord {
+  seq: number;
+  taskId: string;
+  type: string;
+  detail: unknown;
+  createdAt: number;
+}
+
+export interface A2ATaskFilter {
+  agentId?: string;
+  owner?: string;
+  contextId?: string;
+  states?: string[];
+  limit?: number;
+  offset?: number;
+}
+
+export interface A2ATaskStore {
+  /** Inserts or replaces the task snapshot; the session mapping is left as it is. */
+  save(task: Pick<A2ATaskRecord, 'id' | 'agentId' | 'contextId' | 'owner' | 'state' | 'task'>, now: number): Promise<void>;
+  /** Records which session and input the task's latest message became (creating a placeholder row if needed). */
+  attachInput(task: Pick<A2ATaskRecord, 'id' | 'agentId' | 'contextId' | 'owner'>, sessionKey: string, inputId: string, now: number): Promise<void>;
+  get(id: string): Promise<A2ATaskRecord | undefined>;
+  /** Newest activity first. */
+  list(filter?: A2ATaskFilter): Promise<A2ATaskRecord[]>;
+  /** The per-task replay log: messages, state changes, push delivery attempts. */
+  appendEvent(taskId: string, type: string, detail: unknown, now: number): Promise<void>;
+  listEvents(taskId: string): Promise<A2ATaskEventRecord[]>;
+}
+
 export interface Store {
+  readonly a2aTasks: A2ATaskStore;
   readonly sessions: SessionStore;
   readonly exchanges: ExchangeStore;
   readonly inputs: InputStore;

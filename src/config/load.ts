@@ -227,5 +227,15 @@ function crossCheck(config: SwitchboardConfig): string[] {
   config.bindings.forEach((binding, index) => {
     if (!seen.has(binding.agentId)) problems.push(`bindings[${index}].agentId: unknown agent "${binding.agentId}" (agents: ${[...seen.keys()].join(', ')})`);
   });
+  const server = config.a2a.server;
+  const peerIds = new Set<string>();
+  server.peers.forEach((peer, index) => {
+    if (!peer.token && !peer.apiKey) problems.push(`a2a.server.peers[${index}]: give the peer a token or an apiKey (or both)`);
+    if (peerIds.has(peer.id)) problems.push(`a2a.server.peers[${index}].id: duplicate peer id "${peer.id}"`);
+    peerIds.add(peer.id);
+  });
+  if (server.enabled && server.requireAuth && server.peers.length === 0) {
+    problems.push('a2a.server.peers: the A2A server requires credentials and has no peers; add peers, or set a2a.server.requireAuth: false to let anyone in');
+  }
   return problems;
 }

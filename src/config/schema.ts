@@ -45,6 +45,28 @@ const agentDefaults = z.strictObject({
   subagents: subagentLimits.default({}),
 });
 
+const a2aSkill = z.strictObject({
+  id: z.string().min(1),
+  name: z.string().min(1),
+  description: z.string().default(''),
+  tags: z.array(z.string()).default([]),
+  examples: z.array(z.string()).default([]),
+  inputModes: z.array(z.string()).default([]),
+  outputModes: z.array(z.string()).default([]),
+});
+
+/** A caller allowed in through the A2A server: its credential and what it may call. */
+const a2aPeer = z.strictObject({
+  id: z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/, { error: 'expected 1-64 characters [A-Za-z0-9_.-]' }),
+  /** Sent as `Authorization: Bearer <token>`. */
+  token: z.string().min(16, { error: 'expected at least 16 characters (use ${ENV} for secrets)' }).optional(),
+  /** Sent as `X-API-Key: <apiKey>`. */
+  apiKey: z.string().min(16, { error: 'expected at least 16 characters (use ${ENV} for secrets)' }).optional(),
+  agents: z.array(z.string()).default(['*']),
+  skills: z.array(z.string()).optional(),
+  maxRequestsPerMinute: positiveInt.default(120),
+});
+
 const agent = z.strictObject({
   id: agentId,
   name: z.string().optional(),
@@ -58,6 +80,7 @@ const agent = z.strictObject({
   tools: toolPolicy.optional(),
   sandbox: z.strictObject({ mode: z.enum(['off', 'non-main', 'all']).default('off'), scope: z.enum(['session', 'agent', 'shared']).default('agent') }).optional(),
   subagents: subagentLimits.optional(),
+  a2a: z.strictObject({ description: z.string().optional(), skills: z.array(a2aSkill).default([]) }).optional(),
 });
 
 const binding = z.strictObject({
@@ -163,6 +186,24 @@ export const configSchema = z.strictObject({
     .strictObject({ maxAttempts: positiveInt.default(10), baseDelayMs: positiveInt.default(500), maxDelayMs: positiveInt.default(300_000) })
     .prefault({}),
   models: z.strictObject({ providers: z.record(z.string(), provider).default({}) }).prefault({}),
+  a2a: z
+    .strictObject({
+      server: z
+        .strictObject({
+          enabled: z.boolean().default(false),
+          /** How peers reach this gateway, for the URLs in the Agent Cards; default: the address it listens on. */
+          publicUrl: z.url().optional(),
+          /** Agent ids (patterns with `*`) exposed as A2A agents. */
+          agents: z.array(z.string()).default(['*']),
+          /** Only `false` lets callers in without credentials. */
+          requireAuth: z.boolean().default(true),
+          peers: z.array(a2aPeer).default([]),
+          /** A task with no progress for this long (its run died or stalled) is failed with a diagnostic. */
+          taskStallSeconds: positiveInt.default(900),
+        })
+        .prefault({}),
+    })
+    .prefault({}),
 });
 
 export type SwitchboardConfig = z.infer<typeof configSchema>;
@@ -171,3 +212,4 @@ export type ProviderConfig = z.infer<typeof provider>;
 export type ScriptedModelConfig = z.infer<typeof scriptedModel>;
 export type ScriptedRule = z.infer<typeof scriptedRule>;
 export type IdentityConfig = z.infer<typeof identity>;
+export type A2APeerConfig = z.infer<typeof a2aPeer>;

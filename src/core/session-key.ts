@@ -31,6 +31,12 @@ export function groupSessionKey(agentId: string, channel: string, groupId: strin
   return `agent:${agentId}:${channel}:group:${groupId}`;
 }
 
+/** The session of an A2A context. Characters outside [A-Za-z0-9._-] are %-encoded so any context id is one segment. */
+export function a2aSessionKey(agentId: string, contextId: string): string {
+  const segment = contextId.replace(/[^A-Za-z0-9._-]/g, (char) => `%${char.charCodeAt(0).toString(16).padStart(2, '0')}`);
+  return `agent:${agentId}:a2a:${segment}`;
+}
+
 export function parseSessionKey(key: string): ParsedSessionKey | undefined {
   const parts = key.split(':');
   if (parts.length < 3 || parts[0] !== 'agent' || !AGENT_ID_PATTERN.test(parts[1])) return undefined;

@@ -5,7 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import { SwitchboardError, errorMessage } from '../core/errors.js';
 import { isTerminalRunStatus } from '../core/run-status.js';
-import { parseSessionKey } from '../core/session-key.js';
+import { a2aSessionKey, parseSessionKey } from '../core/session-key.js';
 import type { QueueMode } from '../core/queue-mode.js';
 import type { SwitchboardConfig } from '../config/schema.js';
 import { ModelRegistry } from '../models/model-registry.js';
@@ -284,6 +284,28 @@ export class Gateway {
     return this.messaging.send({ sessionKey, agentId: agent.config.id }, request);
   }
 
+  /**
+   * A message from an A2A peer: stored in the session of its A2A context (`agent:<id>:a2a:<contextId>`,
+   * created on first use) with provenance `a2a` and the peer's identity; the idempotency key makes a
+   * retried request one input.
+   */
+  async acceptA2AMessage(request: { agentId: string; contextId: string; taskId: string; messageId: string; text: string; peer: string }): Promise<{ sessionKey: string; input: InputRecord }> {
+    if (this.stopped) throw new SwitchboardError('GATEWAY_STOPPING', 'the gateway is shutting down; send again once it has restarted');
+    const text = this.validateMessage(request.text);
+    const agent = this.agents.get(request.agentId);
+    const sessionKey = a2aSessionKey(agent.config.id, request.contextId);
+    await this.store.sessions.ensure({ key: sessionKey, agentId: agent.config.id }, this.clock.now());
+    const input = await this.accept({
+      id: this.ids.next(),
+      sessionKey,
+      idempotencyKey: `a2a:${request.taskId}:${request.messageId}`,
+      mode: 'followup',
+      text,
+      provenance: { kind: 'a2a', channel: 'a2a', peer: request.peer },
+    });
+    return { sessionKey, input };
+  }
+
   /** Accept = durable: resolves once the input row is committed. */
   async send(request: SendRequest): Promise<SendResult> {
     if (this.stopped) throw new SwitchboardError('GATEWAY_STOPPING', 'the gateway is shutting down; send again once it has restarted');
@@ -422,6 +444,17 @@ export class Gateway {
     const { run } = await this.getRun(runId);
     if (isTerminalRunStatus(run.status)) return false;
     return this.lanes.abortRun(runId, 'cancel');
+  }
+
+  /** Stops what an input is doing: its active run is cancelled, or, still queued, it is dropped with `why`. */
+  async cancelInput(inputId: string, why: string): Promise<void> {
+    const input = await this.store.inputs.get(inputId);
+    if (input?.runId && (await this.store.runs.get(input.runId))?.status === 'running') await this.lanes.abortRun(input.runId, 'cancel');
+    else if (input?.status === 'queued') {
+      for (const dropped of await this.store.inputs.drop([inputId], why, this.clock.now())) {
+        await this.journalEvent({ type: 'input.dropped', sessionKey: input.sessionKey, payload: { inputId: dropped, note: why } });
+      }
+    }
   }
 
   subscribe(listener: LiveListener): () => void {

@@ -1,6 +1,7 @@
 /** Starts a whole gateway process: config, data directory, store, gateway, control API. */
 import pino from 'pino';
 import { loadConfigFile } from '../config/load.js';
+import { A2AServer } from '../a2a/server.js';
 import { ControlApi } from '../http/control-api.js';
 import { SqliteStore } from '../store/sqlite/sqlite-store.js';
 import { DataDir } from './data-dir.js';
@@ -41,7 +42,8 @@ export async function serveGateway(options: ServeOptions): Promise<RunningGatewa
     log: (level, message, fields) => logger[level](fields ?? {}, message),
   });
   const token = dataDir.token();
-  const api = new ControlApi(gateway, { host: config.gateway.host, port: options.port ?? config.gateway.port, token });
+  const front = config.a2a.server.enabled ? new A2AServer(gateway) : undefined;
+  const api = new ControlApi(gateway, { host: config.gateway.host, port: options.port ?? config.gateway.port, token, front });
   let url: string;
   try {
     url = await api.listen();

@@ -44,6 +44,8 @@ export interface ControlApiOptions {
   host: string;
   port: number;
   token: string;
+  /** A front served on the same listener with its own authentication (the A2A server). */
+  front?: { handles(pathname: string): boolean; handle(request: IncomingMessage, response: ServerResponse): void; start(listenUrl: string): void };
 }
 
 export class ControlApi {
@@ -66,7 +68,9 @@ export class ControlApi {
     });
     const address = this.server.address() as AddressInfo;
     const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
-    return `http://${host}:${address.port}`;
+    const url = `http://${host}:${address.port}`;
+    this.options.front?.start(url);
+    return url;
   }
 
   async close(): Promise<void> {
@@ -163,6 +167,7 @@ export class ControlApi {
   private async handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
     try {
       const url = new URL(request.url ?? '/', 'http://localhost');
+      if (this.options.front?.handles(url.pathname)) return this.options.front.handle(request, response);
       this.authorize(request);
       if (request.method === 'GET' && url.pathname === '/v1/events') return await this.streamEvents(request, response, url);
       for (const route of this.routes) {

@@ -4,7 +4,7 @@
  */
 import { sql, type Kysely, type RawBuilder } from 'kysely';
 import type {
-  EventJournal, EventRecord, ExchangeStore, InputRecord, InputStatus, InputStore, LeaseStore, NewEvent, NewInput, NewOutboxRow,
+  A2ATaskStore, EventJournal, EventRecord, ExchangeStore, InputRecord, InputStatus, InputStore, LeaseStore, NewEvent, NewInput, NewOutboxRow,
   NewSession, NewTranscriptEntry, OutboxRecord, OutboxStatus, OutboxStore, ReplyRoute, RunStore, SessionRecord,
   SessionStore, Store, TranscriptEntry, TranscriptStore,
 } from '../ports.js';
@@ -12,9 +12,11 @@ import { KyselyRunStore } from './kysely-run-store.js';
 import { json, num, toEvent, toInput, toOutbox, toSession, toTranscript } from './kysely-rows.js';
 import { appendEvent, appendTranscript, insertInput, insertOutbox } from './kysely-writes.js';
 import { KyselyExchangeStore } from './kysely-exchange-store.js';
+import { KyselyA2ATaskStore } from './kysely-a2a-store.js';
 import type { Database } from './schema.js';
 
 export class KyselyStore implements Store {
+  readonly a2aTasks: A2ATaskStore;
   readonly sessions: SessionStore;
   readonly exchanges: ExchangeStore;
   readonly inputs: InputStore;
@@ -31,6 +33,7 @@ export class KyselyStore implements Store {
     /** An adapter's own input store, where it has a faster accept path. */
     inputs?: InputStore,
   ) {
+    this.a2aTasks = new KyselyA2ATaskStore(db);
     this.sessions = new KyselySessionStore(db);
     this.exchanges = new KyselyExchangeStore(db);
     this.inputs = inputs ?? new KyselyInputStore(db);

@@ -147,6 +147,33 @@ function migrations(dialect: SqlDialectName): Record<string, Migration> {
         await db.schema.createIndex('exchanges_waiter').on('exchanges').column('waiter_run_id').execute();
       },
     },
+    '0003_a2a_tasks': {
+      async up(db: Kysely<any>) {
+        await db.schema
+          .createTable('a2a_tasks')
+          .addColumn('id', 'varchar(64)', (col) => col.primaryKey())
+          .addColumn('agent_id', 'varchar(64)', (col) => col.notNull())
+          .addColumn('context_id', 'varchar(128)', (col) => col.notNull())
+          .addColumn('owner', 'varchar(128)', (col) => col.notNull())
+          .addColumn('state', 'varchar(32)', (col) => col.notNull())
+          .addColumn('task', 'text', (col) => col.notNull())
+          .addColumn('session_key', 'varchar(512)')
+          .addColumn('input_id', 'varchar(64)')
+          .addColumn('created_at', 'bigint', (col) => col.notNull())
+          .addColumn('updated_at', 'bigint', (col) => col.notNull())
+          .addColumn('last_activity_at', 'bigint', (col) => col.notNull())
+          .execute();
+        await db.schema.createIndex('a2a_tasks_owner').on('a2a_tasks').columns(['agent_id', 'owner', 'last_activity_at']).execute();
+        await db.schema.createIndex('a2a_tasks_state').on('a2a_tasks').columns(['state', 'last_activity_at']).execute();
+        await serialKey(db.schema.createTable('a2a_task_events'), 'seq', dialect)
+          .addColumn('task_id', 'varchar(64)', (col) => col.notNull())
+          .addColumn('type', 'varchar(64)', (col) => col.notNull())
+          .addColumn('detail', 'text', (col) => col.notNull())
+          .addColumn('created_at', 'bigint', (col) => col.notNull())
+          .execute();
+        await db.schema.createIndex('a2a_task_events_task').on('a2a_task_events').columns(['task_id', 'seq']).execute();
+      },
+    },
   };
 }
 

@@ -113,7 +113,31 @@ export interface ExchangesTable {
   updated_at: number;
 }
 
+export interface A2ATasksTable {
+  id: string;
+  agent_id: string;
+  context_id: string;
+  owner: string;
+  state: string;
+  task: string;
+  session_key: string | null;
+  input_id: string | null;
+  created_at: number;
+  updated_at: number;
+  last_activity_at: number;
+}
+
+export interface A2ATaskEventsTable {
+  seq: Generated<number>;
+  task_id: string;
+  type: string;
+  detail: string;
+  created_at: number;
+}
+
 export interface Database {
+  a2a_tasks: A2ATasksTable;
+  a2a_task_events: A2ATaskEventsTable;
   exchanges: ExchangesTable;
   sessions: SessionsTable;
   inputs: InputsTable;

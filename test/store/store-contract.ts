@@ -286,5 +286,23 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
       expect((await store.exchanges.list({ newest: true, limit: 2 })).map((e) => e.id)).toEqual(['ex-3', 'ex-2']);
       expect((await store.exchanges.list({ limit: 2 })).map((e) => e.id)).toEqual(['ex-1', 'ex-2']);
     });
+
+    it('a2a tasks: save and attachInput upsert without clobbering each other; list filters; events replay in order', async () => {
+      const base = { id: 't1', agentId: 'support', contextId: 'c1', owner: 'peer-a' };
+      await store.a2aTasks.attachInput(base, 'agent:support:a2a:c1', 'in-1', 1000);
+      expect(await store.a2aTasks.get('t1')).toMatchObject({ state: 'TASK_STATE_SUBMITTED', sessionKey: 'agent:support:a2a:c1', inputId: 'in-1' });
+      await store.a2aTasks.save({ ...base, state: 'TASK_STATE_WORKING', task: { id: 't1', status: { state: 'TASK_STATE_WORKING' } } }, 2000);
+      expect(await store.a2aTasks.get('t1')).toMatchObject({ state: 'TASK_STATE_WORKING', inputId: 'in-1', task: { status: { state: 'TASK_STATE_WORKING' } }, createdAt: 1000, lastActivityAt: 2000 });
+      await store.a2aTasks.save({ id: 't2', agentId: 'support', contextId: 'c2', owner: 'peer-b', state: 'TASK_STATE_COMPLETED', task: {} }, 3000);
+      await store.a2aTasks.attachInput({ id: 't2', agentId: 'support', contextId: 'c2', owner: 'peer-b' }, 'agent:support:a2a:c2', 'in-2', 3500);
+      expect(await store.a2aTasks.get('t2')).toMatchObject({ state: 'TASK_STATE_COMPLETED', inputId: 'in-2' });
+      expect((await store.a2aTasks.list()).map((t) => t.id)).toEqual(['t2', 't1']);
+      expect((await store.a2aTasks.list({ owner: 'peer-a' })).map((t) => t.id)).toEqual(['t1']);
+      expect((await store.a2aTasks.list({ states: ['TASK_STATE_WORKING', 'TASK_STATE_SUBMITTED'] })).map((t) => t.id)).toEqual(['t1']);
+      expect((await store.a2aTasks.list({ contextId: 'c2', limit: 1, offset: 0 })).map((t) => t.id)).toEqual(['t2']);
+      await store.a2aTasks.appendEvent('t1', 'message', { text: 'hi' }, 1000);
+      await store.a2aTasks.appendEvent('t1', 'state', { state: 'TASK_STATE_WORKING' }, 1001);
+      expect((await store.a2aTasks.listEvents('t1')).map((e) => [e.type, e.detail, e.createdAt])).toEqual([['message', { text: 'hi' }, 1000], ['state', { state: 'TASK_STATE_WORKING' }, 1001]]);
+    });
   });
 }

@@ -1,0 +1,162 @@
+/**
+ * The SDK's AgentExecutor for one exposed agent: an A2A message becomes a durable input of the session
+ * of its context, the run's streamed text becomes artifact chunks, and the run's outcome the task's
+ * final state: completed (its answer as an artifact, with a data part when the answer is JSON), failed,
+ * canceled, or rejected when the peer may not use the skill it named.
+ */
+import { randomUUID } from 'node:crypto';
+import { Role, TaskState, type Message, type Part, type TaskStatus } from '@a2a-js/sdk';
+import { AgentEvent, type AgentExecutor, type ExecutionEventBus, type RequestContext } from '@a2a-js/sdk/server';
+import { errorMessage } from '../core/errors.js';
+import { matchesAny } from '../core/tool-policy.js';
+import type { Gateway } from '../gateway/gateway.js';
+import type { A2ATaskStore, Clock } from '../ports.js';
+import { ownerOf } from './task-store.js';
+import type { PeerUser } from './peers.js';
+
+export function textPart(text: string): Part {
+  return { content: { $case: 'text', value: text }, metadata: {}, filename: '', mediaType: 'text/plain' };
+}
+
+/** The text the agent reads: text parts as they are, data parts as JSON, files by name. */
+export function messageText(message: Message): string {
+  return message.parts
+    .map((part) => {
+      const content = part.content;
+      if (!content) return '';
+      if (content.$case === 'text') return content.value;
+      if (content.$case === 'data') return JSON.stringify(content.value);
+      return `[file ${part.filename || part.mediaType || content.$case}${content.$case === 'url' ? ` at ${content.value}` : ''}]`;
+    })
+    .filter((text) => text !== '')
+    .join('\n');
+}
+
+/** The answer's parts: its text, and its JSON as a data part when the whole answer is an object or array. */
+export function answerParts(text: string): Part[] {
+  const parts = [textPart(text)];
+  const trimmed = text.trim();
+  if (trimmed.startsWith('{') || trimmed.startsWith('[')) {
+    try {
+      parts.push({ content: { $case: 'data', value: JSON.parse(trimmed) }, metadata: {}, filename: '', mediaType: 'application/json' });
+    } catch {
+      // Not JSON after all: the text part stands alone.
+    }
+  }
+  return parts;
+}
+
+export class GatewayAgentExecutor implements AgentExecutor {
+  private readonly cancelled = new Set<string>();
+
+  constructor(
+    private readonly gateway: Gateway,
+    private readonly agentId: string,
+    private readonly tasks: A2ATaskStore,
+    private readonly clock: Clock,
+    /** How long one message may take before its task is failed as stalled (a2a.server.taskStallSeconds). */
+    private readonly stallMs: number,
+  ) {}
+
+  private agentMessage(taskId: string, contextId: string, text: string): Message {
+    return { messageId: randomUUID(), contextId, taskId, role: Role.ROLE_AGENT, parts: [textPart(text)], metadata: {}, extensions: [], referenceTaskIds: [] };
+  }
+
+  private status(state: TaskState, taskId: string, contextId: string, text?: string): TaskStatus {
+    return { state, message: text === undefined ? undefined : this.agentMessage(taskId, contextId, text), timestamp: new Date(this.clock.now()).toISOString() };
+  }
+
+  private async finish(bus: ExecutionEventBus, taskId: string, contextId: string, state: TaskState, text?: string): Promise<void> {
+    bus.publish(AgentEvent.statusUpdate({ taskId, contextId, status: this.status(state, taskId, contextId, text), metadata: {} }));
+    await this.tasks.appendEvent(taskId, 'state', { state: TaskState[state], ...(text === undefined ? {} : { message: text }) }, this.clock.now());
+    bus.finished();
+  }
+
+  async execute(context: RequestContext, bus: ExecutionEventBus): Promise<void> {
+    const { taskId, contextId } = context;
+    const message = context.userMessage;
+    const peer = (context.context.user as PeerUser | undefined)?.peer;
+    const owner = ownerOf(context.context);
+    if (!context.task) {
+      bus.publish(
+        AgentEvent.task({ id: taskId, contextId, status: this.status(TaskState.TASK_STATE_SUBMITTED, taskId, contextId), artifacts: [], history: [message], metadata: {} }),
+      );
+    }
+    const text = messageText(message);
+    await this.tasks.appendEvent(taskId, 'message', { role: 'user', messageId: message.messageId, peer: owner, text }, this.clock.now());
+
+    const skillId = typeof message.metadata?.skillId === 'string' ? message.metadata.skillId : undefined;
+    if (peer?.skills && !(skillId && matchesAny(skillId, peer.skills))) {
+      const why = skillId
+        ? `peer "${peer.id}" may not use skill "${skillId}" (a2a.server.peers[].skills allows ${peer.skills.join(', ')})`
+        : `peer "${peer.id}" may only use the skills ${peer.skills.join(', ')}; name one in the message's metadata as skillId`;
+      return this.finish(bus, taskId, contextId, TaskState.TASK_STATE_REJECTED, why);
+    }
+
+    let accepted: Awaited<ReturnType<Gateway['acceptA2AMessage']>>;
+    try {
+      accepted = await this.gateway.acceptA2AMessage({ agentId: this.agentId, contextId, taskId, messageId: message.messageId, text, peer: owner });
+    } catch (error) {
+      return this.finish(bus, taskId, contextId, TaskState.TASK_STATE_FAILED, `the gateway did not accept the message: ${errorMessage(error)}`);
+    }
+    const { sessionKey, input } = accepted;
+    await this.tasks.attachInput({ id: taskId, agentId: this.agentId, contextId, owner }, sessionKey, input.id, this.clock.now());
+    bus.publish(AgentEvent.statusUpdate({ taskId, contextId, status: this.status(TaskState.TASK_STATE_WORKING, taskId, contextId), metadata: {} }));
+
+    // The run's text as it is written, as chunks of one artifact; the final answer replaces them.
+    const artifactId = `answer-${input.id}`;
+    let chunks = 0;
+    const unsubscribe = this.gateway.subscribe((live) => {
+      if (live.type !== 'delta' || live.sessionKey !== sessionKey) return;
+      bus.publish(
+        AgentEvent.artifactUpdate({
+          taskId,
+          contextId,
+          artifact: { artifactId, name: 'answer', description: '', parts: [textPart(live.text)], metadata: {}, extensions: [] },
+          append: chunks++ > 0,
+          lastChunk: false,
+          metadata: {},
+        }),
+      );
+    });
+    let result;
+    try {
+      result = await this.gateway.waitForInput(input.id, this.stallMs);
+    } finally {
+      unsubscribe();
+    }
+    if (this.cancelled.delete(taskId)) return;
+
+    if (result.status === 'completed' && result.run.status === 'succeeded') {
+      const answer = result.reply ?? '';
+      bus.publish(
+        AgentEvent.artifactUpdate({
+          taskId,
+          contextId,
+          artifact: { artifactId, name: 'answer', description: '', parts: answerParts(answer), metadata: { runId: result.run.id }, extensions: [] },
+          append: false,
+          lastChunk: true,
+          metadata: {},
+        }),
+      );
+      return this.finish(bus, taskId, contextId, TaskState.TASK_STATE_COMPLETED, answer);
+    }
+    if (result.status === 'completed' && result.run.status === 'cancelled') {
+      return this.finish(bus, taskId, contextId, TaskState.TASK_STATE_CANCELED, 'the run was cancelled');
+    }
+    const why =
+      result.status === 'completed'
+        ? `the agent's run ended "${result.run.status}": ${result.run.errorMessage ?? 'no detail'}`
+        : result.status === 'dropped'
+          ? `the message was dropped: ${result.input.note ?? 'no detail'}`
+          : `no result within ${Math.round(this.stallMs / 1000)}s (a2a.server.taskStallSeconds); the task is failed rather than left working`;
+    return this.finish(bus, taskId, contextId, TaskState.TASK_STATE_FAILED, why);
+  }
+
+  async cancelTask(taskId: string, bus: ExecutionEventBus): Promise<void> {
+    const record = await this.tasks.get(taskId);
+    this.cancelled.add(taskId);
+    if (record?.inputId) await this.gateway.cancelInput(record.inputId, 'cancelled by the A2A client');
+    await this.finish(bus, taskId, record?.contextId ?? '', TaskState.TASK_STATE_CANCELED, 'canceled by the client');
+  }
+}

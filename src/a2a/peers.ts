@@ -1,0 +1,107 @@
+/**
+ * Inbound A2A security: credentials are required unless the operator turned them off. A peer presents
+ * its bearer token or API key; it may call only the agents (and skills) its entry allows, at most
+ * `maxRequestsPerMinute` times a minute. Refusals use HTTP 401, 403 and 429 with a JSON-RPC error body
+ * on the JSON-RPC endpoint and a google.rpc.Status-shaped body on the HTTP+JSON one.
+ */
+import { timingSafeEqual } from 'node:crypto';
+import type { NextFunction, Request, Response } from 'express';
+import type { User } from '@a2a-js/sdk/server';
+import type { A2APeerConfig, SwitchboardConfig } from '../config/schema.js';
+import { matchesAny } from '../core/tool-policy.js';
+import type { Clock } from '../ports.js';
+import { API_KEY_HEADER } from './agent-card.js';
+
+/** The caller as the SDK sees it; `peer` is its config entry (absent for an anonymous caller). */
+export class PeerUser implements User {
+  constructor(readonly peer: A2APeerConfig | undefined) {}
+
+  get isAuthenticated(): boolean {
+    return this.peer !== undefined;
+  }
+
+  get userName(): string {
+    return this.peer?.id ?? 'anonymous';
+  }
+}
+
+const equal = (given: string, expected: string) => {
+  const a = Buffer.from(given);
+  const b = Buffer.from(expected);
+  return a.length === b.length && timingSafeEqual(a, b);
+};
+
+type Refusal = { status: 401 | 403 | 429; reason: 'UNAUTHENTICATED' | 'PERMISSION_DENIED' | 'RESOURCE_EXHAUSTED'; message: string; retryAfterS?: number };
+
+export class PeerGuard {
+  private readonly requests = new Map<string, number[]>();
+
+  constructor(
+    private readonly config: SwitchboardConfig,
+    private readonly clock: Clock,
+  ) {}
+
+  /** Who is calling, from the Authorization or X-API-Key header; undefined when nobody matches. */
+  identify(request: Request): { peer?: A2APeerConfig; presented: boolean } {
+    const header = request.header('authorization');
+    const bearer = header?.startsWith('Bearer ') ? header.slice('Bearer '.length).trim() : undefined;
+    const apiKey = request.header(API_KEY_HEADER);
+    const peers = this.config.a2a.server.peers;
+    const peer =
+      (bearer !== undefined ? peers.find((candidate) => candidate.token !== undefined && equal(bearer, candidate.token)) : undefined) ??
+      (apiKey !== undefined ? peers.find((candidate) => candidate.apiKey !== undefined && equal(apiKey, candidate.apiKey)) : undefined);
+    return { peer, presented: bearer !== undefined || apiKey !== undefined };
+  }
+
+  check(request: Request, agentId: string): { user: PeerUser } | Refusal {
+    const { peer, presented } = this.identify(request);
+    if (!peer) {
+      if (!this.config.a2a.server.requireAuth && !presented) return { user: new PeerUser(undefined) };
+      return {
+        status: 401,
+        reason: 'UNAUTHENTICATED',
+        message: presented ? 'the credentials are not valid for this gateway' : `credentials required: send "Authorization: Bearer <token>" or "${API_KEY_HEADER}: <key>"`,
+      };
+    }
+    if (!matchesAny(agentId, peer.agents)) {
+      return { status: 403, reason: 'PERMISSION_DENIED', message: `peer "${peer.id}" may not call agent "${agentId}" (a2a.server.peers[].agents allows ${peer.agents.join(', ')})` };
+    }
+    const now = this.clock.now();
+    const recent = (this.requests.get(peer.id) ?? []).filter((at) => at > now - 60_000);
+    if (recent.length >= peer.maxRequestsPerMinute) {
+      this.requests.set(peer.id, recent);
+      return {
+        status: 429,
+        reason: 'RESOURCE_EXHAUSTED',
+        message: `peer "${peer.id}" made ${recent.length} requests in the last minute, its limit (a2a.server.peers[].maxRequestsPerMinute); retry later`,
+        retryAfterS: Math.max(1, Math.ceil((recent[0] + 60_000 - now) / 1000)),
+      };
+    }
+    recent.push(now);
+    this.requests.set(peer.id, recent);
+    return { user: new PeerUser(peer) };
+  }
+
+  /** Express middleware for one agent's endpoints; `binding` picks the error body's shape. */
+  middleware(agentId: string, binding: 'jsonrpc' | 'rest') {
+    return (request: Request, response: Response, next: NextFunction) => {
+      const result = this.check(request, agentId);
+      if ('user' in result) {
+        (request as Request & { a2aUser?: PeerUser }).a2aUser = result.user;
+        return next();
+      }
+      if (result.status === 401) response.setHeader('WWW-Authenticate', 'Bearer realm="switchboard"');
+      if (result.retryAfterS) response.setHeader('Retry-After', String(result.retryAfterS));
+      const body =
+        binding === 'jsonrpc'
+          ? { jsonrpc: '2.0', id: null, error: { code: result.status === 401 ? -32001 : result.status === 403 ? -32003 : -32005, message: result.message, data: { reason: result.reason } } }
+          : { error: { code: result.status, status: result.reason, message: result.message } };
+      response.status(result.status).json(body);
+    };
+  }
+}
+
+/** The SDK's UserBuilder: the user the guard attached to the request. */
+export async function userOf(request: Request): Promise<User> {
+  return (request as Request & { a2aUser?: PeerUser }).a2aUser ?? new PeerUser(undefined);
+}

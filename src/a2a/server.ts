@@ -1,0 +1,97 @@
+/**
+ * The A2A server front: every exposed agent at `/a2a/<agentId>/` with its Agent Card
+ * (`.well-known/agent-card.json`), a JSON-RPC endpoint (`jsonrpc`) and an HTTP+JSON one (`rest`), all on
+ * the SDK's DefaultRequestHandler with a durable task store and an executor that runs the agent through
+ * the gateway. The default agent's card is also at `/.well-known/agent-card.json`. It shares the control
+ * API's listener but none of its credentials: peers authenticate with their own.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import express from 'express';
+import { AGENT_CARD_PATH } from '@a2a-js/sdk';
+import { DefaultRequestHandler } from '@a2a-js/sdk/server';
+import { jsonRpcHandler, restHandler } from '@a2a-js/sdk/server/express';
+import { legacyAgentCardRouter } from '@a2a-js/sdk/compat/v0_3/server/express';
+import { matchesAny } from '../core/tool-policy.js';
+import type { Gateway } from '../gateway/gateway.js';
+import type { ResolvedAgent } from '../gateway/registry.js';
+import type { Clock } from '../ports.js';
+import { agentBasePath, agentCardToJson, buildAgentCard } from './agent-card.js';
+import { GatewayAgentExecutor } from './executor.js';
+import { PeerGuard, userOf } from './peers.js';
+import { GatewayTaskStore } from './task-store.js';
+
+export class A2AServer {
+  private app?: express.Express;
+  readonly guard: PeerGuard;
+
+  constructor(
+    private readonly gateway: Gateway,
+    private readonly clock: Clock = { now: () => Date.now() },
+  ) {
+    this.guard = new PeerGuard(gateway.config, clock);
+  }
+
+  /** The agents exposed over A2A (`a2a.server.agents`). */
+  exposedAgents(): ResolvedAgent[] {
+    return this.gateway.agents.list().filter((agent) => matchesAny(agent.config.id, this.gateway.config.a2a.server.agents));
+  }
+
+  /** The agent at `/.well-known/agent-card.json`: the one the bindings give channel "a2a", if exposed, else the first exposed. */
+  defaultAgent(): ResolvedAgent | undefined {
+    const exposed = this.exposedAgents();
+    const bound = this.gateway.agents.bind({ channel: 'a2a' });
+    return exposed.find((agent) => agent === bound) ?? exposed[0];
+  }
+
+  /** Builds the routes once the gateway knows the URL peers reach it at. */
+  start(listenUrl: string): void {
+    const baseUrl = this.gateway.config.a2a.server.publicUrl ?? listenUrl;
+    const app = express();
+    app.disable('x-powered-by');
+    const stallMs = this.gateway.config.a2a.server.taskStallSeconds * 1000;
+    const cards = new Map<string, DefaultRequestHandler>();
+    for (const agent of this.exposedAgents()) {
+      const id = agent.config.id;
+      const handler = new DefaultRequestHandler(
+        buildAgentCard(agent, this.gateway.config, baseUrl),
+        new GatewayTaskStore(this.gateway.store.a2aTasks, id, this.clock),
+        new GatewayAgentExecutor(this.gateway, id, this.gateway.store.a2aTasks, this.clock, stallMs),
+      );
+      cards.set(id, handler);
+      const base = agentBasePath(id);
+      this.serveCard(app, `${base}/${AGENT_CARD_PATH}`, handler);
+      app.use(`${base}/jsonrpc`, this.guard.middleware(id, 'jsonrpc'), jsonRpcHandler({ requestHandler: handler, userBuilder: userOf, legacyCompat: { enabled: true } }));
+      app.use(`${base}/rest`, this.guard.middleware(id, 'rest'), restHandler({ requestHandler: handler, userBuilder: userOf, legacyCompat: { enabled: true } }));
+    }
+    const fallback = this.defaultAgent();
+    if (fallback) {
+      this.serveCard(app, `/${AGENT_CARD_PATH}`, cards.get(fallback.config.id)!);
+    }
+    app.use((request, response) => {
+      response.status(404).json({ error: { code: 404, status: 'NOT_FOUND', message: `no A2A endpoint ${request.method} ${request.originalUrl} (exposed agents: ${[...cards.keys()].join(', ') || 'none'}; see a2a.server.agents)` } });
+    });
+    this.app = app;
+  }
+
+  /** v0.3 callers (no A2A-Version header, or 0.3) get the SDK's v0.3 card; everyone else the v1.0 card. */
+  private serveCard(app: express.Express, path: string, handler: DefaultRequestHandler): void {
+    app.use(path, legacyAgentCardRouter({ agentCardProvider: handler, cache: { maxAge: 0 } }));
+    app.get(path, async (_request, response) => {
+      response.setHeader('Vary', 'A2A-Version');
+      response.json(agentCardToJson(await handler.getAgentCard()));
+    });
+  }
+
+  /** Whether a request path belongs to the A2A front rather than the control API. */
+  handles(pathname: string): boolean {
+    return pathname.startsWith('/a2a/') || pathname === `/${AGENT_CARD_PATH}`;
+  }
+
+  handle(request: IncomingMessage, response: ServerResponse): void {
+    if (!this.app) {
+      response.writeHead(503, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { code: 503, status: 'UNAVAILABLE', message: 'the A2A server is starting' } }));
+      return;
+    }
+    this.app(request as express.Request, response as express.Response);
+  }
+}

@@ -1,0 +1,51 @@
+/**
+ * The SDK's TaskStore over the gateway's store: tasks survive restarts, and each authenticated peer sees
+ * only the tasks it created (the owner is the peer id the auth layer put on the call).
+ */
+import { Task, taskStateToJSON } from '@a2a-js/sdk';
+import type { ListTasksRequest, ListTasksResponse } from '@a2a-js/sdk';
+import type { ServerCallContext, TaskStore } from '@a2a-js/sdk/server';
+import type { A2ATaskStore, Clock } from '../ports.js';
+
+export function ownerOf(context: ServerCallContext): string {
+  return context.user?.isAuthenticated ? context.user.userName : 'anonymous';
+}
+
+export class GatewayTaskStore implements TaskStore {
+  constructor(
+    private readonly tasks: A2ATaskStore,
+    private readonly agentId: string,
+    private readonly clock: Clock,
+  ) {}
+
+  async save(task: Task, context: ServerCallContext): Promise<void> {
+    const state = taskStateToJSON(task.status?.state ?? 0);
+    await this.tasks.save({ id: task.id, agentId: this.agentId, contextId: task.contextId, owner: ownerOf(context), state, task: Task.toJSON(task) }, this.clock.now());
+  }
+
+  async load(taskId: string, context: ServerCallContext): Promise<Task | undefined> {
+    const record = await this.tasks.get(taskId);
+    if (!record || record.agentId !== this.agentId || record.owner !== ownerOf(context)) return undefined;
+    return Task.fromJSON(record.task);
+  }
+
+  async list(params: ListTasksRequest, context: ServerCallContext): Promise<ListTasksResponse> {
+    const pageSize = params.pageSize ?? 50;
+    const offset = Number(params.pageToken || 0);
+    const filter = {
+      agentId: this.agentId,
+      owner: ownerOf(context),
+      ...(params.contextId ? { contextId: params.contextId } : {}),
+      ...(params.status ? { states: [taskStateToJSON(params.status)] } : {}),
+    };
+    const page = await this.tasks.list({ ...filter, limit: pageSize + 1, offset });
+    const after = params.statusTimestampAfter ? Date.parse(params.statusTimestampAfter) : undefined;
+    const tasks = page
+      .slice(0, pageSize)
+      .map((record) => Task.fromJSON(record.task))
+      .filter((task) => after === undefined || Date.parse(task.status?.timestamp ?? '') > after)
+      .map((task) => (params.includeArtifacts ? task : { ...task, artifacts: [] }));
+    const totalSize = offset + page.length > pageSize ? (await this.tasks.list({ ...filter, limit: 100_000 })).length : offset + page.length;
+    return { tasks, nextPageToken: page.length > pageSize ? String(offset + pageSize) : '', pageSize, totalSize };
+  }
+}

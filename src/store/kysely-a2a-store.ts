@@ -1,0 +1,95 @@
+/** A2A tasks and their replay log over Kysely. */
+import type { Kysely, Selectable } from 'kysely';
+import type { A2ATaskEventRecord, A2ATaskFilter, A2ATaskRecord, A2ATaskStore } from '../ports.js';
+import { json, num, parse } from './kysely-rows.js';
+import type { A2ATasksTable, Database } from './schema.js';
+
+function toTask(row: Selectable<A2ATasksTable>): A2ATaskRecord {
+  return {
+    id: row.id,
+    agentId: row.agent_id,
+    contextId: row.context_id,
+    owner: row.owner,
+    state: row.state,
+    task: parse(row.task),
+    sessionKey: row.session_key,
+    inputId: row.input_id,
+    createdAt: num(row.created_at),
+    updatedAt: num(row.updated_at),
+    lastActivityAt: num(row.last_activity_at),
+  };
+}
+
+export class KyselyA2ATaskStore implements A2ATaskStore {
+  constructor(private readonly db: Kysely<Database>) {}
+
+  async save(task: Pick<A2ATaskRecord, 'id' | 'agentId' | 'contextId' | 'owner' | 'state' | 'task'>, now: number): Promise<void> {
+    await this.db
+      .insertInto('a2a_tasks')
+      .values({
+        id: task.id,
+        agent_id: task.agentId,
+        context_id: task.contextId,
+        owner: task.owner,
+        state: task.state,
+        task: json(task.task),
+        session_key: null,
+        input_id: null,
+        created_at: now,
+        updated_at: now,
+        last_activity_at: now,
+      })
+      .onConflict((oc) => oc.column('id').doUpdateSet({ state: task.state, task: json(task.task), updated_at: now, last_activity_at: now }))
+      .execute();
+  }
+
+  async attachInput(task: Pick<A2ATaskRecord, 'id' | 'agentId' | 'contextId' | 'owner'>, sessionKey: string, inputId: string, now: number): Promise<void> {
+    // Either write may come first: the executor attaches while the SDK saves the first snapshot.
+    await this.db
+      .insertInto('a2a_tasks')
+      .values({
+        id: task.id,
+        agent_id: task.agentId,
+        context_id: task.contextId,
+        owner: task.owner,
+        state: 'TASK_STATE_SUBMITTED',
+        task: json({ id: task.id, contextId: task.contextId, status: { state: 'TASK_STATE_SUBMITTED' } }),
+        session_key: sessionKey,
+        input_id: inputId,
+        created_at: now,
+        updated_at: now,
+        last_activity_at: now,
+      })
+      .onConflict((oc) => oc.column('id').doUpdateSet({ session_key: sessionKey, input_id: inputId, last_activity_at: now }))
+      .execute();
+  }
+
+  async get(id: string): Promise<A2ATaskRecord | undefined> {
+    const row = await this.db.selectFrom('a2a_tasks').selectAll().where('id', '=', id).executeTakeFirst();
+    return row ? toTask(row) : undefined;
+  }
+
+  async list(filter: A2ATaskFilter = {}): Promise<A2ATaskRecord[]> {
+    let query = this.db.selectFrom('a2a_tasks').selectAll();
+    if (filter.agentId) query = query.where('agent_id', '=', filter.agentId);
+    if (filter.owner) query = query.where('owner', '=', filter.owner);
+    if (filter.contextId) query = query.where('context_id', '=', filter.contextId);
+    if (filter.states) query = query.where('state', 'in', filter.states);
+    const rows = await query
+      .orderBy('last_activity_at', 'desc')
+      .orderBy('id')
+      .limit(filter.limit ?? 100)
+      .offset(filter.offset ?? 0)
+      .execute();
+    return rows.map(toTask);
+  }
+
+  async appendEvent(taskId: string, type: string, detail: unknown, now: number): Promise<void> {
+    await this.db.insertInto('a2a_task_events').values({ task_id: taskId, type, detail: json(detail), created_at: now }).execute();
+  }
+
+  async listEvents(taskId: string): Promise<A2ATaskEventRecord[]> {
+    const rows = await this.db.selectFrom('a2a_task_events').selectAll().where('task_id', '=', taskId).orderBy('seq').execute();
+    return rows.map((row) => ({ seq: num(row.seq), taskId: row.task_id, type: row.type, detail: parse(row.detail), createdAt: num(row.created_at) }));
+  }
+}

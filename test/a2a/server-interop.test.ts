@@ -1,0 +1,231 @@
+/**
+ * Interop: the official SDK's clients (v1.0 over JSON-RPC and HTTP+JSON, and the v0.3 compat client)
+ * against a real gateway process serving its agents over A2A on 127.0.0.1.
+ */
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { AGENT_CARD_PATH, Role, TaskState, type Message, type Task } from '@a2a-js/sdk';
+import { ClientFactory, DefaultAgentCardResolver, JsonRpcTransportFactory, RestTransportFactory, type Client } from '@a2a-js/sdk/client';
+import { LegacyJsonRpcTransport } from '@a2a-js/sdk/compat/v0_3/client';
+import { startGatewayProcess, stopGatewayProcess, tempConfig, type GatewayProcess } from '../helpers/process.js';
+import { waitUntil } from '../helpers/wait.js';
+
+const PARTNER = 'partner-token-0123456789';
+const OTHER = 'other-token-0123456789ab';
+const KEYED = 'keyed-apikey-0123456789';
+const LIMITED = 'limited-token-0123456789';
+const { configPath } = tempConfig(`{
+  a2a: { server: {
+    enabled: true,
+    agents: ["support", "slow", "json"],
+    peers: [
+      { id: "partner", token: "${PARTNER}" },
+      { id: "other", token: "${OTHER}" },
+      { id: "keyed", apiKey: "${KEYED}", agents: ["support"] },
+      { id: "limited", token: "${LIMITED}", skills: ["faq"], maxRequestsPerMinute: 3 },
+    ],
+  } },
+  agents: { list: [
+    { id: "support", name: "Support", model: "scripted/s", a2a: { description: "Answers product questions", skills: [{ id: "faq", name: "FAQ", description: "answers questions", tags: ["support"] }] } },
+    { id: "slow", model: "scripted/slow" },
+    { id: "json", model: "scripted/j" },
+    { id: "private", model: "scripted/s" },
+  ] },
+  models: { providers: { scripted: { type: "scripted", models: {
+    s: { chunkChars: 4, rules: [{ reply: "support answers: {{input}}" }] },
+    slow: { rules: [{ delayMs: 5000, reply: "late" }] },
+    j: { rules: [{ reply: "{\\"answer\\": 42}" }] },
+  } } } },
+}`);
+
+let gw: GatewayProcess;
+beforeAll(async () => {
+  gw = await startGatewayProcess(configPath);
+});
+afterAll(async () => {
+  await stopGatewayProcess(gw);
+});
+
+const withHeaders = (headers: Record<string, string>): typeof fetch => (input, init) => fetch(input, { ...init, headers: { ...(init?.headers as Record<string, string>), ...headers } });
+const bearer = (token: string) => withHeaders({ authorization: `Bearer ${token}` });
+
+async function client(agentId: string, fetchImpl: typeof fetch, transport: 'JSONRPC' | 'HTTP+JSON' = 'JSONRPC'): Promise<Client> {
+  const factory = new ClientFactory({
+    transports: [new JsonRpcTransportFactory({ fetchImpl }), new RestTransportFactory({ fetchImpl })],
+    preferredTransports: [transport],
+  });
+  return factory.createFromUrl(`${gw.url}/a2a/${agentId}/`);
+}
+
+function userMessage(text: string, extra: Partial<Message> = {}): Message {
+  return { messageId: randomUUID(), contextId: '', taskId: '', role: Role.ROLE_USER, parts: [{ content: { $case: 'text', value: text }, metadata: {}, filename: '', mediaType: 'text/plain' }], metadata: {}, extensions: [], referenceTaskIds: [], ...extra };
+}
+
+const send = (text: string, extra: Partial<Message> = {}, returnImmediately = false) => ({
+  tenant: '',
+  message: userMessage(text, extra),
+  configuration: { acceptedOutputModes: [], taskPushNotificationConfig: undefined, returnImmediately },
+  metadata: {},
+});
+
+const textOf = (task: Task) => task.artifacts.flatMap((artifact) => artifact.parts.map((part) => (part.content?.$case === 'text' ? part.content.value : ''))).join('');
+
+describe('A2A server: Agent Cards', () => {
+  it('each exposed agent has a v1.0 card with both bindings, skills and security schemes; the default card is at the root', async () => {
+    const response = await fetch(`${gw.url}/a2a/support/${AGENT_CARD_PATH}`, { headers: { 'A2A-Version': '1.0' } });
+    const card = await response.json();
+    expect(card).toMatchObject({
+      name: 'Support',
+      description: 'Answers product questions',
+      capabilities: { streaming: true },
+      skills: [{ id: 'faq', name: 'FAQ', description: 'answers questions', tags: ['support'] }],
+      securitySchemes: { bearer: { httpAuthSecurityScheme: { scheme: 'bearer' } }, apiKey: { apiKeySecurityScheme: { location: 'header', name: 'X-API-Key' } } },
+    });
+    expect(card.supportedInterfaces.map((i: { protocolBinding: string; protocolVersion: string; url: string }) => `${i.protocolBinding} ${i.protocolVersion} ${i.url.replace(gw.url, '')}`)).toEqual([
+      'JSONRPC 1.0 /a2a/support/jsonrpc',
+      'HTTP+JSON 1.0 /a2a/support/rest',
+      'JSONRPC 0.3 /a2a/support/jsonrpc',
+      'HTTP+JSON 0.3 /a2a/support/rest',
+    ]);
+    const root = await (await fetch(`${gw.url}/${AGENT_CARD_PATH}`, { headers: { 'A2A-Version': '1.0' } })).json();
+    expect(root.name).toBe('Support');
+    // The SDK's own card resolver reads the schemes back.
+    const resolved = await new DefaultAgentCardResolver().resolve(`${gw.url}/a2a/support/`);
+    expect(resolved.securitySchemes.bearer.scheme).toEqual({ $case: 'httpAuthSecurityScheme', value: { description: 'a token issued to the peer by the operator', scheme: 'bearer', bearerFormat: '' } });
+    expect(resolved.securitySchemes.apiKey.scheme?.$case).toBe('apiKeySecurityScheme');
+  });
+
+  it('a request without A2A-Version is a v0.3 client: it gets a v0.3-shaped card, not a refusal', async () => {
+    const card = await (await fetch(`${gw.url}/a2a/support/${AGENT_CARD_PATH}`)).json();
+    expect(card).toMatchObject({ protocolVersion: '0.3', url: `${gw.url}/a2a/support/jsonrpc`, preferredTransport: 'JSONRPC' });
+  });
+
+  it('an agent that is not exposed has no endpoints', async () => {
+    const response = await fetch(`${gw.url}/a2a/private/${AGENT_CARD_PATH}`);
+    expect(response.status).toBe(404);
+    expect((await response.json()).error.message).toMatch(/exposed agents: support, slow, json/);
+  });
+});
+
+describe('A2A server: the SDK v1.0 client', () => {
+  it('SendMessage (JSON-RPC) blocks until the run completes; the answer is an artifact; the message landed in the A2A session', async () => {
+    const a2a = await client('support', bearer(PARTNER));
+    const task = (await a2a.sendMessage(send('hello there'))) as Task;
+    expect(task.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
+    expect(textOf(task)).toBe('support answers: hello there');
+    expect(task.history.map((message) => message.role)).toEqual([Role.ROLE_USER, Role.ROLE_AGENT]);
+    const sessionKey = `agent:support:a2a:${task.contextId}`;
+    const history = await gw.request<{ entries: { role: string; content: unknown; provenance: unknown }[] }>('GET', `/v1/sessions/${encodeURIComponent(sessionKey)}/history`);
+    expect(history.body.entries[0]).toMatchObject({ role: 'user', content: 'hello there', provenance: { kind: 'a2a', channel: 'a2a', peer: 'partner' } });
+  });
+
+  it('SendMessage over HTTP+JSON; a JSON answer also comes as a data part; the same context continues the same session', async () => {
+    const a2a = await client('json', bearer(PARTNER), 'HTTP+JSON');
+    const first = (await a2a.sendMessage(send('numbers?'))) as Task;
+    expect(first.artifacts[0].parts.map((part) => part.content)).toEqual([{ $case: 'text', value: '{"answer": 42}' }, { $case: 'data', value: { answer: 42 } }]);
+    const second = (await a2a.sendMessage(send('again', { contextId: first.contextId }))) as Task;
+    expect(second.contextId).toBe(first.contextId);
+    const history = await gw.request<{ entries: { role: string }[] }>('GET', `/v1/sessions/${encodeURIComponent(`agent:json:a2a:${first.contextId}`)}/history`);
+    expect(history.body.entries.filter((entry) => entry.role === 'user')).toHaveLength(2);
+  });
+
+  it('SendStreamingMessage streams the task, working, artifact chunks from the run, and completed', async () => {
+    const a2a = await client('support', bearer(PARTNER));
+    const kinds: string[] = [];
+    let chunks = 0;
+    let last: TaskState | undefined;
+    for await (const event of a2a.sendMessageStream(send('stream this'))) {
+      const payload = (event as { payload?: { $case: string; value: { status?: { state: TaskState }; lastChunk?: boolean } } }).payload;
+      if (!payload) continue;
+      kinds.push(payload.$case);
+      if (payload.$case === 'artifactUpdate' && !payload.value.lastChunk) chunks += 1;
+      if (payload.$case === 'statusUpdate') last = payload.value.status?.state;
+    }
+    expect(kinds[0]).toBe('task');
+    expect(kinds).toContain('statusUpdate');
+    expect(chunks).toBeGreaterThan(3);
+    expect(last).toBe(TaskState.TASK_STATE_COMPLETED);
+  });
+
+  it('GetTask and ListTasks show a peer its own tasks only', async () => {
+    const a2a = await client('support', bearer(PARTNER));
+    const task = (await a2a.sendMessage(send('for the record'))) as Task;
+    const fetched = await a2a.getTask({ tenant: '', id: task.id, historyLength: 1 });
+    expect(fetched).toMatchObject({ id: task.id, status: { state: TaskState.TASK_STATE_COMPLETED } });
+    expect(fetched.history).toHaveLength(1);
+    const listed = await a2a.listTasks({ tenant: '', contextId: '', status: TaskState.TASK_STATE_UNSPECIFIED, pageSize: 100, pageToken: '', historyLength: 0, statusTimestampAfter: undefined, includeArtifacts: false });
+    expect(listed.tasks.map((t) => t.id)).toContain(task.id);
+    const stranger = await client('support', bearer(OTHER));
+    await expect(stranger.getTask({ tenant: '', id: task.id, historyLength: undefined })).rejects.toThrow(/not found/i);
+    const theirs = await stranger.listTasks({ tenant: '', contextId: '', status: TaskState.TASK_STATE_UNSPECIFIED, pageSize: 100, pageToken: '', historyLength: 0, statusTimestampAfter: undefined, includeArtifacts: false });
+    expect(theirs.tasks).toEqual([]);
+  });
+
+  it('CancelTask aborts the run and the task becomes canceled', async () => {
+    const a2a = await client('slow', bearer(PARTNER));
+    const started = (await a2a.sendMessage(send('take your time', {}, true))) as Task;
+    await waitUntil('the slow run is active', async () => {
+      const runs = await gw.request<{ runs: { status: string }[] }>('GET', `/v1/runs?sessionKey=${encodeURIComponent(`agent:slow:a2a:${started.contextId}`)}`);
+      return runs.body.runs.some((run) => run.status === 'running');
+    });
+    const cancelled = await a2a.cancelTask({ tenant: '', id: started.id, metadata: {} });
+    expect(cancelled.status?.state).toBe(TaskState.TASK_STATE_CANCELED);
+    await waitUntil('the run is recorded cancelled', async () => {
+      const runs = await gw.request<{ runs: { status: string }[] }>('GET', `/v1/runs?sessionKey=${encodeURIComponent(`agent:slow:a2a:${started.contextId}`)}`);
+      return runs.body.runs[0]?.status === 'cancelled';
+    });
+    expect((await a2a.getTask({ tenant: '', id: started.id, historyLength: undefined })).status?.state).toBe(TaskState.TASK_STATE_CANCELED);
+  });
+});
+
+describe('A2A server: the SDK v0.3 compat client', () => {
+  it('a v0.3 client sends and reads tasks through the same endpoint', async () => {
+    const legacy = new LegacyJsonRpcTransport({ endpoint: `${gw.url}/a2a/support/jsonrpc`, fetchImpl: bearer(PARTNER) });
+    const result = (await legacy.sendMessage(send('old protocol'))) as Task;
+    expect(result.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
+    expect(textOf(result)).toBe('support answers: old protocol');
+    expect((await legacy.getTask({ tenant: '', id: result.id, historyLength: undefined })).id).toBe(result.id);
+  });
+});
+
+describe('A2A server: inbound security', () => {
+  const rpc = (agentId: string, headers: Record<string, string>, text = 'hi', metadata?: Record<string, unknown>) =>
+    fetch(`${gw.url}/a2a/${agentId}/jsonrpc`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'A2A-Version': '1.0', ...headers },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'SendMessage', params: { message: { messageId: randomUUID(), role: 'ROLE_USER', parts: [{ text }], ...(metadata ? { metadata } : {}) } } }),
+    });
+
+  it('no credentials or wrong ones: 401 with a JSON-RPC error and a WWW-Authenticate challenge', async () => {
+    const missing = await rpc('support', {});
+    expect(missing.status).toBe(401);
+    expect(missing.headers.get('www-authenticate')).toBe('Bearer realm="switchboard"');
+    expect(await missing.json()).toEqual({
+      jsonrpc: '2.0',
+      id: null,
+      error: { code: -32001, message: 'credentials required: send "Authorization: Bearer <token>" or "X-API-Key: <key>"', data: { reason: 'UNAUTHENTICATED' } },
+    });
+    const wrong = await fetch(`${gw.url}/a2a/support/rest/message:send`, { method: 'POST', headers: { authorization: 'Bearer nope', 'content-type': 'application/json' }, body: '{}' });
+    expect(wrong.status).toBe(401);
+    expect(await wrong.json()).toEqual({ error: { code: 401, status: 'UNAUTHENTICATED', message: 'the credentials are not valid for this gateway' } });
+  });
+
+  it('an API key works; an agent outside the peer\'s list is refused with 403', async () => {
+    expect((await rpc('support', { 'X-API-Key': KEYED })).status).toBe(200);
+    const denied = await rpc('slow', { 'X-API-Key': KEYED });
+    expect(denied.status).toBe(403);
+    expect((await denied.json()).error.message).toBe('peer "keyed" may not call agent "slow" (a2a.server.peers[].agents allows support)');
+  });
+
+  it('a skill outside the peer\'s list is rejected; past its rate limit the peer gets 429', async () => {
+    const noSkill = await (await rpc('support', { authorization: `Bearer ${LIMITED}` })).json();
+    expect(noSkill.result.task.status).toMatchObject({ state: 'TASK_STATE_REJECTED', message: { parts: [{ text: 'peer "limited" may only use the skills faq; name one in the message\'s metadata as skillId' }] } });
+    const allowed = await (await rpc('support', { authorization: `Bearer ${LIMITED}` }, 'question', { skillId: 'faq' })).json();
+    expect(allowed.result.task.status.state).toBe('TASK_STATE_COMPLETED');
+    await rpc('support', { authorization: `Bearer ${LIMITED}` });
+    const limited = await rpc('support', { authorization: `Bearer ${LIMITED}` });
+    expect(limited.status).toBe(429);
+    expect(limited.headers.get('retry-after')).toMatch(/^\d+$/);
+    expect((await limited.json()).error.message).toBe('peer "limited" made 3 requests in the last minute, its limit (a2a.server.peers[].maxRequestsPerMinute); retry later');
+  });
+});
