@@ -9,7 +9,7 @@ import { Role, TaskState, type Message, type Part, type TaskStatus } from '@a2a-
 import { AgentEvent, type AgentExecutor, type ExecutionEventBus, type RequestContext } from '@a2a-js/sdk/server';
 import { errorMessage } from '../core/errors.js';
 import { matchesAny } from '../core/tool-policy.js';
-import type { Gateway } from '../gateway/gateway.js';
+import type { Gateway, WaitResult } from '../gateway/gateway.js';
 import type { A2ATaskStore, Clock } from '../ports.js';
 import { ownerOf } from './task-store.js';
 import type { PeerUser } from './peers.js';
@@ -46,8 +46,39 @@ export function answerParts(text: string): Part[] {
   return parts;
 }
 
+export interface FinalOutcome {
+  state: TaskState;
+  /** The status message: the answer, or what went wrong. */
+  text: string;
+  /** The answer artifact's parts, for a completed task. */
+  parts?: Part[];
+  runId?: string;
+}
+
+/** The task's final state for how its input ended; a `timeout` wait means the task stalled. */
+export function finalOutcome(result: WaitResult, stallMs: number): FinalOutcome {
+  if (result.status === 'completed') {
+    const run = result.run;
+    if (run.status === 'succeeded') return { state: TaskState.TASK_STATE_COMPLETED, text: result.reply ?? '', parts: answerParts(result.reply ?? ''), runId: run.id };
+    if (run.status === 'cancelled') return { state: TaskState.TASK_STATE_CANCELED, text: 'the run was cancelled', runId: run.id };
+    return { state: TaskState.TASK_STATE_FAILED, text: `the agent's run ended "${run.status}": ${run.errorMessage ?? 'no detail'}`, runId: run.id };
+  }
+  if (result.status === 'dropped') return { state: TaskState.TASK_STATE_FAILED, text: `the message was dropped: ${result.input.note ?? 'no detail'}` };
+  if (result.status === 'stored') return { state: TaskState.TASK_STATE_COMPLETED, text: '' };
+  return stalledOutcome(stallMs);
+}
+
+export function stalledOutcome(stallMs: number): FinalOutcome {
+  return {
+    state: TaskState.TASK_STATE_FAILED,
+    text: `no result within ${Math.round(stallMs / 1000)}s (a2a.server.taskStallSeconds): the run died or stalled, so the task is failed rather than left working`,
+  };
+}
+
 export class GatewayAgentExecutor implements AgentExecutor {
   private readonly cancelled = new Set<string>();
+  /** Tasks this process is executing now; the task watch leaves them to the executor. */
+  readonly active = new Set<string>();
 
   constructor(
     private readonly gateway: Gateway,
@@ -73,6 +104,15 @@ export class GatewayAgentExecutor implements AgentExecutor {
   }
 
   async execute(context: RequestContext, bus: ExecutionEventBus): Promise<void> {
+    this.active.add(context.taskId);
+    try {
+      await this.run(context, bus);
+    } finally {
+      this.active.delete(context.taskId);
+    }
+  }
+
+  private async run(context: RequestContext, bus: ExecutionEventBus): Promise<void> {
     const { taskId, contextId } = context;
     const message = context.userMessage;
     const peer = (context.context.user as PeerUser | undefined)?.peer;
@@ -126,31 +166,22 @@ export class GatewayAgentExecutor implements AgentExecutor {
       unsubscribe();
     }
     if (this.cancelled.delete(taskId)) return;
+    if (result.status === 'timeout') await this.gateway.cancelInput(input.id, 'its A2A task stalled and was failed');
 
-    if (result.status === 'completed' && result.run.status === 'succeeded') {
-      const answer = result.reply ?? '';
+    const outcome = finalOutcome(result, this.stallMs);
+    if (outcome.parts) {
       bus.publish(
         AgentEvent.artifactUpdate({
           taskId,
           contextId,
-          artifact: { artifactId, name: 'answer', description: '', parts: answerParts(answer), metadata: { runId: result.run.id }, extensions: [] },
+          artifact: { artifactId, name: 'answer', description: '', parts: outcome.parts, metadata: { runId: outcome.runId }, extensions: [] },
           append: false,
           lastChunk: true,
           metadata: {},
         }),
       );
-      return this.finish(bus, taskId, contextId, TaskState.TASK_STATE_COMPLETED, answer);
     }
-    if (result.status === 'completed' && result.run.status === 'cancelled') {
-      return this.finish(bus, taskId, contextId, TaskState.TASK_STATE_CANCELED, 'the run was cancelled');
-    }
-    const why =
-      result.status === 'completed'
-        ? `the agent's run ended "${result.run.status}": ${result.run.errorMessage ?? 'no detail'}`
-        : result.status === 'dropped'
-          ? `the message was dropped: ${result.input.note ?? 'no detail'}`
-          : `no result within ${Math.round(this.stallMs / 1000)}s (a2a.server.taskStallSeconds); the task is failed rather than left working`;
-    return this.finish(bus, taskId, contextId, TaskState.TASK_STATE_FAILED, why);
+    return this.finish(bus, taskId, contextId, outcome.state, outcome.text);
   }
 
   async cancelTask(taskId: string, bus: ExecutionEventBus): Promise<void> {

@@ -8,7 +8,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import express from 'express';
 import { AGENT_CARD_PATH } from '@a2a-js/sdk';
-import { DefaultRequestHandler } from '@a2a-js/sdk/server';
+import { DefaultExecutionEventBusManager, DefaultRequestHandler } from '@a2a-js/sdk/server';
 import { jsonRpcHandler, restHandler } from '@a2a-js/sdk/server/express';
 import { legacyAgentCardRouter } from '@a2a-js/sdk/compat/v0_3/server/express';
 import { matchesAny } from '../core/tool-policy.js';
@@ -19,14 +19,17 @@ import { agentBasePath, agentCardToJson, buildAgentCard } from './agent-card.js'
 import { GatewayAgentExecutor } from './executor.js';
 import { PeerGuard, userOf } from './peers.js';
 import { GatewayTaskStore } from './task-store.js';
+import { A2ATaskWatch, type WatchedAgent } from './task-watch.js';
 
 export class A2AServer {
   private app?: express.Express;
+  private watch?: A2ATaskWatch;
   readonly guard: PeerGuard;
 
   constructor(
     private readonly gateway: Gateway,
     private readonly clock: Clock = { now: () => Date.now() },
+    private readonly onError: (error: unknown) => void = () => {},
   ) {
     this.guard = new PeerGuard(gateway.config, clock);
   }
@@ -43,20 +46,23 @@ export class A2AServer {
     return exposed.find((agent) => agent === bound) ?? exposed[0];
   }
 
-  /** Builds the routes once the gateway knows the URL peers reach it at. */
-  start(listenUrl: string): void {
+  /**
+   * Builds the routes once the gateway knows the URL peers reach it at, and makes one pass over the
+   * unfinished tasks before the gateway reports ready, so a client resubscribing after a restart finds them.
+   */
+  async start(listenUrl: string): Promise<void> {
     const baseUrl = this.gateway.config.a2a.server.publicUrl ?? listenUrl;
     const app = express();
     app.disable('x-powered-by');
     const stallMs = this.gateway.config.a2a.server.taskStallSeconds * 1000;
     const cards = new Map<string, DefaultRequestHandler>();
+    const watched = new Map<string, WatchedAgent>();
     for (const agent of this.exposedAgents()) {
       const id = agent.config.id;
-      const handler = new DefaultRequestHandler(
-        buildAgentCard(agent, this.gateway.config, baseUrl),
-        new GatewayTaskStore(this.gateway.store.a2aTasks, id, this.clock),
-        new GatewayAgentExecutor(this.gateway, id, this.gateway.store.a2aTasks, this.clock, stallMs),
-      );
+      const executor = new GatewayAgentExecutor(this.gateway, id, this.gateway.store.a2aTasks, this.clock, stallMs);
+      const buses = new DefaultExecutionEventBusManager();
+      watched.set(id, { isActive: (taskId) => executor.active.has(taskId), buses });
+      const handler = new DefaultRequestHandler(buildAgentCard(agent, this.gateway.config, baseUrl), new GatewayTaskStore(this.gateway.store.a2aTasks, id, this.clock), executor, buses);
       cards.set(id, handler);
       const base = agentBasePath(id);
       this.serveCard(app, `${base}/${AGENT_CARD_PATH}`, handler);
@@ -71,6 +77,12 @@ export class A2AServer {
       response.status(404).json({ error: { code: 404, status: 'NOT_FOUND', message: `no A2A endpoint ${request.method} ${request.originalUrl} (exposed agents: ${[...cards.keys()].join(', ') || 'none'}; see a2a.server.agents)` } });
     });
     this.app = app;
+    this.watch = new A2ATaskWatch(this.gateway, this.gateway.config, watched, this.clock, this.onError);
+    await this.watch.start(this.gateway.config.watchdog.intervalMs);
+  }
+
+  stop(): void {
+    this.watch?.stop();
   }
 
   /** v0.3 callers (no A2A-Version header, or 0.3) get the SDK's v0.3 card; everyone else the v1.0 card. */

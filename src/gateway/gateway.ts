@@ -357,7 +357,7 @@ export class Gateway {
     const deadline = this.clock.now() + timeoutMs;
     try {
       for (;;) {
-        const settled = await this.settledState(inputId);
+        const settled = await this.inputOutcome(inputId);
         if (settled) return settled;
         const left = deadline - this.clock.now();
         if (left <= 0 || this.stopped) return { status: 'timeout', input: (await this.store.inputs.get(inputId))! };
@@ -375,7 +375,8 @@ export class Gateway {
     }
   }
 
-  private async settledState(inputId: string): Promise<WaitResult | undefined> {
+  /** How an input ended (its run's outcome, dropped, or stored by notify); undefined while it is pending. */
+  async inputOutcome(inputId: string): Promise<Exclude<WaitResult, { status: 'timeout' }> | undefined> {
     const input = await this.store.inputs.get(inputId);
     if (!input) throw new SwitchboardError('NOT_FOUND', `no input "${inputId}"`);
     if (input.status === 'dropped') return { status: 'dropped', input };

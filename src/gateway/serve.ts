@@ -42,7 +42,7 @@ export async function serveGateway(options: ServeOptions): Promise<RunningGatewa
     log: (level, message, fields) => logger[level](fields ?? {}, message),
   });
   const token = dataDir.token();
-  const front = config.a2a.server.enabled ? new A2AServer(gateway) : undefined;
+  const front = config.a2a.server.enabled ? new A2AServer(gateway, undefined, (error) => logger.error({ error: String(error) }, 'a2a')) : undefined;
   const api = new ControlApi(gateway, { host: config.gateway.host, port: options.port ?? config.gateway.port, token, front });
   let url: string;
   try {

@@ -45,7 +45,7 @@ export interface ControlApiOptions {
   port: number;
   token: string;
   /** A front served on the same listener with its own authentication (the A2A server). */
-  front?: { handles(pathname: string): boolean; handle(request: IncomingMessage, response: ServerResponse): void; start(listenUrl: string): void };
+  front?: { handles(pathname: string): boolean; handle(request: IncomingMessage, response: ServerResponse): void; start(listenUrl: string): Promise<void>; stop(): void };
 }
 
 export class ControlApi {
@@ -69,11 +69,12 @@ export class ControlApi {
     const address = this.server.address() as AddressInfo;
     const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
     const url = `http://${host}:${address.port}`;
-    this.options.front?.start(url);
+    await this.options.front?.start(url);
     return url;
   }
 
   async close(): Promise<void> {
+    this.options.front?.stop();
     for (const stream of this.streams) stream.end();
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
   }

@@ -1,0 +1,108 @@
+/**
+ * Hang protection and restart durability for A2A tasks (seed 004 section 6.1). A task whose executor is
+ * not running in this process (the gateway restarted while it was working) is finished from its input's
+ * outcome as soon as the run commits; a task with no activity past `a2a.server.taskStallSeconds` is
+ * failed with a diagnostic instead of staying `working` forever. Subscribers that attached after a
+ * restart get the final events on the task's event bus.
+ */
+import { randomUUID } from 'node:crypto';
+import { Role, Task, TaskState, taskStateToJSON } from '@a2a-js/sdk';
+import { AgentEvent, ServerCallContext, type ExecutionEventBusManager } from '@a2a-js/sdk/server';
+import { errorMessage } from '../core/errors.js';
+import type { SwitchboardConfig } from '../config/schema.js';
+import type { Gateway } from '../gateway/gateway.js';
+import type { A2ATaskRecord, Clock } from '../ports.js';
+import { finalOutcome, stalledOutcome, textPart, type FinalOutcome } from './executor.js';
+import { PeerUser } from './peers.js';
+
+const UNFINISHED = [taskStateToJSON(TaskState.TASK_STATE_SUBMITTED), taskStateToJSON(TaskState.TASK_STATE_WORKING)];
+
+export interface WatchedAgent {
+  isActive(taskId: string): boolean;
+  buses: ExecutionEventBusManager;
+}
+
+export class A2ATaskWatch {
+  private timer?: NodeJS.Timeout;
+  private unsubscribe?: () => void;
+  private sweeping?: Promise<void>;
+
+  constructor(
+    private readonly gateway: Gateway,
+    private readonly config: SwitchboardConfig,
+    private readonly agents: Map<string, WatchedAgent>,
+    private readonly clock: Clock,
+    private readonly onError: (error: unknown) => void,
+  ) {}
+
+  /** Resolves after the first pass. */
+  start(intervalMs: number): Promise<void> {
+    this.unsubscribe = this.gateway.subscribe((event) => {
+      if (event.type === 'journal' && (event.event.type === 'run.completed' || event.event.type === 'input.dropped')) void this.sweep();
+    });
+    this.timer = setInterval(() => void this.sweep(), intervalMs);
+    return this.sweep();
+  }
+
+  stop(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.unsubscribe?.();
+  }
+
+  /** One pass over the unfinished tasks; overlapping calls share the pass in progress. */
+  sweep(): Promise<void> {
+    this.sweeping ??= this.pass()
+      .catch(this.onError)
+      .finally(() => {
+        this.sweeping = undefined;
+      });
+    return this.sweeping;
+  }
+
+  private async pass(): Promise<void> {
+    const stallMs = this.config.a2a.server.taskStallSeconds * 1000;
+    for (const record of await this.gateway.store.a2aTasks.list({ states: UNFINISHED, limit: 10_000 })) {
+      const agent = this.agents.get(record.agentId);
+      if (!agent || agent.isActive(record.id)) continue;
+      // Subscribers that come after a restart need a bus to wait on.
+      agent.buses.createOrGetByTaskId(record.id, this.contextOf(record));
+      const outcome = record.inputId ? await this.gateway.inputOutcome(record.inputId) : undefined;
+      if (outcome) {
+        await this.finish(record, agent, finalOutcome(outcome, stallMs));
+      } else if (this.clock.now() - record.lastActivityAt > stallMs) {
+        if (record.inputId) await this.gateway.cancelInput(record.inputId, 'its A2A task stalled and was failed');
+        await this.finish(record, agent, stalledOutcome(stallMs));
+      }
+    }
+  }
+
+  private contextOf(record: A2ATaskRecord): ServerCallContext {
+    const peer = this.config.a2a.server.peers.find((candidate) => candidate.id === record.owner);
+    return new ServerCallContext({ user: new PeerUser(peer) });
+  }
+
+  private async finish(record: A2ATaskRecord, agent: WatchedAgent, outcome: FinalOutcome): Promise<void> {
+    const task = Task.fromJSON(record.task);
+    const timestamp = new Date(this.clock.now()).toISOString();
+    const message = { messageId: randomUUID(), contextId: record.contextId, taskId: record.id, role: Role.ROLE_AGENT, parts: [textPart(outcome.text)], metadata: {}, extensions: [], referenceTaskIds: [] };
+    const artifact = outcome.parts ? { artifactId: `answer-${record.inputId}`, name: 'answer', description: '', parts: outcome.parts, metadata: { runId: outcome.runId }, extensions: [] } : undefined;
+    task.status = { state: outcome.state, message, timestamp };
+    task.history = [...task.history, message];
+    if (artifact) task.artifacts = [...task.artifacts.filter((existing) => existing.artifactId !== artifact.artifactId), artifact];
+    const state = taskStateToJSON(outcome.state);
+    await this.gateway.store.a2aTasks.save({ id: record.id, agentId: record.agentId, contextId: record.contextId, owner: record.owner, state, task: Task.toJSON(task) }, this.clock.now());
+    await this.gateway.store.a2aTasks.appendEvent(record.id, 'state', { state, message: outcome.text, by: 'task watch (no live executor)' }, this.clock.now());
+    const context = this.contextOf(record);
+    const bus = agent.buses.getByTaskId(record.id, context);
+    if (bus) {
+      try {
+        if (artifact) bus.publish(AgentEvent.artifactUpdate({ taskId: record.id, contextId: record.contextId, artifact, append: false, lastChunk: true, metadata: {} }));
+        bus.publish(AgentEvent.statusUpdate({ taskId: record.id, contextId: record.contextId, status: task.status, metadata: {} }));
+        bus.finished();
+      } catch (error) {
+        this.onError(new Error(`task ${record.id}: ${errorMessage(error)}`));
+      }
+      agent.buses.cleanupByTaskId(record.id, context);
+    }
+  }
+}
