@@ -142,6 +142,7 @@ export class GatewayAgentExecutor implements AgentExecutor {
     const { sessionKey, input } = accepted;
     await this.tasks.attachInput({ id: taskId, agentId: this.agentId, contextId, owner }, sessionKey, input.id, this.clock.now());
     bus.publish(AgentEvent.statusUpdate({ taskId, contextId, status: this.status(TaskState.TASK_STATE_WORKING, taskId, contextId), metadata: {} }));
+    await this.tasks.appendEvent(taskId, 'state', { state: 'TASK_STATE_WORKING', sessionKey, inputId: input.id }, this.clock.now());
 
     // The run's text as it is written, as chunks of one artifact; the final answer replaces them.
     const artifactId = `answer-${input.id}`;

@@ -9,6 +9,7 @@ export const ERROR_SPECS = {
   AGENT_EXISTS: { http: 409 },
   SESSION_NOT_FOUND: { http: 404 },
   RUN_NOT_FOUND: { http: 404 },
+  TASK_NOT_FOUND: { http: 404 },
   MESSAGE_TOO_LARGE: { http: 413 },
   MESSAGE_EMPTY: { http: 400 },
   INVALID_REQUEST: { http: 400 },

@@ -9,7 +9,7 @@ import { a2aSessionKey, parseSessionKey } from '../core/session-key.js';
 import type { QueueMode } from '../core/queue-mode.js';
 import type { SwitchboardConfig } from '../config/schema.js';
 import { ModelRegistry } from '../models/model-registry.js';
-import type { Clock, EventRecord, ExchangeRecord, IdGenerator, NewEvent, NewInput, OutboxRecord, InputRecord, Provenance, RecoveryReport, RunRecord, SessionRecord, Store, TranscriptEntry } from '../ports.js';
+import type { A2ATaskEventRecord, A2ATaskRecord, Clock, EventRecord, ExchangeRecord, IdGenerator, NewEvent, NewInput, OutboxRecord, InputRecord, Provenance, RecoveryReport, RunRecord, SessionRecord, Store, TranscriptEntry } from '../ports.js';
 import { BUILTIN_TOOLS } from '../tools/builtin.js';
 import type { GatewayTool } from '../tools/types.js';
 import { PromptFileCache } from './context.js';
@@ -428,6 +428,18 @@ export class Gateway {
       : [await this.store.exchanges.list(newest), []];
     const unique = new Map([...asked, ...answered].map((exchange) => [exchange.id, exchange] as const));
     return [...unique.values()].sort((a, b) => a.createdAt - b.createdAt).slice(-(filter.limit ?? 1000));
+  }
+
+  /** A2A tasks served by this gateway, most recently active first. */
+  listA2ATasks(filter: { agentId?: string; limit?: number } = {}): Promise<A2ATaskRecord[]> {
+    return this.store.a2aTasks.list({ agentId: filter.agentId, limit: filter.limit ?? 50 });
+  }
+
+  /** One A2A task with its replay log: every message, state change and push delivery attempt. */
+  async getA2ATask(taskId: string): Promise<{ task: A2ATaskRecord; events: A2ATaskEventRecord[] }> {
+    const task = await this.store.a2aTasks.get(taskId);
+    if (!task) throw new SwitchboardError('TASK_NOT_FOUND', `no A2A task "${taskId}" (list them with "switchboard a2a tasks list")`);
+    return { task, events: await this.store.a2aTasks.listEvents(taskId) };
   }
 
   listRuns(filter: { sessionKey?: string; limit?: number } = {}): Promise<RunRecord[]> {

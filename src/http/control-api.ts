@@ -111,6 +111,10 @@ export class ControlApi {
     this.route('GET', /^\/v1\/exchanges$/, async (_req, url) => ({
       exchanges: await gw.listExchanges({ sessionKey: url.searchParams.get('sessionKey') ?? undefined, limit: limit(url) }),
     }));
+    this.route('GET', /^\/v1\/a2a\/tasks$/, async (_req, url) => ({
+      tasks: await gw.listA2ATasks({ agentId: url.searchParams.get('agentId') ?? undefined, limit: limit(url) }),
+    }));
+    this.route('GET', /^\/v1\/a2a\/tasks\/([^/]+)$/, async (_req, _url, [id]) => gw.getA2ATask(id));
     this.route('GET', /^\/v1\/runs$/, async (_req, url) => ({
       runs: await gw.listRuns({ sessionKey: url.searchParams.get('sessionKey') ?? undefined, limit: limit(url) }),
     }));

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AGENT_CARD_PATH, Role, TaskState, type Message, type Task } from '@a2a-js/sdk';
 import { ClientFactory, DefaultAgentCardResolver, JsonRpcTransportFactory, RestTransportFactory, type Client } from '@a2a-js/sdk/client';
 import { LegacyJsonRpcTransport } from '@a2a-js/sdk/compat/v0_3/client';
-import { startGatewayProcess, stopGatewayProcess, tempConfig, type GatewayProcess } from '../helpers/process.js';
+import { cliWith, startGatewayProcess, stopGatewayProcess, tempConfig, type GatewayProcess } from '../helpers/process.js';
 import { waitUntil } from '../helpers/wait.js';
 
 const PARTNER = 'partner-token-0123456789';
@@ -227,5 +227,25 @@ describe('A2A server: inbound security', () => {
     expect(limited.status).toBe(429);
     expect(limited.headers.get('retry-after')).toMatch(/^\d+$/);
     expect((await limited.json()).error.message).toBe('peer "limited" made 3 requests in the last minute, its limit (a2a.server.peers[].maxRequestsPerMinute); retry later');
+  });
+});
+
+describe('A2A server: the replay log', () => {
+  it('switchboard a2a tasks list and show --events print each task\'s messages and state changes', async () => {
+    const a2a = await client('support', bearer(PARTNER));
+    const task = (await a2a.sendMessage(send('log me'))) as Task;
+    const cli = cliWith(configPath);
+    const listed = JSON.parse((await cli('--json', 'a2a', 'tasks', 'list', '--agent', 'support')).stdout);
+    expect(listed.tasks.map((t: { id: string }) => t.id)).toContain(task.id);
+    const shown = await cli('a2a', 'tasks', 'show', task.id, '--events');
+    expect(shown.code).toBe(0);
+    expect(shown.stdout).toContain(`task ${task.id}`);
+    expect(shown.stdout).toContain('state:   TASK_STATE_COMPLETED');
+    const events = shown.stdout.split('\n').filter((line) => /^ {2}\d{4}-/.test(line)).map((line) => line.split(' ')[3]);
+    expect(events).toEqual(['message', 'state', 'state']);
+    expect(shown.stdout).toMatch(/message \{"role":"user","messageId":"[^"]+","peer":"partner","text":"log me"\}/);
+    expect(shown.stdout).toMatch(/state \{"state":"TASK_STATE_COMPLETED","message":"support answers: log me"\}/);
+    const missing = await cli('a2a', 'tasks', 'show', 'nope');
+    expect(missing).toEqual({ code: 1, stdout: '', stderr: 'switchboard: no A2A task "nope" (list them with "switchboard a2a tasks list")\n' });
   });
 });
