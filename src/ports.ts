@@ -413,6 +413,16 @@ export interface A2ATaskEventRecord {
   createdAt: number;
 }
 
+export interface A2APushConfigRecord {
+  taskId: string;
+  configId: string;
+  owner: string;
+  /** The TaskPushNotificationConfig in the protocol's v1.0 JSON form. */
+  config: unknown;
+  /** The protocol version the client spoke when it registered it: notifications are shaped for it. */
+  wireVersion: string;
+}
+
 export interface A2ATaskFilter {
   agentId?: string;
   owner?: string;
@@ -430,6 +440,11 @@ export interface A2ATaskStore {
   get(id: string): Promise<A2ATaskRecord | undefined>;
   /** Newest activity first. */
   list(filter?: A2ATaskFilter): Promise<A2ATaskRecord[]>;
+  /** Push notification configs of a task (A2A): saved by id, replaced when the id repeats. */
+  savePushConfig(config: A2APushConfigRecord, now: number): Promise<void>;
+  listPushConfigs(taskId: string): Promise<A2APushConfigRecord[]>;
+  /** Deletes one config, or all of the task's when `configId` is omitted. */
+  deletePushConfig(taskId: string, configId?: string): Promise<void>;
   /** The per-task replay log: messages, state changes, push delivery attempts. */
   appendEvent(taskId: string, type: string, detail: unknown, now: number): Promise<void>;
   listEvents(taskId: string): Promise<A2ATaskEventRecord[]>;

@@ -18,6 +18,7 @@ import type { Clock } from '../ports.js';
 import { agentBasePath, agentCardToJson, buildAgentCard } from './agent-card.js';
 import { GatewayAgentExecutor } from './executor.js';
 import { PeerGuard, userOf } from './peers.js';
+import { GatewayPushStore, OutboxPushSender, PUSH_KIND, pushDeliverer } from './push.js';
 import { GatewayTaskStore } from './task-store.js';
 import { A2ATaskWatch, type WatchedAgent } from './task-watch.js';
 
@@ -32,6 +33,7 @@ export class A2AServer {
     private readonly onError: (error: unknown) => void = () => {},
   ) {
     this.guard = new PeerGuard(gateway.config, clock);
+    gateway.registerDelivery(PUSH_KIND, pushDeliverer(gateway, gateway.config, clock));
   }
 
   /** The agents exposed over A2A (`a2a.server.agents`). */
@@ -55,14 +57,23 @@ export class A2AServer {
     const app = express();
     app.disable('x-powered-by');
     const stallMs = this.gateway.config.a2a.server.taskStallSeconds * 1000;
+    const pushStore = new GatewayPushStore(this.gateway, this.gateway.config, this.clock);
     const cards = new Map<string, DefaultRequestHandler>();
     const watched = new Map<string, WatchedAgent>();
     for (const agent of this.exposedAgents()) {
       const id = agent.config.id;
       const executor = new GatewayAgentExecutor(this.gateway, id, this.gateway.store.a2aTasks, this.clock, stallMs);
       const buses = new DefaultExecutionEventBusManager();
-      watched.set(id, { isActive: (taskId) => executor.active.has(taskId), buses });
-      const handler = new DefaultRequestHandler(buildAgentCard(agent, this.gateway.config, baseUrl), new GatewayTaskStore(this.gateway.store.a2aTasks, id, this.clock), executor, buses);
+      const push = new OutboxPushSender(this.gateway, pushStore);
+      watched.set(id, { isActive: (taskId) => executor.active.has(taskId), buses, push });
+      const handler = new DefaultRequestHandler(
+        buildAgentCard(agent, this.gateway.config, baseUrl),
+        new GatewayTaskStore(this.gateway.store.a2aTasks, id, this.clock),
+        executor,
+        buses,
+        pushStore,
+        push,
+      );
       cards.set(id, handler);
       const base = agentBasePath(id);
       this.serveCard(app, `${base}/${AGENT_CARD_PATH}`, handler);

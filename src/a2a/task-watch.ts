@@ -7,7 +7,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { Role, Task, TaskState, taskStateToJSON } from '@a2a-js/sdk';
-import { AgentEvent, ServerCallContext, type ExecutionEventBusManager } from '@a2a-js/sdk/server';
+import { AgentEvent, ServerCallContext, type ExecutionEventBusManager, type PushNotificationSender } from '@a2a-js/sdk/server';
 import { errorMessage } from '../core/errors.js';
 import type { SwitchboardConfig } from '../config/schema.js';
 import type { Gateway } from '../gateway/gateway.js';
@@ -20,6 +20,8 @@ const UNFINISHED = [taskStateToJSON(TaskState.TASK_STATE_SUBMITTED), taskStateTo
 export interface WatchedAgent {
   isActive(taskId: string): boolean;
   buses: ExecutionEventBusManager;
+  /** Sends the event to the task's push notification configs. */
+  push: PushNotificationSender;
 }
 
 export class A2ATaskWatch {
@@ -93,6 +95,8 @@ export class A2ATaskWatch {
     await this.gateway.store.a2aTasks.save({ id: record.id, agentId: record.agentId, contextId: record.contextId, owner: record.owner, state, task: Task.toJSON(task) }, this.clock.now());
     await this.gateway.store.a2aTasks.appendEvent(record.id, 'state', { state, message: outcome.text, by: 'task watch (no live executor)' }, this.clock.now());
     const context = this.contextOf(record);
+    if (artifact) await agent.push.send({ payload: { $case: 'artifactUpdate', value: { taskId: record.id, contextId: record.contextId, artifact, append: false, lastChunk: true, metadata: {} } } }, context, task);
+    await agent.push.send({ payload: { $case: 'statusUpdate', value: { taskId: record.id, contextId: record.contextId, status: task.status, metadata: {} } } }, context, task);
     const bus = agent.buses.getByTaskId(record.id, context);
     if (bus) {
       try {

@@ -202,6 +202,13 @@ export const configSchema = z.strictObject({
           taskStallSeconds: positiveInt.default(900),
         })
         .prefault({}),
+      push: z
+        .strictObject({
+          /** Lets push notifications go to private, loopback and link-local addresses (tests, one-host setups). */
+          allowPrivateTargets: z.boolean().default(false),
+          timeoutMs: positiveInt.default(10_000),
+        })
+        .prefault({}),
     })
     .prefault({}),
 });

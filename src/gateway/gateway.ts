@@ -9,14 +9,14 @@ import { a2aSessionKey, parseSessionKey } from '../core/session-key.js';
 import type { QueueMode } from '../core/queue-mode.js';
 import type { SwitchboardConfig } from '../config/schema.js';
 import { ModelRegistry } from '../models/model-registry.js';
-import type { A2ATaskEventRecord, A2ATaskRecord, Clock, EventRecord, ExchangeRecord, IdGenerator, NewEvent, NewInput, OutboxRecord, InputRecord, Provenance, RecoveryReport, RunRecord, SessionRecord, Store, TranscriptEntry } from '../ports.js';
+import type { A2ATaskEventRecord, A2ATaskRecord, Clock, EventRecord, ExchangeRecord, IdGenerator, NewEvent, NewInput, NewOutboxRow, OutboxRecord, InputRecord, Provenance, RecoveryReport, RunRecord, SessionRecord, Store, TranscriptEntry } from '../ports.js';
 import { BUILTIN_TOOLS } from '../tools/builtin.js';
 import type { GatewayTool } from '../tools/types.js';
 import { PromptFileCache } from './context.js';
 import { EventBus, type LiveListener } from './event-bus.js';
 import { JournalTail } from './journal-tail.js';
 import { LaneScheduler, type StalledLane } from './lanes.js';
-import { OutboxDispatcher } from './outbox.js';
+import { OutboxDispatcher, type OutboxHandler } from './outbox.js';
 import { AgentRegistry, type Inbound } from './registry.js';
 import { createSessionRunner, toolsFor } from './session-runner.js';
 import { EXCHANGE_STEP_KIND, ExchangeFlow, exchangeStepRow } from './exchanges.js';
@@ -222,6 +222,20 @@ export class Gateway {
     const input = await this.store.inputs.get(inputId);
     const row = input && exchangeStepRow(input, { runId: null, status: 'dropped', text: null, error: `the message was dropped: ${why}` }, this.ids.next());
     if (!row) return;
+    await this.store.outbox.add(row, this.clock.now());
+    this.outbox.kick();
+  }
+
+  /**
+   * For fronts with deliveries of their own (A2A push notifications): `kind`'s rows are handed to
+   * `handler`, at least once, with the outbox's retries, backoff and dead-letter state.
+   */
+  registerDelivery(kind: string, handler: OutboxHandler): void {
+    this.outbox.register(kind, handler);
+  }
+
+  /** Adds an outbox row (deduplicated by its idempotency key) and has it delivered soon. */
+  async enqueueDelivery(row: NewOutboxRow): Promise<void> {
     await this.store.outbox.add(row, this.clock.now());
     this.outbox.kick();
   }

@@ -8,6 +8,11 @@ import { SerialTask } from './serial-task.js';
 
 export type OutboxHandler = (row: OutboxRecord) => Promise<void>;
 
+/** A delivery that can never succeed (a refused target, say): the row goes dead at once, not after retries. */
+export class PermanentDeliveryError extends Error {
+  override readonly name = 'PermanentDeliveryError';
+}
+
 export interface OutboxOptions {
   maxAttempts: number;
   baseDelayMs: number;
@@ -72,7 +77,7 @@ export class OutboxDispatcher {
         this.onSettled(row, 'delivered');
       } catch (error) {
         const message = errorMessage(error);
-        const dead = row.attempts + 1 >= this.options.maxAttempts;
+        const dead = error instanceof PermanentDeliveryError || row.attempts + 1 >= this.options.maxAttempts;
         const next = this.clock.now() + backoffDelay(row.attempts, this.options, (this.options.random ?? Math.random)());
         await this.store.outbox.markFailed(row.id, message, next, dead);
         this.onSettled(row, dead ? 'dead' : 'retry', message);

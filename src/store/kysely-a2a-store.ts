@@ -1,6 +1,6 @@
 /** A2A tasks and their replay log over Kysely. */
 import type { Kysely, Selectable } from 'kysely';
-import type { A2ATaskEventRecord, A2ATaskFilter, A2ATaskRecord, A2ATaskStore } from '../ports.js';
+import type { A2APushConfigRecord, A2ATaskEventRecord, A2ATaskFilter, A2ATaskRecord, A2ATaskStore } from '../ports.js';
 import { json, num, parse } from './kysely-rows.js';
 import type { A2ATasksTable, Database } from './schema.js';
 
@@ -82,6 +82,25 @@ export class KyselyA2ATaskStore implements A2ATaskStore {
       .offset(filter.offset ?? 0)
       .execute();
     return rows.map(toTask);
+  }
+
+  async savePushConfig(config: A2APushConfigRecord, now: number): Promise<void> {
+    await this.db
+      .insertInto('a2a_push_configs')
+      .values({ task_id: config.taskId, config_id: config.configId, owner: config.owner, config: json(config.config), wire_version: config.wireVersion, created_at: now })
+      .onConflict((oc) => oc.columns(['task_id', 'config_id']).doUpdateSet({ owner: config.owner, config: json(config.config), wire_version: config.wireVersion }))
+      .execute();
+  }
+
+  async listPushConfigs(taskId: string): Promise<A2APushConfigRecord[]> {
+    const rows = await this.db.selectFrom('a2a_push_configs').selectAll().where('task_id', '=', taskId).orderBy('created_at').orderBy('config_id').execute();
+    return rows.map((row) => ({ taskId: row.task_id, configId: row.config_id, owner: row.owner, config: parse(row.config), wireVersion: row.wire_version }));
+  }
+
+  async deletePushConfig(taskId: string, configId?: string): Promise<void> {
+    let query = this.db.deleteFrom('a2a_push_configs').where('task_id', '=', taskId);
+    if (configId !== undefined) query = query.where('config_id', '=', configId);
+    await query.execute();
   }
 
   async appendEvent(taskId: string, type: string, detail: unknown, now: number): Promise<void> {

@@ -172,6 +172,16 @@ function migrations(dialect: SqlDialectName): Record<string, Migration> {
           .addColumn('created_at', 'bigint', (col) => col.notNull())
           .execute();
         await db.schema.createIndex('a2a_task_events_task').on('a2a_task_events').columns(['task_id', 'seq']).execute();
+        await db.schema
+          .createTable('a2a_push_configs')
+          .addColumn('task_id', 'varchar(64)', (col) => col.notNull())
+          .addColumn('config_id', 'varchar(128)', (col) => col.notNull())
+          .addColumn('owner', 'varchar(128)', (col) => col.notNull())
+          .addColumn('config', 'text', (col) => col.notNull())
+          .addColumn('wire_version', 'varchar(16)', (col) => col.notNull())
+          .addColumn('created_at', 'bigint', (col) => col.notNull())
+          .addPrimaryKeyConstraint('a2a_push_configs_pk', ['task_id', 'config_id'])
+          .execute();
       },
     },
   };

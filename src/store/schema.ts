@@ -135,8 +135,18 @@ export interface A2ATaskEventsTable {
   created_at: number;
 }
 
+export interface A2APushConfigsTable {
+  task_id: string;
+  config_id: string;
+  owner: string;
+  config: string;
+  wire_version: string;
+  created_at: number;
+}
+
 export interface Database {
   a2a_tasks: A2ATasksTable;
+  a2a_push_configs: A2APushConfigsTable;
   a2a_task_events: A2ATaskEventsTable;
   exchanges: ExchangesTable;
   sessions: SessionsTable;

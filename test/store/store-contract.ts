@@ -304,5 +304,17 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
       await store.a2aTasks.appendEvent('t1', 'state', { state: 'TASK_STATE_WORKING' }, 1001);
       expect((await store.a2aTasks.listEvents('t1')).map((e) => [e.type, e.detail, e.createdAt])).toEqual([['message', { text: 'hi' }, 1000], ['state', { state: 'TASK_STATE_WORKING' }, 1001]]);
     });
+
+    it('a2a push configs: saved by task and id, replaced on a repeated id, deleted one or all', async () => {
+      const config = (configId: string, url: string) => ({ taskId: 't1', configId, owner: 'peer-a', config: { id: configId, url }, wireVersion: '1.0' });
+      await store.a2aTasks.savePushConfig(config('p1', 'https://a.example/hook'), 1000);
+      await store.a2aTasks.savePushConfig(config('p2', 'https://b.example/hook'), 1001);
+      await store.a2aTasks.savePushConfig(config('p1', 'https://c.example/hook'), 1002);
+      expect((await store.a2aTasks.listPushConfigs('t1')).map((c) => [c.configId, (c.config as { url: string }).url])).toEqual([['p1', 'https://c.example/hook'], ['p2', 'https://b.example/hook']]);
+      await store.a2aTasks.deletePushConfig('t1', 'p2');
+      expect((await store.a2aTasks.listPushConfigs('t1')).map((c) => c.configId)).toEqual(['p1']);
+      await store.a2aTasks.deletePushConfig('t1');
+      expect(await store.a2aTasks.listPushConfigs('t1')).toEqual([]);
+    });
   });
 }

@@ -1,0 +1,171 @@
+/**
+ * A2A push notifications, through the outbox: configs are stored with the task (so they survive a
+ * restart), each task event becomes one outbox row per config, and the outbox delivers it at least once
+ * with retries, backoff and jitter, a timeout and the config's credentials. Targets on private,
+ * loopback or link-local addresses are refused (at registration and again at delivery, after DNS)
+ * unless `a2a.push.allowPrivateTargets` is set.
+ */
+import { randomUUID } from 'node:crypto';
+import { lookup } from 'node:dns/promises';
+import { BlockList, isIP } from 'node:net';
+import { TaskPushNotificationConfig, type StreamResponse, type Task } from '@a2a-js/sdk';
+import { RequestMalformedError } from '@a2a-js/sdk/errors';
+import { V1PushNotificationSerializer, type PushNotificationSender, type PushNotificationStore, type ServerCallContext, type StoredPushNotificationConfig } from '@a2a-js/sdk/server';
+import { V03PushNotificationSerializer } from '@a2a-js/sdk/compat/v0_3/server';
+import type { SwitchboardConfig } from '../config/schema.js';
+import { errorMessage } from '../core/errors.js';
+import type { Gateway } from '../gateway/gateway.js';
+import { PermanentDeliveryError } from '../gateway/outbox.js';
+import type { Clock, OutboxRecord } from '../ports.js';
+import { ownerOf } from './task-store.js';
+
+export const PUSH_KIND = 'a2a.push';
+const TOKEN_HEADER = 'X-A2A-Notification-Token';
+
+const PRIVATE = new BlockList();
+for (const [net, prefix] of [
+  ['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12],
+  ['192.0.0.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15], ['224.0.0.0', 4], ['240.0.0.0', 4],
+] as const) PRIVATE.addSubnet(net, prefix, 'ipv4');
+for (const [net, prefix] of [['::', 128], ['::1', 128], ['fc00::', 7], ['fe80::', 10], ['ff00::', 8]] as const) PRIVATE.addSubnet(net, prefix, 'ipv6');
+
+function isPrivate(address: string): boolean {
+  const mapped = address.toLowerCase().match(/^::ffff:(\d+\.\d+\.\d+\.\d+)$/)?.[1];
+  if (mapped) return PRIVATE.check(mapped, 'ipv4');
+  return PRIVATE.check(address, isIP(address) === 6 ? 'ipv6' : 'ipv4');
+}
+
+/** Why this URL may not receive notifications, or undefined when it may. */
+export async function refusedTarget(url: string, allowPrivate: boolean): Promise<string | undefined> {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return `"${url}" is not a URL`;
+  }
+  if (parsed.protocol !== 'https:' && parsed.protocol !== 'http:') return `"${url}" is not an http(s) URL`;
+  if (allowPrivate) return undefined;
+  const host = parsed.hostname.replace(/^\[|\]$/g, '');
+  let addresses: string[];
+  try {
+    addresses = isIP(host) ? [host] : (await lookup(host, { all: true })).map((entry) => entry.address);
+  } catch (error) {
+    return `cannot resolve "${host}": ${errorMessage(error)}`;
+  }
+  const inside = addresses.find(isPrivate);
+  return inside
+    ? `"${url}" resolves to ${inside}, a private, loopback or link-local address; push notifications go only to public targets unless a2a.push.allowPrivateTargets is set`
+    : undefined;
+}
+
+/** Push configs in the gateway's store, scoped to the peer that registered them. */
+export class GatewayPushStore implements PushNotificationStore {
+  constructor(
+    private readonly gateway: Gateway,
+    private readonly config: SwitchboardConfig,
+    private readonly clock: Clock,
+  ) {}
+
+  async save(taskId: string, context: ServerCallContext, pushConfig: TaskPushNotificationConfig): Promise<void> {
+    const refused = await refusedTarget(pushConfig.url, this.config.a2a.push.allowPrivateTargets);
+    if (refused) throw new RequestMalformedError(`push notification target refused: ${refused}`);
+    const configId = pushConfig.id || randomUUID();
+    await this.gateway.store.a2aTasks.savePushConfig(
+      { taskId, configId, owner: ownerOf(context), config: TaskPushNotificationConfig.toJSON({ ...pushConfig, id: configId, taskId }), wireVersion: context.requestedVersion || '0.3' },
+      this.clock.now(),
+    );
+  }
+
+  async loadWithMetadata(taskId: string, context: ServerCallContext): Promise<StoredPushNotificationConfig[]> {
+    const owner = ownerOf(context);
+    return (await this.gateway.store.a2aTasks.listPushConfigs(taskId))
+      .filter((stored) => stored.owner === owner)
+      .map((stored) => ({ config: TaskPushNotificationConfig.fromJSON(stored.config), wireVersion: stored.wireVersion }));
+  }
+
+  async load(taskId: string, context: ServerCallContext): Promise<TaskPushNotificationConfig[]> {
+    return (await this.loadWithMetadata(taskId, context)).map((stored) => stored.config);
+  }
+
+  async delete(taskId: string, context: ServerCallContext, configId?: string): Promise<void> {
+    const owner = ownerOf(context);
+    for (const stored of await this.gateway.store.a2aTasks.listPushConfigs(taskId)) {
+      if (stored.owner === owner && (configId === undefined || stored.configId === configId)) await this.gateway.store.a2aTasks.deletePushConfig(taskId, stored.configId);
+    }
+  }
+}
+
+interface PushPayload {
+  taskId: string;
+  configId: string;
+  url: string;
+  headers: Record<string, string>;
+  body: string;
+  contentType: string;
+}
+
+function taskIdOf(event: StreamResponse): string | undefined {
+  const payload = event.payload;
+  if (!payload) return undefined;
+  if (payload.$case === 'task') return payload.value.id;
+  if (payload.$case === 'message') return payload.value.taskId || undefined;
+  return payload.value.taskId;
+}
+
+/** The SDK's sender interface, writing one outbox row per config instead of posting inline. */
+export class OutboxPushSender implements PushNotificationSender {
+  private readonly serializers = { '1.0': new V1PushNotificationSerializer(), '0.3': new V03PushNotificationSerializer() };
+
+  constructor(
+    private readonly gateway: Gateway,
+    private readonly store: GatewayPushStore,
+  ) {}
+
+  async send(event: StreamResponse, context: ServerCallContext, task?: Task): Promise<void> {
+    const taskId = taskIdOf(event);
+    if (!taskId) return;
+    for (const { config, wireVersion } of await this.store.loadWithMetadata(taskId, context)) {
+      const serializer = wireVersion === '0.3' ? this.serializers['0.3'] : this.serializers['1.0'];
+      const { body, contentType } = serializer.serialize(event, task);
+      const headers: Record<string, string> = {};
+      if (config.authentication?.scheme && config.authentication.credentials) headers.Authorization = `${config.authentication.scheme} ${config.authentication.credentials}`;
+      else if (config.token) headers[TOKEN_HEADER] = config.token;
+      const payload: PushPayload = { taskId, configId: config.id, url: config.url, headers, body, contentType };
+      await this.gateway.enqueueDelivery({ id: randomUUID(), kind: PUSH_KIND, target: config.url, payload, idempotencyKey: `push:${taskId}:${config.id}:${randomUUID()}` });
+    }
+  }
+}
+
+/** The outbox handler: checks the target again (DNS may have changed), posts, and logs the attempt on the task. */
+export function pushDeliverer(gateway: Gateway, config: SwitchboardConfig, clock: Clock) {
+  return async (row: OutboxRecord): Promise<void> => {
+    const push = row.payload as PushPayload;
+    const attempt = row.attempts + 1;
+    const log = (detail: Record<string, unknown>) => gateway.store.a2aTasks.appendEvent(push.taskId, 'push', { url: push.url, configId: push.configId, attempt, ...detail }, clock.now());
+    const refused = await refusedTarget(push.url, config.a2a.push.allowPrivateTargets);
+    if (refused) {
+      await log({ outcome: 'refused', error: refused });
+      throw new PermanentDeliveryError(refused);
+    }
+    let status: number;
+    try {
+      const response = await fetch(push.url, {
+        method: 'POST',
+        headers: { 'Content-Type': push.contentType, ...push.headers },
+        body: push.body,
+        signal: AbortSignal.timeout(config.a2a.push.timeoutMs),
+        redirect: 'manual',
+      });
+      status = response.status;
+      await response.body?.cancel();
+    } catch (error) {
+      await log({ outcome: 'failed', error: errorMessage(error) });
+      throw error;
+    }
+    if (status < 200 || status >= 300) {
+      await log({ outcome: 'failed', status });
+      throw new Error(`push to ${push.url} answered HTTP ${status}`);
+    }
+    await log({ outcome: 'delivered', status });
+  };
+}
