@@ -14,8 +14,9 @@ export function agentBasePath(agentId: string): string {
   return `/a2a/${agentId}`;
 }
 
-export function buildAgentCard(agent: ResolvedAgent, config: SwitchboardConfig, baseUrl: string): AgentCard {
-  const base = `${baseUrl.replace(/\/$/, '')}${agentBasePath(agent.config.id)}`;
+/** `basePath`: where the card's endpoints are; `/a2a` for the gateway's own, routed by the bindings. */
+export function buildAgentCard(agent: ResolvedAgent, config: SwitchboardConfig, baseUrl: string, basePath = agentBasePath(agent.config.id)): AgentCard {
+  const base = `${baseUrl.replace(/\/$/, '')}${basePath}`;
   const server = config.a2a.server;
   const interfaces = ['1.0', '0.3'].flatMap((protocolVersion) => [
     { url: `${base}/jsonrpc`, protocolBinding: 'JSONRPC', tenant: '', protocolVersion },

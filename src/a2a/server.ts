@@ -7,7 +7,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import express from 'express';
-import { AGENT_CARD_PATH } from '@a2a-js/sdk';
+import { AGENT_CARD_PATH, type AgentCard } from '@a2a-js/sdk';
 import { DefaultExecutionEventBusManager, DefaultRequestHandler } from '@a2a-js/sdk/server';
 import { jsonRpcHandler, restHandler } from '@a2a-js/sdk/server/express';
 import { legacyAgentCardRouter } from '@a2a-js/sdk/compat/v0_3/server/express';
@@ -21,6 +21,8 @@ import { PeerGuard, userOf } from './peers.js';
 import { GatewayPushStore, OutboxPushSender, PUSH_KIND, pushDeliverer } from './push.js';
 import { GatewayTaskStore } from './task-store.js';
 import { A2ATaskWatch, type WatchedAgent } from './task-watch.js';
+
+type Binding = 'jsonrpc' | 'rest';
 
 export class A2AServer {
   private app?: express.Express;
@@ -41,7 +43,7 @@ export class A2AServer {
     return this.gateway.agents.list().filter((agent) => matchesAny(agent.config.id, this.gateway.config.a2a.server.agents));
   }
 
-  /** The agent at `/.well-known/agent-card.json`: the one the bindings give channel "a2a", if exposed, else the first exposed. */
+  /** The agent whose card is at `/.well-known/agent-card.json`: the one the bindings give channel "a2a" (no peer), if exposed, else the first exposed. */
   defaultAgent(): ResolvedAgent | undefined {
     const exposed = this.exposedAgents();
     const bound = this.gateway.agents.bind({ channel: 'a2a' });
@@ -59,6 +61,7 @@ export class A2AServer {
     const stallMs = this.gateway.config.a2a.server.taskStallSeconds * 1000;
     const pushStore = new GatewayPushStore(this.gateway, this.gateway.config, this.clock);
     const cards = new Map<string, DefaultRequestHandler>();
+    const routers = new Map<string, Record<Binding, express.RequestHandler>>();
     const watched = new Map<string, WatchedAgent>();
     for (const agent of this.exposedAgents()) {
       const id = agent.config.id;
@@ -77,12 +80,32 @@ export class A2AServer {
       cards.set(id, handler);
       const base = agentBasePath(id);
       this.serveCard(app, `${base}/${AGENT_CARD_PATH}`, handler);
-      app.use(`${base}/jsonrpc`, this.guard.middleware(id, 'jsonrpc'), jsonRpcHandler({ requestHandler: handler, userBuilder: userOf, legacyCompat: { enabled: true } }));
-      app.use(`${base}/rest`, this.guard.middleware(id, 'rest'), restHandler({ requestHandler: handler, userBuilder: userOf, legacyCompat: { enabled: true } }));
+      const endpoints = {
+        jsonrpc: jsonRpcHandler({ requestHandler: handler, userBuilder: userOf, legacyCompat: { enabled: true } }),
+        rest: restHandler({ requestHandler: handler, userBuilder: userOf, legacyCompat: { enabled: true } }),
+      };
+      routers.set(id, endpoints);
+      app.use(`${base}/jsonrpc`, this.guard.middleware(id, 'jsonrpc'), endpoints.jsonrpc);
+      app.use(`${base}/rest`, this.guard.middleware(id, 'rest'), endpoints.rest);
+    }
+    // The gateway's own endpoints: each peer reaches the agent the bindings give it (channel "a2a").
+    for (const binding of ['jsonrpc', 'rest'] as const) {
+      app.use(`/a2a/${binding}`, (request, response, next) => {
+        const { peer } = this.guard.identify(request);
+        const bound = this.gateway.agents.bind({ channel: 'a2a', ...(peer ? { peer: peer.id } : {}) });
+        const endpoints = routers.get(bound.config.id);
+        if (!endpoints) {
+          const who = peer ? `peer "${peer.id}"` : 'this caller';
+          response.status(404).json({ error: { code: 404, status: 'NOT_FOUND', message: `the bindings route ${who} (channel "a2a") to agent "${bound.config.id}", which is not exposed over A2A (a2a.server.agents)` } });
+          return;
+        }
+        this.guard.middleware(bound.config.id, binding)(request, response, () => endpoints[binding](request, response, next));
+      });
     }
     const fallback = this.defaultAgent();
     if (fallback) {
-      this.serveCard(app, `/${AGENT_CARD_PATH}`, cards.get(fallback.config.id)!);
+      const rootCard = buildAgentCard(fallback, this.gateway.config, baseUrl, '/a2a');
+      this.serveCard(app, `/${AGENT_CARD_PATH}`, { getAgentCard: async () => rootCard });
     }
     app.use((request, response) => {
       response.status(404).json({ error: { code: 404, status: 'NOT_FOUND', message: `no A2A endpoint ${request.method} ${request.originalUrl} (exposed agents: ${[...cards.keys()].join(', ') || 'none'}; see a2a.server.agents)` } });
@@ -97,11 +120,11 @@ export class A2AServer {
   }
 
   /** v0.3 callers (no A2A-Version header, or 0.3) get the SDK's v0.3 card; everyone else the v1.0 card. */
-  private serveCard(app: express.Express, path: string, handler: DefaultRequestHandler): void {
-    app.use(path, legacyAgentCardRouter({ agentCardProvider: handler, cache: { maxAge: 0 } }));
+  private serveCard(app: express.Express, path: string, provider: { getAgentCard(): Promise<AgentCard> }): void {
+    app.use(path, legacyAgentCardRouter({ agentCardProvider: provider, cache: { maxAge: 0 } }));
     app.get(path, async (_request, response) => {
       response.setHeader('Vary', 'A2A-Version');
-      response.json(agentCardToJson(await handler.getAgentCard()));
+      response.json(agentCardToJson(await provider.getAgentCard()));
     });
   }
 

@@ -25,6 +25,7 @@ const { configPath } = tempConfig(`{
       { id: "limited", token: "${LIMITED}", skills: ["faq"], maxRequestsPerMinute: 3 },
     ],
   } },
+  bindings: [{ agentId: "json", match: { channel: "a2a", peer: "other" } }],
   agents: { list: [
     { id: "support", name: "Support", model: "scripted/s", a2a: { description: "Answers product questions", skills: [{ id: "faq", name: "FAQ", description: "answers questions", tags: ["support"] }] } },
     { id: "slow", model: "scripted/slow" },
@@ -89,6 +90,7 @@ describe('A2A server: Agent Cards', () => {
     ]);
     const root = await (await fetch(`${gw.url}/${AGENT_CARD_PATH}`, { headers: { 'A2A-Version': '1.0' } })).json();
     expect(root.name).toBe('Support');
+    expect(root.supportedInterfaces[0].url).toBe(`${gw.url}/a2a/jsonrpc`);
     // The SDK's own card resolver reads the schemes back.
     const resolved = await new DefaultAgentCardResolver().resolve(`${gw.url}/a2a/support/`);
     expect(resolved.securitySchemes.bearer.scheme).toEqual({ $case: 'httpAuthSecurityScheme', value: { description: 'a token issued to the peer by the operator', scheme: 'bearer', bearerFormat: '' } });
@@ -175,6 +177,18 @@ describe('A2A server: the SDK v1.0 client', () => {
       return runs.body.runs[0]?.status === 'cancelled';
     });
     expect((await a2a.getTask({ tenant: '', id: started.id, historyLength: undefined })).status?.state).toBe(TaskState.TASK_STATE_CANCELED);
+  });
+});
+
+describe('A2A server: the gateway\'s own endpoints go through the bindings', () => {
+  it('each peer reaches the agent the bindings give it on channel "a2a"', async () => {
+    const factory = (token: string) => new ClientFactory({ transports: [new JsonRpcTransportFactory({ fetchImpl: bearer(token) })] });
+    const viaRoot = (await (await factory(PARTNER).createFromUrl(`${gw.url}/`)).sendMessage(send('who are you?'))) as Task;
+    expect(textOf(viaRoot)).toBe('support answers: who are you?');
+    const bound = (await (await factory(OTHER).createFromUrl(`${gw.url}/`)).sendMessage(send('and you?'))) as Task;
+    expect(textOf(bound)).toBe('{"answer": 42}');
+    const history = await gw.request<{ entries: { provenance: { peer: string } }[] }>('GET', `/v1/sessions/${encodeURIComponent(`agent:json:a2a:${bound.contextId}`)}/history`);
+    expect(history.body.entries[0].provenance.peer).toBe('other');
   });
 });
 
