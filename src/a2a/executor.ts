@@ -10,7 +10,8 @@ import { AgentEvent, type AgentExecutor, type ExecutionEventBus, type RequestCon
 import { errorMessage } from '../core/errors.js';
 import { matchesAny } from '../core/tool-policy.js';
 import type { Gateway, WaitResult } from '../gateway/gateway.js';
-import type { A2ATaskStore, Clock } from '../ports.js';
+import type { A2ATaskStore, Clock, RunRecord } from '../ports.js';
+import { REQUEST_INPUT_TOOL } from '../tools/a2a-tools.js';
 import { ownerOf } from './task-store.js';
 import type { PeerUser } from './peers.js';
 
@@ -55,10 +56,22 @@ export interface FinalOutcome {
   runId?: string;
 }
 
-/** The task's final state for how its input ended; a `timeout` wait means the task stalled. */
-export function finalOutcome(result: WaitResult, stallMs: number): FinalOutcome {
+/** The question the run asked its caller with a2a_request_input, if it did. */
+export async function requestedInput(gateway: Gateway, run: RunRecord): Promise<string | undefined> {
+  const entries = (await gateway.history(run.sessionKey, 200)).filter((entry) => entry.runId === run.id && entry.role === 'assistant' && Array.isArray(entry.content));
+  const calls = entries.flatMap((entry) => (entry.content as { type: string; toolName?: string; input?: { question?: unknown } }[]).filter((part) => part.type === 'tool-call' && part.toolName === REQUEST_INPUT_TOOL));
+  const question = calls.at(-1)?.input?.question;
+  return typeof question === 'string' ? question : undefined;
+}
+
+/**
+ * The task's final state for how its input ended; a `timeout` wait means the task stalled, and a
+ * `question` (from a2a_request_input) makes a successful run input-required.
+ */
+export function finalOutcome(result: WaitResult, stallMs: number, question?: string): FinalOutcome {
   if (result.status === 'completed') {
     const run = result.run;
+    if (run.status === 'succeeded' && question !== undefined) return { state: TaskState.TASK_STATE_INPUT_REQUIRED, text: question, runId: run.id };
     if (run.status === 'succeeded') return { state: TaskState.TASK_STATE_COMPLETED, text: result.reply ?? '', parts: answerParts(result.reply ?? ''), runId: run.id };
     if (run.status === 'cancelled') return { state: TaskState.TASK_STATE_CANCELED, text: 'the run was cancelled', runId: run.id };
     return { state: TaskState.TASK_STATE_FAILED, text: `the agent's run ended "${run.status}": ${run.errorMessage ?? 'no detail'}`, runId: run.id };
@@ -169,7 +182,8 @@ export class GatewayAgentExecutor implements AgentExecutor {
     if (this.cancelled.delete(taskId)) return;
     if (result.status === 'timeout') await this.gateway.cancelInput(input.id, 'its A2A task stalled and was failed');
 
-    const outcome = finalOutcome(result, this.stallMs);
+    const question = result.status === 'completed' && result.run.status === 'succeeded' ? await requestedInput(this.gateway, result.run) : undefined;
+    const outcome = finalOutcome(result, this.stallMs, question);
     if (outcome.parts) {
       bus.publish(
         AgentEvent.artifactUpdate({

@@ -12,7 +12,7 @@ import { errorMessage } from '../core/errors.js';
 import type { SwitchboardConfig } from '../config/schema.js';
 import type { Gateway } from '../gateway/gateway.js';
 import type { A2ATaskRecord, Clock } from '../ports.js';
-import { finalOutcome, stalledOutcome, textPart, type FinalOutcome } from './executor.js';
+import { finalOutcome, requestedInput, stalledOutcome, textPart, type FinalOutcome } from './executor.js';
 import { PeerUser } from './peers.js';
 
 const UNFINISHED = [taskStateToJSON(TaskState.TASK_STATE_SUBMITTED), taskStateToJSON(TaskState.TASK_STATE_WORKING)];
@@ -70,7 +70,8 @@ export class A2ATaskWatch {
       agent.buses.createOrGetByTaskId(record.id, this.contextOf(record));
       const outcome = record.inputId ? await this.gateway.inputOutcome(record.inputId) : undefined;
       if (outcome) {
-        await this.finish(record, agent, finalOutcome(outcome, stallMs));
+        const question = outcome.status === 'completed' && outcome.run.status === 'succeeded' ? await requestedInput(this.gateway, outcome.run) : undefined;
+        await this.finish(record, agent, finalOutcome(outcome, stallMs, question));
       } else if (this.clock.now() - record.lastActivityAt > stallMs) {
         if (record.inputId) await this.gateway.cancelInput(record.inputId, 'its A2A task stalled and was failed');
         await this.finish(record, agent, stalledOutcome(stallMs));

@@ -22,6 +22,7 @@ import { createSessionRunner, toolsFor } from './session-runner.js';
 import { EXCHANGE_STEP_KIND, ExchangeFlow, exchangeStepRow } from './exchanges.js';
 import { AgentMessaging, type AgentSendRequest, type AgentSendResult } from './messaging.js';
 import { createSessionTools } from '../tools/session-tools.js';
+import { requestInputTool } from '../tools/a2a-tools.js';
 
 export const LEASE_TTL_MS = 30_000;
 
@@ -118,7 +119,7 @@ export class Gateway {
       isStopping: () => this.stopped,
       validateMessage: (message) => this.validateMessage(message),
     });
-    this.tools = [...(deps.tools ?? BUILTIN_TOOLS), ...createSessionTools(this.messaging)];
+    this.tools = [...(deps.tools ?? BUILTIN_TOOLS), ...createSessionTools(this.messaging), requestInputTool];
     const runSession = createSessionRunner({
       config: deps.config,
       store: this.store,

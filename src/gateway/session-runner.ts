@@ -103,7 +103,7 @@ export function createSessionRunner(deps: SessionRunnerDeps) {
         model: deps.models.resolve(agent.model),
         system: context.system,
         messages: context.messages,
-        tools: toolsFor(agent, deps.config, deps.tools),
+        tools: toolsFor(agent, deps.config, deps.tools).filter((tool) => !tool.sessionKinds || tool.sessionKinds.includes(parseSessionKey(slot.sessionKey)?.kind ?? 'main')),
         toolContext: { runId, sessionKey: slot.sessionKey, agentId: agent.config.id, workspace: agent.workspace, clock, conversation: conversationOf(inputs) },
         maxSteps: agent.maxSteps,
         signal: slot.controller.signal,

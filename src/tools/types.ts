@@ -1,4 +1,5 @@
 /** The contract between the gateway and the tools its agents call. */
+import type { SessionKind } from '../core/session-key.js';
 import type { Clock } from '../ports.js';
 
 export interface ToolContext {
@@ -18,6 +19,8 @@ export interface ToolContext {
 
 export interface GatewayTool {
   name: string;
+  /** Offered only in sessions of these kinds (e.g. `a2a_request_input` in A2A sessions); all when absent. */
+  sessionKinds?: readonly SessionKind[];
   description: string;
   /** JSON Schema of the arguments. */
   parameters: Record<string, unknown>;

@@ -33,7 +33,11 @@ const { configPath } = tempConfig(`{
     { id: "private", model: "scripted/s" },
   ] },
   models: { providers: { scripted: { type: "scripted", models: {
-    s: { chunkChars: 4, rules: [{ reply: "support answers: {{input}}" }] },
+    s: { chunkChars: 4, rules: [
+      { match: "need details", steps: [{ toolCalls: [{ tool: "a2a_request_input", args: { question: "Which order number?" } }] }, { text: "I asked for the order number." }] },
+      { match: "order (\\\\d+)", reply: "order {{match.1}} is on its way" },
+      { reply: "support answers: {{input}}" },
+    ] },
     slow: { rules: [{ delayMs: 5000, reply: "late" }] },
     j: { rules: [{ reply: "{\\"answer\\": 42}" }] },
   } } } },
@@ -129,6 +133,17 @@ describe('A2A server: the SDK v1.0 client', () => {
     expect(second.contextId).toBe(first.contextId);
     const history = await gw.request<{ entries: { role: string }[] }>('GET', `/v1/sessions/${encodeURIComponent(`agent:json:a2a:${first.contextId}`)}/history`);
     expect(history.body.entries.filter((entry) => entry.role === 'user')).toHaveLength(2);
+  });
+
+  it('an agent that calls a2a_request_input leaves the task input-required with its question; the answer continues the task', async () => {
+    const a2a = await client('support', bearer(PARTNER));
+    const asked = (await a2a.sendMessage(send('I need details on my order'))) as Task;
+    expect(asked.status?.state).toBe(TaskState.TASK_STATE_INPUT_REQUIRED);
+    expect(asked.status?.message?.parts[0].content).toEqual({ $case: 'text', value: 'Which order number?' });
+    const answered = (await a2a.sendMessage(send('order 42', { taskId: asked.id, contextId: asked.contextId }))) as Task;
+    expect(answered.id).toBe(asked.id);
+    expect(answered.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
+    expect(answered.status?.message?.parts[0].content).toEqual({ $case: 'text', value: 'order 42 is on its way' });
   });
 
   it('SendStreamingMessage streams the task, working, artifact chunks from the run, and completed', async () => {
