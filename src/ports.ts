@@ -423,6 +423,24 @@ export interface A2APushConfigRecord {
   wireVersion: string;
 }
 
+/**
+ * A task on a remote A2A agent. `waiting`: a tool call holds it; `followed`: the gateway follows it and
+ * delivers its result into the session; `returned`: the tool call got the result; `delivered`: the
+ * result is in the session as a message.
+ */
+export interface RemoteTaskRecord {
+  taskId: string;
+  /** The configured remote agent id, or the URL it was reached at. */
+  remote: string;
+  contextId: string;
+  sessionKey: string;
+  state: 'waiting' | 'followed' | 'returned' | 'delivered';
+  /** The remote task's last known state (v1.0 name). */
+  remoteState: string;
+  createdAt: number;
+  updatedAt: number;
+}
+
 export interface A2ATaskFilter {
   agentId?: string;
   owner?: string;
@@ -445,6 +463,11 @@ export interface A2ATaskStore {
   listPushConfigs(taskId: string): Promise<A2APushConfigRecord[]>;
   /** Deletes one config, or all of the task's when `configId` is omitted. */
   deletePushConfig(taskId: string, configId?: string): Promise<void>;
+  /** Tasks this gateway's agents gave remote A2A agents, followed until their result is delivered. */
+  saveRemoteTask(task: RemoteTaskRecord, now: number): Promise<void>;
+  getRemoteTask(taskId: string): Promise<RemoteTaskRecord | undefined>;
+  /** Remote tasks whose result still has to reach their session. */
+  listFollowedRemoteTasks(): Promise<RemoteTaskRecord[]>;
   /** The per-task replay log: messages, state changes, push delivery attempts. */
   appendEvent(taskId: string, type: string, detail: unknown, now: number): Promise<void>;
   listEvents(taskId: string): Promise<A2ATaskEventRecord[]>;

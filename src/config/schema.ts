@@ -202,6 +202,27 @@ export const configSchema = z.strictObject({
           taskStallSeconds: positiveInt.default(900),
         })
         .prefault({}),
+      /** Remote A2A agents this gateway's agents may call with the a2a_* tools. */
+      remoteAgents: z
+        .array(
+          z.strictObject({
+            id: agentId,
+            /** The agent's base URL (its card is at <url>/.well-known/agent-card.json) or the card's own URL. */
+            url: z.url(),
+            token: z.string().optional(),
+            apiKey: z.string().optional(),
+            headers: z.record(z.string(), z.string()).optional(),
+          }),
+        )
+        .default([]),
+      client: z
+        .strictObject({
+          /** Lets a2a_discover and a2a_send take a URL instead of a configured remote agent. */
+          allowUrls: z.boolean().default(false),
+          /** The longest pause between two polls of a remote task. */
+          maxPollSeconds: positiveInt.default(30),
+        })
+        .prefault({}),
       push: z
         .strictObject({
           /** Lets push notifications go to private, loopback and link-local addresses (tests, one-host setups). */

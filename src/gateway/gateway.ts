@@ -22,7 +22,8 @@ import { createSessionRunner, toolsFor } from './session-runner.js';
 import { EXCHANGE_STEP_KIND, ExchangeFlow, exchangeStepRow } from './exchanges.js';
 import { AgentMessaging, type AgentSendRequest, type AgentSendResult } from './messaging.js';
 import { createSessionTools } from '../tools/session-tools.js';
-import { requestInputTool } from '../tools/a2a-tools.js';
+import { createA2AClientTools, requestInputTool } from '../tools/a2a-tools.js';
+import { A2AClientService, RESULT_KIND } from '../a2a/client.js';
 
 export const LEASE_TTL_MS = 30_000;
 
@@ -81,6 +82,7 @@ export class Gateway {
   private readonly outbox: OutboxDispatcher;
   private readonly journal: JournalTail;
   private readonly exchanges: ExchangeFlow;
+  private readonly a2aClient: A2AClientService;
   private readonly tools: readonly GatewayTool[];
   private readonly log: NonNullable<GatewayDeps['log']>;
   private watchdog?: NodeJS.Timeout;
@@ -119,7 +121,17 @@ export class Gateway {
       isStopping: () => this.stopped,
       validateMessage: (message) => this.validateMessage(message),
     });
-    this.tools = [...(deps.tools ?? BUILTIN_TOOLS), ...createSessionTools(this.messaging), requestInputTool];
+    this.a2aClient = new A2AClientService({
+      config: deps.config,
+      store: this.store,
+      clock: this.clock,
+      deliver: async (input) => void (await this.accept({ id: this.ids.next(), ...input })),
+      enqueue: (row) => this.enqueueDelivery(row),
+      log: (message) => this.log('warn', message),
+    });
+    this.outbox.register(RESULT_KIND, (row) => this.a2aClient.deliverResult(row));
+    const calling = deps.config.a2a.remoteAgents.length > 0 || deps.config.a2a.client.allowUrls;
+    this.tools = [...(deps.tools ?? BUILTIN_TOOLS), ...createSessionTools(this.messaging), requestInputTool, ...(calling ? createA2AClientTools(this.a2aClient) : [])];
     const runSession = createSessionRunner({
       config: deps.config,
       store: this.store,
@@ -166,6 +178,7 @@ export class Gateway {
     await gateway.journal.init();
     await gateway.recover();
     gateway.outbox.start();
+    await gateway.a2aClient.start();
     gateway.watchdog = setInterval(() => void gateway.checkLanes(), deps.config.watchdog.intervalMs);
     return gateway;
   }
@@ -508,6 +521,7 @@ export class Gateway {
     this.stopped = true;
     if (this.watchdog) clearInterval(this.watchdog);
     for (const wake of this.waiters) wake();
+    this.a2aClient.stop();
     await this.lanes.stop('shutdown');
     await this.outbox.stop();
     await this.store.runs.recoverOrphans(this.gatewayId, 'gateway shut down while the run was active', this.config.recovery.retryInterrupted, this.clock.now());

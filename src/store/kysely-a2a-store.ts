@@ -1,8 +1,8 @@
 /** A2A tasks and their replay log over Kysely. */
 import type { Kysely, Selectable } from 'kysely';
-import type { A2APushConfigRecord, A2ATaskEventRecord, A2ATaskFilter, A2ATaskRecord, A2ATaskStore } from '../ports.js';
+import type { A2APushConfigRecord, A2ATaskEventRecord, RemoteTaskRecord, A2ATaskFilter, A2ATaskRecord, A2ATaskStore } from '../ports.js';
 import { json, num, parse } from './kysely-rows.js';
-import type { A2ATasksTable, Database } from './schema.js';
+import type { A2ARemoteTasksTable, A2ATasksTable, Database } from './schema.js';
 
 function toTask(row: Selectable<A2ATasksTable>): A2ATaskRecord {
   return {
@@ -17,6 +17,19 @@ function toTask(row: Selectable<A2ATasksTable>): A2ATaskRecord {
     createdAt: num(row.created_at),
     updatedAt: num(row.updated_at),
     lastActivityAt: num(row.last_activity_at),
+  };
+}
+
+function toRemoteTask(row: Selectable<A2ARemoteTasksTable>): RemoteTaskRecord {
+  return {
+    taskId: row.task_id,
+    remote: row.remote,
+    contextId: row.context_id,
+    sessionKey: row.session_key,
+    state: row.state as RemoteTaskRecord['state'],
+    remoteState: row.remote_state,
+    createdAt: num(row.created_at),
+    updatedAt: num(row.updated_at),
   };
 }
 
@@ -101,6 +114,24 @@ export class KyselyA2ATaskStore implements A2ATaskStore {
     let query = this.db.deleteFrom('a2a_push_configs').where('task_id', '=', taskId);
     if (configId !== undefined) query = query.where('config_id', '=', configId);
     await query.execute();
+  }
+
+  async saveRemoteTask(task: RemoteTaskRecord, now: number): Promise<void> {
+    await this.db
+      .insertInto('a2a_remote_tasks')
+      .values({ task_id: task.taskId, remote: task.remote, context_id: task.contextId, session_key: task.sessionKey, state: task.state, remote_state: task.remoteState, created_at: now, updated_at: now })
+      .onConflict((oc) => oc.column('task_id').doUpdateSet({ state: task.state, remote_state: task.remoteState, updated_at: now }))
+      .execute();
+  }
+
+  async getRemoteTask(taskId: string): Promise<RemoteTaskRecord | undefined> {
+    const row = await this.db.selectFrom('a2a_remote_tasks').selectAll().where('task_id', '=', taskId).executeTakeFirst();
+    return row ? toRemoteTask(row) : undefined;
+  }
+
+  async listFollowedRemoteTasks(): Promise<RemoteTaskRecord[]> {
+    const rows = await this.db.selectFrom('a2a_remote_tasks').selectAll().where('state', 'in', ['waiting', 'followed']).orderBy('created_at').execute();
+    return rows.map(toRemoteTask);
   }
 
   async appendEvent(taskId: string, type: string, detail: unknown, now: number): Promise<void> {

@@ -182,6 +182,18 @@ function migrations(dialect: SqlDialectName): Record<string, Migration> {
           .addColumn('created_at', 'bigint', (col) => col.notNull())
           .addPrimaryKeyConstraint('a2a_push_configs_pk', ['task_id', 'config_id'])
           .execute();
+        await db.schema
+          .createTable('a2a_remote_tasks')
+          .addColumn('task_id', 'varchar(128)', (col) => col.primaryKey())
+          .addColumn('remote', 'varchar(1024)', (col) => col.notNull())
+          .addColumn('context_id', 'varchar(128)', (col) => col.notNull())
+          .addColumn('session_key', 'varchar(512)', (col) => col.notNull())
+          .addColumn('state', 'varchar(16)', (col) => col.notNull())
+          .addColumn('remote_state', 'varchar(32)', (col) => col.notNull())
+          .addColumn('created_at', 'bigint', (col) => col.notNull())
+          .addColumn('updated_at', 'bigint', (col) => col.notNull())
+          .execute();
+        await db.schema.createIndex('a2a_remote_tasks_state').on('a2a_remote_tasks').column('state').execute();
       },
     },
   };

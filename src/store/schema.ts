@@ -144,7 +144,19 @@ export interface A2APushConfigsTable {
   created_at: number;
 }
 
+export interface A2ARemoteTasksTable {
+  task_id: string;
+  remote: string;
+  context_id: string;
+  session_key: string;
+  state: string;
+  remote_state: string;
+  created_at: number;
+  updated_at: number;
+}
+
 export interface Database {
+  a2a_remote_tasks: A2ARemoteTasksTable;
   a2a_tasks: A2ATasksTable;
   a2a_push_configs: A2APushConfigsTable;
   a2a_task_events: A2ATaskEventsTable;

@@ -42,7 +42,8 @@ function oneOf<T extends string>(args: Record<string, unknown>, name: string, al
   return value as T | undefined;
 }
 
-async function asToolResult(work: () => Promise<unknown>): Promise<unknown> {
+/** Runs a tool's work; failures become data the model can read. */
+export async function asToolResult(work: () => Promise<unknown>): Promise<unknown> {
   try {
     return await work();
   } catch (error) {

@@ -1,0 +1,335 @@
+/**
+ * Calling remote A2A agents (the `a2a_*` tools). A remote agent is a configured `a2a.remoteAgents[]`
+ * entry (or, with `a2a.client.allowUrls`, a URL) and is subject to the agent-to-agent policy like a
+ * local agent. A send streams when the remote can and falls back to polling GetTask (exponential
+ * backoff with jitter, 1 s up to `a2a.client.maxPollSeconds`) when the stream ends early or fails. A
+ * result that comes after the caller stopped waiting is followed in the background, across restarts,
+ * and delivered into the calling session through the outbox, once.
+ */
+import { randomUUID } from 'node:crypto';
+import { Role, TaskState, taskStateToJSON, type Message, type Task } from '@a2a-js/sdk';
+import { ClientFactory, DefaultAgentCardResolver, JsonRpcTransportFactory, RestTransportFactory, type Client } from '@a2a-js/sdk/client';
+import type { SwitchboardConfig } from '../config/schema.js';
+import { SwitchboardError, errorMessage } from '../core/errors.js';
+import { agentToAgentAllowed } from '../core/session-access.js';
+import type { Clock, NewInput, NewOutboxRow, OutboxRecord, RemoteTaskRecord, Store } from '../ports.js';
+
+export const RESULT_KIND = 'a2a.result';
+/** How long a send waits for the remote to create its task, whatever its own timeout. */
+const TASK_CREATION_MS = 30_000;
+
+/** States after which a remote task needs its caller: finished, or asking something. */
+const SETTLED = new Set([
+  TaskState.TASK_STATE_COMPLETED,
+  TaskState.TASK_STATE_FAILED,
+  TaskState.TASK_STATE_CANCELED,
+  TaskState.TASK_STATE_REJECTED,
+  TaskState.TASK_STATE_INPUT_REQUIRED,
+  TaskState.TASK_STATE_AUTH_REQUIRED,
+]);
+
+export interface RemoteRef {
+  agentId?: string;
+  url?: string;
+}
+
+export interface RemoteResult {
+  /** The task's state, e.g. "completed", "input-required". */
+  state: string;
+  taskId: string;
+  contextId: string;
+  /** The answer: the artifacts' text, else the status message's. */
+  text: string;
+  data?: unknown;
+}
+
+export interface A2AClientDeps {
+  config: SwitchboardConfig;
+  store: Store;
+  clock: Clock;
+  /** Stores an input in a session (idempotent by its key) and wakes it. */
+  deliver: (input: Omit<NewInput, 'id'>) => Promise<void>;
+  enqueue: (row: NewOutboxRow) => Promise<void>;
+  log: (message: string) => void;
+  random?: () => number;
+}
+
+const stateName = (state: TaskState | undefined) => taskStateToJSON(state ?? TaskState.TASK_STATE_UNSPECIFIED).replace('TASK_STATE_', '').toLowerCase().replace('_', '-');
+
+function partsText(parts: Message['parts']): { text: string; data?: unknown } {
+  let data: unknown;
+  const text = parts
+    .map((part) => {
+      if (part.content?.$case === 'text') return part.content.value;
+      if (part.content?.$case === 'data') data ??= part.content.value;
+      return '';
+    })
+    .join('');
+  return { text, ...(data !== undefined ? { data } : {}) };
+}
+
+export function summarizeTask(task: Task): RemoteResult {
+  const fromArtifacts = partsText(task.artifacts.flatMap((artifact) => artifact.parts));
+  const fromStatus = task.status?.message ? partsText(task.status.message.parts) : { text: '' };
+  const answer = fromArtifacts.text || fromArtifacts.data !== undefined ? fromArtifacts : fromStatus;
+  // A completed task's status message usually repeats its answer; other states explain themselves there.
+  const text = task.status?.state === TaskState.TASK_STATE_COMPLETED ? answer.text : fromStatus.text || answer.text;
+  return { state: stateName(task.status?.state), taskId: task.id, contextId: task.contextId, text, ...(answer.data !== undefined ? { data: answer.data } : {}) };
+}
+
+export class A2AClientService {
+  private readonly clients = new Map<string, Promise<Client>>();
+  private readonly followers = new Map<string, AbortController>();
+  private stopped = false;
+
+  constructor(private readonly deps: A2AClientDeps) {}
+
+  /** The remote a call names, after the agent-to-agent policy (requester and remote must both be allowed). */
+  resolve(requesterAgent: string, ref: RemoteRef): { remote: string; url: string; headers: Record<string, string> } {
+    const { config } = this.deps;
+    let found: { remote: string; url: string; headers: Record<string, string> };
+    if (ref.agentId) {
+      const entry = config.a2a.remoteAgents.find((candidate) => candidate.id === ref.agentId);
+      if (!entry) {
+        const known = config.a2a.remoteAgents.map((candidate) => candidate.id);
+        throw new SwitchboardError('AGENT_NOT_FOUND', `no remote A2A agent "${ref.agentId}" (configured under a2a.remoteAgents: ${known.join(', ') || 'none'})`);
+      }
+      found = { remote: entry.id, ...this.resolveEntry(entry) };
+    } else if (ref.url) {
+      if (!config.a2a.client.allowUrls) {
+        throw new SwitchboardError('A2A_POLICY_DENIED', 'calling a remote agent by URL is off (set a2a.client.allowUrls: true, or configure it under a2a.remoteAgents)', { layer: 'agentToAgent' });
+      }
+      found = { remote: ref.url, url: ref.url, headers: {} };
+    } else {
+      throw new SwitchboardError('INVALID_REQUEST', 'name the remote agent: agentId (from a2a.remoteAgents) or url');
+    }
+    const policy = config.tools.agentToAgent;
+    if (!policy.enabled) {
+      throw new SwitchboardError('A2A_POLICY_DENIED', `cannot call remote agent "${found.remote}": agent-to-agent messaging is disabled (set tools.agentToAgent.enabled: true)`, { layer: 'agentToAgent' });
+    }
+    if (!agentToAgentAllowed(policy, requesterAgent, found.remote)) {
+      throw new SwitchboardError(
+        'A2A_POLICY_DENIED',
+        `cannot call remote agent "${found.remote}": tools.agentToAgent.allow (${JSON.stringify(policy.allow)}) must match both "${requesterAgent}" and "${found.remote}"`,
+        { layer: 'agentToAgent' },
+      );
+    }
+    return found;
+  }
+
+  private fetchWith(headers: Record<string, string>): typeof fetch {
+    return (input, init) => fetch(input, { ...init, headers: { ...(init?.headers as Record<string, string>), ...headers } });
+  }
+
+  private client(target: { url: string; headers: Record<string, string> }): Promise<Client> {
+    let client = this.clients.get(target.url);
+    if (!client) {
+      const fetchImpl = this.fetchWith(target.headers);
+      const factory = new ClientFactory({
+        transports: [new JsonRpcTransportFactory({ fetchImpl, legacyCompat: { enabled: true } }), new RestTransportFactory({ fetchImpl, legacyCompat: { enabled: true } })],
+        cardResolver: new DefaultAgentCardResolver({ fetchImpl }),
+      });
+      client = target.url.endsWith('.json') ? factory.createFromUrl(target.url, '') : factory.createFromUrl(target.url.endsWith('/') ? target.url : `${target.url}/`);
+      client.catch(() => this.clients.delete(target.url));
+      this.clients.set(target.url, client);
+    }
+    return client;
+  }
+
+  /** a2a_discover: what the remote agent says it is and can do. */
+  async discover(requesterAgent: string, ref: RemoteRef) {
+    const target = this.resolve(requesterAgent, ref);
+    const card = await (await this.client(target)).getAgentCard();
+    return {
+      remote: target.remote,
+      name: card.name,
+      description: card.description,
+      skills: card.skills.map((skill) => ({ id: skill.id, name: skill.name, description: skill.description, tags: skill.tags })),
+      inputModes: card.defaultInputModes,
+      outputModes: card.defaultOutputModes,
+      streaming: card.capabilities?.streaming ?? false,
+      pushNotifications: card.capabilities?.pushNotifications ?? false,
+      auth: Object.entries(card.securitySchemes).map(([name, scheme]) => `${name}: ${scheme.scheme?.$case ?? 'unknown'}`),
+    };
+  }
+
+  /**
+   * a2a_send: sends and waits up to `timeoutSeconds` for the task to settle. If it has not by then, the
+   * task is followed in the background and its result arrives in `sessionKey` as a message.
+   */
+  async send(
+    requester: { agentId: string; sessionKey: string },
+    ref: RemoteRef,
+    request: { message: string; timeoutSeconds: number; contextId?: string; taskId?: string; signal?: AbortSignal },
+  ): Promise<RemoteResult | { state: 'timeout'; taskId: string; contextId: string; note: string }> {
+    const target = this.resolve(requester.agentId, ref);
+    const client = await this.client(target);
+    const card = await client.getAgentCard();
+    const message: Message = {
+      messageId: randomUUID(),
+      contextId: request.contextId ?? '',
+      taskId: request.taskId ?? '',
+      role: Role.ROLE_USER,
+      parts: [{ content: { $case: 'text', value: request.message }, metadata: {}, filename: '', mediaType: 'text/plain' }],
+      metadata: {},
+      extensions: [],
+      referenceTaskIds: [],
+    };
+    const deadline = this.deps.clock.now() + request.timeoutSeconds * 1000;
+    const params = { tenant: '', message, configuration: { acceptedOutputModes: [], taskPushNotificationConfig: undefined, returnImmediately: !card.capabilities?.streaming }, metadata: {} };
+    let task: Task | undefined;
+    const streamAbort = new AbortController();
+    const abortStream = () => streamAbort.abort();
+    request.signal?.addEventListener('abort', abortStream, { once: true });
+    // Waiting for the task to exist is bounded on its own: even a send that does not wait needs its id.
+    let timer = setTimeout(abortStream, Math.max(deadline - this.deps.clock.now(), TASK_CREATION_MS));
+    try {
+      if (card.capabilities?.streaming) {
+        try {
+          for await (const event of client.sendMessageStream(params, { signal: streamAbort.signal })) {
+            const known = task !== undefined;
+            task = await this.apply(client, task, event as { payload?: { $case: string; value: unknown } });
+            if (task && !known) {
+              await this.record(task, target.remote, requester.sessionKey, 'waiting');
+              clearTimeout(timer);
+              timer = setTimeout(abortStream, Math.max(0, deadline - this.deps.clock.now()));
+            }
+            if (task && SETTLED.has(task.status?.state ?? 0)) break;
+          }
+        } catch (error) {
+          if (!streamAbort.signal.aborted) this.deps.log(`a2a stream to ${target.remote} ended: ${errorMessage(error)}; polling instead`);
+        }
+      } else {
+        const sent = await client.sendMessage(params, { signal: streamAbort.signal });
+        if ('id' in sent && 'status' in sent) task = sent as Task;
+        else return { state: 'completed', taskId: '', contextId: (sent as Message).contextId, text: partsText((sent as Message).parts).text };
+      }
+    } finally {
+      clearTimeout(timer);
+      request.signal?.removeEventListener('abort', abortStream);
+    }
+    if (!task) throw new SwitchboardError('MODEL_PROVIDER_ERROR', `remote agent "${target.remote}" did not create a task for the message`);
+    await this.record(task, target.remote, requester.sessionKey, 'waiting');
+    if (!SETTLED.has(task.status?.state ?? 0) && this.deps.clock.now() < deadline && !request.signal?.aborted) {
+      task = await this.poll(client, task, deadline, request.signal);
+    }
+    if (SETTLED.has(task.status?.state ?? 0)) {
+      await this.record(task, target.remote, requester.sessionKey, 'returned');
+      return summarizeTask(task);
+    }
+    await this.record(task, target.remote, requester.sessionKey, 'followed');
+    this.follow(await this.deps.store.a2aTasks.getRemoteTask(task.id));
+    return {
+      state: 'timeout',
+      taskId: task.id,
+      contextId: task.contextId,
+      note: `the remote task is still ${stateName(task.status?.state)}; its result will arrive in this session as a message`,
+    };
+  }
+
+  /** Folds one stream event into what is known of the task. */
+  private async apply(client: Client, task: Task | undefined, event: { payload?: { $case: string; value: unknown } }): Promise<Task | undefined> {
+    const payload = event.payload;
+    if (!payload) return task;
+    if (payload.$case === 'task') return payload.value as Task;
+    if (payload.$case === 'statusUpdate' && task) return { ...task, status: (payload.value as { status: Task['status'] }).status };
+    if (payload.$case === 'artifactUpdate' && task) {
+      const update = payload.value as { artifact?: Task['artifacts'][number]; append: boolean };
+      if (!update.artifact) return task;
+      const existing = task.artifacts.find((artifact) => artifact.artifactId === update.artifact!.artifactId);
+      const merged = existing && update.append ? { ...existing, parts: [...existing.parts, ...update.artifact.parts] } : update.artifact;
+      return { ...task, artifacts: [...task.artifacts.filter((artifact) => artifact.artifactId !== merged.artifactId), merged] };
+    }
+    if (payload.$case === 'statusUpdate') return client.getTask({ tenant: '', id: (payload.value as { taskId: string }).taskId, historyLength: 0 });
+    if (payload.$case === 'message') {
+      const message = payload.value as Message;
+      return { id: message.taskId || randomUUID(), contextId: message.contextId, status: { state: TaskState.TASK_STATE_COMPLETED, message, timestamp: undefined }, artifacts: [], history: [], metadata: {} };
+    }
+    return task;
+  }
+
+  /** Polls GetTask until the task settles or the deadline passes; backoff 1 s doubling to maxPollSeconds, with jitter. */
+  private async poll(client: Client, task: Task, deadline: number, signal?: AbortSignal): Promise<Task> {
+    let current = task;
+    for (let attempt = 0; !SETTLED.has(current.status?.state ?? 0); attempt += 1) {
+      const left = deadline - this.deps.clock.now();
+      if (left <= 0 || signal?.aborted || this.stopped) return current;
+      const delay = Math.min(this.deps.config.a2a.client.maxPollSeconds * 1000, 1000 * 2 ** attempt) * (0.5 + (this.deps.random ?? Math.random)() / 2);
+      await new Promise((resolve) => setTimeout(resolve, Math.min(delay, left)));
+      try {
+        current = await client.getTask({ tenant: '', id: task.id, historyLength: 0 });
+      } catch (error) {
+        this.deps.log(`a2a poll of task ${task.id}: ${errorMessage(error)}`);
+      }
+    }
+    return current;
+  }
+
+  private async record(task: Task, remote: string, sessionKey: string, state: RemoteTaskRecord['state']): Promise<void> {
+    const now = this.deps.clock.now();
+    await this.deps.store.a2aTasks.saveRemoteTask({ taskId: task.id, remote, contextId: task.contextId, sessionKey, state, remoteState: taskStateToJSON(task.status?.state ?? 0), createdAt: now, updatedAt: now }, now);
+  }
+
+  /** Follows a remote task in the background until it settles, then hands its result to the outbox. */
+  private follow(row: RemoteTaskRecord | undefined): void {
+    if (!row || this.followers.has(row.taskId) || this.stopped) return;
+    const controller = new AbortController();
+    this.followers.set(row.taskId, controller);
+    void (async () => {
+      const entry = this.deps.config.a2a.remoteAgents.find((candidate) => candidate.id === row.remote);
+      const target = entry ? this.resolveEntry(entry) : { url: row.remote, headers: {} };
+      const client = await this.client(target);
+      let task = await client.getTask({ tenant: '', id: row.taskId, historyLength: 0 });
+      while (!SETTLED.has(task.status?.state ?? 0) && !controller.signal.aborted) {
+        task = await this.poll(client, task, Number.MAX_SAFE_INTEGER, controller.signal);
+      }
+      if (controller.signal.aborted) return;
+      await this.record(task, row.remote, row.sessionKey, 'followed');
+      await this.deps.enqueue({ id: randomUUID(), kind: RESULT_KIND, target: row.sessionKey, payload: { remote: row.remote, sessionKey: row.sessionKey, result: summarizeTask(task) }, idempotencyKey: `a2a-result:${row.taskId}` });
+    })()
+      .catch((error) => this.deps.log(`a2a follow of task ${row.taskId}: ${errorMessage(error)}; resumed at the next start`))
+      .finally(() => this.followers.delete(row.taskId));
+  }
+
+  private resolveEntry(entry: SwitchboardConfig['a2a']['remoteAgents'][number]) {
+    const headers: Record<string, string> = { ...(entry.headers ?? {}) };
+    if (entry.token) headers.Authorization = `Bearer ${entry.token}`;
+    if (entry.apiKey) headers['X-API-Key'] = entry.apiKey;
+    return { url: entry.url, headers };
+  }
+
+  /** The outbox handler: the result becomes a message in the calling session, once. */
+  async deliverResult(row: OutboxRecord): Promise<void> {
+    const { remote, sessionKey, result } = row.payload as { remote: string; sessionKey: string; result: RemoteResult };
+    await this.deps.deliver({
+      sessionKey,
+      idempotencyKey: `a2a-result:${result.taskId}`,
+      mode: 'followup',
+      text: `[the result of your a2a_send to ${remote}: task ${result.taskId} is ${result.state}]\n${result.text || '(no text)'}`,
+      provenance: { kind: 'a2a', channel: 'a2a', sourceAgent: remote, sourceTool: 'a2a_send' },
+    });
+    const stored = await this.deps.store.a2aTasks.getRemoteTask(result.taskId);
+    if (stored) await this.deps.store.a2aTasks.saveRemoteTask({ ...stored, state: 'delivered' }, this.deps.clock.now());
+  }
+
+  /** a2a_get_task and a2a_cancel. */
+  async getTask(requesterAgent: string, ref: RemoteRef, taskId: string): Promise<RemoteResult> {
+    const client = await this.client(this.resolve(requesterAgent, ref));
+    return summarizeTask(await client.getTask({ tenant: '', id: taskId, historyLength: 0 }));
+  }
+
+  async cancel(requesterAgent: string, ref: RemoteRef, taskId: string): Promise<RemoteResult> {
+    const client = await this.client(this.resolve(requesterAgent, ref));
+    return summarizeTask(await client.cancelTask({ tenant: '', id: taskId, metadata: {} }));
+  }
+
+  /** Resumes following the tasks whose results are still owed (a tool that waited at a crash included). */
+  async start(): Promise<void> {
+    for (const row of await this.deps.store.a2aTasks.listFollowedRemoteTasks()) this.follow(row);
+  }
+
+  stop(): void {
+    this.stopped = true;
+    for (const controller of this.followers.values()) controller.abort();
+  }
+}

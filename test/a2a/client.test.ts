@@ -1,0 +1,193 @@
+/**
+ * Our A2A client (the a2a_* tools) against reference servers built in this test from the SDK's own
+ * DefaultRequestHandler and InMemoryTaskStore, on 127.0.0.1: one streaming, one not (polled).
+ */
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import express from 'express';
+import { AGENT_CARD_PATH, Role, TaskState, type AgentCard, type Message } from '@a2a-js/sdk';
+import { AgentEvent, DefaultRequestHandler, InMemoryTaskStore, type AgentExecutor, type ExecutionEventBus } from '@a2a-js/sdk/server';
+import { agentCardHandler, jsonRpcHandler, UserBuilder } from '@a2a-js/sdk/server/express';
+import type { Gateway } from '../../src/gateway/gateway.js';
+import { startTestGateway, stopTestGateway } from '../helpers/gateway.js';
+import { waitUntil } from '../helpers/wait.js';
+
+const now = () => new Date().toISOString();
+const text = (value: string) => ({ content: { $case: 'text' as const, value }, metadata: {}, filename: '', mediaType: 'text/plain' });
+
+/** The reference agent: "quick" answers at once, "slow" after 1.5 s, "ask" asks back, "hold" waits for a cancel. */
+class ReferenceExecutor implements AgentExecutor {
+  private readonly held = new Map<string, () => void>();
+  authorizations: (string | undefined)[] = [];
+  /** Cut every response still open after 300 ms, as a proxy dropping a stream would. */
+  dropStreams = false;
+
+  async execute(context: Parameters<AgentExecutor['execute']>[0], bus: ExecutionEventBus): Promise<void> {
+    const { taskId, contextId } = context;
+    const said = context.userMessage.parts.map((part) => (part.content?.$case === 'text' ? part.content.value : '')).join('');
+    const agentMessage = (value: string): Message => ({ messageId: `${taskId}-${Date.now()}`, contextId, taskId, role: Role.ROLE_AGENT, parts: [text(value)], metadata: {}, extensions: [], referenceTaskIds: [] });
+    if (!context.task) bus.publish(AgentEvent.task({ id: taskId, contextId, status: { state: TaskState.TASK_STATE_SUBMITTED, message: undefined, timestamp: now() }, artifacts: [], history: [context.userMessage], metadata: {} }));
+    bus.publish(AgentEvent.statusUpdate({ taskId, contextId, status: { state: TaskState.TASK_STATE_WORKING, message: undefined, timestamp: now() }, metadata: {} }));
+    if (said.startsWith('ask')) {
+      bus.publish(AgentEvent.statusUpdate({ taskId, contextId, status: { state: TaskState.TASK_STATE_INPUT_REQUIRED, message: agentMessage('which colour?'), timestamp: now() }, metadata: {} }));
+      bus.finished();
+      return;
+    }
+    if (said.startsWith('slow')) await new Promise((resolve) => setTimeout(resolve, 1500));
+    if (said.startsWith('hold')) {
+      await new Promise<void>((resolve) => this.held.set(taskId, resolve));
+      return;
+    }
+    bus.publish(AgentEvent.artifactUpdate({ taskId, contextId, artifact: { artifactId: 'a', name: 'answer', description: '', parts: [text(`ref: ${said}`)], metadata: {}, extensions: [] }, append: false, lastChunk: true, metadata: {} }));
+    bus.publish(AgentEvent.statusUpdate({ taskId, contextId, status: { state: TaskState.TASK_STATE_COMPLETED, message: undefined, timestamp: now() }, metadata: {} }));
+    bus.finished();
+  }
+
+  async cancelTask(taskId: string, bus: ExecutionEventBus): Promise<void> {
+    this.held.get(taskId)?.();
+    bus.publish(AgentEvent.statusUpdate({ taskId, contextId: '', status: { state: TaskState.TASK_STATE_CANCELED, message: undefined, timestamp: now() }, metadata: {} }));
+    bus.finished();
+  }
+}
+
+async function referenceServer(streaming: boolean, executor: ReferenceExecutor): Promise<{ server: Server; url: string }> {
+  const app = express();
+  const server = app.listen(0, '127.0.0.1');
+  await new Promise((resolve) => server.once('listening', resolve));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const card: AgentCard = {
+    name: streaming ? 'Reference' : 'Polled reference',
+    description: 'a reference A2A agent',
+    supportedInterfaces: [{ url: `${url}/rpc`, protocolBinding: 'JSONRPC', tenant: '', protocolVersion: '1.0' }],
+    provider: undefined,
+    version: '1.0.0',
+    capabilities: { streaming, pushNotifications: false, extensions: [] },
+    securitySchemes: {},
+    securityRequirements: [],
+    defaultInputModes: ['text/plain'],
+    defaultOutputModes: ['text/plain'],
+    skills: [{ id: 'echo', name: 'Echo', description: 'says it back', tags: [], examples: [], inputModes: [], outputModes: [], securityRequirements: [] }],
+    signatures: [],
+  };
+  const handler = new DefaultRequestHandler(card, new InMemoryTaskStore(), executor);
+  app.use(`/${AGENT_CARD_PATH}`, agentCardHandler({ agentCardProvider: handler }));
+  app.use('/rpc', (request, response, next) => {
+    executor.authorizations.push(request.header('authorization'));
+    if (executor.dropStreams) setTimeout(() => response.socket?.destroy(), 300).unref();
+    next();
+  }, jsonRpcHandler({ requestHandler: handler, userBuilder: UserBuilder.noAuthentication }));
+  return { server, url };
+}
+
+const streamingExecutor = new ReferenceExecutor();
+const polledExecutor = new ReferenceExecutor();
+let streamingRef: { server: Server; url: string };
+let polledRef: { server: Server; url: string };
+let gateway: Gateway;
+
+beforeAll(async () => {
+  streamingRef = await referenceServer(true, streamingExecutor);
+  polledRef = await referenceServer(false, polledExecutor);
+});
+afterAll(() => {
+  streamingRef.server.closeAllConnections();
+  streamingRef.server.close();
+  polledRef.server.closeAllConnections();
+  polledRef.server.close();
+});
+afterEach(async () => {
+  if (gateway) await stopTestGateway(gateway);
+});
+
+const config = () => `{
+  tools: { agentToAgent: { enabled: true, allow: ["caller", "ref", "polled"] } },
+  a2a: {
+    remoteAgents: [
+      { id: "ref", url: "${streamingRef.url}", token: "ref-token" },
+      { id: "polled", url: "${polledRef.url}/${AGENT_CARD_PATH}" },
+      { id: "blocked", url: "${streamingRef.url}" },
+    ],
+    client: { maxPollSeconds: 1 },
+  },
+  agents: { list: [{ id: "caller", model: "scripted/c" }] },
+  models: { providers: { scripted: { type: "scripted", models: { c: { rules: [
+    { match: "the result of your a2a_send", reply: "got late: {{input}}" },
+    { match: "^discover", steps: [{ toolCalls: [{ tool: "a2a_discover", args: { agentId: "ref" } }] }, { text: "{{tool.a2a_discover}}" }] },
+    { match: "^send (\\\\S+) (.*)", steps: [{ toolCalls: [{ tool: "a2a_send", args: { agentId: "{{match.1}}", message: "{{match.2}}", timeoutSeconds: 10 } }] }, { text: "{{tool.a2a_send}}" }] },
+    { match: "^later", steps: [{ toolCalls: [{ tool: "a2a_send", args: { agentId: "ref", message: "slow job", timeoutSeconds: 0.2 } }] }, { text: "{{tool.a2a_send.state}}" }] },
+    { match: "^hold and cancel", steps: [
+      { toolCalls: [{ tool: "a2a_send", args: { agentId: "ref", message: "hold on", timeoutSeconds: 0 } }] },
+      { toolCalls: [{ tool: "a2a_cancel", args: { agentId: "ref", taskId: "{{tool.a2a_send.taskId}}" } }] },
+      { text: "{{tool.a2a_cancel.state}}" },
+    ] },
+  ] } } } } },
+}`;
+
+async function ask(message: string): Promise<string> {
+  const sent = await gateway.send({ target: 'caller', message });
+  const result = await gateway.waitForInput(sent.input.id, 15_000);
+  if (result.status !== 'completed') throw new Error(`not completed: ${result.status}`);
+  return result.reply ?? '';
+}
+
+describe('A2A client: the a2a_* tools against SDK reference servers', () => {
+  it('a2a_discover summarises the card; a2a_send streams to completion with the configured token', async () => {
+    gateway = await startTestGateway(config());
+    expect(JSON.parse(await ask('discover'))).toMatchObject({ remote: 'ref', name: 'Reference', streaming: true, skills: [{ id: 'echo', name: 'Echo', description: 'says it back' }] });
+    const result = JSON.parse(await ask('send ref quick one'));
+    expect(result).toMatchObject({ state: 'completed', text: 'ref: quick one' });
+    expect(streamingExecutor.authorizations.at(-1)).toBe('Bearer ref-token');
+  });
+
+  it('a stream that drops mid-task falls back to polling GetTask until the task finishes', async () => {
+    gateway = await startTestGateway(config());
+    streamingExecutor.dropStreams = true;
+    const before = streamingExecutor.authorizations.length;
+    try {
+      expect(JSON.parse(await ask('send ref slow after a drop'))).toMatchObject({ state: 'completed', text: 'ref: slow after a drop' });
+    } finally {
+      streamingExecutor.dropStreams = false;
+    }
+    // The stream, then at least one GetTask poll.
+    expect(streamingExecutor.authorizations.length - before).toBeGreaterThanOrEqual(2);
+  });
+
+  it('a remote that does not stream is polled until it finishes', async () => {
+    gateway = await startTestGateway(config());
+    expect(JSON.parse(await ask('send polled slow but sure'))).toMatchObject({ state: 'completed', text: 'ref: slow but sure' });
+  });
+
+  it('an input-required answer comes back with the question; the caller can continue the task', async () => {
+    gateway = await startTestGateway(config());
+    expect(JSON.parse(await ask('send ref ask me'))).toMatchObject({ state: 'input-required', text: 'which colour?' });
+  });
+
+  it('a result that comes after the wait arrives in the session as a message, once, and starts a run', async () => {
+    gateway = await startTestGateway(config());
+    expect(await ask('later')).toBe('timeout');
+    const delivered = await waitUntil('the late result arrived', async () => {
+      const inputs = (await gateway.store.inputs.list({ sessionKey: 'agent:caller:main' })).filter((input) => input.provenance.sourceTool === 'a2a_send');
+      return inputs.length > 0 && inputs.every((input) => input.status === 'consumed') && inputs;
+    }, 10_000);
+    expect(delivered).toHaveLength(1);
+    expect(delivered[0].text).toMatch(/^\[the result of your a2a_send to ref: task \S+ is completed\]\nref: slow job$/);
+    expect(delivered[0].provenance).toMatchObject({ kind: 'a2a', sourceAgent: 'ref' });
+    const run = await gateway.getRun(delivered[0].runId!);
+    expect(run.run.finalText).toMatch(/^got late: /);
+  });
+
+  it('a2a_cancel cancels the remote task', async () => {
+    gateway = await startTestGateway(config());
+    expect(await ask('hold and cancel')).toBe('canceled');
+  });
+
+  it('a remote agent outside tools.agentToAgent.allow is refused by the policy', async () => {
+    gateway = await startTestGateway(config());
+    expect(JSON.parse(await ask('send blocked hi'))).toEqual({
+      status: 'forbidden',
+      layer: 'agentToAgent',
+      error: 'cannot call remote agent "blocked": tools.agentToAgent.allow (["caller","ref","polled"]) must match both "caller" and "blocked"',
+    });
+  });
+});
