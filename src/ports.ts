@@ -437,6 +437,8 @@ export interface RemoteTaskRecord {
   state: 'waiting' | 'followed' | 'returned' | 'delivered';
   /** The remote task's last known state (v1.0 name). */
   remoteState: string;
+  /** The secret the remote's push notifications for this task must carry, once registered. */
+  pushToken: string | null;
   createdAt: number;
   updatedAt: number;
 }

@@ -6,7 +6,7 @@
  * result that comes after the caller stopped waiting is followed in the background, across restarts,
  * and delivered into the calling session through the outbox, once.
  */
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 import { Role, TaskState, taskStateToJSON, type Message, type Task } from '@a2a-js/sdk';
 import { ClientFactory, DefaultAgentCardResolver, JsonRpcTransportFactory, RestTransportFactory, type Client } from '@a2a-js/sdk/client';
 import type { SwitchboardConfig } from '../config/schema.js';
@@ -15,6 +15,8 @@ import { agentToAgentAllowed } from '../core/session-access.js';
 import type { Clock, NewInput, NewOutboxRow, OutboxRecord, RemoteTaskRecord, Store } from '../ports.js';
 
 export const RESULT_KIND = 'a2a.result';
+/** Where remotes post push notifications for tasks this gateway follows: `<base>/a2a-callback/<taskId>`. */
+export const CALLBACK_PATH = '/a2a-callback';
 /** How long a send waits for the remote to create its task, whatever its own timeout. */
 const TASK_CREATION_MS = 30_000;
 
@@ -80,6 +82,8 @@ export function summarizeTask(task: Task): RemoteResult {
 export class A2AClientService {
   private readonly clients = new Map<string, Promise<Client>>();
   private readonly followers = new Map<string, AbortController>();
+  private readonly wakers = new Map<string, () => void>();
+  private callbackBase?: string;
   private stopped = false;
 
   constructor(private readonly deps: A2AClientDeps) {}
@@ -255,7 +259,16 @@ export class A2AClientService {
       const left = deadline - this.deps.clock.now();
       if (left <= 0 || signal?.aborted || this.stopped) return current;
       const delay = Math.min(this.deps.config.a2a.client.maxPollSeconds * 1000, 1000 * 2 ** attempt) * (0.5 + (this.deps.random ?? Math.random)() / 2);
-      await new Promise((resolve) => setTimeout(resolve, Math.min(delay, left)));
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(done, Math.min(delay, left));
+        function done() {
+          clearTimeout(timer);
+          resolve();
+        }
+        // A push notification for the task cuts the pause short.
+        this.wakers.set(task.id, done);
+      });
+      this.wakers.delete(task.id);
       try {
         current = await client.getTask({ tenant: '', id: task.id, historyLength: 0 });
       } catch (error) {
@@ -265,9 +278,41 @@ export class A2AClientService {
     return current;
   }
 
-  private async record(task: Task, remote: string, sessionKey: string, state: RemoteTaskRecord['state']): Promise<void> {
+  private async record(task: Task, remote: string, sessionKey: string, state: RemoteTaskRecord['state'], pushToken?: string): Promise<void> {
     const now = this.deps.clock.now();
-    await this.deps.store.a2aTasks.saveRemoteTask({ taskId: task.id, remote, contextId: task.contextId, sessionKey, state, remoteState: taskStateToJSON(task.status?.state ?? 0), createdAt: now, updatedAt: now }, now);
+    const existing = await this.deps.store.a2aTasks.getRemoteTask(task.id);
+    await this.deps.store.a2aTasks.saveRemoteTask(
+      { taskId: task.id, remote, contextId: task.contextId, sessionKey, state, remoteState: taskStateToJSON(task.status?.state ?? 0), pushToken: pushToken ?? existing?.pushToken ?? null, createdAt: now, updatedAt: now },
+      now,
+    );
+  }
+
+  /** Where remotes post push notifications for the tasks this gateway follows (set once the gateway listens). */
+  setCallbackBase(url: string): void {
+    this.callbackBase = url.replace(/\/$/, '');
+  }
+
+  /**
+   * A push notification from a remote for a task we follow: accepted only with the task's own secret.
+   * It wakes the follower, which reads the task with GetTask (the push body is not trusted for state).
+   */
+  async receivePush(taskId: string, token: string | undefined): Promise<boolean> {
+    const row = await this.deps.store.a2aTasks.getRemoteTask(taskId);
+    if (!row?.pushToken || token === undefined || row.pushToken.length !== token.length || !timingSafeEqual(Buffer.from(row.pushToken), Buffer.from(token))) return false;
+    this.wakers.get(taskId)?.();
+    return true;
+  }
+
+  /** Asks the remote to push this task's updates to us; polling goes on regardless, as the backstop. */
+  private async registerPush(client: Client, row: RemoteTaskRecord): Promise<void> {
+    if (!this.callbackBase || !(await client.getAgentCard()).capabilities?.pushNotifications) return;
+    const token = row.pushToken ?? randomBytes(24).toString('hex');
+    if (!row.pushToken) await this.deps.store.a2aTasks.saveRemoteTask({ ...row, pushToken: token }, this.deps.clock.now());
+    try {
+      await client.createTaskPushNotificationConfig({ tenant: '', id: `switchboard-${row.taskId}`, taskId: row.taskId, url: `${this.callbackBase}${CALLBACK_PATH}/${encodeURIComponent(row.taskId)}`, token, authentication: undefined });
+    } catch (error) {
+      this.deps.log(`a2a: remote ${row.remote} refused a push config for task ${row.taskId} (${errorMessage(error)}); polling instead`);
+    }
   }
 
   /** Follows a remote task in the background until it settles, then hands its result to the outbox. */
@@ -279,6 +324,7 @@ export class A2AClientService {
       const entry = this.deps.config.a2a.remoteAgents.find((candidate) => candidate.id === row.remote);
       const target = entry ? this.resolveEntry(entry) : { url: row.remote, headers: {} };
       const client = await this.client(target);
+      await this.registerPush(client, row);
       let task = await client.getTask({ tenant: '', id: row.taskId, historyLength: 0 });
       while (!SETTLED.has(task.status?.state ?? 0) && !controller.signal.aborted) {
         task = await this.poll(client, task, Number.MAX_SAFE_INTEGER, controller.signal);
@@ -331,5 +377,6 @@ export class A2AClientService {
   stop(): void {
     this.stopped = true;
     for (const controller of this.followers.values()) controller.abort();
+    for (const wake of this.wakers.values()) wake();
   }
 }

@@ -221,6 +221,8 @@ export const configSchema = z.strictObject({
           allowUrls: z.boolean().default(false),
           /** The longest pause between two polls of a remote task. */
           maxPollSeconds: positiveInt.default(30),
+          /** The base URL remotes post push notifications to; default a2a.server.publicUrl, else the listen address. */
+          callbackUrl: z.url().optional(),
         })
         .prefault({}),
       push: z

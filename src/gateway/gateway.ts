@@ -498,6 +498,16 @@ export class Gateway {
     }
   }
 
+  /** The base URL remote A2A agents post push notifications to (`<url>/a2a-callback/<taskId>`). */
+  setA2ACallbackBase(url: string): void {
+    this.a2aClient.setCallbackBase(url);
+  }
+
+  /** A push notification for a remote task an agent is waiting on; false when its secret does not match. */
+  receiveA2APush(taskId: string, token: string | undefined): Promise<boolean> {
+    return this.a2aClient.receivePush(taskId, token);
+  }
+
   subscribe(listener: LiveListener): () => void {
     return this.bus.subscribe(listener);
   }

@@ -57,6 +57,7 @@ export async function serveGateway(options: ServeOptions): Promise<RunningGatewa
     }
     throw error;
   }
+  gateway.setA2ACallbackBase(config.a2a.client.callbackUrl ?? config.a2a.server.publicUrl ?? url);
   dataDir.writeRuntime({ url, configPath, pid: process.pid, gatewayId, startedAt: Date.now() });
   let stopping: Promise<void> | undefined;
   return {

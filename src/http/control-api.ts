@@ -173,6 +173,8 @@ export class ControlApi {
     try {
       const url = new URL(request.url ?? '/', 'http://localhost');
       if (this.options.front?.handles(url.pathname)) return this.options.front.handle(request, response);
+      const callback = url.pathname.match(/^\/a2a-callback\/([^/]+)$/);
+      if (callback && request.method === 'POST') return await this.receivePush(request, response, decodeURIComponent(callback[1]));
       this.authorize(request);
       if (request.method === 'GET' && url.pathname === '/v1/events') return await this.streamEvents(request, response, url);
       for (const route of this.routes) {
@@ -192,6 +194,20 @@ export class ControlApi {
       if (!response.headersSent) sendJson(response, failure.httpStatus, { error: failure.toJSON() });
       else response.end();
     }
+  }
+
+  /** Push notifications from remote A2A agents; each task's own secret authenticates them, not the control token. */
+  private async receivePush(request: IncomingMessage, response: ServerResponse, taskId: string): Promise<void> {
+    // The body is not trusted for state (the follower reads the task itself), only drained.
+    let size = 0;
+    for await (const chunk of request) {
+      size += (chunk as Buffer).length;
+      if (size > MAX_BODY_BYTES) throw new SwitchboardError('MESSAGE_TOO_LARGE', `request body is larger than ${MAX_BODY_BYTES} bytes`);
+    }
+    const token = request.headers['x-a2a-notification-token'];
+    const accepted = await this.gateway.receiveA2APush(taskId, typeof token === 'string' ? token : undefined);
+    if (!accepted) throw new SwitchboardError('UNAUTHORIZED', 'unknown task or wrong notification token');
+    sendJson(response, 200, { received: true });
   }
 
   private authorize(request: IncomingMessage): void {

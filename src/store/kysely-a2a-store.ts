@@ -28,6 +28,7 @@ function toRemoteTask(row: Selectable<A2ARemoteTasksTable>): RemoteTaskRecord {
     sessionKey: row.session_key,
     state: row.state as RemoteTaskRecord['state'],
     remoteState: row.remote_state,
+    pushToken: row.push_token,
     createdAt: num(row.created_at),
     updatedAt: num(row.updated_at),
   };
@@ -119,8 +120,8 @@ export class KyselyA2ATaskStore implements A2ATaskStore {
   async saveRemoteTask(task: RemoteTaskRecord, now: number): Promise<void> {
     await this.db
       .insertInto('a2a_remote_tasks')
-      .values({ task_id: task.taskId, remote: task.remote, context_id: task.contextId, session_key: task.sessionKey, state: task.state, remote_state: task.remoteState, created_at: now, updated_at: now })
-      .onConflict((oc) => oc.column('task_id').doUpdateSet({ state: task.state, remote_state: task.remoteState, updated_at: now }))
+      .values({ task_id: task.taskId, remote: task.remote, context_id: task.contextId, session_key: task.sessionKey, state: task.state, remote_state: task.remoteState, push_token: task.pushToken, created_at: now, updated_at: now })
+      .onConflict((oc) => oc.column('task_id').doUpdateSet({ state: task.state, remote_state: task.remoteState, push_token: task.pushToken, updated_at: now }))
       .execute();
   }
 

@@ -190,6 +190,7 @@ function migrations(dialect: SqlDialectName): Record<string, Migration> {
           .addColumn('session_key', 'varchar(512)', (col) => col.notNull())
           .addColumn('state', 'varchar(16)', (col) => col.notNull())
           .addColumn('remote_state', 'varchar(32)', (col) => col.notNull())
+          .addColumn('push_token', 'varchar(128)')
           .addColumn('created_at', 'bigint', (col) => col.notNull())
           .addColumn('updated_at', 'bigint', (col) => col.notNull())
           .execute();

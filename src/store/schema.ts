@@ -151,6 +151,7 @@ export interface A2ARemoteTasksTable {
   session_key: string;
   state: string;
   remote_state: string;
+  push_token: string | null;
   created_at: number;
   updated_at: number;
 }

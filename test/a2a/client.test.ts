@@ -7,7 +7,8 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import express from 'express';
 import { AGENT_CARD_PATH, Role, TaskState, type AgentCard, type Message } from '@a2a-js/sdk';
-import { AgentEvent, DefaultRequestHandler, InMemoryTaskStore, type AgentExecutor, type ExecutionEventBus } from '@a2a-js/sdk/server';
+import { AgentEvent, DefaultPushNotificationSender, DefaultRequestHandler, InMemoryPushNotificationStore, InMemoryTaskStore, ServerCallContext, type AgentExecutor, type ExecutionEventBus } from '@a2a-js/sdk/server';
+import { ControlApi } from '../../src/http/control-api.js';
 import { agentCardHandler, jsonRpcHandler, UserBuilder } from '@a2a-js/sdk/server/express';
 import type { Gateway } from '../../src/gateway/gateway.js';
 import { startTestGateway, stopTestGateway } from '../helpers/gateway.js';
@@ -51,7 +52,7 @@ class ReferenceExecutor implements AgentExecutor {
   }
 }
 
-async function referenceServer(streaming: boolean, executor: ReferenceExecutor): Promise<{ server: Server; url: string }> {
+async function referenceServer(streaming: boolean, executor: ReferenceExecutor, push?: InMemoryPushNotificationStore): Promise<{ server: Server; url: string }> {
   const app = express();
   const server = app.listen(0, '127.0.0.1');
   await new Promise((resolve) => server.once('listening', resolve));
@@ -62,7 +63,7 @@ async function referenceServer(streaming: boolean, executor: ReferenceExecutor):
     supportedInterfaces: [{ url: `${url}/rpc`, protocolBinding: 'JSONRPC', tenant: '', protocolVersion: '1.0' }],
     provider: undefined,
     version: '1.0.0',
-    capabilities: { streaming, pushNotifications: false, extensions: [] },
+    capabilities: { streaming, pushNotifications: push !== undefined, extensions: [] },
     securitySchemes: {},
     securityRequirements: [],
     defaultInputModes: ['text/plain'],
@@ -70,7 +71,9 @@ async function referenceServer(streaming: boolean, executor: ReferenceExecutor):
     skills: [{ id: 'echo', name: 'Echo', description: 'says it back', tags: [], examples: [], inputModes: [], outputModes: [], securityRequirements: [] }],
     signatures: [],
   };
-  const handler = new DefaultRequestHandler(card, new InMemoryTaskStore(), executor);
+  const handler = push
+    ? new DefaultRequestHandler(card, new InMemoryTaskStore(), executor, undefined, push, new DefaultPushNotificationSender(push))
+    : new DefaultRequestHandler(card, new InMemoryTaskStore(), executor);
   app.use(`/${AGENT_CARD_PATH}`, agentCardHandler({ agentCardProvider: handler }));
   app.use('/rpc', (request, response, next) => {
     executor.authorizations.push(request.header('authorization'));
@@ -82,31 +85,38 @@ async function referenceServer(streaming: boolean, executor: ReferenceExecutor):
 
 const streamingExecutor = new ReferenceExecutor();
 const polledExecutor = new ReferenceExecutor();
+const pushyExecutor = new ReferenceExecutor();
+const pushyConfigs = new InMemoryPushNotificationStore();
 let streamingRef: { server: Server; url: string };
 let polledRef: { server: Server; url: string };
+let pushyRef: { server: Server; url: string };
 let gateway: Gateway;
 
 beforeAll(async () => {
   streamingRef = await referenceServer(true, streamingExecutor);
   polledRef = await referenceServer(false, polledExecutor);
+  pushyRef = await referenceServer(false, pushyExecutor, pushyConfigs);
 });
 afterAll(() => {
   streamingRef.server.closeAllConnections();
   streamingRef.server.close();
   polledRef.server.closeAllConnections();
   polledRef.server.close();
+  pushyRef.server.closeAllConnections();
+  pushyRef.server.close();
 });
 afterEach(async () => {
   if (gateway) await stopTestGateway(gateway);
 });
 
 const config = () => `{
-  tools: { agentToAgent: { enabled: true, allow: ["caller", "ref", "polled"] } },
+  tools: { agentToAgent: { enabled: true, allow: ["caller", "ref", "polled", "pushy"] } },
   a2a: {
     remoteAgents: [
       { id: "ref", url: "${streamingRef.url}", token: "ref-token" },
       { id: "polled", url: "${polledRef.url}/${AGENT_CARD_PATH}" },
       { id: "blocked", url: "${streamingRef.url}" },
+      { id: "pushy", url: "${pushyRef.url}" },
     ],
     client: { maxPollSeconds: 1 },
   },
@@ -115,6 +125,7 @@ const config = () => `{
     { match: "the result of your a2a_send", reply: "got late: {{input}}" },
     { match: "^discover", steps: [{ toolCalls: [{ tool: "a2a_discover", args: { agentId: "ref" } }] }, { text: "{{tool.a2a_discover}}" }] },
     { match: "^send (\\\\S+) (.*)", steps: [{ toolCalls: [{ tool: "a2a_send", args: { agentId: "{{match.1}}", message: "{{match.2}}", timeoutSeconds: 10 } }] }, { text: "{{tool.a2a_send}}" }] },
+    { match: "^push later", steps: [{ toolCalls: [{ tool: "a2a_send", args: { agentId: "pushy", message: "slow pushed job", timeoutSeconds: 0 } }] }, { text: "{{tool.a2a_send.taskId}}" }] },
     { match: "^later", steps: [{ toolCalls: [{ tool: "a2a_send", args: { agentId: "ref", message: "slow job", timeoutSeconds: 0.2 } }] }, { text: "{{tool.a2a_send.state}}" }] },
     { match: "^hold and cancel", steps: [
       { toolCalls: [{ tool: "a2a_send", args: { agentId: "ref", message: "hold on", timeoutSeconds: 0 } }] },
@@ -177,6 +188,29 @@ describe('A2A client: the a2a_* tools against SDK reference servers', () => {
     expect(run.run.finalText).toMatch(/^got late: /);
   });
 
+  it('a followed task on a remote that supports push registers our callback; the callback takes only the task\'s secret', async () => {
+    gateway = await startTestGateway(config());
+    const api = new ControlApi(gateway, { host: '127.0.0.1', port: 0, token: 'control-token-for-the-test' });
+    const url = await api.listen();
+    gateway.setA2ACallbackBase(url);
+    try {
+      const taskId = await ask('push later');
+      const registered = await waitUntil('our callback is registered at the remote', async () => (await pushyConfigs.load(taskId, new ServerCallContext()))[0]);
+      expect(registered.url).toBe(`${url}/a2a-callback/${taskId}`);
+      const wrong = await fetch(registered.url, { method: 'POST', headers: { 'X-A2A-Notification-Token': 'not-it' }, body: '{}' });
+      expect(wrong.status).toBe(401);
+      const right = await fetch(registered.url, { method: 'POST', headers: { 'X-A2A-Notification-Token': registered.token }, body: '{}' });
+      expect(right.status).toBe(200);
+      const delivered = await waitUntil('the result arrived', async () => {
+        const inputs = (await gateway.store.inputs.list({ sessionKey: 'agent:caller:main' })).filter((input) => input.provenance.sourceAgent === 'pushy');
+        return inputs.length > 0 && inputs;
+      }, 10_000);
+      expect(delivered[0].text).toMatch(/is completed\]\nref: slow pushed job$/);
+    } finally {
+      await api.close();
+    }
+  });
+
   it('a2a_cancel cancels the remote task', async () => {
     gateway = await startTestGateway(config());
     expect(await ask('hold and cancel')).toBe('canceled');
@@ -187,7 +221,7 @@ describe('A2A client: the a2a_* tools against SDK reference servers', () => {
     expect(JSON.parse(await ask('send blocked hi'))).toEqual({
       status: 'forbidden',
       layer: 'agentToAgent',
-      error: 'cannot call remote agent "blocked": tools.agentToAgent.allow (["caller","ref","polled"]) must match both "caller" and "blocked"',
+      error: 'cannot call remote agent "blocked": tools.agentToAgent.allow (["caller","ref","polled","pushy"]) must match both "caller" and "blocked"',
     });
   });
 });
