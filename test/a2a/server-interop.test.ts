@@ -215,6 +215,22 @@ describe('A2A server: the SDK v0.3 compat client', () => {
     expect(textOf(result)).toBe('support answers: old protocol');
     expect((await legacy.getTask({ tenant: '', id: result.id, historyLength: undefined })).id).toBe(result.id);
   });
+
+  it('a v0.3 client streams, cancels, and is refused without credentials', async () => {
+    const legacy = new LegacyJsonRpcTransport({ endpoint: `${gw.url}/a2a/support/jsonrpc`, fetchImpl: bearer(PARTNER) });
+    const cases: string[] = [];
+    for await (const event of legacy.sendMessageStream(send('old stream'))) {
+      const payload = (event as { payload?: { $case: string } }).payload;
+      if (payload) cases.push(payload.$case);
+    }
+    expect(cases[0]).toBe('task');
+    expect(cases.at(-1)).toBe('statusUpdate');
+    const slow = new LegacyJsonRpcTransport({ endpoint: `${gw.url}/a2a/slow/jsonrpc`, fetchImpl: bearer(PARTNER) });
+    const started = (await slow.sendMessage(send('old and slow', {}, true))) as Task;
+    expect((await slow.cancelTask({ tenant: '', id: started.id, metadata: {} })).status?.state).toBe(TaskState.TASK_STATE_CANCELED);
+    const anonymous = new LegacyJsonRpcTransport({ endpoint: `${gw.url}/a2a/support/jsonrpc` });
+    await expect(anonymous.sendMessage(send('let me in'))).rejects.toThrow(/credentials required/);
+  });
 });
 
 describe('A2A server: inbound security', () => {
