@@ -34,46 +34,33 @@ function toRemoteTask(row: Selectable<A2ARemoteTasksTable>): RemoteTaskRecord {
   };
 }
 
+function taskRow(
+  task: Pick<A2ATaskRecord, 'id' | 'agentId' | 'contextId' | 'owner'>,
+  state: string,
+  snapshot: unknown,
+  mapping: Pick<A2ATasksTable, 'session_key' | 'input_id'>,
+  now: number,
+): A2ATasksTable {
+  return { id: task.id, agent_id: task.agentId, context_id: task.contextId, owner: task.owner, state, task: json(snapshot), ...mapping, created_at: now, updated_at: now, last_activity_at: now };
+}
+
 export class KyselyA2ATaskStore implements A2ATaskStore {
   constructor(private readonly db: Kysely<Database>) {}
 
   async save(task: Pick<A2ATaskRecord, 'id' | 'agentId' | 'contextId' | 'owner' | 'state' | 'task'>, now: number): Promise<void> {
     await this.db
       .insertInto('a2a_tasks')
-      .values({
-        id: task.id,
-        agent_id: task.agentId,
-        context_id: task.contextId,
-        owner: task.owner,
-        state: task.state,
-        task: json(task.task),
-        session_key: null,
-        input_id: null,
-        created_at: now,
-        updated_at: now,
-        last_activity_at: now,
-      })
+      .values(taskRow(task, task.state, task.task, { session_key: null, input_id: null }, now))
       .onConflict((oc) => oc.column('id').doUpdateSet({ state: task.state, task: json(task.task), updated_at: now, last_activity_at: now }))
       .execute();
   }
 
   async attachInput(task: Pick<A2ATaskRecord, 'id' | 'agentId' | 'contextId' | 'owner'>, sessionKey: string, inputId: string, now: number): Promise<void> {
     // Either write may come first: the executor attaches while the SDK saves the first snapshot.
+    const placeholder = { id: task.id, contextId: task.contextId, status: { state: 'TASK_STATE_SUBMITTED' } };
     await this.db
       .insertInto('a2a_tasks')
-      .values({
-        id: task.id,
-        agent_id: task.agentId,
-        context_id: task.contextId,
-        owner: task.owner,
-        state: 'TASK_STATE_SUBMITTED',
-        task: json({ id: task.id, contextId: task.contextId, status: { state: 'TASK_STATE_SUBMITTED' } }),
-        session_key: sessionKey,
-        input_id: inputId,
-        created_at: now,
-        updated_at: now,
-        last_activity_at: now,
-      })
+      .values(taskRow(task, 'TASK_STATE_SUBMITTED', placeholder, { session_key: sessionKey, input_id: inputId }, now))
       .onConflict((oc) => oc.column('id').doUpdateSet({ session_key: sessionKey, input_id: inputId, last_activity_at: now }))
       .execute();
   }
