@@ -130,11 +130,13 @@ export class GatewayAgentExecutor implements AgentExecutor {
     const message = context.userMessage;
     const peer = (context.context.user as PeerUser | undefined)?.peer;
     const owner = ownerOf(context.context);
-    if (!context.task) {
-      bus.publish(
-        AgentEvent.task({ id: taskId, contextId, status: this.status(TaskState.TASK_STATE_SUBMITTED, taskId, contextId), artifacts: [], history: [message], metadata: {} }),
-      );
-    }
+    // Every execution starts with the task (the SDK requires it, follow-up messages included); the SDK
+    // has already added this message to a known task's history.
+    bus.publish(
+      AgentEvent.task(
+        context.task ?? { id: taskId, contextId, status: this.status(TaskState.TASK_STATE_SUBMITTED, taskId, contextId), artifacts: [], history: [message], metadata: {} },
+      ),
+    );
     const text = messageText(message);
     await this.tasks.appendEvent(taskId, 'message', { role: 'user', messageId: message.messageId, peer: owner, text }, this.clock.now());
 

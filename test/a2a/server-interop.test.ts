@@ -144,6 +144,14 @@ describe('A2A server: the SDK v1.0 client', () => {
     expect(answered.id).toBe(asked.id);
     expect(answered.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
     expect(answered.status?.message?.parts[0].content).toEqual({ $case: 'text', value: 'order 42 is on its way' });
+    // The same, answering over a stream.
+    const again = (await a2a.sendMessage(send('I need details again'))) as Task;
+    const states: TaskState[] = [];
+    for await (const event of a2a.sendMessageStream(send('order 7', { taskId: again.id, contextId: again.contextId }))) {
+      const payload = (event as { payload?: { $case: string; value: { status?: { state: TaskState } } } }).payload;
+      if (payload?.value.status) states.push(payload.value.status.state);
+    }
+    expect(states.at(-1)).toBe(TaskState.TASK_STATE_COMPLETED);
   });
 
   it('SendStreamingMessage streams the task, working, artifact chunks from the run, and completed', async () => {
