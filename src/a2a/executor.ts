@@ -159,11 +159,18 @@ export class GatewayAgentExecutor implements AgentExecutor {
     bus.publish(AgentEvent.statusUpdate({ taskId, contextId, status: this.status(TaskState.TASK_STATE_WORKING, taskId, contextId), metadata: {} }));
     await this.tasks.appendEvent(taskId, 'state', { state: 'TASK_STATE_WORKING', sessionKey, inputId: input.id }, this.clock.now());
 
-    // The run's text as it is written, as chunks of one artifact; the final answer replaces them.
+    // The run's text as it is written, as chunks of one artifact; the final answer replaces them. Only
+    // the run that took this message counts: another task of the same context may run before it.
     const artifactId = `answer-${input.id}`;
     let chunks = 0;
+    let runId: string | undefined;
     const unsubscribe = this.gateway.subscribe((live) => {
-      if (live.type !== 'delta' || live.sessionKey !== sessionKey) return;
+      if (live.type === 'journal') {
+        const started = live.event.type === 'run.started' && (live.event.payload as { inputIds?: string[] }).inputIds?.includes(input.id);
+        if (started) runId = live.event.runId ?? undefined;
+        return;
+      }
+      if (live.type !== 'delta' || live.sessionKey !== sessionKey || live.runId !== runId) return;
       bus.publish(
         AgentEvent.artifactUpdate({
           taskId,
@@ -182,6 +189,8 @@ export class GatewayAgentExecutor implements AgentExecutor {
       unsubscribe();
     }
     if (this.cancelled.delete(taskId)) return;
+    // A gateway that stops ends every wait: the task stays working and is finished after the restart.
+    if (result.status === 'timeout' && this.gateway.stopping) return;
     if (result.status === 'timeout') await this.gateway.cancelInput(input.id, 'its A2A task stalled and was failed');
 
     const question = result.status === 'completed' && result.run.status === 'succeeded' ? await requestedInput(this.gateway, result.run) : undefined;

@@ -525,6 +525,11 @@ export class Gateway {
     };
   }
 
+  /** True once stop() has begun. */
+  get stopping(): boolean {
+    return this.stopped;
+  }
+
   /** Stops scheduling; active runs are aborted and left to recovery, which queues their inputs again. */
   async stop(): Promise<void> {
     if (this.stopped) return;

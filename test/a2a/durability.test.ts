@@ -50,13 +50,13 @@ describe('A2A task durability', () => {
     }
   });
 
-  it('SIGKILL while a task is working: after the restart the task completes, and a client that subscribes again sees it finish', async () => {
+  it.each(['SIGKILL', 'SIGTERM'] as const)('%s while a task is working: after the restart the task completes, and a client that subscribes again sees it finish', async (signal) => {
     const { configPath } = tempConfig(config(''));
     let gw = await startGatewayProcess(configPath);
     const started = (await (await client(gw)).sendMessage(send('survive this', true))) as Task;
     const sessionKey = `agent:slow:a2a:${started.contextId}`;
     await waitUntil('the run is active', async () => (await runsOf(gw, sessionKey)).some((run) => run.status === 'running'));
-    await stopGatewayProcess(gw, 'SIGKILL');
+    await stopGatewayProcess(gw, signal);
 
     gw = await startGatewayProcess(configPath);
     try {
