@@ -115,8 +115,8 @@ export class A2AServer {
     await this.watch.start(this.gateway.config.watchdog.intervalMs);
   }
 
-  stop(): void {
-    this.watch?.stop();
+  async stop(): Promise<void> {
+    await this.watch?.stop();
   }
 
   /** v0.3 callers (no A2A-Version header, or 0.3) get the SDK's v0.3 card; everyone else the v1.0 card. */

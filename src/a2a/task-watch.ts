@@ -14,6 +14,7 @@ import type { Gateway } from '../gateway/gateway.js';
 import type { A2ATaskRecord, Clock } from '../ports.js';
 import { finalOutcome, requestedInput, stalledOutcome, textPart, type FinalOutcome } from './executor.js';
 import { PeerUser } from './peers.js';
+import { SerialTask } from '../gateway/serial-task.js';
 
 const UNFINISHED = [taskStateToJSON(TaskState.TASK_STATE_SUBMITTED), taskStateToJSON(TaskState.TASK_STATE_WORKING)];
 
@@ -27,7 +28,8 @@ export interface WatchedAgent {
 export class A2ATaskWatch {
   private timer?: NodeJS.Timeout;
   private unsubscribe?: () => void;
-  private sweeping?: Promise<void>;
+  /** A run that ends during a pass causes one more pass, so no task waits for the next interval. */
+  private readonly passes: SerialTask;
 
   constructor(
     private readonly gateway: Gateway,
@@ -35,30 +37,24 @@ export class A2ATaskWatch {
     private readonly agents: Map<string, WatchedAgent>,
     private readonly clock: Clock,
     private readonly onError: (error: unknown) => void,
-  ) {}
+  ) {
+    this.passes = new SerialTask(() => this.pass(), onError);
+  }
 
   /** Resolves after the first pass. */
   start(intervalMs: number): Promise<void> {
     this.unsubscribe = this.gateway.subscribe((event) => {
-      if (event.type === 'journal' && (event.event.type === 'run.completed' || event.event.type === 'input.dropped')) void this.sweep();
+      if (event.type === 'journal' && (event.event.type === 'run.completed' || event.event.type === 'input.dropped')) void this.passes.kick();
     });
-    this.timer = setInterval(() => void this.sweep(), intervalMs);
-    return this.sweep();
+    this.timer = setInterval(() => void this.passes.kick(), intervalMs);
+    return this.passes.kick();
   }
 
-  stop(): void {
+  /** Stops watching; resolves once a pass in progress has ended. */
+  async stop(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
     this.unsubscribe?.();
-  }
-
-  /** One pass over the unfinished tasks; overlapping calls share the pass in progress. */
-  sweep(): Promise<void> {
-    this.sweeping ??= this.pass()
-      .catch(this.onError)
-      .finally(() => {
-        this.sweeping = undefined;
-      });
-    return this.sweeping;
+    await this.passes.idle();
   }
 
   private async pass(): Promise<void> {

@@ -45,7 +45,7 @@ export interface ControlApiOptions {
   port: number;
   token: string;
   /** A front served on the same listener with its own authentication (the A2A server). */
-  front?: { handles(pathname: string): boolean; handle(request: IncomingMessage, response: ServerResponse): void; start(listenUrl: string): Promise<void>; stop(): void };
+  front?: { handles(pathname: string): boolean; handle(request: IncomingMessage, response: ServerResponse): void; start(listenUrl: string): Promise<void>; stop(): Promise<void> };
 }
 
 export class ControlApi {
@@ -74,7 +74,7 @@ export class ControlApi {
   }
 
   async close(): Promise<void> {
-    this.options.front?.stop();
+    await this.options.front?.stop();
     for (const stream of this.streams) stream.end();
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
   }
