@@ -160,33 +160,39 @@ export class GatewayAgentExecutor implements AgentExecutor {
     await this.tasks.appendEvent(taskId, 'state', { state: 'TASK_STATE_WORKING', sessionKey, inputId: input.id }, this.clock.now());
 
     // The run's text as it is written, as chunks of one artifact; the final answer replaces them. Only
-    // the run that took this message counts: another task of the same context may run before it.
+    // the run that took this message counts (another task of the same context may run first): a delta
+    // from a run not yet known is checked against the input's run, in order, before it is passed on.
     const artifactId = `answer-${input.id}`;
     let chunks = 0;
-    let runId: string | undefined;
+    const runs = new Map<string, boolean>();
+    let pending = Promise.resolve();
+    const isOurs = async (runId: string) => {
+      if (!runs.has(runId)) runs.set(runId, (await this.gateway.inputRunId(input.id)) === runId);
+      return runs.get(runId)!;
+    };
     const unsubscribe = this.gateway.subscribe((live) => {
-      if (live.type === 'journal') {
-        const started = live.event.type === 'run.started' && (live.event.payload as { inputIds?: string[] }).inputIds?.includes(input.id);
-        if (started) runId = live.event.runId ?? undefined;
-        return;
-      }
-      if (live.type !== 'delta' || live.sessionKey !== sessionKey || live.runId !== runId) return;
-      bus.publish(
-        AgentEvent.artifactUpdate({
-          taskId,
-          contextId,
-          artifact: { artifactId, name: 'answer', description: '', parts: [textPart(live.text)], metadata: {}, extensions: [] },
-          append: chunks++ > 0,
-          lastChunk: false,
-          metadata: {},
-        }),
-      );
+      if (live.type !== 'delta' || live.sessionKey !== sessionKey) return;
+      pending = pending.then(async () => {
+        const ours = await isOurs(live.runId).catch(() => false); // never reject: nobody awaits this chain until the end
+        if (!ours) return;
+        bus.publish(
+          AgentEvent.artifactUpdate({
+            taskId,
+            contextId,
+            artifact: { artifactId, name: 'answer', description: '', parts: [textPart(live.text)], metadata: {}, extensions: [] },
+            append: chunks++ > 0,
+            lastChunk: false,
+            metadata: {},
+          }),
+        );
+      });
     });
     let result;
     try {
       result = await this.gateway.waitForInput(input.id, this.stallMs);
     } finally {
       unsubscribe();
+      await pending.catch(() => {});
     }
     if (this.cancelled.delete(taskId)) return;
     // A gateway that stops ends every wait: the task stays working and is finished after the restart.

@@ -403,6 +403,11 @@ export class Gateway {
     }
   }
 
+  /** The run that took an input, once one has. */
+  async inputRunId(inputId: string): Promise<string | undefined> {
+    return (await this.store.inputs.get(inputId))?.runId ?? undefined;
+  }
+
   /** How an input ended (its run's outcome, dropped, or stored by notify); undefined while it is pending. */
   async inputOutcome(inputId: string): Promise<Exclude<WaitResult, { status: 'timeout' }> | undefined> {
     const input = await this.store.inputs.get(inputId);

@@ -172,6 +172,22 @@ describe('A2A server: the SDK v1.0 client', () => {
     expect(last).toBe(TaskState.TASK_STATE_COMPLETED);
   });
 
+  it('two tasks of one context streamed at once each get only their own run\'s chunks', async () => {
+    const a2a = await client('support', bearer(PARTNER));
+    const first = (await a2a.sendMessage(send('warm up'))) as Task;
+    const streamed = async (text: string) => {
+      let chunks = '';
+      for await (const event of a2a.sendMessageStream(send(text, { contextId: first.contextId }))) {
+        const payload = (event as { payload?: { $case: string; value: { artifact?: { parts: { content?: { $case: string; value: string } }[] }; lastChunk?: boolean } } }).payload;
+        if (payload?.$case === 'artifactUpdate' && !payload.value.lastChunk) chunks += payload.value.artifact?.parts.map((part) => part.content?.value ?? '').join('') ?? '';
+      }
+      return chunks;
+    };
+    const [a, b] = await Promise.all([streamed('alpha alpha alpha'), streamed('beta beta beta')]);
+    expect(a).toBe('support answers: alpha alpha alpha');
+    expect(b).toBe('support answers: beta beta beta');
+  });
+
   it('GetTask and ListTasks show a peer its own tasks only', async () => {
     const a2a = await client('support', bearer(PARTNER));
     const task = (await a2a.sendMessage(send('for the record'))) as Task;
