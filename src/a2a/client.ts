@@ -83,6 +83,8 @@ export class A2AClientService {
   private readonly clients = new Map<string, Promise<Client>>();
   private readonly followers = new Map<string, AbortController>();
   private readonly wakers = new Map<string, () => void>();
+  /** Followed tasks waiting for the callback base to register their push config. */
+  private readonly awaitingCallback = new Map<string, { client: Client; row: RemoteTaskRecord }>();
   private callbackBase?: string;
   private stopped = false;
 
@@ -290,6 +292,11 @@ export class A2AClientService {
   /** Where remotes post push notifications for the tasks this gateway follows (set once the gateway listens). */
   setCallbackBase(url: string): void {
     this.callbackBase = url.replace(/\/$/, '');
+    // Tasks resumed at start, before the gateway listened, are registered now.
+    for (const [taskId, { client, row }] of this.awaitingCallback) {
+      this.awaitingCallback.delete(taskId);
+      void this.registerPush(client, row);
+    }
   }
 
   /**
@@ -305,7 +312,11 @@ export class A2AClientService {
 
   /** Asks the remote to push this task's updates to us; polling goes on regardless, as the backstop. */
   private async registerPush(client: Client, row: RemoteTaskRecord): Promise<void> {
-    if (!this.callbackBase || !(await client.getAgentCard()).capabilities?.pushNotifications) return;
+    if (!this.callbackBase) {
+      this.awaitingCallback.set(row.taskId, { client, row });
+      return;
+    }
+    if (!(await client.getAgentCard()).capabilities?.pushNotifications) return;
     const token = row.pushToken ?? randomBytes(24).toString('hex');
     if (!row.pushToken) await this.deps.store.a2aTasks.saveRemoteTask({ ...row, pushToken: token }, this.deps.clock.now());
     try {
@@ -334,7 +345,10 @@ export class A2AClientService {
       await this.deps.enqueue({ id: randomUUID(), kind: RESULT_KIND, target: row.sessionKey, payload: { remote: row.remote, sessionKey: row.sessionKey, result: summarizeTask(task) }, idempotencyKey: `a2a-result:${row.taskId}` });
     })()
       .catch((error) => this.deps.log(`a2a follow of task ${row.taskId}: ${errorMessage(error)}; resumed at the next start`))
-      .finally(() => this.followers.delete(row.taskId));
+      .finally(() => {
+        this.followers.delete(row.taskId);
+        this.awaitingCallback.delete(row.taskId);
+      });
   }
 
   private resolveEntry(entry: SwitchboardConfig['a2a']['remoteAgents'][number]) {

@@ -192,9 +192,10 @@ describe('A2A client: the a2a_* tools against SDK reference servers', () => {
     gateway = await startTestGateway(config());
     const api = new ControlApi(gateway, { host: '127.0.0.1', port: 0, token: 'control-token-for-the-test' });
     const url = await api.listen();
-    gateway.setA2ACallbackBase(url);
     try {
+      // Followed before the callback base is known (as after a restart); registered once it is.
       const taskId = await ask('push later');
+      gateway.setA2ACallbackBase(url);
       const registered = await waitUntil('our callback is registered at the remote', async () => (await pushyConfigs.load(taskId, new ServerCallContext()))[0]);
       expect(registered.url).toBe(`${url}/a2a-callback/${taskId}`);
       const wrong = await fetch(registered.url, { method: 'POST', headers: { 'X-A2A-Notification-Token': 'not-it' }, body: '{}' });
