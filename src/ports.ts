@@ -439,6 +439,10 @@ export interface RemoteTaskRecord {
   remoteState: string;
   /** The secret the remote's push notifications for this task must carry, once registered. */
   pushToken: string | null;
+  /** The run whose tool call waits for (or got) the result. */
+  waiterRunId: string | null;
+  /** The settled result (the a2a_send answer), kept until it is surely in the session. */
+  result: unknown;
   createdAt: number;
   updatedAt: number;
 }
@@ -468,8 +472,7 @@ export interface A2ATaskStore {
   /** Tasks this gateway's agents gave remote A2A agents, followed until their result is delivered. */
   saveRemoteTask(task: RemoteTaskRecord, now: number): Promise<void>;
   getRemoteTask(taskId: string): Promise<RemoteTaskRecord | undefined>;
-  /** Remote tasks whose result still has to reach their session. */
-  listFollowedRemoteTasks(): Promise<RemoteTaskRecord[]>;
+  listRemoteTasks(filter: { states: RemoteTaskRecord['state'][]; waiterRunId?: string }): Promise<RemoteTaskRecord[]>;
   /** The per-task replay log: messages, state changes, push delivery attempts. */
   appendEvent(taskId: string, type: string, detail: unknown, now: number): Promise<void>;
   listEvents(taskId: string): Promise<A2ATaskEventRecord[]>;

@@ -164,7 +164,7 @@ export class A2AClientService {
    * task is followed in the background and its result arrives in `sessionKey` as a message.
    */
   async send(
-    requester: { agentId: string; sessionKey: string },
+    requester: { agentId: string; sessionKey: string; runId?: string },
     ref: RemoteRef,
     request: { message: string; timeoutSeconds: number; contextId?: string; taskId?: string; signal?: AbortSignal },
   ): Promise<RemoteResult | { state: 'timeout'; taskId: string; contextId: string; note: string }> {
@@ -196,7 +196,7 @@ export class A2AClientService {
             const known = task !== undefined;
             task = await this.apply(client, task, event as { payload?: { $case: string; value: unknown } });
             if (task && !known) {
-              await this.record(task, target.remote, requester.sessionKey, 'waiting');
+              await this.record(task, target.remote, requester.sessionKey, 'waiting', { waiterRunId: requester.runId ?? null });
               clearTimeout(timer);
               timer = setTimeout(abortStream, Math.max(0, deadline - this.deps.clock.now()));
             }
@@ -215,15 +215,17 @@ export class A2AClientService {
       request.signal?.removeEventListener('abort', abortStream);
     }
     if (!task) throw new SwitchboardError('MODEL_PROVIDER_ERROR', `remote agent "${target.remote}" did not create a task for the message`);
-    await this.record(task, target.remote, requester.sessionKey, 'waiting');
+    await this.record(task, target.remote, requester.sessionKey, 'waiting', { waiterRunId: requester.runId ?? null });
     if (!SETTLED.has(task.status?.state ?? 0) && this.deps.clock.now() < deadline && !request.signal?.aborted) {
       task = await this.poll(client, task, deadline, request.signal);
     }
     if (SETTLED.has(task.status?.state ?? 0)) {
-      await this.record(task, target.remote, requester.sessionKey, 'returned');
-      return summarizeTask(task);
+      // Kept until the waiting run commits: if it never does, the result is delivered as a message.
+      const result = summarizeTask(task);
+      await this.record(task, target.remote, requester.sessionKey, 'returned', { waiterRunId: requester.runId ?? null, result });
+      return result;
     }
-    await this.record(task, target.remote, requester.sessionKey, 'followed');
+    await this.record(task, target.remote, requester.sessionKey, 'followed', { waiterRunId: null });
     this.follow(await this.deps.store.a2aTasks.getRemoteTask(task.id));
     return {
       state: 'timeout',
@@ -280,13 +282,52 @@ export class A2AClientService {
     return current;
   }
 
-  private async record(task: Task, remote: string, sessionKey: string, state: RemoteTaskRecord['state'], pushToken?: string): Promise<void> {
+  private async record(
+    task: Task,
+    remote: string,
+    sessionKey: string,
+    state: RemoteTaskRecord['state'],
+    changes: Partial<Pick<RemoteTaskRecord, 'pushToken' | 'waiterRunId' | 'result'>> = {},
+  ): Promise<void> {
     const now = this.deps.clock.now();
     const existing = await this.deps.store.a2aTasks.getRemoteTask(task.id);
     await this.deps.store.a2aTasks.saveRemoteTask(
-      { taskId: task.id, remote, contextId: task.contextId, sessionKey, state, remoteState: taskStateToJSON(task.status?.state ?? 0), pushToken: pushToken ?? existing?.pushToken ?? null, createdAt: now, updatedAt: now },
+      {
+        taskId: task.id,
+        remote,
+        contextId: task.contextId,
+        sessionKey,
+        state,
+        remoteState: taskStateToJSON(task.status?.state ?? 0),
+        pushToken: existing?.pushToken ?? null,
+        waiterRunId: existing?.waiterRunId ?? null,
+        result: existing?.result ?? null,
+        ...changes,
+        createdAt: now,
+        updatedAt: now,
+      },
       now,
     );
+  }
+
+  /**
+   * Called when a run commits: results its a2a_send calls returned are in its transcript only if it
+   * succeeded; otherwise they are delivered into the session as messages.
+   */
+  async settleWaiter(runId: string, succeeded: boolean): Promise<void> {
+    for (const row of await this.deps.store.a2aTasks.listRemoteTasks({ states: ['returned'], waiterRunId: runId })) await this.settle(row, succeeded);
+  }
+
+  private async settle(row: RemoteTaskRecord, waiterCommitted: boolean): Promise<void> {
+    if (waiterCommitted || row.result === null) {
+      await this.deps.store.a2aTasks.saveRemoteTask({ ...row, state: 'delivered' }, this.deps.clock.now());
+      return;
+    }
+    await this.deps.enqueue(this.resultRow(row.remote, row.sessionKey, row.result as RemoteResult));
+  }
+
+  private resultRow(remote: string, sessionKey: string, result: RemoteResult): NewOutboxRow {
+    return { id: randomUUID(), kind: RESULT_KIND, target: sessionKey, payload: { remote, sessionKey, result }, idempotencyKey: `a2a-result:${result.taskId}` };
   }
 
   /** Where remotes post push notifications for the tasks this gateway follows (set once the gateway listens). */
@@ -342,7 +383,7 @@ export class A2AClientService {
       }
       if (controller.signal.aborted) return;
       await this.record(task, row.remote, row.sessionKey, 'followed');
-      await this.deps.enqueue({ id: randomUUID(), kind: RESULT_KIND, target: row.sessionKey, payload: { remote: row.remote, sessionKey: row.sessionKey, result: summarizeTask(task) }, idempotencyKey: `a2a-result:${row.taskId}` });
+      await this.deps.enqueue(this.resultRow(row.remote, row.sessionKey, summarizeTask(task)));
     })()
       .catch((error) => this.deps.log(`a2a follow of task ${row.taskId}: ${errorMessage(error)}; resumed at the next start`))
       .finally(() => {
@@ -383,9 +424,16 @@ export class A2AClientService {
     return summarizeTask(await client.cancelTask({ tenant: '', id: taskId, metadata: {} }));
   }
 
-  /** Resumes following the tasks whose results are still owed (a tool that waited at a crash included). */
+  /**
+   * Crash recovery: follows the tasks whose results are still owed (a tool that waited at a crash
+   * included), and delivers as messages the results returned to runs that never committed.
+   */
   async start(): Promise<void> {
-    for (const row of await this.deps.store.a2aTasks.listFollowedRemoteTasks()) this.follow(row);
+    for (const row of await this.deps.store.a2aTasks.listRemoteTasks({ states: ['returned'] })) {
+      const run = row.waiterRunId ? await this.deps.store.runs.get(row.waiterRunId) : undefined;
+      if (run?.status !== 'running') await this.settle(row, run?.status === 'succeeded');
+    }
+    for (const row of await this.deps.store.a2aTasks.listRemoteTasks({ states: ['waiting', 'followed'] })) this.follow(row);
   }
 
   stop(): void {

@@ -148,7 +148,10 @@ export class Gateway {
         this.outbox.kick();
       },
       // A failure here must not hold up the lane: recovery settles the same exchanges on the next start.
-      onCommitted: (runId, status) => this.exchanges.settleWaiter(runId, status).catch((error) => this.log('error', `exchanges of run ${runId}: ${errorMessage(error)}`)),
+      onCommitted: async (runId, status) => {
+        await this.exchanges.settleWaiter(runId, status).catch((error) => this.log('error', `exchanges of run ${runId}: ${errorMessage(error)}`));
+        await this.a2aClient.settleWaiter(runId, status === 'succeeded').catch((error) => this.log('error', `a2a results of run ${runId}: ${errorMessage(error)}`));
+      },
       onDropped: (inputId, why) => this.onInputDropped(inputId, why),
     });
     this.lanes = new LaneScheduler(

@@ -29,6 +29,8 @@ function toRemoteTask(row: Selectable<A2ARemoteTasksTable>): RemoteTaskRecord {
     state: row.state as RemoteTaskRecord['state'],
     remoteState: row.remote_state,
     pushToken: row.push_token,
+    waiterRunId: row.waiter_run_id,
+    result: parse(row.result),
     createdAt: num(row.created_at),
     updatedAt: num(row.updated_at),
   };
@@ -107,8 +109,29 @@ export class KyselyA2ATaskStore implements A2ATaskStore {
   async saveRemoteTask(task: RemoteTaskRecord, now: number): Promise<void> {
     await this.db
       .insertInto('a2a_remote_tasks')
-      .values({ task_id: task.taskId, remote: task.remote, context_id: task.contextId, session_key: task.sessionKey, state: task.state, remote_state: task.remoteState, push_token: task.pushToken, created_at: now, updated_at: now })
-      .onConflict((oc) => oc.column('task_id').doUpdateSet({ state: task.state, remote_state: task.remoteState, push_token: task.pushToken, updated_at: now }))
+            .values({
+        task_id: task.taskId,
+        remote: task.remote,
+        context_id: task.contextId,
+        session_key: task.sessionKey,
+        state: task.state,
+        remote_state: task.remoteState,
+        push_token: task.pushToken,
+        waiter_run_id: task.waiterRunId,
+        result: task.result === null || task.result === undefined ? null : json(task.result),
+        created_at: now,
+        updated_at: now,
+      })
+      .onConflict((oc) =>
+        oc.column('task_id').doUpdateSet({
+          state: task.state,
+          remote_state: task.remoteState,
+          push_token: task.pushToken,
+          waiter_run_id: task.waiterRunId,
+          result: task.result === null || task.result === undefined ? null : json(task.result),
+          updated_at: now,
+        }),
+      )
       .execute();
   }
 
@@ -117,8 +140,10 @@ export class KyselyA2ATaskStore implements A2ATaskStore {
     return row ? toRemoteTask(row) : undefined;
   }
 
-  async listFollowedRemoteTasks(): Promise<RemoteTaskRecord[]> {
-    const rows = await this.db.selectFrom('a2a_remote_tasks').selectAll().where('state', 'in', ['waiting', 'followed']).orderBy('created_at').execute();
+  async listRemoteTasks(filter: { states: RemoteTaskRecord['state'][]; waiterRunId?: string }): Promise<RemoteTaskRecord[]> {
+    let query = this.db.selectFrom('a2a_remote_tasks').selectAll().where('state', 'in', filter.states);
+    if (filter.waiterRunId) query = query.where('waiter_run_id', '=', filter.waiterRunId);
+    const rows = await query.orderBy('created_at').execute();
     return rows.map(toRemoteTask);
   }
 

@@ -191,6 +191,8 @@ function migrations(dialect: SqlDialectName): Record<string, Migration> {
           .addColumn('state', 'varchar(16)', (col) => col.notNull())
           .addColumn('remote_state', 'varchar(32)', (col) => col.notNull())
           .addColumn('push_token', 'varchar(128)')
+          .addColumn('waiter_run_id', 'varchar(64)')
+          .addColumn('result', 'text')
           .addColumn('created_at', 'bigint', (col) => col.notNull())
           .addColumn('updated_at', 'bigint', (col) => col.notNull())
           .execute();

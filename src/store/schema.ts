@@ -152,6 +152,8 @@ export interface A2ARemoteTasksTable {
   state: string;
   remote_state: string;
   push_token: string | null;
+  waiter_run_id: string | null;
+  result: string | null;
   created_at: number;
   updated_at: number;
 }

@@ -53,7 +53,7 @@ export function createA2AClientTools(client: A2AClientService): GatewayTool[] {
           if (typeof args.message !== 'string' || args.message.trim() === '') throw new SwitchboardError('INVALID_REQUEST', 'message is required');
           const timeoutSeconds = args.timeoutSeconds === undefined ? 60 : Number(args.timeoutSeconds);
           if (!Number.isFinite(timeoutSeconds) || timeoutSeconds < 0 || timeoutSeconds > 3600) throw new SwitchboardError('INVALID_REQUEST', 'timeoutSeconds must be a number from 0 to 3600');
-          return client.send({ agentId: context.agentId, sessionKey: context.sessionKey }, ref(args), {
+          return client.send({ agentId: context.agentId, sessionKey: context.sessionKey, runId: context.runId }, ref(args), {
             message: args.message,
             timeoutSeconds,
             ...(typeof args.taskId === 'string' && args.taskId ? { taskId: args.taskId } : {}),

@@ -110,7 +110,7 @@ afterEach(async () => {
 });
 
 const config = () => `{
-  tools: { agentToAgent: { enabled: true, allow: ["caller", "ref", "polled", "pushy"] } },
+  tools: { agentToAgent: { enabled: true, allow: ["caller", "brief", "ref", "polled", "pushy"] } },
   a2a: {
     remoteAgents: [
       { id: "ref", url: "${streamingRef.url}", token: "ref-token" },
@@ -120,12 +120,17 @@ const config = () => `{
     ],
     client: { maxPollSeconds: 1 },
   },
-  agents: { list: [{ id: "caller", model: "scripted/c" }] },
+  agents: { list: [{ id: "caller", model: "scripted/c" }, { id: "brief", model: "scripted/c", timeoutSeconds: 1 }] },
   models: { providers: { scripted: { type: "scripted", models: { c: { rules: [
     { match: "the result of your a2a_send", reply: "got late: {{input}}" },
     { match: "^discover", steps: [{ toolCalls: [{ tool: "a2a_discover", args: { agentId: "ref" } }] }, { text: "{{tool.a2a_discover}}" }] },
     { match: "^send (\\\\S+) (.*)", steps: [{ toolCalls: [{ tool: "a2a_send", args: { agentId: "{{match.1}}", message: "{{match.2}}", timeoutSeconds: 10 } }] }, { text: "{{tool.a2a_send}}" }] },
     { match: "^push later", steps: [{ toolCalls: [{ tool: "a2a_send", args: { agentId: "pushy", message: "slow pushed job", timeoutSeconds: 0 } }] }, { text: "{{tool.a2a_send.taskId}}" }] },
+    { match: "^two then fail", steps: [
+      { toolCalls: [{ tool: "a2a_send", args: { agentId: "ref", message: "quick first" } }] },
+      { toolCalls: [{ tool: "a2a_send", args: { agentId: "ref", message: "slow second", timeoutSeconds: 30 } }] },
+      { text: "never" },
+    ] },
     { match: "^later", steps: [{ toolCalls: [{ tool: "a2a_send", args: { agentId: "ref", message: "slow job", timeoutSeconds: 0.2 } }] }, { text: "{{tool.a2a_send.state}}" }] },
     { match: "^hold and cancel", steps: [
       { toolCalls: [{ tool: "a2a_send", args: { agentId: "ref", message: "hold on", timeoutSeconds: 0 } }] },
@@ -212,6 +217,17 @@ describe('A2A client: the a2a_* tools against SDK reference servers', () => {
     }
   });
 
+  it('results taken by a run that then fails are delivered again as messages, once each', async () => {
+    gateway = await startTestGateway(config());
+    const sent = await gateway.send({ target: 'brief', message: 'two then fail' });
+    expect(await gateway.waitForInput(sent.input.id, 10_000)).toMatchObject({ status: 'completed', run: { status: 'timed_out' } });
+    const delivered = await waitUntil('both results arrived as messages', async () => {
+      const inputs = (await gateway.store.inputs.list({ sessionKey: 'agent:brief:main' })).filter((input) => input.provenance.sourceTool === 'a2a_send');
+      return inputs.length === 2 && inputs;
+    }, 10_000);
+    expect(delivered.map((input) => input.text.split('\n')[1]).sort()).toEqual(['ref: quick first', 'ref: slow second']);
+  });
+
   it('a2a_cancel cancels the remote task', async () => {
     gateway = await startTestGateway(config());
     expect(await ask('hold and cancel')).toBe('canceled');
@@ -222,7 +238,7 @@ describe('A2A client: the a2a_* tools against SDK reference servers', () => {
     expect(JSON.parse(await ask('send blocked hi'))).toEqual({
       status: 'forbidden',
       layer: 'agentToAgent',
-      error: 'cannot call remote agent "blocked": tools.agentToAgent.allow (["caller","ref","polled","pushy"]) must match both "caller" and "blocked"',
+      error: 'cannot call remote agent "blocked": tools.agentToAgent.allow (["caller","brief","ref","polled","pushy"]) must match both "caller" and "blocked"',
     });
   });
 });

@@ -318,13 +318,15 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
     });
 
     it('a2a remote tasks: saved, updated by task id, and listed while their result is still owed', async () => {
-      const task = { taskId: 'r1', remote: 'partner', contextId: 'c1', sessionKey: S, state: 'waiting' as const, remoteState: 'TASK_STATE_WORKING', pushToken: null, createdAt: 0, updatedAt: 0 };
+      const task = { taskId: 'r1', remote: 'partner', contextId: 'c1', sessionKey: S, state: 'waiting' as const, remoteState: 'TASK_STATE_WORKING', pushToken: null, waiterRunId: 'run-1', result: null, createdAt: 0, updatedAt: 0 };
       await store.a2aTasks.saveRemoteTask(task, 1000);
-      await store.a2aTasks.saveRemoteTask({ ...task, taskId: 'r2', state: 'returned' }, 1001);
-      expect((await store.a2aTasks.listFollowedRemoteTasks()).map((t) => t.taskId)).toEqual(['r1']);
+      await store.a2aTasks.saveRemoteTask({ ...task, taskId: 'r2', state: 'returned', result: { text: 'done' } }, 1001);
+      expect((await store.a2aTasks.listRemoteTasks({ states: ['waiting', 'followed'] })).map((t) => t.taskId)).toEqual(['r1']);
+      expect(await store.a2aTasks.listRemoteTasks({ states: ['returned'], waiterRunId: 'run-1' })).toMatchObject([{ taskId: 'r2', result: { text: 'done' } }]);
+      expect(await store.a2aTasks.listRemoteTasks({ states: ['returned'], waiterRunId: 'run-2' })).toEqual([]);
       await store.a2aTasks.saveRemoteTask({ ...task, state: 'delivered', remoteState: 'TASK_STATE_COMPLETED', pushToken: 'secret' }, 2000);
       expect(await store.a2aTasks.getRemoteTask('r1')).toMatchObject({ state: 'delivered', remoteState: 'TASK_STATE_COMPLETED', pushToken: 'secret', createdAt: 1000, updatedAt: 2000 });
-      expect(await store.a2aTasks.listFollowedRemoteTasks()).toEqual([]);
+      expect(await store.a2aTasks.listRemoteTasks({ states: ['waiting', 'followed'] })).toEqual([]);
     });
   });
 }
