@@ -77,11 +77,20 @@ export interface NewSession {
   route?: ReplyRoute | null;
 }
 
+export interface SessionFilter {
+  agentId?: string;
+  label?: string;
+  /** Only sessions updated at or after this time. */
+  updatedSince?: number;
+  limit?: number;
+}
+
 export interface SessionStore {
   /** Creates the session if it does not exist; returns the stored row either way. */
   ensure(session: NewSession, now: number): Promise<SessionRecord>;
   get(key: string): Promise<SessionRecord | undefined>;
-  list(filter?: { agentId?: string; limit?: number }): Promise<SessionRecord[]>;
+  /** Most recently updated first. */
+  list(filter?: SessionFilter): Promise<SessionRecord[]>;
   setRoute(key: string, route: ReplyRoute, now: number): Promise<void>;
   /** Keys of sessions holding queued inputs, oldest first. */
   listWithQueuedInputs(): Promise<{ key: string; oldestQueuedAt: number }[]>;

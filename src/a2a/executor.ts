@@ -19,6 +19,11 @@ export function textPart(text: string): Part {
   return { content: { $case: 'text', value: text }, metadata: {}, filename: '', mediaType: 'text/plain' };
 }
 
+/** A message from the agent, as a task's status message and history entry. */
+export function agentMessage(taskId: string, contextId: string, text: string): Message {
+  return { messageId: randomUUID(), contextId, taskId, role: Role.ROLE_AGENT, parts: [textPart(text)], metadata: {}, extensions: [], referenceTaskIds: [] };
+}
+
 /** The text the agent reads: text parts as they are, data parts as JSON, files by name. */
 export function messageText(message: Message): string {
   return message.parts
@@ -102,12 +107,8 @@ export class GatewayAgentExecutor implements AgentExecutor {
     private readonly stallMs: number,
   ) {}
 
-  private agentMessage(taskId: string, contextId: string, text: string): Message {
-    return { messageId: randomUUID(), contextId, taskId, role: Role.ROLE_AGENT, parts: [textPart(text)], metadata: {}, extensions: [], referenceTaskIds: [] };
-  }
-
   private status(state: TaskState, taskId: string, contextId: string, text?: string): TaskStatus {
-    return { state, message: text === undefined ? undefined : this.agentMessage(taskId, contextId, text), timestamp: new Date(this.clock.now()).toISOString() };
+    return { state, message: text === undefined ? undefined : agentMessage(taskId, contextId, text), timestamp: new Date(this.clock.now()).toISOString() };
   }
 
   private async finish(bus: ExecutionEventBus, taskId: string, contextId: string, state: TaskState, text?: string): Promise<void> {

@@ -5,14 +5,13 @@
  * failed with a diagnostic instead of staying `working` forever. Subscribers that attached after a
  * restart get the final events on the task's event bus.
  */
-import { randomUUID } from 'node:crypto';
-import { Role, Task, TaskState, taskStateToJSON } from '@a2a-js/sdk';
+import { Task, TaskState, taskStateToJSON } from '@a2a-js/sdk';
 import { AgentEvent, ServerCallContext, type ExecutionEventBusManager, type PushNotificationSender } from '@a2a-js/sdk/server';
 import { errorMessage } from '../core/errors.js';
 import type { SwitchboardConfig } from '../config/schema.js';
 import type { Gateway } from '../gateway/gateway.js';
 import type { A2ATaskRecord, Clock } from '../ports.js';
-import { finalOutcome, requestedInput, stalledOutcome, textPart, type FinalOutcome } from './executor.js';
+import { agentMessage, finalOutcome, requestedInput, stalledOutcome, type FinalOutcome } from './executor.js';
 import { PeerUser } from './peers.js';
 import { SerialTask } from '../gateway/serial-task.js';
 
@@ -83,7 +82,7 @@ export class A2ATaskWatch {
   private async finish(record: A2ATaskRecord, agent: WatchedAgent, outcome: FinalOutcome): Promise<void> {
     const task = Task.fromJSON(record.task);
     const timestamp = new Date(this.clock.now()).toISOString();
-    const message = { messageId: randomUUID(), contextId: record.contextId, taskId: record.id, role: Role.ROLE_AGENT, parts: [textPart(outcome.text)], metadata: {}, extensions: [], referenceTaskIds: [] };
+    const message = agentMessage(record.id, record.contextId, outcome.text);
     const artifact = outcome.parts ? { artifactId: `answer-${record.inputId}`, name: 'answer', description: '', parts: outcome.parts, metadata: { runId: outcome.runId }, extensions: [] } : undefined;
     task.status = { state: outcome.state, message, timestamp };
     task.history = [...task.history, message];

@@ -5,6 +5,7 @@
  * an outbox row written in the run's commit (kind `exchange.step`), so a crash replays it and the
  * idempotency keys of the inputs it creates make the replay harmless.
  */
+import { randomUUID } from 'node:crypto';
 import type { Clock, ExchangeRecord, IdGenerator, InputRecord, NewEvent, NewInput, NewOutboxRow, OutboxRecord, Provenance, Store } from '../ports.js';
 import type { TerminalRunStatus } from '../core/run-status.js';
 
@@ -38,6 +39,13 @@ export interface ExchangeFlowDeps {
 }
 
 const isSkip = (text: string | null, token: string) => (text ?? '').trim() === token;
+
+/**
+ * A waiter that is not a run (a control API request waiting on `send --from`) gets an `api:` id: what
+ * it takes counts as delivered at once, since no run commit follows.
+ */
+export const apiWaiterId = () => `api:${randomUUID()}`;
+export const isApiWaiter = (waiterId: string | null | undefined): boolean => waiterId?.startsWith('api:') ?? false;
 
 /** The outbox row a committed (or dropped) exchange input hands on to the flow. */
 export function exchangeStepRow(input: InputRecord, outcome: Omit<ExchangeStepPayload, 'exchangeId' | 'step' | 'turn'>, id: string): NewOutboxRow | undefined {
@@ -148,7 +156,7 @@ export class ExchangeFlow {
       await store.exchanges.transition(exchange.id, { replyStates: ['awaiting'] }, { replyState: 'detached', waiterRunId: null }, clock.now());
       return;
     }
-    if (waiterCommitted || exchange.waiterRunId?.startsWith('api:')) {
+    if (waiterCommitted || isApiWaiter(exchange.waiterRunId)) {
       await store.exchanges.transition(exchange.id, { replyStates: ['replied'] }, { replyState: 'delivered' }, clock.now());
       return;
     }

@@ -115,6 +115,7 @@ export class Gateway {
       clock: this.clock,
       ids: this.ids,
       accept: (input) => this.accept(input),
+      openSession: (sessionKey, agentId) => this.openSession(sessionKey, agentId),
       wake: (sessionKey) => this.lanes.wake(sessionKey),
       isBusy: (sessionKey) => this.lanes.isBusy(sessionKey),
       pause: (ms, wakeOn, signal) => this.pause(ms, wakeOn, signal),
@@ -152,7 +153,7 @@ export class Gateway {
         await this.exchanges.settleWaiter(runId, status).catch((error) => this.log('error', `exchanges of run ${runId}: ${errorMessage(error)}`));
         await this.a2aClient.settleWaiter(runId, status === 'succeeded').catch((error) => this.log('error', `a2a results of run ${runId}: ${errorMessage(error)}`));
       },
-      onDropped: (inputId, why) => this.onInputDropped(inputId, why),
+      onDropped: (inputId) => this.onInputDropped(inputId, false),
     });
     this.lanes = new LaneScheduler(
       this.store,
@@ -197,11 +198,7 @@ export class Gateway {
     if (this.lastRecovery.interruptedRuns.length > 0) {
       this.log('warn', 'recovered interrupted runs', { ...this.lastRecovery });
     }
-    for (const inputId of this.lastRecovery.droppedInputs) {
-      const input = await this.store.inputs.get(inputId);
-      await this.journalEvent({ type: 'input.dropped', sessionKey: input?.sessionKey, payload: { inputId, note: input?.note } });
-      await this.onInputDropped(inputId, input?.note ?? 'dropped during recovery');
-    }
+    for (const inputId of this.lastRecovery.droppedInputs) await this.onInputDropped(inputId);
     await this.exchanges.recover();
     await this.journal.kick();
     for (const { key } of await this.store.sessions.listWithQueuedInputs()) this.lanes.wake(key);
@@ -234,13 +231,17 @@ export class Gateway {
     return record;
   }
 
-  /** An exchange input that will never run tells its exchange, so nobody waits for it in vain. */
-  private async onInputDropped(inputId: string, why: string): Promise<void> {
+  /**
+   * After an input was dropped (by recovery or a cancel): journalled, and, if it belongs to an exchange,
+   * the exchange is told, so nobody waits for it in vain. The runner journals its own drops.
+   */
+  private async onInputDropped(inputId: string, journal = true): Promise<void> {
     const input = await this.store.inputs.get(inputId);
-    const row = input && exchangeStepRow(input, { runId: null, status: 'dropped', text: null, error: `the message was dropped: ${why}` }, this.ids.next());
-    if (!row) return;
-    await this.store.outbox.add(row, this.clock.now());
-    this.outbox.kick();
+    if (!input) return;
+    const why = input.note ?? 'dropped';
+    if (journal) await this.journalEvent({ type: 'input.dropped', sessionKey: input.sessionKey, payload: { inputId, note: why } });
+    const row = exchangeStepRow(input, { runId: null, status: 'dropped', text: null, error: why }, this.ids.next());
+    if (row) await this.enqueueDelivery(row);
   }
 
   /**
@@ -304,14 +305,10 @@ export class Gateway {
    */
   async sendAs(fromSessionKey: string, request: AgentSendRequest): Promise<AgentSendResult> {
     const { sessionKey, agent } = this.agents.resolveTarget(fromSessionKey);
-    if (!toolsFor(agent, this.config, this.tools).some((tool) => tool.name === 'sessions_send')) {
+    if (!toolsFor(agent, this.config, this.tools, sessionKey).some((tool) => tool.name === 'sessions_send')) {
       throw new SwitchboardError('TOOL_DENIED', `agent "${agent.config.id}" may not use sessions_send (tool policy: tools, agents.defaults.tools, agents.list[${agent.config.id}].tools)`, { layer: 'tool' });
     }
-    if (!(await this.store.sessions.get(sessionKey))) {
-      const kind = parseSessionKey(sessionKey)?.kind;
-      if (kind === 'subagent' || kind === 'a2a') await this.getSession(sessionKey);
-      await this.store.sessions.ensure({ key: sessionKey, agentId: agent.config.id }, this.clock.now());
-    }
+    await this.openSession(sessionKey, agent.config.id);
     return this.messaging.send({ sessionKey, agentId: agent.config.id }, request);
   }
 
@@ -343,14 +340,7 @@ export class Gateway {
     const message = this.validateMessage(request.message);
     const inbound = request.inbound ?? { channel: 'api' };
     const { sessionKey, agent } = this.agents.resolveTarget(request.target ?? this.agents.bind(inbound).config.id, inbound);
-    const parsed = parseSessionKey(sessionKey)!;
-    let session = await this.store.sessions.get(sessionKey);
-    if (!session) {
-      if (parsed.kind === 'subagent' || parsed.kind === 'a2a') {
-        throw new SwitchboardError('SESSION_NOT_FOUND', `no session "${sessionKey}" (sub-agent and A2A sessions are created by their own flows; list sessions with "switchboard sessions list")`);
-      }
-      session = await this.store.sessions.ensure({ key: sessionKey, agentId: agent.config.id }, this.clock.now());
-    }
+    const session = await this.openSession(sessionKey, agent.config.id);
     if (this.lanes.isLaneFull(sessionKey) && !this.lanes.isBusy(sessionKey)) {
       throw new SwitchboardError('LANE_QUEUE_FULL', `the ${this.lanes.laneFor(sessionKey)} lane already has ${this.config.lanes.maxWaiting} sessions waiting (lanes.maxWaiting); retry later`);
     }
@@ -369,6 +359,20 @@ export class Gateway {
     }
     if (created) this.lanes.wake(sessionKey);
     return { input, sessionKey, created };
+  }
+
+  /**
+   * The session at this address, created on first use for main, direct and group sessions; sub-agent
+   * and A2A sessions exist only once their own flow has created them.
+   */
+  async openSession(sessionKey: string, agentId: string): Promise<SessionRecord> {
+    const session = await this.store.sessions.get(sessionKey);
+    if (session) return session;
+    const kind = parseSessionKey(sessionKey)?.kind;
+    if (kind === 'subagent' || kind === 'a2a') {
+      throw new SwitchboardError('SESSION_NOT_FOUND', `no session "${sessionKey}" (sub-agent and A2A sessions are created by their own flows; list the sessions with "switchboard sessions list" or sessions_list)`);
+    }
+    return this.store.sessions.ensure({ key: sessionKey, agentId }, this.clock.now());
   }
 
   /**
@@ -500,9 +504,7 @@ export class Gateway {
     const input = await this.store.inputs.get(inputId);
     if (input?.runId && (await this.store.runs.get(input.runId))?.status === 'running') await this.lanes.abortRun(input.runId, 'cancel');
     else if (input?.status === 'queued') {
-      for (const dropped of await this.store.inputs.drop([inputId], why, this.clock.now())) {
-        await this.journalEvent({ type: 'input.dropped', sessionKey: input.sessionKey, payload: { inputId: dropped, note: why } });
-      }
+      for (const dropped of await this.store.inputs.drop([inputId], why, this.clock.now())) await this.onInputDropped(dropped);
     }
   }
 

@@ -4,13 +4,13 @@
  * then the loop guards (hop budget, per-pair rate limit). A send is stored with its exchange in one
  * transaction; replies, ping-pong and announce are carried on by ExchangeFlow.
  */
-import { randomUUID } from 'node:crypto';
 import { SwitchboardError } from '../core/errors.js';
 import type { QueueMode } from '../core/queue-mode.js';
 import { checkSessionAccess, type AccessAction, type AccessPolicy, agentToAgentAllowed, effectiveVisibility } from '../core/session-access.js';
 import { mainSessionKey, parseSessionKey, type SessionKind } from '../core/session-key.js';
 import type { SwitchboardConfig } from '../config/schema.js';
 import type { Clock, ExchangeRecord, IdGenerator, InputRecord, NewInput, Provenance, SessionRecord, Store, TranscriptEntry } from '../ports.js';
+import { apiWaiterId, isApiWaiter } from './exchanges.js';
 import type { AgentRegistry } from './registry.js';
 
 export interface Requester {
@@ -62,6 +62,8 @@ export interface MessagingDeps {
   ids: IdGenerator;
   /** Stores an input and wakes its session's lane. */
   accept: (input: NewInput) => Promise<InputRecord>;
+  /** The session at an address, created on first use where the address kind allows (Gateway.openSession). */
+  openSession: (sessionKey: string, agentId: string) => Promise<SessionRecord>;
   /** Schedules a session that has a new input stored by other means (an exchange's request). */
   wake: (sessionKey: string) => void;
   isBusy: (sessionKey: string) => boolean;
@@ -118,22 +120,18 @@ export class AgentMessaging {
   /** A target by session key, by label (optionally within one agent), or by agent id (its main session). */
   async resolveTarget(requester: Requester, ref: TargetRef): Promise<{ sessionKey: string; agentId: string; session?: SessionRecord }> {
     if (ref.sessionKey) {
-      const parsed = parseSessionKey(ref.sessionKey);
-      if (!parsed) {
-        throw new SwitchboardError('SESSION_NOT_FOUND', `"${ref.sessionKey}" is not a valid session key (expected agent:<agentId>:main, agent:<agentId>:<channel>:direct:<peer>, agent:<agentId>:<channel>:group:<id>, agent:<agentId>:subagent:<id>...)`);
+      const agent = this.deps.agents.agentOfSession(ref.sessionKey);
+      if (ref.agentId && ref.agentId !== agent.config.id) {
+        throw new SwitchboardError('INVALID_REQUEST', `sessionKey "${ref.sessionKey}" belongs to agent "${agent.config.id}", not "${ref.agentId}"; give one or the other`);
       }
-      if (ref.agentId && ref.agentId !== parsed.agentId) {
-        throw new SwitchboardError('INVALID_REQUEST', `sessionKey "${ref.sessionKey}" belongs to agent "${parsed.agentId}", not "${ref.agentId}"; give one or the other`);
-      }
-      const session = await this.deps.store.sessions.get(ref.sessionKey);
-      return { sessionKey: ref.sessionKey, agentId: session?.agentId ?? parsed.agentId, session };
+      return { sessionKey: ref.sessionKey, agentId: agent.config.id, session: await this.deps.store.sessions.get(ref.sessionKey) };
     }
     if (ref.label) {
       if (ref.agentId && ref.agentId !== requester.agentId) {
         // Checked before the lookup, so a denied label lookup does not reveal whether the label exists.
         await this.checkAccess(requester, { sessionKey: mainSessionKey(ref.agentId), agentId: ref.agentId }, 'send', async () => false);
       }
-      const matches = (await this.deps.store.sessions.list({ agentId: ref.agentId ?? undefined, limit: 100_000 })).filter((session) => session.label === ref.label);
+      const matches = await this.deps.store.sessions.list({ agentId: ref.agentId, label: ref.label, limit: 1000 });
       const reachable: SessionRecord[] = [];
       let denied: unknown;
       for (const session of matches) {
@@ -163,7 +161,7 @@ export class AgentMessaging {
     if (this.deps.isStopping()) throw new SwitchboardError('GATEWAY_STOPPING', 'the gateway is shutting down; send again once it has restarted');
     const message = this.deps.validateMessage(request.message);
     const target = await this.resolveTarget(requester, request);
-    this.deps.agents.get(target.agentId); // AGENT_NOT_FOUND for a key of an agent no longer configured
+    this.deps.agents.get(target.agentId); // AGENT_NOT_FOUND for a labelled session of an agent no longer configured
     await this.checkAccess(requester, target, 'send');
 
     if (target.sessionKey === requester.sessionKey && request.timeoutSeconds > 0 && requester.runId) {
@@ -179,13 +177,7 @@ export class AgentMessaging {
         { hop, maxHops: settings.maxHops },
       );
     }
-    if (!target.session) {
-      const kind = parseSessionKey(target.sessionKey)?.kind;
-      if (kind === 'subagent' || kind === 'a2a') {
-        throw new SwitchboardError('SESSION_NOT_FOUND', `no session "${target.sessionKey}" (sub-agent and A2A sessions are created by their own flows; sessions_list shows the ones you can reach)`);
-      }
-      await this.deps.store.sessions.ensure({ key: target.sessionKey, agentId: target.agentId }, this.deps.clock.now());
-    }
+    await this.deps.openSession(target.sessionKey, target.agentId);
     const pair = this.checkRate(requester.sessionKey, target.sessionKey);
 
     const conversationId = requester.conversation?.id ?? this.deps.ids.next();
@@ -207,7 +199,7 @@ export class AgentMessaging {
       return { status: 'accepted', sessionKey: target.sessionKey, inputId: input.id, conversationId, note: 'stored in the target session without starting a run (mode "notify"); no reply will come' };
     }
 
-    const waiterId = request.timeoutSeconds > 0 ? requester.runId ?? `api:${randomUUID()}` : null;
+    const waiterId = request.timeoutSeconds > 0 ? requester.runId ?? apiWaiterId() : null;
     const exchangeId = this.deps.ids.next();
     const opened = await this.deps.store.exchanges.open(
       {
@@ -259,7 +251,7 @@ export class AgentMessaging {
       if (attached.changed) return undefined;
       exchange = attached.exchange;
     }
-    if (exchange.replyRunId && (exchange.waiterRunId === waiterId || waiterId?.startsWith('api:'))) return replyResult(exchange, base);
+    if (exchange.replyRunId && (exchange.waiterRunId === waiterId || isApiWaiter(waiterId))) return replyResult(exchange, base);
     if (exchange.replyState === 'awaiting' || exchange.replyState === 'detached') {
       return { status: 'accepted', ...base, note: 'this message was sent before (same idempotencyKey) and is still being processed; the reply will arrive in this session as a message' };
     }
@@ -274,7 +266,7 @@ export class AgentMessaging {
       const exchange = await store.exchanges.get(exchangeId);
       if (!exchange || exchange.waiterRunId !== waiterId) return undefined;
       if (exchange.replyRunId !== null && (exchange.replyState === 'replied' || exchange.replyState === 'delivered')) {
-        if (waiterId.startsWith('api:') && exchange.replyState === 'replied') {
+        if (isApiWaiter(waiterId) && exchange.replyState === 'replied') {
           await store.exchanges.transition(exchangeId, { replyStates: ['replied'], waiterRunId: waiterId }, { replyState: 'delivered' }, clock.now());
         }
         return exchange;
@@ -322,15 +314,14 @@ export class AgentMessaging {
 
   async listSessions(requester: Requester, filter: { agentId?: string; kind?: SessionKind; activeMinutes?: number; limit?: number }): Promise<SessionSummary[]> {
     const limit = filter.limit ?? 50;
-    const since = filter.activeMinutes === undefined ? undefined : this.deps.clock.now() - filter.activeMinutes * 60_000;
-    const sessions = await this.deps.store.sessions.list({ agentId: filter.agentId, limit: 100_000 });
+    const updatedSince = filter.activeMinutes === undefined ? undefined : this.deps.clock.now() - filter.activeMinutes * 60_000;
+    const sessions = await this.deps.store.sessions.list({ agentId: filter.agentId, updatedSince, limit: 100_000 });
     const known = new Map(sessions.map((session) => [session.key, session] as const));
     const out: SessionSummary[] = [];
     for (const session of sessions) {
       if (out.length >= limit) break;
       const kind = parseSessionKey(session.key)?.kind ?? 'unknown';
       if (filter.kind && kind !== filter.kind) continue;
-      if (since !== undefined && session.updatedAt < since) continue;
       try {
         await this.checkAccess(requester, { sessionKey: session.key, agentId: session.agentId }, 'list', (key) => this.inSpawnedTree(requester.sessionKey, key, known));
       } catch {
@@ -358,13 +349,13 @@ export class AgentMessaging {
   async status(requester: Requester, sessionKey: string) {
     const session = await this.reachable(requester, sessionKey, 'list');
     const [lastRun] = await this.deps.store.runs.list({ sessionKey: session.key, limit: 1 });
-    const queued = await this.deps.store.inputs.listQueued(session.key);
+    const { state, queued } = await this.activity(session.key);
     return {
       sessionKey: session.key,
       agentId: session.agentId,
       label: session.label,
-      state: this.deps.isBusy(session.key) ? 'running' : queued.length > 0 ? 'queued' : 'idle',
-      queuedInputs: queued.length,
+      state,
+      queuedInputs: queued,
       updatedAt: session.updatedAt,
       lastRun: lastRun
         ? { runId: lastRun.id, status: lastRun.status, startedAt: lastRun.startedAt, endedAt: lastRun.endedAt, finalText: clip(lastRun.finalText ?? '', 500) }
@@ -380,7 +371,7 @@ export class AgentMessaging {
   async waitSessions(requester: Requester, sessionKeys: string[], options: { timeoutMs: number; mode: 'any' | 'all'; signal?: AbortSignal }) {
     const { store, clock } = this.deps;
     for (const key of sessionKeys) await this.reachable(requester, key, 'send');
-    const waiterId = requester.runId ?? `api:${randomUUID()}`;
+    const waiterId = requester.runId ?? apiWaiterId();
     for (const key of sessionKeys) {
       for (const exchange of await store.exchanges.list({ requesterSession: requester.sessionKey, targetSession: key, replyStates: ['detached'], limit: 100_000 })) {
         await store.exchanges.transition(exchange.id, { replyStates: ['detached'] }, { replyState: 'awaiting', waiterRunId: waiterId }, clock.now());
@@ -409,10 +400,15 @@ export class AgentMessaging {
     const replies = mine
       .filter((exchange) => exchange.replyRunId !== null)
       .map((exchange) => ({ inputId: exchange.requestInputId, runId: exchange.replyRunId, status: exchange.replyStatus === 'succeeded' ? 'ok' : 'error', reply: exchange.replyText }));
-    const busy = this.deps.isBusy(sessionKey);
-    const queued = busy ? 0 : (await this.deps.store.inputs.listQueued(sessionKey)).length;
-    const settled = mine.length > 0 ? pending === 0 : !busy && queued === 0;
-    return { sessionKey, settled, state: busy ? 'running' : queued > 0 ? 'queued' : 'idle', waitingForReplies: pending, replies };
+    const { state } = await this.activity(sessionKey);
+    const settled = mine.length > 0 ? pending === 0 : state === 'idle';
+    return { sessionKey, settled, state, waitingForReplies: pending, replies };
+  }
+
+  /** Whether a session runs now, has inputs waiting, or is idle. */
+  private async activity(sessionKey: string): Promise<{ state: 'running' | 'queued' | 'idle'; queued: number }> {
+    const queued = (await this.deps.store.inputs.listQueued(sessionKey)).length;
+    return { state: this.deps.isBusy(sessionKey) ? 'running' : queued > 0 ? 'queued' : 'idle', queued };
   }
 }
 

@@ -58,6 +58,18 @@ export class AgentRegistry {
     return this.list().find((agent) => agent.config.default) ?? this.list()[0];
   }
 
+  /** The configured agent a session key belongs to; SESSION_NOT_FOUND for a malformed key, AGENT_NOT_FOUND for an unknown agent. */
+  agentOfSession(sessionKey: string): ResolvedAgent {
+    const parsed = parseSessionKey(sessionKey);
+    if (!parsed) {
+      throw new SwitchboardError(
+        'SESSION_NOT_FOUND',
+        `"${sessionKey}" is not a valid session key (expected agent:<agentId>:main, agent:<agentId>:<channel>:direct:<peer>, agent:<agentId>:<channel>:group:<id>, agent:<agentId>:subagent:<id> or agent:<agentId>:a2a:<contextId>)`,
+      );
+    }
+    return this.get(parsed.agentId);
+  }
+
   /**
    * Which agent an inbound message is routed to: the most specific binding wins (peer, then account,
    * then channel alone); with none, the default agent.
@@ -80,16 +92,7 @@ export class AgentRegistry {
    * inbound names a peer or group) or a full session key of a configured agent.
    */
   resolveTarget(target: string, inbound?: Inbound): { sessionKey: string; agent: ResolvedAgent } {
-    if (target.startsWith('agent:')) {
-      const parsed = parseSessionKey(target);
-      if (!parsed) {
-        throw new SwitchboardError(
-          'SESSION_NOT_FOUND',
-          `"${target}" is not a valid session key (expected agent:<agentId>:main, agent:<agentId>:<channel>:direct:<peer>, agent:<agentId>:<channel>:group:<id>, agent:<agentId>:subagent:<id> or agent:<agentId>:a2a:<contextId>)`,
-        );
-      }
-      return { sessionKey: target, agent: this.get(parsed.agentId) };
-    }
+    if (target.startsWith('agent:')) return { sessionKey: target, agent: this.agentOfSession(target) };
     const agent = this.get(target);
     if (inbound?.group) return { sessionKey: groupSessionKey(agent.config.id, inbound.channel, inbound.group), agent };
     if (inbound?.peer) return { sessionKey: directSessionKey(agent.config.id, inbound.channel, inbound.peer), agent };

@@ -34,7 +34,7 @@ export interface SessionRunnerDeps {
   /** Called once a run has committed, with its outcome (settles the replies it waited for). */
   onCommitted: (runId: string, status: TerminalRunStatus) => Promise<void>;
   /** Called for an input dropped here (so an exchange waiting on it is told). */
-  onDropped: (inputId: string, why: string) => Promise<void>;
+  onDropped: (inputId: string) => Promise<void>;
 }
 
 /** The conversation (and its deepest hop) that a run's inter-session inputs belong to. */
@@ -49,7 +49,9 @@ export function conversationOf(inputs: readonly InputRecord[]): { id: string; ho
 /** Inputs whose run answers another session rather than the session's own channel. */
 const answersAnotherSession = (input: InputRecord) => input.provenance.exchange !== undefined && input.provenance.exchange.step !== 'reply';
 
-export function toolsFor(agent: ResolvedAgent, config: SwitchboardConfig, tools: readonly GatewayTool[]): GatewayTool[] {
+/** The tools a session of this agent is offered: the policy layers, then each tool's own session kinds. */
+export function toolsFor(agent: ResolvedAgent, config: SwitchboardConfig, tools: readonly GatewayTool[], sessionKey: string): GatewayTool[] {
+  const kind = parseSessionKey(sessionKey)?.kind ?? 'main';
   const names = applyToolPolicy(
     tools.map((tool) => tool.name),
     [
@@ -58,7 +60,7 @@ export function toolsFor(agent: ResolvedAgent, config: SwitchboardConfig, tools:
       { source: `agents.list[${agent.config.id}].tools`, ...agent.config.tools },
     ],
   );
-  return tools.filter((tool) => names.includes(tool.name));
+  return tools.filter((tool) => names.includes(tool.name) && (!tool.sessionKinds || tool.sessionKinds.includes(kind)));
 }
 
 export function createSessionRunner(deps: SessionRunnerDeps) {
@@ -73,7 +75,7 @@ export function createSessionRunner(deps: SessionRunnerDeps) {
       const dropped = await store.inputs.drop(slot.inputIds, `dropped: ${why}`, clock.now());
       for (const inputId of dropped) {
         await store.events.append({ type: 'input.dropped', sessionKey: slot.sessionKey, payload: { inputId, note: why } }, clock.now());
-        await deps.onDropped(inputId, why);
+        await deps.onDropped(inputId);
       }
       deps.afterCommit();
       return;
@@ -103,7 +105,7 @@ export function createSessionRunner(deps: SessionRunnerDeps) {
         model: deps.models.resolve(agent.model),
         system: context.system,
         messages: context.messages,
-        tools: toolsFor(agent, deps.config, deps.tools).filter((tool) => !tool.sessionKinds || tool.sessionKinds.includes(parseSessionKey(slot.sessionKey)?.kind ?? 'main')),
+        tools: toolsFor(agent, deps.config, deps.tools, slot.sessionKey),
         toolContext: { runId, sessionKey: slot.sessionKey, agentId: agent.config.id, workspace: agent.workspace, clock, conversation: conversationOf(inputs) },
         maxSteps: agent.maxSteps,
         signal: slot.controller.signal,

@@ -5,7 +5,7 @@
 import { sql, type Kysely, type RawBuilder } from 'kysely';
 import type {
   A2ATaskStore, EventJournal, EventRecord, ExchangeStore, InputRecord, InputStatus, InputStore, LeaseStore, NewEvent, NewInput, NewOutboxRow,
-  NewSession, NewTranscriptEntry, OutboxRecord, OutboxStatus, OutboxStore, ReplyRoute, RunStore, SessionRecord,
+  NewSession, NewTranscriptEntry, SessionFilter, OutboxRecord, OutboxStatus, OutboxStore, ReplyRoute, RunStore, SessionRecord,
   SessionStore, Store, TranscriptEntry, TranscriptStore,
 } from '../ports.js';
 import { KyselyRunStore } from './kysely-run-store.js';
@@ -78,9 +78,11 @@ class KyselySessionStore implements SessionStore {
     return row ? toSession(row) : undefined;
   }
 
-  async list(filter: { agentId?: string; limit?: number } = {}): Promise<SessionRecord[]> {
+  async list(filter: SessionFilter = {}): Promise<SessionRecord[]> {
     let query = this.db.selectFrom('sessions').selectAll();
     if (filter.agentId) query = query.where('agent_id', '=', filter.agentId);
+    if (filter.label !== undefined) query = query.where('label', '=', filter.label);
+    if (filter.updatedSince !== undefined) query = query.where('updated_at', '>=', filter.updatedSince);
     const rows = await query.orderBy('updated_at', 'desc').orderBy('key').limit(filter.limit ?? 1000).execute();
     return rows.map(toSession);
   }

@@ -35,6 +35,9 @@ describe('session tools: reading other sessions', () => {
     expect(listed.map((s) => s.sessionKey).sort()).toEqual(['agent:expert:main', 'agent:support:main']);
     expect(await gateway.messaging.listSessions(support, { agentId: 'expert', kind: 'main' })).toHaveLength(1);
     expect(await gateway.messaging.listSessions(support, { kind: 'subagent' })).toEqual([]);
+    await gateway.store.sessions.ensure({ key: 'agent:expert:chat:direct:old', agentId: 'expert' }, Date.now() - 2 * 3600_000);
+    expect((await gateway.messaging.listSessions(support, { agentId: 'expert' })).map((s) => s.sessionKey)).toContain('agent:expert:chat:direct:old');
+    expect((await gateway.messaging.listSessions(support, { agentId: 'expert', activeMinutes: 60 })).map((s) => s.sessionKey)).toEqual(['agent:expert:main']);
     expect(await gateway.messaging.status(support, 'agent:expert:main')).toMatchObject({ state: 'idle', queuedInputs: 0, lastRun: { status: 'succeeded', finalText: 'used it' } });
     const plain = await gateway.messaging.history(support, 'agent:expert:main', {});
     expect(plain.messages.map((m) => [m.role, m.text])).toEqual([['user', 'use a tool'], ['assistant', 'used it']]);
@@ -101,7 +104,7 @@ describe('session tools: targets', () => {
   it('sessions_send names a bad target precisely', async () => {
     gateway = await startTestGateway(config('{ enabled: true }'));
     await expect(gateway.messaging.send(support, { sessionKey: 'expert', message: 'x', timeoutSeconds: 0, idempotencyKey: 'a' })).rejects.toThrow(
-      '"expert" is not a valid session key (expected agent:<agentId>:main, agent:<agentId>:<channel>:direct:<peer>, agent:<agentId>:<channel>:group:<id>, agent:<agentId>:subagent:<id>...)',
+      '"expert" is not a valid session key (expected agent:<agentId>:main, agent:<agentId>:<channel>:direct:<peer>, agent:<agentId>:<channel>:group:<id>, agent:<agentId>:subagent:<id> or agent:<agentId>:a2a:<contextId>)',
     );
     await expect(gateway.messaging.send(support, { agentId: 'nobody', message: 'x', timeoutSeconds: 0, idempotencyKey: 'b' })).rejects.toThrow('unknown agent "nobody" (configured agents: support, expert)');
     await expect(gateway.messaging.send(support, { message: 'x', timeoutSeconds: 0, idempotencyKey: 'c' })).rejects.toThrow(

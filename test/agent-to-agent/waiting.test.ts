@@ -108,6 +108,15 @@ describe('sessions_send: waiting for the reply', () => {
   });
 });
 
+describe('sessions_send: lanes', () => {
+  it('with one main slot, held by the waiting requester, the target still answers: it runs in the nested lane', async () => {
+    gateway = await startTestGateway(
+      config(`{ match: "go", steps: [{ toolCalls: [{ tool: "sessions_send", args: { agentId: "fast", message: "q6", timeoutSeconds: 5 } }] }, { text: "{{tool.sessions_send.status}} {{tool.sessions_send.reply}}" }] },`, 'lanes: { main: { maxConcurrent: 1 } },'),
+    );
+    expect(await ask('go')).toBe('ok fast answer to q6');
+  });
+});
+
 describe('sessions_send: idempotency', () => {
   it('the same idempotencyKey twice creates one input; the repeat returns the same reply', async () => {
     gateway = await startTestGateway(config(`{ match: "go", steps: [

@@ -43,6 +43,15 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
       expect(await store.sessions.get('agent:nobody:main')).toBeUndefined();
     });
 
+    it('sessions: list filters by agent, label and last update, newest first', async () => {
+      await store.sessions.ensure({ key: 'agent:expert:main', agentId: 'expert', label: 'tech' }, 2000);
+      await store.sessions.ensure({ key: 'agent:expert:subagent:s1', agentId: 'expert', label: 'tech' }, 3000);
+      expect((await store.sessions.list({ label: 'tech' })).map((s) => s.key)).toEqual(['agent:expert:subagent:s1', 'agent:expert:main']);
+      expect((await store.sessions.list({ updatedSince: 2000 })).map((s) => s.key)).toEqual(['agent:expert:subagent:s1', 'agent:expert:main']);
+      expect((await store.sessions.list({ label: 'tech', updatedSince: 2500, agentId: 'expert' })).map((s) => s.key)).toEqual(['agent:expert:subagent:s1']);
+      expect(await store.sessions.list({ label: 'none' })).toEqual([]);
+    });
+
     it('sessions: the reply route is stored', async () => {
       await store.sessions.setRoute(S, { channel: 'cli', peer: 'alice' }, 3000);
       expect(await store.sessions.get(S)).toMatchObject({ route: { channel: 'cli', peer: 'alice' }, updatedAt: 3000 });
