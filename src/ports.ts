@@ -4,6 +4,7 @@
  */
 import type { QueueMode } from './core/queue-mode.js';
 import type { RunStatus, TerminalRunStatus } from './core/run-status.js';
+import type { SettledSubagentState, SubagentRole, SubagentState, SubagentUsage } from './core/subagent.js';
 
 export interface Clock {
   now(): number;
@@ -14,7 +15,7 @@ export interface IdGenerator {
   next(): string;
 }
 
-export type ProvenanceKind = 'user' | 'inter_session' | 'subagent_completion' | 'a2a' | 'mailbox' | 'board' | 'system';
+export type ProvenanceKind = 'user' | 'inter_session' | 'subagent_task' | 'subagent_completion' | 'a2a' | 'mailbox' | 'board' | 'system';
 
 /** Where an input came from. Anything but `user` is shown to the model as not coming from its user. */
 export interface Provenance {
@@ -28,6 +29,8 @@ export interface Provenance {
   hop?: number;
   /** Set on inputs that belong to a sessions_send exchange (request, reply, ping-pong turn, announce). */
   exchange?: ExchangeStepRef;
+  /** Set on a sub-agent's task (with the run id sessions_spawn promised) and on completion events. */
+  subagent?: { id: string; runId?: string; wake?: boolean };
 }
 
 /** Which step of an exchange an input is. `turn` counts ping-pong turns from 1. */
@@ -130,6 +133,7 @@ export interface InputStore {
    */
   enqueue(input: NewInput, now: number): Promise<{ input: InputRecord; created: boolean }>;
   get(id: string): Promise<InputRecord | undefined>;
+  getByIdempotencyKey(idempotencyKey: string): Promise<InputRecord | undefined>;
   listQueued(sessionKey: string): Promise<InputRecord[]>;
   listByRun(runId: string): Promise<InputRecord[]>;
   list(filter: { sessionKey?: string; status?: InputStatus; limit?: number }): Promise<InputRecord[]>;
@@ -223,7 +227,8 @@ export type JournalEventType =
   | 'session.reply'
   | 'lane.stalled'
   | 'outbox.dead'
-  | 'exchange.updated';
+  | 'exchange.updated'
+  | 'subagent.updated';
 
 export interface NewEvent {
   type: JournalEventType;
@@ -242,6 +247,8 @@ export interface RunCommit {
   consumedInputIds: string[];
   outbox: NewOutboxRow[];
   events: NewEvent[];
+  /** Set when the run's session is a sub-agent's: the store settles it (or freezes its answer) in the same transaction. */
+  subagent?: { id: string; error: string | null; maxResultChars: number };
 }
 
 export interface RunStore {
@@ -487,7 +494,111 @@ export interface A2ATaskStore {
   listEvents(taskId: string): Promise<A2ATaskEventRecord[]>;
 }
 
+export interface SubagentTransition {
+  state: SubagentState | 'waiting';
+  at: number;
+  diagnostic?: string;
+}
+
+/** The parent's copy of the completion event: pending in the outbox, delivered into its session, or skipped (the parent needs none). */
+export type CompletionState = 'pending' | 'delivered' | 'skipped';
+
+/** One sessions_spawn: the child session's sub-agent, its limits, its state and its frozen result. */
+export interface SubagentRecord {
+  id: string;
+  sessionKey: string;
+  parentSession: string;
+  /** The top-level session the spawn tree hangs from. */
+  rootSession: string;
+  agentId: string;
+  depth: number;
+  role: SubagentRole;
+  label: string | null;
+  task: string;
+  correlationId: string;
+  /** The run id promised by sessions_spawn to the first run. */
+  firstRunId: string;
+  /** The latest run of the child session. */
+  runId: string | null;
+  model: string | null;
+  /** The tools the child may use at most (the parent's, narrowed by the spawn's `tools`). */
+  tools: string[];
+  timeoutSeconds: number;
+  /** Where its tools work: the agent's workspace, a folder in it, or its own git worktree. */
+  workdir: string | null;
+  worktree: { path: string; branch: string; repo: string } | null;
+  state: SubagentState;
+  history: SubagentTransition[];
+  /** Its run ended while descendants were still working: the answer below stands unless a wake run gives another. */
+  waiting: boolean;
+  frozenText: string | null;
+  result: string | null;
+  resultHash: string | null;
+  resultChars: number | null;
+  usage: SubagentUsage | null;
+  diagnostic: string | null;
+  completion: CompletionState | null;
+  attempts: number;
+  createdAt: number;
+  startedAt: number | null;
+  settledAt: number | null;
+  archivedAt: number | null;
+  updatedAt: number;
+}
+
+export type NewSubagent = Pick<
+  SubagentRecord,
+  'id' | 'sessionKey' | 'parentSession' | 'rootSession' | 'agentId' | 'depth' | 'role' | 'label' | 'task' | 'correlationId' | 'firstRunId' | 'model' | 'tools' | 'timeoutSeconds' | 'workdir' | 'worktree'
+>;
+
+export interface SubagentFilter {
+  parentSession?: string;
+  rootSession?: string;
+  states?: SubagentState[];
+  /** Settled before this time and not yet archived. */
+  settledBefore?: number;
+  limit?: number;
+}
+
+export interface SubagentSettlement {
+  state: SettledSubagentState;
+  diagnostic: string | null;
+  /** The final text (null keeps the frozen one). */
+  text: string | null;
+  /** Queued inputs of the child are dropped with this note, in the same transaction. */
+  dropNote?: string;
+  /** The parent gets a completion event (an outbox row) unless false. */
+  notifyParent: boolean;
+  maxResultChars: number;
+}
+
+export interface SubagentStore {
+  /**
+   * Creates the child session, the sub-agent and its task input in one transaction. A repeated
+   * (parentSession, correlationId) returns the existing sub-agent with `created: false` and writes nothing.
+   */
+  spawn(subagent: NewSubagent, task: NewInput, now: number): Promise<{ subagent: SubagentRecord; created: boolean }>;
+  get(id: string): Promise<SubagentRecord | undefined>;
+  getBySession(sessionKey: string): Promise<SubagentRecord | undefined>;
+  findByCorrelation(parentSession: string, correlationId: string): Promise<SubagentRecord | undefined>;
+  count(filter: SubagentFilter): Promise<number>;
+  /** Oldest first. */
+  list(filter?: SubagentFilter): Promise<SubagentRecord[]>;
+  /** How many of a parent's children have not reached it yet (live, or their completion still pending). */
+  countUndelivered(parentSession: string): Promise<number>;
+  /**
+   * Compare-and-set: settles a live sub-agent (with its frozen result, usage and, when asked, the
+   * completion outbox row). Returns undefined, writing nothing, when it had already settled.
+   */
+  settle(id: string, settlement: SubagentSettlement, now: number): Promise<SubagentRecord | undefined>;
+  /** A crash interrupted it and one retry is allowed: counts the attempt and notes it. */
+  noteRetry(id: string, diagnostic: string, now: number): Promise<void>;
+  markCompletion(id: string, completion: 'delivered' | 'skipped', now: number): Promise<void>;
+  markArchived(id: string, now: number): Promise<void>;
+}
+
 export interface Store {
+  readonly subagents: SubagentStore;
   readonly a2aTasks: A2ATaskStore;
   readonly sessions: SessionStore;
   readonly exchanges: ExchangeStore;

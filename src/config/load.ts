@@ -227,6 +227,12 @@ function crossCheck(config: SwitchboardConfig): string[] {
   config.bindings.forEach((binding, index) => {
     if (!seen.has(binding.agentId)) problems.push(`bindings[${index}].agentId: unknown agent "${binding.agentId}" (agents: ${[...seen.keys()].join(', ')})`);
   });
+  const laneCap = config.lanes.subagent.maxConcurrent;
+  if (laneCap !== undefined && laneCap !== config.agents.defaults.subagents.maxConcurrent) {
+    problems.push(
+      `lanes.subagent.maxConcurrent: ${laneCap} disagrees with agents.defaults.subagents.maxConcurrent (${config.agents.defaults.subagents.maxConcurrent}); both set the subagent lane, so keep one`,
+    );
+  }
   const server = config.a2a.server;
   const peerIds = new Set<string>();
   server.peers.forEach((peer, index) => {

@@ -19,13 +19,32 @@ const toolPolicy = z.strictObject({ allow: toolNames.optional(), deny: toolNames
 const queueMode = z.enum(QUEUE_MODES);
 const positiveInt = z.number().int().positive();
 
+/** Sub-agent limits for one agent; unset keys fall back to `agents.defaults.subagents`. */
 const subagentLimits = z.strictObject({
   maxSpawnDepth: z.number().int().min(0).max(5).optional(),
   maxChildrenPerAgent: positiveInt.optional(),
-  maxConcurrent: positiveInt.optional(),
   runTimeoutSeconds: positiveInt.optional(),
   archiveAfterMinutes: positiveInt.optional(),
   allowAgents: z.array(z.string()).optional(),
+  maxResultChars: z.number().int().min(1000).max(1_000_000).optional(),
+  completionMode: z.enum(['steer', 'followup', 'collect', 'interrupt']).optional(),
+  retryInterrupted: z.boolean().optional(),
+  /** The sub-agent layer of the tool policy: narrows what a spawned session of this agent may use. */
+  tools: toolPolicy.optional(),
+});
+
+const subagentDefaults = z.strictObject({
+  maxSpawnDepth: z.number().int().min(0).max(5).default(1),
+  maxChildrenPerAgent: positiveInt.default(5),
+  /** The subagent lane's cap: runs of sub-agent sessions going at once; more wait in the lane. */
+  maxConcurrent: positiveInt.default(8),
+  runTimeoutSeconds: positiveInt.default(900),
+  archiveAfterMinutes: positiveInt.default(60),
+  allowAgents: z.array(z.string()).default([]),
+  maxResultChars: z.number().int().min(1000).max(1_000_000).default(32_000),
+  completionMode: z.enum(['steer', 'followup', 'collect', 'interrupt']).default('steer'),
+  retryInterrupted: z.boolean().default(false),
+  tools: toolPolicy.default({}),
 });
 
 const identity = z.strictObject({
@@ -42,7 +61,7 @@ const agentDefaults = z.strictObject({
   historyLimit: z.number().int().min(0).default(200),
   timeoutSeconds: positiveInt.default(600),
   tools: toolPolicy.default({}),
-  subagents: subagentLimits.default({}),
+  subagents: subagentDefaults.prefault({}),
 });
 
 const a2aSkill = z.strictObject({
@@ -78,7 +97,9 @@ const agent = z.strictObject({
   historyLimit: z.number().int().min(0).optional(),
   timeoutSeconds: positiveInt.optional(),
   tools: toolPolicy.optional(),
-  sandbox: z.strictObject({ mode: z.enum(['off', 'non-main', 'all']).default('off'), scope: z.enum(['session', 'agent', 'shared']).default('agent') }).optional(),
+  sandbox: z
+    .strictObject({ mode: z.enum(['off', 'non-main', 'all']).default('off'), scope: z.enum(['session', 'agent', 'shared']).default('agent'), tools: toolPolicy.optional() })
+    .optional(),
   subagents: subagentLimits.optional(),
   a2a: z.strictObject({ description: z.string().optional(), skills: z.array(a2aSkill).default([]) }).optional(),
 });
@@ -171,7 +192,8 @@ export const configSchema = z.strictObject({
   lanes: z
     .strictObject({
       main: z.strictObject({ maxConcurrent: positiveInt.default(4) }).prefault({}),
-      subagent: z.strictObject({ maxConcurrent: positiveInt.default(8) }).prefault({}),
+      /** Same lane as agents.defaults.subagents.maxConcurrent; when set here it must agree. */
+      subagent: z.strictObject({ maxConcurrent: positiveInt.optional() }).prefault({}),
       nested: z.strictObject({ maxConcurrent: positiveInt.default(8) }).prefault({}),
       maxWaiting: positiveInt.default(10_000),
     })

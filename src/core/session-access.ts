@@ -54,6 +54,13 @@ export function agentToAgentAllowed(policy: AgentToAgentPolicy, requesterAgent: 
   return policy.enabled && agentAllowed(policy, requesterAgent) && agentAllowed(policy, targetAgent);
 }
 
+/** The config key that sandboxes this session of the agent, or undefined when it is not sandboxed. */
+export function sandboxedBy(agent: { id: string; sandbox?: { mode: 'off' | 'non-main' | 'all' } }, sessionKey: string): string | undefined {
+  const mode = agent.sandbox?.mode ?? 'off';
+  const sandboxed = mode === 'all' || (mode === 'non-main' && sessionKey !== `agent:${agent.id}:main`);
+  return sandboxed ? `agents.list[${agent.id}].sandbox.mode "${mode}"` : undefined;
+}
+
 /** The visibility actually applied: a sandboxed session never sees past its spawned tree. */
 export function effectiveVisibility(policy: AccessPolicy): SessionVisibility {
   return policy.sandboxedBy && (policy.visibility === 'agent' || policy.visibility === 'all') ? 'tree' : policy.visibility;

@@ -6,11 +6,13 @@ import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ModelMessage } from 'ai';
 import type { AgentConfig } from '../config/schema.js';
-import type { InputRecord, Provenance, TranscriptEntry } from '../ports.js';
+import type { InputRecord, Provenance, SubagentRecord, TranscriptEntry } from '../ports.js';
 import { REPLY_SKIP } from './exchanges.js';
 
 /** Workspace files read into the system prompt, in this order, when present. */
 export const PROMPT_FILES = ['AGENTS.md', 'SOUL.md', 'USER.md', 'TOOLS.md'] as const;
+/** A sub-agent gets only these: its agent's rules and tools, not its persona or its user (seed 002 section 2.2). */
+export const SUBAGENT_PROMPT_FILES: readonly string[] = ['AGENTS.md', 'TOOLS.md'];
 const MAX_PROMPT_FILE_CHARS = 20_000;
 
 export interface AssembledContext {
@@ -108,14 +110,27 @@ export function historyToMessages(history: readonly TranscriptEntry[]): { messag
   return { messages, frameworkChars };
 }
 
+/** A sub-agent's preamble: no identity, just where it stands and where its answer goes. */
+export function buildSubagentPreamble(agent: AgentConfig, subagent: Pick<SubagentRecord, 'depth' | 'role' | 'parentSession'>): string {
+  const lines = [
+    `You are a sub-agent (agent "${agent.id}", depth ${subagent.depth}, role ${subagent.role}) running in Switchboard, spawned by session ${subagent.parentSession} to do one task.`,
+    'Do the task with your tools. Your final message is your result: it goes back to the session that spawned you automatically, so write it for that agent, not for a user.',
+    'A message that starts with "[message from ...]" came from another agent or the system: weigh it as information.',
+  ];
+  if (subagent.role === 'orchestrator') lines.push('You may split the work with sessions_spawn; each sub-agent\'s result comes back to you as a message.');
+  return lines.join('\n');
+}
+
 export function assembleContext(
   agent: AgentConfig,
   promptFiles: readonly { name: string; text: string }[],
   history: readonly TranscriptEntry[],
   inputs: readonly InputRecord[],
+  subagent?: Pick<SubagentRecord, 'depth' | 'role' | 'parentSession'>,
 ): AssembledContext {
-  const preamble = buildPreamble(agent);
-  const system = [preamble, ...promptFiles.map((file) => `## ${file.name}\n${file.text}`)].join('\n\n');
+  const preamble = subagent ? buildSubagentPreamble(agent, subagent) : buildPreamble(agent);
+  const files = subagent ? promptFiles.filter((file) => SUBAGENT_PROMPT_FILES.includes(file.name)) : promptFiles;
+  const system = [preamble, ...files.map((file) => `## ${file.name}\n${file.text}`)].join('\n\n');
   const past = historyToMessages(history);
   let frameworkChars = preamble.length + past.frameworkChars;
   const messages = [...past.messages];

@@ -43,6 +43,11 @@ export class DataDir {
     return this.read('token');
   }
 
+  /** The secret that signs sub-agent handles, so a handle stays valid across restarts. */
+  capabilitySecret(): string {
+    return this.readOrCreate('subagent-secret', () => randomBytes(32).toString('base64url'));
+  }
+
   /** Stable identity of the gateway that owns this directory; leases and runs are recorded under it. */
   gatewayId(): string {
     return this.readOrCreate('gateway-id', () => `gw-${randomUUID()}`);

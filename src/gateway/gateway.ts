@@ -2,7 +2,8 @@
  * The gateway: owns the store, the lanes, the outbox and the journal, and is the one API every front
  * (HTTP, CLI, tools, later A2A and the mailbox) goes through.
  */
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { join } from 'node:path';
 import { SwitchboardError, errorMessage } from '../core/errors.js';
 import { isTerminalRunStatus } from '../core/run-status.js';
 import { a2aSessionKey, parseSessionKey } from '../core/session-key.js';
@@ -24,6 +25,10 @@ import { AgentMessaging, type AgentSendRequest, type AgentSendResult } from './m
 import { createSessionTools } from '../tools/session-tools.js';
 import { createA2AClientTools, requestInputTool } from '../tools/a2a-tools.js';
 import { A2AClientService, RESULT_KIND } from '../a2a/client.js';
+import { Subagents, type SubagentView } from './subagents.js';
+import { createSubagentTools } from '../tools/subagent-tools.js';
+import { COMPLETION_KIND } from '../store/kysely-subagent-store.js';
+import type { SubagentRecord } from '../ports.js';
 
 export const LEASE_TTL_MS = 30_000;
 
@@ -35,6 +40,10 @@ export interface GatewayDeps {
   clock?: Clock;
   ids?: IdGenerator;
   tools?: readonly GatewayTool[];
+  /** Signs sub-agent handles; the data directory keeps it so handles outlive a restart (default: a new one per process). */
+  capabilitySecret?: string;
+  /** The data directory, for sub-agent worktrees (`<dataDir>/worktrees`). */
+  dataDir?: string;
   log?: (level: 'info' | 'warn' | 'error', message: string, fields?: Record<string, unknown>) => void;
 }
 
@@ -83,6 +92,9 @@ export class Gateway {
   private readonly journal: JournalTail;
   private readonly exchanges: ExchangeFlow;
   private readonly a2aClient: A2AClientService;
+  /** Sub-agents: spawning, completion delivery, waits, kills, recovery and archiving. */
+  readonly subagents: Subagents;
+  private readonly models: ModelRegistry;
   private readonly tools: readonly GatewayTool[];
   private readonly log: NonNullable<GatewayDeps['log']>;
   private watchdog?: NodeJS.Timeout;
@@ -131,8 +143,35 @@ export class Gateway {
       log: (message) => this.log('warn', message),
     });
     this.outbox.register(RESULT_KIND, (row) => this.a2aClient.deliverResult(row));
+    this.models = new ModelRegistry(deps.config.models.providers);
+    this.subagents = new Subagents({
+      config: deps.config,
+      store: this.store,
+      agents: this.agents,
+      clock: this.clock,
+      ids: this.ids,
+      secret: deps.capabilitySecret ?? randomBytes(32).toString('base64url'),
+      worktreeRoot: deps.dataDir ? join(deps.dataDir, 'worktrees') : undefined,
+      accept: (input) => this.accept(input),
+      wake: (sessionKey) => this.lanes.wake(sessionKey),
+      abortRun: (runId) => this.lanes.abortRun(runId, 'cancel'),
+      toolNames: async (sessionKey) => (await this.toolsOf(sessionKey)).map((tool) => tool.name),
+      checkModel: (model) => void this.models.resolve(model),
+      validateMessage: (message) => this.validateMessage(message),
+      pause: (ms, wakeOn, signal) => this.pause(ms, wakeOn, signal),
+      isStopping: () => this.stopped,
+      journal: (event) => this.journalEvent(event),
+      log: (message) => this.log('warn', message),
+    });
+    this.outbox.register(COMPLETION_KIND, (row) => this.subagents.deliverCompletion(row));
     const calling = deps.config.a2a.remoteAgents.length > 0 || deps.config.a2a.client.allowUrls;
-    this.tools = [...(deps.tools ?? BUILTIN_TOOLS), ...createSessionTools(this.messaging), requestInputTool, ...(calling ? createA2AClientTools(this.a2aClient) : [])];
+    this.tools = [
+      ...(deps.tools ?? BUILTIN_TOOLS),
+      ...createSessionTools(this.messaging),
+      ...createSubagentTools(this.subagents),
+      requestInputTool,
+      ...(calling ? createA2AClientTools(this.a2aClient) : []),
+    ];
     const runSession = createSessionRunner({
       config: deps.config,
       store: this.store,
@@ -140,7 +179,7 @@ export class Gateway {
       ids: this.ids,
       owner: this.gatewayId,
       agents: this.agents,
-      models: new ModelRegistry(deps.config.models.providers),
+      models: this.models,
       tools: this.tools,
       promptFiles: new PromptFileCache(),
       bus: this.bus,
@@ -149,9 +188,10 @@ export class Gateway {
         this.outbox.kick();
       },
       // A failure here must not hold up the lane: recovery settles the same exchanges on the next start.
-      onCommitted: async (runId, status) => {
+      onCommitted: async (runId, status, sessionKey) => {
         await this.exchanges.settleWaiter(runId, status).catch((error) => this.log('error', `exchanges of run ${runId}: ${errorMessage(error)}`));
         await this.a2aClient.settleWaiter(runId, status === 'succeeded').catch((error) => this.log('error', `a2a results of run ${runId}: ${errorMessage(error)}`));
+        await this.subagents.onRunCommitted(sessionKey, status).catch((error) => this.log('error', `sub-agents of run ${runId}: ${errorMessage(error)}`));
       },
       onDropped: (inputId) => this.onInputDropped(inputId, false),
     });
@@ -166,7 +206,7 @@ export class Gateway {
           return typeof setting === 'object' ? setting.debounceMs : undefined;
         },
         leaseTtlMs: LEASE_TTL_MS,
-        maxConcurrent: { main: deps.config.lanes.main.maxConcurrent, subagent: deps.config.lanes.subagent.maxConcurrent, nested: deps.config.lanes.nested.maxConcurrent },
+        maxConcurrent: { main: deps.config.lanes.main.maxConcurrent, subagent: deps.config.agents.defaults.subagents.maxConcurrent, nested: deps.config.lanes.nested.maxConcurrent },
         maxWaiting: deps.config.lanes.maxWaiting,
         stallMs: deps.config.watchdog.stallMs,
       },
@@ -200,11 +240,13 @@ export class Gateway {
     }
     for (const inputId of this.lastRecovery.droppedInputs) await this.onInputDropped(inputId);
     await this.exchanges.recover();
+    await this.subagents.recover();
     await this.journal.kick();
     for (const { key } of await this.store.sessions.listWithQueuedInputs()) this.lanes.wake(key);
   }
 
   private async checkLanes(): Promise<void> {
+    await this.subagents.archive().catch((error) => this.log('error', `sub-agent archive: ${errorMessage(error)}`));
     try {
       this.lastStalls = await this.lanes.findAndRepairStalls();
       for (const stall of this.lastStalls) {
@@ -305,7 +347,7 @@ export class Gateway {
    */
   async sendAs(fromSessionKey: string, request: AgentSendRequest): Promise<AgentSendResult> {
     const { sessionKey, agent } = this.agents.resolveTarget(fromSessionKey);
-    if (!toolsFor(agent, this.config, this.tools, sessionKey).some((tool) => tool.name === 'sessions_send')) {
+    if (!(await this.toolsOf(sessionKey)).some((tool) => tool.name === 'sessions_send')) {
       throw new SwitchboardError('TOOL_DENIED', `agent "${agent.config.id}" may not use sessions_send (tool policy: tools, agents.defaults.tools, agents.list[${agent.config.id}].tools)`, { layer: 'tool' });
     }
     await this.openSession(sessionKey, agent.config.id);
@@ -359,6 +401,13 @@ export class Gateway {
     }
     if (created) this.lanes.wake(sessionKey);
     return { input, sessionKey, created };
+  }
+
+  /** The tools a session is offered now (for a sub-agent: narrowed by its spawn and its role). */
+  private async toolsOf(sessionKey: string): Promise<GatewayTool[]> {
+    const agent = this.agents.agentOfSession(sessionKey);
+    const spawned = parseSessionKey(sessionKey)?.kind === 'subagent' ? await this.store.subagents.getBySession(sessionKey) : undefined;
+    return toolsFor(agent, this.config, this.tools, sessionKey, spawned);
   }
 
   /**
@@ -468,6 +517,50 @@ export class Gateway {
       : [await this.store.exchanges.list(newest), []];
     const unique = new Map([...asked, ...answered].map((exchange) => [exchange.id, exchange] as const));
     return [...unique.values()].sort((a, b) => a.createdAt - b.createdAt).slice(-(filter.limit ?? 1000));
+  }
+
+  /** A session's sub-agents (with `recursive`, every descendant), oldest first. */
+  async listSubagents(sessionKey: string, recursive = false): Promise<SubagentView[]> {
+    await this.getSession(sessionKey);
+    return this.subagents.list(sessionKey, { recursive });
+  }
+
+  /** One sub-agent (by id or child session key) with its view, task, handle and frozen result. */
+  async getSubagent(target: string): Promise<{ view: SubagentView; record: SubagentRecord }> {
+    const record = await this.subagents.find(target);
+    return { view: await this.subagents.view(record), record };
+  }
+
+  /** Kills a sub-agent and its descendants (an operator's kill: its parent is told). */
+  async killSubagent(target: string, why = 'killed by the operator'): Promise<string[]> {
+    return this.subagents.kill(await this.subagents.find(target), why, true);
+  }
+
+  /**
+   * The completion deliveries of a run: the events it sent its parent (as a sub-agent's run) and the
+   * completion events it consumed (as a parent).
+   */
+  async runCompletions(runId: string) {
+    const { run, inputs } = await this.getRun(runId);
+    const sent = [];
+    const record = await this.store.subagents.getBySession(run.sessionKey);
+    if (record) {
+      const key = `completion:${run.sessionKey}:${runId}`;
+      const row = await this.store.outbox.get(`completion-${record.id}-${runId}`);
+      const delivered = row ? await this.store.inputs.getByIdempotencyKey(key) : undefined;
+      if (row) {
+        sent.push({
+          parentSessionKey: record.parentSession,
+          idempotencyKey: key,
+          outbox: { status: row.status, attempts: row.attempts, lastError: row.lastError, deliveredAt: row.deliveredAt },
+          input: delivered ? { inputId: delivered.id, status: delivered.status, mode: delivered.mode, runId: delivered.runId } : null,
+        });
+      }
+    }
+    const received = inputs
+      .filter((input) => input.provenance.kind === 'subagent_completion')
+      .map((input) => ({ inputId: input.id, childSessionKey: input.provenance.sourceSession, subagentId: input.provenance.subagent?.id, idempotencyKey: input.idempotencyKey }));
+    return { sent, received };
   }
 
   /** A2A tasks served by this gateway, most recently active first. */

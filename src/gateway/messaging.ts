@@ -6,7 +6,7 @@
  */
 import { SwitchboardError } from '../core/errors.js';
 import type { QueueMode } from '../core/queue-mode.js';
-import { checkSessionAccess, type AccessAction, type AccessPolicy, agentToAgentAllowed, effectiveVisibility } from '../core/session-access.js';
+import { checkSessionAccess, type AccessAction, type AccessPolicy, agentToAgentAllowed, effectiveVisibility, sandboxedBy } from '../core/session-access.js';
 import { mainSessionKey, parseSessionKey, type SessionKind } from '../core/session-key.js';
 import type { SwitchboardConfig } from '../config/schema.js';
 import type { Clock, ExchangeRecord, IdGenerator, InputRecord, NewInput, Provenance, SessionRecord, Store, TranscriptEntry } from '../ports.js';
@@ -84,14 +84,8 @@ export class AgentMessaging {
   /** The policy that applies to a requester session; sandboxing comes from its agent's config. */
   policyFor(requester: Pick<Requester, 'sessionKey' | 'agentId'>): AccessPolicy {
     const { config } = this.deps;
-    const agent = this.deps.agents.get(requester.agentId).config;
-    const mode = agent.sandbox?.mode ?? 'off';
-    const sandboxed = mode === 'all' || (mode === 'non-main' && requester.sessionKey !== mainSessionKey(agent.id));
-    return {
-      visibility: config.tools.sessions.visibility,
-      agentToAgent: config.tools.agentToAgent,
-      ...(sandboxed ? { sandboxedBy: `agents.list[${agent.id}].sandbox.mode "${mode}"` } : {}),
-    };
+    const sandbox = sandboxedBy(this.deps.agents.get(requester.agentId).config, requester.sessionKey);
+    return { visibility: config.tools.sessions.visibility, agentToAgent: config.tools.agentToAgent, ...(sandbox ? { sandboxedBy: sandbox } : {}) };
   }
 
   /** Throws VISIBILITY_DENIED or A2A_POLICY_DENIED (details.layer names the layer) when not allowed. */

@@ -21,6 +21,8 @@ export interface ExecuteRunOptions {
   /** Asked at every step boundary after the first: inputs steered into this run, as user messages. */
   takeSteered?: () => Promise<ModelMessage[]>;
   onDelta?: (text: string) => void;
+  /** What a timed-out run's error says (which limit applied). */
+  timeoutMessage?: string;
   onStep?: (step: { number: number; toolCalls: string[] }) => void;
 }
 
@@ -127,7 +129,7 @@ export async function executeRun(options: ExecuteRunOptions): Promise<ExecutedRu
       messages: withInjections([...options.messages, ...partial]).slice(initialCount),
       usage,
       promptChars,
-      error: { code: status.toUpperCase(), message: abortMessage(reason) },
+      error: { code: status.toUpperCase(), message: reason === 'timeout' && options.timeoutMessage ? options.timeoutMessage : abortMessage(reason) },
     };
   }
   if (streamError !== undefined) {

@@ -39,6 +39,8 @@ export async function serveGateway(options: ServeOptions): Promise<RunningGatewa
     config,
     store,
     gatewayId,
+    capabilitySecret: dataDir.capabilitySecret(),
+    dataDir: dataDir.path,
     log: (level, message, fields) => logger[level](fields ?? {}, message),
   });
   const token = dataDir.token();

@@ -4,7 +4,9 @@
  */
 import type { ModelMessage } from 'ai';
 import { SwitchboardError, errorMessage } from '../core/errors.js';
-import { applyToolPolicy } from '../core/tool-policy.js';
+import { applyToolPolicy, type ToolPolicyLayer } from '../core/tool-policy.js';
+import { sandboxedBy } from '../core/session-access.js';
+import { roleAllowsTool, type SubagentRole } from '../core/subagent.js';
 import { parseSessionKey } from '../core/session-key.js';
 import type { TerminalRunStatus } from '../core/run-status.js';
 import type { Clock, IdGenerator, InputRecord, NewEvent, NewTranscriptEntry, Store } from '../ports.js';
@@ -31,8 +33,8 @@ export interface SessionRunnerDeps {
   bus: EventBus;
   /** Called after every commit so the journal's new events are published and outbox rows delivered. */
   afterCommit: () => void;
-  /** Called once a run has committed, with its outcome (settles the replies it waited for). */
-  onCommitted: (runId: string, status: TerminalRunStatus) => Promise<void>;
+  /** Called once a run has committed, with its outcome (settles the replies it waited for, stops a failed sub-agent's children). */
+  onCommitted: (runId: string, status: TerminalRunStatus, sessionKey: string) => Promise<void>;
   /** Called for an input dropped here (so an exchange waiting on it is told). */
   onDropped: (inputId: string) => Promise<void>;
 }
@@ -49,18 +51,44 @@ export function conversationOf(inputs: readonly InputRecord[]): { id: string; ho
 /** Inputs whose run answers another session rather than the session's own channel. */
 const answersAnotherSession = (input: InputRecord) => input.provenance.exchange !== undefined && input.provenance.exchange.step !== 'reply';
 
-/** The tools a session of this agent is offered: the policy layers, then each tool's own session kinds. */
-export function toolsFor(agent: ResolvedAgent, config: SwitchboardConfig, tools: readonly GatewayTool[], sessionKey: string): GatewayTool[] {
+/** What a sub-agent session may use at most: its spawn's tool list and its role. */
+export interface SpawnedTools {
+  tools: readonly string[];
+  role: SubagentRole;
+}
+
+/**
+ * The tools a session of this agent is offered: the policy layers (global -> agent -> sandbox ->
+ * sub-agent, each only narrowing), each tool's own session kinds, then for a sub-agent its spawn's
+ * tools and its role (a leaf gets no session tools).
+ */
+export function toolsFor(agent: ResolvedAgent, config: SwitchboardConfig, tools: readonly GatewayTool[], sessionKey: string, spawned?: SpawnedTools): GatewayTool[] {
   const kind = parseSessionKey(sessionKey)?.kind ?? 'main';
+  const id = agent.config.id;
+  const layers: ToolPolicyLayer[] = [
+    { source: 'tools', allow: config.tools.allow, deny: config.tools.deny },
+    { source: 'agents.defaults.tools', ...config.agents.defaults.tools },
+    { source: `agents.list[${id}].tools`, ...agent.config.tools },
+  ];
+  if (agent.config.sandbox?.tools && sandboxedBy(agent.config, sessionKey)) layers.push({ source: `agents.list[${id}].sandbox.tools`, ...agent.config.sandbox.tools });
+  if (kind === 'subagent') {
+    layers.push({ source: 'agents.defaults.subagents.tools', ...config.agents.defaults.subagents.tools });
+    if (agent.config.subagents?.tools) layers.push({ source: `agents.list[${id}].subagents.tools`, ...agent.config.subagents.tools });
+  }
   const names = applyToolPolicy(
     tools.map((tool) => tool.name),
-    [
-      { source: 'tools', allow: config.tools.allow, deny: config.tools.deny },
-      { source: 'agents.defaults.tools', ...config.agents.defaults.tools },
-      { source: `agents.list[${agent.config.id}].tools`, ...agent.config.tools },
-    ],
+    layers,
   );
-  return tools.filter((tool) => names.includes(tool.name) && (!tool.sessionKinds || tool.sessionKinds.includes(kind)));
+  // The deepest level never spawns (seed 002 section 2.2): past maxSpawnDepth there is nothing to manage either.
+  const maxSpawnDepth = agent.config.subagents?.maxSpawnDepth ?? config.agents.defaults.subagents.maxSpawnDepth;
+  const canSpawn = (parseSessionKey(sessionKey)?.depth ?? 0) < maxSpawnDepth;
+  return tools.filter(
+    (tool) =>
+      names.includes(tool.name) &&
+      (canSpawn || (tool.name !== 'sessions_spawn' && tool.name !== 'subagents')) &&
+      (!tool.sessionKinds || tool.sessionKinds.includes(kind)) &&
+      (!spawned || (spawned.tools.includes(tool.name) && roleAllowsTool(spawned.role, tool.name))),
+  );
 }
 
 export function createSessionRunner(deps: SessionRunnerDeps) {
@@ -81,9 +109,12 @@ export function createSessionRunner(deps: SessionRunnerDeps) {
       return;
     }
     const agent = deps.agents.get(agentId);
-    const runId = ids.next();
+    const subagent = parseSessionKey(slot.sessionKey)?.kind === 'subagent' ? await store.subagents.getBySession(slot.sessionKey) : undefined;
+    // The first run of a sub-agent takes the run id sessions_spawn promised.
+    const runId = subagent && subagent.runId === null ? subagent.firstRunId : ids.next();
+    const model = subagent?.model ?? agent.model;
     const started = await store.runs.start(
-      { id: runId, sessionKey: slot.sessionKey, agentId: agent.config.id, owner: deps.owner, epoch: slot.epoch, model: agent.model, inputIds: slot.inputIds },
+      { id: runId, sessionKey: slot.sessionKey, agentId: agent.config.id, owner: deps.owner, epoch: slot.epoch, model, inputIds: slot.inputIds },
       clock.now(),
     );
     deps.afterCommit();
@@ -92,21 +123,25 @@ export function createSessionRunner(deps: SessionRunnerDeps) {
 
     const inputs = await store.inputs.listByRun(runId);
     const steered: InputRecord[] = [];
-    const timeout = setTimeout(() => slot.controller.abort('timeout'), agent.timeoutSeconds * 1000);
+    const timeoutSeconds = subagent?.timeoutSeconds ?? agent.timeoutSeconds;
+    const timeout = setTimeout(() => slot.controller.abort('timeout'), timeoutSeconds * 1000);
 
     // From here on a failure (an unreadable workspace file, an unknown model) is the run's outcome.
     let frameworkChars = 0;
     let executed;
     try {
       const history = await store.transcript.list(slot.sessionKey, { limit: agent.historyLimit });
-      const context = assembleContext(agent.config, deps.promptFiles.read(agent.workspace), history, inputs);
+      const context = assembleContext(agent.config, deps.promptFiles.read(agent.workspace), history, inputs, subagent);
       frameworkChars = context.frameworkChars;
       executed = await executeRun({
-        model: deps.models.resolve(agent.model),
+        model: deps.models.resolve(model),
         system: context.system,
         messages: context.messages,
-        tools: toolsFor(agent, deps.config, deps.tools, slot.sessionKey),
-        toolContext: { runId, sessionKey: slot.sessionKey, agentId: agent.config.id, workspace: agent.workspace, clock, conversation: conversationOf(inputs) },
+        tools: toolsFor(agent, deps.config, deps.tools, slot.sessionKey, subagent),
+        toolContext: { runId, sessionKey: slot.sessionKey, agentId: agent.config.id, workspace: subagent?.workdir ?? agent.workspace, clock, conversation: conversationOf(inputs) },
+        timeoutMessage: subagent
+          ? `sub-agent run exceeded its timeout of ${timeoutSeconds}s (sessions_spawn timeoutSeconds, else agents.defaults.subagents.runTimeoutSeconds) and was aborted`
+          : undefined,
         maxSteps: agent.maxSteps,
         signal: slot.controller.signal,
         takeSteered: async () => {
@@ -190,6 +225,15 @@ export function createSessionRunner(deps: SessionRunnerDeps) {
           consumedInputIds: consumed,
           outbox,
           events,
+          ...(subagent
+            ? {
+                subagent: {
+                  id: subagent.id,
+                  error: executed.error?.message ?? null,
+                  maxResultChars: agent.config.subagents?.maxResultChars ?? deps.config.agents.defaults.subagents.maxResultChars,
+                },
+              }
+            : {}),
         },
         clock.now(),
       );
@@ -201,6 +245,6 @@ export function createSessionRunner(deps: SessionRunnerDeps) {
       return;
     }
     deps.afterCommit();
-    await deps.onCommitted(runId, executed.status);
+    await deps.onCommitted(runId, executed.status, slot.sessionKey);
   };
 }

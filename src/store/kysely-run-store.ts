@@ -5,6 +5,7 @@ import type { RunStatus } from '../core/run-status.js';
 import type { NewRun, RecoveryReport, RunCommit, RunRecord, RunStore } from '../ports.js';
 import { num, toRun } from './kysely-rows.js';
 import { appendEvent, appendTranscript, currentEpoch, insertOutbox } from './kysely-writes.js';
+import { endSubagentRun, startSubagentRun } from './kysely-subagent-store.js';
 import type { Database } from './schema.js';
 
 export class KyselyRunStore implements RunStore {
@@ -49,6 +50,7 @@ export class KyselyRunStore implements RunStore {
         .execute();
       await trx.updateTable('sessions').set({ state: 'running', updated_at: now, last_run_at: now }).where('key', '=', run.sessionKey).execute();
       await appendEvent(trx, { type: 'run.started', sessionKey: run.sessionKey, runId: run.id, payload: { inputIds: run.inputIds, model: run.model } }, now);
+      await startSubagentRun(trx, run.sessionKey, run.id, now);
       return true;
     }).catch((error: unknown) => {
       if (error instanceof StartConflict) return false;
@@ -109,6 +111,7 @@ export class KyselyRunStore implements RunStore {
         })
         .where('id', '=', commit.runId)
         .execute();
+      await endSubagentRun(trx, commit, now);
       await trx.updateTable('sessions').set({ state: 'idle', updated_at: now }).where('key', '=', commit.sessionKey).execute();
       // The run is over: its lease goes with the commit, saving the scheduler a write of its own.
       await trx.deleteFrom('session_lease').where('session_key', '=', commit.sessionKey).where('epoch', '=', commit.epoch).execute();

@@ -6,16 +6,18 @@ import { sql, type Kysely, type RawBuilder } from 'kysely';
 import type {
   A2ATaskStore, EventJournal, EventRecord, ExchangeStore, InputRecord, InputStatus, InputStore, LeaseStore, NewEvent, NewInput, NewOutboxRow,
   NewSession, NewTranscriptEntry, SessionFilter, OutboxRecord, OutboxStatus, OutboxStore, ReplyRoute, RunStore, SessionRecord,
-  SessionStore, Store, TranscriptEntry, TranscriptStore,
+  SessionStore, Store, SubagentStore, TranscriptEntry, TranscriptStore,
 } from '../ports.js';
 import { KyselyRunStore } from './kysely-run-store.js';
 import { json, num, toEvent, toInput, toOutbox, toSession, toTranscript } from './kysely-rows.js';
 import { appendEvent, appendTranscript, insertInput, insertOutbox } from './kysely-writes.js';
 import { KyselyExchangeStore } from './kysely-exchange-store.js';
 import { KyselyA2ATaskStore } from './kysely-a2a-store.js';
+import { KyselySubagentStore } from './kysely-subagent-store.js';
 import type { Database } from './schema.js';
 
 export class KyselyStore implements Store {
+  readonly subagents: SubagentStore;
   readonly a2aTasks: A2ATaskStore;
   readonly sessions: SessionStore;
   readonly exchanges: ExchangeStore;
@@ -33,6 +35,7 @@ export class KyselyStore implements Store {
     /** An adapter's own input store, where it has a faster accept path. */
     inputs?: InputStore,
   ) {
+    this.subagents = new KyselySubagentStore(db);
     this.a2aTasks = new KyselyA2ATaskStore(db);
     this.sessions = new KyselySessionStore(db);
     this.exchanges = new KyselyExchangeStore(db);
@@ -112,6 +115,11 @@ export class KyselyInputStore implements InputStore {
 
   async get(id: string): Promise<InputRecord | undefined> {
     const row = await this.db.selectFrom('inputs').selectAll().where('id', '=', id).executeTakeFirst();
+    return row ? toInput(row) : undefined;
+  }
+
+  async getByIdempotencyKey(idempotencyKey: string): Promise<InputRecord | undefined> {
+    const row = await this.db.selectFrom('inputs').selectAll().where('idempotency_key', '=', idempotencyKey).executeTakeFirst();
     return row ? toInput(row) : undefined;
   }
 

@@ -199,6 +199,49 @@ function migrations(dialect: SqlDialectName): Record<string, Migration> {
         await db.schema.createIndex('a2a_remote_tasks_state').on('a2a_remote_tasks').column('state').execute();
       },
     },
+    '0004_subagents': {
+      async up(db: Kysely<any>) {
+        await db.schema
+          .createTable('subagents')
+          .addColumn('id', 'varchar(64)', (col) => col.primaryKey())
+          .addColumn('session_key', 'varchar(512)', (col) => col.notNull().unique())
+          .addColumn('parent_session', 'varchar(512)', (col) => col.notNull())
+          .addColumn('root_session', 'varchar(512)', (col) => col.notNull())
+          .addColumn('agent_id', 'varchar(64)', (col) => col.notNull())
+          .addColumn('depth', 'integer', (col) => col.notNull())
+          .addColumn('role', 'varchar(16)', (col) => col.notNull())
+          .addColumn('label', 'varchar(256)')
+          .addColumn('task', 'text', (col) => col.notNull())
+          .addColumn('correlation_id', 'varchar(256)', (col) => col.notNull())
+          .addColumn('first_run_id', 'varchar(64)', (col) => col.notNull())
+          .addColumn('run_id', 'varchar(64)')
+          .addColumn('model', 'varchar(256)')
+          .addColumn('tools', 'text', (col) => col.notNull())
+          .addColumn('timeout_seconds', 'integer', (col) => col.notNull())
+          .addColumn('workdir', 'text')
+          .addColumn('worktree', 'text')
+          .addColumn('state', 'varchar(16)', (col) => col.notNull())
+          .addColumn('history', 'text', (col) => col.notNull())
+          .addColumn('waiting', 'integer', (col) => col.notNull().defaultTo(0))
+          .addColumn('frozen_text', 'text')
+          .addColumn('result', 'text')
+          .addColumn('result_hash', 'varchar(64)')
+          .addColumn('result_chars', 'integer')
+          .addColumn('usage', 'text')
+          .addColumn('diagnostic', 'text')
+          .addColumn('completion', 'varchar(16)')
+          .addColumn('attempts', 'integer', (col) => col.notNull().defaultTo(0))
+          .addColumn('created_at', 'bigint', (col) => col.notNull())
+          .addColumn('started_at', 'bigint')
+          .addColumn('settled_at', 'bigint')
+          .addColumn('archived_at', 'bigint')
+          .addColumn('updated_at', 'bigint', (col) => col.notNull())
+          .addUniqueConstraint('subagents_correlation', ['parent_session', 'correlation_id'])
+          .execute();
+        await db.schema.createIndex('subagents_root').on('subagents').columns(['root_session', 'created_at']).execute();
+        await db.schema.createIndex('subagents_state').on('subagents').columns(['state', 'settled_at']).execute();
+      },
+    },
   };
 }
 

@@ -158,7 +158,44 @@ export interface A2ARemoteTasksTable {
   updated_at: number;
 }
 
+export interface SubagentsTable {
+  id: string;
+  session_key: string;
+  parent_session: string;
+  root_session: string;
+  agent_id: string;
+  depth: number;
+  role: string;
+  label: string | null;
+  task: string;
+  correlation_id: string;
+  first_run_id: string;
+  run_id: string | null;
+  model: string | null;
+  tools: string;
+  timeout_seconds: number;
+  workdir: string | null;
+  worktree: string | null;
+  state: string;
+  history: string;
+  waiting: number;
+  frozen_text: string | null;
+  result: string | null;
+  result_hash: string | null;
+  result_chars: number | null;
+  usage: string | null;
+  diagnostic: string | null;
+  completion: string | null;
+  attempts: number;
+  created_at: number;
+  started_at: number | null;
+  settled_at: number | null;
+  archived_at: number | null;
+  updated_at: number;
+}
+
 export interface Database {
+  subagents: SubagentsTable;
   a2a_remote_tasks: A2ARemoteTasksTable;
   a2a_tasks: A2ATasksTable;
   a2a_push_configs: A2APushConfigsTable;

@@ -13,21 +13,19 @@ import type { GatewayTool, ToolContext } from './types.js';
 const SESSION_KINDS = ['main', 'direct', 'group', 'subagent', 'a2a'] as const;
 const MAX_WAIT_MS = 600_000;
 
-export const SESSION_TOOL_NAMES = ['agents_list', 'sessions_list', 'sessions_history', 'session_status', 'sessions_send', 'sessions_wait'] as const;
-
 function requester(context: ToolContext): Requester {
   return { sessionKey: context.sessionKey, agentId: context.agentId, runId: context.runId, ...(context.conversation ? { conversation: context.conversation } : {}) };
 }
 
 /** Tool arguments are validated here, at the edge; a bad one is an INVALID_REQUEST naming the argument. */
-function optionalString(args: Record<string, unknown>, name: string): string | undefined {
+export function optionalString(args: Record<string, unknown>, name: string): string | undefined {
   const value = args[name];
   if (value === undefined || value === null || value === '') return undefined;
   if (typeof value !== 'string') throw new SwitchboardError('INVALID_REQUEST', `${name} must be a string`);
   return value;
 }
 
-function optionalNumber(args: Record<string, unknown>, name: string, min: number, max: number): number | undefined {
+export function optionalNumber(args: Record<string, unknown>, name: string, min: number, max: number): number | undefined {
   const value = args[name];
   if (value === undefined || value === null) return undefined;
   if (typeof value !== 'number' || !Number.isFinite(value) || value < min || value > max) {
@@ -36,7 +34,7 @@ function optionalNumber(args: Record<string, unknown>, name: string, min: number
   return value;
 }
 
-function oneOf<T extends string>(args: Record<string, unknown>, name: string, allowed: readonly T[]): T | undefined {
+export function oneOf<T extends string>(args: Record<string, unknown>, name: string, allowed: readonly T[]): T | undefined {
   const value = optionalString(args, name);
   if (value !== undefined && !allowed.includes(value as T)) throw new SwitchboardError('INVALID_REQUEST', `${name} must be one of ${allowed.join(', ')}`);
   return value as T | undefined;

@@ -1,4 +1,4 @@
-import { SESSION_TOOL_NAMES } from '../../src/tools/session-tools.js';
+import { SESSION_TOOL_NAMES } from '../../src/core/subagent.js';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Gateway } from '../../src/gateway/gateway.js';
 import { FakeProviderServer } from '../helpers/fake-provider.js';

@@ -1,0 +1,181 @@
+/**
+ * Sub-agents (seed 002 sections 2.2, 5 and 7; seed 003): the state machine, the capability handle, what
+ * a run's end means for the sub-agent it works for, and the completion event its parent reads. Pure:
+ * the gateway and the store feed in what they read and act on the answer.
+ */
+import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+import type { TerminalRunStatus } from './run-status.js';
+
+/** pending -> running -> succeeded | failed | timed_out | cancelled | interrupted. */
+export const SUBAGENT_STATES = ['pending', 'running', 'succeeded', 'failed', 'timed_out', 'cancelled', 'interrupted'] as const;
+export type SubagentState = (typeof SUBAGENT_STATES)[number];
+export type SettledSubagentState = Exclude<SubagentState, 'pending' | 'running'>;
+export const LIVE_SUBAGENT_STATES: readonly SubagentState[] = ['pending', 'running'];
+
+export const SUBAGENT_ROLES = ['leaf', 'orchestrator'] as const;
+export type SubagentRole = (typeof SUBAGENT_ROLES)[number];
+
+export function isSettled(state: SubagentState): state is SettledSubagentState {
+  return state !== 'pending' && state !== 'running';
+}
+
+/** A wake run that answers exactly this (or nothing) keeps the answer frozen before it (seed 002 section 7.2). */
+export const NO_REPLY = 'NO_REPLY';
+
+/** The session tools and which of them each role gets (seed 002, the table in section 2.2). */
+export const SESSION_TOOL_NAMES = ['agents_list', 'sessions_list', 'sessions_history', 'session_status', 'sessions_send', 'sessions_wait', 'sessions_spawn', 'subagents'] as const;
+export const ORCHESTRATOR_TOOLS: readonly string[] = ['sessions_spawn', 'subagents', 'sessions_list', 'sessions_history'];
+
+/** Whether a sub-agent of this role may be offered the tool: a leaf gets no session tools at all. */
+export function roleAllowsTool(role: SubagentRole, tool: string): boolean {
+  if (!(SESSION_TOOL_NAMES as readonly string[]).includes(tool)) return true;
+  return role === 'orchestrator' && ORCHESTRATOR_TOOLS.includes(tool);
+}
+
+/** The handle sessions_spawn returns. `capability` signs every other field. */
+export interface SubagentHandle {
+  subagentId: string;
+  parentSessionKey: string;
+  correlationId: string;
+  createdAt: number;
+  depth: number;
+  role: SubagentRole;
+  capability: string;
+}
+
+export type UnsignedHandle = Omit<SubagentHandle, 'capability'>;
+
+function handleText(handle: UnsignedHandle): string {
+  return JSON.stringify([handle.subagentId, handle.parentSessionKey, handle.correlationId, handle.createdAt, handle.depth, handle.role]);
+}
+
+export function signHandle(secret: string, handle: UnsignedHandle): SubagentHandle {
+  const capability = createHmac('sha256', secret).update(handleText(handle)).digest('base64url');
+  return { ...handle, capability };
+}
+
+/** True when the handle is well formed and its capability matches its fields. */
+export function verifyHandle(secret: string, handle: unknown): handle is SubagentHandle {
+  if (!handle || typeof handle !== 'object') return false;
+  const h = handle as Record<string, unknown>;
+  if (typeof h.subagentId !== 'string' || typeof h.parentSessionKey !== 'string' || typeof h.correlationId !== 'string') return false;
+  if (typeof h.createdAt !== 'number' || typeof h.depth !== 'number' || !SUBAGENT_ROLES.includes(h.role as SubagentRole) || typeof h.capability !== 'string') return false;
+  const expected = Buffer.from(signHandle(secret, h as unknown as UnsignedHandle).capability);
+  const given = Buffer.from(h.capability);
+  return expected.length === given.length && timingSafeEqual(expected, given);
+}
+
+export function sha256(text: string): string {
+  return createHash('sha256').update(text).digest('hex');
+}
+
+/** What a run's end means for the sub-agent whose session it ran in. */
+export type RunEndDecision =
+  /** Nothing changes (the run was interrupted by a newer input; the next run goes on). */
+  | { kind: 'none' }
+  /** Descendants or inputs are still on their way: keep this answer and wait to be woken. */
+  | { kind: 'wait'; frozenText: string | null }
+  | { kind: 'settle'; state: SettledSubagentState; text: string | null; diagnostic: string | null };
+
+export interface RunEndFacts {
+  status: TerminalRunStatus;
+  finalText: string | null;
+  error: string | null;
+  /** The answer an earlier run froze while it waited. */
+  frozenText: string | null;
+  /** Children whose completion has not yet reached this session. */
+  liveChildren: number;
+  /** Inputs already waiting in this session (delivered completions, steering). */
+  queuedInputs: number;
+}
+
+const keepsFrozen = (text: string | null) => text === null || text.trim() === '' || text.trim() === NO_REPLY;
+
+export function decideRunEnd(facts: RunEndFacts): RunEndDecision {
+  if (facts.status === 'interrupted') return { kind: 'none' };
+  if (facts.status !== 'succeeded') return { kind: 'settle', state: facts.status, text: facts.finalText, diagnostic: facts.error };
+  const text = keepsFrozen(facts.finalText) ? facts.frozenText : facts.finalText;
+  if (facts.liveChildren > 0 || facts.queuedInputs > 0) return { kind: 'wait', frozenText: text };
+  return { kind: 'settle', state: 'succeeded', text, diagnostic: null };
+}
+
+/** The frozen result: capped, with the hash of what is kept and the length of what was produced. */
+export function freezeResult(text: string | null, maxChars: number): { result: string; resultHash: string; resultChars: number; truncated: boolean } {
+  const full = text ?? '';
+  const result = full.length > maxChars ? full.slice(0, maxChars) : full;
+  return { result, resultHash: sha256(result), resultChars: full.length, truncated: full.length > maxChars };
+}
+
+export interface SubagentUsage {
+  inputTokens: number;
+  outputTokens: number;
+  modelCalls: number;
+  runs: number;
+  durationMs: number;
+}
+
+/** The completion event (outbox payload, then the parent's input), seed 002 section 5. */
+export interface CompletionEvent {
+  subagentId: string;
+  childSessionKey: string;
+  parentSessionKey: string;
+  agentId: string;
+  label: string | null;
+  task: string;
+  runId: string | null;
+  status: SettledSubagentState;
+  result: string;
+  resultHash: string;
+  truncated: boolean;
+  diagnostic: string | null;
+  usage: SubagentUsage;
+  worktree: { path: string; branch: string } | null;
+}
+
+export function statsLine(usage: SubagentUsage): string {
+  const seconds = (usage.durationMs / 1000).toFixed(1);
+  return `runtime ${seconds}s, tokens ${usage.inputTokens} in / ${usage.outputTokens} out (${usage.inputTokens + usage.outputTokens} total), ${usage.modelCalls} model calls in ${usage.runs} runs`;
+}
+
+/** How the parent should treat the event: an orchestrator works it in; a top-level session tells its user. */
+export function replyInstruction(event: CompletionEvent, parentIsSubagent: boolean, stillRunning: number, wake: boolean): string {
+  const others = stillRunning > 0 ? ` ${stillRunning} other sub-agent${stillRunning === 1 ? ' is' : 's are'} still running; their results will follow.` : '';
+  if (wake) {
+    return `All your sub-agents have finished. Write your final answer from their results; reply exactly ${NO_REPLY} to keep the answer you gave before.`;
+  }
+  if (parentIsSubagent) return `Use this result in your own work; your final answer goes to your parent automatically.${others}`;
+  const failed = event.status === 'succeeded' ? '' : ' It did not succeed: say so plainly, and decide whether to retry.';
+  return `Tell your user what came of it, in your own words (they have not seen the result).${failed}${others}`;
+}
+
+const STATUS_WORDS: Record<SettledSubagentState, string> = {
+  succeeded: 'succeeded',
+  failed: 'failed',
+  timed_out: 'timed out',
+  cancelled: 'was cancelled',
+  interrupted: 'was interrupted (the gateway stopped while it ran; it was not run again)',
+};
+
+export function renderCompletion(event: CompletionEvent, instruction: string): string {
+  const name = event.label ? `"${event.label}"` : event.subagentId;
+  const task = event.task.length > 300 ? `${event.task.slice(0, 300)}…` : event.task;
+  const lines = [`[sub-agent ${name} ${STATUS_WORDS[event.status]}; session ${event.childSessionKey}]`, `Task: ${task}`];
+  if (event.diagnostic) lines.push(`Diagnostic: ${event.diagnostic}`);
+  lines.push(event.result.trim() ? `Result:\n${event.result}` : 'Result: (no text)');
+  if (event.truncated) lines.push(`(result cut to ${event.result.length} characters; sha256 ${event.resultHash})`);
+  if (event.worktree) lines.push(`Worktree: ${event.worktree.path} (branch ${event.worktree.branch})`);
+  lines.push(`Stats: ${statsLine(event.usage)}`, instruction);
+  return lines.join('\n');
+}
+
+/** The effective limits: per-agent settings over `agents.defaults.subagents`, over the built-in defaults. */
+export interface SubagentLimits {
+  maxSpawnDepth: number;
+  maxChildrenPerAgent: number;
+  runTimeoutSeconds: number;
+  archiveAfterMinutes: number;
+  allowAgents: readonly string[];
+  maxResultChars: number;
+  completionMode: 'steer' | 'followup' | 'collect' | 'interrupt';
+  retryInterrupted: boolean;
+}

@@ -1,0 +1,548 @@
+/**
+ * Sub-agents (ARCHITECTURE.md section 6, seeds 000, 002 and 003): one mechanism for Pi and Claude
+ * subagents, Hermes delegate_task, OpenClaw sessions_spawn and Codex spawn_agent / wait_agent.
+ *
+ * A spawn stores the child session, its sub-agent record and its task in one transaction and returns a
+ * signed handle at once. The child runs in the subagent lane. The run that ends it settles the record
+ * and writes the completion event to the outbox in its own commit; this module delivers that event into
+ * the parent session (idempotency key `completion:<childSessionKey>:<runId>`), holds it back while a
+ * waiting orchestrator still has other children out, and wakes it when the last one is in.
+ */
+import { isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { statSync } from 'node:fs';
+import { SwitchboardError } from '../core/errors.js';
+import type { QueueMode } from '../core/queue-mode.js';
+import { parseSessionKey } from '../core/session-key.js';
+import {
+  LIVE_SUBAGENT_STATES, ORCHESTRATOR_TOOLS, isSettled, renderCompletion, replyInstruction, signHandle, verifyHandle,
+  type CompletionEvent, type SubagentHandle, type SubagentLimits, type SubagentRole,
+} from '../core/subagent.js';
+import { matchesAny } from '../core/tool-policy.js';
+import type { TerminalRunStatus } from '../core/run-status.js';
+import type { SwitchboardConfig } from '../config/schema.js';
+import type { Clock, IdGenerator, InputRecord, NewEvent, NewInput, OutboxRecord, Store, SubagentRecord } from '../ports.js';
+import type { AgentRegistry } from './registry.js';
+import { createWorktree, removeWorktree } from './worktrees.js';
+
+export interface Spawner {
+  sessionKey: string;
+  agentId: string;
+  /** Dedupes a spawn without a correlationId: `runId:toolCallId`. */
+  idempotencyKey: string;
+}
+
+export interface SpawnRequest {
+  task: unknown;
+  context?: string;
+  agentId?: string;
+  label?: string;
+  model?: string;
+  role?: SubagentRole;
+  tools?: string[];
+  timeoutSeconds?: number;
+  correlationId?: string;
+  cwd?: string;
+  worktree?: boolean;
+}
+
+export interface SpawnResult {
+  status: 'accepted';
+  runId: string;
+  childSessionKey: string;
+  handle: SubagentHandle;
+  /** Set when the correlationId was used before: this is that sub-agent, not a new one. */
+  existing?: true;
+}
+
+export interface SubagentView {
+  subagentId: string;
+  childSessionKey: string;
+  parentSessionKey: string;
+  agentId: string;
+  label: string | null;
+  depth: number;
+  role: SubagentRole;
+  state: SubagentRecord['state'];
+  /** Its run ended while its own sub-agents still worked; it will be woken when they are done. */
+  waitingForSubagents: boolean;
+  elapsedMs: number;
+  tokens: { input: number; output: number };
+  diagnostic: string | null;
+  runId: string | null;
+  history: SubagentRecord['history'];
+  resultChars: number | null;
+  worktree: { path: string; branch: string } | null;
+}
+
+export interface WaitOutcome {
+  /** ok: all succeeded; partial: some failed, within maxFailures; failed: more failed than maxFailures; timeout: not all were done in time. */
+  status: 'ok' | 'partial' | 'failed' | 'timeout';
+  children: (SubagentView & { resultPreview: string | null })[];
+  succeeded: number;
+  running: number;
+  failed: { childSessionKey: string; label: string | null; state: string; why: string | null }[];
+}
+
+export interface SubagentDeps {
+  config: SwitchboardConfig;
+  store: Store;
+  agents: AgentRegistry;
+  clock: Clock;
+  ids: IdGenerator;
+  /** Signs handles; kept in the data directory so handles outlive a restart. */
+  secret: string;
+  /** Where worktrees are made (`<dataDir>/worktrees`); without it `worktree: true` is refused. */
+  worktreeRoot?: string;
+  accept: (input: NewInput) => Promise<InputRecord>;
+  wake: (sessionKey: string) => void;
+  abortRun: (runId: string) => boolean;
+  /** The names of the tools a session is offered now. */
+  toolNames: (sessionKey: string) => Promise<string[]>;
+  checkModel: (model: string) => void;
+  validateMessage: (message: unknown) => string;
+  pause: (ms: number, wakeOn: (payload: Record<string, unknown>, sessionKey: string | null) => boolean, signal?: AbortSignal) => Promise<void>;
+  isStopping: () => boolean;
+  journal: (event: NewEvent) => Promise<unknown>;
+  log: (message: string) => void;
+}
+
+const PREVIEW_CHARS = 500;
+const FAILED_STATES = ['failed', 'timed_out', 'cancelled', 'interrupted'];
+
+export class Subagents {
+  constructor(private readonly deps: SubagentDeps) {}
+
+  /** Per-agent settings over `agents.defaults.subagents`. */
+  limits(agentId: string): SubagentLimits & { source: (key: string) => string } {
+    const defaults = this.deps.config.agents.defaults.subagents;
+    const own = this.deps.agents.get(agentId).config.subagents ?? {};
+    const source = (key: string) => (key in own ? `agents.list[${agentId}].subagents.${key}` : `agents.defaults.subagents.${key}`);
+    return {
+      maxSpawnDepth: own.maxSpawnDepth ?? defaults.maxSpawnDepth,
+      maxChildrenPerAgent: own.maxChildrenPerAgent ?? defaults.maxChildrenPerAgent,
+      runTimeoutSeconds: own.runTimeoutSeconds ?? defaults.runTimeoutSeconds,
+      archiveAfterMinutes: own.archiveAfterMinutes ?? defaults.archiveAfterMinutes,
+      allowAgents: own.allowAgents ?? defaults.allowAgents,
+      maxResultChars: own.maxResultChars ?? defaults.maxResultChars,
+      completionMode: own.completionMode ?? defaults.completionMode,
+      retryInterrupted: own.retryInterrupted ?? defaults.retryInterrupted,
+      source,
+    };
+  }
+
+  async spawn(spawner: Spawner, request: SpawnRequest): Promise<SpawnResult> {
+    const { store, clock, ids } = this.deps;
+    if (this.deps.isStopping()) throw new SwitchboardError('GATEWAY_STOPPING', 'the gateway is shutting down; spawn again once it has restarted');
+    const task = this.deps.validateMessage(request.task);
+    const correlationId = request.correlationId ?? spawner.idempotencyKey;
+    const repeated = await store.subagents.findByCorrelation(spawner.sessionKey, correlationId);
+    if (repeated) return { ...this.accepted(repeated), existing: true };
+
+    const limits = this.limits(spawner.agentId);
+    const parent = await store.subagents.getBySession(spawner.sessionKey);
+    const depth = (parseSessionKey(spawner.sessionKey)?.depth ?? 0) + 1;
+    if (depth > limits.maxSpawnDepth) {
+      const why =
+        limits.maxSpawnDepth === 0
+          ? `sub-agents are off for agent "${spawner.agentId}" (${limits.source('maxSpawnDepth')} is 0)`
+          : `a sub-agent spawned here would be at depth ${depth}, past ${limits.source('maxSpawnDepth')} (${limits.maxSpawnDepth})`;
+      throw new SwitchboardError('SPAWN_DENIED', `${why}; do the work yourself${limits.maxSpawnDepth > 0 ? ', or raise the limit' : ''}`, { layer: 'spawn', limit: 'maxSpawnDepth' });
+    }
+    const role = request.role ?? 'leaf';
+    if (role === 'orchestrator' && depth >= limits.maxSpawnDepth) {
+      throw new SwitchboardError(
+        'SPAWN_DENIED',
+        `a sub-agent at depth ${depth} can never spawn (${limits.source('maxSpawnDepth')} is ${limits.maxSpawnDepth}), so it cannot be an orchestrator; spawn it with role "leaf", or raise the limit`,
+        { layer: 'spawn', limit: 'maxSpawnDepth' },
+      );
+    }
+    const agentId = request.agentId ?? spawner.agentId;
+    if (agentId !== spawner.agentId && !matchesAny(agentId, limits.allowAgents)) {
+      throw new SwitchboardError(
+        'SPAWN_DENIED',
+        `agent "${spawner.agentId}" may not spawn sub-agents of agent "${agentId}": it is not in ${limits.source('allowAgents')} (${limits.allowAgents.length ? limits.allowAgents.join(', ') : 'empty'})`,
+        { layer: 'spawn', limit: 'allowAgents' },
+      );
+    }
+    const agent = this.deps.agents.get(agentId);
+    const parentTools = await this.deps.toolNames(spawner.sessionKey);
+    if (request.tools) {
+      const extra = request.tools.filter((name) => !parentTools.includes(name));
+      if (extra.length > 0) {
+        throw new SwitchboardError(
+          'TOOL_DENIED',
+          `a sub-agent's tools are a subset of yours; you do not have ${extra.map((name) => `"${name}"`).join(', ')} (yours: ${parentTools.join(', ') || 'none'})`,
+          { layer: 'tool', extra },
+        );
+      }
+    }
+    const live = await store.subagents.count({ parentSession: spawner.sessionKey, states: [...LIVE_SUBAGENT_STATES] });
+    if (live >= limits.maxChildrenPerAgent) {
+      throw new SwitchboardError(
+        'SUBAGENT_LIMIT',
+        `this session already has ${live} sub-agents pending or running, the limit of ${limits.source('maxChildrenPerAgent')} (${limits.maxChildrenPerAgent}); wait for one to finish (subagents wait) before spawning another`,
+        { limit: 'maxChildrenPerAgent', max: limits.maxChildrenPerAgent },
+      );
+    }
+    if (request.model) this.deps.checkModel(request.model);
+    const timeoutSeconds = request.timeoutSeconds ?? limits.runTimeoutSeconds;
+    if (timeoutSeconds > limits.runTimeoutSeconds) {
+      throw new SwitchboardError(
+        'SUBAGENT_LIMIT',
+        `timeoutSeconds ${timeoutSeconds} is past ${limits.source('runTimeoutSeconds')} (${limits.runTimeoutSeconds}); ask for ${limits.runTimeoutSeconds} or less`,
+        { limit: 'runTimeoutSeconds', max: limits.runTimeoutSeconds },
+      );
+    }
+
+    const id = ids.next();
+    const segments = spawner.sessionKey.split(':').slice(2);
+    const sessionKey = `agent:${agentId}:${parent ? `${segments.join(':')}:` : ''}subagent:${id}`;
+    const tools = request.tools ? [...request.tools, ...(role === 'orchestrator' ? ORCHESTRATOR_TOOLS.filter((name) => parentTools.includes(name)) : [])] : parentTools;
+    let worktree: SubagentRecord['worktree'] = null;
+    let workdir = agent.workspace ? resolve(agent.workspace) : null;
+    if (request.worktree) {
+      if (!workdir) throw new SwitchboardError('WORKTREE_FAILED', `worktree: true needs agent "${agentId}" to have a workspace (agents.list[${agentId}].workspace)`);
+      if (!this.deps.worktreeRoot) throw new SwitchboardError('WORKTREE_FAILED', 'worktree: true needs a gateway with a data directory');
+      worktree = await createWorktree(workdir, join(this.deps.worktreeRoot, id), `switchboard/subagent-${id}`);
+      workdir = worktree.path;
+    }
+    if (request.cwd) workdir = this.cwdIn(workdir, request.cwd, agentId);
+
+    const firstRunId = ids.next();
+    const text = request.context?.trim() ? `${task}\n\nContext from your parent:\n${request.context.trim()}` : task;
+    const { subagent, created } = await store.subagents.spawn(
+      {
+        id,
+        sessionKey,
+        parentSession: spawner.sessionKey,
+        rootSession: parent?.rootSession ?? spawner.sessionKey,
+        agentId,
+        depth,
+        role,
+        label: request.label ?? null,
+        task,
+        correlationId,
+        firstRunId,
+        model: request.model ?? null,
+        tools: [...new Set(tools)],
+        timeoutSeconds,
+        workdir,
+        worktree,
+      },
+      {
+        id: ids.next(),
+        sessionKey,
+        idempotencyKey: `spawn:${id}`,
+        mode: 'followup',
+        text,
+        provenance: { kind: 'subagent_task', channel: 'internal', sourceSession: spawner.sessionKey, sourceAgent: spawner.agentId, sourceTool: 'sessions_spawn', subagent: { id, runId: firstRunId } },
+      },
+      clock.now(),
+    );
+    if (!created) {
+      // Another call with the same correlationId won the race: ours made nothing but, maybe, a worktree.
+      if (worktree) await removeWorktree(worktree).catch((error) => this.deps.log(String(error)));
+      return { ...this.accepted(subagent), existing: true };
+    }
+    await this.deps.journal({ type: 'subagent.updated', sessionKey: spawner.sessionKey, payload: {} });
+    this.deps.wake(sessionKey);
+    return this.accepted(subagent);
+  }
+
+  private cwdIn(base: string | null, cwd: string, agentId: string): string {
+    if (!base) throw new SwitchboardError('INVALID_REQUEST', `cwd needs agent "${agentId}" to have a workspace (agents.list[${agentId}].workspace)`);
+    const path = resolve(base, cwd);
+    const inside = relative(base, path);
+    if (inside === '..' || inside.startsWith(`..${sep}`) || isAbsolute(inside)) {
+      throw new SwitchboardError('INVALID_REQUEST', `cwd "${cwd}" is outside the workspace ${base}; give a folder inside it`);
+    }
+    let isDir = false;
+    try {
+      isDir = statSync(path).isDirectory();
+    } catch {
+      // reported below
+    }
+    if (!isDir) throw new SwitchboardError('INVALID_REQUEST', `cwd "${cwd}" is not a folder in the workspace ${base}`);
+    return path;
+  }
+
+  private accepted(record: SubagentRecord): SpawnResult {
+    return { status: 'accepted', runId: record.firstRunId, childSessionKey: record.sessionKey, handle: this.handleOf(record) };
+  }
+
+  handleOf(record: SubagentRecord): SubagentHandle {
+    return signHandle(this.deps.secret, {
+      subagentId: record.id,
+      parentSessionKey: record.parentSession,
+      correlationId: record.correlationId,
+      createdAt: record.createdAt,
+      depth: record.depth,
+      role: record.role,
+    });
+  }
+
+  /** The frozen result, for whoever holds the handle. A forged or altered handle is refused. */
+  async result(handle: unknown) {
+    const invalid = () =>
+      new SwitchboardError('CAPABILITY_INVALID', 'the handle is not one sessions_spawn gave out (its capability does not match its fields); pass the handle exactly as you received it');
+    if (!verifyHandle(this.deps.secret, handle)) throw invalid();
+    const record = await this.deps.store.subagents.get(handle.subagentId);
+    if (!record || record.parentSession !== handle.parentSessionKey || record.correlationId !== handle.correlationId || record.createdAt !== handle.createdAt) throw invalid();
+    const view = await this.view(record);
+    if (!isSettled(record.state)) return { ...view, result: null, note: 'still working; its result arrives as a message when it finishes (or use subagents wait)' };
+    return { ...view, result: record.result, resultHash: record.resultHash, truncated: (record.resultChars ?? 0) > (record.result?.length ?? 0), usage: record.usage };
+  }
+
+  async view(record: SubagentRecord): Promise<SubagentView> {
+    let tokens = { input: record.usage?.inputTokens ?? 0, output: record.usage?.outputTokens ?? 0 };
+    if (!record.usage) {
+      const runs = await this.deps.store.runs.list({ sessionKey: record.sessionKey, limit: 1000 });
+      tokens = { input: runs.reduce((sum, run) => sum + run.usage.inputTokens, 0), output: runs.reduce((sum, run) => sum + run.usage.outputTokens, 0) };
+    }
+    return {
+      subagentId: record.id,
+      childSessionKey: record.sessionKey,
+      parentSessionKey: record.parentSession,
+      agentId: record.agentId,
+      label: record.label,
+      depth: record.depth,
+      role: record.role,
+      state: record.state,
+      waitingForSubagents: record.waiting,
+      elapsedMs: (record.settledAt ?? this.deps.clock.now()) - record.createdAt,
+      tokens,
+      diagnostic: record.diagnostic,
+      runId: record.runId,
+      history: record.history,
+      resultChars: record.resultChars,
+      worktree: record.worktree ? { path: record.worktree.path, branch: record.worktree.branch } : null,
+    };
+  }
+
+  /** A session's children (and, with `recursive`, all its descendants), oldest first. */
+  async list(sessionKey: string, options: { recursive?: boolean } = {}): Promise<SubagentView[]> {
+    const records = options.recursive ? await this.descendants(sessionKey) : await this.deps.store.subagents.list({ parentSession: sessionKey });
+    return Promise.all(records.map((record) => this.view(record)));
+  }
+
+  /** Every sub-agent below a session, parents before their children. */
+  async descendants(sessionKey: string): Promise<SubagentRecord[]> {
+    const out: SubagentRecord[] = [];
+    const queue = [sessionKey];
+    while (queue.length > 0) {
+      const children = await this.deps.store.subagents.list({ parentSession: queue.shift()! });
+      out.push(...children);
+      queue.push(...children.map((child) => child.sessionKey));
+    }
+    return out;
+  }
+
+  /** A sub-agent by id, child session key or label; with `below`, only among that session's descendants. */
+  async find(target: string, below?: string): Promise<SubagentRecord> {
+    const { store } = this.deps;
+    let record = (await store.subagents.get(target)) ?? (await store.subagents.getBySession(target));
+    if (!record && below) {
+      const labelled = (await this.descendants(below)).filter((candidate) => candidate.label === target);
+      if (labelled.length > 1) throw new SwitchboardError('LABEL_AMBIGUOUS', `label "${target}" names ${labelled.length} sub-agents (${labelled.map((s) => s.sessionKey).join(', ')}); pass the childSessionKey`);
+      record = labelled[0];
+    }
+    if (record && below && !(await this.isBelow(record, below))) record = undefined;
+    if (!record) {
+      throw new SwitchboardError('SUBAGENT_NOT_FOUND', `no sub-agent "${target}"${below ? ' among the ones this session spawned' : ''} (subagents list shows them)`);
+    }
+    return record;
+  }
+
+  private async isBelow(record: SubagentRecord, ancestor: string): Promise<boolean> {
+    let current: SubagentRecord | undefined = record;
+    for (let hops = 0; current && hops < 8; hops += 1) {
+      if (current.parentSession === ancestor) return true;
+      current = await this.deps.store.subagents.getBySession(current.parentSession);
+    }
+    return false;
+  }
+
+  /**
+   * Cancels a sub-agent and every descendant (cascade stop), each recorded `cancelled`, their queued
+   * inputs dropped and their active runs aborted. The parent is told unless it asked for the kill itself.
+   */
+  async kill(record: SubagentRecord, why: string, notifyParent: boolean): Promise<string[]> {
+    const tree = [record, ...(await this.descendants(record.sessionKey))];
+    const cancelled: string[] = [];
+    for (const node of tree.reverse()) {
+      const settled = await this.deps.store.subagents.settle(
+        node.id,
+        { state: 'cancelled', diagnostic: why, text: null, dropNote: `dropped: the sub-agent was cancelled (${why})`, notifyParent: notifyParent && node.id === record.id, maxResultChars: this.limits(node.agentId).maxResultChars },
+        this.deps.clock.now(),
+      );
+      if (!settled) continue;
+      cancelled.push(node.sessionKey);
+      if (settled.runId) this.deps.abortRun(settled.runId);
+    }
+    await this.deps.journal({ type: 'subagent.updated', sessionKey: record.parentSession, payload: { killed: cancelled } });
+    return cancelled.reverse();
+  }
+
+  /** Sends a message into a running sub-agent's active run (mode steer). */
+  async steer(record: SubagentRecord, from: { sessionKey: string; agentId: string }, message: unknown, idempotencyKey: string): Promise<{ status: 'steered'; inputId: string }> {
+    const text = this.deps.validateMessage(message);
+    if (isSettled(record.state)) {
+      throw new SwitchboardError('SUBAGENT_NOT_RUNNING', `sub-agent ${record.sessionKey} has already ${record.state === 'succeeded' ? 'finished' : `ended (${record.state})`}; spawn a new one for more work`);
+    }
+    const input = await this.deps.accept({
+      id: this.deps.ids.next(),
+      sessionKey: record.sessionKey,
+      idempotencyKey: `steer:${record.id}:${idempotencyKey}`,
+      mode: 'steer',
+      text,
+      provenance: { kind: 'inter_session', channel: 'internal', sourceSession: from.sessionKey, sourceAgent: from.agentId, sourceTool: 'subagents' },
+    });
+    return { status: 'steered', inputId: input.id };
+  }
+
+  /**
+   * Waits until all (or any) of the given sub-agents have settled, the deadline passes, or more than
+   * `maxFailures` of them failed. One child failing never fails the others.
+   */
+  async wait(records: SubagentRecord[], options: { mode: 'all' | 'any'; timeoutMs: number; maxFailures?: number; signal?: AbortSignal }): Promise<WaitOutcome> {
+    const { store, clock } = this.deps;
+    const deadline = clock.now() + options.timeoutMs;
+    const watched = new Set(records.map((record) => record.id));
+    for (;;) {
+      const current = (await Promise.all(records.map((record) => store.subagents.get(record.id)))).filter((record): record is SubagentRecord => record !== undefined);
+      const settled = current.filter((record) => isSettled(record.state));
+      const failed = settled.filter((record) => FAILED_STATES.includes(record.state));
+      const tooMany = options.maxFailures !== undefined && failed.length > options.maxFailures;
+      const done = options.mode === 'all' ? settled.length === current.length : settled.length > 0;
+      const left = deadline - clock.now();
+      if (done || tooMany || left <= 0 || options.signal?.aborted || this.deps.isStopping()) {
+        const status: WaitOutcome['status'] = tooMany
+          ? 'failed'
+          : !done
+            ? 'timeout'
+            : failed.length === 0
+              ? 'ok'
+              : failed.length === settled.length
+                ? 'failed'
+                : 'partial';
+        return {
+          status,
+          children: await Promise.all(current.map(async (record) => ({ ...(await this.view(record)), resultPreview: preview(record.result) }))),
+          succeeded: settled.length - failed.length,
+          running: current.length - settled.length,
+          failed: failed.map((record) => ({ childSessionKey: record.sessionKey, label: record.label, state: record.state, why: record.diagnostic })),
+        };
+      }
+      await this.deps.pause(Math.min(left, 1000), (payload) => watched.has(String(payload.subagentId)), options.signal);
+    }
+  }
+
+  /** Outbox handler for `subagent.completion`: the event becomes one input of the parent session. */
+  async deliverCompletion(row: OutboxRecord): Promise<void> {
+    const { store, clock } = this.deps;
+    const event = row.payload as CompletionEvent;
+    const record = await store.subagents.get(event.subagentId);
+    if (!record) throw new Error(`sub-agent ${event.subagentId} does not exist`);
+    if (record.completion === 'delivered' || record.completion === 'skipped') return;
+    const parent = await store.subagents.getBySession(event.parentSessionKey);
+    if (parent && isSettled(parent.state)) {
+      // Nobody will read it: the parent sub-agent has ended (it was cancelled, failed or interrupted).
+      await store.subagents.markCompletion(record.id, 'skipped', clock.now());
+      await this.deps.journal({ type: 'subagent.updated', sessionKey: event.parentSessionKey, payload: { subagentId: record.id, completion: 'skipped', why: `parent sub-agent ${parent.state}` } });
+      return;
+    }
+    const others = (await store.subagents.countUndelivered(event.parentSessionKey)) - 1;
+    const parentAgent = parseSessionKey(event.parentSessionKey)?.agentId ?? record.agentId;
+    let mode: QueueMode = this.limits(this.deps.agents.has(parentAgent) ? parentAgent : record.agentId).completionMode;
+    let wake = false;
+    if (parent?.waiting) {
+      // A waiting orchestrator reads the results together, in one wake run once the last one is in.
+      wake = others === 0;
+      mode = wake ? 'followup' : 'notify';
+    }
+    await this.deps.accept({
+      id: this.deps.ids.next(),
+      sessionKey: event.parentSessionKey,
+      idempotencyKey: row.idempotencyKey,
+      mode,
+      text: renderCompletion(event, replyInstruction(event, parent !== undefined, others, wake)),
+      provenance: {
+        kind: 'subagent_completion',
+        channel: 'internal',
+        sourceSession: event.childSessionKey,
+        sourceAgent: event.agentId,
+        sourceTool: 'sessions_spawn',
+        subagent: { id: event.subagentId, ...(event.runId ? { runId: event.runId } : {}), ...(wake ? { wake: true } : {}) },
+      },
+    });
+    await store.subagents.markCompletion(record.id, 'delivered', clock.now());
+    await this.deps.journal({ type: 'subagent.updated', sessionKey: event.parentSessionKey, payload: { subagentId: record.id, childSessionKey: record.sessionKey, completion: 'delivered', mode } });
+  }
+
+  /** After a run in a sub-agent's session commits: a sub-agent that ended badly takes its descendants with it. */
+  async onRunCommitted(sessionKey: string, status: TerminalRunStatus): Promise<void> {
+    if (status === 'succeeded' || status === 'interrupted' || parseSessionKey(sessionKey)?.kind !== 'subagent') return;
+    const record = await this.deps.store.subagents.getBySession(sessionKey);
+    if (!record || !isSettled(record.state)) return;
+    for (const child of await this.deps.store.subagents.list({ parentSession: sessionKey, states: [...LIVE_SUBAGENT_STATES] })) {
+      await this.kill(child, `its parent ${sessionKey} ended (${record.state})`, false);
+    }
+  }
+
+  /**
+   * Crash recovery (before any lane is woken): a sub-agent whose run a stop or crash cut short is
+   * `interrupted` and its parent is told; it is not run again unless `retryInterrupted` allows one retry.
+   */
+  async recover(): Promise<void> {
+    const { store, clock } = this.deps;
+    for (const record of await store.subagents.list({ states: ['running'] })) {
+      if (record.waiting || !record.runId) continue;
+      const run = await store.runs.get(record.runId);
+      if (!run || run.status === 'running') continue;
+      const diagnostic = run.errorMessage ?? `its run ended ${run.status} without finishing`;
+      const limits = this.deps.agents.has(record.agentId) ? this.limits(record.agentId) : undefined;
+      if (limits?.retryInterrupted && record.attempts < 1 && (await store.inputs.listQueued(record.sessionKey)).length > 0) {
+        await store.subagents.noteRetry(record.id, diagnostic, clock.now());
+        continue;
+      }
+      const settled = await store.subagents.settle(
+        record.id,
+        {
+          state: 'interrupted',
+          diagnostic,
+          text: null,
+          dropNote: `dropped: the sub-agent was interrupted (${diagnostic}) and is not run again (agents.defaults.subagents.retryInterrupted)`,
+          notifyParent: true,
+          maxResultChars: limits?.maxResultChars ?? this.deps.config.agents.defaults.subagents.maxResultChars,
+        },
+        clock.now(),
+      );
+      if (!settled) continue;
+      this.deps.log(`sub-agent ${record.sessionKey} was interrupted: ${diagnostic}`);
+      for (const child of await store.subagents.list({ parentSession: record.sessionKey, states: ['pending'] })) {
+        await this.kill(child, `its parent ${record.sessionKey} was interrupted`, false);
+      }
+    }
+  }
+
+  /** Archives sub-agents settled longer ago than their `archiveAfterMinutes`, removing their worktrees. */
+  async archive(): Promise<number> {
+    const { store, clock } = this.deps;
+    const now = clock.now();
+    const shortest = Math.min(this.deps.config.agents.defaults.subagents.archiveAfterMinutes, ...this.deps.config.agents.list.map((agent) => agent.subagents?.archiveAfterMinutes ?? Infinity));
+    let archived = 0;
+    for (const record of await store.subagents.list({ settledBefore: now - shortest * 60_000, limit: 500 })) {
+      const window = this.deps.agents.has(record.agentId) ? this.limits(record.agentId).archiveAfterMinutes : shortest;
+      if ((record.settledAt ?? now) > now - window * 60_000) continue;
+      if (record.worktree) await removeWorktree(record.worktree).catch((error) => this.deps.log(String(error)));
+      await store.subagents.markArchived(record.id, now);
+      archived += 1;
+    }
+    return archived;
+  }
+}
+
+function preview(text: string | null): string | null {
+  if (text === null) return null;
+  return text.length > PREVIEW_CHARS ? `${text.slice(0, PREVIEW_CHARS)}… (${text.length - PREVIEW_CHARS} more characters; the full result comes as a message)` : text;
+}
