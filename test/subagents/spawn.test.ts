@@ -133,9 +133,9 @@ describe('an orchestrator at depth 2', () => {
     const [lead] = await gateway.listSubagents(MAIN);
     expect(lead).toMatchObject({ label: 'lead', role: 'orchestrator', depth: 1, state: 'succeeded' });
     const workers = await gateway.listSubagents(lead.childSessionKey);
-    expect(workers.map((worker) => [worker.label, worker.depth, worker.state])).toEqual([
-      ['train', 2, 'succeeded'],
+    expect(workers.map((worker) => [worker.label, worker.depth, worker.state]).sort()).toEqual([
       ['hotel', 2, 'succeeded'],
+      ['train', 2, 'succeeded'],
     ]);
     expect(workers[0].childSessionKey).toMatch(new RegExp(`^${lead.childSessionKey}:subagent:[0-9a-f-]{36}$`));
 
