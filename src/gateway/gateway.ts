@@ -404,7 +404,7 @@ export class Gateway {
   }
 
   /** The tools a session is offered now (for a sub-agent: narrowed by its spawn and its role). */
-  private async toolsOf(sessionKey: string): Promise<GatewayTool[]> {
+  async toolsOf(sessionKey: string): Promise<GatewayTool[]> {
     const agent = this.agents.agentOfSession(sessionKey);
     const spawned = parseSessionKey(sessionKey)?.kind === 'subagent' ? await this.store.subagents.getBySession(sessionKey) : undefined;
     return toolsFor(agent, this.config, this.tools, sessionKey, spawned);
