@@ -519,8 +519,9 @@ export class Gateway {
     return [...unique.values()].sort((a, b) => a.createdAt - b.createdAt).slice(-(filter.limit ?? 1000));
   }
 
-  /** A session's sub-agents (with `recursive`, every descendant), oldest first. */
-  async listSubagents(sessionKey: string, recursive = false): Promise<SubagentView[]> {
+  /** A session's sub-agents (with `recursive`, every descendant; without a session, all), oldest first. */
+  async listSubagents(sessionKey?: string, recursive = false): Promise<SubagentView[]> {
+    if (!sessionKey) return Promise.all((await this.store.subagents.list({ limit: 100_000 })).map((record) => this.subagents.view(record)));
     await this.getSession(sessionKey);
     return this.subagents.list(sessionKey, { recursive });
   }

@@ -118,7 +118,15 @@ export class ControlApi {
     this.route('GET', /^\/v1\/runs$/, async (_req, url) => ({
       runs: await gw.listRuns({ sessionKey: url.searchParams.get('sessionKey') ?? undefined, limit: limit(url) }),
     }));
-    this.route('GET', /^\/v1\/runs\/([^/]+)$/, async (_req, _url, [id]) => gw.getRun(id));
+    this.route('GET', /^\/v1\/runs\/([^/]+)$/, async (_req, _url, [id]) => ({ ...(await gw.getRun(id)), completions: await gw.runCompletions(id) }));
+    this.route('GET', /^\/v1\/subagents$/, async (_req, url) => ({
+      subagents: await gw.listSubagents(url.searchParams.get('sessionKey') ?? undefined, url.searchParams.get('recursive') === 'true'),
+    }));
+    this.route('GET', /^\/v1\/subagents\/([^/]+)$/, async (_req, _url, [target]) => {
+      const { view, record } = await gw.getSubagent(target);
+      return { ...view, task: record.task, tools: record.tools, model: record.model, workdir: record.workdir, timeoutSeconds: record.timeoutSeconds, result: record.result, resultHash: record.resultHash, usage: record.usage, completion: record.completion };
+    });
+    this.route('POST', /^\/v1\/subagents\/([^/]+)\/kill$/, async (_req, _url, [target]) => ({ cancelled: await gw.killSubagent(target) }));
     this.route('POST', /^\/v1\/runs\/([^/]+)\/cancel$/, async (_req, _url, [id]) => ({ cancelled: await gw.cancelRun(id) }));
     this.route('POST', /^\/v1\/send$/, async (request) => {
       const body = parseBody(sendBody, await readJson(request));
