@@ -76,7 +76,19 @@ describe('config defaults', () => {
     const { config } = parseConfigText(`{ agents: { list: [{ id: "a", model: "scripted/echo" }] }, ${scripted} }`, '/x.json5', {});
     expect(config.store).toEqual({ driver: 'sqlite', sqlite: { synchronous: 'FULL' } });
     expect(config.tools).toEqual({ agentToAgent: { enabled: false, allow: [], history: true, list: true }, sessions: { visibility: 'tree' } });
-    expect(config.lanes).toEqual({ main: { maxConcurrent: 4 }, subagent: { maxConcurrent: 8 }, nested: { maxConcurrent: 8 }, maxWaiting: 10_000 });
+    expect(config.lanes).toEqual({ main: { maxConcurrent: 4 }, subagent: {}, nested: { maxConcurrent: 8 }, maxWaiting: 10_000 });
+    expect(config.agents.defaults.subagents).toEqual({
+      maxSpawnDepth: 1,
+      maxChildrenPerAgent: 5,
+      maxConcurrent: 8,
+      runTimeoutSeconds: 900,
+      archiveAfterMinutes: 60,
+      allowAgents: [],
+      maxResultChars: 32_000,
+      completionMode: 'steer',
+      retryInterrupted: false,
+      tools: {},
+    });
     expect(config.recovery).toEqual({ retryInterrupted: 1 });
     expect(config.watchdog).toEqual({ intervalMs: 5000, stallMs: 30_000 });
     expect(config.outbox).toEqual({ maxAttempts: 10, baseDelayMs: 500, maxDelayMs: 300_000 });
