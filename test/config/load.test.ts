@@ -96,6 +96,6 @@ describe('config defaults', () => {
     expect(config.agents.defaults).toMatchObject({ maxSteps: 16, historyLimit: 200, timeoutSeconds: 600, tools: {}, subagents: { maxSpawnDepth: 1 } });
     // A section given in part keeps the defaults of the keys it leaves out.
     const partial = parseConfigText(`{ lanes: { main: { maxConcurrent: 2 } }, agents: { list: [{ id: "a", model: "scripted/echo" }] }, ${scripted} }`, '/x.json5', {});
-    expect(partial.config.lanes).toEqual({ main: { maxConcurrent: 2 }, subagent: { maxConcurrent: 8 }, nested: { maxConcurrent: 8 }, maxWaiting: 10_000 });
+    expect(partial.config.lanes).toEqual({ main: { maxConcurrent: 2 }, subagent: {}, nested: { maxConcurrent: 8 }, maxWaiting: 10_000 });
   });
 });
