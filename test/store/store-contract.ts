@@ -3,7 +3,7 @@
  * per adapter with a factory that returns a fresh, empty store.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { NewInput, Store } from '../../src/ports.js';
+import type { NewInput, NewSubagent, Store } from '../../src/ports.js';
 
 let counter = 0;
 const id = (prefix: string) => `${prefix}-${++counter}-${Math.random().toString(16).slice(2, 10)}`;
@@ -336,6 +336,84 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
       await store.a2aTasks.saveRemoteTask({ ...task, state: 'delivered', remoteState: 'TASK_STATE_COMPLETED', pushToken: 'secret' }, 2000);
       expect(await store.a2aTasks.getRemoteTask('r1')).toMatchObject({ state: 'delivered', remoteState: 'TASK_STATE_COMPLETED', pushToken: 'secret', createdAt: 1000, updatedAt: 2000 });
       expect(await store.a2aTasks.listRemoteTasks({ states: ['waiting', 'followed'] })).toEqual([]);
+    });
+
+    describe('sub-agents', () => {
+      const child = 'agent:support:subagent:c1';
+      const spawnChild = (overrides: Partial<NewSubagent> = {}, now = 3000) =>
+        store.subagents.spawn(
+          {
+            id: 'c1', sessionKey: child, parentSession: S, rootSession: S, agentId: 'support', depth: 1, role: 'leaf', label: 'helper', task: 'do it',
+            correlationId: 'corr-1', firstRunId: 'run-c1', model: null, tools: ['time_now'], timeoutSeconds: 60, workdir: null, worktree: null, ...overrides,
+          },
+          newInput(child, { idempotencyKey: `spawn:${overrides.id ?? 'c1'}`, provenance: { kind: 'subagent_task', sourceSession: S } }),
+          now,
+        );
+
+      async function runChild(finalText: string | null, status: 'succeeded' | 'failed' = 'succeeded') {
+        const [input] = await store.inputs.listQueued(child);
+        const lease = await store.leases.acquire(child, 'gw-1', 30_000);
+        const runId = id('run');
+        expect(await store.runs.start({ id: runId, sessionKey: child, agentId: 'support', owner: 'gw-1', epoch: lease!.epoch, model: 'scripted/x', inputIds: [input.id] }, 4000)).toBe(true);
+        await store.runs.commit(
+          { runId, sessionKey: child, epoch: lease!.epoch, outcome: { status, usage, preambleChars: 0, promptChars: 0, finalText, errorMessage: status === 'failed' ? 'boom' : null }, transcript: [], consumedInputIds: [input.id], outbox: [], events: [], subagent: { id: 'c1', error: status === 'failed' ? 'boom' : null, maxResultChars: 1000 } },
+          5000,
+        );
+        return runId;
+      }
+
+      it('spawn stores the session, the sub-agent and its task in one transaction; a repeated correlation id writes nothing', async () => {
+        const first = await spawnChild();
+        expect(first.created).toBe(true);
+        expect(first.subagent).toMatchObject({ id: 'c1', state: 'pending', history: [{ state: 'pending', at: 3000 }], tools: ['time_now'], completion: null, waiting: false });
+        expect(await store.sessions.get(child)).toMatchObject({ parentKey: S, depth: 1, label: 'helper' });
+        expect(await store.inputs.listQueued(child)).toHaveLength(1);
+        const again = await spawnChild({ id: 'c2', sessionKey: 'agent:support:subagent:c2' });
+        expect(again).toMatchObject({ created: false, subagent: { id: 'c1' } });
+        expect(await store.sessions.get('agent:support:subagent:c2')).toBeUndefined();
+        expect(await store.subagents.findByCorrelation(S, 'corr-1')).toMatchObject({ id: 'c1' });
+        expect(await store.subagents.count({ parentSession: S, states: ['pending', 'running'] })).toBe(1);
+      });
+
+      it("a run's start marks it running; its commit settles it with the frozen result, usage and the completion outbox row", async () => {
+        await spawnChild();
+        const runId = await runChild('x'.repeat(1500));
+        const record = (await store.subagents.get('c1'))!;
+        expect(record).toMatchObject({ state: 'succeeded', runId, startedAt: 4000, settledAt: 5000, resultChars: 1500, completion: 'pending' });
+        expect(record.result).toHaveLength(1000);
+        expect(record.usage).toEqual({ inputTokens: 3, outputTokens: 5, modelCalls: 1, runs: 1, durationMs: 1000 });
+        expect(record.history.map((step) => step.state)).toEqual(['pending', 'running', 'succeeded']);
+        const [row] = (await store.outbox.list()).filter((candidate) => candidate.kind === 'subagent.completion');
+        expect(row).toMatchObject({ target: S, idempotencyKey: `completion:${child}:${runId}`, payload: { subagentId: 'c1', status: 'succeeded', truncated: true, resultHash: record.resultHash } });
+        expect(await store.subagents.countUndelivered(S)).toBe(1);
+        await store.subagents.markCompletion('c1', 'delivered', 6000);
+        expect(await store.subagents.countUndelivered(S)).toBe(0);
+      });
+
+      it('a run that ends while the sub-agent still has children out freezes its answer instead of settling', async () => {
+        await spawnChild();
+        await store.subagents.spawn(
+          { id: 'g1', sessionKey: `${child}:subagent:g1`, parentSession: child, rootSession: S, agentId: 'support', depth: 2, role: 'leaf', label: null, task: 't', correlationId: 'g', firstRunId: 'run-g1', model: null, tools: [], timeoutSeconds: 60, workdir: null, worktree: null },
+          newInput(`${child}:subagent:g1`),
+          3500,
+        );
+        await runChild('first answer');
+        expect(await store.subagents.get('c1')).toMatchObject({ state: 'running', waiting: true, frozenText: 'first answer', completion: null });
+        expect((await store.outbox.list()).filter((row) => row.kind === 'subagent.completion')).toEqual([]);
+      });
+
+      it('settle is a compare-and-set: it drops queued inputs once, and a second settle writes nothing', async () => {
+        await spawnChild();
+        const settled = await store.subagents.settle('c1', { state: 'cancelled', diagnostic: 'killed', text: null, dropNote: 'dropped: cancelled', notifyParent: false, maxResultChars: 1000 }, 4000);
+        expect(settled).toMatchObject({ state: 'cancelled', diagnostic: 'killed', completion: 'skipped' });
+        expect((await store.inputs.list({ sessionKey: child }))[0]).toMatchObject({ status: 'dropped', note: 'dropped: cancelled' });
+        expect(await store.subagents.settle('c1', { state: 'failed', diagnostic: 'x', text: null, notifyParent: true, maxResultChars: 1000 }, 5000)).toBeUndefined();
+        expect(await store.subagents.get('c1')).toMatchObject({ state: 'cancelled' });
+        expect(await store.outbox.list()).toEqual([]);
+        await store.subagents.markArchived('c1', 6000);
+        expect(await store.sessions.get(child)).toMatchObject({ state: 'archived' });
+        expect(await store.subagents.list({ settledBefore: 10_000 })).toEqual([]);
+      });
     });
   });
 }
