@@ -186,11 +186,93 @@ async function agentToAgent(count: number, pingPong: number, sdkCallMs: number) 
   return { p50, p99: percentile(latencies, 99), overheadP50: p50 - callsP50 * sdkCallMs, overheadP99: percentile(latencies, 99) - callsP50 * sdkCallMs, calls: callsP50, maxCalls: Math.max(...calls), promptChars: percentile(prompt, 50), maxPreamble };
 }
 
+/**
+ * Sub-agents: (1) spawn-to-completion per child, one at a time: from sessions_spawn until the completion
+ * event is an input of the parent session, with a zero-latency scripted child; (2) `fanOut` children
+ * spawned at once through the subagent lane (maxConcurrent 8): the time until the parent has consumed
+ * every completion, the process's peak RSS, and a check that no child was lost or completed twice.
+ */
+async function subagents(count: number, fanOut: number, sdkCallMs: number) {
+  const { config } = parseConfigText(
+    `{
+      agents: { defaults: { subagents: { maxChildrenPerAgent: ${fanOut + 10}, maxConcurrent: 8 } }, list: [{ id: "boss", model: "scripted/boss" }] },
+      models: { providers: { scripted: { type: "scripted", models: { boss: { rules: [{ match: "sub-agent", reply: "ack" }, { reply: "done {{input}}" }] } } } } },
+    }`,
+    '/bench-subagents.json5',
+    {},
+  );
+  const open = async (name: string) => {
+    const store = await SqliteStore.open({ path: join(tmp(), name), synchronous: 'FULL' });
+    const gateway = await Gateway.start({ config, store, gatewayId: 'bench' });
+    return { store, gateway };
+  };
+  const spawner = (sessionKey: string, i: number) => ({ sessionKey, agentId: 'boss', idempotencyKey: `bench:${i}` });
+
+  const one = await open('spawn.db');
+  const parent = 'agent:boss:bench:direct:spawner';
+  await one.gateway.openSession(parent, 'boss');
+  const latencies: number[] = [];
+  for (let i = -5; i < count; i += 1) {
+    const start = performance.now();
+    const { childSessionKey } = await one.gateway.subagents.spawn(spawner(parent, i), { task: `t${i}` });
+    for (;;) {
+      const record = await one.store.subagents.getBySession(childSessionKey);
+      if (record?.completion === 'delivered') break;
+      await new Promise((r) => setTimeout(r, 0));
+    }
+    if (i >= 0) latencies.push(performance.now() - start);
+  }
+  await one.gateway.stop();
+  await one.store.close();
+
+  const many = await open('fanout.db');
+  const boss = 'agent:boss:bench:direct:fanout';
+  await many.gateway.openSession(boss, 'boss');
+  let peakRss = process.memoryUsage().rss;
+  const sampler = setInterval(() => (peakRss = Math.max(peakRss, process.memoryUsage().rss)), 20);
+  const start = performance.now();
+  for (let i = 0; i < fanOut; i += 1) await many.gateway.subagents.spawn(spawner(boss, i), { task: `part ${i}` });
+  const spawnedMs = performance.now() - start;
+  for (;;) {
+    const queued = (await many.store.inputs.listQueued(boss)).length;
+    const live = await many.store.subagents.count({ parentSession: boss, states: ['pending', 'running'] });
+    const undelivered = await many.store.subagents.countUndelivered(boss);
+    if (queued === 0 && live === 0 && undelivered === 0 && !many.gateway.status().activeRuns.some((run) => run.sessionKey === boss)) break;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  const totalMs = performance.now() - start;
+  clearInterval(sampler);
+  const children = await many.store.subagents.list({ parentSession: boss, limit: fanOut + 10 });
+  const completions = (await many.store.inputs.list({ sessionKey: boss })).filter((input) => input.provenance.kind === 'subagent_completion');
+  const perChild = new Map<string, number>();
+  for (const input of completions) perChild.set(input.provenance.subagent!.id, (perChild.get(input.provenance.subagent!.id) ?? 0) + 1);
+  const transcript = await many.store.transcript.list(boss);
+  const inTranscript = new Set(transcript.filter((entry) => entry.provenance?.kind === 'subagent_completion').map((entry) => entry.inputId));
+  await many.gateway.stop();
+  await many.store.close();
+  const p50 = percentile(latencies, 50);
+  return {
+    p50,
+    p99: percentile(latencies, 99),
+    overheadP50: p50 - sdkCallMs,
+    overheadP99: percentile(latencies, 99) - sdkCallMs,
+    fanOut,
+    spawnedMs,
+    totalMs,
+    peakRssMb: peakRss / 1024 / 1024,
+    succeeded: children.filter((child) => child.state === 'succeeded').length,
+    lost: fanOut - children.length + children.filter((child) => child.state !== 'succeeded' || !perChild.has(child.id)).length,
+    twice: [...perChild.values()].filter((n) => n > 1).length,
+    consumedOnce: completions.filter((input) => input.status === 'consumed' && inTranscript.has(input.id)).length,
+  };
+}
+
 /** Characters of tool definitions sent with every model call: names, descriptions and JSON schemas. */
 async function toolDefinitionChars(): Promise<{ chars: number; tools: number }> {
   const { BUILTIN_TOOLS } = await import('../src/tools/builtin.js');
   const { createSessionTools } = await import('../src/tools/session-tools.js');
-  const tools = [...BUILTIN_TOOLS, ...createSessionTools({} as never)];
+  const { createSubagentTools } = await import('../src/tools/subagent-tools.js');
+  const tools = [...BUILTIN_TOOLS, ...createSessionTools({} as never), ...createSubagentTools({} as never)];
   return { chars: JSON.stringify(tools.map((t) => ({ name: t.name, description: t.description, parameters: t.parameters }))).length, tools: tools.length };
 }
 
@@ -243,6 +325,14 @@ async function main() {
         `largest framework text in one run ${a2a.maxPreamble} characters (target <= 2000 per call)`,
     );
   }
+  const sub = await subagents(quick ? 30 : 300, quick ? 100 : 1000, floor);
+  lines.push(
+    `sub-agent spawn to completion in the parent (one at a time, zero-latency child): p50 ${fmt(sub.p50)} ms, p99 ${fmt(sub.p99)} ms; gateway overhead (minus one bare SDK call) p50 ${fmt(sub.overheadP50)} ms, p99 ${fmt(sub.overheadP99)} ms`,
+  );
+  lines.push(
+    `${sub.fanOut} sub-agents through the subagent lane (maxConcurrent 8): spawned in ${fmt(sub.spawnedMs, 0)} ms, all completions consumed by the parent after ${fmt(sub.totalMs, 0)} ms; ` +
+      `peak RSS ${fmt(sub.peakRssMb, 0)} MB (target <= 512); ${sub.succeeded} succeeded, ${sub.lost} lost, ${sub.twice} completed twice, ${sub.consumedOnce} completions in the parent's transcript once`,
+  );
   const defs = await toolDefinitionChars();
   lines.push(`tool definitions sent with each call: ${defs.chars} characters for ${defs.tools} tools`);
   const cold = await coldStart();
