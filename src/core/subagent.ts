@@ -19,6 +19,9 @@ export function isSettled(state: SubagentState): state is SettledSubagentState {
   return state !== 'pending' && state !== 'running';
 }
 
+/** The outbox kind of a completion event, written in the commit that settles the sub-agent. */
+export const COMPLETION_KIND = 'subagent.completion';
+
 /** A wake run that answers exactly this (or nothing) keeps the answer frozen before it (seed 002 section 7.2). */
 export const NO_REPLY = 'NO_REPLY';
 

@@ -10,7 +10,7 @@ import { a2aSessionKey, parseSessionKey } from '../core/session-key.js';
 import type { QueueMode } from '../core/queue-mode.js';
 import type { SwitchboardConfig } from '../config/schema.js';
 import { ModelRegistry } from '../models/model-registry.js';
-import type { A2ATaskEventRecord, A2ATaskRecord, Clock, EventRecord, ExchangeRecord, IdGenerator, NewEvent, NewInput, NewOutboxRow, OutboxRecord, InputRecord, Provenance, RecoveryReport, RunRecord, SessionRecord, Store, TranscriptEntry } from '../ports.js';
+import type { A2ATaskEventRecord, A2ATaskRecord, Clock, EventRecord, ExchangeRecord, IdGenerator, NewEvent, NewInput, NewOutboxRow, OutboxRecord, InputRecord, Provenance, RecoveryReport, RunRecord, SessionRecord, Store, SubagentRecord, TranscriptEntry } from '../ports.js';
 import { BUILTIN_TOOLS } from '../tools/builtin.js';
 import type { GatewayTool } from '../tools/types.js';
 import { PromptFileCache } from './context.js';
@@ -27,8 +27,7 @@ import { createA2AClientTools, requestInputTool } from '../tools/a2a-tools.js';
 import { A2AClientService, RESULT_KIND } from '../a2a/client.js';
 import { Subagents, type SubagentView } from './subagents.js';
 import { createSubagentTools } from '../tools/subagent-tools.js';
-import { COMPLETION_KIND } from '../store/kysely-subagent-store.js';
-import type { SubagentRecord } from '../ports.js';
+import { COMPLETION_KIND } from '../core/subagent.js';
 
 export const LEASE_TTL_MS = 30_000;
 

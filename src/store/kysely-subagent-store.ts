@@ -1,12 +1,11 @@
 /** Sub-agents over Kysely: spawning (session, record and task in one transaction) and compare-and-set settling. */
 import type { Kysely, Selectable } from 'kysely';
-import { decideRunEnd, freezeResult, type CompletionEvent, type SubagentRole, type SubagentState, type SubagentUsage } from '../core/subagent.js';
+import { COMPLETION_KIND, decideRunEnd, freezeResult, type CompletionEvent, type SubagentRole, type SubagentState, type SubagentUsage } from '../core/subagent.js';
 import type { CompletionState, NewInput, NewSubagent, RunCommit, SubagentFilter, SubagentRecord, SubagentSettlement, SubagentStore, SubagentTransition } from '../ports.js';
 import { json, num, parse, type Db } from './kysely-rows.js';
 import { appendEvent, insertInput, insertOutbox } from './kysely-writes.js';
 import type { Database, SubagentsTable } from './schema.js';
 
-export const COMPLETION_KIND = 'subagent.completion';
 const LIVE: SubagentState[] = ['pending', 'running'];
 
 const numOrNull = (value: number | string | bigint | null): number | null => (value === null ? null : Number(value));
