@@ -160,6 +160,10 @@ export class Gateway {
       pause: (ms, wakeOn, signal) => this.pause(ms, wakeOn, signal),
       isStopping: () => this.stopped,
       journal: (event) => this.journalEvent(event),
+      afterWrite: () => {
+        void this.journal.kick();
+        this.outbox.kick();
+      },
       log: (message) => this.log('warn', message),
     });
     this.outbox.register(COMPLETION_KIND, (row) => this.subagents.deliverCompletion(row));

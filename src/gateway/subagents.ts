@@ -103,6 +103,8 @@ export interface SubagentDeps {
   pause: (ms: number, wakeOn: (payload: Record<string, unknown>, sessionKey: string | null) => boolean, signal?: AbortSignal) => Promise<void>;
   isStopping: () => boolean;
   journal: (event: NewEvent) => Promise<unknown>;
+  /** Publishes what the store just wrote: its journal events, and its outbox rows for delivery. */
+  afterWrite: () => void;
   log: (message: string) => void;
 }
 
@@ -244,7 +246,7 @@ export class Subagents {
       if (worktree) await removeWorktree(worktree).catch((error) => this.deps.log(String(error)));
       return { ...this.accepted(subagent), existing: true };
     }
-    await this.deps.journal({ type: 'subagent.updated', sessionKey: spawner.sessionKey, payload: {} });
+    this.deps.afterWrite();
     this.deps.wake(sessionKey);
     return this.accepted(subagent);
   }
@@ -379,7 +381,7 @@ export class Subagents {
       cancelled.push(node.sessionKey);
       if (settled.runId) this.deps.abortRun(settled.runId);
     }
-    await this.deps.journal({ type: 'subagent.updated', sessionKey: record.parentSession, payload: { killed: cancelled } });
+    this.deps.afterWrite();
     return cancelled.reverse();
   }
 
