@@ -32,6 +32,15 @@ function target(args: Record<string, unknown>): string {
   return value;
 }
 
+/** Some models pass the handle as JSON text rather than an object. */
+function parseHandle(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
+
 export function createSubagentTools(subagents: Subagents): GatewayTool[] {
   return [
     {
@@ -132,7 +141,7 @@ async function act(subagents: Subagents, args: Record<string, unknown>, context:
       return subagents.steer(record, { sessionKey: self, agentId: context.agentId }, args.message, context.idempotencyKey);
     }
     case 'result':
-      return subagents.result(args.handle);
+      return subagents.result(typeof args.handle === 'string' ? parseHandle(args.handle) : args.handle);
     default:
       throw new SwitchboardError('INVALID_REQUEST', `action is required: one of ${ACTIONS.join(', ')}`);
   }

@@ -143,3 +143,44 @@ describe('fan-out', () => {
     expect(outcome).toMatchObject({ status: 'failed', succeeded: 0, running: 1, failed: [{ state: 'failed' }] });
   });
 });
+
+describe('the subagents tool, as a model calls it', () => {
+  it('list, steer and kill by label, and result with the handle sessions_spawn returned', async () => {
+    gateway = await startTestGateway(
+      config(`
+        { match: "sub-agent", reply: "noted" },
+        { match: "manage", steps: [
+            { toolCalls: [{ tool: "sessions_spawn", args: { task: "quick job", label: "quick" } }] },
+            { toolCalls: [{ tool: "subagents", args: { action: "wait", targets: ["quick"], timeoutMs: 5000 } }] },
+            { toolCalls: [{ tool: "subagents", args: { action: "result", handle: "{{tool.sessions_spawn.handle}}" } }] },
+            { toolCalls: [{ tool: "sessions_spawn", args: { task: "slow job", label: "slow" } }] },
+            { toolCalls: [{ tool: "subagents", args: { action: "steer", target: "slow", message: "hurry up" } }] },
+            { toolCalls: [{ tool: "subagents", args: { action: "list" } }] },
+            { toolCalls: [{ tool: "subagents", args: { action: "kill", target: "slow" } }] },
+            { toolCalls: [{ tool: "subagents", args: { action: "kill", target: "nobody" } }] },
+            { text: "managed" }] },
+        { match: "quick job", reply: "quick result" },
+        { match: "slow job", delayMs: 5000, reply: "slow result" },`,
+        ', completionMode: "followup"',
+      ),
+    );
+    const sent = await gateway.send({ target: 'main', message: 'manage' });
+    expect(await gateway.waitForInput(sent.input.id, 10_000)).toMatchObject({ status: 'completed', reply: 'managed' });
+    const results = (await gateway.history(MAIN))
+      .filter((entry) => entry.role === 'tool')
+      .flatMap((entry) => (entry.content as { toolName: string; output: { value: Record<string, unknown> } }[]).map((part) => [part.toolName, part.output.value] as const));
+    const subagentResults = results.filter(([name]) => name === 'subagents').map(([, value]) => value);
+    expect(subagentResults[0]).toMatchObject({ status: 'ok', succeeded: 1, children: [{ label: 'quick', state: 'succeeded', resultPreview: 'quick result' }] });
+    expect(subagentResults[1]).toMatchObject({ label: 'quick', state: 'succeeded', result: 'quick result', resultHash: expect.stringMatching(/^[0-9a-f]{64}$/) });
+    expect(subagentResults[2]).toMatchObject({ status: 'steered' });
+    expect((subagentResults[3] as { subagents: { label: string; state: string }[] }).subagents.map((child) => [child.label, child.state])).toEqual([
+      ['quick', 'succeeded'],
+      ['slow', 'running'],
+    ]);
+    expect(subagentResults[4]).toMatchObject({ status: 'killed', cancelled: [expect.stringMatching(/^agent:main:subagent:/)] });
+    expect(subagentResults[5]).toEqual({ status: 'error', code: 'SUBAGENT_NOT_FOUND', error: 'no sub-agent "nobody" among the ones this session spawned (subagents list shows them)' });
+    const slow = (await gateway.listSubagents(MAIN)).find((child) => child.label === 'slow')!;
+    expect(slow.state).toBe('cancelled');
+    expect((await gateway.store.subagents.get(slow.subagentId))!.completion).toBe('skipped');
+  });
+});

@@ -163,9 +163,9 @@ describe('the subagent lane and the hard timeout', () => {
     for (let i = 1; i < spans.length; i += 1) expect(spans[i][0]).toBeGreaterThanOrEqual(spans[i - 1][1]);
   });
 
-  it('a child whose model sleeps past its timeout is aborted and recorded timed_out; the parent is told', async () => {
-    const g = await start(config('', '', '{ match: "timed out", reply: "parent saw: {{input}}" }, { delayMs: 5000, reply: "too late" }'));
-    const child = await g.subagents.spawn(from(MAIN), { task: 'sleep', timeoutSeconds: 1 });
+  it('a child whose model sleeps past runTimeoutSeconds is aborted and recorded timed_out; the parent is told', async () => {
+    const g = await start(config('runTimeoutSeconds: 1', '', '{ match: "timed out", reply: "parent saw: {{input}}" }, { delayMs: 5000, reply: "too late" }'));
+    const child = await g.subagents.spawn(from(MAIN), { task: 'sleep' });
     const started = Date.now();
     const record = await settled(g, child.childSessionKey);
     expect(Date.now() - started).toBeLessThan(3000);
