@@ -197,6 +197,8 @@ export interface NewRun {
   epoch: number;
   model: string;
   inputIds: string[];
+  /** Set when the session is a sub-agent's: its first run marks it running, in the same transaction. */
+  subagentId?: string;
 }
 
 export interface RunOutcome {

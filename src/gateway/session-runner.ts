@@ -114,7 +114,7 @@ export function createSessionRunner(deps: SessionRunnerDeps) {
     const runId = subagent && subagent.runId === null ? subagent.firstRunId : ids.next();
     const model = subagent?.model ?? agent.model;
     const started = await store.runs.start(
-      { id: runId, sessionKey: slot.sessionKey, agentId: agent.config.id, owner: deps.owner, epoch: slot.epoch, model, inputIds: slot.inputIds },
+      { id: runId, sessionKey: slot.sessionKey, agentId: agent.config.id, owner: deps.owner, epoch: slot.epoch, model, inputIds: slot.inputIds, subagentId: subagent?.id },
       clock.now(),
     );
     deps.afterCommit();

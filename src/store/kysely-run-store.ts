@@ -50,7 +50,7 @@ export class KyselyRunStore implements RunStore {
         .execute();
       await trx.updateTable('sessions').set({ state: 'running', updated_at: now, last_run_at: now }).where('key', '=', run.sessionKey).execute();
       await appendEvent(trx, { type: 'run.started', sessionKey: run.sessionKey, runId: run.id, payload: { inputIds: run.inputIds, model: run.model } }, now);
-      await startSubagentRun(trx, run.sessionKey, run.id, now);
+      if (run.subagentId) await startSubagentRun(trx, run.subagentId, run.id, now);
       return true;
     }).catch((error: unknown) => {
       if (error instanceof StartConflict) return false;

@@ -63,8 +63,8 @@ async function getRow(db: Db, id: string): Promise<SubagentRecord | undefined> {
 }
 
 /** Marks the session's sub-agent running when its first run starts (inside RunStore.start's transaction). */
-export async function startSubagentRun(db: Db, sessionKey: string, runId: string, now: number): Promise<void> {
-  const row = await db.selectFrom('subagents').select(['id', 'state', 'history']).where('session_key', '=', sessionKey).executeTakeFirst();
+export async function startSubagentRun(db: Db, subagentId: string, runId: string, now: number): Promise<void> {
+  const row = await db.selectFrom('subagents').select(['id', 'state', 'history']).where('id', '=', subagentId).executeTakeFirst();
   if (!row || !LIVE.includes(row.state as SubagentState)) return;
   if (row.state === 'running') {
     await db.updateTable('subagents').set({ run_id: runId, updated_at: now }).where('id', '=', row.id).execute();

@@ -354,7 +354,7 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
         const [input] = await store.inputs.listQueued(child);
         const lease = await store.leases.acquire(child, 'gw-1', 30_000);
         const runId = id('run');
-        expect(await store.runs.start({ id: runId, sessionKey: child, agentId: 'support', owner: 'gw-1', epoch: lease!.epoch, model: 'scripted/x', inputIds: [input.id] }, 4000)).toBe(true);
+        expect(await store.runs.start({ id: runId, sessionKey: child, agentId: 'support', owner: 'gw-1', epoch: lease!.epoch, model: 'scripted/x', inputIds: [input.id], subagentId: 'c1' }, 4000)).toBe(true);
         await store.runs.commit(
           { runId, sessionKey: child, epoch: lease!.epoch, outcome: { status, usage, preambleChars: 0, promptChars: 0, finalText, errorMessage: status === 'failed' ? 'boom' : null }, transcript: [], consumedInputIds: [input.id], outbox: [], events: [], subagent: { id: 'c1', error: status === 'failed' ? 'boom' : null, maxResultChars: 1000 } },
           5000,
