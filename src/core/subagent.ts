@@ -171,7 +171,7 @@ export function renderCompletion(event: CompletionEvent, instruction: string): s
   return lines.join('\n');
 }
 
-/** The effective limits: per-agent settings over `agents.defaults.subagents`, over the built-in defaults. */
+/** The limits that apply to the sub-agents one agent spawns. */
 export interface SubagentLimits {
   maxSpawnDepth: number;
   maxChildrenPerAgent: number;
@@ -181,4 +181,17 @@ export interface SubagentLimits {
   maxResultChars: number;
   completionMode: 'steer' | 'followup' | 'collect' | 'interrupt';
   retryInterrupted: boolean;
+}
+
+const LIMIT_KEYS = ['maxSpawnDepth', 'maxChildrenPerAgent', 'runTimeoutSeconds', 'archiveAfterMinutes', 'allowAgents', 'maxResultChars', 'completionMode', 'retryInterrupted'] as const;
+
+/**
+ * The agent's own settings (`agents.list[].subagents`) over `agents.defaults.subagents`, and `source`,
+ * which names the config key a limit came from (for refusals).
+ */
+export function resolveLimits(defaults: SubagentLimits, own: Partial<SubagentLimits> | undefined, agentId: string): SubagentLimits & { source: (key: keyof SubagentLimits) => string } {
+  const limits = { ...defaults } as SubagentLimits;
+  for (const key of LIMIT_KEYS) if (own?.[key] !== undefined) (limits as unknown as Record<string, unknown>)[key] = own[key];
+  const source = (key: keyof SubagentLimits) => (own?.[key] !== undefined ? `agents.list[${agentId}].subagents.${key}` : `agents.defaults.subagents.${key}`);
+  return { ...limits, source };
 }

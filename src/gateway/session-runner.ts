@@ -6,7 +6,7 @@ import type { ModelMessage } from 'ai';
 import { SwitchboardError, errorMessage } from '../core/errors.js';
 import { applyToolPolicy, type ToolPolicyLayer } from '../core/tool-policy.js';
 import { sandboxedBy } from '../core/session-access.js';
-import { roleAllowsTool, type SubagentRole } from '../core/subagent.js';
+import { resolveLimits, roleAllowsTool, type SubagentRole } from '../core/subagent.js';
 import { parseSessionKey } from '../core/session-key.js';
 import type { TerminalRunStatus } from '../core/run-status.js';
 import type { Clock, IdGenerator, InputRecord, NewEvent, NewTranscriptEntry, Store } from '../ports.js';
@@ -80,8 +80,7 @@ export function toolsFor(agent: ResolvedAgent, config: SwitchboardConfig, tools:
     layers,
   );
   // The deepest level never spawns (seed 002 section 2.2): past maxSpawnDepth there is nothing to manage either.
-  const maxSpawnDepth = agent.config.subagents?.maxSpawnDepth ?? config.agents.defaults.subagents.maxSpawnDepth;
-  const canSpawn = (parseSessionKey(sessionKey)?.depth ?? 0) < maxSpawnDepth;
+  const canSpawn = (parseSessionKey(sessionKey)?.depth ?? 0) < resolveLimits(config.agents.defaults.subagents, agent.config.subagents, id).maxSpawnDepth;
   return tools.filter(
     (tool) =>
       names.includes(tool.name) &&
@@ -230,7 +229,7 @@ export function createSessionRunner(deps: SessionRunnerDeps) {
                 subagent: {
                   id: subagent.id,
                   error: executed.error?.message ?? null,
-                  maxResultChars: agent.config.subagents?.maxResultChars ?? deps.config.agents.defaults.subagents.maxResultChars,
+                  maxResultChars: resolveLimits(deps.config.agents.defaults.subagents, agent.config.subagents, agent.config.id).maxResultChars,
                 },
               }
             : {}),

@@ -14,8 +14,8 @@ import { SwitchboardError } from '../core/errors.js';
 import type { QueueMode } from '../core/queue-mode.js';
 import { parseSessionKey } from '../core/session-key.js';
 import {
-  LIVE_SUBAGENT_STATES, ORCHESTRATOR_TOOLS, isSettled, renderCompletion, replyInstruction, signHandle, verifyHandle,
-  type CompletionEvent, type SubagentHandle, type SubagentLimits, type SubagentRole,
+  LIVE_SUBAGENT_STATES, ORCHESTRATOR_TOOLS, isSettled, renderCompletion, replyInstruction, resolveLimits, signHandle, verifyHandle,
+  type CompletionEvent, type SubagentHandle, type SubagentRole,
 } from '../core/subagent.js';
 import { matchesAny } from '../core/tool-policy.js';
 import type { TerminalRunStatus } from '../core/run-status.js';
@@ -115,21 +115,8 @@ export class Subagents {
   constructor(private readonly deps: SubagentDeps) {}
 
   /** Per-agent settings over `agents.defaults.subagents`. */
-  limits(agentId: string): SubagentLimits & { source: (key: string) => string } {
-    const defaults = this.deps.config.agents.defaults.subagents;
-    const own = this.deps.agents.get(agentId).config.subagents ?? {};
-    const source = (key: string) => (key in own ? `agents.list[${agentId}].subagents.${key}` : `agents.defaults.subagents.${key}`);
-    return {
-      maxSpawnDepth: own.maxSpawnDepth ?? defaults.maxSpawnDepth,
-      maxChildrenPerAgent: own.maxChildrenPerAgent ?? defaults.maxChildrenPerAgent,
-      runTimeoutSeconds: own.runTimeoutSeconds ?? defaults.runTimeoutSeconds,
-      archiveAfterMinutes: own.archiveAfterMinutes ?? defaults.archiveAfterMinutes,
-      allowAgents: own.allowAgents ?? defaults.allowAgents,
-      maxResultChars: own.maxResultChars ?? defaults.maxResultChars,
-      completionMode: own.completionMode ?? defaults.completionMode,
-      retryInterrupted: own.retryInterrupted ?? defaults.retryInterrupted,
-      source,
-    };
+  limits(agentId: string) {
+    return resolveLimits(this.deps.config.agents.defaults.subagents, this.deps.agents.get(agentId).config.subagents, agentId);
   }
 
   async spawn(spawner: Spawner, request: SpawnRequest): Promise<SpawnResult> {
