@@ -1,0 +1,52 @@
+/** The pure sub-agent rules: what a run's end means, the frozen result, handles, and tools by role. */
+import { describe, expect, it } from 'vitest';
+import { decideRunEnd, freezeResult, resolveLimits, roleAllowsTool, sha256, signHandle, verifyHandle } from '../../src/core/subagent.js';
+
+const facts = { status: 'succeeded' as const, finalText: 'answer', error: null, frozenText: null, liveChildren: 0, queuedInputs: 0 };
+
+describe('decideRunEnd', () => {
+  it('settles with the final text when nothing is still out', () => {
+    expect(decideRunEnd(facts)).toEqual({ kind: 'settle', state: 'succeeded', text: 'answer', diagnostic: null });
+  });
+  it('freezes the answer while children or inputs are on their way', () => {
+    expect(decideRunEnd({ ...facts, liveChildren: 2 })).toEqual({ kind: 'wait', frozenText: 'answer' });
+    expect(decideRunEnd({ ...facts, queuedInputs: 1 })).toEqual({ kind: 'wait', frozenText: 'answer' });
+  });
+  it('a wake run answering nothing or NO_REPLY keeps the frozen answer', () => {
+    for (const finalText of ['', '  NO_REPLY \n', null]) {
+      expect(decideRunEnd({ ...facts, finalText, frozenText: 'earlier' })).toEqual({ kind: 'settle', state: 'succeeded', text: 'earlier', diagnostic: null });
+    }
+  });
+  it('a failed, timed-out or cancelled run settles with its status and error; an interrupted one changes nothing', () => {
+    expect(decideRunEnd({ ...facts, status: 'timed_out', error: 'too slow', liveChildren: 3 })).toEqual({ kind: 'settle', state: 'timed_out', text: 'answer', diagnostic: 'too slow' });
+    expect(decideRunEnd({ ...facts, status: 'interrupted' })).toEqual({ kind: 'none' });
+  });
+});
+
+describe('results, handles, roles and limits', () => {
+  it('freezeResult caps the text and hashes what it keeps', () => {
+    expect(freezeResult('abcdef', 4)).toEqual({ result: 'abcd', resultHash: sha256('abcd'), resultChars: 6, truncated: true });
+    expect(freezeResult(null, 4)).toEqual({ result: '', resultHash: sha256(''), resultChars: 0, truncated: false });
+  });
+  it('a handle verifies only with its secret and unaltered fields', () => {
+    const handle = signHandle('s', { subagentId: 'a', parentSessionKey: 'agent:m:main', correlationId: 'c', createdAt: 1, depth: 1, role: 'leaf' });
+    expect(verifyHandle('s', handle)).toBe(true);
+    expect(verifyHandle('t', handle)).toBe(false);
+    expect(verifyHandle('s', { ...handle, role: 'orchestrator' })).toBe(false);
+    expect(verifyHandle('s', { ...handle, createdAt: 2 })).toBe(false);
+    expect(verifyHandle('s', null)).toBe(false);
+  });
+  it('a leaf gets no session tools; an orchestrator only spawn, subagents, list and history', () => {
+    expect(['sessions_send', 'sessions_spawn', 'subagents', 'sessions_list', 'time_now'].filter((tool) => roleAllowsTool('leaf', tool))).toEqual(['time_now']);
+    expect(['sessions_send', 'sessions_wait', 'sessions_spawn', 'subagents', 'sessions_list', 'sessions_history', 'time_now'].filter((tool) => roleAllowsTool('orchestrator', tool))).toEqual([
+      'sessions_spawn', 'subagents', 'sessions_list', 'sessions_history', 'time_now',
+    ]);
+  });
+  it("resolveLimits takes the agent's own settings over the defaults and names where each came from", () => {
+    const defaults = { maxSpawnDepth: 1, maxChildrenPerAgent: 5, runTimeoutSeconds: 900, archiveAfterMinutes: 60, allowAgents: [], maxResultChars: 32_000, completionMode: 'steer' as const, retryInterrupted: false };
+    const limits = resolveLimits(defaults, { maxSpawnDepth: 2 }, 'lead');
+    expect(limits).toMatchObject({ maxSpawnDepth: 2, maxChildrenPerAgent: 5 });
+    expect(limits.source('maxSpawnDepth')).toBe('agents.list[lead].subagents.maxSpawnDepth');
+    expect(limits.source('maxChildrenPerAgent')).toBe('agents.defaults.subagents.maxChildrenPerAgent');
+  });
+});
