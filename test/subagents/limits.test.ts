@@ -148,6 +148,15 @@ describe('tool narrowing', () => {
   });
 });
 
+describe('the sandbox layer', () => {
+  it('sandbox.tools narrows only sandboxed sessions: with mode "non-main" the main session keeps its tools and its sub-agents lose them', async () => {
+    const g = await start(config('', ', sandbox: { mode: "non-main", tools: { deny: ["workspace_read"] } }'));
+    expect((await g.toolsOf(MAIN)).map((tool) => tool.name)).toContain('workspace_read');
+    const child = await g.subagents.spawn(from(MAIN), { task: 'x' });
+    expect((await g.toolsOf(child.childSessionKey)).map((tool) => tool.name)).toEqual(['time_now']);
+  });
+});
+
 describe('the subagent lane and the hard timeout', () => {
   it('maxConcurrent 1: five spawns all run, one at a time; none is dropped', async () => {
     const g = await start(config('maxConcurrent: 1', '', '{ delayMs: 60, reply: "done" }'));
