@@ -54,6 +54,10 @@ export function describeEvent(event: EventRecord): string {
       return `${time} #${event.seq}${run} reply to ${(p.route as { channel?: string } | undefined)?.channel ?? '?'}: ${clip(p.text)}`;
     case 'exchange.updated':
       return `${time} #${event.seq} exchange ${String(p.exchangeId).slice(0, 8)} ${p.requesterSession} -> ${p.targetSession}: ${p.phase}, turn ${p.turn}, reply ${p.replyState}`;
+    case 'subagent.updated':
+      return p.completion
+        ? `${time} #${event.seq} sub-agent ${p.childSessionKey ?? p.subagentId}: completion ${p.completion}${p.mode ? ` (${p.mode})` : ''}${p.why ? `: ${p.why}` : ''}`
+        : `${time} #${event.seq} sub-agent ${p.childSessionKey}: ${p.state}${p.waiting ? ', waiting for its sub-agents' : ''}${p.diagnostic ? ` - ${p.diagnostic}` : ''}`;
     default:
       return `${time} #${event.seq} ${event.type}${run} ${clip(JSON.stringify(p))}`;
   }
