@@ -437,7 +437,7 @@ export class Subagents {
     if (parent && isSettled(parent.state)) {
       // Nobody will read it: the parent sub-agent has ended (it was cancelled, failed or interrupted).
       await store.subagents.markCompletion(record.id, 'skipped', clock.now());
-      await this.deps.journal({ type: 'subagent.updated', sessionKey: event.parentSessionKey, payload: { subagentId: record.id, completion: 'skipped', why: `parent sub-agent ${parent.state}` } });
+      await this.deps.journal({ type: 'subagent.updated', sessionKey: event.parentSessionKey, payload: { subagentId: record.id, childSessionKey: record.sessionKey, completion: 'skipped', why: `parent sub-agent ${parent.state}` } });
       return;
     }
     const others = (await store.subagents.countUndelivered(event.parentSessionKey)) - 1;
