@@ -129,6 +129,10 @@ export class Subagents {
 
     const limits = this.limits(spawner.agentId);
     const parent = await store.subagents.getBySession(spawner.sessionKey);
+    if (parent && isSettled(parent.state)) {
+      // Its children's results would have nobody to go to.
+      throw new SwitchboardError('SUBAGENT_NOT_RUNNING', `sub-agent ${parent.sessionKey} has already ended (${parent.state}); it cannot spawn sub-agents any more`);
+    }
     const depth = (parseSessionKey(spawner.sessionKey)?.depth ?? 0) + 1;
     if (depth > limits.maxSpawnDepth) {
       const why =
