@@ -81,11 +81,10 @@ describe('limits, each refused with its exact error', () => {
     expect(worker.handle).toMatchObject({ depth: 2, role: 'leaf' });
     expect(await names(worker.childSessionKey)).toEqual(['time_now', 'workspace_read']);
     await expect(g.subagents.spawn(from(worker.childSessionKey), { task: 'deeper' })).rejects.toMatchObject({ code: 'SPAWN_DENIED' });
-    await settled(g, leaf.childSessionKey);
-    await g.killSubagent(lead.childSessionKey);
+    const ended = await settled(g, lead.childSessionKey);
     await expect(g.subagents.spawn(from(lead.childSessionKey), { task: 'late' })).rejects.toMatchObject({
       code: 'SUBAGENT_NOT_RUNNING',
-      message: `sub-agent ${lead.childSessionKey} has already ended (cancelled); it cannot spawn sub-agents any more`,
+      message: `sub-agent ${lead.childSessionKey} has already ended (${ended.state}); it cannot spawn sub-agents any more`,
     });
   });
 
