@@ -70,7 +70,7 @@ describe('limits, each refused with its exact error', () => {
   });
 
   it('depth-aware tools with maxSpawnDepth 2: an orchestrator gets spawn, subagents, list and history; a leaf no session tools; depth 2 never spawns', async () => {
-    const g = await start(config('maxSpawnDepth: 2'));
+    const g = await start(config('maxSpawnDepth: 2', '', '{ match: "^lead$", delayMs: 1000, reply: "lead done" }, { reply: "done: {{input}}" }'));
     const names = async (key: string) => (await g.toolsOf(key)).map((tool) => tool.name);
     expect(await names(MAIN)).toEqual(expect.arrayContaining(['sessions_send', 'sessions_spawn', 'subagents']));
     const lead = await g.subagents.spawn(from(MAIN), { task: 'lead', role: 'orchestrator' });
