@@ -9,7 +9,7 @@
  * waiting orchestrator still has other children out, and wakes it when the last one is in.
  */
 import { isAbsolute, join, relative, resolve, sep } from 'node:path';
-import { statSync } from 'node:fs';
+import { realpathSync, statSync } from 'node:fs';
 import { SwitchboardError } from '../core/errors.js';
 import type { QueueMode } from '../core/queue-mode.js';
 import { parseSessionKey } from '../core/session-key.js';
@@ -191,19 +191,23 @@ export class Subagents {
     const segments = spawner.sessionKey.split(':').slice(2);
     const sessionKey = `agent:${agentId}:${parent ? `${segments.join(':')}:` : ''}subagent:${id}`;
     const tools = request.tools ? [...request.tools, ...(role === 'orchestrator' ? ORCHESTRATOR_TOOLS.filter((name) => parentTools.includes(name)) : [])] : parentTools;
+    const workspace = agent.workspace ? resolve(agent.workspace) : null;
+    // cwd is checked against the workspace itself, before a worktree (a copy of it) is made.
+    const cwd = request.cwd ? relative(workspace ?? '', this.cwdIn(workspace, request.cwd, agentId)) : '';
     let worktree: SubagentRecord['worktree'] = null;
-    let workdir = agent.workspace ? resolve(agent.workspace) : null;
+    let workdir = workspace;
     if (request.worktree) {
-      if (!workdir) throw new SwitchboardError('WORKTREE_FAILED', `worktree: true needs agent "${agentId}" to have a workspace (agents.list[${agentId}].workspace)`);
+      if (!workspace) throw new SwitchboardError('WORKTREE_FAILED', `worktree: true needs agent "${agentId}" to have a workspace (agents.list[${agentId}].workspace)`);
       if (!this.deps.worktreeRoot) throw new SwitchboardError('WORKTREE_FAILED', 'worktree: true needs a gateway with a data directory');
-      worktree = await createWorktree(workdir, join(this.deps.worktreeRoot, id), `switchboard/subagent-${id}`);
-      workdir = worktree.path;
+      worktree = await createWorktree(workspace, join(this.deps.worktreeRoot, id), `switchboard/subagent-${id}`);
+      // The workspace may be a folder inside the repository: the same folder in the worktree.
+      workdir = join(worktree.path, relative(worktree.repo, realpathSync(workspace)));
     }
-    if (request.cwd) workdir = this.cwdIn(workdir, request.cwd, agentId);
+    if (workdir && cwd) workdir = join(workdir, cwd);
 
     const firstRunId = ids.next();
     const text = request.context?.trim() ? `${task}\n\nContext from your parent:\n${request.context.trim()}` : task;
-    const { subagent, created } = await store.subagents.spawn(
+    const stored = store.subagents.spawn(
       {
         id,
         sessionKey,
@@ -232,6 +236,10 @@ export class Subagents {
       },
       clock.now(),
     );
+    const { subagent, created } = await stored.catch(async (error: unknown) => {
+      if (worktree) await removeWorktree(worktree).catch((failure) => this.deps.log(String(failure)));
+      throw error;
+    });
     if (!created) {
       // Another call with the same correlationId won the race: ours made nothing but, maybe, a worktree.
       if (worktree) await removeWorktree(worktree).catch((error) => this.deps.log(String(error)));
@@ -242,6 +250,7 @@ export class Subagents {
     return this.accepted(subagent);
   }
 
+  /** The folder `cwd` names inside the workspace; refused when outside it or not a folder. */
   private cwdIn(base: string | null, cwd: string, agentId: string): string {
     if (!base) throw new SwitchboardError('INVALID_REQUEST', `cwd needs agent "${agentId}" to have a workspace (agents.list[${agentId}].workspace)`);
     const path = resolve(base, cwd);

@@ -94,6 +94,18 @@ describe('sub-agent worktrees', () => {
     expect(await g.getSession(a.childSessionKey)).toMatchObject({ state: 'archived' });
   });
 
+  it('a workspace that is a folder inside the repository maps to the same folder in the worktree', async () => {
+    const root = repo();
+    const g = await start(join(root, 'src'));
+    const child = await g.subagents.spawn(from, { task: 'read app.txt', worktree: true });
+    const record = await waitUntil('settled', async () => {
+      const found = await g.store.subagents.getBySession(child.childSessionKey);
+      return found?.state === 'succeeded' && found;
+    });
+    expect(record.workdir).toBe(join(record.worktree!.path, 'src'));
+    expect(record.result).toBe('read: app\n');
+  });
+
   it('a workspace outside git, or a cwd outside the workspace, is refused with the reason', async () => {
     const plain = mkdtempSync(join(tmpdir(), 'sb-plain-'));
     const g = await start(plain);
