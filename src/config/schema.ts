@@ -19,30 +19,34 @@ const toolPolicy = z.strictObject({ allow: toolNames.optional(), deny: toolNames
 const queueMode = z.enum(QUEUE_MODES);
 const positiveInt = z.number().int().positive();
 
+const spawnDepth = z.number().int().min(0).max(5);
+const resultChars = z.number().int().min(1000).max(1_000_000);
+const completionMode = z.enum(['steer', 'followup', 'collect', 'interrupt']);
+
 /** Sub-agent limits for one agent; unset keys fall back to `agents.defaults.subagents`. */
 const subagentLimits = z.strictObject({
-  maxSpawnDepth: z.number().int().min(0).max(5).optional(),
+  maxSpawnDepth: spawnDepth.optional(),
   maxChildrenPerAgent: positiveInt.optional(),
   runTimeoutSeconds: positiveInt.optional(),
   archiveAfterMinutes: positiveInt.optional(),
   allowAgents: z.array(z.string()).optional(),
-  maxResultChars: z.number().int().min(1000).max(1_000_000).optional(),
-  completionMode: z.enum(['steer', 'followup', 'collect', 'interrupt']).optional(),
+  maxResultChars: resultChars.optional(),
+  completionMode: completionMode.optional(),
   retryInterrupted: z.boolean().optional(),
   /** The sub-agent layer of the tool policy: narrows what a spawned session of this agent may use. */
   tools: toolPolicy.optional(),
 });
 
 const subagentDefaults = z.strictObject({
-  maxSpawnDepth: z.number().int().min(0).max(5).default(1),
+  maxSpawnDepth: spawnDepth.default(1),
   maxChildrenPerAgent: positiveInt.default(5),
   /** The subagent lane's cap: runs of sub-agent sessions going at once; more wait in the lane. */
   maxConcurrent: positiveInt.default(8),
   runTimeoutSeconds: positiveInt.default(900),
   archiveAfterMinutes: positiveInt.default(60),
   allowAgents: z.array(z.string()).default([]),
-  maxResultChars: z.number().int().min(1000).max(1_000_000).default(32_000),
-  completionMode: z.enum(['steer', 'followup', 'collect', 'interrupt']).default('steer'),
+  maxResultChars: resultChars.default(32_000),
+  completionMode: completionMode.default('steer'),
   retryInterrupted: z.boolean().default(false),
   tools: toolPolicy.default({}),
 });

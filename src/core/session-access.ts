@@ -4,6 +4,7 @@
  * when the requester is sandboxed), then the agent-to-agent policy. Pure: the caller supplies whether
  * the target is in the requester's spawned tree.
  */
+import { mainSessionKey } from './session-key.js';
 import { matchesPattern } from './tool-policy.js';
 
 export type SessionVisibility = 'self' | 'tree' | 'agent' | 'all';
@@ -57,7 +58,7 @@ export function agentToAgentAllowed(policy: AgentToAgentPolicy, requesterAgent: 
 /** The config key that sandboxes this session of the agent, or undefined when it is not sandboxed. */
 export function sandboxedBy(agent: { id: string; sandbox?: { mode: 'off' | 'non-main' | 'all' } }, sessionKey: string): string | undefined {
   const mode = agent.sandbox?.mode ?? 'off';
-  const sandboxed = mode === 'all' || (mode === 'non-main' && sessionKey !== `agent:${agent.id}:main`);
+  const sandboxed = mode === 'all' || (mode === 'non-main' && sessionKey !== mainSessionKey(agent.id));
   return sandboxed ? `agents.list[${agent.id}].sandbox.mode "${mode}"` : undefined;
 }
 

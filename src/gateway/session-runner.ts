@@ -19,6 +19,7 @@ import { ANNOUNCE_SKIP, exchangeStepRow } from './exchanges.js';
 import type { RunSlot } from './lanes.js';
 import type { AgentRegistry, ResolvedAgent } from './registry.js';
 import { executeRun } from './run-executor.js';
+import { spawnerLimits } from './subagents.js';
 
 export interface SessionRunnerDeps {
   config: SwitchboardConfig;
@@ -139,7 +140,7 @@ export function createSessionRunner(deps: SessionRunnerDeps) {
         tools: toolsFor(agent, deps.config, deps.tools, slot.sessionKey, subagent),
         toolContext: { runId, sessionKey: slot.sessionKey, agentId: agent.config.id, workspace: subagent?.workdir ?? agent.workspace, clock, conversation: conversationOf(inputs) },
         timeoutMessage: subagent
-          ? `sub-agent run exceeded its timeout of ${timeoutSeconds}s (sessions_spawn timeoutSeconds, else agents.defaults.subagents.runTimeoutSeconds) and was aborted`
+          ? `sub-agent run exceeded its timeout of ${timeoutSeconds}s (sessions_spawn timeoutSeconds, else ${spawnerLimits(deps.config, deps.agents, subagent.parentSession).source('runTimeoutSeconds')}) and was aborted`
           : undefined,
         maxSteps: agent.maxSteps,
         signal: slot.controller.signal,
@@ -229,7 +230,7 @@ export function createSessionRunner(deps: SessionRunnerDeps) {
                 subagent: {
                   id: subagent.id,
                   error: executed.error?.message ?? null,
-                  maxResultChars: resolveLimits(deps.config.agents.defaults.subagents, agent.config.subagents, agent.config.id).maxResultChars,
+                  maxResultChars: spawnerLimits(deps.config, deps.agents, subagent.parentSession).maxResultChars,
                 },
               }
             : {}),

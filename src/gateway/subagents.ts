@@ -109,6 +109,15 @@ export interface SubagentDeps {
 }
 
 const PREVIEW_CHARS = 500;
+
+/**
+ * The limits a sub-agent lives under: those of the agent that spawned it (the agent of its parent
+ * session), or the defaults once that agent is no longer configured.
+ */
+export function spawnerLimits(config: SwitchboardConfig, agents: AgentRegistry, parentSession: string) {
+  const agentId = parseSessionKey(parentSession)?.agentId ?? '';
+  return resolveLimits(config.agents.defaults.subagents, agents.has(agentId) ? agents.get(agentId).config.subagents : undefined, agentId);
+}
 const FAILED_STATES = ['failed', 'timed_out', 'cancelled', 'interrupted'];
 
 export class Subagents {
@@ -117,6 +126,11 @@ export class Subagents {
   /** Per-agent settings over `agents.defaults.subagents`. */
   limits(agentId: string) {
     return resolveLimits(this.deps.config.agents.defaults.subagents, this.deps.agents.get(agentId).config.subagents, agentId);
+  }
+
+  /** The limits a sub-agent lives under: its spawning agent's. */
+  limitsFor(record: Pick<SubagentRecord, 'parentSession'>) {
+    return spawnerLimits(this.deps.config, this.deps.agents, record.parentSession);
   }
 
   async spawn(spawner: Spawner, request: SpawnRequest): Promise<SpawnResult> {
@@ -374,7 +388,7 @@ export class Subagents {
     for (const node of tree.reverse()) {
       const settled = await this.deps.store.subagents.settle(
         node.id,
-        { state: 'cancelled', diagnostic: why, text: null, dropNote: `dropped: the sub-agent was cancelled (${why})`, notifyParent: notifyParent && node.id === record.id, maxResultChars: this.limits(node.agentId).maxResultChars },
+        { state: 'cancelled', diagnostic: why, text: null, dropNote: `dropped: the sub-agent was cancelled (${why})`, notifyParent: notifyParent && node.id === record.id, maxResultChars: this.limitsFor(node).maxResultChars },
         this.deps.clock.now(),
       );
       if (!settled) continue;
@@ -454,8 +468,7 @@ export class Subagents {
       return;
     }
     const others = (await store.subagents.countUndelivered(event.parentSessionKey)) - 1;
-    const parentAgent = parseSessionKey(event.parentSessionKey)?.agentId ?? record.agentId;
-    let mode: QueueMode = this.limits(this.deps.agents.has(parentAgent) ? parentAgent : record.agentId).completionMode;
+    let mode: QueueMode = this.limitsFor(record).completionMode;
     let wake = false;
     if (parent?.waiting) {
       // A waiting orchestrator reads the results together, in one wake run once the last one is in.
@@ -502,8 +515,8 @@ export class Subagents {
       const run = await store.runs.get(record.runId);
       if (!run || run.status === 'running') continue;
       const diagnostic = run.errorMessage ?? `its run ended ${run.status} without finishing`;
-      const limits = this.deps.agents.has(record.agentId) ? this.limits(record.agentId) : undefined;
-      if (limits?.retryInterrupted && record.attempts < 1 && (await store.inputs.listQueued(record.sessionKey)).length > 0) {
+      const limits = this.limitsFor(record);
+      if (limits.retryInterrupted && record.attempts < 1 && (await store.inputs.listQueued(record.sessionKey)).length > 0) {
         await store.subagents.noteRetry(record.id, diagnostic, clock.now());
         continue;
       }
@@ -515,7 +528,7 @@ export class Subagents {
           text: null,
           dropNote: `dropped: the sub-agent was interrupted (${diagnostic}) and is not run again (agents.defaults.subagents.retryInterrupted)`,
           notifyParent: true,
-          maxResultChars: limits?.maxResultChars ?? this.deps.config.agents.defaults.subagents.maxResultChars,
+          maxResultChars: limits.maxResultChars,
         },
         clock.now(),
       );
@@ -533,8 +546,8 @@ export class Subagents {
     const now = clock.now();
     const shortest = Math.min(this.deps.config.agents.defaults.subagents.archiveAfterMinutes, ...this.deps.config.agents.list.map((agent) => agent.subagents?.archiveAfterMinutes ?? Infinity));
     let archived = 0;
-    for (const record of await store.subagents.list({ settledBefore: now - shortest * 60_000, limit: 500 })) {
-      const window = this.deps.agents.has(record.agentId) ? this.limits(record.agentId).archiveAfterMinutes : shortest;
+    for (const record of await store.subagents.list({ settledBefore: now - shortest * 60_000 })) {
+      const window = this.limitsFor(record).archiveAfterMinutes;
       if ((record.settledAt ?? now) > now - window * 60_000) continue;
       if (record.worktree) await removeWorktree(record.worktree).catch((error) => this.deps.log(String(error)));
       await store.subagents.markArchived(record.id, now);

@@ -10,7 +10,7 @@ export type Db = Kysely<Database> | Transaction<Database>;
 export const json = (value: unknown): string => JSON.stringify(value ?? null);
 export const parse = <T>(text: string | null): T => (text === null ? (null as T) : (JSON.parse(text) as T));
 export const num = (value: number | string | bigint | null): number => (value === null ? 0 : Number(value));
-const numOrNull = (value: number | string | bigint | null): number | null => (value === null ? null : Number(value));
+export const numOrNull = (value: number | string | bigint | null): number | null => (value === null ? null : Number(value));
 
 export function toSession(row: Selectable<SessionsTable>): SessionRecord {
   return {

@@ -2,13 +2,11 @@
 import type { Kysely, Selectable } from 'kysely';
 import { COMPLETION_KIND, decideRunEnd, freezeResult, type CompletionEvent, type SubagentRole, type SubagentState, type SubagentUsage } from '../core/subagent.js';
 import type { CompletionState, NewInput, NewSubagent, RunCommit, SubagentFilter, SubagentRecord, SubagentSettlement, SubagentStore, SubagentTransition } from '../ports.js';
-import { json, num, parse, type Db } from './kysely-rows.js';
+import { json, num, numOrNull, parse, type Db } from './kysely-rows.js';
 import { appendEvent, insertInput, insertOutbox } from './kysely-writes.js';
 import type { Database, SubagentsTable } from './schema.js';
 
 const LIVE: SubagentState[] = ['pending', 'running'];
-
-const numOrNull = (value: number | string | bigint | null): number | null => (value === null ? null : Number(value));
 
 export function toSubagent(row: Selectable<SubagentsTable>): SubagentRecord {
   return {
@@ -64,21 +62,20 @@ async function getRow(db: Db, id: string): Promise<SubagentRecord | undefined> {
 
 /** Marks the session's sub-agent running when its first run starts (inside RunStore.start's transaction). */
 export async function startSubagentRun(db: Db, subagentId: string, runId: string, now: number): Promise<void> {
-  const row = await db.selectFrom('subagents').select(['id', 'state', 'history']).where('id', '=', subagentId).executeTakeFirst();
-  if (!row || !LIVE.includes(row.state as SubagentState)) return;
-  if (row.state === 'running') {
-    await db.updateTable('subagents').set({ run_id: runId, updated_at: now }).where('id', '=', row.id).execute();
+  const record = await getRow(db, subagentId);
+  if (!record || !LIVE.includes(record.state)) return;
+  if (record.state === 'running') {
+    await db.updateTable('subagents').set({ run_id: runId, updated_at: now }).where('id', '=', record.id).execute();
     return;
   }
-  const history = [...parse<SubagentTransition[]>(row.history), { state: 'running' as const, at: now }];
-  await db
+  const history = [...record.history, { state: 'running' as const, at: now }];
+  const started = await db
     .updateTable('subagents')
     .set({ state: 'running', run_id: runId, started_at: now, history: json(history), updated_at: now })
-    .where('id', '=', row.id)
+    .where('id', '=', record.id)
     .where('state', '=', 'pending')
-    .execute();
-  const record = await getRow(db, row.id);
-  if (record) await appendEvent(db, event(record), now);
+    .executeTakeFirst();
+  if (Number(started.numUpdatedRows) === 1) await appendEvent(db, event({ ...record, state: 'running', runId }), now);
 }
 
 async function undelivered(db: Db, parentSession: string): Promise<number> {

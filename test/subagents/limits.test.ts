@@ -194,6 +194,18 @@ describe('the subagent lane and the hard timeout', () => {
   });
 });
 
+describe("the spawning agent's limits govern the child", () => {
+  it("a child of another agent lives under its parent's agent's runTimeoutSeconds, and the diagnostic names that key", async () => {
+    const g = await start(config('', ', subagents: { runTimeoutSeconds: 1, allowAgents: ["other"] }', '{ match: "timed out", reply: "seen" }, { delayMs: 5000, reply: "too late" }'));
+    const child = await g.subagents.spawn(from(MAIN), { task: 'sleep', agentId: 'other' });
+    expect(await settled(g, child.childSessionKey)).toMatchObject({
+      agentId: 'other',
+      state: 'timed_out',
+      diagnostic: 'sub-agent run exceeded its timeout of 1s (sessions_spawn timeoutSeconds, else agents.list[main].subagents.runTimeoutSeconds) and was aborted',
+    });
+  });
+});
+
 describe('handles', () => {
   it('the real handle gets the frozen result; any altered field or capability is refused', async () => {
     const g = await start(config());
