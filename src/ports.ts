@@ -126,12 +126,29 @@ export interface NewInput {
   provenance: Provenance;
 }
 
+/**
+ * A sliding-window limit counted in the same transaction as the write it guards, so that no interleaving
+ * of concurrent calls (the tool calls of one step run at once) gets past it. The window lives in the store.
+ */
+export interface RateLimit {
+  bucket: string;
+  windowMs: number;
+  max: number;
+}
+
+/** Why a guarded write was refused: `count` writes in the window already, the oldest at `oldestAt`. */
+export interface LimitReached {
+  limited: { count: number; oldestAt: number };
+}
+
 export interface InputStore {
   /**
    * Accept = durable. Contract: when this resolves, the row is committed. A repeated idempotency key
-   * returns the existing row with `created: false` and writes nothing.
+   * returns the existing row with `created: false` and writes nothing. With `rate`, a new row is written
+   * only while the window holds fewer than `max` writes, and counts as one.
    */
   enqueue(input: NewInput, now: number): Promise<{ input: InputRecord; created: boolean }>;
+  enqueue(input: NewInput, now: number, rate: RateLimit): Promise<{ input: InputRecord; created: boolean } | LimitReached>;
   get(id: string): Promise<InputRecord | undefined>;
   getByIdempotencyKey(idempotencyKey: string): Promise<InputRecord | undefined>;
   listQueued(sessionKey: string): Promise<InputRecord[]>;
@@ -389,6 +406,8 @@ export interface ExchangeStore {
    * the existing pair with `created: false` and writes nothing.
    */
   open(exchange: NewExchange, input: NewInput, now: number): Promise<{ exchange: ExchangeRecord; input: InputRecord; created: boolean }>;
+  /** With `rate`: a new exchange is opened only while the window allows one more (a repeat is never counted). */
+  open(exchange: NewExchange, input: NewInput, now: number, rate: RateLimit): Promise<{ exchange: ExchangeRecord; input: InputRecord; created: boolean } | LimitReached>;
   get(id: string): Promise<ExchangeRecord | undefined>;
   /**
    * Compare-and-set: applies `changes` only while the row still has one of the `from` reply states
@@ -574,12 +593,23 @@ export interface SubagentSettlement {
   maxResultChars: number;
 }
 
+/** Counted in the spawn's transaction: at most `maxLive` pending or running children per parent session. */
+export interface SpawnLimits {
+  maxLive: number;
+}
+
+export interface SpawnRefused {
+  refused: { live: number };
+}
+
 export interface SubagentStore {
   /**
    * Creates the child session, the sub-agent and its task input in one transaction. A repeated
    * (parentSession, correlationId) returns the existing sub-agent with `created: false` and writes nothing.
    */
   spawn(subagent: NewSubagent, task: NewInput, now: number): Promise<{ subagent: SubagentRecord; created: boolean }>;
+  /** With `limits`: counted in the same transaction, so concurrent spawns never pass `maxLive` (a repeat is never refused). */
+  spawn(subagent: NewSubagent, task: NewInput, now: number, limits: SpawnLimits): Promise<{ subagent: SubagentRecord; created: boolean } | SpawnRefused>;
   get(id: string): Promise<SubagentRecord | undefined>;
   getBySession(sessionKey: string): Promise<SubagentRecord | undefined>;
   findByCorrelation(parentSession: string, correlationId: string): Promise<SubagentRecord | undefined>;
@@ -599,7 +629,65 @@ export interface SubagentStore {
   markArchived(id: string, now: number): Promise<void>;
 }
 
+export type ToolCallState = 'started' | 'completed';
+
+/**
+ * Where a tool call sits, in terms a retried run keeps: `scope` is the run's first input id, `step` the
+ * model step and `index` the call's place among that step's calls.
+ */
+export interface ToolCallPosition {
+  scope: string;
+  step: number;
+  index: number;
+}
+
+export interface NewToolCall extends ToolCallPosition {
+  /** The effect key: the position, the tool and a hash of its arguments. */
+  key: string;
+  tool: string;
+  argsHash: string;
+  sessionKey: string;
+  runId: string;
+}
+
+export interface ToolCallRecord extends ToolCallPosition {
+  key: string;
+  tool: string;
+  argsHash: string;
+  sessionKey: string;
+  /** The run that first made the call, and the latest run that made it again. */
+  firstRunId: string;
+  runId: string;
+  state: ToolCallState;
+  result: unknown;
+  /** The key of an earlier call at the same position with another tool or other arguments. */
+  divergedFrom: string | null;
+  /** How often it was made: 1, plus one per retried run that made it again. */
+  calls: number;
+  createdAt: number;
+  updatedAt: number;
+}
+
+/**
+ * The tool-call ledger (ARCHITECTURE.md section 4.6). Contract: `begin` is committed before the call's
+ * effect, and the effect itself is written under `key` as its idempotency key, so a retry at the same
+ * position finds both and causes no second effect.
+ */
+export interface ToolCallStore {
+  /**
+   * Records a call. A call already recorded under `key` is returned with `created: false` and its count
+   * raised. A new call at a position that holds another call records which one it diverged from.
+   */
+  begin(call: NewToolCall, now: number): Promise<{ record: ToolCallRecord; created: boolean }>;
+  /** Records the call's result; the latest one stands (a resumed call only learns more). */
+  complete(key: string, runId: string, result: unknown, now: number): Promise<void>;
+  get(key: string): Promise<ToolCallRecord | undefined>;
+  /** Oldest first. */
+  list(filter: { sessionKey?: string; runId?: string; limit?: number }): Promise<ToolCallRecord[]>;
+}
+
 export interface Store {
+  readonly toolCalls: ToolCallStore;
   readonly subagents: SubagentStore;
   readonly a2aTasks: A2ATaskStore;
   readonly sessions: SessionStore;

@@ -166,13 +166,14 @@ export class A2AClientService {
   async send(
     requester: { agentId: string; sessionKey: string; runId?: string },
     ref: RemoteRef,
-    request: { message: string; timeoutSeconds: number; contextId?: string; taskId?: string; signal?: AbortSignal },
+    /** `messageId`: stable across retries (the tool-call ledger's key), so the remote can dedupe the send. */
+    request: { message: string; timeoutSeconds: number; messageId?: string; contextId?: string; taskId?: string; signal?: AbortSignal },
   ): Promise<RemoteResult | { state: 'timeout'; taskId: string; contextId: string; note: string }> {
     const target = this.resolve(requester.agentId, ref);
     const client = await this.client(target);
     const card = await client.getAgentCard();
     const message: Message = {
-      messageId: randomUUID(),
+      messageId: request.messageId ?? randomUUID(),
       contextId: request.contextId ?? '',
       taskId: request.taskId ?? '',
       role: Role.ROLE_USER,

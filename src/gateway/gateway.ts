@@ -125,7 +125,6 @@ export class Gateway {
       agents: this.agents,
       clock: this.clock,
       ids: this.ids,
-      accept: (input) => this.accept(input),
       openSession: (sessionKey, agentId) => this.openSession(sessionKey, agentId),
       wake: (sessionKey) => this.lanes.wake(sessionKey),
       isBusy: (sessionKey) => this.lanes.isBusy(sessionKey),

@@ -9,7 +9,7 @@ import type { QueueMode } from '../core/queue-mode.js';
 import { checkSessionAccess, type AccessAction, type AccessPolicy, agentToAgentAllowed, effectiveVisibility, sandboxedBy } from '../core/session-access.js';
 import { mainSessionKey, parseSessionKey, type SessionKind } from '../core/session-key.js';
 import type { SwitchboardConfig } from '../config/schema.js';
-import type { Clock, ExchangeRecord, IdGenerator, InputRecord, NewInput, Provenance, SessionRecord, Store, TranscriptEntry } from '../ports.js';
+import type { Clock, ExchangeRecord, IdGenerator, InputRecord, LimitReached, NewInput, Provenance, RateLimit, SessionRecord, Store, TranscriptEntry } from '../ports.js';
 import { apiWaiterId, isApiWaiter } from './exchanges.js';
 import type { AgentRegistry } from './registry.js';
 
@@ -60,8 +60,6 @@ export interface MessagingDeps {
   agents: AgentRegistry;
   clock: Clock;
   ids: IdGenerator;
-  /** Stores an input and wakes its session's lane. */
-  accept: (input: NewInput) => Promise<InputRecord>;
   /** The session at an address, created on first use where the address kind allows (Gateway.openSession). */
   openSession: (sessionKey: string, agentId: string) => Promise<SessionRecord>;
   /** Schedules a session that has a new input stored by other means (an exchange's request). */
@@ -77,8 +75,6 @@ const MAX_HISTORY_TEXT = 4000;
 const RATE_WINDOW_MS = 60_000;
 
 export class AgentMessaging {
-  private readonly sends = new Map<string, number[]>();
-
   constructor(private readonly deps: MessagingDeps) {}
 
   /** The policy that applies to a requester session; sandboxing comes from its agent's config. */
@@ -172,7 +168,7 @@ export class AgentMessaging {
       );
     }
     await this.deps.openSession(target.sessionKey, target.agentId);
-    const pair = this.checkRate(requester.sessionKey, target.sessionKey);
+    const rate = this.rateFor(requester.sessionKey, target.sessionKey);
 
     const conversationId = requester.conversation?.id ?? this.deps.ids.next();
     const provenance: Provenance = {
@@ -188,8 +184,10 @@ export class AgentMessaging {
     const mode = request.mode ?? 'followup';
     if (mode === 'notify') {
       // Stored without a run (Codex send_message): no reply will come, so there is no exchange.
-      const input = await this.deps.accept({ id: this.deps.ids.next(), sessionKey: target.sessionKey, idempotencyKey, mode, text: message, provenance });
-      this.recordSend(pair);
+      const stored = await this.deps.store.inputs.enqueue({ id: this.deps.ids.next(), sessionKey: target.sessionKey, idempotencyKey, mode, text: message, provenance }, this.deps.clock.now(), rate);
+      if ('limited' in stored) throw this.rateLimited(requester.sessionKey, target.sessionKey, stored.limited);
+      const { input } = stored;
+      if (stored.created) this.deps.wake(target.sessionKey);
       return { status: 'accepted', sessionKey: target.sessionKey, inputId: input.id, conversationId, note: 'stored in the target session without starting a run (mode "notify"); no reply will come' };
     }
 
@@ -210,10 +208,11 @@ export class AgentMessaging {
       },
       { id: this.deps.ids.next(), sessionKey: target.sessionKey, idempotencyKey, mode, text: message, provenance: { ...provenance, exchange: { id: exchangeId, step: 'request', maxTurns: settings.maxPingPongTurns, role: 'target' } } },
       this.deps.clock.now(),
+      rate,
     );
+    if ('limited' in opened) throw this.rateLimited(requester.sessionKey, target.sessionKey, opened.limited);
     let exchange = opened.exchange;
     if (opened.created) {
-      this.recordSend(pair);
       this.deps.wake(target.sessionKey);
     } else {
       const repeated = await this.reattach(exchange, waiterId);
@@ -275,25 +274,22 @@ export class AgentMessaging {
     }
   }
 
-  /** The per-pair storm guard: in memory, over the last minute, counting both directions together. */
-  private checkRate(from: string, to: string): string {
-    const limit = this.deps.config.session.agentToAgent.maxSendsPerMinute;
+  /**
+   * The per-pair storm guard: both directions together, over the last minute. The window is kept in the
+   * store and counted in the send's own transaction, so parallel sends and restarts cannot get past it.
+   */
+  private rateFor(from: string, to: string): RateLimit {
     const pair = from < to ? `${from}\n${to}` : `${to}\n${from}`;
-    const now = this.deps.clock.now();
-    const recent = (this.sends.get(pair) ?? []).filter((at) => at > now - RATE_WINDOW_MS);
-    this.sends.set(pair, recent);
-    if (recent.length >= limit) {
-      throw new SwitchboardError(
-        'RATE_LIMITED',
-        `${recent.length} messages between ${from} and ${to} in the last minute reach session.agentToAgent.maxSendsPerMinute (${limit}); wait before sending again`,
-        { retryAfterMs: recent[0] + RATE_WINDOW_MS - now },
-      );
-    }
-    return pair;
+    return { bucket: `send-pair:${pair}`, windowMs: RATE_WINDOW_MS, max: this.deps.config.session.agentToAgent.maxSendsPerMinute };
   }
 
-  private recordSend(pair: string): void {
-    this.sends.get(pair)?.push(this.deps.clock.now());
+  private rateLimited(from: string, to: string, limited: LimitReached['limited']): SwitchboardError {
+    const limit = this.deps.config.session.agentToAgent.maxSendsPerMinute;
+    return new SwitchboardError(
+      'RATE_LIMITED',
+      `${limited.count} messages between ${from} and ${to} in the last minute reach session.agentToAgent.maxSendsPerMinute (${limit}); wait before sending again`,
+      { retryAfterMs: Math.max(0, limited.oldestAt + RATE_WINDOW_MS - this.deps.clock.now()) },
+    );
   }
 
   /** agents_list: the agents this session may address. */

@@ -8,6 +8,7 @@ import { errorMessage } from '../core/errors.js';
 import { statusForAbort, type AbortReason, type TerminalRunStatus } from '../core/run-status.js';
 import type { RunUsage } from '../ports.js';
 import type { GatewayTool, ToolContext } from '../tools/types.js';
+import { throughLedger, type LedgerDeps } from './tool-ledger.js';
 
 export interface ExecuteRunOptions {
   model: LanguageModelV3;
@@ -15,6 +16,8 @@ export interface ExecuteRunOptions {
   messages: ModelMessage[];
   tools: readonly GatewayTool[];
   toolContext: Omit<ToolContext, 'toolCallId' | 'idempotencyKey' | 'signal'>;
+  /** Where side-effecting calls are recorded; without it their key is the tool-call id. */
+  ledger?: LedgerDeps;
   maxSteps: number;
   /** Aborted with an `AbortReason` as its reason. */
   signal: AbortSignal;
@@ -37,18 +40,22 @@ export interface ExecutedRun {
 }
 
 export async function executeRun(options: ExecuteRunOptions): Promise<ExecutedRun> {
+  // A call's place: the model step, and its index among the step's calls. The SDK starts a step's calls
+  // in the order the model made them, after prepareStep for that step.
+  let step = 0;
+  let callIndex = 0;
   const tools: ToolSet = {};
   for (const gatewayTool of options.tools) {
     tools[gatewayTool.name] = tool({
       description: gatewayTool.description,
       inputSchema: jsonSchema(gatewayTool.parameters as never),
-      execute: async (args: unknown, { toolCallId, abortSignal }) =>
-        gatewayTool.execute(args as Record<string, unknown>, {
-          ...options.toolContext,
-          toolCallId,
-          idempotencyKey: `${options.toolContext.runId}:${toolCallId}`,
-          signal: abortSignal ?? options.signal,
-        }),
+      execute: async (args: unknown, { toolCallId, abortSignal }) => {
+        const position = { step, index: callIndex++ };
+        const call = (idempotencyKey: string) =>
+          gatewayTool.execute(args as Record<string, unknown>, { ...options.toolContext, toolCallId, idempotencyKey, signal: abortSignal ?? options.signal });
+        if (!gatewayTool.effects || !options.ledger) return call(`${options.toolContext.runId}:${toolCallId}`);
+        return throughLedger(options.ledger, gatewayTool, position, args, call);
+      },
     });
   }
 
@@ -82,6 +89,8 @@ export async function executeRun(options: ExecuteRunOptions): Promise<ExecutedRu
     stopWhen: stepCountIs(options.maxSteps),
     abortSignal: options.signal,
     prepareStep: async ({ stepNumber, messages }) => {
+      step = stepNumber;
+      callIndex = 0;
       if (stepNumber > 0 && options.takeSteered) {
         const steered = await options.takeSteered();
         if (steered.length > 0) injections.push({ after: messages.length - initialCount, messages: steered });

@@ -139,6 +139,7 @@ export function createSessionRunner(deps: SessionRunnerDeps) {
         messages: context.messages,
         tools: toolsFor(agent, deps.config, deps.tools, slot.sessionKey, subagent),
         toolContext: { runId, sessionKey: slot.sessionKey, agentId: agent.config.id, workspace: subagent?.workdir ?? agent.workspace, clock, conversation: conversationOf(inputs) },
+        ledger: { store: store.toolCalls, clock, scope: inputs[0]?.id ?? runId, sessionKey: slot.sessionKey, runId },
         timeoutMessage: subagent
           ? `sub-agent run exceeded its timeout of ${timeoutSeconds}s (sessions_spawn timeoutSeconds, else ${spawnerLimits(deps.config, deps.agents, subagent.parentSession).source('runTimeoutSeconds')}) and was aborted`
           : undefined,

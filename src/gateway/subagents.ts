@@ -183,14 +183,15 @@ export class Subagents {
         );
       }
     }
-    const live = await store.subagents.count({ parentSession: spawner.sessionKey, states: [...LIVE_SUBAGENT_STATES] });
-    if (live >= limits.maxChildrenPerAgent) {
-      throw new SwitchboardError(
+    const childLimit = (live: number) =>
+      new SwitchboardError(
         'SUBAGENT_LIMIT',
         `this session already has ${live} sub-agents pending or running, the limit of ${limits.source('maxChildrenPerAgent')} (${limits.maxChildrenPerAgent}); wait for one to finish (subagents wait) before spawning another`,
         { limit: 'maxChildrenPerAgent', max: limits.maxChildrenPerAgent },
       );
-    }
+    // A cheap early refusal, before a worktree is made; the spawn's transaction counts again and decides.
+    const live = await store.subagents.count({ parentSession: spawner.sessionKey, states: [...LIVE_SUBAGENT_STATES] });
+    if (live >= limits.maxChildrenPerAgent) throw childLimit(live);
     if (request.model) this.deps.checkModel(request.model);
     const timeoutSeconds = request.timeoutSeconds ?? limits.runTimeoutSeconds;
     if (timeoutSeconds > limits.runTimeoutSeconds) {
@@ -249,11 +250,17 @@ export class Subagents {
         provenance: { kind: 'subagent_task', channel: 'internal', sourceSession: spawner.sessionKey, sourceAgent: spawner.agentId, sourceTool: 'sessions_spawn', subagent: { id, runId: firstRunId } },
       },
       clock.now(),
+      { maxLive: limits.maxChildrenPerAgent },
     );
-    const { subagent, created } = await stored.catch(async (error: unknown) => {
+    const outcome = await stored.catch(async (error: unknown) => {
       if (worktree) await removeWorktree(worktree).catch((failure) => this.deps.log(String(failure)));
       throw error;
     });
+    if ('refused' in outcome) {
+      if (worktree) await removeWorktree(worktree).catch((failure) => this.deps.log(String(failure)));
+      throw childLimit(outcome.refused.live);
+    }
+    const { subagent, created } = outcome;
     if (!created) {
       // Another call with the same correlationId won the race: ours made nothing but, maybe, a worktree.
       if (worktree) await removeWorktree(worktree).catch((error) => this.deps.log(String(error)));

@@ -6,7 +6,7 @@ import { sql, type Kysely, type RawBuilder } from 'kysely';
 import type {
   A2ATaskStore, EventJournal, EventRecord, ExchangeStore, InputRecord, InputStatus, InputStore, LeaseStore, NewEvent, NewInput, NewOutboxRow,
   NewSession, NewTranscriptEntry, SessionFilter, OutboxRecord, OutboxStatus, OutboxStore, ReplyRoute, RunStore, SessionRecord,
-  SessionStore, Store, SubagentStore, TranscriptEntry, TranscriptStore,
+  SessionStore, Store, SubagentStore, TranscriptEntry, TranscriptStore, ToolCallStore, RateLimit, LimitReached,
 } from '../ports.js';
 import { KyselyRunStore } from './kysely-run-store.js';
 import { json, num, toEvent, toInput, toOutbox, toSession, toTranscript } from './kysely-rows.js';
@@ -15,8 +15,12 @@ import { KyselyExchangeStore } from './kysely-exchange-store.js';
 import { KyselyA2ATaskStore } from './kysely-a2a-store.js';
 import { KyselySubagentStore } from './kysely-subagent-store.js';
 import type { Database } from './schema.js';
+import { KyselyToolCallStore } from './kysely-tool-call-store.js';
+import { takeRate } from './kysely-limits.js';
+import type { SqlDialectName } from './migrations.js';
 
 export class KyselyStore implements Store {
+  readonly toolCalls: ToolCallStore;
   readonly subagents: SubagentStore;
   readonly a2aTasks: A2ATaskStore;
   readonly sessions: SessionStore;
@@ -30,16 +34,18 @@ export class KyselyStore implements Store {
 
   constructor(
     protected readonly db: Kysely<Database>,
+    dialect: SqlDialectName,
     /** The database clock in epoch milliseconds, as an SQL expression. */
     dbNowMs: () => RawBuilder<number>,
     /** An adapter's own input store, where it has a faster accept path. */
     inputs?: InputStore,
   ) {
-    this.subagents = new KyselySubagentStore(db);
+    this.toolCalls = new KyselyToolCallStore(db);
+    this.subagents = new KyselySubagentStore(db, dialect);
     this.a2aTasks = new KyselyA2ATaskStore(db);
     this.sessions = new KyselySessionStore(db);
-    this.exchanges = new KyselyExchangeStore(db);
-    this.inputs = inputs ?? new KyselyInputStore(db);
+    this.exchanges = new KyselyExchangeStore(db, dialect);
+    this.inputs = inputs ?? new KyselyInputStore(db, dialect);
     this.transcript = new KyselyTranscriptStore(db);
     this.runs = new KyselyRunStore(db);
     this.outbox = new KyselyOutboxStore(db);
@@ -107,10 +113,21 @@ class KyselySessionStore implements SessionStore {
 }
 
 export class KyselyInputStore implements InputStore {
-  constructor(private readonly db: Kysely<Database>) {}
+  constructor(
+    protected readonly db: Kysely<Database>,
+    private readonly dialect: SqlDialectName,
+  ) {}
 
-  enqueue(input: NewInput, now: number): Promise<{ input: InputRecord; created: boolean }> {
-    return insertInput(this.db, input, now);
+  enqueue(input: NewInput, now: number): Promise<{ input: InputRecord; created: boolean }>;
+  enqueue(input: NewInput, now: number, rate: RateLimit): Promise<{ input: InputRecord; created: boolean } | LimitReached>;
+  enqueue(input: NewInput, now: number, rate?: RateLimit): Promise<{ input: InputRecord; created: boolean } | LimitReached> {
+    if (!rate) return insertInput(this.db, input, now);
+    return this.db.transaction().execute(async (trx) => {
+      const existing = await trx.selectFrom('inputs').selectAll().where('idempotency_key', '=', input.idempotencyKey).executeTakeFirst();
+      if (existing) return { input: toInput(existing), created: false };
+      const limited = await takeRate(trx, this.dialect, rate, input.idempotencyKey, now);
+      return limited ?? insertInput(trx, input, now);
+    });
   }
 
   async get(id: string): Promise<InputRecord | undefined> {

@@ -1,10 +1,12 @@
 /** Sub-agents over Kysely: spawning (session, record and task in one transaction) and compare-and-set settling. */
 import type { Kysely, Selectable } from 'kysely';
 import { COMPLETION_KIND, decideRunEnd, freezeResult, type CompletionEvent, type SubagentRole, type SubagentState, type SubagentUsage } from '../core/subagent.js';
-import type { CompletionState, NewInput, NewSubagent, RunCommit, SubagentFilter, SubagentRecord, SubagentSettlement, SubagentStore, SubagentTransition } from '../ports.js';
+import type { CompletionState, NewInput, NewSubagent, RunCommit, SubagentFilter, SubagentRecord, SubagentSettlement, SubagentStore, SubagentTransition, SpawnLimits, SpawnRefused } from '../ports.js';
 import { json, num, numOrNull, parse, type Db } from './kysely-rows.js';
 import { appendEvent, insertInput, insertOutbox } from './kysely-writes.js';
 import type { Database, SubagentsTable } from './schema.js';
+import { lockCounted } from './kysely-limits.js';
+import type { SqlDialectName } from './migrations.js';
 
 const LIVE: SubagentState[] = ['pending', 'running'];
 
@@ -201,10 +203,17 @@ async function settleRow(db: Db, record: SubagentRecord, settlement: SubagentSet
 }
 
 export class KyselySubagentStore implements SubagentStore {
-  constructor(private readonly db: Kysely<Database>) {}
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly dialect: SqlDialectName,
+  ) {}
 
-  async spawn(subagent: NewSubagent, task: NewInput, now: number): Promise<{ subagent: SubagentRecord; created: boolean }> {
+  spawn(subagent: NewSubagent, task: NewInput, now: number): Promise<{ subagent: SubagentRecord; created: boolean }>;
+  spawn(subagent: NewSubagent, task: NewInput, now: number, limits: SpawnLimits): Promise<{ subagent: SubagentRecord; created: boolean } | SpawnRefused>;
+  async spawn(subagent: NewSubagent, task: NewInput, now: number, limits?: SpawnLimits): Promise<{ subagent: SubagentRecord; created: boolean } | SpawnRefused> {
     return this.db.transaction().execute(async (trx) => {
+      // Concurrent spawns of one parent (the calls of one model step) count one after another.
+      if (limits) await lockCounted(trx, this.dialect, `spawn:${subagent.parentSession}`);
       const existing = await trx
         .selectFrom('subagents')
         .selectAll()
@@ -212,6 +221,15 @@ export class KyselySubagentStore implements SubagentStore {
         .where('correlation_id', '=', subagent.correlationId)
         .executeTakeFirst();
       if (existing) return { subagent: toSubagent(existing), created: false };
+      if (limits) {
+        const live = await trx
+          .selectFrom('subagents')
+          .select((eb) => eb.fn.countAll<number>().as('count'))
+          .where('parent_session', '=', subagent.parentSession)
+          .where('state', 'in', LIVE)
+          .executeTakeFirstOrThrow();
+        if (num(live.count) >= limits.maxLive) return { refused: { live: num(live.count) } };
+      }
       await trx
         .insertInto('sessions')
         .values({

@@ -242,6 +242,39 @@ function migrations(dialect: SqlDialectName): Record<string, Migration> {
         await db.schema.createIndex('subagents_state').on('subagents').columns(['state', 'settled_at']).execute();
       },
     },
+    '0005_tool_calls_and_rate_marks': {
+      async up(db: Kysely<any>) {
+        // The tool-call ledger: one row per side-effecting call, keyed by what a retried run keeps the same.
+        await db.schema
+          .createTable('tool_calls')
+          .addColumn('key', 'varchar(256)', (col) => col.primaryKey())
+          .addColumn('scope', 'varchar(128)', (col) => col.notNull())
+          .addColumn('step', 'integer', (col) => col.notNull())
+          .addColumn('call_index', 'integer', (col) => col.notNull())
+          .addColumn('tool', 'varchar(64)', (col) => col.notNull())
+          .addColumn('args_hash', 'varchar(64)', (col) => col.notNull())
+          .addColumn('session_key', 'varchar(512)', (col) => col.notNull())
+          .addColumn('first_run_id', 'varchar(64)', (col) => col.notNull())
+          .addColumn('run_id', 'varchar(64)', (col) => col.notNull())
+          .addColumn('state', 'varchar(16)', (col) => col.notNull())
+          .addColumn('result', 'text')
+          .addColumn('diverged_from', 'varchar(256)')
+          .addColumn('calls', 'integer', (col) => col.notNull())
+          .addColumn('created_at', 'bigint', (col) => col.notNull())
+          .addColumn('updated_at', 'bigint', (col) => col.notNull())
+          .execute();
+        await db.schema.createIndex('tool_calls_position').on('tool_calls').columns(['scope', 'step', 'call_index']).execute();
+        await db.schema.createIndex('tool_calls_session').on('tool_calls').columns(['session_key', 'created_at']).execute();
+        // Sliding-window rate limits kept in the store, so they survive restarts and hold across gateways.
+        await db.schema
+          .createTable('rate_marks')
+          .addColumn('bucket', 'varchar(1100)', (col) => col.notNull())
+          .addColumn('at', 'bigint', (col) => col.notNull())
+          .addColumn('ref', 'varchar(256)', (col) => col.notNull())
+          .addPrimaryKeyConstraint('rate_marks_pk', ['bucket', 'at', 'ref'])
+          .execute();
+      },
+    },
   };
 }
 

@@ -194,7 +194,33 @@ export interface SubagentsTable {
   updated_at: number;
 }
 
+export interface ToolCallsTable {
+  key: string;
+  scope: string;
+  step: number;
+  call_index: number;
+  tool: string;
+  args_hash: string;
+  session_key: string;
+  first_run_id: string;
+  run_id: string;
+  state: string;
+  result: string | null;
+  diverged_from: string | null;
+  calls: number;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface RateMarksTable {
+  bucket: string;
+  at: number;
+  ref: string;
+}
+
 export interface Database {
+  tool_calls: ToolCallsTable;
+  rate_marks: RateMarksTable;
   subagents: SubagentsTable;
   a2a_remote_tasks: A2ARemoteTasksTable;
   a2a_tasks: A2ATasksTable;

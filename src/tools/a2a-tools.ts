@@ -41,6 +41,7 @@ export function createA2AClientTools(client: A2AClientService): GatewayTool[] {
     },
     {
       name: 'a2a_send',
+      effects: 'resume',
       description:
         'Send a message to a remote A2A agent and wait up to timeoutSeconds (default 60; 0 = no wait) for its task to finish. A later result arrives here as a message. Pass taskId/contextId to continue a task.',
       parameters: {
@@ -56,6 +57,7 @@ export function createA2AClientTools(client: A2AClientService): GatewayTool[] {
           return client.send({ agentId: context.agentId, sessionKey: context.sessionKey, runId: context.runId }, ref(args), {
             message: args.message,
             timeoutSeconds,
+            messageId: context.idempotencyKey,
             ...(typeof args.taskId === 'string' && args.taskId ? { taskId: args.taskId } : {}),
             ...(typeof args.contextId === 'string' && args.contextId ? { contextId: args.contextId } : {}),
             signal: context.signal,
@@ -70,6 +72,7 @@ export function createA2AClientTools(client: A2AClientService): GatewayTool[] {
     },
     {
       name: 'a2a_cancel',
+      effects: 'resume',
       description: 'Cancel a task on a remote A2A agent.',
       parameters: { type: 'object', properties: { ...target, taskId: { type: 'string' } }, required: ['taskId'] },
       execute: (args, context) => asToolResult(() => client.cancel(context.agentId, ref(args), taskId(args))),

@@ -106,6 +106,7 @@ export function createSessionTools(messaging: AgentMessaging): GatewayTool[] {
     },
     {
       name: 'sessions_send',
+      effects: 'resume',
       description:
         'Message a session (by sessionKey, or label, or agentId = its main session) and wait up to timeoutSeconds (default 30; 0 = no wait) for the reply. A late reply arrives as a message here. Same idempotencyKey = sent once.',
       parameters: {

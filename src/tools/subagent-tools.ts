@@ -45,6 +45,7 @@ export function createSubagentTools(subagents: Subagents): GatewayTool[] {
   return [
     {
       name: 'sessions_spawn',
+      effects: 'replay',
       description:
         'Delegate a task to a new sub-agent session. Returns at once with a handle; the result arrives here as a message when the sub-agent finishes. role "orchestrator" lets it spawn its own.',
       parameters: {
@@ -86,6 +87,7 @@ export function createSubagentTools(subagents: Subagents): GatewayTool[] {
     },
     {
       name: 'subagents',
+      effects: 'resume',
       description:
         'Your sub-agents. action list; wait (targets or all running, mode all|any, timeoutMs, maxFailures); kill (target, with its descendants); steer (target, message); result (handle).',
       parameters: {

@@ -9,7 +9,10 @@ export interface ToolContext {
   agentId: string;
   /** Workspace folder of the calling agent, when it has one. */
   workspace: string | undefined;
-  /** `runId:toolCallId`: stable across a retried call, so side effects outside the gateway can dedupe. */
+  /**
+   * The call's key in the tool-call ledger: the same for the same call at the same place in a retried
+   * run, so an effect written under it happens once. Tools without `effects` get the tool-call id.
+   */
   idempotencyKey: string;
   signal: AbortSignal;
   clock: Clock;
@@ -22,6 +25,12 @@ export interface GatewayTool {
   /** Offered only in sessions of these kinds (e.g. `a2a_request_input` in A2A sessions); all when absent. */
   sessionKinds?: readonly SessionKind[];
   description: string;
+  /**
+   * Set on tools with side effects; their calls go through the tool-call ledger. `replay`: a call made
+   * before at the same place returns its recorded result. `resume`: it runs again under the same key
+   * (its effect is not repeated) and picks up a wait where it was.
+   */
+  effects?: 'replay' | 'resume';
   /** JSON Schema of the arguments. */
   parameters: Record<string, unknown>;
   execute(args: Record<string, unknown>, context: ToolContext): Promise<unknown>;

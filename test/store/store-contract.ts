@@ -267,6 +267,43 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
       expect(await store.inputs.list({ sessionKey: 'agent:expert:main' })).toHaveLength(1);
     });
 
+    it('tool calls: begin records a call once; a repeat raises its count and keeps its result; another call at the position diverges', async () => {
+      const call = { key: 'tc:in-1:0:0:sessions_send:aaaa', scope: 'in-1', step: 0, index: 0, tool: 'sessions_send', argsHash: 'aaaa', sessionKey: S, runId: 'run-1' };
+      const first = await store.toolCalls.begin(call, 1000);
+      expect(first).toMatchObject({ created: true, record: { key: call.key, state: 'started', result: null, calls: 1, firstRunId: 'run-1', divergedFrom: null } });
+      await store.toolCalls.complete(call.key, 'run-1', { status: 'ok', reply: 'hi' }, 1500);
+      const again = await store.toolCalls.begin({ ...call, runId: 'run-2' }, 2000);
+      expect(again).toMatchObject({ created: false, record: { state: 'completed', result: { status: 'ok', reply: 'hi' }, calls: 2, firstRunId: 'run-1', runId: 'run-2' } });
+      const other = await store.toolCalls.begin({ ...call, key: 'tc:in-1:0:0:sessions_send:bbbb', argsHash: 'bbbb', runId: 'run-2' }, 2001);
+      expect(other).toMatchObject({ created: true, record: { divergedFrom: call.key, calls: 1 } });
+      expect((await store.toolCalls.list({ sessionKey: S })).map((r) => r.key)).toEqual([call.key, 'tc:in-1:0:0:sessions_send:bbbb']);
+      expect((await store.toolCalls.list({ runId: 'run-1' })).map((r) => r.key)).toEqual([call.key]);
+      expect(await store.toolCalls.get('tc:none')).toBeUndefined();
+    });
+
+    it('tool calls: concurrent begins of one key create one row', async () => {
+      const call = { key: 'tc:in-2:1:0:sessions_spawn:cccc', scope: 'in-2', step: 1, index: 0, tool: 'sessions_spawn', argsHash: 'cccc', sessionKey: S, runId: 'run-1' };
+      const results = await Promise.all(Array.from({ length: 6 }, () => store.toolCalls.begin(call, 1000)));
+      expect(results.filter((r) => r.created)).toHaveLength(1);
+      expect(await store.toolCalls.get(call.key)).toMatchObject({ calls: 6 });
+    });
+
+    it('rate limits: concurrent guarded writes never pass the window, repeats are not counted, and the window slides', async () => {
+      const rate = { bucket: 'pair:a:b', windowMs: 60_000, max: 2 };
+      const results = await Promise.all(Array.from({ length: 6 }, (_, i) => store.inputs.enqueue(newInput('agent:expert:main', { idempotencyKey: `r-${i}` }), 10_000 + i, rate)));
+      expect(results.filter((r) => 'limited' in r)).toHaveLength(4);
+      expect(results.find((r) => 'limited' in r)).toEqual({ limited: { count: 2, oldestAt: expect.any(Number) } });
+      expect(await store.inputs.list({ sessionKey: 'agent:expert:main' })).toHaveLength(2);
+      const accepted = results.find((r) => !('limited' in r)) as { input: { idempotencyKey: string } };
+      expect(await store.inputs.enqueue(newInput('agent:expert:main', { idempotencyKey: accepted.input.idempotencyKey }), 20_000, rate)).toMatchObject({ created: false });
+      expect(await store.inputs.enqueue(newInput('agent:expert:main', { idempotencyKey: 'later' }), 80_000, rate)).toMatchObject({ created: true });
+      const opened = await Promise.all(
+        Array.from({ length: 5 }, (_, i) => store.exchanges.open(newExchange(`ex-r${i}`), newInput('agent:expert:main', { idempotencyKey: `x-${i}` }), 90_000 + i, { ...rate, bucket: 'pair:c:d' })),
+      );
+      expect(opened.filter((r) => 'limited' in r)).toHaveLength(3);
+      expect((await store.exchanges.list({})).length).toBe(2);
+    });
+
     it('exchanges: a key already used by a plain input is refused, writing nothing', async () => {
       await store.inputs.enqueue(newInput('agent:expert:main', { idempotencyKey: 'plain' }), 1000);
       await expect(store.exchanges.open(newExchange('ex-p'), newInput('agent:expert:main', { idempotencyKey: 'plain' }), 1001)).rejects.toThrow(/not a sessions_send/);
@@ -373,6 +410,25 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
         expect(await store.sessions.get('agent:support:subagent:c2')).toBeUndefined();
         expect(await store.subagents.findByCorrelation(S, 'corr-1')).toMatchObject({ id: 'c1' });
         expect(await store.subagents.count({ parentSession: S, states: ['pending', 'running'] })).toBe(1);
+      });
+
+      it('spawn with limits: concurrent spawns of one parent never pass maxLive; a repeated correlation id is answered, not refused', async () => {
+        const guarded = (i: number) =>
+          store.subagents.spawn(
+            {
+              id: `g${i}`, sessionKey: `agent:support:subagent:g${i}`, parentSession: S, rootSession: S, agentId: 'support', depth: 1, role: 'leaf', label: null, task: 'do it',
+              correlationId: `corr-g${i}`, firstRunId: `run-g${i}`, model: null, tools: [], timeoutSeconds: 60, workdir: null, worktree: null,
+            },
+            newInput(`agent:support:subagent:g${i}`, { idempotencyKey: `spawn:g${i}`, provenance: { kind: 'subagent_task', sourceSession: S } }),
+            3000,
+            { maxLive: 2 },
+          );
+        const outcomes = await Promise.all(Array.from({ length: 6 }, (_, i) => guarded(i)));
+        expect(outcomes.filter((o) => 'refused' in o)).toHaveLength(4);
+        expect(outcomes.find((o) => 'refused' in o)).toEqual({ refused: { live: 2 } });
+        expect(await store.subagents.count({ parentSession: S, states: ['pending', 'running'] })).toBe(2);
+        const winner = outcomes.findIndex((o) => !('refused' in o));
+        expect(await guarded(winner)).toMatchObject({ created: false, subagent: { id: `g${winner}` } });
       });
 
       it("a run's start marks it running; its commit settles it with the frozen result, usage and the completion outbox row", async () => {

@@ -19,7 +19,7 @@ export interface PostgresStoreOptions {
 export class PostgresStore extends KyselyStore {
   private constructor(db: Kysely<Database>) {
     // The database clock, in epoch milliseconds.
-    super(db, () => sql<number>`(extract(epoch from clock_timestamp()) * 1000)::bigint`);
+    super(db, 'postgres', () => sql<number>`(extract(epoch from clock_timestamp()) * 1000)::bigint`);
   }
 
   static async open(options: PostgresStoreOptions): Promise<PostgresStore> {

@@ -4,7 +4,7 @@ import { dirname } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { Kysely, SqliteDialect, sql } from 'kysely';
 import type { Selectable } from 'kysely';
-import type { InputRecord, NewInput } from '../../ports.js';
+import type { InputRecord, LimitReached, NewInput, RateLimit } from '../../ports.js';
 import { toInput } from '../kysely-rows.js';
 import { KyselyInputStore, KyselyStore } from '../kysely-store.js';
 import { migrateToLatest } from '../migrations.js';
@@ -28,7 +28,7 @@ class SqliteInputStore extends KyselyInputStore {
   private readonly existing: BetterSqlite3.Statement;
 
   constructor(db: Kysely<Database>, raw: BetterSqlite3.Database) {
-    super(db);
+    super(db, 'sqlite');
     this.insert = raw.prepare(
       `INSERT INTO inputs (id, session_key, idempotency_key, mode, status, attempts, text, provenance, run_id, note, created_at, updated_at)
        VALUES (?, ?, ?, ?, 'queued', 0, ?, ?, NULL, NULL, ?, ?)
@@ -37,10 +37,17 @@ class SqliteInputStore extends KyselyInputStore {
     this.existing = raw.prepare('SELECT * FROM inputs WHERE idempotency_key = ?');
   }
 
-  override async enqueue(input: NewInput, now: number): Promise<{ input: InputRecord; created: boolean }> {
-    const row = this.insert.get(input.id, input.sessionKey, input.idempotencyKey, input.mode, input.text, JSON.stringify(input.provenance), now, now);
-    if (row) return { input: toInput(row as Selectable<InputsTable>), created: true };
-    return { input: toInput(this.existing.get(input.idempotencyKey) as Selectable<InputsTable>), created: false };
+  override enqueue(input: NewInput, now: number): Promise<{ input: InputRecord; created: boolean }>;
+  override enqueue(input: NewInput, now: number, rate: RateLimit): Promise<{ input: InputRecord; created: boolean } | LimitReached>;
+  override async enqueue(input: NewInput, now: number, rate?: RateLimit): Promise<{ input: InputRecord; created: boolean } | LimitReached> {
+    if (rate) return super.enqueue(input, now, rate);
+    // Through Kysely's connection lock: run between two awaits of another task's transaction, the
+    // statement would join that transaction and be rolled back with it.
+    return this.db.connection().execute(async () => {
+      const row = this.insert.get(input.id, input.sessionKey, input.idempotencyKey, input.mode, input.text, JSON.stringify(input.provenance), now, now);
+      if (row) return { input: toInput(row as Selectable<InputsTable>), created: true };
+      return { input: toInput(this.existing.get(input.idempotencyKey) as Selectable<InputsTable>), created: false };
+    });
   }
 }
 
@@ -50,7 +57,7 @@ export class SqliteStore extends KyselyStore {
     readonly raw: BetterSqlite3.Database,
   ) {
     // The database clock, in epoch milliseconds.
-    super(db, () => sql<number>`CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER)`, new SqliteInputStore(db, raw));
+    super(db, 'sqlite', () => sql<number>`CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER)`, new SqliteInputStore(db, raw));
   }
 
   static async open(options: SqliteStoreOptions): Promise<SqliteStore> {
