@@ -394,7 +394,8 @@ export class Gateway {
     const mode = request.mode ?? channelMode ?? this.config.messages.queue.mode;
     const id = this.ids.next();
     const { input, created } = await this.store.inputs.enqueue(
-      { id, sessionKey, idempotencyKey: request.idempotencyKey ?? `input:${id}`, mode, text: message, provenance },
+      // A caller's key is scoped to the target session and kept out of the gateway's own key namespace.
+      { id, sessionKey, idempotencyKey: request.idempotencyKey === undefined ? `input:${id}` : `client:${sessionKey}:${request.idempotencyKey}`, mode, text: message, provenance },
       this.clock.now(),
     );
     if (created && provenance.kind === 'user') {

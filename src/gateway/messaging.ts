@@ -180,7 +180,8 @@ export class AgentMessaging {
       conversationId,
       hop,
     };
-    const idempotencyKey = `send:${requester.sessionKey}:${request.idempotencyKey}`;
+    // Scoped to both ends: the same key sent to another session is another message.
+    const idempotencyKey = `send:${requester.sessionKey}:${target.sessionKey}:${request.idempotencyKey}`;
     const mode = request.mode ?? 'followup';
     if (mode === 'notify') {
       // Stored without a run (Codex send_message): no reply will come, so there is no exchange.

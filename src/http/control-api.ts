@@ -15,6 +15,7 @@ import type { Gateway } from '../gateway/gateway.js';
 import type { EventRecord } from '../ports.js';
 
 const MAX_BODY_BYTES = 1024 * 1024;
+const MAX_LIMIT = 10_000;
 
 const sendBody = z.strictObject({
   target: z.string().min(1).optional(),
@@ -88,8 +89,8 @@ export class ControlApi {
     const limit = (url: URL) => {
       const raw = url.searchParams.get('limit');
       if (raw === null) return undefined;
-      const value = Number(raw);
-      if (!Number.isInteger(value) || value < 1) throw new SwitchboardError('INVALID_REQUEST', `limit: expected a positive integer, got "${raw}"`);
+      const value = /^\d{1,9}$/.test(raw) ? Number(raw) : NaN;
+      if (!(value >= 1 && value <= MAX_LIMIT)) throw new SwitchboardError('INVALID_REQUEST', `limit: expected an integer from 1 to ${MAX_LIMIT}, got "${raw.slice(0, 40)}"`);
       return value;
     };
     this.route('GET', /^\/v1\/status$/, async () => gw.status());
@@ -182,14 +183,14 @@ export class ControlApi {
       const url = new URL(request.url ?? '/', 'http://localhost');
       if (this.options.front?.handles(url.pathname)) return this.options.front.handle(request, response);
       const callback = url.pathname.match(/^\/a2a-callback\/([^/]+)$/);
-      if (callback && request.method === 'POST') return await this.receivePush(request, response, decodeURIComponent(callback[1]));
+      if (callback && request.method === 'POST') return await this.receivePush(request, response, decodeSegment(callback[1]));
       this.authorize(request);
       if (request.method === 'GET' && url.pathname === '/v1/events') return await this.streamEvents(request, response, url);
       for (const route of this.routes) {
         const match = url.pathname.match(route.pattern);
         if (!match) continue;
         if (route.method !== request.method) continue;
-        const params = match.slice(1).map((part) => decodeURIComponent(part));
+        const params = match.slice(1).map(decodeSegment);
         const result = await route.handler(request, url, params);
         return sendJson(response, 200, result);
       }
@@ -306,4 +307,13 @@ function sendJson(response: ServerResponse, status: number, body: unknown): void
   const text = JSON.stringify(body);
   response.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text) });
   response.end(text);
+}
+
+/** A path segment's percent-escapes decoded; a malformed one is the caller's error, not ours. */
+function decodeSegment(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    throw new SwitchboardError('INVALID_REQUEST', `the path segment "${segment.slice(0, 80)}" has a malformed percent-escape; encode it with encodeURIComponent`);
+  }
 }

@@ -1,6 +1,6 @@
 /** Tools every agent may be given: small, side-effect free, and safe to retry. */
-import { readFile, stat } from 'node:fs/promises';
-import { relative, resolve, sep } from 'node:path';
+import { readFile, realpath, stat } from 'node:fs/promises';
+import { isAbsolute, relative, resolve, sep } from 'node:path';
 import type { GatewayTool } from './types.js';
 
 const MAX_READ_BYTES = 64 * 1024;
@@ -26,21 +26,41 @@ export const workspaceReadTool: GatewayTool = {
   },
   async execute(args, context) {
     if (!context.workspace) return { error: 'this agent has no workspace (set agents.list[].workspace)' };
-    const path = String(args.path ?? '');
-    const target = resolve(context.workspace, path);
-    const inside = relative(context.workspace, target);
-    if (inside.startsWith('..') || inside.includes(`..${sep}`) || resolve(target) === resolve('/')) {
-      return { error: `path "${path}" is outside the workspace` };
+    const path = typeof args.path === 'string' ? args.path : '';
+    if (!path) return { error: 'path is required: a file path relative to the workspace' };
+    let root: string;
+    let target: string;
+    try {
+      // Checked after realpath: a symlink inside the workspace must not lead out of it.
+      root = await realpath(context.workspace);
+      target = await realpath(resolve(root, path));
+    } catch (error) {
+      return { error: describeFsError(error, path) };
     }
+    if (!isInside(root, target)) return { error: `path "${path}" is outside the workspace` };
     try {
       const info = await stat(target);
       if (!info.isFile()) return { error: `"${path}" is not a file` };
       if (info.size > MAX_READ_BYTES) return { error: `"${path}" is ${info.size} bytes; the limit is ${MAX_READ_BYTES}` };
       return { path, content: await readFile(target, 'utf8') };
-    } catch {
-      return { error: `"${path}" does not exist in the workspace` };
+    } catch (error) {
+      return { error: describeFsError(error, path) };
     }
   },
 };
+
+/** True when `target` is `root` or below it; a name that only starts with ".." (`..secret`) is inside. */
+export function isInside(root: string, target: string): boolean {
+  const inside = relative(root, target);
+  return inside === '' || (!isAbsolute(inside) && inside !== '..' && !inside.startsWith(`..${sep}`));
+}
+
+function describeFsError(error: unknown, path: string): string {
+  const code = (error as NodeJS.ErrnoException).code;
+  if (code === 'ENOENT' || code === 'ENOTDIR') return `"${path}" does not exist in the workspace`;
+  if (code === 'EACCES' || code === 'EPERM') return `"${path}" cannot be read: permission denied (EACCES)`;
+  if (code === 'ELOOP') return `"${path}" is a symlink loop`;
+  return `"${path}" cannot be read (${code ?? 'error'})`;
+}
 
 export const BUILTIN_TOOLS: readonly GatewayTool[] = [timeNowTool, workspaceReadTool];

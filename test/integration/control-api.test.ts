@@ -102,4 +102,39 @@ describe('control API against a real gateway process', () => {
     expect(seen.filter((t) => t === 'run.started').length).toBeGreaterThanOrEqual(2);
     expect(seen).toContain('session.reply');
   });
+  it('bad input: a malformed percent-escape in any id segment is a 400 naming the segment', async () => {
+    const paths = ['GET /v1/runs/%E0%A4%A', 'GET /v1/sessions/%E0%A4%A/history', 'POST /v1/runs/%E0%A4%A/cancel', 'GET /v1/subagents/%E0%A4%A', 'POST /v1/subagents/%E0%A4%A/kill', 'GET /v1/a2a/tasks/%E0%A4%A'];
+    for (const line of paths) {
+      const [method, path] = line.split(' ');
+      expect({ line, ...(await gw.request(method, path)) }).toEqual({
+        line,
+        status: 400,
+        body: { error: { code: 'INVALID_REQUEST', message: 'the path segment "%E0%A4%A" has a malformed percent-escape; encode it with encodeURIComponent' } },
+      });
+    }
+    const callback = await gw.request('POST', '/a2a-callback/%E0%A4%A', {});
+    expect(callback.status).toBe(400);
+  });
+
+  it('bad input: a huge or fractional limit is a 400, not a database error', async () => {
+    for (const raw of ['99999999999999999999', '1.5', '0', '-3', '1e3', '10001']) {
+      expect(await gw.request('GET', `/v1/runs?limit=${raw}`)).toEqual({
+        status: 400,
+        body: { error: { code: 'INVALID_REQUEST', message: `limit: expected an integer from 1 to 10000, got "${raw}"` } },
+      });
+    }
+  });
+
+  it("idempotency keys are scoped to the target: the same key sent to another agent is another message, and never an internal key", async () => {
+    const first = await gw.request<{ sessionKey: string; created: boolean; inputId: string }>('POST', '/v1/send', { target: 'echo', message: 'one', idempotencyKey: 'k1' });
+    const other = await gw.request<{ sessionKey: string; created: boolean; inputId: string }>('POST', '/v1/send', { target: 'slow', message: 'two', idempotencyKey: 'k1' });
+    expect(first.body).toMatchObject({ sessionKey: 'agent:echo:main', created: true });
+    expect(other.body).toMatchObject({ sessionKey: 'agent:slow:main', created: true });
+    expect(other.body.inputId).not.toBe(first.body.inputId);
+    const again = await gw.request<{ sessionKey: string; created: boolean; inputId: string }>('POST', '/v1/send', { target: 'echo', message: 'one', idempotencyKey: 'k1' });
+    expect(again.body).toMatchObject({ sessionKey: 'agent:echo:main', created: false, inputId: first.body.inputId });
+    // A key shaped like the gateway's own (send:, exchange:, completion:) is only ever a client key.
+    const shaped = await gw.request<{ created: boolean }>('POST', '/v1/send', { target: 'echo', message: 'three', idempotencyKey: 'input:' + first.body.inputId });
+    expect(shaped.body.created).toBe(true);
+  });
 });
