@@ -12,6 +12,7 @@ import { ClientFactory, DefaultAgentCardResolver, JsonRpcTransportFactory, RestT
 import type { SwitchboardConfig } from '../config/schema.js';
 import { SwitchboardError, errorMessage } from '../core/errors.js';
 import { agentToAgentAllowed } from '../core/session-access.js';
+import { guardedFetch } from './outbound-guard.js';
 import type { Clock, NewInput, NewOutboxRow, OutboxRecord, RemoteTaskRecord, Store } from '../ports.js';
 
 export const RESULT_KIND = 'a2a.result';
@@ -79,8 +80,17 @@ export function summarizeTask(task: Task): RemoteResult {
   return { state: stateName(task.status?.state), taskId: task.id, contextId: task.contextId, text, ...(answer.data !== undefined ? { data: answer.data } : {}) };
 }
 
+/** A remote agent as the client reaches it; `guarded`: only at public addresses (a URL the model gave). */
+interface RemoteTarget {
+  remote: string;
+  url: string;
+  headers: Record<string, string>;
+  guarded?: boolean;
+}
+
 export class A2AClientService {
   private readonly clients = new Map<string, Promise<Client>>();
+  private readonly guarded = guardedFetch('a2a.client.allowPrivateTargets');
   private readonly followers = new Map<string, AbortController>();
   private readonly wakers = new Map<string, () => void>();
   /** Followed tasks waiting for the callback base to register their push config. */
@@ -91,9 +101,9 @@ export class A2AClientService {
   constructor(private readonly deps: A2AClientDeps) {}
 
   /** The remote a call names, after the agent-to-agent policy (requester and remote must both be allowed). */
-  resolve(requesterAgent: string, ref: RemoteRef): { remote: string; url: string; headers: Record<string, string> } {
+  resolve(requesterAgent: string, ref: RemoteRef): RemoteTarget {
     const { config } = this.deps;
-    let found: { remote: string; url: string; headers: Record<string, string> };
+    let found: RemoteTarget;
     if (ref.agentId) {
       const entry = config.a2a.remoteAgents.find((candidate) => candidate.id === ref.agentId);
       if (!entry) {
@@ -105,7 +115,8 @@ export class A2AClientService {
       if (!config.a2a.client.allowUrls) {
         throw new SwitchboardError('A2A_POLICY_DENIED', 'calling a remote agent by URL is off (set a2a.client.allowUrls: true, or configure it under a2a.remoteAgents)', { layer: 'agentToAgent' });
       }
-      found = { remote: ref.url, url: ref.url, headers: {} };
+      // A URL from the model is reached only at public addresses (checked at connect time), unless allowed.
+      found = { remote: ref.url, url: ref.url, headers: {}, guarded: !config.a2a.client.allowPrivateTargets };
     } else {
       throw new SwitchboardError('INVALID_REQUEST', 'name the remote agent: agentId (from a2a.remoteAgents) or url');
     }
@@ -123,14 +134,15 @@ export class A2AClientService {
     return found;
   }
 
-  private fetchWith(headers: Record<string, string>): typeof fetch {
-    return (input, init) => fetch(input, { ...init, headers: { ...(init?.headers as Record<string, string>), ...headers } });
+  private fetchWith(headers: Record<string, string>, guarded: boolean): typeof fetch {
+    const base = guarded ? this.guarded : fetch;
+    return (input, init) => base(input, { ...init, headers: { ...(init?.headers as Record<string, string>), ...headers } });
   }
 
-  private client(target: { url: string; headers: Record<string, string> }): Promise<Client> {
+  private client(target: Pick<RemoteTarget, 'url' | 'headers' | 'guarded'>): Promise<Client> {
     let client = this.clients.get(target.url);
     if (!client) {
-      const fetchImpl = this.fetchWith(target.headers);
+      const fetchImpl = this.fetchWith(target.headers, target.guarded ?? false);
       const factory = new ClientFactory({
         transports: [new JsonRpcTransportFactory({ fetchImpl, legacyCompat: { enabled: true } }), new RestTransportFactory({ fetchImpl, legacyCompat: { enabled: true } })],
         cardResolver: new DefaultAgentCardResolver({ fetchImpl }),
@@ -375,7 +387,7 @@ export class A2AClientService {
     this.followers.set(row.taskId, controller);
     void (async () => {
       const entry = this.deps.config.a2a.remoteAgents.find((candidate) => candidate.id === row.remote);
-      const target = entry ? this.resolveEntry(entry) : { url: row.remote, headers: {} };
+      const target = entry ? this.resolveEntry(entry) : { url: row.remote, headers: {}, guarded: !this.deps.config.a2a.client.allowPrivateTargets };
       const client = await this.client(target);
       await this.registerPush(client, row);
       let task = await client.getTask({ tenant: '', id: row.taskId, historyLength: 0 });

@@ -6,8 +6,6 @@
  * unless `a2a.push.allowPrivateTargets` is set.
  */
 import { randomUUID } from 'node:crypto';
-import { lookup } from 'node:dns/promises';
-import { BlockList, isIP } from 'node:net';
 import { TaskPushNotificationConfig, type StreamResponse, type Task } from '@a2a-js/sdk';
 import { RequestMalformedError } from '@a2a-js/sdk/errors';
 import { V1PushNotificationSerializer, type PushNotificationSender, type PushNotificationStore, type ServerCallContext, type StoredPushNotificationConfig } from '@a2a-js/sdk/server';
@@ -18,44 +16,16 @@ import type { Gateway } from '../gateway/gateway.js';
 import { PermanentDeliveryError } from '../gateway/outbox.js';
 import type { Clock, OutboxRecord } from '../ports.js';
 import { ownerOf } from './task-store.js';
+import { guardedFetch, refusedTarget } from './outbound-guard.js';
 
 export const PUSH_KIND = 'a2a.push';
 const TOKEN_HEADER = 'X-A2A-Notification-Token';
 
-const PRIVATE = new BlockList();
-for (const [net, prefix] of [
-  ['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12],
-  ['192.0.0.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15], ['224.0.0.0', 4], ['240.0.0.0', 4],
-] as const) PRIVATE.addSubnet(net, prefix, 'ipv4');
-for (const [net, prefix] of [['::', 128], ['::1', 128], ['fc00::', 7], ['fe80::', 10], ['ff00::', 8]] as const) PRIVATE.addSubnet(net, prefix, 'ipv6');
-
-function isPrivate(address: string): boolean {
-  const mapped = address.toLowerCase().match(/^::ffff:(\d+\.\d+\.\d+\.\d+)$/)?.[1];
-  if (mapped) return PRIVATE.check(mapped, 'ipv4');
-  return PRIVATE.check(address, isIP(address) === 6 ? 'ipv6' : 'ipv4');
-}
+const PUSH_SETTING = 'a2a.push.allowPrivateTargets';
 
 /** Why this URL may not receive notifications, or undefined when it may. */
-export async function refusedTarget(url: string, allowPrivate: boolean): Promise<string | undefined> {
-  let parsed: URL;
-  try {
-    parsed = new URL(url);
-  } catch {
-    return `"${url}" is not a URL`;
-  }
-  if (parsed.protocol !== 'https:' && parsed.protocol !== 'http:') return `"${url}" is not an http(s) URL`;
-  if (allowPrivate) return undefined;
-  const host = parsed.hostname.replace(/^\[|\]$/g, '');
-  let addresses: string[];
-  try {
-    addresses = isIP(host) ? [host] : (await lookup(host, { all: true })).map((entry) => entry.address);
-  } catch (error) {
-    return `cannot resolve "${host}": ${errorMessage(error)}`;
-  }
-  const inside = addresses.find(isPrivate);
-  return inside
-    ? `"${url}" resolves to ${inside}, a private, loopback or link-local address; push notifications go only to public targets unless a2a.push.allowPrivateTargets is set`
-    : undefined;
+export function refusedPushTarget(url: string, allowPrivate: boolean): Promise<string | undefined> {
+  return refusedTarget(url, allowPrivate, PUSH_SETTING);
 }
 
 /** Push configs in the gateway's store, scoped to the peer that registered them. */
@@ -67,7 +37,7 @@ export class GatewayPushStore implements PushNotificationStore {
   ) {}
 
   async save(taskId: string, context: ServerCallContext, pushConfig: TaskPushNotificationConfig): Promise<void> {
-    const refused = await refusedTarget(pushConfig.url, this.config.a2a.push.allowPrivateTargets);
+    const refused = await refusedPushTarget(pushConfig.url, this.config.a2a.push.allowPrivateTargets);
     if (refused) throw new RequestMalformedError(`push notification target refused: ${refused}`);
     const configId = pushConfig.id || randomUUID();
     await this.gateway.store.a2aTasks.savePushConfig(
@@ -138,18 +108,20 @@ export class OutboxPushSender implements PushNotificationSender {
 
 /** The outbox handler: checks the target again (DNS may have changed), posts, and logs the attempt on the task. */
 export function pushDeliverer(gateway: Gateway, config: SwitchboardConfig, clock: Clock) {
+  // The connection goes only to the address the guard accepted, so DNS rebinding cannot reach inside.
+  const post = config.a2a.push.allowPrivateTargets ? fetch : guardedFetch(PUSH_SETTING);
   return async (row: OutboxRecord): Promise<void> => {
     const push = row.payload as PushPayload;
     const attempt = row.attempts + 1;
     const log = (detail: Record<string, unknown>) => gateway.store.a2aTasks.appendEvent(push.taskId, 'push', { url: push.url, configId: push.configId, attempt, ...detail }, clock.now());
-    const refused = await refusedTarget(push.url, config.a2a.push.allowPrivateTargets);
+    const refused = await refusedPushTarget(push.url, config.a2a.push.allowPrivateTargets);
     if (refused) {
       await log({ outcome: 'refused', error: refused });
       throw new PermanentDeliveryError(refused);
     }
     let status: number;
     try {
-      const response = await fetch(push.url, {
+      const response = await post(push.url, {
         method: 'POST',
         headers: { 'Content-Type': push.contentType, ...push.headers },
         body: push.body,
@@ -159,7 +131,10 @@ export function pushDeliverer(gateway: Gateway, config: SwitchboardConfig, clock
       status = response.status;
       await response.body?.cancel();
     } catch (error) {
-      await log({ outcome: 'failed', error: errorMessage(error) });
+      const refusedNow = (error as { code?: string; cause?: { code?: string } }).cause?.code === 'EPRIVATEADDRESS' || (error as { code?: string }).code === 'EPRIVATEADDRESS';
+      const why = errorMessage((error as { cause?: unknown }).cause ?? error);
+      await log({ outcome: refusedNow ? 'refused' : 'failed', error: why });
+      if (refusedNow) throw new PermanentDeliveryError(why);
       throw error;
     }
     if (status < 200 || status >= 300) {

@@ -245,6 +245,8 @@ export const configSchema = z.strictObject({
         .strictObject({
           /** Lets a2a_discover and a2a_send take a URL instead of a configured remote agent. */
           allowUrls: z.boolean().default(false),
+          /** Lets a remote agent called by URL be on a private, loopback or link-local address. */
+          allowPrivateTargets: z.boolean().default(false),
           /** The longest pause between two polls of a remote task. */
           maxPollSeconds: positiveInt.default(30),
           /** The base URL remotes post push notifications to; default a2a.server.publicUrl, else the listen address. */

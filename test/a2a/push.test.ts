@@ -85,6 +85,6 @@ describe('A2A push notifications', () => {
     const task = (await a2a.sendMessage(send('no hook'))) as Task;
     await expect(
       a2a.createTaskPushNotificationConfig({ tenant: '', id: 'x', taskId: task.id, url: hook, token: '', authentication: undefined }),
-    ).rejects.toThrow(`push notification target refused: "${hook}" resolves to 127.0.0.1, a private, loopback or link-local address; push notifications go only to public targets unless a2a.push.allowPrivateTargets is set`);
+    ).rejects.toThrow(`push notification target refused: "${hook}" resolves to 127.0.0.1, a private, loopback or link-local address; only public targets are allowed unless a2a.push.allowPrivateTargets is set`);
   });
 });
