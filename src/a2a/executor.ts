@@ -149,6 +149,12 @@ export class GatewayAgentExecutor implements AgentExecutor {
       return this.finish(bus, taskId, contextId, TaskState.TASK_STATE_REJECTED, why);
     }
 
+    // A context belongs to the peer that opened it: another peer's id is refused, not joined.
+    const sharers = await this.tasks.list({ agentId: this.agentId, contextId, limit: 50 });
+    if (sharers.some((task) => task.owner !== owner)) {
+      return this.finish(bus, taskId, contextId, TaskState.TASK_STATE_REJECTED, `context "${contextId}" belongs to another peer; send without a contextId to start a context of your own`);
+    }
+
     let accepted: Awaited<ReturnType<Gateway['acceptA2AMessage']>>;
     try {
       accepted = await this.gateway.acceptA2AMessage({ agentId: this.agentId, contextId, taskId, messageId: message.messageId, text, peer: owner });

@@ -4,7 +4,7 @@
  *   agent:<agentId>:<channel>:direct:<peerId>
  *   agent:<agentId>:<channel>:group:<groupId>
  *   agent:<agentId>:subagent:<uuid>[:subagent:<uuid>...]
- *   agent:<agentId>:a2a:<contextId>
+ *   agent:<agentId>:a2a:<peer>:<contextId>
  */
 export const AGENT_ID_PATTERN = /^[a-z0-9_-]{1,64}$/;
 
@@ -31,10 +31,14 @@ export function groupSessionKey(agentId: string, channel: string, groupId: strin
   return `agent:${agentId}:${channel}:group:${groupId}`;
 }
 
-/** The session of an A2A context. Characters outside [A-Za-z0-9._-] are %-encoded so any context id is one segment. */
-export function a2aSessionKey(agentId: string, contextId: string): string {
-  const segment = contextId.replace(/[^A-Za-z0-9._-]/g, (char) => `%${char.charCodeAt(0).toString(16).padStart(2, '0')}`);
-  return `agent:${agentId}:a2a:${segment}`;
+const segmentOf = (text: string) => text.replace(/[^A-Za-z0-9._-]/g, (char) => `%${char.charCodeAt(0).toString(16).padStart(2, '0')}`);
+
+/**
+ * The session of an A2A context, scoped by the peer that opened it: two peers sending the same context
+ * id never share a session. Characters outside [A-Za-z0-9._-] are %-encoded so each part is one segment.
+ */
+export function a2aSessionKey(agentId: string, peer: string, contextId: string): string {
+  return `agent:${agentId}:a2a:${segmentOf(peer)}:${segmentOf(contextId)}`;
 }
 
 export function parseSessionKey(key: string): ParsedSessionKey | undefined {
@@ -50,7 +54,7 @@ export function parseSessionKey(key: string): ParsedSessionKey | undefined {
     }
     return { agentId, kind: 'subagent', depth: rest.length / 2 };
   }
-  if (rest[0] === 'a2a' && rest.length === 2 && rest[1] !== '') return { agentId, kind: 'a2a', depth: 0 };
+  if (rest[0] === 'a2a' && rest.length === 3 && rest[1] !== '' && rest[2] !== '') return { agentId, kind: 'a2a', peer: rest[1], depth: 0 };
   if (rest.length === 3 && (rest[1] === 'direct' || rest[1] === 'group') && rest[0] !== '' && rest[2] !== '') {
     return { agentId, kind: rest[1], channel: rest[0], peer: rest[2], depth: 0 };
   }

@@ -357,7 +357,7 @@ export class Gateway {
   }
 
   /**
-   * A message from an A2A peer: stored in the session of its A2A context (`agent:<id>:a2a:<contextId>`,
+   * A message from an A2A peer: stored in the session of its A2A context (`agent:<id>:a2a:<peer>:<contextId>`,
    * created on first use) with provenance `a2a` and the peer's identity; the idempotency key makes a
    * retried request one input.
    */
@@ -365,7 +365,7 @@ export class Gateway {
     if (this.stopped) throw new SwitchboardError('GATEWAY_STOPPING', 'the gateway is shutting down; send again once it has restarted');
     const text = this.validateMessage(request.text);
     const agent = this.agents.get(request.agentId);
-    const sessionKey = a2aSessionKey(agent.config.id, request.contextId);
+    const sessionKey = a2aSessionKey(agent.config.id, request.peer, request.contextId);
     await this.store.sessions.ensure({ key: sessionKey, agentId: agent.config.id }, this.clock.now());
     const input = await this.accept({
       id: this.ids.next(),

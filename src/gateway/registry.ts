@@ -64,7 +64,7 @@ export class AgentRegistry {
     if (!parsed) {
       throw new SwitchboardError(
         'SESSION_NOT_FOUND',
-        `"${sessionKey}" is not a valid session key (expected agent:<agentId>:main, agent:<agentId>:<channel>:direct:<peer>, agent:<agentId>:<channel>:group:<id>, agent:<agentId>:subagent:<id> or agent:<agentId>:a2a:<contextId>)`,
+        `"${sessionKey}" is not a valid session key (expected agent:<agentId>:main, agent:<agentId>:<channel>:direct:<peer>, agent:<agentId>:<channel>:group:<id>, agent:<agentId>:subagent:<id> or agent:<agentId>:a2a:<peer>:<contextId>)`,
       );
     }
     return this.get(parsed.agentId);

@@ -44,7 +44,7 @@ describe('A2A task durability', () => {
         $case: 'text',
         value: 'no result within 1s (a2a.server.taskStallSeconds): the run died or stalled, so the task is failed rather than left working',
       });
-      await waitUntil('the run is stopped', async () => (await runsOf(gw, `agent:slow:a2a:${task.contextId}`))[0]?.status === 'cancelled');
+      await waitUntil('the run is stopped', async () => (await runsOf(gw, `agent:slow:a2a:peer:${task.contextId}`))[0]?.status === 'cancelled');
     } finally {
       await stopGatewayProcess(gw);
     }
@@ -54,7 +54,7 @@ describe('A2A task durability', () => {
     const { configPath } = tempConfig(config(''));
     let gw = await startGatewayProcess(configPath);
     const started = (await (await client(gw)).sendMessage(send('survive this', true))) as Task;
-    const sessionKey = `agent:slow:a2a:${started.contextId}`;
+    const sessionKey = `agent:slow:a2a:peer:${started.contextId}`;
     await waitUntil('the run is active', async () => (await runsOf(gw, sessionKey)).some((run) => run.status === 'running'));
     await stopGatewayProcess(gw, signal);
 

@@ -120,7 +120,7 @@ describe('A2A server: the SDK v1.0 client', () => {
     expect(task.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
     expect(textOf(task)).toBe('support answers: hello there');
     expect(task.history.map((message) => message.role)).toEqual([Role.ROLE_USER, Role.ROLE_AGENT]);
-    const sessionKey = `agent:support:a2a:${task.contextId}`;
+    const sessionKey = `agent:support:a2a:partner:${task.contextId}`;
     const history = await gw.request<{ entries: { role: string; content: unknown; provenance: unknown }[] }>('GET', `/v1/sessions/${encodeURIComponent(sessionKey)}/history`);
     expect(history.body.entries[0]).toMatchObject({ role: 'user', content: 'hello there', provenance: { kind: 'a2a', channel: 'a2a', peer: 'partner' } });
   });
@@ -131,7 +131,7 @@ describe('A2A server: the SDK v1.0 client', () => {
     expect(first.artifacts[0].parts.map((part) => part.content)).toEqual([{ $case: 'text', value: '{"answer": 42}' }, { $case: 'data', value: { answer: 42 } }]);
     const second = (await a2a.sendMessage(send('again', { contextId: first.contextId }))) as Task;
     expect(second.contextId).toBe(first.contextId);
-    const history = await gw.request<{ entries: { role: string }[] }>('GET', `/v1/sessions/${encodeURIComponent(`agent:json:a2a:${first.contextId}`)}/history`);
+    const history = await gw.request<{ entries: { role: string }[] }>('GET', `/v1/sessions/${encodeURIComponent(`agent:json:a2a:partner:${first.contextId}`)}/history`);
     expect(history.body.entries.filter((entry) => entry.role === 'user')).toHaveLength(2);
   });
 
@@ -206,13 +206,13 @@ describe('A2A server: the SDK v1.0 client', () => {
     const a2a = await client('slow', bearer(PARTNER));
     const started = (await a2a.sendMessage(send('take your time', {}, true))) as Task;
     await waitUntil('the slow run is active', async () => {
-      const runs = await gw.request<{ runs: { status: string }[] }>('GET', `/v1/runs?sessionKey=${encodeURIComponent(`agent:slow:a2a:${started.contextId}`)}`);
+      const runs = await gw.request<{ runs: { status: string }[] }>('GET', `/v1/runs?sessionKey=${encodeURIComponent(`agent:slow:a2a:partner:${started.contextId}`)}`);
       return runs.body.runs.some((run) => run.status === 'running');
     });
     const cancelled = await a2a.cancelTask({ tenant: '', id: started.id, metadata: {} });
     expect(cancelled.status?.state).toBe(TaskState.TASK_STATE_CANCELED);
     await waitUntil('the run is recorded cancelled', async () => {
-      const runs = await gw.request<{ runs: { status: string }[] }>('GET', `/v1/runs?sessionKey=${encodeURIComponent(`agent:slow:a2a:${started.contextId}`)}`);
+      const runs = await gw.request<{ runs: { status: string }[] }>('GET', `/v1/runs?sessionKey=${encodeURIComponent(`agent:slow:a2a:partner:${started.contextId}`)}`);
       return runs.body.runs[0]?.status === 'cancelled';
     });
     expect((await a2a.getTask({ tenant: '', id: started.id, historyLength: undefined })).status?.state).toBe(TaskState.TASK_STATE_CANCELED);
@@ -226,7 +226,7 @@ describe('A2A server: the gateway\'s own endpoints go through the bindings', () 
     expect(textOf(viaRoot)).toBe('support answers: who are you?');
     const bound = (await (await factory(OTHER).createFromUrl(`${gw.url}/`)).sendMessage(send('and you?'))) as Task;
     expect(textOf(bound)).toBe('{"answer": 42}');
-    const history = await gw.request<{ entries: { provenance: { peer: string } }[] }>('GET', `/v1/sessions/${encodeURIComponent(`agent:json:a2a:${bound.contextId}`)}/history`);
+    const history = await gw.request<{ entries: { provenance: { peer: string } }[] }>('GET', `/v1/sessions/${encodeURIComponent(`agent:json:a2a:other:${bound.contextId}`)}/history`);
     expect(history.body.entries[0].provenance.peer).toBe('other');
   });
 });
@@ -296,6 +296,20 @@ describe('A2A server: inbound security', () => {
     expect(limited.status).toBe(429);
     expect(limited.headers.get('retry-after')).toMatch(/^\d+$/);
     expect((await limited.json()).error.message).toBe('peer "limited" made 3 requests in the last minute, its limit (a2a.server.peers[].maxRequestsPerMinute); retry later');
+  });
+});
+
+describe('A2A server: peers are isolated', () => {
+  it("a context id is the peer's own: another peer sending the same contextId is rejected and never reads the first peer's session", async () => {
+    const mine = (await (await client('support', bearer(PARTNER))).sendMessage(send('my secret is 1234'))) as Task;
+    expect(mine.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
+    const theirs = (await (await client('support', bearer(OTHER))).sendMessage(send('what was said before?', { contextId: mine.contextId }))) as Task;
+    expect(theirs.status?.state).toBe(TaskState.TASK_STATE_REJECTED);
+    expect(theirs.status?.message?.parts[0].content).toEqual({ $case: 'text', value: `context "${mine.contextId}" belongs to another peer; send without a contextId to start a context of your own` });
+    const history = await gw.request<{ entries: { content: unknown }[] }>('GET', `/v1/sessions/${encodeURIComponent(`agent:support:a2a:partner:${mine.contextId}`)}/history`);
+    expect(history.body.entries.map((entry) => entry.content)).not.toContain('what was said before?');
+    const runs = await gw.request<{ runs: unknown[] }>('GET', `/v1/runs?sessionKey=${encodeURIComponent(`agent:support:a2a:other:${mine.contextId}`)}`);
+    expect(runs.body.runs).toEqual([]);
   });
 });
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { decideOnArrival, planNextRun } from '../../src/core/queue-mode.js';
-import { parseSessionKey } from '../../src/core/session-key.js';
+import { a2aSessionKey, parseSessionKey } from '../../src/core/session-key.js';
 import { applyToolPolicy } from '../../src/core/tool-policy.js';
 import { backoffDelay } from '../../src/gateway/outbox.js';
 
@@ -10,11 +10,14 @@ describe('session keys', () => {
     expect(parseSessionKey('agent:support:whatsapp:direct:+4912')).toEqual({ agentId: 'support', kind: 'direct', channel: 'whatsapp', peer: '+4912', depth: 0 });
     expect(parseSessionKey('agent:expert:slack:group:tech')).toEqual({ agentId: 'expert', kind: 'group', channel: 'slack', peer: 'tech', depth: 0 });
     expect(parseSessionKey('agent:w:subagent:u1:subagent:u2')).toEqual({ agentId: 'w', kind: 'subagent', depth: 2 });
-    expect(parseSessionKey('agent:w:a2a:ctx-1')).toEqual({ agentId: 'w', kind: 'a2a', depth: 0 });
+    expect(parseSessionKey('agent:w:a2a:partner:ctx-1')).toEqual({ agentId: 'w', kind: 'a2a', peer: 'partner', depth: 0 });
+    // Peer and context are one segment each, whatever they contain: two peers never share a context's session.
+    expect(a2aSessionKey('w', 'partner', 'a:b/c')).toBe('agent:w:a2a:partner:a%3ab%2fc');
+    expect(a2aSessionKey('w', 'other', 'a:b/c')).not.toBe(a2aSessionKey('w', 'partner', 'a:b/c'));
   });
 
   it('session key: rejects malformed keys', () => {
-    for (const bad of ['agent:support', 'agent:Support:main', 'user:x:main', 'agent:x:subagent', 'agent:x:subagent:a:other:b', 'agent:x:slack:dm:y', 'agent:x:a2a:']) {
+    for (const bad of ['agent:support', 'agent:Support:main', 'user:x:main', 'agent:x:subagent', 'agent:x:subagent:a:other:b', 'agent:x:slack:dm:y', 'agent:x:a2a:', 'agent:x:a2a:ctx-only', 'agent:x:a2a:p:']) {
       expect(parseSessionKey(bad), bad).toBeUndefined();
     }
   });

@@ -335,12 +335,12 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
 
     it('a2a tasks: save and attachInput upsert without clobbering each other; list filters; events replay in order', async () => {
       const base = { id: 't1', agentId: 'support', contextId: 'c1', owner: 'peer-a' };
-      await store.a2aTasks.attachInput(base, 'agent:support:a2a:c1', 'in-1', 1000);
-      expect(await store.a2aTasks.get('t1')).toMatchObject({ state: 'TASK_STATE_SUBMITTED', sessionKey: 'agent:support:a2a:c1', inputId: 'in-1' });
+      await store.a2aTasks.attachInput(base, 'agent:support:a2a:peer-a:c1', 'in-1', 1000);
+      expect(await store.a2aTasks.get('t1')).toMatchObject({ state: 'TASK_STATE_SUBMITTED', sessionKey: 'agent:support:a2a:peer-a:c1', inputId: 'in-1' });
       await store.a2aTasks.save({ ...base, state: 'TASK_STATE_WORKING', task: { id: 't1', status: { state: 'TASK_STATE_WORKING' } } }, 2000);
       expect(await store.a2aTasks.get('t1')).toMatchObject({ state: 'TASK_STATE_WORKING', inputId: 'in-1', task: { status: { state: 'TASK_STATE_WORKING' } }, createdAt: 1000, lastActivityAt: 2000 });
       await store.a2aTasks.save({ id: 't2', agentId: 'support', contextId: 'c2', owner: 'peer-b', state: 'TASK_STATE_COMPLETED', task: {} }, 3000);
-      await store.a2aTasks.attachInput({ id: 't2', agentId: 'support', contextId: 'c2', owner: 'peer-b' }, 'agent:support:a2a:c2', 'in-2', 3500);
+      await store.a2aTasks.attachInput({ id: 't2', agentId: 'support', contextId: 'c2', owner: 'peer-b' }, 'agent:support:a2a:peer-b:c2', 'in-2', 3500);
       expect(await store.a2aTasks.get('t2')).toMatchObject({ state: 'TASK_STATE_COMPLETED', inputId: 'in-2' });
       expect((await store.a2aTasks.list()).map((t) => t.id)).toEqual(['t2', 't1']);
       expect((await store.a2aTasks.list({ owner: 'peer-a' })).map((t) => t.id)).toEqual(['t1']);
