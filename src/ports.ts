@@ -437,6 +437,10 @@ export interface A2ATaskRecord {
   sessionKey: string | null;
   /** The input the task's latest message became. */
   inputId: string | null;
+  /** The messageId of the message that created the task: a retry of it finds this task. */
+  firstMessageId: string | null;
+  /** When the task's status last changed (its status timestamp). */
+  statusAt: number | null;
   createdAt: number;
   updatedAt: number;
   lastActivityAt: number;
@@ -489,13 +493,19 @@ export interface A2ATaskFilter {
   owner?: string;
   contextId?: string;
   states?: string[];
+  /** Only tasks whose status changed at or after this time. */
+  statusSince?: number;
   limit?: number;
   offset?: number;
 }
 
 export interface A2ATaskStore {
   /** Inserts or replaces the task snapshot; the session mapping is left as it is. */
-  save(task: Pick<A2ATaskRecord, 'id' | 'agentId' | 'contextId' | 'owner' | 'state' | 'task'>, now: number): Promise<void>;
+  save(task: Pick<A2ATaskRecord, 'id' | 'agentId' | 'contextId' | 'owner' | 'state' | 'task'> & Partial<Pick<A2ATaskRecord, 'firstMessageId' | 'statusAt'>>, now: number): Promise<void>;
+  /** The task a peer created with this first message, if any. */
+  findByFirstMessage(agentId: string, owner: string, messageId: string): Promise<A2ATaskRecord | undefined>;
+  /** How many tasks match (limit and offset ignored). */
+  count(filter: A2ATaskFilter): Promise<number>;
   /** Records which session and input the task's latest message became (creating a placeholder row if needed). */
   attachInput(task: Pick<A2ATaskRecord, 'id' | 'agentId' | 'contextId' | 'owner'>, sessionKey: string, inputId: string, now: number): Promise<void>;
   get(id: string): Promise<A2ATaskRecord | undefined>;

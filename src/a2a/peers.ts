@@ -33,6 +33,13 @@ const equal = (given: string, expected: string) => {
 
 type Refusal = { status: 401 | 403 | 429; reason: 'UNAUTHENTICATED' | 'PERMISSION_DENIED' | 'RESOURCE_EXHAUSTED'; message: string; retryAfterS?: number };
 
+/**
+ * JSON-RPC codes for refusals before the A2A layer (401, 403, 429). They lie outside both JSON-RPC's
+ * reserved range and A2A's own codes (-32001 TaskNotFound, -32003, -32005, ...), so that no client
+ * mistakes "unauthenticated" for "task not found".
+ */
+export const PEER_ERROR_CODES: Record<number, number> = { 401: -31401, 403: -31403, 429: -31429 };
+
 export class PeerGuard {
   private readonly requests = new Map<string, number[]>();
 
@@ -94,7 +101,7 @@ export class PeerGuard {
       if (result.retryAfterS) response.setHeader('Retry-After', String(result.retryAfterS));
       const body =
         binding === 'jsonrpc'
-          ? { jsonrpc: '2.0', id: null, error: { code: result.status === 401 ? -32001 : result.status === 403 ? -32003 : -32005, message: result.message, data: { reason: result.reason } } }
+          ? { jsonrpc: '2.0', id: null, error: { code: PEER_ERROR_CODES[result.status], message: result.message, data: { reason: result.reason } } }
           : { error: { code: result.status, status: result.reason, message: result.message } };
       response.status(result.status).json(body);
     };

@@ -8,7 +8,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import express from 'express';
 import { AGENT_CARD_PATH, type AgentCard } from '@a2a-js/sdk';
-import { DefaultExecutionEventBusManager, DefaultRequestHandler } from '@a2a-js/sdk/server';
+import { DefaultExecutionEventBusManager, type DefaultRequestHandler } from '@a2a-js/sdk/server';
 import { jsonRpcHandler, restHandler } from '@a2a-js/sdk/server/express';
 import { legacyAgentCardRouter } from '@a2a-js/sdk/compat/v0_3/server/express';
 import { matchesAny } from '../core/tool-policy.js';
@@ -16,7 +16,9 @@ import type { Gateway } from '../gateway/gateway.js';
 import type { ResolvedAgent } from '../gateway/registry.js';
 import type { Clock } from '../ports.js';
 import { agentBasePath, agentCardToJson, buildAgentCard } from './agent-card.js';
+import { a2aErrorHandler, jsonRpcEdge } from './edge.js';
 import { GatewayAgentExecutor } from './executor.js';
+import { GatewayRequestHandler } from './request-handler.js';
 import { PeerGuard, userOf } from './peers.js';
 import { GatewayPushStore, OutboxPushSender, PUSH_KIND, pushDeliverer } from './push.js';
 import { GatewayTaskStore } from './task-store.js';
@@ -58,6 +60,7 @@ export class A2AServer {
     const baseUrl = this.gateway.config.a2a.server.publicUrl ?? listenUrl;
     const app = express();
     app.disable('x-powered-by');
+    app.set('env', 'production');
     const stallMs = this.gateway.config.a2a.server.taskStallSeconds * 1000;
     const pushStore = new GatewayPushStore(this.gateway, this.gateway.config, this.clock);
     const cards = new Map<string, DefaultRequestHandler>();
@@ -69,7 +72,9 @@ export class A2AServer {
       const buses = new DefaultExecutionEventBusManager();
       const push = new OutboxPushSender(this.gateway, pushStore);
       watched.set(id, { isActive: (taskId) => executor.active.has(taskId), buses, push });
-      const handler = new DefaultRequestHandler(
+      const handler = new GatewayRequestHandler(
+        this.gateway.store.a2aTasks,
+        id,
         buildAgentCard(agent, this.gateway.config, baseUrl),
         new GatewayTaskStore(this.gateway.store.a2aTasks, id, this.clock),
         executor,
@@ -85,7 +90,7 @@ export class A2AServer {
         rest: restHandler({ requestHandler: handler, userBuilder: userOf, legacyCompat: { enabled: true } }),
       };
       routers.set(id, endpoints);
-      app.use(`${base}/jsonrpc`, this.guard.middleware(id, 'jsonrpc'), endpoints.jsonrpc);
+      app.use(`${base}/jsonrpc`, this.guard.middleware(id, 'jsonrpc'), ...jsonRpcEdge(), endpoints.jsonrpc);
       app.use(`${base}/rest`, this.guard.middleware(id, 'rest'), endpoints.rest);
     }
     // The gateway's own endpoints: each peer reaches the agent the bindings give it (channel "a2a").
@@ -99,7 +104,8 @@ export class A2AServer {
           response.status(404).json({ error: { code: 404, status: 'NOT_FOUND', message: `the bindings route ${who} (channel "a2a") to agent "${bound.config.id}", which is not exposed over A2A (a2a.server.agents)` } });
           return;
         }
-        this.guard.middleware(bound.config.id, binding)(request, response, () => endpoints[binding](request, response, next));
+        const handlers = [this.guard.middleware(bound.config.id, binding), ...(binding === 'jsonrpc' ? jsonRpcEdge() : []), endpoints[binding]];
+        runChain(handlers, request, response, next);
       });
     }
     const fallback = this.defaultAgent();
@@ -107,6 +113,7 @@ export class A2AServer {
       const rootCard = buildAgentCard(fallback, this.gateway.config, baseUrl, '/a2a');
       this.serveCard(app, `/${AGENT_CARD_PATH}`, { getAgentCard: async () => rootCard });
     }
+    app.use(a2aErrorHandler(this.onError));
     app.use((request, response) => {
       response.status(404).json({ error: { code: 404, status: 'NOT_FOUND', message: `no A2A endpoint ${request.method} ${request.originalUrl} (exposed agents: ${[...cards.keys()].join(', ') || 'none'}; see a2a.server.agents)` } });
     });
@@ -140,4 +147,18 @@ export class A2AServer {
     }
     this.app(request as express.Request, response as express.Response);
   }
+}
+
+/** Runs express handlers one after another, as a router would; an error goes to `next`. */
+function runChain(handlers: express.RequestHandler[], request: express.Request, response: express.Response, next: express.NextFunction): void {
+  const step = (index: number) => (error?: unknown) => {
+    if (error !== undefined && error !== 'route') return next(error);
+    if (index >= handlers.length) return next();
+    try {
+      void handlers[index](request, response, step(index + 1));
+    } catch (thrown) {
+      next(thrown);
+    }
+  };
+  step(0)();
 }

@@ -5,6 +5,7 @@
 import { Task, taskStateToJSON } from '@a2a-js/sdk';
 import type { ListTasksRequest, ListTasksResponse } from '@a2a-js/sdk';
 import type { ServerCallContext, TaskStore } from '@a2a-js/sdk/server';
+import { RequestMalformedError } from '@a2a-js/sdk/errors';
 import type { A2ATaskStore, Clock } from '../ports.js';
 
 export function ownerOf(context: ServerCallContext): string {
@@ -20,7 +21,20 @@ export class GatewayTaskStore implements TaskStore {
 
   async save(task: Task, context: ServerCallContext): Promise<void> {
     const state = taskStateToJSON(task.status?.state ?? 0);
-    await this.tasks.save({ id: task.id, agentId: this.agentId, contextId: task.contextId, owner: ownerOf(context), state, task: Task.toJSON(task) }, this.clock.now());
+    const statusAt = task.status?.timestamp ? Date.parse(task.status.timestamp) : NaN;
+    await this.tasks.save(
+      {
+        id: task.id,
+        agentId: this.agentId,
+        contextId: task.contextId,
+        owner: ownerOf(context),
+        state,
+        task: Task.toJSON(task),
+        firstMessageId: task.history[0]?.messageId || null,
+        statusAt: Number.isNaN(statusAt) ? null : statusAt,
+      },
+      this.clock.now(),
+    );
   }
 
   async load(taskId: string, context: ServerCallContext): Promise<Task | undefined> {
@@ -30,22 +44,25 @@ export class GatewayTaskStore implements TaskStore {
   }
 
   async list(params: ListTasksRequest, context: ServerCallContext): Promise<ListTasksResponse> {
-    const pageSize = params.pageSize ?? 50;
+    const pageSize = params.pageSize || 50;
+    if (params.pageToken && !/^\d{1,9}$/.test(params.pageToken)) throw new RequestMalformedError('pageToken is not a page token this server gave');
     const offset = Number(params.pageToken || 0);
+    const after = params.statusTimestampAfter ? Date.parse(params.statusTimestampAfter) : undefined;
+    if (after !== undefined && Number.isNaN(after)) throw new RequestMalformedError('statusTimestampAfter must be an ISO 8601 timestamp');
+    // Every filter, the status time included ("greater than or equal"), applies before paging.
     const filter = {
       agentId: this.agentId,
       owner: ownerOf(context),
       ...(params.contextId ? { contextId: params.contextId } : {}),
       ...(params.status ? { states: [taskStateToJSON(params.status)] } : {}),
+      ...(after !== undefined ? { statusSince: after } : {}),
     };
     const page = await this.tasks.list({ ...filter, limit: pageSize + 1, offset });
-    const after = params.statusTimestampAfter ? Date.parse(params.statusTimestampAfter) : undefined;
     const tasks = page
       .slice(0, pageSize)
       .map((record) => Task.fromJSON(record.task))
-      .filter((task) => after === undefined || Date.parse(task.status?.timestamp ?? '') > after)
       .map((task) => (params.includeArtifacts ? task : { ...task, artifacts: [] }));
-    const totalSize = offset + page.length > pageSize ? (await this.tasks.list({ ...filter, limit: 100_000 })).length : offset + page.length;
+    const totalSize = page.length > pageSize || offset > 0 ? await this.tasks.count(filter) : page.length;
     return { tasks, nextPageToken: page.length > pageSize ? String(offset + pageSize) : '', pageSize, totalSize };
   }
 }

@@ -1,7 +1,7 @@
 /** A2A tasks and their replay log over Kysely. */
 import type { Kysely, Selectable } from 'kysely';
 import type { A2APushConfigRecord, A2ATaskEventRecord, RemoteTaskRecord, A2ATaskFilter, A2ATaskRecord, A2ATaskStore } from '../ports.js';
-import { json, num, parse } from './kysely-rows.js';
+import { json, num, numOrNull, parse } from './kysely-rows.js';
 import type { A2ARemoteTasksTable, A2ATasksTable, Database } from './schema.js';
 
 function toTask(row: Selectable<A2ATasksTable>): A2ATaskRecord {
@@ -14,6 +14,8 @@ function toTask(row: Selectable<A2ATasksTable>): A2ATaskRecord {
     task: parse(row.task),
     sessionKey: row.session_key,
     inputId: row.input_id,
+    firstMessageId: row.first_message_id,
+    statusAt: numOrNull(row.status_at),
     createdAt: num(row.created_at),
     updatedAt: num(row.updated_at),
     lastActivityAt: num(row.last_activity_at),
@@ -43,18 +45,58 @@ function taskRow(
   mapping: Pick<A2ATasksTable, 'session_key' | 'input_id'>,
   now: number,
 ): A2ATasksTable {
-  return { id: task.id, agent_id: task.agentId, context_id: task.contextId, owner: task.owner, state, task: json(snapshot), ...mapping, created_at: now, updated_at: now, last_activity_at: now };
+  return { id: task.id, agent_id: task.agentId, context_id: task.contextId, owner: task.owner, state, task: json(snapshot), ...mapping, first_message_id: null, status_at: null, created_at: now, updated_at: now, last_activity_at: now };
 }
 
 export class KyselyA2ATaskStore implements A2ATaskStore {
   constructor(private readonly db: Kysely<Database>) {}
 
-  async save(task: Pick<A2ATaskRecord, 'id' | 'agentId' | 'contextId' | 'owner' | 'state' | 'task'>, now: number): Promise<void> {
+  async save(task: Pick<A2ATaskRecord, 'id' | 'agentId' | 'contextId' | 'owner' | 'state' | 'task'> & Partial<Pick<A2ATaskRecord, 'firstMessageId' | 'statusAt'>>, now: number): Promise<void> {
+    const derived = { first_message_id: task.firstMessageId ?? null, status_at: task.statusAt ?? null };
     await this.db
       .insertInto('a2a_tasks')
-      .values(taskRow(task, task.state, task.task, { session_key: null, input_id: null }, now))
-      .onConflict((oc) => oc.column('id').doUpdateSet({ state: task.state, task: json(task.task), updated_at: now, last_activity_at: now }))
+      .values({ ...taskRow(task, task.state, task.task, { session_key: null, input_id: null }, now), ...derived })
+      .onConflict((oc) =>
+        oc.column('id').doUpdateSet((eb) => ({
+          state: task.state,
+          task: json(task.task),
+          // The first message is the first one saved; later saves never change it.
+          first_message_id: eb.fn.coalesce('a2a_tasks.first_message_id', eb.val(derived.first_message_id)),
+          status_at: derived.status_at,
+          updated_at: now,
+          last_activity_at: now,
+        })),
+      )
       .execute();
+  }
+
+  async findByFirstMessage(agentId: string, owner: string, messageId: string): Promise<A2ATaskRecord | undefined> {
+    const row = await this.db
+      .selectFrom('a2a_tasks')
+      .selectAll()
+      .where('agent_id', '=', agentId)
+      .where('owner', '=', owner)
+      .where('first_message_id', '=', messageId)
+      .orderBy('created_at')
+      .executeTakeFirst();
+    return row ? toTask(row) : undefined;
+  }
+
+  async count(filter: A2ATaskFilter): Promise<number> {
+    const row = await this.filtered(filter)
+      .select((eb) => eb.fn.countAll<number>().as('count'))
+      .executeTakeFirstOrThrow();
+    return num(row.count);
+  }
+
+  private filtered(filter: A2ATaskFilter) {
+    let query = this.db.selectFrom('a2a_tasks');
+    if (filter.agentId) query = query.where('agent_id', '=', filter.agentId);
+    if (filter.owner) query = query.where('owner', '=', filter.owner);
+    if (filter.contextId) query = query.where('context_id', '=', filter.contextId);
+    if (filter.states) query = query.where('state', 'in', filter.states);
+    if (filter.statusSince !== undefined) query = query.where('status_at', '>=', filter.statusSince);
+    return query;
   }
 
   async attachInput(task: Pick<A2ATaskRecord, 'id' | 'agentId' | 'contextId' | 'owner'>, sessionKey: string, inputId: string, now: number): Promise<void> {
@@ -73,12 +115,8 @@ export class KyselyA2ATaskStore implements A2ATaskStore {
   }
 
   async list(filter: A2ATaskFilter = {}): Promise<A2ATaskRecord[]> {
-    let query = this.db.selectFrom('a2a_tasks').selectAll();
-    if (filter.agentId) query = query.where('agent_id', '=', filter.agentId);
-    if (filter.owner) query = query.where('owner', '=', filter.owner);
-    if (filter.contextId) query = query.where('context_id', '=', filter.contextId);
-    if (filter.states) query = query.where('state', 'in', filter.states);
-    const rows = await query
+    const rows = await this.filtered(filter)
+      .selectAll()
       .orderBy('last_activity_at', 'desc')
       .orderBy('id')
       .limit(filter.limit ?? 100)

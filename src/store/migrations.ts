@@ -265,6 +265,10 @@ function migrations(dialect: SqlDialectName): Record<string, Migration> {
           .execute();
         await db.schema.createIndex('tool_calls_position').on('tool_calls').columns(['scope', 'step', 'call_index']).execute();
         await db.schema.createIndex('tool_calls_session').on('tool_calls').columns(['session_key', 'created_at']).execute();
+        // A2A: a retried first message finds its task; ListTasks filters on the status time before paging.
+        await db.schema.alterTable('a2a_tasks').addColumn('first_message_id', 'varchar(256)').execute();
+        await db.schema.alterTable('a2a_tasks').addColumn('status_at', 'bigint').execute();
+        await db.schema.createIndex('a2a_tasks_first_message').on('a2a_tasks').columns(['agent_id', 'owner', 'first_message_id']).execute();
         // Sliding-window rate limits kept in the store, so they survive restarts and hold across gateways.
         await db.schema
           .createTable('rate_marks')

@@ -122,6 +122,8 @@ export interface A2ATasksTable {
   task: string;
   session_key: string | null;
   input_id: string | null;
+  first_message_id: string | null;
+  status_at: number | null;
   created_at: number;
   updated_at: number;
   last_activity_at: number;

@@ -272,7 +272,7 @@ describe('A2A server: inbound security', () => {
     expect(await missing.json()).toEqual({
       jsonrpc: '2.0',
       id: null,
-      error: { code: -32001, message: 'credentials required: send "Authorization: Bearer <token>" or "X-API-Key: <key>"', data: { reason: 'UNAUTHENTICATED' } },
+      error: { code: -31401, message: 'credentials required: send "Authorization: Bearer <token>" or "X-API-Key: <key>"', data: { reason: 'UNAUTHENTICATED' } },
     });
     const wrong = await fetch(`${gw.url}/a2a/support/rest/message:send`, { method: 'POST', headers: { authorization: 'Bearer nope', 'content-type': 'application/json' }, body: '{}' });
     expect(wrong.status).toBe(401);

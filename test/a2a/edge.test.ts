@@ -1,0 +1,130 @@
+/**
+ * The A2A edge against a real gateway process, with raw requests as a careless or hostile client sends
+ * them: each bad request gets the exact JSON-RPC or HTTP+JSON error, never an HTML page or a stack, and
+ * a retried first message makes no second task.
+ */
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startGatewayProcess, stopGatewayProcess, tempConfig, type GatewayProcess } from '../helpers/process.js';
+
+const TOKEN = 'edge-peer-token-0123456789';
+const { configPath } = tempConfig(`{
+  a2a: { server: { enabled: true, agents: ["echo"], peers: [{ id: "peer", token: "${TOKEN}" }] }, push: { allowPrivateTargets: true } },
+  agents: { list: [{ id: "echo", model: "scripted/echo" }] },
+  models: { providers: { scripted: { type: "scripted", models: { echo: { rules: [{ reply: "echo: {{input}}" }] } } } } },
+}`);
+
+let gw: GatewayProcess;
+beforeAll(async () => {
+  gw = await startGatewayProcess(configPath);
+});
+afterAll(async () => {
+  await stopGatewayProcess(gw);
+});
+
+const auth = { authorization: `Bearer ${TOKEN}` };
+async function rpc(body: unknown, headers: Record<string, string> = { 'A2A-Version': '1.0' }) {
+  const response = await fetch(`${gw.url}/a2a/echo/jsonrpc`, { method: 'POST', headers: { 'content-type': 'application/json', ...auth, ...headers }, body: typeof body === 'string' ? body : JSON.stringify(body) });
+  return { status: response.status, type: response.headers.get('content-type') ?? '', text: await response.text() };
+}
+const call = (method: string, params: unknown, id: unknown = 1) => ({ jsonrpc: '2.0', id, method, params });
+const message = (text: string, extra: Record<string, unknown> = {}) => ({ messageId: randomUUID(), role: 'ROLE_USER', parts: [{ text }], ...extra });
+const errorOf = (text: string) => JSON.parse(text).error as { code: number; message: string };
+
+describe('A2A edge: JSON-RPC requests checked before the SDK', () => {
+  it('envelope errors are -32600 Invalid Request', async () => {
+    for (const body of [{ id: 1, method: 'GetTask', params: { id: 'x' } }, { jsonrpc: '2.0', id: 1 }, { jsonrpc: '2.0', id: { no: 1 }, method: 'GetTask' }, [call('GetTask', { id: 'x' })], 42]) {
+      const response = await rpc(body);
+      expect(response.status).toBe(200);
+      expect(errorOf(response.text).code).toBe(-32600);
+    }
+  });
+
+  it('bad parameters are -32602 with the reason, and no task is made', async () => {
+    const cases: [unknown, string][] = [
+      [call('tasks/get', { id: 5 }), 'params.id must be a non-empty string (the task id)'],
+      [call('tasks/cancel', { id: { x: 1 } }), 'params.id must be a non-empty string (the task id)'],
+      [call('SendMessage', { message: message('x', { parts: [] }) }), 'params.message.parts must hold at least one part'],
+      [call('SendMessage', { message: { messageId: 'm-1', parts: [{ text: 'hi' }] } }), 'params.message.role must be ROLE_USER or ROLE_AGENT'],
+      [call('GetTask', { id: 't', historyLength: -1 }), 'historyLength must be a non-negative integer'],
+      [call('ListTasks', { statusTimestampAfter: 'yesterday' }), 'params.statusTimestampAfter must be an ISO 8601 timestamp'],
+      [call('ListTasks', { pageToken: 'zzz' }), 'params.pageToken is not a page token this server gave'],
+    ];
+    for (const [body, reason] of cases) {
+      const response = await rpc(body, (body as { method: string }).method.includes('/') ? {} : { 'A2A-Version': '1.0' });
+      expect({ reason, error: errorOf(response.text) }).toEqual({ reason, error: { code: -32602, message: reason } });
+    }
+    const listed = JSON.parse((await rpc(call('ListTasks', {}))).text).result;
+    expect(listed.tasks ?? []).toEqual([]);
+  });
+
+  it('a streaming call refused for its parameters gets the error as a Server-Sent Event', async () => {
+    const response = await rpc(call('SendStreamingMessage', { message: message('x', { parts: [] }) }, 7));
+    expect(response.type).toContain('text/event-stream');
+    expect(response.text).toBe(`data: ${JSON.stringify({ jsonrpc: '2.0', id: 7, error: { code: -32602, message: 'params.message.parts must hold at least one part' } })}\n\n`);
+  });
+
+  it('v1.0 method names are served as v1.0 without an A2A-Version header', async () => {
+    const response = await rpc(call('SendMessage', { message: message('no header') }), {});
+    expect(JSON.parse(response.text).result.task.artifacts[0].parts[0].text).toBe('echo: no header');
+  });
+
+  it('a retried first message (same messageId, no task id) answers the task it made and starts no second run', async () => {
+    const first = message('only once');
+    const a = JSON.parse((await rpc(call('SendMessage', { message: first }))).text).result.task;
+    const b = JSON.parse((await rpc(call('SendMessage', { message: first }))).text).result.task;
+    expect(b.id).toBe(a.id);
+    const runs = await gw.request<{ runs: unknown[] }>('GET', `/v1/runs?sessionKey=${encodeURIComponent(`agent:echo:a2a:peer:${a.contextId}`)}`);
+    expect(runs.body.runs).toHaveLength(1);
+  });
+
+  it('ListTasks filters statusTimestampAfter (at or after) before paging; an invalid pageToken is -32602', async () => {
+    const sent = JSON.parse((await rpc(call('SendMessage', { message: message('timed') }))).text).result.task;
+    const at = sent.status.timestamp as string;
+    const listed = JSON.parse((await rpc(call('ListTasks', { statusTimestampAfter: at, pageSize: 1 }))).text).result;
+    expect(listed.tasks.map((task: { id: string }) => task.id)).toEqual([sent.id]);
+    expect(listed.totalSize).toBe(1);
+  });
+
+  it('a push config created without an id answers the id the gateway made', async () => {
+    const task = JSON.parse((await rpc(call('SendMessage', { message: message('push me') }))).text).result.task;
+    const created = JSON.parse((await rpc(call('CreateTaskPushNotificationConfig', { taskId: task.id, url: 'http://127.0.0.1:9/hook' }))).text);
+    expect(created.result.id).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
+  it('401 uses a code outside A2A\'s range', async () => {
+    const response = await fetch(`${gw.url}/a2a/echo/jsonrpc`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(call('GetTask', { id: 'x' })) });
+    expect(response.status).toBe(401);
+    expect((await response.json()).error.code).toBe(-31401);
+  });
+});
+
+describe('A2A edge: errors never leave as HTML or with a stack', () => {
+  const noLeak = (text: string) => {
+    expect(text).not.toMatch(/<html|<pre|at \w+ \(|node_modules|\/work\/|\.js:\d+/i);
+    return JSON.parse(text);
+  };
+
+  it('an over-size body, a bad charset, an unsupported encoding and bad JSON answer in the binding\'s shape', async () => {
+    const big = await rpc(JSON.stringify(call('SendMessage', { message: message('x'.repeat(2 * 1024 * 1024)) })));
+    expect(big.status).toBe(413);
+    expect(noLeak(big.text)).toEqual({ jsonrpc: '2.0', id: null, error: { code: -32600, message: 'the request body is larger than 1mb' } });
+    const charset = await rpc(JSON.stringify(call('GetTask', { id: 'x' })), { 'content-type': 'application/json; charset=latin-9', 'A2A-Version': '1.0' });
+    expect(charset.status).toBe(415);
+    expect(noLeak(charset.text).error.message).toBe('unsupported charset: send the body as UTF-8');
+    const encoded = await rpc(JSON.stringify(call('GetTask', { id: 'x' })), { 'content-encoding': 'zz', 'A2A-Version': '1.0' });
+    expect(encoded.status).toBe(415);
+    expect(noLeak(encoded.text).error.message).toBe('unsupported Content-Encoding: send the body unencoded, gzip, deflate or br');
+    const bad = await rpc('{"jsonrpc": "2.0", "id": 1, "method": ');
+    expect(noLeak(bad.text).error.code).toBe(-32700);
+  });
+
+  it('malformed percent-escapes in A2A URLs answer JSON', async () => {
+    for (const path of ['/a2a/echo/rest/v1/tasks/%E0%A4%A', '/a2a/%E0%A4%A/jsonrpc', '/a2a/echo/rest/tasks/%E0%A4%A']) {
+      const response = await fetch(`${gw.url}${path}`, { headers: auth });
+      expect(response.status).toBeGreaterThanOrEqual(400);
+      expect(response.status).toBeLessThan(500);
+      noLeak(await response.text());
+    }
+  });
+});
