@@ -1,6 +1,7 @@
 #!/usr/bin/env node
-// Runs the compiled CLI from dist/ when it is at least as new as every source file (npm ci builds it),
-// and the TypeScript sources through tsx's loader otherwise, so an edit never runs stale code.
+// Runs the compiled CLI from dist/ (npm ci builds it). In a checkout where a source file is newer than
+// dist/ and tsx (a dev dependency) is installed, runs the sources through tsx, so an edit never runs
+// stale code; an installed package has no tsx and always runs dist/.
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -17,10 +18,14 @@ function newestSource(dir) {
   return newest;
 }
 
-if (existsSync(compiled) && statSync(compiled).mtimeMs >= newestSource(join(root, 'src'))) {
+const fresh = existsSync(compiled) && (!existsSync(join(root, 'src')) || statSync(compiled).mtimeMs >= newestSource(join(root, 'src')));
+const tsx = fresh ? undefined : await import('tsx/esm/api').catch(() => undefined);
+if (tsx) {
+  tsx.register();
+  await import('../src/cli/main.ts');
+} else if (existsSync(compiled)) {
   await import(compiled);
 } else {
-  const { register } = await import('tsx/esm/api');
-  register();
-  await import('../src/cli/main.ts');
+  process.stderr.write('switchboard: dist/ is missing; build it with "npm run build" (npm ci does this)\n');
+  process.exit(1);
 }

@@ -3,7 +3,6 @@
  * a run's end means for the sub-agent it works for, and the completion event its parent reads. Pure:
  * the gateway and the store feed in what they read and act on the answer.
  */
-import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import type { TerminalRunStatus } from './run-status.js';
 
 /** pending -> running -> succeeded | failed | timed_out | cancelled | interrupted. */
@@ -52,24 +51,33 @@ function handleText(handle: UnsignedHandle): string {
   return JSON.stringify([handle.subagentId, handle.parentSessionKey, handle.correlationId, handle.createdAt, handle.depth, handle.role]);
 }
 
-export function signHandle(secret: string, handle: UnsignedHandle): SubagentHandle {
-  const capability = createHmac('sha256', secret).update(handleText(handle)).digest('base64url');
-  return { ...handle, capability };
+/**
+ * The hashes core logic needs, passed in so that core stays free of I/O and node: imports (the gateway
+ * gives node:crypto's). Contract: `hmacSha256` is HMAC-SHA256 as base64url, `sha256` is hex.
+ */
+export interface Hashing {
+  hmacSha256(secret: string, text: string): string;
+  sha256(text: string): string;
+}
+
+export function signHandle(hashing: Hashing, secret: string, handle: UnsignedHandle): SubagentHandle {
+  return { ...handle, capability: hashing.hmacSha256(secret, handleText(handle)) };
+}
+
+/** Compares in time that depends only on the lengths, so a forger learns nothing from timing. */
+function sameText(a: string, b: string): boolean {
+  let difference = a.length ^ b.length;
+  for (let i = 0; i < Math.max(a.length, b.length); i += 1) difference |= (a.charCodeAt(i) || 0) ^ (b.charCodeAt(i) || 0);
+  return difference === 0;
 }
 
 /** True when the handle is well formed and its capability matches its fields. */
-export function verifyHandle(secret: string, handle: unknown): handle is SubagentHandle {
+export function verifyHandle(hashing: Hashing, secret: string, handle: unknown): handle is SubagentHandle {
   if (!handle || typeof handle !== 'object') return false;
   const h = handle as Record<string, unknown>;
   if (typeof h.subagentId !== 'string' || typeof h.parentSessionKey !== 'string' || typeof h.correlationId !== 'string') return false;
   if (typeof h.createdAt !== 'number' || typeof h.depth !== 'number' || !SUBAGENT_ROLES.includes(h.role as SubagentRole) || typeof h.capability !== 'string') return false;
-  const expected = Buffer.from(signHandle(secret, h as unknown as UnsignedHandle).capability);
-  const given = Buffer.from(h.capability);
-  return expected.length === given.length && timingSafeEqual(expected, given);
-}
-
-export function sha256(text: string): string {
-  return createHash('sha256').update(text).digest('hex');
+  return sameText(signHandle(hashing, secret, h as unknown as UnsignedHandle).capability, h.capability);
 }
 
 /** What a run's end means for the sub-agent whose session it ran in. */
@@ -103,7 +111,7 @@ export function decideRunEnd(facts: RunEndFacts): RunEndDecision {
 }
 
 /** The frozen result: capped, with the hash of what is kept and the length of what was produced. */
-export function freezeResult(text: string | null, maxChars: number): { result: string; resultHash: string; resultChars: number; truncated: boolean } {
+export function freezeResult(text: string | null, maxChars: number, sha256: Hashing['sha256']): { result: string; resultHash: string; resultChars: number; truncated: boolean } {
   const full = text ?? '';
   const result = full.length > maxChars ? full.slice(0, maxChars) : full;
   return { result, resultHash: sha256(result), resultChars: full.length, truncated: full.length > maxChars };

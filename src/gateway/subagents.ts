@@ -23,6 +23,7 @@ import type { SwitchboardConfig } from '../config/schema.js';
 import type { Clock, IdGenerator, InputRecord, NewEvent, NewInput, OutboxRecord, Store, SubagentRecord } from '../ports.js';
 import type { AgentRegistry } from './registry.js';
 import { createWorktree, removeWorktree } from './worktrees.js';
+import { nodeHashing } from '../hashing.js';
 
 export interface Spawner {
   sessionKey: string;
@@ -294,7 +295,7 @@ export class Subagents {
   }
 
   handleOf(record: SubagentRecord): SubagentHandle {
-    return signHandle(this.deps.secret, {
+    return signHandle(nodeHashing, this.deps.secret, {
       subagentId: record.id,
       parentSessionKey: record.parentSession,
       correlationId: record.correlationId,
@@ -308,7 +309,7 @@ export class Subagents {
   async result(handle: unknown) {
     const invalid = () =>
       new SwitchboardError('CAPABILITY_INVALID', 'the handle is not one sessions_spawn gave out (its capability does not match its fields); pass the handle exactly as you received it');
-    if (!verifyHandle(this.deps.secret, handle)) throw invalid();
+    if (!verifyHandle(nodeHashing, this.deps.secret, handle)) throw invalid();
     const record = await this.deps.store.subagents.get(handle.subagentId);
     if (!record || record.parentSession !== handle.parentSessionKey || record.correlationId !== handle.correlationId || record.createdAt !== handle.createdAt) throw invalid();
     const view = await this.view(record);

@@ -5,6 +5,7 @@ import type { CompletionState, NewInput, NewSubagent, RunCommit, SubagentFilter,
 import { json, num, numOrNull, parse, type Db } from './kysely-rows.js';
 import { appendEvent, insertInput, insertOutbox } from './kysely-writes.js';
 import type { Database, SubagentsTable } from './schema.js';
+import { nodeHashing } from '../hashing.js';
 import { lockCounted } from './kysely-limits.js';
 import type { SqlDialectName } from './migrations.js';
 
@@ -144,7 +145,7 @@ async function settleRow(db: Db, record: SubagentRecord, settlement: SubagentSet
     runs: num(runs?.runs ?? 0),
     durationMs: Math.max(0, now - (record.startedAt ?? record.createdAt)),
   };
-  const frozen = freezeResult(settlement.text ?? record.frozenText, settlement.maxResultChars);
+  const frozen = freezeResult(settlement.text ?? record.frozenText, settlement.maxResultChars, nodeHashing.sha256);
   const history = [...record.history, { state: settlement.state, at: now, ...(settlement.diagnostic ? { diagnostic: settlement.diagnostic } : {}) }];
   const completion: CompletionState = settlement.notifyParent ? 'pending' : 'skipped';
   const updated = await db

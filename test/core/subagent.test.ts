@@ -1,6 +1,9 @@
 /** The pure sub-agent rules: what a run's end means, the frozen result, handles, and tools by role. */
 import { describe, expect, it } from 'vitest';
-import { decideRunEnd, freezeResult, resolveLimits, roleAllowsTool, sha256, signHandle, verifyHandle } from '../../src/core/subagent.js';
+import { decideRunEnd, freezeResult, resolveLimits, roleAllowsTool, signHandle, verifyHandle, type Hashing } from '../../src/core/subagent.js';
+
+/** A hand-written stand-in for node:crypto: deterministic, and different for every secret and text. */
+const hashing: Hashing = { hmacSha256: (secret, text) => `${secret}|${text}`, sha256: (text) => `h(${text})` };
 
 const facts = { status: 'succeeded' as const, finalText: 'answer', error: null, frozenText: null, liveChildren: 0, queuedInputs: 0 };
 
@@ -25,16 +28,17 @@ describe('decideRunEnd', () => {
 
 describe('results, handles, roles and limits', () => {
   it('freezeResult caps the text and hashes what it keeps', () => {
-    expect(freezeResult('abcdef', 4)).toEqual({ result: 'abcd', resultHash: sha256('abcd'), resultChars: 6, truncated: true });
-    expect(freezeResult(null, 4)).toEqual({ result: '', resultHash: sha256(''), resultChars: 0, truncated: false });
+    expect(freezeResult('abcdef', 4, hashing.sha256)).toEqual({ result: 'abcd', resultHash: 'h(abcd)', resultChars: 6, truncated: true });
+    expect(freezeResult(null, 4, hashing.sha256)).toEqual({ result: '', resultHash: 'h()', resultChars: 0, truncated: false });
   });
   it('a handle verifies only with its secret and unaltered fields', () => {
-    const handle = signHandle('s', { subagentId: 'a', parentSessionKey: 'agent:m:main', correlationId: 'c', createdAt: 1, depth: 1, role: 'leaf' });
-    expect(verifyHandle('s', handle)).toBe(true);
-    expect(verifyHandle('t', handle)).toBe(false);
-    expect(verifyHandle('s', { ...handle, role: 'orchestrator' })).toBe(false);
-    expect(verifyHandle('s', { ...handle, createdAt: 2 })).toBe(false);
-    expect(verifyHandle('s', null)).toBe(false);
+    const handle = signHandle(hashing, 's', { subagentId: 'a', parentSessionKey: 'agent:m:main', correlationId: 'c', createdAt: 1, depth: 1, role: 'leaf' });
+    expect(verifyHandle(hashing, 's', handle)).toBe(true);
+    expect(verifyHandle(hashing, 't', handle)).toBe(false);
+    expect(verifyHandle(hashing, 's', { ...handle, role: 'orchestrator' })).toBe(false);
+    expect(verifyHandle(hashing, 's', { ...handle, createdAt: 2 })).toBe(false);
+    expect(verifyHandle(hashing, 's', null)).toBe(false);
+    expect(verifyHandle(hashing, 's', { ...handle, capability: `${handle.capability}x` })).toBe(false);
   });
   it('a leaf gets no session tools; an orchestrator only spawn, subagents, list and history', () => {
     expect(['sessions_send', 'sessions_spawn', 'subagents', 'sessions_list', 'time_now'].filter((tool) => roleAllowsTool('leaf', tool))).toEqual(['time_now']);
