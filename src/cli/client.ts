@@ -1,4 +1,5 @@
 /** The CLI's client for the control API. */
+import { createParser } from 'eventsource-parser';
 import { existsSync } from 'node:fs';
 import { loadConfigFile } from '../config/load.js';
 import { SwitchboardError, type ErrorCode } from '../core/errors.js';
@@ -72,24 +73,11 @@ export class ControlClient {
       const body = (await response.json().catch(() => ({}))) as { error?: { code?: ErrorCode; message?: string } };
       throw new SwitchboardError(body.error?.code ?? 'INTERNAL', body.error?.message ?? `HTTP ${response.status}`);
     }
+    // The SSE format in full (multi-line data, CRLF, comments, retry) is eventsource-parser's job.
+    const parser = createParser({ onEvent: (event) => onEvent({ event: event.event ?? 'message', id: event.id, data: event.data }) });
     const decoder = new TextDecoder();
-    let buffer = '';
     try {
-      for await (const chunk of response.body) {
-        buffer += decoder.decode(chunk as Uint8Array, { stream: true });
-        let split;
-        while ((split = buffer.indexOf('\n\n')) !== -1) {
-          const block = buffer.slice(0, split);
-          buffer = buffer.slice(split + 2);
-          const fields: Record<string, string> = {};
-          for (const line of block.split('\n')) {
-            if (line.startsWith(':')) continue;
-            const colon = line.indexOf(':');
-            if (colon > 0) fields[line.slice(0, colon)] = line.slice(colon + 1).trimStart();
-          }
-          if (fields.data !== undefined) onEvent({ event: fields.event ?? 'message', id: fields.id, data: fields.data });
-        }
-      }
+      for await (const chunk of response.body) parser.feed(decoder.decode(chunk as Uint8Array, { stream: true }));
     } catch (error) {
       if (!signal?.aborted) throw error;
     }
