@@ -13,6 +13,27 @@ function isAlive(pid: number): boolean {
   }
 }
 
+/** When a process started, in the kernel's clock ticks (Linux /proc); undefined where that is unknown. */
+export function processStartTime(pid: number): string | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // Field 22 (starttime), counted after the command name, which may itself contain spaces and ')'.
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
+  } catch {
+    return undefined;
+  }
+}
+
+/** Whether the lock's holder still runs: its pid is alive and, where known, started when the lock says. */
+function holds(lock: string | undefined): number | undefined {
+  const [pidText, started] = (lock ?? '').split(/\s+/);
+  const pid = Number(pidText);
+  if (!Number.isInteger(pid) || pid <= 0 || pid === process.pid || !isAlive(pid)) return undefined;
+  // A pid the OS gave to another program since is not the holder.
+  if (started && processStartTime(pid) !== undefined && processStartTime(pid) !== started) return undefined;
+  return pid;
+}
+
 export interface RuntimeInfo {
   url: string;
   /** The config file the gateway was started with, so the CLI can find it from the same folder. */
@@ -55,20 +76,23 @@ export class DataDir {
 
   /**
    * One gateway per data directory: two would share a gateway id, and each would take the other's
-   * active runs for its own crashed ones. A lock left by a process that no longer exists is taken over.
+   * active runs for its own crashed ones. The lock file names the holder's pid and start time, so a lock
+   * left by a process that is gone, or whose pid another program now has, is taken over. (The database
+   * file itself is locked by the store, which also refuses a second gateway from another directory.)
    * Returns the release function.
    */
   lock(): () => void {
     const path = join(this.path, 'gateway.lock');
+    const mine = `${process.pid} ${processStartTime(process.pid) ?? ''}`.trim();
     for (let attempt = 0; attempt < 2; attempt += 1) {
       try {
-        writeFileSync(path, `${process.pid}\n`, { flag: 'wx', mode: 0o600 });
+        writeFileSync(path, `${mine}\n`, { flag: 'wx', mode: 0o600 });
         return () => {
-          if (this.read('gateway.lock') === String(process.pid)) rmSync(path, { force: true });
+          if (this.read('gateway.lock') === mine) rmSync(path, { force: true });
         };
       } catch {
-        const holder = Number(this.read('gateway.lock'));
-        if (Number.isInteger(holder) && holder > 0 && holder !== process.pid && isAlive(holder)) {
+        const holder = holds(this.read('gateway.lock'));
+        if (holder !== undefined) {
           throw new SwitchboardError(
             'GATEWAY_LOCKED',
             `another gateway (pid ${holder}) is already using the data directory ${this.path}; stop it, or give this one its own gateway.dataDir`,

@@ -33,7 +33,13 @@ export async function serveGateway(options: ServeOptions): Promise<RunningGatewa
     logger.warn({ provider: options.provider, model: options.model, warnings: options.warnings }, 'model provider warning');
   const dataDir = new DataDir(dataPath).ensure();
   const unlock = dataDir.lock();
-  const store = await SqliteStore.open({ path: config.store.sqlite.path ?? dataDir.databasePath, synchronous: config.store.sqlite.synchronous });
+  let store: SqliteStore;
+  try {
+    store = await SqliteStore.open({ path: config.store.sqlite.path ?? dataDir.databasePath, synchronous: config.store.sqlite.synchronous, exclusive: true });
+  } catch (error) {
+    unlock();
+    throw error;
+  }
   const gatewayId = dataDir.gatewayId();
   const gateway = await Gateway.start({
     config,

@@ -4,6 +4,7 @@ import { dirname } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { Kysely, SqliteDialect, sql } from 'kysely';
 import type { Selectable } from 'kysely';
+import { SwitchboardError } from '../../core/errors.js';
 import type { InputRecord, LimitReached, NewInput, RateLimit } from '../../ports.js';
 import { toInput } from '../kysely-rows.js';
 import { KyselyInputStore, KyselyStore } from '../kysely-store.js';
@@ -17,6 +18,12 @@ export interface SqliteStoreOptions {
   path: string;
   /** PRAGMA synchronous. FULL (the default) makes every accepted input survive power loss too. */
   synchronous?: SqliteSynchronous;
+  /**
+   * Hold an exclusive OS lock on the database file for as long as the store is open, so that no second
+   * gateway (from this data directory or another one pointing at the same file) can use it. The OS drops
+   * the lock when the process dies, so a crash never leaves a stale lock behind.
+   */
+  exclusive?: boolean;
 }
 
 /**
@@ -63,6 +70,7 @@ export class SqliteStore extends KyselyStore {
   static async open(options: SqliteStoreOptions): Promise<SqliteStore> {
     if (options.path !== ':memory:') mkdirSync(dirname(options.path), { recursive: true });
     const raw = new BetterSqlite3(options.path);
+    if (options.exclusive) takeFileLock(raw, options.path);
     raw.pragma('journal_mode = WAL');
     raw.pragma(`synchronous = ${options.synchronous ?? 'FULL'}`);
     raw.pragma('busy_timeout = 5000');
@@ -92,4 +100,24 @@ function withStatementCache(raw: BetterSqlite3.Database, limit = 500) {
       return statement;
     },
   };
+}
+
+/** Takes the file's exclusive lock at once (no waiting), or refuses with GATEWAY_LOCKED. */
+function takeFileLock(raw: BetterSqlite3.Database, path: string): void {
+  try {
+    raw.pragma('busy_timeout = 0');
+    raw.pragma('locking_mode = EXCLUSIVE');
+    raw.pragma('journal_mode = WAL');
+    // A write takes the lock; in EXCLUSIVE mode it is kept until the connection closes.
+    raw.exec('BEGIN EXCLUSIVE; COMMIT;');
+  } catch (error) {
+    raw.close();
+    if ((error as { code?: string }).code?.startsWith('SQLITE_BUSY')) {
+      throw new SwitchboardError(
+        'GATEWAY_LOCKED',
+        `another gateway is already using the database ${path}; stop it, or give this one its own gateway.dataDir (or store.sqlite.path)`,
+      );
+    }
+    throw error;
+  }
 }
