@@ -300,7 +300,8 @@ export interface RecoveryReport {
   droppedInputs: string[];
 }
 
-export type OutboxStatus = 'pending' | 'delivered' | 'dead';
+/** `dead`: given up after its attempts; `dropped`: a dead row the operator chose not to retry. */
+export type OutboxStatus = 'pending' | 'delivered' | 'dead' | 'dropped';
 
 export interface OutboxRecord {
   id: string;
@@ -324,6 +325,10 @@ export interface OutboxStore {
   markFailed(id: string, error: string, nextAttemptAt: number, dead: boolean): Promise<void>;
   get(id: string): Promise<OutboxRecord | undefined>;
   list(filter?: { status?: OutboxStatus; limit?: number }): Promise<OutboxRecord[]>;
+  /** Compare-and-set from `dead`: pending again with its attempts reset, due now. Undefined when it was not dead. */
+  retry(id: string, now: number): Promise<OutboxRecord | undefined>;
+  /** Compare-and-set from `dead` to `dropped`. Undefined when it was not dead. */
+  drop(id: string): Promise<OutboxRecord | undefined>;
 }
 
 export interface LeaseStore {
@@ -531,8 +536,11 @@ export interface SubagentTransition {
   diagnostic?: string;
 }
 
-/** The parent's copy of the completion event: pending in the outbox, delivered into its session, or skipped (the parent needs none). */
-export type CompletionState = 'pending' | 'delivered' | 'skipped';
+/**
+ * The parent's copy of the completion event: pending in the outbox, delivered into its session, skipped
+ * (the parent needs none), or dead (its delivery gave up; the parent was told in a message of its own).
+ */
+export type CompletionState = 'pending' | 'delivered' | 'skipped' | 'dead';
 
 /** One sessions_spawn: the child session's sub-agent, its limits, its state and its frozen result. */
 export interface SubagentRecord {
@@ -635,7 +643,7 @@ export interface SubagentStore {
   settle(id: string, settlement: SubagentSettlement, now: number): Promise<SubagentRecord | undefined>;
   /** A crash interrupted it and one retry is allowed: counts the attempt and notes it. */
   noteRetry(id: string, diagnostic: string, now: number): Promise<void>;
-  markCompletion(id: string, completion: 'delivered' | 'skipped', now: number): Promise<void>;
+  markCompletion(id: string, completion: 'delivered' | 'skipped' | 'dead', now: number): Promise<void>;
   markArchived(id: string, now: number): Promise<void>;
 }
 

@@ -123,7 +123,8 @@ export function pushDeliverer(gateway: Gateway, config: SwitchboardConfig, clock
     try {
       const response = await post(push.url, {
         method: 'POST',
-        headers: { 'Content-Type': push.contentType, ...push.headers },
+        // The row's key is the same on every retry of this notification: receivers dedupe by it.
+        headers: { 'Content-Type': push.contentType, 'Idempotency-Key': row.idempotencyKey, ...push.headers },
         body: push.body,
         signal: AbortSignal.timeout(config.a2a.push.timeoutMs),
         redirect: 'manual',

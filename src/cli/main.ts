@@ -7,7 +7,7 @@ import { loadConfigFile, resolveConfigPath } from '../config/load.js';
 import { SwitchboardError, errorMessage } from '../core/errors.js';
 import { QUEUE_MODES } from '../core/queue-mode.js';
 import { DataDir } from '../gateway/data-dir.js';
-import type { A2ATaskEventRecord, A2ATaskRecord, EventRecord, InputRecord, RunRecord, SessionRecord, TranscriptEntry } from '../ports.js';
+import type { A2ATaskEventRecord, A2ATaskRecord, EventRecord, InputRecord, OutboxRecord, RunRecord, SessionRecord, TranscriptEntry } from '../ports.js';
 import { ControlClient, resolveClientTarget } from './client.js';
 import { addAgent, bindAgent, deleteAgent, setIdentity, unbindAgent } from './config-edits.js';
 import { ago, contentText, describeEvent, table } from './format.js';
@@ -564,6 +564,36 @@ runs
     const { cancelled } = await client().request<{ cancelled: boolean }>('POST', `/v1/runs/${encodeURIComponent(id)}/cancel`);
     print({ cancelled }, () => (cancelled ? `cancelled run ${id}` : `run ${id} is not active; nothing to cancel`));
   });
+
+const outbox = program.command('outbox').description('deliveries the gateway owes: replies, completions, push notifications; retry or drop dead ones');
+outbox
+  .command('list')
+  .description('outbox rows, oldest first')
+  .option('--status <status>', 'only rows in this state: pending, delivered, dead or dropped', 'dead')
+  .option('--limit <n>', 'at most n', parseLimit)
+  .action(async (options: { status: string; limit?: number }) => {
+    const { rows } = await client().request<{ rows: OutboxRecord[] }>('GET', withQuery('/v1/outbox', { status: options.status, limit: options.limit }));
+    print({ rows }, () =>
+      rows.length === 0
+        ? `(no ${options.status} rows)`
+        : table(
+            rows.map((row) => ({ id: row.id, kind: row.kind, target: row.target, status: row.status, attempts: row.attempts, created: ago(row.createdAt), error: row.lastError ?? '' })),
+            ['id', 'kind', 'target', 'status', 'attempts', 'created', 'error'],
+          ),
+    );
+  });
+for (const [action, description] of [
+  ['retry', 'deliver a dead row again, from its first attempt'],
+  ['drop', 'give up on a dead row for good (it stays listed as dropped)'],
+] as const) {
+  outbox
+    .command(`${action} <id>`)
+    .description(description)
+    .action(async (id: string) => {
+      const { row } = await client().request<{ row: OutboxRecord }>('POST', `/v1/outbox/${encodeURIComponent(id)}/${action}`);
+      print({ row }, () => `${action === 'retry' ? 'retrying' : 'dropped'} ${row.kind} ${row.id} (to ${row.target})`);
+    });
+}
 
 program.parseAsync(process.argv).catch((error: unknown) => {
   const code = SwitchboardError.isInstance(error) ? error.code : 'ERROR';

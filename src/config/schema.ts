@@ -209,7 +209,13 @@ export const configSchema = z.strictObject({
     .strictObject({ intervalMs: positiveInt.default(5000), stallMs: positiveInt.default(30_000) })
     .prefault({}),
   outbox: z
-    .strictObject({ maxAttempts: positiveInt.default(10), baseDelayMs: positiveInt.default(500), maxDelayMs: positiveInt.default(300_000) })
+    .strictObject({
+      maxAttempts: positiveInt.default(10),
+      baseDelayMs: positiveInt.default(500),
+      maxDelayMs: positiveInt.default(300_000),
+      /** Rows of one kind delivered at once; one target's rows always go one at a time, in order. */
+      concurrencyPerKind: positiveInt.default(8),
+    })
     .prefault({}),
   models: z.strictObject({ providers: z.record(z.string(), provider).default({}) }).prefault({}),
   a2a: z

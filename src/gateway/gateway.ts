@@ -10,7 +10,7 @@ import { a2aSessionKey, parseSessionKey } from '../core/session-key.js';
 import type { QueueMode } from '../core/queue-mode.js';
 import type { SwitchboardConfig } from '../config/schema.js';
 import { ModelRegistry } from '../models/model-registry.js';
-import type { A2ATaskEventRecord, A2ATaskRecord, Clock, EventRecord, ExchangeRecord, IdGenerator, NewEvent, NewInput, NewOutboxRow, OutboxRecord, InputRecord, Provenance, RecoveryReport, RunRecord, SessionRecord, Store, SubagentRecord, TranscriptEntry } from '../ports.js';
+import type { A2ATaskEventRecord, A2ATaskRecord, Clock, EventRecord, ExchangeRecord, IdGenerator, NewEvent, NewInput, NewOutboxRow, OutboxRecord, OutboxStatus, InputRecord, Provenance, RecoveryReport, RunRecord, SessionRecord, Store, SubagentRecord, TranscriptEntry } from '../ports.js';
 import { BUILTIN_TOOLS } from '../tools/builtin.js';
 import type { GatewayTool } from '../tools/types.js';
 import { PromptFileCache } from './context.js';
@@ -267,6 +267,24 @@ export class Gateway {
     this.journalEvent({ type: 'outbox.dead', sessionKey: row.target, payload: { id: row.id, kind: row.kind, error } }).catch((failure) =>
       this.log('error', `outbox: ${errorMessage(failure)}`),
     );
+    if (row.kind === COMPLETION_KIND) this.subagents.onCompletionDead(row, error ?? 'unknown error').catch((failure) => this.log('error', `outbox: ${errorMessage(failure)}`));
+  }
+
+  /** Outbox rows, oldest first (`switchboard outbox list`). */
+  listOutbox(filter: { status?: OutboxStatus; limit?: number }): Promise<OutboxRecord[]> {
+    return this.store.outbox.list(filter);
+  }
+
+  /** A dead row delivered again from its first attempt, or dropped for good. */
+  async settleDeadOutbox(id: string, action: 'retry' | 'drop'): Promise<OutboxRecord> {
+    const row = action === 'retry' ? await this.store.outbox.retry(id, this.clock.now()) : await this.store.outbox.drop(id);
+    if (!row) {
+      const existing = await this.store.outbox.get(id);
+      if (!existing) throw new SwitchboardError('NOT_FOUND', `no outbox row "${id}" (switchboard outbox list --status dead shows the dead ones)`);
+      throw new SwitchboardError('INVALID_REQUEST', `outbox row ${id} is ${existing.status}, not dead; only dead rows can be retried or dropped`);
+    }
+    if (action === 'retry') this.outbox.kick();
+    return row;
   }
 
   private async journalEvent(event: NewEvent): Promise<EventRecord> {

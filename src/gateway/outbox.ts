@@ -1,6 +1,10 @@
 /**
  * The outbox delivers at least once: retries with exponential backoff and jitter, then a dead-letter
  * state after `maxAttempts`. Handlers receive the row's idempotency key so receivers can dedupe.
+ *
+ * Deliveries run concurrently: up to `concurrencyPerKind` rows of one kind at once, and one row per
+ * target at a time (in order), so a slow webhook holds back only its own target, never the replies and
+ * completions of everyone else.
  */
 import { errorMessage } from '../core/errors.js';
 import type { Clock, OutboxRecord, Store } from '../ports.js';
@@ -17,6 +21,8 @@ export interface OutboxOptions {
   maxAttempts: number;
   baseDelayMs: number;
   maxDelayMs: number;
+  /** Rows of one kind delivered at once (default 8). */
+  concurrencyPerKind?: number;
   pollMs?: number;
   random?: () => number;
 }
@@ -32,6 +38,10 @@ export class OutboxDispatcher {
   private timer?: NodeJS.Timeout;
   private readonly passes: SerialTask;
   private stopped = true;
+  /** Deliveries under way, by row id; the targets they deliver to; how many of each kind. */
+  private readonly inFlight = new Map<string, Promise<void>>();
+  private readonly busyTargets = new Set<string>();
+  private readonly perKind = new Map<string, number>();
 
   constructor(
     private readonly store: Store,
@@ -39,7 +49,7 @@ export class OutboxDispatcher {
     private readonly options: OutboxOptions,
     private readonly onSettled: (row: OutboxRecord, outcome: 'delivered' | 'retry' | 'dead', error?: string) => void = () => {},
     /** A pass that failed outside any one row (the store is unreachable); the next poll tries again. */
-    onError: (error: unknown) => void = () => {},
+    private readonly onError: (error: unknown) => void = () => {},
   ) {
     this.passes = new SerialTask(() => this.pass(), onError);
   }
@@ -58,6 +68,7 @@ export class OutboxDispatcher {
     this.stopped = true;
     if (this.timer) clearInterval(this.timer);
     await this.passes.idle();
+    await Promise.all(this.inFlight.values());
   }
 
   /** Deliver what is due now. Calls that arrive while a pass runs cause one more pass. */
@@ -65,23 +76,47 @@ export class OutboxDispatcher {
     if (!this.stopped) void this.passes.kick();
   }
 
+  /** Starts the due rows that have a free slot; it does not wait for them (each ends with a kick). */
   private async pass(): Promise<void> {
-    const rows = await this.store.outbox.listDue(this.clock.now(), 100);
+    const limit = this.options.concurrencyPerKind ?? 8;
+    const rows = await this.store.outbox.listDue(this.clock.now(), 500);
+    // A target with a row held back in this pass takes no later row either, so its rows stay in order.
+    const heldBack = new Set<string>();
     for (const row of rows) {
       if (this.stopped) return;
-      const handler = this.handlers.get(row.kind);
-      try {
-        if (!handler) throw new Error(`no outbox handler for kind "${row.kind}"`);
-        await handler(row);
-        await this.store.outbox.markDelivered(row.id, this.clock.now());
-        this.onSettled(row, 'delivered');
-      } catch (error) {
-        const message = errorMessage(error);
-        const dead = error instanceof PermanentDeliveryError || row.attempts + 1 >= this.options.maxAttempts;
-        const next = this.clock.now() + backoffDelay(row.attempts, this.options, (this.options.random ?? Math.random)());
-        await this.store.outbox.markFailed(row.id, message, next, dead);
-        this.onSettled(row, dead ? 'dead' : 'retry', message);
+      const target = `${row.kind}\n${row.target}`;
+      if (this.inFlight.has(row.id)) continue;
+      if (this.busyTargets.has(target) || heldBack.has(target) || (this.perKind.get(row.kind) ?? 0) >= limit) {
+        heldBack.add(target);
+        continue;
       }
+      this.busyTargets.add(target);
+      this.perKind.set(row.kind, (this.perKind.get(row.kind) ?? 0) + 1);
+      const delivery = this.deliver(row)
+        .catch((error) => this.onError(error))
+        .finally(() => {
+          this.inFlight.delete(row.id);
+          this.busyTargets.delete(target);
+          this.perKind.set(row.kind, (this.perKind.get(row.kind) ?? 1) - 1);
+          this.kick();
+        });
+      this.inFlight.set(row.id, delivery);
+    }
+  }
+
+  private async deliver(row: OutboxRecord): Promise<void> {
+    const handler = this.handlers.get(row.kind);
+    try {
+      if (!handler) throw new Error(`no outbox handler for kind "${row.kind}"`);
+      await handler(row);
+      await this.store.outbox.markDelivered(row.id, this.clock.now());
+      this.onSettled(row, 'delivered');
+    } catch (error) {
+      const message = errorMessage(error);
+      const dead = error instanceof PermanentDeliveryError || row.attempts + 1 >= this.options.maxAttempts;
+      const next = this.clock.now() + backoffDelay(row.attempts, this.options, (this.options.random ?? Math.random)());
+      await this.store.outbox.markFailed(row.id, message, next, dead);
+      this.onSettled(row, dead ? 'dead' : 'retry', message);
     }
   }
 }

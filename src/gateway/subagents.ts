@@ -502,6 +502,29 @@ export class Subagents {
     await this.deps.journal({ type: 'subagent.updated', sessionKey: event.parentSessionKey, payload: { subagentId: record.id, childSessionKey: record.sessionKey, completion: 'delivered', mode } });
   }
 
+  /**
+   * A completion whose delivery gave up (its outbox row went dead): the parent is told the truth in a
+   * message of its own, and an orchestrator waiting for it is woken once nothing else is out.
+   */
+  async onCompletionDead(row: OutboxRecord, error: string): Promise<void> {
+    const { store, clock } = this.deps;
+    const event = row.payload as CompletionEvent;
+    const record = await store.subagents.get(event.subagentId);
+    if (!record || record.completion !== 'pending') return;
+    await store.subagents.markCompletion(record.id, 'dead', clock.now());
+    const parent = await store.subagents.getBySession(event.parentSessionKey);
+    const wake = parent?.waiting === true && (await store.subagents.countUndelivered(event.parentSessionKey)) === 0;
+    await this.deps.accept({
+      id: this.deps.ids.next(),
+      sessionKey: event.parentSessionKey,
+      idempotencyKey: `${row.idempotencyKey}:dead`,
+      mode: parent?.waiting && !wake ? 'notify' : 'followup',
+      text: `Your sub-agent ${event.childSessionKey} ended ${record.state}, but its completion event could not be delivered (${error}). Read its result with subagents (action "result") if you need it.`,
+      provenance: { kind: 'system', channel: 'internal', sourceSession: event.childSessionKey, sourceTool: 'sessions_spawn', subagent: { id: record.id, ...(wake ? { wake: true } : {}) } },
+    });
+    await this.deps.journal({ type: 'subagent.updated', sessionKey: event.parentSessionKey, payload: { subagentId: record.id, childSessionKey: record.sessionKey, completion: 'dead', error } });
+  }
+
   /** After a run in a sub-agent's session commits: a sub-agent that ended badly takes its descendants with it. */
   async onRunCommitted(sessionKey: string, status: TerminalRunStatus): Promise<void> {
     if (status === 'succeeded' || status === 'interrupted' || parseSessionKey(sessionKey)?.kind !== 'subagent') return;

@@ -12,10 +12,11 @@ import { SwitchboardError, errorMessage } from '../core/errors.js';
 import { QUEUE_MODES } from '../core/queue-mode.js';
 import { formatPath } from '../config/load.js';
 import type { Gateway } from '../gateway/gateway.js';
-import type { EventRecord } from '../ports.js';
+import type { EventRecord, OutboxStatus } from '../ports.js';
 
 const MAX_BODY_BYTES = 1024 * 1024;
 const MAX_LIMIT = 10_000;
+const OUTBOX_STATUSES: readonly OutboxStatus[] = ['pending', 'delivered', 'dead', 'dropped'];
 
 const sendBody = z.strictObject({
   target: z.string().min(1).optional(),
@@ -129,6 +130,14 @@ export class ControlApi {
     });
     this.route('POST', /^\/v1\/subagents\/([^/]+)\/kill$/, async (_req, _url, [target]) => ({ cancelled: await gw.killSubagent(target) }));
     this.route('POST', /^\/v1\/runs\/([^/]+)\/cancel$/, async (_req, _url, [id]) => ({ cancelled: await gw.cancelRun(id) }));
+    this.route('GET', /^\/v1\/outbox$/, async (_req, url) => {
+      const status = url.searchParams.get('status') ?? undefined;
+      if (status !== undefined && !OUTBOX_STATUSES.includes(status as OutboxStatus)) {
+        throw new SwitchboardError('INVALID_REQUEST', `status: expected one of ${OUTBOX_STATUSES.join(', ')}, got "${status.slice(0, 40)}"`);
+      }
+      return { rows: await gw.listOutbox({ status: status as OutboxStatus | undefined, limit: limit(url) }) };
+    });
+    this.route('POST', /^\/v1\/outbox\/([^/]+)\/(retry|drop)$/, async (_req, _url, [id, action]) => ({ row: await gw.settleDeadOutbox(id, action as 'retry' | 'drop') }));
     this.route('POST', /^\/v1\/send$/, async (request) => {
       const body = parseBody(sendBody, await readJson(request));
       if (body.from) return this.sendAs(body);

@@ -261,6 +261,16 @@ class KyselyOutboxStore implements OutboxStore {
     if (filter.status) query = query.where('status', '=', filter.status);
     return (await query.orderBy('created_at').limit(filter.limit ?? 1000).execute()).map(toOutbox);
   }
+
+  async retry(id: string, now: number): Promise<OutboxRecord | undefined> {
+    const moved = await this.db.updateTable('outbox').set({ status: 'pending', attempts: 0, next_attempt_at: now }).where('id', '=', id).where('status', '=', 'dead').executeTakeFirst();
+    return Number(moved.numUpdatedRows) === 1 ? this.get(id) : undefined;
+  }
+
+  async drop(id: string): Promise<OutboxRecord | undefined> {
+    const moved = await this.db.updateTable('outbox').set({ status: 'dropped' }).where('id', '=', id).where('status', '=', 'dead').executeTakeFirst();
+    return Number(moved.numUpdatedRows) === 1 ? this.get(id) : undefined;
+  }
 }
 
 class KyselyLeaseStore implements LeaseStore {

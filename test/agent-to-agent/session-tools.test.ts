@@ -104,7 +104,7 @@ describe('session tools: targets', () => {
   it('sessions_send names a bad target precisely', async () => {
     gateway = await startTestGateway(config('{ enabled: true }'));
     await expect(gateway.messaging.send(support, { sessionKey: 'expert', message: 'x', timeoutSeconds: 0, idempotencyKey: 'a' })).rejects.toThrow(
-      '"expert" is not a valid session key (expected agent:<agentId>:main, agent:<agentId>:<channel>:direct:<peer>, agent:<agentId>:<channel>:group:<id>, agent:<agentId>:subagent:<id> or agent:<agentId>:a2a:<contextId>)',
+      '"expert" is not a valid session key (expected agent:<agentId>:main, agent:<agentId>:<channel>:direct:<peer>, agent:<agentId>:<channel>:group:<id>, agent:<agentId>:subagent:<id> or agent:<agentId>:a2a:<peer>:<contextId>)',
     );
     await expect(gateway.messaging.send(support, { agentId: 'nobody', message: 'x', timeoutSeconds: 0, idempotencyKey: 'b' })).rejects.toThrow('unknown agent "nobody" (configured agents: support, expert)');
     await expect(gateway.messaging.send(support, { message: 'x', timeoutSeconds: 0, idempotencyKey: 'c' })).rejects.toThrow(

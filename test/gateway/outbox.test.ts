@@ -76,4 +76,32 @@ describe('outbox dispatcher failures', () => {
     expect(errors).toEqual(['Error: database is locked', 'Error: database is locked']);
     expect(delivered).toBe(1);
   });
+
+  it('outbox: a slow target holds back only itself; each target\'s rows go one at a time, in order', async () => {
+    store = await SqliteStore.open({ path: ':memory:' });
+    dispatcher = new OutboxDispatcher(store, clock, { maxAttempts: 3, baseDelayMs: 1, maxDelayMs: 1, pollMs: 5, concurrencyPerKind: 4 });
+    let release!: () => void;
+    const slow = new Promise<void>((resolve) => (release = resolve));
+    const order: string[] = [];
+    let running = 0;
+    let maxRunningSlow = 0;
+    dispatcher.register('hook', async (row) => {
+      if (row.target === 'slow') {
+        running += 1;
+        maxRunningSlow = Math.max(maxRunningSlow, running);
+        await slow;
+        running -= 1;
+      }
+      order.push(`${row.target}:${(row.payload as { n: number }).n}`);
+    });
+    for (let n = 1; n <= 3; n += 1) await store.outbox.add({ id: `s${n}`, kind: 'hook', target: 'slow', payload: { n }, idempotencyKey: `s:${n}` }, now);
+    for (let n = 1; n <= 3; n += 1) await store.outbox.add({ id: `f${n}`, kind: 'hook', target: 'fast', payload: { n }, idempotencyKey: `f:${n}` }, now);
+    dispatcher.start();
+    await until(async () => order.length === 3);
+    expect(order).toEqual(['fast:1', 'fast:2', 'fast:3']);
+    release();
+    await until(async () => order.length === 6);
+    expect(order.slice(3)).toEqual(['slow:1', 'slow:2', 'slow:3']);
+    expect(maxRunningSlow).toBe(1);
+  });
 });

@@ -247,6 +247,19 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
       expect((await store.events.list({ sessionKey: S })).map((e) => e.payload)).toEqual([{ x: 1 }]);
     });
 
+    it('outbox: only a dead row can be retried (pending again, attempts reset, due now) or dropped', async () => {
+      const row = await store.outbox.add({ id: id('ob'), kind: 'k', target: 't', payload: {}, idempotencyKey: 'dead-one' }, 1000);
+      expect(await store.outbox.retry(row.id, 2000)).toBeUndefined();
+      expect(await store.outbox.drop(row.id)).toBeUndefined();
+      await store.outbox.markFailed(row.id, 'gone', 3000, true);
+      expect(await store.outbox.retry(row.id, 4000)).toMatchObject({ status: 'pending', attempts: 0, nextAttemptAt: 4000, lastError: 'gone' });
+      expect((await store.outbox.listDue(4000, 10)).map((due) => due.id)).toEqual([row.id]);
+      await store.outbox.markFailed(row.id, 'gone again', 5000, true);
+      expect(await store.outbox.drop(row.id)).toMatchObject({ status: 'dropped' });
+      expect(await store.outbox.retry(row.id, 6000)).toBeUndefined();
+      expect((await store.outbox.list({ status: 'dropped' })).map((listed) => listed.id)).toEqual([row.id]);
+    });
+
     function newExchange(exchangeId = id('ex')) {
       return {
         id: exchangeId, conversationId: 'conv-1', hop: 1, requesterSession: S, requesterAgent: 'support',
