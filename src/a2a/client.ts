@@ -12,6 +12,7 @@ import { ClientFactory, DefaultAgentCardResolver, JsonRpcTransportFactory, RestT
 import type { SwitchboardConfig } from '../config/schema.js';
 import { SwitchboardError, errorMessage } from '../core/errors.js';
 import { agentToAgentAllowed } from '../core/session-access.js';
+import { backoffDelay } from '../gateway/outbox.js';
 import { guardedFetch } from './outbound-guard.js';
 import type { Clock, NewInput, NewOutboxRow, OutboxRecord, RemoteTaskRecord, Store } from '../ports.js';
 
@@ -275,17 +276,7 @@ export class A2AClientService {
     for (let attempt = 0; !SETTLED.has(current.status?.state ?? 0); attempt += 1) {
       const left = deadline - this.deps.clock.now();
       if (left <= 0 || signal?.aborted || this.stopped) return current;
-      const delay = Math.min(this.deps.config.a2a.client.maxPollSeconds * 1000, 1000 * 2 ** attempt) * (0.5 + (this.deps.random ?? Math.random)() / 2);
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(done, Math.min(delay, left));
-        function done() {
-          clearTimeout(timer);
-          resolve();
-        }
-        // A push notification for the task cuts the pause short.
-        this.wakers.set(task.id, done);
-      });
-      this.wakers.delete(task.id);
+      await this.pause(task.id, Math.min(this.backoff(attempt), left));
       try {
         current = await client.getTask({ tenant: '', id: task.id, historyLength: 0 });
       } catch (error) {
@@ -293,6 +284,25 @@ export class A2AClientService {
       }
     }
     return current;
+  }
+
+  /** The pause before attempt `attempt + 1`: 1 s doubling to a2a.client.maxPollSeconds, with jitter (the outbox's backoff). */
+  private backoff(attempt: number): number {
+    return backoffDelay(attempt, { baseDelayMs: 1000, maxDelayMs: this.deps.config.a2a.client.maxPollSeconds * 1000 }, (this.deps.random ?? Math.random)());
+  }
+
+  /** Waits `ms`, or less when a push notification for the task arrives or the client stops. */
+  private pause(taskId: string, ms: number): Promise<void> {
+    return new Promise<void>((resolve) => {
+      const timer = setTimeout(done, ms);
+      const wakers = this.wakers;
+      function done() {
+        clearTimeout(timer);
+        if (wakers.get(taskId) === done) wakers.delete(taskId);
+        resolve();
+      }
+      wakers.set(taskId, done);
+    });
   }
 
   private async record(
@@ -388,15 +398,36 @@ export class A2AClientService {
     void (async () => {
       const entry = this.deps.config.a2a.remoteAgents.find((candidate) => candidate.id === row.remote);
       const target = entry ? this.resolveEntry(entry) : { url: row.remote, headers: {}, guarded: !this.deps.config.a2a.client.allowPrivateTargets };
-      const client = await this.client(target);
-      await this.registerPush(client, row);
-      let task = await client.getTask({ tenant: '', id: row.taskId, historyLength: 0 });
-      while (!SETTLED.has(task.status?.state ?? 0) && !controller.signal.aborted) {
-        task = await this.poll(client, task, Number.MAX_SAFE_INTEGER, controller.signal);
+      // Every follow has a deadline, and a failure (the remote down, a refused card) is retried with backoff.
+      const deadline = row.createdAt + this.deps.config.a2a.client.followTimeoutSeconds * 1000;
+      let task: Task | undefined;
+      for (let attempt = 0; !controller.signal.aborted && this.deps.clock.now() < deadline; attempt += 1) {
+        try {
+          const client = await this.client(target);
+          if (attempt === 0 || !row.pushToken) await this.registerPush(client, row);
+          task = await client.getTask({ tenant: '', id: row.taskId, historyLength: 0 });
+          task = await this.poll(client, task, deadline, controller.signal);
+          break;
+        } catch (error) {
+          this.deps.log(`a2a follow of task ${row.taskId} on ${row.remote}: ${errorMessage(error)}; trying again`);
+          await this.pause(row.taskId, Math.min(this.backoff(attempt), Math.max(0, deadline - this.deps.clock.now())));
+        }
       }
       if (controller.signal.aborted) return;
-      await this.record(task, row.remote, row.sessionKey, 'followed');
-      await this.deps.enqueue(this.resultRow(row.remote, row.sessionKey, summarizeTask(task)));
+      if (task && SETTLED.has(task.status?.state ?? 0)) {
+        await this.record(task, row.remote, row.sessionKey, 'followed');
+        await this.deps.enqueue(this.resultRow(row.remote, row.sessionKey, summarizeTask(task)));
+        return;
+      }
+      // Past the deadline: the session is told the truth rather than left waiting for a result forever.
+      await this.deps.enqueue(
+        this.resultRow(row.remote, row.sessionKey, {
+          state: task ? stateName(task.status?.state) : 'unknown',
+          taskId: row.taskId,
+          contextId: row.contextId,
+          text: `stopped following the task after ${this.deps.config.a2a.client.followTimeoutSeconds}s (a2a.client.followTimeoutSeconds) without a final result; ask for it with a2a_get_task`,
+        }),
+      );
     })()
       .catch((error) => this.deps.log(`a2a follow of task ${row.taskId}: ${errorMessage(error)}; resumed at the next start`))
       .finally(() => {

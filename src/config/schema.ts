@@ -255,6 +255,8 @@ export const configSchema = z.strictObject({
           allowPrivateTargets: z.boolean().default(false),
           /** The longest pause between two polls of a remote task. */
           maxPollSeconds: positiveInt.default(30),
+          /** How long a remote task is followed in the background before the session is told it was given up. */
+          followTimeoutSeconds: positiveInt.default(86_400),
           /** The base URL remotes post push notifications to; default a2a.server.publicUrl, else the listen address. */
           callbackUrl: z.url().optional(),
         })

@@ -21,11 +21,13 @@ const text = (value: string) => ({ content: { $case: 'text' as const, value }, m
 class ReferenceExecutor implements AgentExecutor {
   private readonly held = new Map<string, () => void>();
   authorizations: (string | undefined)[] = [];
+  messageIds: string[] = [];
   /** Cut every response still open after 300 ms, as a proxy dropping a stream would. */
   dropStreams = false;
 
   async execute(context: Parameters<AgentExecutor['execute']>[0], bus: ExecutionEventBus): Promise<void> {
     const { taskId, contextId } = context;
+    this.messageIds.push(context.userMessage.messageId);
     const said = context.userMessage.parts.map((part) => (part.content?.$case === 'text' ? part.content.value : '')).join('');
     const agentMessage = (value: string): Message => ({ messageId: `${taskId}-${Date.now()}`, contextId, taskId, role: Role.ROLE_AGENT, parts: [text(value)], metadata: {}, extensions: [], referenceTaskIds: [] });
     if (!context.task) bus.publish(AgentEvent.task({ id: taskId, contextId, status: { state: TaskState.TASK_STATE_SUBMITTED, message: undefined, timestamp: now() }, artifacts: [], history: [context.userMessage], metadata: {} }));
@@ -109,7 +111,7 @@ afterEach(async () => {
   if (gateway) await stopTestGateway(gateway);
 });
 
-const config = () => `{
+const config = (client = '') => `{
   tools: { agentToAgent: { enabled: true, allow: ["caller", "brief", "ref", "polled", "pushy"] } },
   a2a: {
     remoteAgents: [
@@ -118,7 +120,7 @@ const config = () => `{
       { id: "blocked", url: "${streamingRef.url}" },
       { id: "pushy", url: "${pushyRef.url}" },
     ],
-    client: { maxPollSeconds: 1 },
+    client: { maxPollSeconds: 1 ${client} },
   },
   agents: { list: [{ id: "caller", model: "scripted/c" }, { id: "brief", model: "scripted/c", timeoutSeconds: 1 }] },
   models: { providers: { scripted: { type: "scripted", models: { c: { rules: [
@@ -131,6 +133,7 @@ const config = () => `{
       { toolCalls: [{ tool: "a2a_send", args: { agentId: "ref", message: "slow second", timeoutSeconds: 30 } }] },
       { text: "never" },
     ] },
+    { match: "^park", steps: [{ toolCalls: [{ tool: "a2a_send", args: { agentId: "ref", message: "hold forever", timeoutSeconds: 0 } }] }, { text: "parked {{tool.a2a_send.state}}" }] },
     { match: "^later", steps: [{ toolCalls: [{ tool: "a2a_send", args: { agentId: "ref", message: "slow job", timeoutSeconds: 0.2 } }] }, { text: "{{tool.a2a_send.state}}" }] },
     { match: "^hold and cancel", steps: [
       { toolCalls: [{ tool: "a2a_send", args: { agentId: "ref", message: "hold on", timeoutSeconds: 0 } }] },
@@ -231,6 +234,23 @@ describe('A2A client: the a2a_* tools against SDK reference servers', () => {
   it('a2a_cancel cancels the remote task', async () => {
     gateway = await startTestGateway(config());
     expect(await ask('hold and cancel')).toBe('canceled');
+  });
+
+  it('a2a_send sends the call\'s ledger key as the A2A messageId, so a rerun\'s resend can be deduped by the remote', async () => {
+    gateway = await startTestGateway(config());
+    const before = streamingExecutor.messageIds.length;
+    await ask('send ref quick keyed');
+    const [call] = (await gateway.store.toolCalls.list({ sessionKey: 'agent:caller:main' })).filter((row) => row.tool === 'a2a_send');
+    expect(streamingExecutor.messageIds.slice(before)).toEqual([call.key]);
+  });
+
+  it('a followed task that never settles is given up after a2a.client.followTimeoutSeconds, and the session is told', async () => {
+    gateway = await startTestGateway(config(', followTimeoutSeconds: 1'));
+    expect(await ask('park it')).toBe('parked timeout');
+    const told = await waitUntil('the session was told', async () =>
+      (await gateway.store.inputs.list({ sessionKey: 'agent:caller:main' })).find((input) => input.text.includes('stopped following')),
+    10_000);
+    expect(told.text).toMatch(/^\[the result of your a2a_send to ref: task \S+ is working\]\nstopped following the task after 1s \(a2a.client.followTimeoutSeconds\) without a final result; ask for it with a2a_get_task$/);
   });
 
   it('a remote agent outside tools.agentToAgent.allow is refused by the policy', async () => {
