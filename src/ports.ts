@@ -489,6 +489,8 @@ export interface RemoteTaskRecord {
   waiterRunId: string | null;
   /** The settled result (the a2a_send answer), kept until it is surely in the session. */
   result: unknown;
+  /** The messageId a2a_send created the task with (the tool-call ledger's key): a rerun finds the task by it. */
+  messageId?: string | null;
   createdAt: number;
   updatedAt: number;
 }
@@ -524,6 +526,7 @@ export interface A2ATaskStore {
   /** Tasks this gateway's agents gave remote A2A agents, followed until their result is delivered. */
   saveRemoteTask(task: RemoteTaskRecord, now: number): Promise<void>;
   getRemoteTask(taskId: string): Promise<RemoteTaskRecord | undefined>;
+  findRemoteTaskByMessage(messageId: string): Promise<RemoteTaskRecord | undefined>;
   listRemoteTasks(filter: { states: RemoteTaskRecord['state'][]; waiterRunId?: string }): Promise<RemoteTaskRecord[]>;
   /** The per-task replay log: messages, state changes, push delivery attempts. */
   appendEvent(taskId: string, type: string, detail: unknown, now: number): Promise<void>;

@@ -183,6 +183,9 @@ export class A2AClientService {
     request: { message: string; timeoutSeconds: number; messageId?: string; contextId?: string; taskId?: string; signal?: AbortSignal },
   ): Promise<RemoteResult | { state: 'timeout'; taskId: string; contextId: string; note: string }> {
     const target = this.resolve(requester.agentId, ref);
+    // A rerun of the same call (same ledger key): pick up the task the first attempt made, send nothing.
+    const earlier = request.messageId ? await this.deps.store.a2aTasks.findRemoteTaskByMessage(request.messageId) : undefined;
+    if (earlier) return this.resume(earlier);
     const client = await this.client(target);
     const card = await client.getAgentCard();
     const message: Message = {
@@ -210,7 +213,7 @@ export class A2AClientService {
             const known = task !== undefined;
             task = await this.apply(client, task, event as { payload?: { $case: string; value: unknown } });
             if (task && !known) {
-              await this.record(task, target.remote, requester.sessionKey, 'waiting', { waiterRunId: requester.runId ?? null });
+              await this.record(task, target.remote, requester.sessionKey, 'waiting', { waiterRunId: requester.runId ?? null, messageId: message.messageId });
               clearTimeout(timer);
               timer = setTimeout(abortStream, Math.max(0, deadline - this.deps.clock.now()));
             }
@@ -229,7 +232,7 @@ export class A2AClientService {
       request.signal?.removeEventListener('abort', abortStream);
     }
     if (!task) throw new SwitchboardError('MODEL_PROVIDER_ERROR', `remote agent "${target.remote}" did not create a task for the message`);
-    await this.record(task, target.remote, requester.sessionKey, 'waiting', { waiterRunId: requester.runId ?? null });
+    await this.record(task, target.remote, requester.sessionKey, 'waiting', { waiterRunId: requester.runId ?? null, messageId: message.messageId });
     if (!SETTLED.has(task.status?.state ?? 0) && this.deps.clock.now() < deadline && !request.signal?.aborted) {
       task = await this.poll(client, task, deadline, request.signal);
     }
@@ -247,6 +250,20 @@ export class A2AClientService {
       contextId: task.contextId,
       note: `the remote task is still ${stateName(task.status?.state)}; its result will arrive in this session as a message`,
     };
+  }
+
+  /**
+   * The same a2a_send again (a rerun after a crash): nothing is sent. The first attempt's result reaches
+   * the session as a message (recovery delivers a result its run never committed, and the follower a
+   * result that comes later), so the rerun is told where it is instead of getting it a second time.
+   */
+  private resume(row: RemoteTaskRecord): { state: 'timeout'; taskId: string; contextId: string; note: string } {
+    const base = { state: 'timeout' as const, taskId: row.taskId, contextId: row.contextId };
+    if (row.state === 'delivered' || row.state === 'returned') {
+      return { ...base, note: 'this message was sent before (the same call, before a restart); its result is delivered to this session as a message' };
+    }
+    this.follow(row);
+    return { ...base, note: 'this message was sent before (the same call, before a restart) and the remote task is still being followed; its result will arrive in this session as a message' };
   }
 
   /** Folds one stream event into what is known of the task. */
@@ -310,7 +327,7 @@ export class A2AClientService {
     remote: string,
     sessionKey: string,
     state: RemoteTaskRecord['state'],
-    changes: Partial<Pick<RemoteTaskRecord, 'pushToken' | 'waiterRunId' | 'result'>> = {},
+    changes: Partial<Pick<RemoteTaskRecord, 'pushToken' | 'waiterRunId' | 'result' | 'messageId'>> = {},
   ): Promise<void> {
     const now = this.deps.clock.now();
     const existing = await this.deps.store.a2aTasks.getRemoteTask(task.id);

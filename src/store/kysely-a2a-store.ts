@@ -33,6 +33,7 @@ function toRemoteTask(row: Selectable<A2ARemoteTasksTable>): RemoteTaskRecord {
     pushToken: row.push_token,
     waiterRunId: row.waiter_run_id,
     result: parse(row.result),
+    messageId: row.message_id,
     createdAt: num(row.created_at),
     updatedAt: num(row.updated_at),
   };
@@ -157,6 +158,7 @@ export class KyselyA2ATaskStore implements A2ATaskStore {
         push_token: task.pushToken,
         waiter_run_id: task.waiterRunId,
         result: task.result === null || task.result === undefined ? null : json(task.result),
+        message_id: task.messageId ?? null,
         created_at: now,
         updated_at: now,
       })
@@ -167,10 +169,17 @@ export class KyselyA2ATaskStore implements A2ATaskStore {
           push_token: task.pushToken,
           waiter_run_id: task.waiterRunId,
           result: task.result === null || task.result === undefined ? null : json(task.result),
+          // Set once, by the send that made the task; later saves keep it.
+          message_id: (eb) => eb.fn.coalesce('a2a_remote_tasks.message_id', eb.val(task.messageId ?? null)),
           updated_at: now,
         }),
       )
       .execute();
+  }
+
+  async findRemoteTaskByMessage(messageId: string): Promise<RemoteTaskRecord | undefined> {
+    const row = await this.db.selectFrom('a2a_remote_tasks').selectAll().where('message_id', '=', messageId).executeTakeFirst();
+    return row ? toRemoteTask(row) : undefined;
   }
 
   async getRemoteTask(taskId: string): Promise<RemoteTaskRecord | undefined> {

@@ -269,6 +269,9 @@ function migrations(dialect: SqlDialectName): Record<string, Migration> {
         await db.schema.alterTable('a2a_tasks').addColumn('first_message_id', 'varchar(256)').execute();
         await db.schema.alterTable('a2a_tasks').addColumn('status_at', 'bigint').execute();
         await db.schema.createIndex('a2a_tasks_first_message').on('a2a_tasks').columns(['agent_id', 'owner', 'first_message_id']).execute();
+        // a2a_send: a rerun finds the remote task its first attempt's message made, instead of sending again.
+        await db.schema.alterTable('a2a_remote_tasks').addColumn('message_id', 'varchar(256)').execute();
+        await db.schema.createIndex('a2a_remote_tasks_message').on('a2a_remote_tasks').column('message_id').execute();
         // Sliding-window rate limits kept in the store, so they survive restarts and hold across gateways.
         await db.schema
           .createTable('rate_marks')

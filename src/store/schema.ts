@@ -158,6 +158,7 @@ export interface A2ARemoteTasksTable {
   result: string | null;
   created_at: number;
   updated_at: number;
+  message_id: string | null;
 }
 
 export interface SubagentsTable {
