@@ -91,7 +91,7 @@ describe('config defaults', () => {
     });
     expect(config.recovery).toEqual({ retryInterrupted: 1 });
     expect(config.watchdog).toEqual({ intervalMs: 5000, stallMs: 30_000 });
-    expect(config.outbox).toEqual({ maxAttempts: 10, baseDelayMs: 500, maxDelayMs: 300_000 });
+    expect(config.outbox).toEqual({ maxAttempts: 10, baseDelayMs: 500, maxDelayMs: 300_000, concurrencyPerKind: 8 });
     expect(config.session).toEqual({ agentToAgent: { maxPingPongTurns: 5, maxHops: 8, maxSendsPerMinute: 30 } });
     expect(config.agents.defaults).toMatchObject({ maxSteps: 16, historyLimit: 200, timeoutSeconds: 600, tools: {}, subagents: { maxSpawnDepth: 1 } });
     // A section given in part keeps the defaults of the keys it leaves out.
