@@ -87,6 +87,17 @@ export function jsonRpcEdge(): express.RequestHandler[] {
       if (V1_METHODS.has(method) && !request.headers['a2a-version']) request.headers['a2a-version'] = '1.0';
       const problem = paramsProblem(method, body.params);
       if (problem) return rpcError(response, body.id, INVALID_PARAMS, problem, STREAMING.has(method));
+      if (STREAMING.has(method)) {
+        // The SDK answers an error found before the stream starts (an unknown task, say) as plain JSON;
+        // a streaming caller reads events, so it gets the same error as one.
+        const json = response.json.bind(response);
+        response.json = (payload: unknown) => {
+          const error = isObject(payload) && isObject(payload.error) ? payload.error : undefined;
+          if (!error || response.headersSent) return json(payload);
+          rpcError(response, (payload as Json).id, Number(error.code), String(error.message), true);
+          return response;
+        };
+      }
       next();
     },
   ];

@@ -64,6 +64,13 @@ describe('A2A edge: JSON-RPC requests checked before the SDK', () => {
     expect(response.text).toBe(`data: ${JSON.stringify({ jsonrpc: '2.0', id: 7, error: { code: -32602, message: 'params.message.parts must hold at least one part' } })}\n\n`);
   });
 
+  it("an error the SDK finds before a stream starts (an unknown task) also comes as a Server-Sent Event", async () => {
+    const response = await rpc(call('SubscribeToTask', { id: 'no-such-task' }, 8));
+    expect(response.type).toContain('text/event-stream');
+    const event = JSON.parse(response.text.replace(/^data: /, ''));
+    expect(event).toMatchObject({ jsonrpc: '2.0', id: 8, error: { code: -32001 } });
+  });
+
   it('v1.0 method names are served as v1.0 without an A2A-Version header', async () => {
     const response = await rpc(call('SendMessage', { message: message('no header') }), {});
     expect(JSON.parse(response.text).result.task.artifacts[0].parts[0].text).toBe('echo: no header');
