@@ -10,7 +10,6 @@ import BetterSqlite3 from 'better-sqlite3';
 import { parseConfigText } from '../src/config/load.js';
 import { Gateway } from '../src/gateway/gateway.js';
 import { SqliteStore, type SqliteSynchronous } from '../src/store/sqlite/sqlite-store.js';
-import type { Store, ToolCallRecord, ToolCallStore } from '../src/ports.js';
 
 const quick = process.argv.includes('--quick');
 const ROOT = resolve(import.meta.dirname, '..');
@@ -152,10 +151,8 @@ async function agentToAgent(count: number, pingPong: number, sdkCallMs: number, 
     '/bench-a2a.json5',
     {},
   );
-  const sqlite = await SqliteStore.open({ path: join(tmp(), 'a2a.db'), synchronous: 'FULL' });
-  // Without the ledger's writes: the same store with the tool-call ledger in memory, for the A/B below.
-  const store: Store = ledger ? sqlite : { ...sqlite, toolCalls: memoryToolCalls(), close: () => sqlite.close() };
-  const gateway = await Gateway.start({ config, store, gatewayId: 'bench' });
+  const store = await SqliteStore.open({ path: join(tmp(), 'a2a.db'), synchronous: 'FULL' });
+  const gateway = await Gateway.start({ config, store, gatewayId: 'bench', withoutToolLedger: !ledger });
   const exchangeDone = async (requester: string) => {
     for (;;) {
       const [exchange] = await gateway.listExchanges({ sessionKey: requester });
@@ -189,34 +186,10 @@ async function agentToAgent(count: number, pingPong: number, sdkCallMs: number, 
   return { p50, p99: percentile(latencies, 99), overheadP50: p50 - callsP50 * sdkCallMs, overheadP99: percentile(latencies, 99) - callsP50 * sdkCallMs, calls: callsP50, maxCalls: Math.max(...calls), promptChars: percentile(prompt, 50), maxPreamble };
 }
 
-/** A tool-call ledger that writes nothing durable: what the ledger costs is the difference to the real one. */
-function memoryToolCalls(): ToolCallStore {
-  const rows = new Map<string, ToolCallRecord>();
-  return {
-    async begin(call, now) {
-      const existing = rows.get(call.key);
-      if (existing) return { record: existing, created: false };
-      const record: ToolCallRecord = { ...call, firstRunId: call.runId, state: 'started', result: null, divergedFrom: null, calls: 1, createdAt: now, updatedAt: now };
-      rows.set(call.key, record);
-      return { record, created: true };
-    },
-    async complete(key, _runId, result) {
-      const row = rows.get(key);
-      if (row) Object.assign(row, { state: 'completed', result });
-    },
-    async get(key) {
-      return rows.get(key);
-    },
-    async list() {
-      return [...rows.values()];
-    },
-  };
-}
-
 /**
  * The tool-call ledger's cost on the waited agent-to-agent send (one sessions_send per exchange): the
- * same benchmark with and without the ledger's store writes, alternated in rounds so that drift in the
- * machine's speed hits both alike.
+ * same benchmark with and without the ledger, alternated in rounds so that drift in the machine's speed
+ * hits both alike.
  */
 async function ledgerCost(count: number, sdkCallMs: number) {
   const withLedger: number[] = [];
@@ -370,7 +343,7 @@ async function main() {
   }
   const ledger = await ledgerCost(quick ? 30 : 200, floor);
   lines.push(
-    `tool-call ledger on the waited sessions_send (ping-pong 0, until the exchange is done): p50 ${fmt(ledger.withMs)} ms with it, ${fmt(ledger.withoutMs)} ms without its writes; ratio ${fmt(ledger.ratio)} (target <= 1.10)`,
+    `tool-call ledger on the waited sessions_send (ping-pong 0, until the exchange is done): p50 ${fmt(ledger.withMs)} ms with it, ${fmt(ledger.withoutMs)} ms without it; ratio ${fmt(ledger.ratio)} (target <= 1.10)`,
   );
   const sub = await subagents(quick ? 30 : 300, quick ? 100 : 1000, floor);
   lines.push(

@@ -148,7 +148,7 @@ export interface InputStore {
    * only while the window holds fewer than `max` writes, and counts as one.
    */
   enqueue(input: NewInput, now: number): Promise<{ input: InputRecord; created: boolean }>;
-  enqueue(input: NewInput, now: number, rate: RateLimit): Promise<{ input: InputRecord; created: boolean } | LimitReached>;
+  enqueue(input: NewInput, now: number, guards: { rate: RateLimit; call?: NewToolCall }): Promise<{ input: InputRecord; created: boolean } | LimitReached>;
   get(id: string): Promise<InputRecord | undefined>;
   getByIdempotencyKey(idempotencyKey: string): Promise<InputRecord | undefined>;
   listQueued(sessionKey: string): Promise<InputRecord[]>;
@@ -268,6 +268,8 @@ export interface RunCommit {
   events: NewEvent[];
   /** Set when the run's session is a sub-agent's: the store settles it (or freezes its answer) in the same transaction. */
   subagent?: { id: string; error: string | null; maxResultChars: number };
+  /** The run's side-effecting tool calls and their results, recorded in the ledger. */
+  toolCalls?: SettledToolCall[];
 }
 
 export interface RunStore {
@@ -411,8 +413,11 @@ export interface ExchangeStore {
    * the existing pair with `created: false` and writes nothing.
    */
   open(exchange: NewExchange, input: NewInput, now: number): Promise<{ exchange: ExchangeRecord; input: InputRecord; created: boolean }>;
-  /** With `rate`: a new exchange is opened only while the window allows one more (a repeat is never counted). */
-  open(exchange: NewExchange, input: NewInput, now: number, rate: RateLimit): Promise<{ exchange: ExchangeRecord; input: InputRecord; created: boolean } | LimitReached>;
+  /**
+   * With `rate`: a new exchange is opened only while the window allows one more (a repeat is never
+   * counted). With `call`: the tool call that opens it is recorded in the ledger in the same transaction.
+   */
+  open(exchange: NewExchange, input: NewInput, now: number, guards: { rate: RateLimit; call?: NewToolCall }): Promise<{ exchange: ExchangeRecord; input: InputRecord; created: boolean } | LimitReached>;
   get(id: string): Promise<ExchangeRecord | undefined>;
   /**
    * Compare-and-set: applies `changes` only while the row still has one of the `from` reply states
@@ -629,8 +634,11 @@ export interface SubagentStore {
    * (parentSession, correlationId) returns the existing sub-agent with `created: false` and writes nothing.
    */
   spawn(subagent: NewSubagent, task: NewInput, now: number): Promise<{ subagent: SubagentRecord; created: boolean }>;
-  /** With `limits`: counted in the same transaction, so concurrent spawns never pass `maxLive` (a repeat is never refused). */
-  spawn(subagent: NewSubagent, task: NewInput, now: number, limits: SpawnLimits): Promise<{ subagent: SubagentRecord; created: boolean } | SpawnRefused>;
+  /**
+   * With `limits`: counted in the same transaction, so concurrent spawns never pass `maxLive` (a repeat is
+   * never refused). With `call`: the tool call that spawns is recorded in the ledger in the same transaction.
+   */
+  spawn(subagent: NewSubagent, task: NewInput, now: number, limits: SpawnLimits & { call?: NewToolCall }): Promise<{ subagent: SubagentRecord; created: boolean } | SpawnRefused>;
   get(id: string): Promise<SubagentRecord | undefined>;
   getBySession(sessionKey: string): Promise<SubagentRecord | undefined>;
   findByCorrelation(parentSession: string, correlationId: string): Promise<SubagentRecord | undefined>;
@@ -690,21 +698,23 @@ export interface ToolCallRecord extends ToolCallPosition {
 }
 
 /**
- * The tool-call ledger (ARCHITECTURE.md section 4.6). Contract: `begin` is committed before the call's
- * effect, and the effect itself is written under `key` as its idempotency key, so a retry at the same
- * position finds both and causes no second effect.
+ * The tool-call ledger (ARCHITECTURE.md section 4.6). Rows are written inside transactions that happen
+ * anyway: a call with an effect in the store is recorded in the effect's own transaction (the input, the
+ * exchange, the spawn), and every call's result in the run's commit (`RunCommit.toolCalls`). The effect
+ * itself is written under the call's key as its idempotency key, so a retry at the same position finds
+ * it and causes no second effect.
  */
 export interface ToolCallStore {
-  /**
-   * Records a call. A call already recorded under `key` is returned with `created: false` and its count
-   * raised. A new call at a position that holds another call records which one it diverged from.
-   */
-  begin(call: NewToolCall, now: number): Promise<{ record: ToolCallRecord; created: boolean }>;
-  /** Records the call's result; the latest one stands (a resumed call only learns more). */
-  complete(key: string, runId: string, result: unknown, now: number): Promise<void>;
   get(key: string): Promise<ToolCallRecord | undefined>;
   /** Oldest first. */
   list(filter: { sessionKey?: string; runId?: string; limit?: number }): Promise<ToolCallRecord[]>;
+}
+
+/** A call's outcome, written with the run's commit. `rerun`: an earlier run had made the same call. */
+export interface SettledToolCall {
+  call: NewToolCall;
+  result: unknown;
+  rerun: boolean;
 }
 
 export interface Store {

@@ -44,6 +44,8 @@ export interface GatewayDeps {
   /** The data directory, for sub-agent worktrees (`<dataDir>/worktrees`). */
   dataDir?: string;
   log?: (level: 'info' | 'warn' | 'error', message: string, fields?: Record<string, unknown>) => void;
+  /** Benchmarks only, to measure what the tool-call ledger costs: calls are keyed by tool-call id and not recorded. */
+  withoutToolLedger?: boolean;
 }
 
 export interface SendRequest {
@@ -185,6 +187,7 @@ export class Gateway {
       tools: this.tools,
       promptFiles: new PromptFileCache(),
       bus: this.bus,
+      toolLedger: !deps.withoutToolLedger,
       afterCommit: () => {
         void this.journal.kick();
         this.outbox.kick();

@@ -9,7 +9,7 @@ import type { QueueMode } from '../core/queue-mode.js';
 import { checkSessionAccess, type AccessAction, type AccessPolicy, agentToAgentAllowed, effectiveVisibility, sandboxedBy } from '../core/session-access.js';
 import { mainSessionKey, parseSessionKey, type SessionKind } from '../core/session-key.js';
 import type { SwitchboardConfig } from '../config/schema.js';
-import type { Clock, ExchangeRecord, IdGenerator, InputRecord, LimitReached, NewInput, Provenance, RateLimit, SessionRecord, Store, TranscriptEntry } from '../ports.js';
+import type { Clock, ExchangeRecord, IdGenerator, InputRecord, LimitReached, NewInput, NewToolCall, Provenance, RateLimit, SessionRecord, Store, TranscriptEntry } from '../ports.js';
 import { apiWaiterId, isApiWaiter } from './exchanges.js';
 import type { AgentRegistry } from './registry.js';
 
@@ -33,8 +33,10 @@ export interface AgentSendRequest extends TargetRef {
   mode?: QueueMode;
   /** 0 = return at once; the reply is delivered into the requester's session when it comes. */
   timeoutSeconds: number;
-  /** Dedupes the send across retries and restarts; scoped to the requester session. */
+  /** Dedupes the send across retries and restarts; scoped to the requester and target sessions. */
   idempotencyKey: string;
+  /** The tool call making the send, recorded in the ledger in the same transaction as the message. */
+  call?: NewToolCall;
   signal?: AbortSignal;
 }
 
@@ -185,7 +187,7 @@ export class AgentMessaging {
     const mode = request.mode ?? 'followup';
     if (mode === 'notify') {
       // Stored without a run (Codex send_message): no reply will come, so there is no exchange.
-      const stored = await this.deps.store.inputs.enqueue({ id: this.deps.ids.next(), sessionKey: target.sessionKey, idempotencyKey, mode, text: message, provenance }, this.deps.clock.now(), rate);
+      const stored = await this.deps.store.inputs.enqueue({ id: this.deps.ids.next(), sessionKey: target.sessionKey, idempotencyKey, mode, text: message, provenance }, this.deps.clock.now(), { rate, call: request.call });
       if ('limited' in stored) throw this.rateLimited(requester.sessionKey, target.sessionKey, stored.limited);
       const { input } = stored;
       if (stored.created) this.deps.wake(target.sessionKey);
@@ -209,7 +211,7 @@ export class AgentMessaging {
       },
       { id: this.deps.ids.next(), sessionKey: target.sessionKey, idempotencyKey, mode, text: message, provenance: { ...provenance, exchange: { id: exchangeId, step: 'request', maxTurns: settings.maxPingPongTurns, role: 'target' } } },
       this.deps.clock.now(),
-      rate,
+      { rate, call: request.call },
     );
     if ('limited' in opened) throw this.rateLimited(requester.sessionKey, target.sessionKey, opened.limited);
     let exchange = opened.exchange;

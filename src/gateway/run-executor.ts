@@ -6,7 +6,7 @@ import { APICallError, type LanguageModelV3 } from '@ai-sdk/provider';
 import { jsonSchema, stepCountIs, streamText, tool, type ModelMessage, type ToolSet } from 'ai';
 import { errorMessage } from '../core/errors.js';
 import { statusForAbort, type AbortReason, type TerminalRunStatus } from '../core/run-status.js';
-import type { RunUsage } from '../ports.js';
+import type { NewToolCall, RunUsage } from '../ports.js';
 import type { GatewayTool, ToolContext } from '../tools/types.js';
 import { throughLedger, type LedgerDeps } from './tool-ledger.js';
 
@@ -15,7 +15,7 @@ export interface ExecuteRunOptions {
   system: string;
   messages: ModelMessage[];
   tools: readonly GatewayTool[];
-  toolContext: Omit<ToolContext, 'toolCallId' | 'idempotencyKey' | 'signal'>;
+  toolContext: Omit<ToolContext, 'toolCallId' | 'idempotencyKey' | 'call' | 'signal'>;
   /** Where side-effecting calls are recorded; without it their key is the tool-call id. */
   ledger?: LedgerDeps;
   maxSteps: number;
@@ -51,8 +51,8 @@ export async function executeRun(options: ExecuteRunOptions): Promise<ExecutedRu
       inputSchema: jsonSchema(gatewayTool.parameters as never),
       execute: async (args: unknown, { toolCallId, abortSignal }) => {
         const position = { step, index: callIndex++ };
-        const call = (idempotencyKey: string) =>
-          gatewayTool.execute(args as Record<string, unknown>, { ...options.toolContext, toolCallId, idempotencyKey, signal: abortSignal ?? options.signal });
+        const call = (idempotencyKey: string, ledgerRow?: NewToolCall) =>
+          gatewayTool.execute(args as Record<string, unknown>, { ...options.toolContext, toolCallId, idempotencyKey, call: ledgerRow, signal: abortSignal ?? options.signal });
         if (!gatewayTool.effects || !options.ledger) return call(`${options.toolContext.runId}:${toolCallId}`);
         return throughLedger(options.ledger, gatewayTool, position, args, call);
       },

@@ -9,7 +9,7 @@ import { sandboxedBy } from '../core/session-access.js';
 import { resolveLimits, roleAllowsTool, type SubagentRole } from '../core/subagent.js';
 import { parseSessionKey } from '../core/session-key.js';
 import type { TerminalRunStatus } from '../core/run-status.js';
-import type { Clock, IdGenerator, InputRecord, NewEvent, NewTranscriptEntry, Store } from '../ports.js';
+import type { Clock, IdGenerator, InputRecord, NewEvent, NewTranscriptEntry, SettledToolCall, Store } from '../ports.js';
 import type { ModelRegistry } from '../models/model-registry.js';
 import type { SwitchboardConfig } from '../config/schema.js';
 import type { GatewayTool } from '../tools/types.js';
@@ -32,6 +32,8 @@ export interface SessionRunnerDeps {
   tools: readonly GatewayTool[];
   promptFiles: PromptFileCache;
   bus: EventBus;
+  /** False only in benchmarks that measure the ledger's cost. */
+  toolLedger: boolean;
   /** Called after every commit so the journal's new events are published and outbox rows delivered. */
   afterCommit: () => void;
   /** Called once a run has committed, with its outcome (settles the replies it waited for, stops a failed sub-agent's children). */
@@ -123,6 +125,7 @@ export function createSessionRunner(deps: SessionRunnerDeps) {
 
     const inputs = await store.inputs.listByRun(runId);
     const steered: InputRecord[] = [];
+    const toolCalls: SettledToolCall[] = [];
     const timeoutSeconds = subagent?.timeoutSeconds ?? agent.timeoutSeconds;
     const timeout = setTimeout(() => slot.controller.abort('timeout'), timeoutSeconds * 1000);
 
@@ -139,7 +142,7 @@ export function createSessionRunner(deps: SessionRunnerDeps) {
         messages: context.messages,
         tools: toolsFor(agent, deps.config, deps.tools, slot.sessionKey, subagent),
         toolContext: { runId, sessionKey: slot.sessionKey, agentId: agent.config.id, workspace: subagent?.workdir ?? agent.workspace, clock, conversation: conversationOf(inputs) },
-        ledger: { store: store.toolCalls, clock, scope: inputs[0]?.id ?? runId, sessionKey: slot.sessionKey, runId },
+        ledger: deps.toolLedger ? { store: store.toolCalls, scope: inputs[0]?.id ?? runId, sessionKey: slot.sessionKey, runId, settled: toolCalls } : undefined,
         timeoutMessage: subagent
           ? `sub-agent run exceeded its timeout of ${timeoutSeconds}s (sessions_spawn timeoutSeconds, else ${spawnerLimits(deps.config, deps.agents, subagent.parentSession).source('runTimeoutSeconds')}) and was aborted`
           : undefined,
@@ -226,6 +229,7 @@ export function createSessionRunner(deps: SessionRunnerDeps) {
           consumedInputIds: consumed,
           outbox,
           events,
+          toolCalls,
           ...(subagent
             ? {
                 subagent: {

@@ -20,7 +20,7 @@ import {
 import { matchesAny } from '../core/tool-policy.js';
 import type { TerminalRunStatus } from '../core/run-status.js';
 import type { SwitchboardConfig } from '../config/schema.js';
-import type { Clock, IdGenerator, InputRecord, NewEvent, NewInput, OutboxRecord, Store, SubagentRecord } from '../ports.js';
+import type { Clock, IdGenerator, InputRecord, NewEvent, NewInput, NewToolCall, OutboxRecord, Store, SubagentRecord } from '../ports.js';
 import type { AgentRegistry } from './registry.js';
 import { createWorktree, removeWorktree } from './worktrees.js';
 import { nodeHashing } from '../hashing.js';
@@ -28,8 +28,10 @@ import { nodeHashing } from '../hashing.js';
 export interface Spawner {
   sessionKey: string;
   agentId: string;
-  /** Dedupes a spawn without a correlationId: `runId:toolCallId`. */
+  /** Dedupes a spawn without a correlationId: the tool call's ledger key. */
   idempotencyKey: string;
+  /** The tool call spawning, recorded in the ledger in the spawn's transaction. */
+  call?: NewToolCall;
 }
 
 export interface SpawnRequest {
@@ -251,7 +253,7 @@ export class Subagents {
         provenance: { kind: 'subagent_task', channel: 'internal', sourceSession: spawner.sessionKey, sourceAgent: spawner.agentId, sourceTool: 'sessions_spawn', subagent: { id, runId: firstRunId } },
       },
       clock.now(),
-      { maxLive: limits.maxChildrenPerAgent },
+      { maxLive: limits.maxChildrenPerAgent, call: spawner.call },
     );
     const outcome = await stored.catch(async (error: unknown) => {
       if (worktree) await removeWorktree(worktree).catch((failure) => this.deps.log(String(failure)));

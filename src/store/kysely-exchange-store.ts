@@ -1,10 +1,11 @@
 /** Exchanges (one per sessions_send) over Kysely; every state change is a compare-and-set. */
 import type { Kysely } from 'kysely';
-import type { ExchangeChanges, ExchangeFilter, ExchangePhase, ExchangeRecord, ExchangeReplyState, ExchangeStore, InputRecord, LimitReached, NewExchange, NewInput, RateLimit } from '../ports.js';
+import type { ExchangeChanges, ExchangeFilter, ExchangePhase, ExchangeRecord, ExchangeReplyState, ExchangeStore, InputRecord, LimitReached, NewExchange, NewInput, NewToolCall, RateLimit } from '../ports.js';
 import { toExchange } from './kysely-rows.js';
 import { insertInput } from './kysely-writes.js';
 import type { Database, ExchangesTable } from './schema.js';
 import { takeRate } from './kysely-limits.js';
+import { recordToolCall } from './kysely-tool-call-store.js';
 import type { SqlDialectName } from './migrations.js';
 
 export class KyselyExchangeStore implements ExchangeStore {
@@ -14,14 +15,15 @@ export class KyselyExchangeStore implements ExchangeStore {
   ) {}
 
   open(exchange: NewExchange, input: NewInput, now: number): Promise<{ exchange: ExchangeRecord; input: InputRecord; created: boolean }>;
-  open(exchange: NewExchange, input: NewInput, now: number, rate: RateLimit): Promise<{ exchange: ExchangeRecord; input: InputRecord; created: boolean } | LimitReached>;
-  open(exchange: NewExchange, input: NewInput, now: number, rate?: RateLimit): Promise<{ exchange: ExchangeRecord; input: InputRecord; created: boolean } | LimitReached> {
+  open(exchange: NewExchange, input: NewInput, now: number, guards: { rate: RateLimit; call?: NewToolCall }): Promise<{ exchange: ExchangeRecord; input: InputRecord; created: boolean } | LimitReached>;
+  open(exchange: NewExchange, input: NewInput, now: number, guards?: { rate: RateLimit; call?: NewToolCall }): Promise<{ exchange: ExchangeRecord; input: InputRecord; created: boolean } | LimitReached> {
     return this.db.transaction().execute(async (trx) => {
-      if (rate) {
+      if (guards) {
         // A repeat (same idempotency key) is answered with what it made before and is not counted.
         const repeat = await trx.selectFrom('inputs').select('id').where('idempotency_key', '=', input.idempotencyKey).executeTakeFirst();
-        const limited = repeat ? undefined : await takeRate(trx, this.dialect, rate, input.idempotencyKey, now);
+        const limited = repeat ? undefined : await takeRate(trx, this.dialect, guards.rate, input.idempotencyKey, now);
         if (limited) return limited;
+        if (guards.call) await recordToolCall(trx, guards.call, now);
       }
       const accepted = await insertInput(trx, input, now);
       if (accepted.created) {

@@ -1,4 +1,5 @@
 /** The run store: starting runs, steering, the atomic commit, and crash recovery. */
+import { settleToolCalls } from './kysely-tool-call-store.js';
 import type { Kysely } from 'kysely';
 import { SwitchboardError } from '../core/errors.js';
 import type { RunStatus } from '../core/run-status.js';
@@ -112,6 +113,7 @@ export class KyselyRunStore implements RunStore {
         .where('id', '=', commit.runId)
         .execute();
       await endSubagentRun(trx, commit, now);
+      if (commit.toolCalls?.length) await settleToolCalls(trx, commit.toolCalls, now);
       await trx.updateTable('sessions').set({ state: 'idle', updated_at: now }).where('key', '=', commit.sessionKey).execute();
       // The run is over: its lease goes with the commit, saving the scheduler a write of its own.
       await trx.deleteFrom('session_lease').where('session_key', '=', commit.sessionKey).where('epoch', '=', commit.epoch).execute();

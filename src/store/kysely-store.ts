@@ -6,7 +6,7 @@ import { sql, type Kysely, type RawBuilder } from 'kysely';
 import type {
   A2ATaskStore, EventJournal, EventRecord, ExchangeStore, InputRecord, InputStatus, InputStore, LeaseStore, NewEvent, NewInput, NewOutboxRow,
   NewSession, NewTranscriptEntry, SessionFilter, OutboxRecord, OutboxStatus, OutboxStore, ReplyRoute, RunStore, SessionRecord,
-  SessionStore, Store, SubagentStore, TranscriptEntry, TranscriptStore, ToolCallStore, RateLimit, LimitReached,
+  SessionStore, Store, SubagentStore, TranscriptEntry, TranscriptStore, ToolCallStore, RateLimit, LimitReached, NewToolCall,
 } from '../ports.js';
 import { KyselyRunStore } from './kysely-run-store.js';
 import { json, num, toEvent, toInput, toOutbox, toSession, toTranscript } from './kysely-rows.js';
@@ -15,7 +15,7 @@ import { KyselyExchangeStore } from './kysely-exchange-store.js';
 import { KyselyA2ATaskStore } from './kysely-a2a-store.js';
 import { KyselySubagentStore } from './kysely-subagent-store.js';
 import type { Database } from './schema.js';
-import { KyselyToolCallStore } from './kysely-tool-call-store.js';
+import { KyselyToolCallStore, recordToolCall } from './kysely-tool-call-store.js';
 import { takeRate } from './kysely-limits.js';
 import type { SqlDialectName } from './migrations.js';
 
@@ -119,14 +119,16 @@ export class KyselyInputStore implements InputStore {
   ) {}
 
   enqueue(input: NewInput, now: number): Promise<{ input: InputRecord; created: boolean }>;
-  enqueue(input: NewInput, now: number, rate: RateLimit): Promise<{ input: InputRecord; created: boolean } | LimitReached>;
-  enqueue(input: NewInput, now: number, rate?: RateLimit): Promise<{ input: InputRecord; created: boolean } | LimitReached> {
-    if (!rate) return insertInput(this.db, input, now);
+  enqueue(input: NewInput, now: number, guards: { rate: RateLimit; call?: NewToolCall }): Promise<{ input: InputRecord; created: boolean } | LimitReached>;
+  enqueue(input: NewInput, now: number, guards?: { rate: RateLimit; call?: NewToolCall }): Promise<{ input: InputRecord; created: boolean } | LimitReached> {
+    if (!guards) return insertInput(this.db, input, now);
     return this.db.transaction().execute(async (trx) => {
       const existing = await trx.selectFrom('inputs').selectAll().where('idempotency_key', '=', input.idempotencyKey).executeTakeFirst();
       if (existing) return { input: toInput(existing), created: false };
-      const limited = await takeRate(trx, this.dialect, rate, input.idempotencyKey, now);
-      return limited ?? insertInput(trx, input, now);
+      const limited = await takeRate(trx, this.dialect, guards.rate, input.idempotencyKey, now);
+      if (limited) return limited;
+      if (guards.call) await recordToolCall(trx, guards.call, now);
+      return insertInput(trx, input, now);
     });
   }
 

@@ -1,12 +1,13 @@
 /** Sub-agents over Kysely: spawning (session, record and task in one transaction) and compare-and-set settling. */
 import type { Kysely, Selectable } from 'kysely';
 import { COMPLETION_KIND, decideRunEnd, freezeResult, type CompletionEvent, type SubagentRole, type SubagentState, type SubagentUsage } from '../core/subagent.js';
-import type { CompletionState, NewInput, NewSubagent, RunCommit, SubagentFilter, SubagentRecord, SubagentSettlement, SubagentStore, SubagentTransition, SpawnLimits, SpawnRefused } from '../ports.js';
+import type { CompletionState, NewInput, NewSubagent, RunCommit, SubagentFilter, SubagentRecord, SubagentSettlement, SubagentStore, SubagentTransition, SpawnLimits, SpawnRefused, NewToolCall } from '../ports.js';
 import { json, num, numOrNull, parse, type Db } from './kysely-rows.js';
 import { appendEvent, insertInput, insertOutbox } from './kysely-writes.js';
 import type { Database, SubagentsTable } from './schema.js';
 import { nodeHashing } from '../hashing.js';
 import { lockCounted } from './kysely-limits.js';
+import { recordToolCall } from './kysely-tool-call-store.js';
 import type { SqlDialectName } from './migrations.js';
 
 const LIVE: SubagentState[] = ['pending', 'running'];
@@ -210,8 +211,8 @@ export class KyselySubagentStore implements SubagentStore {
   ) {}
 
   spawn(subagent: NewSubagent, task: NewInput, now: number): Promise<{ subagent: SubagentRecord; created: boolean }>;
-  spawn(subagent: NewSubagent, task: NewInput, now: number, limits: SpawnLimits): Promise<{ subagent: SubagentRecord; created: boolean } | SpawnRefused>;
-  async spawn(subagent: NewSubagent, task: NewInput, now: number, limits?: SpawnLimits): Promise<{ subagent: SubagentRecord; created: boolean } | SpawnRefused> {
+  spawn(subagent: NewSubagent, task: NewInput, now: number, limits: SpawnLimits & { call?: NewToolCall }): Promise<{ subagent: SubagentRecord; created: boolean } | SpawnRefused>;
+  async spawn(subagent: NewSubagent, task: NewInput, now: number, limits?: SpawnLimits & { call?: NewToolCall }): Promise<{ subagent: SubagentRecord; created: boolean } | SpawnRefused> {
     return this.db.transaction().execute(async (trx) => {
       // Concurrent spawns of one parent (the calls of one model step) count one after another.
       if (limits) await lockCounted(trx, this.dialect, `spawn:${subagent.parentSession}`);
@@ -230,6 +231,7 @@ export class KyselySubagentStore implements SubagentStore {
           .where('state', 'in', LIVE)
           .executeTakeFirstOrThrow();
         if (num(live.count) >= limits.maxLive) return { refused: { live: num(live.count) } };
+        if (limits.call) await recordToolCall(trx, limits.call, now);
       }
       await trx
         .insertInto('sessions')

@@ -1,7 +1,7 @@
 /** The tool-call ledger over Kysely: one row per side-effecting call, found again by a retried run. */
 import type { Kysely, Selectable } from 'kysely';
-import type { NewToolCall, ToolCallRecord, ToolCallState, ToolCallStore } from '../ports.js';
-import { json, num, parse } from './kysely-rows.js';
+import type { NewToolCall, SettledToolCall, ToolCallRecord, ToolCallState, ToolCallStore } from '../ports.js';
+import { json, num, parse, type Db } from './kysely-rows.js';
 import type { Database, ToolCallsTable } from './schema.js';
 
 function toToolCall(row: Selectable<ToolCallsTable>): ToolCallRecord {
@@ -24,48 +24,57 @@ function toToolCall(row: Selectable<ToolCallsTable>): ToolCallRecord {
   };
 }
 
+/**
+ * Records a call, inside the caller's transaction, unless it is already there. A call new at a position
+ * that holds another call (a rerun whose model chose other arguments) names the one it diverged from.
+ */
+export async function recordToolCall(db: Db, call: NewToolCall, now: number): Promise<void> {
+  const earlier = await db
+    .selectFrom('tool_calls')
+    .select('key')
+    .where('scope', '=', call.scope)
+    .where('step', '=', call.step)
+    .where('call_index', '=', call.index)
+    .where('key', '<>', call.key)
+    .orderBy('created_at', 'desc')
+    .executeTakeFirst();
+  await db
+    .insertInto('tool_calls')
+    .values({
+      key: call.key,
+      scope: call.scope,
+      step: call.step,
+      call_index: call.index,
+      tool: call.tool,
+      args_hash: call.argsHash,
+      session_key: call.sessionKey,
+      first_run_id: call.runId,
+      run_id: call.runId,
+      state: 'started',
+      result: null,
+      diverged_from: earlier?.key ?? null,
+      calls: 1,
+      created_at: now,
+      updated_at: now,
+    })
+    .onConflict((oc) => oc.column('key').doNothing())
+    .execute();
+}
+
+/** A run's calls and their results, inside its commit's transaction. */
+export async function settleToolCalls(db: Db, settled: readonly SettledToolCall[], now: number): Promise<void> {
+  for (const { call, result, rerun } of settled) {
+    await recordToolCall(db, call, now);
+    await db
+      .updateTable('tool_calls')
+      .set((eb) => ({ state: 'completed', result: json(result), run_id: call.runId, calls: rerun ? eb('calls', '+', 1) : eb.ref('calls'), updated_at: now }))
+      .where('key', '=', call.key)
+      .execute();
+  }
+}
+
 export class KyselyToolCallStore implements ToolCallStore {
   constructor(private readonly db: Kysely<Database>) {}
-
-  begin(call: NewToolCall, now: number): Promise<{ record: ToolCallRecord; created: boolean }> {
-    return this.db.transaction().execute(async (trx) => {
-      const earlier = await trx
-        .selectFrom('tool_calls')
-        .select('key')
-        .where('scope', '=', call.scope)
-        .where('step', '=', call.step)
-        .where('call_index', '=', call.index)
-        .where('key', '<>', call.key)
-        .orderBy('created_at', 'desc')
-        .executeTakeFirst();
-      const row = {
-        key: call.key,
-        scope: call.scope,
-        step: call.step,
-        call_index: call.index,
-        tool: call.tool,
-        args_hash: call.argsHash,
-        session_key: call.sessionKey,
-        first_run_id: call.runId,
-        run_id: call.runId,
-        state: 'started',
-        result: null,
-        diverged_from: earlier?.key ?? null,
-        calls: 1,
-        created_at: now,
-        updated_at: now,
-      };
-      const inserted = await trx.insertInto('tool_calls').values(row).onConflict((oc) => oc.column('key').doNothing()).executeTakeFirst();
-      if (Number(inserted.numInsertedOrUpdatedRows ?? 0n) === 1) return { record: toToolCall(row), created: true };
-      await trx.updateTable('tool_calls').set((eb) => ({ calls: eb('calls', '+', 1), run_id: call.runId, updated_at: now })).where('key', '=', call.key).execute();
-      const existing = await trx.selectFrom('tool_calls').selectAll().where('key', '=', call.key).executeTakeFirstOrThrow();
-      return { record: toToolCall(existing), created: false };
-    });
-  }
-
-  async complete(key: string, runId: string, result: unknown, now: number): Promise<void> {
-    await this.db.updateTable('tool_calls').set({ state: 'completed', run_id: runId, result: json(result), updated_at: now }).where('key', '=', key).execute();
-  }
 
   async get(key: string): Promise<ToolCallRecord | undefined> {
     const row = await this.db.selectFrom('tool_calls').selectAll().where('key', '=', key).executeTakeFirst();

@@ -41,7 +41,7 @@ export function createA2AClientTools(client: A2AClientService): GatewayTool[] {
     },
     {
       name: 'a2a_send',
-      effects: 'resume',
+      effects: true,
       description:
         'Send a message to a remote A2A agent and wait up to timeoutSeconds (default 60; 0 = no wait) for its task to finish. A later result arrives here as a message. Pass taskId/contextId to continue a task.',
       parameters: {
@@ -72,7 +72,7 @@ export function createA2AClientTools(client: A2AClientService): GatewayTool[] {
     },
     {
       name: 'a2a_cancel',
-      effects: 'resume',
+      effects: true,
       description: 'Cancel a task on a remote A2A agent.',
       parameters: { type: 'object', properties: { ...target, taskId: { type: 'string' } }, required: ['taskId'] },
       execute: (args, context) => asToolResult(() => client.cancel(context.agentId, ref(args), taskId(args))),

@@ -106,7 +106,7 @@ export function createSessionTools(messaging: AgentMessaging): GatewayTool[] {
     },
     {
       name: 'sessions_send',
-      effects: 'resume',
+      effects: true,
       description:
         'Message a session (by sessionKey, or label, or agentId = its main session) and wait up to timeoutSeconds (default 30; 0 = no wait) for the reply. A late reply arrives as a message here. Same idempotencyKey = sent once.',
       parameters: {
@@ -133,6 +133,7 @@ export function createSessionTools(messaging: AgentMessaging): GatewayTool[] {
             mode: oneOf<QueueMode>(args, 'mode', QUEUE_MODES),
             timeoutSeconds: optionalNumber(args, 'timeoutSeconds', 0, 3600) ?? 30,
             idempotencyKey: optionalString(args, 'idempotencyKey') ?? context.idempotencyKey,
+            call: context.call,
             signal: context.signal,
           });
         }),

@@ -45,7 +45,7 @@ export function createSubagentTools(subagents: Subagents): GatewayTool[] {
   return [
     {
       name: 'sessions_spawn',
-      effects: 'replay',
+      effects: true,
       description:
         'Delegate a task to a new sub-agent session. Returns at once with a handle; the result arrives here as a message when the sub-agent finishes. role "orchestrator" lets it spawn its own.',
       parameters: {
@@ -68,7 +68,7 @@ export function createSubagentTools(subagents: Subagents): GatewayTool[] {
       execute: (args, context) =>
         asToolResult(() =>
           subagents.spawn(
-            { sessionKey: context.sessionKey, agentId: context.agentId, idempotencyKey: context.idempotencyKey },
+            { sessionKey: context.sessionKey, agentId: context.agentId, idempotencyKey: context.idempotencyKey, call: context.call },
             {
               task: args.task,
               context: optionalString(args, 'context'),
@@ -87,7 +87,7 @@ export function createSubagentTools(subagents: Subagents): GatewayTool[] {
     },
     {
       name: 'subagents',
-      effects: 'resume',
+      effects: true,
       description:
         'Your sub-agents. action list; wait (targets or all running, mode all|any, timeoutMs, maxFailures); kill (target, with its descendants); steer (target, message); result (handle).',
       parameters: {

@@ -1,6 +1,6 @@
 /** The contract between the gateway and the tools its agents call. */
 import type { SessionKind } from '../core/session-key.js';
-import type { Clock } from '../ports.js';
+import type { Clock, NewToolCall } from '../ports.js';
 
 export interface ToolContext {
   runId: string;
@@ -14,6 +14,8 @@ export interface ToolContext {
    * run, so an effect written under it happens once. Tools without `effects` get the tool-call id.
    */
   idempotencyKey: string;
+  /** The call's ledger row, for a tool to write in its effect's transaction (tools with `effects`). */
+  call?: NewToolCall;
   signal: AbortSignal;
   clock: Clock;
   /** The agent-to-agent conversation the run's inputs belong to, if any (for the hop budget). */
@@ -26,11 +28,10 @@ export interface GatewayTool {
   sessionKinds?: readonly SessionKind[];
   description: string;
   /**
-   * Set on tools with side effects; their calls go through the tool-call ledger. `replay`: a call made
-   * before at the same place returns its recorded result. `resume`: it runs again under the same key
-   * (its effect is not repeated) and picks up a wait where it was.
+   * Set on tools with side effects: their calls go through the tool-call ledger, and a call a crashed
+   * run made runs again under the same key, so that its effect is not repeated.
    */
-  effects?: 'replay' | 'resume';
+  effects?: true;
   /** JSON Schema of the arguments. */
   parameters: Record<string, unknown>;
   execute(args: Record<string, unknown>, context: ToolContext): Promise<unknown>;

@@ -40,7 +40,7 @@ describe('limits under parallel tool calls', () => {
     await finished(gateway, 'lead');
     const children = await gateway.store.subagents.list({ parentSession: 'agent:lead:main' });
     expect(children).toHaveLength(2);
-    const calls = await gateway.store.toolCalls.list({ sessionKey: 'agent:lead:main' });
+    const calls = (await gateway.store.toolCalls.list({ sessionKey: 'agent:lead:main' })).sort((a, b) => a.index - b.index);
     expect(calls.map((call) => [call.tool, call.step, call.index, call.state])).toEqual(Array.from({ length: 6 }, (_, i) => ['sessions_spawn', 0, i, 'completed']));
     const refused = calls.filter((call) => (call.result as { code?: string }).code === 'SUBAGENT_LIMIT');
     expect(refused).toHaveLength(4);

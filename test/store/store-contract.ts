@@ -280,38 +280,56 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
       expect(await store.inputs.list({ sessionKey: 'agent:expert:main' })).toHaveLength(1);
     });
 
-    it('tool calls: begin records a call once; a repeat raises its count and keeps its result; another call at the position diverges', async () => {
+    it('tool calls: recorded with the effect in its transaction, settled with the run commit; a rerun counts; another call at the position diverges', async () => {
       const call = { key: 'tc:in-1:0:0:sessions_send:aaaa', scope: 'in-1', step: 0, index: 0, tool: 'sessions_send', argsHash: 'aaaa', sessionKey: S, runId: 'run-1' };
-      const first = await store.toolCalls.begin(call, 1000);
-      expect(first).toMatchObject({ created: true, record: { key: call.key, state: 'started', result: null, calls: 1, firstRunId: 'run-1', divergedFrom: null } });
-      await store.toolCalls.complete(call.key, 'run-1', { status: 'ok', reply: 'hi' }, 1500);
-      const again = await store.toolCalls.begin({ ...call, runId: 'run-2' }, 2000);
-      expect(again).toMatchObject({ created: false, record: { state: 'completed', result: { status: 'ok', reply: 'hi' }, calls: 2, firstRunId: 'run-1', runId: 'run-2' } });
-      const other = await store.toolCalls.begin({ ...call, key: 'tc:in-1:0:0:sessions_send:bbbb', argsHash: 'bbbb', runId: 'run-2' }, 2001);
-      expect(other).toMatchObject({ created: true, record: { divergedFrom: call.key, calls: 1 } });
-      expect((await store.toolCalls.list({ sessionKey: S })).map((r) => r.key)).toEqual([call.key, 'tc:in-1:0:0:sessions_send:bbbb']);
+      const rate = { bucket: 'tc-pair', windowMs: 60_000, max: 10 };
+      // The effect (a guarded message) and the call are one transaction.
+      await store.inputs.enqueue(newInput('agent:expert:main', { idempotencyKey: call.key }), 1000, { rate, call });
+      expect(await store.toolCalls.get(call.key)).toMatchObject({ key: call.key, state: 'started', result: null, calls: 1, firstRunId: 'run-1', divergedFrom: null, createdAt: 1000 });
+      // A refused effect records nothing.
+      const refused = { ...call, key: 'tc:in-1:0:1:sessions_send:zzzz', index: 1 };
+      await store.inputs.enqueue(newInput('agent:expert:main', { idempotencyKey: refused.key }), 1001, { rate: { ...rate, max: 1 }, call: refused });
+      expect(await store.toolCalls.get(refused.key)).toBeUndefined();
+
+      const queued = await store.inputs.enqueue(newInput(S), 2000);
+      const { runId, epoch } = await startRun([queued.input.id]);
+      const rerun = { ...call, runId };
+      const other = { ...call, key: 'tc:in-1:0:0:sessions_send:bbbb', argsHash: 'bbbb', runId };
+      await store.runs.commit(
+        {
+          runId, sessionKey: S, epoch, outcome: { status: 'succeeded', usage, preambleChars: 0, promptChars: 0, finalText: 'ok' }, transcript: [], outbox: [], events: [],
+          consumedInputIds: [queued.input.id],
+          toolCalls: [{ call: rerun, result: { status: 'ok', reply: 'hi' }, rerun: true }, { call: other, result: { status: 'accepted' }, rerun: false }],
+        },
+        3000,
+      );
+      expect(await store.toolCalls.get(call.key)).toMatchObject({ state: 'completed', result: { status: 'ok', reply: 'hi' }, calls: 2, firstRunId: 'run-1', runId, updatedAt: 3000 });
+      expect(await store.toolCalls.get(other.key)).toMatchObject({ state: 'completed', result: { status: 'accepted' }, calls: 1, divergedFrom: call.key, firstRunId: runId });
+      expect((await store.toolCalls.list({ sessionKey: S })).map((r) => r.key)).toEqual([call.key, other.key]);
       expect((await store.toolCalls.list({ runId: 'run-1' })).map((r) => r.key)).toEqual([call.key]);
       expect(await store.toolCalls.get('tc:none')).toBeUndefined();
     });
 
-    it('tool calls: concurrent begins of one key create one row', async () => {
-      const call = { key: 'tc:in-2:1:0:sessions_spawn:cccc', scope: 'in-2', step: 1, index: 0, tool: 'sessions_spawn', argsHash: 'cccc', sessionKey: S, runId: 'run-1' };
-      const results = await Promise.all(Array.from({ length: 6 }, () => store.toolCalls.begin(call, 1000)));
-      expect(results.filter((r) => r.created)).toHaveLength(1);
-      expect(await store.toolCalls.get(call.key)).toMatchObject({ calls: 6 });
+    it('tool calls: a spawn and an exchange record their call in their own transaction; a repeat writes no second row', async () => {
+      const call = { key: 'tc:in-2:1:0:sessions_send:cccc', scope: 'in-2', step: 1, index: 0, tool: 'sessions_send', argsHash: 'cccc', sessionKey: S, runId: 'run-1' };
+      const rate = { bucket: 'tc-ex', windowMs: 60_000, max: 10 };
+      const input = newInput('agent:expert:main', { idempotencyKey: call.key });
+      await Promise.all(Array.from({ length: 4 }, (_, i) => store.exchanges.open(newExchange(`ex-tc${i}`), { ...input, id: id('in') }, 1000, { rate, call })));
+      expect(await store.toolCalls.list({ sessionKey: S })).toMatchObject([{ key: call.key, calls: 1 }]);
+      expect(await store.exchanges.list({})).toHaveLength(1);
     });
 
     it('rate limits: concurrent guarded writes never pass the window, repeats are not counted, and the window slides', async () => {
       const rate = { bucket: 'pair:a:b', windowMs: 60_000, max: 2 };
-      const results = await Promise.all(Array.from({ length: 6 }, (_, i) => store.inputs.enqueue(newInput('agent:expert:main', { idempotencyKey: `r-${i}` }), 10_000 + i, rate)));
+      const results = await Promise.all(Array.from({ length: 6 }, (_, i) => store.inputs.enqueue(newInput('agent:expert:main', { idempotencyKey: `r-${i}` }), 10_000 + i, { rate })));
       expect(results.filter((r) => 'limited' in r)).toHaveLength(4);
       expect(results.find((r) => 'limited' in r)).toEqual({ limited: { count: 2, oldestAt: expect.any(Number) } });
       expect(await store.inputs.list({ sessionKey: 'agent:expert:main' })).toHaveLength(2);
       const accepted = results.find((r) => !('limited' in r)) as { input: { idempotencyKey: string } };
-      expect(await store.inputs.enqueue(newInput('agent:expert:main', { idempotencyKey: accepted.input.idempotencyKey }), 20_000, rate)).toMatchObject({ created: false });
-      expect(await store.inputs.enqueue(newInput('agent:expert:main', { idempotencyKey: 'later' }), 80_000, rate)).toMatchObject({ created: true });
+      expect(await store.inputs.enqueue(newInput('agent:expert:main', { idempotencyKey: accepted.input.idempotencyKey }), 20_000, { rate })).toMatchObject({ created: false });
+      expect(await store.inputs.enqueue(newInput('agent:expert:main', { idempotencyKey: 'later' }), 80_000, { rate })).toMatchObject({ created: true });
       const opened = await Promise.all(
-        Array.from({ length: 5 }, (_, i) => store.exchanges.open(newExchange(`ex-r${i}`), newInput('agent:expert:main', { idempotencyKey: `x-${i}` }), 90_000 + i, { ...rate, bucket: 'pair:c:d' })),
+        Array.from({ length: 5 }, (_, i) => store.exchanges.open(newExchange(`ex-r${i}`), newInput('agent:expert:main', { idempotencyKey: `x-${i}` }), 90_000 + i, { rate: { ...rate, bucket: 'pair:c:d' } })),
       );
       expect(opened.filter((r) => 'limited' in r)).toHaveLength(3);
       expect((await store.exchanges.list({})).length).toBe(2);

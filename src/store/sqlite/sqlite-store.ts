@@ -5,7 +5,7 @@ import BetterSqlite3 from 'better-sqlite3';
 import { Kysely, SqliteDialect, sql } from 'kysely';
 import type { Selectable } from 'kysely';
 import { SwitchboardError } from '../../core/errors.js';
-import type { InputRecord, LimitReached, NewInput, RateLimit } from '../../ports.js';
+import type { InputRecord, LimitReached, NewInput, NewToolCall, RateLimit } from '../../ports.js';
 import { toInput } from '../kysely-rows.js';
 import { KyselyInputStore, KyselyStore } from '../kysely-store.js';
 import { migrateToLatest } from '../migrations.js';
@@ -45,9 +45,9 @@ class SqliteInputStore extends KyselyInputStore {
   }
 
   override enqueue(input: NewInput, now: number): Promise<{ input: InputRecord; created: boolean }>;
-  override enqueue(input: NewInput, now: number, rate: RateLimit): Promise<{ input: InputRecord; created: boolean } | LimitReached>;
-  override async enqueue(input: NewInput, now: number, rate?: RateLimit): Promise<{ input: InputRecord; created: boolean } | LimitReached> {
-    if (rate) return super.enqueue(input, now, rate);
+  override enqueue(input: NewInput, now: number, guards: { rate: RateLimit; call?: NewToolCall }): Promise<{ input: InputRecord; created: boolean } | LimitReached>;
+  override async enqueue(input: NewInput, now: number, guards?: { rate: RateLimit; call?: NewToolCall }): Promise<{ input: InputRecord; created: boolean } | LimitReached> {
+    if (guards) return super.enqueue(input, now, guards);
     // Through Kysely's connection lock: run between two awaits of another task's transaction, the
     // statement would join that transaction and be rolled back with it.
     return this.db.connection().execute(async () => {
