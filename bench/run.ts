@@ -10,6 +10,7 @@ import BetterSqlite3 from 'better-sqlite3';
 import { parseConfigText } from '../src/config/load.js';
 import { Gateway } from '../src/gateway/gateway.js';
 import { SqliteStore, type SqliteSynchronous } from '../src/store/sqlite/sqlite-store.js';
+import { toolJsonSchema } from '../src/tools/schema.js';
 
 const quick = process.argv.includes('--quick');
 const ROOT = resolve(import.meta.dirname, '..');
@@ -289,7 +290,7 @@ async function toolDefinitionChars(): Promise<{ chars: number; tools: number }> 
   const { createSessionTools } = await import('../src/tools/session-tools.js');
   const { createSubagentTools } = await import('../src/tools/subagent-tools.js');
   const tools = [...BUILTIN_TOOLS, ...createSessionTools({} as never), ...createSubagentTools({} as never)];
-  return { chars: JSON.stringify(tools.map((t) => ({ name: t.name, description: t.description, parameters: t.parameters }))).length, tools: tools.length };
+  return { chars: JSON.stringify(tools.map((t) => ({ name: t.name, description: t.description, parameters: toolJsonSchema(t.parameters) }))).length, tools: tools.length };
 }
 
 async function coldStart(): Promise<{ processMs: number; gatewayMs: number }> {

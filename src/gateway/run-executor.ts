@@ -8,6 +8,7 @@ import { errorMessage } from '../core/errors.js';
 import { statusForAbort, type AbortReason, type TerminalRunStatus } from '../core/run-status.js';
 import type { NewToolCall, RunUsage } from '../ports.js';
 import type { GatewayTool, ToolContext } from '../tools/types.js';
+import { parseToolArgs, toolJsonSchema } from '../tools/schema.js';
 import { throughLedger, type LedgerDeps } from './tool-ledger.js';
 
 export interface ExecuteRunOptions {
@@ -48,13 +49,16 @@ export async function executeRun(options: ExecuteRunOptions): Promise<ExecutedRu
   for (const gatewayTool of options.tools) {
     tools[gatewayTool.name] = tool({
       description: gatewayTool.description,
-      inputSchema: jsonSchema(gatewayTool.parameters as never),
+      inputSchema: jsonSchema(toolJsonSchema(gatewayTool.parameters) as never),
       execute: async (args: unknown, { toolCallId, abortSignal }) => {
         const position = { step, index: callIndex++ };
+        // Checked here, against the schema the model was shown: a bad argument is data the model can correct.
+        const parsed = parseToolArgs(gatewayTool.parameters, args);
+        if (!parsed.ok) return { status: 'error', code: 'INVALID_REQUEST', error: parsed.error };
         const call = (idempotencyKey: string, ledgerRow?: NewToolCall) =>
-          gatewayTool.execute(args as Record<string, unknown>, { ...options.toolContext, toolCallId, idempotencyKey, call: ledgerRow, signal: abortSignal ?? options.signal });
+          gatewayTool.execute(parsed.value, { ...options.toolContext, toolCallId, idempotencyKey, call: ledgerRow, signal: abortSignal ?? options.signal });
         if (!gatewayTool.effects || !options.ledger) return call(`${options.toolContext.runId}:${toolCallId}`);
-        return throughLedger(options.ledger, gatewayTool, position, args, call);
+        return throughLedger(options.ledger, gatewayTool, position, parsed.value, call);
       },
     });
   }

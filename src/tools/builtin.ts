@@ -1,33 +1,28 @@
 /** Tools every agent may be given: small, side-effect free, and safe to retry. */
 import { readFile, realpath, stat } from 'node:fs/promises';
 import { isAbsolute, relative, resolve, sep } from 'node:path';
-import type { GatewayTool } from './types.js';
+import { z } from 'zod';
+import { text } from './schema.js';
+import { defineTool, type GatewayTool } from './types.js';
 
 const MAX_READ_BYTES = 64 * 1024;
 
-export const timeNowTool: GatewayTool = {
+export const timeNowTool = defineTool({
   name: 'time_now',
   description: 'The current date and time (ISO 8601, UTC) and epoch milliseconds.',
-  parameters: { type: 'object', properties: {}, additionalProperties: false },
+  parameters: z.object({}),
   async execute(_args, context) {
     const now = context.clock.now();
     return { iso: new Date(now).toISOString(), epochMs: now };
   },
-};
+});
 
-export const workspaceReadTool: GatewayTool = {
+export const workspaceReadTool = defineTool({
   name: 'workspace_read',
   description: `Read a UTF-8 text file from your workspace folder (at most ${MAX_READ_BYTES} bytes). Paths are relative to the workspace.`,
-  parameters: {
-    type: 'object',
-    properties: { path: { type: 'string', description: 'File path relative to the workspace' } },
-    required: ['path'],
-    additionalProperties: false,
-  },
-  async execute(args, context) {
+  parameters: z.object({ path: text().describe('File path relative to the workspace') }),
+  async execute({ path }, context) {
     if (!context.workspace) return { error: 'this agent has no workspace (set agents.list[].workspace)' };
-    const path = typeof args.path === 'string' ? args.path : '';
-    if (!path) return { error: 'path is required: a file path relative to the workspace' };
     let root: string;
     let target: string;
     try {
@@ -47,7 +42,7 @@ export const workspaceReadTool: GatewayTool = {
       return { error: describeFsError(error, path) };
     }
   },
-};
+});
 
 /** True when `target` is `root` or below it; a name that only starts with ".." (`..secret`) is inside. */
 export function isInside(root: string, target: string): boolean {

@@ -5,39 +5,17 @@
  * `{status: "forbidden", layer, error}`, anything else `{status: "error", code, error}`.
  */
 import { SwitchboardError, errorMessage } from '../core/errors.js';
-import { QUEUE_MODES, type QueueMode } from '../core/queue-mode.js';
-import type { SessionKind } from '../core/session-key.js';
+import { QUEUE_MODES } from '../core/queue-mode.js';
 import type { AgentMessaging, Requester } from '../gateway/messaging.js';
-import type { GatewayTool, ToolContext } from './types.js';
+import { z } from 'zod';
+import { choice, flag, number, text, textList } from './schema.js';
+import { defineTool, type GatewayTool, type ToolContext } from './types.js';
 
 const SESSION_KINDS = ['main', 'direct', 'group', 'subagent', 'a2a'] as const;
 const MAX_WAIT_MS = 600_000;
 
 function requester(context: ToolContext): Requester {
   return { sessionKey: context.sessionKey, agentId: context.agentId, runId: context.runId, ...(context.conversation ? { conversation: context.conversation } : {}) };
-}
-
-/** Tool arguments are validated here, at the edge; a bad one is an INVALID_REQUEST naming the argument. */
-export function optionalString(args: Record<string, unknown>, name: string): string | undefined {
-  const value = args[name];
-  if (value === undefined || value === null || value === '') return undefined;
-  if (typeof value !== 'string') throw new SwitchboardError('INVALID_REQUEST', `${name} must be a string`);
-  return value;
-}
-
-export function optionalNumber(args: Record<string, unknown>, name: string, min: number, max: number): number | undefined {
-  const value = args[name];
-  if (value === undefined || value === null) return undefined;
-  if (typeof value !== 'number' || !Number.isFinite(value) || value < min || value > max) {
-    throw new SwitchboardError('INVALID_REQUEST', `${name} must be a number from ${min} to ${max}`);
-  }
-  return value;
-}
-
-export function oneOf<T extends string>(args: Record<string, unknown>, name: string, allowed: readonly T[]): T | undefined {
-  const value = optionalString(args, name);
-  if (value !== undefined && !allowed.includes(value as T)) throw new SwitchboardError('INVALID_REQUEST', `${name} must be one of ${allowed.join(', ')}`);
-  return value as T | undefined;
 }
 
 /** Runs a tool's work; failures become data the model can read. */
@@ -57,115 +35,63 @@ export async function asToolResult(work: () => Promise<unknown>): Promise<unknow
 
 export function createSessionTools(messaging: AgentMessaging): GatewayTool[] {
   return [
-    {
+    defineTool({
       name: 'agents_list',
       description: 'Agents you may message with sessions_send.',
-      parameters: { type: 'object', properties: {} },
+      parameters: z.object({}),
       execute: (_args, context) => asToolResult(async () => ({ agents: messaging.listAgents(requester(context)) })),
-    },
-    {
+    }),
+    defineTool({
       name: 'sessions_list',
       description: 'Sessions you may see, newest first.',
-      parameters: {
-        type: 'object',
-        properties: {
-          agentId: { type: 'string' },
-          kind: { type: 'string', enum: [...SESSION_KINDS] },
-          activeMinutes: { type: 'number' },
-          limit: { type: 'number' },
-        },
-      },
-      execute: (args, context) =>
-        asToolResult(async () => ({
-          sessions: await messaging.listSessions(requester(context), {
-            agentId: optionalString(args, 'agentId'),
-            kind: oneOf<SessionKind>(args, 'kind', SESSION_KINDS),
-            activeMinutes: optionalNumber(args, 'activeMinutes', 0, 525_600),
-            limit: optionalNumber(args, 'limit', 1, 200),
-          }),
-        })),
-    },
-    {
+      parameters: z.object({ agentId: text().optional(), kind: choice(SESSION_KINDS).optional(), activeMinutes: number(0, 525_600).optional(), limit: number(1, 200).optional() }),
+      execute: (args, context) => asToolResult(async () => ({ sessions: await messaging.listSessions(requester(context), args) })),
+    }),
+    defineTool({
       name: 'sessions_history',
       description: "A session's recent messages.",
-      parameters: {
-        type: 'object',
-        properties: { sessionKey: { type: 'string' }, limit: { type: 'number' }, includeTools: { type: 'boolean' } },
-        required: ['sessionKey'],
-      },
-      execute: (args, context) =>
-        asToolResult(() =>
-          messaging.history(requester(context), requiredKey(args), { limit: optionalNumber(args, 'limit', 1, 200), includeTools: args.includeTools === true }),
-        ),
-    },
-    {
+      parameters: z.object({ sessionKey: text(), limit: number(1, 200).optional(), includeTools: flag().optional() }),
+      execute: (args, context) => asToolResult(() => messaging.history(requester(context), args.sessionKey, { limit: args.limit, includeTools: args.includeTools === true })),
+    }),
+    defineTool({
       name: 'session_status',
       description: "A session's state, queue and last run.",
-      parameters: { type: 'object', properties: { sessionKey: { type: 'string' } }, required: ['sessionKey'] },
-      execute: (args, context) => asToolResult(() => messaging.status(requester(context), requiredKey(args))),
-    },
-    {
+      parameters: z.object({ sessionKey: text() }),
+      execute: (args, context) => asToolResult(() => messaging.status(requester(context), args.sessionKey)),
+    }),
+    defineTool({
       name: 'sessions_send',
       effects: true,
       description:
         'Message a session (by sessionKey, or label, or agentId = its main session) and wait up to timeoutSeconds (default 30; 0 = no wait) for the reply. A late reply arrives as a message here. Same idempotencyKey = sent once.',
-      parameters: {
-        type: 'object',
-        properties: {
-          sessionKey: { type: 'string' },
-          label: { type: 'string' },
-          agentId: { type: 'string' },
-          message: { type: 'string' },
-          timeoutSeconds: { type: 'number' },
-          mode: { type: 'string', enum: [...QUEUE_MODES] },
-          idempotencyKey: { type: 'string' },
-        },
-        required: ['message'],
-      },
+      parameters: z.object({
+        sessionKey: text().optional(),
+        label: text().optional(),
+        agentId: text().optional(),
+        message: text(),
+        timeoutSeconds: number(0, 3600).optional(),
+        mode: choice(QUEUE_MODES).optional(),
+        idempotencyKey: text().optional(),
+      }),
       execute: (args, context) =>
-        asToolResult(async () => {
-          if (typeof args.message !== 'string') throw new SwitchboardError('INVALID_REQUEST', 'message must be a string');
-          return messaging.send(requester(context), {
-            sessionKey: optionalString(args, 'sessionKey'),
-            label: optionalString(args, 'label'),
-            agentId: optionalString(args, 'agentId'),
-            message: args.message,
-            mode: oneOf<QueueMode>(args, 'mode', QUEUE_MODES),
-            timeoutSeconds: optionalNumber(args, 'timeoutSeconds', 0, 3600) ?? 30,
-            idempotencyKey: optionalString(args, 'idempotencyKey') ?? context.idempotencyKey,
+        asToolResult(async () =>
+          messaging.send(requester(context), {
+            ...args,
+            timeoutSeconds: args.timeoutSeconds ?? 30,
+            idempotencyKey: args.idempotencyKey ?? context.idempotencyKey,
             call: context.call,
             signal: context.signal,
-          });
-        }),
-    },
-    {
+          }),
+        ),
+    }),
+    defineTool({
       name: 'sessions_wait',
       description: 'Wait until any (default) or all of these sessions have replied to you or gone idle.',
-      parameters: {
-        type: 'object',
-        properties: {
-          sessionKeys: { type: 'array', items: { type: 'string' } },
-          timeoutMs: { type: 'number' },
-          mode: { type: 'string', enum: ['any', 'all'] },
-        },
-        required: ['sessionKeys', 'timeoutMs'],
-      },
+      parameters: z.object({ sessionKeys: textList(1, 20, 'session keys'), timeoutMs: number(0, MAX_WAIT_MS), mode: choice(['any', 'all']).optional() }),
       execute: (args, context) =>
-        asToolResult(async () => {
-          const keys = args.sessionKeys;
-          if (!Array.isArray(keys) || keys.length === 0 || keys.length > 20 || !keys.every((key) => typeof key === 'string')) {
-            throw new SwitchboardError('INVALID_REQUEST', 'sessionKeys must be a list of 1 to 20 session keys');
-          }
-          const timeoutMs = optionalNumber(args, 'timeoutMs', 0, MAX_WAIT_MS);
-          if (timeoutMs === undefined) throw new SwitchboardError('INVALID_REQUEST', `timeoutMs is required (0 to ${MAX_WAIT_MS})`);
-          return messaging.waitSessions(requester(context), [...new Set(keys as string[])], { timeoutMs, mode: oneOf(args, 'mode', ['any', 'all'] as const) ?? 'any', signal: context.signal });
-        }),
-    },
+        asToolResult(async () =>
+          messaging.waitSessions(requester(context), [...new Set(args.sessionKeys)], { timeoutMs: args.timeoutMs, mode: args.mode ?? 'any', signal: context.signal }),
+        ),
+    }),
   ];
-}
-
-function requiredKey(args: Record<string, unknown>): string {
-  const key = optionalString(args, 'sessionKey');
-  if (!key) throw new SwitchboardError('INVALID_REQUEST', 'sessionKey is required');
-  return key;
 }

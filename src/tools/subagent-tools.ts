@@ -2,34 +2,21 @@
  * sessions_spawn and subagents (seed 002 section 2.2, seed 003): delegation with a handle, and the
  * parent's view of its children. Failures are data, as with the session tools.
  */
+import { z } from 'zod';
 import { SwitchboardError } from '../core/errors.js';
-import { SUBAGENT_ROLES, type SubagentRole } from '../core/subagent.js';
+import { SUBAGENT_ROLES } from '../core/subagent.js';
 import type { Subagents } from '../gateway/subagents.js';
 import type { SubagentRecord } from '../ports.js';
-import { asToolResult, oneOf, optionalNumber, optionalString } from './session-tools.js';
-import type { GatewayTool, ToolContext } from './types.js';
+import { asToolResult } from './session-tools.js';
+import { choice, flag, number, text, textList } from './schema.js';
+import { defineTool, type GatewayTool, type ToolContext } from './types.js';
 
 const MAX_WAIT_MS = 3_600_000;
 const ACTIONS = ['list', 'wait', 'kill', 'steer', 'result'] as const;
 
-function stringList(args: Record<string, unknown>, name: string): string[] | undefined {
-  const value = args[name];
-  if (value === undefined || value === null) return undefined;
-  if (!Array.isArray(value) || !value.every((item) => typeof item === 'string' && item !== '')) throw new SwitchboardError('INVALID_REQUEST', `${name} must be a list of strings`);
-  return value as string[];
-}
-
-function optionalBoolean(args: Record<string, unknown>, name: string): boolean | undefined {
-  const value = args[name];
-  if (value === undefined || value === null) return undefined;
-  if (typeof value !== 'boolean') throw new SwitchboardError('INVALID_REQUEST', `${name} must be true or false`);
-  return value;
-}
-
-function target(args: Record<string, unknown>): string {
-  const value = optionalString(args, 'target');
-  if (!value) throw new SwitchboardError('INVALID_REQUEST', 'target is required: the childSessionKey, subagentId or label of one of your sub-agents');
-  return value;
+function target(args: { target?: string }): string {
+  if (!args.target) throw new SwitchboardError('INVALID_REQUEST', 'target is required: the childSessionKey, subagentId or label of one of your sub-agents');
+  return args.target;
 }
 
 /** Some models pass the handle as JSON text rather than an object. */
@@ -41,98 +28,67 @@ function parseHandle(text: string): unknown {
   }
 }
 
+const subagentsArgs = z.object({
+  action: choice(ACTIONS),
+  target: text().optional(),
+  targets: textList(1, 100).optional(),
+  mode: choice(['all', 'any']).optional(),
+  timeoutMs: number(0, MAX_WAIT_MS).optional(),
+  maxFailures: number(0, 10_000).optional(),
+  message: text().optional(),
+  handle: z.union([z.record(z.string(), z.unknown()), z.string()], { error: 'must be the handle sessions_spawn returned' }).optional(),
+  recursive: flag().optional(),
+});
+
 export function createSubagentTools(subagents: Subagents): GatewayTool[] {
   return [
-    {
+    defineTool({
       name: 'sessions_spawn',
       effects: true,
       description:
         'Delegate a task to a new sub-agent session. Returns at once with a handle; the result arrives here as a message when the sub-agent finishes. role "orchestrator" lets it spawn its own.',
-      parameters: {
-        type: 'object',
-        properties: {
-          task: { type: 'string' },
-          context: { type: 'string' },
-          agentId: { type: 'string' },
-          label: { type: 'string' },
-          model: { type: 'string' },
-          role: { type: 'string', enum: [...SUBAGENT_ROLES] },
-          tools: { type: 'array', items: { type: 'string' } },
-          timeoutSeconds: { type: 'number' },
-          correlationId: { type: 'string' },
-          cwd: { type: 'string' },
-          worktree: { type: 'boolean' },
-        },
-        required: ['task'],
-      },
+      parameters: z.object({
+        task: text(),
+        context: text().optional(),
+        agentId: text().optional(),
+        label: text().optional(),
+        model: text().optional(),
+        role: choice(SUBAGENT_ROLES).optional(),
+        tools: textList(0, 100).optional(),
+        timeoutSeconds: number(1, 86_400).optional(),
+        correlationId: text().optional(),
+        cwd: text().optional(),
+        worktree: flag().optional(),
+      }),
       execute: (args, context) =>
-        asToolResult(() =>
-          subagents.spawn(
-            { sessionKey: context.sessionKey, agentId: context.agentId, idempotencyKey: context.idempotencyKey, call: context.call },
-            {
-              task: args.task,
-              context: optionalString(args, 'context'),
-              agentId: optionalString(args, 'agentId'),
-              label: optionalString(args, 'label'),
-              model: optionalString(args, 'model'),
-              role: oneOf<SubagentRole>(args, 'role', SUBAGENT_ROLES),
-              tools: stringList(args, 'tools'),
-              timeoutSeconds: optionalNumber(args, 'timeoutSeconds', 1, 86_400),
-              correlationId: optionalString(args, 'correlationId'),
-              cwd: optionalString(args, 'cwd'),
-              worktree: optionalBoolean(args, 'worktree'),
-            },
-          ),
-        ),
-    },
-    {
+        asToolResult(() => subagents.spawn({ sessionKey: context.sessionKey, agentId: context.agentId, idempotencyKey: context.idempotencyKey, call: context.call }, args)),
+    }),
+    defineTool({
       name: 'subagents',
       effects: true,
       description:
         'Your sub-agents. action list; wait (targets or all running, mode all|any, timeoutMs, maxFailures); kill (target, with its descendants); steer (target, message); result (handle).',
-      parameters: {
-        type: 'object',
-        properties: {
-          action: { type: 'string', enum: [...ACTIONS] },
-          target: { type: 'string' },
-          targets: { type: 'array', items: { type: 'string' } },
-          mode: { type: 'string', enum: ['all', 'any'] },
-          timeoutMs: { type: 'number' },
-          maxFailures: { type: 'number' },
-          message: { type: 'string' },
-          handle: { type: 'object' },
-          recursive: { type: 'boolean' },
-        },
-        required: ['action'],
-      },
+      parameters: subagentsArgs,
       execute: (args, context) => asToolResult(() => act(subagents, args, context)),
-    },
+    }),
   ];
 }
 
-async function act(subagents: Subagents, args: Record<string, unknown>, context: ToolContext): Promise<unknown> {
-  const action = oneOf(args, 'action', ACTIONS);
+async function act(subagents: Subagents, args: z.infer<typeof subagentsArgs>, context: ToolContext): Promise<unknown> {
   const self = context.sessionKey;
-  switch (action) {
+  switch (args.action) {
     case 'list':
-      return { subagents: await subagents.list(self, { recursive: optionalBoolean(args, 'recursive') }) };
+      return { subagents: await subagents.list(self, { recursive: args.recursive }) };
     case 'wait': {
-      const timeoutMs = optionalNumber(args, 'timeoutMs', 0, MAX_WAIT_MS);
-      if (timeoutMs === undefined) throw new SwitchboardError('INVALID_REQUEST', `timeoutMs is required (0 to ${MAX_WAIT_MS})`);
-      const names = stringList(args, 'targets');
+      if (args.timeoutMs === undefined) throw new SwitchboardError('INVALID_REQUEST', `timeoutMs is required (0 to ${MAX_WAIT_MS})`);
       let records: SubagentRecord[];
-      if (names) records = await Promise.all([...new Set(names)].map((name) => subagents.find(name, self)));
+      if (args.targets) records = await Promise.all([...new Set(args.targets)].map((name) => subagents.find(name, self)));
       else {
         const children = (await subagents.list(self)).filter((child) => child.state === 'pending' || child.state === 'running');
         records = await Promise.all(children.map((child) => subagents.find(child.subagentId, self)));
       }
       if (records.length === 0) return { status: 'ok', children: [], succeeded: 0, running: 0, failed: [], note: 'you have no sub-agents running' };
-      return subagents.wait(records, {
-        mode: oneOf(args, 'mode', ['all', 'any'] as const) ?? 'all',
-        timeoutMs,
-        maxFailures: optionalNumber(args, 'maxFailures', 0, 10_000),
-        signal: context.signal,
-      });
+      return subagents.wait(records, { mode: args.mode ?? 'all', timeoutMs: args.timeoutMs, maxFailures: args.maxFailures, signal: context.signal });
     }
     case 'kill': {
       const record = await subagents.find(target(args), self);
@@ -144,7 +100,5 @@ async function act(subagents: Subagents, args: Record<string, unknown>, context:
     }
     case 'result':
       return subagents.result(typeof args.handle === 'string' ? parseHandle(args.handle) : args.handle);
-    default:
-      throw new SwitchboardError('INVALID_REQUEST', `action is required: one of ${ACTIONS.join(', ')}`);
   }
 }

@@ -1,6 +1,8 @@
 /** The contract between the gateway and the tools its agents call. */
 import type { SessionKind } from '../core/session-key.js';
+import type { z } from 'zod';
 import type { Clock, NewToolCall } from '../ports.js';
+import type { ToolArgs } from './schema.js';
 
 export interface ToolContext {
   runId: string;
@@ -32,7 +34,13 @@ export interface GatewayTool {
    * run made runs again under the same key, so that its effect is not repeated.
    */
   effects?: true;
-  /** JSON Schema of the arguments. */
-  parameters: Record<string, unknown>;
+  /** The arguments, once: the model is shown their JSON Schema, and `execute` gets them checked. */
+  parameters: ToolArgs;
+  /** Receives the arguments as `parameters` parsed them. */
   execute(args: Record<string, unknown>, context: ToolContext): Promise<unknown>;
+}
+
+/** A tool whose `execute` is typed by its own schema. */
+export function defineTool<T extends ToolArgs>(tool: Omit<GatewayTool, 'parameters' | 'execute'> & { parameters: T; execute(args: z.infer<T>, context: ToolContext): Promise<unknown> }): GatewayTool {
+  return tool as unknown as GatewayTool;
 }

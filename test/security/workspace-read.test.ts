@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { workspaceReadTool } from '../../src/tools/builtin.js';
+import { parseToolArgs } from '../../src/tools/schema.js';
 import type { ToolContext } from '../../src/tools/types.js';
 
 const base = mkdtempSync(join(tmpdir(), 'sb-ws-'));
@@ -18,7 +19,7 @@ symlinkSync(join(workspace, 'notes', 'a.md'), join(workspace, 'link-in'));
 symlinkSync(join(workspace, 'loop'), join(workspace, 'loop'));
 
 const context = { workspace } as ToolContext;
-const read = (path: unknown) => workspaceReadTool.execute({ path }, context);
+const read = (path: string) => workspaceReadTool.execute({ path }, context);
 
 describe('workspace_read', () => {
   it('reads files inside, including through a symlink that stays inside and a name starting with ".."', async () => {
@@ -38,6 +39,7 @@ describe('workspace_read', () => {
     expect(await read('nope.md')).toEqual({ error: '"nope.md" does not exist in the workspace' });
     expect(await read('notes')).toEqual({ error: '"notes" is not a file' });
     expect(await read('loop')).toEqual({ error: '"loop" is a symlink loop' });
-    expect(await read(42)).toEqual({ error: 'path is required: a file path relative to the workspace' });
+    expect(parseToolArgs(workspaceReadTool.parameters, { path: 42 })).toEqual({ ok: false, error: 'path must be a string' });
+    expect(parseToolArgs(workspaceReadTool.parameters, { path: '' })).toEqual({ ok: false, error: 'path is required' });
   });
 });
