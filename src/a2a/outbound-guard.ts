@@ -61,7 +61,7 @@ function privateMessage(url: string, address: string, setting: string): string {
 }
 
 /** Why this URL may not be called, or undefined when it may. `setting` names the key that would allow it. */
-export async function refusedTarget(url: string, allowPrivate: boolean, setting: string): Promise<string | undefined> {
+export async function refusedTarget(url: string, allowPrivate: boolean, setting: string, isPrivate = isPrivateAddress): Promise<string | undefined> {
   let parsed: URL;
   try {
     parsed = new URL(url);
@@ -77,18 +77,18 @@ export async function refusedTarget(url: string, allowPrivate: boolean, setting:
   } catch (error) {
     return `cannot resolve "${host}": ${errorMessage(error)}`;
   }
-  const inside = addresses.find(isPrivateAddress);
+  const inside = addresses.find(isPrivate);
   return inside ? privateMessage(url, inside, setting) : undefined;
 }
 
 type LookupCallback = (error: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;
 
 /** A DNS lookup for sockets that fails when any answer is a private address. */
-function publicOnlyLookup(setting: string) {
+function publicOnlyLookup(setting: string, isPrivate: (address: string) => boolean) {
   return (hostname: string, options: { all?: boolean; family?: number }, callback: LookupCallback) => {
     dnsLookup(hostname, { ...options, all: true }, (error, answers) => {
       if (error) return callback(error, []);
-      const inside = answers.find((answer) => isPrivateAddress(answer.address));
+      const inside = answers.find((answer) => isPrivate(answer.address));
       if (inside) return callback(Object.assign(new Error(privateMessage(hostname, inside.address, setting)), { code: 'EPRIVATEADDRESS' }), []);
       if (options.all) return callback(null, answers);
       callback(null, answers[0].address, answers[0].family);
@@ -100,11 +100,11 @@ function publicOnlyLookup(setting: string) {
  * A fetch whose connections go only to public addresses: the URL is checked first (literal addresses
  * never reach a lookup), and the socket's own lookup refuses private answers.
  */
-export function guardedFetch(setting: string): typeof fetch {
-  const dispatcher = new Agent({ connect: { lookup: publicOnlyLookup(setting) as never } });
+export function guardedFetch(setting: string, isPrivate: (address: string) => boolean = isPrivateAddress): typeof fetch {
+  const dispatcher = new Agent({ connect: { lookup: publicOnlyLookup(setting, isPrivate) as never } });
   return (async (input: string | URL | Request, init?: RequestInit) => {
     const url = typeof input === 'string' ? input : input instanceof URL ? input.href : input.url;
-    const refused = await refusedTarget(url, false, setting);
+    const refused = await refusedTarget(url, false, setting, isPrivate);
     if (refused) throw Object.assign(new TypeError(refused), { code: 'EPRIVATEADDRESS' });
     return undiciFetch(input as never, { ...(init as object), dispatcher } as never);
   }) as unknown as typeof fetch;

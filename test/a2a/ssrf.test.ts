@@ -42,9 +42,15 @@ describe('outbound guard', () => {
 
   it('the guarded fetch never connects to a private address, by literal or by name', async () => {
     let hits = 0;
-    const server = createServer((_req, res) => {
+    let seen: Record<string, unknown> = {};
+    const server = createServer((req, res) => {
       hits += 1;
-      res.end('ok');
+      let body = '';
+      req.on('data', (chunk) => (body += chunk));
+      req.on('end', () => {
+        seen = { method: req.method, token: req.headers['x-token'], body };
+        res.end('ok');
+      });
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const { port } = server.address() as AddressInfo;
@@ -53,7 +59,11 @@ describe('outbound guard', () => {
       await expect(post(`http://127.0.0.1:${port}/hook`, { method: 'POST' })).rejects.toThrow(/resolves to 127\.0\.0\.1, a private, loopback or link-local address/);
       await expect(post(`http://localhost:${port}/hook`, { method: 'POST' })).rejects.toThrow(/a private, loopback or link-local address/);
       expect(hits).toBe(0);
-      expect(await (await fetch(`http://127.0.0.1:${port}/`)).text()).toBe('ok');
+      // An address the guard accepts is reached, with the method, headers and body the caller gave.
+      const asPublic = guardedFetch('a2a.push.allowPrivateTargets', (address) => address !== '127.0.0.1' && isPrivateAddress(address));
+      const passed = await asPublic(`http://127.0.0.1:${port}/hook`, { method: 'POST', headers: { 'x-token': 'abc' }, body: '{"a":1}' });
+      expect({ status: passed.status, text: await passed.text(), hits }).toEqual({ status: 200, text: 'ok', hits: 1 });
+      expect(seen).toEqual({ method: 'POST', token: 'abc', body: '{"a":1}' });
     } finally {
       server.close();
     }
