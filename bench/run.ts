@@ -10,7 +10,7 @@ import BetterSqlite3 from 'better-sqlite3';
 import { parseConfigText } from '../src/config/load.js';
 import { Gateway } from '../src/gateway/gateway.js';
 import { SqliteStore, type SqliteSynchronous } from '../src/store/sqlite/sqlite-store.js';
-import { toolJsonSchema } from '../src/tools/schema.js';
+import { toolJsonSchema } from '../src/gateway/tool-contract.js';
 
 const quick = process.argv.includes('--quick');
 const ROOT = resolve(import.meta.dirname, '..');

@@ -11,7 +11,7 @@ import { errorMessage } from '../core/errors.js';
 import { matchesAny } from '../core/tool-policy.js';
 import type { Gateway, WaitResult } from '../gateway/gateway.js';
 import type { A2ATaskStore, Clock, RunRecord } from '../ports.js';
-import { REQUEST_INPUT_TOOL } from '../tools/a2a-tools.js';
+import { REQUEST_INPUT_TOOL } from './tools.js';
 import { ownerOf } from './task-store.js';
 import type { PeerUser } from './peers.js';
 

@@ -7,8 +7,7 @@ import { jsonSchema, stepCountIs, streamText, tool, type ModelMessage, type Tool
 import { errorMessage } from '../core/errors.js';
 import { statusForAbort, type AbortReason, type TerminalRunStatus } from '../core/run-status.js';
 import type { NewToolCall, RunUsage } from '../ports.js';
-import type { GatewayTool, ToolContext } from '../tools/types.js';
-import { parseToolArgs, toolJsonSchema } from '../tools/schema.js';
+import { parseToolArgs, toolJsonSchema, type GatewayTool, type ToolContext } from './tool-contract.js';
 import { throughLedger, type LedgerDeps } from './tool-ledger.js';
 
 export interface ExecuteRunOptions {

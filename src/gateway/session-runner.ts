@@ -12,7 +12,7 @@ import type { TerminalRunStatus } from '../core/run-status.js';
 import type { Clock, IdGenerator, InputRecord, NewEvent, NewTranscriptEntry, SettledToolCall, Store } from '../ports.js';
 import type { ModelRegistry } from '../models/model-registry.js';
 import type { SwitchboardConfig } from '../config/schema.js';
-import type { GatewayTool } from '../tools/types.js';
+import type { GatewayTool } from './tool-contract.js';
 import { assembleContext, renderInput, type PromptFileCache } from './context.js';
 import type { EventBus } from './event-bus.js';
 import { ANNOUNCE_SKIP, exchangeStepRow } from './exchanges.js';

@@ -8,7 +8,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { NewToolCall, SettledToolCall, ToolCallPosition, ToolCallStore } from '../ports.js';
-import type { GatewayTool } from '../tools/types.js';
+import type { GatewayTool } from './tool-contract.js';
 
 export interface LedgerDeps {
   store: ToolCallStore;

@@ -3,7 +3,7 @@ import { readFile, realpath, stat } from 'node:fs/promises';
 import { isAbsolute, relative, resolve, sep } from 'node:path';
 import { z } from 'zod';
 import { text } from './schema.js';
-import { defineTool, type GatewayTool } from './types.js';
+import { defineTool, type GatewayTool } from '../gateway/tool-contract.js';
 
 const MAX_READ_BYTES = 64 * 1024;
 

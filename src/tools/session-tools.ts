@@ -9,7 +9,7 @@ import { QUEUE_MODES } from '../core/queue-mode.js';
 import type { AgentMessaging, Requester } from '../gateway/messaging.js';
 import { z } from 'zod';
 import { choice, flag, number, text, textList } from './schema.js';
-import { defineTool, type GatewayTool, type ToolContext } from './types.js';
+import { defineTool, type GatewayTool, type ToolContext } from '../gateway/tool-contract.js';
 
 const SESSION_KINDS = ['main', 'direct', 'group', 'subagent', 'a2a'] as const;
 const MAX_WAIT_MS = 600_000;

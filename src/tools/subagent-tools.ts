@@ -9,7 +9,7 @@ import type { Subagents } from '../gateway/subagents.js';
 import type { SubagentRecord } from '../ports.js';
 import { asToolResult } from './session-tools.js';
 import { choice, flag, number, text, textList } from './schema.js';
-import { defineTool, type GatewayTool, type ToolContext } from './types.js';
+import { defineTool, type GatewayTool, type ToolContext } from '../gateway/tool-contract.js';
 
 const MAX_WAIT_MS = 3_600_000;
 const ACTIONS = ['list', 'wait', 'kill', 'steer', 'result'] as const;

@@ -4,8 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { workspaceReadTool } from '../../src/tools/builtin.js';
-import { parseToolArgs } from '../../src/tools/schema.js';
-import type { ToolContext } from '../../src/tools/types.js';
+import { parseToolArgs } from '../../src/gateway/tool-contract.js';
+import type { ToolContext } from '../../src/gateway/tool-contract.js';
 
 const base = mkdtempSync(join(tmpdir(), 'sb-ws-'));
 const workspace = join(base, 'workspace');

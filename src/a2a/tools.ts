@@ -1,10 +1,10 @@
 /** Tools for A2A: answering A2A callers, and calling remote A2A agents. */
-import type { A2AClientService, RemoteRef } from '../a2a/client.js';
-import { SwitchboardError } from '../core/errors.js';
-import { asToolResult } from './session-tools.js';
 import { z } from 'zod';
-import { number, text } from './schema.js';
-import { defineTool, type GatewayTool } from './types.js';
+import { SwitchboardError } from '../core/errors.js';
+import { defineTool, type GatewayTool } from '../gateway/tool-contract.js';
+import { asToolResult } from '../tools/session-tools.js';
+import { number, text } from '../tools/schema.js';
+import type { A2AClientService, RemoteRef } from './client.js';
 
 export const REQUEST_INPUT_TOOL = 'a2a_request_input';
 

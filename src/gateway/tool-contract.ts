@@ -1,0 +1,83 @@
+/**
+ * The contract between the gateway and the tools its agents call. Tool arguments are defined once, with
+ * zod: the same schema gives the JSON Schema the model is shown and checks what the model sent, so a bad
+ * argument is refused with one line naming it, as data the model can read and correct.
+ */
+import { z } from 'zod';
+import type { SessionKind } from '../core/session-key.js';
+import type { Clock, NewToolCall } from '../ports.js';
+
+export type ToolArgs = z.ZodObject;
+
+/** JSON Schema keywords left out of what the model is shown: they are checked, and a breach is explained. */
+const UNSHOWN = new Set(['$schema', 'minimum', 'maximum', 'minItems', 'maxItems', 'additionalProperties', 'propertyNames']);
+
+function shown(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(shown);
+  if (!value || typeof value !== 'object') return value;
+  return Object.fromEntries(Object.entries(value).filter(([key]) => !UNSHOWN.has(key)).map(([key, inner]) => [key, key === 'properties' ? mapValues(inner, shown) : shown(inner)]));
+}
+
+const mapValues = (object: unknown, map: (value: unknown) => unknown) => Object.fromEntries(Object.entries(object as Record<string, unknown>).map(([key, value]) => [key, map(value)]));
+
+/**
+ * What the model is shown: names, types, enums and descriptions. Ranges and sizes are left out, because
+ * every character is sent again with every model call; they are checked, and a breach is explained.
+ */
+export function toolJsonSchema(schema: ToolArgs): Record<string, unknown> {
+  return shown(z.toJSONSchema(schema)) as Record<string, unknown>;
+}
+
+/**
+ * The model's arguments checked against the schema. Models send `null` or `""` for an argument they
+ * mean to leave out, so those count as absent.
+ */
+export function parseToolArgs<T extends ToolArgs>(schema: T, args: unknown): { ok: true; value: z.infer<T> } | { ok: false; error: string } {
+  const given = args && typeof args === 'object' && !Array.isArray(args) ? Object.fromEntries(Object.entries(args).filter(([, value]) => value !== null && value !== '')) : {};
+  const parsed = schema.safeParse(given);
+  if (parsed.success) return { ok: true, value: parsed.data };
+  const issue = parsed.error.issues[0];
+  const path = issue.path.join('.');
+  return { ok: false, error: path ? `${path} ${issue.message}` : issue.message };
+}
+
+export interface ToolContext {
+  runId: string;
+  toolCallId: string;
+  sessionKey: string;
+  agentId: string;
+  /** Workspace folder of the calling agent, when it has one. */
+  workspace: string | undefined;
+  /**
+   * The call's key in the tool-call ledger: the same for the same call at the same place in a retried
+   * run, so an effect written under it happens once. Tools without `effects` get the tool-call id.
+   */
+  idempotencyKey: string;
+  /** The call's ledger row, for a tool to write in its effect's transaction (tools with `effects`). */
+  call?: NewToolCall;
+  signal: AbortSignal;
+  clock: Clock;
+  /** The agent-to-agent conversation the run's inputs belong to, if any (for the hop budget). */
+  conversation?: { id: string; hop: number };
+}
+
+export interface GatewayTool {
+  name: string;
+  /** Offered only in sessions of these kinds (e.g. `a2a_request_input` in A2A sessions); all when absent. */
+  sessionKinds?: readonly SessionKind[];
+  description: string;
+  /**
+   * Set on tools with side effects: their calls go through the tool-call ledger, and a call a crashed
+   * run made runs again under the same key, so that its effect is not repeated.
+   */
+  effects?: true;
+  /** The arguments, once: the model is shown their JSON Schema, and `execute` gets them checked. */
+  parameters: ToolArgs;
+  /** Receives the arguments as `parameters` parsed them. */
+  execute(args: Record<string, unknown>, context: ToolContext): Promise<unknown>;
+}
+
+/** A tool whose `execute` is typed by its own schema. */
+export function defineTool<T extends ToolArgs>(tool: Omit<GatewayTool, 'parameters' | 'execute'> & { parameters: T; execute(args: z.infer<T>, context: ToolContext): Promise<unknown> }): GatewayTool {
+  return tool as unknown as GatewayTool;
+}
