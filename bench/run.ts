@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { parseConfigText } from '../src/config/load.js';
-import { Gateway } from '../src/gateway/gateway.js';
+import { startGateway } from '../src/app.js';
 import { SqliteStore, type SqliteSynchronous } from '../src/store/sqlite/sqlite-store.js';
 import { toolJsonSchema } from '../src/gateway/tool-contract.js';
 
@@ -74,7 +74,7 @@ const benchConfig = `{
 async function roundTrips(count: number, parallelSessions: number) {
   const { config } = parseConfigText(benchConfig.replace('agents:', `lanes: { main: { maxConcurrent: ${Math.max(4, parallelSessions)} } }, agents:`), '/bench.json5', {});
   const store = await SqliteStore.open({ path: join(tmp(), 'rt.db'), synchronous: 'FULL' });
-  const gateway = await Gateway.start({ config, store, gatewayId: 'bench' });
+  const gateway = await startGateway({ config, store, gatewayId: 'bench' });
   // Warm up the code paths once.
   await gateway.waitForInput((await gateway.send({ target: 'echo', message: 'warm' })).input.id, 10_000);
 
@@ -153,7 +153,7 @@ async function agentToAgent(count: number, pingPong: number, sdkCallMs: number, 
     {},
   );
   const store = await SqliteStore.open({ path: join(tmp(), 'a2a.db'), synchronous: 'FULL' });
-  const gateway = await Gateway.start({ config, store, gatewayId: 'bench', withoutToolLedger: !ledger });
+  const gateway = await startGateway({ config, store, gatewayId: 'bench', withoutToolLedger: !ledger });
   const exchangeDone = async (requester: string) => {
     for (;;) {
       const [exchange] = await gateway.listExchanges({ sessionKey: requester });
@@ -220,7 +220,7 @@ async function subagents(count: number, fanOut: number, sdkCallMs: number) {
   );
   const open = async (name: string) => {
     const store = await SqliteStore.open({ path: join(tmp(), name), synchronous: 'FULL' });
-    const gateway = await Gateway.start({ config, store, gatewayId: 'bench' });
+    const gateway = await startGateway({ config, store, gatewayId: 'bench' });
     return { store, gateway };
   };
   const spawner = (sessionKey: string, i: number) => ({ sessionKey, agentId: 'boss', idempotencyKey: `bench:${i}` });

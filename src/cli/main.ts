@@ -73,7 +73,7 @@ program
   .option('-p, --port <port>', 'listen on this port instead of gateway.port (0 = any free port)', parsePort)
   .action(async (options: { port?: number }) => {
     // Loaded here so the other commands do not pay for the model SDKs at start-up.
-    const { serveGateway } = await import('../gateway/serve.js');
+    const { serveGateway } = await import('../app.js');
     const running = await serveGateway({ configPath: configPath(), port: options.port });
     const { gateway } = running;
     const recovered = gateway.lastRecovery;

@@ -5,13 +5,12 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { SwitchboardError, errorMessage } from '../core/errors.js';
-import { isTerminalRunStatus } from '../core/run-status.js';
+import { isTerminalRunStatus, type TerminalRunStatus } from '../core/run-status.js';
 import { a2aSessionKey, parseSessionKey } from '../core/session-key.js';
 import type { QueueMode } from '../core/queue-mode.js';
 import type { SwitchboardConfig } from '../config/schema.js';
 import { ModelRegistry } from '../models/model-registry.js';
 import type { A2ATaskEventRecord, A2ATaskRecord, Clock, EventRecord, ExchangeRecord, IdGenerator, NewEvent, NewInput, NewOutboxRow, OutboxRecord, OutboxStatus, InputRecord, Provenance, RecoveryReport, RunRecord, SessionRecord, Store, SubagentRecord, TranscriptEntry } from '../ports.js';
-import { BUILTIN_TOOLS } from '../tools/builtin.js';
 import type { GatewayTool } from './tool-contract.js';
 import { PromptFileCache } from './context.js';
 import { EventBus, type LiveListener } from './event-bus.js';
@@ -22,11 +21,7 @@ import { AgentRegistry, type Inbound } from './registry.js';
 import { createSessionRunner, toolsFor } from './session-runner.js';
 import { EXCHANGE_STEP_KIND, ExchangeFlow, exchangeStepRow } from './exchanges.js';
 import { AgentMessaging, type AgentSendRequest, type AgentSendResult } from './messaging.js';
-import { createSessionTools } from '../tools/session-tools.js';
-import { createA2AClientTools, requestInputTool } from '../a2a/tools.js';
-import { A2AClientService, RESULT_KIND } from '../a2a/client.js';
 import { Subagents, type SubagentView } from './subagents.js';
-import { createSubagentTools } from '../tools/subagent-tools.js';
 import { COMPLETION_KIND } from '../core/subagent.js';
 
 export const LEASE_TTL_MS = 30_000;
@@ -38,7 +33,11 @@ export interface GatewayDeps {
   gatewayId: string;
   clock?: Clock;
   ids?: IdGenerator;
-  tools?: readonly GatewayTool[];
+  /**
+   * What the composition root (src/app.ts) plugs in: the tools agents get and the services beside the
+   * gateway (the A2A client), built from the gateway's own parts. Without it, agents get no tools.
+   */
+  extensions?: (parts: GatewayParts) => GatewayExtension[];
   /** Signs sub-agent handles; the data directory keeps it so handles outlive a restart (default: a new one per process). */
   capabilitySecret?: string;
   /** The data directory, for sub-agent worktrees (`<dataDir>/worktrees`). */
@@ -46,6 +45,32 @@ export interface GatewayDeps {
   log?: (level: 'info' | 'warn' | 'error', message: string, fields?: Record<string, unknown>) => void;
   /** Benchmarks only, to measure what the tool-call ledger costs: calls are keyed by tool-call id and not recorded. */
   withoutToolLedger?: boolean;
+}
+
+/** The gateway's parts an extension may be built on. */
+export interface GatewayParts {
+  config: SwitchboardConfig;
+  store: Store;
+  clock: Clock;
+  messaging: AgentMessaging;
+  subagents: Subagents;
+  /** Stores an input produced by the extension and wakes its session. */
+  accept: (input: NewInput) => Promise<InputRecord>;
+  /** Adds an outbox row and has it delivered soon. */
+  enqueueDelivery: (row: NewOutboxRow) => Promise<void>;
+  log: (message: string) => void;
+}
+
+/**
+ * Something that works beside the gateway: tools for agents, outbox kinds it delivers, and a service
+ * with a life of its own (started after recovery, stopped first, told when a run commits).
+ */
+export interface GatewayExtension {
+  tools?: readonly GatewayTool[];
+  deliveries?: Record<string, OutboxHandler>;
+  onRunCommitted?: (runId: string, status: TerminalRunStatus) => Promise<void>;
+  start?: () => Promise<void>;
+  stop?: () => void;
 }
 
 export interface SendRequest {
@@ -92,7 +117,7 @@ export class Gateway {
   private readonly outbox: OutboxDispatcher;
   private readonly journal: JournalTail;
   private readonly exchanges: ExchangeFlow;
-  private readonly a2aClient: A2AClientService;
+  private readonly extensions: GatewayExtension[];
   /** Sub-agents: spawning, completion delivery, waits, kills, recovery and archiving. */
   readonly subagents: Subagents;
   private readonly models: ModelRegistry;
@@ -134,15 +159,6 @@ export class Gateway {
       isStopping: () => this.stopped,
       validateMessage: (message) => this.validateMessage(message),
     });
-    this.a2aClient = new A2AClientService({
-      config: deps.config,
-      store: this.store,
-      clock: this.clock,
-      deliver: async (input) => void (await this.accept({ id: this.ids.next(), ...input })),
-      enqueue: (row) => this.enqueueDelivery(row),
-      log: (message) => this.log('warn', message),
-    });
-    this.outbox.register(RESULT_KIND, (row) => this.a2aClient.deliverResult(row));
     this.models = new ModelRegistry(deps.config.models.providers);
     this.subagents = new Subagents({
       config: deps.config,
@@ -168,14 +184,19 @@ export class Gateway {
       log: (message) => this.log('warn', message),
     });
     this.outbox.register(COMPLETION_KIND, (row) => this.subagents.deliverCompletion(row));
-    const calling = deps.config.a2a.remoteAgents.length > 0 || deps.config.a2a.client.allowUrls;
-    this.tools = [
-      ...(deps.tools ?? BUILTIN_TOOLS),
-      ...createSessionTools(this.messaging),
-      ...createSubagentTools(this.subagents),
-      requestInputTool,
-      ...(calling ? createA2AClientTools(this.a2aClient) : []),
-    ];
+    this.extensions =
+      deps.extensions?.({
+        config: deps.config,
+        store: this.store,
+        clock: this.clock,
+        messaging: this.messaging,
+        subagents: this.subagents,
+        accept: (input) => this.accept(input),
+        enqueueDelivery: (row) => this.enqueueDelivery(row),
+        log: (message) => this.log('warn', message),
+      }) ?? [];
+    for (const extension of this.extensions) for (const [kind, handler] of Object.entries(extension.deliveries ?? {})) this.outbox.register(kind, handler);
+    this.tools = this.extensions.flatMap((extension) => extension.tools ?? []);
     const runSession = createSessionRunner({
       config: deps.config,
       store: this.store,
@@ -195,7 +216,7 @@ export class Gateway {
       // A failure here must not hold up the lane: recovery settles the same exchanges on the next start.
       onCommitted: async (runId, status, sessionKey) => {
         await this.exchanges.settleWaiter(runId, status).catch((error) => this.log('error', `exchanges of run ${runId}: ${errorMessage(error)}`));
-        await this.a2aClient.settleWaiter(runId, status === 'succeeded').catch((error) => this.log('error', `a2a results of run ${runId}: ${errorMessage(error)}`));
+        for (const extension of this.extensions) await extension.onRunCommitted?.(runId, status).catch((error) => this.log('error', `after run ${runId}: ${errorMessage(error)}`));
         await this.subagents.onRunCommitted(sessionKey, status).catch((error) => this.log('error', `sub-agents of run ${runId}: ${errorMessage(error)}`));
       },
       onDropped: (inputId) => this.onInputDropped(inputId, false),
@@ -227,7 +248,7 @@ export class Gateway {
     await gateway.journal.init();
     await gateway.recover();
     gateway.outbox.start();
-    await gateway.a2aClient.start();
+    for (const extension of gateway.extensions) await extension.start?.();
     gateway.watchdog = setInterval(() => void gateway.checkLanes(), deps.config.watchdog.intervalMs);
     return gateway;
   }
@@ -626,16 +647,6 @@ export class Gateway {
     }
   }
 
-  /** The base URL remote A2A agents post push notifications to (`<url>/a2a-callback/<taskId>`). */
-  setA2ACallbackBase(url: string): void {
-    this.a2aClient.setCallbackBase(url);
-  }
-
-  /** A push notification for a remote task an agent is waiting on; false when its secret does not match. */
-  receiveA2APush(taskId: string, token: string | undefined): Promise<boolean> {
-    return this.a2aClient.receivePush(taskId, token);
-  }
-
   subscribe(listener: LiveListener): () => void {
     return this.bus.subscribe(listener);
   }
@@ -664,7 +675,7 @@ export class Gateway {
     this.stopped = true;
     if (this.watchdog) clearInterval(this.watchdog);
     for (const wake of this.waiters) wake();
-    this.a2aClient.stop();
+    for (const extension of this.extensions) extension.stop?.();
     await this.lanes.stop('shutdown');
     await this.outbox.stop();
     await this.store.runs.recoverOrphans(this.gatewayId, 'gateway shut down while the run was active', this.config.recovery.retryInterrupted, this.clock.now());

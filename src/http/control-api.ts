@@ -48,6 +48,8 @@ export interface ControlApiOptions {
   token: string;
   /** A front served on the same listener with its own authentication (the A2A server). */
   front?: { handles(pathname: string): boolean; handle(request: IncomingMessage, response: ServerResponse): void; start(listenUrl: string): Promise<void>; stop(): Promise<void> };
+  /** Push notifications from remote A2A agents (`/a2a-callback/<taskId>`); false when the task's secret does not match. */
+  a2aCallback?: (taskId: string, token: string | undefined) => Promise<boolean>;
 }
 
 export class ControlApi {
@@ -223,7 +225,7 @@ export class ControlApi {
       if (size > MAX_BODY_BYTES) throw new SwitchboardError('MESSAGE_TOO_LARGE', `request body is larger than ${MAX_BODY_BYTES} bytes`);
     }
     const token = request.headers['x-a2a-notification-token'];
-    const accepted = await this.gateway.receiveA2APush(taskId, typeof token === 'string' ? token : undefined);
+    const accepted = (await this.options.a2aCallback?.(taskId, typeof token === 'string' ? token : undefined)) ?? false;
     if (!accepted) throw new SwitchboardError('UNAUTHORIZED', 'unknown task or wrong notification token');
     sendJson(response, 200, { received: true });
   }

@@ -7,6 +7,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { AGENT_CARD_PATH } from '@a2a-js/sdk';
 import { InMemoryPushNotificationStore, ServerCallContext } from '@a2a-js/sdk/server';
 import { ReferenceExecutor, referenceServer } from '../helpers/a2a-reference.js';
+import type { A2AClientService } from '../../src/a2a/client.js';
 import { ControlApi } from '../../src/http/control-api.js';
 import type { Gateway } from '../../src/gateway/gateway.js';
 import { startTestGateway, stopTestGateway } from '../helpers/gateway.js';
@@ -124,13 +125,14 @@ describe('A2A client: the a2a_* tools against SDK reference servers', () => {
   });
 
   it('a followed task on a remote that supports push registers our callback; the callback takes only the task\'s secret', async () => {
-    gateway = await startTestGateway(config());
-    const api = new ControlApi(gateway, { host: '127.0.0.1', port: 0, token: 'control-token-for-the-test' });
+    let a2a!: A2AClientService;
+    gateway = await startTestGateway(config(), {}, undefined, (client) => (a2a = client));
+    const api = new ControlApi(gateway, { host: '127.0.0.1', port: 0, token: 'control-token-for-the-test', a2aCallback: (taskId, token) => a2a.receivePush(taskId, token) });
     const url = await api.listen();
     try {
       // Followed before the callback base is known (as after a restart); registered once it is.
       const taskId = await ask('push later');
-      gateway.setA2ACallbackBase(url);
+      a2a.setCallbackBase(url);
       const registered = await waitUntil('our callback is registered at the remote', async () => (await pushyConfigs.load(taskId, new ServerCallContext()))[0]);
       expect(registered.url).toBe(`${url}/a2a-callback/${taskId}`);
       const wrong = await fetch(registered.url, { method: 'POST', headers: { 'X-A2A-Notification-Token': 'not-it' }, body: '{}' });

@@ -2,7 +2,8 @@
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadConfigFile } from '../../src/config/load.js';
-import { Gateway } from '../../src/gateway/gateway.js';
+import type { Gateway } from '../../src/gateway/gateway.js';
+import { startGateway } from '../../src/app.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { stopTestGateway } from '../helpers/gateway.js';
 import { ROOT } from '../helpers/process.js';
@@ -16,7 +17,7 @@ afterEach(async () => {
 describe('the demo (examples/demo.json5)', () => {
   it('support delegates "research ..." to a sub-agent of expert and passes its result on when it arrives', async () => {
     const { config } = loadConfigFile(join(ROOT, 'examples/demo.json5'));
-    gateway = await Gateway.start({ config, store: await SqliteStore.open({ path: ':memory:' }), gatewayId: 'gw-demo' });
+    gateway = await startGateway({ config, store: await SqliteStore.open({ path: ':memory:' }), gatewayId: 'gw-demo' });
     const sent = await gateway.send({ target: 'support', message: 'research cache invalidation', inbound: { channel: 'cli' } });
     const first = await gateway.waitForInput(sent.input.id, 10_000);
     expect(first).toMatchObject({ status: 'completed', reply: `Good question. I've asked a researcher to look into "cache invalidation"; I'll tell you what they find.` });

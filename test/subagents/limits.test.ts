@@ -8,7 +8,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseConfigText } from '../../src/config/load.js';
-import { Gateway } from '../../src/gateway/gateway.js';
+import type { Gateway } from '../../src/gateway/gateway.js';
+import { startGateway } from '../../src/app.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { startTestGateway, stopTestGateway } from '../helpers/gateway.js';
 import { waitUntil } from '../helpers/wait.js';
@@ -228,7 +229,7 @@ describe('handles', () => {
   it('a handle stays valid across a restart (the secret is persisted); with another secret it is refused', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'sb-handle-'));
     const { config: parsed } = parseConfigText(config(), '/t.json5');
-    const open = async (secret: string) => Gateway.start({ config: parsed, store: await SqliteStore.open({ path: join(dir, 'db.sqlite') }), gatewayId: 'gw-h', capabilitySecret: secret });
+    const open = async (secret: string) => startGateway({ config: parsed, store: await SqliteStore.open({ path: join(dir, 'db.sqlite') }), gatewayId: 'gw-h', capabilitySecret: secret });
     let g = await open('secret-one');
     await g.openSession(MAIN, 'main');
     const { handle, childSessionKey } = await g.subagents.spawn(from(MAIN), { task: 'persist' });

@@ -8,7 +8,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseConfigText } from '../../src/config/load.js';
-import { Gateway } from '../../src/gateway/gateway.js';
+import type { Gateway } from '../../src/gateway/gateway.js';
+import { startGateway } from '../../src/app.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { stopTestGateway } from '../helpers/gateway.js';
 import { waitUntil } from '../helpers/wait.js';
@@ -34,7 +35,7 @@ function opener(retry: boolean) {
     '/t.json5',
   );
   return async () => {
-    gateway = await Gateway.start({ config, store: await SqliteStore.open({ path: join(dir, 'db.sqlite') }), gatewayId: 'gw-r', capabilitySecret: 's' });
+    gateway = await startGateway({ config, store: await SqliteStore.open({ path: join(dir, 'db.sqlite') }), gatewayId: 'gw-r', capabilitySecret: 's' });
     await gateway.openSession(MAIN, 'main');
     return gateway;
   };

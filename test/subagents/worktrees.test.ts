@@ -8,7 +8,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseConfigText } from '../../src/config/load.js';
-import { Gateway } from '../../src/gateway/gateway.js';
+import type { Gateway } from '../../src/gateway/gateway.js';
+import { startGateway } from '../../src/app.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { stopTestGateway } from '../helpers/gateway.js';
 import { waitUntil } from '../helpers/wait.js';
@@ -46,7 +47,7 @@ async function start(workspace: string): Promise<Gateway> {
     '/t.json5',
   );
   offset = 0;
-  gateway = await Gateway.start({
+  gateway = await startGateway({
     config,
     store: await SqliteStore.open({ path: ':memory:' }),
     gatewayId: 'gw-wt',

@@ -1,0 +1,132 @@
+/**
+ * The composition root: the one place that knows every part. It builds the store, the gateway with its
+ * extensions (the tools agents get, the A2A client) and the fronts (control API, A2A server), and starts
+ * a whole gateway process from a config file. Everything else depends downwards only.
+ */
+import { randomUUID } from 'node:crypto';
+import pino from 'pino';
+import { A2AClientService, RESULT_KIND } from './a2a/client.js';
+import { A2AServer } from './a2a/server.js';
+import { createA2AClientTools, requestInputTool } from './a2a/tools.js';
+import { loadConfigFile } from './config/load.js';
+import { DataDir } from './gateway/data-dir.js';
+import { Gateway, type GatewayDeps, type GatewayExtension, type GatewayParts } from './gateway/gateway.js';
+import { ControlApi } from './http/control-api.js';
+import { SqliteStore } from './store/sqlite/sqlite-store.js';
+import { BUILTIN_TOOLS } from './tools/builtin.js';
+import { createSessionTools } from './tools/session-tools.js';
+import { createSubagentTools } from './tools/subagent-tools.js';
+
+/** The tools and services every gateway runs with: built-in, session and sub-agent tools, and the A2A client. */
+export function standardExtensions(parts: GatewayParts, onClient?: (client: A2AClientService) => void): GatewayExtension[] {
+  const { config } = parts;
+  const client = new A2AClientService({
+    config,
+    store: parts.store,
+    clock: parts.clock,
+    deliver: async (input) => void (await parts.accept({ id: randomUUID(), ...input })),
+    enqueue: (row) => parts.enqueueDelivery(row),
+    log: parts.log,
+  });
+  onClient?.(client);
+  const calling = config.a2a.remoteAgents.length > 0 || config.a2a.client.allowUrls;
+  return [
+    { tools: [...BUILTIN_TOOLS, ...createSessionTools(parts.messaging), ...createSubagentTools(parts.subagents), requestInputTool] },
+    {
+      tools: calling ? createA2AClientTools(client) : [],
+      deliveries: { [RESULT_KIND]: (row) => client.deliverResult(row) },
+      onRunCommitted: (runId, status) => client.settleWaiter(runId, status === 'succeeded'),
+      start: () => client.start(),
+      stop: () => client.stop(),
+    },
+  ];
+}
+
+/** A gateway with the standard extensions (tests and benchmarks build theirs this way too). */
+export async function startGateway(deps: Omit<GatewayDeps, 'extensions'>, onClient?: (client: A2AClientService) => void): Promise<Gateway> {
+  return Gateway.start({ ...deps, extensions: (parts) => standardExtensions(parts, onClient) });
+}
+
+export interface RunningGateway {
+  gateway: Gateway;
+  url: string;
+  token: string;
+  dataDir: DataDir;
+  /** Milliseconds from the call to ready (store open, recovery done, API listening). */
+  readyMs: number;
+  stop(): Promise<void>;
+}
+
+export interface ServeOptions {
+  configPath: string;
+  /** Overrides gateway.port (0 picks a free port). */
+  port?: number;
+  logLevel?: string;
+}
+
+export async function serveGateway(options: ServeOptions): Promise<RunningGateway> {
+  const started = performance.now();
+  const { config, dataDir: dataPath, path: configPath } = loadConfigFile(options.configPath);
+  const logger = pino({ level: options.logLevel ?? process.env.SWITCHBOARD_LOG_LEVEL ?? 'info', base: undefined }, pino.destination(2));
+  // The AI SDK's warnings (unsupported settings and the like) go to the gateway's log, not the console.
+  (globalThis as { AI_SDK_LOG_WARNINGS?: unknown }).AI_SDK_LOG_WARNINGS = (options: { warnings: unknown[]; provider: string; model: string }) =>
+    logger.warn({ provider: options.provider, model: options.model, warnings: options.warnings }, 'model provider warning');
+  const dataDir = new DataDir(dataPath).ensure();
+  const unlock = dataDir.lock();
+  let store: SqliteStore;
+  try {
+    store = await SqliteStore.open({ path: config.store.sqlite.path ?? dataDir.databasePath, synchronous: config.store.sqlite.synchronous, exclusive: true });
+  } catch (error) {
+    unlock();
+    throw error;
+  }
+  const gatewayId = dataDir.gatewayId();
+  let client!: A2AClientService;
+  const gateway = await startGateway(
+    {
+      config,
+      store,
+      gatewayId,
+      capabilitySecret: dataDir.capabilitySecret(),
+      dataDir: dataDir.path,
+      log: (level, message, fields) => logger[level](fields ?? {}, message),
+    },
+    (made) => (client = made),
+  );
+  const token = dataDir.token();
+  const front = config.a2a.server.enabled ? new A2AServer(gateway, undefined, (error) => logger.error({ error: String(error) }, 'a2a')) : undefined;
+  const api = new ControlApi(gateway, { host: config.gateway.host, port: options.port ?? config.gateway.port, token, front, a2aCallback: (taskId, secret) => client.receivePush(taskId, secret) });
+  let url: string;
+  try {
+    url = await api.listen();
+  } catch (error) {
+    await gateway.stop();
+    await store.close();
+    unlock();
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'EADDRINUSE') {
+      throw new Error(`port ${options.port ?? config.gateway.port} on ${config.gateway.host} is already in use (is another gateway running? set gateway.port or pass --port)`);
+    }
+    throw error;
+  }
+  client.setCallbackBase(config.a2a.client.callbackUrl ?? config.a2a.server.publicUrl ?? url);
+  dataDir.writeRuntime({ url, configPath, pid: process.pid, gatewayId, startedAt: Date.now() });
+  let stopping: Promise<void> | undefined;
+  return {
+    gateway,
+    url,
+    token,
+    dataDir,
+    readyMs: performance.now() - started,
+    stop() {
+      stopping ??= (async () => {
+        // The gateway first: it ends pending waits, so the API's open requests can finish and it can close.
+        await gateway.stop();
+        await api.close();
+        await store.close();
+        unlock();
+      })();
+      return stopping;
+    },
+  };
+}

@@ -1,0 +1,57 @@
+/** The layering check `npm test` runs (scripts/check-layers.mjs): it passes on src/ and fails, naming the files, on a cycle or a core import. */
+import { execFile } from 'node:child_process';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { describe, expect, it } from 'vitest';
+import { ROOT } from '../helpers/process.js';
+
+const check = async (dir?: string) => {
+  try {
+    const { stdout } = await promisify(execFile)(process.execPath, [join(ROOT, 'scripts/check-layers.mjs'), ...(dir ? [dir] : [])]);
+    return { code: 0, output: stdout };
+  } catch (error) {
+    const failed = error as { code: number; stderr: string };
+    return { code: failed.code, output: failed.stderr };
+  }
+};
+
+function tree(files: Record<string, string>): string {
+  const dir = mkdtempSync(join(tmpdir(), 'sb-layers-'));
+  for (const [path, text] of Object.entries(files)) {
+    mkdirSync(join(dir, path, '..'), { recursive: true });
+    writeFileSync(join(dir, path), text);
+  }
+  return dir;
+}
+
+describe('layering check', () => {
+  it('src/ has no import cycle between folders, and core imports only itself', async () => {
+    const result = await check();
+    expect(result.code).toBe(0);
+    expect(result.output).toMatch(/^layering check: \d+ files, \d+ folders, no cycles, core imports only itself\n$/);
+  });
+
+  it('fails on a cycle between folders and on a core import, naming a file for each', async () => {
+    const dir = tree({
+      'gateway/run.ts': "import { tool } from '../tools/tool.js';\nexport const run = tool;\n",
+      'tools/tool.ts': "import type { Gateway } from '../gateway/run.js';\nexport const tool = 1;\n",
+      'core/pure.ts': "import { createHash } from 'node:crypto';\nimport { x } from '../ports.js';\n",
+      'ports.ts': 'export const x = 1;\n',
+    });
+    const result = await check(dir);
+    expect(result.code).toBe(1);
+    expect(result.output).toBe(
+      [
+        'layering check failed (ARCHITECTURE.md section 3):',
+        '  core imports outside itself: core/pure.ts imports "node:crypto"',
+        '  core imports outside itself: core/pure.ts imports "../ports.js"',
+        '  import cycle between gateway, tools:',
+        '    gateway -> tools (gateway/run.ts)',
+        '    tools -> gateway (tools/tool.ts)',
+        '',
+      ].join('\n'),
+    );
+  });
+});
