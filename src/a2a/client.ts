@@ -13,6 +13,7 @@ import type { SwitchboardConfig } from '../config/schema.js';
 import { SwitchboardError, errorMessage } from '../core/errors.js';
 import { agentToAgentAllowed } from '../core/session-access.js';
 import { backoffDelay } from '../gateway/outbox.js';
+import { waitUntil } from '../gateway/wait-until.js';
 import { guardedFetch } from './outbound-guard.js';
 import type { Clock, NewInput, NewOutboxRow, OutboxRecord, RemoteTaskRecord, Store } from '../ports.js';
 
@@ -290,17 +291,26 @@ export class A2AClientService {
   /** Polls GetTask until the task settles or the deadline passes; backoff 1 s doubling to maxPollSeconds, with jitter. */
   private async poll(client: Client, task: Task, deadline: number, signal?: AbortSignal): Promise<Task> {
     let current = task;
-    for (let attempt = 0; !SETTLED.has(current.status?.state ?? 0); attempt += 1) {
-      const left = deadline - this.deps.clock.now();
-      if (left <= 0 || signal?.aborted || this.stopped) return current;
-      await this.pause(task.id, Math.min(this.backoff(attempt), left));
-      try {
-        current = await client.getTask({ tenant: '', id: task.id, historyLength: 0 });
-      } catch (error) {
-        this.deps.log(`a2a poll of task ${task.id}: ${errorMessage(error)}`);
-      }
-    }
-    return current;
+    let fetched = false;
+    const settled = await waitUntil(
+      deadline,
+      async () => {
+        if (fetched) {
+          try {
+            current = await client.getTask({ tenant: '', id: task.id, historyLength: 0 });
+          } catch (error) {
+            this.deps.log(`a2a poll of task ${task.id}: ${errorMessage(error)}`);
+          }
+        }
+        fetched = true;
+        return SETTLED.has(current.status?.state ?? 0) ? current : undefined;
+      },
+      // Remote polling backs off; a push notification for the task cuts the pause short.
+      { clock: this.deps.clock, pause: (ms) => this.pause(task.id, ms), stopping: () => this.stopped, sleepMs: (attempt) => this.backoff(attempt) },
+      () => false,
+      signal,
+    );
+    return settled ?? current;
   }
 
   /** The pause before attempt `attempt + 1`: 1 s doubling to a2a.client.maxPollSeconds, with jitter (the outbox's backoff). */

@@ -22,6 +22,7 @@ import { createSessionRunner, toolsFor } from './session-runner.js';
 import { EXCHANGE_STEP_KIND, ExchangeFlow, exchangeStepRow } from './exchanges.js';
 import { AgentMessaging, type AgentSendRequest, type AgentSendResult } from './messaging.js';
 import { Subagents, type SubagentView } from './subagents.js';
+import { waitUntil, type WakeOn, type Wakeups } from './wait-until.js';
 import { COMPLETION_KIND } from '../core/subagent.js';
 
 export const LEASE_TTL_MS = 30_000;
@@ -126,6 +127,12 @@ export class Gateway {
   private watchdog?: NodeJS.Timeout;
   private stopped = false;
   private readonly waiters = new Set<() => void>();
+  /** What every wait sleeps on: journal events, the clock and the gateway stopping. */
+  private readonly wakeups: Wakeups = {
+    clock: { now: () => this.clock.now() },
+    pause: (ms, wakeOn, signal) => this.pause(ms, wakeOn, signal),
+    stopping: () => this.stopped,
+  };
 
   private constructor(deps: GatewayDeps) {
     this.config = deps.config;
@@ -155,7 +162,7 @@ export class Gateway {
       openSession: (sessionKey, agentId) => this.openSession(sessionKey, agentId),
       wake: (sessionKey) => this.lanes.wake(sessionKey),
       isBusy: (sessionKey) => this.lanes.isBusy(sessionKey),
-      pause: (ms, wakeOn, signal) => this.pause(ms, wakeOn, signal),
+      wakeups: this.wakeups,
       isStopping: () => this.stopped,
       validateMessage: (message) => this.validateMessage(message),
     });
@@ -174,7 +181,7 @@ export class Gateway {
       toolNames: async (sessionKey) => (await this.toolsOf(sessionKey)).map((tool) => tool.name),
       checkModel: (model) => void this.models.resolve(model),
       validateMessage: (message) => this.validateMessage(message),
-      pause: (ms, wakeOn, signal) => this.pause(ms, wakeOn, signal),
+      wakeups: this.wakeups,
       isStopping: () => this.stopped,
       journal: (event) => this.journalEvent(event),
       afterWrite: () => {
@@ -352,7 +359,7 @@ export class Gateway {
   }
 
   /** Resolves after `ms`, when a journal event matching `wakeOn` is published, on abort, or when the gateway stops. */
-  private pause(ms: number, wakeOn: (payload: Record<string, unknown>, sessionKey: string | null) => boolean, signal?: AbortSignal): Promise<void> {
+  private pause(ms: number, wakeOn: WakeOn, signal?: AbortSignal): Promise<void> {
     return new Promise<void>((resolve) => {
       const done = () => {
         clearTimeout(timer);
@@ -475,33 +482,11 @@ export class Gateway {
    * that stops ends every wait the same way, at once: the input is processed after the restart.
    */
   async waitForInput(inputId: string, timeoutMs: number): Promise<WaitResult> {
-    let wake: () => void = () => {};
-    const wakeOnce = () => wake();
-    const unsubscribe = this.bus.subscribe((event) => {
-      if (event.type !== 'journal') return;
-      const payload = event.event.payload as { inputIds?: string[]; inputId?: string };
-      if (payload?.inputIds?.includes(inputId) || payload?.inputId === inputId) wake();
+    const settled = await waitUntil(this.clock.now() + timeoutMs, () => this.inputOutcome(inputId), this.wakeups, (payload) => {
+      const about = payload as { inputIds?: string[]; inputId?: string };
+      return about.inputIds?.includes(inputId) === true || about.inputId === inputId;
     });
-    this.waiters.add(wakeOnce);
-    const deadline = this.clock.now() + timeoutMs;
-    try {
-      for (;;) {
-        const settled = await this.inputOutcome(inputId);
-        if (settled) return settled;
-        const left = deadline - this.clock.now();
-        if (left <= 0 || this.stopped) return { status: 'timeout', input: (await this.store.inputs.get(inputId))! };
-        await new Promise<void>((resolve) => {
-          const timer = setTimeout(resolve, Math.min(left, 1000));
-          wake = () => {
-            clearTimeout(timer);
-            resolve();
-          };
-        });
-      }
-    } finally {
-      unsubscribe();
-      this.waiters.delete(wakeOnce);
-    }
+    return settled ?? { status: 'timeout', input: (await this.store.inputs.get(inputId))! };
   }
 
   /** The run that took an input, once one has. */

@@ -11,6 +11,7 @@ import { mainSessionKey, parseSessionKey, type SessionKind } from '../core/sessi
 import type { SwitchboardConfig } from '../config/schema.js';
 import type { Clock, ExchangeRecord, IdGenerator, InputRecord, LimitReached, NewInput, NewToolCall, Provenance, RateLimit, SessionRecord, Store, TranscriptEntry } from '../ports.js';
 import { apiWaiterId, isApiWaiter } from './exchanges.js';
+import { waitUntil, type Wakeups } from './wait-until.js';
 import type { AgentRegistry } from './registry.js';
 
 export interface Requester {
@@ -67,8 +68,8 @@ export interface MessagingDeps {
   /** Schedules a session that has a new input stored by other means (an exchange's request). */
   wake: (sessionKey: string) => void;
   isBusy: (sessionKey: string) => boolean;
-  /** Resolves after `ms`, or earlier when a journal event about this exchange or session arrives, or the gateway stops. */
-  pause: (ms: number, wakeOn: (payload: Record<string, unknown>, sessionKey: string | null) => boolean, signal?: AbortSignal) => Promise<void>;
+  /** What waits sleep on (see waitUntil). */
+  wakeups: Wakeups;
   isStopping: () => boolean;
   validateMessage: (message: unknown) => string;
 }
@@ -257,24 +258,21 @@ export class AgentMessaging {
   /** Waits for the reply this waiter holds. Returns undefined once the exchange is detached (timeout or abort). */
   private async awaitReply(exchangeId: string, waiterId: string, timeoutMs: number, signal?: AbortSignal): Promise<ExchangeRecord | undefined> {
     const { store, clock } = this.deps;
-    const deadline = clock.now() + timeoutMs;
-    for (;;) {
+    // The answer is the exchange with its reply, or an empty one once the exchange is no longer this waiter's.
+    const taken = async (): Promise<{ exchange?: ExchangeRecord } | undefined> => {
       const exchange = await store.exchanges.get(exchangeId);
-      if (!exchange || exchange.waiterRunId !== waiterId) return undefined;
-      if (exchange.replyRunId !== null && (exchange.replyState === 'replied' || exchange.replyState === 'delivered')) {
-        if (isApiWaiter(waiterId) && exchange.replyState === 'replied') {
-          await store.exchanges.transition(exchangeId, { replyStates: ['replied'], waiterRunId: waiterId }, { replyState: 'delivered' }, clock.now());
-        }
-        return exchange;
+      if (!exchange || exchange.waiterRunId !== waiterId) return {};
+      if (exchange.replyRunId === null || (exchange.replyState !== 'replied' && exchange.replyState !== 'delivered')) return undefined;
+      if (isApiWaiter(waiterId) && exchange.replyState === 'replied') {
+        await store.exchanges.transition(exchangeId, { replyStates: ['replied'], waiterRunId: waiterId }, { replyState: 'delivered' }, clock.now());
       }
-      const left = deadline - clock.now();
-      if (left <= 0 || signal?.aborted || this.deps.isStopping()) {
-        const released = await store.exchanges.transition(exchangeId, { replyStates: ['awaiting'], waiterRunId: waiterId }, { replyState: 'detached', waiterRunId: null }, clock.now());
-        if (released.changed) return undefined;
-        continue; // The reply came in the meantime: take it.
-      }
-      await this.deps.pause(Math.min(left, 1000), (payload) => payload.exchangeId === exchangeId, signal);
-    }
+      return { exchange };
+    };
+    const answer = await waitUntil(clock.now() + timeoutMs, taken, this.deps.wakeups, (payload) => payload.exchangeId === exchangeId, signal);
+    if (answer) return answer.exchange;
+    const released = await store.exchanges.transition(exchangeId, { replyStates: ['awaiting'], waiterRunId: waiterId }, { replyState: 'detached', waiterRunId: null }, clock.now());
+    // Not released: the reply came in the meantime, so it is this waiter's to take.
+    return released.changed ? undefined : (await taken())?.exchange;
   }
 
   /**
@@ -356,6 +354,7 @@ export class AgentMessaging {
     };
   }
 
+
   /**
    * sessions_wait: waits until one (`any`) or every (`all`) listed session has settled. A session this
    * requester sent messages to has settled when each of those has a reply (taken here, and so not
@@ -370,16 +369,20 @@ export class AgentMessaging {
         await store.exchanges.transition(exchange.id, { replyStates: ['detached'] }, { replyState: 'awaiting', waiterRunId: waiterId }, clock.now());
       }
     }
-    const deadline = clock.now() + options.timeoutMs;
     const watched = new Set(sessionKeys);
+    const statuses = () => Promise.all(sessionKeys.map((key) => this.waitStatus(requester.sessionKey, key, waiterId)));
     try {
-      for (;;) {
-        const sessions = await Promise.all(sessionKeys.map((key) => this.waitStatus(requester.sessionKey, key, waiterId)));
-        const done = options.mode === 'all' ? sessions.every((s) => s.settled) : sessions.some((s) => s.settled);
-        const left = deadline - clock.now();
-        if (done || left <= 0 || options.signal?.aborted || this.deps.isStopping()) return { timedOut: !done, sessions };
-        await this.deps.pause(Math.min(left, 1000), (payload, sessionKey) => watched.has(String(payload.targetSession)) || (sessionKey !== null && watched.has(sessionKey)), options.signal);
-      }
+      const done = await waitUntil(
+        clock.now() + options.timeoutMs,
+        async () => {
+          const sessions = await statuses();
+          return (options.mode === 'all' ? sessions.every((s) => s.settled) : sessions.some((s) => s.settled)) ? sessions : undefined;
+        },
+        this.deps.wakeups,
+        (payload, sessionKey) => watched.has(String(payload.targetSession)) || (sessionKey !== null && watched.has(sessionKey)),
+        options.signal,
+      );
+      return done ? { timedOut: false, sessions: done } : { timedOut: true, sessions: await statuses() };
     } finally {
       for (const exchange of await store.exchanges.list({ waiterRunId: waiterId, replyStates: ['awaiting'], limit: 100_000 })) {
         await store.exchanges.transition(exchange.id, { replyStates: ['awaiting'], waiterRunId: waiterId }, { replyState: 'detached', waiterRunId: null }, clock.now());

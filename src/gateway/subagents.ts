@@ -23,6 +23,7 @@ import type { SwitchboardConfig } from '../config/schema.js';
 import type { Clock, IdGenerator, InputRecord, NewEvent, NewInput, NewToolCall, OutboxRecord, Store, SubagentRecord } from '../ports.js';
 import type { AgentRegistry } from './registry.js';
 import { createWorktree, removeWorktree } from './worktrees.js';
+import { waitUntil, type Wakeups } from './wait-until.js';
 import { nodeHashing } from '../hashing.js';
 
 export interface Spawner {
@@ -103,7 +104,8 @@ export interface SubagentDeps {
   toolNames: (sessionKey: string) => Promise<string[]>;
   checkModel: (model: string) => void;
   validateMessage: (message: unknown) => string;
-  pause: (ms: number, wakeOn: (payload: Record<string, unknown>, sessionKey: string | null) => boolean, signal?: AbortSignal) => Promise<void>;
+  /** What waits sleep on (see waitUntil). */
+  wakeups: Wakeups;
   isStopping: () => boolean;
   journal: (event: NewEvent) => Promise<unknown>;
   /** Publishes what the store just wrote: its journal events, and its outbox rows for delivery. */
@@ -432,35 +434,26 @@ export class Subagents {
    */
   async wait(records: SubagentRecord[], options: { mode: 'all' | 'any'; timeoutMs: number; maxFailures?: number; signal?: AbortSignal }): Promise<WaitOutcome> {
     const { store, clock } = this.deps;
-    const deadline = clock.now() + options.timeoutMs;
     const watched = new Set(records.map((record) => record.id));
-    for (;;) {
+    // The outcome as it stands; before the deadline only once it is final (all or any settled, or too many failed).
+    const outcome = async (final: boolean): Promise<WaitOutcome | undefined> => {
       const current = (await Promise.all(records.map((record) => store.subagents.get(record.id)))).filter((record): record is SubagentRecord => record !== undefined);
       const settled = current.filter((record) => isSettled(record.state));
       const failed = settled.filter((record) => FAILED_STATES.includes(record.state));
       const tooMany = options.maxFailures !== undefined && failed.length > options.maxFailures;
       const done = options.mode === 'all' ? settled.length === current.length : settled.length > 0;
-      const left = deadline - clock.now();
-      if (done || tooMany || left <= 0 || options.signal?.aborted || this.deps.isStopping()) {
-        const status: WaitOutcome['status'] = tooMany
-          ? 'failed'
-          : !done
-            ? 'timeout'
-            : failed.length === 0
-              ? 'ok'
-              : failed.length === settled.length
-                ? 'failed'
-                : 'partial';
-        return {
-          status,
-          children: await Promise.all(current.map(async (record) => ({ ...(await this.view(record)), resultPreview: preview(record.result) }))),
-          succeeded: settled.length - failed.length,
-          running: current.length - settled.length,
-          failed: failed.map((record) => ({ childSessionKey: record.sessionKey, label: record.label, state: record.state, why: record.diagnostic })),
-        };
-      }
-      await this.deps.pause(Math.min(left, 1000), (payload) => watched.has(String(payload.subagentId)), options.signal);
-    }
+      if (!final && !done && !tooMany) return undefined;
+      const status: WaitOutcome['status'] = tooMany ? 'failed' : !done ? 'timeout' : failed.length === 0 ? 'ok' : failed.length === settled.length ? 'failed' : 'partial';
+      return {
+        status,
+        children: await Promise.all(current.map(async (record) => ({ ...(await this.view(record)), resultPreview: preview(record.result) }))),
+        succeeded: settled.length - failed.length,
+        running: current.length - settled.length,
+        failed: failed.map((record) => ({ childSessionKey: record.sessionKey, label: record.label, state: record.state, why: record.diagnostic })),
+      };
+    };
+    const ended = await waitUntil(clock.now() + options.timeoutMs, () => outcome(false), this.deps.wakeups, (payload) => watched.has(String(payload.subagentId)), options.signal);
+    return ended ?? (await outcome(true))!;
   }
 
   /** Outbox handler for `subagent.completion`: the event becomes one input of the parent session. */
