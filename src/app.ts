@@ -94,7 +94,7 @@ export async function serveGateway(options: ServeOptions): Promise<RunningGatewa
     (made) => (client = made),
   );
   const token = dataDir.token();
-  const front = config.a2a.server.enabled ? new A2AServer(gateway, undefined, (error) => logger.error({ error: String(error) }, 'a2a')) : undefined;
+  const front = config.a2a.server.enabled ? new A2AServer(gateway, store.a2aTasks, undefined, (error) => logger.error({ error: String(error) }, 'a2a')) : undefined;
   const api = new ControlApi(gateway, { host: config.gateway.host, port: options.port ?? config.gateway.port, token, front, a2aCallback: (taskId, secret) => client.receivePush(taskId, secret) });
   let url: string;
   try {

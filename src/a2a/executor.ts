@@ -9,7 +9,8 @@ import { Role, TaskState, type Message, type Part, type TaskStatus } from '@a2a-
 import { AgentEvent, type AgentExecutor, type ExecutionEventBus, type RequestContext } from '@a2a-js/sdk/server';
 import { errorMessage } from '../core/errors.js';
 import { matchesAny } from '../core/tool-policy.js';
-import type { Gateway, WaitResult } from '../gateway/gateway.js';
+import type { WaitResult } from '../gateway/gateway.js';
+import type { GatewayApi } from '../gateway/gateway-api.js';
 import type { A2ATaskStore, Clock, RunRecord } from '../ports.js';
 import { REQUEST_INPUT_TOOL } from './tools.js';
 import { ownerOf } from './task-store.js';
@@ -62,7 +63,7 @@ export interface FinalOutcome {
 }
 
 /** The question the run asked its caller with a2a_request_input, if it did. */
-export async function requestedInput(gateway: Gateway, run: RunRecord): Promise<string | undefined> {
+export async function requestedInput(gateway: GatewayApi, run: RunRecord): Promise<string | undefined> {
   const entries = (await gateway.history(run.sessionKey, 200)).filter((entry) => entry.runId === run.id && entry.role === 'assistant' && Array.isArray(entry.content));
   const calls = entries.flatMap((entry) => (entry.content as { type: string; toolName?: string; input?: { question?: unknown } }[]).filter((part) => part.type === 'tool-call' && part.toolName === REQUEST_INPUT_TOOL));
   const question = calls.at(-1)?.input?.question;
@@ -99,7 +100,7 @@ export class GatewayAgentExecutor implements AgentExecutor {
   readonly active = new Set<string>();
 
   constructor(
-    private readonly gateway: Gateway,
+    private readonly gateway: GatewayApi,
     private readonly agentId: string,
     private readonly tasks: A2ATaskStore,
     private readonly clock: Clock,
@@ -155,7 +156,7 @@ export class GatewayAgentExecutor implements AgentExecutor {
       return this.finish(bus, taskId, contextId, TaskState.TASK_STATE_REJECTED, `context "${contextId}" belongs to another peer; send without a contextId to start a context of your own`);
     }
 
-    let accepted: Awaited<ReturnType<Gateway['acceptA2AMessage']>>;
+    let accepted: Awaited<ReturnType<GatewayApi['acceptA2AMessage']>>;
     try {
       accepted = await this.gateway.acceptA2AMessage({ agentId: this.agentId, contextId, taskId, messageId: message.messageId, text, peer: owner });
     } catch (error) {

@@ -12,9 +12,9 @@ import { V1PushNotificationSerializer, type PushNotificationSender, type PushNot
 import { V03PushNotificationSerializer } from '@a2a-js/sdk/compat/v0_3/server';
 import type { SwitchboardConfig } from '../config/schema.js';
 import { errorMessage } from '../core/errors.js';
-import type { Gateway } from '../gateway/gateway.js';
+import type { GatewayApi } from '../gateway/gateway-api.js';
 import { PermanentDeliveryError } from '../gateway/outbox.js';
-import type { Clock, OutboxRecord } from '../ports.js';
+import type { A2ATaskStore, Clock, OutboxRecord } from '../ports.js';
 import { ownerOf } from './task-store.js';
 import { guardedFetch, refusedTarget } from './outbound-guard.js';
 
@@ -31,7 +31,7 @@ export function refusedPushTarget(url: string, allowPrivate: boolean): Promise<s
 /** Push configs in the gateway's store, scoped to the peer that registered them. */
 export class GatewayPushStore implements PushNotificationStore {
   constructor(
-    private readonly gateway: Gateway,
+    private readonly tasks: A2ATaskStore,
     private readonly config: SwitchboardConfig,
     private readonly clock: Clock,
   ) {}
@@ -40,7 +40,7 @@ export class GatewayPushStore implements PushNotificationStore {
     const refused = await refusedPushTarget(pushConfig.url, this.config.a2a.push.allowPrivateTargets);
     if (refused) throw new RequestMalformedError(`push notification target refused: ${refused}`);
     const configId = pushConfig.id || randomUUID();
-    await this.gateway.store.a2aTasks.savePushConfig(
+    await this.tasks.savePushConfig(
       { taskId, configId, owner: ownerOf(context), config: TaskPushNotificationConfig.toJSON({ ...pushConfig, id: configId, taskId }), wireVersion: context.requestedVersion || '0.3' },
       this.clock.now(),
     );
@@ -48,7 +48,7 @@ export class GatewayPushStore implements PushNotificationStore {
 
   async loadWithMetadata(taskId: string, context: ServerCallContext): Promise<StoredPushNotificationConfig[]> {
     const owner = ownerOf(context);
-    return (await this.gateway.store.a2aTasks.listPushConfigs(taskId))
+    return (await this.tasks.listPushConfigs(taskId))
       .filter((stored) => stored.owner === owner)
       .map((stored) => ({ config: TaskPushNotificationConfig.fromJSON(stored.config), wireVersion: stored.wireVersion }));
   }
@@ -59,8 +59,8 @@ export class GatewayPushStore implements PushNotificationStore {
 
   async delete(taskId: string, context: ServerCallContext, configId?: string): Promise<void> {
     const owner = ownerOf(context);
-    for (const stored of await this.gateway.store.a2aTasks.listPushConfigs(taskId)) {
-      if (stored.owner === owner && (configId === undefined || stored.configId === configId)) await this.gateway.store.a2aTasks.deletePushConfig(taskId, stored.configId);
+    for (const stored of await this.tasks.listPushConfigs(taskId)) {
+      if (stored.owner === owner && (configId === undefined || stored.configId === configId)) await this.tasks.deletePushConfig(taskId, stored.configId);
     }
   }
 }
@@ -87,7 +87,7 @@ export class OutboxPushSender implements PushNotificationSender {
   private readonly serializers = { '1.0': new V1PushNotificationSerializer(), '0.3': new V03PushNotificationSerializer() };
 
   constructor(
-    private readonly gateway: Gateway,
+    private readonly gateway: GatewayApi,
     private readonly store: GatewayPushStore,
   ) {}
 
@@ -107,13 +107,13 @@ export class OutboxPushSender implements PushNotificationSender {
 }
 
 /** The outbox handler: checks the target again (DNS may have changed), posts, and logs the attempt on the task. */
-export function pushDeliverer(gateway: Gateway, config: SwitchboardConfig, clock: Clock) {
+export function pushDeliverer(tasks: A2ATaskStore, config: SwitchboardConfig, clock: Clock) {
   // The connection goes only to the address the guard accepted, so DNS rebinding cannot reach inside.
   const post = config.a2a.push.allowPrivateTargets ? fetch : guardedFetch(PUSH_SETTING);
   return async (row: OutboxRecord): Promise<void> => {
     const push = row.payload as PushPayload;
     const attempt = row.attempts + 1;
-    const log = (detail: Record<string, unknown>) => gateway.store.a2aTasks.appendEvent(push.taskId, 'push', { url: push.url, configId: push.configId, attempt, ...detail }, clock.now());
+    const log = (detail: Record<string, unknown>) => tasks.appendEvent(push.taskId, 'push', { url: push.url, configId: push.configId, attempt, ...detail }, clock.now());
     const refused = await refusedPushTarget(push.url, config.a2a.push.allowPrivateTargets);
     if (refused) {
       await log({ outcome: 'refused', error: refused });

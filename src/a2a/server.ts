@@ -12,9 +12,9 @@ import { DefaultExecutionEventBusManager, type DefaultRequestHandler } from '@a2
 import { jsonRpcHandler, restHandler } from '@a2a-js/sdk/server/express';
 import { legacyAgentCardRouter } from '@a2a-js/sdk/compat/v0_3/server/express';
 import { matchesAny } from '../core/tool-policy.js';
-import type { Gateway } from '../gateway/gateway.js';
+import type { GatewayApi } from '../gateway/gateway-api.js';
 import type { ResolvedAgent } from '../gateway/registry.js';
-import type { Clock } from '../ports.js';
+import type { A2ATaskStore, Clock } from '../ports.js';
 import { agentBasePath, agentCardToJson, buildAgentCard } from './agent-card.js';
 import { a2aErrorHandler, jsonRpcEdge } from './edge.js';
 import { GatewayAgentExecutor } from './executor.js';
@@ -32,12 +32,14 @@ export class A2AServer {
   readonly guard: PeerGuard;
 
   constructor(
-    private readonly gateway: Gateway,
+    private readonly gateway: GatewayApi,
+    /** The A2A front's own state: its tasks, push configs and replay log. */
+    private readonly tasks: A2ATaskStore,
     private readonly clock: Clock = { now: () => Date.now() },
     private readonly onError: (error: unknown) => void = () => {},
   ) {
     this.guard = new PeerGuard(gateway.config, clock);
-    gateway.registerDelivery(PUSH_KIND, pushDeliverer(gateway, gateway.config, clock));
+    gateway.registerDelivery(PUSH_KIND, pushDeliverer(tasks, gateway.config, clock));
   }
 
   /** The agents exposed over A2A (`a2a.server.agents`). */
@@ -62,21 +64,21 @@ export class A2AServer {
     app.disable('x-powered-by');
     app.set('env', 'production');
     const stallMs = this.gateway.config.a2a.server.taskStallSeconds * 1000;
-    const pushStore = new GatewayPushStore(this.gateway, this.gateway.config, this.clock);
+    const pushStore = new GatewayPushStore(this.tasks, this.gateway.config, this.clock);
     const cards = new Map<string, DefaultRequestHandler>();
     const routers = new Map<string, Record<Binding, express.RequestHandler>>();
     const watched = new Map<string, WatchedAgent>();
     for (const agent of this.exposedAgents()) {
       const id = agent.config.id;
-      const executor = new GatewayAgentExecutor(this.gateway, id, this.gateway.store.a2aTasks, this.clock, stallMs);
+      const executor = new GatewayAgentExecutor(this.gateway, id, this.tasks, this.clock, stallMs);
       const buses = new DefaultExecutionEventBusManager();
       const push = new OutboxPushSender(this.gateway, pushStore);
       watched.set(id, { isActive: (taskId) => executor.active.has(taskId), buses, push });
       const handler = new GatewayRequestHandler(
-        this.gateway.store.a2aTasks,
+        this.tasks,
         id,
         buildAgentCard(agent, this.gateway.config, baseUrl),
-        new GatewayTaskStore(this.gateway.store.a2aTasks, id, this.clock),
+        new GatewayTaskStore(this.tasks, id, this.clock),
         executor,
         buses,
         pushStore,
@@ -118,7 +120,7 @@ export class A2AServer {
       response.status(404).json({ error: { code: 404, status: 'NOT_FOUND', message: `no A2A endpoint ${request.method} ${request.originalUrl} (exposed agents: ${[...cards.keys()].join(', ') || 'none'}; see a2a.server.agents)` } });
     });
     this.app = app;
-    this.watch = new A2ATaskWatch(this.gateway, this.gateway.config, watched, this.clock, this.onError);
+    this.watch = new A2ATaskWatch(this.gateway, this.tasks, this.gateway.config, watched, this.clock, this.onError);
     await this.watch.start(this.gateway.config.watchdog.intervalMs);
   }
 

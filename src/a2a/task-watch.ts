@@ -9,8 +9,8 @@ import { Task, TaskState, taskStateToJSON } from '@a2a-js/sdk';
 import { AgentEvent, ServerCallContext, type ExecutionEventBusManager, type PushNotificationSender } from '@a2a-js/sdk/server';
 import { errorMessage } from '../core/errors.js';
 import type { SwitchboardConfig } from '../config/schema.js';
-import type { Gateway } from '../gateway/gateway.js';
-import type { A2ATaskRecord, Clock } from '../ports.js';
+import type { GatewayApi } from '../gateway/gateway-api.js';
+import type { A2ATaskRecord, A2ATaskStore, Clock } from '../ports.js';
 import { agentMessage, finalOutcome, requestedInput, stalledOutcome, type FinalOutcome } from './executor.js';
 import { PeerUser } from './peers.js';
 import { SerialTask } from '../gateway/serial-task.js';
@@ -31,7 +31,8 @@ export class A2ATaskWatch {
   private readonly passes: SerialTask;
 
   constructor(
-    private readonly gateway: Gateway,
+    private readonly gateway: GatewayApi,
+    private readonly tasks: A2ATaskStore,
     private readonly config: SwitchboardConfig,
     private readonly agents: Map<string, WatchedAgent>,
     private readonly clock: Clock,
@@ -58,7 +59,7 @@ export class A2ATaskWatch {
 
   private async pass(): Promise<void> {
     const stallMs = this.config.a2a.server.taskStallSeconds * 1000;
-    for (const record of await this.gateway.store.a2aTasks.list({ states: UNFINISHED, limit: 10_000 })) {
+    for (const record of await this.tasks.list({ states: UNFINISHED, limit: 10_000 })) {
       const agent = this.agents.get(record.agentId);
       if (!agent || agent.isActive(record.id)) continue;
       // Subscribers that come after a restart need a bus to wait on.
@@ -88,8 +89,8 @@ export class A2ATaskWatch {
     task.history = [...task.history, message];
     if (artifact) task.artifacts = [...task.artifacts.filter((existing) => existing.artifactId !== artifact.artifactId), artifact];
     const state = taskStateToJSON(outcome.state);
-    await this.gateway.store.a2aTasks.save({ id: record.id, agentId: record.agentId, contextId: record.contextId, owner: record.owner, state, task: Task.toJSON(task) }, this.clock.now());
-    await this.gateway.store.a2aTasks.appendEvent(record.id, 'state', { state, message: outcome.text, by: 'task watch (no live executor)' }, this.clock.now());
+    await this.tasks.save({ id: record.id, agentId: record.agentId, contextId: record.contextId, owner: record.owner, state, task: Task.toJSON(task) }, this.clock.now());
+    await this.tasks.appendEvent(record.id, 'state', { state, message: outcome.text, by: 'task watch (no live executor)' }, this.clock.now());
     const context = this.contextOf(record);
     if (artifact) await agent.push.send({ payload: { $case: 'artifactUpdate', value: { taskId: record.id, contextId: record.contextId, artifact, append: false, lastChunk: true, metadata: {} } } }, context, task);
     await agent.push.send({ payload: { $case: 'statusUpdate', value: { taskId: record.id, contextId: record.contextId, status: task.status, metadata: {} } } }, context, task);

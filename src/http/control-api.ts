@@ -11,7 +11,7 @@ import { z } from 'zod';
 import { SwitchboardError, errorMessage } from '../core/errors.js';
 import { QUEUE_MODES } from '../core/queue-mode.js';
 import { formatPath } from '../config/load.js';
-import type { Gateway } from '../gateway/gateway.js';
+import type { GatewayApi } from '../gateway/gateway-api.js';
 import type { EventRecord, OutboxStatus } from '../ports.js';
 
 const MAX_BODY_BYTES = 1024 * 1024;
@@ -58,7 +58,7 @@ export class ControlApi {
   private readonly streams = new Set<ServerResponse>();
 
   constructor(
-    private readonly gateway: Gateway,
+    private readonly gateway: GatewayApi,
     private readonly options: ControlApiOptions,
   ) {
     this.server = createServer((request, response) => void this.handle(request, response));
