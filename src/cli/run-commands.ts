@@ -1,0 +1,47 @@
+/** `switchboard runs`: list, show and cancel runs. */
+import type { InputRecord, RunRecord } from '../ports.js';
+import { table } from './format.js';
+import { program, client, parseLimit, withQuery, print, runRow } from './shared.js';
+
+interface RunCompletions {
+  sent: { parentSessionKey: string; outbox: { status: string; attempts: number; lastError: string | null }; input: { inputId: string; status: string; runId: string | null } | null }[];
+  received: { inputId: string; childSessionKey: string }[];
+}
+
+const runs = program.command('runs').description('inspect runs');
+runs
+  .command('list')
+  .option('--session <key>', 'only this session')
+  .option('--limit <n>', 'at most n', parseLimit)
+  .action(async (options: { session?: string; limit?: number }) => {
+    const { runs: rows } = await client().request<{ runs: RunRecord[] }>('GET', withQuery('/v1/runs', { sessionKey: options.session, limit: options.limit }));
+    print({ runs: rows }, () => table(rows.map(runRow), ['id', 'session', 'status', 'started', 'ms', 'calls', 'text']));
+  });
+runs
+  .command('show <id>')
+  .action(async (id: string) => {
+    const shown = await client().request<{ run: RunRecord; inputs: InputRecord[]; completions: RunCompletions }>('GET', `/v1/runs/${encodeURIComponent(id)}`);
+    const { run, completions } = shown;
+    print(shown, () =>
+      [
+        `run ${run.id} on ${run.sessionKey} (agent ${run.agentId}, model ${run.model})`,
+        `  status:   ${run.status}${run.errorMessage ? ` - ${run.errorMessage}` : ''}`,
+        `  started:  ${new Date(run.startedAt).toISOString()}${run.endedAt ? `, took ${run.endedAt - run.startedAt} ms` : ''}`,
+        `  usage:    ${run.usage.modelCalls} model call(s), ${run.usage.steps} step(s), ${run.usage.inputTokens} tokens in, ${run.usage.outputTokens} out`,
+        `  prompt:   ${run.promptChars} characters sent; framework's own ${run.preambleChars}`,
+        `  inputs:   ${shown.inputs.map((input) => `${input.id} (${input.mode}, ${input.provenance.kind})`).join(', ') || '-'}`,
+        `  reply:    ${run.finalText ?? '-'}`,
+        ...completions.sent.map(
+          (sent) =>
+            `  completion to ${sent.parentSessionKey}: outbox ${sent.outbox.status} after ${sent.outbox.attempts} attempt(s)${sent.outbox.lastError ? ` (${sent.outbox.lastError})` : ''}; ${sent.input ? `input ${sent.input.inputId} ${sent.input.status}${sent.input.runId ? ` by run ${sent.input.runId}` : ''}` : 'not yet in the parent'}`,
+        ),
+        ...completions.received.map((received) => `  completion from ${received.childSessionKey} (input ${received.inputId})`),
+      ].join('\n'),
+    );
+  });
+runs
+  .command('cancel <id>')
+  .action(async (id: string) => {
+    const { cancelled } = await client().request<{ cancelled: boolean }>('POST', `/v1/runs/${encodeURIComponent(id)}/cancel`);
+    print({ cancelled }, () => (cancelled ? `cancelled run ${id}` : `run ${id} is not active; nothing to cancel`));
+  });

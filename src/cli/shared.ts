@@ -1,0 +1,66 @@
+/** What every `switchboard` command shares: the program and its global options, the client, argument parsers and output. */
+import { Command, InvalidArgumentError } from 'commander';
+import { resolveConfigPath } from '../config/load.js';
+import type { RunRecord } from '../ports.js';
+import { ControlClient, resolveClientTarget } from './client.js';
+import { ago } from './format.js';
+
+export interface GlobalOptions {
+  config?: string;
+  url?: string;
+  json?: boolean;
+}
+
+export const program = new Command();
+program
+  .name('switchboard')
+  .description('A durable gateway for multi-agent collaboration')
+  .option('-c, --config <file>', 'config file (default: $SWITCHBOARD_CONFIG or ./switchboard.json5)')
+  .option('--url <url>', 'control API URL (default: the running gateway from the data directory)')
+  .option('--json', 'print JSON instead of text')
+  .showHelpAfterError('(add --help for usage)');
+
+export const globals = (): GlobalOptions => program.opts<GlobalOptions>();
+export const configPath = () => resolveConfigPath(globals().config);
+export const client = () => new ControlClient(resolveClientTarget(configPath(), globals().url));
+
+/** `--limit` values: a whole number of at least 1, or the command stops with the reason. */
+export function parseLimit(value: string): number {
+  const limit = Number(value);
+  if (!Number.isInteger(limit) || limit < 1) throw new InvalidArgumentError(`expected a whole number of at least 1, got "${value}"`);
+  return limit;
+}
+
+export function parseSeq(value: string): number {
+  const seq = Number(value);
+  if (!Number.isInteger(seq) || seq < 0) throw new InvalidArgumentError(`expected an event sequence number (0 or more), got "${value}"`);
+  return seq;
+}
+
+export function parseSeconds(value: string): number {
+  const seconds = Number(value);
+  if (!(seconds > 0) || !Number.isFinite(seconds)) throw new InvalidArgumentError(`expected a positive number of seconds, got "${value}"`);
+  return seconds;
+}
+
+export function parsePort(value: string): number {
+  const port = Number(value);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new InvalidArgumentError(`expected a port from 0 to 65535, got "${value}"`);
+  return port;
+}
+
+export function withQuery(path: string, params: Record<string, string | number | undefined>): string {
+  const query = new URLSearchParams();
+  for (const [name, value] of Object.entries(params)) if (value !== undefined) query.set(name, String(value));
+  const text = query.toString();
+  return text ? `${path}?${text}` : path;
+}
+
+export function print(json: unknown, human: () => string): void {
+  process.stdout.write(`${globals().json ? JSON.stringify(json, null, 2) : human()}\n`);
+}
+
+
+export function runRow(run: RunRecord) {
+  return { id: run.id, session: run.sessionKey, status: run.status, started: ago(run.startedAt), ms: run.endedAt ? run.endedAt - run.startedAt : null, calls: run.usage.modelCalls, text: run.finalText ?? run.errorMessage };
+}
