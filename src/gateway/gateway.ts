@@ -10,7 +10,7 @@ import { a2aSessionKey, parseSessionKey } from '../core/session-key.js';
 import type { QueueMode } from '../core/queue-mode.js';
 import type { SwitchboardConfig } from '../config/schema.js';
 import { ModelRegistry } from '../models/model-registry.js';
-import type { A2ATaskEventRecord, A2ATaskRecord, Clock, EventRecord, ExchangeRecord, IdGenerator, NewEvent, NewInput, NewOutboxRow, OutboxRecord, OutboxStatus, InputRecord, Provenance, RecoveryReport, RunRecord, SessionRecord, Store, SubagentRecord, TranscriptEntry } from '../ports.js';
+import type { Clock, EventRecord, IdGenerator, NewEvent, NewInput, NewOutboxRow, OutboxRecord, InputRecord, Provenance, RecoveryReport, SessionRecord, Store } from '../ports.js';
 import type { GatewayTool } from './tool-contract.js';
 import { PromptFileCache } from './context.js';
 import { EventBus, type LiveListener } from './event-bus.js';
@@ -21,8 +21,11 @@ import { AgentRegistry, type Inbound } from './registry.js';
 import { createSessionRunner, toolsFor } from './session-runner.js';
 import { EXCHANGE_STEP_KIND, ExchangeFlow, exchangeStepRow } from './exchanges.js';
 import { AgentMessaging, type AgentSendRequest, type AgentSendResult } from './messaging.js';
-import { Subagents, type SubagentView } from './subagents.js';
+import { Subagents } from './subagents.js';
 import { waitUntil, type WakeOn, type Wakeups } from './wait-until.js';
+import { GatewayQueries, type WaitResult } from './gateway-queries.js';
+
+export type { WaitResult } from './gateway-queries.js';
 import { COMPLETION_KIND } from '../core/subagent.js';
 
 export const LEASE_TTL_MS = 30_000;
@@ -92,16 +95,10 @@ export interface SendResult {
   created: boolean;
 }
 
-export type WaitResult =
-  | { status: 'completed'; run: RunRecord; reply: string | null }
-  | { status: 'dropped'; input: InputRecord }
-  | { status: 'stored'; input: InputRecord }
-  | { status: 'timeout'; input: InputRecord };
-
 export const systemClock: Clock = { now: () => Date.now() };
 export const uuidIds: IdGenerator = { next: () => randomUUID() };
 
-export class Gateway {
+export class Gateway extends GatewayQueries {
   readonly config: SwitchboardConfig;
   readonly store: Store;
   readonly agents: AgentRegistry;
@@ -135,6 +132,7 @@ export class Gateway {
   };
 
   private constructor(deps: GatewayDeps) {
+    super();
     this.config = deps.config;
     this.store = deps.store;
     this.gatewayId = deps.gatewayId;
@@ -299,11 +297,6 @@ export class Gateway {
       this.log('error', `outbox: ${errorMessage(failure)}`),
     );
     if (row.kind === COMPLETION_KIND) this.subagents.onCompletionDead(row, error ?? 'unknown error').catch((failure) => this.log('error', `outbox: ${errorMessage(failure)}`));
-  }
-
-  /** Outbox rows, oldest first (`switchboard outbox list`). */
-  listOutbox(filter: { status?: OutboxStatus; limit?: number }): Promise<OutboxRecord[]> {
-    return this.store.outbox.list(filter);
   }
 
   /** A dead row delivered again from its first attempt, or dropped for good. */
@@ -492,128 +485,6 @@ export class Gateway {
   /** The run that took an input, once one has. */
   async inputRunId(inputId: string): Promise<string | undefined> {
     return (await this.store.inputs.get(inputId))?.runId ?? undefined;
-  }
-
-  /** How an input ended (its run's outcome, dropped, or stored by notify); undefined while it is pending. */
-  async inputOutcome(inputId: string): Promise<Exclude<WaitResult, { status: 'timeout' }> | undefined> {
-    const input = await this.store.inputs.get(inputId);
-    if (!input) throw new SwitchboardError('NOT_FOUND', `no input "${inputId}"`);
-    if (input.status === 'dropped') return { status: 'dropped', input };
-    if (input.status === 'consumed' && !input.runId) return { status: 'stored', input };
-    if (input.status === 'consumed' && input.runId) {
-      const run = await this.store.runs.get(input.runId);
-      if (run && isTerminalRunStatus(run.status)) return { status: 'completed', run, reply: run.finalText };
-    }
-    return undefined;
-  }
-
-  listSessions(filter: { agentId?: string; limit?: number } = {}): Promise<SessionRecord[]> {
-    if (filter.agentId) this.agents.get(filter.agentId);
-    return this.store.sessions.list(filter);
-  }
-
-  async getSession(key: string): Promise<SessionRecord> {
-    const session = await this.store.sessions.get(key);
-    if (!session) throw new SwitchboardError('SESSION_NOT_FOUND', `no session "${key}" (list them with "switchboard sessions list")`);
-    return session;
-  }
-
-  /** A session with its five latest runs and how many inputs wait in its queue. */
-  async describeSession(key: string): Promise<{ session: SessionRecord; recentRuns: RunRecord[]; queuedInputs: number }> {
-    const session = await this.getSession(key);
-    const recentRuns = await this.store.runs.list({ sessionKey: key, limit: 5 });
-    const queued = await this.store.inputs.listQueued(key);
-    return { session, recentRuns, queuedInputs: queued.length };
-  }
-
-  /** Journal events after `afterSeq`, oldest first. */
-  journalAfter(afterSeq: number, filter: { sessionKey?: string; limit?: number } = {}): Promise<EventRecord[]> {
-    return this.store.events.list({ afterSeq, ...filter });
-  }
-
-  async history(key: string, limit?: number): Promise<TranscriptEntry[]> {
-    await this.getSession(key);
-    return this.store.transcript.list(key, { limit });
-  }
-
-  /** The newest sessions_send exchanges (of one session, as requester or target), oldest of them first. */
-  async listExchanges(filter: { sessionKey?: string; limit?: number } = {}): Promise<ExchangeRecord[]> {
-    const newest = { limit: filter.limit, newest: true };
-    const [asked, answered] = filter.sessionKey
-      ? await Promise.all([
-          this.store.exchanges.list({ requesterSession: filter.sessionKey, ...newest }),
-          this.store.exchanges.list({ targetSession: filter.sessionKey, ...newest }),
-        ])
-      : [await this.store.exchanges.list(newest), []];
-    const unique = new Map([...asked, ...answered].map((exchange) => [exchange.id, exchange] as const));
-    return [...unique.values()].sort((a, b) => a.createdAt - b.createdAt).slice(-(filter.limit ?? 1000));
-  }
-
-  /** A session's sub-agents (with `recursive`, every descendant; without a session, all), oldest first. */
-  async listSubagents(sessionKey?: string, recursive = false): Promise<SubagentView[]> {
-    if (!sessionKey) return Promise.all((await this.store.subagents.list({ limit: 100_000 })).map((record) => this.subagents.view(record)));
-    await this.getSession(sessionKey);
-    return this.subagents.list(sessionKey, { recursive });
-  }
-
-  /** One sub-agent (by id or child session key) with its view, task, handle and frozen result. */
-  async getSubagent(target: string): Promise<{ view: SubagentView; record: SubagentRecord }> {
-    const record = await this.subagents.find(target);
-    return { view: await this.subagents.view(record), record };
-  }
-
-  /** Kills a sub-agent and its descendants (an operator's kill: its parent is told). */
-  async killSubagent(target: string, why = 'killed by the operator'): Promise<string[]> {
-    return this.subagents.kill(await this.subagents.find(target), why, true);
-  }
-
-  /**
-   * The completion deliveries of a run: the events it sent its parent (as a sub-agent's run) and the
-   * completion events it consumed (as a parent).
-   */
-  async runCompletions(runId: string) {
-    const { run, inputs } = await this.getRun(runId);
-    const sent = [];
-    const record = await this.store.subagents.getBySession(run.sessionKey);
-    if (record) {
-      const key = `completion:${run.sessionKey}:${runId}`;
-      const row = await this.store.outbox.get(`completion-${record.id}-${runId}`);
-      const delivered = row ? await this.store.inputs.getByIdempotencyKey(key) : undefined;
-      if (row) {
-        sent.push({
-          parentSessionKey: record.parentSession,
-          idempotencyKey: key,
-          outbox: { status: row.status, attempts: row.attempts, lastError: row.lastError, deliveredAt: row.deliveredAt },
-          input: delivered ? { inputId: delivered.id, status: delivered.status, mode: delivered.mode, runId: delivered.runId } : null,
-        });
-      }
-    }
-    const received = inputs
-      .filter((input) => input.provenance.kind === 'subagent_completion')
-      .map((input) => ({ inputId: input.id, childSessionKey: input.provenance.sourceSession, subagentId: input.provenance.subagent?.id, idempotencyKey: input.idempotencyKey }));
-    return { sent, received };
-  }
-
-  /** A2A tasks served by this gateway, most recently active first. */
-  listA2ATasks(filter: { agentId?: string; limit?: number } = {}): Promise<A2ATaskRecord[]> {
-    return this.store.a2aTasks.list({ agentId: filter.agentId, limit: filter.limit ?? 50 });
-  }
-
-  /** One A2A task with its replay log: every message, state change and push delivery attempt. */
-  async getA2ATask(taskId: string): Promise<{ task: A2ATaskRecord; events: A2ATaskEventRecord[] }> {
-    const task = await this.store.a2aTasks.get(taskId);
-    if (!task) throw new SwitchboardError('TASK_NOT_FOUND', `no A2A task "${taskId}" (list them with "switchboard a2a tasks list")`);
-    return { task, events: await this.store.a2aTasks.listEvents(taskId) };
-  }
-
-  listRuns(filter: { sessionKey?: string; limit?: number } = {}): Promise<RunRecord[]> {
-    return this.store.runs.list(filter);
-  }
-
-  async getRun(runId: string): Promise<{ run: RunRecord; inputs: InputRecord[] }> {
-    const run = await this.store.runs.get(runId);
-    if (!run) throw new SwitchboardError('RUN_NOT_FOUND', `no run "${runId}" (list them with "switchboard runs list")`);
-    return { run, inputs: await this.store.inputs.listByRun(runId) };
   }
 
   /** Cancels an active run: it is recorded `cancelled` with its partial output. */

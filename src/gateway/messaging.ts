@@ -9,7 +9,7 @@ import type { QueueMode } from '../core/queue-mode.js';
 import { checkSessionAccess, type AccessAction, type AccessPolicy, agentToAgentAllowed, effectiveVisibility, sandboxedBy } from '../core/session-access.js';
 import { mainSessionKey, parseSessionKey, type SessionKind } from '../core/session-key.js';
 import type { SwitchboardConfig } from '../config/schema.js';
-import type { Clock, ExchangeRecord, IdGenerator, InputRecord, LimitReached, NewInput, NewToolCall, Provenance, RateLimit, SessionRecord, Store, TranscriptEntry } from '../ports.js';
+import type { Clock, ExchangeRecord, IdGenerator, LimitReached, NewToolCall, Provenance, RateLimit, SessionRecord, Store, TranscriptEntry } from '../ports.js';
 import { apiWaiterId, isApiWaiter } from './exchanges.js';
 import { waitUntil, type Wakeups } from './wait-until.js';
 import type { AgentRegistry } from './registry.js';
