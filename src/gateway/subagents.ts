@@ -4,114 +4,26 @@
  *
  * A spawn stores the child session, its sub-agent record and its task in one transaction and returns a
  * signed handle at once. The child runs in the subagent lane. The run that ends it settles the record
- * and writes the completion event to the outbox in its own commit; this module delivers that event into
- * the parent session (idempotency key `completion:<childSessionKey>:<runId>`), holds it back while a
- * waiting orchestrator still has other children out, and wakes it when the last one is in.
+ * and writes the completion event to the outbox in its own commit; what happens after (delivery into
+ * the parent, recovery, archiving) is in subagent-lifecycle.ts. Here: spawn, find, view, wait, kill,
+ * steer and the handle's result.
  */
 import { isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { realpathSync, statSync } from 'node:fs';
 import { SwitchboardError } from '../core/errors.js';
-import type { QueueMode } from '../core/queue-mode.js';
 import { parseSessionKey } from '../core/session-key.js';
-import {
-  LIVE_SUBAGENT_STATES, ORCHESTRATOR_TOOLS, isSettled, renderCompletion, replyInstruction, resolveLimits, signHandle, verifyHandle,
-  type CompletionEvent, type SubagentHandle, type SubagentRole,
-} from '../core/subagent.js';
+import { LIVE_SUBAGENT_STATES, ORCHESTRATOR_TOOLS, isSettled, resolveLimits, signHandle, verifyHandle, type SubagentHandle } from '../core/subagent.js';
 import { matchesAny } from '../core/tool-policy.js';
-import type { TerminalRunStatus } from '../core/run-status.js';
 import type { SwitchboardConfig } from '../config/schema.js';
-import type { Clock, IdGenerator, InputRecord, NewEvent, NewInput, NewToolCall, OutboxRecord, Store, SubagentRecord } from '../ports.js';
+import type { SubagentRecord } from '../ports.js';
 import type { AgentRegistry } from './registry.js';
 import { createWorktree, removeWorktree } from './worktrees.js';
-import { waitUntil, type Wakeups } from './wait-until.js';
+import { waitUntil } from './wait-until.js';
 import { nodeHashing } from '../hashing.js';
+import { SubagentLifecycle } from './subagent-lifecycle.js';
+import type { Spawner, SpawnRequest, SpawnResult, SubagentDeps, SubagentView, WaitOutcome } from './subagent-types.js';
 
-export interface Spawner {
-  sessionKey: string;
-  agentId: string;
-  /** Dedupes a spawn without a correlationId: the tool call's ledger key. */
-  idempotencyKey: string;
-  /** The tool call spawning, recorded in the ledger in the spawn's transaction. */
-  call?: NewToolCall;
-}
-
-export interface SpawnRequest {
-  task: unknown;
-  context?: string;
-  agentId?: string;
-  label?: string;
-  model?: string;
-  role?: SubagentRole;
-  tools?: string[];
-  timeoutSeconds?: number;
-  correlationId?: string;
-  cwd?: string;
-  worktree?: boolean;
-}
-
-export interface SpawnResult {
-  status: 'accepted';
-  runId: string;
-  childSessionKey: string;
-  handle: SubagentHandle;
-  /** Set when the correlationId was used before: this is that sub-agent, not a new one. */
-  existing?: true;
-}
-
-export interface SubagentView {
-  subagentId: string;
-  childSessionKey: string;
-  parentSessionKey: string;
-  agentId: string;
-  label: string | null;
-  depth: number;
-  role: SubagentRole;
-  state: SubagentRecord['state'];
-  /** Its run ended while its own sub-agents still worked; it will be woken when they are done. */
-  waitingForSubagents: boolean;
-  elapsedMs: number;
-  tokens: { input: number; output: number };
-  diagnostic: string | null;
-  runId: string | null;
-  history: SubagentRecord['history'];
-  resultChars: number | null;
-  worktree: { path: string; branch: string } | null;
-}
-
-export interface WaitOutcome {
-  /** ok: all succeeded; partial: some failed, within maxFailures; failed: more failed than maxFailures; timeout: not all were done in time. */
-  status: 'ok' | 'partial' | 'failed' | 'timeout';
-  children: (SubagentView & { resultPreview: string | null })[];
-  succeeded: number;
-  running: number;
-  failed: { childSessionKey: string; label: string | null; state: string; why: string | null }[];
-}
-
-export interface SubagentDeps {
-  config: SwitchboardConfig;
-  store: Store;
-  agents: AgentRegistry;
-  clock: Clock;
-  ids: IdGenerator;
-  /** Signs handles; kept in the data directory so handles outlive a restart. */
-  secret: string;
-  /** Where worktrees are made (`<dataDir>/worktrees`); without it `worktree: true` is refused. */
-  worktreeRoot?: string;
-  accept: (input: NewInput) => Promise<InputRecord>;
-  wake: (sessionKey: string) => void;
-  abortRun: (runId: string) => boolean;
-  /** The names of the tools a session is offered now. */
-  toolNames: (sessionKey: string) => Promise<string[]>;
-  checkModel: (model: string) => void;
-  validateMessage: (message: unknown) => string;
-  /** What waits sleep on (see waitUntil). */
-  wakeups: Wakeups;
-  isStopping: () => boolean;
-  journal: (event: NewEvent) => Promise<unknown>;
-  /** Publishes what the store just wrote: its journal events, and its outbox rows for delivery. */
-  afterWrite: () => void;
-  log: (message: string) => void;
-}
+export type { Spawner, SpawnRequest, SpawnResult, SubagentDeps, SubagentView, WaitOutcome } from './subagent-types.js';
 
 const PREVIEW_CHARS = 500;
 
@@ -125,8 +37,10 @@ export function spawnerLimits(config: SwitchboardConfig, agents: AgentRegistry, 
 }
 const FAILED_STATES = ['failed', 'timed_out', 'cancelled', 'interrupted'];
 
-export class Subagents {
-  constructor(private readonly deps: SubagentDeps) {}
+export class Subagents extends SubagentLifecycle {
+  constructor(protected readonly deps: SubagentDeps) {
+    super();
+  }
 
   /** Per-agent settings over `agents.defaults.subagents`. */
   limits(agentId: string) {
@@ -456,131 +370,6 @@ export class Subagents {
     return ended ?? (await outcome(true))!;
   }
 
-  /** Outbox handler for `subagent.completion`: the event becomes one input of the parent session. */
-  async deliverCompletion(row: OutboxRecord): Promise<void> {
-    const { store, clock } = this.deps;
-    const event = row.payload as CompletionEvent;
-    const record = await store.subagents.get(event.subagentId);
-    if (!record) throw new Error(`sub-agent ${event.subagentId} does not exist`);
-    if (record.completion === 'delivered' || record.completion === 'skipped') return;
-    const parent = await store.subagents.getBySession(event.parentSessionKey);
-    if (parent && isSettled(parent.state)) {
-      // Nobody will read it: the parent sub-agent has ended (it was cancelled, failed or interrupted).
-      await store.subagents.markCompletion(record.id, 'skipped', clock.now());
-      await this.deps.journal({ type: 'subagent.updated', sessionKey: event.parentSessionKey, payload: { subagentId: record.id, childSessionKey: record.sessionKey, completion: 'skipped', why: `parent sub-agent ${parent.state}` } });
-      return;
-    }
-    const others = (await store.subagents.countUndelivered(event.parentSessionKey)) - 1;
-    let mode: QueueMode = this.limitsFor(record).completionMode;
-    let wake = false;
-    if (parent?.waiting) {
-      // A waiting orchestrator reads the results together, in one wake run once the last one is in.
-      wake = others === 0;
-      mode = wake ? 'followup' : 'notify';
-    }
-    await this.deps.accept({
-      id: this.deps.ids.next(),
-      sessionKey: event.parentSessionKey,
-      idempotencyKey: row.idempotencyKey,
-      mode,
-      text: renderCompletion(event, replyInstruction(event, parent !== undefined, others, wake)),
-      provenance: {
-        kind: 'subagent_completion',
-        channel: 'internal',
-        sourceSession: event.childSessionKey,
-        sourceAgent: event.agentId,
-        sourceTool: 'sessions_spawn',
-        subagent: { id: event.subagentId, ...(event.runId ? { runId: event.runId } : {}), ...(wake ? { wake: true } : {}) },
-      },
-    });
-    await store.subagents.markCompletion(record.id, 'delivered', clock.now());
-    await this.deps.journal({ type: 'subagent.updated', sessionKey: event.parentSessionKey, payload: { subagentId: record.id, childSessionKey: record.sessionKey, completion: 'delivered', mode } });
-  }
-
-  /**
-   * A completion whose delivery gave up (its outbox row went dead): the parent is told the truth in a
-   * message of its own, and an orchestrator waiting for it is woken once nothing else is out.
-   */
-  async onCompletionDead(row: OutboxRecord, error: string): Promise<void> {
-    const { store, clock } = this.deps;
-    const event = row.payload as CompletionEvent;
-    const record = await store.subagents.get(event.subagentId);
-    if (!record || record.completion !== 'pending') return;
-    await store.subagents.markCompletion(record.id, 'dead', clock.now());
-    const parent = await store.subagents.getBySession(event.parentSessionKey);
-    const wake = parent?.waiting === true && (await store.subagents.countUndelivered(event.parentSessionKey)) === 0;
-    await this.deps.accept({
-      id: this.deps.ids.next(),
-      sessionKey: event.parentSessionKey,
-      idempotencyKey: `${row.idempotencyKey}:dead`,
-      mode: parent?.waiting && !wake ? 'notify' : 'followup',
-      text: `Your sub-agent ${event.childSessionKey} ended ${record.state}, but its completion event could not be delivered (${error}). Read its result with subagents (action "result") if you need it.`,
-      provenance: { kind: 'system', channel: 'internal', sourceSession: event.childSessionKey, sourceTool: 'sessions_spawn', subagent: { id: record.id, ...(wake ? { wake: true } : {}) } },
-    });
-    await this.deps.journal({ type: 'subagent.updated', sessionKey: event.parentSessionKey, payload: { subagentId: record.id, childSessionKey: record.sessionKey, completion: 'dead', error } });
-  }
-
-  /** After a run in a sub-agent's session commits: a sub-agent that ended badly takes its descendants with it. */
-  async onRunCommitted(sessionKey: string, status: TerminalRunStatus): Promise<void> {
-    if (status === 'succeeded' || status === 'interrupted' || parseSessionKey(sessionKey)?.kind !== 'subagent') return;
-    const record = await this.deps.store.subagents.getBySession(sessionKey);
-    if (!record || !isSettled(record.state)) return;
-    for (const child of await this.deps.store.subagents.list({ parentSession: sessionKey, states: [...LIVE_SUBAGENT_STATES] })) {
-      await this.kill(child, `its parent ${sessionKey} ended (${record.state})`, false);
-    }
-  }
-
-  /**
-   * Crash recovery (before any lane is woken): a sub-agent whose run a stop or crash cut short is
-   * `interrupted` and its parent is told; it is not run again unless `retryInterrupted` allows one retry.
-   */
-  async recover(): Promise<void> {
-    const { store, clock } = this.deps;
-    for (const record of await store.subagents.list({ states: ['running'] })) {
-      if (record.waiting || !record.runId) continue;
-      const run = await store.runs.get(record.runId);
-      if (!run || run.status === 'running') continue;
-      const diagnostic = run.errorMessage ?? `its run ended ${run.status} without finishing`;
-      const limits = this.limitsFor(record);
-      if (limits.retryInterrupted && record.attempts < 1 && (await store.inputs.listQueued(record.sessionKey)).length > 0) {
-        await store.subagents.noteRetry(record.id, diagnostic, clock.now());
-        continue;
-      }
-      const settled = await store.subagents.settle(
-        record.id,
-        {
-          state: 'interrupted',
-          diagnostic,
-          text: null,
-          dropNote: `dropped: the sub-agent was interrupted (${diagnostic}) and is not run again (agents.defaults.subagents.retryInterrupted)`,
-          notifyParent: true,
-          maxResultChars: limits.maxResultChars,
-        },
-        clock.now(),
-      );
-      if (!settled) continue;
-      this.deps.log(`sub-agent ${record.sessionKey} was interrupted: ${diagnostic}`);
-      for (const child of await store.subagents.list({ parentSession: record.sessionKey, states: ['pending'] })) {
-        await this.kill(child, `its parent ${record.sessionKey} was interrupted`, false);
-      }
-    }
-  }
-
-  /** Archives sub-agents settled longer ago than their `archiveAfterMinutes`, removing their worktrees. */
-  async archive(): Promise<number> {
-    const { store, clock } = this.deps;
-    const now = clock.now();
-    const shortest = Math.min(this.deps.config.agents.defaults.subagents.archiveAfterMinutes, ...this.deps.config.agents.list.map((agent) => agent.subagents?.archiveAfterMinutes ?? Infinity));
-    let archived = 0;
-    for (const record of await store.subagents.list({ settledBefore: now - shortest * 60_000 })) {
-      const window = this.limitsFor(record).archiveAfterMinutes;
-      if ((record.settledAt ?? now) > now - window * 60_000) continue;
-      if (record.worktree) await removeWorktree(record.worktree).catch((error) => this.deps.log(String(error)));
-      await store.subagents.markArchived(record.id, now);
-      archived += 1;
-    }
-    return archived;
-  }
 }
 
 function preview(text: string | null): string | null {

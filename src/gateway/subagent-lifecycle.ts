@@ -1,0 +1,147 @@
+/**
+ * What happens to sub-agents after their runs: completion events delivered into the parent (held back
+ * while a waiting orchestrator has other children out, and waking it when the last is in), a completion
+ * that could not be delivered told to the parent, descendants stopped when a sub-agent ends badly,
+ * crash recovery, and archiving.
+ */
+import type { QueueMode } from '../core/queue-mode.js';
+import type { TerminalRunStatus } from '../core/run-status.js';
+import { parseSessionKey } from '../core/session-key.js';
+import { LIVE_SUBAGENT_STATES, isSettled, renderCompletion, replyInstruction, type CompletionEvent, type SubagentLimits } from '../core/subagent.js';
+import type { OutboxRecord, SubagentRecord } from '../ports.js';
+import type { SubagentDeps } from './subagent-types.js';
+import { removeWorktree } from './worktrees.js';
+
+export abstract class SubagentLifecycle {
+  protected abstract readonly deps: SubagentDeps;
+  /** The limits a sub-agent lives under: its spawning agent's. */
+  abstract limitsFor(record: Pick<SubagentRecord, 'parentSession'>): SubagentLimits;
+  /** Cancels a sub-agent and its descendants. */
+  abstract kill(record: SubagentRecord, why: string, notifyParent: boolean): Promise<string[]>;
+
+  /** Outbox handler for `subagent.completion`: the event becomes one input of the parent session. */
+  async deliverCompletion(row: OutboxRecord): Promise<void> {
+    const { store, clock } = this.deps;
+    const event = row.payload as CompletionEvent;
+    const record = await store.subagents.get(event.subagentId);
+    if (!record) throw new Error(`sub-agent ${event.subagentId} does not exist`);
+    if (record.completion === 'delivered' || record.completion === 'skipped') return;
+    const parent = await store.subagents.getBySession(event.parentSessionKey);
+    if (parent && isSettled(parent.state)) {
+      // Nobody will read it: the parent sub-agent has ended (it was cancelled, failed or interrupted).
+      await store.subagents.markCompletion(record.id, 'skipped', clock.now());
+      await this.deps.journal({ type: 'subagent.updated', sessionKey: event.parentSessionKey, payload: { subagentId: record.id, childSessionKey: record.sessionKey, completion: 'skipped', why: `parent sub-agent ${parent.state}` } });
+      return;
+    }
+    const others = (await store.subagents.countUndelivered(event.parentSessionKey)) - 1;
+    let mode: QueueMode = this.limitsFor(record).completionMode;
+    let wake = false;
+    if (parent?.waiting) {
+      // A waiting orchestrator reads the results together, in one wake run once the last one is in.
+      wake = others === 0;
+      mode = wake ? 'followup' : 'notify';
+    }
+    await this.deps.accept({
+      id: this.deps.ids.next(),
+      sessionKey: event.parentSessionKey,
+      idempotencyKey: row.idempotencyKey,
+      mode,
+      text: renderCompletion(event, replyInstruction(event, parent !== undefined, others, wake)),
+      provenance: {
+        kind: 'subagent_completion',
+        channel: 'internal',
+        sourceSession: event.childSessionKey,
+        sourceAgent: event.agentId,
+        sourceTool: 'sessions_spawn',
+        subagent: { id: event.subagentId, ...(event.runId ? { runId: event.runId } : {}), ...(wake ? { wake: true } : {}) },
+      },
+    });
+    await store.subagents.markCompletion(record.id, 'delivered', clock.now());
+    await this.deps.journal({ type: 'subagent.updated', sessionKey: event.parentSessionKey, payload: { subagentId: record.id, childSessionKey: record.sessionKey, completion: 'delivered', mode } });
+  }
+
+  /**
+   * A completion whose delivery gave up (its outbox row went dead): the parent is told the truth in a
+   * message of its own, and an orchestrator waiting for it is woken once nothing else is out.
+   */
+  async onCompletionDead(row: OutboxRecord, error: string): Promise<void> {
+    const { store, clock } = this.deps;
+    const event = row.payload as CompletionEvent;
+    const record = await store.subagents.get(event.subagentId);
+    if (!record || record.completion !== 'pending') return;
+    await store.subagents.markCompletion(record.id, 'dead', clock.now());
+    const parent = await store.subagents.getBySession(event.parentSessionKey);
+    const wake = parent?.waiting === true && (await store.subagents.countUndelivered(event.parentSessionKey)) === 0;
+    await this.deps.accept({
+      id: this.deps.ids.next(),
+      sessionKey: event.parentSessionKey,
+      idempotencyKey: `${row.idempotencyKey}:dead`,
+      mode: parent?.waiting && !wake ? 'notify' : 'followup',
+      text: `Your sub-agent ${event.childSessionKey} ended ${record.state}, but its completion event could not be delivered (${error}). Read its result with subagents (action "result") if you need it.`,
+      provenance: { kind: 'system', channel: 'internal', sourceSession: event.childSessionKey, sourceTool: 'sessions_spawn', subagent: { id: record.id, ...(wake ? { wake: true } : {}) } },
+    });
+    await this.deps.journal({ type: 'subagent.updated', sessionKey: event.parentSessionKey, payload: { subagentId: record.id, childSessionKey: record.sessionKey, completion: 'dead', error } });
+  }
+
+  /** After a run in a sub-agent's session commits: a sub-agent that ended badly takes its descendants with it. */
+  async onRunCommitted(sessionKey: string, status: TerminalRunStatus): Promise<void> {
+    if (status === 'succeeded' || status === 'interrupted' || parseSessionKey(sessionKey)?.kind !== 'subagent') return;
+    const record = await this.deps.store.subagents.getBySession(sessionKey);
+    if (!record || !isSettled(record.state)) return;
+    for (const child of await this.deps.store.subagents.list({ parentSession: sessionKey, states: [...LIVE_SUBAGENT_STATES] })) {
+      await this.kill(child, `its parent ${sessionKey} ended (${record.state})`, false);
+    }
+  }
+
+  /**
+   * Crash recovery (before any lane is woken): a sub-agent whose run a stop or crash cut short is
+   * `interrupted` and its parent is told; it is not run again unless `retryInterrupted` allows one retry.
+   */
+  async recover(): Promise<void> {
+    const { store, clock } = this.deps;
+    for (const record of await store.subagents.list({ states: ['running'] })) {
+      if (record.waiting || !record.runId) continue;
+      const run = await store.runs.get(record.runId);
+      if (!run || run.status === 'running') continue;
+      const diagnostic = run.errorMessage ?? `its run ended ${run.status} without finishing`;
+      const limits = this.limitsFor(record);
+      if (limits.retryInterrupted && record.attempts < 1 && (await store.inputs.listQueued(record.sessionKey)).length > 0) {
+        await store.subagents.noteRetry(record.id, diagnostic, clock.now());
+        continue;
+      }
+      const settled = await store.subagents.settle(
+        record.id,
+        {
+          state: 'interrupted',
+          diagnostic,
+          text: null,
+          dropNote: `dropped: the sub-agent was interrupted (${diagnostic}) and is not run again (agents.defaults.subagents.retryInterrupted)`,
+          notifyParent: true,
+          maxResultChars: limits.maxResultChars,
+        },
+        clock.now(),
+      );
+      if (!settled) continue;
+      this.deps.log(`sub-agent ${record.sessionKey} was interrupted: ${diagnostic}`);
+      for (const child of await store.subagents.list({ parentSession: record.sessionKey, states: ['pending'] })) {
+        await this.kill(child, `its parent ${record.sessionKey} was interrupted`, false);
+      }
+    }
+  }
+
+  /** Archives sub-agents settled longer ago than their `archiveAfterMinutes`, removing their worktrees. */
+  async archive(): Promise<number> {
+    const { store, clock } = this.deps;
+    const now = clock.now();
+    const shortest = Math.min(this.deps.config.agents.defaults.subagents.archiveAfterMinutes, ...this.deps.config.agents.list.map((agent) => agent.subagents?.archiveAfterMinutes ?? Infinity));
+    let archived = 0;
+    for (const record of await store.subagents.list({ settledBefore: now - shortest * 60_000 })) {
+      const window = this.limitsFor(record).archiveAfterMinutes;
+      if ((record.settledAt ?? now) > now - window * 60_000) continue;
+      if (record.worktree) await removeWorktree(record.worktree).catch((error) => this.deps.log(String(error)));
+      await store.subagents.markArchived(record.id, now);
+      archived += 1;
+    }
+    return archived;
+  }
+}
