@@ -15,72 +15,10 @@ import { agentToAgentAllowed } from '../core/session-access.js';
 import { backoffDelay } from '../gateway/outbox.js';
 import { waitUntil } from '../gateway/wait-until.js';
 import { guardedFetch } from './outbound-guard.js';
-import type { Clock, NewInput, NewOutboxRow, OutboxRecord, RemoteTaskRecord, Store } from '../ports.js';
+import type { NewOutboxRow, OutboxRecord, RemoteTaskRecord } from '../ports.js';
+import { CALLBACK_PATH, RESULT_KIND, SETTLED, TASK_CREATION_MS, partsText, stateName, summarizeTask, type A2AClientDeps, type RemoteRef, type RemoteResult } from './remote-task.js';
 
-export const RESULT_KIND = 'a2a.result';
-/** Where remotes post push notifications for tasks this gateway follows: `<base>/a2a-callback/<taskId>`. */
-export const CALLBACK_PATH = '/a2a-callback';
-/** How long a send waits for the remote to create its task, whatever its own timeout. */
-const TASK_CREATION_MS = 30_000;
-
-/** States after which a remote task needs its caller: finished, or asking something. */
-const SETTLED = new Set([
-  TaskState.TASK_STATE_COMPLETED,
-  TaskState.TASK_STATE_FAILED,
-  TaskState.TASK_STATE_CANCELED,
-  TaskState.TASK_STATE_REJECTED,
-  TaskState.TASK_STATE_INPUT_REQUIRED,
-  TaskState.TASK_STATE_AUTH_REQUIRED,
-]);
-
-export interface RemoteRef {
-  agentId?: string;
-  url?: string;
-}
-
-export interface RemoteResult {
-  /** The task's state, e.g. "completed", "input-required". */
-  state: string;
-  taskId: string;
-  contextId: string;
-  /** The answer: the artifacts' text, else the status message's. */
-  text: string;
-  data?: unknown;
-}
-
-export interface A2AClientDeps {
-  config: SwitchboardConfig;
-  store: Store;
-  clock: Clock;
-  /** Stores an input in a session (idempotent by its key) and wakes it. */
-  deliver: (input: Omit<NewInput, 'id'>) => Promise<void>;
-  enqueue: (row: NewOutboxRow) => Promise<void>;
-  log: (message: string) => void;
-  random?: () => number;
-}
-
-const stateName = (state: TaskState | undefined) => taskStateToJSON(state ?? TaskState.TASK_STATE_UNSPECIFIED).replace('TASK_STATE_', '').toLowerCase().replace('_', '-');
-
-function partsText(parts: Message['parts']): { text: string; data?: unknown } {
-  let data: unknown;
-  const text = parts
-    .map((part) => {
-      if (part.content?.$case === 'text') return part.content.value;
-      if (part.content?.$case === 'data') data ??= part.content.value;
-      return '';
-    })
-    .join('');
-  return { text, ...(data !== undefined ? { data } : {}) };
-}
-
-export function summarizeTask(task: Task): RemoteResult {
-  const fromArtifacts = partsText(task.artifacts.flatMap((artifact) => artifact.parts));
-  const fromStatus = task.status?.message ? partsText(task.status.message.parts) : { text: '' };
-  const answer = fromArtifacts.text || fromArtifacts.data !== undefined ? fromArtifacts : fromStatus;
-  // A completed task's status message usually repeats its answer; other states explain themselves there.
-  const text = task.status?.state === TaskState.TASK_STATE_COMPLETED ? answer.text : fromStatus.text || answer.text;
-  return { state: stateName(task.status?.state), taskId: task.id, contextId: task.contextId, text, ...(answer.data !== undefined ? { data: answer.data } : {}) };
-}
+export { CALLBACK_PATH, RESULT_KIND, summarizeTask, type A2AClientDeps, type RemoteRef, type RemoteResult } from './remote-task.js';
 
 /** A remote agent as the client reaches it; `guarded`: only at public addresses (a URL the model gave). */
 interface RemoteTarget {

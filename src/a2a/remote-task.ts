@@ -1,0 +1,69 @@
+/** What the A2A client knows of a remote task: its settled states, the result a tool call gets, and its dependencies. */
+import { TaskState, taskStateToJSON, type Message, type Task } from '@a2a-js/sdk';
+import type { SwitchboardConfig } from '../config/schema.js';
+import type { Clock, NewInput, NewOutboxRow, Store } from '../ports.js';
+
+export const RESULT_KIND = 'a2a.result';
+/** Where remotes post push notifications for tasks this gateway follows: `<base>/a2a-callback/<taskId>`. */
+export const CALLBACK_PATH = '/a2a-callback';
+/** How long a send waits for the remote to create its task, whatever its own timeout. */
+export const TASK_CREATION_MS = 30_000;
+
+/** States after which a remote task needs its caller: finished, or asking something. */
+export const SETTLED = new Set([
+  TaskState.TASK_STATE_COMPLETED,
+  TaskState.TASK_STATE_FAILED,
+  TaskState.TASK_STATE_CANCELED,
+  TaskState.TASK_STATE_REJECTED,
+  TaskState.TASK_STATE_INPUT_REQUIRED,
+  TaskState.TASK_STATE_AUTH_REQUIRED,
+]);
+
+export interface RemoteRef {
+  agentId?: string;
+  url?: string;
+}
+
+export interface RemoteResult {
+  /** The task's state, e.g. "completed", "input-required". */
+  state: string;
+  taskId: string;
+  contextId: string;
+  /** The answer: the artifacts' text, else the status message's. */
+  text: string;
+  data?: unknown;
+}
+
+export interface A2AClientDeps {
+  config: SwitchboardConfig;
+  store: Store;
+  clock: Clock;
+  /** Stores an input in a session (idempotent by its key) and wakes it. */
+  deliver: (input: Omit<NewInput, 'id'>) => Promise<void>;
+  enqueue: (row: NewOutboxRow) => Promise<void>;
+  log: (message: string) => void;
+  random?: () => number;
+}
+
+export const stateName = (state: TaskState | undefined) => taskStateToJSON(state ?? TaskState.TASK_STATE_UNSPECIFIED).replace('TASK_STATE_', '').toLowerCase().replace('_', '-');
+
+export function partsText(parts: Message['parts']): { text: string; data?: unknown } {
+  let data: unknown;
+  const text = parts
+    .map((part) => {
+      if (part.content?.$case === 'text') return part.content.value;
+      if (part.content?.$case === 'data') data ??= part.content.value;
+      return '';
+    })
+    .join('');
+  return { text, ...(data !== undefined ? { data } : {}) };
+}
+
+export function summarizeTask(task: Task): RemoteResult {
+  const fromArtifacts = partsText(task.artifacts.flatMap((artifact) => artifact.parts));
+  const fromStatus = task.status?.message ? partsText(task.status.message.parts) : { text: '' };
+  const answer = fromArtifacts.text || fromArtifacts.data !== undefined ? fromArtifacts : fromStatus;
+  // A completed task's status message usually repeats its answer; other states explain themselves there.
+  const text = task.status?.state === TaskState.TASK_STATE_COMPLETED ? answer.text : fromStatus.text || answer.text;
+  return { state: stateName(task.status?.state), taskId: task.id, contextId: task.contextId, text, ...(answer.data !== undefined ? { data: answer.data } : {}) };
+}
