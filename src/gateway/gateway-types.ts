@@ -1,0 +1,75 @@
+/** What the gateway is built from and what it accepts: its dependencies, extensions, and a send. */
+import type { TerminalRunStatus } from '../core/run-status.js';
+import type { QueueMode } from '../core/queue-mode.js';
+import type { SwitchboardConfig } from '../config/schema.js';
+import type { Clock, IdGenerator, InputRecord, NewInput, NewOutboxRow, Provenance, Store } from '../ports.js';
+import type { AgentMessaging } from './messaging.js';
+import type { OutboxHandler } from './outbox.js';
+import type { Inbound } from './registry.js';
+import type { Subagents } from './subagents.js';
+import type { GatewayTool } from './tool-contract.js';
+
+export interface GatewayDeps {
+  config: SwitchboardConfig;
+  store: Store;
+  /** Stable across restarts of the same gateway (persisted in the data directory). */
+  gatewayId: string;
+  clock?: Clock;
+  ids?: IdGenerator;
+  /**
+   * What the composition root (src/app.ts) plugs in: the tools agents get and the services beside the
+   * gateway (the A2A client), built from the gateway's own parts. Without it, agents get no tools.
+   */
+  extensions?: (parts: GatewayParts) => GatewayExtension[];
+  /** Signs sub-agent handles; the data directory keeps it so handles outlive a restart (default: a new one per process). */
+  capabilitySecret?: string;
+  /** The data directory, for sub-agent worktrees (`<dataDir>/worktrees`). */
+  dataDir?: string;
+  log?: (level: 'info' | 'warn' | 'error', message: string, fields?: Record<string, unknown>) => void;
+  /** Benchmarks only, to measure what the tool-call ledger costs: calls are keyed by tool-call id and not recorded. */
+  withoutToolLedger?: boolean;
+}
+
+/** The gateway's parts an extension may be built on. */
+export interface GatewayParts {
+  config: SwitchboardConfig;
+  store: Store;
+  clock: Clock;
+  messaging: AgentMessaging;
+  subagents: Subagents;
+  /** Stores an input produced by the extension and wakes its session. */
+  accept: (input: NewInput) => Promise<InputRecord>;
+  /** Adds an outbox row and has it delivered soon. */
+  enqueueDelivery: (row: NewOutboxRow) => Promise<void>;
+  log: (message: string) => void;
+}
+
+/**
+ * Something that works beside the gateway: tools for agents, outbox kinds it delivers, and a service
+ * with a life of its own (started after recovery, stopped first, told when a run commits).
+ */
+export interface GatewayExtension {
+  tools?: readonly GatewayTool[];
+  deliveries?: Record<string, OutboxHandler>;
+  onRunCommitted?: (runId: string, status: TerminalRunStatus) => Promise<void>;
+  start?: () => Promise<void>;
+  stop?: () => void;
+}
+
+export interface SendRequest {
+  /** An agent id, or a session key. Without one, the bindings route the inbound channel to an agent. */
+  target?: string;
+  message: string;
+  mode?: QueueMode;
+  idempotencyKey?: string;
+  /** The channel it arrived on; decides the default queue mode and the reply route. */
+  inbound?: Inbound;
+  provenance?: Provenance;
+}
+
+export interface SendResult {
+  input: InputRecord;
+  sessionKey: string;
+  /** False when the idempotency key matched an input accepted before. */
+  created: boolean;
+}
