@@ -6,7 +6,7 @@ import type { RunStatus } from '../core/run-status.js';
 import type { NewRun, RecoveryReport, RunCommit, RunRecord, RunStore } from '../ports.js';
 import { num, toRun } from './kysely-rows.js';
 import { appendEvent, appendTranscript, currentEpoch, insertOutbox } from './kysely-writes.js';
-import { endSubagentRun, startSubagentRun } from './kysely-subagent-store.js';
+import { endSubagentRun, startSubagentRun } from './kysely-subagent-rows.js';
 import type { Database } from './schema.js';
 
 export class KyselyRunStore implements RunStore {
