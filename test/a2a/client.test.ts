@@ -190,4 +190,23 @@ describe('A2A client: the a2a_* tools against SDK reference servers', () => {
       error: 'cannot call remote agent "blocked": tools.agentToAgent.allow (["caller","brief","ref","polled","pushy"]) must match both "caller" and "blocked"',
     });
   });
+  it('a remote called by URL is reached at a private address only with a2a.client.allowPrivateTargets', async () => {
+    const byUrl = (extra: string) => `{
+      tools: { agentToAgent: { enabled: true, allow: ["*"] } },
+      a2a: { client: { allowUrls: true, maxPollSeconds: 1 ${extra} } },
+      agents: { list: [{ id: "caller", model: "scripted/c" }] },
+      models: { providers: { scripted: { type: "scripted", models: { c: { rules: [
+        { match: "^url (\\\\S+) (.*)", steps: [{ toolCalls: [{ tool: "a2a_send", args: { url: "{{match.1}}", message: "{{match.2}}", timeoutSeconds: 10 } }] }, { text: "{{tool.a2a_send}}" }] },
+      ] } } } } },
+    }`;
+    const before = streamingExecutor.messageIds.length;
+    gateway = await startTestGateway(byUrl(''));
+    const refused = JSON.parse(await ask(`url ${streamingRef.url} quick private`));
+    expect(refused.status).toBe('error');
+    expect(refused.error).toContain('a private, loopback or link-local address; only public targets are allowed unless a2a.client.allowPrivateTargets is set');
+    expect(streamingExecutor.messageIds.length).toBe(before);
+    await stopTestGateway(gateway);
+    gateway = await startTestGateway(byUrl(', allowPrivateTargets: true'));
+    expect(JSON.parse(await ask(`url ${streamingRef.url} quick allowed`))).toMatchObject({ state: 'completed', text: 'ref: quick allowed' });
+  });
 });

@@ -22,12 +22,14 @@ const config = (push: string) => `{
 
 const received: { headers: IncomingHttpHeaders; body: { statusUpdate?: { status: { state: string } }; task?: unknown; artifactUpdate?: unknown } }[] = [];
 let failuresLeft = 1;
+const refusedKeys: (string | string[] | undefined)[] = [];
 const receiver = createServer((request, response) => {
   let text = '';
   request.on('data', (chunk) => (text += chunk));
   request.on('end', () => {
     if (failuresLeft > 0) {
       failuresLeft -= 1;
+      refusedKeys.push(request.headers['idempotency-key']);
       response.writeHead(503).end();
       return;
     }
@@ -69,6 +71,11 @@ describe('A2A push notifications', () => {
     const done = await waitUntil('the completed status was pushed', () => received.find((r) => r.body.statusUpdate?.status.state === 'TASK_STATE_COMPLETED'), 10_000);
     expect(done.headers['x-a2a-notification-token']).toBe('secret-hook-token');
     expect(done.headers['content-type']).toMatch(/application\/(a2a\+)?json/);
+    // Every notification carries its outbox row's key; the retry of the refused one carries the same key.
+    const keys = received.map((r) => r.headers['idempotency-key']);
+    expect(keys.every((key) => typeof key === 'string' && key.startsWith(`push:${task.id}:hook-1:`))).toBe(true);
+    expect(new Set(keys).size).toBe(keys.length);
+    expect(keys).toContain(refusedKeys[0]);
     const configs = await a2a.listTaskPushNotificationConfig({ tenant: '', taskId: task.id, pageSize: 10, pageToken: '' });
     expect(configs.configs.map((c) => [c.id, c.url])).toEqual([['hook-1', hook]]);
     const { body } = await gw.request<{ events: { type: string; detail: { outcome: string; status?: number } }[] }>('GET', `/v1/a2a/tasks/${task.id}`);
