@@ -8,8 +8,6 @@
  * the parent, recovery, archiving) is in subagent-lifecycle.ts. Here: spawn, find, view, wait, kill,
  * steer and the handle's result.
  */
-import { isAbsolute, join, relative, resolve, sep } from 'node:path';
-import { realpathSync, statSync } from 'node:fs';
 import { SwitchboardError } from '../core/errors.js';
 import { parseSessionKey } from '../core/session-key.js';
 import { LIVE_SUBAGENT_STATES, ORCHESTRATOR_TOOLS, isSettled, resolveLimits, signHandle, verifyHandle, type SubagentHandle } from '../core/subagent.js';
@@ -17,7 +15,8 @@ import { matchesAny } from '../core/tool-policy.js';
 import type { SwitchboardConfig } from '../config/schema.js';
 import type { SubagentRecord } from '../ports.js';
 import type { AgentRegistry } from './registry.js';
-import { createWorktree, removeWorktree } from './worktrees.js';
+import { removeWorktree } from './worktrees.js';
+import { prepareWorkdir } from './workdir.js';
 import { waitUntil } from './wait-until.js';
 import { nodeHashing } from '../hashing.js';
 import { SubagentLifecycle } from './subagent-lifecycle.js';
@@ -125,19 +124,7 @@ export class Subagents extends SubagentLifecycle {
     const segments = spawner.sessionKey.split(':').slice(2);
     const sessionKey = `agent:${agentId}:${parent ? `${segments.join(':')}:` : ''}subagent:${id}`;
     const tools = request.tools ? [...request.tools, ...(role === 'orchestrator' ? ORCHESTRATOR_TOOLS.filter((name) => parentTools.includes(name)) : [])] : parentTools;
-    const workspace = agent.workspace ? resolve(agent.workspace) : null;
-    // cwd is checked against the workspace itself, before a worktree (a copy of it) is made.
-    const cwd = request.cwd ? relative(workspace ?? '', this.cwdIn(workspace, request.cwd, agentId)) : '';
-    let worktree: SubagentRecord['worktree'] = null;
-    let workdir = workspace;
-    if (request.worktree) {
-      if (!workspace) throw new SwitchboardError('WORKTREE_FAILED', `worktree: true needs agent "${agentId}" to have a workspace (agents.list[${agentId}].workspace)`);
-      if (!this.deps.worktreeRoot) throw new SwitchboardError('WORKTREE_FAILED', 'worktree: true needs a gateway with a data directory');
-      worktree = await createWorktree(workspace, join(this.deps.worktreeRoot, id), `switchboard/subagent-${id}`);
-      // The workspace may be a folder inside the repository: the same folder in the worktree.
-      workdir = join(worktree.path, relative(worktree.repo, realpathSync(workspace)));
-    }
-    if (workdir && cwd) workdir = join(workdir, cwd);
+    const { workdir, worktree } = await prepareWorkdir({ workspace: agent.workspace, cwd: request.cwd, worktree: request.worktree, worktreeRoot: this.deps.worktreeRoot, subagentId: id, agentId });
 
     const firstRunId = ids.next();
     const text = request.context?.trim() ? `${task}\n\nContext from your parent:\n${request.context.trim()}` : task;
@@ -188,24 +175,6 @@ export class Subagents extends SubagentLifecycle {
     this.deps.afterWrite();
     this.deps.wake(sessionKey);
     return this.accepted(subagent);
-  }
-
-  /** The folder `cwd` names inside the workspace; refused when outside it or not a folder. */
-  private cwdIn(base: string | null, cwd: string, agentId: string): string {
-    if (!base) throw new SwitchboardError('INVALID_REQUEST', `cwd needs agent "${agentId}" to have a workspace (agents.list[${agentId}].workspace)`);
-    const path = resolve(base, cwd);
-    const inside = relative(base, path);
-    if (inside === '..' || inside.startsWith(`..${sep}`) || isAbsolute(inside)) {
-      throw new SwitchboardError('INVALID_REQUEST', `cwd "${cwd}" is outside the workspace ${base}; give a folder inside it`);
-    }
-    let isDir = false;
-    try {
-      isDir = statSync(path).isDirectory();
-    } catch {
-      // reported below
-    }
-    if (!isDir) throw new SwitchboardError('INVALID_REQUEST', `cwd "${cwd}" is not a folder in the workspace ${base}`);
-    return path;
   }
 
   private accepted(record: SubagentRecord): SpawnResult {

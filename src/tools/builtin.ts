@@ -1,6 +1,7 @@
 /** Tools every agent may be given: small, side-effect free, and safe to retry. */
 import { readFile, realpath, stat } from 'node:fs/promises';
-import { isAbsolute, relative, resolve, sep } from 'node:path';
+import { resolve } from 'node:path';
+import { isInside } from '../gateway/workdir.js';
 import { z } from 'zod';
 import { text } from './schema.js';
 import { defineTool, type GatewayTool } from '../gateway/tool-contract.js';
@@ -43,12 +44,6 @@ export const workspaceReadTool = defineTool({
     }
   },
 });
-
-/** True when `target` is `root` or below it; a name that only starts with ".." (`..secret`) is inside. */
-export function isInside(root: string, target: string): boolean {
-  const inside = relative(root, target);
-  return inside === '' || (!isAbsolute(inside) && inside !== '..' && !inside.startsWith(`..${sep}`));
-}
 
 function describeFsError(error: unknown, path: string): string {
   const code = (error as NodeJS.ErrnoException).code;
