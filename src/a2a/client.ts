@@ -1,36 +1,23 @@
 /**
- * Calling remote A2A agents (the `a2a_*` tools). A remote agent is a configured `a2a.remoteAgents[]`
- * entry (or, with `a2a.client.allowUrls`, a URL) and is subject to the agent-to-agent policy like a
- * local agent. A send streams when the remote can and falls back to polling GetTask (exponential
+ * Calling remote A2A agents (the `a2a_*` tools; which remotes and how they are reached is RemoteAgents').
+ * A send streams when the remote can and falls back to polling GetTask (exponential
  * backoff with jitter, 1 s up to `a2a.client.maxPollSeconds`) when the stream ends early or fails. A
  * result that comes after the caller stopped waiting is followed in the background, across restarts,
  * and delivered into the calling session through the outbox, once.
  */
 import { randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 import { Role, TaskState, taskStateToJSON, type Message, type Task } from '@a2a-js/sdk';
-import { ClientFactory, DefaultAgentCardResolver, JsonRpcTransportFactory, RestTransportFactory, type Client } from '@a2a-js/sdk/client';
-import type { SwitchboardConfig } from '../config/schema.js';
+import type { Client } from '@a2a-js/sdk/client';
 import { SwitchboardError, errorMessage } from '../core/errors.js';
-import { agentToAgentAllowed } from '../core/session-access.js';
 import { backoffDelay } from '../gateway/outbox.js';
 import { waitUntil } from '../gateway/wait-until.js';
-import { guardedFetch } from './outbound-guard.js';
+import { RemoteAgents } from './remote-agents.js';
 import type { NewOutboxRow, OutboxRecord, RemoteTaskRecord } from '../ports.js';
 import { CALLBACK_PATH, RESULT_KIND, SETTLED, TASK_CREATION_MS, partsText, stateName, summarizeTask, type A2AClientDeps, type RemoteRef, type RemoteResult } from './remote-task.js';
 
 export { CALLBACK_PATH, RESULT_KIND, summarizeTask, type A2AClientDeps, type RemoteRef, type RemoteResult } from './remote-task.js';
 
-/** A remote agent as the client reaches it; `guarded`: only at public addresses (a URL the model gave). */
-interface RemoteTarget {
-  remote: string;
-  url: string;
-  headers: Record<string, string>;
-  guarded?: boolean;
-}
-
 export class A2AClientService {
-  private readonly clients = new Map<string, Promise<Client>>();
-  private readonly guarded = guardedFetch('a2a.client.allowPrivateTargets');
   private readonly followers = new Map<string, AbortController>();
   private readonly wakers = new Map<string, () => void>();
   /** Followed tasks waiting for the callback base to register their push config. */
@@ -38,77 +25,23 @@ export class A2AClientService {
   private callbackBase?: string;
   private stopped = false;
 
-  constructor(private readonly deps: A2AClientDeps) {}
+  private readonly remotes: RemoteAgents;
 
-  /** The remote a call names, after the agent-to-agent policy (requester and remote must both be allowed). */
-  resolve(requesterAgent: string, ref: RemoteRef): RemoteTarget {
-    const { config } = this.deps;
-    let found: RemoteTarget;
-    if (ref.agentId) {
-      const entry = config.a2a.remoteAgents.find((candidate) => candidate.id === ref.agentId);
-      if (!entry) {
-        const known = config.a2a.remoteAgents.map((candidate) => candidate.id);
-        throw new SwitchboardError('AGENT_NOT_FOUND', `no remote A2A agent "${ref.agentId}" (configured under a2a.remoteAgents: ${known.join(', ') || 'none'})`);
-      }
-      found = { remote: entry.id, ...this.resolveEntry(entry) };
-    } else if (ref.url) {
-      if (!config.a2a.client.allowUrls) {
-        throw new SwitchboardError('A2A_POLICY_DENIED', 'calling a remote agent by URL is off (set a2a.client.allowUrls: true, or configure it under a2a.remoteAgents)', { layer: 'agentToAgent' });
-      }
-      // A URL from the model is reached only at public addresses (checked at connect time), unless allowed.
-      found = { remote: ref.url, url: ref.url, headers: {}, guarded: !config.a2a.client.allowPrivateTargets };
-    } else {
-      throw new SwitchboardError('INVALID_REQUEST', 'name the remote agent: agentId (from a2a.remoteAgents) or url');
-    }
-    const policy = config.tools.agentToAgent;
-    if (!policy.enabled) {
-      throw new SwitchboardError('A2A_POLICY_DENIED', `cannot call remote agent "${found.remote}": agent-to-agent messaging is disabled (set tools.agentToAgent.enabled: true)`, { layer: 'agentToAgent' });
-    }
-    if (!agentToAgentAllowed(policy, requesterAgent, found.remote)) {
-      throw new SwitchboardError(
-        'A2A_POLICY_DENIED',
-        `cannot call remote agent "${found.remote}": tools.agentToAgent.allow (${JSON.stringify(policy.allow)}) must match both "${requesterAgent}" and "${found.remote}"`,
-        { layer: 'agentToAgent' },
-      );
-    }
-    return found;
+  constructor(private readonly deps: A2AClientDeps) {
+    this.remotes = new RemoteAgents(deps.config);
   }
 
-  private fetchWith(headers: Record<string, string>, guarded: boolean): typeof fetch {
-    const base = guarded ? this.guarded : fetch;
-    return (input, init) => base(input, { ...init, headers: { ...(init?.headers as Record<string, string>), ...headers } });
+  /** a2a_discover, a2a_get_task and a2a_cancel: plain calls to a remote agent. */
+  discover(requesterAgent: string, ref: RemoteRef) {
+    return this.remotes.discover(requesterAgent, ref);
   }
 
-  private client(target: Pick<RemoteTarget, 'url' | 'headers' | 'guarded'>): Promise<Client> {
-    let client = this.clients.get(target.url);
-    if (!client) {
-      const fetchImpl = this.fetchWith(target.headers, target.guarded ?? false);
-      const factory = new ClientFactory({
-        transports: [new JsonRpcTransportFactory({ fetchImpl, legacyCompat: { enabled: true } }), new RestTransportFactory({ fetchImpl, legacyCompat: { enabled: true } })],
-        cardResolver: new DefaultAgentCardResolver({ fetchImpl }),
-      });
-      client = target.url.endsWith('.json') ? factory.createFromUrl(target.url, '') : factory.createFromUrl(target.url.endsWith('/') ? target.url : `${target.url}/`);
-      client.catch(() => this.clients.delete(target.url));
-      this.clients.set(target.url, client);
-    }
-    return client;
+  getTask(requesterAgent: string, ref: RemoteRef, taskId: string): Promise<RemoteResult> {
+    return this.remotes.getTask(requesterAgent, ref, taskId);
   }
 
-  /** a2a_discover: what the remote agent says it is and can do. */
-  async discover(requesterAgent: string, ref: RemoteRef) {
-    const target = this.resolve(requesterAgent, ref);
-    const card = await (await this.client(target)).getAgentCard();
-    return {
-      remote: target.remote,
-      name: card.name,
-      description: card.description,
-      skills: card.skills.map((skill) => ({ id: skill.id, name: skill.name, description: skill.description, tags: skill.tags })),
-      inputModes: card.defaultInputModes,
-      outputModes: card.defaultOutputModes,
-      streaming: card.capabilities?.streaming ?? false,
-      pushNotifications: card.capabilities?.pushNotifications ?? false,
-      auth: Object.entries(card.securitySchemes).map(([name, scheme]) => `${name}: ${scheme.scheme?.$case ?? 'unknown'}`),
-    };
+  cancel(requesterAgent: string, ref: RemoteRef, taskId: string): Promise<RemoteResult> {
+    return this.remotes.cancel(requesterAgent, ref, taskId);
   }
 
   /**
@@ -121,11 +54,11 @@ export class A2AClientService {
     /** `messageId`: stable across retries (the tool-call ledger's key), so the remote can dedupe the send. */
     request: { message: string; timeoutSeconds: number; messageId?: string; contextId?: string; taskId?: string; signal?: AbortSignal },
   ): Promise<RemoteResult | { state: 'timeout'; taskId: string; contextId: string; note: string }> {
-    const target = this.resolve(requester.agentId, ref);
+    const target = this.remotes.resolve(requester.agentId, ref);
     // A rerun of the same call (same ledger key): pick up the task the first attempt made, send nothing.
     const earlier = request.messageId ? await this.deps.store.a2aTasks.findRemoteTaskByMessage(request.messageId) : undefined;
     if (earlier) return this.resume(earlier);
-    const client = await this.client(target);
+    const client = await this.remotes.client(target);
     const card = await client.getAgentCard();
     const message: Message = {
       messageId: request.messageId ?? randomUUID(),
@@ -361,14 +294,13 @@ export class A2AClientService {
     const controller = new AbortController();
     this.followers.set(row.taskId, controller);
     void (async () => {
-      const entry = this.deps.config.a2a.remoteAgents.find((candidate) => candidate.id === row.remote);
-      const target = entry ? this.resolveEntry(entry) : { url: row.remote, headers: {}, guarded: !this.deps.config.a2a.client.allowPrivateTargets };
+      const target = this.remotes.targetOf(row.remote);
       // Every follow has a deadline, and a failure (the remote down, a refused card) is retried with backoff.
       const deadline = row.createdAt + this.deps.config.a2a.client.followTimeoutSeconds * 1000;
       let task: Task | undefined;
       for (let attempt = 0; !controller.signal.aborted && this.deps.clock.now() < deadline; attempt += 1) {
         try {
-          const client = await this.client(target);
+          const client = await this.remotes.client(target);
           if (attempt === 0 || !row.pushToken) await this.registerPush(client, row);
           task = await client.getTask({ tenant: '', id: row.taskId, historyLength: 0 });
           task = await this.poll(client, task, deadline, controller.signal);
@@ -401,13 +333,6 @@ export class A2AClientService {
       });
   }
 
-  private resolveEntry(entry: SwitchboardConfig['a2a']['remoteAgents'][number]) {
-    const headers: Record<string, string> = { ...(entry.headers ?? {}) };
-    if (entry.token) headers.Authorization = `Bearer ${entry.token}`;
-    if (entry.apiKey) headers['X-API-Key'] = entry.apiKey;
-    return { url: entry.url, headers };
-  }
-
   /** The outbox handler: the result becomes a message in the calling session, once. */
   async deliverResult(row: OutboxRecord): Promise<void> {
     const { remote, sessionKey, result } = row.payload as { remote: string; sessionKey: string; result: RemoteResult };
@@ -420,17 +345,6 @@ export class A2AClientService {
     });
     const stored = await this.deps.store.a2aTasks.getRemoteTask(result.taskId);
     if (stored) await this.deps.store.a2aTasks.saveRemoteTask({ ...stored, state: 'delivered' }, this.deps.clock.now());
-  }
-
-  /** a2a_get_task and a2a_cancel. */
-  async getTask(requesterAgent: string, ref: RemoteRef, taskId: string): Promise<RemoteResult> {
-    const client = await this.client(this.resolve(requesterAgent, ref));
-    return summarizeTask(await client.getTask({ tenant: '', id: taskId, historyLength: 0 }));
-  }
-
-  async cancel(requesterAgent: string, ref: RemoteRef, taskId: string): Promise<RemoteResult> {
-    const client = await this.client(this.resolve(requesterAgent, ref));
-    return summarizeTask(await client.cancelTask({ tenant: '', id: taskId, metadata: {} }));
   }
 
   /**
