@@ -6,10 +6,9 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { SwitchboardError, errorMessage } from '../core/errors.js';
 import { isTerminalRunStatus } from '../core/run-status.js';
-import { a2aSessionKey, parseSessionKey } from '../core/session-key.js';
 import type { SwitchboardConfig } from '../config/schema.js';
 import { ModelRegistry } from '../models/model-registry.js';
-import type { Clock, EventRecord, IdGenerator, NewEvent, NewInput, NewOutboxRow, OutboxRecord, InputRecord, Provenance, RecoveryReport, SessionRecord, Store } from '../ports.js';
+import type { Clock, EventRecord, IdGenerator, NewEvent, NewInput, NewOutboxRow, OutboxRecord, InputRecord, RecoveryReport, Store } from '../ports.js';
 import type { GatewayTool } from './tool-contract.js';
 import { PromptFileCache } from './context.js';
 import { EventBus, type LiveListener } from './event-bus.js';
@@ -17,13 +16,14 @@ import { JournalTail } from './journal-tail.js';
 import { LaneScheduler, type StalledLane } from './lanes.js';
 import { OutboxDispatcher, type OutboxHandler } from './outbox.js';
 import { AgentRegistry } from './registry.js';
-import { createSessionRunner, toolsFor } from './session-runner.js';
+import { createSessionRunner } from './session-runner.js';
 import { EXCHANGE_STEP_KIND, ExchangeFlow, exchangeStepRow } from './exchanges.js';
-import { AgentMessaging, type AgentSendRequest, type AgentSendResult } from './messaging.js';
+import { AgentMessaging } from './messaging.js';
 import { Subagents } from './subagents.js';
 import { waitUntil, type WakeOn, type Wakeups } from './wait-until.js';
-import { GatewayQueries, type WaitResult } from './gateway-queries.js';
-import type { GatewayDeps, GatewayExtension, SendRequest, SendResult } from './gateway-types.js';
+import type { WaitResult } from './gateway-queries.js';
+import { GatewayIntake } from './gateway-intake.js';
+import type { GatewayDeps, GatewayExtension } from './gateway-types.js';
 
 export type { WaitResult } from './gateway-queries.js';
 import { COMPLETION_KIND } from '../core/subagent.js';
@@ -35,7 +35,7 @@ export type { GatewayDeps, GatewayExtension, GatewayParts, SendRequest, SendResu
 export const systemClock: Clock = { now: () => Date.now() };
 export const uuidIds: IdGenerator = { next: () => randomUUID() };
 
-export class Gateway extends GatewayQueries {
+export class Gateway extends GatewayIntake {
   readonly config: SwitchboardConfig;
   readonly store: Store;
   readonly agents: AgentRegistry;
@@ -46,9 +46,9 @@ export class Gateway extends GatewayQueries {
   readonly startedAt: number;
   lastRecovery: RecoveryReport = { interruptedRuns: [], requeuedInputs: [], droppedInputs: [] };
   lastStalls: StalledLane[] = [];
-  private readonly clock: Clock;
-  private readonly ids: IdGenerator;
-  private readonly lanes: LaneScheduler;
+  protected readonly clock: Clock;
+  protected readonly ids: IdGenerator;
+  protected readonly lanes: LaneScheduler;
   private readonly outbox: OutboxDispatcher;
   private readonly journal: JournalTail;
   private readonly exchanges: ExchangeFlow;
@@ -56,7 +56,7 @@ export class Gateway extends GatewayQueries {
   /** Sub-agents: spawning, completion delivery, waits, kills, recovery and archiving. */
   readonly subagents: Subagents;
   private readonly models: ModelRegistry;
-  private readonly tools: readonly GatewayTool[];
+  protected readonly tools: readonly GatewayTool[];
   private readonly log: NonNullable<GatewayDeps['log']>;
   private watchdog?: NodeJS.Timeout;
   private stopped = false;
@@ -282,7 +282,7 @@ export class Gateway extends GatewayQueries {
   }
 
   /** Stores an input produced inside the gateway and wakes its session. */
-  private async accept(input: NewInput): Promise<InputRecord> {
+  protected async accept(input: NewInput): Promise<InputRecord> {
     const { input: stored, created } = await this.store.inputs.enqueue(input, this.clock.now());
     if (created) this.lanes.wake(stored.sessionKey);
     return stored;
@@ -306,104 +306,6 @@ export class Gateway extends GatewayQueries {
       signal?.addEventListener('abort', done, { once: true });
       if (this.stopped || signal?.aborted) done();
     });
-  }
-
-  private validateMessage(message: unknown): string {
-    if (typeof message !== 'string' || message.trim() === '') {
-      throw new SwitchboardError('MESSAGE_EMPTY', 'message is empty; send some text');
-    }
-    const limit = this.config.gateway.maxMessageChars;
-    if (message.length > limit) {
-      throw new SwitchboardError('MESSAGE_TOO_LARGE', `message is ${message.length} characters; the limit is ${limit} (gateway.maxMessageChars)`, {
-        length: message.length,
-        limit,
-      });
-    }
-    return message;
-  }
-
-  /**
-   * `send --from`: a message sent as an agent session, through exactly the checks its sessions_send
-   * tool would meet (tool policy first, then visibility and the agent-to-agent policy).
-   */
-  async sendAs(fromSessionKey: string, request: AgentSendRequest): Promise<AgentSendResult> {
-    const { sessionKey, agent } = this.agents.resolveTarget(fromSessionKey);
-    if (!(await this.toolsOf(sessionKey)).some((tool) => tool.name === 'sessions_send')) {
-      throw new SwitchboardError('TOOL_DENIED', `agent "${agent.config.id}" may not use sessions_send (tool policy: tools, agents.defaults.tools, agents.list[${agent.config.id}].tools)`, { layer: 'tool' });
-    }
-    await this.openSession(sessionKey, agent.config.id);
-    return this.messaging.send({ sessionKey, agentId: agent.config.id }, request);
-  }
-
-  /**
-   * A message from an A2A peer: stored in the session of its A2A context (`agent:<id>:a2a:<peer>:<contextId>`,
-   * created on first use) with provenance `a2a` and the peer's identity; the idempotency key makes a
-   * retried request one input.
-   */
-  async acceptA2AMessage(request: { agentId: string; contextId: string; taskId: string; messageId: string; text: string; peer: string }): Promise<{ sessionKey: string; input: InputRecord }> {
-    if (this.stopped) throw new SwitchboardError('GATEWAY_STOPPING', 'the gateway is shutting down; send again once it has restarted');
-    const text = this.validateMessage(request.text);
-    const agent = this.agents.get(request.agentId);
-    const sessionKey = a2aSessionKey(agent.config.id, request.peer, request.contextId);
-    await this.store.sessions.ensure({ key: sessionKey, agentId: agent.config.id }, this.clock.now());
-    const input = await this.accept({
-      id: this.ids.next(),
-      sessionKey,
-      idempotencyKey: `a2a:${request.taskId}:${request.messageId}`,
-      mode: 'followup',
-      text,
-      provenance: { kind: 'a2a', channel: 'a2a', peer: request.peer },
-    });
-    return { sessionKey, input };
-  }
-
-  /** Accept = durable: resolves once the input row is committed. */
-  async send(request: SendRequest): Promise<SendResult> {
-    if (this.stopped) throw new SwitchboardError('GATEWAY_STOPPING', 'the gateway is shutting down; send again once it has restarted');
-    const message = this.validateMessage(request.message);
-    const inbound = request.inbound ?? { channel: 'api' };
-    const { sessionKey, agent } = this.agents.resolveTarget(request.target ?? this.agents.bind(inbound).config.id, inbound);
-    const session = await this.openSession(sessionKey, agent.config.id);
-    if (this.lanes.isLaneFull(sessionKey) && !this.lanes.isBusy(sessionKey)) {
-      throw new SwitchboardError('LANE_QUEUE_FULL', `the ${this.lanes.laneFor(sessionKey)} lane already has ${this.config.lanes.maxWaiting} sessions waiting (lanes.maxWaiting); retry later`);
-    }
-    const provenance: Provenance = request.provenance ?? { kind: 'user', channel: inbound.channel, ...(inbound.peer ? { peer: inbound.peer } : {}) };
-    const channelSetting = this.config.messages.queue.byChannel[inbound.channel];
-    const channelMode = typeof channelSetting === 'object' ? channelSetting.mode : channelSetting;
-    const mode = request.mode ?? channelMode ?? this.config.messages.queue.mode;
-    const id = this.ids.next();
-    const { input, created } = await this.store.inputs.enqueue(
-      // A caller's key is scoped to the target session and kept out of the gateway's own key namespace.
-      { id, sessionKey, idempotencyKey: request.idempotencyKey === undefined ? `input:${id}` : `client:${sessionKey}:${request.idempotencyKey}`, mode, text: message, provenance },
-      this.clock.now(),
-    );
-    if (created && provenance.kind === 'user') {
-      const route = { channel: inbound.channel, ...(inbound.peer ? { peer: inbound.peer } : {}), ...(inbound.account ? { account: inbound.account } : {}) };
-      if (JSON.stringify(session.route) !== JSON.stringify(route)) await this.store.sessions.setRoute(sessionKey, route, this.clock.now());
-    }
-    if (created) this.lanes.wake(sessionKey);
-    return { input, sessionKey, created };
-  }
-
-  /** The tools a session is offered now (for a sub-agent: narrowed by its spawn and its role). */
-  async toolsOf(sessionKey: string): Promise<GatewayTool[]> {
-    const agent = this.agents.agentOfSession(sessionKey);
-    const spawned = parseSessionKey(sessionKey)?.kind === 'subagent' ? await this.store.subagents.getBySession(sessionKey) : undefined;
-    return toolsFor(agent, this.config, this.tools, sessionKey, spawned);
-  }
-
-  /**
-   * The session at this address, created on first use for main, direct and group sessions; sub-agent
-   * and A2A sessions exist only once their own flow has created them.
-   */
-  async openSession(sessionKey: string, agentId: string): Promise<SessionRecord> {
-    const session = await this.store.sessions.get(sessionKey);
-    if (session) return session;
-    const kind = parseSessionKey(sessionKey)?.kind;
-    if (kind === 'subagent' || kind === 'a2a') {
-      throw new SwitchboardError('SESSION_NOT_FOUND', `no session "${sessionKey}" (sub-agent and A2A sessions are created by their own flows; list the sessions with "switchboard sessions list" or sessions_list)`);
-    }
-    return this.store.sessions.ensure({ key: sessionKey, agentId }, this.clock.now());
   }
 
   /**

@@ -1,0 +1,125 @@
+/**
+ * How messages come into the gateway: a user's or API caller's send (accept = durable), a send as an
+ * agent session (`send --from`, through the checks its sessions_send tool meets), and an A2A peer's
+ * message; plus the sessions they open and the tools a session is offered. The gateway extends this.
+ */
+import { SwitchboardError } from '../core/errors.js';
+import { a2aSessionKey, parseSessionKey } from '../core/session-key.js';
+import type { SwitchboardConfig } from '../config/schema.js';
+import type { Clock, IdGenerator, InputRecord, NewInput, Provenance, SessionRecord } from '../ports.js';
+import { GatewayQueries } from './gateway-queries.js';
+import type { SendRequest, SendResult } from './gateway-types.js';
+import type { LaneScheduler } from './lanes.js';
+import type { AgentMessaging, AgentSendRequest, AgentSendResult } from './messaging.js';
+import { toolsFor } from './session-runner.js';
+import type { GatewayTool } from './tool-contract.js';
+
+export abstract class GatewayIntake extends GatewayQueries {
+  abstract readonly config: SwitchboardConfig;
+  abstract readonly messaging: AgentMessaging;
+  protected abstract readonly clock: Clock;
+  protected abstract readonly ids: IdGenerator;
+  protected abstract readonly lanes: LaneScheduler;
+  protected abstract readonly tools: readonly GatewayTool[];
+  abstract get stopping(): boolean;
+  /** Stores an input produced inside the gateway and wakes its session. */
+  protected abstract accept(input: NewInput): Promise<InputRecord>;
+
+  protected validateMessage(message: unknown): string {
+    if (typeof message !== 'string' || message.trim() === '') {
+      throw new SwitchboardError('MESSAGE_EMPTY', 'message is empty; send some text');
+    }
+    const limit = this.config.gateway.maxMessageChars;
+    if (message.length > limit) {
+      throw new SwitchboardError('MESSAGE_TOO_LARGE', `message is ${message.length} characters; the limit is ${limit} (gateway.maxMessageChars)`, {
+        length: message.length,
+        limit,
+      });
+    }
+    return message;
+  }
+
+  /**
+   * `send --from`: a message sent as an agent session, through exactly the checks its sessions_send
+   * tool would meet (tool policy first, then visibility and the agent-to-agent policy).
+   */
+  async sendAs(fromSessionKey: string, request: AgentSendRequest): Promise<AgentSendResult> {
+    const { sessionKey, agent } = this.agents.resolveTarget(fromSessionKey);
+    if (!(await this.toolsOf(sessionKey)).some((tool) => tool.name === 'sessions_send')) {
+      throw new SwitchboardError('TOOL_DENIED', `agent "${agent.config.id}" may not use sessions_send (tool policy: tools, agents.defaults.tools, agents.list[${agent.config.id}].tools)`, { layer: 'tool' });
+    }
+    await this.openSession(sessionKey, agent.config.id);
+    return this.messaging.send({ sessionKey, agentId: agent.config.id }, request);
+  }
+
+  /**
+   * A message from an A2A peer: stored in the session of its A2A context (`agent:<id>:a2a:<peer>:<contextId>`,
+   * created on first use) with provenance `a2a` and the peer's identity; the idempotency key makes a
+   * retried request one input.
+   */
+  async acceptA2AMessage(request: { agentId: string; contextId: string; taskId: string; messageId: string; text: string; peer: string }): Promise<{ sessionKey: string; input: InputRecord }> {
+    if (this.stopping) throw new SwitchboardError('GATEWAY_STOPPING', 'the gateway is shutting down; send again once it has restarted');
+    const text = this.validateMessage(request.text);
+    const agent = this.agents.get(request.agentId);
+    const sessionKey = a2aSessionKey(agent.config.id, request.peer, request.contextId);
+    await this.store.sessions.ensure({ key: sessionKey, agentId: agent.config.id }, this.clock.now());
+    const input = await this.accept({
+      id: this.ids.next(),
+      sessionKey,
+      idempotencyKey: `a2a:${request.taskId}:${request.messageId}`,
+      mode: 'followup',
+      text,
+      provenance: { kind: 'a2a', channel: 'a2a', peer: request.peer },
+    });
+    return { sessionKey, input };
+  }
+
+  /** Accept = durable: resolves once the input row is committed. */
+  async send(request: SendRequest): Promise<SendResult> {
+    if (this.stopping) throw new SwitchboardError('GATEWAY_STOPPING', 'the gateway is shutting down; send again once it has restarted');
+    const message = this.validateMessage(request.message);
+    const inbound = request.inbound ?? { channel: 'api' };
+    const { sessionKey, agent } = this.agents.resolveTarget(request.target ?? this.agents.bind(inbound).config.id, inbound);
+    const session = await this.openSession(sessionKey, agent.config.id);
+    if (this.lanes.isLaneFull(sessionKey) && !this.lanes.isBusy(sessionKey)) {
+      throw new SwitchboardError('LANE_QUEUE_FULL', `the ${this.lanes.laneFor(sessionKey)} lane already has ${this.config.lanes.maxWaiting} sessions waiting (lanes.maxWaiting); retry later`);
+    }
+    const provenance: Provenance = request.provenance ?? { kind: 'user', channel: inbound.channel, ...(inbound.peer ? { peer: inbound.peer } : {}) };
+    const channelSetting = this.config.messages.queue.byChannel[inbound.channel];
+    const channelMode = typeof channelSetting === 'object' ? channelSetting.mode : channelSetting;
+    const mode = request.mode ?? channelMode ?? this.config.messages.queue.mode;
+    const id = this.ids.next();
+    const { input, created } = await this.store.inputs.enqueue(
+      // A caller's key is scoped to the target session and kept out of the gateway's own key namespace.
+      { id, sessionKey, idempotencyKey: request.idempotencyKey === undefined ? `input:${id}` : `client:${sessionKey}:${request.idempotencyKey}`, mode, text: message, provenance },
+      this.clock.now(),
+    );
+    if (created && provenance.kind === 'user') {
+      const route = { channel: inbound.channel, ...(inbound.peer ? { peer: inbound.peer } : {}), ...(inbound.account ? { account: inbound.account } : {}) };
+      if (JSON.stringify(session.route) !== JSON.stringify(route)) await this.store.sessions.setRoute(sessionKey, route, this.clock.now());
+    }
+    if (created) this.lanes.wake(sessionKey);
+    return { input, sessionKey, created };
+  }
+
+  /** The tools a session is offered now (for a sub-agent: narrowed by its spawn and its role). */
+  async toolsOf(sessionKey: string): Promise<GatewayTool[]> {
+    const agent = this.agents.agentOfSession(sessionKey);
+    const spawned = parseSessionKey(sessionKey)?.kind === 'subagent' ? await this.store.subagents.getBySession(sessionKey) : undefined;
+    return toolsFor(agent, this.config, this.tools, sessionKey, spawned);
+  }
+
+  /**
+   * The session at this address, created on first use for main, direct and group sessions; sub-agent
+   * and A2A sessions exist only once their own flow has created them.
+   */
+  async openSession(sessionKey: string, agentId: string): Promise<SessionRecord> {
+    const session = await this.store.sessions.get(sessionKey);
+    if (session) return session;
+    const kind = parseSessionKey(sessionKey)?.kind;
+    if (kind === 'subagent' || kind === 'a2a') {
+      throw new SwitchboardError('SESSION_NOT_FOUND', `no session "${sessionKey}" (sub-agent and A2A sessions are created by their own flows; list the sessions with "switchboard sessions list" or sessions_list)`);
+    }
+    return this.store.sessions.ensure({ key: sessionKey, agentId }, this.clock.now());
+  }
+}
