@@ -6,14 +6,14 @@
  * and delivered into the calling session through the outbox, once.
  */
 import { randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
-import { Role, TaskState, taskStateToJSON, type Message, type Task } from '@a2a-js/sdk';
+import { Role, taskStateToJSON, type Message, type Task } from '@a2a-js/sdk';
 import type { Client } from '@a2a-js/sdk/client';
 import { SwitchboardError, errorMessage } from '../core/errors.js';
 import { backoffDelay } from '../gateway/outbox.js';
 import { waitUntil } from '../gateway/wait-until.js';
 import { RemoteAgents } from './remote-agents.js';
 import type { NewOutboxRow, OutboxRecord, RemoteTaskRecord } from '../ports.js';
-import { CALLBACK_PATH, RESULT_KIND, SETTLED, TASK_CREATION_MS, partsText, stateName, summarizeTask, type A2AClientDeps, type RemoteRef, type RemoteResult } from './remote-task.js';
+import { CALLBACK_PATH, RESULT_KIND, SETTLED, applyStreamEvent, TASK_CREATION_MS, partsText, stateName, summarizeTask, type A2AClientDeps, type RemoteRef, type RemoteResult } from './remote-task.js';
 
 export { CALLBACK_PATH, RESULT_KIND, summarizeTask, type A2AClientDeps, type RemoteRef, type RemoteResult } from './remote-task.js';
 
@@ -83,7 +83,7 @@ export class A2AClientService {
         try {
           for await (const event of client.sendMessageStream(params, { signal: streamAbort.signal })) {
             const known = task !== undefined;
-            task = await this.apply(client, task, event as { payload?: { $case: string; value: unknown } });
+            task = await applyStreamEvent(client, task, event as { payload?: { $case: string; value: unknown } });
             if (task && !known) {
               await this.record(task, target.remote, requester.sessionKey, 'waiting', { waiterRunId: requester.runId ?? null, messageId: message.messageId });
               clearTimeout(timer);
@@ -136,27 +136,6 @@ export class A2AClientService {
     }
     this.follow(row);
     return { ...base, note: 'this message was sent before (the same call, before a restart) and the remote task is still being followed; its result will arrive in this session as a message' };
-  }
-
-  /** Folds one stream event into what is known of the task. */
-  private async apply(client: Client, task: Task | undefined, event: { payload?: { $case: string; value: unknown } }): Promise<Task | undefined> {
-    const payload = event.payload;
-    if (!payload) return task;
-    if (payload.$case === 'task') return payload.value as Task;
-    if (payload.$case === 'statusUpdate' && task) return { ...task, status: (payload.value as { status: Task['status'] }).status };
-    if (payload.$case === 'artifactUpdate' && task) {
-      const update = payload.value as { artifact?: Task['artifacts'][number]; append: boolean };
-      if (!update.artifact) return task;
-      const existing = task.artifacts.find((artifact) => artifact.artifactId === update.artifact!.artifactId);
-      const merged = existing && update.append ? { ...existing, parts: [...existing.parts, ...update.artifact.parts] } : update.artifact;
-      return { ...task, artifacts: [...task.artifacts.filter((artifact) => artifact.artifactId !== merged.artifactId), merged] };
-    }
-    if (payload.$case === 'statusUpdate') return client.getTask({ tenant: '', id: (payload.value as { taskId: string }).taskId, historyLength: 0 });
-    if (payload.$case === 'message') {
-      const message = payload.value as Message;
-      return { id: message.taskId || randomUUID(), contextId: message.contextId, status: { state: TaskState.TASK_STATE_COMPLETED, message, timestamp: undefined }, artifacts: [], history: [], metadata: {} };
-    }
-    return task;
   }
 
   /** Polls GetTask until the task settles or the deadline passes; backoff 1 s doubling to maxPollSeconds, with jitter. */

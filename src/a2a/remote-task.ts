@@ -1,5 +1,7 @@
 /** What the A2A client knows of a remote task: its settled states, the result a tool call gets, and its dependencies. */
+import { randomUUID } from 'node:crypto';
 import { TaskState, taskStateToJSON, type Message, type Task } from '@a2a-js/sdk';
+import type { Client } from '@a2a-js/sdk/client';
 import type { SwitchboardConfig } from '../config/schema.js';
 import type { Clock, NewInput, NewOutboxRow, Store } from '../ports.js';
 
@@ -66,4 +68,25 @@ export function summarizeTask(task: Task): RemoteResult {
   // A completed task's status message usually repeats its answer; other states explain themselves there.
   const text = task.status?.state === TaskState.TASK_STATE_COMPLETED ? answer.text : fromStatus.text || answer.text;
   return { state: stateName(task.status?.state), taskId: task.id, contextId: task.contextId, text, ...(answer.data !== undefined ? { data: answer.data } : {}) };
+}
+
+/** Folds one stream event into what is known of the task (a bare status update without the task asks for it). */
+export async function applyStreamEvent(client: Client, task: Task | undefined, event: { payload?: { $case: string; value: unknown } }): Promise<Task | undefined> {
+  const payload = event.payload;
+  if (!payload) return task;
+  if (payload.$case === 'task') return payload.value as Task;
+  if (payload.$case === 'statusUpdate' && task) return { ...task, status: (payload.value as { status: Task['status'] }).status };
+  if (payload.$case === 'artifactUpdate' && task) {
+    const update = payload.value as { artifact?: Task['artifacts'][number]; append: boolean };
+    if (!update.artifact) return task;
+    const existing = task.artifacts.find((artifact) => artifact.artifactId === update.artifact!.artifactId);
+    const merged = existing && update.append ? { ...existing, parts: [...existing.parts, ...update.artifact.parts] } : update.artifact;
+    return { ...task, artifacts: [...task.artifacts.filter((artifact) => artifact.artifactId !== merged.artifactId), merged] };
+  }
+  if (payload.$case === 'statusUpdate') return client.getTask({ tenant: '', id: (payload.value as { taskId: string }).taskId, historyLength: 0 });
+  if (payload.$case === 'message') {
+    const message = payload.value as Message;
+    return { id: message.taskId || randomUUID(), contextId: message.contextId, status: { state: TaskState.TASK_STATE_COMPLETED, message, timestamp: undefined }, artifacts: [], history: [], metadata: {} };
+  }
+  return task;
 }

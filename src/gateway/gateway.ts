@@ -20,7 +20,7 @@ import { createSessionRunner } from './session-runner.js';
 import { EXCHANGE_STEP_KIND, ExchangeFlow, exchangeStepRow } from './exchanges.js';
 import { AgentMessaging } from './messaging.js';
 import { Subagents } from './subagents.js';
-import { waitUntil, type WakeOn, type Wakeups } from './wait-until.js';
+import { journalPause, waitUntil, type Wakeups } from './wait-until.js';
 import type { WaitResult } from './gateway-queries.js';
 import { GatewayIntake } from './gateway-intake.js';
 import type { GatewayDeps, GatewayExtension } from './gateway-types.js';
@@ -64,7 +64,7 @@ export class Gateway extends GatewayIntake {
   /** What every wait sleeps on: journal events, the clock and the gateway stopping. */
   private readonly wakeups: Wakeups = {
     clock: { now: () => this.clock.now() },
-    pause: (ms, wakeOn, signal) => this.pause(ms, wakeOn, signal),
+    pause: journalPause(this.bus, this.waiters, () => this.stopped),
     stopping: () => this.stopped,
   };
 
@@ -286,26 +286,6 @@ export class Gateway extends GatewayIntake {
     const { input: stored, created } = await this.store.inputs.enqueue(input, this.clock.now());
     if (created) this.lanes.wake(stored.sessionKey);
     return stored;
-  }
-
-  /** Resolves after `ms`, when a journal event matching `wakeOn` is published, on abort, or when the gateway stops. */
-  private pause(ms: number, wakeOn: WakeOn, signal?: AbortSignal): Promise<void> {
-    return new Promise<void>((resolve) => {
-      const done = () => {
-        clearTimeout(timer);
-        unsubscribe();
-        this.waiters.delete(done);
-        signal?.removeEventListener('abort', done);
-        resolve();
-      };
-      const timer = setTimeout(done, ms);
-      const unsubscribe = this.bus.subscribe((event) => {
-        if (event.type === 'journal' && wakeOn((event.event.payload ?? {}) as Record<string, unknown>, event.event.sessionKey)) done();
-      });
-      this.waiters.add(done);
-      signal?.addEventListener('abort', done, { once: true });
-      if (this.stopped || signal?.aborted) done();
-    });
   }
 
   /**

@@ -4,6 +4,7 @@
  * it cares about happened (polling once a second is the backstop), and gives up at its deadline.
  */
 import type { Clock } from '../ports.js';
+import type { EventBus } from './event-bus.js';
 
 /** Which journal events may have changed the answer: their payload and session. */
 export type WakeOn = (payload: Record<string, unknown>, sessionKey: string | null) => boolean;
@@ -32,4 +33,28 @@ export async function waitUntil<T>(deadline: number, check: () => Promise<T | un
     if (left <= 0 || signal?.aborted || wakeups.stopping()) return undefined;
     await wakeups.pause(Math.min(left, wakeups.sleepMs?.(attempt) ?? MAX_SLEEP_MS), wakeOn, signal);
   }
+}
+
+/**
+ * The gateway's pause: resolves after `ms`, when a journal event matching `wakeOn` is published, on
+ * abort, or when the gateway stops (`waiters` are all woken by its stop).
+ */
+export function journalPause(bus: EventBus, waiters: Set<() => void>, stopping: () => boolean): Wakeups['pause'] {
+  return (ms, wakeOn, signal) =>
+    new Promise<void>((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        unsubscribe();
+        waiters.delete(done);
+        signal?.removeEventListener('abort', done);
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      const unsubscribe = bus.subscribe((event) => {
+        if (event.type === 'journal' && wakeOn((event.event.payload ?? {}) as Record<string, unknown>, event.event.sessionKey)) done();
+      });
+      waiters.add(done);
+      signal?.addEventListener('abort', done, { once: true });
+      if (stopping() || signal?.aborted) done();
+    });
 }
