@@ -35,7 +35,7 @@ export function standardExtensions(parts: GatewayParts, onClient?: (client: A2AC
     {
       tools: calling ? createA2AClientTools(client) : [],
       deliveries: { [RESULT_KIND]: (row) => client.deliverResult(row) },
-      onRunCommitted: (runId, status) => client.settleWaiter(runId, status === 'succeeded'),
+      heldResults: client,
       start: () => client.start(),
       stop: () => client.stop(),
     },

@@ -3,8 +3,12 @@
  * Times are milliseconds since the Unix epoch.
  */
 import type { QueueMode } from './core/queue-mode.js';
+import type { LimitReached, RateLimit } from './core/rate-limit.js';
 import type { RunStatus, TerminalRunStatus } from './core/run-status.js';
 import type { SettledSubagentState, SubagentRole, SubagentState, SubagentUsage } from './core/subagent.js';
+
+/** Guarded writes are counted against a sliding window in the write's own transaction (core/rate-limit.ts has the rule). */
+export type { LimitReached, RateLimit } from './core/rate-limit.js';
 
 export interface Clock {
   now(): number;
@@ -124,21 +128,6 @@ export interface NewInput {
   mode: QueueMode;
   text: string;
   provenance: Provenance;
-}
-
-/**
- * A sliding-window limit counted in the same transaction as the write it guards, so that no interleaving
- * of concurrent calls (the tool calls of one step run at once) gets past it. The window lives in the store.
- */
-export interface RateLimit {
-  bucket: string;
-  windowMs: number;
-  max: number;
-}
-
-/** Why a guarded write was refused: `count` writes in the window already, the oldest at `oldestAt`. */
-export interface LimitReached {
-  limited: { count: number; oldestAt: number };
 }
 
 export interface InputStore {

@@ -12,7 +12,8 @@ import { SwitchboardError, errorMessage } from '../core/errors.js';
 import { backoffDelay } from '../gateway/outbox.js';
 import { waitUntil } from '../gateway/wait-until.js';
 import { RemoteAgents } from './remote-agents.js';
-import type { NewOutboxRow, OutboxRecord, RemoteTaskRecord } from '../ports.js';
+import type { HeldResult } from '../gateway/held-results.js';
+import type { NewInput, NewOutboxRow, OutboxRecord, RemoteTaskRecord } from '../ports.js';
 import { CALLBACK_PATH, RESULT_KIND, SETTLED, applyStreamEvent, TASK_CREATION_MS, partsText, stateName, summarizeTask, type A2AClientDeps, type RemoteRef, type RemoteResult } from './remote-task.js';
 
 export { CALLBACK_PATH, RESULT_KIND, summarizeTask, type A2AClientDeps, type RemoteRef, type RemoteResult } from './remote-task.js';
@@ -211,19 +212,16 @@ export class A2AClientService {
   }
 
   /**
-   * Called when a run commits: results its a2a_send calls returned are in its transcript only if it
-   * succeeded; otherwise they are delivered into the session as messages.
+   * Results a2a_send returned to a waiting run (the gateway's HeldResults path settles them): in the
+   * run's transcript if it commits, otherwise delivered into the session as a message.
    */
-  async settleWaiter(runId: string, succeeded: boolean): Promise<void> {
-    for (const row of await this.deps.store.a2aTasks.listRemoteTasks({ states: ['returned'], waiterRunId: runId })) await this.settle(row, succeeded);
-  }
-
-  private async settle(row: RemoteTaskRecord, waiterCommitted: boolean): Promise<void> {
-    if (waiterCommitted || row.result === null) {
-      await this.deps.store.a2aTasks.saveRemoteTask({ ...row, state: 'delivered' }, this.deps.clock.now());
-      return;
-    }
-    await this.deps.enqueue(this.resultRow(row.remote, row.sessionKey, row.result as RemoteResult));
+  async held(runId?: string): Promise<HeldResult[]> {
+    const rows = await this.deps.store.a2aTasks.listRemoteTasks({ states: ['returned'], waiterRunId: runId });
+    return rows.map((row) => ({
+      runId: row.waiterRunId,
+      redelivery: row.result === null ? undefined : this.resultInput(row.remote, row.sessionKey, row.result as RemoteResult),
+      settle: async () => void (await this.deps.store.a2aTasks.saveRemoteTask({ ...row, state: 'delivered' }, this.deps.clock.now())),
+    }));
   }
 
   private resultRow(remote: string, sessionKey: string, result: RemoteResult): NewOutboxRow {
@@ -313,28 +311,29 @@ export class A2AClientService {
   }
 
   /** The outbox handler: the result becomes a message in the calling session, once. */
-  async deliverResult(row: OutboxRecord): Promise<void> {
-    const { remote, sessionKey, result } = row.payload as { remote: string; sessionKey: string; result: RemoteResult };
-    await this.deps.deliver({
+  /** The message that brings a remote task's result into the session that sent it (one key per task: given once). */
+  private resultInput(remote: string, sessionKey: string, result: RemoteResult): Omit<NewInput, 'id'> {
+    return {
       sessionKey,
       idempotencyKey: `a2a-result:${result.taskId}`,
       mode: 'followup',
       text: `[the result of your a2a_send to ${remote}: task ${result.taskId} is ${result.state}]\n${result.text || '(no text)'}`,
       provenance: { kind: 'a2a', channel: 'a2a', sourceAgent: remote, sourceTool: 'a2a_send' },
-    });
+    };
+  }
+
+  async deliverResult(row: OutboxRecord): Promise<void> {
+    const { remote, sessionKey, result } = row.payload as { remote: string; sessionKey: string; result: RemoteResult };
+    await this.deps.deliver(this.resultInput(remote, sessionKey, result));
     const stored = await this.deps.store.a2aTasks.getRemoteTask(result.taskId);
     if (stored) await this.deps.store.a2aTasks.saveRemoteTask({ ...stored, state: 'delivered' }, this.deps.clock.now());
   }
 
   /**
    * Crash recovery: follows the tasks whose results are still owed (a tool that waited at a crash
-   * included), and delivers as messages the results returned to runs that never committed.
+   * included). Results returned to runs that never committed were settled by the gateway's recovery.
    */
   async start(): Promise<void> {
-    for (const row of await this.deps.store.a2aTasks.listRemoteTasks({ states: ['returned'] })) {
-      const run = row.waiterRunId ? await this.deps.store.runs.get(row.waiterRunId) : undefined;
-      if (run?.status !== 'running') await this.settle(row, run?.status === 'succeeded');
-    }
     for (const row of await this.deps.store.a2aTasks.listRemoteTasks({ states: ['waiting', 'followed'] })) this.follow(row);
   }
 

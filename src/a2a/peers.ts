@@ -8,6 +8,7 @@ import { timingSafeEqual } from 'node:crypto';
 import type { NextFunction, Request, Response } from 'express';
 import type { User } from '@a2a-js/sdk/server';
 import type { A2APeerConfig, SwitchboardConfig } from '../config/schema.js';
+import { MemoryRateLimiter, retryAfterMs } from '../core/rate-limit.js';
 import { matchesAny } from '../core/tool-policy.js';
 import type { Clock } from '../ports.js';
 import { API_KEY_HEADER } from './agent-card.js';
@@ -41,7 +42,8 @@ type Refusal = { status: 401 | 403 | 429; reason: 'UNAUTHENTICATED' | 'PERMISSIO
 export const PEER_ERROR_CODES: Record<number, number> = { 401: -31401, 403: -31403, 429: -31429 };
 
 export class PeerGuard {
-  private readonly requests = new Map<string, number[]>();
+  /** Per peer, in memory: it guards this process before any work, and a restart may forget it. */
+  private readonly requests = new MemoryRateLimiter();
 
   constructor(
     private readonly config: SwitchboardConfig,
@@ -74,18 +76,16 @@ export class PeerGuard {
       return { status: 403, reason: 'PERMISSION_DENIED', message: `peer "${peer.id}" may not call agent "${agentId}" (a2a.server.peers[].agents allows ${peer.agents.join(', ')})` };
     }
     const now = this.clock.now();
-    const recent = (this.requests.get(peer.id) ?? []).filter((at) => at > now - 60_000);
-    if (recent.length >= peer.maxRequestsPerMinute) {
-      this.requests.set(peer.id, recent);
+    const rate = { bucket: `a2a-peer:${peer.id}`, windowMs: 60_000, max: peer.maxRequestsPerMinute };
+    const reached = this.requests.take(rate, now);
+    if (reached) {
       return {
         status: 429,
         reason: 'RESOURCE_EXHAUSTED',
-        message: `peer "${peer.id}" made ${recent.length} requests in the last minute, its limit (a2a.server.peers[].maxRequestsPerMinute); retry later`,
-        retryAfterS: Math.max(1, Math.ceil((recent[0] + 60_000 - now) / 1000)),
+        message: `peer "${peer.id}" made ${reached.limited.count} requests in the last minute, its limit (a2a.server.peers[].maxRequestsPerMinute); retry later`,
+        retryAfterS: Math.max(1, Math.ceil(retryAfterMs(rate, reached.limited, now) / 1000)),
       };
     }
-    recent.push(now);
-    this.requests.set(peer.id, recent);
     return { user: new PeerUser(peer) };
   }
 

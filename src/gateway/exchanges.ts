@@ -8,6 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Clock, ExchangeRecord, IdGenerator, InputRecord, NewEvent, NewInput, NewOutboxRow, OutboxRecord, Provenance, Store } from '../ports.js';
 import type { TerminalRunStatus } from '../core/run-status.js';
+import type { HeldResult } from './held-results.js';
 
 /** A reply that is exactly this ends the ping-pong. */
 export const REPLY_SKIP = 'REPLY_SKIP';
@@ -132,38 +133,28 @@ export class ExchangeFlow {
   }
 
   /**
-   * Called after a run commits: replies that run took while waiting are in its transcript only if it
-   * succeeded (the tool result is part of the committed messages). Otherwise they are delivered again as
-   * an input, and a waiter that never got its reply lets it go to the session instead.
+   * Replies a waiter took (the HeldResults path settles them): a waiter that is a run keeps its reply
+   * only if it commits, otherwise the reply comes to the requester's session as a message. A waiter
+   * still awaiting is let go, so the reply, when it comes, is delivered as a message.
    */
-  async settleWaiter(runId: string, status: TerminalRunStatus | 'interrupted'): Promise<void> {
-    for (const exchange of await this.deps.store.exchanges.list({ waiterRunId: runId, replyStates: ['awaiting', 'replied'], limit: 100_000 })) {
-      await this.settle(exchange, status === 'succeeded');
-    }
-  }
-
-  /** Crash recovery: no waiter survives a restart, so every held exchange is settled as its run ended. */
-  async recover(): Promise<void> {
-    for (const exchange of await this.deps.store.exchanges.list({ replyStates: ['awaiting', 'replied'], limit: 100_000 })) {
-      const run = exchange.waiterRunId ? await this.deps.store.runs.get(exchange.waiterRunId) : undefined;
-      await this.settle(exchange, run?.status === 'succeeded');
-    }
-  }
-
-  private async settle(exchange: ExchangeRecord, waiterCommitted: boolean): Promise<void> {
+  async held(runId?: string): Promise<HeldResult[]> {
     const { store, clock } = this.deps;
-    if (exchange.replyState === 'awaiting') {
-      await store.exchanges.transition(exchange.id, { replyStates: ['awaiting'] }, { replyState: 'detached', waiterRunId: null }, clock.now());
-      return;
-    }
-    if (waiterCommitted || isApiWaiter(exchange.waiterRunId)) {
-      await store.exchanges.transition(exchange.id, { replyStates: ['replied'] }, { replyState: 'delivered' }, clock.now());
-      return;
-    }
-    // The reply was returned to a run that did not commit it: deliver it to the session instead.
-    await this.deps.accept(this.replyInput(exchange, { runId: exchange.replyRunId, status: exchange.replyStatus as TerminalRunStatus, text: exchange.replyText, error: null }));
-    const moved = await store.exchanges.transition(exchange.id, { replyStates: ['replied'] }, { replyState: 'delivered', waiterRunId: null }, clock.now());
-    if (moved.changed) await this.deps.journal(this.event(moved.exchange, { redelivered: true }));
+    const exchanges = await store.exchanges.list({ waiterRunId: runId, replyStates: ['awaiting', 'replied'], limit: 100_000 });
+    return exchanges.map((exchange): HeldResult => {
+      if (exchange.replyState === 'awaiting') {
+        return { runId: exchange.waiterRunId, settle: async () => void (await store.exchanges.transition(exchange.id, { replyStates: ['awaiting'] }, { replyState: 'detached', waiterRunId: null }, clock.now())) };
+      }
+      const { id: _id, ...redelivery } = this.replyInput(exchange, { runId: exchange.replyRunId, status: exchange.replyStatus as TerminalRunStatus, text: exchange.replyText, error: null });
+      return {
+        runId: exchange.waiterRunId,
+        // A caller of the control API took its reply in the HTTP response: there is nothing to deliver again.
+        redelivery: isApiWaiter(exchange.waiterRunId) ? undefined : redelivery,
+        settle: async (redelivered) => {
+          const moved = await store.exchanges.transition(exchange.id, { replyStates: ['replied'] }, { replyState: 'delivered', ...(redelivered ? { waiterRunId: null } : {}) }, clock.now());
+          if (redelivered && moved.changed) await this.deps.journal(this.event(moved.exchange, { redelivered: true }));
+        },
+      };
+    });
   }
 
   private provenance(exchange: ExchangeRecord, from: 'requester' | 'target', extra: Omit<NonNullable<Provenance['exchange']>, 'id'>): Provenance {

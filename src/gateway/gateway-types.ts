@@ -1,9 +1,9 @@
 /** What the gateway is built from and what it accepts: its dependencies, extensions, and a send. */
-import type { TerminalRunStatus } from '../core/run-status.js';
 import type { QueueMode } from '../core/queue-mode.js';
 import type { SwitchboardConfig } from '../config/schema.js';
 import type { Clock, IdGenerator, InputRecord, NewInput, NewOutboxRow, Provenance, Store } from '../ports.js';
 import type { AgentMessaging } from './messaging.js';
+import type { HeldResultSource } from './held-results.js';
 import type { OutboxHandler } from './outbox.js';
 import type { Inbound } from './registry.js';
 import type { Subagents } from './subagents.js';
@@ -46,12 +46,13 @@ export interface GatewayParts {
 
 /**
  * Something that works beside the gateway: tools for agents, outbox kinds it delivers, and a service
- * with a life of its own (started after recovery, stopped first, told when a run commits).
+ * with a life of its own (started after recovery, stopped first).
  */
 export interface GatewayExtension {
   tools?: readonly GatewayTool[];
   deliveries?: Record<string, OutboxHandler>;
-  onRunCommitted?: (runId: string, status: TerminalRunStatus) => Promise<void>;
+  /** Results its tools hand to waiting runs, settled by the gateway's one redelivery path when a run commits. */
+  heldResults?: HeldResultSource;
   start?: () => Promise<void>;
   stop?: () => void;
 }

@@ -4,7 +4,7 @@
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { join } from 'node:path';
-import { SwitchboardError, errorMessage } from '../core/errors.js';
+import { errorMessage } from '../core/errors.js';
 import { isTerminalRunStatus } from '../core/run-status.js';
 import type { SwitchboardConfig } from '../config/schema.js';
 import { ModelRegistry } from '../models/model-registry.js';
@@ -13,13 +13,14 @@ import type { GatewayTool } from './tool-contract.js';
 import { PromptFileCache } from './context.js';
 import { EventBus, type LiveListener } from './event-bus.js';
 import { JournalTail } from './journal-tail.js';
-import { LaneScheduler, type StalledLane } from './lanes.js';
+import { LaneScheduler, laneOptions, type StalledLane } from './lanes.js';
 import { OutboxDispatcher, type OutboxHandler } from './outbox.js';
 import { AgentRegistry } from './registry.js';
 import { createSessionRunner } from './session-runner.js';
 import { EXCHANGE_STEP_KIND, ExchangeFlow, exchangeStepRow } from './exchanges.js';
 import { AgentMessaging } from './messaging.js';
 import { Subagents } from './subagents.js';
+import { HeldResults } from './held-results.js';
 import { journalPause, waitUntil, type Wakeups } from './wait-until.js';
 import type { WaitResult } from './gateway-queries.js';
 import { GatewayIntake } from './gateway-intake.js';
@@ -53,6 +54,8 @@ export class Gateway extends GatewayIntake {
   private readonly journal: JournalTail;
   private readonly exchanges: ExchangeFlow;
   private readonly extensions: GatewayExtension[];
+  /** Results runs took while they waited: kept if the run commits, delivered as messages if not. */
+  private readonly heldResults: HeldResults;
   /** Sub-agents: spawning, completion delivery, waits, kills, recovery and archiving. */
   readonly subagents: Subagents;
   private readonly models: ModelRegistry;
@@ -138,6 +141,10 @@ export class Gateway extends GatewayIntake {
         log: (message) => this.log('warn', message),
       }) ?? [];
     for (const extension of this.extensions) for (const [kind, handler] of Object.entries(extension.deliveries ?? {})) this.outbox.register(kind, handler);
+    this.heldResults = new HeldResults({ store: this.store, newId: () => this.ids.next(), accept: (input) => this.accept(input) }, [
+      this.exchanges,
+      ...this.extensions.flatMap((extension) => extension.heldResults ?? []),
+    ]);
     this.tools = this.extensions.flatMap((extension) => extension.tools ?? []);
     const runSession = createSessionRunner({
       config: deps.config,
@@ -157,8 +164,7 @@ export class Gateway extends GatewayIntake {
       },
       // A failure here must not hold up the lane: recovery settles the same exchanges on the next start.
       onCommitted: async (runId, status, sessionKey) => {
-        await this.exchanges.settleWaiter(runId, status).catch((error) => this.log('error', `exchanges of run ${runId}: ${errorMessage(error)}`));
-        for (const extension of this.extensions) await extension.onRunCommitted?.(runId, status).catch((error) => this.log('error', `after run ${runId}: ${errorMessage(error)}`));
+        await this.heldResults.afterRun(runId, status).catch((error) => this.log('error', `results held by run ${runId}: ${errorMessage(error)}`));
         await this.subagents.onRunCommitted(sessionKey, status).catch((error) => this.log('error', `sub-agents of run ${runId}: ${errorMessage(error)}`));
       },
       onDropped: (inputId) => this.onInputDropped(inputId, false),
@@ -166,18 +172,7 @@ export class Gateway extends GatewayIntake {
     this.lanes = new LaneScheduler(
       this.store,
       this.clock,
-      {
-        owner: this.gatewayId,
-        collectDebounceMs: deps.config.messages.queue.debounceMs,
-        channelDebounceMs: (channel) => {
-          const setting = channel === undefined ? undefined : deps.config.messages.queue.byChannel[channel];
-          return typeof setting === 'object' ? setting.debounceMs : undefined;
-        },
-        leaseTtlMs: LEASE_TTL_MS,
-        maxConcurrent: { main: deps.config.lanes.main.maxConcurrent, subagent: deps.config.agents.defaults.subagents.maxConcurrent, nested: deps.config.lanes.nested.maxConcurrent },
-        maxWaiting: deps.config.lanes.maxWaiting,
-        stallMs: deps.config.watchdog.stallMs,
-      },
+      laneOptions(deps.config, this.gatewayId, LEASE_TTL_MS),
       runSession,
       (error, sessionKey) => this.log('error', `lane ${sessionKey}: ${error instanceof Error ? error.stack : String(error)}`),
       () => void this.journal.kick(),
@@ -207,7 +202,7 @@ export class Gateway extends GatewayIntake {
       this.log('warn', 'recovered interrupted runs', { ...this.lastRecovery });
     }
     for (const inputId of this.lastRecovery.droppedInputs) await this.onInputDropped(inputId);
-    await this.exchanges.recover();
+    await this.heldResults.recover();
     await this.subagents.recover();
     await this.journal.kick();
     for (const { key } of await this.store.sessions.listWithQueuedInputs()) this.lanes.wake(key);
@@ -237,15 +232,8 @@ export class Gateway extends GatewayIntake {
   }
 
   /** A dead row delivered again from its first attempt, or dropped for good. */
-  async settleDeadOutbox(id: string, action: 'retry' | 'drop'): Promise<OutboxRecord> {
-    const row = action === 'retry' ? await this.store.outbox.retry(id, this.clock.now()) : await this.store.outbox.drop(id);
-    if (!row) {
-      const existing = await this.store.outbox.get(id);
-      if (!existing) throw new SwitchboardError('NOT_FOUND', `no outbox row "${id}" (switchboard outbox list --status dead shows the dead ones)`);
-      throw new SwitchboardError('INVALID_REQUEST', `outbox row ${id} is ${existing.status}, not dead; only dead rows can be retried or dropped`);
-    }
-    if (action === 'retry') this.outbox.kick();
-    return row;
+  settleDeadOutbox(id: string, action: 'retry' | 'drop'): Promise<OutboxRecord> {
+    return this.outbox.settleDead(id, action);
   }
 
   private async journalEvent(event: NewEvent): Promise<EventRecord> {

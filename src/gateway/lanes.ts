@@ -5,6 +5,7 @@
 import { decideOnArrival, planNextRun } from '../core/queue-mode.js';
 import type { AbortReason } from '../core/run-status.js';
 import { parseSessionKey } from '../core/session-key.js';
+import type { SwitchboardConfig } from '../config/schema.js';
 import type { Clock, InputRecord, Store } from '../ports.js';
 
 /** nested: runs that only answer other agents (sessions_send), so a waiting requester cannot starve them. */
@@ -33,6 +34,22 @@ export interface LaneOptions {
   maxConcurrent: Record<LaneName, number>;
   maxWaiting: number;
   stallMs: number;
+}
+
+/** The lane settings a config gives (queue windows, lane sizes, the watchdog's stall time). */
+export function laneOptions(config: SwitchboardConfig, owner: string, leaseTtlMs: number): LaneOptions {
+  return {
+    owner,
+    collectDebounceMs: config.messages.queue.debounceMs,
+    channelDebounceMs: (channel) => {
+      const setting = channel === undefined ? undefined : config.messages.queue.byChannel[channel];
+      return typeof setting === 'object' ? setting.debounceMs : undefined;
+    },
+    leaseTtlMs,
+    maxConcurrent: { main: config.lanes.main.maxConcurrent, subagent: config.agents.defaults.subagents.maxConcurrent, nested: config.lanes.nested.maxConcurrent },
+    maxWaiting: config.lanes.maxWaiting,
+    stallMs: config.watchdog.stallMs,
+  };
 }
 
 class Lane {

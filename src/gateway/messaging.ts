@@ -6,6 +6,7 @@
  */
 import { SwitchboardError } from '../core/errors.js';
 import type { QueueMode } from '../core/queue-mode.js';
+import { retryAfterMs } from '../core/rate-limit.js';
 import type { ExchangeRecord, LimitReached, NewToolCall, Provenance, RateLimit } from '../ports.js';
 import { apiWaiterId, isApiWaiter } from './exchanges.js';
 import { waitUntil } from './wait-until.js';
@@ -177,7 +178,7 @@ export class AgentMessaging extends SessionDirectory {
     return new SwitchboardError(
       'RATE_LIMITED',
       `${limited.count} messages between ${from} and ${to} in the last minute reach session.agentToAgent.maxSendsPerMinute (${limit}); wait before sending again`,
-      { retryAfterMs: Math.max(0, limited.oldestAt + RATE_WINDOW_MS - this.deps.clock.now()) },
+      { retryAfterMs: retryAfterMs(this.rateFor(from, to), limited, this.deps.clock.now()) },
     );
   }
 

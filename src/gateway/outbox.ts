@@ -6,7 +6,7 @@
  * target at a time (in order), so a slow webhook holds back only its own target, never the replies and
  * completions of everyone else.
  */
-import { errorMessage } from '../core/errors.js';
+import { SwitchboardError, errorMessage } from '../core/errors.js';
 import type { Clock, OutboxRecord, Store } from '../ports.js';
 import { SerialTask } from './serial-task.js';
 
@@ -72,6 +72,18 @@ export class OutboxDispatcher {
   }
 
   /** Deliver what is due now. Calls that arrive while a pass runs cause one more pass. */
+  /** A dead row delivered again from its first attempt, or dropped for good. */
+  async settleDead(id: string, action: 'retry' | 'drop'): Promise<OutboxRecord> {
+    const row = action === 'retry' ? await this.store.outbox.retry(id, this.clock.now()) : await this.store.outbox.drop(id);
+    if (!row) {
+      const existing = await this.store.outbox.get(id);
+      if (!existing) throw new SwitchboardError('NOT_FOUND', `no outbox row "${id}" (switchboard outbox list --status dead shows the dead ones)`);
+      throw new SwitchboardError('INVALID_REQUEST', `outbox row ${id} is ${existing.status}, not dead; only dead rows can be retried or dropped`);
+    }
+    if (action === 'retry') this.kick();
+    return row;
+  }
+
   kick(): void {
     if (!this.stopped) void this.passes.kick();
   }

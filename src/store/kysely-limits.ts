@@ -4,7 +4,7 @@
  * transaction, or two concurrent transactions could each count n-1 and both insert.
  */
 import { sql } from 'kysely';
-import type { LimitReached, RateLimit } from '../ports.js';
+import { limitReached, type LimitReached, type RateLimit } from '../core/rate-limit.js';
 import { num, type Db } from './kysely-rows.js';
 import type { SqlDialectName } from './migrations.js';
 
@@ -26,8 +26,8 @@ export async function takeRate(db: Db, dialect: SqlDialectName, rate: RateLimit,
     .select((eb) => [eb.fn.countAll<number>().as('count'), eb.fn.min('at').as('oldest')])
     .where('bucket', '=', rate.bucket)
     .executeTakeFirstOrThrow();
-  const count = num(row.count);
-  if (count >= rate.max) return { limited: { count, oldestAt: num(row.oldest as number) } };
+  const reached = limitReached(rate, num(row.count), num(row.oldest as number));
+  if (reached) return reached;
   await db.insertInto('rate_marks').values({ bucket: rate.bucket, at: now, ref }).onConflict((oc) => oc.doNothing()).execute();
   return undefined;
 }

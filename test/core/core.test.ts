@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { decideOnArrival, planNextRun } from '../../src/core/queue-mode.js';
+import { MemoryRateLimiter, limitReached, retryAfterMs } from '../../src/core/rate-limit.js';
 import { a2aSessionKey, parseSessionKey } from '../../src/core/session-key.js';
 import { applyToolPolicy } from '../../src/core/tool-policy.js';
 import { backoffDelay } from '../../src/gateway/outbox.js';
@@ -72,5 +73,24 @@ describe('outbox backoff', () => {
     expect(backoffDelay(3, options, 1)).toBe(4000);
     expect(backoffDelay(10, options, 1)).toBe(10_000);
     expect(backoffDelay(10, options, 0)).toBe(5000);
+  });
+});
+
+describe('the rate limit rule', () => {
+  it('allows max takes in any window, counts no refused take, and says when the next one is allowed', () => {
+    const limiter = new MemoryRateLimiter();
+    const rate = { bucket: 'b', windowMs: 1000, max: 2 };
+    expect(limiter.take(rate, 0)).toBeUndefined();
+    expect(limiter.take(rate, 400)).toBeUndefined();
+    const refused = limiter.take(rate, 500);
+    expect(refused).toEqual({ limited: { count: 2, oldestAt: 0 } });
+    expect(retryAfterMs(rate, refused!.limited, 500)).toBe(500);
+    // The refused take at 500 was not counted: at 1000 the mark at 0 has left the window, so one more fits.
+    expect(limiter.take(rate, 1000)).toBeUndefined();
+    expect(limiter.take(rate, 1001)).toEqual({ limited: { count: 2, oldestAt: 400 } });
+    // Buckets are independent.
+    expect(limiter.take({ ...rate, bucket: 'other' }, 1001)).toBeUndefined();
+    expect(limitReached(rate, 1, 0)).toBeUndefined();
+    expect(limitReached(rate, 2, 7)).toEqual({ limited: { count: 2, oldestAt: 7 } });
   });
 });
