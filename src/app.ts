@@ -4,7 +4,6 @@
  * a whole gateway process from a config file. Everything else depends downwards only.
  */
 import { randomUUID } from 'node:crypto';
-import pino from 'pino';
 import { A2AClientService, RESULT_KIND } from './a2a/client.js';
 import { A2AServer } from './a2a/server.js';
 import { createA2AClientTools, requestInputTool } from './a2a/tools.js';
@@ -12,6 +11,7 @@ import { loadConfigFile } from './config/load.js';
 import { DataDir } from './gateway/data-dir.js';
 import { Gateway, type GatewayDeps, type GatewayExtension, type GatewayParts } from './gateway/gateway.js';
 import { ControlApi } from './http/control-api.js';
+import { createLogger } from './logging.js';
 import { SqliteStore } from './store/sqlite/sqlite-store.js';
 import { BUILTIN_TOOLS } from './tools/builtin.js';
 import { createSessionTools } from './tools/session-tools.js';
@@ -54,6 +54,8 @@ export interface RunningGateway {
   dataDir: DataDir;
   /** Milliseconds from the call to ready (store open, recovery done, API listening). */
   readyMs: number;
+  /** Where the Agent Cards are, when the A2A server is on. */
+  a2aCards: { agentId: string; url: string }[];
   stop(): Promise<void>;
 }
 
@@ -61,13 +63,16 @@ export interface ServeOptions {
   configPath: string;
   /** Overrides gateway.port (0 picks a free port). */
   port?: number;
+  /** Default: $SWITCHBOARD_LOG_LEVEL, else info. */
   logLevel?: string;
+  /** `pretty` or `json`; default: $SWITCHBOARD_LOG_FORMAT, else pretty on a terminal. */
+  logFormat?: string;
 }
 
 export async function serveGateway(options: ServeOptions): Promise<RunningGateway> {
   const started = performance.now();
   const { config, dataDir: dataPath, path: configPath } = loadConfigFile(options.configPath);
-  const logger = pino({ level: options.logLevel ?? process.env.SWITCHBOARD_LOG_LEVEL ?? 'info', base: undefined }, pino.destination(2));
+  const logger = createLogger({ level: options.logLevel, format: options.logFormat });
   // The AI SDK's warnings (unsupported settings and the like) go to the gateway's log, not the console.
   (globalThis as { AI_SDK_LOG_WARNINGS?: unknown }).AI_SDK_LOG_WARNINGS = (options: { warnings: unknown[]; provider: string; model: string }) =>
     logger.warn({ provider: options.provider, model: options.model, warnings: options.warnings }, 'model provider warning');
@@ -118,6 +123,7 @@ export async function serveGateway(options: ServeOptions): Promise<RunningGatewa
     token,
     dataDir,
     readyMs: performance.now() - started,
+    a2aCards: front?.cardUrls(url) ?? [],
     stop() {
       stopping ??= (async () => {
         // The gateway first: it ends pending waits, so the API's open requests can finish and it can close.

@@ -47,6 +47,16 @@ export class A2AServer {
     return this.gateway.agents.list().filter((agent) => matchesAny(agent.config.id, this.gateway.config.a2a.server.agents));
   }
 
+  /** Where each exposed agent's Agent Card is, and the gateway's default card (for the banner). */
+  cardUrls(listenUrl: string): { agentId: string; url: string }[] {
+    const base = (this.gateway.config.a2a.server.publicUrl ?? listenUrl).replace(/\/$/, '');
+    const fallback = this.defaultAgent();
+    return [
+      ...(fallback ? [{ agentId: `${fallback.config.id} (default)`, url: `${base}/${AGENT_CARD_PATH}` }] : []),
+      ...this.exposedAgents().map((agent) => ({ agentId: agent.config.id, url: `${base}${agentBasePath(agent.config.id)}/${AGENT_CARD_PATH}` })),
+    ];
+  }
+
   /** The agent whose card is at `/.well-known/agent-card.json`: the one the bindings give channel "a2a" (no peer), if exposed, else the first exposed. */
   defaultAgent(): ResolvedAgent | undefined {
     const exposed = this.exposedAgents();

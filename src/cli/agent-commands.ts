@@ -10,7 +10,7 @@ agents
   .command('list')
   .description('agents in the config file')
   .action(() => {
-    const { config } = loadConfigFile(configPath());
+    const { config } = loadConfigFile(configPath(), process.env, { unsetEnv: 'allow' });
     const rows = config.agents.list.map((agent) => ({
       id: agent.id,
       name: agent.identity?.name ?? agent.name ?? null,

@@ -18,7 +18,8 @@ export function resolveClientTarget(configPath: string, explicitUrl?: string): C
   if (!existsSync(configPath)) {
     throw new SwitchboardError('CONFIG_NOT_FOUND', `config file not found: ${configPath} (pass --config <file>, or --url with SWITCHBOARD_TOKEN set)`);
   }
-  const { config, dataDir } = loadConfigFile(configPath);
+  // Only where the gateway is: a variable set for the gateway alone (an API key) is no reason to fail here.
+  const { config, dataDir } = loadConfigFile(configPath, process.env, { unsetEnv: 'allow' });
   const dir = new DataDir(dataDir);
   const runtime = dir.readRuntime();
   const token = envToken ?? dir.readToken();

@@ -15,8 +15,9 @@ function edit(path: string, change: (doc: Json5Document, raw: RawConfig) => void
   const before = readFileSync(path, 'utf8');
   const doc = new Json5Document(before);
   change(doc, JSON5.parse(before) as RawConfig);
-  // Validate exactly as the gateway will, but keep ${ENV} references unexpanded in the file.
-  parseConfigText(doc.text, path, new Proxy({}, { get: (_t, name) => (typeof name === 'string' ? process.env[name] ?? 'set' : undefined) }));
+  // Validated as the gateway will, defaults and `${NAME:-default}` included; a variable that is unset here
+  // (set only where the gateway runs) is not a problem of the edit. The file keeps its ${ENV} references.
+  parseConfigText(doc.text, path, process.env, { unsetEnv: 'allow' });
   writeFileSync(path, doc.text);
 }
 

@@ -2,26 +2,59 @@
 import { DataDir } from '../gateway/data-dir.js';
 import { loadConfigFile } from '../config/load.js';
 import { errorMessage } from '../core/errors.js';
-import { program, configPath, client, parsePort, print } from './shared.js';
+import { existsSync, realpathSync } from 'node:fs';
+import { delimiter, join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Option } from 'commander';
+import { resolveConfigPath } from '../config/load.js';
+import { LOG_FORMATS, LOG_LEVELS } from '../logging.js';
+import { program, configPath, client, parsePort, print, VERSION } from './shared.js';
+
+/**
+ * A CLI command that works from the folder the gateway was started in: `switchboard` when that is on the
+ * PATH (npm link, npm install -g .), `npx switchboard` inside the clone, else the script's own path;
+ * with `--config` when the CLI would not find this gateway's config from there by itself.
+ */
+function cliCommand(config: string): string {
+  const script = fileURLToPath(new URL('../../bin/switchboard.js', import.meta.url));
+  const same = (path: string) => existsSync(path) && realpathSync(path) === realpathSync(script);
+  const onPath = (process.env.PATH ?? '').split(delimiter).some((dir) => dir && same(join(dir, 'switchboard')));
+  const local = same(join(process.cwd(), 'node_modules/.bin/switchboard')) || realpathSync(process.cwd()) === realpathSync(join(script, '../..'));
+  const base = onPath ? 'switchboard' : local ? 'npx switchboard' : `node ${script}`;
+  let found: string | undefined;
+  try {
+    found = resolveConfigPath(undefined);
+  } catch {
+    found = undefined;
+  }
+  if (found === config) return base;
+  const shown = relative(process.cwd(), config);
+  return `${base} --config ${shown.startsWith('..') || shown === '' ? config : shown}`;
+}
 
 program
   .command('gateway')
   .description('start the gateway in the foreground (Ctrl-C stops it)')
   .option('-p, --port <port>', 'listen on this port instead of gateway.port (0 = any free port)', parsePort)
-  .action(async (options: { port?: number }) => {
+  .addOption(new Option('--log-level <level>', 'log level (default: $SWITCHBOARD_LOG_LEVEL, else info)').choices([...LOG_LEVELS]))
+  .addOption(new Option('--log-format <format>', 'pretty lines or JSON (default: $SWITCHBOARD_LOG_FORMAT, else pretty on a terminal, json otherwise)').choices([...LOG_FORMATS]))
+  .action(async (options: { port?: number; logLevel?: string; logFormat?: string }) => {
     // Loaded here so the other commands do not pay for the model SDKs at start-up.
     const { serveGateway } = await import('../app.js');
-    const running = await serveGateway({ configPath: configPath(), port: options.port });
+    const config = configPath();
+    const running = await serveGateway({ configPath: config, port: options.port, logLevel: options.logLevel, logFormat: options.logFormat });
     const { gateway } = running;
     const recovered = gateway.lastRecovery;
-    print({ url: running.url, gatewayId: gateway.gatewayId, agents: gateway.status().agents, readyMs: running.readyMs, recovered }, () =>
+    const cli = cliCommand(config);
+    print({ url: running.url, gatewayId: gateway.gatewayId, version: VERSION, agents: gateway.status().agents, readyMs: running.readyMs, recovered, a2aCards: running.a2aCards, cli }, () =>
       [
-        `Switchboard gateway ${gateway.gatewayId} listening on ${running.url} (ready in ${Math.round(running.readyMs)} ms)`,
+        `Switchboard ${VERSION}, gateway ${gateway.gatewayId}, listening on ${running.url} (ready in ${Math.round(running.readyMs)} ms)`,
         `  agents:   ${gateway.status().agents.join(', ')}`,
         `  data:     ${running.dataDir.path}`,
-        `  token:    run "npx switchboard token" to print it`,
+        `  token:    ${cli} token`,
+        ...(running.a2aCards.length ? ['  A2A Agent Cards:', ...running.a2aCards.map((card) => `    ${card.agentId}: ${card.url}`)] : ['  A2A:      off (a2a.server.enabled)']),
         recovered.interruptedRuns.length ? `  recovered ${recovered.interruptedRuns.length} interrupted run(s); requeued ${recovered.requeuedInputs.length} input(s)` : '',
-        `Try: npx switchboard chat ${gateway.agents.defaultAgent().config.id}`,
+        `Try, in another terminal: ${cli} chat ${gateway.agents.defaultAgent().config.id}`,
       ]
         .filter(Boolean)
         .join('\n'),
@@ -61,7 +94,7 @@ program
   .command('token')
   .description('print the control API bearer token')
   .action(() => {
-    const { dataDir } = loadConfigFile(configPath());
+    const { dataDir } = loadConfigFile(configPath(), process.env, { unsetEnv: 'allow' });
     const token = new DataDir(dataDir).ensure().token();
     print({ token }, () => token);
   });

@@ -1,4 +1,6 @@
 /** What every `switchboard` command shares: the program and its global options, the client, argument parsers and output. */
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { Command, InvalidArgumentError } from 'commander';
 import { resolveConfigPath } from '../config/load.js';
 import type { RunRecord } from '../ports.js';
@@ -11,10 +13,14 @@ export interface GlobalOptions {
   json?: boolean;
 }
 
+/** This package's version (package.json sits two folders above both src/cli and dist/cli). */
+export const VERSION = (JSON.parse(readFileSync(fileURLToPath(new URL('../../package.json', import.meta.url)), 'utf8')) as { version: string }).version;
+
 export const program = new Command();
 program
   .name('switchboard')
   .description('A durable gateway for multi-agent collaboration')
+  .version(VERSION, '-V, --version', 'print the version')
   .option('-c, --config <file>', 'config file (default: $SWITCHBOARD_CONFIG or ./switchboard.json5)')
   .option('--url <url>', 'control API URL (default: the running gateway from the data directory)')
   .option('--json', 'print JSON instead of text')

@@ -39,14 +39,26 @@ export function resolveConfigPath(explicit?: string, env: NodeJS.ProcessEnv = pr
   return local;
 }
 
-export function loadConfigFile(path: string, env: NodeJS.ProcessEnv = process.env): LoadedConfig {
+export interface ParseOptions {
+  /**
+   * `error` (the gateway): an unset variable without a `:-default` is a problem. `allow` (the CLI, which
+   * edits the file or only needs to find the gateway): it stands for a placeholder that is a valid URL
+   * and a long string, and a problem at its key is not reported; the gateway checks it when it starts.
+   */
+  unsetEnv?: 'error' | 'allow';
+}
+
+/** What an unset variable stands for under `unsetEnv: 'allow'`: a URL and a string of 16 characters or more. */
+const unsetPlaceholder = (name: string) => `http://unset.invalid/${name}/not-set`;
+
+export function loadConfigFile(path: string, env: NodeJS.ProcessEnv = process.env, options: ParseOptions = {}): LoadedConfig {
   if (!existsSync(path)) {
     throw new SwitchboardError(
       'CONFIG_NOT_FOUND',
       `config file not found: ${path} (pass --config <file>, set SWITCHBOARD_CONFIG, or create switchboard.json5; examples/demo.json5 is a starting point)`,
     );
   }
-  return parseConfigText(readFileSync(path, 'utf8'), path, env);
+  return parseConfigText(readFileSync(path, 'utf8'), path, env, options);
 }
 
 function duplicateKeys(text: string): ReturnType<Json5Document['duplicateKeys']> {
@@ -57,7 +69,7 @@ function duplicateKeys(text: string): ReturnType<Json5Document['duplicateKeys']>
   }
 }
 
-export function parseConfigText(text: string, path: string, env: NodeJS.ProcessEnv = process.env): LoadedConfig {
+export function parseConfigText(text: string, path: string, env: NodeJS.ProcessEnv = process.env, options: ParseOptions = {}): LoadedConfig {
   let raw: unknown;
   try {
     raw = JSON5.parse(text);
@@ -66,10 +78,15 @@ export function parseConfigText(text: string, path: string, env: NodeJS.ProcessE
     throw new SwitchboardError('CONFIG_INVALID', `${path}: not valid JSON5: ${message}`);
   }
   const problems: string[] = duplicateKeys(text).map((dup) => `${dup.path}: appears twice (lines ${dup.firstLine} and ${dup.line}); JSON5 would silently keep only the last, so merge them into one`);
-  const substituted = substituteEnv(raw, [], env, problems);
+  const unset = new Set<string>();
+  const substituted = substituteEnv(raw, [], options.unsetEnv === 'allow' ? unset : problems, env);
   if (problems.length > 0) throw invalid(path, problems);
+  const reported = (issuePath: readonly PathPart[]) => !unset.has(formatPath(issuePath));
   const parsed = configSchema.safeParse(substituted);
-  if (!parsed.success) throw invalid(path, parsed.error.issues.map((issue) => formatIssue(issue, substituted)));
+  if (!parsed.success) {
+    const issues = parsed.error.issues.filter((issue) => reported(issue.path));
+    throw invalid(path, issues.length > 0 ? issues.map((issue) => formatIssue(issue, substituted)) : [...unset].map((where) => `${where}: its environment variable is not set`));
+  }
   const config = parsed.data;
   problems.push(...crossCheck(config));
   if (problems.length > 0) throw invalid(path, problems);
@@ -86,20 +103,25 @@ function invalid(path: string, problems: string[]): SwitchboardError {
 }
 
 /** `${NAME}` and `${NAME:-fallback}` in string values; `$${` writes a literal `${`. */
-function substituteEnv(value: unknown, path: PathPart[], env: NodeJS.ProcessEnv, problems: string[]): unknown {
+/** `${NAME}` and `${NAME:-default}` replaced; an unset one is a problem, or with a Set (allow mode) noted there and a placeholder. */
+function substituteEnv(value: unknown, path: PathPart[], unset: string[] | Set<string>, env: NodeJS.ProcessEnv): unknown {
   if (typeof value === 'string') {
     return value.replace(/\$?\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g, (whole, name: string, fallback: string | undefined) => {
       if (whole.startsWith('$$')) return whole.slice(1);
       const found = env[name];
       if (found !== undefined && found !== '') return found;
       if (fallback !== undefined) return fallback;
-      problems.push(`${formatPath(path)}: environment variable ${name} is not set (set it, or write \${${name}:-default})`);
+      if (unset instanceof Set) {
+        unset.add(formatPath(path));
+        return unsetPlaceholder(name);
+      }
+      unset.push(`${formatPath(path)}: environment variable ${name} is not set (set it, or write \${${name}:-default})`);
       return '';
     });
   }
-  if (Array.isArray(value)) return value.map((item, index) => substituteEnv(item, [...path, index], env, problems));
+  if (Array.isArray(value)) return value.map((item, index) => substituteEnv(item, [...path, index], unset, env));
   if (value && typeof value === 'object') {
-    return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, substituteEnv(item, [...path, key], env, problems)]));
+    return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, substituteEnv(item, [...path, key], unset, env)]));
   }
   return value;
 }

@@ -13,6 +13,7 @@ export type GatewayApi = Pick<
   | 'agents'
   | 'stopping'
   | 'status'
+  | 'ready'
   // accept
   | 'send'
   | 'sendAs'

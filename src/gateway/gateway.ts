@@ -5,7 +5,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { errorMessage } from '../core/errors.js';
-import { isTerminalRunStatus } from '../core/run-status.js';
 import type { SwitchboardConfig } from '../config/schema.js';
 import { ModelRegistry } from '../models/model-registry.js';
 import type { Clock, EventRecord, IdGenerator, NewEvent, NewInput, NewOutboxRow, OutboxRecord, InputRecord, RecoveryReport, Store } from '../ports.js';
@@ -16,14 +15,13 @@ import { JournalTail } from './journal-tail.js';
 import { LaneScheduler, laneOptions, type StalledLane } from './lanes.js';
 import { OutboxDispatcher, type OutboxHandler } from './outbox.js';
 import { AgentRegistry } from './registry.js';
-import { createSessionRunner } from './session-runner.js';
+import { createSessionRunner, type CommittedRun } from './session-runner.js';
 import { EXCHANGE_STEP_KIND, ExchangeFlow, exchangeStepRow } from './exchanges.js';
 import { AgentMessaging } from './messaging.js';
 import { Subagents } from './subagents.js';
 import { HeldResults } from './held-results.js';
-import { journalPause, waitUntil, type Wakeups } from './wait-until.js';
-import type { WaitResult } from './gateway-queries.js';
-import { GatewayIntake } from './gateway-intake.js';
+import { journalPause, type Wakeups } from './wait-until.js';
+import { GatewayControl } from './gateway-control.js';
 import type { GatewayDeps, GatewayExtension } from './gateway-types.js';
 
 export type { WaitResult } from './gateway-queries.js';
@@ -36,7 +34,7 @@ export type { GatewayDeps, GatewayExtension, GatewayParts, SendRequest, SendResu
 export const systemClock: Clock = { now: () => Date.now() };
 export const uuidIds: IdGenerator = { next: () => randomUUID() };
 
-export class Gateway extends GatewayIntake {
+export class Gateway extends GatewayControl {
   readonly config: SwitchboardConfig;
   readonly store: Store;
   readonly agents: AgentRegistry;
@@ -63,9 +61,10 @@ export class Gateway extends GatewayIntake {
   private readonly log: NonNullable<GatewayDeps['log']>;
   private watchdog?: NodeJS.Timeout;
   private stopped = false;
+  private started = false;
   private readonly waiters = new Set<() => void>();
   /** What every wait sleeps on: journal events, the clock and the gateway stopping. */
-  private readonly wakeups: Wakeups = {
+  protected readonly wakeups: Wakeups = {
     clock: { now: () => this.clock.now() },
     pause: journalPause(this.bus, this.waiters, () => this.stopped),
     stopping: () => this.stopped,
@@ -163,9 +162,10 @@ export class Gateway extends GatewayIntake {
         this.outbox.kick();
       },
       // A failure here must not hold up the lane: recovery settles the same exchanges on the next start.
-      onCommitted: async (runId, status, sessionKey) => {
-        await this.heldResults.afterRun(runId, status).catch((error) => this.log('error', `results held by run ${runId}: ${errorMessage(error)}`));
-        await this.subagents.onRunCommitted(sessionKey, status).catch((error) => this.log('error', `sub-agents of run ${runId}: ${errorMessage(error)}`));
+      onCommitted: async (run) => {
+        if (run.status !== 'succeeded') this.logFailedRun(run);
+        await this.heldResults.afterRun(run.runId, run.status).catch((error) => this.log('error', `results held by run ${run.runId}: ${errorMessage(error)}`));
+        await this.subagents.onRunCommitted(run.sessionKey, run.status).catch((error) => this.log('error', `sub-agents of run ${run.runId}: ${errorMessage(error)}`));
       },
       onDropped: (inputId) => this.onInputDropped(inputId, false),
     });
@@ -187,6 +187,7 @@ export class Gateway extends GatewayIntake {
     gateway.outbox.start();
     for (const extension of gateway.extensions) await extension.start?.();
     gateway.watchdog = setInterval(() => void gateway.checkLanes(), deps.config.watchdog.intervalMs);
+    gateway.started = true;
     return gateway;
   }
 
@@ -206,6 +207,13 @@ export class Gateway extends GatewayIntake {
     await this.subagents.recover();
     await this.journal.kick();
     for (const { key } of await this.store.sessions.listWithQueuedInputs()) this.lanes.wake(key);
+  }
+
+  /** One readable line per run that did not succeed: where, why, and the command that shows the rest. */
+  private logFailedRun(run: CommittedRun): void {
+    const why = run.error ?? (run.status === 'cancelled' ? 'cancelled on request' : 'no detail recorded');
+    const fields = { runId: run.runId, sessionKey: run.sessionKey, agentId: run.agentId, status: run.status };
+    this.log(run.status === 'cancelled' ? 'info' : 'warn', `run ${run.status}: agent ${run.agentId}, session ${run.sessionKey}: ${why} (switchboard runs show ${run.runId.slice(0, 8)})`, fields);
   }
 
   private async checkLanes(): Promise<void> {
@@ -246,7 +254,7 @@ export class Gateway extends GatewayIntake {
    * After an input was dropped (by recovery or a cancel): journalled, and, if it belongs to an exchange,
    * the exchange is told, so nobody waits for it in vain. The runner journals its own drops.
    */
-  private async onInputDropped(inputId: string, journal = true): Promise<void> {
+  protected async onInputDropped(inputId: string, journal = true): Promise<void> {
     const input = await this.store.inputs.get(inputId);
     if (!input) return;
     const why = input.note ?? 'dropped';
@@ -276,40 +284,6 @@ export class Gateway extends GatewayIntake {
     return stored;
   }
 
-  /**
-   * Waits until the input has been consumed by a run that ended (or was stored, or dropped). Every
-   * wait has a deadline: on timeout the input is still delivered and will still be processed. A gateway
-   * that stops ends every wait the same way, at once: the input is processed after the restart.
-   */
-  async waitForInput(inputId: string, timeoutMs: number): Promise<WaitResult> {
-    const settled = await waitUntil(this.clock.now() + timeoutMs, () => this.inputOutcome(inputId), this.wakeups, (payload) => {
-      const about = payload as { inputIds?: string[]; inputId?: string };
-      return about.inputIds?.includes(inputId) === true || about.inputId === inputId;
-    });
-    return settled ?? { status: 'timeout', input: (await this.store.inputs.get(inputId))! };
-  }
-
-  /** The run that took an input, once one has. */
-  async inputRunId(inputId: string): Promise<string | undefined> {
-    return (await this.store.inputs.get(inputId))?.runId ?? undefined;
-  }
-
-  /** Cancels an active run: it is recorded `cancelled` with its partial output. */
-  async cancelRun(runId: string): Promise<boolean> {
-    const { run } = await this.getRun(runId);
-    if (isTerminalRunStatus(run.status)) return false;
-    return this.lanes.abortRun(runId, 'cancel');
-  }
-
-  /** Stops what an input is doing: its active run is cancelled, or, still queued, it is dropped with `why`. */
-  async cancelInput(inputId: string, why: string): Promise<void> {
-    const input = await this.store.inputs.get(inputId);
-    if (input?.runId && (await this.store.runs.get(input.runId))?.status === 'running') await this.lanes.abortRun(input.runId, 'cancel');
-    else if (input?.status === 'queued') {
-      for (const dropped of await this.store.inputs.drop([inputId], why, this.clock.now())) await this.onInputDropped(dropped);
-    }
-  }
-
   subscribe(listener: LiveListener): () => void {
     return this.bus.subscribe(listener);
   }
@@ -325,6 +299,17 @@ export class Gateway extends GatewayIntake {
       stalledLanes: this.lastStalls,
       lastRecovery: this.lastRecovery,
     };
+  }
+
+  /** Ready for traffic: recovery done, not stopping, and the store answers a read. */
+  async ready(): Promise<boolean> {
+    if (!this.started || this.stopped) return false;
+    try {
+      await this.store.events.list({ afterSeq: Number.MAX_SAFE_INTEGER, limit: 1 });
+      return true;
+    } catch {
+      return false;
+    }
   }
 
   /** True once stop() has begun. */

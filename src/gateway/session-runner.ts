@@ -36,10 +36,20 @@ export interface SessionRunnerDeps {
   toolLedger: boolean;
   /** Called after every commit so the journal's new events are published and outbox rows delivered. */
   afterCommit: () => void;
-  /** Called once a run has committed, with its outcome (settles the replies it waited for, stops a failed sub-agent's children). */
-  onCommitted: (runId: string, status: TerminalRunStatus, sessionKey: string) => Promise<void>;
+  /** Called once a run has committed, with its outcome (settles the replies it waited for, stops a failed sub-agent's children, logs a failure). */
+  onCommitted: (run: CommittedRun) => Promise<void>;
   /** Called for an input dropped here (so an exchange waiting on it is told). */
   onDropped: (inputId: string) => Promise<void>;
+}
+
+/** A run as it committed: what the gateway does next, and logs, depends on it. */
+export interface CommittedRun {
+  runId: string;
+  sessionKey: string;
+  agentId: string;
+  status: TerminalRunStatus;
+  /** Why it did not succeed (the provider's error, the timeout, the tool that threw). */
+  error: string | null;
 }
 
 /** The conversation (and its deepest hop) that a run's inter-session inputs belong to. */
@@ -250,6 +260,6 @@ export function createSessionRunner(deps: SessionRunnerDeps) {
       return;
     }
     deps.afterCommit();
-    await deps.onCommitted(runId, executed.status, slot.sessionKey);
+    await deps.onCommitted({ runId, sessionKey: slot.sessionKey, agentId: agent.config.id, status: executed.status, error: executed.error?.message ?? null });
   };
 }

@@ -195,6 +195,12 @@ export class ControlApi {
       if (this.options.front?.handles(url.pathname)) return this.options.front.handle(request, response);
       const callback = url.pathname.match(/^\/a2a-callback\/([^/]+)$/);
       if (callback && request.method === 'POST') return await this.receivePush(request, response, decodeSegment(callback[1]));
+      // Probes for process supervisors: no token, and nothing in the answer but the state.
+      if (request.method === 'GET' && url.pathname === '/healthz') return sendJson(response, 200, { status: 'ok' });
+      if (request.method === 'GET' && url.pathname === '/readyz') {
+        const ready = await this.gateway.ready();
+        return sendJson(response, ready ? 200 : 503, { status: ready ? 'ready' : 'not ready' });
+      }
       this.authorize(request);
       if (request.method === 'GET' && url.pathname === '/v1/events') return await this.streamEvents(request, response, url);
       for (const route of this.routes) {

@@ -1,5 +1,5 @@
 /** Sub-agent rows over Kysely: the mapping and the writes made inside other transactions (a run's start and commit, a spawn, a settle). */
-import type { Kysely, Selectable } from 'kysely';
+import type { Selectable } from 'kysely';
 import { COMPLETION_KIND, decideRunEnd, freezeResult, type CompletionEvent, type SubagentRole, type SubagentState, type SubagentUsage } from '../core/subagent.js';
 import type { CompletionState, RunCommit, SubagentRecord, SubagentSettlement, SubagentTransition } from '../ports.js';
 import { json, num, numOrNull, parse, type Db } from './kysely-rows.js';

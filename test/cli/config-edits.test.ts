@@ -65,4 +65,28 @@ describe('agents add|delete|bind|unbind|set-identity edit the config file', () =
     expect(config.agents.list.map((a) => a.id)).toEqual(['a', 'b']);
     expect(config.bindings).toHaveLength(1);
   });
+
+  it('config edit: validates as the gateway does, with ${NAME:-default} defaults applied and variables unset here allowed', () => {
+    const { configPath } = tempConfig(`{
+      agents: { list: [{ id: "support", model: "scripted/echo" }] },
+      a2a: { server: { enabled: true, peers: [{ id: "partner", token: "\${PARTNER_TOKEN:-partner-token-0123456789}", agents: ["*"] }] } },
+      models: { providers: {
+        scripted: { type: "scripted", models: { echo: { rules: [{ reply: "ok" }] } } },
+        remote: { type: "openai-compatible", baseURL: "\${REMOTE_URL_UNSET_HERE}", apiKey: "\${REMOTE_KEY_UNSET_HERE}" },
+      } },
+    }`);
+    bindAgent(configPath, 'support', { channel: 'slack' });
+    setIdentity(configPath, 'support', { name: 'Desk' });
+    addAgent(configPath, { id: 'expert', model: 'scripted/echo' });
+    // The references stay in the file as they were written.
+    const text = readFileSync(configPath, 'utf8');
+    expect(text).toContain('\${PARTNER_TOKEN:-partner-token-0123456789}');
+    expect(text).toContain('\${REMOTE_KEY_UNSET_HERE}');
+    // A default that the gateway would refuse is still refused: here, a peer token under 16 characters.
+    const short = tempConfig(`{ agents: { list: [{ id: "a", model: "scripted/echo" }] }, a2a: { server: { peers: [{ id: "p", token: "\${PT:-short}" }] } },
+      models: { providers: { scripted: { type: "scripted", models: { echo: { rules: [{ reply: "ok" }] } } } } } }`).configPath;
+    expect(() => addAgent(short, { id: 'b' })).toThrow(/a2a\.server\.peers\[0\]\.token: expected at least 16 characters/);
+    // The gateway itself still refuses the unset variable.
+    expect(() => loadConfigFile(configPath, {})).toThrow('models.providers.remote.baseURL: environment variable REMOTE_URL_UNSET_HERE is not set');
+  });
 });

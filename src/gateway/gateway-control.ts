@@ -1,0 +1,49 @@
+/**
+ * Waiting for and stopping what was accepted: a wait on an input until its run ends (every wait has a
+ * deadline), and cancelling a run or an input. The gateway extends this.
+ */
+import { isTerminalRunStatus } from '../core/run-status.js';
+import { GatewayIntake } from './gateway-intake.js';
+import type { WaitResult } from './gateway-queries.js';
+import { waitUntil, type Wakeups } from './wait-until.js';
+
+export abstract class GatewayControl extends GatewayIntake {
+  /** What every wait sleeps on: journal events, the clock and the gateway stopping. */
+  protected abstract readonly wakeups: Wakeups;
+  /** After an input was dropped: journalled, and an exchange waiting on it told. */
+  protected abstract onInputDropped(inputId: string, journal?: boolean): Promise<void>;
+
+  /**
+   * Waits until the input has been consumed by a run that ended (or was stored, or dropped). Every
+   * wait has a deadline: on timeout the input is still delivered and will still be processed. A gateway
+   * that stops ends every wait the same way, at once: the input is processed after the restart.
+   */
+  async waitForInput(inputId: string, timeoutMs: number): Promise<WaitResult> {
+    const settled = await waitUntil(this.clock.now() + timeoutMs, () => this.inputOutcome(inputId), this.wakeups, (payload) => {
+      const about = payload as { inputIds?: string[]; inputId?: string };
+      return about.inputIds?.includes(inputId) === true || about.inputId === inputId;
+    });
+    return settled ?? { status: 'timeout', input: (await this.store.inputs.get(inputId))! };
+  }
+
+  /** The run that took an input, once one has. */
+  async inputRunId(inputId: string): Promise<string | undefined> {
+    return (await this.store.inputs.get(inputId))?.runId ?? undefined;
+  }
+
+  /** Cancels an active run: it is recorded `cancelled` with its partial output. */
+  async cancelRun(runId: string): Promise<boolean> {
+    const { run } = await this.getRun(runId);
+    if (isTerminalRunStatus(run.status)) return false;
+    return this.lanes.abortRun(runId, 'cancel');
+  }
+
+  /** Stops what an input is doing: its active run is cancelled, or, still queued, it is dropped with `why`. */
+  async cancelInput(inputId: string, why: string): Promise<void> {
+    const input = await this.store.inputs.get(inputId);
+    if (input?.runId && (await this.store.runs.get(input.runId))?.status === 'running') await this.lanes.abortRun(input.runId, 'cancel');
+    else if (input?.status === 'queued') {
+      for (const dropped of await this.store.inputs.drop([inputId], why, this.clock.now())) await this.onInputDropped(dropped);
+    }
+  }
+}

@@ -1,0 +1,65 @@
+/** What a person watching the gateway's terminal sees: the banner, one line per failed run, and the probes. */
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BIN, ROOT, cliWith, startGatewayProcess, stopGatewayProcess, tempConfig, type GatewayProcess } from '../helpers/process.js';
+import { waitUntil } from '../helpers/wait.js';
+
+// "down" talks to a port nothing listens on: its runs fail with a refused connection.
+const { configPath } = tempConfig(`{
+  agents: { list: [{ id: "echo", model: "scripted/echo" }, { id: "down", model: "local/m" }] },
+  a2a: { server: { enabled: true, requireAuth: false } },
+  models: { providers: {
+    scripted: { type: "scripted", models: { echo: { rules: [{ reply: "echo: {{input}}" }] } } },
+    local: { type: "openai-compatible", baseURL: "http://127.0.0.1:9/v1" },
+  } },
+}`);
+
+let gw: GatewayProcess;
+beforeAll(async () => {
+  gw = await startGatewayProcess(configPath, { SWITCHBOARD_LOG_LEVEL: 'info', SWITCHBOARD_LOG_FORMAT: 'pretty' });
+});
+afterAll(async () => {
+  expect(await stopGatewayProcess(gw)).toBe(0);
+});
+
+describe("the gateway's own terminal", () => {
+  it('a failed run prints one readable line: the session, the agent, the reason and the command to run next', async () => {
+    const sent = await gw.request<{ status: string; runId: string; runStatus: string }>('POST', '/v1/send', { target: 'down', message: 'hello?', wait: true });
+    expect(sent.body).toMatchObject({ status: 'ok', runStatus: 'failed' });
+    await waitUntil('the failed run is logged', () => gw.stderr().includes('run failed'), 30_000);
+    const line = gw.stderr().split('\n').find((candidate) => candidate.includes('run failed'))!;
+    expect(line).toMatch(/^\[\d\d:\d\d:\d\d\.\d{3}\] WARN: run failed: agent down, session agent:down:main: .+ \(switchboard runs show [0-9a-f]{8}\)/);
+    expect(line).toContain(`switchboard runs show ${sent.body.runId.slice(0, 8)}`);
+    // Not JSON: a person reads it.
+    expect(line.trimStart().startsWith('{')).toBe(false);
+  });
+
+  it('/healthz and /readyz answer without a token and give nothing away', async () => {
+    expect(await gw.request('GET', '/healthz', undefined, null)).toEqual({ status: 200, body: { status: 'ok' } });
+    expect(await gw.request('GET', '/readyz', undefined, null)).toEqual({ status: 200, body: { status: 'ready' } });
+    // The rest of the API still wants the token.
+    expect((await gw.request('GET', '/v1/status', undefined, null)).status).toBe(401);
+  });
+
+  it('the banner says where it listens, where the Agent Cards are, and a CLI command that works from here; --version prints the version', async () => {
+    const { configPath: other } = tempConfig(`{ agents: { list: [{ id: "echo", model: "scripted/echo" }] }, a2a: { server: { enabled: true, requireAuth: false } },
+      models: { providers: { scripted: { type: "scripted", models: { echo: { rules: [{ reply: "hi" }] } } } } } }`);
+    const child = spawn(process.execPath, [BIN, '--config', other, 'gateway', '--port', '0'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, PATH: '/usr/bin:/bin' } });
+    let stdout = '';
+    child.stdout!.on('data', (chunk) => (stdout += chunk));
+    let stderr = '';
+    child.stderr!.on('data', (chunk) => (stderr += chunk));
+    await waitUntil('the banner is printed', () => stdout.includes('Try, in another terminal') || child.exitCode !== null, 15_000);
+    expect(stderr).toBe('');
+    child.kill('SIGTERM');
+    await once(child, 'exit');
+    const url = stdout.match(/listening on (http:\/\/127\.0\.0\.1:\d+)/)![1];
+    expect(stdout).toMatch(/^Switchboard \d+\.\d+\.\d+, gateway gw-[0-9a-f-]+, listening on http:\/\/127\.0\.0\.1:\d+ \(ready in \d+ ms\)$/m);
+    expect(stdout).toContain(`  A2A Agent Cards:\n    echo (default): ${url}/.well-known/agent-card.json\n    echo: ${url}/a2a/echo/.well-known/agent-card.json`);
+    // Started from the clone with a config the CLI would not find by itself: npx, with --config.
+    expect(stdout).toContain(`Try, in another terminal: npx switchboard --config ${other} chat echo`);
+    const version = await cliWith(configPath)('--version');
+    expect(version).toMatchObject({ code: 0, stdout: expect.stringMatching(/^\d+\.\d+\.\d+\n$/) });
+  });
+});
