@@ -706,7 +706,12 @@ export interface SettledToolCall {
   rerun: boolean;
 }
 
+/** The records whose ids a person may shorten (`runs show bd29b5f4`, as git does). */
+export type IdKind = 'run' | 'subagent' | 'outbox' | 'exchange' | 'a2a_task' | 'input';
+
 export interface Store {
+  /** Ids of `kind` that start with `prefix`, at most `limit`, in id order. */
+  matchIds(kind: IdKind, prefix: string, limit: number): Promise<string[]>;
   readonly toolCalls: ToolCallStore;
   readonly subagents: SubagentStore;
   readonly a2aTasks: A2ATaskStore;

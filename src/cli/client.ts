@@ -32,15 +32,17 @@ export function resolveClientTarget(configPath: string, explicitUrl?: string): C
 export class ControlClient {
   constructor(private readonly target: ClientTarget) {}
 
-  async request<T>(method: 'GET' | 'POST', path: string, body?: unknown): Promise<T> {
+  async request<T>(method: 'GET' | 'POST', path: string, body?: unknown, signal?: AbortSignal): Promise<T> {
     let response: Response;
     try {
       response = await fetch(`${this.target.url}${path}`, {
         method,
+        signal,
         headers: { authorization: `Bearer ${this.target.token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
         body: body === undefined ? undefined : JSON.stringify(body),
       });
     } catch (error) {
+      if (signal?.aborted) throw error;
       // A refused connection sent nothing; any other failure may have lost the answer to a request that arrived.
       const refused = (error as { cause?: { code?: string } }).cause?.code === 'ECONNREFUSED';
       throw new SwitchboardError('GATEWAY_UNREACHABLE', `cannot reach the gateway at ${this.target.url} (start it with "npm start" or "switchboard gateway")`, {

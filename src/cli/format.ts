@@ -16,6 +16,16 @@ function cell(value: unknown): string {
   return flat.length > 60 ? `${flat.slice(0, 57)}...` : flat;
 }
 
+/** One name per state wherever it is shown: A2A's `TASK_STATE_INPUT_REQUIRED` is `input_required`, as in lists. */
+export function stateName(state: string): string {
+  return state.replace(/^TASK_STATE_/, '').toLowerCase();
+}
+
+/** The one name a person sees for an agent: its identity's name, else its name, else its id. */
+export function displayName(agent: { id: string; name?: string | null; identity?: { name?: string } | null }): string {
+  return agent.identity?.name ?? agent.name ?? agent.id;
+}
+
 export function ago(ms: number | null | undefined, now = Date.now()): string {
   if (!ms) return '-';
   const s = Math.round((now - ms) / 1000);

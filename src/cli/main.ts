@@ -1,15 +1,8 @@
 #!/usr/bin/env node
 /** The `switchboard` command. Every command takes --json; errors print one line and exit non-zero. */
 import { SwitchboardError, errorMessage } from '../core/errors.js';
-import { globals, program } from './shared.js';
-import './gateway-commands.js';
-import './agent-commands.js';
-import './session-commands.js';
-import './message-commands.js';
-import './a2a-commands.js';
-import './subagent-commands.js';
-import './run-commands.js';
-import './outbox-commands.js';
+import { program } from './commands.js';
+import { globals } from './shared.js';
 
 program.parseAsync(process.argv).catch((error: unknown) => {
   const code = SwitchboardError.isInstance(error) ? error.code : 'ERROR';

@@ -11,6 +11,7 @@ interface RunCompletions {
 const runs = program.command('runs').description('inspect runs');
 runs
   .command('list')
+  .description('runs, newest first')
   .option('--session <key>', 'only this session')
   .option('--limit <n>', 'at most n', parseLimit)
   .action(async (options: { session?: string; limit?: number }) => {
@@ -19,6 +20,7 @@ runs
   });
 runs
   .command('show <id>')
+  .description('one run (by id or a unique prefix of it): status, usage, prompt size, inputs, reply')
   .action(async (id: string) => {
     const shown = await client().request<{ run: RunRecord; inputs: InputRecord[]; completions: RunCompletions }>('GET', `/v1/runs/${encodeURIComponent(id)}`);
     const { run, completions } = shown;
@@ -41,6 +43,7 @@ runs
   });
 runs
   .command('cancel <id>')
+  .description('cancel an active run (by id or a unique prefix); it is recorded cancelled')
   .action(async (id: string) => {
     const { cancelled } = await client().request<{ cancelled: boolean }>('POST', `/v1/runs/${encodeURIComponent(id)}/cancel`);
     print({ cancelled }, () => (cancelled ? `cancelled run ${id}` : `run ${id} is not active; nothing to cancel`));

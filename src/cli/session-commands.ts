@@ -6,6 +6,7 @@ import { program, globals, client, parseLimit, parseSeq, withQuery, print, runRo
 const sessions = program.command('sessions').description('inspect sessions');
 sessions
   .command('list')
+  .description('sessions, newest first')
   .option('--agent <id>', 'only this agent')
   .option('--limit <n>', 'at most n', parseLimit)
   .action(async (options: { agent?: string; limit?: number }) => {
@@ -19,6 +20,7 @@ sessions
   });
 sessions
   .command('history <key>')
+  .description("a session's transcript, oldest first")
   .option('--limit <n>', 'the last n entries', parseLimit)
   .action(async (key: string, options: { limit?: number }) => {
     const { entries } = await client().request<{ entries: TranscriptEntry[] }>('GET', withQuery(`/v1/sessions/${encodeURIComponent(key)}/history`, { limit: options.limit }));
@@ -35,6 +37,7 @@ sessions
   });
 sessions
   .command('show <key>')
+  .description("a session's state, route, queue and five latest runs")
   .action(async (key: string) => {
     const shown = await client().request<{ session: SessionRecord; recentRuns: RunRecord[]; queuedInputs: number }>('GET', `/v1/sessions/${encodeURIComponent(key)}`);
     print(shown, () =>
@@ -60,18 +63,26 @@ sessions
     const query = withQuery('/v1/events', { sessionKey: key, after: options.after, deltas: options.deltas ? 1 : undefined });
     const stop = new AbortController();
     process.once('SIGINT', () => stop.abort());
+    // Streamed text has no newline of its own: the next event line starts on a line of its own.
+    let midLine = false;
+    const line = (text: string) => {
+      process.stdout.write(`${midLine ? '\n' : ''}${text}\n`);
+      midLine = false;
+    };
     await client().stream(
       query,
       (event) => {
         if (event.event === 'delta') {
           const delta = JSON.parse(event.data) as { text: string };
-          if (!globals().json) process.stdout.write(delta.text);
-          else console.log(event.data);
+          if (globals().json) return line(event.data);
+          process.stdout.write(delta.text);
+          midLine = delta.text.length > 0 && !delta.text.endsWith('\n');
           return;
         }
         const record = JSON.parse(event.data) as EventRecord;
-        console.log(globals().json ? event.data : describeEvent(record));
+        line(globals().json ? event.data : describeEvent(record));
       },
       stop.signal,
     );
+    if (midLine) process.stdout.write('\n');
   });

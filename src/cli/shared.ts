@@ -7,6 +7,10 @@ import type { RunRecord } from '../ports.js';
 import { ControlClient, resolveClientTarget } from './client.js';
 import { ago } from './format.js';
 
+/** Exit codes: 0 done, 1 an error (or a run that failed), 124 a wait that timed out (as GNU timeout), 130 a wait stopped with Ctrl-C. */
+export const EXIT_TIMEOUT = 124;
+export const EXIT_INTERRUPTED = 130;
+
 export interface GlobalOptions {
   config?: string;
   url?: string;
@@ -24,7 +28,9 @@ program
   .option('-c, --config <file>', 'config file (default: $SWITCHBOARD_CONFIG or ./switchboard.json5)')
   .option('--url <url>', 'control API URL (default: the running gateway from the data directory)')
   .option('--json', 'print JSON instead of text')
-  .showHelpAfterError('(add --help for usage)');
+  .showHelpAfterError('(add --help for usage)')
+  // --json, --config and --url work on every command, so every command's help shows them.
+  .configureHelp({ showGlobalOptions: true });
 
 export const globals = (): GlobalOptions => program.opts<GlobalOptions>();
 export const configPath = () => resolveConfigPath(globals().config);

@@ -23,6 +23,7 @@ export const ERROR_SPECS = {
   HOP_LIMIT_EXCEEDED: { http: 429 },
   RATE_LIMITED: { http: 429 },
   LABEL_AMBIGUOUS: { http: 409 },
+  ID_AMBIGUOUS: { http: 409 },
   SPAWN_DENIED: { http: 403 },
   SUBAGENT_LIMIT: { http: 429 },
   SUBAGENT_NOT_FOUND: { http: 404 },

@@ -38,6 +38,8 @@ export function provenanceLine(provenance: Provenance): string | undefined {
   if (provenance.kind === 'user') return undefined;
   const parts: string[] = [provenance.kind];
   if (provenance.sourceAgent) parts.push(`agent ${provenance.sourceAgent}`);
+  // An A2A peer is named, so the agent knows which outside caller is talking.
+  if (provenance.kind === 'a2a' && provenance.peer) parts.push(`peer ${provenance.peer}`);
   if (provenance.sourceSession) parts.push(`session ${provenance.sourceSession}`);
   if (provenance.sourceTool) parts.push(`tool ${provenance.sourceTool}`);
   if (provenance.conversationId) parts.push(`conversation ${provenance.conversationId}`);

@@ -23,6 +23,8 @@ export type GatewayApi = Pick<
   | 'inputOutcome'
   | 'inputRunId'
   // query
+  | 'resolveId'
+  | 'getExchange'
   | 'listSessions'
   | 'describeSession'
   | 'history'

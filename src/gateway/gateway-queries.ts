@@ -4,7 +4,7 @@
  */
 import { SwitchboardError } from '../core/errors.js';
 import { isTerminalRunStatus } from '../core/run-status.js';
-import type { A2ATaskEventRecord, A2ATaskRecord, EventRecord, ExchangeRecord, InputRecord, OutboxRecord, OutboxStatus, RunRecord, SessionRecord, Store, SubagentRecord, TranscriptEntry } from '../ports.js';
+import type { IdKind, A2ATaskEventRecord, A2ATaskRecord, EventRecord, ExchangeRecord, InputRecord, OutboxRecord, OutboxStatus, RunRecord, SessionRecord, Store, SubagentRecord, TranscriptEntry } from '../ports.js';
 import type { AgentRegistry } from './registry.js';
 import type { Subagents, SubagentView } from './subagents.js';
 
@@ -13,6 +13,9 @@ export type WaitResult =
   | { status: 'dropped'; input: InputRecord }
   | { status: 'stored'; input: InputRecord }
   | { status: 'timeout'; input: InputRecord };
+
+const MIN_ID_PREFIX = 4;
+const ID_NOUNS: Record<IdKind, string> = { run: 'run ids', subagent: 'sub-agent ids', outbox: 'outbox row ids', exchange: 'exchange ids', a2a_task: 'A2A task ids', input: 'input ids' };
 
 export abstract class GatewayQueries {
   abstract readonly store: Store;
@@ -30,6 +33,19 @@ export abstract class GatewayQueries {
       if (run && isTerminalRunStatus(run.status)) return { status: 'completed', run, reply: run.finalText };
     }
     return undefined;
+  }
+
+  /**
+   * A full id from what a person typed: the id itself, or a unique prefix of at least 4 characters (as
+   * git takes commits). An ambiguous prefix lists its matches; one that matches nothing is returned as
+   * given, so the lookup that follows says what was not found.
+   */
+  async resolveId(kind: IdKind, given: string): Promise<string> {
+    if (given.length < MIN_ID_PREFIX || given.startsWith('agent:')) return given;
+    const matches = await this.store.matchIds(kind, given, 11);
+    if (matches.length <= 1 || matches.includes(given)) return matches.includes(given) ? given : matches[0] ?? given;
+    const shown = matches.slice(0, 10).join(', ');
+    throw new SwitchboardError('ID_AMBIGUOUS', `"${given}" is the start of ${matches.length > 10 ? 'more than 10' : matches.length} ${ID_NOUNS[kind]}: ${shown}; give more characters`, { matches: matches.slice(0, 10) });
   }
 
   listSessions(filter: { agentId?: string; limit?: number } = {}): Promise<SessionRecord[]> {
@@ -72,6 +88,18 @@ export abstract class GatewayQueries {
       : [await this.store.exchanges.list(newest), []];
     const unique = new Map([...asked, ...answered].map((exchange) => [exchange.id, exchange] as const));
     return [...unique.values()].sort((a, b) => a.createdAt - b.createdAt).slice(-(filter.limit ?? 1000));
+  }
+
+  /** One exchange with the inputs of its steps (request, reply, turns, announce), oldest first. */
+  async getExchange(id: string): Promise<{ exchange: ExchangeRecord; inputs: InputRecord[] }> {
+    const exchange = await this.store.exchanges.get(id);
+    if (!exchange) throw new SwitchboardError('NOT_FOUND', `no exchange "${id}" (list them with "switchboard exchanges list")`);
+    const [asked, answered] = await Promise.all([
+      this.store.inputs.list({ sessionKey: exchange.requesterSession, limit: 10_000 }),
+      this.store.inputs.list({ sessionKey: exchange.targetSession, limit: 10_000 }),
+    ]);
+    const inputs = [...asked, ...answered].filter((input) => input.provenance.exchange?.id === id).sort((a, b) => a.createdAt - b.createdAt);
+    return { exchange, inputs };
   }
 
   /** A session's sub-agents (with `recursive`, every descendant; without a session, all), oldest first. */

@@ -1,6 +1,6 @@
 /**
  * The gateway: owns the store, the lanes, the outbox and the journal, and is the one API every front
- * (HTTP, CLI, tools, later A2A and the mailbox) goes through.
+ * (HTTP, CLI, tools, A2A) goes through, by the narrower GatewayApi.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { join } from 'node:path';

@@ -118,20 +118,24 @@ export class ControlApi {
     this.route('GET', /^\/v1\/a2a\/tasks$/, async (_req, url) => ({
       tasks: await gw.listA2ATasks({ agentId: url.searchParams.get('agentId') ?? undefined, limit: limit(url) }),
     }));
-    this.route('GET', /^\/v1\/a2a\/tasks\/([^/]+)$/, async (_req, _url, [id]) => gw.getA2ATask(id));
+    this.route('GET', /^\/v1\/exchanges\/([^/]+)$/, async (_req, _url, [id]) => gw.getExchange(await gw.resolveId('exchange', id)));
+    this.route('GET', /^\/v1\/a2a\/tasks\/([^/]+)$/, async (_req, _url, [id]) => gw.getA2ATask(await gw.resolveId('a2a_task', id)));
     this.route('GET', /^\/v1\/runs$/, async (_req, url) => ({
       runs: await gw.listRuns({ sessionKey: url.searchParams.get('sessionKey') ?? undefined, limit: limit(url) }),
     }));
-    this.route('GET', /^\/v1\/runs\/([^/]+)$/, async (_req, _url, [id]) => ({ ...(await gw.getRun(id)), completions: await gw.runCompletions(id) }));
+    this.route('GET', /^\/v1\/runs\/([^/]+)$/, async (_req, _url, [given]) => {
+      const id = await gw.resolveId('run', given);
+      return { ...(await gw.getRun(id)), completions: await gw.runCompletions(id) };
+    });
     this.route('GET', /^\/v1\/subagents$/, async (_req, url) => ({
       subagents: await gw.listSubagents(url.searchParams.get('sessionKey') ?? undefined, url.searchParams.get('recursive') === 'true'),
     }));
     this.route('GET', /^\/v1\/subagents\/([^/]+)$/, async (_req, _url, [target]) => {
-      const { view, record } = await gw.getSubagent(target);
+      const { view, record } = await gw.getSubagent(await gw.resolveId('subagent', target));
       return { ...view, task: record.task, tools: record.tools, model: record.model, workdir: record.workdir, timeoutSeconds: record.timeoutSeconds, result: record.result, resultHash: record.resultHash, usage: record.usage, completion: record.completion };
     });
-    this.route('POST', /^\/v1\/subagents\/([^/]+)\/kill$/, async (_req, _url, [target]) => ({ cancelled: await gw.killSubagent(target) }));
-    this.route('POST', /^\/v1\/runs\/([^/]+)\/cancel$/, async (_req, _url, [id]) => ({ cancelled: await gw.cancelRun(id) }));
+    this.route('POST', /^\/v1\/subagents\/([^/]+)\/kill$/, async (_req, _url, [target]) => ({ cancelled: await gw.killSubagent(await gw.resolveId('subagent', target)) }));
+    this.route('POST', /^\/v1\/runs\/([^/]+)\/cancel$/, async (_req, _url, [id]) => ({ cancelled: await gw.cancelRun(await gw.resolveId('run', id)) }));
     this.route('GET', /^\/v1\/outbox$/, async (_req, url) => {
       const status = url.searchParams.get('status') ?? undefined;
       if (status !== undefined && !OUTBOX_STATUSES.includes(status as OutboxStatus)) {
@@ -139,7 +143,7 @@ export class ControlApi {
       }
       return { rows: await gw.listOutbox({ status: status as OutboxStatus | undefined, limit: limit(url) }) };
     });
-    this.route('POST', /^\/v1\/outbox\/([^/]+)\/(retry|drop)$/, async (_req, _url, [id, action]) => ({ row: await gw.settleDeadOutbox(id, action as 'retry' | 'drop') }));
+    this.route('POST', /^\/v1\/outbox\/([^/]+)\/(retry|drop)$/, async (_req, _url, [id, action]) => ({ row: await gw.settleDeadOutbox(await gw.resolveId('outbox', id), action as 'retry' | 'drop') }));
     this.route('POST', /^\/v1\/send$/, async (request) => {
       const body = parseBody(sendBody, await readJson(request));
       if (body.from) return this.sendAs(body);

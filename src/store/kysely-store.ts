@@ -4,6 +4,7 @@
  */
 import { sql, type Kysely, type RawBuilder } from 'kysely';
 import type {
+  IdKind,
   A2ATaskStore, EventJournal, EventRecord, ExchangeStore, InputRecord, InputStatus, InputStore, LeaseStore, NewEvent, NewInput, NewOutboxRow,
   NewSession, NewTranscriptEntry, SessionFilter, OutboxRecord, OutboxStatus, OutboxStore, ReplyRoute, RunStore, SessionRecord,
   SessionStore, Store, SubagentStore, TranscriptEntry, TranscriptStore, ToolCallStore, RateLimit, LimitReached, NewToolCall,
@@ -53,10 +54,25 @@ export class KyselyStore implements Store {
     this.events = new KyselyEventJournal(db);
   }
 
+  async matchIds(kind: IdKind, prefix: string, limit: number): Promise<string[]> {
+    const table = ID_TABLES[kind];
+    // substr, not LIKE: exact and case-sensitive in both dialects, with no wildcard to escape.
+    const rows = await this.db
+      .selectFrom(table)
+      .select('id')
+      .where(sql<string>`substr(id, 1, ${prefix.length})`, '=', prefix)
+      .orderBy('id')
+      .limit(limit)
+      .execute();
+    return rows.map((row) => row.id);
+  }
+
   async close(): Promise<void> {
     await this.db.destroy();
   }
 }
+
+const ID_TABLES = { run: 'runs', subagent: 'subagents', outbox: 'outbox', exchange: 'exchanges', a2a_task: 'a2a_tasks', input: 'inputs' } as const satisfies Record<IdKind, keyof Database>;
 
 class KyselySessionStore implements SessionStore {
   constructor(private readonly db: Kysely<Database>) {}

@@ -323,7 +323,7 @@ describe('A2A server: the replay log', () => {
     const shown = await cli('a2a', 'tasks', 'show', task.id, '--events');
     expect(shown.code).toBe(0);
     expect(shown.stdout).toContain(`task ${task.id}`);
-    expect(shown.stdout).toContain('state:   TASK_STATE_COMPLETED');
+    expect(shown.stdout).toContain('state:   completed');
     const events = shown.stdout.split('\n').filter((line) => /^ {2}\d{4}-/.test(line)).map((line) => line.split(' ')[3]);
     expect(events).toEqual(['message', 'state', 'state']);
     expect(shown.stdout).toMatch(/message \{"role":"user","messageId":"[^"]+","peer":"partner","text":"log me"\}/);

@@ -1,7 +1,7 @@
 /** send --from and sessions tail against a real gateway process, and the control API's `from` field. */
 import { spawn } from 'node:child_process';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BIN, ROOT, cliWith, startGatewayProcess, stopGatewayProcess, tempConfig, type GatewayProcess } from '../helpers/process.js';
+import { describe, expect, it } from 'vitest';
+import { BIN, ROOT, cliWith, tempConfig, gatewayForSuite } from '../helpers/process.js';
 import { waitUntil } from '../helpers/wait.js';
 
 const { configPath } = tempConfig(`{
@@ -21,13 +21,7 @@ const { configPath } = tempConfig(`{
 
 const cli = cliWith(configPath);
 
-let gw: GatewayProcess;
-beforeAll(async () => {
-  gw = await startGatewayProcess(configPath);
-});
-afterAll(async () => {
-  await stopGatewayProcess(gw);
-});
+const suite = gatewayForSuite(configPath);
 
 describe('agent-to-agent from the CLI and the control API', () => {
   it('cli: send --from sends as the agent session and --wait prints the reply', async () => {
@@ -49,13 +43,13 @@ describe('agent-to-agent from the CLI and the control API', () => {
   });
 
   it('api: POST /v1/send with from answers 403 with the layer, and 400 for fields that only a user channel has', async () => {
-    const denied = await gw.request<{ error: { code: string; details: { layer: string } } }>('POST', '/v1/send', { from: 'agent:support:main', target: 'sales', message: 'x' });
+    const denied = await suite.gw.request<{ error: { code: string; details: { layer: string } } }>('POST', '/v1/send', { from: 'agent:support:main', target: 'sales', message: 'x' });
     expect(denied.status).toBe(403);
     expect(denied.body.error).toMatchObject({ code: 'A2A_POLICY_DENIED', details: { layer: 'agentToAgent' } });
-    const bad = await gw.request<{ error: { message: string } }>('POST', '/v1/send', { from: 'agent:support:main', target: 'expert', message: 'x', channel: 'cli' });
+    const bad = await suite.gw.request<{ error: { message: string } }>('POST', '/v1/send', { from: 'agent:support:main', target: 'expert', message: 'x', channel: 'cli' });
     expect(bad.status).toBe(400);
     expect(bad.body.error.message).toBe("channel, peer and account describe a user's channel; a send with from comes from an agent session and takes none of them");
-    const label = await gw.request<{ error: { code: string; message: string } }>('POST', '/v1/send', { from: 'agent:support:main', label: 'nope', target: 'expert', message: 'x' });
+    const label = await suite.gw.request<{ error: { code: string; message: string } }>('POST', '/v1/send', { from: 'agent:support:main', label: 'nope', target: 'expert', message: 'x' });
     expect(label.status).toBe(404);
     expect(label.body.error.message).toBe('no session labelled "nope" for agent "expert"');
   });
@@ -71,5 +65,33 @@ describe('agent-to-agent from the CLI and the control API', () => {
     tail.kill('SIGINT');
     expect(out).toMatch(/exchange \S+ agent:support:cli:direct:tailer -> agent:expert:main: request, turn 0, reply replied/);
     expect(out).toMatch(/run \S+ succeeded: REPLY_SKIP/);
+  });
+
+  it('cli: exchanges list and show, by a prefix of the id', async () => {
+    expect(await cli('send', 'expert', 'list me', '--from', 'agent:support:main', '--wait')).toMatchObject({ code: 0 });
+    const { exchanges } = JSON.parse((await cli('--json', 'exchanges', 'list', '--session', 'agent:expert:main')).stdout) as { exchanges: { id: string; requesterSession: string }[] };
+    const exchange = exchanges.at(-1)!;
+    expect(exchange.requesterSession).toBe('agent:support:main');
+    const listed = await cli('exchanges', 'list', '--session', 'agent:expert:main');
+    expect(listed.stdout.split('\n')[0]).toMatch(/^ID +FROM +TO +PHASE +TURN +REPLY +CREATED$/);
+    expect(listed.stdout).toContain(exchange.id);
+    const shown = await cli('exchanges', 'show', exchange.id.slice(0, 8));
+    expect(shown.code).toBe(0);
+    expect(shown.stdout).toContain(`exchange ${exchange.id} (conversation `);
+    expect(shown.stdout).toMatch(/\n {2}from: {5}agent:support:main \(agent support\)\n {2}to: {7}agent:expert:main \(agent expert\)\n/);
+    expect(shown.stdout).toMatch(/\nrequest +- +agent:expert:main +\S+ +consumed +\S+\nturn +1 +agent:support:main +\S+ +consumed +\S+/);
+    expect(await cli('exchanges', 'show', 'nope-nope')).toEqual({ code: 1, stdout: '', stderr: 'switchboard: no exchange "nope-nope" (list them with "switchboard exchanges list")\n' });
+  });
+
+  it('cli: sessions tail --deltas ends streamed text with a newline before the next event', async () => {
+    const tail = spawn(process.execPath, [BIN, '--config', configPath, 'sessions', 'tail', 'agent:expert:main', '--deltas'], { cwd: ROOT });
+    let out = '';
+    tail.stdout.on('data', (chunk) => (out += chunk));
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    expect(await cli('send', 'expert', 'stream me', '--wait')).toMatchObject({ code: 0 });
+    await waitUntil('the tail printed the run', () => /run \S+ succeeded/.test(out), 10_000);
+    tail.kill('SIGINT');
+    // The streamed reply, then the next event on a line of its own.
+    expect(out).toMatch(/expert answers stream me from \S*\n\d\d:\d\d:\d\d\.\d{3} #\d+ run \S+ succeeded/);
   });
 });

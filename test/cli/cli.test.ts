@@ -1,8 +1,8 @@
 import { execFile, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { promisify } from 'node:util';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BIN, ROOT, cliWith, startGatewayProcess, stopGatewayProcess, tempConfig, type GatewayProcess } from '../helpers/process.js';
+import { describe, expect, it } from 'vitest';
+import { BIN, ROOT, cliWith, tempConfig, gatewayForSuite } from '../helpers/process.js';
 
 const run = promisify(execFile);
 const { configPath } = tempConfig(`{
@@ -16,13 +16,7 @@ const { configPath } = tempConfig(`{
 
 const cli = cliWith(configPath);
 
-let gw: GatewayProcess;
-beforeAll(async () => {
-  gw = await startGatewayProcess(configPath);
-});
-afterAll(async () => {
-  await stopGatewayProcess(gw);
-});
+const suite = gatewayForSuite(configPath);
 
 describe('switchboard CLI against a running gateway', () => {
   it('cli: send --wait prints the reply; --json prints the structured result', async () => {
@@ -54,7 +48,8 @@ describe('switchboard CLI against a running gateway', () => {
 
   it('cli: send --wait --timeout gives up waiting and says the message is delivered; bad numbers are refused', async () => {
     const result = await cli('send', 'slow', 'take your time', '--wait', '--timeout', '0.3');
-    expect(result.code).toBe(1);
+    // A wait that times out has its own exit code (124, as GNU timeout), not 1, the code for an error.
+    expect(result.code).toBe(124);
     expect(result.stdout).toMatch(/^no reply yet; input [0-9a-f-]+ is delivered and will still be processed \(follow it with "switchboard sessions history agent:slow:main"\)\n$/);
     expect(await cli('send', 'support', 'x', '--wait', '--timeout', '0')).toEqual({
       code: 1,
@@ -91,7 +86,7 @@ describe('switchboard CLI against a running gateway', () => {
     const second = await run(process.execPath, [BIN, '--config', configPath, 'gateway', '--port', '0'], { cwd: ROOT }).catch((e) => e);
     expect(second.code).toBe(1);
     expect(second.stderr).toMatch(
-      new RegExp(`^switchboard: another gateway \\(pid ${gw.child.pid}\\) is already using the data directory .*\\.switchboard; stop it, or give this one its own gateway\\.dataDir\\n$`),
+      new RegExp(`^switchboard: another gateway \\(pid ${suite.gw.child.pid}\\) is already using the data directory .*\\.switchboard; stop it, or give this one its own gateway\\.dataDir\\n$`),
     );
   });
 
@@ -102,7 +97,10 @@ describe('switchboard CLI against a running gateway', () => {
     child.stdin.end('one\ntwo\n');
     const [code] = await once(child, 'exit');
     expect(code).toBe(0);
-    expect(out).toBe('chatting with Support (session agent:support:main). /exit to leave.\nyou> support> support says: one\nyou> support> support says: two\nyou> \n');
+    // One display name for the agent, in the header and before each reply.
+    expect(out).toBe(
+      'chatting with Support (session agent:support:main). Ctrl-C stops waiting for a reply; /exit or Ctrl-D leaves.\nyou> Support> support says: one\nyou> Support> support says: two\nyou> \n',
+    );
   });
 
   it('cli: agents list reads the config without a gateway', async () => {

@@ -1,7 +1,7 @@
 /** `switchboard outbox list|retry|drop` against a real gateway whose push notifications cannot be delivered. */
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cliWith, startGatewayProcess, stopGatewayProcess, tempConfig, type GatewayProcess } from '../helpers/process.js';
+import { describe, expect, it } from 'vitest';
+import { cliWith, tempConfig, gatewayForSuite } from '../helpers/process.js';
 import { waitUntil } from '../helpers/wait.js';
 
 const TOKEN = 'outbox-peer-token-0123456789';
@@ -12,13 +12,7 @@ const { configPath } = tempConfig(`{
   models: { providers: { scripted: { type: "scripted", models: { echo: { rules: [{ reply: "echo" }] } } } } },
 }`);
 const cli = cliWith(configPath);
-let gw: GatewayProcess;
-beforeAll(async () => {
-  gw = await startGatewayProcess(configPath);
-});
-afterAll(async () => {
-  await stopGatewayProcess(gw);
-});
+const suite = gatewayForSuite(configPath);
 
 interface Row {
   id: string;
@@ -30,7 +24,7 @@ interface Row {
 describe('switchboard outbox', () => {
   it('lists dead rows, retries one from its first attempt, drops one for good, and refuses a row that is not dead', async () => {
     const rpc = (method: string, params: unknown) =>
-      fetch(`${gw.url}/a2a/echo/jsonrpc`, {
+      fetch(`${suite.gw.url}/a2a/echo/jsonrpc`, {
         method: 'POST',
         headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}`, 'A2A-Version': '1.0' },
         body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
@@ -50,7 +44,7 @@ describe('switchboard outbox', () => {
     const retried = await cli('outbox', 'retry', dead[0].id);
     expect(retried).toMatchObject({ code: 0, stdout: `retrying a2a.push ${dead[0].id} (to http://127.0.0.1:9/hook)\n` });
     await waitUntil('it went dead again after one more attempt', async () => {
-      const { body } = await gw.request<{ rows: Row[] }>('GET', '/v1/outbox?status=dead');
+      const { body } = await suite.gw.request<{ rows: Row[] }>('GET', '/v1/outbox?status=dead');
       return body.rows.some((row) => row.id === dead[0].id);
     });
     const dropped = await cli('outbox', 'drop', dead[1].id);
@@ -59,6 +53,6 @@ describe('switchboard outbox', () => {
     expect(again).toMatchObject({ code: 1, stderr: `switchboard: outbox row ${dead[1].id} is dropped, not dead; only dead rows can be retried or dropped\n` });
     const unknown = await cli('outbox', 'drop', 'no-such-row');
     expect(unknown.stderr).toBe('switchboard: no outbox row "no-such-row" (switchboard outbox list --status dead shows the dead ones)\n');
-    expect((await gw.request('GET', '/v1/outbox?status=lost')).body).toEqual({ error: { code: 'INVALID_REQUEST', message: 'status: expected one of pending, delivered, dead, dropped, got "lost"' } });
+    expect((await suite.gw.request('GET', '/v1/outbox?status=lost')).body).toEqual({ error: { code: 'INVALID_REQUEST', message: 'status: expected one of pending, delivered, dead, dropped, got "lost"' } });
   }, 30_000);
 });

@@ -1,6 +1,6 @@
 /** `switchboard subagents list|show|kill|tree` and the completion lines of `runs show`, against a real gateway process. */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cliWith, startGatewayProcess, stopGatewayProcess, tempConfig, type GatewayProcess } from '../helpers/process.js';
+import { describe, expect, it } from 'vitest';
+import { cliWith, tempConfig, gatewayForSuite } from '../helpers/process.js';
 import { waitUntil } from '../helpers/wait.js';
 
 const { configPath } = tempConfig(`{
@@ -20,13 +20,7 @@ const { configPath } = tempConfig(`{
 
 const cli = cliWith(configPath);
 const MAIN = 'agent:main:main';
-let gw: GatewayProcess;
-beforeAll(async () => {
-  gw = await startGatewayProcess(configPath);
-});
-afterAll(async () => {
-  await stopGatewayProcess(gw);
-});
+gatewayForSuite(configPath);
 
 interface Row {
   subagentId: string;
@@ -73,7 +67,10 @@ describe('switchboard subagents', () => {
   });
 
   it('kill cancels a running sub-agent; its parent is told; a second kill has nothing to do; unknown targets fail in one line', async () => {
-    expect((await cli('send', 'main', 'sleepy', '--wait')).code).toBe(0);
+    // The reply comes at once; the napper's result would not come within the timeout, and the send says so.
+    const sent = await cli('send', 'main', 'sleepy', '--wait', '--timeout', '1');
+    expect(sent.code).toBe(0);
+    expect(sent.stdout).toMatch(/\nsub-agents are still working; their results will arrive in agent:main:main \(follow with "switchboard sessions tail agent:main:main"\)\n$/);
     const napper = await waitUntil('the napper runs', async () => {
       const { subagents } = JSON.parse((await cli('--json', 'subagents', 'list', MAIN)).stdout) as { subagents: Row[] };
       return subagents.find((row) => row.label === 'napper' && row.state === 'running');

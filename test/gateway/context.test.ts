@@ -2,7 +2,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { assembleContext, buildPreamble, PromptFileCache } from '../../src/gateway/context.js';
+import { assembleContext, buildPreamble, PromptFileCache, provenanceLine } from '../../src/gateway/context.js';
 import type { InputRecord } from '../../src/ports.js';
 
 const input = (overrides: Partial<InputRecord>): InputRecord => ({
@@ -23,6 +23,12 @@ describe('context assembly', () => {
     expect(context.system.startsWith('You are agent "b" (Bea 🐝), running in Switchboard')).toBe(true);
     expect(context.messages).toEqual([{ role: 'user', content: 'hello' }]);
     expect(context.frameworkChars).toBe(buildPreamble(agent).length);
+  });
+
+  it('context: a message from an A2A peer names the peer; a user message has no marker', () => {
+    expect(provenanceLine({ kind: 'a2a', channel: 'a2a', peer: 'partner' })).toBe('[message from a2a, peer partner]');
+    expect(provenanceLine({ kind: 'a2a', channel: 'a2a', peer: 'anonymous' })).toBe('[message from a2a, peer anonymous]');
+    expect(provenanceLine({ kind: 'user', channel: 'cli', peer: 'someone' })).toBeUndefined();
   });
 
   it('context: an input from another agent carries its provenance; a retry carries its note', () => {

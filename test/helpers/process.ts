@@ -5,6 +5,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { once } from 'node:events';
+import { afterAll, beforeAll, expect } from 'vitest';
 
 export const ROOT = resolve(import.meta.dirname, '../..');
 export const BIN = join(ROOT, 'bin/switchboard.js');
@@ -94,5 +95,25 @@ export function cliWith(configPath: string): (...args: string[]) => Promise<CliR
       const failed = error as CliResult;
       return { code: failed.code, stdout: failed.stdout, stderr: failed.stderr };
     }
+  };
+}
+
+/**
+ * One gateway process for a whole test file: started before its tests, stopped after them (and it must
+ * stop cleanly, with exit code 0). `suite.gw` is the running process.
+ */
+export function gatewayForSuite(configPath: string, env: NodeJS.ProcessEnv = {}): { readonly gw: GatewayProcess } {
+  let running: GatewayProcess | undefined;
+  beforeAll(async () => {
+    running = await startGatewayProcess(configPath, env);
+  });
+  afterAll(async () => {
+    if (running) expect(await stopGatewayProcess(running)).toBe(0);
+  });
+  return {
+    get gw() {
+      if (!running) throw new Error('the suite gateway is not running (used outside a test?)');
+      return running;
+    },
   };
 }

@@ -1,5 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startGatewayProcess, stopGatewayProcess, tempConfig, type GatewayProcess } from '../helpers/process.js';
+import { describe, expect, it } from 'vitest';
+import { tempConfig, gatewayForSuite } from '../helpers/process.js';
 
 const { configPath } = tempConfig(`{
   gateway: { maxMessageChars: 100 },
@@ -10,75 +10,69 @@ const { configPath } = tempConfig(`{
   } } } },
 }`);
 
-let gw: GatewayProcess;
-beforeAll(async () => {
-  gw = await startGatewayProcess(configPath);
-});
-afterAll(async () => {
-  expect(await stopGatewayProcess(gw)).toBe(0);
-});
+const suite = gatewayForSuite(configPath);
 
 describe('control API against a real gateway process', () => {
   it('auth: a missing or wrong bearer token is refused with 401 and says how to get one', async () => {
-    const missing = await gw.request('GET', '/v1/status', undefined, null);
+    const missing = await suite.gw.request('GET', '/v1/status', undefined, null);
     expect(missing).toEqual({
       status: 401,
       body: { error: { code: 'UNAUTHORIZED', message: 'missing bearer token: send "Authorization: Bearer <token>" (print the token with "switchboard token")' } },
     });
-    const wrong = await gw.request('GET', '/v1/status', undefined, 'not-the-token');
+    const wrong = await suite.gw.request('GET', '/v1/status', undefined, 'not-the-token');
     expect(wrong).toEqual({ status: 401, body: { error: { code: 'UNAUTHORIZED', message: 'invalid bearer token (print the current one with "switchboard token")' } } });
   });
 
   it('send: waits for the reply, and the session, history and run are visible', async () => {
-    const sent = await gw.request<{ status: string; reply: string; runId: string; sessionKey: string }>('POST', '/v1/send', { target: 'echo', message: 'ping', wait: true });
+    const sent = await suite.gw.request<{ status: string; reply: string; runId: string; sessionKey: string }>('POST', '/v1/send', { target: 'echo', message: 'ping', wait: true });
     expect(sent.status).toBe(200);
     expect(sent.body).toMatchObject({ status: 'ok', reply: 'echo: ping', sessionKey: 'agent:echo:main', runStatus: 'succeeded' });
-    const history = await gw.request<{ entries: { role: string }[] }>('GET', `/v1/sessions/${encodeURIComponent('agent:echo:main')}/history`);
+    const history = await suite.gw.request<{ entries: { role: string }[] }>('GET', `/v1/sessions/${encodeURIComponent('agent:echo:main')}/history`);
     expect(history.body.entries.map((e) => e.role)).toEqual(['user', 'assistant']);
-    const run = await gw.request<{ run: { status: string } }>('GET', `/v1/runs/${sent.body.runId}`);
+    const run = await suite.gw.request<{ run: { status: string } }>('GET', `/v1/runs/${sent.body.runId}`);
     expect(run.body.run.status).toBe('succeeded');
   });
 
   it('send: without a target the bindings route by channel and peer, else to the default agent', async () => {
-    const sent = await gw.request<{ sessionKey: string; status: string }>('POST', '/v1/send', { message: 'who gets this?', channel: 'web', peer: 'visitor-1' });
+    const sent = await suite.gw.request<{ sessionKey: string; status: string }>('POST', '/v1/send', { message: 'who gets this?', channel: 'web', peer: 'visitor-1' });
     expect(sent).toMatchObject({ status: 200, body: { status: 'accepted', sessionKey: 'agent:echo:web:direct:visitor-1' } });
   });
 
   it('send: a waited send past its timeout says the message was delivered and is still processed', async () => {
-    const sent = await gw.request<{ status: string; inputId: string }>('POST', '/v1/send', { target: 'slow', message: 'hurry', wait: true, timeoutSeconds: 0.2 });
+    const sent = await suite.gw.request<{ status: string; inputId: string }>('POST', '/v1/send', { target: 'slow', message: 'hurry', wait: true, timeoutSeconds: 0.2 });
     expect(sent.body).toMatchObject({ status: 'timeout', delivered: true });
-    const runs = await gw.request<{ runs: { status: string }[] }>('GET', `/v1/runs?sessionKey=${encodeURIComponent('agent:slow:main')}`);
+    const runs = await suite.gw.request<{ runs: { status: string }[] }>('GET', `/v1/runs?sessionKey=${encodeURIComponent('agent:slow:main')}`);
     expect(runs.body.runs[0].status).toBe('running');
   });
 
   it('bad input: invalid JSON, unknown fields, oversized message, unknown agent and session each get their exact error', async () => {
-    expect(await gw.request('POST', '/v1/send', '{"target": "echo",')).toMatchObject({
+    expect(await suite.gw.request('POST', '/v1/send', '{"target": "echo",')).toMatchObject({
       status: 400,
       body: { error: { code: 'INVALID_JSON', message: expect.stringMatching(/^request body is not valid JSON: /) } },
     });
-    expect(await gw.request('POST', '/v1/send', { target: 'echo', message: 'x', colour: 'red' })).toEqual({
+    expect(await suite.gw.request('POST', '/v1/send', { target: 'echo', message: 'x', colour: 'red' })).toEqual({
       status: 400,
       body: { error: { code: 'INVALID_REQUEST', message: 'invalid request body: unknown field "colour"', details: { problems: ['unknown field "colour"'] } } },
     });
-    expect(await gw.request('POST', '/v1/send', { target: 'echo', message: 'x'.repeat(101) })).toEqual({
+    expect(await suite.gw.request('POST', '/v1/send', { target: 'echo', message: 'x'.repeat(101) })).toEqual({
       status: 413,
       body: { error: { code: 'MESSAGE_TOO_LARGE', message: 'message is 101 characters; the limit is 100 (gateway.maxMessageChars)', details: { length: 101, limit: 100 } } },
     });
-    expect(await gw.request('POST', '/v1/send', { target: 'ghost', message: 'x' })).toEqual({
+    expect(await suite.gw.request('POST', '/v1/send', { target: 'ghost', message: 'x' })).toEqual({
       status: 404,
       body: { error: { code: 'AGENT_NOT_FOUND', message: 'unknown agent "ghost" (configured agents: echo, slow)', details: { agentId: 'ghost' } } },
     });
-    expect(await gw.request('GET', `/v1/sessions/${encodeURIComponent('agent:echo:nope:direct:x')}`)).toEqual({
+    expect(await suite.gw.request('GET', `/v1/sessions/${encodeURIComponent('agent:echo:nope:direct:x')}`)).toEqual({
       status: 404,
       body: { error: { code: 'SESSION_NOT_FOUND', message: 'no session "agent:echo:nope:direct:x" (list them with "switchboard sessions list")' } },
     });
-    expect(await gw.request('GET', '/v1/nothing')).toEqual({ status: 404, body: { error: { code: 'NOT_FOUND', message: 'no such endpoint: GET /v1/nothing' } } });
+    expect(await suite.gw.request('GET', '/v1/nothing')).toEqual({ status: 404, body: { error: { code: 'NOT_FOUND', message: 'no such endpoint: GET /v1/nothing' } } });
   });
 
   it('events: the SSE stream replays the journal after a sequence number and then follows live', async () => {
     const controller = new AbortController();
-    const response = await fetch(`${gw.url}/v1/events?after=0&sessionKey=${encodeURIComponent('agent:echo:main')}`, {
-      headers: { authorization: `Bearer ${gw.token}` },
+    const response = await fetch(`${suite.gw.url}/v1/events?after=0&sessionKey=${encodeURIComponent('agent:echo:main')}`, {
+      headers: { authorization: `Bearer ${suite.gw.token}` },
       signal: controller.signal,
     });
     expect(response.headers.get('content-type')).toBe('text/event-stream');
@@ -96,7 +90,7 @@ describe('control API against a real gateway process', () => {
       }
     };
     await readUntil(() => seen.filter((t) => t === 'run.completed').length >= 1);
-    await gw.request('POST', '/v1/send', { target: 'echo', message: 'live one', wait: true });
+    await suite.gw.request('POST', '/v1/send', { target: 'echo', message: 'live one', wait: true });
     await readUntil(() => seen.filter((t) => t === 'run.completed').length >= 2);
     controller.abort();
     expect(seen.filter((t) => t === 'run.started').length).toBeGreaterThanOrEqual(2);
@@ -106,19 +100,19 @@ describe('control API against a real gateway process', () => {
     const paths = ['GET /v1/runs/%E0%A4%A', 'GET /v1/sessions/%E0%A4%A/history', 'POST /v1/runs/%E0%A4%A/cancel', 'GET /v1/subagents/%E0%A4%A', 'POST /v1/subagents/%E0%A4%A/kill', 'GET /v1/a2a/tasks/%E0%A4%A'];
     for (const line of paths) {
       const [method, path] = line.split(' ');
-      expect({ line, ...(await gw.request(method, path)) }).toEqual({
+      expect({ line, ...(await suite.gw.request(method, path)) }).toEqual({
         line,
         status: 400,
         body: { error: { code: 'INVALID_REQUEST', message: 'the path segment "%E0%A4%A" has a malformed percent-escape; encode it with encodeURIComponent' } },
       });
     }
-    const callback = await gw.request('POST', '/a2a-callback/%E0%A4%A', {});
+    const callback = await suite.gw.request('POST', '/a2a-callback/%E0%A4%A', {});
     expect(callback.status).toBe(400);
   });
 
   it('bad input: a huge or fractional limit is a 400, not a database error', async () => {
     for (const raw of ['99999999999999999999', '1.5', '0', '-3', '1e3', '10001']) {
-      expect(await gw.request('GET', `/v1/runs?limit=${raw}`)).toEqual({
+      expect(await suite.gw.request('GET', `/v1/runs?limit=${raw}`)).toEqual({
         status: 400,
         body: { error: { code: 'INVALID_REQUEST', message: `limit: expected an integer from 1 to 10000, got "${raw}"` } },
       });
@@ -126,15 +120,15 @@ describe('control API against a real gateway process', () => {
   });
 
   it("idempotency keys are scoped to the target: the same key sent to another agent is another message, and never an internal key", async () => {
-    const first = await gw.request<{ sessionKey: string; created: boolean; inputId: string }>('POST', '/v1/send', { target: 'echo', message: 'one', idempotencyKey: 'k1' });
-    const other = await gw.request<{ sessionKey: string; created: boolean; inputId: string }>('POST', '/v1/send', { target: 'slow', message: 'two', idempotencyKey: 'k1' });
+    const first = await suite.gw.request<{ sessionKey: string; created: boolean; inputId: string }>('POST', '/v1/send', { target: 'echo', message: 'one', idempotencyKey: 'k1' });
+    const other = await suite.gw.request<{ sessionKey: string; created: boolean; inputId: string }>('POST', '/v1/send', { target: 'slow', message: 'two', idempotencyKey: 'k1' });
     expect(first.body).toMatchObject({ sessionKey: 'agent:echo:main', created: true });
     expect(other.body).toMatchObject({ sessionKey: 'agent:slow:main', created: true });
     expect(other.body.inputId).not.toBe(first.body.inputId);
-    const again = await gw.request<{ sessionKey: string; created: boolean; inputId: string }>('POST', '/v1/send', { target: 'echo', message: 'one', idempotencyKey: 'k1' });
+    const again = await suite.gw.request<{ sessionKey: string; created: boolean; inputId: string }>('POST', '/v1/send', { target: 'echo', message: 'one', idempotencyKey: 'k1' });
     expect(again.body).toMatchObject({ sessionKey: 'agent:echo:main', created: false, inputId: first.body.inputId });
     // A key shaped like the gateway's own (send:, exchange:, completion:) is only ever a client key.
-    const shaped = await gw.request<{ created: boolean }>('POST', '/v1/send', { target: 'echo', message: 'three', idempotencyKey: 'input:' + first.body.inputId });
+    const shaped = await suite.gw.request<{ created: boolean }>('POST', '/v1/send', { target: 'echo', message: 'three', idempotencyKey: 'input:' + first.body.inputId });
     expect(shaped.body.created).toBe(true);
   });
 });

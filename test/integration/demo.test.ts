@@ -1,4 +1,5 @@
 /** The quick start's demo config loads and its flows work: a direct answer, and research delegated to a sub-agent. */
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadConfigFile } from '../../src/config/load.js';
@@ -26,6 +27,35 @@ describe('the demo (examples/demo.json5)', () => {
     const reply = await waitUntil('the result was passed on', async () =>
       (await gateway!.journalAfter(0, { sessionKey: 'agent:support:main' })).find((event) => event.type === 'session.reply' && String((event.payload as { text: string }).text).startsWith('Our researcher is done')),
     );
-    expect((reply.payload as { text: string }).text).toContain('Technical take on "Research for a customer: cache invalidation"');
+    // What a good agent does with a result: passes it on in its own words, without the framework's completion block.
+    expect((reply.payload as { text: string }).text).toBe(
+      'Our researcher is done. In short: Technical take on "Research for a customer: cache invalidation": state the expected behaviour as a test, reproduce it, and change one thing at a time.\nWant me to dig deeper into any part of it?',
+    );
+  });
+
+  it('a greeting with a question gets the answer, not only the greeting', async () => {
+    const { config } = loadConfigFile(join(ROOT, 'examples/demo.json5'));
+    gateway = await startGateway({ config, store: await SqliteStore.open({ path: ':memory:' }), gatewayId: 'gw-demo' });
+    const ask = async (message: string) => gateway!.waitForInput((await gateway!.send({ target: 'support', message, inbound: { channel: 'cli' } })).input.id, 10_000);
+    expect(await ask('hello, what are your opening hours?')).toMatchObject({ status: 'completed', reply: expect.stringMatching(/^It's \S+ \(UTC\) here\. The desk is staffed 08:00-18:00 UTC on weekdays/) });
+    expect(await ask('hi there')).toMatchObject({ reply: expect.stringMatching(/^Hi! I'm Sam/) });
+  });
+
+  it("the README's claim on the framework's own prompt text holds for every run of the demo's flows", async () => {
+    const claim = readFileSync(join(ROOT, 'README.md'), 'utf8').match(/at most (\d+) characters in the demo's flows, recorded\s+per run as `preambleChars`/);
+    expect(claim).not.toBeNull();
+    const { config } = loadConfigFile(join(ROOT, 'examples/demo.json5'));
+    gateway = await startGateway({ config, store: await SqliteStore.open({ path: ':memory:' }), gatewayId: 'gw-demo' });
+    for (const message of ['hello', 'I want a refund', 'what are your opening hours?', 'my app crashes on start', 'research cache invalidation']) {
+      const sent = await gateway.send({ target: 'support', message, inbound: { channel: 'cli' } });
+      expect(await gateway.waitForInput(sent.input.id, 10_000)).toMatchObject({ status: 'completed' });
+    }
+    await waitUntil('the research result was passed on', async () => (await gateway!.listRuns({ sessionKey: 'agent:support:main' })).length >= 6 && (await gateway!.listRuns({})).every((run) => run.status !== 'running'));
+    const runs = await gateway.listRuns({ limit: 100 });
+    expect(runs.length).toBeGreaterThanOrEqual(8);
+    const largest = Math.max(...runs.map((run) => run.preambleChars));
+    expect(largest).toBeLessThanOrEqual(Number(claim![1]));
+    // Near the claim, so that the number says something: within 150 characters of it.
+    expect(largest).toBeGreaterThan(Number(claim![1]) - 150);
   });
 });

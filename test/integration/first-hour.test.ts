@@ -1,8 +1,8 @@
 /** What a person watching the gateway's terminal sees: the banner, one line per failed run, and the probes. */
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BIN, ROOT, cliWith, startGatewayProcess, stopGatewayProcess, tempConfig, type GatewayProcess } from '../helpers/process.js';
+import { describe, expect, it } from 'vitest';
+import { BIN, ROOT, cliWith, gatewayForSuite, tempConfig } from '../helpers/process.js';
 import { waitUntil } from '../helpers/wait.js';
 
 // "down" talks to a port nothing listens on: its runs fail with a refused connection.
@@ -15,20 +15,14 @@ const { configPath } = tempConfig(`{
   } },
 }`);
 
-let gw: GatewayProcess;
-beforeAll(async () => {
-  gw = await startGatewayProcess(configPath, { SWITCHBOARD_LOG_LEVEL: 'info', SWITCHBOARD_LOG_FORMAT: 'pretty' });
-});
-afterAll(async () => {
-  expect(await stopGatewayProcess(gw)).toBe(0);
-});
+const suite = gatewayForSuite(configPath, { SWITCHBOARD_LOG_LEVEL: 'info', SWITCHBOARD_LOG_FORMAT: 'pretty' });
 
 describe("the gateway's own terminal", () => {
   it('a failed run prints one readable line: the session, the agent, the reason and the command to run next', async () => {
-    const sent = await gw.request<{ status: string; runId: string; runStatus: string }>('POST', '/v1/send', { target: 'down', message: 'hello?', wait: true });
+    const sent = await suite.gw.request<{ status: string; runId: string; runStatus: string }>('POST', '/v1/send', { target: 'down', message: 'hello?', wait: true });
     expect(sent.body).toMatchObject({ status: 'ok', runStatus: 'failed' });
-    await waitUntil('the failed run is logged', () => gw.stderr().includes('run failed'), 30_000);
-    const line = gw.stderr().split('\n').find((candidate) => candidate.includes('run failed'))!;
+    await waitUntil('the failed run is logged', () => suite.gw.stderr().includes('run failed'), 30_000);
+    const line = suite.gw.stderr().split('\n').find((candidate) => candidate.includes('run failed'))!;
     expect(line).toMatch(/^\[\d\d:\d\d:\d\d\.\d{3}\] WARN: run failed: agent down, session agent:down:main: .+ \(switchboard runs show [0-9a-f]{8}\)/);
     expect(line).toContain(`switchboard runs show ${sent.body.runId.slice(0, 8)}`);
     // Not JSON: a person reads it.
@@ -36,10 +30,10 @@ describe("the gateway's own terminal", () => {
   });
 
   it('/healthz and /readyz answer without a token and give nothing away', async () => {
-    expect(await gw.request('GET', '/healthz', undefined, null)).toEqual({ status: 200, body: { status: 'ok' } });
-    expect(await gw.request('GET', '/readyz', undefined, null)).toEqual({ status: 200, body: { status: 'ready' } });
+    expect(await suite.gw.request('GET', '/healthz', undefined, null)).toEqual({ status: 200, body: { status: 'ok' } });
+    expect(await suite.gw.request('GET', '/readyz', undefined, null)).toEqual({ status: 200, body: { status: 'ready' } });
     // The rest of the API still wants the token.
-    expect((await gw.request('GET', '/v1/status', undefined, null)).status).toBe(401);
+    expect((await suite.gw.request('GET', '/v1/status', undefined, null)).status).toBe(401);
   });
 
   it('the banner says where it listens, where the Agent Cards are, and a CLI command that works from here; --version prints the version', async () => {

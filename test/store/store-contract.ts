@@ -35,6 +35,16 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
       return { runId, epoch: lease!.epoch, started };
     }
 
+    it('ids: matchIds finds ids by their exact, case-sensitive start, in id order, at most limit, with no wildcard', async () => {
+      for (const inputId of ['abcd-2', 'abcd-1', 'abce-1', 'ABCD-3', 'ab%d-4']) await store.inputs.enqueue(newInput(S, { id: inputId }), 1000);
+      expect(await store.matchIds('input', 'abcd', 10)).toEqual(['abcd-1', 'abcd-2']);
+      expect(await store.matchIds('input', 'abc', 10)).toEqual(['abcd-1', 'abcd-2', 'abce-1']);
+      expect(await store.matchIds('input', 'abc', 2)).toEqual(['abcd-1', 'abcd-2']);
+      expect(await store.matchIds('input', 'ab%', 10)).toEqual(['ab%d-4']);
+      expect(await store.matchIds('input', 'ab_d', 10)).toEqual([]);
+      expect(await store.matchIds('run', 'abcd', 10)).toEqual([]);
+    });
+
     it('sessions: ensure is idempotent and keeps the first row', async () => {
       const again = await store.sessions.ensure({ key: S, agentId: 'support', label: 'other' }, 5000);
       expect(again).toMatchObject({ key: S, agentId: 'support', label: null, depth: 0, state: 'idle', createdAt: 1000 });
