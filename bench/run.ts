@@ -164,6 +164,8 @@ async function agentToAgent(count: number, pingPong: number, sdkCallMs: number, 
   const latencies: number[] = [];
   const calls: number[] = [];
   const prompt: number[] = [];
+  const bytesSent: number[] = [];
+  const toolBytes: number[] = [];
   let maxPreamble = 0;
   for (let i = -5; i < count; i += 1) {
     const peer = `p${i + 5}`;
@@ -178,13 +180,15 @@ async function agentToAgent(count: number, pingPong: number, sdkCallMs: number, 
     const runs = [...(await gateway.listRuns({ sessionKey: requester })), ...(await gateway.listRuns({ sessionKey: `agent:b:bench:direct:${peer}` }))];
     calls.push(runs.reduce((sum, run) => sum + run.usage.modelCalls, 0));
     prompt.push(runs.reduce((sum, run) => sum + run.promptChars, 0));
+    bytesSent.push(runs.reduce((sum, run) => sum + run.request.bytes, 0));
+    toolBytes.push(runs.reduce((sum, run) => sum + run.request.toolBytes, 0));
     maxPreamble = Math.max(maxPreamble, ...runs.map((run) => run.preambleChars));
   }
   await gateway.stop();
   await store.close();
   const p50 = percentile(latencies, 50);
   const callsP50 = percentile(calls, 50);
-  return { p50, p99: percentile(latencies, 99), overheadP50: p50 - callsP50 * sdkCallMs, overheadP99: percentile(latencies, 99) - callsP50 * sdkCallMs, calls: callsP50, maxCalls: Math.max(...calls), promptChars: percentile(prompt, 50), maxPreamble };
+  return { p50, p99: percentile(latencies, 99), overheadP50: p50 - callsP50 * sdkCallMs, overheadP99: percentile(latencies, 99) - callsP50 * sdkCallMs, calls: callsP50, maxCalls: Math.max(...calls), promptChars: percentile(prompt, 50), requestBytes: percentile(bytesSent, 50), toolBytes: percentile(toolBytes, 50), maxPreamble };
 }
 
 /**
@@ -289,7 +293,7 @@ async function toolDefinitionChars(): Promise<{ chars: number; tools: number }> 
   const { BUILTIN_TOOLS } = await import('../src/tools/builtin.js');
   const { createSessionTools } = await import('../src/tools/session-tools.js');
   const { createSubagentTools } = await import('../src/tools/subagent-tools.js');
-  const tools = [...BUILTIN_TOOLS, ...createSessionTools({} as never), ...createSubagentTools({} as never)];
+  const tools = [...BUILTIN_TOOLS, ...createSessionTools({} as never), ...createSubagentTools({} as never, {} as never)];
   return { chars: JSON.stringify(tools.map((t) => ({ name: t.name, description: t.description, parameters: toolJsonSchema(t.parameters) }))).length, tools: tools.length };
 }
 
@@ -337,7 +341,7 @@ async function main() {
   for (const pingPong of [0, 5]) {
     const a2a = await agentToAgent(a2aCount, pingPong, floor);
     lines.push(
-      `sessions_send and wait, ping-pong ${pingPong}: ${a2a.calls} model calls per send (max ${a2a.maxCalls}${pingPong === 0 ? ', target <= 3' : ''}), ${fmt(a2a.promptChars, 0)} prompt characters per send; ` +
+      `sessions_send and wait, ping-pong ${pingPong}: ${a2a.calls} model calls per send (max ${a2a.maxCalls}${pingPong === 0 ? ', target <= 3' : ''}), ${fmt(a2a.promptChars, 0)} prompt characters per send; ${fmt(a2a.requestBytes, 0)} request bytes sent per send (tool definitions ${fmt(a2a.toolBytes, 0)}); ` +
         `until the exchange is done p50 ${fmt(a2a.p50)} ms, p99 ${fmt(a2a.p99)} ms; gateway overhead (minus ${a2a.calls} bare SDK calls) p50 ${fmt(a2a.overheadP50)} ms, p99 ${fmt(a2a.overheadP99)} ms; ` +
         `largest framework text in one run ${a2a.maxPreamble} characters (target <= 2000 per call)`,
     );

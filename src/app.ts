@@ -31,7 +31,7 @@ export function standardExtensions(parts: GatewayParts, onClient?: (client: A2AC
   onClient?.(client);
   const calling = config.a2a.remoteAgents.length > 0 || config.a2a.client.allowUrls;
   return [
-    { tools: [...BUILTIN_TOOLS, ...createSessionTools(parts.messaging), ...createSubagentTools(parts.subagents), requestInputTool] },
+    { tools: [...BUILTIN_TOOLS, ...createSessionTools(parts.messaging), ...createSubagentTools(parts.subagents, parts.messaging), requestInputTool] },
     {
       tools: calling ? createA2AClientTools(client) : [],
       deliveries: { [RESULT_KIND]: (row) => client.deliverResult(row) },

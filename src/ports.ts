@@ -87,6 +87,8 @@ export interface NewSession {
 export interface SessionFilter {
   agentId?: string;
   label?: string;
+  /** Only sessions this one spawned (directly). */
+  parentKey?: string;
   /** Only sessions updated at or after this time. */
   updatedSince?: number;
   limit?: number;
@@ -175,6 +177,15 @@ export interface RunUsage {
   outputTokens: number;
   modelCalls: number;
   steps: number;
+  /** Input tokens the provider read from its prompt cache (0 when it has none or does not say). */
+  cachedInputTokens?: number;
+}
+
+/** What a run's model calls sent, summed over its calls, in UTF-8 bytes: all of it, its system text, its tool definitions. */
+export interface RunRequestSize {
+  bytes: number;
+  systemBytes: number;
+  toolBytes: number;
 }
 
 export interface RunRecord {
@@ -190,6 +201,8 @@ export interface RunRecord {
   usage: RunUsage;
   preambleChars: number;
   promptChars: number;
+  /** The request bodies the model calls actually sent. */
+  request: RunRequestSize;
   finalText: string | null;
   errorCode: string | null;
   errorMessage: string | null;
@@ -212,6 +225,7 @@ export interface RunOutcome {
   usage: RunUsage;
   preambleChars: number;
   promptChars: number;
+  request?: RunRequestSize;
   finalText: string | null;
   errorCode?: string | null;
   errorMessage?: string | null;

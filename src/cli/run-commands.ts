@@ -29,8 +29,9 @@ runs
         `run ${run.id} on ${run.sessionKey} (agent ${run.agentId}, model ${run.model})`,
         `  status:   ${run.status}${run.errorMessage ? ` - ${run.errorMessage}` : ''}`,
         `  started:  ${new Date(run.startedAt).toISOString()}${run.endedAt ? `, took ${run.endedAt - run.startedAt} ms` : ''}`,
-        `  usage:    ${run.usage.modelCalls} model call(s), ${run.usage.steps} step(s), ${run.usage.inputTokens} tokens in, ${run.usage.outputTokens} out`,
-        `  prompt:   ${run.promptChars} characters sent; framework's own ${run.preambleChars}`,
+        `  usage:    ${run.usage.modelCalls} model call(s), ${run.usage.steps} step(s), ${run.usage.inputTokens} tokens in (${run.usage.cachedInputTokens ?? 0} from the prompt cache), ${run.usage.outputTokens} out`,
+        `  request:  ${run.request.bytes} bytes sent in ${run.usage.modelCalls} call(s): tool definitions ${run.request.toolBytes}, system text ${run.request.systemBytes}, messages ${run.request.bytes - run.request.toolBytes - run.request.systemBytes}`,
+        `  prompt:   ${run.promptChars} characters of messages and system text; the framework's own ${run.preambleChars}`,
         `  inputs:   ${shown.inputs.map((input) => `${input.id} (${input.mode}, ${input.provenance.kind})`).join(', ') || '-'}`,
         `  reply:    ${run.finalText ?? '-'}`,
         ...completions.sent.map(

@@ -47,9 +47,13 @@ export function provenanceLine(provenance: Provenance): string | undefined {
   return `[message from ${parts.join(', ')}]`;
 }
 
-/** What a sessions_send exchange step asks of the model, where it asks more than a plain answer. */
-export function exchangeLine(provenance: Provenance): string | undefined {
+/**
+ * What a sessions_send exchange step asks of the model, where it asks more than a plain answer. In the
+ * history (`past`), a turn's instructions are not repeated: only which turn it was.
+ */
+export function exchangeLine(provenance: Provenance, past = false): string | undefined {
   const step = provenance.exchange;
+  if (step?.step === 'turn' && past) return `[agent-to-agent turn ${step.turn}]`;
   if (step?.step === 'turn') {
     return `[agent-to-agent turn ${step.turn} of ${step.maxTurns}, you are the ${step.role}: your reply goes to agent ${provenance.sourceAgent}; reply exactly ${REPLY_SKIP} to end the conversation]`;
   }
@@ -57,8 +61,8 @@ export function exchangeLine(provenance: Provenance): string | undefined {
   return undefined;
 }
 
-export function renderInput(text: string, provenance: Provenance | null, note?: string | null): { text: string; frameworkChars: number } {
-  const header = [provenance ? provenanceLine(provenance) : undefined, provenance ? exchangeLine(provenance) : undefined, note ? `[note: ${note}]` : undefined]
+export function renderInput(text: string, provenance: Provenance | null, note?: string | null, past = false): { text: string; frameworkChars: number } {
+  const header = [provenance ? provenanceLine(provenance) : undefined, provenance ? exchangeLine(provenance, past) : undefined, note ? `[note: ${note}]` : undefined]
     .filter(Boolean)
     .join('\n');
   return header ? { text: `${header}\n${text}`, frameworkChars: header.length + 1 } : { text, frameworkChars: 0 };
@@ -96,7 +100,7 @@ export function historyToMessages(history: readonly TranscriptEntry[]): { messag
   let frameworkChars = 0;
   for (const entry of start < 0 ? [] : history.slice(start)) {
     if (entry.role === 'user') {
-      const rendered = renderInput(String(entry.content), entry.provenance);
+      const rendered = renderInput(String(entry.content), entry.provenance, null, true);
       frameworkChars += rendered.frameworkChars;
       messages.push({ role: 'user', content: rendered.text });
     } else if (entry.role === 'note') {

@@ -93,22 +93,26 @@ export class ExchangeFlow {
     const continues = step.status === 'succeeded' && exchange.maxTurns > 0 && (step.text ?? '').trim() !== '' && !isSkip(step.text, REPLY_SKIP);
     const lateDelivery = exchange.replyState === 'delivered' && exchange.waiterRunId === null && exchange.replyRunId === step.runId;
     if (continues) {
-      // Turn 1 is the requester answering the reply; it also carries the reply into the requester's session.
-      await this.deps.accept(this.turnInput(exchange, 1, step.text ?? ''));
+      // Turn 1 is the requester answering the reply; it also carries the reply into the requester's session,
+      // unless the requester's sessions_send already returned it (then it would be there twice).
+      const returned = exchange.replyState === 'replied' && !isApiWaiter(exchange.waiterRunId);
+      await this.deps.accept(this.turnInput(exchange, 1, returned ? `(${exchange.targetAgent}'s reply, which your sessions_send returned above)` : step.text ?? ''));
       if (exchange.replyState === 'replied') await store.exchanges.transition(exchange.id, { replyStates: ['replied'] }, { replyState: 'delivered' }, clock.now());
       await this.setPhase(exchange, ['request'], { phase: 'ping_pong', turn: 1 });
       return;
     }
     if (lateDelivery) await this.deps.accept(this.replyInput(exchange, step));
-    await this.finish(exchange, ['request'], exchange.replyText);
+    await this.finish(exchange, ['request'], null);
   }
 
   private async onTurn(exchange: ExchangeRecord, step: ExchangeStepPayload): Promise<void> {
     const continues = step.status === 'succeeded' && step.turn < exchange.maxTurns && (step.text ?? '').trim() !== '' && !isSkip(step.text, REPLY_SKIP);
     if (!continues) {
       const skipped = step.status !== 'succeeded' || (step.text ?? '').trim() === '' || isSkip(step.text, REPLY_SKIP);
-      const latest = skipped ? step.incoming ?? null : step.text;
-      if (exchange.phase === 'ping_pong' && exchange.turn === step.turn) await this.finish(exchange, ['ping_pong'], latest, { endedAtTurn: step.turn, skipped });
+      // The target has every message of the conversation in its own history but the requester's last turn,
+      // when the turns ran out on it (odd turns are the requester's).
+      const unseen = !skipped && step.turn % 2 === 1 ? step.text : null;
+      if (exchange.phase === 'ping_pong' && exchange.turn === step.turn) await this.finish(exchange, ['ping_pong'], unseen, { endedAtTurn: step.turn, skipped });
       return;
     }
     const next = step.turn + 1;
@@ -117,10 +121,11 @@ export class ExchangeFlow {
   }
 
   /** After the last turn: the announce step when the target session has a channel to post to, else done. */
-  private async finish(exchange: ExchangeRecord, from: ExchangeRecord['phase'][], latest: string | null, detail: Record<string, unknown> = {}): Promise<void> {
+  /** `unseen`: the conversation's last message, when the target has not seen it. */
+  private async finish(exchange: ExchangeRecord, from: ExchangeRecord['phase'][], unseen: string | null, detail: Record<string, unknown> = {}): Promise<void> {
     const target = await this.deps.store.sessions.get(exchange.targetSession);
     if (target?.route) {
-      await this.deps.accept(await this.announceInput(exchange, latest));
+      await this.deps.accept(this.announceInput(exchange, unseen));
       await this.setPhase(exchange, from, { phase: 'announce' }, detail);
     } else {
       await this.setPhase(exchange, from, { phase: 'done' }, { ...detail, announce: 'skipped: the target session has no channel to post to' });
@@ -200,16 +205,14 @@ export class ExchangeFlow {
     };
   }
 
-  private async announceInput(exchange: ExchangeRecord, latest: string | null): Promise<NewInput> {
-    const request = await this.deps.store.inputs.get(exchange.requestInputId);
-    const lines = [
-      `Agent-to-agent announce step. Agent "${exchange.requesterAgent}" (session ${exchange.requesterSession}) sent you:`,
-      quote(request?.text ?? ''),
-      `Your first reply:`,
-      quote(exchange.replyText ?? ''),
-    ];
-    if (latest && latest !== exchange.replyText) lines.push('The latest message of the conversation:', quote(latest));
-    lines.push(`Write what to post to your channel about this, or reply exactly ${ANNOUNCE_SKIP} to post nothing.`);
+  /**
+   * The announce step quotes nothing the target has already seen: the request, its replies and the
+   * requester's turns are in its own history. Only a last message it never received is quoted.
+   */
+  private announceInput(exchange: ExchangeRecord, unseen: string | null): NewInput {
+    const lines = [`Agent-to-agent announce step: your conversation with agent "${exchange.requesterAgent}" above is over.`];
+    if (unseen) lines.push('Its last message, which you have not seen:', quote(unseen));
+    lines.push(`Write what to post to your channel about it, or reply exactly ${ANNOUNCE_SKIP} to post nothing.`);
     return {
       id: this.deps.ids.next(),
       sessionKey: exchange.targetSession,

@@ -3,10 +3,11 @@
  * failures; a failed, aborted or timed-out run is data (`ExecutedRun.status`).
  */
 import { APICallError, type LanguageModelV3 } from '@ai-sdk/provider';
-import { jsonSchema, stepCountIs, streamText, tool, type ModelMessage, type ToolSet } from 'ai';
+import { jsonSchema, stepCountIs, streamText, tool, type ModelMessage, type SystemModelMessage, type ToolSet } from 'ai';
 import { errorMessage } from '../core/errors.js';
 import { statusForAbort, type AbortReason, type TerminalRunStatus } from '../core/run-status.js';
-import type { NewToolCall, RunUsage } from '../ports.js';
+import { addRequest, measureRequest, NO_REQUEST } from '../models/request-size.js';
+import type { NewToolCall, RunRequestSize, RunUsage } from '../ports.js';
 import { parseToolArgs, toolJsonSchema, type GatewayTool, type ToolContext } from './tool-contract.js';
 import { throughLedger, type LedgerDeps } from './tool-ledger.js';
 
@@ -36,6 +37,8 @@ export interface ExecutedRun {
   messages: ModelMessage[];
   usage: RunUsage;
   promptChars: number;
+  /** The request bodies its model calls sent. */
+  request: RunRequestSize;
   error?: { code: string; message: string };
 }
 
@@ -62,6 +65,14 @@ export async function executeRun(options: ExecuteRunOptions): Promise<ExecutedRu
     });
   }
 
+  // Tools offered once they can succeed: asked at each step until they say yes (then they stay).
+  const session = { sessionKey: options.toolContext.sessionKey, agentId: options.toolContext.agentId };
+  const ready = new Set(options.tools.filter((candidate) => !candidate.available).map((candidate) => candidate.name));
+  const activeTools = async () => {
+    for (const candidate of options.tools) if (!ready.has(candidate.name) && (await candidate.available!(session).catch(() => false))) ready.add(candidate.name);
+    return options.tools.filter((candidate) => ready.has(candidate.name)).map((candidate) => candidate.name);
+  };
+
   const initialCount = options.messages.length;
   // Steered messages are re-inserted at their place on every step: the SDK rebuilds each step's
   // messages from the initial ones plus its own responses.
@@ -84,10 +95,11 @@ export async function executeRun(options: ExecuteRunOptions): Promise<ExecutedRu
     return out;
   };
 
+  const cached = withCacheBreakpoints(options.model, options.system, options.messages);
   const result = streamText({
     model: options.model,
-    system: options.system,
-    messages: options.messages,
+    system: cached.system,
+    messages: cached.messages,
     tools,
     stopWhen: stepCountIs(options.maxSteps),
     abortSignal: options.signal,
@@ -100,17 +112,20 @@ export async function executeRun(options: ExecuteRunOptions): Promise<ExecutedRu
       }
       const full = withInjections(messages);
       promptChars += options.system.length + JSON.stringify(full).length;
-      return injections.length > 0 ? { messages: full } : {};
+      return { activeTools: await activeTools(), ...(injections.length > 0 ? { messages: full } : {}) };
     },
     onError: ({ error }) => {
       streamError = error;
     },
   });
 
-  let usage: RunUsage = { inputTokens: 0, outputTokens: 0, modelCalls: 0, steps: 0 };
+  let usage: RunUsage = { inputTokens: 0, outputTokens: 0, modelCalls: 0, steps: 0, cachedInputTokens: 0 };
+  let request = NO_REQUEST;
   try {
     for await (const part of result.fullStream) {
-      if (part.type === 'text-delta') {
+      if (part.type === 'start-step') {
+        request = addRequest(request, measureRequest(part.request.body));
+      } else if (part.type === 'text-delta') {
         streamed += part.text;
         options.onDelta?.(part.text);
       } else if (part.type === 'finish-step') {
@@ -120,6 +135,7 @@ export async function executeRun(options: ExecuteRunOptions): Promise<ExecutedRu
           outputTokens: usage.outputTokens + (part.usage.outputTokens ?? 0),
           modelCalls: steps,
           steps,
+          cachedInputTokens: (usage.cachedInputTokens ?? 0) + (part.usage.inputTokenDetails?.cacheReadTokens ?? 0),
         };
       } else if (part.type === 'tool-call') {
         options.onStep?.({ number: steps, toolCalls: [part.toolName] });
@@ -141,6 +157,7 @@ export async function executeRun(options: ExecuteRunOptions): Promise<ExecutedRu
       messages: withInjections([...options.messages, ...partial]).slice(initialCount),
       usage,
       promptChars,
+      request,
       error: { code: status.toUpperCase(), message: reason === 'timeout' && options.timeoutMessage ? options.timeoutMessage : abortMessage(reason) },
     };
   }
@@ -151,13 +168,32 @@ export async function executeRun(options: ExecuteRunOptions): Promise<ExecutedRu
       messages: withInjections(options.messages).slice(initialCount),
       usage,
       promptChars,
+      request,
       error: { code: 'MODEL_PROVIDER_ERROR', message: describeProviderError(streamError) },
     };
   }
   const response = await result.response;
   const all = withInjections([...options.messages, ...response.messages]).slice(initialCount);
   const finalText = await result.text;
-  return { status: 'succeeded', finalText, messages: all, usage, promptChars };
+  return { status: 'succeeded', finalText, messages: all, usage, promptChars, request };
+}
+
+const EPHEMERAL = { anthropic: { cacheControl: { type: 'ephemeral' } } } as const;
+
+/**
+ * Prompt caching. The prompt is built stable-first (tools, then the system text of preamble and workspace
+ * files, then the history, which only grows), so that a provider's automatic prefix cache (OpenAI's) hits.
+ * Anthropic caches only up to explicit breakpoints: one after the system text (it covers the tools too)
+ * and one after the last message the run starts with, so the run's later steps and the session's next
+ * run read that prefix from the cache.
+ */
+function withCacheBreakpoints(model: LanguageModelV3, system: string, messages: ModelMessage[]): { system: string | SystemModelMessage; messages: ModelMessage[] } {
+  if (!model.provider.startsWith('anthropic') || messages.length === 0) return { system, messages };
+  const last = messages[messages.length - 1];
+  return {
+    system: { role: 'system', content: system, providerOptions: EPHEMERAL },
+    messages: [...messages.slice(0, -1), { ...last, providerOptions: { ...last.providerOptions, ...EPHEMERAL } } as ModelMessage],
+  };
 }
 
 function abortMessage(reason: AbortReason): string {

@@ -66,6 +66,22 @@ export abstract class SessionDirectory {
     return { visibility: config.tools.sessions.visibility, agentToAgent: config.tools.agentToAgent, ...(sandbox ? { sandboxedBy: sandbox } : {}) };
   }
 
+  /**
+   * Whether a send from this session could reach anyone: another agent the policy allows, another session
+   * of its own agent (visibility `agent` or `all`), or a session it spawned (visibility `tree`).
+   */
+  async canSendAnywhere(requester: Pick<Requester, 'sessionKey' | 'agentId'>): Promise<boolean> {
+    if (this.listAgents(requester as Requester).some((agent) => !agent.self)) return true;
+    const visibility = effectiveVisibility(this.policyFor(requester));
+    if (visibility === 'agent' || visibility === 'all') return true;
+    return visibility === 'tree' && (await this.hasSpawned(requester.sessionKey));
+  }
+
+  /** Whether the session has spawned anyone yet (the `subagents` tool is offered from then on). */
+  async hasSpawned(sessionKey: string): Promise<boolean> {
+    return (await this.deps.store.sessions.list({ parentKey: sessionKey, limit: 1 })).length > 0;
+  }
+
   /** Throws VISIBILITY_DENIED or A2A_POLICY_DENIED (details.layer names the layer) when not allowed. */
   async checkAccess(requester: Requester, target: { sessionKey: string; agentId: string }, action: AccessAction, spawned?: (key: string) => Promise<boolean>): Promise<void> {
     const inTree = target.sessionKey === requester.sessionKey || (await (spawned ?? ((key) => this.inSpawnedTree(requester.sessionKey, key)))(target.sessionKey));

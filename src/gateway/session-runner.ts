@@ -2,6 +2,7 @@
  * Runs one scheduled slot: creates the run row (claiming its inputs), assembles the context, executes
  * the tool loop, and commits everything the run produced in one transaction.
  */
+import { NO_REQUEST } from '../models/request-size.js';
 import type { ModelMessage } from 'ai';
 import { SwitchboardError, errorMessage } from '../core/errors.js';
 import { applyToolPolicy, type ToolPolicyLayer } from '../core/tool-policy.js';
@@ -174,6 +175,7 @@ export function createSessionRunner(deps: SessionRunnerDeps) {
         messages: [],
         usage: { inputTokens: 0, outputTokens: 0, modelCalls: 0, steps: 0 },
         promptChars: 0,
+        request: NO_REQUEST,
         error: { code: SwitchboardError.isInstance(error) ? error.code : 'INTERNAL', message: errorMessage(error) },
       };
     } finally {
@@ -231,6 +233,7 @@ export function createSessionRunner(deps: SessionRunnerDeps) {
             usage: executed.usage,
             preambleChars: frameworkChars,
             promptChars: executed.promptChars,
+            request: executed.request,
             finalText: executed.finalText,
             errorCode: executed.error?.code ?? null,
             errorMessage: executed.error?.message ?? null,

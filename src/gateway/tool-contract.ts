@@ -18,6 +18,21 @@ function shown(value: unknown): unknown {
   return Object.fromEntries(Object.entries(value).filter(([key]) => !UNSHOWN.has(key)).map(([key, inner]) => [key, key === 'properties' ? mapValues(inner, shown) : shown(inner)]));
 }
 
+/** Drops the properties marked `unlisted` (and their `required` entries) from an object schema. */
+function listedOnly(schema: Record<string, unknown>): Record<string, unknown> {
+  const properties = schema.properties as Record<string, { unlisted?: boolean }> | undefined;
+  if (!properties) return schema;
+  const listed = Object.fromEntries(Object.entries(properties).filter(([, property]) => !property.unlisted));
+  const required = (schema.required as string[] | undefined)?.filter((name) => name in listed);
+  return { ...schema, properties: listed, ...(required?.length ? { required } : { required: undefined }) };
+}
+
+/**
+ * An argument the model is not shown (every character of a schema is sent with every call), for what a
+ * model rarely needs: it is still accepted and checked, and the tool's result tells where it helps.
+ */
+export const unlisted = <T extends z.ZodType>(schema: T): T => schema.meta({ unlisted: true }) as T;
+
 const mapValues = (object: unknown, map: (value: unknown) => unknown) => Object.fromEntries(Object.entries(object as Record<string, unknown>).map(([key, value]) => [key, map(value)]));
 
 /**
@@ -25,7 +40,7 @@ const mapValues = (object: unknown, map: (value: unknown) => unknown) => Object.
  * every character is sent again with every model call; they are checked, and a breach is explained.
  */
 export function toolJsonSchema(schema: ToolArgs): Record<string, unknown> {
-  return shown(z.toJSONSchema(schema)) as Record<string, unknown>;
+  return JSON.parse(JSON.stringify(listedOnly(shown(z.toJSONSchema(schema)) as Record<string, unknown>))) as Record<string, unknown>;
 }
 
 /**
@@ -71,6 +86,12 @@ export interface GatewayTool {
    * run made runs again under the same key, so that its effect is not repeated.
    */
   effects?: true;
+  /**
+   * Offered at a model step only once it can succeed (a tool definition is sent with every call): e.g. no
+   * `subagents` before the session's first spawn. Asked at each step until it says yes, then kept. The
+   * tool policy still decides what a session may use at all, and a call the model makes anyway is run.
+   */
+  available?(session: { sessionKey: string; agentId: string }): Promise<boolean>;
   /** The arguments, once: the model is shown their JSON Schema, and `execute` gets them checked. */
   parameters: ToolArgs;
   /** Receives the arguments as `parameters` parsed them. */

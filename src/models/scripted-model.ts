@@ -72,7 +72,8 @@ export class ScriptedLanguageModel implements LanguageModelV3 {
         controller.close();
       },
     });
-    return { stream };
+    // What it was given is its request: the same prompt and tools an HTTP provider would serialise.
+    return { stream, request: { body: { prompt: options.prompt, tools: options.tools } } };
   }
 
   private async answer(options: LanguageModelV3CallOptions) {

@@ -18,6 +18,7 @@ import { KyselySubagentStore } from './kysely-subagent-store.js';
 import type { Database } from './schema.js';
 import { KyselyToolCallStore, recordToolCall } from './kysely-tool-call-store.js';
 import { takeRate } from './kysely-limits.js';
+import { matchIds } from './kysely-ids.js';
 import type { SqlDialectName } from './migrations.js';
 
 export class KyselyStore implements Store {
@@ -54,17 +55,8 @@ export class KyselyStore implements Store {
     this.events = new KyselyEventJournal(db);
   }
 
-  async matchIds(kind: IdKind, prefix: string, limit: number): Promise<string[]> {
-    const table = ID_TABLES[kind];
-    // substr, not LIKE: exact and case-sensitive in both dialects, with no wildcard to escape.
-    const rows = await this.db
-      .selectFrom(table)
-      .select('id')
-      .where(sql<string>`substr(id, 1, ${prefix.length})`, '=', prefix)
-      .orderBy('id')
-      .limit(limit)
-      .execute();
-    return rows.map((row) => row.id);
+  matchIds(kind: IdKind, prefix: string, limit: number): Promise<string[]> {
+    return matchIds(this.db, kind, prefix, limit);
   }
 
   async close(): Promise<void> {
@@ -72,7 +64,6 @@ export class KyselyStore implements Store {
   }
 }
 
-const ID_TABLES = { run: 'runs', subagent: 'subagents', outbox: 'outbox', exchange: 'exchanges', a2a_task: 'a2a_tasks', input: 'inputs' } as const satisfies Record<IdKind, keyof Database>;
 
 class KyselySessionStore implements SessionStore {
   constructor(private readonly db: Kysely<Database>) {}
@@ -107,6 +98,7 @@ class KyselySessionStore implements SessionStore {
     let query = this.db.selectFrom('sessions').selectAll();
     if (filter.agentId) query = query.where('agent_id', '=', filter.agentId);
     if (filter.label !== undefined) query = query.where('label', '=', filter.label);
+    if (filter.parentKey !== undefined) query = query.where('parent_key', '=', filter.parentKey);
     if (filter.updatedSince !== undefined) query = query.where('updated_at', '>=', filter.updatedSince);
     const rows = await query.orderBy('updated_at', 'desc').orderBy('key').limit(filter.limit ?? 1000).execute();
     return rows.map(toSession);

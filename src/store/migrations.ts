@@ -282,6 +282,16 @@ function migrations(dialect: SqlDialectName): Record<string, Migration> {
           .execute();
       },
     },
+    '0006_run_request_size': {
+      async up(db: Kysely<any>) {
+        // What the model calls actually sent (request bodies), and what the provider read from its cache.
+        for (const column of ['request_bytes', 'request_system_bytes', 'request_tool_bytes', 'cached_input_tokens']) {
+          await db.schema.alterTable('runs').addColumn(column, 'bigint', (col) => col.notNull().defaultTo(0)).execute();
+        }
+        // Whether a session has spawned anyone decides which tools it is offered, at every model step.
+        await db.schema.createIndex('sessions_parent').on('sessions').column('parent_key').execute();
+      },
+    },
   };
 }
 

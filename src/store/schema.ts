@@ -57,6 +57,10 @@ export interface RunsTable {
   steps: number;
   preamble_chars: number;
   prompt_chars: number;
+  request_bytes: Generated<number>;
+  request_system_bytes: Generated<number>;
+  request_tool_bytes: Generated<number>;
+  cached_input_tokens: Generated<number>;
   final_text: string | null;
   error_code: string | null;
   error_message: string | null;

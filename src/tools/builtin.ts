@@ -10,7 +10,7 @@ const MAX_READ_BYTES = 64 * 1024;
 
 export const timeNowTool = defineTool({
   name: 'time_now',
-  description: 'The current date and time (ISO 8601, UTC) and epoch milliseconds.',
+  description: 'Current time (ISO 8601 UTC, epoch ms).',
   parameters: z.object({}),
   async execute(_args, context) {
     const now = context.clock.now();
@@ -20,8 +20,8 @@ export const timeNowTool = defineTool({
 
 export const workspaceReadTool = defineTool({
   name: 'workspace_read',
-  description: `Read a UTF-8 text file from your workspace folder (at most ${MAX_READ_BYTES} bytes). Paths are relative to the workspace.`,
-  parameters: z.object({ path: text().describe('File path relative to the workspace') }),
+  description: 'Read a text file in your workspace.',
+  parameters: z.object({ path: text() }),
   async execute({ path }, context) {
     if (!context.workspace) return { error: 'this agent has no workspace (set agents.list[].workspace)' };
     let root: string;

@@ -9,7 +9,7 @@ import { QUEUE_MODES } from '../core/queue-mode.js';
 import type { AgentMessaging, Requester } from '../gateway/messaging.js';
 import { z } from 'zod';
 import { choice, flag, number, text, textList } from './schema.js';
-import { defineTool, type GatewayTool, type ToolContext } from '../gateway/tool-contract.js';
+import { defineTool, unlisted, type GatewayTool, type ToolContext } from '../gateway/tool-contract.js';
 
 const SESSION_KINDS = ['main', 'direct', 'group', 'subagent', 'a2a'] as const;
 const MAX_WAIT_MS = 600_000;
@@ -37,41 +37,42 @@ export function createSessionTools(messaging: AgentMessaging): GatewayTool[] {
   return [
     defineTool({
       name: 'agents_list',
-      description: 'Agents you may message with sessions_send.',
+      available: (session) => messaging.canSendAnywhere(session),
+      description: 'Agents you can message.',
       parameters: z.object({}),
       execute: (_args, context) => asToolResult(async () => ({ agents: messaging.listAgents(requester(context)) })),
     }),
     defineTool({
       name: 'sessions_list',
-      description: 'Sessions you may see, newest first.',
-      parameters: z.object({ agentId: text().optional(), kind: choice(SESSION_KINDS).optional(), activeMinutes: number(0, 525_600).optional(), limit: number(1, 200).optional() }),
+      description: 'Sessions you can see, newest first.',
+      parameters: z.object({ agentId: unlisted(text().optional()), limit: unlisted(number(1, 200).optional()), kind: unlisted(choice(SESSION_KINDS).optional()), activeMinutes: unlisted(number(0, 525_600).optional()) }),
       execute: (args, context) => asToolResult(async () => ({ sessions: await messaging.listSessions(requester(context), args) })),
     }),
     defineTool({
       name: 'sessions_history',
       description: "A session's recent messages.",
-      parameters: z.object({ sessionKey: text(), limit: number(1, 200).optional(), includeTools: flag().optional() }),
+      parameters: z.object({ sessionKey: text(), limit: unlisted(number(1, 200).optional()), includeTools: unlisted(flag().optional()) }),
       execute: (args, context) => asToolResult(() => messaging.history(requester(context), args.sessionKey, { limit: args.limit, includeTools: args.includeTools === true })),
     }),
     defineTool({
       name: 'session_status',
-      description: "A session's state, queue and last run.",
+      description: "A session's state and last run.",
       parameters: z.object({ sessionKey: text() }),
       execute: (args, context) => asToolResult(() => messaging.status(requester(context), args.sessionKey)),
     }),
     defineTool({
       name: 'sessions_send',
       effects: true,
-      description:
-        'Message a session (by sessionKey, or label, or agentId = its main session) and wait up to timeoutSeconds (default 30; 0 = no wait) for the reply. A late reply arrives as a message here. Same idempotencyKey = sent once.',
+      available: (session) => messaging.canSendAnywhere(session),
+      description: 'Message agentId or sessionKey; wait timeoutSeconds (default 30) for the reply. A later reply comes as a message.',
       parameters: z.object({
-        sessionKey: text().optional(),
-        label: text().optional(),
         agentId: text().optional(),
+        sessionKey: text().optional(),
         message: text(),
+        label: unlisted(text().optional()),
         timeoutSeconds: number(0, 3600).optional(),
-        mode: choice(QUEUE_MODES).optional(),
-        idempotencyKey: text().optional(),
+        mode: unlisted(choice(QUEUE_MODES).optional()),
+        idempotencyKey: unlisted(text().optional()),
       }),
       execute: (args, context) =>
         asToolResult(async () =>
@@ -86,8 +87,8 @@ export function createSessionTools(messaging: AgentMessaging): GatewayTool[] {
     }),
     defineTool({
       name: 'sessions_wait',
-      description: 'Wait until any (default) or all of these sessions have replied to you or gone idle.',
-      parameters: z.object({ sessionKeys: textList(1, 20, 'session keys'), timeoutMs: number(0, MAX_WAIT_MS), mode: choice(['any', 'all']).optional() }),
+      description: 'Wait until one of these sessions replies or goes idle.',
+      parameters: z.object({ sessionKeys: textList(1, 20, 'session keys'), timeoutMs: number(0, MAX_WAIT_MS), mode: unlisted(choice(['any', 'all']).optional()) }),
       execute: (args, context) =>
         asToolResult(async () =>
           messaging.waitSessions(requester(context), [...new Set(args.sessionKeys)], { timeoutMs: args.timeoutMs, mode: args.mode ?? 'any', signal: context.signal }),

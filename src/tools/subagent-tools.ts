@@ -5,11 +5,12 @@
 import { z } from 'zod';
 import { SwitchboardError } from '../core/errors.js';
 import { SUBAGENT_ROLES } from '../core/subagent.js';
+import type { SessionDirectory } from '../gateway/session-directory.js';
 import type { Subagents } from '../gateway/subagents.js';
 import type { SubagentRecord } from '../ports.js';
 import { asToolResult } from './session-tools.js';
 import { choice, flag, number, text, textList } from './schema.js';
-import { defineTool, type GatewayTool, type ToolContext } from '../gateway/tool-contract.js';
+import { defineTool, unlisted, type GatewayTool, type ToolContext } from '../gateway/tool-contract.js';
 
 const MAX_WAIT_MS = 3_600_000;
 const ACTIONS = ['list', 'wait', 'kill', 'steer', 'result'] as const;
@@ -31,43 +32,47 @@ function parseHandle(text: string): unknown {
 const subagentsArgs = z.object({
   action: choice(ACTIONS),
   target: text().optional(),
-  targets: textList(1, 100).optional(),
-  mode: choice(['all', 'any']).optional(),
-  timeoutMs: number(0, MAX_WAIT_MS).optional(),
-  maxFailures: number(0, 10_000).optional(),
   message: text().optional(),
-  handle: z.union([z.record(z.string(), z.unknown()), z.string()], { error: 'must be the handle sessions_spawn returned' }).optional(),
-  recursive: flag().optional(),
+  timeoutMs: number(0, MAX_WAIT_MS).optional(),
+  targets: unlisted(textList(1, 100).optional()),
+  mode: unlisted(choice(['all', 'any']).optional()),
+  maxFailures: unlisted(number(0, 10_000).optional()),
+  handle: unlisted(z.union([z.record(z.string(), z.unknown()), z.string()], { error: 'must be the handle sessions_spawn returned' }).optional()),
+  recursive: unlisted(flag().optional()),
 });
 
-export function createSubagentTools(subagents: Subagents): GatewayTool[] {
+export function createSubagentTools(subagents: Subagents, directory: Pick<SessionDirectory, 'hasSpawned'>): GatewayTool[] {
   return [
     defineTool({
       name: 'sessions_spawn',
       effects: true,
-      description:
-        'Delegate a task to a new sub-agent session. Returns at once with a handle; the result arrives here as a message when the sub-agent finishes. role "orchestrator" lets it spawn its own.',
+      description: 'Give a task to a new sub-agent. Its result comes later as a message.',
       parameters: z.object({
         task: text(),
-        context: text().optional(),
         agentId: text().optional(),
         label: text().optional(),
-        model: text().optional(),
-        role: choice(SUBAGENT_ROLES).optional(),
-        tools: textList(0, 100).optional(),
-        timeoutSeconds: number(1, 86_400).optional(),
-        correlationId: text().optional(),
-        cwd: text().optional(),
-        worktree: flag().optional(),
+        role: unlisted(choice(SUBAGENT_ROLES).optional()),
+        context: unlisted(text().optional()),
+        model: unlisted(text().optional()),
+        tools: unlisted(textList(0, 100).optional()),
+        timeoutSeconds: unlisted(number(1, 86_400).optional()),
+        correlationId: unlisted(text().optional()),
+        cwd: unlisted(text().optional()),
+        worktree: unlisted(flag().optional()),
       }),
       execute: (args, context) =>
-        asToolResult(() => subagents.spawn({ sessionKey: context.sessionKey, agentId: context.agentId, idempotencyKey: context.idempotencyKey, call: context.call }, args)),
+        asToolResult(async () => {
+          const spawned = await subagents.spawn({ sessionKey: context.sessionKey, agentId: context.agentId, idempotencyKey: context.idempotencyKey, call: context.call }, args);
+          // The signed handle (about 430 characters) would stay in this session's history for good; the
+          // model names its sub-agent by id or label, and the gateway checks it is this session's own.
+          return { status: spawned.status, subagentId: spawned.handle.subagentId, childSessionKey: spawned.childSessionKey, ...(spawned.existing ? { existing: true } : {}) };
+        }),
     }),
     defineTool({
       name: 'subagents',
       effects: true,
-      description:
-        'Your sub-agents. action list; wait (targets or all running, mode all|any, timeoutMs, maxFailures); kill (target, with its descendants); steer (target, message); result (handle).',
+      available: (session) => directory.hasSpawned(session.sessionKey),
+      description: 'List, wait for (timeoutMs), kill, steer (target, message) your sub-agents, or get one\'s result (target).',
       parameters: subagentsArgs,
       execute: (args, context) => asToolResult(() => act(subagents, args, context)),
     }),
@@ -99,6 +104,8 @@ async function act(subagents: Subagents, args: z.infer<typeof subagentsArgs>, co
       return subagents.steer(record, { sessionKey: self, agentId: context.agentId }, args.message, context.idempotencyKey);
     }
     case 'result':
+      // By target (one of this session's own sub-agents), or by a signed handle from elsewhere.
+      if (args.handle === undefined) return subagents.result(subagents.handleOf(await subagents.find(target(args), self)));
       return subagents.result(typeof args.handle === 'string' ? parseHandle(args.handle) : args.handle);
   }
 }

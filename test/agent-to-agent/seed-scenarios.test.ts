@@ -84,7 +84,8 @@ describe('seed 001 9.1: support + expert', () => {
       .filter((input) => input.provenance.exchange?.step === 'turn')
       .sort((a, b) => a.provenance.exchange!.turn! - b.provenance.exchange!.turn!);
     expect(turns.map((input) => [input.provenance.exchange!.turn, input.sessionKey, input.text])).toEqual([
-      [1, asked.sessionKey, 'Clear the cache and restart (asked by support).'],
+      // Support's sessions_send already returned the reply: turn 1 refers to it instead of repeating it.
+      [1, asked.sessionKey, "(expert's reply, which your sessions_send returned above)"],
       [2, group, 'Does that hold for version 2?'],
       [3, asked.sessionKey, 'Yes, version 2 included.'],
     ]);
@@ -93,6 +94,12 @@ describe('seed 001 9.1: support + expert', () => {
     expect(await replies(asked.sessionKey)).toEqual(['Our expert says: Clear the cache and restart (asked by support).']);
     await waitUntil('the announce reached the group', async () => (await replies(group)).length === 2);
     expect(await replies(group)).toEqual(['noted', 'Resolved with support: clear the cache, then restart.']);
+
+    // No text twice: the reply is once in support's session; the announce quotes nothing expert has seen.
+    const supportHistory = JSON.stringify(await gateway.history(asked.sessionKey));
+    expect(supportHistory.split('Clear the cache and restart (asked by support).').length - 1).toBe(2); // the tool result and support's own answer quoting it
+    const [announce] = (await inputsOf(group)).filter((input) => input.provenance.exchange?.step === 'announce');
+    expect(announce.text).toBe('Agent-to-agent announce step: your conversation with agent "support" above is over.\nWrite what to post to your channel about it, or reply exactly ANNOUNCE_SKIP to post nothing.');
   });
 });
 
@@ -133,7 +140,7 @@ describe('seed 001 9.2: analyst + critic ping-pong', () => {
     const exchange = await exchangeDone();
     expect(exchange.turn).toBe(5);
     expect(await turnsOf(exchange)).toEqual([
-      '1:requester:critic: the sample is too small',
+      "1:requester:(critic's reply, which your sessions_send returned above)",
       '2:target:analyst revision 1',
       '3:requester:critic check 2',
       '4:target:analyst revision 3',
@@ -153,7 +160,7 @@ describe('seed 001 9.2: analyst + critic ping-pong', () => {
     await gateway.send({ target: 'analyst', message: 'analyse churn' });
     const exchange = await exchangeDone();
     expect(exchange.turn).toBe(2);
-    expect(await turnsOf(exchange)).toEqual(['1:requester:critic: the sample is too small', '2:target:analyst revision 1']);
+    expect(await turnsOf(exchange)).toEqual(["1:requester:(critic's reply, which your sessions_send returned above)", '2:target:analyst revision 1']);
     const ended = (await gateway.journalAfter(0)).find((event) => event.type === 'exchange.updated' && (event.payload as { phase: string }).phase === 'done');
     expect(ended?.payload).toMatchObject({ endedAtTurn: 2, skipped: true, announce: 'skipped: the target session has no channel to post to' });
   });
@@ -199,9 +206,15 @@ describe('seed 002 section 6: the minimal configuration', () => {
 
   it('with visibility "tree", the visibility layer refuses another agent even though agentToAgent allows it', async () => {
     gateway = await startTestGateway(merged('tree'));
-    expect(await ask('coding')).toBe(
-      'forbidden|visibility|cannot send to session "agent:coding:main" of agent "coding": tools.sessions.visibility is "tree", and reaching another agent\'s sessions needs "all"',
-    );
+    // With nothing it could reach (no other agent visible, no session spawned), main is not offered sessions_send.
+    expect(await ask('coding')).toBe('||');
+    const [run] = await gateway.listRuns({ sessionKey: 'agent:main:main' });
+    expect(run.errorMessage ?? '').toBe('');
+    // The same send through the door that does not depend on the model (send --from) names the layer.
+    await expect(gateway.sendAs('agent:main:main', { agentId: 'coding', message: 'status please', timeoutSeconds: 0, idempotencyKey: 'tree' })).rejects.toMatchObject({
+      code: 'VISIBILITY_DENIED',
+      message: 'cannot send to session "agent:coding:main" of agent "coding": tools.sessions.visibility is "tree", and reaching another agent\'s sessions needs "all"',
+    });
     expect(await inputsOf('agent:coding:main')).toEqual([]);
   });
 

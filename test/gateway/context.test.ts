@@ -2,7 +2,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { assembleContext, buildPreamble, PromptFileCache, provenanceLine } from '../../src/gateway/context.js';
+import { assembleContext, buildPreamble, historyToMessages, PromptFileCache, provenanceLine, renderInput } from '../../src/gateway/context.js';
 import type { InputRecord } from '../../src/ports.js';
 
 const input = (overrides: Partial<InputRecord>): InputRecord => ({
@@ -23,6 +23,14 @@ describe('context assembly', () => {
     expect(context.system.startsWith('You are agent "b" (Bea 🐝), running in Switchboard')).toBe(true);
     expect(context.messages).toEqual([{ role: 'user', content: 'hello' }]);
     expect(context.frameworkChars).toBe(buildPreamble(agent).length);
+  });
+
+  it("context: a past turn's instructions are not repeated in the history, only which turn it was; the newest input has them", () => {
+    const provenance = { kind: 'inter_session' as const, sourceAgent: 'b', sourceSession: 'agent:b:main', sourceTool: 'sessions_send', exchange: { id: 'x1', step: 'turn' as const, turn: 2, maxTurns: 5, role: 'target' as const } };
+    const history = [{ seq: 1, sessionKey: 'agent:a:main', role: 'user' as const, content: 'earlier turn', provenance, inputId: 'i1', runId: null, createdAt: 1 }];
+    const { messages } = historyToMessages(history as never);
+    expect(messages[0].content).toBe('[message from inter_session, agent b, session agent:b:main, tool sessions_send]\n[agent-to-agent turn 2]\nearlier turn');
+    expect(renderInput('newest turn', provenance).text).toContain('[agent-to-agent turn 2 of 5, you are the target: your reply goes to agent b; reply exactly REPLY_SKIP to end the conversation]');
   });
 
   it('context: a message from an A2A peer names the peer; a user message has no marker', () => {

@@ -6,6 +6,8 @@ export interface RecordedRequest {
   path: string;
   headers: IncomingMessage['headers'];
   body: any;
+  /** The body's size on the wire, in bytes. */
+  bytes: number;
 }
 
 export type FakeReply =
@@ -26,8 +28,9 @@ export class FakeProviderServer {
     this.server = createServer(async (request, response) => {
       const chunks: Buffer[] = [];
       for await (const chunk of request) chunks.push(chunk as Buffer);
-      const body = JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}');
-      this.requests.push({ path: request.url ?? '', headers: request.headers, body });
+      const raw = Buffer.concat(chunks);
+      const body = JSON.parse(raw.toString('utf8') || '{}');
+      this.requests.push({ path: request.url ?? '', headers: request.headers, body, bytes: raw.length });
       const reply = this.replies.shift() ?? { text: 'default reply' };
       if ('hang' in reply) {
         this.hanging.add(response);
@@ -65,7 +68,7 @@ export class FakeProviderServer {
 function openAiEvents(reply: Exclude<FakeReply, { hang: true }>, model: string): string[] {
   const chunk = (delta: object, finish: string | null, extra: object = {}) =>
     `data: ${JSON.stringify({ id: 'chatcmpl-1', object: 'chat.completion.chunk', created: 1_700_000_000, model, choices: [{ index: 0, delta, finish_reason: finish }], ...extra })}\n\n`;
-  const usage = { usage: { prompt_tokens: 21, completion_tokens: 7, total_tokens: 28 } };
+  const usage = { usage: { prompt_tokens: 21, completion_tokens: 7, total_tokens: 28, prompt_tokens_details: { cached_tokens: 15 } } };
   if ('text' in reply) {
     const half = Math.ceil(reply.text.length / 2);
     return [chunk({ role: 'assistant', content: reply.text.slice(0, half) }, null), chunk({ content: reply.text.slice(half) }, null), chunk({}, 'stop', usage), 'data: [DONE]\n\n'];
@@ -84,7 +87,7 @@ function openAiEvents(reply: Exclude<FakeReply, { hang: true }>, model: string):
 function anthropicEvents(reply: Exclude<FakeReply, { hang: true }>): string[] {
   const event = (type: string, data: object) => `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`;
   const start = event('message_start', {
-    message: { id: 'msg_1', type: 'message', role: 'assistant', model: 'claude-test', content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 21, output_tokens: 1 } },
+    message: { id: 'msg_1', type: 'message', role: 'assistant', model: 'claude-test', content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 6, cache_read_input_tokens: 15, output_tokens: 1 } },
   });
   if ('text' in reply) {
     return [

@@ -69,7 +69,17 @@ describe.each(providers)('real provider over its wire format: $name', (p) => {
     p.auth(request.headers);
     expect(request.body.stream).toBe(true);
     expect(p.systemOf(request.body)).toContain('You are agent "bot" (Botty)');
-    expect(p.toolsOf(request.body)).toEqual(['time_now', 'workspace_read', ...SESSION_TOOL_NAMES]);
+    // Offered: what can succeed here. Nothing to message (visibility "tree", nothing spawned yet), no sub-agents yet.
+    const unavailable = ['agents_list', 'sessions_send', 'subagents'];
+    expect(p.toolsOf(request.body)).toEqual(['time_now', 'workspace_read', ...SESSION_TOOL_NAMES.filter((name) => !unavailable.includes(name))]);
+    // The run records what was sent: the body's bytes on the wire, its tool definitions and its system text.
+    const run = (result as { run: { request: { bytes: number; toolBytes: number; systemBytes: number } } }).run;
+    expect(run.request.bytes).toBe(request.bytes);
+    expect(run.request.toolBytes).toBe(Buffer.byteLength(JSON.stringify(request.body.tools)));
+    expect(run.request.systemBytes).toBeGreaterThanOrEqual(Buffer.byteLength(p.systemOf(request.body)));
+    expect(run.request.systemBytes).toBeLessThan(run.request.bytes - run.request.toolBytes);
+    // What the provider read from its prompt cache is recorded.
+    expect((result as { run: { usage: { cachedInputTokens: number } } }).run.usage.cachedInputTokens).toBe(15);
   });
 
   it('provider: a tool call runs the tool and its result goes back in the next request', async () => {
@@ -97,5 +107,47 @@ describe.each(providers)('real provider over its wire format: $name', (p) => {
     server.reply({ hang: true });
     const result = await ask('hello?');
     expect(result).toMatchObject({ status: 'completed', run: { status: 'timed_out', errorCode: 'TIMED_OUT' } });
+  });
+});
+
+describe('prompt caching', () => {
+  it('anthropic: cache breakpoints after the system text and after the last message the run starts with; the prefix is byte-stable between calls', async () => {
+    gateway = await startTestGateway(configFor(providers[2].provider(server.url), providers[2].model), { OPENAI_API_KEY: 'sk-test-key' });
+    server.reply({ toolCall: { name: 'time_now', args: {} } }, { text: 'It is late.' }, { text: 'Still late.' });
+    await ask('what time is it?');
+    await ask('and now?');
+    const [first, second, third] = server.requests.map((request) => request.body);
+    expect(first.system.at(-1).cache_control).toEqual({ type: 'ephemeral' });
+    expect(first.messages.at(-1).content.at(-1).cache_control).toEqual({ type: 'ephemeral' });
+    // The tools and system text are the same bytes on every call, so the cached prefix matches.
+    for (const body of [second, third]) {
+      expect(JSON.stringify(body.tools)).toBe(JSON.stringify(first.tools));
+      expect(JSON.stringify(body.system)).toBe(JSON.stringify(first.system));
+    }
+    // The next run starts with the first run's messages unchanged (but for where its breakpoint sits).
+    const strip = (messages: any[]) => JSON.stringify(messages.map((message) => ({ ...message, content: message.content.map(({ cache_control: _, ...part }: any) => part) })));
+    expect(strip(third.messages.slice(0, second.messages.length))).toBe(strip(second.messages));
+  });
+
+  it('openai: no breakpoints are sent (its cache is automatic), and the system text leads every request', async () => {
+    gateway = await startTestGateway(configFor(providers[0].provider(server.url), providers[0].model), { OPENAI_API_KEY: 'sk-test-key' });
+    server.reply({ text: 'one' }, { text: 'two' });
+    await ask('first');
+    await ask('second');
+    const [first, second] = server.requests.map((request) => request.body);
+    expect(JSON.stringify(first)).not.toContain('cache_control');
+    expect(second.messages[0]).toEqual(first.messages[0]);
+    expect(JSON.stringify(second.messages.slice(0, first.messages.length))).toBe(JSON.stringify(first.messages));
+  });
+
+  it('a tool is offered from the step where it can succeed: subagents and sessions_send after the first spawn', async () => {
+    gateway = await startTestGateway(configFor(providers[0].provider(server.url), providers[0].model), { OPENAI_API_KEY: 'sk-test-key' });
+    server.reply({ toolCall: { name: 'sessions_spawn', args: { task: 'look into it' } } }, { text: 'on it' }, { text: 'child done' }, { text: 'passed on' });
+    await ask('delegate this');
+    const [before, after] = server.requests.map((request) => providers[0].toolsOf(request.body) as string[]);
+    expect(before).not.toContain('subagents');
+    expect(before).not.toContain('sessions_send');
+    expect(after).toContain('subagents');
+    expect(after).toContain('sessions_send');
   });
 });

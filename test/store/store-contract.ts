@@ -45,6 +45,13 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
       expect(await store.matchIds('run', 'abcd', 10)).toEqual([]);
     });
 
+    it('sessions: list by parentKey finds the sessions one spawned, directly', async () => {
+      await store.sessions.ensure({ key: 'agent:support:subagent:a', agentId: 'support', parentKey: S, depth: 1 }, 1100);
+      await store.sessions.ensure({ key: 'agent:support:subagent:a:subagent:b', agentId: 'support', parentKey: 'agent:support:subagent:a', depth: 2 }, 1200);
+      expect((await store.sessions.list({ parentKey: S })).map((session) => session.key)).toEqual(['agent:support:subagent:a']);
+      expect(await store.sessions.list({ parentKey: 'agent:nobody:main' })).toEqual([]);
+    });
+
     it('sessions: ensure is idempotent and keeps the first row', async () => {
       const again = await store.sessions.ensure({ key: S, agentId: 'support', label: 'other' }, 5000);
       expect(again).toMatchObject({ key: S, agentId: 'support', label: null, depth: 0, state: 'idle', createdAt: 1000 });

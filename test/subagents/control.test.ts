@@ -145,14 +145,14 @@ describe('fan-out', () => {
 });
 
 describe('the subagents tool, as a model calls it', () => {
-  it('list, steer and kill by label, and result with the handle sessions_spawn returned', async () => {
+  it('list, steer and kill by label, and result by the short id sessions_spawn returned (no signed handle in the history)', async () => {
     gateway = await startTestGateway(
       config(`
         { match: "sub-agent", reply: "noted" },
         { match: "manage", steps: [
             { toolCalls: [{ tool: "sessions_spawn", args: { task: "quick job", label: "quick" } }] },
             { toolCalls: [{ tool: "subagents", args: { action: "wait", targets: ["quick"], timeoutMs: 5000 } }] },
-            { toolCalls: [{ tool: "subagents", args: { action: "result", handle: "{{tool.sessions_spawn.handle}}" } }] },
+            { toolCalls: [{ tool: "subagents", args: { action: "result", target: "{{tool.sessions_spawn.subagentId}}" } }] },
             { toolCalls: [{ tool: "sessions_spawn", args: { task: "slow job", label: "slow" } }] },
             { toolCalls: [{ tool: "subagents", args: { action: "steer", target: "slow", message: "hurry up" } }] },
             { toolCalls: [{ tool: "subagents", args: { action: "list" } }] },
@@ -170,6 +170,9 @@ describe('the subagents tool, as a model calls it', () => {
       .filter((entry) => entry.role === 'tool')
       .flatMap((entry) => (entry.content as { toolName: string; output: { value: Record<string, unknown> } }[]).map((part) => [part.toolName, part.output.value] as const));
     const subagentResults = results.filter(([name]) => name === 'subagents').map(([, value]) => value);
+    const spawnResults = results.filter(([name]) => name === 'sessions_spawn').map(([, value]) => value);
+    expect(spawnResults[0]).toEqual({ status: 'accepted', subagentId: expect.any(String), childSessionKey: `agent:main:subagent:${spawnResults[0].subagentId}` });
+    expect(JSON.stringify(results)).not.toContain('capability');
     expect(subagentResults[0]).toMatchObject({ status: 'ok', succeeded: 1, children: [{ label: 'quick', state: 'succeeded', resultPreview: 'quick result' }] });
     expect(subagentResults[1]).toMatchObject({ label: 'quick', state: 'succeeded', result: 'quick result', resultHash: expect.stringMatching(/^[0-9a-f]{64}$/) });
     expect(subagentResults[2]).toMatchObject({ status: 'steered' });

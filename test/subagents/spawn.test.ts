@@ -44,7 +44,7 @@ async function completionRuns(sessionKey: string, count: number) {
 }
 
 describe('sessions_spawn at depth 1', () => {
-  it('returns {accepted, runId, childSessionKey, handle} at once; the child runs the task; the parent hears the completion once', async () => {
+  it('returns {accepted, subagentId, childSessionKey} at once; the child runs the task; the parent hears the completion once', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'sb-spawn-'));
     for (const [name, text] of Object.entries({ 'AGENTS.md': 'rules: be brief', 'SOUL.md': 'persona: pirate', 'USER.md': 'user: Alice', 'TOOLS.md': 'tools: use workspace_read' })) {
       writeFileSync(join(dir, name), text);
@@ -59,8 +59,9 @@ describe('sessions_spawn at depth 1', () => {
       ),
     );
     const spawned = JSON.parse(await ask('research whales'));
-    expect(spawned).toMatchObject({ status: 'accepted', childSessionKey: expect.stringMatching(/^agent:main:subagent:[0-9a-f-]{36}$/) });
-    expect(spawned.handle).toMatchObject({ parentSessionKey: MAIN, depth: 1, role: 'leaf', capability: expect.any(String), createdAt: expect.any(Number) });
+    // The model gets a short id, not the signed handle (the API still has that: gateway.subagents.spawn).
+    expect(spawned).toEqual({ status: 'accepted', subagentId: expect.stringMatching(/^[0-9a-f-]{36}$/), childSessionKey: `agent:main:subagent:${spawned.subagentId}` });
+    spawned.runId = (await gateway.getSubagent(spawned.subagentId)).view.runId;
     const child = spawned.childSessionKey;
 
     const { inputs, runs } = await completionRuns(MAIN, 1);
@@ -106,9 +107,9 @@ describe('sessions_spawn at depth 1', () => {
     const children = await gateway.listSubagents(MAIN);
     expect(children).toHaveLength(1);
     expect(second.childSessionKey).toBe(children[0].childSessionKey);
-    expect(second.handle.subagentId).toBe(children[0].subagentId);
+    expect(second.subagentId).toBe(children[0].subagentId);
     const again = await gateway.subagents.spawn({ sessionKey: MAIN, agentId: 'main', idempotencyKey: 'other' }, { task: 'count sheep', correlationId: 'sheep-1' });
-    expect(again).toEqual({ ...second, existing: true });
+    expect(again).toMatchObject({ status: 'accepted', childSessionKey: second.childSessionKey, existing: true, handle: { subagentId: second.subagentId } });
   });
 });
 
