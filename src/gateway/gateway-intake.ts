@@ -82,7 +82,7 @@ export abstract class GatewayIntake extends GatewayQueries {
     const { sessionKey, agent } = this.agents.resolveTarget(request.target ?? this.agents.bind(inbound).config.id, inbound);
     const session = await this.openSession(sessionKey, agent.config.id);
     if (this.lanes.isLaneFull(sessionKey) && !this.lanes.isBusy(sessionKey)) {
-      throw new SwitchboardError('LANE_QUEUE_FULL', `the ${this.lanes.laneFor(sessionKey)} lane already has ${this.config.lanes.maxWaiting} sessions waiting (lanes.maxWaiting); retry later`);
+      throw new SwitchboardError('LANE_QUEUE_FULL', `the ${this.lanes.laneFor(sessionKey)} lane already has ${this.config.lanes.maxWaiting} sessions waiting (lanes.maxWaiting); retry later`, { retryAfterMs: 1000 });
     }
     const provenance: Provenance = request.provenance ?? { kind: 'user', channel: inbound.channel, ...(inbound.peer ? { peer: inbound.peer } : {}) };
     const channelSetting = this.config.messages.queue.byChannel[inbound.channel];

@@ -8,7 +8,7 @@ import { errorMessage } from '../core/errors.js';
 import { statusForAbort, type AbortReason, type TerminalRunStatus } from '../core/run-status.js';
 import { addRequest, measureRequest, NO_REQUEST } from '../models/request-size.js';
 import type { NewToolCall, RunRequestSize, RunUsage } from '../ports.js';
-import { parseToolArgs, toolJsonSchema, type GatewayTool, type ToolContext } from './tool-contract.js';
+import { parseToolArgs, toolJsonSchema, type AvailabilityContext, type GatewayTool, type ToolContext } from './tool-contract.js';
 import { throughLedger, type LedgerDeps } from './tool-ledger.js';
 
 export interface ExecuteRunOptions {
@@ -66,9 +66,17 @@ export async function executeRun(options: ExecuteRunOptions): Promise<ExecutedRu
   }
 
   // Tools offered once they can succeed: asked at each step until they say yes (then they stay).
-  const session = { sessionKey: options.toolContext.sessionKey, agentId: options.toolContext.agentId };
   const ready = new Set(options.tools.filter((candidate) => !candidate.available).map((candidate) => candidate.name));
   const activeTools = async () => {
+    const lookups = new Map<string, Promise<unknown>>();
+    const session: AvailabilityContext = {
+      sessionKey: options.toolContext.sessionKey,
+      agentId: options.toolContext.agentId,
+      once: <T>(key: string, lookup: () => Promise<T>) => {
+        if (!lookups.has(key)) lookups.set(key, lookup());
+        return lookups.get(key) as Promise<T>;
+      },
+    };
     for (const candidate of options.tools) if (!ready.has(candidate.name) && (await candidate.available!(session).catch(() => false))) ready.add(candidate.name);
     return options.tools.filter((candidate) => ready.has(candidate.name)).map((candidate) => candidate.name);
   };

@@ -4,6 +4,7 @@
  * spawned tree), and the read-only session tools (agents_list, sessions_list, sessions_history,
  * session_status). AgentMessaging builds sends and waits on top of it.
  */
+import type { AvailabilityContext } from './tool-contract.js';
 import { SwitchboardError } from '../core/errors.js';
 import { checkSessionAccess, type AccessAction, type AccessPolicy, agentToAgentAllowed, effectiveVisibility, sandboxedBy } from '../core/session-access.js';
 import { mainSessionKey, parseSessionKey, type SessionKind } from '../core/session-key.js';
@@ -70,16 +71,22 @@ export abstract class SessionDirectory {
    * Whether a send from this session could reach anyone: another agent the policy allows, another session
    * of its own agent (visibility `agent` or `all`), or a session it spawned (visibility `tree`).
    */
-  async canSendAnywhere(requester: Pick<Requester, 'sessionKey' | 'agentId'>): Promise<boolean> {
-    if (this.listAgents(requester as Requester).some((agent) => !agent.self)) return true;
-    const visibility = effectiveVisibility(this.policyFor(requester));
+  async canSendAnywhere(session: AvailabilityContext): Promise<boolean> {
+    if (this.listAgents(session as unknown as Requester).some((agent) => !agent.self)) return true;
+    const visibility = effectiveVisibility(this.policyFor(session));
     if (visibility === 'agent' || visibility === 'all') return true;
-    return visibility === 'tree' && (await this.hasSpawned(requester.sessionKey));
+    return visibility === 'tree' && (await this.hasSpawned(session));
   }
 
   /** Whether the session has spawned anyone yet (the `subagents` tool is offered from then on). */
-  async hasSpawned(sessionKey: string): Promise<boolean> {
-    return (await this.deps.store.sessions.list({ parentKey: sessionKey, limit: 1 })).length > 0;
+  hasSpawned(session: AvailabilityContext): Promise<boolean> {
+    return session.once('spawned', async () => (await this.deps.store.sessions.list({ parentKey: session.sessionKey, limit: 1 })).length > 0);
+  }
+
+  /** Whether there is anything for sessions_wait: a session this one messaged or spawned. */
+  async hasSomethingToWaitFor(session: AvailabilityContext): Promise<boolean> {
+    if (await this.hasSpawned(session)) return true;
+    return session.once('sent', async () => (await this.deps.store.exchanges.list({ requesterSession: session.sessionKey, limit: 1 })).length > 0);
   }
 
   /** Throws VISIBILITY_DENIED or A2A_POLICY_DENIED (details.layer names the layer) when not allowed. */

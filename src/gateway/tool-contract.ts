@@ -39,8 +39,16 @@ const mapValues = (object: unknown, map: (value: unknown) => unknown) => Object.
  * What the model is shown: names, types, enums and descriptions. Ranges and sizes are left out, because
  * every character is sent again with every model call; they are checked, and a breach is explained.
  */
+const schemas = new WeakMap<ToolArgs, Record<string, unknown>>();
+
+/** Computed once per schema: converting zod to JSON Schema on every run cost more than the model call of a scripted run. */
 export function toolJsonSchema(schema: ToolArgs): Record<string, unknown> {
-  return JSON.parse(JSON.stringify(listedOnly(shown(z.toJSONSchema(schema)) as Record<string, unknown>))) as Record<string, unknown>;
+  let json = schemas.get(schema);
+  if (!json) {
+    json = JSON.parse(JSON.stringify(listedOnly(shown(z.toJSONSchema(schema)) as Record<string, unknown>))) as Record<string, unknown>;
+    schemas.set(schema, json);
+  }
+  return json;
 }
 
 /**
@@ -76,6 +84,13 @@ export interface ToolContext {
   conversation?: { id: string; hop: number };
 }
 
+/** What an availability check is asked about; `once` shares a lookup between the checks of one step. */
+export interface AvailabilityContext {
+  sessionKey: string;
+  agentId: string;
+  once<T>(key: string, lookup: () => Promise<T>): Promise<T>;
+}
+
 export interface GatewayTool {
   name: string;
   /** Offered only in sessions of these kinds (e.g. `a2a_request_input` in A2A sessions); all when absent. */
@@ -91,7 +106,7 @@ export interface GatewayTool {
    * `subagents` before the session's first spawn. Asked at each step until it says yes, then kept. The
    * tool policy still decides what a session may use at all, and a call the model makes anyway is run.
    */
-  available?(session: { sessionKey: string; agentId: string }): Promise<boolean>;
+  available?(session: AvailabilityContext): Promise<boolean>;
   /** The arguments, once: the model is shown their JSON Schema, and `execute` gets them checked. */
   parameters: ToolArgs;
   /** Receives the arguments as `parameters` parsed them. */

@@ -221,7 +221,12 @@ export class ControlApi {
         : new SwitchboardError('NOT_FOUND', `no such endpoint: ${request.method} ${url.pathname}`);
     } catch (error) {
       const failure = SwitchboardError.isInstance(error) ? error : new SwitchboardError('INTERNAL', errorMessage(error));
-      if (!response.headersSent) sendJson(response, failure.httpStatus, { error: failure.toJSON() });
+      if (!response.headersSent) {
+        // Overload and rate refusals say when to come back, as HTTP clients and proxies expect.
+        const retryAfterMs = failure.details?.retryAfterMs;
+        if (failure.httpStatus === 429) response.setHeader('Retry-After', String(Math.max(1, Math.ceil((typeof retryAfterMs === 'number' ? retryAfterMs : 1000) / 1000))));
+        sendJson(response, failure.httpStatus, { error: failure.toJSON() });
+      }
       else response.end();
     }
   }

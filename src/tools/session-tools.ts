@@ -44,18 +44,21 @@ export function createSessionTools(messaging: AgentMessaging): GatewayTool[] {
     }),
     defineTool({
       name: 'sessions_list',
+      available: (session) => messaging.canSendAnywhere(session),
       description: 'Sessions you can see, newest first.',
       parameters: z.object({ agentId: unlisted(text().optional()), limit: unlisted(number(1, 200).optional()), kind: unlisted(choice(SESSION_KINDS).optional()), activeMinutes: unlisted(number(0, 525_600).optional()) }),
       execute: (args, context) => asToolResult(async () => ({ sessions: await messaging.listSessions(requester(context), args) })),
     }),
     defineTool({
       name: 'sessions_history',
+      available: (session) => messaging.canSendAnywhere(session),
       description: "A session's recent messages.",
       parameters: z.object({ sessionKey: text(), limit: unlisted(number(1, 200).optional()), includeTools: unlisted(flag().optional()) }),
       execute: (args, context) => asToolResult(() => messaging.history(requester(context), args.sessionKey, { limit: args.limit, includeTools: args.includeTools === true })),
     }),
     defineTool({
       name: 'session_status',
+      available: (session) => messaging.canSendAnywhere(session),
       description: "A session's state and last run.",
       parameters: z.object({ sessionKey: text() }),
       execute: (args, context) => asToolResult(() => messaging.status(requester(context), args.sessionKey)),
@@ -87,6 +90,7 @@ export function createSessionTools(messaging: AgentMessaging): GatewayTool[] {
     }),
     defineTool({
       name: 'sessions_wait',
+      available: (session) => messaging.hasSomethingToWaitFor(session),
       description: 'Wait until one of these sessions replies or goes idle.',
       parameters: z.object({ sessionKeys: textList(1, 20, 'session keys'), timeoutMs: number(0, MAX_WAIT_MS), mode: unlisted(choice(['any', 'all']).optional()) }),
       execute: (args, context) =>

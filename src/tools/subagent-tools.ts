@@ -71,7 +71,7 @@ export function createSubagentTools(subagents: Subagents, directory: Pick<Sessio
     defineTool({
       name: 'subagents',
       effects: true,
-      available: (session) => directory.hasSpawned(session.sessionKey),
+      available: (session) => directory.hasSpawned(session),
       description: 'List, wait for (timeoutMs), kill, steer (target, message) your sub-agents, or get one\'s result (target).',
       parameters: subagentsArgs,
       execute: (args, context) => asToolResult(() => act(subagents, args, context)),

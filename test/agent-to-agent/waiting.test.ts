@@ -176,7 +176,13 @@ describe('sessions_wait', () => {
   });
 
   it('refuses bad arguments with the exact error', async () => {
-    gateway = await startTestGateway(config(`{ match: "go", steps: [{ toolCalls: [{ tool: "sessions_wait", args: { sessionKeys: [], timeoutMs: 5 } }] }, { text: "{{tool.sessions_wait}}" }] },`));
+    // sessions_wait is offered once there is something to wait for: here, a message sent first.
+    gateway = await startTestGateway(
+      config(`{ match: "go", steps: [
+        { toolCalls: [{ tool: "sessions_send", args: { agentId: "fast", message: "x", timeoutSeconds: 0 } }] },
+        { toolCalls: [{ tool: "sessions_wait", args: { sessionKeys: [], timeoutMs: 5 } }] },
+        { text: "{{tool.sessions_wait}}" }] },`),
+    );
     expect(JSON.parse(await ask('go'))).toEqual({ status: 'error', code: 'INVALID_REQUEST', error: 'sessionKeys must be a list of 1 to 20 session keys' });
   });
 });

@@ -7,10 +7,11 @@ import { waitUntil } from '../helpers/wait.js';
 
 // "down" talks to a port nothing listens on: its runs fail with a refused connection.
 const { configPath } = tempConfig(`{
-  agents: { list: [{ id: "echo", model: "scripted/echo" }, { id: "down", model: "local/m" }] },
+  agents: { list: [{ id: "echo", model: "scripted/echo" }, { id: "down", model: "local/m" }, { id: "slow", model: "scripted/slow" }] },
+  lanes: { main: { maxConcurrent: 1 }, maxWaiting: 1 },
   a2a: { server: { enabled: true, requireAuth: false } },
   models: { providers: {
-    scripted: { type: "scripted", models: { echo: { rules: [{ reply: "echo: {{input}}" }] } } },
+    scripted: { type: "scripted", models: { echo: { rules: [{ reply: "echo: {{input}}" }] }, slow: { rules: [{ delayMs: 1500, reply: "done" }] } } },
     local: { type: "openai-compatible", baseURL: "http://127.0.0.1:9/v1" },
   } },
 }`);
@@ -55,5 +56,20 @@ describe("the gateway's own terminal", () => {
     expect(stdout).toContain(`Try, in another terminal: npx switchboard --config ${other} chat echo`);
     const version = await cliWith(configPath)('--version');
     expect(version).toMatchObject({ code: 0, stdout: expect.stringMatching(/^\d+\.\d+\.\d+\n$/) });
+  });
+
+  it('overload: a full lane answers 429 with Retry-After and stores nothing', async () => {
+    const send = (peer: string) => fetch(`${suite.gw.url}/v1/send`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${suite.gw.token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ target: 'slow', message: 'busy?', channel: 'web', peer }),
+    });
+    expect((await send('one')).status).toBe(200);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect((await send('two')).status).toBe(200);
+    const refused = await send('three');
+    expect(refused.status).toBe(429);
+    expect(refused.headers.get('retry-after')).toBe('1');
+    expect((await refused.json()).error.code).toBe('LANE_QUEUE_FULL');
   });
 });
