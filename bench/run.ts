@@ -132,7 +132,7 @@ async function sdkFloor(count: number): Promise<number> {
  * model calls and prompt characters summed over every run the send caused, and the wall time until
  * the exchange is done (its last turn and any announce committed).
  */
-async function agentToAgent(count: number, pingPong: number, sdkCallMs: number, ledger = true) {
+async function agentToAgent(count: number, pingPong: number, sdkCallMs: number, ledger = true, announce = false) {
   const { config } = parseConfigText(
     `{
       tools: { agentToAgent: { enabled: true }, sessions: { visibility: "all" } },
@@ -146,7 +146,7 @@ async function agentToAgent(count: number, pingPong: number, sdkCallMs: number, 
             { text: "b said: {{tool.sessions_send.reply}}" },
           ] },
         ] },
-        b: { rules: [{ match: "agent-to-agent turn", reply: "b follows up" }, { reply: "answer to {{input}}" }] },
+        b: { rules: [{ match: "agent-to-agent turn", reply: "b follows up" }, { match: "announce step", reply: "b announces the outcome" }, { reply: "answer to {{input}}" }] },
       } } } },
     }`,
     '/bench-a2a.json5',
@@ -170,6 +170,9 @@ async function agentToAgent(count: number, pingPong: number, sdkCallMs: number, 
   for (let i = -5; i < count; i += 1) {
     const peer = `p${i + 5}`;
     const requester = `agent:a:bench:direct:${peer}`;
+    // With announce: b's session has a channel (a user wrote to it before), so the announce step runs too.
+    if (announce) await gateway.waitForInput((await gateway.send({ target: `agent:b:bench:direct:${peer}`, message: 'hello', inbound: { channel: 'bench', peer } })).input.id, 30_000);
+    const since = Date.now();
     const start = performance.now();
     const sent = await gateway.send({ target: requester, message: `ask ${peer}` });
     await gateway.waitForInput(sent.input.id, 30_000);
@@ -177,7 +180,7 @@ async function agentToAgent(count: number, pingPong: number, sdkCallMs: number, 
     const elapsed = performance.now() - start;
     if (i < 0) continue; // warm-up
     latencies.push(elapsed);
-    const runs = [...(await gateway.listRuns({ sessionKey: requester })), ...(await gateway.listRuns({ sessionKey: `agent:b:bench:direct:${peer}` }))];
+    const runs = [...(await gateway.listRuns({ sessionKey: requester })), ...(await gateway.listRuns({ sessionKey: `agent:b:bench:direct:${peer}` }))].filter((run) => run.startedAt >= since);
     calls.push(runs.reduce((sum, run) => sum + run.usage.modelCalls, 0));
     prompt.push(runs.reduce((sum, run) => sum + run.promptChars, 0));
     bytesSent.push(runs.reduce((sum, run) => sum + run.request.bytes, 0));
@@ -288,6 +291,53 @@ async function subagents(count: number, fanOut: number, sdkCallMs: number) {
   };
 }
 
+/**
+ * The waited send with five ping-pong turns and an announce, on a fake OpenAI-compatible server (the wire
+ * format OpenClaw was measured on): the bytes of the HTTP request bodies of its nine model calls.
+ */
+async function wireBytes(): Promise<{ bytes: number; calls: number; recorded: number }> {
+  const { FakeProviderServer } = await import('../test/helpers/fake-provider.js');
+  const server = await new FakeProviderServer().start();
+  const { config } = parseConfigText(
+    `{
+      tools: { agentToAgent: { enabled: true }, sessions: { visibility: "all" } },
+      session: { agentToAgent: { maxPingPongTurns: 5 } },
+      agents: { list: [{ id: "a", model: "fake/m" }, { id: "b", model: "fake/m" }] },
+      models: { providers: { fake: { type: "openai-compatible", baseURL: "${server.url}/v1" } } },
+    }`,
+    '/bench-wire.json5',
+    {},
+  );
+  const store = await SqliteStore.open({ path: ':memory:' });
+  const gateway = await startGateway({ config, store, gatewayId: 'bench-wire' });
+  const target = 'agent:b:bench:direct:p';
+  // b's session has a channel (a user wrote to it), so the announce step runs.
+  server.reply({ text: 'hello back' });
+  await gateway.waitForInput((await gateway.send({ target, message: 'hello', inbound: { channel: 'bench', peer: 'p' } })).input.id, 10_000);
+  const before = server.requests.length;
+  const since = Date.now();
+  server.reply(
+    { toolCall: { name: 'sessions_send', args: { sessionKey: target, message: 'question', timeoutSeconds: 30 } } },
+    { text: 'the answer' },
+    { text: 'b said: the answer' },
+    ...['a follows up', 'b follows up', 'a follows up again', 'b follows up again', 'a, last turn'].map((text) => ({ text })),
+    { text: 'b announces the outcome' },
+  );
+  const requester = 'agent:a:bench:direct:p';
+  await gateway.waitForInput((await gateway.send({ target: requester, message: 'ask b' })).input.id, 10_000);
+  for (;;) {
+    const [exchange] = await gateway.listExchanges({ sessionKey: requester });
+    if (exchange?.phase === 'done') break;
+    await new Promise((r) => setTimeout(r, 5));
+  }
+  const requests = server.requests.slice(before);
+  const runs = [...(await gateway.listRuns({ sessionKey: requester })), ...(await gateway.listRuns({ sessionKey: target }))].filter((run) => run.startedAt >= since);
+  await gateway.stop();
+  await store.close();
+  await server.close();
+  return { bytes: requests.reduce((sum, request) => sum + request.bytes, 0), calls: requests.length, recorded: runs.reduce((sum, run) => sum + run.request.bytes, 0) };
+}
+
 /** Characters of tool definitions sent with every model call: names, descriptions and JSON schemas. */
 async function toolDefinitionChars(): Promise<{ chars: number; tools: number }> {
   const { BUILTIN_TOOLS } = await import('../src/tools/builtin.js');
@@ -338,14 +388,20 @@ async function main() {
   lines.push(`  the same in one session with 200 entries of history: p50 ${fmt(rt.historyP50)} ms`);
   lines.push(`send-and-wait with 100 sessions in parallel: ${fmt(rt.parallelPerSec, 0)} messages/s`);
   const a2aCount = quick ? 30 : 300;
-  for (const pingPong of [0, 5]) {
-    const a2a = await agentToAgent(a2aCount, pingPong, floor);
+  for (const [pingPong, announce] of [[0, false], [5, true]] as const) {
+    const a2a = await agentToAgent(a2aCount, pingPong, floor, true, announce);
     lines.push(
-      `sessions_send and wait, ping-pong ${pingPong}: ${a2a.calls} model calls per send (max ${a2a.maxCalls}${pingPong === 0 ? ', target <= 3' : ''}), ${fmt(a2a.promptChars, 0)} prompt characters per send; ${fmt(a2a.requestBytes, 0)} request bytes sent per send (tool definitions ${fmt(a2a.toolBytes, 0)}); ` +
+      `sessions_send and wait, ping-pong ${pingPong}${announce ? ' and announce' : ''}: ${a2a.calls} model calls per send (max ${a2a.maxCalls}${pingPong === 0 ? ', target <= 3' : ''}), ${fmt(a2a.promptChars, 0)} prompt characters per send; ` +
+        `${fmt(a2a.requestBytes, 0)} request bytes sent per send (tool definitions ${fmt(a2a.toolBytes, 0)})${announce ? `, ${fmt(583_000 / a2a.requestBytes, 1)} times less than OpenClaw's measured 583 KB (target >= 25)` : ''}; ` +
         `until the exchange is done p50 ${fmt(a2a.p50)} ms, p99 ${fmt(a2a.p99)} ms; gateway overhead (minus ${a2a.calls} bare SDK calls) p50 ${fmt(a2a.overheadP50)} ms, p99 ${fmt(a2a.overheadP99)} ms; ` +
         `largest framework text in one run ${a2a.maxPreamble} characters (target <= 2000 per call)`,
     );
   }
+  const wire = await wireBytes();
+  lines.push(
+    `the same on the wire (a fake OpenAI-compatible server, all five turns and the announce): ${wire.calls} model calls, ${fmt(wire.bytes, 0)} request bytes received by the server ` +
+      `(${fmt(wire.recorded, 0)} recorded on the runs), ${fmt(583_000 / wire.bytes, 1)} times less than OpenClaw's 583 KB (target >= 25)`,
+  );
   const ledger = await ledgerCost(quick ? 30 : 200, floor);
   lines.push(
     `tool-call ledger on the waited sessions_send (ping-pong 0, until the exchange is done): p50 ${fmt(ledger.withMs)} ms with it, ${fmt(ledger.withoutMs)} ms without it; ratio ${fmt(ledger.ratio)} (target <= 1.10)`,

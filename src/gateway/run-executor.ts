@@ -72,6 +72,7 @@ export async function executeRun(options: ExecuteRunOptions): Promise<ExecutedRu
     const session: AvailabilityContext = {
       sessionKey: options.toolContext.sessionKey,
       agentId: options.toolContext.agentId,
+      workspace: options.toolContext.workspace,
       once: <T>(key: string, lookup: () => Promise<T>) => {
         if (!lookups.has(key)) lookups.set(key, lookup());
         return lookups.get(key) as Promise<T>;

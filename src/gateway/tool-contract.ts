@@ -88,6 +88,8 @@ export interface ToolContext {
 export interface AvailabilityContext {
   sessionKey: string;
   agentId: string;
+  /** The folder the session's file tools work in, when it has one. */
+  workspace: string | undefined;
   once<T>(key: string, lookup: () => Promise<T>): Promise<T>;
 }
 

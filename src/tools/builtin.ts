@@ -10,7 +10,7 @@ const MAX_READ_BYTES = 64 * 1024;
 
 export const timeNowTool = defineTool({
   name: 'time_now',
-  description: 'Current time (ISO 8601 UTC, epoch ms).',
+  description: 'Current time, UTC.',
   parameters: z.object({}),
   async execute(_args, context) {
     const now = context.clock.now();
@@ -21,6 +21,8 @@ export const timeNowTool = defineTool({
 export const workspaceReadTool = defineTool({
   name: 'workspace_read',
   description: 'Read a text file in your workspace.',
+  // An agent without a workspace has nothing to read.
+  available: async (session) => session.workspace !== undefined,
   parameters: z.object({ path: text() }),
   async execute({ path }, context) {
     if (!context.workspace) return { error: 'this agent has no workspace (set agents.list[].workspace)' };

@@ -45,7 +45,7 @@ export function createSessionTools(messaging: AgentMessaging): GatewayTool[] {
     defineTool({
       name: 'sessions_list',
       available: (session) => messaging.canSendAnywhere(session),
-      description: 'Sessions you can see, newest first.',
+      description: 'Sessions you can see.',
       parameters: z.object({ agentId: unlisted(text().optional()), limit: unlisted(number(1, 200).optional()), kind: unlisted(choice(SESSION_KINDS).optional()), activeMinutes: unlisted(number(0, 525_600).optional()) }),
       execute: (args, context) => asToolResult(async () => ({ sessions: await messaging.listSessions(requester(context), args) })),
     }),
@@ -67,7 +67,7 @@ export function createSessionTools(messaging: AgentMessaging): GatewayTool[] {
       name: 'sessions_send',
       effects: true,
       available: (session) => messaging.canSendAnywhere(session),
-      description: 'Message agentId or sessionKey; wait timeoutSeconds (default 30) for the reply. A later reply comes as a message.',
+      description: 'Message agentId or sessionKey; wait timeoutSeconds (default 30) for the reply, or get it later.',
       parameters: z.object({
         agentId: text().optional(),
         sessionKey: text().optional(),
@@ -91,7 +91,7 @@ export function createSessionTools(messaging: AgentMessaging): GatewayTool[] {
     defineTool({
       name: 'sessions_wait',
       available: (session) => messaging.hasSomethingToWaitFor(session),
-      description: 'Wait until one of these sessions replies or goes idle.',
+      description: 'Wait for one of these sessions to reply or go idle.',
       parameters: z.object({ sessionKeys: textList(1, 20, 'session keys'), timeoutMs: number(0, MAX_WAIT_MS), mode: unlisted(choice(['any', 'all']).optional()) }),
       execute: (args, context) =>
         asToolResult(async () =>

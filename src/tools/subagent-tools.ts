@@ -46,7 +46,7 @@ export function createSubagentTools(subagents: Subagents, directory: Pick<Sessio
     defineTool({
       name: 'sessions_spawn',
       effects: true,
-      description: 'Give a task to a new sub-agent. Its result comes later as a message.',
+      description: 'Give a task to a new sub-agent; its result comes later.',
       parameters: z.object({
         task: text(),
         agentId: text().optional(),

@@ -20,7 +20,7 @@ describe('context assembly', () => {
     const files = new PromptFileCache().read(workspace);
     const context = assembleContext(agent, files, [], [input({})]);
     expect(context.system).toBe(`${buildPreamble(agent)}\n\n## AGENTS.md\nagents here\n\n## TOOLS.md\ntools here`);
-    expect(context.system.startsWith('You are agent "b" (Bea 🐝), running in Switchboard')).toBe(true);
+    expect(context.system.startsWith('You are agent "b" (Bea 🐝), in Switchboard')).toBe(true);
     expect(context.messages).toEqual([{ role: 'user', content: 'hello' }]);
     expect(context.frameworkChars).toBe(buildPreamble(agent).length);
   });
@@ -29,8 +29,8 @@ describe('context assembly', () => {
     const provenance = { kind: 'inter_session' as const, sourceAgent: 'b', sourceSession: 'agent:b:main', sourceTool: 'sessions_send', exchange: { id: 'x1', step: 'turn' as const, turn: 2, maxTurns: 5, role: 'target' as const } };
     const history = [{ seq: 1, sessionKey: 'agent:a:main', role: 'user' as const, content: 'earlier turn', provenance, inputId: 'i1', runId: null, createdAt: 1 }];
     const { messages } = historyToMessages(history as never);
-    expect(messages[0].content).toBe('[message from inter_session, agent b, session agent:b:main, tool sessions_send]\n[agent-to-agent turn 2]\nearlier turn');
-    expect(renderInput('newest turn', provenance).text).toContain('[agent-to-agent turn 2 of 5, you are the target: your reply goes to agent b; reply exactly REPLY_SKIP to end the conversation]');
+    expect(messages[0].content).toBe('[message from inter_session, agent b, session agent:b:main]\n[agent-to-agent turn 2]\nearlier turn');
+    expect(renderInput('newest turn', provenance).text).toBe('[message from inter_session, agent b, session agent:b:main]\n[agent-to-agent turn 2 of 5: your reply goes to agent b; reply exactly REPLY_SKIP to end]\nnewest turn');
   });
 
   it('context: a message from an A2A peer names the peer; a user message has no marker', () => {
@@ -45,7 +45,7 @@ describe('context assembly', () => {
       input({ text: 'charge it', note: 'previous attempt was interrupted: gateway restarted' }),
     ]);
     expect(context.messages).toEqual([
-      { role: 'user', content: '[message from inter_session, agent a, session agent:a:main, tool sessions_send, conversation c1, hop 1]\nstatus?' },
+      { role: 'user', content: '[message from inter_session, agent a, session agent:a:main, tool sessions_send, hop 1]\nstatus?' },
       { role: 'user', content: '[note: previous attempt was interrupted: gateway restarted]\ncharge it' },
     ]);
   });

@@ -71,7 +71,8 @@ describe.each(providers)('real provider over its wire format: $name', (p) => {
     expect(p.systemOf(request.body)).toContain('You are agent "bot" (Botty)');
     // Offered: what can succeed here. Nothing else to see or message (visibility "tree", nothing spawned yet), nothing to wait for.
     const unavailable = ['agents_list', 'sessions_list', 'sessions_history', 'session_status', 'sessions_send', 'sessions_wait', 'subagents'];
-    expect(p.toolsOf(request.body)).toEqual(['time_now', 'workspace_read', ...SESSION_TOOL_NAMES.filter((name) => !unavailable.includes(name))]);
+    // The agent has no workspace: nothing for workspace_read either.
+    expect(p.toolsOf(request.body)).toEqual(['time_now', ...SESSION_TOOL_NAMES.filter((name) => !unavailable.includes(name))]);
     // The run records what was sent: the body's bytes on the wire, its tool definitions and its system text.
     const run = (result as { run: { request: { bytes: number; toolBytes: number; systemBytes: number } } }).run;
     expect(run.request.bytes).toBe(request.bytes);
