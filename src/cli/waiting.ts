@@ -3,6 +3,7 @@
  * state, and afterwards the late results of sub-agents the run spawned, as they arrive within the timeout.
  */
 import type { RunRecord, SessionRecord } from '../ports.js';
+import { waitUntil, type Wakeups } from '../gateway/wait-until.js';
 import type { ControlClient } from './client.js';
 
 const FRAMES = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
@@ -57,16 +58,19 @@ export class SessionWatch {
     else if (queuedInputs === 0 && this.state === 'queued') this.state = 'idle';
   }
 
-  /** Resolves on the next event (or after `ms`). */
-  next(ms: number): Promise<void> {
+  /** Resolves on the next event, after `ms`, or when `signal` aborts. */
+  next(ms: number, signal?: AbortSignal): Promise<void> {
     return new Promise((resolve) => {
       const done = () => {
         clearTimeout(timer);
         this.listeners.delete(done);
+        signal?.removeEventListener('abort', done);
         resolve();
       };
       const timer = setTimeout(done, ms);
       this.listeners.add(done);
+      signal?.addEventListener('abort', done, { once: true });
+      if (signal?.aborted) done();
     });
   }
 
@@ -111,17 +115,23 @@ export async function followLateResults(
       if (run.status === 'succeeded' && run.finalText) print(run.finalText);
     }
   };
-  for (;;) {
-    await printLater();
-    // Done when each sub-agent has ended, its completion is in the session, and the session has answered it.
-    const children = await Promise.all(spawned.map((id) => api.request<{ state: string; completion: string | null }>('GET', `/v1/subagents/${encodeURIComponent(id)}`)));
-    const handedOver = children.every((child) => SETTLED.has(child.state) && child.completion !== 'pending');
-    const { session, queuedInputs } = await api.request<{ session: SessionRecord; queuedInputs: number }>('GET', `/v1/sessions/${key}`);
-    if (handedOver && session.state !== 'running' && queuedInputs === 0) {
+  // The gateway's one wait, woken here by the session's event stream instead of the journal.
+  const wakeups: Wakeups = { clock: { now: () => Date.now() }, pause: (ms, _wakeOn, aborted) => watch.next(ms, aborted), stopping: () => false };
+  const done = await waitUntil(
+    deadline,
+    async () => {
       await printLater();
-      return true;
-    }
-    if (Date.now() >= deadline || signal.aborted) return false;
-    await watch.next(Math.min(1000, deadline - Date.now()));
-  }
+      // Done when each sub-agent has ended, its completion is in the session, and the session has answered it.
+      const children = await Promise.all(spawned.map((id) => api.request<{ state: string; completion: string | null }>('GET', `/v1/subagents/${encodeURIComponent(id)}`)));
+      const handedOver = children.every((child) => SETTLED.has(child.state) && child.completion !== 'pending');
+      const { session, queuedInputs } = await api.request<{ session: SessionRecord; queuedInputs: number }>('GET', `/v1/sessions/${key}`);
+      return handedOver && session.state !== 'running' && queuedInputs === 0 ? true : undefined;
+    },
+    wakeups,
+    () => true,
+    signal,
+  );
+  // A run that ended between the last listing and the session check is printed too.
+  if (done) await printLater();
+  return done === true;
 }

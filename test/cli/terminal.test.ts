@@ -9,10 +9,15 @@ import { BIN, ROOT, cliWith, tempConfig, gatewayForSuite } from '../helpers/proc
 import { waitUntil } from '../helpers/wait.js';
 
 const { configPath } = tempConfig(`{
-  agents: { list: [{ id: "slow", model: "scripted/z", identity: { name: "Zed" } }, { id: "quick", model: "scripted/q" }] },
+  agents: { list: [{ id: "slow", model: "scripted/z", identity: { name: "Zed" } }, { id: "quick", model: "scripted/q" }, { id: "lead", model: "scripted/l" }] },
   models: { providers: { scripted: { type: "scripted", models: {
     z: { rules: [{ delayMs: 1500, reply: "sorry for the wait" }] },
     q: { rules: [{ reply: "quick says: {{input}}" }] },
+    l: { rules: [
+      { match: "sub-agent \\"dig\\" succeeded[\\\\s\\\\S]*?Result:\\\\n([\\\\s\\\\S]*?)\\\\nStats:", reply: "In short: {{match.1}}" },
+      { match: "^Dig into (.+)", delayMs: 300, reply: "notes on {{match.1}}" },
+      { match: "research (.+)", steps: [{ toolCalls: [{ tool: "sessions_spawn", args: { task: "Dig into {{match.1}}", label: "dig" } }] }, { text: "I asked a researcher." }] },
+    ] },
   } } } },
 }`);
 const cli = cliWith(configPath);
@@ -67,5 +72,13 @@ describe('the CLI on a terminal', () => {
     expect(shown.stdout).toContain(`run ${sent.runId} on agent:quick:main`);
     expect(await cli('runs', 'cancel', sent.runId.slice(0, 6))).toEqual({ code: 0, stdout: `run ${sent.runId.slice(0, 6)} is not active; nothing to cancel\n`, stderr: '' });
     expect(await cli('runs', 'show', 'zzzzzzzz')).toEqual({ code: 1, stdout: '', stderr: 'switchboard: no run "zzzzzzzz" (list them with "switchboard runs list")\n' });
+  });
+
+  it('send --wait shows the results of sub-agents its run spawned, as the agent passes them on within the timeout', async () => {
+    expect(await cli('send', 'lead', 'research caching', '--wait', '--timeout', '20')).toEqual({
+      code: 0,
+      stdout: 'I asked a researcher.\n(later) In short: notes on caching\n',
+      stderr: '',
+    });
   });
 });
