@@ -7,7 +7,12 @@ import type { EventRecord } from '../ports.js';
 export type LiveEvent =
   | { type: 'journal'; event: EventRecord }
   /** Streamed model text. Not journalled: replay a run's text from its transcript instead. */
-  | { type: 'delta'; sessionKey: string; runId: string; text: string };
+  | { type: 'delta'; sessionKey: string; runId: string; text: string }
+  /**
+   * A run committed and consumed these inputs. Published straight from the commit, so that whoever waits
+   * on them wakes at once rather than when the journal has been read back (its events follow).
+   */
+  | { type: 'settled'; sessionKey: string; inputIds: string[] };
 
 export type LiveListener = (event: LiveEvent) => void;
 

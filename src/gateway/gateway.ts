@@ -157,9 +157,9 @@ export class Gateway extends GatewayControl {
       promptFiles: new PromptFileCache(),
       bus: this.bus,
       toolLedger: !deps.withoutToolLedger,
-      afterCommit: () => {
+      afterCommit: (wroteOutbox) => {
         void this.journal.kick();
-        this.outbox.kick();
+        if (wroteOutbox) this.outbox.kick();
       },
       // A failure here must not hold up the lane: recovery settles the same exchanges on the next start.
       onCommitted: async (run) => {

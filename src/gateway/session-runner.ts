@@ -35,8 +35,8 @@ export interface SessionRunnerDeps {
   bus: EventBus;
   /** False only in benchmarks that measure the ledger's cost. */
   toolLedger: boolean;
-  /** Called after every commit so the journal's new events are published and outbox rows delivered. */
-  afterCommit: () => void;
+  /** Called after every commit so the journal's new events are published and, when it wrote some, outbox rows delivered. */
+  afterCommit: (wroteOutbox: boolean) => void;
   /** Called once a run has committed, with its outcome (settles the replies it waited for, stops a failed sub-agent's children, logs a failure). */
   onCommitted: (run: CommittedRun) => Promise<void>;
   /** Called for an input dropped here (so an exchange waiting on it is told). */
@@ -118,7 +118,7 @@ export function createSessionRunner(deps: SessionRunnerDeps) {
         await store.events.append({ type: 'input.dropped', sessionKey: slot.sessionKey, payload: { inputId, note: why } }, clock.now());
         await deps.onDropped(inputId);
       }
-      deps.afterCommit();
+      deps.afterCommit(false);
       return;
     }
     const agent = deps.agents.get(agentId);
@@ -130,7 +130,7 @@ export function createSessionRunner(deps: SessionRunnerDeps) {
       { id: runId, sessionKey: slot.sessionKey, agentId: agent.config.id, owner: deps.owner, epoch: slot.epoch, model, inputIds: slot.inputIds, subagentId: subagent?.id },
       clock.now(),
     );
-    deps.afterCommit();
+    deps.afterCommit(false);
     if (!started) return;
     slot.runId = runId;
 
@@ -259,10 +259,12 @@ export function createSessionRunner(deps: SessionRunnerDeps) {
     } catch (error) {
       if (!(SwitchboardError.isInstance(error) && error.code === 'LEASE_LOST')) throw error;
       // Fenced off: another owner has the session; recovery of that owner's view decides.
-      deps.afterCommit();
+      deps.afterCommit(false);
       return;
     }
-    deps.afterCommit();
+    // A commit without outbox rows (no exchange step, no sub-agent completion) gives the outbox nothing to do.
+    deps.afterCommit(outbox.length > 0 || subagent !== undefined);
+    deps.bus.publish({ type: 'settled', sessionKey: slot.sessionKey, inputIds: consumed });
     await deps.onCommitted({ runId, sessionKey: slot.sessionKey, agentId: agent.config.id, status: executed.status, error: executed.error?.message ?? null });
   };
 }

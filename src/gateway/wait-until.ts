@@ -52,6 +52,7 @@ export function journalPause(bus: EventBus, waiters: Set<() => void>, stopping: 
       const timer = setTimeout(done, ms);
       const unsubscribe = bus.subscribe((event) => {
         if (event.type === 'journal' && wakeOn((event.event.payload ?? {}) as Record<string, unknown>, event.event.sessionKey)) done();
+        else if (event.type === 'settled' && wakeOn({ inputIds: event.inputIds }, event.sessionKey)) done();
       });
       waiters.add(done);
       signal?.addEventListener('abort', done, { once: true });

@@ -282,7 +282,7 @@ export class ControlApi {
       if (live.type === 'journal') {
         if (replaying) pending.push(live.event);
         else write(live.event);
-      } else if (deltas && (!sessionKey || live.sessionKey === sessionKey)) {
+      } else if (live.type === 'delta' && deltas && (!sessionKey || live.sessionKey === sessionKey)) {
         response.write(`event: delta\ndata: ${JSON.stringify(live)}\n\n`);
       }
     });
