@@ -6,11 +6,12 @@ import { sql, type Kysely, type RawBuilder } from 'kysely';
 import type {
   IdKind,
   A2ATaskStore, EventJournal, EventRecord, ExchangeStore, InputRecord, InputStatus, InputStore, LeaseStore, NewEvent, NewInput, NewOutboxRow,
-  NewSession, NewTranscriptEntry, SessionFilter, OutboxRecord, OutboxStatus, OutboxStore, ReplyRoute, RunStore, SessionRecord,
+  NewTranscriptEntry, OutboxRecord, OutboxStatus, OutboxStore, RunStore,
   SessionStore, Store, SubagentStore, TranscriptEntry, TranscriptStore, ToolCallStore, RateLimit, LimitReached, NewToolCall,
 } from '../ports.js';
 import { KyselyRunStore } from './kysely-run-store.js';
-import { json, num, toEvent, toInput, toOutbox, toSession, toTranscript } from './kysely-rows.js';
+import { KyselySessionStore } from './kysely-session-store.js';
+import { num, toEvent, toInput, toOutbox, toTranscript } from './kysely-rows.js';
 import { appendEvent, appendTranscript, insertInput, insertOutbox } from './kysely-writes.js';
 import { KyselyExchangeStore } from './kysely-exchange-store.js';
 import { KyselyA2ATaskStore } from './kysely-a2a-store.js';
@@ -64,61 +65,6 @@ export class KyselyStore implements Store {
   }
 }
 
-
-class KyselySessionStore implements SessionStore {
-  constructor(private readonly db: Kysely<Database>) {}
-
-  async ensure(session: NewSession, now: number): Promise<SessionRecord> {
-    await this.db
-      .insertInto('sessions')
-      .values({
-        key: session.key,
-        agent_id: session.agentId,
-        label: session.label ?? null,
-        parent_key: session.parentKey ?? null,
-        depth: session.depth ?? 0,
-        route: session.route ? json(session.route) : null,
-        state: 'idle',
-        created_at: now,
-        updated_at: now,
-        last_run_at: null,
-      })
-      .onConflict((oc) => oc.column('key').doNothing())
-      .execute();
-    const row = await this.db.selectFrom('sessions').selectAll().where('key', '=', session.key).executeTakeFirstOrThrow();
-    return toSession(row);
-  }
-
-  async get(key: string): Promise<SessionRecord | undefined> {
-    const row = await this.db.selectFrom('sessions').selectAll().where('key', '=', key).executeTakeFirst();
-    return row ? toSession(row) : undefined;
-  }
-
-  async list(filter: SessionFilter = {}): Promise<SessionRecord[]> {
-    let query = this.db.selectFrom('sessions').selectAll();
-    if (filter.agentId) query = query.where('agent_id', '=', filter.agentId);
-    if (filter.label !== undefined) query = query.where('label', '=', filter.label);
-    if (filter.parentKey !== undefined) query = query.where('parent_key', '=', filter.parentKey);
-    if (filter.updatedSince !== undefined) query = query.where('updated_at', '>=', filter.updatedSince);
-    const rows = await query.orderBy('updated_at', 'desc').orderBy('key').limit(filter.limit ?? 1000).execute();
-    return rows.map(toSession);
-  }
-
-  async setRoute(key: string, route: ReplyRoute, now: number): Promise<void> {
-    await this.db.updateTable('sessions').set({ route: json(route), updated_at: now }).where('key', '=', key).execute();
-  }
-
-  async listWithQueuedInputs(): Promise<{ key: string; oldestQueuedAt: number }[]> {
-    const rows = await this.db
-      .selectFrom('inputs')
-      .select(['session_key', (eb) => eb.fn.min('created_at').as('oldest')])
-      .where('status', '=', 'queued')
-      .groupBy('session_key')
-      .orderBy('oldest')
-      .execute();
-    return rows.map((row) => ({ key: row.session_key, oldestQueuedAt: num(row.oldest as number) }));
-  }
-}
 
 export class KyselyInputStore implements InputStore {
   constructor(
