@@ -11,6 +11,7 @@ import { parseConfigText } from '../src/config/load.js';
 import { startGateway } from '../src/app.js';
 import { SqliteStore, type SqliteSynchronous } from '../src/store/sqlite/sqlite-store.js';
 import { toolJsonSchema } from '../src/gateway/tool-contract.js';
+import { a2aLoad } from './a2a-load.js';
 
 const quick = process.argv.includes('--quick');
 const ROOT = resolve(import.meta.dirname, '..');
@@ -413,6 +414,11 @@ async function main() {
   lines.push(
     `${sub.fanOut} sub-agents through the subagent lane (maxConcurrent 8): spawned in ${fmt(sub.spawnedMs, 0)} ms, all completions consumed by the parent after ${fmt(sub.totalMs, 0)} ms; ` +
       `peak RSS ${fmt(sub.peakRssMb, 0)} MB (target <= 512); ${sub.succeeded} succeeded, ${sub.lost} lost, ${sub.twice} completed twice, ${sub.consumedOnce} completions in the parent's transcript once`,
+  );
+  const load = await a2aLoad(ROOT, tmp(), quick ? 2 : 10);
+  lines.push(
+    `A2A SendMessage under load (50 connections, a new task per request, synchronous=FULL): ${fmt(load.ours.rps, 0)} requests/s through the gateway (p50 ${load.ours.p50} ms, p99 ${load.ours.p99} ms, ${load.ours.errors + load.ours.non2xx} failed), ` +
+      `${fmt(load.reference.rps, 0)}/s through the SDK's in-memory reference server (p50 ${load.reference.p50} ms, p99 ${load.reference.p99} ms): ratio ${fmt(load.ratio)} (target >= 1.5)`,
   );
   const defs = await toolDefinitionChars();
   lines.push(`tool definitions sent with each call: ${defs.chars} characters for ${defs.tools} tools`);
