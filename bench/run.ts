@@ -11,7 +11,7 @@ import { parseConfigText } from '../src/config/load.js';
 import { startGateway } from '../src/app.js';
 import { SqliteStore, type SqliteSynchronous } from '../src/store/sqlite/sqlite-store.js';
 import { toolJsonSchema } from '../src/gateway/tool-contract.js';
-import { a2aLoad } from './a2a-load.js';
+import { a2aLoad, controlApiLoad } from './load.js';
 
 const quick = process.argv.includes('--quick');
 const ROOT = resolve(import.meta.dirname, '..');
@@ -419,6 +419,10 @@ async function main() {
   lines.push(
     `A2A SendMessage under load (50 connections, a new task per request, synchronous=FULL): ${fmt(load.ours.rps, 0)} requests/s through the gateway (p50 ${load.ours.p50} ms, p99 ${load.ours.p99} ms, ${load.ours.errors + load.ours.non2xx} failed), ` +
       `${fmt(load.reference.rps, 0)}/s through the SDK's in-memory reference server (p50 ${load.reference.p50} ms, p99 ${load.reference.p99} ms): ratio ${fmt(load.ratio)} (target >= 1.5)`,
+  );
+  const api = await controlApiLoad(ROOT, tmp(), quick ? 2 : 10);
+  lines.push(
+    `waited sends through the control API, 1,000 sessions, 200 connections (synchronous=FULL): ${fmt(api.rps, 0)} messages/s, p50 ${api.p50} ms, p99 ${api.p99} ms, ${api.errors + api.non2xx} failed (target >= 1000/s, p99 < 1 s)`,
   );
   const defs = await toolDefinitionChars();
   lines.push(`tool definitions sent with each call: ${defs.chars} characters for ${defs.tools} tools`);

@@ -1,11 +1,11 @@
 /**
- * A2A SendMessage under load: the gateway's durable A2A server against the SDK's in-memory reference
- * server, each in a process of its own, driven by the same load tool (autocannon) from this process,
- * one after the other in one run. Each request is a new task (its own messageId); the agent answers at once.
+ * Load through the gateway's fronts, driven by autocannon from the benchmark process against servers in
+ * processes of their own: A2A SendMessage against the SDK's in-memory reference server (one after the other
+ * in one run; each request a new task), and waited sends through the control API from 1,000 sessions.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
 
@@ -44,7 +44,10 @@ async function stop(child: ChildProcess): Promise<void> {
   await exited;
 }
 
-function load(url: string, seconds: number, connections: number): Promise<LoadResult> {
+/** An A2A SendMessage with a new messageId (so a new task) each time. */
+const sendMessage = (n: number) => ({ jsonrpc: '2.0', id: n, method: 'SendMessage', params: { message: { messageId: `load-${process.pid}-${n}`, role: 'ROLE_USER', parts: [{ text: `quick ${n}` }] } } });
+
+function load(url: string, seconds: number, connections: number, body: (n: number) => unknown = sendMessage, headers: Record<string, string> = { 'a2a-version': '1.0' }): Promise<LoadResult> {
   let counter = 0;
   return new Promise((resolve, reject) => {
     autocannon(
@@ -53,15 +56,9 @@ function load(url: string, seconds: number, connections: number): Promise<LoadRe
         method: 'POST',
         connections,
         duration: seconds,
-        headers: { 'content-type': 'application/json', 'a2a-version': '1.0' },
-        requests: [
-          {
-            setupRequest: (request) => ({
-              ...request,
-              body: JSON.stringify({ jsonrpc: '2.0', id: ++counter, method: 'SendMessage', params: { message: { messageId: `load-${process.pid}-${counter}`, role: 'ROLE_USER', parts: [{ text: `quick ${counter}` }] } } }),
-            }),
-          },
-        ],
+        timeout: 60,
+        headers: { 'content-type': 'application/json', ...headers },
+        requests: [{ setupRequest: (request) => ({ ...request, body: JSON.stringify(body(++counter)) }) }],
       },
       (error, result) => {
         if (error) return reject(error);
@@ -91,5 +88,24 @@ export async function a2aLoad(root: string, dir: string, seconds: number): Promi
   } finally {
     await stop(gateway.child);
     await stop(reference.child);
+  }
+}
+
+/**
+ * Waited sends through the control API from 1,000 sessions (a user on channel "load", peers 0-999), 200 at a time,
+ * against the gateway process: what `POST /v1/send` with `wait: true` sustains.
+ */
+export async function controlApiLoad(root: string, dir: string, seconds: number): Promise<LoadResult> {
+  const configPath = join(dir, 'api-load.json5');
+  writeFileSync(configPath, `{ agents: { list: [{ id: "echo", model: "scripted/echo" }] }, models: { providers: { scripted: { type: "scripted", models: { echo: { rules: [{ reply: "echo: {{input}}" }] } } } } } }`);
+  const gateway = await startServer([join(root, 'bin/switchboard.js'), '--json', '--config', configPath, 'gateway', '--port', '0'], root);
+  try {
+    const token = readFileSync(join(dir, '.switchboard', 'token'), 'utf8').trim();
+    const body = (n: number) => ({ target: 'echo', message: `load ${n}`, channel: 'load', peer: `p${n % 1000}`, wait: true, timeoutSeconds: 60 });
+    const auth = { authorization: `Bearer ${token}` };
+    await load(`${gateway.url}/v1/send`, 1, 200, body, auth);
+    return await load(`${gateway.url}/v1/send`, seconds, 200, body, auth);
+  } finally {
+    await stop(gateway.child);
   }
 }
