@@ -724,7 +724,7 @@ export interface SettledToolCall {
 export type IdKind = 'run' | 'subagent' | 'outbox' | 'exchange' | 'a2a_task' | 'input';
 
 export interface Store {
-  /** Ids of `kind` that start with `prefix`, at most `limit`, in id order. */
+  /** Ids of `kind` that start with `prefix`, at most `limit`, in id order; an id equal to `prefix` alone. */
   matchIds(kind: IdKind, prefix: string, limit: number): Promise<string[]>;
   readonly toolCalls: ToolCallStore;
   readonly subagents: SubagentStore;

@@ -21,13 +21,7 @@ function cliCommand(config: string): string {
   const onPath = (process.env.PATH ?? '').split(delimiter).some((dir) => dir && same(join(dir, 'switchboard')));
   const local = same(join(process.cwd(), 'node_modules/.bin/switchboard')) || realpathSync(process.cwd()) === realpathSync(join(script, '../..'));
   const base = onPath ? 'switchboard' : local ? 'npx switchboard' : `node ${script}`;
-  let found: string | undefined;
-  try {
-    found = resolveConfigPath(undefined);
-  } catch {
-    found = undefined;
-  }
-  if (found === config) return base;
+  if (resolveConfigPath(undefined) === config) return base;
   const shown = relative(process.cwd(), config);
   return `${base} --config ${shown.startsWith('..') || shown === '' ? config : shown}`;
 }

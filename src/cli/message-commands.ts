@@ -1,8 +1,7 @@
-/** `switchboard send` and `chat`: messages to agents, waiting for their replies. */
+/** `switchboard send`: a message to an agent or session, and waiting for its reply (chat-command.ts has `chat`). */
 import { randomUUID } from 'node:crypto';
-import { createInterface } from 'node:readline/promises';
 import { Option } from 'commander';
-import { SwitchboardError, errorMessage } from '../core/errors.js';
+import { SwitchboardError } from '../core/errors.js';
 import { QUEUE_MODES } from '../core/queue-mode.js';
 import { program, client, globals, parseSeconds, print, EXIT_INTERRUPTED, EXIT_TIMEOUT } from './shared.js';
 import { SessionWatch, Spinner, followLateResults } from './waiting.js';

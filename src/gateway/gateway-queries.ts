@@ -43,7 +43,8 @@ export abstract class GatewayQueries {
   async resolveId(kind: IdKind, given: string): Promise<string> {
     if (given.length < MIN_ID_PREFIX || given.startsWith('agent:')) return given;
     const matches = await this.store.matchIds(kind, given, 11);
-    if (matches.length <= 1 || matches.includes(given)) return matches.includes(given) ? given : matches[0] ?? given;
+    if (matches.length === 0 || matches.includes(given)) return given;
+    if (matches.length === 1) return matches[0];
     const shown = matches.slice(0, 10).join(', ');
     throw new SwitchboardError('ID_AMBIGUOUS', `"${given}" is the start of ${matches.length > 10 ? 'more than 10' : matches.length} ${ID_NOUNS[kind]}: ${shown}; give more characters`, { matches: matches.slice(0, 10) });
   }

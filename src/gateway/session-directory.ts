@@ -71,11 +71,13 @@ export abstract class SessionDirectory {
    * Whether a send from this session could reach anyone: another agent the policy allows, another session
    * of its own agent (visibility `agent` or `all`), or a session it spawned (visibility `tree`).
    */
-  async canSendAnywhere(session: AvailabilityContext): Promise<boolean> {
-    if (this.listAgents(session as unknown as Requester).some((agent) => !agent.self)) return true;
-    const visibility = effectiveVisibility(this.policyFor(session));
-    if (visibility === 'agent' || visibility === 'all') return true;
-    return visibility === 'tree' && (await this.hasSpawned(session));
+  canSendAnywhere(session: AvailabilityContext): Promise<boolean> {
+    return session.once('reach', async () => {
+      if (this.listAgents(session).some((agent) => !agent.self)) return true;
+      const visibility = effectiveVisibility(this.policyFor(session));
+      if (visibility === 'agent' || visibility === 'all') return true;
+      return visibility === 'tree' && (await this.hasSpawned(session));
+    });
   }
 
   /** Whether the session has spawned anyone yet (the `subagents` tool is offered from then on). */
@@ -153,7 +155,7 @@ export abstract class SessionDirectory {
   }
 
   /** agents_list: the agents this session may address. */
-  listAgents(requester: Requester): { agentId: string; name: string | null; self: boolean }[] {
+  listAgents(requester: Pick<Requester, 'sessionKey' | 'agentId'>): { agentId: string; name: string | null; self: boolean }[] {
     const policy = this.policyFor(requester);
     const crossAgent = effectiveVisibility(policy) === 'all' && !policy.sandboxedBy;
     return this.deps.agents

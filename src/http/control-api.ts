@@ -222,9 +222,10 @@ export class ControlApi {
     } catch (error) {
       const failure = SwitchboardError.isInstance(error) ? error : new SwitchboardError('INTERNAL', errorMessage(error));
       if (!response.headersSent) {
-        // Overload and rate refusals say when to come back, as HTTP clients and proxies expect.
+        // Overload and rate refusals say when to come back, as HTTP clients and proxies expect; limits that
+        // waiting does not lift (hops, sub-agent counts) carry no retryAfterMs, so no header.
         const retryAfterMs = failure.details?.retryAfterMs;
-        if (failure.httpStatus === 429) response.setHeader('Retry-After', String(Math.max(1, Math.ceil((typeof retryAfterMs === 'number' ? retryAfterMs : 1000) / 1000))));
+        if (typeof retryAfterMs === 'number') response.setHeader('Retry-After', String(Math.max(1, Math.ceil(retryAfterMs / 1000))));
         sendJson(response, failure.httpStatus, { error: failure.toJSON() });
       }
       else response.end();

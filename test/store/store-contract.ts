@@ -43,6 +43,9 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
       expect(await store.matchIds('input', 'ab%', 10)).toEqual(['ab%d-4']);
       expect(await store.matchIds('input', 'ab_d', 10)).toEqual([]);
       expect(await store.matchIds('run', 'abcd', 10)).toEqual([]);
+      // An id equal to the prefix is the one meant: returned alone, found by its index.
+      await store.inputs.enqueue(newInput(S, { id: 'abce' }), 1000);
+      expect(await store.matchIds('input', 'abce', 10)).toEqual(['abce']);
     });
 
     it('sessions: list by parentKey finds the sessions one spawned, directly', async () => {
