@@ -9,6 +9,7 @@ import { Role, TaskState, type Message, type Part, type TaskStatus } from '@a2a-
 import { AgentEvent, type AgentExecutor, type ExecutionEventBus, type RequestContext } from '@a2a-js/sdk/server';
 import { errorMessage } from '../core/errors.js';
 import { matchesAny } from '../core/tool-policy.js';
+import { a2aSessionKey } from '../core/session-key.js';
 import type { WaitResult } from '../gateway/gateway.js';
 import type { GatewayApi } from '../gateway/gateway-api.js';
 import type { A2ATaskStore, Clock, RunRecord } from '../ports.js';
@@ -156,6 +157,15 @@ export class GatewayAgentExecutor implements AgentExecutor {
       return this.finish(bus, taskId, contextId, TaskState.TASK_STATE_REJECTED, `context "${contextId}" belongs to another peer; send without a contextId to start a context of your own`);
     }
 
+    const relay = relayDeltas(this.gateway, bus, { taskId, contextId, sessionKey: a2aSessionKey(this.agentId, owner, contextId) });
+    try {
+      await this.answer(bus, message, { taskId, contextId, owner, text }, relay);
+    } finally {
+      await relay.stop();
+    }
+  }
+
+  private async answer(bus: ExecutionEventBus, message: Message, { taskId, contextId, owner, text }: { taskId: string; contextId: string; owner: string; text: string }, relay: DeltaRelay): Promise<void> {
     let accepted: Awaited<ReturnType<GatewayApi['acceptA2AMessage']>>;
     try {
       accepted = await this.gateway.acceptA2AMessage({ agentId: this.agentId, contextId, taskId, messageId: message.messageId, text, peer: owner });
@@ -166,41 +176,13 @@ export class GatewayAgentExecutor implements AgentExecutor {
     await this.tasks.attachInput({ id: taskId, agentId: this.agentId, contextId, owner }, sessionKey, input.id, this.clock.now());
     bus.publish(AgentEvent.statusUpdate({ taskId, contextId, status: this.status(TaskState.TASK_STATE_WORKING, taskId, contextId), metadata: {} }));
     await this.tasks.appendEvent(taskId, 'state', { state: 'TASK_STATE_WORKING', sessionKey, inputId: input.id }, this.clock.now());
+    relay.start(input.id);
 
-    // The run's text as it is written, as chunks of one artifact; the final answer replaces them. Only
-    // the run that took this message counts (another task of the same context may run first): a delta
-    // from a run not yet known is checked against the input's run, in order, before it is passed on.
-    const artifactId = `answer-${input.id}`;
-    let chunks = 0;
-    const runs = new Map<string, boolean>();
-    let pending = Promise.resolve();
-    const isOurs = async (runId: string) => {
-      if (!runs.has(runId)) runs.set(runId, (await this.gateway.inputRunId(input.id)) === runId);
-      return runs.get(runId)!;
-    };
-    const unsubscribe = this.gateway.subscribe((live) => {
-      if (live.type !== 'delta' || live.sessionKey !== sessionKey) return;
-      pending = pending.then(async () => {
-        const ours = await isOurs(live.runId).catch(() => false); // never reject: nobody awaits this chain until the end
-        if (!ours) return;
-        bus.publish(
-          AgentEvent.artifactUpdate({
-            taskId,
-            contextId,
-            artifact: { artifactId, name: 'answer', description: '', parts: [textPart(live.text)], metadata: {}, extensions: [] },
-            append: chunks++ > 0,
-            lastChunk: false,
-            metadata: {},
-          }),
-        );
-      });
-    });
     let result;
     try {
       result = await this.gateway.waitForInput(input.id, this.stallMs);
     } finally {
-      unsubscribe();
-      await pending.catch(() => {});
+      await relay.stop();
     }
     if (this.cancelled.delete(taskId)) return;
     // A gateway that stops ends every wait: the task stays working and is finished after the restart.
@@ -214,7 +196,7 @@ export class GatewayAgentExecutor implements AgentExecutor {
         AgentEvent.artifactUpdate({
           taskId,
           contextId,
-          artifact: { artifactId, name: 'answer', description: '', parts: outcome.parts, metadata: { runId: outcome.runId }, extensions: [] },
+          artifact: { artifactId: answerArtifactId(input.id), name: 'answer', description: '', parts: outcome.parts, metadata: { runId: outcome.runId }, extensions: [] },
           append: false,
           lastChunk: true,
           metadata: {},
@@ -230,4 +212,57 @@ export class GatewayAgentExecutor implements AgentExecutor {
     if (record?.inputId) await this.gateway.cancelInput(record.inputId, 'cancelled by the A2A client');
     await this.finish(bus, taskId, record?.contextId ?? '', TaskState.TASK_STATE_CANCELED, 'canceled by the client');
   }
+}
+
+const answerArtifactId = (inputId: string) => `answer-${inputId}`;
+
+interface DeltaRelay {
+  /** The task is working on this input: pass on its run's chunks (those written so far first). */
+  start(inputId: string): void;
+  /** No more chunks; resolves once those already taken are published. */
+  stop(): Promise<void>;
+}
+
+/**
+ * The run's text as it is written, as chunks of one artifact; the final answer replaces them. Watched from
+ * before the input is stored, so that its run streams and no chunk is missed, and held until the task
+ * is working. Only the run that took this message counts (another task of the same context may run
+ * first): a delta from a run not yet known is checked against the input's run, in order.
+ */
+function relayDeltas(gateway: GatewayApi, bus: ExecutionEventBus, { taskId, contextId, sessionKey }: { taskId: string; contextId: string; sessionKey: string }): DeltaRelay {
+  let started!: (inputId: string | undefined) => void;
+  const working = new Promise<string | undefined>((resolve) => (started = resolve));
+  const runs = new Map<string, boolean>();
+  let chunks = 0;
+  let pending = Promise.resolve();
+  const unwatch = gateway.watchDeltas(sessionKey);
+  const unsubscribe = gateway.subscribe((live) => {
+    if (live.type !== 'delta' || live.sessionKey !== sessionKey) return;
+    pending = pending.then(async () => {
+      const inputId = await working;
+      if (inputId === undefined) return;
+      // Never reject: nobody awaits this chain until the end.
+      if (!runs.has(live.runId)) runs.set(live.runId, (await gateway.inputRunId(inputId).catch(() => undefined)) === live.runId);
+      if (!runs.get(live.runId)) return;
+      bus.publish(
+        AgentEvent.artifactUpdate({
+          taskId,
+          contextId,
+          artifact: { artifactId: answerArtifactId(inputId), name: 'answer', description: '', parts: [textPart(live.text)], metadata: {}, extensions: [] },
+          append: chunks++ > 0,
+          lastChunk: false,
+          metadata: {},
+        }),
+      );
+    });
+  });
+  return {
+    start: (inputId) => started(inputId),
+    stop: async () => {
+      unsubscribe();
+      unwatch();
+      started(undefined);
+      await pending;
+    },
+  };
 }

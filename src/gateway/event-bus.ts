@@ -6,7 +6,10 @@ import type { EventRecord } from '../ports.js';
 
 export type LiveEvent =
   | { type: 'journal'; event: EventRecord }
-  /** Streamed model text. Not journalled: replay a run's text from its transcript instead. */
+  /**
+   * Streamed model text, only from runs that started while someone watched (`watchDeltas`). Not
+   * journalled: replay a run's text from its transcript instead.
+   */
   | { type: 'delta'; sessionKey: string; runId: string; text: string }
   /**
    * A run committed and consumed these inputs. Published straight from the commit, so that whoever waits
@@ -18,6 +21,29 @@ export type LiveListener = (event: LiveEvent) => void;
 
 export class EventBus {
   private readonly listeners = new Set<LiveListener>();
+  /** How many watch each session's deltas ('*': every session's). */
+  private readonly deltaWatchers = new Map<string, number>();
+
+  /**
+   * Asks runs of this session (without one: of every session) to stream their text as `delta` events.
+   * A run that starts with nobody watching makes the cheaper, unstreamed model call; its text still
+   * arrives with its reply. Returns the function that stops watching.
+   */
+  watchDeltas(sessionKey = '*'): () => void {
+    this.deltaWatchers.set(sessionKey, (this.deltaWatchers.get(sessionKey) ?? 0) + 1);
+    let watching = true;
+    return () => {
+      if (!watching) return;
+      watching = false;
+      const left = this.deltaWatchers.get(sessionKey)! - 1;
+      if (left === 0) this.deltaWatchers.delete(sessionKey);
+      else this.deltaWatchers.set(sessionKey, left);
+    };
+  }
+
+  wantsDeltas(sessionKey: string): boolean {
+    return this.deltaWatchers.size > 0 && (this.deltaWatchers.has('*') || this.deltaWatchers.has(sessionKey));
+  }
 
   subscribe(listener: LiveListener): () => void {
     this.listeners.add(listener);

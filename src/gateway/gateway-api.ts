@@ -45,6 +45,7 @@ export type GatewayApi = Pick<
   | 'settleDeadOutbox'
   // events and deliveries
   | 'subscribe'
+  | 'watchDeltas'
   | 'registerDelivery'
   | 'enqueueDelivery'
 >;

@@ -88,16 +88,17 @@ export abstract class GatewayIntake extends GatewayQueries {
     const channelSetting = this.config.messages.queue.byChannel[inbound.channel];
     const channelMode = typeof channelSetting === 'object' ? channelSetting.mode : channelSetting;
     const mode = request.mode ?? channelMode ?? this.config.messages.queue.mode;
+    if (provenance.kind === 'user') {
+      // Before the input, so that the input's durable write covers it (a retried send has the same route).
+      const route = { channel: inbound.channel, ...(inbound.peer ? { peer: inbound.peer } : {}), ...(inbound.account ? { account: inbound.account } : {}) };
+      if (JSON.stringify(session.route) !== JSON.stringify(route)) await this.store.sessions.setRoute(sessionKey, route, this.clock.now());
+    }
     const id = this.ids.next();
     const { input, created } = await this.store.inputs.enqueue(
       // A caller's key is scoped to the target session and kept out of the gateway's own key namespace.
       { id, sessionKey, idempotencyKey: request.idempotencyKey === undefined ? `input:${id}` : `client:${sessionKey}:${request.idempotencyKey}`, mode, text: message, provenance },
       this.clock.now(),
     );
-    if (created && provenance.kind === 'user') {
-      const route = { channel: inbound.channel, ...(inbound.peer ? { peer: inbound.peer } : {}), ...(inbound.account ? { account: inbound.account } : {}) };
-      if (JSON.stringify(session.route) !== JSON.stringify(route)) await this.store.sessions.setRoute(sessionKey, route, this.clock.now());
-    }
     if (created) this.lanes.wake(sessionKey);
     return { input, sessionKey, created };
   }

@@ -288,6 +288,11 @@ export class Gateway extends GatewayControl {
     return this.bus.subscribe(listener);
   }
 
+  /** See EventBus.watchDeltas: runs that start from now on stream their text. */
+  watchDeltas(sessionKey?: string): () => void {
+    return this.bus.watchDeltas(sessionKey);
+  }
+
   status() {
     return {
       gatewayId: this.gatewayId,

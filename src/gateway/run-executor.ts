@@ -3,7 +3,7 @@
  * failures; a failed, aborted or timed-out run is data (`ExecutedRun.status`).
  */
 import { APICallError, type LanguageModelV3 } from '@ai-sdk/provider';
-import { jsonSchema, stepCountIs, streamText, tool, type ModelMessage, type SystemModelMessage, type ToolSet } from 'ai';
+import { generateText, jsonSchema, stepCountIs, streamText, tool, type LanguageModelUsage, type ModelMessage, type SystemModelMessage, type ToolSet } from 'ai';
 import { errorMessage } from '../core/errors.js';
 import { statusForAbort, type AbortReason, type TerminalRunStatus } from '../core/run-status.js';
 import { addRequest, measureRequest, NO_REQUEST } from '../models/request-size.js';
@@ -24,10 +24,10 @@ export interface ExecuteRunOptions {
   signal: AbortSignal;
   /** Asked at every step boundary after the first: inputs steered into this run, as user messages. */
   takeSteered?: () => Promise<ModelMessage[]>;
+  /** Streams the model's text to this; without it the model call is not streamed. */
   onDelta?: (text: string) => void;
   /** What a timed-out run's error says (which limit applied). */
   timeoutMessage?: string;
-  onStep?: (step: { number: number; toolCalls: string[] }) => void;
 }
 
 export interface ExecutedRun {
@@ -87,9 +87,6 @@ export async function executeRun(options: ExecuteRunOptions): Promise<ExecutedRu
   // messages from the initial ones plus its own responses.
   const injections: { after: number; messages: ModelMessage[] }[] = [];
   let promptChars = 0;
-  let steps = 0;
-  let streamed = '';
-  let streamError: unknown;
 
   const withInjections = (messages: ModelMessage[]): ModelMessage[] => {
     if (injections.length === 0) return messages;
@@ -105,14 +102,14 @@ export async function executeRun(options: ExecuteRunOptions): Promise<ExecutedRu
   };
 
   const cached = withCacheBreakpoints(options.model, options.system, options.messages);
-  const result = streamText({
+  const call = {
     model: options.model,
     system: cached.system,
     messages: cached.messages,
     tools,
     stopWhen: stepCountIs(options.maxSteps),
     abortSignal: options.signal,
-    prepareStep: async ({ stepNumber, messages }) => {
+    prepareStep: async ({ stepNumber, messages }: { stepNumber: number; messages: ModelMessage[] }) => {
       step = stepNumber;
       callIndex = 0;
       if (stepNumber > 0 && options.takeSteered) {
@@ -123,46 +120,18 @@ export async function executeRun(options: ExecuteRunOptions): Promise<ExecutedRu
       promptChars += options.system.length + JSON.stringify(full).length;
       return { activeTools: await activeTools(), ...(injections.length > 0 ? { messages: full } : {}) };
     },
-    onError: ({ error }) => {
-      streamError = error;
-    },
-  });
-
-  let usage: RunUsage = { inputTokens: 0, outputTokens: 0, modelCalls: 0, steps: 0, cachedInputTokens: 0 };
-  let request = NO_REQUEST;
-  try {
-    for await (const part of result.fullStream) {
-      if (part.type === 'start-step') {
-        request = addRequest(request, measureRequest(part.request.body));
-      } else if (part.type === 'text-delta') {
-        streamed += part.text;
-        options.onDelta?.(part.text);
-      } else if (part.type === 'finish-step') {
-        steps += 1;
-        usage = {
-          inputTokens: usage.inputTokens + (part.usage.inputTokens ?? 0),
-          outputTokens: usage.outputTokens + (part.usage.outputTokens ?? 0),
-          modelCalls: steps,
-          steps,
-          cachedInputTokens: (usage.cachedInputTokens ?? 0) + (part.usage.inputTokenDetails?.cacheReadTokens ?? 0),
-        };
-      } else if (part.type === 'tool-call') {
-        options.onStep?.({ number: steps, toolCalls: [part.toolName] });
-      } else if (part.type === 'error') {
-        streamError = part.error;
-      }
-    }
-  } catch (error) {
-    streamError ??= error;
-  }
+  };
+  // Streaming costs several times a plain call in the SDK: only when someone watches the text.
+  const outcome = options.onDelta ? await streamed(call, options.onDelta) : await generated(call);
+  const { usage, request } = outcome;
 
   if (options.signal.aborted) {
     const reason = options.signal.reason as AbortReason;
     const status = statusForAbort(reason);
-    const partial: ModelMessage[] = streamed ? [{ role: 'assistant', content: [{ type: 'text', text: streamed }] }] : [];
+    const partial: ModelMessage[] = outcome.text ? [{ role: 'assistant', content: [{ type: 'text', text: outcome.text }] }] : [];
     return {
       status,
-      finalText: streamed || null,
+      finalText: outcome.text || null,
       messages: withInjections([...options.messages, ...partial]).slice(initialCount),
       usage,
       promptChars,
@@ -170,21 +139,87 @@ export async function executeRun(options: ExecuteRunOptions): Promise<ExecutedRu
       error: { code: status.toUpperCase(), message: reason === 'timeout' && options.timeoutMessage ? options.timeoutMessage : abortMessage(reason) },
     };
   }
-  if (streamError !== undefined) {
+  if (!outcome.ok) {
     return {
       status: 'failed',
-      finalText: streamed || null,
+      finalText: outcome.text || null,
       messages: withInjections(options.messages).slice(initialCount),
       usage,
       promptChars,
       request,
-      error: { code: 'MODEL_PROVIDER_ERROR', message: describeProviderError(streamError) },
+      error: { code: 'MODEL_PROVIDER_ERROR', message: describeProviderError(outcome.error) },
     };
   }
+  const all = withInjections([...options.messages, ...outcome.responseMessages]).slice(initialCount);
+  return { status: 'succeeded', finalText: outcome.text, messages: all, usage, promptChars, request };
+}
+
+type ModelCall = Parameters<typeof generateText<ToolSet>>[0] & Parameters<typeof streamText<ToolSet>>[0];
+
+/** What the tool loop produced: the text (so far, when it failed), and the steps' usage and request sizes. */
+type LoopOutcome = { usage: RunUsage; request: RunRequestSize; text: string } & (
+  | { ok: true; responseMessages: ModelMessage[] }
+  | { ok: false; error: unknown }
+);
+
+/** Adds one finished step's usage and request size. */
+class StepTotals {
+  usage: RunUsage = { inputTokens: 0, outputTokens: 0, modelCalls: 0, steps: 0, cachedInputTokens: 0 };
+  request = NO_REQUEST;
+
+  add(step: { usage: LanguageModelUsage; request: { body?: unknown } }): void {
+    const steps = this.usage.steps + 1;
+    this.usage = {
+      inputTokens: this.usage.inputTokens + (step.usage.inputTokens ?? 0),
+      outputTokens: this.usage.outputTokens + (step.usage.outputTokens ?? 0),
+      modelCalls: steps,
+      steps,
+      cachedInputTokens: (this.usage.cachedInputTokens ?? 0) + (step.usage.inputTokenDetails?.cacheReadTokens ?? 0),
+    };
+    this.request = addRequest(this.request, measureRequest(step.request.body));
+  }
+}
+
+async function generated(call: ModelCall): Promise<LoopOutcome> {
+  const totals = new StepTotals();
+  try {
+    const result = await generateText({ ...call, onStepFinish: (step) => totals.add(step) });
+    return { ok: true, usage: totals.usage, request: totals.request, text: result.text, responseMessages: result.response.messages };
+  } catch (error) {
+    return { ok: false, error, usage: totals.usage, request: totals.request, text: '' };
+  }
+}
+
+async function streamed(call: ModelCall, onDelta: (text: string) => void): Promise<LoopOutcome> {
+  const totals = new StepTotals();
+  let text = '';
+  let streamError: unknown;
+  const result = streamText({
+    ...call,
+    onError: ({ error }) => {
+      streamError = error;
+    },
+  });
+  let request: unknown;
+  try {
+    for await (const part of result.fullStream) {
+      if (part.type === 'start-step') {
+        request = part.request.body;
+      } else if (part.type === 'text-delta') {
+        text += part.text;
+        onDelta(part.text);
+      } else if (part.type === 'finish-step') {
+        totals.add({ usage: part.usage, request: { body: request } });
+      } else if (part.type === 'error') {
+        streamError = part.error;
+      }
+    }
+  } catch (error) {
+    streamError ??= error;
+  }
+  if (streamError !== undefined || call.abortSignal?.aborted) return { ok: false, error: streamError, usage: totals.usage, request: totals.request, text };
   const response = await result.response;
-  const all = withInjections([...options.messages, ...response.messages]).slice(initialCount);
-  const finalText = await result.text;
-  return { status: 'succeeded', finalText, messages: all, usage, promptChars, request };
+  return { ok: true, usage: totals.usage, request: totals.request, text: await result.text, responseMessages: response.messages };
 }
 
 const EPHEMERAL = { anthropic: { cacheControl: { type: 'ephemeral' } } } as const;

@@ -166,7 +166,7 @@ export function createSessionRunner(deps: SessionRunnerDeps) {
           steered.push(...taken);
           return taken.map((input): ModelMessage => ({ role: 'user', content: renderInput(input.text, input.provenance).text }));
         },
-        onDelta: (text) => deps.bus.publish({ type: 'delta', sessionKey: slot.sessionKey, runId, text }),
+        onDelta: deps.bus.wantsDeltas(slot.sessionKey) ? (text) => deps.bus.publish({ type: 'delta', sessionKey: slot.sessionKey, runId, text }) : undefined,
       });
     } catch (error) {
       executed = {

@@ -287,10 +287,12 @@ export class ControlApi {
         response.write(`event: delta\ndata: ${JSON.stringify(live)}\n\n`);
       }
     });
+    const unwatch = deltas ? this.gateway.watchDeltas(sessionKey) : undefined;
     const heartbeat = setInterval(() => response.write(': keep-alive\n\n'), 15_000);
     request.on('close', () => {
       clearInterval(heartbeat);
       unsubscribe();
+      unwatch?.();
       this.streams.delete(response);
     });
     if (lastSeq !== undefined) {

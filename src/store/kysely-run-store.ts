@@ -5,15 +5,20 @@ import { SwitchboardError } from '../core/errors.js';
 import type { RunStatus } from '../core/run-status.js';
 import type { NewRun, RecoveryReport, RunCommit, RunRecord, RunStore } from '../ports.js';
 import { num, toRun } from './kysely-rows.js';
-import { appendEvent, appendTranscript, currentEpoch, insertOutbox } from './kysely-writes.js';
+import { appendEvent, appendTranscript, currentEpoch, insertOutbox, type Relax } from './kysely-writes.js';
 import { endSubagentRun, startSubagentRun } from './kysely-subagent-rows.js';
 import type { Database } from './schema.js';
 
 export class KyselyRunStore implements RunStore {
-  constructor(private readonly db: Kysely<Database>) {}
+  constructor(
+    private readonly db: Kysely<Database>,
+    /** Starting a run and claiming steered inputs are internal writes (see `Relax`). */
+    private readonly relax?: Relax,
+  ) {}
 
   async start(run: NewRun, now: number): Promise<boolean> {
     return this.db.transaction().execute(async (trx) => {
+      this.relax?.();
       if ((await currentEpoch(trx, run.sessionKey)) !== run.epoch) return false;
       const claimed = await trx
         .updateTable('inputs')
@@ -62,6 +67,7 @@ export class KyselyRunStore implements RunStore {
   async claimMore(runId: string, sessionKey: string, epoch: number, inputIds: string[], now: number): Promise<string[]> {
     if (inputIds.length === 0) return [];
     return this.db.transaction().execute(async (trx) => {
+      this.relax?.();
       if ((await currentEpoch(trx, sessionKey)) !== epoch) return [];
       const rows = await trx
         .updateTable('inputs')

@@ -3,12 +3,20 @@ import type { Kysely } from 'kysely';
 import type { NewSession, ReplyRoute, SessionFilter, SessionRecord, SessionStore } from '../ports.js';
 import { json, num, toSession } from './kysely-rows.js';
 import type { Database } from './schema.js';
+import { relaxed, type Relax } from './kysely-writes.js';
 
+/**
+ * Creating a session and setting its route are internal writes (see `Relax`): every caller writes an
+ * input to the session next, durably, which covers them.
+ */
 export class KyselySessionStore implements SessionStore {
-  constructor(private readonly db: Kysely<Database>) {}
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly relax?: Relax,
+  ) {}
 
   async ensure(session: NewSession, now: number): Promise<SessionRecord> {
-    await this.db
+    await relaxed(this.db, this.relax, (db) => db
       .insertInto('sessions')
       .values({
         key: session.key,
@@ -23,7 +31,7 @@ export class KyselySessionStore implements SessionStore {
         last_run_at: null,
       })
       .onConflict((oc) => oc.column('key').doNothing())
-      .execute();
+      .execute());
     const row = await this.db.selectFrom('sessions').selectAll().where('key', '=', session.key).executeTakeFirstOrThrow();
     return toSession(row);
   }
@@ -44,7 +52,7 @@ export class KyselySessionStore implements SessionStore {
   }
 
   async setRoute(key: string, route: ReplyRoute, now: number): Promise<void> {
-    await this.db.updateTable('sessions').set({ route: json(route), updated_at: now }).where('key', '=', key).execute();
+    await relaxed(this.db, this.relax, (db) => db.updateTable('sessions').set({ route: json(route), updated_at: now }).where('key', '=', key).execute());
   }
 
   async listWithQueuedInputs(): Promise<{ key: string; oldestQueuedAt: number }[]> {

@@ -12,7 +12,7 @@ import type {
 import { KyselyRunStore } from './kysely-run-store.js';
 import { KyselySessionStore } from './kysely-session-store.js';
 import { num, toEvent, toInput, toOutbox, toTranscript } from './kysely-rows.js';
-import { appendEvent, appendTranscript, insertInput, insertOutbox } from './kysely-writes.js';
+import { appendEvent, appendTranscript, insertInput, insertOutbox, relaxed, type Relax } from './kysely-writes.js';
 import { KyselyExchangeStore } from './kysely-exchange-store.js';
 import { KyselyA2ATaskStore } from './kysely-a2a-store.js';
 import { KyselySubagentStore } from './kysely-subagent-store.js';
@@ -40,19 +40,22 @@ export class KyselyStore implements Store {
     dialect: SqlDialectName,
     /** The database clock in epoch milliseconds, as an SQL expression. */
     dbNowMs: () => RawBuilder<number>,
-    /** An adapter's own input store, where it has a faster accept path. */
-    inputs?: InputStore,
+    adapter: {
+      /** An adapter's own input store, where it has a faster accept path. */
+      inputs?: InputStore;
+      relax?: Relax;
+    } = {},
   ) {
     this.toolCalls = new KyselyToolCallStore(db);
     this.subagents = new KyselySubagentStore(db, dialect);
     this.a2aTasks = new KyselyA2ATaskStore(db);
-    this.sessions = new KyselySessionStore(db);
+    this.sessions = new KyselySessionStore(db, adapter.relax);
     this.exchanges = new KyselyExchangeStore(db, dialect);
-    this.inputs = inputs ?? new KyselyInputStore(db, dialect);
+    this.inputs = adapter.inputs ?? new KyselyInputStore(db, dialect);
     this.transcript = new KyselyTranscriptStore(db);
-    this.runs = new KyselyRunStore(db);
+    this.runs = new KyselyRunStore(db, adapter.relax);
     this.outbox = new KyselyOutboxStore(db);
-    this.leases = new KyselyLeaseStore(db, dbNowMs);
+    this.leases = new KyselyLeaseStore(db, dbNowMs, adapter.relax);
     this.events = new KyselyEventJournal(db);
   }
 
@@ -229,17 +232,19 @@ class KyselyOutboxStore implements OutboxStore {
   }
 }
 
+/** Leases are the gateway's own business: their writes are internal (see `Relax`). */
 class KyselyLeaseStore implements LeaseStore {
   constructor(
     private readonly db: Kysely<Database>,
     private readonly dbNowMs: () => RawBuilder<number>,
+    private readonly relax?: Relax,
   ) {}
 
   async acquire(sessionKey: string, owner: string, ttlMs: number): Promise<{ epoch: number } | undefined> {
     const now = this.dbNowMs();
     // One statement decides: insert a fresh lease, or take over one that is ours or has expired. The
     // epoch only ever grows, so a writer holding an older epoch is fenced off.
-    const row = await this.db
+    const row = await relaxed(this.db, this.relax, (db) => db
       .insertInto('session_lease')
       .values({ session_key: sessionKey, owner, epoch: 1, expires_at: sql<number>`${now} + ${ttlMs}` })
       .onConflict((oc) =>
@@ -249,23 +254,23 @@ class KyselyLeaseStore implements LeaseStore {
           .where((eb) => eb.or([eb('session_lease.owner', '=', owner), eb('session_lease.expires_at', '<', now)])),
       )
       .returning('epoch')
-      .executeTakeFirst();
+      .executeTakeFirst());
     return row ? { epoch: num(row.epoch) } : undefined;
   }
 
   async renew(sessionKey: string, owner: string, epoch: number, ttlMs: number): Promise<boolean> {
-    const result = await this.db
+    const result = await relaxed(this.db, this.relax, (db) => db
       .updateTable('session_lease')
       .set({ expires_at: sql<number>`${this.dbNowMs()} + ${ttlMs}` })
       .where('session_key', '=', sessionKey)
       .where('owner', '=', owner)
       .where('epoch', '=', epoch)
-      .executeTakeFirst();
+      .executeTakeFirst());
     return Number(result.numUpdatedRows) === 1;
   }
 
   async release(sessionKey: string, owner: string, epoch: number): Promise<void> {
-    await this.db.deleteFrom('session_lease').where('session_key', '=', sessionKey).where('owner', '=', owner).where('epoch', '=', epoch).execute();
+    await relaxed(this.db, this.relax, (db) => db.deleteFrom('session_lease').where('session_key', '=', sessionKey).where('owner', '=', owner).where('epoch', '=', epoch).execute());
   }
 
   async get(sessionKey: string): Promise<{ owner: string; epoch: number; expiresAt: number } | undefined> {

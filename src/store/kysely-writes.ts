@@ -1,6 +1,8 @@
 /** Writes shared by several stores, each usable inside a transaction. */
 import type { EventRecord, InputRecord, NewEvent, NewInput, NewOutboxRow, NewTranscriptEntry } from '../ports.js';
+import type { Kysely } from 'kysely';
 import { json, num, toEvent, toInput, type Db } from './kysely-rows.js';
+import type { Database } from './schema.js';
 
 export async function appendTranscript(db: Db, sessionKey: string, entries: NewTranscriptEntry[], now: number): Promise<void> {
   if (entries.length === 0) return;
@@ -85,4 +87,21 @@ export async function insertInput(db: Db, input: NewInput, now: number): Promise
   if (inserted) return { input: toInput(inserted), created: true };
   const existing = await db.selectFrom('inputs').selectAll().where('idempotency_key', '=', input.idempotencyKey).executeTakeFirstOrThrow();
   return { input: toInput(existing), created: false };
+}
+
+/**
+ * Marks the unit of work holding the connection as internal: a write the gateway keeps to itself (a
+ * lease, a run's start), which nothing outside learns of before a later write that is made durable.
+ * An adapter that syncs before answering a write (SQLite's FULL) then need not wait for this one;
+ * its sync comes with the next durable write, which covers everything written before it.
+ */
+export type Relax = () => void;
+
+/** Runs `write` as an internal write where the adapter makes the distinction, else as any other. */
+export function relaxed<T>(db: Kysely<Database>, relax: Relax | undefined, write: (db: Kysely<Database>) => Promise<T>): Promise<T> {
+  if (!relax) return write(db);
+  return db.connection().execute((connection) => {
+    relax();
+    return write(connection);
+  });
 }

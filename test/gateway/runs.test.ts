@@ -134,6 +134,7 @@ describe('streaming', () => {
     gateway.subscribe((event) => {
       if (event.type === 'delta' && event.sessionKey === 'agent:echo:main') deltas.push(event.text);
     });
+    gateway.watchDeltas('agent:echo:main');
     const { result } = await sendAndWait('echo', 'say a fairly long sentence');
     expect(result).toMatchObject({ reply: 'you said a fairly long sentence' });
     expect(deltas.length).toBe(Math.ceil('you said a fairly long sentence'.length / 4));

@@ -1,4 +1,7 @@
-/** A local HTTP server that speaks the OpenAI Chat Completions and Anthropic Messages streaming formats. */
+/**
+ * A local HTTP server that speaks the OpenAI Chat Completions and Anthropic Messages formats, streamed
+ * (server-sent events) when the request asks for `stream: true`, else as one JSON body.
+ */
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
@@ -41,8 +44,14 @@ export class FakeProviderServer {
         response.end(JSON.stringify(request.url?.endsWith('/messages') ? { type: 'error', error: { type: 'overloaded_error', message: reply.error } } : { error: { message: reply.error, type: 'server_error', code: null } }));
         return;
       }
+      const anthropic = request.url?.endsWith('/messages') === true;
+      if (body.stream !== true) {
+        response.writeHead(200, { 'content-type': 'application/json' });
+        response.end(JSON.stringify(anthropic ? anthropicMessage(reply) : openAiCompletion(reply, body.model)));
+        return;
+      }
       response.writeHead(200, { 'content-type': 'text/event-stream' });
-      const events = request.url?.endsWith('/messages') ? anthropicEvents(reply) : openAiEvents(reply, body.model);
+      const events = anthropic ? anthropicEvents(reply) : openAiEvents(reply, body.model);
       for (const event of events) response.write(event);
       response.end();
     });
@@ -65,10 +74,28 @@ export class FakeProviderServer {
   }
 }
 
+const OPENAI_USAGE = { prompt_tokens: 21, completion_tokens: 7, total_tokens: 28, prompt_tokens_details: { cached_tokens: 15 } };
+const ANTHROPIC_USAGE = { input_tokens: 6, cache_read_input_tokens: 15, output_tokens: 7 };
+
+type Answer = Extract<FakeReply, { text: string } | { toolCall: unknown }>;
+
+function openAiCompletion(reply: Answer, model: string): object {
+  const message =
+    'text' in reply
+      ? { role: 'assistant', content: reply.text }
+      : { role: 'assistant', content: null, tool_calls: [{ id: 'call_abc', type: 'function', function: { name: reply.toolCall.name, arguments: JSON.stringify(reply.toolCall.args) } }] };
+  return { id: 'chatcmpl-1', object: 'chat.completion', created: 1_700_000_000, model, choices: [{ index: 0, message, finish_reason: 'text' in reply ? 'stop' : 'tool_calls' }], usage: OPENAI_USAGE };
+}
+
+function anthropicMessage(reply: Answer): object {
+  const content = 'text' in reply ? [{ type: 'text', text: reply.text }] : [{ type: 'tool_use', id: 'toolu_1', name: reply.toolCall.name, input: reply.toolCall.args }];
+  return { id: 'msg_1', type: 'message', role: 'assistant', model: 'claude-test', content, stop_reason: 'text' in reply ? 'end_turn' : 'tool_use', stop_sequence: null, usage: ANTHROPIC_USAGE };
+}
+
 function openAiEvents(reply: Exclude<FakeReply, { hang: true }>, model: string): string[] {
   const chunk = (delta: object, finish: string | null, extra: object = {}) =>
     `data: ${JSON.stringify({ id: 'chatcmpl-1', object: 'chat.completion.chunk', created: 1_700_000_000, model, choices: [{ index: 0, delta, finish_reason: finish }], ...extra })}\n\n`;
-  const usage = { usage: { prompt_tokens: 21, completion_tokens: 7, total_tokens: 28, prompt_tokens_details: { cached_tokens: 15 } } };
+  const usage = { usage: OPENAI_USAGE };
   if ('text' in reply) {
     const half = Math.ceil(reply.text.length / 2);
     return [chunk({ role: 'assistant', content: reply.text.slice(0, half) }, null), chunk({ content: reply.text.slice(half) }, null), chunk({}, 'stop', usage), 'data: [DONE]\n\n'];

@@ -83,7 +83,8 @@ describe('limits under parallel tool calls', () => {
     await stopTestGateway(gateway);
     gateway = await startTestGateway(config, {}, await SqliteStore.open({ path }));
     await expect(gateway.sendAs('agent:b:main', { agentId: 'a', message: 'back', timeoutSeconds: 0, idempotencyKey: '3' })).rejects.toMatchObject({ code: 'RATE_LIMITED' });
-    // A repeat of an accepted send is answered, not refused.
-    expect(await gateway.sendAs('agent:a:main', { agentId: 'b', message: 'hi', timeoutSeconds: 0, idempotencyKey: '1' })).toMatchObject({ status: 'accepted' });
+    // A repeat of an accepted send is answered (accepted, or with the reply if b has answered by now), not refused.
+    const repeat = (await gateway.sendAs('agent:a:main', { agentId: 'b', message: 'hi', timeoutSeconds: 0, idempotencyKey: '1' })) as { status: string };
+    expect(['accepted', 'ok']).toContain(repeat.status);
   });
 });

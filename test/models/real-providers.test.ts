@@ -59,7 +59,7 @@ const providers = [
 describe.each(providers)('real provider over its wire format: $name', (p) => {
   const env = { OPENAI_API_KEY: 'sk-test-key' };
 
-  it('provider: streams a text reply; the request carries the key, the system prompt and the tools', async () => {
+  it('provider: a text reply, not streamed while nobody watches; the request carries the key, the system prompt and the tools', async () => {
     gateway = await startTestGateway(configFor(p.provider(server.url), p.model), env);
     server.reply({ text: 'Hello from the fake model' });
     const result = await ask('hi there');
@@ -67,7 +67,7 @@ describe.each(providers)('real provider over its wire format: $name', (p) => {
     const [request] = server.requests;
     expect(request.path).toBe(p.path);
     p.auth(request.headers);
-    expect(request.body.stream).toBe(true);
+    expect(request.body.stream ?? false).toBe(false);
     expect(p.systemOf(request.body)).toContain('You are agent "bot" (Botty)');
     // Offered: what can succeed here. Nothing else to see or message (visibility "tree", nothing spawned yet), nothing to wait for.
     const unavailable = ['agents_list', 'sessions_list', 'sessions_history', 'session_status', 'sessions_send', 'sessions_wait', 'subagents'];
@@ -81,6 +81,22 @@ describe.each(providers)('real provider over its wire format: $name', (p) => {
     expect(run.request.systemBytes).toBeLessThan(run.request.bytes - run.request.toolBytes);
     // What the provider read from its prompt cache is recorded.
     expect((result as { run: { usage: { cachedInputTokens: number } } }).run.usage.cachedInputTokens).toBe(15);
+  });
+
+  it('provider: streamed while someone watches the session\'s deltas, which add up to the reply', async () => {
+    gateway = await startTestGateway(configFor(p.provider(server.url), p.model), env);
+    server.reply({ text: 'Hello from the fake model' });
+    const deltas: string[] = [];
+    gateway.subscribe((event) => {
+      if (event.type === 'delta') deltas.push(event.text);
+    });
+    const unwatch = gateway.watchDeltas('agent:bot:main');
+    const result = await ask('hi there');
+    unwatch();
+    expect(result).toMatchObject({ status: 'completed', reply: 'Hello from the fake model', run: { status: 'succeeded', usage: { outputTokens: 7, modelCalls: 1, cachedInputTokens: 15 } } });
+    expect(server.requests[0].body.stream).toBe(true);
+    expect(deltas.join('')).toBe('Hello from the fake model');
+    expect((result as { run: { request: { bytes: number } } }).run.request.bytes).toBe(server.requests[0].bytes);
   });
 
   it('provider: a tool call runs the tool and its result goes back in the next request', async () => {

@@ -39,3 +39,61 @@ describe('sqlite: the fast accept path', () => {
     }
   });
 });
+
+describe('sqlite: synchronous FULL, with the WAL synced off the event loop', () => {
+  const input = (i: number) => ({ id: `in-${i}`, sessionKey: 'agent:a:main', idempotencyKey: `k-${i}`, mode: 'followup' as const, text: 'hi', provenance: { kind: 'user' as const } });
+
+  it('concurrent accepts share syncs, and none is answered before a sync that covers it has finished', async () => {
+    const store = await SqliteStore.open({ path: join(mkdtempSync(join(tmpdir(), 'sb-wal-')), 'test.db') });
+    try {
+      const wal = store.wal!;
+      await store.sessions.ensure({ key: 'agent:a:main', agentId: 'a' }, 1000);
+      let finished = 0;
+      const durable = wal.durable.bind(wal);
+      wal.durable = () => durable().then(() => void (finished += 1));
+      const before = wal.syncs;
+      const answered = await Promise.all(
+        Array.from({ length: 50 }, (_, i) => store.inputs.enqueue(input(i), 1000).then((result) => ({ result, finishedSyncs: finished }))),
+      );
+      expect(answered.every(({ result }) => result.created)).toBe(true);
+      expect(answered.every(({ finishedSyncs }) => finishedSyncs >= 1)).toBe(true);
+      const syncs = wal.syncs - before;
+      expect(syncs).toBeGreaterThanOrEqual(1);
+      expect(syncs).toBeLessThan(50);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('a write that changed nothing, and an internal write (a lease, a session, a run start), start no sync', async () => {
+    const store = await SqliteStore.open({ path: join(mkdtempSync(join(tmpdir(), 'sb-wal-')), 'test.db') });
+    try {
+      const wal = store.wal!;
+      await store.sessions.ensure({ key: 'agent:a:main', agentId: 'a' }, 1000);
+      await store.inputs.enqueue(input(1), 1000);
+      const before = wal.syncs;
+      expect(await store.inputs.enqueue(input(1), 1000)).toMatchObject({ created: false });
+      await store.sessions.ensure({ key: 'agent:a:other', agentId: 'a' }, 1000);
+      const lease = await store.leases.acquire('agent:a:main', 'me', 60_000);
+      expect(await store.runs.start({ id: 'run-1', sessionKey: 'agent:a:main', agentId: 'a', owner: 'me', epoch: lease!.epoch, model: 'm', inputIds: ['in-1'] }, 1000)).toBe(true);
+      expect(wal.syncs).toBe(before);
+      // The next durable write's sync covers them.
+      await store.inputs.enqueue(input(2), 1000);
+      expect(wal.syncs).toBe(before + 1);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('NORMAL, EXTRA and a database in memory are left to SQLite', async () => {
+    for (const synchronous of ['NORMAL', 'EXTRA'] as const) {
+      const store = await SqliteStore.open({ path: join(mkdtempSync(join(tmpdir(), 'sb-wal-')), 'test.db'), synchronous });
+      expect(store.wal).toBeUndefined();
+      expect(store.raw.pragma('synchronous', { simple: true })).toBe(synchronous === 'NORMAL' ? 1 : 3);
+      await store.close();
+    }
+    const memory = await SqliteStore.open({ path: ':memory:' });
+    expect(memory.wal).toBeUndefined();
+    await memory.close();
+  });
+});

@@ -2,7 +2,7 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
-import { Kysely, SqliteDialect, sql } from 'kysely';
+import { Kysely, SqliteDialect, sql, type Driver } from 'kysely';
 import type { Selectable } from 'kysely';
 import { SwitchboardError } from '../../core/errors.js';
 import type { InputRecord, LimitReached, NewInput, NewToolCall, RateLimit } from '../../ports.js';
@@ -10,13 +10,18 @@ import { toInput } from '../kysely-rows.js';
 import { KyselyInputStore, KyselyStore } from '../kysely-store.js';
 import { migrateToLatest } from '../migrations.js';
 import type { Database, InputsTable } from '../schema.js';
+import { DurableDriver, WalSync, trackWrites } from './wal-sync.js';
 
 export type SqliteSynchronous = 'OFF' | 'NORMAL' | 'FULL' | 'EXTRA';
 
 export interface SqliteStoreOptions {
   /** A file path, or ':memory:'. */
   path: string;
-  /** PRAGMA synchronous. FULL (the default) makes every accepted input survive power loss too. */
+  /**
+   * FULL (the default) makes every acknowledged write survive power loss too, with the WAL synced off the
+   * event loop and shared by concurrent commits (see wal-sync.ts). The others are SQLite's own PRAGMA
+   * synchronous: EXTRA syncs on the event loop, NORMAL and OFF lose the last commits on power loss.
+   */
   synchronous?: SqliteSynchronous;
   /**
    * Hold an exclusive OS lock on the database file for as long as the store is open, so that no second
@@ -34,14 +39,14 @@ class SqliteInputStore extends KyselyInputStore {
   private readonly insert: BetterSqlite3.Statement;
   private readonly existing: BetterSqlite3.Statement;
 
-  constructor(db: Kysely<Database>, raw: BetterSqlite3.Database) {
+  constructor(db: Kysely<Database>, statements: Statements) {
     super(db, 'sqlite');
-    this.insert = raw.prepare(
+    this.insert = statements.prepare(
       `INSERT INTO inputs (id, session_key, idempotency_key, mode, status, attempts, text, provenance, run_id, note, created_at, updated_at)
        VALUES (?, ?, ?, ?, 'queued', 0, ?, ?, NULL, NULL, ?, ?)
        ON CONFLICT (idempotency_key) DO NOTHING RETURNING *`,
     );
-    this.existing = raw.prepare('SELECT * FROM inputs WHERE idempotency_key = ?');
+    this.existing = statements.prepare('SELECT * FROM inputs WHERE idempotency_key = ?');
   }
 
   override enqueue(input: NewInput, now: number): Promise<{ input: InputRecord; created: boolean }>;
@@ -49,7 +54,8 @@ class SqliteInputStore extends KyselyInputStore {
   override async enqueue(input: NewInput, now: number, guards?: { rate: RateLimit; call?: NewToolCall }): Promise<{ input: InputRecord; created: boolean } | LimitReached> {
     if (guards) return super.enqueue(input, now, guards);
     // Through Kysely's connection lock: run between two awaits of another task's transaction, the
-    // statement would join that transaction and be rolled back with it.
+    // statement would join that transaction and be rolled back with it. Handing the connection back
+    // waits until the row is durable.
     return this.db.connection().execute(async () => {
       const row = this.insert.get(input.id, input.sessionKey, input.idempotencyKey, input.mode, input.text, JSON.stringify(input.provenance), now, now);
       if (row) return { input: toInput(row as Selectable<InputsTable>), created: true };
@@ -62,9 +68,15 @@ export class SqliteStore extends KyselyStore {
   private constructor(
     db: Kysely<Database>,
     readonly raw: BetterSqlite3.Database,
+    statements: Statements,
+    /** With synchronous FULL: the syncs that make commits durable. */
+    readonly wal: WalSync | undefined,
   ) {
     // The database clock, in epoch milliseconds.
-    super(db, 'sqlite', () => sql<number>`CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER)`, new SqliteInputStore(db, raw));
+    super(db, 'sqlite', () => sql<number>`CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER)`, {
+      inputs: new SqliteInputStore(db, statements),
+      relax: wal ? () => wal.relax() : undefined,
+    });
   }
 
   static async open(options: SqliteStoreOptions): Promise<SqliteStore> {
@@ -72,21 +84,42 @@ export class SqliteStore extends KyselyStore {
     const raw = new BetterSqlite3(options.path);
     if (options.exclusive) takeFileLock(raw, options.path);
     raw.pragma('journal_mode = WAL');
-    raw.pragma(`synchronous = ${options.synchronous ?? 'FULL'}`);
+    const synchronous = options.synchronous ?? 'FULL';
+    // FULL's syncs are done by WalSync, off the event loop; a database in memory has nothing to sync.
+    const wal = synchronous === 'FULL' && options.path !== ':memory:' ? new WalSync(options.path) : undefined;
+    raw.pragma(`synchronous = ${wal ? 'NORMAL' : synchronous}`);
     raw.pragma('busy_timeout = 5000');
     raw.pragma('foreign_keys = ON');
-    const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(raw) }) });
+    const statements = withStatementCache(raw, wal);
+    const db = new Kysely<Database>({ dialect: new SqliteStoreDialect(statements, raw, wal) });
     await migrateToLatest(db, 'sqlite');
-    return new SqliteStore(db, raw);
+    return new SqliteStore(db, raw, statements, wal);
   }
 }
+
+class SqliteStoreDialect extends SqliteDialect {
+  constructor(
+    statements: Statements,
+    private readonly raw: BetterSqlite3.Database,
+    private readonly wal: WalSync | undefined,
+  ) {
+    super({ database: statements });
+  }
+
+  override createDriver(): Driver {
+    const driver = super.createDriver();
+    return this.wal ? new DurableDriver(driver, this.raw, this.wal) : driver;
+  }
+}
+
+type Statements = ReturnType<typeof withStatementCache>;
 
 /**
  * Kysely prepares every query anew; preparing costs more than running most of ours. The query builder
  * produces a small, fixed set of SQL texts, so their statements are kept (bounded, oldest out first).
  * Safe because the driver runs each statement to completion synchronously.
  */
-function withStatementCache(raw: BetterSqlite3.Database, limit = 500) {
+function withStatementCache(raw: BetterSqlite3.Database, wal: WalSync | undefined, limit = 500) {
   const cache = new Map<string, BetterSqlite3.Statement>();
   return {
     close: () => raw.close(),
@@ -94,6 +127,7 @@ function withStatementCache(raw: BetterSqlite3.Database, limit = 500) {
       let statement = cache.get(text);
       if (!statement) {
         statement = raw.prepare(text);
+        if (wal) statement = trackWrites(statement, wal);
         if (cache.size >= limit) cache.delete(cache.keys().next().value!);
         cache.set(text, statement);
       }

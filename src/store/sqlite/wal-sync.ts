@@ -1,0 +1,162 @@
+/**
+ * Durable commits without an fsync on the event loop: how `synchronous = FULL` is kept.
+ *
+ * SQLite runs with `synchronous = NORMAL` in WAL mode, so a COMMIT only writes the WAL, and the caller
+ * is answered after an fdatasync of the WAL file that began after its commit, run on libuv's thread
+ * pool. Commits made while one sync is running share the next one (group commit), and the event loop
+ * keeps serving requests meanwhile. A process crash (kill -9) loses nothing in either mode, since the
+ * WAL is in the OS's cache; the sync is what makes an acknowledged commit survive a power loss too,
+ * as SQLite's own FULL does. Another caller may read a commit before its sync has finished, as with
+ * SQLite's FULL between the WAL write and the fsync.
+ */
+import { closeSync, fdatasync, fsyncSync, openSync } from 'node:fs';
+import { dirname } from 'node:path';
+import type BetterSqlite3 from 'better-sqlite3';
+import type { DatabaseConnection, Driver, TransactionSettings } from 'kysely';
+
+export class WalSync {
+  private fd: number | undefined;
+  private running: Promise<void> | undefined;
+  private queued: Promise<void> | undefined;
+  /** Syncs started so far (concurrent commits share one). */
+  syncs = 0;
+  /** A statement that changes the database ran since the connection was last handed back. */
+  dirty = false;
+  /** The unit holding the connection wrote only internal state (kysely-writes.ts `Relax`). */
+  private relaxed = false;
+
+  constructor(private readonly databasePath: string) {}
+
+  /** Called by the unit holding the connection: its writes need no wait of their own. */
+  relax(): void {
+    this.relaxed = true;
+  }
+
+  /** Called as a unit hands the connection back: whether it must wait for a sync before answering. */
+  takeUnit(): boolean {
+    const wait = this.dirty && !this.relaxed;
+    this.dirty = false;
+    this.relaxed = false;
+    return wait;
+  }
+
+  /** Resolves once everything committed before this call is on disk. */
+  durable(): Promise<void> {
+    if (this.queued) return this.queued;
+    if (!this.running) return this.start();
+    // The running sync may have begun before this commit: the next one covers it.
+    this.queued = this.running.then(noop, noop).then(() => {
+      this.queued = undefined;
+      return this.start();
+    });
+    return this.queued;
+  }
+
+  close(): void {
+    if (this.fd !== undefined) closeSync(this.fd);
+    this.fd = undefined;
+  }
+
+  private start(): Promise<void> {
+    const fd = this.walFd();
+    this.syncs += 1;
+    const sync: Promise<void> = new Promise((resolve, reject) =>
+      fdatasync(fd, (error) => {
+        if (this.running === sync) this.running = undefined;
+        if (error) reject(new Error(`could not make the commit durable: fdatasync of ${this.databasePath}-wal failed: ${error.message}`, { cause: error }));
+        else resolve();
+      }),
+    );
+    this.running = sync;
+    return sync;
+  }
+
+  /** SQLite creates the WAL at the first write after open and removes it only when the database closes. */
+  private walFd(): number {
+    if (this.fd === undefined) {
+      this.fd = openSync(`${this.databasePath}-wal`, 'r');
+      // The new file's directory entry must be durable too.
+      const dir = openSync(dirname(this.databasePath), 'r');
+      try {
+        fsyncSync(dir);
+      } finally {
+        closeSync(dir);
+      }
+    }
+    return this.fd;
+  }
+}
+
+const noop = () => {};
+
+/** Statements that mark the WAL dirty when a run of theirs changed a row (an upsert that did nothing does not). */
+export function trackWrites(statement: BetterSqlite3.Statement, wal: WalSync): BetterSqlite3.Statement {
+  if (statement.readonly) return statement;
+  // What Kysely's driver and the store call; other methods are not used on these statements.
+  const tracked = {
+    reader: statement.reader,
+    readonly: false,
+    source: statement.source,
+    run(...args: unknown[]) {
+      const result = statement.run(...args);
+      if (result.changes > 0) wal.dirty = true;
+      return result;
+    },
+    get(...args: unknown[]) {
+      const row = statement.get(...args);
+      if (row !== undefined) wal.dirty = true;
+      return row;
+    },
+    all(...args: unknown[]) {
+      const rows = statement.all(...args);
+      if (rows.length > 0) wal.dirty = true;
+      return rows;
+    },
+  };
+  return tracked as unknown as BetterSqlite3.Statement;
+}
+
+/**
+ * Kysely's SQLite driver, answering a unit of work (a transaction, a statement outside one, or a
+ * `connection()` callback) only once what it wrote is durable. The connection is handed to the next
+ * unit first, so units queued behind a sync commit meanwhile and share the next one.
+ */
+export class DurableDriver implements Driver {
+  constructor(
+    private readonly inner: Driver,
+    private readonly raw: BetterSqlite3.Database,
+    private readonly wal: WalSync,
+  ) {}
+
+  init(): Promise<void> {
+    return this.inner.init();
+  }
+
+  acquireConnection(): Promise<DatabaseConnection> {
+    return this.inner.acquireConnection();
+  }
+
+  beginTransaction(connection: DatabaseConnection, settings: TransactionSettings): Promise<void> {
+    return this.inner.beginTransaction(connection, settings);
+  }
+
+  commitTransaction(connection: DatabaseConnection): Promise<void> {
+    return this.inner.commitTransaction(connection);
+  }
+
+  rollbackTransaction(connection: DatabaseConnection): Promise<void> {
+    return this.inner.rollbackTransaction(connection);
+  }
+
+  async releaseConnection(connection: DatabaseConnection): Promise<void> {
+    // A transaction is always ended before its connection is handed back.
+    const wait = !this.raw.inTransaction && this.wal.takeUnit();
+    await this.inner.releaseConnection(connection);
+    if (wait) await this.wal.durable();
+  }
+
+  async destroy(): Promise<void> {
+    await this.inner.destroy();
+    this.wal.close();
+  }
+}
