@@ -68,11 +68,17 @@ function load(url: string, seconds: number, connections: number, body: (n: numbe
   });
 }
 
+/**
+ * The main lane's default of 4 runs at once is a policy for real models, whose calls take seconds; with a
+ * model that answers at once it would measure that cap, not the gateway.
+ */
+const LANES = 'lanes: { main: { maxConcurrent: 64 } },';
+
 export async function a2aLoad(root: string, dir: string, seconds: number): Promise<{ ours: LoadResult; reference: LoadResult; ratio: number }> {
   const configPath = join(dir, 'a2a-load.json5');
   writeFileSync(
     configPath,
-    `{ agents: { list: [{ id: "echo", model: "scripted/echo" }] }, a2a: { server: { enabled: true, requireAuth: false } },
+    `{ ${LANES} agents: { list: [{ id: "echo", model: "scripted/echo" }] }, a2a: { server: { enabled: true, requireAuth: false } },
        models: { providers: { scripted: { type: "scripted", models: { echo: { rules: [{ reply: "echo: {{input}}" }] } } } } } }`,
   );
   const connections = 50;
@@ -97,7 +103,7 @@ export async function a2aLoad(root: string, dir: string, seconds: number): Promi
  */
 export async function controlApiLoad(root: string, dir: string, seconds: number): Promise<LoadResult> {
   const configPath = join(dir, 'api-load.json5');
-  writeFileSync(configPath, `{ agents: { list: [{ id: "echo", model: "scripted/echo" }] }, models: { providers: { scripted: { type: "scripted", models: { echo: { rules: [{ reply: "echo: {{input}}" }] } } } } } }`);
+  writeFileSync(configPath, `{ ${LANES} agents: { list: [{ id: "echo", model: "scripted/echo" }] }, models: { providers: { scripted: { type: "scripted", models: { echo: { rules: [{ reply: "echo: {{input}}" }] } } } } } }`);
   const gateway = await startServer([join(root, 'bin/switchboard.js'), '--json', '--config', configPath, 'gateway', '--port', '0'], root);
   try {
     const token = readFileSync(join(dir, '.switchboard', 'token'), 'utf8').trim();

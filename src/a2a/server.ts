@@ -22,6 +22,7 @@ import { GatewayRequestHandler } from './request-handler.js';
 import { PeerGuard, userOf } from './peers.js';
 import { GatewayPushStore, OutboxPushSender, PUSH_KIND, pushDeliverer } from './push.js';
 import { GatewayTaskStore } from './task-store.js';
+import { ActiveTaskCache } from './task-cache.js';
 import { A2ATaskWatch, type WatchedAgent } from './task-watch.js';
 
 type Binding = 'jsonrpc' | 'rest';
@@ -31,15 +32,18 @@ export class A2AServer {
   private watch?: A2ATaskWatch;
   readonly guard: PeerGuard;
 
+  /** The A2A front's own state (its tasks, push configs and replay log), with the active tasks cached. */
+  private readonly tasks: ActiveTaskCache;
+
   constructor(
     private readonly gateway: GatewayApi,
-    /** The A2A front's own state: its tasks, push configs and replay log. */
-    private readonly tasks: A2ATaskStore,
+    tasks: A2ATaskStore,
     private readonly clock: Clock = { now: () => Date.now() },
     private readonly onError: (error: unknown) => void = () => {},
   ) {
+    this.tasks = new ActiveTaskCache(tasks);
     this.guard = new PeerGuard(gateway.config, clock);
-    gateway.registerDelivery(PUSH_KIND, pushDeliverer(tasks, gateway.config, clock));
+    gateway.registerDelivery(PUSH_KIND, pushDeliverer(this.tasks, gateway.config, clock));
   }
 
   /** The agents exposed over A2A (`a2a.server.agents`). */
@@ -136,6 +140,7 @@ export class A2AServer {
 
   async stop(): Promise<void> {
     await this.watch?.stop();
+    await this.tasks.flush();
   }
 
   /** v0.3 callers (no A2A-Version header, or 0.3) get the SDK's v0.3 card; everyone else the v1.0 card. */

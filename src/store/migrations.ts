@@ -292,6 +292,12 @@ function migrations(dialect: SqlDialectName): Record<string, Migration> {
         await db.schema.createIndex('sessions_parent').on('sessions').column('parent_key').execute();
       },
     },
+    '0007_a2a_task_context': {
+      async up(db: Kysely<any>) {
+        // Every A2A message checks who else has tasks in its context (a context belongs to one peer).
+        await db.schema.createIndex('a2a_tasks_context').on('a2a_tasks').columns(['agent_id', 'context_id', 'last_activity_at']).execute();
+      },
+    },
   };
 }
 

@@ -56,6 +56,8 @@ describe('A2A task durability', () => {
     const started = (await (await client(gw)).sendMessage(send('survive this', true))) as Task;
     const sessionKey = `agent:slow:a2a:peer:${started.contextId}`;
     await waitUntil('the run is active', async () => (await runsOf(gw, sessionKey)).some((run) => run.status === 'running'));
+    // The SDK stores the task's working state as it handles the executor's event, which may come just after the run started.
+    await waitUntil('the task is stored working', async () => (await gw.request<{ task: { state: string } }>('GET', `/v1/a2a/tasks/${started.id}`)).body.task?.state === 'TASK_STATE_WORKING');
     await stopGatewayProcess(gw, signal);
 
     gw = await startGatewayProcess(configPath);

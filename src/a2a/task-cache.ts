@@ -1,0 +1,149 @@
+/**
+ * The A2A front's tasks while they are active here: one write per state change a client can observe.
+ *
+ * The SDK saves the task on every event of an execution (the task, each status update, each streamed
+ * artifact chunk) and loads it back before each, and loads the task's push configs for each. Behind
+ * this cache, a save that changes the task's state is written through; one that keeps the state (a
+ * streamed chunk) only updates the copy here, which loads read, and is written with the next state
+ * change. A task that leaves the active states (completed, failed, input required...) is written and
+ * dropped from the cache, so what is read afterwards comes from the store. Push configs are cached
+ * with the task and replaced on every change made through here.
+ *
+ * After a crash, the store holds each task's last state change; chunks streamed since are gone, and
+ * the final answer replaces them when the recovered run finishes.
+ */
+import type { A2APushConfigRecord, A2ATaskFilter, A2ATaskRecord, A2ATaskStore, RemoteTaskRecord } from '../ports.js';
+
+/** States in which the SDK goes on saving the task as the execution runs. */
+const ACTIVE = new Set(['TASK_STATE_SUBMITTED', 'TASK_STATE_WORKING']);
+
+/** Enough for every task in flight; past it the oldest is written (if it must be) and dropped. */
+const MAX_ENTRIES = 10_000;
+
+type TaskSave = Parameters<A2ATaskStore['save']>[0];
+
+interface Entry {
+  record: A2ATaskRecord;
+  /** The state last written to the store. */
+  stored: string;
+  /** The last save kept the state and is not in the store yet. */
+  pending?: { save: TaskSave; now: number };
+  pushConfigs?: A2APushConfigRecord[];
+}
+
+export class ActiveTaskCache implements A2ATaskStore {
+  private readonly entries = new Map<string, Entry>();
+
+  constructor(private readonly store: A2ATaskStore) {}
+
+  async save(task: TaskSave, now: number): Promise<void> {
+    const entry = this.entries.get(task.id);
+    if (entry && entry.stored === task.state && ACTIVE.has(task.state)) {
+      entry.record = { ...entry.record, task: task.task, statusAt: task.statusAt ?? entry.record.statusAt, updatedAt: now, lastActivityAt: now };
+      entry.pending = { save: task, now };
+      return;
+    }
+    await this.store.save(task, now);
+    if (!ACTIVE.has(task.state)) {
+      this.entries.delete(task.id);
+      return;
+    }
+    const record = entry?.record ?? (await this.store.get(task.id));
+    if (!record) return;
+    this.remember(task.id, {
+      record: { ...record, state: task.state, task: task.task, statusAt: task.statusAt ?? record.statusAt, updatedAt: now, lastActivityAt: now },
+      stored: task.state,
+      pushConfigs: entry?.pushConfigs,
+    });
+  }
+
+  async get(id: string): Promise<A2ATaskRecord | undefined> {
+    return this.entries.get(id)?.record ?? this.store.get(id);
+  }
+
+  async attachInput(task: Pick<A2ATaskRecord, 'id' | 'agentId' | 'contextId' | 'owner'>, sessionKey: string, inputId: string, now: number): Promise<void> {
+    await this.store.attachInput(task, sessionKey, inputId, now);
+    const entry = this.entries.get(task.id);
+    if (entry) entry.record = { ...entry.record, sessionKey, inputId, updatedAt: now, lastActivityAt: now };
+  }
+
+  async listPushConfigs(taskId: string): Promise<A2APushConfigRecord[]> {
+    const entry = this.entries.get(taskId);
+    if (entry?.pushConfigs) return entry.pushConfigs;
+    const configs = await this.store.listPushConfigs(taskId);
+    if (entry) entry.pushConfigs = configs;
+    return configs;
+  }
+
+  async savePushConfig(config: A2APushConfigRecord, now: number): Promise<void> {
+    await this.store.savePushConfig(config, now);
+    this.forgetPushConfigs(config.taskId);
+  }
+
+  async deletePushConfig(taskId: string, configId?: string): Promise<void> {
+    await this.store.deletePushConfig(taskId, configId);
+    this.forgetPushConfigs(taskId);
+  }
+
+  /** Writes the chunks not yet in the store (at shutdown). */
+  async flush(): Promise<void> {
+    for (const entry of this.entries.values()) await this.writePending(entry);
+  }
+
+  findByFirstMessage(agentId: string, owner: string, messageId: string): Promise<A2ATaskRecord | undefined> {
+    return this.store.findByFirstMessage(agentId, owner, messageId);
+  }
+
+  count(filter: A2ATaskFilter): Promise<number> {
+    return this.store.count(filter);
+  }
+
+  list(filter?: A2ATaskFilter): Promise<A2ATaskRecord[]> {
+    return this.store.list(filter);
+  }
+
+  saveRemoteTask(task: RemoteTaskRecord, now: number): Promise<void> {
+    return this.store.saveRemoteTask(task, now);
+  }
+
+  getRemoteTask(taskId: string): Promise<RemoteTaskRecord | undefined> {
+    return this.store.getRemoteTask(taskId);
+  }
+
+  findRemoteTaskByMessage(messageId: string): Promise<RemoteTaskRecord | undefined> {
+    return this.store.findRemoteTaskByMessage(messageId);
+  }
+
+  listRemoteTasks(filter: { states: RemoteTaskRecord['state'][]; waiterRunId?: string }): Promise<RemoteTaskRecord[]> {
+    return this.store.listRemoteTasks(filter);
+  }
+
+  appendEvent(taskId: string, type: string, detail: unknown, now: number): Promise<void> {
+    return this.store.appendEvent(taskId, type, detail, now);
+  }
+
+  listEvents(taskId: string): Promise<Awaited<ReturnType<A2ATaskStore['listEvents']>>> {
+    return this.store.listEvents(taskId);
+  }
+
+  private forgetPushConfigs(taskId: string): void {
+    const entry = this.entries.get(taskId);
+    if (entry) entry.pushConfigs = undefined;
+  }
+
+  private remember(taskId: string, entry: Entry): void {
+    this.entries.delete(taskId);
+    this.entries.set(taskId, entry);
+    if (this.entries.size <= MAX_ENTRIES) return;
+    const [oldestId, oldest] = this.entries.entries().next().value!;
+    this.entries.delete(oldestId);
+    void this.writePending(oldest).catch(() => {});
+  }
+
+  private async writePending(entry: Entry): Promise<void> {
+    if (!entry.pending) return;
+    const { save, now } = entry.pending;
+    entry.pending = undefined;
+    await this.store.save(save, now);
+  }
+}
