@@ -47,7 +47,7 @@ export class ScriptedLanguageModel implements LanguageModelV3 {
     const content: LanguageModelV3Content[] = parts.map((part) =>
       part.type === 'text' ? { type: 'text', text: part.text } : { type: 'tool-call', toolCallId: part.toolCallId, toolName: part.toolName, input: part.input },
     );
-    return { content, finishReason, usage, warnings: [] };
+    return { content, finishReason, usage, warnings: [], request: requestOf(options) };
   }
 
   async doStream(options: LanguageModelV3CallOptions) {
@@ -72,8 +72,7 @@ export class ScriptedLanguageModel implements LanguageModelV3 {
         controller.close();
       },
     });
-    // What it was given is its request: the same prompt and tools an HTTP provider would serialise.
-    return { stream, request: { body: { prompt: options.prompt, tools: options.tools } } };
+    return { stream, request: requestOf(options) };
   }
 
   private async answer(options: LanguageModelV3CallOptions) {
@@ -209,4 +208,9 @@ function sleep(ms: number, signal?: AbortSignal): Promise<void> {
     };
     signal?.addEventListener('abort', onAbort, { once: true });
   });
+}
+
+/** What it was given is its request: the same prompt and tools an HTTP provider would serialise. */
+function requestOf(options: LanguageModelV3CallOptions): { body: unknown } {
+  return { body: { prompt: options.prompt, tools: options.tools } };
 }

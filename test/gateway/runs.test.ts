@@ -45,6 +45,9 @@ describe('gateway runs', () => {
     if (result.status !== 'completed') throw new Error('unreachable');
     expect(result.run.preambleChars).toBeGreaterThan(50);
     expect(result.run.preambleChars).toBeLessThan(2000);
+    // Unstreamed (nobody watches), the call's request is still measured: the prompt and the tools it was given.
+    expect(result.run.request.toolBytes).toBeGreaterThan(100);
+    expect(result.run.request.bytes).toBeGreaterThan(result.run.request.toolBytes + result.run.request.systemBytes);
   });
 
   it('run: the real tool loop runs a tool call and feeds its result to the next step', async () => {
