@@ -50,7 +50,7 @@ export class ActiveTaskCache implements A2ATaskStore {
     }
     const record = entry?.record ?? (await this.store.get(task.id));
     if (!record) return;
-    this.remember(task.id, {
+    await this.remember(task.id, {
       record: { ...record, state: task.state, task: task.task, statusAt: task.statusAt ?? record.statusAt, updatedAt: now, lastActivityAt: now },
       stored: task.state,
       pushConfigs: entry?.pushConfigs,
@@ -131,13 +131,13 @@ export class ActiveTaskCache implements A2ATaskStore {
     if (entry) entry.pushConfigs = undefined;
   }
 
-  private remember(taskId: string, entry: Entry): void {
+  private async remember(taskId: string, entry: Entry): Promise<void> {
     this.entries.delete(taskId);
     this.entries.set(taskId, entry);
     if (this.entries.size <= MAX_ENTRIES) return;
     const [oldestId, oldest] = this.entries.entries().next().value!;
     this.entries.delete(oldestId);
-    void this.writePending(oldest).catch(() => {});
+    await this.writePending(oldest);
   }
 
   private async writePending(entry: Entry): Promise<void> {

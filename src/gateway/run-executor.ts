@@ -162,37 +162,49 @@ type LoopOutcome = { usage: RunUsage; request: RunRequestSize; text: string } & 
   | { ok: false; error: unknown }
 );
 
-/** Adds one finished step's usage and request size. */
+/** What the steps sent and used, and the text of those that finished. */
 class StepTotals {
   usage: RunUsage = { inputTokens: 0, outputTokens: 0, modelCalls: 0, steps: 0, cachedInputTokens: 0 };
   request = NO_REQUEST;
+  text = '';
 
-  add(step: { usage: LanguageModelUsage; request: { body?: unknown } }): void {
+  sent(body: unknown): void {
+    this.request = addRequest(this.request, measureRequest(body));
+  }
+
+  finished(usage: LanguageModelUsage): void {
     const steps = this.usage.steps + 1;
     this.usage = {
-      inputTokens: this.usage.inputTokens + (step.usage.inputTokens ?? 0),
-      outputTokens: this.usage.outputTokens + (step.usage.outputTokens ?? 0),
+      inputTokens: this.usage.inputTokens + (usage.inputTokens ?? 0),
+      outputTokens: this.usage.outputTokens + (usage.outputTokens ?? 0),
       modelCalls: steps,
       steps,
-      cachedInputTokens: (this.usage.cachedInputTokens ?? 0) + (step.usage.inputTokenDetails?.cacheReadTokens ?? 0),
+      cachedInputTokens: (this.usage.cachedInputTokens ?? 0) + (usage.inputTokenDetails?.cacheReadTokens ?? 0),
     };
-    this.request = addRequest(this.request, measureRequest(step.request.body));
   }
 }
 
 async function generated(call: ModelCall): Promise<LoopOutcome> {
   const totals = new StepTotals();
   try {
-    const result = await generateText({ ...call, onStepFinish: (step) => totals.add(step) });
+    const result = await generateText({
+      ...call,
+      onStepFinish: (step) => {
+        totals.sent(step.request.body);
+        totals.finished(step.usage);
+        totals.text += step.text;
+      },
+    });
     return { ok: true, usage: totals.usage, request: totals.request, text: result.text, responseMessages: result.response.messages };
   } catch (error) {
-    return { ok: false, error, usage: totals.usage, request: totals.request, text: '' };
+    // The call that failed was sent too; an aborted run keeps the text of the steps that finished.
+    totals.sent(failedRequestBody(error));
+    return { ok: false, error, usage: totals.usage, request: totals.request, text: totals.text };
   }
 }
 
 async function streamed(call: ModelCall, onDelta: (text: string) => void): Promise<LoopOutcome> {
   const totals = new StepTotals();
-  let text = '';
   let streamError: unknown;
   const result = streamText({
     ...call,
@@ -200,16 +212,15 @@ async function streamed(call: ModelCall, onDelta: (text: string) => void): Promi
       streamError = error;
     },
   });
-  let request: unknown;
   try {
     for await (const part of result.fullStream) {
       if (part.type === 'start-step') {
-        request = part.request.body;
+        totals.sent(part.request.body);
       } else if (part.type === 'text-delta') {
-        text += part.text;
+        totals.text += part.text;
         onDelta(part.text);
       } else if (part.type === 'finish-step') {
-        totals.add({ usage: part.usage, request: { body: request } });
+        totals.finished(part.usage);
       } else if (part.type === 'error') {
         streamError = part.error;
       }
@@ -217,9 +228,15 @@ async function streamed(call: ModelCall, onDelta: (text: string) => void): Promi
   } catch (error) {
     streamError ??= error;
   }
-  if (streamError !== undefined || call.abortSignal?.aborted) return { ok: false, error: streamError, usage: totals.usage, request: totals.request, text };
+  if (streamError !== undefined || call.abortSignal?.aborted) return { ok: false, error: streamError, usage: totals.usage, request: totals.request, text: totals.text };
   const response = await result.response;
   return { ok: true, usage: totals.usage, request: totals.request, text: await result.text, responseMessages: response.messages };
+}
+
+/** The body of the HTTP call that failed, where the provider's error carries it. */
+function failedRequestBody(error: unknown): unknown {
+  const cause = (error as { lastError?: unknown }).lastError ?? error;
+  return APICallError.isInstance(cause) ? cause.requestBodyValues : undefined;
 }
 
 const EPHEMERAL = { anthropic: { cacheControl: { type: 'ephemeral' } } } as const;

@@ -81,7 +81,7 @@ export class ScriptedLanguageModel implements LanguageModelV3 {
     const { rule, match } = findRule(this.script.rules, joined);
     if (rule?.delayMs) await sleep(rule.delayMs, options.abortSignal);
     if (rule?.error) {
-      throw new APICallError({ message: rule.error, url: `scripted://${this.modelId}`, requestBodyValues: {}, statusCode: 500, isRetryable: false });
+      throw new APICallError({ message: rule.error, url: `scripted://${this.modelId}`, requestBodyValues: requestOf(options).body, statusCode: 500, isRetryable: false });
     }
     const steps = rule ? (rule.steps ?? (rule.reply !== undefined ? [{ text: rule.reply }] : [])) : [{ text: `[scripted model ${this.modelId}: no rule matches "${clip(joined)}"]` }];
     const step = turn.stepIndex < steps.length ? steps[turn.stepIndex] : undefined;

@@ -68,6 +68,8 @@ describe('gateway runs', () => {
     const history = await gateway.history('agent:broken:main');
     expect(history[0]).toMatchObject({ role: 'user', content: 'hello?', inputId: sent.input.id });
     expect(history[1]).toMatchObject({ role: 'note', content: 'run failed: model overloaded (HTTP 500 from scripted://broken)' });
+    // The failed call's request is measured like any other.
+    if (result.status === 'completed') expect(result.run.request.toolBytes).toBeGreaterThan(100);
   });
 
   it('run: a run past its hard timeout is aborted and recorded timed_out', async () => {
@@ -75,6 +77,19 @@ describe('gateway runs', () => {
     const { result } = await sendAndWait('slow', 'hello');
     expect(result).toMatchObject({ status: 'completed', run: { status: 'timed_out', errorCode: 'TIMED_OUT' } });
     if (result.status === 'completed') expect(result.run.endedAt! - result.run.startedAt).toBeLessThan(3000);
+  });
+
+  it('run: a run cut off after a finished step keeps that step\'s text, streamed or not', async () => {
+    const twoSteps = config
+      .replace('{ id: "slow", model: "scripted/slow", timeoutSeconds: 1 },', '{ id: "slow", model: "scripted/slow", timeoutSeconds: 1 }, { id: "halfway", model: "scripted/halfway", timeoutSeconds: 1 },')
+      .replace('slow: { rules', 'halfway: { rules: [{ delayMs: 700, steps: [{ text: "first part", toolCalls: [{ tool: "time_now" }] }, { text: "never" }] }] }, slow: { rules');
+    gateway = await startTestGateway(twoSteps);
+    const unwatched = (await sendAndWait('halfway', 'go')).result;
+    gateway.watchDeltas('agent:halfway:main');
+    const watched = (await sendAndWait('halfway', 'go again')).result;
+    for (const result of [unwatched, watched]) {
+      expect(result).toMatchObject({ status: 'completed', reply: 'first part', run: { status: 'timed_out', usage: { steps: 1 } } });
+    }
   });
 
   it('send: unknown agent, bad session key, empty and oversized messages are refused with exact errors', async () => {

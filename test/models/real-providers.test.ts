@@ -116,6 +116,9 @@ describe.each(providers)('real provider over its wire format: $name', (p) => {
     if (result.status !== 'completed') return;
     expect(result.run).toMatchObject({ status: 'failed', errorCode: 'MODEL_PROVIDER_ERROR' });
     expect(result.run.errorMessage).toBe(`model "x" is not loaded (HTTP 400 from ${server.url}${p.path})`);
+    // The failed call was sent: its bytes are recorded.
+    expect(server.requests).toHaveLength(1);
+    expect(result.run.request.bytes).toBe(server.requests[0].bytes);
     expect((await gateway.history('agent:bot:main'))[0]).toMatchObject({ role: 'user', content: 'anyone?' });
   });
 
