@@ -5,6 +5,7 @@
 import type { QueueMode } from './core/queue-mode.js';
 import type { LimitReached, RateLimit } from './core/rate-limit.js';
 import type { RunStatus, TerminalRunStatus } from './core/run-status.js';
+import type { BoardStore } from './board-ports.js';
 import type { SettledSubagentState, SubagentRole, SubagentState, SubagentUsage } from './core/subagent.js';
 
 /** Guarded writes are counted against a sliding window in the write's own transaction (core/rate-limit.ts has the rule). */
@@ -18,6 +19,8 @@ export interface IdGenerator {
   /** A new unique id (UUID-length). */
   next(): string;
 }
+
+export type { BoardStore } from './board-ports.js';
 
 export type ProvenanceKind = 'user' | 'inter_session' | 'subagent_task' | 'subagent_completion' | 'a2a' | 'mailbox' | 'board' | 'system';
 
@@ -250,7 +253,8 @@ export type JournalEventType =
   | 'lane.stalled'
   | 'outbox.dead'
   | 'exchange.updated'
-  | 'subagent.updated';
+  | 'subagent.updated'
+  | 'board.updated';
 
 export interface NewEvent {
   type: JournalEventType;
@@ -721,7 +725,7 @@ export interface SettledToolCall {
 }
 
 /** The records whose ids a person may shorten (`runs show bd29b5f4`, as git does). */
-export type IdKind = 'run' | 'subagent' | 'outbox' | 'exchange' | 'a2a_task' | 'input';
+export type IdKind = 'run' | 'subagent' | 'outbox' | 'exchange' | 'a2a_task' | 'input' | 'board_task';
 
 export interface Store {
   /** Ids of `kind` that start with `prefix`, at most `limit`, in id order; an id equal to `prefix` alone. */
@@ -729,6 +733,8 @@ export interface Store {
   readonly toolCalls: ToolCallStore;
   readonly subagents: SubagentStore;
   readonly a2aTasks: A2ATaskStore;
+  /** The task board's own port (src/board). */
+  readonly board: BoardStore;
   readonly sessions: SessionStore;
   readonly exchanges: ExchangeStore;
   readonly inputs: InputStore;

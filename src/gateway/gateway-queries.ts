@@ -15,7 +15,7 @@ export type WaitResult =
   | { status: 'timeout'; input: InputRecord };
 
 const MIN_ID_PREFIX = 4;
-const ID_NOUNS: Record<IdKind, string> = { run: 'run ids', subagent: 'sub-agent ids', outbox: 'outbox row ids', exchange: 'exchange ids', a2a_task: 'A2A task ids', input: 'input ids' };
+const ID_NOUNS: Record<IdKind, string> = { run: 'run ids', subagent: 'sub-agent ids', outbox: 'outbox row ids', exchange: 'exchange ids', a2a_task: 'A2A task ids', input: 'input ids', board_task: 'board task ids' };
 
 export abstract class GatewayQueries {
   abstract readonly store: Store;

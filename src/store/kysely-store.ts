@@ -5,7 +5,7 @@
 import { sql, type Kysely, type RawBuilder } from 'kysely';
 import type {
   IdKind,
-  A2ATaskStore, EventJournal, EventRecord, ExchangeStore, InputRecord, InputStatus, InputStore, LeaseStore, NewEvent, NewInput, NewOutboxRow,
+  A2ATaskStore, BoardStore, EventJournal, EventRecord, ExchangeStore, InputRecord, InputStatus, InputStore, LeaseStore, NewEvent, NewInput, NewOutboxRow,
   NewTranscriptEntry, OutboxRecord, OutboxStatus, OutboxStore, RunStore,
   SessionStore, Store, SubagentStore, TranscriptEntry, TranscriptStore, ToolCallStore, RateLimit, LimitReached, NewToolCall,
 } from '../ports.js';
@@ -15,6 +15,7 @@ import { num, toEvent, toInput, toOutbox, toTranscript } from './kysely-rows.js'
 import { appendEvent, appendTranscript, insertInput, insertOutbox, relaxed, type Relax } from './kysely-writes.js';
 import { KyselyExchangeStore } from './kysely-exchange-store.js';
 import { KyselyA2ATaskStore } from './kysely-a2a-store.js';
+import { KyselyBoardStore } from './kysely-board-store.js';
 import { KyselySubagentStore } from './kysely-subagent-store.js';
 import type { Database } from './schema.js';
 import { KyselyToolCallStore, recordToolCall } from './kysely-tool-call-store.js';
@@ -26,6 +27,7 @@ export class KyselyStore implements Store {
   readonly toolCalls: ToolCallStore;
   readonly subagents: SubagentStore;
   readonly a2aTasks: A2ATaskStore;
+  readonly board: BoardStore;
   readonly sessions: SessionStore;
   readonly exchanges: ExchangeStore;
   readonly inputs: InputStore;
@@ -49,6 +51,7 @@ export class KyselyStore implements Store {
     this.toolCalls = new KyselyToolCallStore(db);
     this.subagents = new KyselySubagentStore(db, dialect);
     this.a2aTasks = new KyselyA2ATaskStore(db);
+    this.board = new KyselyBoardStore(db, dialect);
     this.sessions = new KyselySessionStore(db, adapter.relax);
     this.exchanges = new KyselyExchangeStore(db, dialect);
     this.inputs = adapter.inputs ?? new KyselyInputStore(db, dialect);

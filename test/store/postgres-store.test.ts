@@ -7,6 +7,7 @@ import pg from 'pg';
 import { afterAll, describe, it } from 'vitest';
 import { PostgresStore } from '../../src/store/postgres/postgres-store.js';
 import { describeStoreContract } from './store-contract.js';
+import { describeBoardContract } from './board-contract.js';
 
 const url = process.env.SWITCHBOARD_TEST_POSTGRES ?? 'postgres://postgres@127.0.0.1:5432/test';
 
@@ -25,11 +26,13 @@ async function reachable(): Promise<boolean> {
 if (process.env.CI || (await reachable())) {
   const schemas: string[] = [];
   let counter = 0;
-  describeStoreContract('postgres', () => {
+  const open = () => {
     const schema = `sb_test_${process.pid}_${++counter}`;
     schemas.push(schema);
     return PostgresStore.open({ connectionString: url, schema, maxConnections: 4 });
-  });
+  };
+  describeStoreContract('postgres', open);
+  describeBoardContract('postgres', open);
   afterAll(async () => {
     const client = new pg.Client({ connectionString: url });
     await client.connect();

@@ -6,9 +6,11 @@ import { describe, expect, it } from 'vitest';
 import type { Database } from '../../src/store/schema.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { describeStoreContract } from './store-contract.js';
+import { describeBoardContract } from './board-contract.js';
 
 describeStoreContract('sqlite (file, WAL)', () => SqliteStore.open({ path: join(mkdtempSync(join(tmpdir(), 'sb-store-')), 'test.db') }));
 describeStoreContract('sqlite (memory)', () => SqliteStore.open({ path: ':memory:' }));
+describeBoardContract('sqlite (file, WAL)', () => SqliteStore.open({ path: join(mkdtempSync(join(tmpdir(), 'sb-board-')), 'test.db') }));
 
 describe('sqlite: the fast accept path', () => {
   it("an input accepted while another task's transaction is open is not rolled back with it", async () => {

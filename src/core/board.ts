@@ -1,0 +1,88 @@
+/**
+ * The task board's rules (seed 000: Hermes Kanban, Claude team task lists): the states, which moves a
+ * person or an agent may make by hand, and what happens to a task whose attempt failed. The store applies
+ * them inside its transactions; workers move tasks only through claims, which are fenced by a token.
+ */
+
+export const BOARD_STATES = ['triage', 'todo', 'ready', 'running', 'review', 'done', 'blocked', 'cancelled', 'archived'] as const;
+export type BoardState = (typeof BOARD_STATES)[number];
+
+/** Why a task is blocked: a worker's kind (dependency, needs_input, failed), or the board's own `gave_up`. */
+export const BLOCK_KINDS = ['dependency', 'needs_input', 'failed'] as const;
+export type BlockKind = (typeof BLOCK_KINDS)[number] | 'gave_up';
+
+/**
+ * How an attempt (one claim) ended. `expired` and `failed` count against the task's max attempts;
+ * `released` (the worker gave it back) and `cancelled` (a person stopped it) do not.
+ */
+export type AttemptOutcome = 'completed' | 'review' | 'blocked' | 'released' | 'expired' | 'failed' | 'cancelled';
+export const FAILED_OUTCOMES: readonly AttemptOutcome[] = ['expired', 'failed'];
+
+/** The states a task may be moved to by hand from each state. Running tasks move only through their claim (or a cancel). */
+const MOVES: Record<BoardState, readonly BoardState[]> = {
+  triage: ['todo', 'ready', 'cancelled'],
+  todo: ['triage', 'ready', 'blocked', 'cancelled'],
+  ready: ['triage', 'todo', 'blocked', 'cancelled'],
+  running: ['cancelled'],
+  review: ['done', 'ready', 'cancelled'],
+  blocked: ['triage', 'todo', 'ready', 'cancelled'],
+  done: ['archived'],
+  cancelled: ['archived'],
+  archived: [],
+};
+
+/** Null when the move is allowed, else why not, in a sentence that says what is possible instead. */
+export function refuseMove(from: BoardState, to: BoardState): string | null {
+  if (from === to) return `the task is already ${to}`;
+  if (MOVES[from].includes(to)) return null;
+  if (from === 'running') return `a running task moves only through its claim (complete, block, release) or a cancel; it cannot be moved to ${to} by hand`;
+  const allowed = MOVES[from];
+  return allowed.length === 0 ? `a ${from} task is final and cannot be moved` : `a ${from} task can be moved to ${allowed.join(', ')}, not to ${to}`;
+}
+
+/** Where a new task starts: triage when asked, else ready unless a task it depends on is not done yet. */
+export function initialState(triage: boolean, openDependencies: number): BoardState {
+  if (triage) return 'triage';
+  return openDependencies > 0 ? 'todo' : 'ready';
+}
+
+/** After a failed attempt: ready again while the budget lasts, else blocked for good (`gave_up`). */
+export function afterFailure(failures: number, maxAttempts: number): 'ready' | 'blocked' {
+  return failures >= maxAttempts ? 'blocked' : 'ready';
+}
+
+/** States where nothing more happens unless someone moves the task by hand. */
+export function isSettledBoardState(state: BoardState): boolean {
+  return state === 'done' || state === 'cancelled' || state === 'archived';
+}
+
+/** A dependency edge `task -> dependsOn` read from the store. */
+export interface DependencyEdge {
+  taskId: string;
+  dependsOn: string;
+}
+
+/**
+ * The path that linking `taskId -> dependsOn` would close into a cycle, or null. `dependenciesOf`
+ * answers from what the store has loaded; the search walks from `dependsOn` looking for `taskId`.
+ */
+export function cyclePath(taskId: string, dependsOn: string, dependenciesOf: (id: string) => readonly string[]): string[] | null {
+  if (taskId === dependsOn) return [taskId, taskId];
+  const cameFrom = new Map<string, string>([[dependsOn, taskId]]);
+  const queue = [dependsOn];
+  while (queue.length > 0) {
+    const current = queue.shift()!;
+    for (const next of dependenciesOf(current)) {
+      if (cameFrom.has(next)) continue;
+      cameFrom.set(next, current);
+      if (next === taskId) {
+        const path = [taskId];
+        for (let at = current; at !== taskId; at = cameFrom.get(at)!) path.unshift(at);
+        path.unshift(taskId);
+        return path;
+      }
+      queue.push(next);
+    }
+  }
+  return null;
+}

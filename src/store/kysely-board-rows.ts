@@ -1,0 +1,165 @@
+/** The board's rows and the steps its transactions share: mapping, fenced loads, attempts, events, promotion. */
+import type { Selectable } from 'kysely';
+import type { AttemptOutcome, BlockKind, BoardState } from '../core/board.js';
+import { SwitchboardError } from '../core/errors.js';
+import type { BoardAttemptRecord, BoardClaim, BoardCommentRecord, BoardEventRecord, BoardTaskRecord } from '../board-ports.js';
+import { json, num, numOrNull, parse, type Db } from './kysely-rows.js';
+import { appendEvent } from './kysely-writes.js';
+import type { BoardAttemptsTable, BoardCommentsTable, BoardEventsTable, BoardTasksTable } from './schema.js';
+
+export function toBoardTask(row: Selectable<BoardTasksTable>): BoardTaskRecord {
+  return {
+    id: row.id,
+    board: row.board,
+    title: row.title,
+    body: row.body,
+    assignee: row.assignee,
+    priority: num(row.priority),
+    labels: parse<string[]>(row.labels),
+    creator: row.creator,
+    idempotencyKey: row.idempotency_key,
+    state: row.state as BoardState,
+    blockKind: row.block_kind as BlockKind | null,
+    blockReason: row.block_reason,
+    maxAttempts: num(row.max_attempts),
+    maxRuntimeMs: numOrNull(row.max_runtime_ms),
+    attempts: num(row.attempts),
+    failures: num(row.failures),
+    token: num(row.token),
+    claimWorker: row.claim_worker,
+    claimedAt: numOrNull(row.claimed_at),
+    claimExpiresAt: numOrNull(row.claim_expires_at),
+    result: row.result,
+    resultHash: row.result_hash,
+    resultChars: numOrNull(row.result_chars),
+    createdAt: num(row.created_at),
+    updatedAt: num(row.updated_at),
+    doneAt: numOrNull(row.done_at),
+  };
+}
+
+export function toAttempt(row: Selectable<BoardAttemptsTable>): BoardAttemptRecord {
+  return {
+    taskId: row.task_id,
+    attempt: num(row.attempt),
+    token: num(row.token),
+    worker: row.worker,
+    ref: row.ref,
+    startedAt: num(row.started_at),
+    heartbeatAt: num(row.heartbeat_at),
+    endedAt: numOrNull(row.ended_at),
+    outcome: row.outcome as AttemptOutcome | null,
+    summary: row.summary,
+    error: row.error,
+  };
+}
+
+export function toComment(row: Selectable<BoardCommentsTable>): BoardCommentRecord {
+  return { seq: num(row.seq), taskId: row.task_id, author: row.author, body: row.body, attempt: numOrNull(row.attempt), createdAt: num(row.created_at) };
+}
+
+export function toBoardEvent(row: Selectable<BoardEventsTable>): BoardEventRecord {
+  return { seq: num(row.seq), taskId: row.task_id, board: row.board, type: row.type, actor: row.actor, detail: parse(row.detail), createdAt: num(row.created_at) };
+}
+
+export function claimOf(task: BoardTaskRecord): BoardClaim {
+  return { taskId: task.id, attempt: task.attempts, token: task.token, worker: task.claimWorker!, expiresAt: task.claimExpiresAt! };
+}
+
+export async function loadTask(db: Db, id: string): Promise<BoardTaskRecord> {
+  const row = await db.selectFrom('board_tasks').selectAll().where('id', '=', id).executeTakeFirst();
+  if (!row) throw new SwitchboardError('BOARD_TASK_NOT_FOUND', `no board task "${id}" (list them with "switchboard board list")`);
+  return toBoardTask(row);
+}
+
+/** The task, if `token` is its current claim; otherwise CLAIM_LOST, which says what happened to the task since. */
+export async function loadClaimed(db: Db, id: string, token: number): Promise<BoardTaskRecord> {
+  const task = await loadTask(db, id);
+  if (task.state === 'running' && task.token === token) return task;
+  const now = task.state === 'running' ? `claimed again (attempt ${task.attempts}, token ${task.token}, by ${task.claimWorker})` : `${task.state}`;
+  throw new SwitchboardError('CLAIM_LOST', `claim lost: task ${id} is ${now}; token ${token} is no longer its claim, so nothing was changed. Stop working on it.`, {
+    taskId: id,
+    token,
+    currentToken: task.token,
+    state: task.state,
+  });
+}
+
+export async function endAttempt(db: Db, task: BoardTaskRecord, outcome: AttemptOutcome, fields: { summary?: string | null; error?: string | null }, now: number): Promise<void> {
+  await db
+    .updateTable('board_attempts')
+    .set({ ended_at: now, outcome, summary: fields.summary ?? null, error: fields.error ?? null })
+    .where('task_id', '=', task.id)
+    .where('attempt', '=', task.attempts)
+    .where('ended_at', 'is', null)
+    .execute();
+}
+
+/** Applies `changes` and writes the task's event (and its line in the gateway's journal) in the caller's transaction. */
+export async function updateTask(
+  db: Db,
+  task: BoardTaskRecord,
+  changes: Partial<BoardTasksTable>,
+  event: { type: string; actor: string; detail?: Record<string, unknown> },
+  now: number,
+): Promise<BoardTaskRecord> {
+  const row = await db
+    .updateTable('board_tasks')
+    .set({ ...changes, updated_at: now })
+    .where('id', '=', task.id)
+    .returningAll()
+    .executeTakeFirstOrThrow();
+  const updated = toBoardTask(row);
+  await recordEvent(db, updated, event, now);
+  return updated;
+}
+
+export async function recordEvent(db: Db, task: BoardTaskRecord, event: { type: string; actor: string; detail?: Record<string, unknown> }, now: number): Promise<void> {
+  const detail = { state: task.state, ...event.detail };
+  await db.insertInto('board_events').values({ task_id: task.id, board: task.board, type: event.type, actor: event.actor, detail: json(detail), created_at: now }).execute();
+  await appendEvent(db, { type: 'board.updated', payload: { taskId: task.id, board: task.board, event: event.type, actor: event.actor, ...detail } }, now);
+}
+
+/** The claim cleared, as every end of an attempt leaves it. */
+export const NO_CLAIM = { claim_worker: null, claimed_at: null, claim_expires_at: null } as const;
+
+/** Ids of the tasks `taskId` depends on that are not done. */
+export async function openDependencies(db: Db, taskId: string): Promise<string[]> {
+  const rows = await db
+    .selectFrom('board_deps')
+    .innerJoin('board_tasks', 'board_tasks.id', 'board_deps.depends_on')
+    .select('board_tasks.id')
+    .where('board_deps.task_id', '=', taskId)
+    .where('board_tasks.state', '!=', 'done')
+    .execute();
+  return rows.map((row) => row.id);
+}
+
+/** A task became done: each `todo` task that depended on it and has no other open dependency becomes ready, in the same transaction. */
+export async function promoteDependents(db: Db, taskId: string, now: number): Promise<void> {
+  const dependents = await db
+    .selectFrom('board_deps')
+    .innerJoin('board_tasks', 'board_tasks.id', 'board_deps.task_id')
+    .selectAll('board_tasks')
+    .where('board_deps.depends_on', '=', taskId)
+    .where('board_tasks.state', '=', 'todo')
+    .execute();
+  for (const row of dependents) {
+    if ((await openDependencies(db, row.id)).length > 0) continue;
+    await updateTask(db, toBoardTask(row), { state: 'ready' }, { type: 'promoted', actor: 'board', detail: { after: taskId } }, now);
+  }
+}
+
+/** Why a task gave up: each failed attempt's worker and diagnostic, one per line. */
+export async function gaveUpReason(db: Db, task: BoardTaskRecord, last: string): Promise<string> {
+  const rows = await db
+    .selectFrom('board_attempts')
+    .selectAll()
+    .where('task_id', '=', task.id)
+    .where('outcome', 'in', ['expired', 'failed'])
+    .orderBy('attempt')
+    .execute();
+  const lines = rows.map((row) => `attempt ${num(row.attempt)} (${row.worker}): ${row.error ?? row.outcome}`);
+  lines.push(`attempt ${task.attempts} (${task.claimWorker}): ${last}`);
+  return `gave up after ${task.failures + 1} failed attempts (max ${task.maxAttempts}):\n${lines.join('\n')}`;
+}
