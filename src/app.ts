@@ -13,12 +13,21 @@ import { Gateway, type GatewayDeps, type GatewayExtension, type GatewayParts } f
 import { ControlApi } from './http/control-api.js';
 import { createLogger } from './logging.js';
 import { SqliteStore } from './store/sqlite/sqlite-store.js';
+import { BoardService } from './board/board.js';
+import { BoardDispatcher } from './board/dispatcher.js';
+import { createBoardTools } from './tools/board-tools.js';
 import { BUILTIN_TOOLS } from './tools/builtin.js';
 import { createSessionTools } from './tools/session-tools.js';
 import { createSubagentTools } from './tools/subagent-tools.js';
 
-/** The tools and services every gateway runs with: built-in, session and sub-agent tools, and the A2A client. */
-export function standardExtensions(parts: GatewayParts, onClient?: (client: A2AClientService) => void): GatewayExtension[] {
+/** What a caller of `startGateway` may want to hold on to: the A2A client, the board and its dispatcher. */
+export interface StandardHooks {
+  onClient?: (client: A2AClientService) => void;
+  onBoard?: (board: BoardService, dispatcher: BoardDispatcher) => void;
+}
+
+/** The tools and services every gateway runs with: built-in, session, sub-agent and board tools, the A2A client and the board's dispatcher. */
+export function standardExtensions(parts: GatewayParts, hooks: StandardHooks = {}): GatewayExtension[] {
   const { config } = parts;
   const client = new A2AClientService({
     config,
@@ -28,7 +37,18 @@ export function standardExtensions(parts: GatewayParts, onClient?: (client: A2AC
     enqueue: (row) => parts.enqueueDelivery(row),
     log: parts.log,
   });
-  onClient?.(client);
+  hooks.onClient?.(client);
+  const board = new BoardService(parts.store.board, parts.api, parts.clock);
+  const dispatcher = new BoardDispatcher({
+    store: parts.store.board,
+    gateway: parts.api,
+    clock: parts.clock,
+    owner: parts.gatewayId,
+    remote: client.boardWorkers,
+    log: (_level, message) => parts.log(message),
+  });
+  board.onChange = () => void dispatcher.kick();
+  hooks.onBoard?.(board, dispatcher);
   const calling = config.a2a.remoteAgents.length > 0 || config.a2a.client.allowUrls;
   return [
     { tools: [...BUILTIN_TOOLS, ...createSessionTools(parts.messaging), ...createSubagentTools(parts.subagents, parts.messaging), requestInputTool] },
@@ -39,12 +59,13 @@ export function standardExtensions(parts: GatewayParts, onClient?: (client: A2AC
       start: () => client.start(),
       stop: () => client.stop(),
     },
+    { tools: createBoardTools(board, config.board.agents), start: () => dispatcher.start(), stop: () => dispatcher.stop() },
   ];
 }
 
 /** A gateway with the standard extensions (tests and benchmarks build theirs this way too). */
-export async function startGateway(deps: Omit<GatewayDeps, 'extensions'>, onClient?: (client: A2AClientService) => void): Promise<Gateway> {
-  return Gateway.start({ ...deps, extensions: (parts) => standardExtensions(parts, onClient) });
+export async function startGateway(deps: Omit<GatewayDeps, 'extensions'>, hooks: StandardHooks = {}): Promise<Gateway> {
+  return Gateway.start({ ...deps, extensions: (parts) => standardExtensions(parts, hooks) });
 }
 
 export interface RunningGateway {
@@ -87,6 +108,7 @@ export async function serveGateway(options: ServeOptions): Promise<RunningGatewa
   }
   const gatewayId = dataDir.gatewayId();
   let client!: A2AClientService;
+  let board!: BoardService;
   const gateway = await startGateway(
     {
       config,
@@ -96,11 +118,11 @@ export async function serveGateway(options: ServeOptions): Promise<RunningGatewa
       dataDir: dataDir.path,
       log: (level, message, fields) => logger[level](fields ?? {}, message),
     },
-    (made) => (client = made),
+    { onClient: (made) => (client = made), onBoard: (made) => (board = made) },
   );
   const token = dataDir.token();
   const front = config.a2a.server.enabled ? new A2AServer(gateway, store.a2aTasks, undefined, (error) => logger.error({ error: String(error) }, 'a2a')) : undefined;
-  const api = new ControlApi(gateway, { host: config.gateway.host, port: options.port ?? config.gateway.port, token, front, a2aCallback: (taskId, secret) => client.receivePush(taskId, secret) });
+  const api = new ControlApi(gateway, { host: config.gateway.host, port: options.port ?? config.gateway.port, token, front, board, a2aCallback: (taskId, secret) => client.receivePush(taskId, secret) });
   let url: string;
   try {
     url = await api.listen();

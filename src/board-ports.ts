@@ -163,6 +163,8 @@ export interface BoardStore {
   release(id: string, token: number, reason: string | undefined, now: number): Promise<BoardTaskRecord>;
   /** The worker's attempt failed (an agent's run ended without completing or blocking): counted, as an expiry is. */
   fail(id: string, token: number, error: string, now: number): Promise<BoardTaskRecord>;
+  /** Records what the current attempt runs as (a remote A2A task's id, say), under the claim's token. */
+  noteRef(id: string, token: number, ref: string, now: number): Promise<void>;
   /** Takes back claims that expired (or outran the task's max runtime) before `now`. */
   reclaimExpired(now: number, limit: number): Promise<BoardReclaim[]>;
   events(filter: { taskId?: string; afterSeq?: number; limit?: number }): Promise<BoardEventRecord[]>;

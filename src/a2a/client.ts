@@ -6,7 +6,7 @@
  * and delivered into the calling session through the outbox, once.
  */
 import { randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
-import { Role, taskStateToJSON, type Message, type Task } from '@a2a-js/sdk';
+import { taskStateToJSON, type Message, type Task } from '@a2a-js/sdk';
 import type { Client } from '@a2a-js/sdk/client';
 import { SwitchboardError, errorMessage } from '../core/errors.js';
 import { backoffDelay } from '../gateway/outbox.js';
@@ -14,7 +14,7 @@ import { waitUntil } from '../gateway/wait-until.js';
 import { RemoteAgents } from './remote-agents.js';
 import type { HeldResult } from '../gateway/held-results.js';
 import type { NewInput, NewOutboxRow, OutboxRecord, RemoteTaskRecord } from '../ports.js';
-import { CALLBACK_PATH, RESULT_KIND, SETTLED, applyStreamEvent, TASK_CREATION_MS, partsText, stateName, summarizeTask, type A2AClientDeps, type RemoteRef, type RemoteResult } from './remote-task.js';
+import { CALLBACK_PATH, RESULT_KIND, SETTLED, applyStreamEvent, TASK_CREATION_MS, partsText, stateName, summarizeTask, textMessage, type A2AClientDeps, type RemoteRef, type RemoteResult } from './remote-task.js';
 
 export { CALLBACK_PATH, RESULT_KIND, summarizeTask, type A2AClientDeps, type RemoteRef, type RemoteResult } from './remote-task.js';
 
@@ -45,6 +45,11 @@ export class A2AClientService {
     return this.remotes.cancel(requesterAgent, ref, taskId);
   }
 
+  /** The board's remote workers: see RemoteAgents.submit. */
+  get boardWorkers(): Pick<RemoteAgents, 'submit' | 'poll'> {
+    return this.remotes;
+  }
+
   /**
    * a2a_send: sends and waits up to `timeoutSeconds` for the task to settle. If it has not by then, the
    * task is followed in the background and its result arrives in `sessionKey` as a message.
@@ -61,16 +66,7 @@ export class A2AClientService {
     if (earlier) return this.resume(earlier);
     const client = await this.remotes.client(target);
     const card = await client.getAgentCard();
-    const message: Message = {
-      messageId: request.messageId ?? randomUUID(),
-      contextId: request.contextId ?? '',
-      taskId: request.taskId ?? '',
-      role: Role.ROLE_USER,
-      parts: [{ content: { $case: 'text', value: request.message }, metadata: {}, filename: '', mediaType: 'text/plain' }],
-      metadata: {},
-      extensions: [],
-      referenceTaskIds: [],
-    };
+    const message = textMessage(request.message, request.messageId ?? randomUUID(), request.contextId, request.taskId);
     const deadline = this.deps.clock.now() + request.timeoutSeconds * 1000;
     const params = { tenant: '', message, configuration: { acceptedOutputModes: [], taskPushNotificationConfig: undefined, returnImmediately: !card.capabilities?.streaming }, metadata: {} };
     let task: Task | undefined;

@@ -10,7 +10,8 @@ import type { SwitchboardConfig } from '../config/schema.js';
 import { SwitchboardError } from '../core/errors.js';
 import { agentToAgentAllowed } from '../core/session-access.js';
 import { guardedFetch } from './outbound-guard.js';
-import { summarizeTask, type RemoteRef, type RemoteResult } from './remote-task.js';
+import type { Message, Task } from '@a2a-js/sdk';
+import { partsText, summarizeTask, textMessage, type RemoteRef, type RemoteResult } from './remote-task.js';
 
 /** A remote agent as the client reaches it; `guarded`: only at public addresses (a URL the model gave). */
 export interface RemoteTarget {
@@ -114,6 +115,30 @@ export class RemoteAgents {
   async getTask(requesterAgent: string, ref: RemoteRef, taskId: string): Promise<RemoteResult> {
     const client = await this.client(this.resolve(requesterAgent, ref));
     return summarizeTask(await client.getTask({ tenant: '', id: taskId, historyLength: 0 }));
+  }
+
+  /**
+   * The board's remote workers (docs/board.md): a task assigned to a configured remote agent is sent by the
+   * board, not by an agent, so the agent-to-agent policy (checked when an agent creates the task) is not
+   * asked again. The send returns at once; the board polls the task.
+   */
+  async submit(remote: string, text: string, messageId: string): Promise<RemoteResult> {
+    const client = await this.client(this.configured(remote));
+    const message = textMessage(text, messageId);
+    const sent = await client.sendMessage({ tenant: '', message, configuration: { acceptedOutputModes: [], taskPushNotificationConfig: undefined, returnImmediately: true }, metadata: {} });
+    if ('id' in sent && 'status' in sent) return summarizeTask(sent as Task);
+    return { state: 'completed', taskId: '', contextId: (sent as Message).contextId, text: partsText((sent as Message).parts).text };
+  }
+
+  async poll(remote: string, taskId: string): Promise<RemoteResult> {
+    const client = await this.client(this.configured(remote));
+    return summarizeTask(await client.getTask({ tenant: '', id: taskId, historyLength: 0 }));
+  }
+
+  private configured(remote: string): Pick<RemoteTarget, 'url' | 'headers' | 'guarded'> {
+    const entry = this.config.a2a.remoteAgents.find((candidate) => candidate.id === remote);
+    if (!entry) throw new SwitchboardError('AGENT_NOT_FOUND', `no remote A2A agent "${remote}" under a2a.remoteAgents`);
+    return this.resolveEntry(entry);
   }
 
   async cancel(requesterAgent: string, ref: RemoteRef, taskId: string): Promise<RemoteResult> {

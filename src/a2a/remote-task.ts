@@ -1,6 +1,6 @@
 /** What the A2A client knows of a remote task: its settled states, the result a tool call gets, and its dependencies. */
 import { randomUUID } from 'node:crypto';
-import { TaskState, taskStateToJSON, type Message, type Task } from '@a2a-js/sdk';
+import { Role, TaskState, taskStateToJSON, type Message, type Task } from '@a2a-js/sdk';
 import type { Client } from '@a2a-js/sdk/client';
 import type { SwitchboardConfig } from '../config/schema.js';
 import type { Clock, NewInput, NewOutboxRow, Store } from '../ports.js';
@@ -48,6 +48,20 @@ export interface A2AClientDeps {
 }
 
 export const stateName = (state: TaskState | undefined) => taskStateToJSON(state ?? TaskState.TASK_STATE_UNSPECIFIED).replace('TASK_STATE_', '').toLowerCase().replace('_', '-');
+
+/** A user message of one text part, as the client sends it. */
+export function textMessage(text: string, messageId: string, contextId = '', taskId = ''): Message {
+  return {
+    messageId,
+    contextId,
+    taskId,
+    role: Role.ROLE_USER,
+    parts: [{ content: { $case: 'text', value: text }, metadata: {}, filename: '', mediaType: 'text/plain' }],
+    metadata: {},
+    extensions: [],
+    referenceTaskIds: [],
+  };
+}
 
 export function partsText(parts: Message['parts']): { text: string; data?: unknown } {
   let data: unknown;

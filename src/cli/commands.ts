@@ -9,5 +9,6 @@ import './subagent-commands.js';
 import './run-commands.js';
 import './exchange-commands.js';
 import './outbox-commands.js';
+import './board-commands.js';
 
 export { program } from './shared.js';

@@ -68,6 +68,8 @@ export function describeEvent(event: EventRecord): string {
       return p.completion
         ? `${time} #${event.seq} sub-agent ${p.childSessionKey ?? p.subagentId}: completion ${p.completion}${p.mode ? ` (${p.mode})` : ''}${p.why ? `: ${p.why}` : ''}`
         : `${time} #${event.seq} sub-agent ${p.childSessionKey}: ${p.state}${p.waiting ? ', waiting for its sub-agents' : ''}${p.diagnostic ? ` - ${p.diagnostic}` : ''}`;
+    case 'board.updated':
+      return `${time} #${event.seq} board ${String(p.taskId).slice(0, 8)} ${p.event} by ${p.actor}: ${p.state}${p.reason ? ` (${clip(p.reason)})` : p.error ? ` (${clip(p.error)})` : ''}`;
     default:
       return `${time} #${event.seq} ${event.type}${run} ${clip(JSON.stringify(p))}`;
   }

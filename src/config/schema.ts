@@ -217,6 +217,24 @@ export const configSchema = z.strictObject({
       concurrencyPerKind: positiveInt.default(8),
     })
     .prefault({}),
+  /** The task board (docs/board.md). */
+  board: z
+    .strictObject({
+      /** Agents (ids or patterns with `*`) offered the board tools; worker tools are offered in board sessions regardless. */
+      agents: z.array(z.string()).default([]),
+      /** How long an outside worker's claim holds without a heartbeat. */
+      claimTtlSeconds: positiveInt.default(900),
+      /** The claim held for an agent's run or a remote A2A task, renewed while it lives. */
+      agentClaimTtlSeconds: positiveInt.default(60),
+      /** Failed attempts (expired or ended without an answer) before a task is blocked with gave_up. */
+      maxAttempts: positiveInt.default(2),
+      /** Board tasks one agent works on at once. */
+      maxConcurrentPerAgent: positiveInt.default(2),
+      maxResultChars: positiveInt.default(32_000),
+      /** How often expired claims are taken back and ready tasks handed to agents (changes wake it sooner). */
+      sweepIntervalMs: positiveInt.default(1000),
+    })
+    .prefault({}),
   models: z.strictObject({ providers: z.record(z.string(), provider).default({}) }).prefault({}),
   a2a: z
     .strictObject({

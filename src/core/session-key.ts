@@ -8,7 +8,7 @@
  */
 export const AGENT_ID_PATTERN = /^[a-z0-9_-]{1,64}$/;
 
-export type SessionKind = 'main' | 'direct' | 'group' | 'subagent' | 'a2a';
+export type SessionKind = 'main' | 'direct' | 'group' | 'subagent' | 'a2a' | 'board';
 
 export interface ParsedSessionKey {
   agentId: string;
@@ -41,6 +41,11 @@ export function a2aSessionKey(agentId: string, peer: string, contextId: string):
   return `agent:${agentId}:a2a:${segmentOf(peer)}:${segmentOf(contextId)}`;
 }
 
+/** The session an agent works a board task in (docs/board.md): one per task, whatever the attempt. */
+export function boardSessionKey(agentId: string, taskId: string): string {
+  return `agent:${agentId}:board:${segmentOf(taskId)}`;
+}
+
 export function parseSessionKey(key: string): ParsedSessionKey | undefined {
   const parts = key.split(':');
   if (parts.length < 3 || parts[0] !== 'agent' || !AGENT_ID_PATTERN.test(parts[1])) return undefined;
@@ -54,6 +59,7 @@ export function parseSessionKey(key: string): ParsedSessionKey | undefined {
     }
     return { agentId, kind: 'subagent', depth: rest.length / 2 };
   }
+  if (rest[0] === 'board' && rest.length === 2 && rest[1] !== '') return { agentId, kind: 'board', depth: 0 };
   if (rest[0] === 'a2a' && rest.length === 3 && rest[1] !== '' && rest[2] !== '') return { agentId, kind: 'a2a', peer: rest[1], depth: 0 };
   if (rest.length === 3 && (rest[1] === 'direct' || rest[1] === 'group') && rest[0] !== '' && rest[2] !== '') {
     return { agentId, kind: rest[1], channel: rest[0], peer: rest[2], depth: 0 };

@@ -18,6 +18,7 @@ export type GatewayApi = Pick<
   | 'send'
   | 'sendAs'
   | 'acceptA2AMessage'
+  | 'acceptBoardTask'
   // wait
   | 'waitForInput'
   | 'inputOutcome'
@@ -45,6 +46,7 @@ export type GatewayApi = Pick<
   | 'settleDeadOutbox'
   // events and deliveries
   | 'subscribe'
+  | 'publishJournal'
   | 'watchDeltas'
   | 'registerDelivery'
   | 'enqueueDelivery'

@@ -4,7 +4,7 @@
  * message; plus the sessions they open and the tools a session is offered. The gateway extends this.
  */
 import { SwitchboardError } from '../core/errors.js';
-import { a2aSessionKey, parseSessionKey } from '../core/session-key.js';
+import { a2aSessionKey, boardSessionKey, parseSessionKey } from '../core/session-key.js';
 import type { SwitchboardConfig } from '../config/schema.js';
 import type { Clock, IdGenerator, InputRecord, NewInput, Provenance, SessionRecord } from '../ports.js';
 import { GatewayQueries } from './gateway-queries.js';
@@ -74,6 +74,26 @@ export abstract class GatewayIntake extends GatewayQueries {
     return { sessionKey, input };
   }
 
+  /**
+   * A board task handed to an agent (src/board): stored in the task's session (`agent:<id>:board:<taskId>`,
+   * created on first use) with provenance `board`; one input per attempt, whatever the retries.
+   */
+  async acceptBoardTask(request: { agentId: string; taskId: string; attempt: number; text: string }): Promise<{ sessionKey: string; input: InputRecord }> {
+    if (this.stopping) throw new SwitchboardError('GATEWAY_STOPPING', 'the gateway is shutting down; the board hands the task over again once it has restarted');
+    const agent = this.agents.get(request.agentId);
+    const sessionKey = boardSessionKey(agent.config.id, request.taskId);
+    await this.store.sessions.ensure({ key: sessionKey, agentId: agent.config.id, label: `board:${request.taskId}` }, this.clock.now());
+    const input = await this.accept({
+      id: this.ids.next(),
+      sessionKey,
+      idempotencyKey: `board:${request.taskId}:${request.attempt}`,
+      mode: 'followup',
+      text: this.validateMessage(request.text),
+      provenance: { kind: 'board', channel: 'board', peer: request.taskId },
+    });
+    return { sessionKey, input };
+  }
+
   /** Accept = durable: resolves once the input row is committed. */
   async send(request: SendRequest): Promise<SendResult> {
     if (this.stopping) throw new SwitchboardError('GATEWAY_STOPPING', 'the gateway is shutting down; send again once it has restarted');
@@ -118,8 +138,8 @@ export abstract class GatewayIntake extends GatewayQueries {
     const session = await this.store.sessions.get(sessionKey);
     if (session) return session;
     const kind = parseSessionKey(sessionKey)?.kind;
-    if (kind === 'subagent' || kind === 'a2a') {
-      throw new SwitchboardError('SESSION_NOT_FOUND', `no session "${sessionKey}" (sub-agent and A2A sessions are created by their own flows; list the sessions with "switchboard sessions list" or sessions_list)`);
+    if (kind === 'subagent' || kind === 'a2a' || kind === 'board') {
+      throw new SwitchboardError('SESSION_NOT_FOUND', `no session "${sessionKey}" (sub-agent, A2A and board sessions are created by their own flows; list the sessions with "switchboard sessions list" or sessions_list)`);
     }
     return this.store.sessions.ensure({ key: sessionKey, agentId }, this.clock.now());
   }

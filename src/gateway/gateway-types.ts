@@ -8,6 +8,7 @@ import type { OutboxHandler } from './outbox.js';
 import type { Inbound } from './registry.js';
 import type { Subagents } from './subagents.js';
 import type { GatewayTool } from './tool-contract.js';
+import type { GatewayApi } from './gateway-api.js';
 
 export interface GatewayDeps {
   config: SwitchboardConfig;
@@ -42,6 +43,9 @@ export interface GatewayParts {
   /** Adds an outbox row and has it delivered soon. */
   enqueueDelivery: (row: NewOutboxRow) => Promise<void>;
   log: (message: string) => void;
+  gatewayId: string;
+  /** The gateway's one door (GatewayApi), for services that use it once the gateway is built: from `start()` on. */
+  api: () => GatewayApi;
 }
 
 /**

@@ -138,6 +138,8 @@ export class Gateway extends GatewayControl {
         accept: (input) => this.accept(input),
         enqueueDelivery: (row) => this.enqueueDelivery(row),
         log: (message) => this.log('warn', message),
+        gatewayId: this.gatewayId,
+        api: () => this,
       }) ?? [];
     for (const extension of this.extensions) for (const [kind, handler] of Object.entries(extension.deliveries ?? {})) this.outbox.register(kind, handler);
     this.heldResults = new HeldResults({ store: this.store, newId: () => this.ids.next(), accept: (input) => this.accept(input) }, [
@@ -282,6 +284,11 @@ export class Gateway extends GatewayControl {
     const { input: stored, created } = await this.store.inputs.enqueue(input, this.clock.now());
     if (created) this.lanes.wake(stored.sessionKey);
     return stored;
+  }
+
+  /** For fronts that write journal events in their own transactions (the board): publishes what is new. */
+  publishJournal(): Promise<void> {
+    return this.journal.kick();
   }
 
   subscribe(listener: LiveListener): () => void {

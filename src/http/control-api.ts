@@ -10,11 +10,12 @@ import type { AddressInfo } from 'node:net';
 import { z } from 'zod';
 import { SwitchboardError, errorMessage } from '../core/errors.js';
 import { QUEUE_MODES } from '../core/queue-mode.js';
-import { formatPath } from '../config/load.js';
 import type { GatewayApi } from '../gateway/gateway-api.js';
 import type { EventRecord, OutboxStatus } from '../ports.js';
+import type { BoardService } from '../board/board.js';
+import { boardRoutes } from './board-routes.js';
+import { MAX_BODY_BYTES, parseBody, readJson } from './json-body.js';
 
-const MAX_BODY_BYTES = 1024 * 1024;
 const MAX_LIMIT = 10_000;
 const OUTBOX_STATUSES: readonly OutboxStatus[] = ['pending', 'delivered', 'dead', 'dropped'];
 
@@ -48,6 +49,8 @@ export interface ControlApiOptions {
   token: string;
   /** A front served on the same listener with its own authentication (the A2A server). */
   front?: { handles(pathname: string): boolean; handle(request: IncomingMessage, response: ServerResponse): void; start(listenUrl: string): Promise<void>; stop(): Promise<void> };
+  /** The task board's routes (/v1/board/...), when the gateway has one. */
+  board?: BoardService;
   /** Push notifications from remote A2A agents (`/a2a-callback/<taskId>`); false when the task's secret does not match. */
   a2aCallback?: (taskId: string, token: string | undefined) => Promise<boolean>;
 }
@@ -144,6 +147,7 @@ export class ControlApi {
       return { rows: await gw.listOutbox({ status: status as OutboxStatus | undefined, limit: limit(url) }) };
     });
     this.route('POST', /^\/v1\/outbox\/([^/]+)\/(retry|drop)$/, async (_req, _url, [id, action]) => ({ row: await gw.settleDeadOutbox(await gw.resolveId('outbox', id), action as 'retry' | 'drop') }));
+    if (this.options.board) boardRoutes(this.options.board, (method, pattern, handler) => this.route(method, pattern, handler), limit);
     this.route('POST', /^\/v1\/send$/, async (request) => {
       const body = parseBody(sendBody, await readJson(request));
       if (body.from) return this.sendAs(body);
@@ -232,6 +236,8 @@ export class ControlApi {
     }
   }
 
+  /** The task board's routes (/v1/board/...), when the gateway has one. */
+  board?: BoardService;
   /** Push notifications from remote A2A agents; each task's own secret authenticates them, not the control token. */
   private async receivePush(request: IncomingMessage, response: ServerResponse, taskId: string): Promise<void> {
     // The body is not trusted for state (the follower reads the task itself), only drained.
@@ -260,10 +266,11 @@ export class ControlApi {
 
   /**
    * SSE: journal events after `?after=<seq>` (or the Last-Event-ID header), then live ones.
-   * `?sessionKey=` filters; `?deltas=1` adds streamed model text as `delta` events.
+   * `?sessionKey=` and `?type=` (a prefix: `board.`) filter; `?deltas=1` adds streamed model text as `delta` events.
    */
   private async streamEvents(request: IncomingMessage, response: ServerResponse, url: URL): Promise<void> {
     const sessionKey = url.searchParams.get('sessionKey') ?? undefined;
+    const typePrefix = url.searchParams.get('type') ?? undefined;
     const deltas = url.searchParams.get('deltas') === '1';
     const afterRaw = url.searchParams.get('after') ?? request.headers['last-event-id'];
     let lastSeq = afterRaw === undefined ? undefined : Number(afterRaw);
@@ -275,6 +282,7 @@ export class ControlApi {
     let replaying = true;
     const write = (event: EventRecord) => {
       if (sessionKey && event.sessionKey !== sessionKey) return;
+      if (typePrefix && !event.type.startsWith(typePrefix)) return;
       if (lastSeq !== undefined && event.seq <= lastSeq) return;
       lastSeq = event.seq;
       response.write(`id: ${event.seq}\nevent: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`);
@@ -305,31 +313,6 @@ export class ControlApi {
     replaying = false;
     pending.forEach(write);
   }
-}
-
-async function readJson(request: IncomingMessage): Promise<unknown> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of request) {
-    size += (chunk as Buffer).length;
-    if (size > MAX_BODY_BYTES) throw new SwitchboardError('MESSAGE_TOO_LARGE', `request body is larger than ${MAX_BODY_BYTES} bytes`);
-    chunks.push(chunk as Buffer);
-  }
-  const text = Buffer.concat(chunks).toString('utf8');
-  try {
-    return JSON.parse(text);
-  } catch (error) {
-    throw new SwitchboardError('INVALID_JSON', `request body is not valid JSON: ${errorMessage(error)}`);
-  }
-}
-
-function parseBody<T>(schema: z.ZodType<T>, body: unknown): T {
-  const parsed = schema.safeParse(body);
-  if (parsed.success) return parsed.data;
-  const problems = parsed.error.issues.map((issue) =>
-    issue.code === 'unrecognized_keys' ? `unknown field ${issue.keys.map((k) => `"${k}"`).join(', ')}` : `${formatPath(issue.path)}: ${issue.message.replace(/^Invalid input: /, '')}`,
-  );
-  throw new SwitchboardError('INVALID_REQUEST', `invalid request body: ${problems.join('; ')}`, { problems });
 }
 
 function sendJson(response: ServerResponse, status: number, body: unknown): void {

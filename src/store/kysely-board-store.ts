@@ -294,6 +294,13 @@ export class KyselyBoardStore implements BoardStore {
     );
   }
 
+  noteRef(id: string, token: number, ref: string, now: number): Promise<void> {
+    return this.tx(async (trx) => {
+      const task = await loadClaimed(trx, id, token);
+      await trx.updateTable('board_attempts').set({ ref, heartbeat_at: now }).where('task_id', '=', id).where('attempt', '=', task.attempts).execute();
+    });
+  }
+
   async reclaimExpired(now: number, limit: number): Promise<BoardReclaim[]> {
     const candidates = await this.db
       .selectFrom('board_tasks')

@@ -126,7 +126,7 @@ describe('A2A client: the a2a_* tools against SDK reference servers', () => {
 
   it('a followed task on a remote that supports push registers our callback; the callback takes only the task\'s secret', async () => {
     let a2a!: A2AClientService;
-    gateway = await startTestGateway(config(), {}, undefined, (client) => (a2a = client));
+    gateway = await startTestGateway(config(), {}, undefined, { onClient: (client) => (a2a = client) });
     const api = new ControlApi(gateway, { host: '127.0.0.1', port: 0, token: 'control-token-for-the-test', a2aCallback: (taskId, token) => a2a.receivePush(taskId, token) });
     const url = await api.listen();
     try {

@@ -108,6 +108,9 @@ export function describeBoardContract(name: string, open: () => Promise<Store>):
       const claim = (await board.claim({ worker: 'w1', ttlMs: TTL }, 2000))!;
       expect(await board.heartbeat(task.id, claim.token, TTL, 5000)).toEqual({ ...claim, expiresAt: 5000 + TTL });
       expect((await board.view(task.id))!.attempts[0].heartbeatAt).toBe(5000);
+      await board.noteRef(task.id, claim.token, 'remote-task-9', 5500);
+      expect((await board.view(task.id))!.attempts[0]).toMatchObject({ ref: 'remote-task-9', heartbeatAt: 5500 });
+      expect((await refusal(board.noteRef(task.id, 7, 'other', 5600))).code).toBe('CLAIM_LOST');
       expect(await refusal(board.heartbeat(task.id, 7, TTL, 6000))).toEqual({
         code: 'CLAIM_LOST',
         message: `claim lost: task ${task.id} is claimed again (attempt 1, token 1, by w1); token 7 is no longer its claim, so nothing was changed. Stop working on it.`,

@@ -1,0 +1,269 @@
+/**
+ * The board's dispatcher (docs/board.md): one per store, by a lease in the database. Each pass takes back
+ * expired claims (counted as failed attempts), follows the tasks it handed out, and hands ready tasks
+ * assigned to this gateway's agents (to a session `agent:<id>:board:<taskId>`) and to configured remote
+ * A2A agents (as an A2A message). A pass runs every `board.sweepIntervalMs`, and sooner when the board
+ * or a board session's run changes.
+ */
+import { SwitchboardError, errorMessage } from '../core/errors.js';
+import { parseSessionKey } from '../core/session-key.js';
+import type { BoardClaim, BoardStore } from '../board-ports.js';
+import type { Clock } from '../ports.js';
+import type { GatewayApi } from '../gateway/gateway-api.js';
+import type { WaitResult } from '../gateway/gateway-queries.js';
+import { backoffDelay } from '../gateway/outbox.js';
+import { SerialTask } from '../gateway/serial-task.js';
+import { agentTaskPrompt, taskBrief } from './task-prompt.js';
+
+/** A remote A2A task as the board sees it: its state name (`completed`, `input-required`, ...) and its answer. */
+export interface RemoteTaskState {
+  state: string;
+  taskId: string;
+  text: string;
+}
+
+/** How the board reaches configured remote A2A agents (the composition root adapts the A2A client). */
+export interface RemoteWorkers {
+  /** Sends the task; `messageId` is the same when the same attempt is sent again, so the remote can dedupe. */
+  submit(remote: string, message: string, messageId: string): Promise<RemoteTaskState>;
+  poll(remote: string, taskId: string): Promise<RemoteTaskState>;
+}
+
+const ENDED = new Set(['completed', 'failed', 'canceled', 'rejected', 'input-required', 'auth-required']);
+const EVENTS_THAT_WAKE = new Set(['created', 'moved', 'promoted', 'released', 'reclaimed', 'attempt_failed', 'linked']);
+const RECLAIM_BATCH = 100;
+
+interface Follower {
+  taskId: string;
+  token: number;
+  attempt: number;
+  /** The agent of this gateway working on it, or the remote A2A agent. */
+  agentId?: string;
+  remote?: string;
+  inputId?: string;
+  remoteTaskId?: string;
+  nextBeatAt: number;
+  nextPollAt: number;
+  polls: number;
+}
+
+export interface DispatcherDeps {
+  store: BoardStore;
+  /** A getter: the dispatcher is built with the gateway's extensions, before the gateway exists. */
+  gateway: () => Pick<GatewayApi, 'config' | 'agents' | 'acceptBoardTask' | 'inputOutcome' | 'inputRunId' | 'cancelRun' | 'subscribe' | 'publishJournal'>;
+  clock: Clock;
+  /** This gateway's id: the dispatcher lease's owner. */
+  owner: string;
+  remote?: RemoteWorkers;
+  log: (level: 'info' | 'warn' | 'error', message: string) => void;
+}
+
+export class BoardDispatcher {
+  private readonly followers = new Map<string, Follower>();
+  private readonly passes: SerialTask;
+  private timer?: NodeJS.Timeout;
+  private unsubscribe?: () => void;
+  private leaseUntil = 0;
+  private stopped = false;
+  /** Set by a pass that wrote: the journal is published at its end. */
+  private wrote = false;
+
+  constructor(private readonly deps: DispatcherDeps) {
+    this.passes = new SerialTask(() => this.pass(), (error) => deps.log('error', `board dispatcher: ${errorMessage(error)}`));
+  }
+
+  private get settings() {
+    return this.deps.gateway().config.board;
+  }
+
+  private get leaseMs(): number {
+    return Math.max(10_000, this.settings.sweepIntervalMs * 5);
+  }
+
+  private get claimMs(): number {
+    return this.settings.agentClaimTtlSeconds * 1000;
+  }
+
+  async start(): Promise<void> {
+    this.unsubscribe = this.deps.gateway().subscribe((live) => {
+      if (live.type !== 'journal') return;
+      const { event } = live;
+      const payload = event.payload as { event?: string } | null;
+      if (event.type === 'board.updated' ? EVENTS_THAT_WAKE.has(payload?.event ?? '') : event.sessionKey !== null && parseSessionKey(event.sessionKey)?.kind === 'board' && event.type !== 'input.stored') {
+        void this.kick();
+      }
+    });
+    this.timer = setInterval(() => void this.kick(), this.settings.sweepIntervalMs);
+    await this.kick();
+  }
+
+  stop(): void {
+    this.stopped = true;
+    if (this.timer) clearInterval(this.timer);
+    this.unsubscribe?.();
+  }
+
+  /** One pass soon; settles when a pass that started after the call has ended. */
+  kick(): Promise<void> {
+    return this.passes.kick();
+  }
+
+  /** What this dispatcher follows now (status and tests). */
+  following(): { taskId: string; worker: string; attempt: number }[] {
+    return [...this.followers.values()].map((follower) => ({ taskId: follower.taskId, worker: follower.agentId ? `agent:${follower.agentId}` : `a2a:${follower.remote}`, attempt: follower.attempt }));
+  }
+
+  private async pass(): Promise<void> {
+    if (this.stopped) return;
+    const { store, clock } = this.deps;
+    if (!(await this.holdLease())) return;
+    this.wrote = false;
+    for (const reclaim of await store.reclaimExpired(clock.now(), RECLAIM_BATCH)) {
+      this.wrote = true;
+      this.followers.delete(reclaim.taskId);
+      this.deps.log('warn', `board: task ${reclaim.taskId} attempt ${reclaim.attempt} by ${reclaim.worker} expired; ${reclaim.state === 'blocked' ? 'gave up (blocked)' : 'ready again'}`);
+    }
+    for (const follower of [...this.followers.values()]) await this.check(follower);
+    if (!this.stopped) await this.dispatch();
+    if (this.wrote) await this.deps.gateway().publishJournal();
+  }
+
+  /** Renewed when half of it is left; on taking it, the claims it held before a restart are followed again. */
+  private async holdLease(): Promise<boolean> {
+    const now = this.deps.clock.now();
+    if (now < this.leaseUntil - this.leaseMs / 2) return true;
+    const held = await this.deps.store.holdDispatcher(this.deps.owner, this.leaseMs, now);
+    if (!held) {
+      if (this.leaseUntil > 0) this.deps.log('warn', 'board: another gateway holds the dispatcher lease; this one stops dispatching');
+      this.leaseUntil = 0;
+      this.followers.clear();
+      return false;
+    }
+    if (this.leaseUntil === 0) await this.resume();
+    this.leaseUntil = now + this.leaseMs;
+    return true;
+  }
+
+  /** Claims held for agents and remote agents (before a restart, or by the previous lease holder) are followed again. */
+  private async resume(): Promise<void> {
+    for (const task of await this.deps.store.list({ states: ['running'], limit: 10_000 })) {
+      const worker = task.claimWorker ?? '';
+      const claim: BoardClaim = { taskId: task.id, attempt: task.attempts, token: task.token, worker, expiresAt: task.claimExpiresAt ?? 0 };
+      if (worker.startsWith('agent:') && this.deps.gateway().agents.has(worker.slice('agent:'.length))) await this.handToAgent(claim, worker.slice('agent:'.length));
+      else if (worker.startsWith('a2a:') && this.deps.remote) {
+        const view = await this.deps.store.view(task.id);
+        const ref = view?.attempts.at(-1)?.ref ?? undefined;
+        this.followers.set(task.id, { taskId: task.id, token: task.token, attempt: task.attempts, remote: worker.slice('a2a:'.length), remoteTaskId: ref, nextBeatAt: 0, nextPollAt: 0, polls: 0 });
+      }
+    }
+  }
+
+  private async dispatch(): Promise<void> {
+    const { store, clock } = this.deps;
+    const gateway = this.deps.gateway();
+    const workers = [
+      ...gateway.agents.list().map((agent) => ({ id: agent.config.id, worker: `agent:${agent.config.id}`, agent: true })),
+      ...(this.deps.remote ? gateway.config.a2a.remoteAgents.map((remote) => ({ id: remote.id, worker: `a2a:${remote.id}`, agent: false })) : []),
+    ];
+    for (const { id, worker, agent } of workers) {
+      let free = this.settings.maxConcurrentPerAgent - [...this.followers.values()].filter((follower) => (agent ? follower.agentId : follower.remote) === id).length;
+      while (free > 0 && !this.stopped) {
+        const claim = await store.claim({ worker, assignee: id, ttlMs: this.claimMs }, clock.now());
+        if (!claim) break;
+        this.wrote = true;
+        free -= 1;
+        if (agent) await this.handToAgent(claim, id);
+        else this.followers.set(claim.taskId, { taskId: claim.taskId, token: claim.token, attempt: claim.attempt, remote: id, nextBeatAt: 0, nextPollAt: 0, polls: 0 });
+      }
+    }
+  }
+
+  /** The task becomes an input of the agent's task session (one per attempt, so a repeat after a restart is the same input). */
+  private async handToAgent(claim: BoardClaim, agentId: string): Promise<void> {
+    const view = await this.deps.store.view(claim.taskId, { comments: 20 });
+    if (!view) return;
+    try {
+      const { input } = await this.deps.gateway().acceptBoardTask({ agentId, taskId: claim.taskId, attempt: claim.attempt, text: agentTaskPrompt(view) });
+      this.followers.set(claim.taskId, { taskId: claim.taskId, token: claim.token, attempt: claim.attempt, agentId, inputId: input.id, nextBeatAt: 0, nextPollAt: 0, polls: 0 });
+    } catch (error) {
+      if (SwitchboardError.isInstance(error) && error.code === 'GATEWAY_STOPPING') return;
+      await this.failQuietly(claim.taskId, claim.token, `could not hand the task to agent ${agentId}: ${errorMessage(error)}`);
+    }
+  }
+
+  /** A followed task: its run's end, or the remote task's state, settles it; meanwhile its claim is kept alive. */
+  private async check(follower: Follower): Promise<void> {
+    const now = this.deps.clock.now();
+    try {
+      if (follower.inputId) {
+        const outcome = await this.deps.gateway().inputOutcome(follower.inputId);
+        if (outcome) return await this.settleAgentRun(follower, outcome);
+      } else if (follower.remote && now >= follower.nextPollAt) {
+        if (!(await this.pollRemote(follower))) return;
+      }
+      if (now >= follower.nextBeatAt) {
+        await this.deps.store.heartbeat(follower.taskId, follower.token, this.claimMs, now);
+        follower.nextBeatAt = now + this.claimMs / 3;
+      }
+    } catch (error) {
+      if (SwitchboardError.isInstance(error) && error.code === 'CLAIM_LOST') return this.lost(follower);
+      // A remote that does not answer: no heartbeat either, so the claim expires and counts as a failed attempt.
+      this.deps.log('warn', `board: following task ${follower.taskId}: ${errorMessage(error)}`);
+    }
+  }
+
+  /** The claim went elsewhere (cancelled, taken back): the agent's run, if it still runs, is stopped. */
+  private async lost(follower: Follower): Promise<void> {
+    this.followers.delete(follower.taskId);
+    if (!follower.inputId) return;
+    const runId = await this.deps.gateway().inputRunId(follower.inputId);
+    if (runId) await this.deps.gateway().cancelRun(runId).catch(() => {});
+  }
+
+  private async settleAgentRun(follower: Follower, outcome: Exclude<WaitResult, { status: 'timeout' }>): Promise<void> {
+    this.followers.delete(follower.taskId);
+    const task = await this.deps.store.get(follower.taskId);
+    if (task?.state !== 'running' || task.token !== follower.token) return;
+    const why =
+      outcome.status === 'completed'
+        ? `run ${outcome.run.id} ${outcome.run.status} without completing or blocking the task${outcome.run.errorMessage ? ` (${outcome.run.errorMessage})` : ''}`
+        : outcome.status === 'dropped'
+          ? `the task's input was dropped: ${outcome.input.note ?? 'no reason recorded'}`
+          : 'the task was stored in the session without a run';
+    await this.failQuietly(follower.taskId, follower.token, why);
+  }
+
+  /** True while the remote task goes on (the claim is renewed); false once it ended and the task was settled. */
+  private async pollRemote(follower: Follower): Promise<boolean> {
+    const { remote: workers, store, clock } = this.deps;
+    const remote = follower.remote!;
+    let state: RemoteTaskState;
+    if (follower.remoteTaskId) state = await workers!.poll(remote, follower.remoteTaskId);
+    else {
+      const view = await store.view(follower.taskId, { comments: 20 });
+      state = await workers!.submit(remote, taskBrief(view!), `board-${follower.taskId}-${follower.attempt}`);
+      if (state.taskId) {
+        follower.remoteTaskId = state.taskId;
+        await store.noteRef(follower.taskId, follower.token, state.taskId, clock.now());
+      }
+    }
+    follower.polls += 1;
+    follower.nextPollAt = clock.now() + backoffDelay(follower.polls, { baseDelayMs: 500, maxDelayMs: this.deps.gateway().config.a2a.client.maxPollSeconds * 1000 }, Math.random());
+    if (!ENDED.has(state.state)) return true;
+    this.followers.delete(follower.taskId);
+    this.wrote = true;
+    const now = clock.now();
+    const from = `remote agent ${remote}, task ${state.taskId || '(none)'}`;
+    if (state.state === 'completed') await store.complete(follower.taskId, follower.token, { result: state.text, summary: `completed by ${from}`, maxResultChars: this.settings.maxResultChars }, now);
+    else if (state.state === 'input-required' || state.state === 'auth-required') await store.block(follower.taskId, follower.token, { kind: 'needs_input', reason: `${from} is ${state.state}: ${state.text}` }, now);
+    else await store.block(follower.taskId, follower.token, { kind: 'failed', reason: `${from} ended ${state.state}: ${state.text}` }, now);
+    return false;
+  }
+
+  private async failQuietly(taskId: string, token: number, why: string): Promise<void> {
+    this.wrote = true;
+    await this.deps.store.fail(taskId, token, why, this.deps.clock.now()).catch((error) => {
+      if (!(SwitchboardError.isInstance(error) && error.code === 'CLAIM_LOST')) throw error;
+    });
+  }
+}

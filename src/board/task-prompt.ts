@@ -1,0 +1,37 @@
+/** What a worker is given: the task, the results of the tasks it depends on, the last comments and earlier attempts. */
+import type { BoardTaskView } from '../board-ports.js';
+
+const MAX_DEPENDENCY_RESULT = 4000;
+const MAX_COMMENTS = 10;
+
+/** For an agent of this gateway: the task and how its run must end. */
+export function agentTaskPrompt(view: BoardTaskView): string {
+  return `${taskBrief(view)}
+
+When you are done, call board_complete with your result (or board_request_review to have it reviewed first). If you cannot finish, call board_block with a kind (dependency, needs_input or failed) and the reason. Ending without either counts as a failed attempt.`;
+}
+
+/** The task as text, for any worker (a remote A2A agent gets exactly this). */
+export function taskBrief(view: BoardTaskView): string {
+  const { task } = view;
+  const lines = [`Board task ${task.id} (attempt ${task.attempts}): ${task.title}`];
+  if (task.body) lines.push('', task.body);
+  if (view.dependsOn.length > 0) {
+    lines.push('', 'Results of the tasks it depends on:');
+    for (const dependency of view.dependsOn) {
+      const result = dependency.result ?? '(no result)';
+      lines.push(`- ${dependency.id} "${dependency.title}" (${dependency.state}): ${result.length > MAX_DEPENDENCY_RESULT ? `${result.slice(0, MAX_DEPENDENCY_RESULT)} [cut at ${MAX_DEPENDENCY_RESULT} characters]` : result}`);
+    }
+  }
+  const comments = view.comments.slice(-MAX_COMMENTS);
+  if (comments.length > 0) {
+    lines.push('', 'Latest comments:');
+    for (const comment of comments) lines.push(`- ${comment.author}: ${comment.body}`);
+  }
+  const earlier = view.attempts.filter((attempt) => attempt.attempt < task.attempts && attempt.outcome !== null);
+  if (earlier.length > 0) {
+    lines.push('', 'Earlier attempts:');
+    for (const attempt of earlier) lines.push(`- attempt ${attempt.attempt} by ${attempt.worker}: ${attempt.outcome}${attempt.error ? ` (${attempt.error})` : attempt.summary ? ` (${attempt.summary})` : ''}`);
+  }
+  return lines.join('\n');
+}

@@ -1,0 +1,129 @@
+/**
+ * The board's agent and remote workers: the dispatcher hands ready tasks to agents' task sessions (with the
+ * results of what they depend on), follows their runs, counts a run that ends without an answer as a
+ * failed attempt, keeps to board.maxConcurrentPerAgent, and sends tasks for remote agents as A2A messages.
+ */
+import type { Server } from 'node:http';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { BoardService } from '../../src/board/board.js';
+import type { BoardDispatcher } from '../../src/board/dispatcher.js';
+import type { Gateway } from '../../src/gateway/gateway.js';
+import { ReferenceExecutor, referenceServer } from '../helpers/a2a-reference.js';
+import { startTestGateway, stopTestGateway } from '../helpers/gateway.js';
+import { waitUntil } from '../helpers/wait.js';
+
+let gateway: Gateway | undefined;
+let server: Server | undefined;
+afterEach(async () => {
+  if (gateway) await stopTestGateway(gateway);
+  gateway = undefined;
+  server?.close();
+  server = undefined;
+});
+
+const USER = { kind: 'user' as const, name: 'user' };
+
+const config = (extra = '') => `{
+  board: { sweepIntervalMs: 50, maxConcurrentPerAgent: 1, agents: ["planner"] },
+  tools: { agentToAgent: { enabled: true, allow: ["planner", "writer"] } },
+  ${extra}
+  agents: { list: [
+    { id: "writer", model: "scripted/writer" },
+    { id: "lazy", model: "scripted/lazy" },
+    { id: "blocker", model: "scripted/blocker" },
+    { id: "planner", model: "scripted/planner" },
+  ] },
+  models: { providers: { scripted: { type: "scripted", models: {
+    writer: { rules: [{ delayMs: 100, steps: [{ toolCalls: [{ tool: "board_complete", args: { result: "wrote: {{input}}" } }] }, { text: "done" }] }] },
+    lazy: { rules: [{ reply: "I will not use the board tools" }] },
+    blocker: { rules: [{ steps: [{ toolCalls: [{ tool: "board_block", args: { kind: "needs_input", reason: "which format?" } }] }, { text: "blocked" }] }] },
+    planner: { rules: [{ match: "plan", steps: [{ toolCalls: [{ tool: "board_create", args: { title: "draft the intro", assignee: "writer" } }] }, { toolCalls: [{ tool: "board_create", args: { title: "ask", assignee: "blocker" } }] }, { text: "{{tool.board_create.status}}: {{tool.board_create.layer}}" }] }] },
+  } } } },
+}`;
+
+async function start(configText: string): Promise<{ board: BoardService; dispatcher: BoardDispatcher }> {
+  let board!: BoardService;
+  let dispatcher!: BoardDispatcher;
+  gateway = await startTestGateway(configText, {}, undefined, { onBoard: (made, madeDispatcher) => ((board = made), (dispatcher = madeDispatcher)) });
+  return { board, dispatcher };
+}
+
+describe('board: agent workers', () => {
+  it('a chain of tasks for one agent: each is handed over once its dependency is done, with that result in its prompt', async () => {
+    const { board } = await start(config());
+    const first = (await board.create({ title: 'outline', body: 'three sections', assignee: 'writer' }, USER)).task;
+    const second = (await board.create({ title: 'summary', assignee: 'writer', dependsOn: [first.id] }, USER)).task;
+    await waitUntil('the second task is done', async () => (await board.store.get(second.id))?.state === 'done', 10_000);
+    const done = (await board.store.get(second.id))!;
+    // The second task's prompt held the first task's result, which held the first task's own prompt.
+    expect(done.result).toContain(`Results of the tasks it depends on:\n- ${first.id} "outline" (done): wrote: Board task ${first.id} (attempt 1): outline`);
+    const view = (await board.store.view(second.id))!;
+    expect(view.attempts).toMatchObject([{ worker: 'agent:writer', outcome: 'completed' }]);
+    expect(await gateway!.store.sessions.get(`agent:writer:board:${second.id}`)).toMatchObject({ agentId: 'writer', label: `board:${second.id}` });
+  });
+
+  it('a run that ends without completing or blocking is a failed attempt; after max attempts the task gives up with each diagnostic', async () => {
+    const { board } = await start(config());
+    const task = (await board.create({ title: 'never finished', assignee: 'lazy' }, USER)).task;
+    await waitUntil('the task is blocked', async () => (await board.store.get(task.id))?.state === 'blocked', 10_000);
+    const view = (await board.store.view(task.id))!;
+    expect(view.task).toMatchObject({ blockKind: 'gave_up', failures: 2, attempts: 2 });
+    expect(view.attempts.map((attempt) => attempt.outcome)).toEqual(['failed', 'failed']);
+    expect(view.attempts[0].error).toMatch(/^run [0-9a-f-]+ succeeded without completing or blocking the task$/);
+    expect(view.task.blockReason).toContain('gave up after 2 failed attempts (max 2):\nattempt 1 (agent:lazy): run ');
+    // Each attempt was one input of the task's session.
+    const inputs = await gateway!.store.inputs.list({ sessionKey: `agent:lazy:board:${task.id}` });
+    expect(inputs.map((input) => input.idempotencyKey).sort()).toEqual([`board:${task.id}:1`, `board:${task.id}:2`]);
+  });
+
+  it('board_block ends the attempt blocked with its kind and reason', async () => {
+    const { board } = await start(config());
+    const task = (await board.create({ title: 'format?', assignee: 'blocker' }, USER)).task;
+    await waitUntil('the task is blocked', async () => (await board.store.get(task.id))?.state === 'blocked', 10_000);
+    expect(await board.store.get(task.id)).toMatchObject({ blockKind: 'needs_input', blockReason: 'which format?', failures: 0 });
+  });
+
+  it('at most board.maxConcurrentPerAgent tasks of one agent run at once', async () => {
+    const { board } = await start(config());
+    const ids = [];
+    for (let i = 0; i < 3; i++) ids.push((await board.create({ title: `part ${i}`, assignee: 'writer' }, USER)).task.id);
+    let most = 0;
+    await waitUntil('every task is done', async () => {
+      const tasks = await board.store.list({ assignee: 'writer' });
+      most = Math.max(most, tasks.filter((task) => task.state === 'running').length);
+      return tasks.every((task) => task.state === 'done');
+    }, 15_000);
+    expect(most).toBe(1);
+  });
+
+  it('board_create from an agent: for another agent only where the agent-to-agent policy allows; the tools are offered only to board.agents', async () => {
+    const { board } = await start(config());
+    const sent = await gateway!.send({ target: 'planner', message: 'plan the report' });
+    const result = await gateway!.waitForInput(sent.input.id, 10_000);
+    expect(result).toMatchObject({ status: 'completed' });
+    expect((result as { reply: string }).reply).toBe('forbidden: agentToAgent');
+    const created = await board.store.list({});
+    expect(created.map((task) => [task.title, task.creator, task.idempotencyKey?.startsWith('agent:planner:main:')])).toEqual([['draft the intro', 'agent:planner:main', true]]);
+    expect((await gateway!.toolsOf('agent:planner:main')).map((tool) => tool.name)).toContain('board_create');
+    expect((await gateway!.toolsOf('agent:writer:main')).map((tool) => tool.name)).not.toContain('board_complete');
+  });
+});
+
+describe('board: remote A2A workers', () => {
+  it('a task assigned to a configured remote agent is sent as an A2A message and completed from the remote task', async () => {
+    const executor = new ReferenceExecutor();
+    const reference = await referenceServer(false, executor);
+    server = reference.server;
+    const { board } = await start(config(`a2a: { remoteAgents: [{ id: "ref", url: "${reference.url}" }], client: { allowPrivateTargets: true, maxPollSeconds: 1 } },`));
+    const asked = (await board.create({ title: 'ask about colours', assignee: 'ref' }, USER)).task;
+    const quick = (await board.create({ title: 'translate', assignee: 'ref', dependsOn: [asked.id] }, USER)).task;
+    await waitUntil('the first task settles', async () => !['ready', 'running'].includes((await board.store.get(asked.id))!.state), 10_000);
+    expect(await board.store.get(asked.id)).toMatchObject({ state: 'done' });
+    await waitUntil('the second task is done', async () => (await board.store.get(quick.id))?.state === 'done', 10_000);
+    const done = (await board.store.view(quick.id))!;
+    expect(done.task.result).toMatch(/^ref: Board task /);
+    expect(done.attempts[0]).toMatchObject({ worker: 'a2a:ref', outcome: 'completed' });
+    expect(done.attempts[0].ref).toBeTruthy();
+    expect(executor.messageIds).toEqual([`board-${asked.id}-1`, `board-${quick.id}-1`]);
+  });
+});
