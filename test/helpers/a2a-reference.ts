@@ -46,9 +46,9 @@ export class ReferenceExecutor implements AgentExecutor {
   }
 }
 
-export async function referenceServer(streaming: boolean, executor: ReferenceExecutor, push?: InMemoryPushNotificationStore): Promise<{ server: Server; url: string }> {
+export async function referenceServer(streaming: boolean, executor: ReferenceExecutor, push?: InMemoryPushNotificationStore, port = 0): Promise<{ server: Server; url: string }> {
   const app = express();
-  const server = app.listen(0, '127.0.0.1');
+  const server = app.listen(port, '127.0.0.1');
   await new Promise((resolve) => server.once('listening', resolve));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const card: AgentCard = {
