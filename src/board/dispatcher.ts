@@ -88,8 +88,12 @@ export class BoardDispatcher {
     this.unsubscribe = this.deps.gateway().subscribe((live) => {
       if (live.type !== 'journal') return;
       const { event } = live;
-      const payload = event.payload as { event?: string } | null;
-      if (event.type === 'board.updated' ? EVENTS_THAT_WAKE.has(payload?.event ?? '') : event.sessionKey !== null && parseSessionKey(event.sessionKey)?.kind === 'board' && event.type !== 'input.stored') {
+      const payload = event.payload;
+      const board = event.type === 'board.updated' ? (payload as { event?: string; taskId?: string; state?: string }) : undefined;
+      // A followed task cancelled by hand: its claim is checked at once, and its run stopped.
+      const followed = board?.state === 'cancelled' ? this.followers.get(board.taskId ?? '') : undefined;
+      if (followed) followed.nextBeatAt = 0;
+      if (board ? followed || EVENTS_THAT_WAKE.has(board.event ?? '') : event.sessionKey !== null && parseSessionKey(event.sessionKey)?.kind === 'board' && event.type !== 'input.stored') {
         void this.kick();
       }
     });
@@ -120,7 +124,12 @@ export class BoardDispatcher {
     this.wrote = false;
     for (const reclaim of await store.reclaimExpired(clock.now(), RECLAIM_BATCH)) {
       this.wrote = true;
-      this.followers.delete(reclaim.taskId);
+      const follower = this.followers.get(reclaim.taskId);
+      // Its own claim ran out (the task's max runtime, say): the run that held it is stopped.
+      if (follower) {
+        this.followers.delete(reclaim.taskId);
+        await this.stopRun(follower);
+      }
       this.deps.log('warn', `board: task ${reclaim.taskId} attempt ${reclaim.attempt} by ${reclaim.worker} expired; ${reclaim.state === 'blocked' ? 'gave up (blocked)' : 'ready again'}`);
     }
     for (const follower of [...this.followers.values()]) await this.check(follower);
@@ -144,11 +153,20 @@ export class BoardDispatcher {
     return true;
   }
 
-  /** Claims held for agents and remote agents (before a restart, or by the previous lease holder) are followed again. */
+  /**
+   * Claims held for agents and remote agents (before a restart, or by the previous lease holder) are followed
+   * again. They are renewed first: nobody else could take them while the dispatcher was away, and a run the
+   * crash cut short is run again by recovery, not counted as a failed attempt.
+   */
   private async resume(): Promise<void> {
     for (const task of await this.deps.store.list({ states: ['running'], limit: 10_000 })) {
       const worker = task.claimWorker ?? '';
-      const claim: BoardClaim = { taskId: task.id, attempt: task.attempts, token: task.token, worker, expiresAt: task.claimExpiresAt ?? 0 };
+      if (!worker.startsWith('agent:') && !worker.startsWith('a2a:')) continue;
+      const claim = await this.deps.store.heartbeat(task.id, task.token, this.claimMs, this.deps.clock.now()).catch((error) => {
+        if (SwitchboardError.isInstance(error) && error.code === 'CLAIM_LOST') return undefined;
+        throw error;
+      });
+      if (!claim) continue;
       if (worker.startsWith('agent:') && this.deps.gateway().agents.has(worker.slice('agent:'.length))) await this.handToAgent(claim, worker.slice('agent:'.length));
       else if (worker.startsWith('a2a:') && this.deps.remote) {
         const view = await this.deps.store.view(task.id);
@@ -212,11 +230,18 @@ export class BoardDispatcher {
     }
   }
 
-  /** The claim went elsewhere (cancelled, taken back): the agent's run, if it still runs, is stopped. */
+  /**
+   * The claim ended. Under the same token the worker ended it itself (completed, blocked): its run finishes
+   * its last step. A token that moved means the task was cancelled or taken back: the run, if it still runs,
+   * is stopped.
+   */
   private async lost(follower: Follower): Promise<void> {
     this.followers.delete(follower.taskId);
-    if (!follower.inputId) return;
-    const runId = await this.deps.gateway().inputRunId(follower.inputId);
+    if ((await this.deps.store.get(follower.taskId))?.token !== follower.token) await this.stopRun(follower);
+  }
+
+  private async stopRun(follower: Follower): Promise<void> {
+    const runId = follower.inputId ? await this.deps.gateway().inputRunId(follower.inputId) : undefined;
     if (runId) await this.deps.gateway().cancelRun(runId).catch(() => {});
   }
 

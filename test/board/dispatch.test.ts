@@ -32,10 +32,12 @@ const config = (extra = '') => `{
     { id: "lazy", model: "scripted/lazy" },
     { id: "blocker", model: "scripted/blocker" },
     { id: "planner", model: "scripted/planner" },
+    { id: "slow", model: "scripted/slow" },
   ] },
   models: { providers: { scripted: { type: "scripted", models: {
     writer: { rules: [{ delayMs: 100, steps: [{ toolCalls: [{ tool: "board_complete", args: { result: "wrote: {{input}}" } }] }, { text: "done" }] }] },
     lazy: { rules: [{ reply: "I will not use the board tools" }] },
+    slow: { rules: [{ delayMs: 5000, reply: "too late" }] },
     blocker: { rules: [{ steps: [{ toolCalls: [{ tool: "board_block", args: { kind: "needs_input", reason: "which format?" } }] }, { text: "blocked" }] }] },
     planner: { rules: [{ match: "plan", steps: [{ toolCalls: [{ tool: "board_create", args: { title: "draft the intro", assignee: "writer" } }] }, { toolCalls: [{ tool: "board_create", args: { title: "ask", assignee: "blocker" } }] }, { text: "{{tool.board_create.status}}: {{tool.board_create.layer}}" }] }] },
   } } } },
@@ -74,6 +76,36 @@ describe('board: agent workers', () => {
     // Each attempt was one input of the task's session.
     const inputs = await gateway!.store.inputs.list({ sessionKey: `agent:lazy:board:${task.id}` });
     expect(inputs.map((input) => input.idempotencyKey).sort()).toEqual([`board:${task.id}:1`, `board:${task.id}:2`]);
+  });
+
+  it("a task cancelled by hand while its agent works on it: the claim is fenced out and the agent's run stopped", async () => {
+    const { board } = await start(config());
+    const task = (await board.create({ title: 'long job', assignee: 'slow' }, USER)).task;
+    const sessionKey = `agent:slow:board:${task.id}`;
+    await waitUntil('the run started', async () => (await gateway!.store.runs.list({ sessionKey })).length > 0, 5000);
+    await board.move(task.id, 'cancelled', USER, 'not needed any more');
+    const [run] = await waitUntil('the run ended', async () => {
+      const runs = await gateway!.store.runs.list({ sessionKey });
+      return runs.every((r) => r.status !== 'running') ? runs : null;
+    }, 3000);
+    expect(run.status).toBe('cancelled');
+    expect((await board.store.view(task.id))!.attempts).toMatchObject([{ outcome: 'cancelled', error: 'not needed any more' }]);
+  });
+
+  it("a task's max runtime: the agent's run is stopped, the attempt counted, and the task gives up after max attempts", async () => {
+    const { board } = await start(config());
+    const task = (await board.create({ title: 'too long', assignee: 'slow', maxRuntimeSeconds: 1 }, USER)).task;
+    await waitUntil('the task gave up', async () => (await board.store.get(task.id))?.state === 'blocked', 8000);
+    const view = (await board.store.view(task.id))!;
+    expect(view.attempts.map((attempt) => [attempt.outcome, attempt.error])).toEqual([
+      ['expired', "ran longer than the task's max runtime of 1000 ms"],
+      ['expired', "ran longer than the task's max runtime of 1000 ms"],
+    ]);
+    const runs = await waitUntil('both runs ended', async () => {
+      const listed = await gateway!.store.runs.list({ sessionKey: `agent:slow:board:${task.id}` });
+      return listed.length === 2 && listed.every((r) => r.status !== 'running') ? listed : null;
+    }, 3000);
+    expect(runs.map((r) => r.status)).toEqual(['cancelled', 'cancelled']);
   });
 
   it('board_block ends the attempt blocked with its kind and reason', async () => {
