@@ -12,6 +12,7 @@ import { startGateway } from '../src/app.js';
 import { SqliteStore, type SqliteSynchronous } from '../src/store/sqlite/sqlite-store.js';
 import { toolJsonSchema } from '../src/gateway/tool-contract.js';
 import { a2aLoad, controlApiLoad } from './load.js';
+import { postgresClaims, sqliteClaims } from './board.js';
 
 const quick = process.argv.includes('--quick');
 const ROOT = resolve(import.meta.dirname, '..');
@@ -428,6 +429,22 @@ async function main() {
   lines.push(
     `waited sends through the control API, 1,000 sessions, 200 connections (synchronous=FULL): ${fmt(api.rps, 0)} messages/s, p50 ${api.p50} ms, p99 ${api.p99} ms, ${api.errors + api.non2xx} failed (target >= 1000/s, p99 < 1 s)`,
   );
+  const tasks = quick ? 500 : 5000;
+  const claims = await sqliteClaims(tasks);
+  lines.push(
+    `board claims on SQLite (synchronous=FULL, ${tasks} ready tasks): one claimer ${fmt(claims.board1, 0)}/s through the board, 16 concurrent claimers ${fmt(claims.board16, 0)}/s; ` +
+      `a raw UPDATE ... RETURNING ${fmt(claims.raw, 0)}/s; ratio ${fmt(claims.board1 / claims.raw)} with one claimer, ${fmt(claims.board16 / claims.raw)} with 16 (target >= 0.5)`,
+  );
+  const postgres = process.env.SWITCHBOARD_TEST_POSTGRES ?? 'postgres://postgres@127.0.0.1:5432/test';
+  for (const connections of [1, 4, 16]) {
+    try {
+      const pgClaims = await postgresClaims(postgres, quick ? 500 : 3000, connections);
+      lines.push(`board claims on PostgreSQL, ${connections} connection${connections > 1 ? 's' : ''}: ${fmt(pgClaims.board, 0)}/s through the board, ${fmt(pgClaims.raw, 0)}/s raw FOR UPDATE SKIP LOCKED; ratio ${fmt(pgClaims.board / pgClaims.raw)} (target >= 0.8)`);
+    } catch (error) {
+      lines.push(`board claims on PostgreSQL: skipped, no server at ${postgres} (${(error as Error).message})`);
+      break;
+    }
+  }
   const defs = await toolDefinitionChars();
   lines.push(`tool definitions sent with each call: ${defs.chars} characters for ${defs.tools} tools`);
   const cold = await coldStart();

@@ -4,6 +4,7 @@
  * changes nothing (CLAIM_LOST).
  */
 import type { Kysely } from 'kysely';
+import { claimInOneStatement } from './postgres/board-claim.js';
 import { afterFailure, cyclePath, initialState, refuseMove, type BlockKind, type BoardState } from '../core/board.js';
 import { SwitchboardError } from '../core/errors.js';
 import { freezeResult } from '../core/subagent.js';
@@ -200,6 +201,7 @@ export class KyselyBoardStore implements BoardStore {
   }
 
   claim(request: BoardClaimRequest, now: number): Promise<BoardClaim | undefined> {
+    if (this.dialect === 'postgres') return claimInOneStatement(this.db, request, now);
     return this.tx(async (trx) => {
       let query = trx.selectFrom('board_tasks').selectAll().where('state', '=', 'ready');
       if (request.taskId) query = query.where('id', '=', request.taskId);
