@@ -42,8 +42,10 @@ const PATHS = [
   '/v1/runs/$/cancel', '/v1/subagents', '/v1/subagents/$', '/v1/subagents/$/kill', '/v1/outbox', '/v1/outbox/$/retry', '/v1/outbox/$/drop', '/v1/send', '/v1/events',
   '/a2a/echo/jsonrpc', '/a2a/jsonrpc', '/a2a/echo/rest/v1/tasks/$', '/a2a/echo/rest/v1/message:send', '/a2a/echo/rest/tasks/$', '/a2a/$/jsonrpc', '/a2a-callback/$',
   '/.well-known/agent-card.json', '/a2a/echo/.well-known/agent-card.json', '/$', '/v1/$',
+  '/v1/board/tasks', '/v1/board/tasks/$', '/v1/board/tasks/$/move', '/v1/board/tasks/$/review', '/v1/board/tasks/$/comments', '/v1/board/tasks/$/links',
+  '/v1/board/claim', '/v1/board/tasks/$/heartbeat', '/v1/board/tasks/$/complete', '/v1/board/tasks/$/block', '/v1/board/tasks/$/release', '/v1/board/events',
 ];
-const QUERIES = ['', '?limit=99999999999999999999', '?limit=-1', '?limit=abc', '?limit=1e400', '?sessionKey=%E0%A4%A', '?status=%ff', '?agentId[]=x', '?after=NaN', '?limit=10&limit=20'];
+const QUERIES = ['', '?limit=99999999999999999999', '?limit=-1', '?limit=abc', '?limit=1e400', '?sessionKey=%E0%A4%A', '?status=%ff', '?agentId[]=x', '?after=NaN', '?limit=10&limit=20', '?state=ready,,doing', '?after=-5', '?taskId=%00', '?board=%ff'];
 const METHODS = ['GET', 'POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS', 'HEAD'];
 const CONTENT_TYPES = ['application/json', 'application/json; charset=latin-9', 'text/plain', 'application/a2a+json', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', ''];
 
@@ -74,6 +76,19 @@ function bodies(random: () => number): string {
     () => ({ target: 'echo', message: 'hi', idempotencyKey: '' }),
     () => ({ message: { toString: 'x' }, __proto__: { polluted: true } }),
     () => ({ message }),
+    () => ({ title: '', dependsOn: ['$'], priority: 1e308, labels: [5], board: '../x' }),
+    () => ({ title: 'x'.repeat(600), assignee: 'a'.repeat(300), maxAttempts: 0, triage: 'yes' }),
+    () => ({ title: 'ok', dependsOn: Array.from({ length: 200 }, (_, i) => `t${i}`) }),
+    () => ({ worker: '', ttlSeconds: -1, taskId: { $ne: 1 } }),
+    () => ({ worker: 'agent:echo', assignee: null }),
+    () => ({ token: '1', result: 5, review: 'no' }),
+    () => ({ token: 1.5, kind: 'bored', reason: '' }),
+    () => ({ token: 2 ** 60, ttlSeconds: 1e9 }),
+    () => ({ state: 'doing', reason: 5 }),
+    () => ({ approve: 'yes', comment: '' }),
+    () => ({ body: '', worker: 'w' }),
+    () => ({ dependsOn: '$' }),
+    () => ({ title: 'big', body: 'y'.repeat(1_100_000) }),
     () => '',
   ];
   const made = cases[Math.floor(random() * cases.length)]();
