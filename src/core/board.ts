@@ -37,7 +37,8 @@ export function refuseMove(from: BoardState, to: BoardState): string | null {
   if (MOVES[from].includes(to)) return null;
   if (from === 'running') return `a running task moves only through its claim (complete, block, release) or a cancel; it cannot be moved to ${to} by hand`;
   const allowed = MOVES[from];
-  return allowed.length === 0 ? `a ${from} task is final and cannot be moved` : `a ${from} task can be moved to ${allowed.join(', ')}, not to ${to}`;
+  const task = `${/^[aeiou]/.test(from) ? 'an' : 'a'} ${from} task`;
+  return allowed.length === 0 ? `${task} is final and cannot be moved` : `${task} can be moved to ${allowed.join(', ')}, not to ${to}`;
 }
 
 /** Where a new task starts: triage when asked, else ready unless a task it depends on is not done yet. */

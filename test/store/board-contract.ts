@@ -216,7 +216,7 @@ export function describeBoardContract(name: string, open: () => Promise<Store>):
       expect((await refusal(board.complete(a.id, claim.token, { result: 'x', maxResultChars: 10 }, 3500))).code).toBe('CLAIM_LOST');
       expect((await board.view(a.id))!.attempts[0]).toMatchObject({ outcome: 'cancelled', error: 'not needed' });
       await board.move(a.id, 'archived', { actor: 'user' }, 4000);
-      expect(await refusal(board.move(a.id, 'ready', { actor: 'user' }, 5000))).toEqual({ code: 'BOARD_MOVE_REFUSED', message: `task ${a.id}: a archived task is final and cannot be moved` });
+      expect(await refusal(board.move(a.id, 'ready', { actor: 'user' }, 5000))).toEqual({ code: 'BOARD_MOVE_REFUSED', message: `task ${a.id}: an archived task is final and cannot be moved` });
       expect(await refusal(board.move(b.id, 'todo', { actor: 'user' }, 5000))).toEqual({ code: 'BOARD_MOVE_REFUSED', message: `task ${b.id}: the task is already todo` });
     });
 
