@@ -39,7 +39,11 @@ const config = (extra = '') => `{
     lazy: { rules: [{ reply: "I will not use the board tools" }] },
     slow: { rules: [{ delayMs: 5000, reply: "too late" }] },
     blocker: { rules: [{ steps: [{ toolCalls: [{ tool: "board_block", args: { kind: "needs_input", reason: "which format?" } }] }, { text: "blocked" }] }] },
-    planner: { rules: [{ match: "plan", steps: [{ toolCalls: [{ tool: "board_create", args: { title: "draft the intro", assignee: "writer" } }] }, { toolCalls: [{ tool: "board_create", args: { title: "ask", assignee: "blocker" } }] }, { text: "{{tool.board_create.status}}: {{tool.board_create.layer}}" }] }] },
+    planner: { rules: [
+      { match: "survey", steps: [{ toolCalls: [{ tool: "board_list" }] }, { text: "{{tool.board_list}}" }] },
+      { match: "peek ([0-9a-f-]+)", steps: [{ toolCalls: [{ tool: "board_show", args: { taskId: "{{match.1}}" } }] }, { text: "{{tool.board_show.status}}: {{tool.board_show.error}}" }] },
+      { match: "plan", steps: [{ toolCalls: [{ tool: "board_create", args: { title: "draft the intro", assignee: "writer" } }] }, { toolCalls: [{ tool: "board_create", args: { title: "ask", assignee: "blocker" } }] }, { text: "{{tool.board_create.status}}: {{tool.board_create.layer}}" }] },
+    ] },
   } } } },
 }`;
 
@@ -138,6 +142,23 @@ describe('board: agent workers', () => {
     expect(created.map((task) => [task.title, task.creator, task.idempotencyKey?.startsWith('agent:planner:main:')])).toEqual([['draft the intro', 'agent:planner:main', true]]);
     expect((await gateway!.toolsOf('agent:planner:main')).map((tool) => tool.name)).toContain('board_create');
     expect((await gateway!.toolsOf('agent:writer:main')).map((tool) => tool.name)).not.toContain('board_complete');
+  });
+});
+
+describe('board: who may read what', () => {
+  it("an agent sees unassigned tasks, its own and those of agents the agent-to-agent policy lets it reach; others are refused, naming the layer", async () => {
+    const { board } = await start(config());
+    const open = (await board.create({ title: 'anyone', triage: true }, USER)).task;
+    const writers = (await board.create({ title: 'for writer', assignee: 'writer', triage: true }, USER)).task;
+    const blockers = (await board.create({ title: 'for blocker', assignee: 'blocker', triage: true }, USER)).task;
+    const ask = async (message: string) => {
+      const sent = await gateway!.send({ target: 'planner', message });
+      const result = await gateway!.waitForInput(sent.input.id, 10_000);
+      return (result as { reply: string }).reply;
+    };
+    const listed = JSON.parse(await ask('survey the board')) as { tasks: { id: string }[] };
+    expect(listed.tasks.map((task) => task.id).sort()).toEqual([open.id, writers.id].sort());
+    expect(await ask(`peek ${blockers.id}`)).toBe(`forbidden: cannot read board task ${blockers.id}: it belongs to "blocker", and tools.agentToAgent does not let "planner" reach it`);
   });
 });
 
