@@ -112,11 +112,6 @@ export class BoardDispatcher {
     return this.passes.kick();
   }
 
-  /** What this dispatcher follows now (status and tests). */
-  following(): { taskId: string; worker: string; attempt: number }[] {
-    return [...this.followers.values()].map((follower) => ({ taskId: follower.taskId, worker: follower.agentId ? `agent:${follower.agentId}` : `a2a:${follower.remote}`, attempt: follower.attempt }));
-  }
-
   private async pass(): Promise<void> {
     if (this.stopped) return;
     const { store, clock } = this.deps;

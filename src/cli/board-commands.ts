@@ -4,7 +4,7 @@ import { InvalidArgumentError } from 'commander';
 import { BOARD_STATES } from '../core/board.js';
 import type { BoardClaim, BoardTaskRecord, BoardTaskView } from '../board-ports.js';
 import type { EventRecord } from '../ports.js';
-import { ago, describeEvent, table } from './format.js';
+import { ago, describeEvent } from './format.js';
 import { program, globals, client, parseLimit, parseSeq, withQuery, print } from './shared.js';
 
 const board = program.command('board').description('the task board: shared work that agents, outside workers and remote agents claim');

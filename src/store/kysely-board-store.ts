@@ -5,15 +5,14 @@
  */
 import type { Kysely } from 'kysely';
 import { claimInOneStatement } from './postgres/board-claim.js';
+import { KyselyBoardReads } from './kysely-board-reads.js';
 import { afterFailure, cyclePath, initialState, refuseMove, type BlockKind, type BoardState } from '../core/board.js';
 import { SwitchboardError } from '../core/errors.js';
 import { freezeResult } from '../core/subagent.js';
 import { nodeHashing } from '../hashing.js';
-import type {
-  BoardClaim, BoardClaimRequest, BoardCommentRecord, BoardEventRecord, BoardReclaim, BoardStore, BoardTaskFilter, BoardTaskRecord, BoardTaskView, NewBoardTask,
-} from '../board-ports.js';
+import type { BoardClaim, BoardClaimRequest, BoardCommentRecord, BoardReclaim, BoardStore, BoardTaskRecord, NewBoardTask } from '../board-ports.js';
 import {
-  claimOf, endAttempt, gaveUpReason, loadClaimed, loadTask, NO_CLAIM, openDependencies, promoteDependents, recordEvent, toAttempt, toBoardEvent, toBoardTask, toComment, updateTask,
+  claimOf, endAttempt, gaveUpReason, loadClaimed, loadTask, NO_CLAIM, openDependencies, promoteDependents, recordEvent, toBoardTask, toComment, updateTask,
 } from './kysely-board-rows.js';
 import { json, num, type Db } from './kysely-rows.js';
 import type { SqlDialectName } from './migrations.js';
@@ -21,11 +20,13 @@ import type { Database } from './schema.js';
 
 const DISPATCHER_LEASE = 'dispatcher';
 
-export class KyselyBoardStore implements BoardStore {
+export class KyselyBoardStore extends KyselyBoardReads implements BoardStore {
   constructor(
-    private readonly db: Kysely<Database>,
+    db: Kysely<Database>,
     private readonly dialect: SqlDialectName,
-  ) {}
+  ) {
+    super(db);
+  }
 
   private tx<T>(work: (trx: Db) => Promise<T>): Promise<T> {
     return this.db.transaction().execute(work);
@@ -83,54 +84,6 @@ export class KyselyBoardStore implements BoardStore {
       await recordEvent(trx, record, { type: 'created', actor: task.creator, detail: { dependsOn } }, now);
       return { task: record, created: true };
     });
-  }
-
-  async get(id: string): Promise<BoardTaskRecord | undefined> {
-    const row = await this.db.selectFrom('board_tasks').selectAll().where('id', '=', id).executeTakeFirst();
-    return row ? toBoardTask(row) : undefined;
-  }
-
-  async view(id: string, options: { comments?: number } = {}): Promise<BoardTaskView | undefined> {
-    const task = await this.get(id);
-    if (!task) return undefined;
-    const dependsOn = await this.db
-      .selectFrom('board_deps')
-      .innerJoin('board_tasks', 'board_tasks.id', 'board_deps.depends_on')
-      .select(['board_tasks.id', 'board_tasks.title', 'board_tasks.state', 'board_tasks.result'])
-      .where('board_deps.task_id', '=', id)
-      .orderBy('board_tasks.created_at')
-      .execute();
-    const dependents = await this.db
-      .selectFrom('board_deps')
-      .innerJoin('board_tasks', 'board_tasks.id', 'board_deps.task_id')
-      .select(['board_tasks.id', 'board_tasks.title', 'board_tasks.state'])
-      .where('board_deps.depends_on', '=', id)
-      .orderBy('board_tasks.created_at')
-      .execute();
-    const comments = await this.db
-      .selectFrom('board_comments')
-      .selectAll()
-      .where('task_id', '=', id)
-      .orderBy('seq', 'desc')
-      .limit(options.comments ?? 1000)
-      .execute();
-    const attempts = await this.db.selectFrom('board_attempts').selectAll().where('task_id', '=', id).orderBy('attempt').execute();
-    return {
-      task,
-      dependsOn: dependsOn.map((row) => ({ ...row, state: row.state as BoardState })),
-      dependents: dependents.map((row) => ({ ...row, state: row.state as BoardState })),
-      comments: comments.reverse().map(toComment),
-      attempts: attempts.map(toAttempt),
-    };
-  }
-
-  async list(filter: BoardTaskFilter = {}): Promise<BoardTaskRecord[]> {
-    let query = this.db.selectFrom('board_tasks').selectAll();
-    if (filter.board) query = query.where('board', '=', filter.board);
-    if (filter.states?.length) query = query.where('state', 'in', filter.states);
-    if (filter.assignee) query = query.where('assignee', '=', filter.assignee);
-    const rows = await query.orderBy('priority', 'desc').orderBy('created_at').orderBy('id').limit(filter.limit ?? 1000).execute();
-    return rows.map(toBoardTask);
   }
 
   link(taskId: string, dependsOn: string, actor: string, now: number): Promise<BoardTaskRecord> {
@@ -329,14 +282,6 @@ export class KyselyBoardStore implements BoardStore {
       if (done) reclaimed.push(done);
     }
     return reclaimed;
-  }
-
-  async events(filter: { taskId?: string; afterSeq?: number; limit?: number }): Promise<BoardEventRecord[]> {
-    let query = this.db.selectFrom('board_events').selectAll();
-    if (filter.taskId) query = query.where('task_id', '=', filter.taskId);
-    if (filter.afterSeq !== undefined) query = query.where('seq', '>', filter.afterSeq);
-    const rows = await query.orderBy('seq').limit(filter.limit ?? 1000).execute();
-    return rows.map(toBoardEvent);
   }
 
   async holdDispatcher(owner: string, ttlMs: number, now: number): Promise<boolean> {

@@ -1,0 +1,66 @@
+/** The board's reads over Kysely: a task, its view (dependencies, comments, attempts), lists and the event log. */
+import type { Kysely } from 'kysely';
+import type { BoardState } from '../core/board.js';
+import type { BoardEventRecord, BoardTaskFilter, BoardTaskRecord, BoardTaskView } from '../board-ports.js';
+import { toAttempt, toBoardEvent, toBoardTask, toComment } from './kysely-board-rows.js';
+import type { Database } from './schema.js';
+
+export class KyselyBoardReads {
+  constructor(protected readonly db: Kysely<Database>) {}
+
+  async get(id: string): Promise<BoardTaskRecord | undefined> {
+    const row = await this.db.selectFrom('board_tasks').selectAll().where('id', '=', id).executeTakeFirst();
+    return row ? toBoardTask(row) : undefined;
+  }
+
+  async view(id: string, options: { comments?: number } = {}): Promise<BoardTaskView | undefined> {
+    const task = await this.get(id);
+    if (!task) return undefined;
+    const dependsOn = await this.db
+      .selectFrom('board_deps')
+      .innerJoin('board_tasks', 'board_tasks.id', 'board_deps.depends_on')
+      .select(['board_tasks.id', 'board_tasks.title', 'board_tasks.state', 'board_tasks.result'])
+      .where('board_deps.task_id', '=', id)
+      .orderBy('board_tasks.created_at')
+      .execute();
+    const dependents = await this.db
+      .selectFrom('board_deps')
+      .innerJoin('board_tasks', 'board_tasks.id', 'board_deps.task_id')
+      .select(['board_tasks.id', 'board_tasks.title', 'board_tasks.state'])
+      .where('board_deps.depends_on', '=', id)
+      .orderBy('board_tasks.created_at')
+      .execute();
+    const comments = await this.db
+      .selectFrom('board_comments')
+      .selectAll()
+      .where('task_id', '=', id)
+      .orderBy('seq', 'desc')
+      .limit(options.comments ?? 1000)
+      .execute();
+    const attempts = await this.db.selectFrom('board_attempts').selectAll().where('task_id', '=', id).orderBy('attempt').execute();
+    return {
+      task,
+      dependsOn: dependsOn.map((row) => ({ ...row, state: row.state as BoardState })),
+      dependents: dependents.map((row) => ({ ...row, state: row.state as BoardState })),
+      comments: comments.reverse().map(toComment),
+      attempts: attempts.map(toAttempt),
+    };
+  }
+
+  async list(filter: BoardTaskFilter = {}): Promise<BoardTaskRecord[]> {
+    let query = this.db.selectFrom('board_tasks').selectAll();
+    if (filter.board) query = query.where('board', '=', filter.board);
+    if (filter.states?.length) query = query.where('state', 'in', filter.states);
+    if (filter.assignee) query = query.where('assignee', '=', filter.assignee);
+    const rows = await query.orderBy('priority', 'desc').orderBy('created_at').orderBy('id').limit(filter.limit ?? 1000).execute();
+    return rows.map(toBoardTask);
+  }
+
+  async events(filter: { taskId?: string; afterSeq?: number; limit?: number }): Promise<BoardEventRecord[]> {
+    let query = this.db.selectFrom('board_events').selectAll();
+    if (filter.taskId) query = query.where('task_id', '=', filter.taskId);
+    if (filter.afterSeq !== undefined) query = query.where('seq', '>', filter.afterSeq);
+    const rows = await query.orderBy('seq').limit(filter.limit ?? 1000).execute();
+    return rows.map(toBoardEvent);
+  }
+}
