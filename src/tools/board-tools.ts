@@ -30,16 +30,23 @@ function brief(task: BoardTaskRecord) {
   };
 }
 
-/** The task this board session works on, and the token of the claim the dispatcher holds for this agent. */
-async function ownClaim(board: BoardService, context: ToolContext): Promise<{ taskId: string; token: number }> {
-  const parts = context.sessionKey.split(':');
-  const taskId = decodeURIComponent(parts[3] ?? '');
-  const task = await board.store.get(taskId);
-  if (!task) throw new SwitchboardError('BOARD_TASK_NOT_FOUND', `this session's board task "${taskId}" does not exist`);
-  if (task.state !== 'running' || task.claimWorker !== `agent:${context.agentId}`) {
-    throw new SwitchboardError('CLAIM_LOST', `board task ${task.id} is ${task.state} and no longer claimed for you; nothing was changed. Stop working on it.`);
+/**
+ * The task this board session works on, and the token of the claim the dispatcher holds for this agent. A run
+ * that a crash cut short and recovery runs again may end the task a second time: if this agent's latest attempt
+ * already ended it, that answer is returned instead of a refusal.
+ */
+async function ownClaim(board: BoardService, context: ToolContext): Promise<{ taskId: string; token: number } | { already: unknown }> {
+  const taskId = decodeURIComponent(context.sessionKey.split(':')[3] ?? '');
+  const view = await board.store.view(taskId, { comments: 0 });
+  if (!view) throw new SwitchboardError('BOARD_TASK_NOT_FOUND', `this session's board task "${taskId}" does not exist`);
+  const { task } = view;
+  const worker = `agent:${context.agentId}`;
+  if (task.state === 'running' && task.claimWorker === worker) return { taskId: task.id, token: task.token };
+  const last = view.attempts.at(-1);
+  if (last?.worker === worker && last.token === task.token && ['completed', 'review', 'blocked'].includes(last.outcome ?? '')) {
+    return { already: { task: brief(task), note: `this session already ended the task (${last.outcome}); nothing changed` } };
   }
-  return { taskId: task.id, token: task.token };
+  throw new SwitchboardError('CLAIM_LOST', `board task ${task.id} is ${task.state} and no longer claimed for you; nothing was changed. Stop working on it.`);
 }
 
 /** With no agent named in `board.agents`, only the worker tools exist (offered in board sessions alone). */
@@ -100,6 +107,7 @@ export function createBoardTools(board: BoardService, agentPatterns: readonly st
         asToolResult(async () => {
           if (parseSessionKey(context.sessionKey)?.kind === 'board' && !args.taskId) {
             const own = await ownClaim(board, context);
+            if ('already' in own) throw new SwitchboardError('CLAIM_LOST', 'this task has ended; comment on it with taskId from a session of yours');
             return { comment: await board.comment(own.taskId, args.body, { kind: 'worker', name: `agent:${context.agentId}`, token: own.token }) };
           }
           if (!args.taskId) throw new SwitchboardError('INVALID_REQUEST', 'taskId is required outside a board task session');
@@ -128,6 +136,7 @@ export function createBoardTools(board: BoardService, agentPatterns: readonly st
       execute: (args, context) =>
         asToolResult(async () => {
           const own = await ownClaim(board, context);
+          if ('already' in own) return own.already;
           return { task: brief(await board.complete(own.taskId, own.token, args.result, { summary: args.summary })) };
         }),
     }),
@@ -139,6 +148,7 @@ export function createBoardTools(board: BoardService, agentPatterns: readonly st
       execute: (args, context) =>
         asToolResult(async () => {
           const own = await ownClaim(board, context);
+          if ('already' in own) return own.already;
           return { task: brief(await board.complete(own.taskId, own.token, args.result, { summary: args.summary, review: true })) };
         }),
     }),
@@ -150,6 +160,7 @@ export function createBoardTools(board: BoardService, agentPatterns: readonly st
       execute: (args, context) =>
         asToolResult(async () => {
           const own = await ownClaim(board, context);
+          if ('already' in own) return own.already;
           return { task: brief(await board.block(own.taskId, own.token, args.kind, args.reason)) };
         }),
     }),

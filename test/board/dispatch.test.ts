@@ -33,11 +33,13 @@ const config = (extra = '') => `{
     { id: "blocker", model: "scripted/blocker" },
     { id: "planner", model: "scripted/planner" },
     { id: "slow", model: "scripted/slow" },
+    { id: "twice", model: "scripted/twice" },
   ] },
   models: { providers: { scripted: { type: "scripted", models: {
     writer: { rules: [{ delayMs: 100, steps: [{ toolCalls: [{ tool: "board_complete", args: { result: "wrote: {{input}}" } }] }, { text: "done" }] }] },
     lazy: { rules: [{ reply: "I will not use the board tools" }] },
     slow: { rules: [{ delayMs: 5000, reply: "too late" }] },
+    twice: { rules: [{ steps: [{ toolCalls: [{ tool: "board_complete", args: { result: "first" } }] }, { toolCalls: [{ tool: "board_complete", args: { result: "second" } }] }, { text: "{{tool.board_complete.note}}" }] }] },
     blocker: { rules: [{ steps: [{ toolCalls: [{ tool: "board_block", args: { kind: "needs_input", reason: "which format?" } }] }, { text: "blocked" }] }] },
     planner: { rules: [
       { match: "survey", steps: [{ toolCalls: [{ tool: "board_list" }] }, { text: "{{tool.board_list}}" }] },
@@ -110,6 +112,18 @@ describe('board: agent workers', () => {
       return listed.length === 2 && listed.every((r) => r.status !== 'running') ? listed : null;
     }, 3000);
     expect(runs.map((r) => r.status)).toEqual(['cancelled', 'cancelled']);
+  });
+
+  it('ending the task again (a run that recovery ran again) answers with what was recorded, and changes nothing', async () => {
+    const { board } = await start(config());
+    const task = (await board.create({ title: 'once', assignee: 'twice' }, USER)).task;
+    const sessionKey = `agent:twice:board:${task.id}`;
+    const [run] = await waitUntil('the run ended', async () => {
+      const runs = await gateway!.store.runs.list({ sessionKey });
+      return runs.length > 0 && runs.every((r) => r.status !== 'running') ? runs : null;
+    }, 5000);
+    expect(run.finalText).toBe('this session already ended the task (completed); nothing changed');
+    expect(await board.store.get(task.id)).toMatchObject({ state: 'done', result: 'first' });
   });
 
   it('board_block ends the attempt blocked with its kind and reason', async () => {
