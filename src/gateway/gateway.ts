@@ -166,7 +166,8 @@ export class Gateway extends GatewayControl {
       // A failure here must not hold up the lane: recovery settles the same exchanges on the next start.
       onCommitted: async (run) => {
         if (run.status !== 'succeeded') this.logFailedRun(run);
-        await this.heldResults.afterRun(run.runId, run.status).catch((error) => this.log('error', `results held by run ${run.runId}: ${errorMessage(error)}`));
+        // Results are held only by the tool calls of a run (sessions_send, a2a_send waiting for a reply).
+        if (run.calledTools) await this.heldResults.afterRun(run.runId, run.status).catch((error) => this.log('error', `results held by run ${run.runId}: ${errorMessage(error)}`));
         await this.subagents.onRunCommitted(run.sessionKey, run.status).catch((error) => this.log('error', `sub-agents of run ${run.runId}: ${errorMessage(error)}`));
       },
       onDropped: (inputId) => this.onInputDropped(inputId, false),

@@ -39,6 +39,8 @@ export interface ExecutedRun {
   promptChars: number;
   /** The request bodies its model calls sent. */
   request: RunRequestSize;
+  /** Tool calls the run started (finished or not). */
+  toolCalls: number;
   error?: { code: string; message: string };
 }
 
@@ -47,6 +49,7 @@ export async function executeRun(options: ExecuteRunOptions): Promise<ExecutedRu
   // in the order the model made them, after prepareStep for that step.
   let step = 0;
   let callIndex = 0;
+  let toolCalls = 0;
   const tools: ToolSet = {};
   for (const gatewayTool of options.tools) {
     tools[gatewayTool.name] = tool({
@@ -54,6 +57,7 @@ export async function executeRun(options: ExecuteRunOptions): Promise<ExecutedRu
       inputSchema: jsonSchema(toolJsonSchema(gatewayTool.parameters) as never),
       execute: async (args: unknown, { toolCallId, abortSignal }) => {
         const position = { step, index: callIndex++ };
+        toolCalls += 1;
         // Checked here, against the schema the model was shown: a bad argument is data the model can correct.
         const parsed = parseToolArgs(gatewayTool.parameters, args);
         if (!parsed.ok) return { status: 'error', code: 'INVALID_REQUEST', error: parsed.error };
@@ -136,6 +140,7 @@ export async function executeRun(options: ExecuteRunOptions): Promise<ExecutedRu
       usage,
       promptChars,
       request,
+      toolCalls,
       error: { code: status.toUpperCase(), message: reason === 'timeout' && options.timeoutMessage ? options.timeoutMessage : abortMessage(reason) },
     };
   }
@@ -147,11 +152,12 @@ export async function executeRun(options: ExecuteRunOptions): Promise<ExecutedRu
       usage,
       promptChars,
       request,
+      toolCalls,
       error: { code: 'MODEL_PROVIDER_ERROR', message: describeProviderError(outcome.error) },
     };
   }
   const all = withInjections([...options.messages, ...outcome.responseMessages]).slice(initialCount);
-  return { status: 'succeeded', finalText: outcome.text, messages: all, usage, promptChars, request };
+  return { status: 'succeeded', finalText: outcome.text, messages: all, usage, promptChars, request, toolCalls };
 }
 
 type ModelCall = Parameters<typeof generateText<ToolSet>>[0] & Parameters<typeof streamText<ToolSet>>[0];

@@ -51,6 +51,8 @@ export interface CommittedRun {
   status: TerminalRunStatus;
   /** Why it did not succeed (the provider's error, the timeout, the tool that threw). */
   error: string | null;
+  /** Whether it started any tool call: only a tool call can leave results held for the run. */
+  calledTools: boolean;
 }
 
 /** The conversation (and its deepest hop) that a run's inter-session inputs belong to. */
@@ -176,6 +178,8 @@ export function createSessionRunner(deps: SessionRunnerDeps) {
         usage: { inputTokens: 0, outputTokens: 0, modelCalls: 0, steps: 0 },
         promptChars: 0,
         request: NO_REQUEST,
+        // Unknown: it may have made calls before it threw, so results it held are looked for.
+        toolCalls: 1,
         error: { code: SwitchboardError.isInstance(error) ? error.code : 'INTERNAL', message: errorMessage(error) },
       };
     } finally {
@@ -265,6 +269,6 @@ export function createSessionRunner(deps: SessionRunnerDeps) {
     // A commit without outbox rows (no exchange step, no sub-agent completion) gives the outbox nothing to do.
     deps.afterCommit(outbox.length > 0 || subagent !== undefined);
     deps.bus.publish({ type: 'settled', sessionKey: slot.sessionKey, inputIds: consumed });
-    await deps.onCommitted({ runId, sessionKey: slot.sessionKey, agentId: agent.config.id, status: executed.status, error: executed.error?.message ?? null });
+    await deps.onCommitted({ runId, sessionKey: slot.sessionKey, agentId: agent.config.id, status: executed.status, error: executed.error?.message ?? null, calledTools: executed.toolCalls > 0 });
   };
 }
