@@ -80,11 +80,12 @@ async function roundTrips(count: number, parallelSessions: number, synchronous: 
   // Warm up the code paths once.
   await gateway.waitForInput((await gateway.send({ target: 'echo', message: 'warm' })).input.id, 10_000);
 
-  // Each message to a session of its own: the cost per message, not the cost of a growing history.
+  // Each message to a session of its own: the cost per message, not the cost of a growing history. Sent as a
+  // waited send is (`send --wait`, `wait: true`): acknowledged by the reply, whose commit's sync covers the input.
   const latencies: number[] = [];
   for (let i = 0; i < count; i += 1) {
     const start = performance.now();
-    const sent = await gateway.send({ target: `agent:echo:bench:direct:fresh-${i}`, message: `m${i}` });
+    const sent = await gateway.send({ target: `agent:echo:bench:direct:fresh-${i}`, message: `m${i}`, waiting: true });
     await gateway.waitForInput(sent.input.id, 10_000);
     latencies.push(performance.now() - start);
   }
@@ -93,7 +94,7 @@ async function roundTrips(count: number, parallelSessions: number, synchronous: 
   const historyLatencies: number[] = [];
   for (let i = 0; i < Math.max(count, 150); i += 1) {
     const start = performance.now();
-    const sent = await gateway.send({ target: 'echo', message: `h${i}` });
+    const sent = await gateway.send({ target: 'echo', message: `h${i}`, waiting: true });
     await gateway.waitForInput(sent.input.id, 10_000);
     if (i >= 100) historyLatencies.push(performance.now() - start);
   }
@@ -103,7 +104,7 @@ async function roundTrips(count: number, parallelSessions: number, synchronous: 
   await Promise.all(
     Array.from({ length: parallelSessions }, async (_, s) => {
       for (let i = 0; i < perSession; i += 1) {
-        const sent = await gateway.send({ target: `agent:echo:bench:direct:peer-${s}`, message: `p${i}` });
+        const sent = await gateway.send({ target: `agent:echo:bench:direct:peer-${s}`, message: `p${i}`, waiting: true });
         await gateway.waitForInput(sent.input.id, 60_000);
       }
     }),

@@ -143,6 +143,12 @@ export interface InputStore {
    */
   enqueue(input: NewInput, now: number): Promise<{ input: InputRecord; created: boolean }>;
   enqueue(input: NewInput, now: number, guards: { rate: RateLimit; call?: NewToolCall }): Promise<{ input: InputRecord; created: boolean } | LimitReached>;
+  /**
+   * As `enqueue`, for a sender that waits for the reply: its acknowledgement is the reply, which comes after the
+   * run's commit is made durable, and that covers this row too. The adapter need not make the row durable before
+   * it resolves (SQLite FULL answers without waiting for its sync).
+   */
+  enqueueUnsynced(input: NewInput, now: number): Promise<{ input: InputRecord; created: boolean }>;
   get(id: string): Promise<InputRecord | undefined>;
   getByIdempotencyKey(idempotencyKey: string): Promise<InputRecord | undefined>;
   listQueued(sessionKey: string): Promise<InputRecord[]>;

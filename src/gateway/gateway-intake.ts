@@ -114,11 +114,9 @@ export abstract class GatewayIntake extends GatewayQueries {
       if (JSON.stringify(session.route) !== JSON.stringify(route)) await this.store.sessions.setRoute(sessionKey, route, this.clock.now());
     }
     const id = this.ids.next();
-    const { input, created } = await this.store.inputs.enqueue(
-      // A caller's key is scoped to the target session and kept out of the gateway's own key namespace.
-      { id, sessionKey, idempotencyKey: request.idempotencyKey === undefined ? `input:${id}` : `client:${sessionKey}:${request.idempotencyKey}`, mode, text: message, provenance },
-      this.clock.now(),
-    );
+    // A caller's key is scoped to the target session and kept out of the gateway's own key namespace.
+    const row = { id, sessionKey, idempotencyKey: request.idempotencyKey === undefined ? `input:${id}` : `client:${sessionKey}:${request.idempotencyKey}`, mode, text: message, provenance };
+    const { input, created } = request.waiting ? await this.store.inputs.enqueueUnsynced(row, this.clock.now()) : await this.store.inputs.enqueue(row, this.clock.now());
     if (created) this.lanes.wake(sessionKey);
     return { input, sessionKey, created };
   }

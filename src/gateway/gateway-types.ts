@@ -69,6 +69,11 @@ export interface SendRequest {
   idempotencyKey?: string;
   /** The channel it arrived on; decides the default queue mode and the reply route. */
   inbound?: Inbound;
+  /**
+   * The caller waits for the reply and acknowledges nothing before it: the input is not made durable on its own
+   * (the run's commit, made durable before the reply is handed out, covers it), which saves a sync on SQLite FULL.
+   */
+  waiting?: boolean;
   provenance?: Provenance;
 }
 

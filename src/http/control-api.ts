@@ -157,6 +157,7 @@ export class ControlApi {
         message: body.message,
         mode: body.mode,
         idempotencyKey: body.idempotencyKey,
+        waiting: body.wait === true,
         inbound: { channel: body.channel ?? 'api', ...(body.peer ? { peer: body.peer } : {}), ...(body.account ? { account: body.account } : {}) },
       });
       const accepted = { status: 'accepted', inputId: sent.input.id, sessionKey: sent.sessionKey, created: sent.created, mode: sent.input.mode };

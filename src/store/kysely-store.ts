@@ -54,7 +54,7 @@ export class KyselyStore implements Store {
     this.board = new KyselyBoardStore(db, dialect);
     this.sessions = new KyselySessionStore(db, adapter.relax);
     this.exchanges = new KyselyExchangeStore(db, dialect);
-    this.inputs = adapter.inputs ?? new KyselyInputStore(db, dialect);
+    this.inputs = adapter.inputs ?? new KyselyInputStore(db, dialect, adapter.relax);
     this.transcript = new KyselyTranscriptStore(db);
     this.runs = new KyselyRunStore(db, adapter.relax);
     this.outbox = new KyselyOutboxStore(db);
@@ -76,7 +76,12 @@ export class KyselyInputStore implements InputStore {
   constructor(
     protected readonly db: Kysely<Database>,
     private readonly dialect: SqlDialectName,
+    protected readonly relax?: Relax,
   ) {}
+
+  enqueueUnsynced(input: NewInput, now: number): Promise<{ input: InputRecord; created: boolean }> {
+    return relaxed(this.db, this.relax, (db) => insertInput(db, input, now));
+  }
 
   enqueue(input: NewInput, now: number): Promise<{ input: InputRecord; created: boolean }>;
   enqueue(input: NewInput, now: number, guards: { rate: RateLimit; call?: NewToolCall }): Promise<{ input: InputRecord; created: boolean } | LimitReached>;

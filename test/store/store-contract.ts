@@ -48,6 +48,14 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
       expect(await store.matchIds('input', 'abce', 10)).toEqual(['abce']);
     });
 
+    it('inputs: enqueueUnsynced stores an input as enqueue does; a repeated key returns the first row', async () => {
+      const first = await store.inputs.enqueueUnsynced(newInput(S, { idempotencyKey: 'waited-1' }), 1000);
+      expect(first).toMatchObject({ created: true, input: { status: 'queued', idempotencyKey: 'waited-1', sessionKey: S } });
+      const again = await store.inputs.enqueueUnsynced(newInput(S, { idempotencyKey: 'waited-1', text: 'other' }), 2000);
+      expect(again).toEqual({ input: first.input, created: false });
+      expect(await store.inputs.enqueue(newInput(S, { idempotencyKey: 'waited-1' }), 3000)).toEqual({ input: first.input, created: false });
+    });
+
     it('sessions: list by parentKey finds the sessions one spawned, directly', async () => {
       await store.sessions.ensure({ key: 'agent:support:subagent:a', agentId: 'support', parentKey: S, depth: 1 }, 1100);
       await store.sessions.ensure({ key: 'agent:support:subagent:a:subagent:b', agentId: 'support', parentKey: 'agent:support:subagent:a', depth: 2 }, 1200);

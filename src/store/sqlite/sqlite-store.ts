@@ -7,6 +7,7 @@ import type { Selectable } from 'kysely';
 import { SwitchboardError } from '../../core/errors.js';
 import type { InputRecord, LimitReached, NewInput, NewToolCall, RateLimit } from '../../ports.js';
 import { toInput } from '../kysely-rows.js';
+import type { Relax } from '../kysely-writes.js';
 import { KyselyInputStore, KyselyStore } from '../kysely-store.js';
 import { migrateToLatest } from '../migrations.js';
 import type { Database, InputsTable } from '../schema.js';
@@ -39,8 +40,8 @@ class SqliteInputStore extends KyselyInputStore {
   private readonly insert: BetterSqlite3.Statement;
   private readonly existing: BetterSqlite3.Statement;
 
-  constructor(db: Kysely<Database>, statements: Statements) {
-    super(db, 'sqlite');
+  constructor(db: Kysely<Database>, statements: Statements, relax: Relax | undefined) {
+    super(db, 'sqlite', relax);
     this.insert = statements.prepare(
       `INSERT INTO inputs (id, session_key, idempotency_key, mode, status, attempts, text, provenance, run_id, note, created_at, updated_at)
        VALUES (?, ?, ?, ?, 'queued', 0, ?, ?, NULL, NULL, ?, ?)
@@ -53,10 +54,21 @@ class SqliteInputStore extends KyselyInputStore {
   override enqueue(input: NewInput, now: number, guards: { rate: RateLimit; call?: NewToolCall }): Promise<{ input: InputRecord; created: boolean } | LimitReached>;
   override async enqueue(input: NewInput, now: number, guards?: { rate: RateLimit; call?: NewToolCall }): Promise<{ input: InputRecord; created: boolean } | LimitReached> {
     if (guards) return super.enqueue(input, now, guards);
-    // Through Kysely's connection lock: run between two awaits of another task's transaction, the
-    // statement would join that transaction and be rolled back with it. Handing the connection back
-    // waits until the row is durable.
+    return this.insertNow(input, now, false);
+  }
+
+  override enqueueUnsynced(input: NewInput, now: number): Promise<{ input: InputRecord; created: boolean }> {
+    return this.insertNow(input, now, true);
+  }
+
+  /**
+   * Through Kysely's connection lock: run between two awaits of another task's transaction, the statement would
+   * join that transaction and be rolled back with it. Handing the connection back waits until the row is durable,
+   * unless the write is relaxed.
+   */
+  private insertNow(input: NewInput, now: number, relax: boolean): Promise<{ input: InputRecord; created: boolean }> {
     return this.db.connection().execute(async () => {
+      if (relax) this.relax?.();
       const row = this.insert.get(input.id, input.sessionKey, input.idempotencyKey, input.mode, input.text, JSON.stringify(input.provenance), now, now);
       if (row) return { input: toInput(row as Selectable<InputsTable>), created: true };
       return { input: toInput(this.existing.get(input.idempotencyKey) as Selectable<InputsTable>), created: false };
@@ -74,7 +86,7 @@ export class SqliteStore extends KyselyStore {
   ) {
     // The database clock, in epoch milliseconds.
     super(db, 'sqlite', () => sql<number>`CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER)`, {
-      inputs: new SqliteInputStore(db, statements),
+      inputs: new SqliteInputStore(db, statements, wal ? () => wal.relax() : undefined),
       relax: wal ? () => wal.relax() : undefined,
     });
   }
