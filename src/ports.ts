@@ -749,5 +749,7 @@ export interface Store {
   readonly outbox: OutboxStore;
   readonly leases: LeaseStore;
   readonly events: EventJournal;
+  /** Resolves once every write committed before the call is durable (at once where each commit already is). */
+  durable(): Promise<void>;
   close(): Promise<void>;
 }

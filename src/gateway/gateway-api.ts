@@ -21,6 +21,7 @@ export type GatewayApi = Pick<
   | 'acceptBoardTask'
   // wait
   | 'waitForInput'
+  | 'durable'
   | 'inputOutcome'
   | 'inputRunId'
   // query

@@ -287,6 +287,11 @@ export class Gateway extends GatewayControl {
     return stored;
   }
 
+  /** Resolves once everything the store committed so far is durable (a waited send that answers before its reply). */
+  durable(): Promise<void> {
+    return this.store.durable();
+  }
+
   /** For fronts that write journal events in their own transactions (the board): publishes what is new. */
   publishJournal(): Promise<void> {
     return this.journal.kick();

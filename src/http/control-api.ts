@@ -172,6 +172,8 @@ export class ControlApi {
         case 'dropped':
           return { ...accepted, status: 'dropped', error: result.input.note };
         case 'timeout':
+          // "Delivered" is an acknowledgement: the input, accepted unsynced for a waited send, is made durable first.
+          await gw.durable();
           return { ...accepted, status: 'timeout', delivered: true };
       }
     });

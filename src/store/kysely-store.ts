@@ -66,6 +66,8 @@ export class KyselyStore implements Store {
     return matchIds(this.db, kind, prefix, limit);
   }
 
+  async durable(): Promise<void> {}
+
   async close(): Promise<void> {
     await this.db.destroy();
   }

@@ -91,6 +91,10 @@ export class SqliteStore extends KyselyStore {
     });
   }
 
+  override durable(): Promise<void> {
+    return this.wal ? this.wal.durable() : Promise.resolve();
+  }
+
   static async open(options: SqliteStoreOptions): Promise<SqliteStore> {
     if (options.path !== ':memory:') mkdirSync(dirname(options.path), { recursive: true });
     const raw = new BetterSqlite3(options.path);
