@@ -6,14 +6,14 @@
  * publishes it and wakes the dispatcher.
  */
 import { randomUUID } from 'node:crypto';
-import { BLOCK_KINDS, BOARD_STATES, type BlockKind, type BoardState } from '../core/board.js';
+import { BOARD_STATES, type BlockKind, type BoardState } from '../core/board.js';
 import { SwitchboardError } from '../core/errors.js';
 import { agentToAgentAllowed } from '../core/session-access.js';
 import type { BoardClaim, BoardCommentRecord, BoardEventRecord, BoardStore, BoardTaskRecord, BoardTaskView } from '../board-ports.js';
 import type { Clock } from '../ports.js';
 import type { GatewayApi } from '../gateway/gateway-api.js';
 
-export const BOARD_NAME = /^[a-z0-9][a-z0-9_-]{0,63}$/;
+const BOARD_NAME = /^[a-z0-9][a-z0-9_-]{0,63}$/;
 const MAX_TITLE = 512;
 const MAX_BODY = 64 * 1024;
 const MAX_NAME = 256;
@@ -66,9 +66,9 @@ export function parseBoardState(value: string): BoardState {
   return value as BoardState;
 }
 
-export function parseBlockKind(value: string): BlockKind {
-  if (!(BLOCK_KINDS as readonly string[]).includes(value)) throw bad(`kind: expected one of ${BLOCK_KINDS.join(', ')}, got "${value.slice(0, 40)}"`);
-  return value as BlockKind;
+function checkBoard(board: string): string {
+  if (!BOARD_NAME.test(board)) throw bad(`board: expected lowercase letters, digits, "-" and "_" (at most 64, starting with a letter or digit), got "${board.slice(0, 40)}"`);
+  return board;
 }
 
 export class BoardService {
@@ -127,8 +127,7 @@ export class BoardService {
     if (title.length === 0 || title.length > MAX_TITLE) throw bad(`title: expected 1 to ${MAX_TITLE} characters`);
     const body = request.body ?? '';
     if (body.length > MAX_BODY) throw bad(`body: at most ${MAX_BODY} characters, got ${body.length}`);
-    const board = request.board ?? 'default';
-    if (!BOARD_NAME.test(board)) throw bad(`board: expected lowercase letters, digits, "-" and "_" (at most 64, starting with a letter or digit), got "${board.slice(0, 40)}"`);
+    const board = checkBoard(request.board ?? 'default');
     const assignee = request.assignee ? checkName('assignee', request.assignee) : null;
     const labels = request.labels ?? [];
     if (labels.length > MAX_LABELS) throw bad(`labels: at most ${MAX_LABELS}`);
@@ -221,7 +220,7 @@ export class BoardService {
   async claim(request: ClaimRequest): Promise<ClaimAnswer | undefined> {
     const worker = checkName('worker', request.worker);
     if (worker.startsWith('agent:') || worker.startsWith('a2a:')) throw bad(`worker: names starting with "agent:" or "a2a:" belong to the gateway's own dispatcher; pick another name`);
-    if (request.board !== undefined && !BOARD_NAME.test(request.board)) throw bad(`board: no such board name "${request.board.slice(0, 40)}"`);
+    if (request.board !== undefined) checkBoard(request.board);
     const taskId = request.taskId === undefined ? undefined : await this.resolve(request.taskId);
     const ttlMs = (request.ttlSeconds ?? this.settings.claimTtlSeconds) * 1000;
     const claim = await this.store.claim({ worker, board: request.board, assignee: request.assignee, taskId, ttlMs }, this.clock.now());

@@ -16,7 +16,6 @@ export type BlockKind = (typeof BLOCK_KINDS)[number] | 'gave_up';
  * `released` (the worker gave it back) and `cancelled` (a person stopped it) do not.
  */
 export type AttemptOutcome = 'completed' | 'review' | 'blocked' | 'released' | 'expired' | 'failed' | 'cancelled';
-export const FAILED_OUTCOMES: readonly AttemptOutcome[] = ['expired', 'failed'];
 
 /** The states a task may be moved to by hand from each state. Running tasks move only through their claim (or a cancel). */
 const MOVES: Record<BoardState, readonly BoardState[]> = {
@@ -50,17 +49,6 @@ export function initialState(triage: boolean, openDependencies: number): BoardSt
 /** After a failed attempt: ready again while the budget lasts, else blocked for good (`gave_up`). */
 export function afterFailure(failures: number, maxAttempts: number): 'ready' | 'blocked' {
   return failures >= maxAttempts ? 'blocked' : 'ready';
-}
-
-/** States where nothing more happens unless someone moves the task by hand. */
-export function isSettledBoardState(state: BoardState): boolean {
-  return state === 'done' || state === 'cancelled' || state === 'archived';
-}
-
-/** A dependency edge `task -> dependsOn` read from the store. */
-export interface DependencyEdge {
-  taskId: string;
-  dependsOn: string;
 }
 
 /**
