@@ -45,6 +45,10 @@ interface Follower {
   nextBeatAt: number;
   nextPollAt: number;
   polls: number;
+  /** A remote's poll under way (they run beside the passes, so a slow remote holds up nothing else), since when. */
+  pollingSince?: number;
+  /** The remote's last poll failed: its claim is not renewed until one succeeds. */
+  failing?: boolean;
 }
 
 export interface DispatcherDeps {
@@ -211,8 +215,10 @@ export class BoardDispatcher {
       if (follower.inputId) {
         const outcome = await this.deps.gateway().inputOutcome(follower.inputId);
         if (outcome) return await this.settleAgentRun(follower, outcome);
-      } else if (follower.remote && now >= follower.nextPollAt) {
-        if (!(await this.pollRemote(follower))) return;
+      } else if (follower.remote) {
+        if (follower.pollingSince === undefined && now >= follower.nextPollAt) this.pollInBackground(follower);
+        // A remote that fails, or takes longer than a claim lasts, gets no renewal: its claim expires and counts.
+        if (follower.failing || (follower.pollingSince !== undefined && now - follower.pollingSince > this.claimMs)) return;
       }
       if (now >= follower.nextBeatAt) {
         await this.deps.store.heartbeat(follower.taskId, follower.token, this.claimMs, now);
@@ -220,9 +226,24 @@ export class BoardDispatcher {
       }
     } catch (error) {
       if (SwitchboardError.isInstance(error) && error.code === 'CLAIM_LOST') return this.lost(follower);
-      // A remote that does not answer: no heartbeat either, so the claim expires and counts as a failed attempt.
       this.deps.log('warn', `board: following task ${follower.taskId}: ${errorMessage(error)}`);
     }
+  }
+
+  private pollInBackground(follower: Follower): void {
+    follower.pollingSince = this.deps.clock.now();
+    this.pollRemote(follower)
+      .then(async (ended) => {
+        follower.failing = false;
+        if (ended) await this.deps.gateway().publishJournal();
+      })
+      .catch((error) => {
+        if (this.stopped) return;
+        if (SwitchboardError.isInstance(error) && error.code === 'CLAIM_LOST') return this.lost(follower);
+        follower.failing = true;
+        this.deps.log('warn', `board: remote agent ${follower.remote} on task ${follower.taskId}: ${errorMessage(error)}`);
+      })
+      .finally(() => (follower.pollingSince = undefined));
   }
 
   /**
@@ -253,10 +274,13 @@ export class BoardDispatcher {
     await this.failQuietly(follower.taskId, follower.token, why);
   }
 
-  /** True while the remote task goes on (the claim is renewed); false once it ended and the task was settled. */
+  /** True once the remote task ended and the board task was settled from it; false while it goes on. */
   private async pollRemote(follower: Follower): Promise<boolean> {
     const { remote: workers, store, clock } = this.deps;
     const remote = follower.remote!;
+    // Backed off before the call, so that a remote that fails is not asked again at every pass.
+    follower.polls += 1;
+    follower.nextPollAt = clock.now() + backoffDelay(follower.polls, { baseDelayMs: 500, maxDelayMs: this.deps.gateway().config.a2a.client.maxPollSeconds * 1000 }, Math.random());
     let state: RemoteTaskState;
     if (follower.remoteTaskId) state = await workers!.poll(remote, follower.remoteTaskId);
     else {
@@ -267,17 +291,14 @@ export class BoardDispatcher {
         await store.noteRef(follower.taskId, follower.token, state.taskId, clock.now());
       }
     }
-    follower.polls += 1;
-    follower.nextPollAt = clock.now() + backoffDelay(follower.polls, { baseDelayMs: 500, maxDelayMs: this.deps.gateway().config.a2a.client.maxPollSeconds * 1000 }, Math.random());
-    if (!ENDED.has(state.state)) return true;
+    if (!ENDED.has(state.state)) return false;
     this.followers.delete(follower.taskId);
-    this.wrote = true;
     const now = clock.now();
     const from = `remote agent ${remote}, task ${state.taskId || '(none)'}`;
     if (state.state === 'completed') await store.complete(follower.taskId, follower.token, { result: state.text, summary: `completed by ${from}`, maxResultChars: this.settings.maxResultChars }, now);
     else if (state.state === 'input-required' || state.state === 'auth-required') await store.block(follower.taskId, follower.token, { kind: 'needs_input', reason: `${from} is ${state.state}: ${state.text}` }, now);
     else await store.block(follower.taskId, follower.token, { kind: 'failed', reason: `${from} ended ${state.state}: ${state.text}` }, now);
-    return false;
+    return true;
   }
 
   private async failQuietly(taskId: string, token: number, why: string): Promise<void> {

@@ -177,6 +177,18 @@ describe('board: who may read what', () => {
 });
 
 describe('board: remote A2A workers', () => {
+  it('a remote agent that does not answer gets no renewals: its claims expire, count, and the task gives up', async () => {
+    const { board } = await start(config(`a2a: { remoteAgents: [{ id: "gone", url: "http://127.0.0.1:9" }], client: { maxPollSeconds: 1 } },`).replace('board: {', 'board: { agentClaimTtlSeconds: 1,'));
+    const task = (await board.create({ title: 'nobody home', assignee: 'gone' }, USER)).task;
+    await waitUntil('the task gave up', async () => (await board.store.get(task.id))?.state === 'blocked', 10_000);
+    const view = (await board.store.view(task.id))!;
+    expect(view.task.blockKind).toBe('gave_up');
+    expect(view.attempts.map((attempt) => [attempt.worker, attempt.outcome, attempt.ref])).toEqual([
+      ['a2a:gone', 'expired', null],
+      ['a2a:gone', 'expired', null],
+    ]);
+  });
+
   it('a task assigned to a configured remote agent is sent as an A2A message and completed from the remote task', async () => {
     const executor = new ReferenceExecutor();
     const reference = await referenceServer(false, executor);
