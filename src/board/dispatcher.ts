@@ -200,7 +200,7 @@ export class BoardDispatcher {
     const view = await this.deps.store.view(claim.taskId, { comments: 20 });
     if (!view) return;
     try {
-      const { input } = await this.deps.gateway().acceptBoardTask({ agentId, taskId: claim.taskId, attempt: claim.attempt, text: agentTaskPrompt(view) });
+      const { input } = await this.deps.gateway().acceptBoardTask({ agentId, taskId: claim.taskId, attempt: claim.attempt, text: agentTaskPrompt(view, this.deps.gateway().config.gateway.maxMessageChars) });
       this.followers.set(claim.taskId, { taskId: claim.taskId, token: claim.token, attempt: claim.attempt, agentId, inputId: input.id, nextBeatAt: 0, nextPollAt: 0, polls: 0 });
     } catch (error) {
       if (SwitchboardError.isInstance(error) && error.code === 'GATEWAY_STOPPING') return;

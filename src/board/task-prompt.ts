@@ -4,11 +4,18 @@ import type { BoardTaskView } from '../board-ports.js';
 const MAX_DEPENDENCY_RESULT = 4000;
 const MAX_COMMENTS = 10;
 
-/** For an agent of this gateway: the task and how its run must end. */
-export function agentTaskPrompt(view: BoardTaskView): string {
-  return `${taskBrief(view)}
+const HOW_TO_END =
+  'When you are done, call board_complete with your result (or board_request_review to have it reviewed first). If you cannot finish, call board_block with a kind (dependency, needs_input or failed) and the reason. Ending without either counts as a failed attempt.';
 
-When you are done, call board_complete with your result (or board_request_review to have it reviewed first). If you cannot finish, call board_block with a kind (dependency, needs_input or failed) and the reason. Ending without either counts as a failed attempt.`;
+/** For an agent of this gateway: the task and how its run must end, within `maxChars` (the gateway's message limit). */
+export function agentTaskPrompt(view: BoardTaskView, maxChars: number): string {
+  let brief = taskBrief(view);
+  const room = maxChars - HOW_TO_END.length - 2;
+  if (brief.length > room) {
+    const note = `\n[cut at ${room} of ${brief.length} characters; all of it: switchboard board show ${view.task.id}]`;
+    brief = `${brief.slice(0, Math.max(0, room - note.length))}${note}`;
+  }
+  return `${brief}\n\n${HOW_TO_END}`;
 }
 
 /** The task as text, for any worker (a remote A2A agent gets exactly this). */

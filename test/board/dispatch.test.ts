@@ -70,6 +70,15 @@ describe('board: agent workers', () => {
     expect(await gateway!.store.sessions.get(`agent:writer:board:${second.id}`)).toMatchObject({ agentId: 'writer', label: `board:${second.id}` });
   });
 
+  it("a task longer than the gateway's message limit is handed over cut, saying where the rest is", async () => {
+    const { board } = await start(config('gateway: { maxMessageChars: 600 },'));
+    const task = (await board.create({ title: 'long', body: 'x'.repeat(5000), assignee: 'writer' }, USER)).task;
+    await waitUntil('the task is done', async () => (await board.store.get(task.id))?.state === 'done', 10_000);
+    const input = (await gateway!.store.inputs.list({ sessionKey: `agent:writer:board:${task.id}` }))[0];
+    expect(input.text.length).toBeLessThanOrEqual(600);
+    expect(input.text).toContain(`characters; all of it: switchboard board show ${task.id}]\n\nWhen you are done, call board_complete`);
+  });
+
   it('a run that ends without completing or blocking is a failed attempt; after max attempts the task gives up with each diagnostic', async () => {
     const { board } = await start(config());
     const task = (await board.create({ title: 'never finished', assignee: 'lazy' }, USER)).task;
