@@ -44,18 +44,8 @@ export interface BoardTaskRecord {
   doneAt: number | null;
 }
 
-export interface NewBoardTask {
-  id: string;
-  board: string;
-  title: string;
-  body: string;
-  assignee: string | null;
-  priority: number;
-  labels: string[];
-  creator: string;
-  idempotencyKey: string | null;
-  maxAttempts: number;
-  maxRuntimeMs: number | null;
+export interface NewBoardTask
+  extends Pick<BoardTaskRecord, 'id' | 'board' | 'title' | 'body' | 'assignee' | 'priority' | 'labels' | 'creator' | 'idempotencyKey' | 'maxAttempts' | 'maxRuntimeMs'> {
   dependsOn: string[];
   /** Start in `triage` instead of ready/todo. */
   triage: boolean;

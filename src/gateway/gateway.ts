@@ -288,14 +288,10 @@ export class Gateway extends GatewayControl {
   }
 
   /** Resolves once everything the store committed so far is durable (a waited send that answers before its reply). */
-  durable(): Promise<void> {
-    return this.store.durable();
-  }
+  durable = (): Promise<void> => this.store.durable();
 
   /** For fronts that write journal events in their own transactions (the board): publishes what is new. */
-  publishJournal(): Promise<void> {
-    return this.journal.kick();
-  }
+  publishJournal = (): Promise<void> => this.journal.kick();
 
   subscribe(listener: LiveListener): () => void {
     return this.bus.subscribe(listener);

@@ -128,30 +128,20 @@ export function createBoardTools(board: BoardService, agentPatterns: readonly st
       parameters: z.object({ taskId: text(), approve: flag(), comment: text().optional() }),
       execute: (args, context) => asToolResult(async () => ({ task: brief(await board.review(args.taskId, args.approve, actor(context), args.comment)) })),
     }),
-    defineTool({
-      name: 'board_complete',
-      sessionKinds: worker,
-      description: "Finish this session's board task with its result.",
-      parameters: z.object({ result: text(), summary: unlisted(text().optional()) }),
-      execute: (args, context) =>
-        asToolResult(async () => {
-          const own = await ownClaim(board, context);
-          if ('already' in own) return own.already;
-          return { task: brief(await board.complete(own.taskId, own.token, args.result, { summary: args.summary })) };
-        }),
-    }),
-    defineTool({
-      name: 'board_request_review',
-      sessionKinds: worker,
-      description: "Send this session's board task to review with its result.",
-      parameters: z.object({ result: text(), summary: unlisted(text().optional()) }),
-      execute: (args, context) =>
-        asToolResult(async () => {
-          const own = await ownClaim(board, context);
-          if ('already' in own) return own.already;
-          return { task: brief(await board.complete(own.taskId, own.token, args.result, { summary: args.summary, review: true })) };
-        }),
-    }),
+    ...(['board_complete', 'board_request_review'] as const).map((name) =>
+      defineTool({
+        name,
+        sessionKinds: worker,
+        description: name === 'board_complete' ? "Finish this session's board task with its result." : "Send this session's board task to review with its result.",
+        parameters: z.object({ result: text(), summary: unlisted(text().optional()) }),
+        execute: (args, context) =>
+          asToolResult(async () => {
+            const own = await ownClaim(board, context);
+            if ('already' in own) return own.already;
+            return { task: brief(await board.complete(own.taskId, own.token, args.result, { summary: args.summary, review: name === 'board_request_review' })) };
+          }),
+      }),
+    ),
     defineTool({
       name: 'board_block',
       sessionKinds: worker,

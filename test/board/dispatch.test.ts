@@ -165,6 +165,9 @@ describe('board: agent workers', () => {
     expect(created.map((task) => [task.title, task.creator, task.idempotencyKey?.startsWith('agent:planner:main:')])).toEqual([['draft the intro', 'agent:planner:main', true]]);
     expect((await gateway!.toolsOf('agent:planner:main')).map((tool) => tool.name)).toContain('board_create');
     expect((await gateway!.toolsOf('agent:writer:main')).map((tool) => tool.name)).not.toContain('board_complete');
+    // A board session gets the worker tools.
+    const inBoardSession = (await gateway!.toolsOf('agent:writer:board:some-task')).map((tool) => tool.name);
+    for (const name of ['board_comment', 'board_complete', 'board_request_review', 'board_block']) expect(inBoardSession).toContain(name);
   });
 });
 
