@@ -92,6 +92,15 @@ describe('sqlite: synchronous FULL, with the WAL synced off the event loop', () 
     }
   });
 
+  it('the WAL is checkpointed every 10,000 pages (docs/delivery.md): hot pages are copied back once per many commits', async () => {
+    const store = await SqliteStore.open({ path: join(mkdtempSync(join(tmpdir(), 'sb-wal-')), 'test.db') });
+    try {
+      expect(store.raw.pragma('wal_autocheckpoint', { simple: true })).toBe(10_000);
+    } finally {
+      await store.close();
+    }
+  });
+
   it('NORMAL, EXTRA and a database in memory are left to SQLite', async () => {
     for (const synchronous of ['NORMAL', 'EXTRA'] as const) {
       const store = await SqliteStore.open({ path: join(mkdtempSync(join(tmpdir(), 'sb-wal-')), 'test.db'), synchronous });
