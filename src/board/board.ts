@@ -160,7 +160,7 @@ export class BoardService {
     return created.created ? this.changed(created) : created;
   }
 
-  isRemoteAgent(id: string): boolean {
+  private isRemoteAgent(id: string): boolean {
     return this.gateway().config.a2a.remoteAgents.some((remote) => remote.id === id);
   }
 

@@ -97,7 +97,9 @@ export class BoardDispatcher {
       // A followed task cancelled by hand: its claim is checked at once, and its run stopped.
       const followed = board?.state === 'cancelled' ? this.followers.get(board.taskId ?? '') : undefined;
       if (followed) followed.nextBeatAt = 0;
-      if (board ? followed || EVENTS_THAT_WAKE.has(board.event ?? '') : event.sessionKey !== null && parseSessionKey(event.sessionKey)?.kind === 'board' && event.type !== 'input.stored') {
+      // A board session's run ended (or its input was dropped): the task it worked on may need settling.
+      const sessionEnded = (event.type === 'run.completed' || event.type === 'input.dropped') && event.sessionKey !== null && parseSessionKey(event.sessionKey)?.kind === 'board';
+      if (board ? followed || EVENTS_THAT_WAKE.has(board.event ?? '') : sessionEnded) {
         void this.kick();
       }
     });

@@ -150,16 +150,20 @@ export async function promoteDependents(db: Db, taskId: string, now: number): Pr
   }
 }
 
-/** Why a task gave up: each failed attempt's worker and diagnostic, one per line. */
+/**
+ * Why a task gave up: the worker and diagnostic of each failed attempt that counted (those since the task was last
+ * made ready by hand, which starts a fresh budget), one per line.
+ */
 export async function gaveUpReason(db: Db, task: BoardTaskRecord, last: string): Promise<string> {
   const rows = await db
     .selectFrom('board_attempts')
     .selectAll()
     .where('task_id', '=', task.id)
     .where('outcome', 'in', ['expired', 'failed'])
-    .orderBy('attempt')
+    .orderBy('attempt', 'desc')
+    .limit(task.failures)
     .execute();
-  const lines = rows.map((row) => `attempt ${num(row.attempt)} (${row.worker}): ${row.error ?? row.outcome}`);
+  const lines = rows.reverse().map((row) => `attempt ${num(row.attempt)} (${row.worker}): ${row.error ?? row.outcome}`);
   lines.push(`attempt ${task.attempts} (${task.claimWorker}): ${last}`);
   return `gave up after ${task.failures + 1} failed attempts (max ${task.maxAttempts}):\n${lines.join('\n')}`;
 }

@@ -168,6 +168,11 @@ export function describeBoardContract(name: string, open: () => Promise<Store>):
       // Moved back to ready by hand: a fresh budget, the attempts keep counting.
       expect(await board.move(task.id, 'ready', { actor: 'user' }, 7000)).toMatchObject({ state: 'ready', failures: 0, blockKind: null, blockReason: null });
       expect(await board.claim({ worker: 'w3', ttlMs: 1000 }, 8000)).toMatchObject({ attempt: 3, token: 3 });
+      // Giving up again lists only the attempts of the fresh budget.
+      await board.fail(task.id, 3, 'third', 8500);
+      await board.claim({ worker: 'w4', ttlMs: 1000 }, 9000);
+      await board.fail(task.id, 4, 'fourth', 9500);
+      expect((await board.get(task.id))!.blockReason).toBe('gave up after 2 failed attempts (max 2):\nattempt 3 (w3): third\nattempt 4 (w4): fourth');
     });
 
     it('max runtime: a claim kept alive by heartbeats is still taken back once it ran too long', async () => {

@@ -64,11 +64,11 @@ class SqliteInputStore extends KyselyInputStore {
   /**
    * Through Kysely's connection lock: run between two awaits of another task's transaction, the statement would
    * join that transaction and be rolled back with it. Handing the connection back waits until the row is durable,
-   * unless the write is relaxed.
+   * unless the write is unsynced.
    */
-  private insertNow(input: NewInput, now: number, relax: boolean): Promise<{ input: InputRecord; created: boolean }> {
+  private insertNow(input: NewInput, now: number, unsynced: boolean): Promise<{ input: InputRecord; created: boolean }> {
     return this.db.connection().execute(async () => {
-      if (relax) this.relax?.();
+      if (unsynced) this.relax?.();
       const row = this.insert.get(input.id, input.sessionKey, input.idempotencyKey, input.mode, input.text, JSON.stringify(input.provenance), now, now);
       if (row) return { input: toInput(row as Selectable<InputsTable>), created: true };
       return { input: toInput(this.existing.get(input.idempotencyKey) as Selectable<InputsTable>), created: false };
