@@ -85,6 +85,23 @@ describe('board: outside workers through the CLI', () => {
   });
 });
 
+describe('board: watching', () => {
+  it('/v1/events?type=board. replays and follows the board changes only', async () => {
+    const { gw } = suite;
+    await gw.request('POST', '/v1/send', { target: 'writer', message: 'a run, so that the journal holds other events too', wait: true });
+    const { body } = await gw.request<{ task: BoardTaskRecord }>('POST', '/v1/board/tasks', { title: 'watched', triage: true });
+    const stop = new AbortController();
+    const response = await fetch(`${gw.url}/v1/events?type=board.&after=0`, { headers: { authorization: `Bearer ${gw.token}` }, signal: stop.signal });
+    const reader = response.body!.getReader();
+    let text = '';
+    while (!text.includes(`"taskId":"${body.task.id}"`)) text += new TextDecoder().decode((await reader.read()).value);
+    stop.abort();
+    const types = [...text.matchAll(/^event: (.+)$/gm)].map((match) => match[1]);
+    expect(types.length).toBeGreaterThan(0);
+    expect(new Set(types)).toEqual(new Set(['board.updated']));
+  });
+});
+
 describe('board: bad input', () => {
   it('each refusal is a 4xx naming what is wrong', async () => {
     const { gw } = suite;

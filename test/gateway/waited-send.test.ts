@@ -1,0 +1,54 @@
+/**
+ * A waited send (`wait: true`) is acknowledged by its reply, so its input is stored without a WAL sync of its own;
+ * one that answers before the reply (a timeout that says "delivered") makes the input durable first.
+ */
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { startGateway } from '../../src/app.js';
+import { parseConfigText } from '../../src/config/load.js';
+import type { Gateway } from '../../src/gateway/gateway.js';
+import { ControlApi } from '../../src/http/control-api.js';
+import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
+
+const TOKEN = 'control-token-for-the-test';
+let gateway: Gateway | undefined;
+let api: ControlApi | undefined;
+afterEach(async () => {
+  await gateway?.stop();
+  await api?.close();
+  await gateway?.store.close();
+  gateway = undefined;
+  api = undefined;
+});
+
+describe('waited sends and durability (synchronous FULL)', () => {
+  it('the input of a waited send is not synced on its own; a timeout syncs it before it says delivered', async () => {
+    const { config } = parseConfigText(
+      `{ agents: { list: [{ id: "slow", model: "scripted/slow" }] }, models: { providers: { scripted: { type: "scripted", models: { slow: { rules: [{ delayMs: 2000, reply: "late" }] } } } } } }`,
+      '/test.json5',
+      {},
+    );
+    const store = await SqliteStore.open({ path: join(mkdtempSync(join(tmpdir(), 'sb-waited-')), 'test.db') });
+    gateway = await startGateway({ config, store, gatewayId: 'gw-waited' });
+    api = new ControlApi(gateway, { host: '127.0.0.1', port: 0, token: TOKEN });
+    const url = await api.listen();
+    const wal = store.wal!;
+
+    // In process: a waited send's accept starts no sync.
+    const before = wal.syncs;
+    const sent = await gateway.send({ target: 'slow', message: 'in process', waiting: true });
+    expect(sent.created).toBe(true);
+    expect(wal.syncs).toBe(before);
+
+    // Through the API: the timeout's "delivered" comes after a sync that covers the input.
+    const answer = await fetch(`${url}/v1/send`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ target: 'agent:slow:api:direct:p', message: 'over http', wait: true, timeoutSeconds: 0.3 }),
+    });
+    expect(await answer.json()).toMatchObject({ status: 'timeout', delivered: true });
+    expect(wal.syncs).toBe(before + 1);
+  });
+});
