@@ -11,6 +11,7 @@ import type { Relax } from '../kysely-writes.js';
 import { KyselyInputStore, KyselyStore } from '../kysely-store.js';
 import { migrateToLatest } from '../migrations.js';
 import type { Database, InputsTable } from '../schema.js';
+import { Turns, inTurns } from './turns.js';
 import { DurableDriver, WalSync, trackWrites } from './wal-sync.js';
 
 export type SqliteSynchronous = 'OFF' | 'NORMAL' | 'FULL' | 'EXTRA';
@@ -128,7 +129,7 @@ class SqliteStoreDialect extends SqliteDialect {
 
   override createDriver(): Driver {
     const driver = super.createDriver();
-    return this.wal ? new DurableDriver(driver, this.raw, this.wal) : driver;
+    return inTurns(this.wal ? new DurableDriver(driver, this.raw, this.wal) : driver, new Turns());
   }
 }
 

@@ -1,0 +1,68 @@
+/**
+ * Bounded turns of the event loop for a synchronous store.
+ *
+ * better-sqlite3 answers on the event loop, so under load one turn of the loop can run the continuations
+ * of dozens of runs back to back (everything a WAL sync released, each until its next sync) before
+ * the loop polls its sockets again. Meanwhile requests wait unread, and a new connection waits too: libuv
+ * accepts one connection per turn, so with 80 ms turns a client opening 200 connections waited up to 10 s
+ * for the last one. Each unit of store work first asks for a pass: within the current slice it goes on
+ * at once; past it, it waits for a later turn, after the loop has polled. A turn lets a bounded number of
+ * waiting units go on, oldest first, so no run is starved.
+ */
+
+import type { Driver } from 'kysely';
+
+// Captured at load: a test's fake timers must not stop the store.
+const nextTurn = setImmediate;
+
+export class Turns {
+  private sliceStart = Number.NEGATIVE_INFINITY;
+  private readonly parked: (() => void)[] = [];
+  private scheduled = false;
+
+  constructor(
+    /** How long units may go on in one turn before the next must wait for the loop to poll. */
+    private readonly sliceMs = 4,
+    /** How many waiting units one turn lets go on. */
+    private readonly perTurn = 16,
+  ) {}
+
+  /** `undefined` while the slice has time left (go on); otherwise resolves in a later turn of the loop. */
+  pass(): Promise<void> | undefined {
+    if (this.parked.length === 0 && performance.now() - this.sliceStart < this.sliceMs) return undefined;
+    return new Promise((resolve) => {
+      this.parked.push(resolve);
+      this.schedule();
+    });
+  }
+
+  private schedule(): void {
+    if (this.scheduled) return;
+    this.scheduled = true;
+    nextTurn(this.turn);
+  }
+
+  private readonly turn = (): void => {
+    this.scheduled = false;
+    this.sliceStart = performance.now();
+    for (const resume of this.parked.splice(0, this.perTurn)) resume();
+    if (this.parked.length > 0) this.schedule();
+  };
+}
+
+/** A Kysely driver whose units of work (a transaction, or a statement outside one) each ask `turns` for a pass first. */
+export function inTurns(driver: Driver, turns: Turns): Driver {
+  return {
+    init: () => driver.init(),
+    async acquireConnection() {
+      const wait = turns.pass();
+      if (wait) await wait;
+      return driver.acquireConnection();
+    },
+    beginTransaction: (connection, settings) => driver.beginTransaction(connection, settings),
+    commitTransaction: (connection) => driver.commitTransaction(connection),
+    rollbackTransaction: (connection) => driver.rollbackTransaction(connection),
+    releaseConnection: (connection) => driver.releaseConnection(connection),
+    destroy: () => driver.destroy(),
+  };
+}
