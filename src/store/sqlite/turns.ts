@@ -15,6 +15,9 @@ import type { Driver } from 'kysely';
 // Captured at load: a test's fake timers must not stop the store.
 const nextTurn = setImmediate;
 
+/** Resolves in the check phase of this turn of the event loop (or the next, when called in it). */
+export const laterTurn = (): Promise<void> => new Promise((resolve) => nextTurn(resolve));
+
 export class Turns {
   private sliceStart = Number.NEGATIVE_INFINITY;
   private readonly parked: (() => void)[] = [];

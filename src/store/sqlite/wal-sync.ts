@@ -13,6 +13,7 @@ import { closeSync, fdatasync, fsyncSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type BetterSqlite3 from 'better-sqlite3';
 import type { DatabaseConnection, Driver, TransactionSettings } from 'kysely';
+import { laterTurn } from './turns.js';
 
 export class WalSync {
   private fd: number | undefined;
@@ -43,12 +44,15 @@ export class WalSync {
   /** Resolves once everything committed before this call is on disk. */
   durable(): Promise<void> {
     if (this.queued) return this.queued;
-    if (!this.running) return this.start();
-    // The running sync may have begun before this commit: the next one covers it.
-    this.queued = this.running.then(noop, noop).then(() => {
-      this.queued = undefined;
-      return this.start();
-    });
+    // The running sync may have begun before this commit: the next one covers it. That one starts a turn of
+    // the event loop later, so the commits of the work this turn runs share it instead of each starting one.
+    this.queued = (this.running ?? Promise.resolve())
+      .then(noop, noop)
+      .then(laterTurn)
+      .then(() => {
+        this.queued = undefined;
+        return this.start();
+      });
     return this.queued;
   }
 
