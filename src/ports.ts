@@ -296,9 +296,9 @@ export interface RunStore {
   /**
    * A run commits atomically: transcript, inputs consumed, outcome, outbox rows and events in one
    * transaction, guarded by the lease epoch, and releases the lease. Throws LEASE_LOST (writing
-   * nothing) if the epoch moved.
+   * nothing) if the epoch moved. Returns the run as committed.
    */
-  commit(commit: RunCommit, now: number): Promise<void>;
+  commit(commit: RunCommit, now: number): Promise<RunRecord>;
   get(id: string): Promise<RunRecord | undefined>;
   list(filter?: { sessionKey?: string; status?: RunStatus; limit?: number }): Promise<RunRecord[]>;
   /**

@@ -6,10 +6,14 @@ import { isTerminalRunStatus } from '../core/run-status.js';
 import { GatewayIntake } from './gateway-intake.js';
 import type { WaitResult } from './gateway-queries.js';
 import { waitUntil, type Wakeups } from './wait-until.js';
+import type { EventBus } from './event-bus.js';
+import type { RunRecord } from '../ports.js';
 
 export abstract class GatewayControl extends GatewayIntake {
   /** What every wait sleeps on: journal events, the clock and the gateway stopping. */
   protected abstract readonly wakeups: Wakeups;
+  /** Where commits say which inputs they consumed, with the run. */
+  abstract readonly bus: EventBus;
   /** After an input was dropped: journalled, and an exchange waiting on it told. */
   protected abstract onInputDropped(inputId: string, journal?: boolean): Promise<void>;
 
@@ -19,11 +23,20 @@ export abstract class GatewayControl extends GatewayIntake {
    * that stops ends every wait the same way, at once: the input is processed after the restart.
    */
   async waitForInput(inputId: string, timeoutMs: number): Promise<WaitResult> {
-    const settled = await waitUntil(this.clock.now() + timeoutMs, () => this.inputOutcome(inputId), this.wakeups, (payload) => {
-      const about = payload as { inputIds?: string[]; inputId?: string };
-      return about.inputIds?.includes(inputId) === true || about.inputId === inputId;
-    });
-    return settled ?? { status: 'timeout', input: (await this.store.inputs.get(inputId))! };
+    // The commit that consumes the input hands over its run: the answer needs no read of the input and the run.
+    let committed: RunRecord | undefined;
+    const unsubscribe = this.bus.onSettled(inputId, (run) => (committed = run));
+    try {
+      const check = async () => (committed && isTerminalRunStatus(committed.status) ? { status: 'completed' as const, run: committed, reply: committed.finalText } : this.inputOutcome(inputId));
+      // A run taking the input changes no answer: only its end, a drop or a store does.
+      const settled = await waitUntil(this.clock.now() + timeoutMs, check, this.wakeups, (payload, _sessionKey, type) => {
+        const about = payload as { inputIds?: string[]; inputId?: string };
+        return type !== 'run.started' && (about.inputIds?.includes(inputId) === true || about.inputId === inputId);
+      });
+      return settled ?? { status: 'timeout', input: (await this.store.inputs.get(inputId))! };
+    } finally {
+      unsubscribe();
+    }
   }
 
   /** The run that took an input, once one has. */

@@ -10,7 +10,7 @@ import { sandboxedBy } from '../core/session-access.js';
 import { resolveLimits, roleAllowsTool, type SubagentRole } from '../core/subagent.js';
 import { parseSessionKey } from '../core/session-key.js';
 import type { TerminalRunStatus } from '../core/run-status.js';
-import type { Clock, IdGenerator, InputRecord, NewEvent, NewTranscriptEntry, SettledToolCall, Store } from '../ports.js';
+import type { Clock, IdGenerator, InputRecord, NewEvent, NewTranscriptEntry, RunRecord, SettledToolCall, Store } from '../ports.js';
 import type { ModelRegistry } from '../models/model-registry.js';
 import type { SwitchboardConfig } from '../config/schema.js';
 import type { GatewayTool } from './tool-contract.js';
@@ -226,8 +226,9 @@ export function createSessionRunner(deps: SessionRunnerDeps) {
       const row = exchangeStepRow(input, { runId, status: executed.status, text: executed.finalText, error: executed.error?.message ?? null }, ids.next());
       return row ? [row] : [];
     });
+    let committed: RunRecord;
     try {
-      await store.runs.commit(
+      committed = await store.runs.commit(
         {
           runId,
           sessionKey: slot.sessionKey,
@@ -268,7 +269,7 @@ export function createSessionRunner(deps: SessionRunnerDeps) {
     }
     // A commit without outbox rows (no exchange step, no sub-agent completion) gives the outbox nothing to do.
     deps.afterCommit(outbox.length > 0 || subagent !== undefined);
-    deps.bus.publish({ type: 'settled', sessionKey: slot.sessionKey, inputIds: consumed });
+    deps.bus.publish({ type: 'settled', sessionKey: slot.sessionKey, inputIds: consumed, run: committed });
     await deps.onCommitted({ runId, sessionKey: slot.sessionKey, agentId: agent.config.id, status: executed.status, error: executed.error?.message ?? null, calledTools: executed.toolCalls > 0 });
   };
 }

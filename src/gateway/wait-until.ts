@@ -6,8 +6,8 @@
 import type { Clock } from '../ports.js';
 import type { EventBus } from './event-bus.js';
 
-/** Which journal events may have changed the answer: their payload and session. */
-export type WakeOn = (payload: Record<string, unknown>, sessionKey: string | null) => boolean;
+/** Which journal events may have changed the answer: their payload, session and type (`settled` for a commit's). */
+export type WakeOn = (payload: Record<string, unknown>, sessionKey: string | null, type: string) => boolean;
 
 export interface Wakeups {
   clock: Clock;
@@ -51,8 +51,8 @@ export function journalPause(bus: EventBus, waiters: Set<() => void>, stopping: 
       };
       const timer = setTimeout(done, ms);
       const unsubscribe = bus.subscribe((event) => {
-        if (event.type === 'journal' && wakeOn((event.event.payload ?? {}) as Record<string, unknown>, event.event.sessionKey)) done();
-        else if (event.type === 'settled' && wakeOn({ inputIds: event.inputIds }, event.sessionKey)) done();
+        if (event.type === 'journal' && wakeOn((event.event.payload ?? {}) as Record<string, unknown>, event.event.sessionKey, event.event.type)) done();
+        else if (event.type === 'settled' && wakeOn({ inputIds: event.inputIds }, event.sessionKey, 'settled')) done();
       });
       waiters.add(done);
       signal?.addEventListener('abort', done, { once: true });

@@ -81,17 +81,46 @@ export class KyselyRunStore implements RunStore {
     });
   }
 
-  async commit(commit: RunCommit, now: number): Promise<void> {
-    await this.db.transaction().execute(async (trx) => {
-      const epoch = await currentEpoch(trx, commit.sessionKey);
-      const run = await trx.selectFrom('runs').select(['status', 'epoch']).where('id', '=', commit.runId).executeTakeFirst();
-      if (epoch !== commit.epoch || !run || run.status !== 'running' || num(run.epoch) !== commit.epoch) {
+  async commit(commit: RunCommit, now: number): Promise<RunRecord> {
+    return this.db.transaction().execute(async (trx) => {
+      // The run is over: its lease goes with the commit, saving the scheduler a write of its own. Taking it
+      // first is also the fence: no row with this epoch means another owner has the session.
+      const released = await trx.deleteFrom('session_lease').where('session_key', '=', commit.sessionKey).where('epoch', '=', commit.epoch).returning('epoch').executeTakeFirst();
+      const { outcome } = commit;
+      const run = !released
+        ? undefined
+        : await trx
+            .updateTable('runs')
+            .set({
+              status: outcome.status,
+              ended_at: now,
+              input_tokens: outcome.usage.inputTokens,
+              output_tokens: outcome.usage.outputTokens,
+              model_calls: outcome.usage.modelCalls,
+              steps: outcome.usage.steps,
+              preamble_chars: outcome.preambleChars,
+              prompt_chars: outcome.promptChars,
+              request_bytes: outcome.request?.bytes ?? 0,
+              request_system_bytes: outcome.request?.systemBytes ?? 0,
+              request_tool_bytes: outcome.request?.toolBytes ?? 0,
+              cached_input_tokens: outcome.usage.cachedInputTokens ?? 0,
+              final_text: outcome.finalText,
+              error_code: outcome.errorCode ?? null,
+              error_message: outcome.errorMessage ?? null,
+            })
+            .where('id', '=', commit.runId)
+            .where('status', '=', 'running')
+            .where('epoch', '=', commit.epoch)
+            .returningAll()
+            .executeTakeFirst();
+      if (!run) {
+        // Thrown before anything else is written; the transaction undoes the two statements above.
+        const epoch = await currentEpoch(trx, commit.sessionKey);
         throw new SwitchboardError(
           'LEASE_LOST',
           `run ${commit.runId} lost its lease on ${commit.sessionKey} (epoch ${commit.epoch}, now ${epoch ?? 'none'}); its results were not committed`,
         );
       }
-      const { outcome } = commit;
       await appendTranscript(trx, commit.sessionKey, commit.transcript, now);
       if (commit.consumedInputIds.length > 0) {
         await trx
@@ -101,34 +130,12 @@ export class KyselyRunStore implements RunStore {
           .where('run_id', '=', commit.runId)
           .execute();
       }
-      await trx
-        .updateTable('runs')
-        .set({
-          status: outcome.status,
-          ended_at: now,
-          input_tokens: outcome.usage.inputTokens,
-          output_tokens: outcome.usage.outputTokens,
-          model_calls: outcome.usage.modelCalls,
-          steps: outcome.usage.steps,
-          preamble_chars: outcome.preambleChars,
-          prompt_chars: outcome.promptChars,
-          request_bytes: outcome.request?.bytes ?? 0,
-          request_system_bytes: outcome.request?.systemBytes ?? 0,
-          request_tool_bytes: outcome.request?.toolBytes ?? 0,
-          cached_input_tokens: outcome.usage.cachedInputTokens ?? 0,
-          final_text: outcome.finalText,
-          error_code: outcome.errorCode ?? null,
-          error_message: outcome.errorMessage ?? null,
-        })
-        .where('id', '=', commit.runId)
-        .execute();
       await endSubagentRun(trx, commit, now);
       if (commit.toolCalls?.length) await settleToolCalls(trx, commit.toolCalls, now);
       await trx.updateTable('sessions').set({ state: 'idle', updated_at: now }).where('key', '=', commit.sessionKey).execute();
-      // The run is over: its lease goes with the commit, saving the scheduler a write of its own.
-      await trx.deleteFrom('session_lease').where('session_key', '=', commit.sessionKey).where('epoch', '=', commit.epoch).execute();
       for (const row of commit.outbox) await insertOutbox(trx, row, now);
       for (const event of commit.events) await appendEvent(trx, event, now);
+      return toRun(run);
     });
   }
 

@@ -52,3 +52,28 @@ describe('waited sends and durability (synchronous FULL)', () => {
     expect(wal.syncs).toBe(before + 1);
   });
 });
+
+describe('a wait on an input', () => {
+  it('is answered by the commit that consumed it: no read of the run, and no read of the input after the first', async () => {
+    const { config } = parseConfigText(
+      `{ agents: { list: [{ id: "echo", model: "scripted/echo" }] }, models: { providers: { scripted: { type: "scripted", models: { echo: { rules: [{ delayMs: 50, reply: "echo: {{input}}" }] } } } } } }`,
+      '/test.json5',
+      {},
+    );
+    const store = await SqliteStore.open({ path: join(mkdtempSync(join(tmpdir(), 'sb-waited-')), 'test.db') });
+    gateway = await startGateway({ config, store, gatewayId: 'gw-waited' });
+    const reads = { inputs: 0, runs: 0 };
+    const inputsGet = store.inputs.get.bind(store.inputs);
+    const runsGet = store.runs.get.bind(store.runs);
+    store.inputs.get = (id) => ((reads.inputs += 1), inputsGet(id));
+    store.runs.get = (id) => ((reads.runs += 1), runsGet(id));
+
+    const sent = await gateway.send({ target: 'echo', message: 'hi', waiting: true });
+    const result = await gateway.waitForInput(sent.input.id, 10_000);
+    expect(result).toMatchObject({ status: 'completed', reply: 'echo: hi' });
+    if (result.status !== 'completed') throw new Error('not completed');
+    // What the waiter was handed is the run as stored.
+    expect(result.run).toEqual(await runsGet(result.run.id));
+    expect(reads).toEqual({ inputs: 1, runs: 0 });
+  });
+});

@@ -150,7 +150,7 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
       expect(started).toBe(true);
       expect(await store.inputs.get(input.id)).toMatchObject({ status: 'claimed', runId, attempts: 1 });
       expect(await store.sessions.get(S)).toMatchObject({ state: 'running', lastRunAt: 2000 });
-      await store.runs.commit(
+      const committed = await store.runs.commit(
         {
           runId, sessionKey: S, epoch,
           outcome: { status: 'succeeded', usage, preambleChars: 100, promptChars: 250, finalText: 'hi there' },
@@ -168,6 +168,8 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
       expect(await store.runs.get(runId)).toMatchObject({
         status: 'succeeded', endedAt: 3000, finalText: 'hi there', preambleChars: 100, promptChars: 250, usage,
       });
+      // The commit answers with the run as stored, so waiters need not read it back.
+      expect(committed).toEqual(await store.runs.get(runId));
       expect((await store.transcript.list(S)).map((e) => e.role)).toEqual(['user', 'assistant']);
       expect((await store.transcript.list(S, { limit: 1 })).map((e) => e.role)).toEqual(['assistant']);
       expect(await store.outbox.listDue(3000, 10)).toHaveLength(1);
@@ -192,7 +194,7 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
     it('runs: commit with a lost lease throws LEASE_LOST and writes nothing', async () => {
       const { input } = await store.inputs.enqueue(newInput(S), 1000);
       const { runId, epoch } = await startRun([input.id]);
-      await store.leases.acquire(S, 'gw-1', 30_000);
+      const taken = await store.leases.acquire(S, 'gw-1', 30_000);
       await expect(
         store.runs.commit(
           {
@@ -203,10 +205,31 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
           },
           3000,
         ),
-      ).rejects.toMatchObject({ code: 'LEASE_LOST' });
+      ).rejects.toMatchObject({
+        code: 'LEASE_LOST',
+        message: `run ${runId} lost its lease on ${S} (epoch ${epoch}, now ${taken!.epoch}); its results were not committed`,
+      });
       expect(await store.transcript.list(S)).toHaveLength(0);
+      expect((await store.leases.get(S))?.epoch).toBe(taken!.epoch);
       expect((await store.inputs.get(input.id))?.status).toBe('claimed');
       expect((await store.runs.get(runId))?.status).toBe('running');
+    });
+
+    it('runs: a commit for a run that is not running under the lease throws LEASE_LOST and keeps the lease', async () => {
+      const { input } = await store.inputs.enqueue(newInput(S), 1000);
+      const { epoch } = await startRun([input.id]);
+      const commit = (runId: string) =>
+        store.runs.commit(
+          {
+            runId, sessionKey: S, epoch,
+            outcome: { status: 'succeeded', usage, preambleChars: 1, promptChars: 1, finalText: 'x' },
+            transcript: [], consumedInputIds: [], outbox: [], events: [],
+          },
+          3000,
+        );
+      await expect(commit('run-that-is-not-there')).rejects.toMatchObject({ code: 'LEASE_LOST' });
+      // The lease is taken first in the commit's transaction; the refusal undoes that.
+      expect((await store.leases.get(S))?.epoch).toBe(epoch);
     });
 
     it('runs: claimMore steers queued inputs into the running run', async () => {
