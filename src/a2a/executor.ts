@@ -174,6 +174,8 @@ export class GatewayAgentExecutor implements AgentExecutor {
     }
     const { sessionKey, input } = accepted;
     await this.tasks.attachInput({ id: taskId, agentId: this.agentId, contextId, owner }, sessionKey, input.id, this.clock.now());
+    // A cancel that came before the task knew its input could not stop the input's run: stop it now.
+    if (this.cancelled.has(taskId)) await this.gateway.cancelInput(input.id, 'cancelled by the A2A client');
     bus.publish(AgentEvent.statusUpdate({ taskId, contextId, status: this.status(TaskState.TASK_STATE_WORKING, taskId, contextId), metadata: {} }));
     await this.tasks.appendEvent(taskId, 'state', { state: 'TASK_STATE_WORKING', sessionKey, inputId: input.id }, this.clock.now());
     relay.start(input.id);
