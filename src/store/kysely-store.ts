@@ -45,6 +45,8 @@ export class KyselyStore implements Store {
     adapter: {
       /** An adapter's own input store, where it has a faster accept path. */
       inputs?: InputStore;
+      /** An adapter's own transcript store, where it can keep sessions' recent entries. */
+      transcript?: (plain: KyselyTranscriptStore) => TranscriptStore;
       relax?: Relax;
     } = {},
   ) {
@@ -55,7 +57,7 @@ export class KyselyStore implements Store {
     this.sessions = new KyselySessionStore(db, adapter.relax);
     this.exchanges = new KyselyExchangeStore(db, dialect);
     this.inputs = adapter.inputs ?? new KyselyInputStore(db, dialect, adapter.relax);
-    this.transcript = new KyselyTranscriptStore(db);
+    this.transcript = adapter.transcript ? adapter.transcript(new KyselyTranscriptStore(db)) : new KyselyTranscriptStore(db);
     this.runs = new KyselyRunStore(db, adapter.relax);
     this.outbox = new KyselyOutboxStore(db);
     this.leases = new KyselyLeaseStore(db, dbNowMs, adapter.relax);
@@ -167,8 +169,14 @@ export class KyselyInputStore implements InputStore {
   }
 }
 
-class KyselyTranscriptStore implements TranscriptStore {
+export class KyselyTranscriptStore implements TranscriptStore {
   constructor(private readonly db: Kysely<Database>) {}
+
+  /** The session's entries after `seq`, oldest first. */
+  async listAfter(sessionKey: string, seq: number): Promise<TranscriptEntry[]> {
+    const rows = await this.db.selectFrom('transcript').selectAll().where('session_key', '=', sessionKey).where('seq', '>', seq).orderBy('seq').execute();
+    return rows.map(toTranscript);
+  }
 
   async list(sessionKey: string, options: { limit?: number } = {}): Promise<TranscriptEntry[]> {
     let query = this.db.selectFrom('transcript').selectAll().where('session_key', '=', sessionKey).orderBy('seq', 'desc');

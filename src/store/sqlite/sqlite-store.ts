@@ -11,6 +11,7 @@ import type { Relax } from '../kysely-writes.js';
 import { KyselyInputStore, KyselyStore } from '../kysely-store.js';
 import { migrateToLatest } from '../migrations.js';
 import type { Database, InputsTable } from '../schema.js';
+import { TranscriptTails } from './transcript-tails.js';
 import { Turns, inTurns } from './turns.js';
 import { DurableDriver, WalSync, trackWrites } from './wal-sync.js';
 
@@ -88,6 +89,7 @@ export class SqliteStore extends KyselyStore {
     // The database clock, in epoch milliseconds.
     super(db, 'sqlite', () => sql<number>`CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER)`, {
       inputs: new SqliteInputStore(db, statements, wal ? () => wal.relax() : undefined),
+      transcript: (plain) => new TranscriptTails(plain),
       relax: wal ? () => wal.relax() : undefined,
     });
   }
