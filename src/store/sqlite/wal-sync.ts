@@ -44,9 +44,10 @@ export class WalSync {
   /** Resolves once everything committed before this call is on disk. */
   durable(): Promise<void> {
     if (this.queued) return this.queued;
+    if (!this.running) return this.start();
     // The running sync may have begun before this commit: the next one covers it. That one starts a turn of
-    // the event loop later, so the commits of the work this turn runs share it instead of each starting one.
-    this.queued = (this.running ?? Promise.resolve())
+    // the event loop after the running one ends, so the commits of the work its end releases share it too.
+    this.queued = this.running
       .then(noop, noop)
       .then(laterTurn)
       .then(() => {
