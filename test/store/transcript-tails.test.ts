@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
+import { TranscriptTails } from '../../src/store/sqlite/transcript-tails.js';
 
 const S = 'agent:a:main';
 let store: SqliteStore | undefined;
@@ -49,5 +50,27 @@ describe('the SQLite store keeps sessions\' recent transcript', () => {
     const [first] = await store.transcript.list(S, { limit: 10 });
     expect(() => ((first.content as { text: string }[])[0].text = 'changed')).toThrow(TypeError);
     expect((await store.transcript.list(S, { limit: 10 }))[0].content).toEqual([{ type: 'text', text: 'hi' }]);
+  });
+});
+
+describe('what the store keeps is bounded', () => {
+  const entry = (seq: number, sessionKey: string, text: string) => ({ seq, sessionKey, role: 'user' as const, content: text, provenance: null, inputId: null, runId: null, createdAt: 0 });
+
+  it('by size in all: the least recently used session is read in full again', async () => {
+    const rows: Record<string, ReturnType<typeof entry>[]> = { a: [entry(1, 'a', 'x'.repeat(60))], b: [entry(2, 'b', 'y'.repeat(60))] };
+    const calls: string[] = [];
+    const plain = {
+      list: async (key: string) => (calls.push(`list ${key}`), rows[key]),
+      listAfter: async (key: string, seq: number) => (calls.push(`after ${key}`), rows[key].filter((row) => row.seq > seq)),
+      append: async () => {},
+    };
+    const tails = new TranscriptTails(plain as never, 10, 200, 100);
+    await tails.list('a', { limit: 10 });
+    await tails.list('a', { limit: 10 });
+    expect(calls).toEqual(['list a', 'after a']);
+    // b's 60 characters and a's together pass the 100 allowed: a, used least recently, goes.
+    await tails.list('b', { limit: 10 });
+    await tails.list('a', { limit: 10 });
+    expect(calls).toEqual(['list a', 'after a', 'list b', 'list a']);
   });
 });

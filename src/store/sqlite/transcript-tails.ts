@@ -9,8 +9,11 @@ import type { NewTranscriptEntry, TranscriptEntry, TranscriptStore } from '../..
 import type { KyselyTranscriptStore } from '../kysely-store.js';
 
 interface Tail {
-  /** The session's last entries, oldest first. */
+  /** The session's last entries, oldest first, frozen. */
   entries: readonly TranscriptEntry[];
+  /** Each entry's size in characters of JSON, to bound the memory kept. */
+  sizes: readonly number[];
+  bytes: number;
   /** True when `entries` is the session's whole transcript. */
   whole: boolean;
 }
@@ -18,6 +21,7 @@ interface Tail {
 export class TranscriptTails implements TranscriptStore {
   /** Least recently used first. */
   private readonly tails = new Map<string, Tail>();
+  private bytes = 0;
 
   constructor(
     private readonly plain: KyselyTranscriptStore,
@@ -25,33 +29,54 @@ export class TranscriptTails implements TranscriptStore {
     private readonly maxSessions = 2000,
     /** How many entries a session keeps: reads of more go to the database. */
     private readonly maxEntries = 200,
+    /** How much is kept in all, in characters of JSON (about 64 MB): tool results can be large. */
+    private readonly maxBytes = 64 * 1024 * 1024,
   ) {}
 
   async list(sessionKey: string, options: { limit?: number } = {}): Promise<TranscriptEntry[]> {
     const limit = options.limit;
     if (limit === undefined || limit > this.maxEntries) return this.plain.list(sessionKey, options);
-    let tail = this.tails.get(sessionKey);
-    if (tail && (tail.whole || tail.entries.length >= limit)) {
-      const newer = await this.plain.listAfter(sessionKey, tail.entries.at(-1)?.seq ?? 0);
-      if (newer.length > 0) {
-        const entries = [...tail.entries, ...newer.map(frozen)];
-        const cut = Math.max(0, entries.length - this.maxEntries);
-        tail = { entries: entries.slice(cut), whole: tail.whole && cut === 0 };
-      }
-      this.tails.delete(sessionKey);
+    const kept = this.tails.get(sessionKey);
+    let tail: Tail;
+    if (kept && (kept.whole || kept.entries.length >= limit)) {
+      const newer = await this.plain.listAfter(sessionKey, kept.entries.at(-1)?.seq ?? 0);
+      tail = newer.length === 0 ? kept : this.tail([...kept.entries, ...newer.map(frozen)], [...kept.sizes, ...newer.map(sizeOf)], kept.whole);
     } else {
       const entries = await this.plain.list(sessionKey, { limit: this.maxEntries });
-      tail = { entries: entries.map(frozen), whole: entries.length < this.maxEntries };
+      tail = this.tail(entries.map(frozen), entries.map(sizeOf), entries.length < this.maxEntries);
     }
-    this.tails.set(sessionKey, tail);
-    if (this.tails.size > this.maxSessions) this.tails.delete(this.tails.keys().next().value!);
+    this.keep(sessionKey, tail);
     return limit === 0 ? [] : tail.entries.slice(-limit);
   }
 
   append(sessionKey: string, entries: NewTranscriptEntry[], now: number): Promise<void> {
     return this.plain.append(sessionKey, entries, now);
   }
+
+  private tail(entries: TranscriptEntry[], sizes: number[], whole: boolean): Tail {
+    const cut = Math.max(0, entries.length - this.maxEntries);
+    const keptSizes = sizes.slice(cut);
+    return { entries: entries.slice(cut), sizes: keptSizes, bytes: keptSizes.reduce((sum, size) => sum + size, 0), whole: whole && cut === 0 };
+  }
+
+  /** Kept as the most recently used; the least recently used go while there are too many or too much. */
+  private keep(sessionKey: string, tail: Tail): void {
+    const old = this.tails.get(sessionKey);
+    if (old) {
+      this.bytes -= old.bytes;
+      this.tails.delete(sessionKey);
+    }
+    this.tails.set(sessionKey, tail);
+    this.bytes += tail.bytes;
+    while (this.tails.size > this.maxSessions || (this.bytes > this.maxBytes && this.tails.size > 0)) {
+      const [oldest, dropped] = this.tails.entries().next().value!;
+      this.tails.delete(oldest);
+      this.bytes -= dropped.bytes;
+    }
+  }
 }
+
+const sizeOf = (entry: TranscriptEntry): number => JSON.stringify(entry.content ?? null).length + JSON.stringify(entry.provenance).length;
 
 /** Entries are shared between reads: frozen, so a reader that changed one would fail loudly instead of changing the next run's history. */
 function frozen<T>(value: T): T {
