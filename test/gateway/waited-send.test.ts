@@ -23,15 +23,22 @@ afterEach(async () => {
   api = undefined;
 });
 
+/** A gateway on a new SQLite file (synchronous FULL) with one scripted agent. */
+async function gatewayWith(agent: string, rule: string): Promise<{ gateway: Gateway; store: SqliteStore }> {
+  const { config } = parseConfigText(
+    `{ agents: { list: [{ id: "${agent}", model: "scripted/${agent}" }] }, models: { providers: { scripted: { type: "scripted", models: { ${agent}: { rules: [${rule}] } } } } } }`,
+    '/test.json5',
+    {},
+  );
+  const store = await SqliteStore.open({ path: join(mkdtempSync(join(tmpdir(), 'sb-waited-')), 'test.db') });
+  return { gateway: await startGateway({ config, store, gatewayId: 'gw-waited' }), store };
+}
+
 describe('waited sends and durability (synchronous FULL)', () => {
   it('the input of a waited send is not synced on its own; a timeout syncs it before it says delivered', async () => {
-    const { config } = parseConfigText(
-      `{ agents: { list: [{ id: "slow", model: "scripted/slow" }] }, models: { providers: { scripted: { type: "scripted", models: { slow: { rules: [{ delayMs: 2000, reply: "late" }] } } } } } }`,
-      '/test.json5',
-      {},
-    );
-    const store = await SqliteStore.open({ path: join(mkdtempSync(join(tmpdir(), 'sb-waited-')), 'test.db') });
-    gateway = await startGateway({ config, store, gatewayId: 'gw-waited' });
+    const started = await gatewayWith('slow', '{ delayMs: 2000, reply: "late" }');
+    gateway = started.gateway;
+    const store = started.store;
     api = new ControlApi(gateway, { host: '127.0.0.1', port: 0, token: TOKEN });
     const url = await api.listen();
     const wal = store.wal!;
@@ -55,13 +62,9 @@ describe('waited sends and durability (synchronous FULL)', () => {
 
 describe('a wait on an input', () => {
   it('is answered by the commit that consumed it: no read of the run, and no read of the input after the first', async () => {
-    const { config } = parseConfigText(
-      `{ agents: { list: [{ id: "echo", model: "scripted/echo" }] }, models: { providers: { scripted: { type: "scripted", models: { echo: { rules: [{ delayMs: 50, reply: "echo: {{input}}" }] } } } } } }`,
-      '/test.json5',
-      {},
-    );
-    const store = await SqliteStore.open({ path: join(mkdtempSync(join(tmpdir(), 'sb-waited-')), 'test.db') });
-    gateway = await startGateway({ config, store, gatewayId: 'gw-waited' });
+    const started = await gatewayWith('echo', '{ delayMs: 50, reply: "echo: {{input}}" }');
+    gateway = started.gateway;
+    const store = started.store;
     const reads = { inputs: 0, runs: 0 };
     const inputsGet = store.inputs.get.bind(store.inputs);
     const runsGet = store.runs.get.bind(store.runs);

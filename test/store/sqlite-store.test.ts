@@ -5,6 +5,7 @@ import type { Kysely } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import type { Database } from '../../src/store/schema.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
+import type { WalSync } from '../../src/store/sqlite/wal-sync.js';
 import { describeStoreContract } from './store-contract.js';
 import { describeBoardContract } from './board-contract.js';
 
@@ -44,12 +45,19 @@ describe('sqlite: the fast accept path', () => {
 
 describe('sqlite: synchronous FULL, with the WAL synced off the event loop', () => {
   const input = (i: number) => ({ id: `in-${i}`, sessionKey: 'agent:a:main', idempotencyKey: `k-${i}`, mode: 'followup' as const, text: 'hi', provenance: { kind: 'user' as const } });
-
-  it('concurrent accepts share syncs, and none is answered before a sync that covers it has finished', async () => {
+  /** A store on a new file with session agent:a:main, closed afterwards. */
+  async function withStore(test: (store: SqliteStore, wal: WalSync) => Promise<void>): Promise<void> {
     const store = await SqliteStore.open({ path: join(mkdtempSync(join(tmpdir(), 'sb-wal-')), 'test.db') });
     try {
-      const wal = store.wal!;
       await store.sessions.ensure({ key: 'agent:a:main', agentId: 'a' }, 1000);
+      await test(store, store.wal!);
+    } finally {
+      await store.close();
+    }
+  }
+
+  it('concurrent accepts share syncs, and none is answered before a sync that covers it has finished', () =>
+    withStore(async (store, wal) => {
       let finished = 0;
       const durable = wal.durable.bind(wal);
       wal.durable = () => durable().then(() => void (finished += 1));
@@ -61,16 +69,10 @@ describe('sqlite: synchronous FULL, with the WAL synced off the event loop', () 
       expect(answered.every(({ finishedSyncs }) => finishedSyncs >= 1)).toBe(true);
       expect(wal.syncs - before).toBeGreaterThanOrEqual(1);
       expect(wal.syncs - before).toBeLessThanOrEqual(2);
-    } finally {
-      await store.close();
-    }
-  });
+    }));
 
-  it('a sync queued behind a running one also covers what the end of the running one released', async () => {
-    const store = await SqliteStore.open({ path: join(mkdtempSync(join(tmpdir(), 'sb-wal-')), 'test.db') });
-    try {
-      const wal = store.wal!;
-      await store.sessions.ensure({ key: 'agent:a:main', agentId: 'a' }, 1000);
+  it('a sync queued behind a running one also covers what the end of the running one released', () =>
+    withStore(async (store, wal) => {
       const before = wal.syncs;
       const first = store.inputs.enqueue(input(1), 1000); // starts a sync
       const second = store.inputs.enqueue(input(2), 1000); // waits for the next one
@@ -78,16 +80,10 @@ describe('sqlite: synchronous FULL, with the WAL synced off the event loop', () 
       await Promise.all([first, second, third]);
       // The next sync starts a turn after the first ends, so the third write shares it with the second.
       expect(wal.syncs - before).toBe(2);
-    } finally {
-      await store.close();
-    }
-  });
+    }));
 
-  it('a write that changed nothing, and an internal write (a lease, a session, a run start), start no sync', async () => {
-    const store = await SqliteStore.open({ path: join(mkdtempSync(join(tmpdir(), 'sb-wal-')), 'test.db') });
-    try {
-      const wal = store.wal!;
-      await store.sessions.ensure({ key: 'agent:a:main', agentId: 'a' }, 1000);
+  it('a write that changed nothing, and an internal write (a lease, a session, a run start), start no sync', () =>
+    withStore(async (store, wal) => {
       await store.inputs.enqueue(input(1), 1000);
       const before = wal.syncs;
       expect(await store.inputs.enqueue(input(1), 1000)).toMatchObject({ created: false });
@@ -103,10 +99,7 @@ describe('sqlite: synchronous FULL, with the WAL synced off the event loop', () 
       // The next durable write's sync covers them.
       await store.inputs.enqueue(input(2), 1000);
       expect(wal.syncs).toBe(before + 2);
-    } finally {
-      await store.close();
-    }
-  });
+    }));
 
   it('the WAL is checkpointed every 10,000 pages (docs/delivery.md): hot pages are copied back once per many commits', async () => {
     const store = await SqliteStore.open({ path: join(mkdtempSync(join(tmpdir(), 'sb-wal-')), 'test.db') });
