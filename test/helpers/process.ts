@@ -5,7 +5,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { once } from 'node:events';
-import { afterAll, beforeAll, expect } from 'vitest';
+import { afterAll, beforeAll, beforeEach, expect } from 'vitest';
 
 export const ROOT = resolve(import.meta.dirname, '../..');
 export const BIN = join(ROOT, 'bin/switchboard.js');
@@ -110,6 +110,8 @@ export function gatewayForSuite(configPath: string, env: NodeJS.ProcessEnv = {})
   afterAll(async () => {
     if (running) expect(await stopGatewayProcess(running)).toBe(0);
   });
+  // A failed test shows what the gateway logged (warnings and errors), so a failure in CI can be read.
+  beforeEach(({ onTestFailed }) => onTestFailed(() => console.error(`gateway stderr:\n${running?.stderr() || '(nothing)'}`)));
   return {
     get gw() {
       if (!running) throw new Error('the suite gateway is not running (used outside a test?)');
