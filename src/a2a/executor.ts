@@ -99,6 +99,17 @@ export class GatewayAgentExecutor implements AgentExecutor {
   private readonly cancelled = new Set<string>();
   /** Tasks this process is executing now; the task watch leaves them to the executor. */
   readonly active = new Set<string>();
+  /**
+   * Tasks this executor finished in the last minute, oldest first. The SDK saves the final state from the
+   * events after `execute` has returned, so until then the store still says working, and the task watch
+   * must not finish such a task a second time.
+   */
+  private readonly finishedAt = new Map<string, number>();
+
+  /** Whether this executor runs the task, or finished it so lately that its final state may not be saved yet. */
+  handles(taskId: string): boolean {
+    return this.active.has(taskId) || this.finishedAt.has(taskId);
+  }
 
   constructor(
     private readonly gateway: GatewayApi,
@@ -114,6 +125,13 @@ export class GatewayAgentExecutor implements AgentExecutor {
   }
 
   private async finish(bus: ExecutionEventBus, taskId: string, contextId: string, state: TaskState, text?: string): Promise<void> {
+    const now = this.clock.now();
+    this.finishedAt.delete(taskId);
+    this.finishedAt.set(taskId, now);
+    for (const [id, at] of this.finishedAt) {
+      if (now - at < 60_000) break;
+      this.finishedAt.delete(id);
+    }
     bus.publish(AgentEvent.statusUpdate({ taskId, contextId, status: this.status(state, taskId, contextId, text), metadata: {} }));
     await this.tasks.appendEvent(taskId, 'state', { state: TaskState[state], ...(text === undefined ? {} : { message: text }) }, this.clock.now());
     bus.finished();

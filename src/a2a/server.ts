@@ -87,7 +87,7 @@ export class A2AServer {
       const executor = new GatewayAgentExecutor(this.gateway, id, this.tasks, this.clock, stallMs);
       const buses = new DefaultExecutionEventBusManager();
       const push = new OutboxPushSender(this.gateway, pushStore);
-      watched.set(id, { isActive: (taskId) => executor.active.has(taskId), buses, push });
+      watched.set(id, { isActive: (taskId) => executor.handles(taskId), buses, push });
       const handler = new GatewayRequestHandler(
         this.tasks,
         id,

@@ -89,7 +89,7 @@ export class A2ATaskWatch {
     task.history = [...task.history, message];
     if (artifact) task.artifacts = [...task.artifacts.filter((existing) => existing.artifactId !== artifact.artifactId), artifact];
     const state = taskStateToJSON(outcome.state);
-    await this.tasks.save({ id: record.id, agentId: record.agentId, contextId: record.contextId, owner: record.owner, state, task: Task.toJSON(task) }, this.clock.now());
+    await this.tasks.save({ id: record.id, agentId: record.agentId, contextId: record.contextId, owner: record.owner, state, task: Task.toJSON(task), statusAt: Date.parse(timestamp) }, this.clock.now());
     await this.tasks.appendEvent(record.id, 'state', { state, message: outcome.text, by: 'task watch (no live executor)' }, this.clock.now());
     const context = this.contextOf(record);
     if (artifact) await agent.push.send({ payload: { $case: 'artifactUpdate', value: { taskId: record.id, contextId: record.contextId, artifact, append: false, lastChunk: true, metadata: {} } } }, context, task);

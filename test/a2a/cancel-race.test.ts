@@ -60,4 +60,7 @@ it('a cancel that comes before the task has recorded its input still stops the i
 
   // Without the fix the run went on for its 5 seconds and succeeded.
   expect((await store.runs.get(runId))?.status).toBe('cancelled');
+  // Done executing, but the SDK may not have saved the final state yet: the task watch must still leave it alone.
+  expect(executor.active.has('t-1')).toBe(false);
+  expect(executor.handles('t-1')).toBe(true);
 });

@@ -74,6 +74,9 @@ describe('A2A task durability', () => {
       const done = await a2a.getTask({ tenant: '', id: started.id, historyLength: undefined });
       expect(done.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
       expect(done.artifacts[0].parts[0].content).toEqual({ $case: 'text', value: 'finally: survive this' });
+      // Finished by the task watch (no live executor after the restart): its status time is stored, so a filter on it finds it.
+      const since = await a2a.listTasks({ tenant: '', contextId: '', status: TaskState.TASK_STATE_UNSPECIFIED, pageSize: 100, pageToken: '', historyLength: 0, statusTimestampAfter: done.status!.timestamp, includeArtifacts: false });
+      expect(since.tasks.map((task) => task.id)).toContain(started.id);
       expect((await runsOf(gw, sessionKey)).map((run) => run.status).sort()).toEqual(['interrupted', 'succeeded']);
     } finally {
       await stopGatewayProcess(gw);
