@@ -76,7 +76,11 @@ describe('sqlite: synchronous FULL, with the WAL synced off the event loop', () 
       const before = wal.syncs;
       const first = store.inputs.enqueue(input(1), 1000); // starts a sync
       const second = store.inputs.enqueue(input(2), 1000); // waits for the next one
-      const third = first.then(() => store.inputs.enqueue(input(3), 1000)); // written once the first sync is done
+      // Written as soon as the first sync is done, straight on the connection (a store call could wait for a turn).
+      const third = first.then(() => {
+        store.raw.prepare('UPDATE sessions SET updated_at = 2000 WHERE key = ?').run('agent:a:main');
+        return store.durable();
+      });
       await Promise.all([first, second, third]);
       // The next sync starts a turn after the first ends, so the third write shares it with the second.
       expect(wal.syncs - before).toBe(2);
