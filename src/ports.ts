@@ -667,8 +667,22 @@ export interface SubagentStore {
   settle(id: string, settlement: SubagentSettlement, now: number): Promise<SubagentRecord | undefined>;
   /** A crash interrupted it and one retry is allowed: counts the attempt and notes it. */
   noteRetry(id: string, diagnostic: string, now: number): Promise<void>;
-  markCompletion(id: string, completion: 'delivered' | 'skipped' | 'dead', now: number): Promise<void>;
+  markCompletion(id: string, completion: 'delivered' | 'skipped', now: number): Promise<void>;
+  /**
+   * Hands a child's completion to its parent in one transaction: reads what the parent is doing, stores the
+   * input `build` makes of that (deduplicated by its idempotency key) and marks the completion. A run of the
+   * parent that commits meanwhile sees both or neither, so it never waits for a completion that has reached it.
+   */
+  handOver(id: string, completion: 'delivered' | 'dead', now: number, build: (parent: ParentFacts) => NewInput): Promise<{ input: InputRecord; created: boolean }>;
   markArchived(id: string, now: number): Promise<void>;
+}
+
+/** What a parent is doing when a child's completion reaches it. */
+export interface ParentFacts {
+  /** It is a sub-agent whose run has ended and that waits for its children. */
+  waiting: boolean;
+  /** How many of its other children have not reached it yet. */
+  others: number;
 }
 
 export type ToolCallState = 'started' | 'completed';

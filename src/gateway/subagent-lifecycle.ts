@@ -33,31 +33,30 @@ export abstract class SubagentLifecycle {
       await this.deps.journal({ type: 'subagent.updated', sessionKey: event.parentSessionKey, payload: { subagentId: record.id, childSessionKey: record.sessionKey, completion: 'skipped', why: `parent sub-agent ${parent.state}` } });
       return;
     }
-    const others = (await store.subagents.countUndelivered(event.parentSessionKey)) - 1;
-    let mode: QueueMode = this.limitsFor(record).completionMode;
-    let wake = false;
-    if (parent?.waiting) {
+    // Decided and stored in the store's transaction: a run of the parent committing meanwhile must not see the
+    // completion still on its way once its input is there, or it waits for it for good.
+    const { input, created } = await store.subagents.handOver(record.id, 'delivered', clock.now(), ({ waiting, others }) => {
       // A waiting orchestrator reads the results together, in one wake run once the last one is in.
-      wake = others === 0;
-      mode = wake ? 'followup' : 'notify';
-    }
-    await this.deps.accept({
-      id: this.deps.ids.next(),
-      sessionKey: event.parentSessionKey,
-      idempotencyKey: row.idempotencyKey,
-      mode,
-      text: renderCompletion(event, replyInstruction(event, parent !== undefined, others, wake)),
-      provenance: {
-        kind: 'subagent_completion',
-        channel: 'internal',
-        sourceSession: event.childSessionKey,
-        sourceAgent: event.agentId,
-        sourceTool: 'sessions_spawn',
-        subagent: { id: event.subagentId, ...(event.runId ? { runId: event.runId } : {}), ...(wake ? { wake: true } : {}) },
-      },
+      const wake = waiting && others === 0;
+      const mode: QueueMode = waiting ? (wake ? 'followup' : 'notify') : this.limitsFor(record).completionMode;
+      return {
+        id: this.deps.ids.next(),
+        sessionKey: event.parentSessionKey,
+        idempotencyKey: row.idempotencyKey,
+        mode,
+        text: renderCompletion(event, replyInstruction(event, parent !== undefined, others, wake)),
+        provenance: {
+          kind: 'subagent_completion',
+          channel: 'internal',
+          sourceSession: event.childSessionKey,
+          sourceAgent: event.agentId,
+          sourceTool: 'sessions_spawn',
+          subagent: { id: event.subagentId, ...(event.runId ? { runId: event.runId } : {}), ...(wake ? { wake: true } : {}) },
+        },
+      };
     });
-    await store.subagents.markCompletion(record.id, 'delivered', clock.now());
-    await this.deps.journal({ type: 'subagent.updated', sessionKey: event.parentSessionKey, payload: { subagentId: record.id, childSessionKey: record.sessionKey, completion: 'delivered', mode } });
+    if (created) this.deps.wake(input.sessionKey);
+    await this.deps.journal({ type: 'subagent.updated', sessionKey: event.parentSessionKey, payload: { subagentId: record.id, childSessionKey: record.sessionKey, completion: 'delivered', mode: input.mode } });
   }
 
   /**
@@ -69,17 +68,18 @@ export abstract class SubagentLifecycle {
     const event = row.payload as CompletionEvent;
     const record = await store.subagents.get(event.subagentId);
     if (!record || record.completion !== 'pending') return;
-    await store.subagents.markCompletion(record.id, 'dead', clock.now());
-    const parent = await store.subagents.getBySession(event.parentSessionKey);
-    const wake = parent?.waiting === true && (await store.subagents.countUndelivered(event.parentSessionKey)) === 0;
-    await this.deps.accept({
-      id: this.deps.ids.next(),
-      sessionKey: event.parentSessionKey,
-      idempotencyKey: `${row.idempotencyKey}:dead`,
-      mode: parent?.waiting && !wake ? 'notify' : 'followup',
-      text: `Your sub-agent ${event.childSessionKey} ended ${record.state}, but its completion event could not be delivered (${error}). Read its result with subagents (action "result") if you need it.`,
-      provenance: { kind: 'system', channel: 'internal', sourceSession: event.childSessionKey, sourceTool: 'sessions_spawn', subagent: { id: record.id, ...(wake ? { wake: true } : {}) } },
+    const { input, created } = await store.subagents.handOver(record.id, 'dead', clock.now(), ({ waiting, others }) => {
+      const wake = waiting && others === 0;
+      return {
+        id: this.deps.ids.next(),
+        sessionKey: event.parentSessionKey,
+        idempotencyKey: `${row.idempotencyKey}:dead`,
+        mode: waiting && !wake ? 'notify' : 'followup',
+        text: `Your sub-agent ${event.childSessionKey} ended ${record.state}, but its completion event could not be delivered (${error}). Read its result with subagents (action "result") if you need it.`,
+        provenance: { kind: 'system', channel: 'internal', sourceSession: event.childSessionKey, sourceTool: 'sessions_spawn', subagent: { id: record.id, ...(wake ? { wake: true } : {}) } },
+      };
     });
+    if (created) this.deps.wake(input.sessionKey);
     await this.deps.journal({ type: 'subagent.updated', sessionKey: event.parentSessionKey, payload: { subagentId: record.id, childSessionKey: record.sessionKey, completion: 'dead', error } });
   }
 

@@ -1,6 +1,6 @@
 /** Sub-agents over Kysely: spawning (session, record and task in one transaction, counted against the limit), settling, queries. */
 import type { Kysely } from 'kysely';
-import type { NewInput, NewSubagent, SubagentFilter, SubagentRecord, SubagentSettlement, SubagentStore, SpawnLimits, SpawnRefused, NewToolCall } from '../ports.js';
+import type { InputRecord, NewInput, NewSubagent, ParentFacts, SubagentFilter, SubagentRecord, SubagentSettlement, SubagentStore, SpawnLimits, SpawnRefused, NewToolCall } from '../ports.js';
 import { json, num } from './kysely-rows.js';
 import { appendEvent, insertInput } from './kysely-writes.js';
 import type { Database } from './schema.js';
@@ -154,6 +154,19 @@ export class KyselySubagentStore implements SubagentStore {
 
   async markCompletion(id: string, completion: 'delivered' | 'skipped', now: number): Promise<void> {
     await this.db.updateTable('subagents').set({ completion, updated_at: now }).where('id', '=', id).execute();
+  }
+
+  async handOver(id: string, completion: 'delivered' | 'dead', now: number, build: (parent: ParentFacts) => NewInput): Promise<{ input: InputRecord; created: boolean }> {
+    return this.db.transaction().execute(async (trx) => {
+      const record = await getRow(trx, id);
+      if (!record) throw new Error(`sub-agent ${id} does not exist`);
+      const parent = await trx.selectFrom('subagents').select('waiting').where('session_key', '=', record.parentSession).executeTakeFirst();
+      const pending = record.completion === null || record.completion === 'pending' ? 1 : 0;
+      const others = (await undelivered(trx, record.parentSession)) - pending;
+      const accepted = await insertInput(trx, build({ waiting: num(parent?.waiting ?? 0) === 1, others }), now);
+      await trx.updateTable('subagents').set({ completion, updated_at: now }).where('id', '=', id).execute();
+      return accepted;
+    });
   }
 
   async markArchived(id: string, now: number): Promise<void> {

@@ -3,7 +3,7 @@
  * per adapter with a factory that returns a fresh, empty store.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { NewInput, NewSubagent, Store } from '../../src/ports.js';
+import type { NewInput, NewSubagent, ParentFacts, Store } from '../../src/ports.js';
 
 let counter = 0;
 const id = (prefix: string) => `${prefix}-${++counter}-${Math.random().toString(16).slice(2, 10)}`;
@@ -538,6 +538,38 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
         await runChild('first answer');
         expect(await store.subagents.get('c1')).toMatchObject({ state: 'running', waiting: true, frozenText: 'first answer', completion: null });
         expect((await store.outbox.list()).filter((row) => row.kind === 'subagent.completion')).toEqual([]);
+      });
+
+      it('handOver stores the parent\'s input and marks the completion in one transaction, from what the parent is doing', async () => {
+        await spawnChild();
+        await store.subagents.spawn(
+          { id: 'g1', sessionKey: `${child}:subagent:g1`, parentSession: child, rootSession: S, agentId: 'support', depth: 2, role: 'leaf', label: null, task: 't', correlationId: 'g1', firstRunId: 'run-g1', model: null, tools: [], timeoutSeconds: 60, workdir: null, worktree: null },
+          newInput(`${child}:subagent:g1`, { idempotencyKey: 'spawn:g1' }),
+          3500,
+        );
+        await store.subagents.spawn(
+          { id: 'g2', sessionKey: `${child}:subagent:g2`, parentSession: child, rootSession: S, agentId: 'support', depth: 2, role: 'leaf', label: null, task: 't', correlationId: 'g2', firstRunId: 'run-g2', model: null, tools: [], timeoutSeconds: 60, workdir: null, worktree: null },
+          newInput(`${child}:subagent:g2`, { idempotencyKey: 'spawn:g2' }),
+          3500,
+        );
+        await runChild('waiting for both');
+        const seen: ParentFacts[] = [];
+        const build = (key: string) => (facts: ParentFacts) => (seen.push(facts), newInput(child, { idempotencyKey: key, mode: 'notify' }));
+        const first = await store.subagents.handOver('g1', 'delivered', 6000, build('completion:g1'));
+        expect(first).toMatchObject({ created: true, input: { sessionKey: child, idempotencyKey: 'completion:g1', status: 'queued' } });
+        expect(await store.subagents.get('g1')).toMatchObject({ completion: 'delivered', updatedAt: 6000 });
+        const last = await store.subagents.handOver('g2', 'dead', 6100, build('completion:g2'));
+        expect(last.created).toBe(true);
+        expect(seen).toEqual([{ waiting: true, others: 1 }, { waiting: true, others: 0 }]);
+        expect(await store.subagents.get('g2')).toMatchObject({ completion: 'dead' });
+        expect(await store.subagents.countUndelivered(child)).toBe(0);
+        // Handed over again (a retried delivery): the same input, nothing new.
+        expect(await store.subagents.handOver('g1', 'delivered', 6200, build('completion:g1'))).toMatchObject({ created: false, input: { id: first.input.id } });
+        expect(seen.at(-1)).toEqual({ waiting: true, others: 0 });
+        // A child of a top-level session: its parent is no sub-agent, so it never waits.
+        await store.subagents.settle('c1', { state: 'succeeded', diagnostic: null, text: 'done', notifyParent: true, maxResultChars: 1000 }, 6300);
+        await store.subagents.handOver('c1', 'delivered', 6400, build('completion:c1'));
+        expect(seen.at(-1)).toEqual({ waiting: false, others: 0 });
       });
 
       it('settle is a compare-and-set: it drops queued inputs once, and a second settle writes nothing', async () => {

@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Gateway } from '../../src/gateway/gateway.js';
+import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { startTestGateway, stopTestGateway } from '../helpers/gateway.js';
 import { waitUntil } from '../helpers/wait.js';
 
@@ -154,6 +155,33 @@ describe('an orchestrator at depth 2', () => {
     expect(runs[0].finalText).toContain('lead: train and hotel booked');
     const replies = await gateway.journalAfter(0, { sessionKey: MAIN });
     expect(replies.filter((event) => event.type === 'session.reply').map((event) => (event.payload as { text: string }).text)).toContain(runs[0].finalText);
+  });
+
+  it('the lead settles however late the hand-over of its last worker finishes (a wake run may commit first)', async () => {
+    // The completion's bookkeeping is slowed down: the lead's wake run can start and commit while the last
+    // worker's hand-over is still under way, and must still find the lead's workers all handed over.
+    const store = await SqliteStore.open({ path: ':memory:' });
+    const subagents = store.subagents;
+    const slow = new Set(['markCompletion', 'handOver']);
+    Object.defineProperty(store, 'subagents', {
+      value: new Proxy(subagents, {
+        get: (target, name, receiver) => {
+          const value = Reflect.get(target, name, receiver);
+          if (typeof value !== 'function') return value;
+          if (!slow.has(String(name))) return value.bind(target);
+          return async (...args: unknown[]) => {
+            await new Promise((resolve) => setTimeout(resolve, 300));
+            return value.apply(target, args);
+          };
+        },
+      }),
+    });
+    gateway = await startTestGateway(orchestration('lead: train and hotel booked'), {}, store);
+    await ask('plan the trip');
+    await completionRuns(MAIN, 1);
+    const [lead] = await gateway.listSubagents(MAIN);
+    expect(lead).toMatchObject({ label: 'lead', state: 'succeeded' });
+    expect((await gateway.store.subagents.get(lead.subagentId))!.result).toBe('lead: train and hotel booked');
   });
 
   it(`a wake run that answers NO_REPLY keeps the frozen answer`, async () => {
