@@ -6,7 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { Role, TaskState, type Message, type Part, type TaskStatus } from '@a2a-js/sdk';
-import { AgentEvent, type AgentExecutor, type ExecutionEventBus, type RequestContext } from '@a2a-js/sdk/server';
+import { AgentEvent, type AgentExecutor, type ExecutionEventBus, type RequestContext, type ServerCallContext } from '@a2a-js/sdk/server';
 import { errorMessage } from '../core/errors.js';
 import { matchesAny } from '../core/tool-policy.js';
 import { a2aSessionKey } from '../core/session-key.js';
@@ -118,6 +118,8 @@ export class GatewayAgentExecutor implements AgentExecutor {
     private readonly clock: Clock,
     /** How long one message may take before its task is failed as stalled (a2a.server.taskStallSeconds). */
     private readonly stallMs: number,
+    /** Calls whose client waits for the final task (a blocking SendMessage): nobody reads their chunks, so the run does not stream. */
+    private readonly blockingCalls: WeakSet<ServerCallContext> = new WeakSet(),
   ) {}
 
   private status(state: TaskState, taskId: string, contextId: string, text?: string): TaskStatus {
@@ -175,7 +177,7 @@ export class GatewayAgentExecutor implements AgentExecutor {
       return this.finish(bus, taskId, contextId, TaskState.TASK_STATE_REJECTED, `context "${contextId}" belongs to another peer; send without a contextId to start a context of your own`);
     }
 
-    const relay = relayDeltas(this.gateway, bus, { taskId, contextId, sessionKey: a2aSessionKey(this.agentId, owner, contextId) });
+    const relay = this.blockingCalls.has(context.context) ? NO_RELAY : relayDeltas(this.gateway, bus, { taskId, contextId, sessionKey: a2aSessionKey(this.agentId, owner, contextId) });
     try {
       await this.answer(bus, message, { taskId, contextId, owner, text }, relay);
     } finally {
@@ -242,6 +244,8 @@ interface DeltaRelay {
   /** No more chunks; resolves once those already taken are published. */
   stop(): Promise<void>;
 }
+
+const NO_RELAY: DeltaRelay = { start: () => {}, stop: async () => {} };
 
 /**
  * The run's text as it is written, as chunks of one artifact; the final answer replaces them. Watched from

@@ -3,7 +3,7 @@
  * a retried first message of a task (same messageId, no task id yet) is answered with the task it made
  * before instead of starting a second task and run; messages without parts or a role, and negative
  * history lengths, are refused as invalid parameters; a push config created without an id gets one and
- * the answer carries it.
+ * the answer carries it. A blocking SendMessage is noted, so that its run does not stream chunks nobody reads.
  */
 import { randomUUID } from 'node:crypto';
 import { Role, Task, TaskState, type GetTaskRequest, type SendMessageRequest, type StreamResponse, type TaskPushNotificationConfig } from '@a2a-js/sdk';
@@ -18,6 +18,8 @@ export class GatewayRequestHandler extends DefaultRequestHandler {
   constructor(
     private readonly tasks: A2ATaskStore,
     private readonly agentId: string,
+    /** Where blocking SendMessage calls are noted for the executor (their runs need not stream). */
+    private readonly blockingCalls: WeakSet<ServerCallContext>,
     ...args: ConstructorParameters<typeof DefaultRequestHandler>
   ) {
     super(...args);
@@ -25,7 +27,10 @@ export class GatewayRequestHandler extends DefaultRequestHandler {
 
   override async sendMessage(params: SendMessageRequest, context: ServerCallContext) {
     checkMessage(params);
-    return (await this.retried(params, context)) ?? super.sendMessage(params, context);
+    const task = await this.retried(params, context);
+    if (task) return task;
+    if (params.configuration?.returnImmediately !== true) this.blockingCalls.add(context);
+    return super.sendMessage(params, context);
   }
 
   override async *sendMessageStream(params: SendMessageRequest, context: ServerCallContext): AsyncGenerator<StreamResponse, void, undefined> {

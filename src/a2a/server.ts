@@ -8,7 +8,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import express from 'express';
 import { AGENT_CARD_PATH, type AgentCard } from '@a2a-js/sdk';
-import { DefaultExecutionEventBusManager, type DefaultRequestHandler } from '@a2a-js/sdk/server';
+import { DefaultExecutionEventBusManager, type DefaultRequestHandler, type ServerCallContext } from '@a2a-js/sdk/server';
 import { jsonRpcHandler, restHandler } from '@a2a-js/sdk/server/express';
 import { legacyAgentCardRouter } from '@a2a-js/sdk/compat/v0_3/server/express';
 import { matchesAny } from '../core/tool-policy.js';
@@ -84,13 +84,15 @@ export class A2AServer {
     const watched = new Map<string, WatchedAgent>();
     for (const agent of this.exposedAgents()) {
       const id = agent.config.id;
-      const executor = new GatewayAgentExecutor(this.gateway, id, this.tasks, this.clock, stallMs);
+      const blockingCalls = new WeakSet<ServerCallContext>();
+      const executor = new GatewayAgentExecutor(this.gateway, id, this.tasks, this.clock, stallMs, blockingCalls);
       const buses = new DefaultExecutionEventBusManager();
       const push = new OutboxPushSender(this.gateway, pushStore);
       watched.set(id, { isActive: (taskId) => executor.handles(taskId), buses, push });
       const handler = new GatewayRequestHandler(
         this.tasks,
         id,
+        blockingCalls,
         buildAgentCard(agent, this.gateway.config, baseUrl),
         new GatewayTaskStore(this.tasks, id, this.clock),
         executor,

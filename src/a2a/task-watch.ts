@@ -29,6 +29,12 @@ export class A2ATaskWatch {
   private unsubscribe?: () => void;
   /** A run that ends during a pass causes one more pass, so no task waits for the next interval. */
   private readonly passes: SerialTask;
+  /**
+   * Unfinished tasks the last pass found with no executor here (after a restart). Only while there are
+   * some does a run's end cause a pass: the tasks of live executors are theirs to finish, and listing
+   * every unfinished task on every run's end costs, under load, a scan per request.
+   */
+  private orphans = 0;
 
   constructor(
     private readonly gateway: GatewayApi,
@@ -44,7 +50,7 @@ export class A2ATaskWatch {
   /** Resolves after the first pass. */
   start(intervalMs: number): Promise<void> {
     this.unsubscribe = this.gateway.subscribe((event) => {
-      if (event.type === 'journal' && (event.event.type === 'run.completed' || event.event.type === 'input.dropped')) void this.passes.kick();
+      if (this.orphans > 0 && event.type === 'journal' && (event.event.type === 'run.completed' || event.event.type === 'input.dropped')) void this.passes.kick();
     });
     this.timer = setInterval(() => void this.passes.kick(), intervalMs);
     return this.passes.kick();
@@ -59,9 +65,11 @@ export class A2ATaskWatch {
 
   private async pass(): Promise<void> {
     const stallMs = this.config.a2a.server.taskStallSeconds * 1000;
+    let orphans = 0;
     for (const record of await this.tasks.list({ states: UNFINISHED, limit: 10_000 })) {
       const agent = this.agents.get(record.agentId);
       if (!agent || agent.isActive(record.id)) continue;
+      orphans += 1;
       // Subscribers that come after a restart need a bus to wait on.
       agent.buses.createOrGetByTaskId(record.id, this.contextOf(record));
       const outcome = record.inputId ? await this.gateway.inputOutcome(record.inputId) : undefined;
@@ -73,6 +81,7 @@ export class A2ATaskWatch {
         await this.finish(record, agent, stalledOutcome(stallMs));
       }
     }
+    this.orphans = orphans;
   }
 
   private contextOf(record: A2ATaskRecord): ServerCallContext {
