@@ -525,8 +525,8 @@ export interface A2ATaskFilter {
 }
 
 export interface A2ATaskStore {
-  /** Inserts or replaces the task snapshot; the session mapping is left as it is. */
-  save(task: Pick<A2ATaskRecord, 'id' | 'agentId' | 'contextId' | 'owner' | 'state' | 'task'> & Partial<Pick<A2ATaskRecord, 'firstMessageId' | 'statusAt'>>, now: number): Promise<void>;
+  /** Inserts or replaces the task snapshot; the session mapping is left as it is. Returns the task as stored. */
+  save(task: Pick<A2ATaskRecord, 'id' | 'agentId' | 'contextId' | 'owner' | 'state' | 'task'> & Partial<Pick<A2ATaskRecord, 'firstMessageId' | 'statusAt'>>, now: number): Promise<A2ATaskRecord>;
   /** The task a peer created with this first message, if any. */
   findByFirstMessage(agentId: string, owner: string, messageId: string): Promise<A2ATaskRecord | undefined>;
   /** How many tasks match (limit and offset ignored). */

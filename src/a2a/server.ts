@@ -41,7 +41,7 @@ export class A2AServer {
     private readonly clock: Clock = { now: () => Date.now() },
     private readonly onError: (error: unknown) => void = () => {},
   ) {
-    this.tasks = new ActiveTaskCache(tasks);
+    this.tasks = new ActiveTaskCache(tasks, clock);
     this.guard = new PeerGuard(gateway.config, clock);
     gateway.registerDelivery(PUSH_KIND, pushDeliverer(this.tasks, gateway.config, clock));
   }

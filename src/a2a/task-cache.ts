@@ -6,19 +6,23 @@
  * this cache, a save that changes the task's state is written through; one that keeps the state (a
  * streamed chunk) only updates the copy here, which loads read, and is written with the next state
  * change. A task that leaves the active states (completed, failed, input required...) is written and
- * dropped from the cache, so what is read afterwards comes from the store. Push configs are cached
- * with the task and replaced on every change made through here.
+ * kept only for `LINGER_MS`, for the loads of the task and its push configs that follow its last event;
+ * what is read after that comes from the store. Push configs are cached with the task and replaced on
+ * every change made through here.
  *
  * After a crash, the store holds each task's last state change; chunks streamed since are gone, and
  * the final answer replaces them when the recovered run finishes.
  */
-import type { A2APushConfigRecord, A2ATaskFilter, A2ATaskRecord, A2ATaskStore, RemoteTaskRecord } from '../ports.js';
+import type { A2APushConfigRecord, A2ATaskFilter, A2ATaskRecord, A2ATaskStore, Clock, RemoteTaskRecord } from '../ports.js';
 
 /** States in which the SDK goes on saving the task as the execution runs. */
 const ACTIVE = new Set(['TASK_STATE_SUBMITTED', 'TASK_STATE_WORKING']);
 
 /** Enough for every task in flight; past it the oldest is written (if it must be) and dropped. */
 const MAX_ENTRIES = 10_000;
+
+/** How long a task that left the active states is still read from here. */
+export const LINGER_MS = 5_000;
 
 type TaskSave = Parameters<A2ATaskStore['save']>[0];
 
@@ -33,42 +37,46 @@ interface Entry {
 
 export class ActiveTaskCache implements A2ATaskStore {
   private readonly entries = new Map<string, Entry>();
+  /** Tasks that left the active states, in the order they left, with when they are read from the store again. */
+  private readonly ended = new Map<string, Entry & { until: number }>();
 
-  constructor(private readonly store: A2ATaskStore) {}
+  constructor(
+    private readonly store: A2ATaskStore,
+    private readonly clock: Clock = { now: () => Date.now() },
+  ) {}
 
-  async save(task: TaskSave, now: number): Promise<void> {
+  async save(task: TaskSave, now: number): Promise<A2ATaskRecord> {
     const entry = this.entries.get(task.id);
     if (entry && entry.stored === task.state && ACTIVE.has(task.state)) {
       entry.record = { ...entry.record, task: task.task, statusAt: task.statusAt ?? entry.record.statusAt, updatedAt: now, lastActivityAt: now };
       entry.pending = { save: task, now };
-      return;
+      return entry.record;
     }
-    await this.store.save(task, now);
-    if (!ACTIVE.has(task.state)) {
-      this.entries.delete(task.id);
-      return;
+    const record = await this.store.save(task, now);
+    const pushConfigs = (entry ?? this.recent(task.id))?.pushConfigs;
+    this.entries.delete(task.id);
+    this.ended.delete(task.id);
+    if (ACTIVE.has(task.state)) {
+      await this.remember(task.id, { record, stored: task.state, pushConfigs });
+    } else {
+      this.ended.set(task.id, { record, stored: task.state, pushConfigs, until: this.clock.now() + LINGER_MS });
+      this.forgetEnded();
     }
-    const record = entry?.record ?? (await this.store.get(task.id));
-    if (!record) return;
-    await this.remember(task.id, {
-      record: { ...record, state: task.state, task: task.task, statusAt: task.statusAt ?? record.statusAt, updatedAt: now, lastActivityAt: now },
-      stored: task.state,
-      pushConfigs: entry?.pushConfigs,
-    });
+    return record;
   }
 
   async get(id: string): Promise<A2ATaskRecord | undefined> {
-    return this.entries.get(id)?.record ?? this.store.get(id);
+    return (this.entries.get(id) ?? this.recent(id))?.record ?? this.store.get(id);
   }
 
   async attachInput(task: Pick<A2ATaskRecord, 'id' | 'agentId' | 'contextId' | 'owner'>, sessionKey: string, inputId: string, now: number): Promise<void> {
     await this.store.attachInput(task, sessionKey, inputId, now);
-    const entry = this.entries.get(task.id);
+    const entry = this.entries.get(task.id) ?? this.recent(task.id);
     if (entry) entry.record = { ...entry.record, sessionKey, inputId, updatedAt: now, lastActivityAt: now };
   }
 
   async listPushConfigs(taskId: string): Promise<A2APushConfigRecord[]> {
-    const entry = this.entries.get(taskId);
+    const entry = this.entries.get(taskId) ?? this.recent(taskId);
     if (entry?.pushConfigs) return entry.pushConfigs;
     const configs = await this.store.listPushConfigs(taskId);
     if (entry) entry.pushConfigs = configs;
@@ -127,8 +135,22 @@ export class ActiveTaskCache implements A2ATaskStore {
   }
 
   private forgetPushConfigs(taskId: string): void {
-    const entry = this.entries.get(taskId);
+    const entry = this.entries.get(taskId) ?? this.ended.get(taskId);
     if (entry) entry.pushConfigs = undefined;
+  }
+
+  /** The ended task's entry while it lingers. */
+  private recent(taskId: string): Entry | undefined {
+    this.forgetEnded();
+    return this.ended.get(taskId);
+  }
+
+  private forgetEnded(): void {
+    const now = this.clock.now();
+    for (const [id, entry] of this.ended) {
+      if (entry.until > now && this.ended.size <= MAX_ENTRIES) break;
+      this.ended.delete(id);
+    }
   }
 
   private async remember(taskId: string, entry: Entry): Promise<void> {

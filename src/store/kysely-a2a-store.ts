@@ -52,9 +52,9 @@ function taskRow(
 export class KyselyA2ATaskStore implements A2ATaskStore {
   constructor(private readonly db: Kysely<Database>) {}
 
-  async save(task: Pick<A2ATaskRecord, 'id' | 'agentId' | 'contextId' | 'owner' | 'state' | 'task'> & Partial<Pick<A2ATaskRecord, 'firstMessageId' | 'statusAt'>>, now: number): Promise<void> {
+  async save(task: Pick<A2ATaskRecord, 'id' | 'agentId' | 'contextId' | 'owner' | 'state' | 'task'> & Partial<Pick<A2ATaskRecord, 'firstMessageId' | 'statusAt'>>, now: number): Promise<A2ATaskRecord> {
     const derived = { first_message_id: task.firstMessageId ?? null, status_at: task.statusAt ?? null };
-    await this.db
+    const row = await this.db
       .insertInto('a2a_tasks')
       .values({ ...taskRow(task, task.state, task.task, { session_key: null, input_id: null }, now), ...derived })
       .onConflict((oc) =>
@@ -68,7 +68,18 @@ export class KyselyA2ATaskStore implements A2ATaskStore {
           last_activity_at: now,
         })),
       )
-      .execute();
+      .returning(['session_key', 'input_id', 'first_message_id', 'created_at'])
+      .executeTakeFirstOrThrow();
+    return {
+      ...task,
+      sessionKey: row.session_key,
+      inputId: row.input_id,
+      firstMessageId: row.first_message_id,
+      statusAt: derived.status_at,
+      createdAt: num(row.created_at),
+      updatedAt: now,
+      lastActivityAt: now,
+    };
   }
 
   async findByFirstMessage(agentId: string, owner: string, messageId: string): Promise<A2ATaskRecord | undefined> {

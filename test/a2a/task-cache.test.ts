@@ -6,13 +6,14 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ActiveTaskCache } from '../../src/a2a/task-cache.js';
+import { ActiveTaskCache, LINGER_MS } from '../../src/a2a/task-cache.js';
 import type { A2ATaskStore } from '../../src/ports.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 
 let store: SqliteStore;
 let calls: Record<string, number>;
 let cache: ActiveTaskCache;
+let now: number;
 
 /** The store's A2A tasks, counting the calls that reach them. */
 function counted(tasks: A2ATaskStore): A2ATaskStore {
@@ -40,7 +41,8 @@ const task = (state: string, chunks: string[] = []) => ({
 beforeEach(async () => {
   store = await SqliteStore.open({ path: join(mkdtempSync(join(tmpdir(), 'sb-task-cache-')), 'db.sqlite') });
   calls = {};
-  cache = new ActiveTaskCache(counted(store.a2aTasks));
+  now = 1_000_000;
+  cache = new ActiveTaskCache(counted(store.a2aTasks), { now: () => now });
 });
 afterEach(async () => {
   await store.close();
@@ -63,10 +65,16 @@ describe('A2A task cache', () => {
     await cache.save(task('TASK_STATE_COMPLETED', ['the answer']), 10);
     expect(calls.save).toBe(3);
     expect(await store.a2aTasks.get('t1')).toMatchObject({ state: 'TASK_STATE_COMPLETED', task: { artifacts: [{ parts: [{ text: 'the answer' }] }] } });
-    // Done here: later reads come from the store.
-    const reads = calls.get ?? 0;
+    // The loads that follow the last event (the task, its push configs) still come from here...
+    expect(await cache.get('t1')).toMatchObject({ state: 'TASK_STATE_COMPLETED', task: { artifacts: [{ parts: [{ text: 'the answer' }] }] } });
+    expect(await cache.listPushConfigs('t1')).toEqual([]);
+    expect(calls.get ?? 0).toBe(0);
+    expect(calls.listPushConfigs).toBe(1);
+    // ...and once it has lingered, from the store.
+    now += LINGER_MS;
     expect(await cache.get('t1')).toMatchObject({ state: 'TASK_STATE_COMPLETED' });
-    expect(calls.get).toBe(reads + 1);
+    expect(await cache.listPushConfigs('t1')).toEqual([]);
+    expect(calls).toMatchObject({ get: 1, listPushConfigs: 2 });
   });
 
   it('a push config saved or deleted through the cache is seen at once', async () => {

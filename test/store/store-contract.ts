@@ -419,8 +419,10 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
       const base = { id: 't1', agentId: 'support', contextId: 'c1', owner: 'peer-a' };
       await store.a2aTasks.attachInput(base, 'agent:support:a2a:peer-a:c1', 'in-1', 1000);
       expect(await store.a2aTasks.get('t1')).toMatchObject({ state: 'TASK_STATE_SUBMITTED', sessionKey: 'agent:support:a2a:peer-a:c1', inputId: 'in-1' });
-      await store.a2aTasks.save({ ...base, state: 'TASK_STATE_WORKING', task: { id: 't1', status: { state: 'TASK_STATE_WORKING' } } }, 2000);
+      const saved = await store.a2aTasks.save({ ...base, state: 'TASK_STATE_WORKING', task: { id: 't1', status: { state: 'TASK_STATE_WORKING' } }, firstMessageId: 'm-1', statusAt: 1900 }, 2000);
       expect(await store.a2aTasks.get('t1')).toMatchObject({ state: 'TASK_STATE_WORKING', inputId: 'in-1', task: { status: { state: 'TASK_STATE_WORKING' } }, createdAt: 1000, lastActivityAt: 2000 });
+      // save answers the task as stored, without a read.
+      expect(saved).toEqual(await store.a2aTasks.get('t1'));
       await store.a2aTasks.save({ id: 't2', agentId: 'support', contextId: 'c2', owner: 'peer-b', state: 'TASK_STATE_COMPLETED', task: {} }, 3000);
       await store.a2aTasks.attachInput({ id: 't2', agentId: 'support', contextId: 'c2', owner: 'peer-b' }, 'agent:support:a2a:peer-b:c2', 'in-2', 3500);
       expect(await store.a2aTasks.get('t2')).toMatchObject({ state: 'TASK_STATE_COMPLETED', inputId: 'in-2' });
