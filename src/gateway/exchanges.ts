@@ -81,12 +81,20 @@ export class ExchangeFlow {
     const { store, clock } = this.deps;
     const reply = { replyRunId: step.runId, replyStatus: step.status, replyText: step.status === 'succeeded' ? step.text ?? '' : step.error ?? step.text ?? '' };
     let exchange = initial;
-    if (exchange.replyState === 'awaiting') {
-      // A waiter (a tool call or an API request) holds the exchange: it takes the reply.
-      ({ exchange } = await store.exchanges.transition(exchange.id, { replyStates: ['awaiting'] }, { replyState: 'replied', ...reply }, clock.now()));
-    }
-    if (exchange.replyState === 'detached') {
-      ({ exchange } = await store.exchanges.transition(exchange.id, { replyStates: ['detached'] }, { replyState: 'delivered', waiterRunId: null, ...reply }, clock.now()));
+    // A waiter (a tool call, sessions_wait or an API request) may take or let go of the exchange while the reply
+    // comes: each move is a compare-and-set, tried again from the state it found, until the reply is kept.
+    for (;;) {
+      const { replyState } = exchange;
+      if (replyState !== 'awaiting' && replyState !== 'detached') break;
+      const moved = await store.exchanges.transition(
+        exchange.id,
+        { replyStates: [replyState] },
+        // A waiter holds the exchange: it takes the reply. Nobody does: the reply is delivered as a message.
+        replyState === 'awaiting' ? { replyState: 'replied', ...reply } : { replyState: 'delivered', waiterRunId: null, ...reply },
+        clock.now(),
+      );
+      exchange = moved.exchange;
+      if (moved.changed) break;
     }
     await this.deps.journal(this.event(exchange, { replyState: exchange.replyState }));
 

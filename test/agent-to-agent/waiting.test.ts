@@ -5,6 +5,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Gateway } from '../../src/gateway/gateway.js';
+import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { startTestGateway, stopTestGateway } from '../helpers/gateway.js';
 import { waitUntil } from '../helpers/wait.js';
 
@@ -81,6 +82,31 @@ describe('sessions_send: waiting for the reply', () => {
       return consumed.length > 0 && consumed;
     });
     expect(late.text).toBe('fast answer to q3');
+  });
+
+  it('a waiter that takes the exchange just as its reply comes gets the reply; it is not lost', async () => {
+    // sessions_wait takes a fire-and-forget exchange (detached -> awaiting) between the reply step's read of it
+    // and its move to delivered: the step must then hand the reply to the waiter instead of dropping it.
+    const store = await SqliteStore.open({ path: ':memory:' });
+    const exchanges = store.exchanges;
+    let raced = false;
+    const transition: typeof exchanges.transition = async (id, expected, changes, now) => {
+      if (!raced && expected.replyStates?.[0] === 'detached' && changes.replyState === 'delivered') {
+        raced = true;
+        await exchanges.transition(id, { replyStates: ['detached'] }, { replyState: 'awaiting', waiterRunId: 'api:waiter' }, now);
+      }
+      return exchanges.transition(id, expected, changes, now);
+    };
+    Object.defineProperty(store, 'exchanges', { value: Object.assign(Object.create(exchanges), { transition }) });
+    gateway = await startTestGateway(config(`{ match: "go", steps: [{ toolCalls: [{ tool: "sessions_send", args: { agentId: "fast", message: "q4", timeoutSeconds: 0 } }] }, { text: "{{tool.sessions_send.status}}" }] },`), {}, store);
+    expect(await ask('go')).toBe('accepted');
+    const [exchange] = await gateway.store.exchanges.list();
+    const settled = await waitUntil('the exchange is done', async () => {
+      const current = await gateway.store.exchanges.get(exchange.id);
+      return current?.phase === 'done' && current;
+    });
+    expect(raced).toBe(true);
+    expect(settled).toMatchObject({ replyState: 'replied', waiterRunId: 'api:waiter', replyText: 'fast answer to q4', replyStatus: 'succeeded' });
   });
 
   it('a failed target run is reported as {status: "error"} naming how it ended', async () => {
