@@ -288,9 +288,10 @@ export interface RunCommit {
 export interface RunStore {
   /**
    * Creates the run and claims its inputs, if and only if `epoch` is still the session's lease epoch
-   * and every input is still queued. Returns false (writing nothing) otherwise.
+   * and every input is still queued. Returns the claimed inputs, oldest first, or undefined (writing
+   * nothing) otherwise.
    */
-  start(run: NewRun, now: number): Promise<boolean>;
+  start(run: NewRun, now: number): Promise<InputRecord[] | undefined>;
   /** Claims more queued inputs into a running run (steering). Returns the ids actually claimed. */
   claimMore(runId: string, sessionKey: string, epoch: number, inputIds: string[], now: number): Promise<string[]>;
   /**

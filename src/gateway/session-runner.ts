@@ -128,15 +128,14 @@ export function createSessionRunner(deps: SessionRunnerDeps) {
     // The first run of a sub-agent takes the run id sessions_spawn promised.
     const runId = subagent && subagent.runId === null ? subagent.firstRunId : ids.next();
     const model = subagent?.model ?? agent.model;
-    const started = await store.runs.start(
+    const inputs = await store.runs.start(
       { id: runId, sessionKey: slot.sessionKey, agentId: agent.config.id, owner: deps.owner, epoch: slot.epoch, model, inputIds: slot.inputIds, subagentId: subagent?.id },
       clock.now(),
     );
     deps.afterCommit(false);
-    if (!started) return;
+    if (!inputs) return;
     slot.runId = runId;
 
-    const inputs = await store.inputs.listByRun(runId);
     const steered: InputRecord[] = [];
     const toolCalls: SettledToolCall[] = [];
     const timeoutSeconds = subagent?.timeoutSeconds ?? agent.timeoutSeconds;

@@ -3,8 +3,8 @@ import { settleToolCalls } from './kysely-tool-call-store.js';
 import type { Kysely } from 'kysely';
 import { SwitchboardError } from '../core/errors.js';
 import type { RunStatus } from '../core/run-status.js';
-import type { NewRun, RecoveryReport, RunCommit, RunRecord, RunStore } from '../ports.js';
-import { num, toRun } from './kysely-rows.js';
+import type { InputRecord, NewRun, RecoveryReport, RunCommit, RunRecord, RunStore } from '../ports.js';
+import { num, toInput, toRun } from './kysely-rows.js';
 import { appendEvent, appendTranscript, currentEpoch, insertOutbox, type Relax } from './kysely-writes.js';
 import { endSubagentRun, startSubagentRun } from './kysely-subagent-rows.js';
 import type { Database } from './schema.js';
@@ -16,17 +16,19 @@ export class KyselyRunStore implements RunStore {
     private readonly relax?: Relax,
   ) {}
 
-  async start(run: NewRun, now: number): Promise<boolean> {
+  async start(run: NewRun, now: number): Promise<InputRecord[] | undefined> {
     return this.db.transaction().execute(async (trx) => {
       this.relax?.();
-      if ((await currentEpoch(trx, run.sessionKey)) !== run.epoch) return false;
+      // The claim is the fence: it takes the inputs only while the lease still has this run's epoch.
       const claimed = await trx
         .updateTable('inputs')
         .set((eb) => ({ status: 'claimed', run_id: run.id, attempts: eb('attempts', '+', 1), updated_at: now }))
         .where('id', 'in', run.inputIds)
         .where('status', '=', 'queued')
-        .returning('id')
+        .where((eb) => eb.exists(eb.selectFrom('session_lease').select('epoch').where('session_key', '=', run.sessionKey).where('epoch', '=', run.epoch)))
+        .returningAll()
         .execute();
+      if (claimed.length === 0) return undefined;
       if (claimed.length !== run.inputIds.length) {
         // Someone else took an input first; undo by throwing inside the transaction.
         throw new StartConflict();
@@ -57,9 +59,9 @@ export class KyselyRunStore implements RunStore {
       await trx.updateTable('sessions').set({ state: 'running', updated_at: now, last_run_at: now }).where('key', '=', run.sessionKey).execute();
       await appendEvent(trx, { type: 'run.started', sessionKey: run.sessionKey, runId: run.id, payload: { inputIds: run.inputIds, model: run.model } }, now);
       if (run.subagentId) await startSubagentRun(trx, run.subagentId, run.id, now);
-      return true;
+      return claimed.map(toInput).sort((a, b) => a.seq - b.seq);
     }).catch((error: unknown) => {
-      if (error instanceof StartConflict) return false;
+      if (error instanceof StartConflict) return undefined;
       throw error;
     });
   }

@@ -147,7 +147,8 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
     it('runs: start claims inputs; commit consumes them, appends transcript, outbox and events atomically', async () => {
       const { input } = await store.inputs.enqueue(newInput(S), 1000);
       const { runId, epoch, started } = await startRun([input.id]);
-      expect(started).toBe(true);
+      // start answers the inputs it claimed, as stored.
+      expect(started).toEqual([await store.inputs.get(input.id)]);
       expect(await store.inputs.get(input.id)).toMatchObject({ status: 'claimed', runId, attempts: 1 });
       expect(await store.sessions.get(S)).toMatchObject({ state: 'running', lastRunAt: 2000 });
       const committed = await store.runs.commit(
@@ -183,11 +184,16 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
       const { input } = await store.inputs.enqueue(newInput(S), 1000);
       const lease = await store.leases.acquire(S, 'gw-1', 30_000);
       await store.leases.acquire(S, 'gw-1', 30_000);
-      expect(await store.runs.start({ id: id('run'), sessionKey: S, agentId: 'support', owner: 'gw-1', epoch: lease!.epoch, model: 'm', inputIds: [input.id] }, 2000)).toBe(false);
+      expect(await store.runs.start({ id: id('run'), sessionKey: S, agentId: 'support', owner: 'gw-1', epoch: lease!.epoch, model: 'm', inputIds: [input.id] }, 2000)).toBeUndefined();
+      expect(await store.inputs.get(input.id)).toMatchObject({ status: 'queued', runId: null, attempts: 0 });
       const ok = await startRun([input.id]);
-      expect(ok.started).toBe(true);
+      expect(ok.started?.map((claimed) => claimed.id)).toEqual([input.id]);
       const again = await store.runs.start({ id: id('run'), sessionKey: S, agentId: 'support', owner: 'gw-1', epoch: ok.epoch, model: 'm', inputIds: [input.id] }, 2000);
-      expect(again).toBe(false);
+      expect(again).toBeUndefined();
+      // One input of two already taken: nothing is claimed, and no run is made.
+      const { input: other } = await store.inputs.enqueue(newInput(S), 2100);
+      expect(await store.runs.start({ id: id('run'), sessionKey: S, agentId: 'support', owner: 'gw-1', epoch: ok.epoch, model: 'm', inputIds: [other.id, input.id] }, 2200)).toBeUndefined();
+      expect(await store.inputs.get(other.id)).toMatchObject({ status: 'queued', runId: null });
       expect(await store.runs.list({ sessionKey: S })).toHaveLength(1);
     });
 
@@ -257,7 +263,7 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
       expect(last.droppedInputs).toEqual([a.input.id]);
       expect(await store.inputs.get(a.input.id)).toMatchObject({ status: 'dropped', attempts: 3, runId: third.runId });
       expect((await store.inputs.get(a.input.id))?.note).toBe('dropped after 3 interrupted attempts (recovery.retryInterrupted = 2)');
-      expect(second.started && third.started).toBe(true);
+      expect(second.started && third.started).toHaveLength(1);
       expect(await store.runs.recoverOrphans('gw-2', 'other owner', 2, 7000)).toEqual({ interruptedRuns: [], requeuedInputs: [], droppedInputs: [] });
     });
 
@@ -475,7 +481,7 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
         const [input] = await store.inputs.listQueued(child);
         const lease = await store.leases.acquire(child, 'gw-1', 30_000);
         const runId = id('run');
-        expect(await store.runs.start({ id: runId, sessionKey: child, agentId: 'support', owner: 'gw-1', epoch: lease!.epoch, model: 'scripted/x', inputIds: [input.id], subagentId: 'c1' }, 4000)).toBe(true);
+        expect(await store.runs.start({ id: runId, sessionKey: child, agentId: 'support', owner: 'gw-1', epoch: lease!.epoch, model: 'scripted/x', inputIds: [input.id], subagentId: 'c1' }, 4000)).toHaveLength(1);
         await store.runs.commit(
           { runId, sessionKey: child, epoch: lease!.epoch, outcome: { status, usage, preambleChars: 0, promptChars: 0, finalText, errorMessage: status === 'failed' ? 'boom' : null }, transcript: [], consumedInputIds: [input.id], outbox: [], events: [], subagent: { id: 'c1', error: status === 'failed' ? 'boom' : null, maxResultChars: 1000 } },
           5000,
