@@ -160,6 +160,9 @@ export class KyselySubagentStore implements SubagentStore {
     return this.db.transaction().execute(async (trx) => {
       const record = await getRow(trx, id);
       if (!record) throw new Error(`sub-agent ${id} does not exist`);
+      // Hand-overs to one parent count its children one after another (on PostgreSQL, from any gateway), so the
+      // last one in always sees the others delivered and wakes a waiting parent.
+      await lockCounted(trx, this.dialect, `handover:${record.parentSession}`);
       const parent = await trx.selectFrom('subagents').select('waiting').where('session_key', '=', record.parentSession).executeTakeFirst();
       const pending = record.completion === null || record.completion === 'pending' ? 1 : 0;
       const others = (await undelivered(trx, record.parentSession)) - pending;
