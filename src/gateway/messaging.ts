@@ -198,6 +198,8 @@ export class AgentMessaging extends SessionDirectory {
     }
     const watched = new Set(sessionKeys);
     const statuses = () => Promise.all(sessionKeys.map((key) => this.waitStatus(requester.sessionKey, key, waiterId)));
+    let outcome: { timedOut: boolean; sessions: Awaited<ReturnType<typeof statuses>> };
+    let caught = false;
     try {
       const done = await waitUntil(
         clock.now() + options.timeoutMs,
@@ -209,12 +211,16 @@ export class AgentMessaging extends SessionDirectory {
         (payload, sessionKey) => watched.has(String(payload.targetSession)) || (sessionKey !== null && watched.has(sessionKey)),
         options.signal,
       );
-      return done ? { timedOut: false, sessions: done } : { timedOut: true, sessions: await statuses() };
+      outcome = done ? { timedOut: false, sessions: done } : { timedOut: true, sessions: await statuses() };
     } finally {
       for (const exchange of await store.exchanges.list({ waiterRunId: waiterId, replyStates: ['awaiting'], limit: 100_000 })) {
-        await store.exchanges.transition(exchange.id, { replyStates: ['awaiting'], waiterRunId: waiterId }, { replyState: 'detached', waiterRunId: null }, clock.now());
+        const released = await store.exchanges.transition(exchange.id, { replyStates: ['awaiting'], waiterRunId: waiterId }, { replyState: 'detached', waiterRunId: null }, clock.now());
+        if (!released.changed) caught = true;
       }
     }
+    // A reply that came between the last look and letting go is this waiter's now (it is not delivered again as a
+    // message): it must be in the answer.
+    return caught ? { timedOut: outcome.timedOut, sessions: await statuses() } : outcome;
   }
 
   private async waitStatus(requesterSession: string, sessionKey: string, waiterId: string) {

@@ -187,6 +187,34 @@ describe('sessions_wait', () => {
     expect((await gateway.store.exchanges.list()).map((exchange) => exchange.replyState)).toEqual(['delivered', 'delivered']);
   });
 
+  it('a reply that comes just as sessions_wait lets go is in its answer (and so not lost)', async () => {
+    // The reply step takes the exchange for the waiter (awaiting -> replied) right before sessions_wait, timing
+    // out, lets it go: the reply is then the waiter's, so the answer must carry it.
+    const store = await SqliteStore.open({ path: ':memory:' });
+    const exchanges = store.exchanges;
+    let raced = false;
+    const transition: typeof exchanges.transition = async (id, expected, changes, now) => {
+      if (!raced && expected.replyStates?.[0] === 'awaiting' && expected.waiterRunId && changes.replyState === 'detached') {
+        raced = true;
+        await exchanges.transition(id, { replyStates: ['awaiting'] }, { replyState: 'replied', replyRunId: 'run-raced', replyStatus: 'succeeded', replyText: 'the raced reply' }, now);
+      }
+      return exchanges.transition(id, expected, changes, now);
+    };
+    Object.defineProperty(store, 'exchanges', { value: Object.assign(Object.create(exchanges), { transition }) });
+    gateway = await startTestGateway(
+      config(`{ match: "go", steps: [
+        { toolCalls: [{ tool: "sessions_send", args: { agentId: "slow", message: "d", timeoutSeconds: 0 } }] },
+        { toolCalls: [{ tool: "sessions_wait", args: { sessionKeys: ["agent:slow:main"], timeoutMs: 50 } }] },
+        { text: "{{tool.sessions_wait}}" },
+      ] },`),
+      {},
+      store,
+    );
+    const result = JSON.parse(await ask('go'));
+    expect(raced).toBe(true);
+    expect(result.sessions[0]).toMatchObject({ sessionKey: B, waitingForReplies: 0, replies: [{ reply: 'the raced reply', status: 'ok' }] });
+  });
+
   it('times out with {timedOut: true}; the reply it did not get still arrives as a message', async () => {
     gateway = await startTestGateway(config(`{ match: "go", steps: [
       { toolCalls: [{ tool: "sessions_send", args: { agentId: "slow", message: "c", timeoutSeconds: 0 } }] },
