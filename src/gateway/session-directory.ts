@@ -81,14 +81,19 @@ export abstract class SessionDirectory {
   }
 
   /** Whether the session has spawned anyone yet (the `subagents` tool is offered from then on). */
-  hasSpawned(session: AvailabilityContext): Promise<boolean> {
-    return session.once('spawned', async () => (await this.deps.store.sessions.list({ parentKey: session.sessionKey, limit: 1 })).length > 0);
+  async hasSpawned(session: AvailabilityContext): Promise<boolean> {
+    return (await this.reachedOut(session)).spawned;
   }
 
   /** Whether there is anything for sessions_wait: a session this one messaged or spawned. */
   async hasSomethingToWaitFor(session: AvailabilityContext): Promise<boolean> {
-    if (await this.hasSpawned(session)) return true;
-    return session.once('sent', async () => (await this.deps.store.exchanges.list({ requesterSession: session.sessionKey, limit: 1 })).length > 0);
+    const { spawned, sent } = await this.reachedOut(session);
+    return spawned || sent;
+  }
+
+  /** Both facts in one query, once per model step. */
+  private reachedOut(session: AvailabilityContext): Promise<{ spawned: boolean; sent: boolean }> {
+    return session.once('activity', () => this.deps.store.sessions.activity(session.sessionKey));
   }
 
   /** Throws VISIBILITY_DENIED or A2A_POLICY_DENIED (details.layer names the layer) when not allowed. */

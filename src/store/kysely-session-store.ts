@@ -65,4 +65,17 @@ export class KyselySessionStore implements SessionStore {
       .execute();
     return rows.map((row) => ({ key: row.session_key, oldestQueuedAt: num(row.oldest as number) }));
   }
+
+  async activity(key: string): Promise<{ spawned: boolean; sent: boolean }> {
+    const row = await this.db
+      .selectNoFrom((eb) => [
+        eb.exists(eb.selectFrom('sessions').select('key').where('parent_key', '=', key)).as('spawned'),
+        eb.exists(eb.selectFrom('exchanges').select('id').where('requester_session', '=', key)).as('sent'),
+      ])
+      .executeTakeFirstOrThrow();
+    // PostgreSQL answers booleans, SQLite 0 or 1.
+    return { spawned: truthy(row.spawned), sent: truthy(row.sent) };
+  }
 }
+
+const truthy = (value: unknown) => value === true || Number(value) === 1;
