@@ -107,7 +107,7 @@ export interface SessionStore {
   /** Keys of sessions holding queued inputs, oldest first. */
   listWithQueuedInputs(): Promise<{ key: string; oldestQueuedAt: number }[]>;
   /** Whether the session has spawned a sub-agent, and whether it has sent a message that expects a reply (in one query). */
-  activity(key: string): Promise<{ spawned: boolean; sent: boolean }>;
+  reachedOut(key: string): Promise<{ spawned: boolean; sent: boolean }>;
 }
 
 export type InputStatus = 'queued' | 'claimed' | 'consumed' | 'dropped';

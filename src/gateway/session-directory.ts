@@ -93,7 +93,7 @@ export abstract class SessionDirectory {
 
   /** Both facts in one query, once per model step. */
   private reachedOut(session: AvailabilityContext): Promise<{ spawned: boolean; sent: boolean }> {
-    return session.once('activity', () => this.deps.store.sessions.activity(session.sessionKey));
+    return session.once('reachedOut', () => this.deps.store.sessions.reachedOut(session.sessionKey));
   }
 
   /** Throws VISIBILITY_DENIED or A2A_POLICY_DENIED (details.layer names the layer) when not allowed. */

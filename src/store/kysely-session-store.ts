@@ -66,7 +66,7 @@ export class KyselySessionStore implements SessionStore {
     return rows.map((row) => ({ key: row.session_key, oldestQueuedAt: num(row.oldest as number) }));
   }
 
-  async activity(key: string): Promise<{ spawned: boolean; sent: boolean }> {
+  async reachedOut(key: string): Promise<{ spawned: boolean; sent: boolean }> {
     const row = await this.db
       .selectNoFrom((eb) => [
         eb.exists(eb.selectFrom('sessions').select('key').where('parent_key', '=', key)).as('spawned'),

@@ -337,14 +337,14 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
       expect(await store.inputs.list({ sessionKey: 'agent:expert:main' })).toHaveLength(1);
     });
 
-    it('sessions: activity tells whether a session has spawned and whether it has sent a message expecting a reply', async () => {
+    it('sessions: reachedOut tells whether a session has spawned and whether it has sent a message expecting a reply', async () => {
       await store.sessions.ensure({ key: S, agentId: 'support' }, 1000);
-      expect(await store.sessions.activity(S)).toEqual({ spawned: false, sent: false });
+      expect(await store.sessions.reachedOut(S)).toEqual({ spawned: false, sent: false });
       await store.exchanges.open(newExchange('ex-act'), newInput('agent:expert:main', { idempotencyKey: 'act-1' }), 1100);
-      expect(await store.sessions.activity(S)).toEqual({ spawned: false, sent: true });
+      expect(await store.sessions.reachedOut(S)).toEqual({ spawned: false, sent: true });
       await store.sessions.ensure({ key: `${S}:subagent:act`, agentId: 'support', parentKey: S, depth: 1 }, 1200);
-      expect(await store.sessions.activity(S)).toEqual({ spawned: true, sent: true });
-      expect(await store.sessions.activity('agent:expert:main')).toEqual({ spawned: false, sent: false });
+      expect(await store.sessions.reachedOut(S)).toEqual({ spawned: true, sent: true });
+      expect(await store.sessions.reachedOut('agent:expert:main')).toEqual({ spawned: false, sent: false });
     });
 
     it('tool calls: recorded with the effect in its transaction, settled with the run commit; a rerun counts; another call at the position diverges', async () => {
