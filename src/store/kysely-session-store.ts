@@ -16,7 +16,7 @@ export class KyselySessionStore implements SessionStore {
   ) {}
 
   async ensure(session: NewSession, now: number): Promise<SessionRecord> {
-    await relaxed(this.db, this.relax, (db) => db
+    const created = await relaxed(this.db, this.relax, (db) => db
       .insertInto('sessions')
       .values({
         key: session.key,
@@ -31,8 +31,10 @@ export class KyselySessionStore implements SessionStore {
         last_run_at: null,
       })
       .onConflict((oc) => oc.column('key').doNothing())
-      .execute());
-    const row = await this.db.selectFrom('sessions').selectAll().where('key', '=', session.key).executeTakeFirstOrThrow();
+      .returningAll()
+      .executeTakeFirst());
+    // Only a session that was there already is read.
+    const row = created ?? (await this.db.selectFrom('sessions').selectAll().where('key', '=', session.key).executeTakeFirstOrThrow());
     return toSession(row);
   }
 

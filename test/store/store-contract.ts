@@ -66,7 +66,9 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
     it('sessions: ensure is idempotent and keeps the first row', async () => {
       const again = await store.sessions.ensure({ key: S, agentId: 'support', label: 'other' }, 5000);
       expect(again).toMatchObject({ key: S, agentId: 'support', label: null, depth: 0, state: 'idle', createdAt: 1000 });
-      await store.sessions.ensure({ key: 'agent:expert:main', agentId: 'expert', label: 'tech' }, 1500);
+      const created = await store.sessions.ensure({ key: 'agent:expert:main', agentId: 'expert', label: 'tech' }, 1500);
+      expect(created).toEqual(await store.sessions.get('agent:expert:main'));
+      expect(created).toMatchObject({ label: 'tech', createdAt: 1500, lastRunAt: null });
       expect((await store.sessions.list({ agentId: 'expert' })).map((s) => s.key)).toEqual(['agent:expert:main']);
       expect(await store.sessions.get('agent:nobody:main')).toBeUndefined();
     });
