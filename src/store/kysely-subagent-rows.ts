@@ -79,13 +79,15 @@ export async function startSubagentRun(db: Db, subagentId: string, runId: string
   if (Number(started.numUpdatedRows) === 1) await appendEvent(db, event({ ...record, state: 'running', runId }), now);
 }
 
-export async function undelivered(db: Db, parentSession: string): Promise<number> {
-  const row = await db
+/** How many of a parent's children have not reached it yet (live, or their completion still pending), `except` one. */
+export async function undelivered(db: Db, parentSession: string, except?: string): Promise<number> {
+  let query = db
     .selectFrom('subagents')
     .select((eb) => eb.fn.countAll<number>().as('n'))
     .where('parent_session', '=', parentSession)
-    .where((eb) => eb.or([eb('completion', 'is', null), eb('completion', '=', 'pending')]))
-    .executeTakeFirst();
+    .where((eb) => eb.or([eb('completion', 'is', null), eb('completion', '=', 'pending')]));
+  if (except) query = query.where('id', '!=', except);
+  const row = await query.executeTakeFirst();
   return num(row?.n ?? 0);
 }
 

@@ -164,8 +164,7 @@ export class KyselySubagentStore implements SubagentStore {
       // last one in always sees the others delivered and wakes a waiting parent.
       await lockCounted(trx, this.dialect, `handover:${record.parentSession}`);
       const parent = await trx.selectFrom('subagents').select('waiting').where('session_key', '=', record.parentSession).executeTakeFirst();
-      const pending = record.completion === null || record.completion === 'pending' ? 1 : 0;
-      const others = (await undelivered(trx, record.parentSession)) - pending;
+      const others = await undelivered(trx, record.parentSession, id);
       const accepted = await insertInput(trx, build({ waiting: num(parent?.waiting ?? 0) === 1, others }), now);
       await trx.updateTable('subagents').set({ completion, updated_at: now }).where('id', '=', id).execute();
       return accepted;
