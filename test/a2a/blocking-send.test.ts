@@ -6,28 +6,21 @@ import { Role, type Message } from '@a2a-js/sdk';
 import type { AgentExecutionEvent, ExecutionEventBus, RequestContext, ServerCallContext } from '@a2a-js/sdk/server';
 import { afterEach, expect, it } from 'vitest';
 import { GatewayAgentExecutor, textPart } from '../../src/a2a/executor.js';
-import { startGateway } from '../../src/app.js';
-import { parseConfigText } from '../../src/config/load.js';
 import type { Gateway } from '../../src/gateway/gateway.js';
-import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
+import { startTestGateway, stopTestGateway } from '../helpers/gateway.js';
 
 let gateway: Gateway | undefined;
 afterEach(async () => {
-  await gateway?.stop();
-  await gateway?.store.close();
+  if (gateway) await stopTestGateway(gateway);
   gateway = undefined;
 });
 
 it('a blocking call publishes no chunks; a call that is not blocking streams them', async () => {
-  const { config } = parseConfigText(
+  gateway = await startTestGateway(
     `{ agents: { list: [{ id: "talk", model: "scripted/talk" }] }, models: { providers: { scripted: { type: "scripted", models: { talk: { chunkChars: 4, rules: [{ reply: "a reply long enough for chunks" }] } } } } } }`,
-    '/test.json5',
-    {},
   );
-  const store = await SqliteStore.open({ path: ':memory:' });
-  gateway = await startGateway({ config, store, gatewayId: 'gw-blocking' });
   const blockingCalls = new WeakSet<ServerCallContext>();
-  const executor = new GatewayAgentExecutor(gateway, 'talk', store.a2aTasks, { now: () => Date.now() }, 60_000, blockingCalls);
+  const executor = new GatewayAgentExecutor(gateway, 'talk', gateway.store.a2aTasks, { now: () => Date.now() }, 60_000, blockingCalls);
   const execute = async (id: string, blocking: boolean) => {
     const events: AgentExecutionEvent[] = [];
     const bus = { publish: (event: AgentExecutionEvent) => events.push(event), finished: () => {} } as unknown as ExecutionEventBus;

@@ -9,27 +9,24 @@ import { Role, type Message } from '@a2a-js/sdk';
 import type { ExecutionEventBus, RequestContext } from '@a2a-js/sdk/server';
 import { afterEach, expect, it } from 'vitest';
 import { GatewayAgentExecutor, textPart } from '../../src/a2a/executor.js';
-import { startGateway } from '../../src/app.js';
-import { parseConfigText } from '../../src/config/load.js';
 import type { Gateway } from '../../src/gateway/gateway.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
+import { startTestGateway, stopTestGateway } from '../helpers/gateway.js';
 import { waitUntil } from '../helpers/wait.js';
 
 let gateway: Gateway | undefined;
 afterEach(async () => {
-  await gateway?.stop();
-  await gateway?.store.close();
+  if (gateway) await stopTestGateway(gateway);
   gateway = undefined;
 });
 
 it('a cancel that comes before the task has recorded its input still stops the input\'s run', async () => {
-  const { config } = parseConfigText(
-    `{ agents: { list: [{ id: "slow", model: "scripted/slow" }] }, models: { providers: { scripted: { type: "scripted", models: { slow: { rules: [{ delayMs: 5000, reply: "late" }] } } } } } }`,
-    '/test.json5',
-    {},
-  );
   const store = await SqliteStore.open({ path: join(mkdtempSync(join(tmpdir(), 'sb-a2a-cancel-')), 'test.db') });
-  gateway = await startGateway({ config, store, gatewayId: 'gw-cancel' });
+  gateway = await startTestGateway(
+    `{ agents: { list: [{ id: "slow", model: "scripted/slow" }] }, models: { providers: { scripted: { type: "scripted", models: { slow: { rules: [{ delayMs: 5000, reply: "late" }] } } } } } }`,
+    {},
+    store,
+  );
   const tasks = store.a2aTasks;
   // Hold the executor inside attachInput until the cancel has come.
   let attaching!: (inputId: string) => void;

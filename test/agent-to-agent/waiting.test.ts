@@ -43,6 +43,28 @@ async function ask(message: string): Promise<string> {
   return result.reply ?? '';
 }
 
+/**
+ * A store in which `race` runs once, just before the first exchange transition that `when` picks: another
+ * party's move landing between a step's read of the exchange and its own compare-and-set.
+ */
+async function storeWithRace(when: (expected: ExchangeExpectation, changes: ExchangeChanges) => boolean, race: (exchanges: ExchangeStore, id: string, now: number) => Promise<unknown>) {
+  const store = await SqliteStore.open({ path: ':memory:' });
+  const exchanges = store.exchanges;
+  let raced = false;
+  const transition: ExchangeStore['transition'] = async (id, expected, changes, now) => {
+    if (!raced && when(expected, changes)) {
+      raced = true;
+      await race(exchanges, id, now);
+    }
+    return exchanges.transition(id, expected, changes, now);
+  };
+  Object.defineProperty(store, 'exchanges', { value: Object.assign(Object.create(exchanges), { transition }) });
+  return { store, raced: () => raced };
+}
+type ExchangeStore = SqliteStore['exchanges'];
+type ExchangeExpectation = Parameters<ExchangeStore['transition']>[1];
+type ExchangeChanges = Parameters<ExchangeStore['transition']>[2];
+
 const replyInputs = async () => (await gateway.store.inputs.list({ sessionKey: A, limit: 100 })).filter((input) => input.provenance.exchange?.step === 'reply');
 
 describe('sessions_send: waiting for the reply', () => {
@@ -87,17 +109,10 @@ describe('sessions_send: waiting for the reply', () => {
   it('a waiter that takes the exchange just as its reply comes gets the reply; it is not lost', async () => {
     // sessions_wait takes a fire-and-forget exchange (detached -> awaiting) between the reply step's read of it
     // and its move to delivered: the step must then hand the reply to the waiter instead of dropping it.
-    const store = await SqliteStore.open({ path: ':memory:' });
-    const exchanges = store.exchanges;
-    let raced = false;
-    const transition: typeof exchanges.transition = async (id, expected, changes, now) => {
-      if (!raced && expected.replyStates?.[0] === 'detached' && changes.replyState === 'delivered') {
-        raced = true;
-        await exchanges.transition(id, { replyStates: ['detached'] }, { replyState: 'awaiting', waiterRunId: 'api:waiter' }, now);
-      }
-      return exchanges.transition(id, expected, changes, now);
-    };
-    Object.defineProperty(store, 'exchanges', { value: Object.assign(Object.create(exchanges), { transition }) });
+    const { store, raced } = await storeWithRace(
+      (expected, changes) => expected.replyStates?.[0] === 'detached' && changes.replyState === 'delivered',
+      (exchanges, id, now) => exchanges.transition(id, { replyStates: ['detached'] }, { replyState: 'awaiting', waiterRunId: 'api:waiter' }, now),
+    );
     gateway = await startTestGateway(config(`{ match: "go", steps: [{ toolCalls: [{ tool: "sessions_send", args: { agentId: "fast", message: "q4", timeoutSeconds: 0 } }] }, { text: "{{tool.sessions_send.status}}" }] },`), {}, store);
     expect(await ask('go')).toBe('accepted');
     const [exchange] = await gateway.store.exchanges.list();
@@ -105,7 +120,7 @@ describe('sessions_send: waiting for the reply', () => {
       const current = await gateway.store.exchanges.get(exchange.id);
       return current?.phase === 'done' && current;
     });
-    expect(raced).toBe(true);
+    expect(raced()).toBe(true);
     expect(settled).toMatchObject({ replyState: 'replied', waiterRunId: 'api:waiter', replyText: 'fast answer to q4', replyStatus: 'succeeded' });
   });
 
@@ -190,17 +205,10 @@ describe('sessions_wait', () => {
   it('a reply that comes just as sessions_wait lets go is in its answer (and so not lost)', async () => {
     // The reply step takes the exchange for the waiter (awaiting -> replied) right before sessions_wait, timing
     // out, lets it go: the reply is then the waiter's, so the answer must carry it.
-    const store = await SqliteStore.open({ path: ':memory:' });
-    const exchanges = store.exchanges;
-    let raced = false;
-    const transition: typeof exchanges.transition = async (id, expected, changes, now) => {
-      if (!raced && expected.replyStates?.[0] === 'awaiting' && expected.waiterRunId && changes.replyState === 'detached') {
-        raced = true;
-        await exchanges.transition(id, { replyStates: ['awaiting'] }, { replyState: 'replied', replyRunId: 'run-raced', replyStatus: 'succeeded', replyText: 'the raced reply' }, now);
-      }
-      return exchanges.transition(id, expected, changes, now);
-    };
-    Object.defineProperty(store, 'exchanges', { value: Object.assign(Object.create(exchanges), { transition }) });
+    const { store, raced } = await storeWithRace(
+      (expected, changes) => expected.replyStates?.[0] === 'awaiting' && expected.waiterRunId !== undefined && changes.replyState === 'detached',
+      (exchanges, id, now) => exchanges.transition(id, { replyStates: ['awaiting'] }, { replyState: 'replied', replyRunId: 'run-raced', replyStatus: 'succeeded', replyText: 'the raced reply' }, now),
+    );
     gateway = await startTestGateway(
       config(`{ match: "go", steps: [
         { toolCalls: [{ tool: "sessions_send", args: { agentId: "slow", message: "d", timeoutSeconds: 0 } }] },
@@ -211,7 +219,7 @@ describe('sessions_wait', () => {
       store,
     );
     const result = JSON.parse(await ask('go'));
-    expect(raced).toBe(true);
+    expect(raced()).toBe(true);
     expect(result.sessions[0]).toMatchObject({ sessionKey: B, waitingForReplies: 0, replies: [{ reply: 'the raced reply', status: 'ok' }] });
   });
 

@@ -162,20 +162,12 @@ describe('an orchestrator at depth 2', () => {
     // worker's hand-over is still under way, and must still find the lead's workers all handed over.
     const store = await SqliteStore.open({ path: ':memory:' });
     const subagents = store.subagents;
-    const slow = new Set(['markCompletion', 'handOver']);
-    Object.defineProperty(store, 'subagents', {
-      value: new Proxy(subagents, {
-        get: (target, name, receiver) => {
-          const value = Reflect.get(target, name, receiver);
-          if (typeof value !== 'function') return value;
-          if (!slow.has(String(name))) return value.bind(target);
-          return async (...args: unknown[]) => {
-            await new Promise((resolve) => setTimeout(resolve, 300));
-            return value.apply(target, args);
-          };
-        },
-      }),
-    });
+    const later = () => new Promise((resolve) => setTimeout(resolve, 300));
+    const slowed: Pick<typeof subagents, 'markCompletion' | 'handOver'> = {
+      markCompletion: async (...args) => (await later(), subagents.markCompletion(...args)),
+      handOver: async (...args) => (await later(), subagents.handOver(...args)),
+    };
+    Object.defineProperty(store, 'subagents', { value: Object.assign(Object.create(subagents), slowed) });
     gateway = await startTestGateway(orchestration('lead: train and hotel booked'), {}, store);
     await ask('plan the trip');
     await completionRuns(MAIN, 1);
