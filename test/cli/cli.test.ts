@@ -95,7 +95,7 @@ describe('switchboard CLI against a running gateway', () => {
     let out = '';
     child.stdout.on('data', (chunk) => (out += chunk));
     child.stdin.end('one\ntwo\n');
-    const [code] = await once(child, 'exit');
+    const [code] = await once(child, 'close');
     expect(code).toBe(0);
     // One display name for the agent, in the header and before each reply.
     expect(out).toBe(

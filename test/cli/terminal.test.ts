@@ -51,7 +51,7 @@ describe('the CLI on a terminal', () => {
     expect(chat.child.exitCode).toBeNull();
     // Ctrl-U clears the line; /exit ends the chat normally.
     chat.type('\x15/exit\r');
-    const [code] = await once(chat.child, 'exit');
+    const [code] = await once(chat.child, 'close');
     expect(code).toBe(0);
     expect(chat.output()).toContain('chatting with Zed (session agent:slow:main)');
   });
@@ -60,7 +60,8 @@ describe('the CLI on a terminal', () => {
     const send = underTerminal('send', 'slow', 'take your time', '--wait');
     await waitUntil('the spinner shows the run', () => /[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] agent:slow:main: (queued|running) \(\d+\.\ds, Ctrl-C stops waiting\)/.test(send.output()), 10_000);
     send.type('\x03');
-    const [code] = await once(send.child, 'exit');
+    // 'close', not 'exit': the output is read to its end only then.
+    const [code] = await once(send.child, 'close');
     expect(code).toBe(130);
     expect(send.output()).toMatch(/stopped waiting; input [0-9a-f-]+ is delivered and will still be processed \(follow it with "switchboard sessions tail agent:slow:main"\)/);
   });
