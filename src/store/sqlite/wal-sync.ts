@@ -12,7 +12,6 @@
 import { closeSync, fdatasync, fsyncSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type BetterSqlite3 from 'better-sqlite3';
-import type { DatabaseConnection, Driver, TransactionSettings } from 'kysely';
 import { laterTurn } from './turns.js';
 
 export class WalSync {
@@ -119,49 +118,4 @@ export function trackWrites(statement: BetterSqlite3.Statement, wal: WalSync): B
     },
   };
   return tracked as unknown as BetterSqlite3.Statement;
-}
-
-/**
- * Kysely's SQLite driver, answering a unit of work (a transaction, a statement outside one, or a
- * `connection()` callback) only once what it wrote is durable. The connection is handed to the next
- * unit first, so units queued behind a sync commit meanwhile and share the next one.
- */
-export class DurableDriver implements Driver {
-  constructor(
-    private readonly inner: Driver,
-    private readonly raw: BetterSqlite3.Database,
-    private readonly wal: WalSync,
-  ) {}
-
-  init(): Promise<void> {
-    return this.inner.init();
-  }
-
-  acquireConnection(): Promise<DatabaseConnection> {
-    return this.inner.acquireConnection();
-  }
-
-  beginTransaction(connection: DatabaseConnection, settings: TransactionSettings): Promise<void> {
-    return this.inner.beginTransaction(connection, settings);
-  }
-
-  commitTransaction(connection: DatabaseConnection): Promise<void> {
-    return this.inner.commitTransaction(connection);
-  }
-
-  rollbackTransaction(connection: DatabaseConnection): Promise<void> {
-    return this.inner.rollbackTransaction(connection);
-  }
-
-  async releaseConnection(connection: DatabaseConnection): Promise<void> {
-    // A transaction is always ended before its connection is handed back.
-    const wait = !this.raw.inTransaction && this.wal.takeUnit();
-    await this.inner.releaseConnection(connection);
-    if (wait) await this.wal.durable();
-  }
-
-  async destroy(): Promise<void> {
-    await this.inner.destroy();
-    this.wal.close();
-  }
 }

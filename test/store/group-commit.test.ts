@@ -1,0 +1,101 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import BetterSqlite3 from 'better-sqlite3';
+import { Kysely, SqliteDialect, type Driver } from 'kysely';
+import { afterEach, describe, expect, it } from 'vitest';
+import { GroupCommitDriver } from '../../src/store/sqlite/group-commit.js';
+
+interface Tables {
+  parents: { id: number };
+  children: { id: number; parent: number };
+}
+
+/** A Kysely over a new file whose driver groups commits, and a second connection to see what is committed. */
+function open() {
+  const path = join(mkdtempSync(join(tmpdir(), 'sb-group-')), 'test.db');
+  const raw = new BetterSqlite3(path);
+  raw.pragma('journal_mode = WAL');
+  raw.pragma('foreign_keys = ON');
+  raw.exec('CREATE TABLE parents (id INTEGER PRIMARY KEY); CREATE TABLE children (id INTEGER PRIMARY KEY, parent INTEGER NOT NULL REFERENCES parents (id) DEFERRABLE INITIALLY DEFERRED)');
+  let driver!: GroupCommitDriver;
+  const db = new Kysely<Tables>({
+    dialect: new (class extends SqliteDialect {
+      override createDriver(): Driver {
+        driver = new GroupCommitDriver(super.createDriver(), raw, undefined);
+        return driver;
+      }
+    })({ database: raw }),
+  });
+  const observer = new BetterSqlite3(path, { readonly: true });
+  const committed = (table: keyof Tables) => (observer.prepare(`SELECT id FROM ${table} ORDER BY id`).all() as { id: number }[]).map((row) => row.id);
+  opened.push(async () => {
+    observer.close();
+    await db.destroy();
+  });
+  return { db, driver: () => driver, committed };
+}
+
+const opened: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const close of opened.splice(0)) await close();
+});
+
+describe('sqlite: group commit', () => {
+  it('units that queue for the connection share a COMMIT, and each is answered only after it', async () => {
+    const { db, driver, committed } = open();
+    const seenAtAnswer: boolean[] = [];
+    await Promise.all(
+      Array.from({ length: 20 }, async (_, i) => {
+        await db.insertInto('parents').values({ id: i }).execute();
+        seenAtAnswer.push(committed('parents').includes(i));
+      }),
+    );
+    expect(seenAtAnswer).toEqual(Array(20).fill(true));
+    expect(committed('parents')).toHaveLength(20);
+    expect(driver().commits).toBeGreaterThanOrEqual(1);
+    expect(driver().commits).toBeLessThan(20);
+  });
+
+  it('a unit with nobody waiting behind it commits at once', async () => {
+    const { db, driver, committed } = open();
+    for (let i = 0; i < 5; i += 1) {
+      await db.insertInto('parents').values({ id: i }).execute();
+      expect(committed('parents')).toContain(i);
+    }
+    expect(driver().commits).toBe(5);
+  });
+
+  it('a transaction that fails rolls back its own writes and none of the others in its batch', async () => {
+    const { db, driver, committed } = open();
+    const results = await Promise.allSettled([
+      db.insertInto('parents').values({ id: 1 }).execute(),
+      db.transaction().execute(async (trx) => {
+        await trx.insertInto('parents').values({ id: 2 }).execute();
+        throw new Error('this transaction fails');
+      }),
+      db.insertInto('parents').values({ id: 3 }).execute(),
+    ]);
+    expect(results.map((result) => result.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+    expect((results[1] as PromiseRejectedResult).reason.message).toBe('this transaction fails');
+    expect(driver().commits).toBe(1);
+    expect(committed('parents')).toEqual([1, 3]);
+  });
+
+  it('a COMMIT that fails fails every unit of its batch and keeps none of their writes; the next unit goes on', async () => {
+    const { db, driver, committed } = open();
+    // The orphan's foreign key is checked at COMMIT, so the COMMIT of the batch holding it fails.
+    const results = await Promise.allSettled([
+      db.insertInto('parents').values({ id: 1 }).execute(),
+      db.insertInto('children').values({ id: 1, parent: 99 }).execute(),
+      db.insertInto('parents').values({ id: 2 }).execute(),
+    ]);
+    expect(driver().commits).toBe(1);
+    expect(results.map((result) => (result.status === 'rejected' ? result.reason.message : 'kept'))).toEqual(Array(3).fill('FOREIGN KEY constraint failed'));
+    expect(committed('parents')).toEqual([]);
+    expect(committed('children')).toEqual([]);
+
+    await db.insertInto('parents').values({ id: 3 }).execute();
+    expect(committed('parents')).toEqual([3]);
+  });
+});
