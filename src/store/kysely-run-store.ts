@@ -8,6 +8,16 @@ import { num, toInput, toRun } from './kysely-rows.js';
 import { appendEvent, appendTranscript, currentEpoch, insertOutbox, type Relax } from './kysely-writes.js';
 import { endSubagentRun, startSubagentRun } from './kysely-subagent-rows.js';
 import type { Database } from './schema.js';
+import { prepared } from './kysely-prepared.js';
+
+// The statements every run makes, compiled once.
+const sessionRunning = prepared<'key' | 'now', never>((db, param) =>
+  db.updateTable('sessions').set({ state: 'running', updated_at: param('now'), last_run_at: param('now') }).where('key', '=', param('key')),
+);
+const sessionIdle = prepared<'key' | 'now', never>((db, param) => db.updateTable('sessions').set({ state: 'idle', updated_at: param('now') }).where('key', '=', param('key')));
+const releaseLease = prepared<'key' | 'epoch', { epoch: number }>((db, param) =>
+  db.deleteFrom('session_lease').where('session_key', '=', param('key')).where('epoch', '=', param('epoch')).returning('epoch'),
+);
 
 export class KyselyRunStore implements RunStore {
   constructor(
@@ -56,7 +66,7 @@ export class KyselyRunStore implements RunStore {
           error_message: null,
         })
         .execute();
-      await trx.updateTable('sessions').set({ state: 'running', updated_at: now, last_run_at: now }).where('key', '=', run.sessionKey).execute();
+      await sessionRunning(trx, { key: run.sessionKey, now });
       await appendEvent(trx, { type: 'run.started', sessionKey: run.sessionKey, runId: run.id, payload: { inputIds: run.inputIds, model: run.model } }, now);
       if (run.subagentId) await startSubagentRun(trx, run.subagentId, run.id, now);
       return claimed.map(toInput).sort((a, b) => a.seq - b.seq);
@@ -87,7 +97,7 @@ export class KyselyRunStore implements RunStore {
     return this.db.transaction().execute(async (trx) => {
       // The run is over: its lease goes with the commit, saving the scheduler a write of its own. Taking it
       // first is also the fence: no row with this epoch means another owner has the session.
-      const released = await trx.deleteFrom('session_lease').where('session_key', '=', commit.sessionKey).where('epoch', '=', commit.epoch).returning('epoch').executeTakeFirst();
+      const [released] = await releaseLease(trx, { key: commit.sessionKey, epoch: commit.epoch });
       const { outcome } = commit;
       const run = !released
         ? undefined
@@ -134,7 +144,7 @@ export class KyselyRunStore implements RunStore {
       }
       await endSubagentRun(trx, commit, now);
       if (commit.toolCalls?.length) await settleToolCalls(trx, commit.toolCalls, now);
-      await trx.updateTable('sessions').set({ state: 'idle', updated_at: now }).where('key', '=', commit.sessionKey).execute();
+      await sessionIdle(trx, { key: commit.sessionKey, now });
       for (const row of commit.outbox) await insertOutbox(trx, row, now);
       for (const event of commit.events) await appendEvent(trx, event, now);
       return toRun(run);

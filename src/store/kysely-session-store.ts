@@ -1,8 +1,9 @@
 /** Sessions over Kysely: created on first use, listed, routed, and found by their queued inputs. */
-import type { Kysely } from 'kysely';
+import type { Kysely, Selectable } from 'kysely';
 import type { NewSession, ReplyRoute, SessionFilter, SessionRecord, SessionStore } from '../ports.js';
 import { json, num, toSession } from './kysely-rows.js';
-import type { Database } from './schema.js';
+import { prepared } from './kysely-prepared.js';
+import type { Database, SessionsTable } from './schema.js';
 import { relaxed, type Relax } from './kysely-writes.js';
 
 /**
@@ -39,7 +40,7 @@ export class KyselySessionStore implements SessionStore {
   }
 
   async get(key: string): Promise<SessionRecord | undefined> {
-    const row = await this.db.selectFrom('sessions').selectAll().where('key', '=', key).executeTakeFirst();
+    const [row] = await sessionByKey(this.db, { key });
     return row ? toSession(row) : undefined;
   }
 
@@ -69,15 +70,18 @@ export class KyselySessionStore implements SessionStore {
   }
 
   async reachedOut(key: string): Promise<{ spawned: boolean; sent: boolean }> {
-    const row = await this.db
-      .selectNoFrom((eb) => [
-        eb.exists(eb.selectFrom('sessions').select('key').where('parent_key', '=', key)).as('spawned'),
-        eb.exists(eb.selectFrom('exchanges').select('id').where('requester_session', '=', key)).as('sent'),
-      ])
-      .executeTakeFirstOrThrow();
+    const [row] = await reachedOut(this.db, { key });
     // PostgreSQL answers booleans, SQLite 0 or 1.
     return { spawned: truthy(row.spawned), sent: truthy(row.sent) };
   }
 }
+
+const sessionByKey = prepared<'key', Selectable<SessionsTable>>((db, param) => db.selectFrom('sessions').selectAll().where('key', '=', param('key')));
+const reachedOut = prepared<'key', { spawned: unknown; sent: unknown }>((db, param) =>
+  db.selectNoFrom((eb) => [
+    eb.exists(eb.selectFrom('sessions').select('key').where('parent_key', '=', param('key'))).as('spawned'),
+    eb.exists(eb.selectFrom('exchanges').select('id').where('requester_session', '=', param('key'))).as('sent'),
+  ]),
+);
 
 const truthy = (value: unknown) => value === true || Number(value) === 1;

@@ -2,7 +2,7 @@
  * The store ports over Kysely, in SQL that SQLite and PostgreSQL both accept. An adapter supplies the
  * Kysely instance and one expression for the database clock (lease time comes from the database).
  */
-import { sql, type Kysely, type RawBuilder } from 'kysely';
+import { sql, type Kysely, type RawBuilder, type Selectable } from 'kysely';
 import type {
   IdKind,
   A2ATaskStore, BoardStore, EventJournal, EventRecord, ExchangeStore, InputRecord, InputStatus, InputStore, LeaseStore, NewEvent, NewInput, NewOutboxRow,
@@ -17,11 +17,17 @@ import { KyselyExchangeStore } from './kysely-exchange-store.js';
 import { KyselyA2ATaskStore } from './kysely-a2a-store.js';
 import { KyselyBoardStore } from './kysely-board-store.js';
 import { KyselySubagentStore } from './kysely-subagent-store.js';
-import type { Database } from './schema.js';
+import type { Database, InputsTable } from './schema.js';
 import { KyselyToolCallStore, recordToolCall } from './kysely-tool-call-store.js';
 import { takeRate } from './kysely-limits.js';
 import { matchIds } from './kysely-ids.js';
 import type { SqlDialectName } from './migrations.js';
+import { prepared } from './kysely-prepared.js';
+
+const inputById = prepared<'id', Selectable<InputsTable>>((db, param) => db.selectFrom('inputs').selectAll().where('id', '=', param('id')));
+const queuedInputs = prepared<'sessionKey', Selectable<InputsTable>>((db, param) =>
+  db.selectFrom('inputs').selectAll().where('session_key', '=', param('sessionKey')).where('status', '=', 'queued').orderBy('seq'),
+);
 
 export class KyselyStore implements Store {
   readonly toolCalls: ToolCallStore;
@@ -102,7 +108,7 @@ export class KyselyInputStore implements InputStore {
   }
 
   async get(id: string): Promise<InputRecord | undefined> {
-    const row = await this.db.selectFrom('inputs').selectAll().where('id', '=', id).executeTakeFirst();
+    const [row] = await inputById(this.db, { id });
     return row ? toInput(row) : undefined;
   }
 
@@ -112,14 +118,7 @@ export class KyselyInputStore implements InputStore {
   }
 
   async listQueued(sessionKey: string): Promise<InputRecord[]> {
-    const rows = await this.db
-      .selectFrom('inputs')
-      .selectAll()
-      .where('session_key', '=', sessionKey)
-      .where('status', '=', 'queued')
-      .orderBy('seq')
-      .execute();
-    return rows.map(toInput);
+    return (await queuedInputs(this.db, { sessionKey })).map(toInput);
   }
 
   async listByRun(runId: string): Promise<InputRecord[]> {

@@ -1,8 +1,9 @@
 /** Writes shared by several stores, each usable inside a transaction. */
 import type { EventRecord, InputRecord, NewEvent, NewInput, NewOutboxRow, NewTranscriptEntry } from '../ports.js';
-import type { Kysely } from 'kysely';
+import type { Kysely, Selectable } from 'kysely';
 import { json, num, toEvent, toInput, type Db } from './kysely-rows.js';
-import type { Database } from './schema.js';
+import { prepared } from './kysely-prepared.js';
+import type { Database, EventsTable } from './schema.js';
 
 export async function appendTranscript(db: Db, sessionKey: string, entries: NewTranscriptEntry[], now: number): Promise<void> {
   if (entries.length === 0) return;
@@ -22,18 +23,15 @@ export async function appendTranscript(db: Db, sessionKey: string, entries: NewT
     .execute();
 }
 
-export async function appendEvent(db: Db, event: NewEvent, now: number): Promise<EventRecord> {
-  const row = await db
+const insertEvent = prepared<'type' | 'sessionKey' | 'runId' | 'payload' | 'now', Selectable<EventsTable>>((db, param) =>
+  db
     .insertInto('events')
-    .values({
-      type: event.type,
-      session_key: event.sessionKey ?? null,
-      run_id: event.runId ?? null,
-      payload: json(event.payload ?? {}),
-      created_at: now,
-    })
-    .returningAll()
-    .executeTakeFirstOrThrow();
+    .values({ type: param('type'), session_key: param('sessionKey'), run_id: param('runId'), payload: param('payload'), created_at: param('now') })
+    .returningAll(),
+);
+
+export async function appendEvent(db: Db, event: NewEvent, now: number): Promise<EventRecord> {
+  const [row] = await insertEvent(db, { type: event.type, sessionKey: event.sessionKey ?? null, runId: event.runId ?? null, payload: json(event.payload ?? {}), now });
   return toEvent(row);
 }
 
