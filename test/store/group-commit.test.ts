@@ -57,13 +57,18 @@ describe('sqlite: group commit', () => {
     expect(driver().commits).toBeLessThan(20);
   });
 
-  it('a unit with nobody waiting behind it commits at once', async () => {
+  it('alone, a unit commits at once: a single statement by itself, a transaction with a COMMIT of its own', async () => {
     const { db, driver, committed } = open();
-    for (let i = 0; i < 5; i += 1) {
+    for (let i = 0; i < 3; i += 1) {
       await db.insertInto('parents').values({ id: i }).execute();
       expect(committed('parents')).toContain(i);
     }
-    expect(driver().commits).toBe(5);
+    expect(driver().commits).toBe(0);
+    for (let i = 3; i < 6; i += 1) {
+      await db.transaction().execute((trx) => trx.insertInto('parents').values({ id: i }).execute());
+      expect(committed('parents')).toContain(i);
+    }
+    expect(driver().commits).toBe(3);
   });
 
   it('a transaction that fails rolls back its own writes and none of the others in its batch', async () => {

@@ -1,15 +1,16 @@
 /**
  * Group commit: units of work that queue for SQLite's one connection share one transaction.
  *
- * A unit (a transaction, a statement outside one, or a `connection()` callback) that finds the connection
- * free opens a transaction; each unit's own transaction is a savepoint in it, so a unit that fails rolls
- * back its own work and nothing else. A unit handing the connection back commits when no other unit waits
- * for it, or when the batch holds `maxUnits`; otherwise it leaves the transaction to the next unit. Every
- * unit is answered only after the COMMIT that covers it (and, with `synchronous = FULL`, after the WAL sync
- * that began after that COMMIT), so a caller learns of nothing that a crash could take back. A failed
- * COMMIT fails every unit of its batch. Under load this writes the hot pages (the tables' last pages, the
- * indexes' roots) once per batch instead of once per unit, and one COMMIT takes the place of dozens.
- * With nobody waiting, a unit commits at once, as before.
+ * A unit is a transaction, a statement outside one, or a `connection()` callback. A unit that begins a
+ * transaction, or that finds other units waiting behind it, opens a transaction for the batch (or joins
+ * the one that is open); each unit's own transaction is a savepoint in it, so a unit that fails rolls back
+ * its own work and nothing else. A unit handing the connection back commits the batch when no other unit
+ * waits, or when the batch holds `maxUnits`; otherwise it leaves the transaction to the next unit. Every
+ * unit of a batch is answered only after the COMMIT that covers it (and, with `synchronous = FULL`, after
+ * the WAL sync that began after that COMMIT), so a caller learns of nothing that a crash could take back.
+ * A failed COMMIT fails every unit of its batch. Under load this writes the hot pages (the tables' last
+ * pages, the indexes' roots) once per batch instead of once per unit, and one COMMIT takes the place of
+ * dozens. A lone unit of single statements runs them as it would without grouping, each committing alone.
  */
 import type BetterSqlite3 from 'better-sqlite3';
 import type { DatabaseConnection, Driver, TransactionSettings } from 'kysely';
@@ -35,6 +36,8 @@ export class GroupCommitDriver implements Driver {
   private waiting = 0;
   /** A unit holds the connection. */
   private held = false;
+  /** The unit holding the connection is part of the batch (else its statements commit one by one). */
+  private joined = false;
   /** COMMITs so far. */
   commits = 0;
   private readonly sql: Record<'begin' | 'commit' | 'rollback' | 'savepoint' | 'release' | 'rollbackTo', BetterSqlite3.Statement>;
@@ -69,21 +72,23 @@ export class GroupCommitDriver implements Driver {
     } finally {
       this.waiting -= 1;
     }
-    if (!this.batch) {
+    this.held = true;
+    this.joined = false;
+    // Alone, a unit of single statements runs as it would without grouping: each statement commits by itself.
+    if (this.batch || this.waiting > 0) {
       try {
-        this.sql.begin.run();
+        this.join();
       } catch (error) {
+        this.held = false;
         await this.inner.releaseConnection(connection);
         throw error;
       }
-      this.batch = new Batch();
     }
-    this.batch.units += 1;
-    this.held = true;
     return connection;
   }
 
   async beginTransaction(_connection: DatabaseConnection, _settings: TransactionSettings): Promise<void> {
+    if (!this.joined) this.join();
     this.sql.savepoint.run();
   }
 
@@ -99,17 +104,18 @@ export class GroupCommitDriver implements Driver {
   }
 
   async releaseConnection(connection: DatabaseConnection): Promise<void> {
-    const batch = this.batch!;
+    const batch = this.joined ? this.batch : undefined;
     this.held = false;
+    this.joined = false;
     const sync = this.wal?.takeUnit() ?? false;
-    if (!this.raw.inTransaction) {
+    if (batch && !this.raw.inTransaction) {
       this.batch = undefined;
       batch.settle(new Error('SQLite rolled back its whole transaction after an error in a write grouped with this one (an I/O error or a full disk): this write was not kept; try it again'));
-    } else if (this.waiting === 0 || batch.units >= this.maxUnits) {
+    } else if (batch && (this.waiting === 0 || batch.units >= this.maxUnits)) {
       this.commit(batch);
     }
     await this.inner.releaseConnection(connection);
-    await batch.done;
+    if (batch) await batch.done;
     if (sync) await this.wal!.durable();
   }
 
@@ -119,6 +125,16 @@ export class GroupCommitDriver implements Driver {
     else this.batch?.settle(new Error('the store closed before this write was committed'));
     await this.inner.destroy();
     this.wal?.close();
+  }
+
+  /** Makes the unit holding the connection part of the open batch, opening one if there is none. */
+  private join(): void {
+    if (!this.batch) {
+      this.sql.begin.run();
+      this.batch = new Batch();
+    }
+    this.batch.units += 1;
+    this.joined = true;
   }
 
   private commit(batch: Batch): void {
