@@ -14,7 +14,7 @@ import type { GatewayApi } from '../gateway/gateway-api.js';
 import type { EventRecord, OutboxStatus } from '../ports.js';
 import type { BoardService } from '../board/board.js';
 import { boardRoutes } from './board-routes.js';
-import { MAX_BODY_BYTES, parseBody, readJson } from './json-body.js';
+import { parseBody, readBody, readJson } from './json-body.js';
 
 const MAX_LIMIT = 10_000;
 const OUTBOX_STATUSES: readonly OutboxStatus[] = ['pending', 'delivered', 'dead', 'dropped'];
@@ -244,11 +244,7 @@ export class ControlApi {
   /** Push notifications from remote A2A agents; each task's own secret authenticates them, not the control token. */
   private async receivePush(request: IncomingMessage, response: ServerResponse, taskId: string): Promise<void> {
     // The body is not trusted for state (the follower reads the task itself), only drained.
-    let size = 0;
-    for await (const chunk of request) {
-      size += (chunk as Buffer).length;
-      if (size > MAX_BODY_BYTES) throw new SwitchboardError('MESSAGE_TOO_LARGE', `request body is larger than ${MAX_BODY_BYTES} bytes`);
-    }
+    await readBody(request);
     const token = request.headers['x-a2a-notification-token'];
     const accepted = (await this.options.a2aCallback?.(taskId, typeof token === 'string' ? token : undefined)) ?? false;
     if (!accepted) throw new SwitchboardError('UNAUTHORIZED', 'unknown task or wrong notification token');

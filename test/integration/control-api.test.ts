@@ -1,3 +1,4 @@
+import { Agent, request as httpRequest } from 'node:http';
 import { describe, expect, it } from 'vitest';
 import { tempConfig, gatewayForSuite } from '../helpers/process.js';
 
@@ -67,6 +68,30 @@ describe('control API against a real gateway process', () => {
       body: { error: { code: 'SESSION_NOT_FOUND', message: 'no session "agent:echo:nope:direct:x" (list them with "switchboard sessions list")' } },
     });
     expect(await suite.gw.request('GET', '/v1/nothing')).toEqual({ status: 404, body: { error: { code: 'NOT_FOUND', message: 'no such endpoint: GET /v1/nothing' } } });
+  });
+
+  it('bad input: a body over 1 MiB is refused with 413 once it is read, and its connection serves the next request', async () => {
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    const call = (method: string, path: string, body?: string) =>
+      new Promise<{ status: number; body: unknown; reused: boolean }>((resolve, reject) => {
+        const req = httpRequest(`${suite.gw.url}${path}`, { method, agent, headers: { authorization: `Bearer ${suite.gw.token}`, 'content-type': 'application/json' } }, (res) => {
+          let text = '';
+          res.on('data', (chunk) => (text += chunk));
+          res.on('end', () => resolve({ status: res.statusCode!, body: JSON.parse(text), reused: req.reusedSocket }));
+        });
+        req.on('error', reject);
+        req.end(body);
+      });
+    try {
+      expect(await call('POST', '/v1/send', JSON.stringify({ target: 'echo', message: 'x'.repeat(2 * 1024 * 1024) }))).toEqual({
+        status: 413,
+        body: { error: { code: 'MESSAGE_TOO_LARGE', message: 'request body is larger than 1048576 bytes' } },
+        reused: false,
+      });
+      expect(await call('GET', '/v1/status')).toMatchObject({ status: 200, reused: true });
+    } finally {
+      agent.destroy();
+    }
   });
 
   it('events: the SSE stream replays the journal after a sequence number and then follows live', async () => {
