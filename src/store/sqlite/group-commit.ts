@@ -49,14 +49,13 @@ export class GroupCommitDriver implements Driver {
     private readonly wal: WalSync | undefined,
     private readonly maxUnits = 32,
   ) {
-    const prepare = (text: string) => raw.prepare(text);
     this.sql = {
-      begin: prepare('BEGIN'),
-      commit: prepare('COMMIT'),
-      rollback: prepare('ROLLBACK'),
-      savepoint: prepare('SAVEPOINT sb_unit'),
-      release: prepare('RELEASE sb_unit'),
-      rollbackTo: prepare('ROLLBACK TO sb_unit'),
+      begin: raw.prepare('BEGIN'),
+      commit: raw.prepare('COMMIT'),
+      rollback: raw.prepare('ROLLBACK'),
+      savepoint: raw.prepare('SAVEPOINT sb_unit'),
+      release: raw.prepare('RELEASE sb_unit'),
+      rollbackTo: raw.prepare('ROLLBACK TO sb_unit'),
     };
   }
 
