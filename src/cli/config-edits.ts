@@ -1,9 +1,10 @@
 /** `switchboard agents add|delete|bind|unbind|set-identity`: edits of the config file that keep its comments. */
-import { readFileSync, writeFileSync, existsSync } from 'node:fs';
+import { readFileSync, existsSync } from 'node:fs';
 import JSON5 from 'json5';
 import { parseConfigText } from '../config/load.js';
 import { Json5Document, toJson5 } from '../config/edit.js';
 import { SwitchboardError } from '../core/errors.js';
+import { writeFileAtomic } from '../files.js';
 
 interface RawConfig {
   agents?: { list?: { id?: string; identity?: Record<string, unknown> }[] };
@@ -18,7 +19,8 @@ function edit(path: string, change: (doc: Json5Document, raw: RawConfig) => void
   // Validated as the gateway will, defaults and `${NAME:-default}` included; a variable that is unset here
   // (set only where the gateway runs) is not a problem of the edit. The file keeps its ${ENV} references.
   parseConfigText(doc.text, path, process.env, { unsetEnv: 'allow' });
-  writeFileSync(path, doc.text);
+  // Whole or not at all, so a crash never leaves the config half-written; a symlinked config stays a symlink.
+  writeFileAtomic(path, doc.text);
 }
 
 function agentIndex(raw: RawConfig, id: string): number {

@@ -3,6 +3,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { SwitchboardError } from '../core/errors.js';
+import { createFileAtomic, writeFileAtomic } from '../files.js';
 
 function isAlive(pid: number): boolean {
   try {
@@ -105,7 +106,7 @@ export class DataDir {
   }
 
   writeRuntime(info: RuntimeInfo): void {
-    writeFileSync(join(this.path, 'gateway.json'), `${JSON.stringify(info, null, 2)}\n`, { mode: 0o600 });
+    writeFileAtomic(join(this.path, 'gateway.json'), `${JSON.stringify(info, null, 2)}\n`, 0o600);
   }
 
   readRuntime(): RuntimeInfo | undefined {
@@ -121,13 +122,12 @@ export class DataDir {
   private readOrCreate(name: string, create: () => string): string {
     const existing = this.read(name);
     if (existing) return existing;
+    const path = join(this.path, name);
     const value = create();
-    // 'wx' fails if another process created it first; then theirs wins.
-    try {
-      writeFileSync(join(this.path, name), `${value}\n`, { mode: 0o600, flag: 'wx' });
-      return value;
-    } catch {
-      return this.read(name)!;
-    }
+    // Written whole or not at all. An empty file is what a crash of an older version left between creating the
+    // file and writing it: it is replaced. Otherwise, if another process created the file first, theirs wins.
+    if (existing === '') writeFileAtomic(path, `${value}\n`, 0o600);
+    else if (!createFileAtomic(path, `${value}\n`, 0o600)) return this.read(name)!;
+    return value;
   }
 }
