@@ -17,7 +17,7 @@ import { KyselyExchangeStore } from './kysely-exchange-store.js';
 import { KyselyA2ATaskStore } from './kysely-a2a-store.js';
 import { KyselyBoardStore } from './kysely-board-store.js';
 import { KyselySubagentStore } from './kysely-subagent-store.js';
-import type { Database, InputsTable } from './schema.js';
+import type { Database, EventsTable, InputsTable } from './schema.js';
 import { KyselyToolCallStore, recordToolCall } from './kysely-tool-call-store.js';
 import { takeRate } from './kysely-limits.js';
 import { matchIds } from './kysely-ids.js';
@@ -25,6 +25,9 @@ import type { SqlDialectName } from './migrations.js';
 import { prepared } from './kysely-prepared.js';
 
 const inputById = prepared<'id', Selectable<InputsTable>>((db, param) => db.selectFrom('inputs').selectAll().where('id', '=', param('id')));
+const eventsAfter = prepared<'afterSeq' | 'limit', Selectable<EventsTable>>((db, param) =>
+  db.selectFrom('events').selectAll().where('seq', '>', param('afterSeq')).orderBy('seq').limit(param('limit')),
+);
 const queuedInputs = prepared<'sessionKey', Selectable<InputsTable>>((db, param) =>
   db.selectFrom('inputs').selectAll().where('session_key', '=', param('sessionKey')).where('status', '=', 'queued').orderBy('seq'),
 );
@@ -309,6 +312,8 @@ class KyselyEventJournal implements EventJournal {
   }
 
   async list(filter: { afterSeq?: number; sessionKey?: string; runId?: string; limit?: number } = {}): Promise<EventRecord[]> {
+    // The journal tail's read after every commit.
+    if (filter.afterSeq !== undefined && !filter.sessionKey && !filter.runId) return (await eventsAfter(this.db, { afterSeq: filter.afterSeq, limit: filter.limit ?? 1000 })).map(toEvent);
     let query = this.db.selectFrom('events').selectAll();
     if (filter.afterSeq !== undefined) query = query.where('seq', '>', filter.afterSeq);
     if (filter.sessionKey) query = query.where('session_key', '=', filter.sessionKey);

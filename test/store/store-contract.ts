@@ -303,6 +303,7 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
       expect(e2.seq).toBeGreaterThan(e1.seq);
       expect(await store.events.latestSeq()).toBe(e2.seq);
       expect((await store.events.list({ afterSeq: e1.seq })).map((e) => e.type)).toEqual(['outbox.dead']);
+      expect((await store.events.list({ afterSeq: 0, limit: 1 })).map((e) => e.seq)).toEqual([e1.seq]);
       expect((await store.events.list({ sessionKey: S })).map((e) => e.payload)).toEqual([{ x: 1 }]);
     });
 
