@@ -4,7 +4,7 @@ import type { z } from 'zod';
 import { SwitchboardError, errorMessage } from '../core/errors.js';
 import { formatPath } from '../config/load.js';
 
-export const MAX_BODY_BYTES = 1024 * 1024;
+const MAX_BODY_BYTES = 1024 * 1024;
 
 /** How much of a body over the limit is read and thrown away, so that its sender gets the 413 instead of a reset connection. */
 const MAX_DRAINED_BYTES = 16 * 1024 * 1024;

@@ -35,7 +35,8 @@ export class KyselySessionStore implements SessionStore {
       .returningAll()
       .executeTakeFirst());
     // Only a session that was there already is read.
-    const row = created ?? (await this.db.selectFrom('sessions').selectAll().where('key', '=', session.key).executeTakeFirstOrThrow());
+    const row = created ?? (await sessionByKey(this.db, { key: session.key }))[0];
+    if (!row) throw new Error(`session ${session.key} was neither created nor found`);
     return toSession(row);
   }
 
