@@ -224,7 +224,8 @@ export interface NewRun {
   sessionKey: string;
   agentId: string;
   owner: string;
-  epoch: number;
+  /** How long the lease the run takes lasts, unless renewed. */
+  leaseTtlMs: number;
   model: string;
   inputIds: string[];
   /** Set when the session is a sub-agent's: its first run marks it running, in the same transaction. */
@@ -289,11 +290,11 @@ export interface RunCommit {
 
 export interface RunStore {
   /**
-   * Creates the run and claims its inputs, if and only if `epoch` is still the session's lease epoch
-   * and every input is still queued. Returns the claimed inputs, oldest first, or undefined (writing
-   * nothing) otherwise.
+   * Takes the session's lease for `run.owner` (as `LeaseStore.acquire` does) and, in the same transaction,
+   * creates the run and claims its inputs. Writes nothing and answers `leased` when another owner holds an
+   * unexpired lease, or `taken` when an input is no longer queued.
    */
-  start(run: NewRun, now: number): Promise<InputRecord[] | undefined>;
+  start(run: NewRun, now: number): Promise<StartedRun | 'leased' | 'taken'>;
   /** Claims more queued inputs into a running run (steering). Returns the ids actually claimed. */
   claimMore(runId: string, sessionKey: string, epoch: number, inputIds: string[], now: number): Promise<string[]>;
   /**
@@ -301,7 +302,7 @@ export interface RunStore {
    * transaction, guarded by the lease epoch, and releases the lease. Throws LEASE_LOST (writing
    * nothing) if the epoch moved. Returns the run as committed.
    */
-  commit(commit: RunCommit, now: number): Promise<RunRecord>;
+  commit(commit: RunCommit, now: number): Promise<CommittedRun>;
   get(id: string): Promise<RunRecord | undefined>;
   list(filter?: { sessionKey?: string; status?: RunStatus; limit?: number }): Promise<RunRecord[]>;
   /**
@@ -310,6 +311,24 @@ export interface RunStore {
    * once they have been interrupted more than `maxRetries` times.
    */
   recoverOrphans(owner: string, diagnostic: string, maxRetries: number, now: number): Promise<RecoveryReport>;
+}
+
+/**
+ * The journal events a write appended, as committed. The writer hands them to the journal's tail, which
+ * publishes them without reading them back.
+ */
+export interface Journaled {
+  events: EventRecord[];
+}
+
+/** A run as it started: its lease's fencing epoch, and the inputs it claimed, oldest first. */
+export interface StartedRun extends Journaled {
+  epoch: number;
+  inputs: InputRecord[];
+}
+
+export interface CommittedRun extends Journaled {
+  run: RunRecord;
 }
 
 export interface RecoveryReport {

@@ -15,7 +15,7 @@ import { JournalTail } from './journal-tail.js';
 import { LaneScheduler, laneOptions, type StalledLane } from './lanes.js';
 import { OutboxDispatcher, type OutboxHandler } from './outbox.js';
 import { AgentRegistry } from './registry.js';
-import { createSessionRunner, type CommittedRun } from './session-runner.js';
+import { createSessionRunner, type RunOutcomeReport } from './session-runner.js';
 import { EXCHANGE_STEP_KIND, ExchangeFlow, exchangeStepRow } from './exchanges.js';
 import { AgentMessaging } from './messaging.js';
 import { Subagents } from './subagents.js';
@@ -153,14 +153,16 @@ export class Gateway extends GatewayControl {
       clock: this.clock,
       ids: this.ids,
       owner: this.gatewayId,
+      leaseTtlMs: LEASE_TTL_MS,
       agents: this.agents,
       models: this.models,
       tools: this.tools,
       promptFiles: new PromptFileCache(),
       bus: this.bus,
       toolLedger: !deps.withoutToolLedger,
-      afterCommit: (wroteOutbox) => {
-        void this.journal.kick();
+      afterCommit: (wroteOutbox, events) => {
+        if (events) this.journal.committed(events);
+        else void this.journal.kick();
         if (wroteOutbox) this.outbox.kick();
       },
       // A failure here must not hold up the lane: recovery settles the same exchanges on the next start.
@@ -213,7 +215,7 @@ export class Gateway extends GatewayControl {
   }
 
   /** One readable line per run that did not succeed: where, why, and the command that shows the rest. */
-  private logFailedRun(run: CommittedRun): void {
+  private logFailedRun(run: RunOutcomeReport): void {
     const why = run.error ?? (run.status === 'cancelled' ? 'cancelled on request' : 'no detail recorded');
     const fields = { runId: run.runId, sessionKey: run.sessionKey, agentId: run.agentId, status: run.status };
     this.log(run.status === 'cancelled' ? 'info' : 'warn', `run ${run.status}: agent ${run.agentId}, session ${run.sessionKey}: ${why} (switchboard runs show ${run.runId.slice(0, 8)})`, fields);

@@ -1,5 +1,5 @@
 /** Publishes journal events to the live bus in order, once each, after they are committed. */
-import type { Store } from '../ports.js';
+import type { EventRecord, Store } from '../ports.js';
 import type { EventBus } from './event-bus.js';
 import { SerialTask } from './serial-task.js';
 
@@ -26,13 +26,30 @@ export class JournalTail {
     return this.drainer.kick();
   }
 
+  /**
+   * Events a commit just wrote, handed over by their writer. When they follow straight on from the last
+   * event published, they are published at once, without reading them back; otherwise (another writer's
+   * events come between them and are not published yet) the journal is read from where it was left.
+   */
+  committed(events: readonly EventRecord[]): void {
+    const follows = events.every((event, index) => event.seq === this.lastSeq + 1 + index);
+    if (events.length === 0 || !follows) {
+      void this.kick();
+      return;
+    }
+    for (const event of events) this.publish(event);
+  }
+
+  private publish(event: EventRecord): void {
+    this.lastSeq = event.seq;
+    this.bus.publish({ type: 'journal', event });
+  }
+
   private async drain(): Promise<void> {
     for (;;) {
       const events = await this.store.events.list({ afterSeq: this.lastSeq, limit: 500 });
-      for (const event of events) {
-        this.lastSeq = event.seq;
-        this.bus.publish({ type: 'journal', event });
-      }
+      // Events handed over by their writer while the read was under way are published already.
+      for (const event of events) if (event.seq > this.lastSeq) this.publish(event);
       if (events.length < 500) return;
     }
   }

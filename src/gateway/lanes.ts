@@ -11,12 +11,18 @@ import type { Clock, InputRecord, Store } from '../ports.js';
 /** nested: runs that only answer other agents (sessions_send), so a waiting requester cannot starve them. */
 export type LaneName = 'main' | 'subagent' | 'nested';
 
-/** What the scheduler hands the runner: the run must end (commit or give up) before it resolves. */
+/**
+ * What the scheduler hands the runner: the run must end (commit or give up) before it resolves. The
+ * runner takes the session's lease with the run's start, in one transaction.
+ */
 export interface RunSlot {
   sessionKey: string;
-  epoch: number;
   inputIds: string[];
   controller: AbortController;
+  /** Set by the runner once it holds the session's lease: the lease's fencing epoch. */
+  epoch?: number;
+  /** Set by the runner when another owner holds the session's lease: the scheduler looks again later. */
+  leasedElsewhere?: boolean;
   /** Set by the runner once the run row exists, so cancel-by-id can find it. */
   runId?: string;
   /** Set by the runner when its commit released the lease, which then needs no write of its own. */
@@ -211,26 +217,13 @@ export class LaneScheduler {
       state.waitingForSlot = false;
       if (this.stopping) return lane.release();
     }
-    const lease = await this.store.leases.acquire(sessionKey, this.options.owner, this.options.leaseTtlMs).catch((error) => {
-      lane.release();
-      throw error;
-    });
-    if (!lease) {
-      // Another gateway holds this session; look again when its lease may have expired.
-      lane.release();
-      if (!state.timer) {
-        state.timer = setTimeout(() => {
-          state.timer = undefined;
-          this.wake(sessionKey);
-        }, this.options.leaseTtlMs);
-      }
-      return;
-    }
-    const slot: RunSlot = { sessionKey, epoch: lease.epoch, inputIds: plan.inputIds, controller: new AbortController() };
+    const slot: RunSlot = { sessionKey, inputIds: plan.inputIds, controller: new AbortController() };
     state.active = slot;
     const renew = setInterval(() => {
+      const epoch = slot.epoch;
+      if (epoch === undefined) return;
       this.store.leases
-        .renew(sessionKey, this.options.owner, lease.epoch, this.options.leaseTtlMs)
+        .renew(sessionKey, this.options.owner, epoch, this.options.leaseTtlMs)
         .then((ok) => {
           if (!ok) slot.controller.abort('lease_lost');
         })
@@ -245,13 +238,21 @@ export class LaneScheduler {
       .finally(async () => {
         clearInterval(renew);
         lane.release();
-        if (!slot.leaseReleased) {
-          await this.store.leases.release(sessionKey, this.options.owner, lease.epoch).catch((error) => this.onError(error, sessionKey));
+        if (slot.epoch !== undefined && !slot.leaseReleased) {
+          await this.store.leases.release(sessionKey, this.options.owner, slot.epoch).catch((error) => this.onError(error, sessionKey));
         }
         state.active = undefined;
         this.running.delete(done);
-        // After an unexpected failure, no hot retry loop: the watchdog looks again after `stallMs`.
-        if (!failed) this.wake(sessionKey);
+        if (slot.leasedElsewhere) {
+          // Another gateway holds this session; look again when its lease may have expired.
+          state.timer ??= setTimeout(() => {
+            state.timer = undefined;
+            this.wake(sessionKey);
+          }, this.options.leaseTtlMs);
+        } else if (!failed) {
+          // After an unexpected failure, no hot retry loop: the watchdog looks again after `stallMs`.
+          this.wake(sessionKey);
+        }
         this.forget(sessionKey, state);
       });
     this.running.add(done);

@@ -10,7 +10,7 @@ import { sandboxedBy } from '../core/session-access.js';
 import { resolveLimits, roleAllowsTool, type SubagentRole } from '../core/subagent.js';
 import { parseSessionKey } from '../core/session-key.js';
 import type { TerminalRunStatus } from '../core/run-status.js';
-import type { Clock, IdGenerator, InputRecord, NewEvent, NewTranscriptEntry, RunRecord, SettledToolCall, Store } from '../ports.js';
+import type { Clock, EventRecord, IdGenerator, InputRecord, NewEvent, NewTranscriptEntry, CommittedRun, SettledToolCall, Store } from '../ports.js';
 import type { ModelRegistry } from '../models/model-registry.js';
 import type { SwitchboardConfig } from '../config/schema.js';
 import type { GatewayTool } from './tool-contract.js';
@@ -28,6 +28,8 @@ export interface SessionRunnerDeps {
   clock: Clock;
   ids: IdGenerator;
   owner: string;
+  /** How long a run's lease on its session lasts unless renewed (the scheduler renews it). */
+  leaseTtlMs: number;
   agents: AgentRegistry;
   models: ModelRegistry;
   tools: readonly GatewayTool[];
@@ -35,16 +37,19 @@ export interface SessionRunnerDeps {
   bus: EventBus;
   /** False only in benchmarks that measure the ledger's cost. */
   toolLedger: boolean;
-  /** Called after every commit so the journal's new events are published and, when it wrote some, outbox rows delivered. */
-  afterCommit: (wroteOutbox: boolean) => void;
+  /**
+   * Called after every commit so the journal's new events are published (`events`: the ones the commit
+   * wrote, when the store handed them back) and, when it wrote some, outbox rows delivered.
+   */
+  afterCommit: (wroteOutbox: boolean, events?: readonly EventRecord[]) => void;
   /** Called once a run has committed, with its outcome (settles the replies it waited for, stops a failed sub-agent's children, logs a failure). */
-  onCommitted: (run: CommittedRun) => Promise<void>;
+  onCommitted: (run: RunOutcomeReport) => Promise<void>;
   /** Called for an input dropped here (so an exchange waiting on it is told). */
   onDropped: (inputId: string) => Promise<void>;
 }
 
 /** A run as it committed: what the gateway does next, and logs, depends on it. */
-export interface CommittedRun {
+export interface RunOutcomeReport {
   runId: string;
   sessionKey: string;
   agentId: string;
@@ -113,7 +118,13 @@ export function createSessionRunner(deps: SessionRunnerDeps) {
     const session = await store.sessions.get(slot.sessionKey);
     const agentId = session?.agentId ?? parseSessionKey(slot.sessionKey)?.agentId;
     if (!session || !agentId || !deps.agents.has(agentId)) {
-      // Nothing can ever run these: say so on each input instead of retrying forever.
+      // Nothing can ever run these: say so on each input instead of retrying forever, under the session's lease.
+      const lease = await store.leases.acquire(slot.sessionKey, deps.owner, deps.leaseTtlMs);
+      if (!lease) {
+        slot.leasedElsewhere = true;
+        return;
+      }
+      slot.epoch = lease.epoch;
       const why = !session ? `session ${slot.sessionKey} does not exist` : `agent "${agentId}" is no longer configured (agents.list)`;
       const dropped = await store.inputs.drop(slot.inputIds, `dropped: ${why}`, clock.now());
       for (const inputId of dropped) {
@@ -128,12 +139,15 @@ export function createSessionRunner(deps: SessionRunnerDeps) {
     // The first run of a sub-agent takes the run id sessions_spawn promised.
     const runId = subagent && subagent.runId === null ? subagent.firstRunId : ids.next();
     const model = subagent?.model ?? agent.model;
-    const inputs = await store.runs.start(
-      { id: runId, sessionKey: slot.sessionKey, agentId: agent.config.id, owner: deps.owner, epoch: slot.epoch, model, inputIds: slot.inputIds, subagentId: subagent?.id },
+    const started = await store.runs.start(
+      { id: runId, sessionKey: slot.sessionKey, agentId: agent.config.id, owner: deps.owner, leaseTtlMs: deps.leaseTtlMs, model, inputIds: slot.inputIds, subagentId: subagent?.id },
       clock.now(),
     );
-    deps.afterCommit(false);
-    if (!inputs) return;
+    if (started === 'leased') slot.leasedElsewhere = true;
+    if (typeof started === 'string') return;
+    slot.epoch = started.epoch;
+    deps.afterCommit(false, started.events);
+    const { inputs, epoch } = started;
     slot.runId = runId;
 
     const steered: InputRecord[] = [];
@@ -162,7 +176,7 @@ export function createSessionRunner(deps: SessionRunnerDeps) {
         signal: slot.controller.signal,
         takeSteered: async () => {
           const queued = (await store.inputs.listQueued(slot.sessionKey)).filter((input) => input.mode === 'steer');
-          const claimed = new Set(await store.runs.claimMore(runId, slot.sessionKey, slot.epoch, queued.map((input) => input.id), clock.now()));
+          const claimed = new Set(await store.runs.claimMore(runId, slot.sessionKey, epoch, queued.map((input) => input.id), clock.now()));
           const taken = queued.filter((input) => claimed.has(input.id));
           steered.push(...taken);
           return taken.map((input): ModelMessage => ({ role: 'user', content: renderInput(input.text, input.provenance).text }));
@@ -225,13 +239,13 @@ export function createSessionRunner(deps: SessionRunnerDeps) {
       const row = exchangeStepRow(input, { runId, status: executed.status, text: executed.finalText, error: executed.error?.message ?? null }, ids.next());
       return row ? [row] : [];
     });
-    let committed: RunRecord;
+    let committed: CommittedRun;
     try {
       committed = await store.runs.commit(
         {
           runId,
           sessionKey: slot.sessionKey,
-          epoch: slot.epoch,
+          epoch,
           outcome: {
             status: executed.status,
             usage: executed.usage,
@@ -267,8 +281,8 @@ export function createSessionRunner(deps: SessionRunnerDeps) {
       return;
     }
     // A commit without outbox rows (no exchange step, no sub-agent completion) gives the outbox nothing to do.
-    deps.afterCommit(outbox.length > 0 || subagent !== undefined);
-    deps.bus.publish({ type: 'settled', sessionKey: slot.sessionKey, inputIds: consumed, run: committed });
+    deps.afterCommit(outbox.length > 0 || subagent !== undefined, committed.events);
+    deps.bus.publish({ type: 'settled', sessionKey: slot.sessionKey, inputIds: consumed, run: committed.run });
     await deps.onCommitted({ runId, sessionKey: slot.sessionKey, agentId: agent.config.id, status: executed.status, error: executed.error?.message ?? null, calledTools: executed.toolCalls > 0 });
   };
 }

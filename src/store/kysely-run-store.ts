@@ -1,11 +1,11 @@
 /** The run store: starting runs, steering, the atomic commit, and crash recovery. */
 import { settleToolCalls } from './kysely-tool-call-store.js';
-import type { Kysely } from 'kysely';
+import type { Kysely, RawBuilder } from 'kysely';
 import { SwitchboardError } from '../core/errors.js';
 import type { RunStatus } from '../core/run-status.js';
-import type { InputRecord, NewRun, RecoveryReport, RunCommit, RunRecord, RunStore } from '../ports.js';
+import type { CommittedRun, NewRun, RecoveryReport, RunCommit, RunRecord, RunStore, StartedRun } from '../ports.js';
 import { num, toInput, toRun } from './kysely-rows.js';
-import { appendEvent, appendTranscript, currentEpoch, insertOutbox, type Relax } from './kysely-writes.js';
+import { acquireLease, appendEvent, appendTranscript, currentEpoch, insertOutbox, type Relax } from './kysely-writes.js';
 import { endSubagentRun, startSubagentRun } from './kysely-subagent-rows.js';
 import type { Database } from './schema.js';
 import { prepared } from './kysely-prepared.js';
@@ -22,27 +22,27 @@ const releaseLease = prepared<'key' | 'epoch', { epoch: number }>((db, param) =>
 export class KyselyRunStore implements RunStore {
   constructor(
     private readonly db: Kysely<Database>,
+    /** The database clock in epoch milliseconds, as an SQL expression (lease expiry is judged by it). */
+    private readonly dbNowMs: () => RawBuilder<number>,
     /** Starting a run and claiming steered inputs are internal writes (see `Relax`). */
     private readonly relax?: Relax,
   ) {}
 
-  async start(run: NewRun, now: number): Promise<InputRecord[] | undefined> {
-    return this.db.transaction().execute(async (trx) => {
+  async start(run: NewRun, now: number): Promise<StartedRun | 'leased' | 'taken'> {
+    return this.db.transaction().execute(async (trx): Promise<StartedRun | 'leased'> => {
       this.relax?.();
-      // The claim is the fence: it takes the inputs only while the lease still has this run's epoch.
+      // The lease and the run in one transaction: one commit where there were two.
+      const lease = await acquireLease(trx, this.dbNowMs(), run.sessionKey, run.owner, run.leaseTtlMs);
+      if (!lease) return 'leased';
       const claimed = await trx
         .updateTable('inputs')
         .set((eb) => ({ status: 'claimed', run_id: run.id, attempts: eb('attempts', '+', 1), updated_at: now }))
         .where('id', 'in', run.inputIds)
         .where('status', '=', 'queued')
-        .where((eb) => eb.exists(eb.selectFrom('session_lease').select('epoch').where('session_key', '=', run.sessionKey).where('epoch', '=', run.epoch)))
         .returningAll()
         .execute();
-      if (claimed.length === 0) return undefined;
-      if (claimed.length !== run.inputIds.length) {
-        // Someone else took an input first; undo by throwing inside the transaction.
-        throw new StartConflict();
-      }
+      // Someone else took an input first: undo the lease and the claim by throwing inside the transaction.
+      if (claimed.length !== run.inputIds.length) throw new StartConflict();
       await trx
         .insertInto('runs')
         .values({
@@ -51,7 +51,7 @@ export class KyselyRunStore implements RunStore {
           agent_id: run.agentId,
           status: 'running',
           owner: run.owner,
-          epoch: run.epoch,
+          epoch: lease.epoch,
           model: run.model,
           started_at: now,
           ended_at: null,
@@ -67,11 +67,11 @@ export class KyselyRunStore implements RunStore {
         })
         .execute();
       await sessionRunning(trx, { key: run.sessionKey, now });
-      await appendEvent(trx, { type: 'run.started', sessionKey: run.sessionKey, runId: run.id, payload: { inputIds: run.inputIds, model: run.model } }, now);
+      const started = await appendEvent(trx, { type: 'run.started', sessionKey: run.sessionKey, runId: run.id, payload: { inputIds: run.inputIds, model: run.model } }, now);
       if (run.subagentId) await startSubagentRun(trx, run.subagentId, run.id, now);
-      return claimed.map(toInput).sort((a, b) => a.seq - b.seq);
+      return { epoch: lease.epoch, inputs: claimed.map(toInput).sort((a, b) => a.seq - b.seq), events: [started] };
     }).catch((error: unknown) => {
-      if (error instanceof StartConflict) return undefined;
+      if (error instanceof StartConflict) return 'taken' as const;
       throw error;
     });
   }
@@ -93,7 +93,7 @@ export class KyselyRunStore implements RunStore {
     });
   }
 
-  async commit(commit: RunCommit, now: number): Promise<RunRecord> {
+  async commit(commit: RunCommit, now: number): Promise<CommittedRun> {
     return this.db.transaction().execute(async (trx) => {
       // The run is over: its lease goes with the commit, saving the scheduler a write of its own. Taking it
       // first is also the fence: no row with this epoch means another owner has the session.
@@ -146,8 +146,9 @@ export class KyselyRunStore implements RunStore {
       if (commit.toolCalls?.length) await settleToolCalls(trx, commit.toolCalls, now);
       await sessionIdle(trx, { key: commit.sessionKey, now });
       for (const row of commit.outbox) await insertOutbox(trx, row, now);
-      for (const event of commit.events) await appendEvent(trx, event, now);
-      return toRun(run);
+      const events = [];
+      for (const event of commit.events) events.push(await appendEvent(trx, event, now));
+      return { run: toRun(run), events };
     });
   }
 

@@ -12,7 +12,7 @@ import type {
 import { KyselyRunStore } from './kysely-run-store.js';
 import { KyselySessionStore } from './kysely-session-store.js';
 import { num, toEvent, toInput, toOutbox, toTranscript } from './kysely-rows.js';
-import { appendEvent, appendTranscript, insertInput, insertOutbox, relaxed, type Relax } from './kysely-writes.js';
+import { acquireLease, appendEvent, appendTranscript, insertInput, insertOutbox, relaxed, type Relax } from './kysely-writes.js';
 import { KyselyExchangeStore } from './kysely-exchange-store.js';
 import { KyselyA2ATaskStore } from './kysely-a2a-store.js';
 import { KyselyBoardStore } from './kysely-board-store.js';
@@ -67,7 +67,7 @@ export class KyselyStore implements Store {
     this.exchanges = new KyselyExchangeStore(db, dialect);
     this.inputs = adapter.inputs ?? new KyselyInputStore(db, dialect, adapter.relax);
     this.transcript = adapter.transcript ? adapter.transcript(new KyselyTranscriptStore(db)) : new KyselyTranscriptStore(db);
-    this.runs = new KyselyRunStore(db, adapter.relax);
+    this.runs = new KyselyRunStore(db, dbNowMs, adapter.relax);
     this.outbox = new KyselyOutboxStore(db);
     this.leases = new KyselyLeaseStore(db, dbNowMs, adapter.relax);
     this.events = new KyselyEventJournal(db);
@@ -260,22 +260,8 @@ class KyselyLeaseStore implements LeaseStore {
     private readonly relax?: Relax,
   ) {}
 
-  async acquire(sessionKey: string, owner: string, ttlMs: number): Promise<{ epoch: number } | undefined> {
-    const now = this.dbNowMs();
-    // One statement decides: insert a fresh lease, or take over one that is ours or has expired. The
-    // epoch only ever grows, so a writer holding an older epoch is fenced off.
-    const row = await relaxed(this.db, this.relax, (db) => db
-      .insertInto('session_lease')
-      .values({ session_key: sessionKey, owner, epoch: 1, expires_at: sql<number>`${now} + ${ttlMs}` })
-      .onConflict((oc) =>
-        oc
-          .column('session_key')
-          .doUpdateSet({ owner, epoch: sql<number>`session_lease.epoch + 1`, expires_at: sql<number>`${now} + ${ttlMs}` })
-          .where((eb) => eb.or([eb('session_lease.owner', '=', owner), eb('session_lease.expires_at', '<', now)])),
-      )
-      .returning('epoch')
-      .executeTakeFirst());
-    return row ? { epoch: num(row.epoch) } : undefined;
+  acquire(sessionKey: string, owner: string, ttlMs: number): Promise<{ epoch: number } | undefined> {
+    return relaxed(this.db, this.relax, (db) => acquireLease(db, this.dbNowMs(), sessionKey, owner, ttlMs));
   }
 
   async renew(sessionKey: string, owner: string, epoch: number, ttlMs: number): Promise<boolean> {

@@ -1,6 +1,6 @@
 /** Writes shared by several stores, each usable inside a transaction. */
 import type { EventRecord, InputRecord, NewEvent, NewInput, NewOutboxRow, NewTranscriptEntry } from '../ports.js';
-import type { Kysely, Selectable } from 'kysely';
+import { sql, type Kysely, type RawBuilder, type Selectable } from 'kysely';
 import { json, num, toEvent, toInput, type Db } from './kysely-rows.js';
 import { prepared } from './kysely-prepared.js';
 import type { Database, EventsTable } from './schema.js';
@@ -54,6 +54,25 @@ export async function insertOutbox(db: Db, row: NewOutboxRow, now: number): Prom
     })
     .onConflict((oc) => oc.column('idempotency_key').doNothing())
     .execute();
+}
+
+/**
+ * Takes the session's lease for `owner`: one statement inserts a fresh lease, or takes over one that is
+ * `owner`'s or has expired. The epoch only ever grows, so a writer holding an older epoch is fenced off.
+ */
+export async function acquireLease(db: Db, now: RawBuilder<number>, sessionKey: string, owner: string, ttlMs: number): Promise<{ epoch: number } | undefined> {
+  const row = await db
+    .insertInto('session_lease')
+    .values({ session_key: sessionKey, owner, epoch: 1, expires_at: sql<number>`${now} + ${ttlMs}` })
+    .onConflict((oc) =>
+      oc
+        .column('session_key')
+        .doUpdateSet({ owner, epoch: sql<number>`session_lease.epoch + 1`, expires_at: sql<number>`${now} + ${ttlMs}` })
+        .where((eb) => eb.or([eb('session_lease.owner', '=', owner), eb('session_lease.expires_at', '<', now)])),
+    )
+    .returning('epoch')
+    .executeTakeFirst();
+  return row ? { epoch: num(row.epoch) } : undefined;
 }
 
 export async function currentEpoch(db: Db, sessionKey: string): Promise<number | undefined> {

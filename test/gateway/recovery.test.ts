@@ -21,8 +21,7 @@ async function crashedStore() {
   const store = await SqliteStore.open({ path: ':memory:' });
   await store.sessions.ensure({ key: S, agentId: 'w' }, 1);
   await store.inputs.enqueue({ id: 'in-1', sessionKey: S, idempotencyKey: 'k1', mode: 'followup', text: 'charge the card', provenance: { kind: 'user' } }, 1);
-  const lease = await store.leases.acquire(S, 'gw-test', 60_000);
-  await store.runs.start({ id: 'run-1', sessionKey: S, agentId: 'w', owner: 'gw-test', epoch: lease!.epoch, model: 'scripted/w', inputIds: ['in-1'] }, 2);
+  await store.runs.start({ id: 'run-1', sessionKey: S, agentId: 'w', owner: 'gw-test', leaseTtlMs: 60_000, model: 'scripted/w', inputIds: ['in-1'] }, 2);
   return store;
 }
 
@@ -76,5 +75,22 @@ describe('inputs nothing can run', () => {
       input: { note: 'dropped: agent "gone" is no longer configured (agents.list)' },
     });
     expect(await store.runs.list({})).toHaveLength(0);
+  });
+
+  it('leases: a session whose lease another gateway holds is left alone, and runs once the lease is free', async () => {
+    const store = await SqliteStore.open({ path: ':memory:' });
+    await store.sessions.ensure({ key: S, agentId: 'w' }, 1);
+    const held = await store.leases.acquire(S, 'gw-other', 60_000);
+    gateway = await startTestGateway(config(), {}, store);
+    const first = await gateway.send({ target: S, message: 'first' });
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(await store.inputs.get(first.input.id)).toMatchObject({ status: 'queued', attempts: 0 });
+    expect(await store.runs.list({})).toHaveLength(0);
+    expect(await store.leases.get(S)).toMatchObject({ owner: 'gw-other', epoch: held!.epoch });
+    await store.leases.release(S, 'gw-other', held!.epoch);
+    const second = await gateway.send({ target: S, message: 'second' });
+    expect(await gateway.waitForInput(first.input.id, 5000)).toMatchObject({ status: 'completed', reply: 'seen: first' });
+    expect(await gateway.waitForInput(second.input.id, 5000)).toMatchObject({ status: 'completed', reply: 'seen: second' });
+    expect(await store.leases.get(S)).toBeUndefined();
   });
 });

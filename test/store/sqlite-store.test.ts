@@ -92,8 +92,8 @@ describe('sqlite: synchronous FULL, with the WAL synced off the event loop', () 
       const before = wal.syncs;
       expect(await store.inputs.enqueue(input(1), 1000)).toMatchObject({ created: false });
       await store.sessions.ensure({ key: 'agent:a:other', agentId: 'a' }, 1000);
-      const lease = await store.leases.acquire('agent:a:main', 'me', 60_000);
-      expect(await store.runs.start({ id: 'run-1', sessionKey: 'agent:a:main', agentId: 'a', owner: 'me', epoch: lease!.epoch, model: 'm', inputIds: ['in-1'] }, 1000)).toHaveLength(1);
+      await store.leases.acquire('agent:a:other', 'me', 60_000);
+      expect(await store.runs.start({ id: 'run-1', sessionKey: 'agent:a:main', agentId: 'a', owner: 'me', leaseTtlMs: 60_000, model: 'm', inputIds: ['in-1'] }, 1000)).toMatchObject({ epoch: 1 });
       // A waited send's input: its reply comes after a commit whose sync covers it.
       expect(await store.inputs.enqueueUnsynced(input(3), 1000)).toMatchObject({ created: true });
       expect(wal.syncs).toBe(before);

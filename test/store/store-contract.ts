@@ -29,10 +29,9 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
     });
 
     async function startRun(inputIds: string[], runId = id('run')) {
-      const lease = await store.leases.acquire(S, 'gw-1', 30_000);
-      expect(lease).toBeDefined();
-      const started = await store.runs.start({ id: runId, sessionKey: S, agentId: 'support', owner: 'gw-1', epoch: lease!.epoch, model: 'scripted/x', inputIds }, 2000);
-      return { runId, epoch: lease!.epoch, started };
+      const started = await store.runs.start({ id: runId, sessionKey: S, agentId: 'support', owner: 'gw-1', leaseTtlMs: 30_000, model: 'scripted/x', inputIds }, 2000);
+      if (typeof started === 'string') throw new Error(`run ${runId} did not start: ${started}`);
+      return { runId, epoch: started.epoch, started };
     }
 
     it('ids: matchIds finds ids by their exact, case-sensitive start, in id order, at most limit, with no wildcard', async () => {
@@ -149,8 +148,9 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
     it('runs: start claims inputs; commit consumes them, appends transcript, outbox and events atomically', async () => {
       const { input } = await store.inputs.enqueue(newInput(S), 1000);
       const { runId, epoch, started } = await startRun([input.id]);
-      // start answers the inputs it claimed, as stored.
-      expect(started).toEqual([await store.inputs.get(input.id)]);
+      // start answers the lease's epoch, the inputs it claimed and the event it wrote, as stored.
+      expect(started).toEqual({ epoch: (await store.leases.get(S))!.epoch, inputs: [await store.inputs.get(input.id)], events: await store.events.list({ runId }) });
+      expect(started.events.map((event) => event.type)).toEqual(['run.started']);
       expect(await store.inputs.get(input.id)).toMatchObject({ status: 'claimed', runId, attempts: 1 });
       expect(await store.sessions.get(S)).toMatchObject({ state: 'running', lastRunAt: 2000 });
       const committed = await store.runs.commit(
@@ -171,8 +171,10 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
       expect(await store.runs.get(runId)).toMatchObject({
         status: 'succeeded', endedAt: 3000, finalText: 'hi there', preambleChars: 100, promptChars: 250, usage,
       });
-      // The commit answers with the run as stored, so waiters need not read it back.
-      expect(committed).toEqual(await store.runs.get(runId));
+      // The commit answers with the run and its events as stored, so that neither waiters nor the journal's
+      // tail need read them back.
+      expect(committed.run).toEqual(await store.runs.get(runId));
+      expect(committed.events).toEqual((await store.events.list({ runId })).filter((event) => event.type === 'run.completed'));
       expect((await store.transcript.list(S)).map((e) => e.role)).toEqual(['user', 'assistant']);
       expect((await store.transcript.list(S, { limit: 1 })).map((e) => e.role)).toEqual(['assistant']);
       expect(await store.outbox.listDue(3000, 10)).toHaveLength(1);
@@ -182,21 +184,26 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
       expect(await store.leases.get(S)).toBeUndefined();
     });
 
-    it('runs: start refuses a stale epoch or an input that is no longer queued', async () => {
+    it('runs: start takes the lease with the run, and writes nothing while another owner holds it or an input is no longer queued', async () => {
       const { input } = await store.inputs.enqueue(newInput(S), 1000);
-      const lease = await store.leases.acquire(S, 'gw-1', 30_000);
-      await store.leases.acquire(S, 'gw-1', 30_000);
-      expect(await store.runs.start({ id: id('run'), sessionKey: S, agentId: 'support', owner: 'gw-1', epoch: lease!.epoch, model: 'm', inputIds: [input.id] }, 2000)).toBeUndefined();
+      const held = await store.leases.acquire(S, 'gw-2', 30_000);
+      const start = (inputIds: string[], owner = 'gw-1') => store.runs.start({ id: id('run'), sessionKey: S, agentId: 'support', owner, leaseTtlMs: 30_000, model: 'm', inputIds }, 2000);
+      expect(await start([input.id])).toBe('leased');
+      expect(await store.leases.get(S)).toMatchObject({ owner: 'gw-2', epoch: held!.epoch });
       expect(await store.inputs.get(input.id)).toMatchObject({ status: 'queued', runId: null, attempts: 0 });
+      await store.leases.release(S, 'gw-2', held!.epoch);
       const ok = await startRun([input.id]);
-      expect(ok.started?.map((claimed) => claimed.id)).toEqual([input.id]);
-      const again = await store.runs.start({ id: id('run'), sessionKey: S, agentId: 'support', owner: 'gw-1', epoch: ok.epoch, model: 'm', inputIds: [input.id] }, 2000);
-      expect(again).toBeUndefined();
+      expect(ok.started.inputs.map((claimed) => claimed.id)).toEqual([input.id]);
+      expect(await store.leases.get(S)).toMatchObject({ owner: 'gw-1', epoch: ok.epoch });
+      // The owner's own lease is taken again, but the input is claimed already: the lease stays as it was.
+      expect(await start([input.id])).toBe('taken');
+      expect((await store.leases.get(S))?.epoch).toBe(ok.epoch);
       // One input of two already taken: nothing is claimed, and no run is made.
       const { input: other } = await store.inputs.enqueue(newInput(S), 2100);
-      expect(await store.runs.start({ id: id('run'), sessionKey: S, agentId: 'support', owner: 'gw-1', epoch: ok.epoch, model: 'm', inputIds: [other.id, input.id] }, 2200)).toBeUndefined();
+      expect(await start([other.id, input.id])).toBe('taken');
       expect(await store.inputs.get(other.id)).toMatchObject({ status: 'queued', runId: null });
       expect(await store.runs.list({ sessionKey: S })).toHaveLength(1);
+      expect((await store.events.list({ sessionKey: S })).map((event) => event.type)).toEqual(['run.started']);
     });
 
     it('runs: commit with a lost lease throws LEASE_LOST and writes nothing', async () => {
@@ -265,8 +272,8 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
       expect(last.droppedInputs).toEqual([a.input.id]);
       expect(await store.inputs.get(a.input.id)).toMatchObject({ status: 'dropped', attempts: 3, runId: third.runId });
       expect((await store.inputs.get(a.input.id))?.note).toBe('dropped after 3 interrupted attempts (recovery.retryInterrupted = 2)');
-      expect(second.started).toHaveLength(1);
-      expect(third.started).toHaveLength(1);
+      expect(second.started.inputs).toHaveLength(1);
+      expect(third.started.inputs).toHaveLength(1);
       expect(await store.runs.recoverOrphans('gw-2', 'other owner', 2, 7000)).toEqual({ interruptedRuns: [], requeuedInputs: [], droppedInputs: [] });
     });
 
@@ -493,11 +500,12 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
 
       async function runChild(finalText: string | null, status: 'succeeded' | 'failed' = 'succeeded') {
         const [input] = await store.inputs.listQueued(child);
-        const lease = await store.leases.acquire(child, 'gw-1', 30_000);
         const runId = id('run');
-        expect(await store.runs.start({ id: runId, sessionKey: child, agentId: 'support', owner: 'gw-1', epoch: lease!.epoch, model: 'scripted/x', inputIds: [input.id], subagentId: 'c1' }, 4000)).toHaveLength(1);
+        const started = await store.runs.start({ id: runId, sessionKey: child, agentId: 'support', owner: 'gw-1', leaseTtlMs: 30_000, model: 'scripted/x', inputIds: [input.id], subagentId: 'c1' }, 4000);
+        if (typeof started === 'string') throw new Error(`the child's run did not start: ${started}`);
+        expect(started.inputs).toHaveLength(1);
         await store.runs.commit(
-          { runId, sessionKey: child, epoch: lease!.epoch, outcome: { status, usage, preambleChars: 0, promptChars: 0, finalText, errorMessage: status === 'failed' ? 'boom' : null }, transcript: [], consumedInputIds: [input.id], outbox: [], events: [], subagent: { id: 'c1', error: status === 'failed' ? 'boom' : null, maxResultChars: 1000 } },
+          { runId, sessionKey: child, epoch: started.epoch, outcome: { status, usage, preambleChars: 0, promptChars: 0, finalText, errorMessage: status === 'failed' ? 'boom' : null }, transcript: [], consumedInputIds: [input.id], outbox: [], events: [], subagent: { id: 'c1', error: status === 'failed' ? 'boom' : null, maxResultChars: 1000 } },
           5000,
         );
         return runId;
