@@ -6,7 +6,7 @@
 import { SwitchboardError } from '../core/errors.js';
 import { a2aSessionKey, boardSessionKey, parseSessionKey } from '../core/session-key.js';
 import type { SwitchboardConfig } from '../config/schema.js';
-import type { Clock, IdGenerator, InputRecord, NewInput, Provenance, SessionRecord } from '../ports.js';
+import type { Clock, IdGenerator, InputRecord, NewInput, Provenance, ReplyRoute, SessionRecord } from '../ports.js';
 import { GatewayQueries } from './gateway-queries.js';
 import type { SendRequest, SendResult } from './gateway-types.js';
 import type { LaneScheduler } from './lanes.js';
@@ -100,19 +100,18 @@ export abstract class GatewayIntake extends GatewayQueries {
     const message = this.validateMessage(request.message);
     const inbound = request.inbound ?? { channel: 'api' };
     const { sessionKey, agent } = this.agents.resolveTarget(request.target ?? this.agents.bind(inbound).config.id, inbound);
-    const session = await this.openSession(sessionKey, agent.config.id);
+    const provenance: Provenance = request.provenance ?? { kind: 'user', channel: inbound.channel, ...(inbound.peer ? { peer: inbound.peer } : {}) };
+    // A user's message sets where the session's replies go: written before the input, so that the input's
+    // durable write covers it (a retried send has the same route); a new session is created with it.
+    const route = provenance.kind !== 'user' ? undefined : { channel: inbound.channel, ...(inbound.peer ? { peer: inbound.peer } : {}), ...(inbound.account ? { account: inbound.account } : {}) };
+    const session = await this.openSession(sessionKey, agent.config.id, route);
     if (this.lanes.isLaneFull(sessionKey) && !this.lanes.isBusy(sessionKey)) {
       throw new SwitchboardError('LANE_QUEUE_FULL', `the ${this.lanes.laneFor(sessionKey)} lane already has ${this.config.lanes.maxWaiting} sessions waiting (lanes.maxWaiting); retry later`, { retryAfterMs: 1000 });
     }
-    const provenance: Provenance = request.provenance ?? { kind: 'user', channel: inbound.channel, ...(inbound.peer ? { peer: inbound.peer } : {}) };
     const channelSetting = this.config.messages.queue.byChannel[inbound.channel];
     const channelMode = typeof channelSetting === 'object' ? channelSetting.mode : channelSetting;
     const mode = request.mode ?? channelMode ?? this.config.messages.queue.mode;
-    if (provenance.kind === 'user') {
-      // Before the input, so that the input's durable write covers it (a retried send has the same route).
-      const route = { channel: inbound.channel, ...(inbound.peer ? { peer: inbound.peer } : {}), ...(inbound.account ? { account: inbound.account } : {}) };
-      if (JSON.stringify(session.route) !== JSON.stringify(route)) await this.store.sessions.setRoute(sessionKey, route, this.clock.now());
-    }
+    if (route && JSON.stringify(session.route) !== JSON.stringify(route)) await this.store.sessions.setRoute(sessionKey, route, this.clock.now());
     const id = this.ids.next();
     // A caller's key is scoped to the target session and kept out of the gateway's own key namespace.
     const row = { id, sessionKey, idempotencyKey: request.idempotencyKey === undefined ? `input:${id}` : `client:${sessionKey}:${request.idempotencyKey}`, mode, text: message, provenance };
@@ -132,13 +131,13 @@ export abstract class GatewayIntake extends GatewayQueries {
    * The session at this address, created on first use for main, direct and group sessions; sub-agent
    * and A2A sessions exist only once their own flow has created them.
    */
-  async openSession(sessionKey: string, agentId: string): Promise<SessionRecord> {
+  async openSession(sessionKey: string, agentId: string, route?: ReplyRoute): Promise<SessionRecord> {
     const session = await this.store.sessions.get(sessionKey);
     if (session) return session;
     const kind = parseSessionKey(sessionKey)?.kind;
     if (kind === 'subagent' || kind === 'a2a' || kind === 'board') {
       throw new SwitchboardError('SESSION_NOT_FOUND', `no session "${sessionKey}" (sub-agent, A2A and board sessions are created by their own flows; list the sessions with "switchboard sessions list" or sessions_list)`);
     }
-    return this.store.sessions.ensure({ key: sessionKey, agentId }, this.clock.now());
+    return this.store.sessions.ensure({ key: sessionKey, agentId, route }, this.clock.now());
   }
 }

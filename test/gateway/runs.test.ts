@@ -42,6 +42,9 @@ describe('gateway runs', () => {
     expect(history.map((entry) => entry.role)).toEqual(['user', 'assistant']);
     expect(history[0]).toMatchObject({ content: 'say hello', inputId: sent.input.id, provenance: { kind: 'user', channel: 'cli' } });
     expect((await gateway.getSession('agent:echo:main')).route).toEqual({ channel: 'cli' });
+    // The session's next user message, from another channel, moves the route there.
+    await gateway.send({ target: 'agent:echo:main', message: 'again', inbound: { channel: 'email', peer: 'ann@example.com' } });
+    expect((await gateway.getSession('agent:echo:main')).route).toEqual({ channel: 'email', peer: 'ann@example.com' });
     if (result.status !== 'completed') throw new Error('unreachable');
     expect(result.run.preambleChars).toBeGreaterThan(50);
     expect(result.run.preambleChars).toBeLessThan(2000);
