@@ -1,14 +1,14 @@
 /** The run store: starting runs, steering, the atomic commit, and crash recovery. */
 import { settleToolCalls } from './kysely-tool-call-store.js';
-import type { Kysely, RawBuilder } from 'kysely';
+import type { Kysely, RawBuilder, Selectable } from 'kysely';
 import { SwitchboardError } from '../core/errors.js';
 import type { RunStatus } from '../core/run-status.js';
 import type { CommittedRun, NewRun, RecoveryReport, RunCommit, RunRecord, RunStore, StartedRun } from '../ports.js';
 import { num, toInput, toRun } from './kysely-rows.js';
-import { acquireLease, appendEvent, appendTranscript, currentEpoch, insertOutbox, type Relax } from './kysely-writes.js';
+import { appendEvent, appendTranscript, currentEpoch, insertOutbox, leaseTaker, type LeaseTaker, type Relax } from './kysely-writes.js';
 import { endSubagentRun, startSubagentRun } from './kysely-subagent-rows.js';
-import type { Database } from './schema.js';
-import { prepared } from './kysely-prepared.js';
+import type { Database, InputsTable, RunsTable } from './schema.js';
+import { prepared, preparedPerCount } from './kysely-prepared.js';
 
 // The statements every run makes, compiled once.
 const sessionRunning = prepared<'key' | 'now', never>((db, param) =>
@@ -19,53 +19,96 @@ const releaseLease = prepared<'key' | 'epoch', { epoch: number }>((db, param) =>
   db.deleteFrom('session_lease').where('session_key', '=', param('key')).where('epoch', '=', param('epoch')).returning('epoch'),
 );
 
+const insertRun = prepared<'id' | 'sessionKey' | 'agentId' | 'owner' | 'epoch' | 'model' | 'now', never>((db, param) =>
+  db.insertInto('runs').values({
+    id: param('id'),
+    session_key: param('sessionKey'),
+    agent_id: param('agentId'),
+    status: 'running',
+    owner: param('owner'),
+    epoch: param('epoch'),
+    model: param('model'),
+    started_at: param('now'),
+    ended_at: null,
+    input_tokens: 0,
+    output_tokens: 0,
+    model_calls: 0,
+    steps: 0,
+    preamble_chars: 0,
+    prompt_chars: 0,
+    final_text: null,
+    error_code: null,
+    error_message: null,
+  }),
+);
+const claimInputs = preparedPerCount<'runId' | 'now', 'ids', Selectable<InputsTable>>((db, count, param, item) =>
+  db
+    .updateTable('inputs')
+    .set((eb) => ({ status: 'claimed', run_id: param('runId'), attempts: eb('attempts', '+', 1), updated_at: param('now') }))
+    .where('id', 'in', Array.from({ length: count }, (_, i) => item('ids', i)))
+    .where('status', '=', 'queued')
+    .returningAll(),
+);
+const consumeInputs = preparedPerCount<'runId' | 'now', 'ids', never>((db, count, param, item) =>
+  db
+    .updateTable('inputs')
+    .set({ status: 'consumed', updated_at: param('now') })
+    .where('id', 'in', Array.from({ length: count }, (_, i) => item('ids', i)))
+    .where('run_id', '=', param('runId')),
+);
+type FinishParam =
+  | 'id' | 'epoch' | 'status' | 'now' | 'inputTokens' | 'outputTokens' | 'modelCalls' | 'steps' | 'preambleChars' | 'promptChars'
+  | 'requestBytes' | 'requestSystemBytes' | 'requestToolBytes' | 'cachedInputTokens' | 'finalText' | 'errorCode' | 'errorMessage';
+/** The run's outcome, only while it is still running under this epoch. */
+const finishRun = prepared<FinishParam, Selectable<RunsTable>>((db, param) =>
+  db
+    .updateTable('runs')
+    .set({
+      status: param('status'),
+      ended_at: param('now'),
+      input_tokens: param('inputTokens'),
+      output_tokens: param('outputTokens'),
+      model_calls: param('modelCalls'),
+      steps: param('steps'),
+      preamble_chars: param('preambleChars'),
+      prompt_chars: param('promptChars'),
+      request_bytes: param('requestBytes'),
+      request_system_bytes: param('requestSystemBytes'),
+      request_tool_bytes: param('requestToolBytes'),
+      cached_input_tokens: param('cachedInputTokens'),
+      final_text: param('finalText'),
+      error_code: param('errorCode'),
+      error_message: param('errorMessage'),
+    })
+    .where('id', '=', param('id'))
+    .where('status', '=', 'running')
+    .where('epoch', '=', param('epoch'))
+    .returningAll(),
+);
+
 export class KyselyRunStore implements RunStore {
+  private readonly takeLease: LeaseTaker;
+
   constructor(
     private readonly db: Kysely<Database>,
     /** The database clock in epoch milliseconds, as an SQL expression (lease expiry is judged by it). */
-    private readonly dbNowMs: () => RawBuilder<number>,
+    dbNowMs: () => RawBuilder<number>,
     /** Starting a run and claiming steered inputs are internal writes (see `Relax`). */
     private readonly relax?: Relax,
-  ) {}
+  ) {
+    this.takeLease = leaseTaker(dbNowMs);
+  }
 
   async start(run: NewRun, now: number): Promise<StartedRun | 'leased' | 'taken'> {
     return this.db.transaction().execute(async (trx): Promise<StartedRun | 'leased'> => {
       this.relax?.();
       // The lease and the run in one transaction: one commit where there were two.
-      const lease = await acquireLease(trx, this.dbNowMs(), run.sessionKey, run.owner, run.leaseTtlMs);
+      const lease = await this.takeLease(trx, run.sessionKey, run.owner, run.leaseTtlMs);
       if (!lease) return 'leased';
-      const claimed = await trx
-        .updateTable('inputs')
-        .set((eb) => ({ status: 'claimed', run_id: run.id, attempts: eb('attempts', '+', 1), updated_at: now }))
-        .where('id', 'in', run.inputIds)
-        .where('status', '=', 'queued')
-        .returningAll()
-        .execute();
+      const claimed = await claimInputs(trx, run.inputIds.length, { runId: run.id, now, ids: run.inputIds });
       // Someone else took an input first: undo the lease and the claim by throwing inside the transaction.
       if (claimed.length !== run.inputIds.length) throw new StartConflict();
-      await trx
-        .insertInto('runs')
-        .values({
-          id: run.id,
-          session_key: run.sessionKey,
-          agent_id: run.agentId,
-          status: 'running',
-          owner: run.owner,
-          epoch: lease.epoch,
-          model: run.model,
-          started_at: now,
-          ended_at: null,
-          input_tokens: 0,
-          output_tokens: 0,
-          model_calls: 0,
-          steps: 0,
-          preamble_chars: 0,
-          prompt_chars: 0,
-          final_text: null,
-          error_code: null,
-          error_message: null,
-        })
-        .execute();
+      await insertRun(trx, { id: run.id, sessionKey: run.sessionKey, agentId: run.agentId, owner: run.owner, epoch: lease.epoch, model: run.model, now });
       await sessionRunning(trx, { key: run.sessionKey, now });
       const started = await appendEvent(trx, { type: 'run.started', sessionKey: run.sessionKey, runId: run.id, payload: { inputIds: run.inputIds, model: run.model } }, now);
       if (run.subagentId) await startSubagentRun(trx, run.subagentId, run.id, now);
@@ -99,32 +142,27 @@ export class KyselyRunStore implements RunStore {
       // first is also the fence: no row with this epoch means another owner has the session.
       const [released] = await releaseLease(trx, { key: commit.sessionKey, epoch: commit.epoch });
       const { outcome } = commit;
-      const run = !released
-        ? undefined
-        : await trx
-            .updateTable('runs')
-            .set({
-              status: outcome.status,
-              ended_at: now,
-              input_tokens: outcome.usage.inputTokens,
-              output_tokens: outcome.usage.outputTokens,
-              model_calls: outcome.usage.modelCalls,
-              steps: outcome.usage.steps,
-              preamble_chars: outcome.preambleChars,
-              prompt_chars: outcome.promptChars,
-              request_bytes: outcome.request?.bytes ?? 0,
-              request_system_bytes: outcome.request?.systemBytes ?? 0,
-              request_tool_bytes: outcome.request?.toolBytes ?? 0,
-              cached_input_tokens: outcome.usage.cachedInputTokens ?? 0,
-              final_text: outcome.finalText,
-              error_code: outcome.errorCode ?? null,
-              error_message: outcome.errorMessage ?? null,
-            })
-            .where('id', '=', commit.runId)
-            .where('status', '=', 'running')
-            .where('epoch', '=', commit.epoch)
-            .returningAll()
-            .executeTakeFirst();
+      const [run] = !released
+        ? []
+        : await finishRun(trx, {
+            id: commit.runId,
+            epoch: commit.epoch,
+            status: outcome.status,
+            now,
+            inputTokens: outcome.usage.inputTokens,
+            outputTokens: outcome.usage.outputTokens,
+            modelCalls: outcome.usage.modelCalls,
+            steps: outcome.usage.steps,
+            preambleChars: outcome.preambleChars,
+            promptChars: outcome.promptChars,
+            requestBytes: outcome.request?.bytes ?? 0,
+            requestSystemBytes: outcome.request?.systemBytes ?? 0,
+            requestToolBytes: outcome.request?.toolBytes ?? 0,
+            cachedInputTokens: outcome.usage.cachedInputTokens ?? 0,
+            finalText: outcome.finalText,
+            errorCode: outcome.errorCode ?? null,
+            errorMessage: outcome.errorMessage ?? null,
+          });
       if (!run) {
         // Thrown before anything else is written; the transaction undoes the two statements above.
         const epoch = await currentEpoch(trx, commit.sessionKey);
@@ -134,14 +172,7 @@ export class KyselyRunStore implements RunStore {
         );
       }
       await appendTranscript(trx, commit.sessionKey, commit.transcript, now);
-      if (commit.consumedInputIds.length > 0) {
-        await trx
-          .updateTable('inputs')
-          .set({ status: 'consumed', updated_at: now })
-          .where('id', 'in', commit.consumedInputIds)
-          .where('run_id', '=', commit.runId)
-          .execute();
-      }
+      if (commit.consumedInputIds.length > 0) await consumeInputs(trx, commit.consumedInputIds.length, { runId: commit.runId, now, ids: commit.consumedInputIds });
       await endSubagentRun(trx, commit, now);
       if (commit.toolCalls?.length) await settleToolCalls(trx, commit.toolCalls, now);
       await sessionIdle(trx, { key: commit.sessionKey, now });

@@ -17,23 +17,17 @@ export class KyselySessionStore implements SessionStore {
   ) {}
 
   async ensure(session: NewSession, now: number): Promise<SessionRecord> {
-    const created = await relaxed(this.db, this.relax, (db) => db
-      .insertInto('sessions')
-      .values({
+    const [created] = await relaxed(this.db, this.relax, (db) =>
+      insertSession(db, {
         key: session.key,
-        agent_id: session.agentId,
+        agentId: session.agentId,
         label: session.label ?? null,
-        parent_key: session.parentKey ?? null,
+        parentKey: session.parentKey ?? null,
         depth: session.depth ?? 0,
         route: session.route ? json(session.route) : null,
-        state: 'idle',
-        created_at: now,
-        updated_at: now,
-        last_run_at: null,
-      })
-      .onConflict((oc) => oc.column('key').doNothing())
-      .returningAll()
-      .executeTakeFirst());
+        now,
+      }),
+    );
     // Only a session that was there already is read.
     const row = created ?? (await sessionByKey(this.db, { key: session.key }))[0];
     if (!row) throw new Error(`session ${session.key} was neither created nor found`);
@@ -77,6 +71,25 @@ export class KyselySessionStore implements SessionStore {
   }
 }
 
+/** A new session, or nothing when one with its key is there already. */
+const insertSession = prepared<'key' | 'agentId' | 'label' | 'parentKey' | 'depth' | 'route' | 'now', Selectable<SessionsTable>>((db, param) =>
+  db
+    .insertInto('sessions')
+    .values({
+      key: param('key'),
+      agent_id: param('agentId'),
+      label: param('label'),
+      parent_key: param('parentKey'),
+      depth: param('depth'),
+      route: param('route'),
+      state: 'idle',
+      created_at: param('now'),
+      updated_at: param('now'),
+      last_run_at: null,
+    })
+    .onConflict((oc) => oc.column('key').doNothing())
+    .returningAll(),
+);
 const sessionByKey = prepared<'key', Selectable<SessionsTable>>((db, param) => db.selectFrom('sessions').selectAll().where('key', '=', param('key')));
 const reachedOut = prepared<'key', { spawned: unknown; sent: unknown }>((db, param) =>
   db.selectNoFrom((eb) => [

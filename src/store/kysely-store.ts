@@ -12,12 +12,12 @@ import type {
 import { KyselyRunStore } from './kysely-run-store.js';
 import { KyselySessionStore } from './kysely-session-store.js';
 import { num, toEvent, toInput, toOutbox, toTranscript } from './kysely-rows.js';
-import { acquireLease, appendEvent, appendTranscript, insertInput, insertOutbox, relaxed, type Relax } from './kysely-writes.js';
+import { appendEvent, appendTranscript, insertInput, insertOutbox, leaseTaker, relaxed, type LeaseTaker, type Relax } from './kysely-writes.js';
 import { KyselyExchangeStore } from './kysely-exchange-store.js';
 import { KyselyA2ATaskStore } from './kysely-a2a-store.js';
 import { KyselyBoardStore } from './kysely-board-store.js';
 import { KyselySubagentStore } from './kysely-subagent-store.js';
-import type { Database, EventsTable, InputsTable } from './schema.js';
+import type { Database, EventsTable, InputsTable, TranscriptTable } from './schema.js';
 import { KyselyToolCallStore, recordToolCall } from './kysely-tool-call-store.js';
 import { takeRate } from './kysely-limits.js';
 import { matchIds } from './kysely-ids.js';
@@ -27,6 +27,9 @@ import { prepared } from './kysely-prepared.js';
 const inputById = prepared<'id', Selectable<InputsTable>>((db, param) => db.selectFrom('inputs').selectAll().where('id', '=', param('id')));
 const eventsAfter = prepared<'afterSeq' | 'limit', Selectable<EventsTable>>((db, param) =>
   db.selectFrom('events').selectAll().where('seq', '>', param('afterSeq')).orderBy('seq').limit(param('limit')),
+);
+const transcriptTail = prepared<'sessionKey' | 'limit', Selectable<TranscriptTable>>((db, param) =>
+  db.selectFrom('transcript').selectAll().where('session_key', '=', param('sessionKey')).orderBy('seq', 'desc').limit(param('limit')),
 );
 const queuedInputs = prepared<'sessionKey', Selectable<InputsTable>>((db, param) =>
   db.selectFrom('inputs').selectAll().where('session_key', '=', param('sessionKey')).where('status', '=', 'queued').orderBy('seq'),
@@ -181,9 +184,11 @@ export class KyselyTranscriptStore implements TranscriptStore {
   }
 
   async list(sessionKey: string, options: { limit?: number } = {}): Promise<TranscriptEntry[]> {
-    let query = this.db.selectFrom('transcript').selectAll().where('session_key', '=', sessionKey).orderBy('seq', 'desc');
-    if (options.limit !== undefined) query = query.limit(options.limit);
-    const rows = await query.execute();
+    // The history a run reads: the session's newest `limit` entries.
+    const rows =
+      options.limit === undefined
+        ? await this.db.selectFrom('transcript').selectAll().where('session_key', '=', sessionKey).orderBy('seq', 'desc').execute()
+        : await transcriptTail(this.db, { sessionKey, limit: options.limit });
     return rows.reverse().map(toTranscript);
   }
 
@@ -254,14 +259,18 @@ class KyselyOutboxStore implements OutboxStore {
 
 /** Leases are the gateway's own business: their writes are internal (see `Relax`). */
 class KyselyLeaseStore implements LeaseStore {
+  private readonly take: LeaseTaker;
+
   constructor(
     private readonly db: Kysely<Database>,
     private readonly dbNowMs: () => RawBuilder<number>,
     private readonly relax?: Relax,
-  ) {}
+  ) {
+    this.take = leaseTaker(dbNowMs);
+  }
 
   acquire(sessionKey: string, owner: string, ttlMs: number): Promise<{ epoch: number } | undefined> {
-    return relaxed(this.db, this.relax, (db) => acquireLease(db, this.dbNowMs(), sessionKey, owner, ttlMs));
+    return relaxed(this.db, this.relax, (db) => this.take(db, sessionKey, owner, ttlMs));
   }
 
   async renew(sessionKey: string, owner: string, epoch: number, ttlMs: number): Promise<boolean> {

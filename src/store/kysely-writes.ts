@@ -2,25 +2,34 @@
 import type { EventRecord, InputRecord, NewEvent, NewInput, NewOutboxRow, NewTranscriptEntry } from '../ports.js';
 import { sql, type Kysely, type RawBuilder, type Selectable } from 'kysely';
 import { json, num, toEvent, toInput, type Db } from './kysely-rows.js';
-import { prepared } from './kysely-prepared.js';
+import { prepared, preparedPerCount } from './kysely-prepared.js';
 import type { Database, EventsTable } from './schema.js';
+
+const insertTranscript = preparedPerCount<'sessionKey' | 'now', 'role' | 'content' | 'provenance' | 'inputId' | 'runId', never>((db, count, param, item) =>
+  db.insertInto('transcript').values(
+    Array.from({ length: count }, (_, i) => ({
+      session_key: param('sessionKey'),
+      role: item('role', i),
+      content: item('content', i),
+      provenance: item('provenance', i),
+      input_id: item('inputId', i),
+      run_id: item('runId', i),
+      created_at: param('now'),
+    })),
+  ),
+);
 
 export async function appendTranscript(db: Db, sessionKey: string, entries: NewTranscriptEntry[], now: number): Promise<void> {
   if (entries.length === 0) return;
-  await db
-    .insertInto('transcript')
-    .values(
-      entries.map((entry) => ({
-        session_key: sessionKey,
-        role: entry.role,
-        content: json(entry.content),
-        provenance: entry.provenance ? json(entry.provenance) : null,
-        input_id: entry.inputId,
-        run_id: entry.runId,
-        created_at: now,
-      })),
-    )
-    .execute();
+  await insertTranscript(db, entries.length, {
+    sessionKey,
+    now,
+    role: entries.map((entry) => entry.role),
+    content: entries.map((entry) => json(entry.content)),
+    provenance: entries.map((entry) => (entry.provenance ? json(entry.provenance) : null)),
+    inputId: entries.map((entry) => entry.inputId),
+    runId: entries.map((entry) => entry.runId),
+  });
 }
 
 const insertEvent = prepared<'type' | 'sessionKey' | 'runId' | 'payload' | 'now', Selectable<EventsTable>>((db, param) =>
@@ -56,23 +65,34 @@ export async function insertOutbox(db: Db, row: NewOutboxRow, now: number): Prom
     .execute();
 }
 
+/** What takes a session's lease for `owner`, or answers undefined when another owner holds it unexpired. */
+export type LeaseTaker = (db: Db, sessionKey: string, owner: string, ttlMs: number) => Promise<{ epoch: number } | undefined>;
+
 /**
  * Takes the session's lease for `owner`: one statement inserts a fresh lease, or takes over one that is
- * `owner`'s or has expired. The epoch only ever grows, so a writer holding an older epoch is fenced off.
+ * `owner`'s or has expired (judged by the database clock, `dbNowMs`). The epoch only ever grows, so a
+ * writer holding an older epoch is fenced off.
  */
-export async function acquireLease(db: Db, now: RawBuilder<number>, sessionKey: string, owner: string, ttlMs: number): Promise<{ epoch: number } | undefined> {
-  const row = await db
-    .insertInto('session_lease')
-    .values({ session_key: sessionKey, owner, epoch: 1, expires_at: sql<number>`${now} + ${ttlMs}` })
-    .onConflict((oc) =>
-      oc
-        .column('session_key')
-        .doUpdateSet({ owner, epoch: sql<number>`session_lease.epoch + 1`, expires_at: sql<number>`${now} + ${ttlMs}` })
-        .where((eb) => eb.or([eb('session_lease.owner', '=', owner), eb('session_lease.expires_at', '<', now)])),
-    )
-    .returning('epoch')
-    .executeTakeFirst();
-  return row ? { epoch: num(row.epoch) } : undefined;
+export function leaseTaker(dbNowMs: () => RawBuilder<number>): LeaseTaker {
+  const take = prepared<'sessionKey' | 'owner' | 'ttlMs', { epoch: number }>((db, param) => {
+    const now = dbNowMs();
+    const owner = param('owner');
+    const expires = sql<number>`${now} + ${param('ttlMs')}`;
+    return db
+      .insertInto('session_lease')
+      .values({ session_key: param('sessionKey'), owner, epoch: 1, expires_at: expires })
+      .onConflict((oc) =>
+        oc
+          .column('session_key')
+          .doUpdateSet({ owner, epoch: sql<number>`session_lease.epoch + 1`, expires_at: expires })
+          .where((eb) => eb.or([eb('session_lease.owner', '=', owner), eb('session_lease.expires_at', '<', now)])),
+      )
+      .returning('epoch');
+  });
+  return async (db, sessionKey, owner, ttlMs) => {
+    const [row] = await take(db, { sessionKey, owner, ttlMs });
+    return row ? { epoch: num(row.epoch) } : undefined;
+  };
 }
 
 export async function currentEpoch(db: Db, sessionKey: string): Promise<number | undefined> {
