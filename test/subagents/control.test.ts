@@ -104,7 +104,8 @@ describe('fan-out', () => {
               { tool: "sessions_spawn", args: { task: "part one", label: "one" } },
               { tool: "sessions_spawn", args: { task: "part two (broken)", label: "two" } },
               { tool: "sessions_spawn", args: { task: "part three", label: "three" } } ] },
-            { toolCalls: [{ tool: "subagents", args: { action: "wait", mode: "all", timeoutMs: 5000, maxFailures: 1 } }] },
+            // By label: without targets, a wait covers only the children still running, and the broken one may have ended already.
+            { toolCalls: [{ tool: "subagents", args: { action: "wait", targets: ["one", "two", "three"], mode: "all", timeoutMs: 5000, maxFailures: 1 } }] },
             { text: "{{tool.subagents}}" }] },
         { match: "broken", error: "the model is down" },
         { match: "part", delayMs: 50, reply: "did {{input}}" },`,
