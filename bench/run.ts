@@ -75,7 +75,7 @@ const benchConfig = `{
 
 async function roundTrips(count: number, parallelSessions: number, synchronous: SqliteSynchronous = 'FULL') {
   const { config } = parseConfigText(benchConfig.replace('agents:', `lanes: { main: { maxConcurrent: ${Math.max(4, parallelSessions)} } }, agents:`), '/bench.json5', {});
-  const store = await SqliteStore.open({ path: join(tmp(), 'rt.db'), synchronous });
+  const store = await SqliteStore.open({ path: join(tmp(), 'rt.db'), synchronous, exclusive: true });
   const gateway = await startGateway({ config, store, gatewayId: 'bench' });
   // Warm up the code paths once.
   await gateway.waitForInput((await gateway.send({ target: 'echo', message: 'warm' })).input.id, 10_000);
@@ -157,7 +157,7 @@ async function agentToAgent(count: number, pingPong: number, sdkCallMs: number, 
     '/bench-a2a.json5',
     {},
   );
-  const store = await SqliteStore.open({ path: join(tmp(), 'a2a.db'), synchronous: 'FULL' });
+  const store = await SqliteStore.open({ path: join(tmp(), 'a2a.db'), synchronous: 'FULL', exclusive: true });
   const gateway = await startGateway({ config, store, gatewayId: 'bench', withoutToolLedger: !ledger });
   const exchangeDone = async (requester: string) => {
     for (;;) {
@@ -231,7 +231,7 @@ async function subagents(count: number, fanOut: number, sdkCallMs: number) {
     {},
   );
   const open = async (name: string) => {
-    const store = await SqliteStore.open({ path: join(tmp(), name), synchronous: 'FULL' });
+    const store = await SqliteStore.open({ path: join(tmp(), name), synchronous: 'FULL', exclusive: true });
     const gateway = await startGateway({ config, store, gatewayId: 'bench' });
     return { store, gateway };
   };
