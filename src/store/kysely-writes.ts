@@ -130,7 +130,8 @@ export async function insertInput(db: Db, input: NewInput, now: number): Promise
  * Marks the unit of work holding the connection as internal: a write the gateway keeps to itself (a
  * lease, a run's start), which nothing outside learns of before a later write that is made durable.
  * An adapter that syncs before answering a write (SQLite's FULL) then need not wait for this one;
- * its sync comes with the next durable write, which covers everything written before it.
+ * its sync comes with the next durable write, which covers everything written before it. SQLite's
+ * group commit does not wait for its COMMIT either (sqlite/group-commit.ts).
  */
 export type Relax = () => void;
 

@@ -5,6 +5,7 @@ import BetterSqlite3 from 'better-sqlite3';
 import { Kysely, SqliteDialect, type Driver } from 'kysely';
 import { afterEach, describe, expect, it } from 'vitest';
 import { GroupCommitDriver } from '../../src/store/sqlite/group-commit.js';
+import { UnitWrites, trackWrites } from '../../src/store/sqlite/wal-sync.js';
 
 interface Tables {
   parents: { id: number };
@@ -19,13 +20,16 @@ function open() {
   raw.pragma('foreign_keys = ON');
   raw.exec('CREATE TABLE parents (id INTEGER PRIMARY KEY); CREATE TABLE children (id INTEGER PRIMARY KEY, parent INTEGER NOT NULL REFERENCES parents (id) DEFERRABLE INITIALLY DEFERRED)');
   let driver!: GroupCommitDriver;
+  // As the store's statements do, they tell the driver which units wrote.
+  const writes = new UnitWrites();
+  const database = { prepare: (text: string) => trackWrites(raw.prepare(text), writes), close: () => raw.close() };
   const db = new Kysely<Tables>({
     dialect: new (class extends SqliteDialect {
       override createDriver(): Driver {
-        driver = new GroupCommitDriver(super.createDriver(), raw, undefined);
+        driver = new GroupCommitDriver(super.createDriver(), raw, writes, undefined);
         return driver;
       }
-    })({ database: raw }),
+    })({ database }),
   });
   const observer = new BetterSqlite3(path, { readonly: true });
   const committed = (table: keyof Tables) => (observer.prepare(`SELECT id FROM ${table} ORDER BY id`).all() as { id: number }[]).map((row) => row.id);
@@ -102,5 +106,35 @@ describe('sqlite: group commit', () => {
 
     await db.insertInto('parents').values({ id: 3 }).execute();
     expect(committed('parents')).toEqual([3]);
+  });
+
+  it("an internal write is answered before any COMMIT; the next durable unit's COMMIT covers it, and a read does not commit it", async () => {
+    const { db, driver, committed } = open();
+    const internal = (id: number) =>
+      db.connection().execute(async (connection) => {
+        driver().relax();
+        await connection.insertInto('parents').values({ id }).execute();
+      });
+    await internal(1);
+    expect(committed('parents')).toEqual([]);
+    // The same connection reads it at once.
+    expect(await db.selectFrom('parents').select('id').execute()).toEqual([{ id: 1 }]);
+    expect(committed('parents')).toEqual([]);
+    await db.insertInto('parents').values({ id: 2 }).execute();
+    expect(committed('parents')).toEqual([1, 2]);
+    expect(driver().commits).toBe(1);
+  });
+
+  it('an internal write that no durable unit follows is committed on a later turn of the event loop', async () => {
+    const { db, driver, committed } = open();
+    await db.connection().execute(async (connection) => {
+      driver().relax();
+      await connection.insertInto('parents').values({ id: 7 }).execute();
+    });
+    expect(committed('parents')).toEqual([]);
+    await new Promise((resolve) => setImmediate(resolve));
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(committed('parents')).toEqual([7]);
+    expect(driver().commits).toBe(1);
   });
 });

@@ -1,6 +1,7 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import BetterSqlite3 from 'better-sqlite3';
 import type { Kysely } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import type { Database } from '../../src/store/schema.js';
@@ -104,6 +105,28 @@ describe('sqlite: synchronous FULL, with the WAL synced off the event loop', () 
       await store.inputs.enqueue(input(2), 1000);
       expect(wal.syncs).toBe(before + 2);
     }));
+
+  it('internal writes are answered before their COMMIT; durable() commits them, in every synchronous mode', async () => {
+    for (const synchronous of ['FULL', 'NORMAL'] as const) {
+      const path = join(mkdtempSync(join(tmpdir(), 'sb-wal-')), 'test.db');
+      const store = await SqliteStore.open({ path, synchronous });
+      const observer = new BetterSqlite3(path, { readonly: true });
+      const committed = () => observer.prepare('SELECT key FROM sessions').all();
+      try {
+        await store.sessions.ensure({ key: 'agent:a:main', agentId: 'a' }, 1000);
+        expect(await store.inputs.enqueueUnsynced(input(1), 1000)).toMatchObject({ created: true });
+        // Seen by the store's own connection, not committed yet.
+        expect(await store.inputs.get('in-1')).toMatchObject({ status: 'queued' });
+        expect(committed()).toEqual([]);
+        await store.durable();
+        expect(committed()).toEqual([{ key: 'agent:a:main' }]);
+        expect(observer.prepare('SELECT id FROM inputs').all()).toEqual([{ id: 'in-1' }]);
+      } finally {
+        observer.close();
+        await store.close();
+      }
+    }
+  });
 
   it('the WAL is checkpointed every 10,000 pages (docs/delivery.md): hot pages are copied back once per many commits', async () => {
     const store = await SqliteStore.open({ path: join(mkdtempSync(join(tmpdir(), 'sb-wal-')), 'test.db') });

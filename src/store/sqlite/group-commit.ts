@@ -11,13 +11,19 @@
  * A failed COMMIT fails every unit of its batch. Under load this writes the hot pages (the tables' last
  * pages, the indexes' roots) once per batch instead of once per unit, and one COMMIT takes the place of
  * dozens. A lone unit of single statements runs them as it would without grouping, each committing alone.
+ *
+ * Internal writes (kysely-writes.ts `Relax`: a session, a lease, a run's start) and reads are answered
+ * without waiting for a COMMIT, and do not commit a batch that holds nothing else: an internal write opens
+ * one, the next durable unit's COMMIT covers it, or a later turn of the event loop commits it.
  */
 import type BetterSqlite3 from 'better-sqlite3';
 import type { DatabaseConnection, Driver, TransactionSettings } from 'kysely';
-import type { WalSync } from './wal-sync.js';
+import type { UnitWrites, WalSync } from './wal-sync.js';
 
 class Batch {
   units = 0;
+  /** A unit of the batch made a durable write and waits for the COMMIT. */
+  durable = false;
   readonly done: Promise<void>;
   settle!: (error?: Error) => void;
 
@@ -40,11 +46,15 @@ export class GroupCommitDriver implements Driver {
   private joined = false;
   /** COMMITs so far. */
   commits = 0;
+  /** A COMMIT is due on a later turn for a batch that holds only internal writes and reads. */
+  private flushing = false;
   private readonly sql: Record<'begin' | 'commit' | 'rollback' | 'savepoint' | 'release' | 'rollbackTo', BetterSqlite3.Statement>;
 
   constructor(
     private readonly inner: Driver,
     private readonly raw: BetterSqlite3.Database,
+    /** What the unit holding the connection wrote. */
+    private readonly writes: UnitWrites,
     /** With synchronous FULL: a unit that wrote is answered after the WAL sync that follows its COMMIT. */
     private readonly wal: WalSync | undefined,
     private readonly maxUnits = 32,
@@ -57,6 +67,11 @@ export class GroupCommitDriver implements Driver {
       release: raw.prepare('RELEASE sb_unit'),
       rollbackTo: raw.prepare('ROLLBACK TO sb_unit'),
     };
+  }
+
+  /** A transaction is open: units in it (internal writes, or units waiting for it) are not committed yet. */
+  get open(): boolean {
+    return this.batch !== undefined;
   }
 
   init(): Promise<void> {
@@ -102,20 +117,34 @@ export class GroupCommitDriver implements Driver {
     this.sql.release.run();
   }
 
+  /**
+   * Called by a unit of internal writes (kysely-writes.ts `Relax`) before it writes. It opens a batch if none
+   * is open and is answered without waiting for a COMMIT: the next durable unit's COMMIT covers its writes,
+   * or, if none comes, the COMMIT a later turn of the event loop makes.
+   */
+  relax(): void {
+    this.writes.relax();
+    if (this.held && !this.joined) this.join();
+  }
+
   async releaseConnection(connection: DatabaseConnection): Promise<void> {
     const batch = this.joined ? this.batch : undefined;
     this.held = false;
     this.joined = false;
-    const sync = this.wal?.takeUnit() ?? false;
+    const durable = this.writes.take() === 'durable';
+    if (batch && durable) batch.durable = true;
     if (batch && !this.raw.inTransaction) {
       this.batch = undefined;
       batch.settle(new Error('SQLite rolled back its whole transaction after an error in a write grouped with this one (an I/O error or a full disk): this write was not kept; try it again'));
-    } else if (batch && (this.waiting === 0 || batch.units >= this.maxUnits)) {
+    } else if (batch && (batch.units >= this.maxUnits || (batch.durable && this.waiting === 0))) {
       this.commit(batch);
+    } else if (batch && this.waiting === 0) {
+      this.flushLater();
     }
     await this.inner.releaseConnection(connection);
-    if (batch) await batch.done;
-    if (sync) await this.wal!.durable();
+    // Reads and internal writes need no COMMIT to be answered; a durable unit waits for the one that covers it.
+    if (batch && durable) await batch.done;
+    if (durable && this.wal) await this.wal.durable();
   }
 
   async destroy(): Promise<void> {
@@ -134,6 +163,16 @@ export class GroupCommitDriver implements Driver {
     }
     this.batch.units += 1;
     this.joined = true;
+  }
+
+  /** Commits the open batch on a later turn, unless a unit holds the connection then (its release decides). */
+  private flushLater(): void {
+    if (this.flushing) return;
+    this.flushing = true;
+    setImmediate(() => {
+      this.flushing = false;
+      if (this.batch && !this.held) this.commit(this.batch);
+    });
   }
 
   private commit(batch: Batch): void {

@@ -14,7 +14,7 @@ import type { Database, InputsTable } from '../schema.js';
 import { TranscriptTails } from './transcript-tails.js';
 import { Turns, inTurns } from './turns.js';
 import { GroupCommitDriver } from './group-commit.js';
-import { WalSync, trackWrites } from './wal-sync.js';
+import { UnitWrites, WalSync, trackWrites } from './wal-sync.js';
 
 export type SqliteSynchronous = 'OFF' | 'NORMAL' | 'FULL' | 'EXTRA';
 
@@ -86,16 +86,24 @@ export class SqliteStore extends KyselyStore {
     statements: Statements,
     /** With synchronous FULL: the syncs that make commits durable. */
     readonly wal: WalSync | undefined,
+    private readonly groupCommit: GroupCommitDriver,
+    private readonly markDurable: () => void,
   ) {
+    const relax = () => groupCommit.relax();
     // The database clock, in epoch milliseconds.
     super(db, 'sqlite', () => sql<number>`CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER)`, {
-      inputs: new SqliteInputStore(db, statements, wal ? () => wal.relax() : undefined),
+      inputs: new SqliteInputStore(db, statements, relax),
       transcript: (plain) => new TranscriptTails(plain),
-      relax: wal ? () => wal.relax() : undefined,
+      relax,
     });
   }
 
+  /**
+   * Everything written so far, committed and synced. While a transaction is open (internal writes not yet
+   * committed), this runs as a durable unit, which commits it and waits for the sync that follows.
+   */
   override durable(): Promise<void> {
+    if (this.groupCommit.open) return this.db.connection().execute(async () => this.markDurable());
     return this.wal ? this.wal.durable() : Promise.resolve();
   }
 
@@ -116,25 +124,30 @@ export class SqliteStore extends KyselyStore {
     raw.pragma('foreign_keys = ON');
     // A grouped unit's savepoint keeps the pages it changes in a sub-journal: in memory, not in a temporary file.
     raw.pragma('temp_store = MEMORY');
-    const statements = withStatementCache(raw, wal);
-    const db = new Kysely<Database>({ dialect: new SqliteStoreDialect(statements, raw, wal) });
+    const writes = new UnitWrites();
+    const statements = withStatementCache(raw, writes);
+    const dialect = new SqliteStoreDialect(statements, raw, writes, wal);
+    const db = new Kysely<Database>({ dialect });
     await migrateToLatest(db, 'sqlite');
-    return new SqliteStore(db, raw, statements, wal);
+    return new SqliteStore(db, raw, statements, wal, dialect.groupCommit!, () => (writes.dirty = true));
   }
 }
 
 class SqliteStoreDialect extends SqliteDialect {
+  groupCommit: GroupCommitDriver | undefined;
+
   constructor(
     statements: Statements,
     private readonly raw: BetterSqlite3.Database,
+    private readonly writes: UnitWrites,
     private readonly wal: WalSync | undefined,
   ) {
     super({ database: statements });
   }
 
   override createDriver(): Driver {
-    const driver = super.createDriver();
-    return inTurns(new GroupCommitDriver(driver, this.raw, this.wal), new Turns());
+    this.groupCommit = new GroupCommitDriver(super.createDriver(), this.raw, this.writes, this.wal);
+    return inTurns(this.groupCommit, new Turns());
   }
 }
 
@@ -145,7 +158,7 @@ type Statements = ReturnType<typeof withStatementCache>;
  * produces a small, fixed set of SQL texts, so their statements are kept (bounded, oldest out first).
  * Safe because the driver runs each statement to completion synchronously.
  */
-function withStatementCache(raw: BetterSqlite3.Database, wal: WalSync | undefined, limit = 500) {
+function withStatementCache(raw: BetterSqlite3.Database, writes: UnitWrites, limit = 500) {
   const cache = new Map<string, BetterSqlite3.Statement>();
   return {
     close: () => raw.close(),
@@ -153,7 +166,7 @@ function withStatementCache(raw: BetterSqlite3.Database, wal: WalSync | undefine
       let statement = cache.get(text);
       if (!statement) {
         statement = raw.prepare(text);
-        if (wal) statement = trackWrites(statement, wal);
+        statement = trackWrites(statement, writes);
         if (cache.size >= limit) cache.delete(cache.keys().next().value!);
         cache.set(text, statement);
       }

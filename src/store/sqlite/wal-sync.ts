@@ -20,25 +20,8 @@ export class WalSync {
   private queued: Promise<void> | undefined;
   /** Syncs started so far (concurrent commits share one). */
   syncs = 0;
-  /** A statement that changes the database ran since the connection was last handed back. */
-  dirty = false;
-  /** The unit holding the connection wrote only internal state (kysely-writes.ts `Relax`). */
-  private relaxed = false;
 
   constructor(private readonly databasePath: string) {}
-
-  /** Called by the unit holding the connection: its writes need no wait of their own. */
-  relax(): void {
-    this.relaxed = true;
-  }
-
-  /** Called as a unit hands the connection back: whether it must wait for a sync before answering. */
-  takeUnit(): boolean {
-    const wait = this.dirty && !this.relaxed;
-    this.dirty = false;
-    this.relaxed = false;
-    return wait;
-  }
 
   /** Resolves once everything committed before this call is on disk. */
   durable(): Promise<void> {
@@ -93,8 +76,34 @@ export class WalSync {
 
 const noop = () => {};
 
-/** Statements that mark the WAL dirty when a run of theirs changed a row (an upsert that did nothing does not). */
-export function trackWrites(statement: BetterSqlite3.Statement, wal: WalSync): BetterSqlite3.Statement {
+/**
+ * What the unit of work holding the connection did: `durable` if it changed a row and is not an internal
+ * write, `relaxed` if it is an internal write (kysely-writes.ts `Relax`), `read` if it changed nothing.
+ */
+export type UnitKind = 'durable' | 'relaxed' | 'read';
+
+/** Follows the writes of the unit holding the connection (statements report through `trackWrites`). */
+export class UnitWrites {
+  /** A statement that changes the database ran since the connection was last handed back. */
+  dirty = false;
+  private relaxed = false;
+
+  /** Called by the unit holding the connection: its writes need no wait of their own. */
+  relax(): void {
+    this.relaxed = true;
+  }
+
+  /** Called as a unit hands the connection back. */
+  take(): UnitKind {
+    const kind = this.relaxed ? 'relaxed' : this.dirty ? 'durable' : 'read';
+    this.dirty = false;
+    this.relaxed = false;
+    return kind;
+  }
+}
+
+/** Statements that mark the unit dirty when a run of theirs changed a row (an upsert that did nothing does not). */
+export function trackWrites(statement: BetterSqlite3.Statement, writes: UnitWrites): BetterSqlite3.Statement {
   if (statement.readonly) return statement;
   // What Kysely's driver and the store call; other methods are not used on these statements.
   const tracked = {
@@ -103,17 +112,17 @@ export function trackWrites(statement: BetterSqlite3.Statement, wal: WalSync): B
     source: statement.source,
     run(...args: unknown[]) {
       const result = statement.run(...args);
-      if (result.changes > 0) wal.dirty = true;
+      if (result.changes > 0) writes.dirty = true;
       return result;
     },
     get(...args: unknown[]) {
       const row = statement.get(...args);
-      if (row !== undefined) wal.dirty = true;
+      if (row !== undefined) writes.dirty = true;
       return row;
     },
     all(...args: unknown[]) {
       const rows = statement.all(...args);
-      if (rows.length > 0) wal.dirty = true;
+      if (rows.length > 0) writes.dirty = true;
       return rows;
     },
   };
