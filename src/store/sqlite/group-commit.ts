@@ -18,6 +18,7 @@
  */
 import type BetterSqlite3 from 'better-sqlite3';
 import type { DatabaseConnection, Driver, TransactionSettings } from 'kysely';
+import { laterTurn } from './turns.js';
 import type { UnitWrites, WalSync } from './wal-sync.js';
 
 class Batch {
@@ -169,7 +170,7 @@ export class GroupCommitDriver implements Driver {
   private flushLater(): void {
     if (this.flushing) return;
     this.flushing = true;
-    setImmediate(() => {
+    void laterTurn().then(() => {
       this.flushing = false;
       if (this.batch && !this.held) this.commit(this.batch);
     });
