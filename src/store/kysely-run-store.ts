@@ -1,11 +1,11 @@
 /** The run store: starting runs, steering, the atomic commit, and crash recovery. */
 import { settleToolCalls } from './kysely-tool-call-store.js';
-import type { Kysely, RawBuilder, Selectable } from 'kysely';
+import type { Kysely, Selectable } from 'kysely';
 import { SwitchboardError } from '../core/errors.js';
 import type { RunStatus } from '../core/run-status.js';
 import type { CommittedRun, NewRun, RecoveryReport, RunCommit, RunRecord, RunStore, StartedRun } from '../ports.js';
 import { num, toInput, toRun } from './kysely-rows.js';
-import { appendEvent, appendTranscript, currentEpoch, insertOutbox, leaseTaker, type LeaseTaker, type Relax } from './kysely-writes.js';
+import { appendEvent, appendTranscript, currentEpoch, insertOutbox, type LeaseTaker, type Relax } from './kysely-writes.js';
 import { endSubagentRun, startSubagentRun } from './kysely-subagent-rows.js';
 import type { Database, InputsTable, RunsTable } from './schema.js';
 import { prepared, preparedPerCount } from './kysely-prepared.js';
@@ -87,17 +87,13 @@ const finishRun = prepared<FinishParam, Selectable<RunsTable>>((db, param) =>
 );
 
 export class KyselyRunStore implements RunStore {
-  private readonly takeLease: LeaseTaker;
-
   constructor(
     private readonly db: Kysely<Database>,
-    /** The database clock in epoch milliseconds, as an SQL expression (lease expiry is judged by it). */
-    dbNowMs: () => RawBuilder<number>,
+    /** Takes the session's lease: a run's start does, in its own transaction. */
+    private readonly takeLease: LeaseTaker,
     /** Starting a run and claiming steered inputs are internal writes (see `Relax`). */
     private readonly relax?: Relax,
-  ) {
-    this.takeLease = leaseTaker(dbNowMs);
-  }
+  ) {}
 
   async start(run: NewRun, now: number): Promise<StartedRun | 'leased' | 'taken'> {
     return this.db.transaction().execute(async (trx): Promise<StartedRun | 'leased'> => {

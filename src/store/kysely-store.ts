@@ -70,9 +70,11 @@ export class KyselyStore implements Store {
     this.exchanges = new KyselyExchangeStore(db, dialect);
     this.inputs = adapter.inputs ?? new KyselyInputStore(db, dialect, adapter.relax);
     this.transcript = adapter.transcript ? adapter.transcript(new KyselyTranscriptStore(db)) : new KyselyTranscriptStore(db);
-    this.runs = new KyselyRunStore(db, dbNowMs, adapter.relax);
+    // One statement takes a lease, for the lease store and for a run's start.
+    const takeLease = leaseTaker(dbNowMs);
+    this.runs = new KyselyRunStore(db, takeLease, adapter.relax);
     this.outbox = new KyselyOutboxStore(db);
-    this.leases = new KyselyLeaseStore(db, dbNowMs, adapter.relax);
+    this.leases = new KyselyLeaseStore(db, dbNowMs, takeLease, adapter.relax);
     this.events = new KyselyEventJournal(db);
   }
 
@@ -259,15 +261,12 @@ class KyselyOutboxStore implements OutboxStore {
 
 /** Leases are the gateway's own business: their writes are internal (see `Relax`). */
 class KyselyLeaseStore implements LeaseStore {
-  private readonly take: LeaseTaker;
-
   constructor(
     private readonly db: Kysely<Database>,
     private readonly dbNowMs: () => RawBuilder<number>,
+    private readonly take: LeaseTaker,
     private readonly relax?: Relax,
-  ) {
-    this.take = leaseTaker(dbNowMs);
-  }
+  ) {}
 
   acquire(sessionKey: string, owner: string, ttlMs: number): Promise<{ epoch: number } | undefined> {
     return relaxed(this.db, this.relax, (db) => this.take(db, sessionKey, owner, ttlMs));

@@ -125,6 +125,16 @@ describe('sqlite: group commit', () => {
     expect(driver().commits).toBe(1);
   });
 
+  it('a read last in a batch that holds a durable write commits it at once, not on a later turn', async () => {
+    const { db, driver, committed } = open();
+    let turned = false;
+    setImmediate(() => (turned = true));
+    await Promise.all([db.insertInto('parents').values({ id: 5 }).execute(), db.selectFrom('parents').select('id').execute()]);
+    expect(turned).toBe(false);
+    expect(committed('parents')).toEqual([5]);
+    expect(driver().commits).toBe(1);
+  });
+
   it('an internal write that no durable unit follows is committed on a later turn of the event loop', async () => {
     const { db, driver, committed } = open();
     await db.connection().execute(async (connection) => {

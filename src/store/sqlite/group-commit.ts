@@ -132,7 +132,7 @@ export class GroupCommitDriver implements Driver {
     const batch = this.joined ? this.batch : undefined;
     this.held = false;
     this.joined = false;
-    const durable = this.writes.take() === 'durable';
+    const durable = this.writes.takeDurable();
     if (batch && durable) batch.durable = true;
     if (batch && !this.raw.inTransaction) {
       this.batch = undefined;

@@ -76,12 +76,6 @@ export class WalSync {
 
 const noop = () => {};
 
-/**
- * What the unit of work holding the connection did: `durable` if it changed a row and is not an internal
- * write, `relaxed` if it is an internal write (kysely-writes.ts `Relax`), `read` if it changed nothing.
- */
-export type UnitKind = 'durable' | 'relaxed' | 'read';
-
 /** Follows the writes of the unit holding the connection (statements report through `trackWrites`). */
 export class UnitWrites {
   /** A statement that changes the database ran since the connection was last handed back. */
@@ -93,12 +87,15 @@ export class UnitWrites {
     this.relaxed = true;
   }
 
-  /** Called as a unit hands the connection back. */
-  take(): UnitKind {
-    const kind = this.relaxed ? 'relaxed' : this.dirty ? 'durable' : 'read';
+  /**
+   * Called as a unit hands the connection back: whether it made a durable write (it changed a row and is
+   * not an internal write), which must be committed, and synced with FULL, before it is answered.
+   */
+  takeDurable(): boolean {
+    const durable = this.dirty && !this.relaxed;
     this.dirty = false;
     this.relaxed = false;
-    return kind;
+    return durable;
   }
 }
 
