@@ -106,23 +106,29 @@ export async function executeRun(options: ExecuteRunOptions): Promise<ExecutedRu
   };
 
   const cached = withCacheBreakpoints(options.model, options.system, options.messages);
+  // The SDK checks the messages it is given against its zod schema once per call: about 1.3 ms for a
+  // history of 200 entries, on the event loop, for messages that earlier runs' model responses and this
+  // gateway's own text made. It is given only the newest one; every step's prepareStep puts the history
+  // before it (step messages from prepareStep are used as they are).
+  const history = cached.messages.slice(0, -1);
   const call = {
     model: options.model,
     system: cached.system,
-    messages: cached.messages,
+    messages: cached.messages.slice(-1),
     tools,
     stopWhen: stepCountIs(options.maxSteps),
     abortSignal: options.signal,
-    prepareStep: async ({ stepNumber, messages }: { stepNumber: number; messages: ModelMessage[] }) => {
+    prepareStep: async ({ stepNumber, messages: given }: { stepNumber: number; messages: ModelMessage[] }) => {
       step = stepNumber;
       callIndex = 0;
+      const messages = [...history, ...given];
       if (stepNumber > 0 && options.takeSteered) {
         const steered = await options.takeSteered();
         if (steered.length > 0) injections.push({ after: messages.length - initialCount, messages: steered });
       }
       const full = withInjections(messages);
       promptChars += options.system.length + JSON.stringify(full).length;
-      return { activeTools: await activeTools(), ...(injections.length > 0 ? { messages: full } : {}) };
+      return { activeTools: await activeTools(), messages: full };
     },
   };
   // Streaming costs several times a plain call in the SDK: only when someone watches the text.
