@@ -7,7 +7,6 @@
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { lookup } from 'node:dns/promises';
 import { BlockList, isIP } from 'node:net';
-import { Agent, fetch as undiciFetch } from 'undici';
 import { errorMessage } from '../core/errors.js';
 
 const PRIVATE = new BlockList();
@@ -101,11 +100,14 @@ function publicOnlyLookup(setting: string, isPrivate: (address: string) => boole
  * never reach a lookup), and the socket's own lookup refuses private answers.
  */
 export function guardedFetch(setting: string, isPrivate: (address: string) => boolean = isPrivateAddress): typeof fetch {
-  const dispatcher = new Agent({ connect: { lookup: publicOnlyLookup(setting, isPrivate) as never } });
+  // undici is loaded with the first call: most gateways never make one, and loading it costs startup time.
+  let guarded: Promise<{ dispatcher: import('undici').Agent; fetch: typeof import('undici').fetch }> | undefined;
   return (async (input: string | URL | Request, init?: RequestInit) => {
     const url = typeof input === 'string' ? input : input instanceof URL ? input.href : input.url;
     const refused = await refusedTarget(url, false, setting, isPrivate);
     if (refused) throw Object.assign(new TypeError(refused), { code: 'EPRIVATEADDRESS' });
-    return undiciFetch(input as never, { ...(init as object), dispatcher } as never);
+    guarded ??= import('undici').then(({ Agent, fetch }) => ({ dispatcher: new Agent({ connect: { lookup: publicOnlyLookup(setting, isPrivate) as never } }), fetch }));
+    const { dispatcher, fetch } = await guarded;
+    return fetch(input as never, { ...(init as object), dispatcher } as never);
   }) as unknown as typeof fetch;
 }

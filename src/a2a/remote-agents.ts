@@ -5,7 +5,7 @@
  * One SDK client per remote, and the plain calls (card, get, cancel); sending and following tasks is
  * A2AClientService's.
  */
-import { ClientFactory, DefaultAgentCardResolver, JsonRpcTransportFactory, RestTransportFactory, type Client } from '@a2a-js/sdk/client';
+import type { Client } from '@a2a-js/sdk/client';
 import type { SwitchboardConfig } from '../config/schema.js';
 import { SwitchboardError } from '../core/errors.js';
 import { agentToAgentAllowed } from '../core/session-access.js';
@@ -70,11 +70,14 @@ export class RemoteAgents {
     let client = this.clients.get(target.url);
     if (!client) {
       const fetchImpl = this.fetchWith(target.headers, target.guarded ?? false);
-      const factory = new ClientFactory({
-        transports: [new JsonRpcTransportFactory({ fetchImpl, legacyCompat: { enabled: true } }), new RestTransportFactory({ fetchImpl, legacyCompat: { enabled: true } })],
-        cardResolver: new DefaultAgentCardResolver({ fetchImpl }),
+      // The SDK's client is loaded with the first remote call, not at startup.
+      client = import('@a2a-js/sdk/client').then(({ ClientFactory, DefaultAgentCardResolver, JsonRpcTransportFactory, RestTransportFactory }) => {
+        const factory = new ClientFactory({
+          transports: [new JsonRpcTransportFactory({ fetchImpl, legacyCompat: { enabled: true } }), new RestTransportFactory({ fetchImpl, legacyCompat: { enabled: true } })],
+          cardResolver: new DefaultAgentCardResolver({ fetchImpl }),
+        });
+        return target.url.endsWith('.json') ? factory.createFromUrl(target.url, '') : factory.createFromUrl(target.url.endsWith('/') ? target.url : `${target.url}/`);
       });
-      client = target.url.endsWith('.json') ? factory.createFromUrl(target.url, '') : factory.createFromUrl(target.url.endsWith('/') ? target.url : `${target.url}/`);
       client.catch(() => this.clients.delete(target.url));
       this.clients.set(target.url, client);
     }
