@@ -107,9 +107,9 @@ export async function executeRun(options: ExecuteRunOptions): Promise<ExecutedRu
 
   const cached = withCacheBreakpoints(options.model, options.system, options.messages);
   // The SDK checks the messages it is given against its zod schema once per call: about 1.3 ms for a
-  // history of 200 entries, on the event loop, for messages that earlier runs' model responses and this
-  // gateway's own text made. It is given only the newest one; every step's prepareStep puts the history
-  // before it (step messages from prepareStep are used as they are).
+  // history of 200 entries, on the event loop. The history is this gateway's own transcript (earlier runs'
+  // responses and its own text), so the SDK is given only the newest message, and every step's prepareStep
+  // puts the history back before it (the SDK uses the messages prepareStep returns as they are).
   const history = cached.messages.slice(0, -1);
   const call = {
     model: options.model,

@@ -72,7 +72,8 @@ export async function startGatewayProcess(configPath: string, env: NodeJS.Proces
 
 export async function stopGatewayProcess(gateway: GatewayProcess, signal: NodeJS.Signals = 'SIGTERM'): Promise<number | null> {
   if (gateway.child.exitCode !== null) return gateway.child.exitCode;
-  const exited = once(gateway.child, 'exit');
+  // 'close', not 'exit': what the process wrote last to stderr may still be on its way when it exits.
+  const exited = once(gateway.child, 'close');
   gateway.child.kill(signal);
   const [code] = await exited;
   return code as number | null;

@@ -4,10 +4,8 @@
  * a fifth of the cold start (BENCHMARKS.md, Cold start), so a static import of them creeping back is a
  * regression. express and undici are CommonJS, so a loaded one shows in require.cache.
  */
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
 import { describe, expect, it } from 'vitest';
-import { BIN, ROOT, tempConfig } from '../helpers/process.js';
+import { ROOT, startGatewayProcess, stopGatewayProcess, tempConfig } from '../helpers/process.js';
 
 /** Printed to stderr as the process exits: which of these packages it had loaded. */
 const REPORT = `data:text/javascript,${encodeURIComponent(`
@@ -19,28 +17,10 @@ process.on('exit', () => {
 });`)}`;
 
 async function loadedAtStartup(config: string): Promise<string[]> {
-  const { configPath } = tempConfig(config);
-  const child = spawn(process.execPath, ['--import', REPORT, BIN, '--json', '--config', configPath, 'gateway', '--port', '0'], {
-    cwd: ROOT,
-    env: { ...process.env, SWITCHBOARD_LOG_LEVEL: 'error' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stderr!.on('data', (chunk) => (stderr += chunk));
-  await new Promise<void>((resolve, reject) => {
-    child.stdout!.on('data', (chunk) => {
-      stdout += chunk;
-      if (stdout.includes('"url"')) resolve();
-    });
-    child.once('exit', (code) => reject(new Error(`gateway exited with ${code}: ${stderr}`)));
-  });
-  // 'close', not 'exit': the report is on stderr, which may still be being read when the process exits.
-  const exited = once(child, 'close');
-  child.kill('SIGTERM');
-  await exited;
-  const line = stderr.split('\n').find((text) => text.startsWith('LOADED '));
-  expect(line, stderr).toBeDefined();
+  const gateway = await startGatewayProcess(tempConfig(config).configPath, { NODE_OPTIONS: `--import ${REPORT}` });
+  await stopGatewayProcess(gateway);
+  const line = gateway.stderr().split('\n').find((text) => text.startsWith('LOADED '));
+  expect(line, gateway.stderr()).toBeDefined();
   return JSON.parse(line!.slice('LOADED '.length)) as string[];
 }
 
