@@ -97,25 +97,42 @@ export class PromptFileCache {
   }
 }
 
+/**
+ * An entry's model message, kept for entries that are frozen: the store shares those between reads
+ * (SQLite's transcript tails), so a run does not rebuild a long history it has seen before, and the
+ * messages stay the same objects from run to run (their sizes are cached by identity, `jsonChars`).
+ */
+const rendered = new WeakMap<TranscriptEntry, { message: ModelMessage; frameworkChars: number }>();
+
+function entryMessage(entry: TranscriptEntry): { message: ModelMessage; frameworkChars: number } {
+  const kept = rendered.get(entry);
+  if (kept) return kept;
+  let made: { message: ModelMessage; frameworkChars: number };
+  if (entry.role === 'user') {
+    const input = renderInput(String(entry.content), entry.provenance, null, true);
+    made = { message: { role: 'user', content: input.text }, frameworkChars: input.frameworkChars };
+  } else if (entry.role === 'note') {
+    const text = `[note: ${String(entry.content)}]`;
+    made = { message: { role: 'user', content: text }, frameworkChars: text.length };
+  } else {
+    made = { message: { role: entry.role === 'assistant' ? 'assistant' : 'tool', content: entry.content as never } as ModelMessage, frameworkChars: 0 };
+  }
+  if (Object.isFrozen(entry)) {
+    Object.freeze(made.message);
+    rendered.set(entry, Object.freeze(made));
+  }
+  return made;
+}
+
 /** History as model messages. Starts at a user message so no tool result is cut from its call. */
 export function historyToMessages(history: readonly TranscriptEntry[]): { messages: ModelMessage[]; frameworkChars: number } {
   const start = history.findIndex((entry) => entry.role === 'user' || entry.role === 'note');
   const messages: ModelMessage[] = [];
   let frameworkChars = 0;
-  for (const entry of start < 0 ? [] : history.slice(start)) {
-    if (entry.role === 'user') {
-      const rendered = renderInput(String(entry.content), entry.provenance, null, true);
-      frameworkChars += rendered.frameworkChars;
-      messages.push({ role: 'user', content: rendered.text });
-    } else if (entry.role === 'note') {
-      const text = `[note: ${String(entry.content)}]`;
-      frameworkChars += text.length;
-      messages.push({ role: 'user', content: text });
-    } else if (entry.role === 'assistant') {
-      messages.push({ role: 'assistant', content: entry.content as never });
-    } else {
-      messages.push({ role: 'tool', content: entry.content as never });
-    }
+  for (let i = start < 0 ? history.length : start; i < history.length; i += 1) {
+    const { message, frameworkChars: chars } = entryMessage(history[i]);
+    frameworkChars += chars;
+    messages.push(message);
   }
   return { messages, frameworkChars };
 }

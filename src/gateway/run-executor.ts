@@ -127,7 +127,7 @@ export async function executeRun(options: ExecuteRunOptions): Promise<ExecutedRu
         if (steered.length > 0) injections.push({ after: messages.length - initialCount, messages: steered });
       }
       const full = withInjections(messages);
-      promptChars += options.system.length + JSON.stringify(full).length;
+      promptChars += options.system.length + listChars(full);
       return { activeTools: await activeTools(), messages: full };
     },
   };
@@ -164,6 +164,23 @@ export async function executeRun(options: ExecuteRunOptions): Promise<ExecutedRu
   }
   const all = withInjections([...options.messages, ...outcome.responseMessages]).slice(initialCount);
   return { status: 'succeeded', finalText: outcome.text, messages: all, usage, promptChars, request, toolCalls };
+}
+
+/** Characters of a frozen message's JSON, by identity: the history's messages are frozen and shared between runs. */
+const messageChars = new WeakMap<ModelMessage, number>();
+
+/** `JSON.stringify(messages).length`, without serializing again the messages measured before. */
+function listChars(messages: readonly ModelMessage[]): number {
+  let chars = 2 + Math.max(0, messages.length - 1);
+  for (const message of messages) {
+    let size = messageChars.get(message);
+    if (size === undefined) {
+      size = JSON.stringify(message).length;
+      if (Object.isFrozen(message)) messageChars.set(message, size);
+    }
+    chars += size;
+  }
+  return chars;
 }
 
 type ModelCall = Parameters<typeof generateText<ToolSet>>[0] & Parameters<typeof streamText<ToolSet>>[0];

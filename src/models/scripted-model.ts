@@ -97,7 +97,7 @@ export class ScriptedLanguageModel implements LanguageModelV3 {
         input: JSON.stringify(renderDeep(call.args, vars)),
       });
     });
-    const promptChars = JSON.stringify(options.prompt).length;
+    const promptChars = textChars(options.prompt);
     const outputChars = parts.reduce((sum, part) => sum + (part.type === 'text' ? part.text.length : part.input.length), 0);
     const usage: LanguageModelV3Usage = {
       inputTokens: { total: Math.ceil(promptChars / 4), noCache: undefined, cacheRead: undefined, cacheWrite: undefined },
@@ -106,6 +106,16 @@ export class ScriptedLanguageModel implements LanguageModelV3 {
     const hasCalls = parts.some((part) => part.type === 'tool-call');
     return { parts, usage, finishReason: { unified: hasCalls ? ('tool-calls' as const) : ('stop' as const), raw: undefined } };
   }
+}
+
+/** Characters of a prompt's text (the parts that are not text, as JSON): the input tokens are a quarter of it. */
+function textChars(prompt: LanguageModelV3Prompt): number {
+  let chars = 0;
+  for (const message of prompt) {
+    if (typeof message.content === 'string') chars += message.content.length;
+    else for (const part of message.content) chars += part.type === 'text' || part.type === 'reasoning' ? part.text.length : JSON.stringify(part).length;
+  }
+  return chars;
 }
 
 function clip(text: string): string {

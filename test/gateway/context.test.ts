@@ -33,6 +33,29 @@ describe('context assembly', () => {
     expect(renderInput('newest turn', provenance).text).toBe('[message from inter_session, agent b, session agent:b:main]\n[agent-to-agent turn 2 of 5: your reply goes to agent b; reply exactly REPLY_SKIP to end]\nnewest turn');
   });
 
+  it("context: a frozen entry's message is built once and shared by later reads (frozen too); an entry that is not frozen is built anew", () => {
+    const provenance = { kind: 'inter_session' as const, sourceAgent: 'b', sourceSession: 'agent:b:main' };
+    const entries = [
+      { seq: 1, sessionKey: 'agent:a:main', role: 'user' as const, content: 'hi', provenance, inputId: 'i1', runId: null, createdAt: 1 },
+      { seq: 2, sessionKey: 'agent:a:main', role: 'assistant' as const, content: [{ type: 'text', text: 'hello' }], provenance: null, inputId: null, runId: 'r1', createdAt: 2 },
+      { seq: 3, sessionKey: 'agent:a:main', role: 'note' as const, content: 'run interrupted', provenance: null, inputId: null, runId: null, createdAt: 3 },
+    ];
+    const shared = entries.map((entry) => Object.freeze({ ...entry }));
+    const first = historyToMessages(shared as never);
+    const second = historyToMessages(shared as never);
+    expect(second.messages).toEqual(historyToMessages(entries as never).messages);
+    expect(second.frameworkChars).toBe(first.frameworkChars);
+    expect(first.frameworkChars).toBe('[message from inter_session, agent b, session agent:b:main]\n'.length + '[note: run interrupted]'.length);
+    second.messages.forEach((message, i) => {
+      expect(message).toBe(first.messages[i]);
+      expect(Object.isFrozen(message)).toBe(true);
+    });
+    expect(first.messages[0]).toEqual({ role: 'user', content: '[message from inter_session, agent b, session agent:b:main]\nhi' });
+    const fresh = historyToMessages(entries as never);
+    expect(fresh.messages[0]).not.toBe(historyToMessages(entries as never).messages[0]);
+    expect(Object.isFrozen(fresh.messages[0])).toBe(false);
+  });
+
   it('context: a message from an A2A peer names the peer; a user message has no marker', () => {
     expect(provenanceLine({ kind: 'a2a', channel: 'a2a', peer: 'partner' })).toBe('[message from a2a, peer partner]');
     expect(provenanceLine({ kind: 'a2a', channel: 'a2a', peer: 'anonymous' })).toBe('[message from a2a, peer anonymous]');

@@ -53,12 +53,14 @@ function shape(prompt: LanguageModelV3Prompt): string[] {
   });
 }
 
-function run(model: LanguageModelV3, options: { steer?: ModelMessage[]; stream?: boolean } = {}) {
+const question: ModelMessage = { role: 'user', content: 'what does salut mean?' };
+
+function run(model: LanguageModelV3, options: { steer?: ModelMessage[]; stream?: boolean; history?: ModelMessage[] } = {}) {
   let steered = false;
   return executeRun({
     model,
     system: 'You are a tester.',
-    messages: [...history, { role: 'user', content: 'what does salut mean?' }],
+    messages: [...(options.history ?? history), question],
     tools: [lookup],
     toolContext: { runId: 'run-1', sessionKey: 'agent:t:main', agentId: 't', workspace: undefined, clock: { now: () => 0 } },
     maxSteps: 5,
@@ -91,5 +93,19 @@ describe.each([false, true])('executeRun (streamed: %s)', (stream) => {
     const executed = await run(model, { stream, steer: [{ role: 'user', content: 'also, be brief' }] });
     expect(model.prompts.map(shape)).toEqual([before, [...before, 'assistant: call lookup', 'tool: result lookup', 'user: also, be brief']]);
     expect(executed.messages.map((message) => message.role)).toEqual(['assistant', 'tool', 'user', 'assistant']);
+  });
+
+  it("counts each step's prompt characters as its JSON, for a history shared between runs (frozen, sized once) as for one that is not", async () => {
+    const frozen = history.map((message) => Object.freeze(structuredClone(message)));
+    const counts: number[] = [];
+    for (const shared of [history, frozen, frozen]) {
+      const executed = await run(new RecordingModel('t', script as never), { stream, history: shared });
+      const firstStep = [...shared, question];
+      const secondStep = [...firstStep, ...executed.messages.slice(0, 2)];
+      const system = 'You are a tester.'.length;
+      expect(executed.promptChars).toBe(system + JSON.stringify(firstStep).length + system + JSON.stringify(secondStep).length);
+      counts.push(executed.promptChars);
+    }
+    expect(new Set(counts).size).toBe(1);
   });
 });
