@@ -1,8 +1,9 @@
 /** A2A tasks and their replay log over Kysely. */
 import type { Kysely, Selectable } from 'kysely';
 import type { A2APushConfigRecord, A2ATaskEventRecord, RemoteTaskRecord, A2ATaskFilter, A2ATaskRecord, A2ATaskStore } from '../ports.js';
+import { prepared } from './kysely-prepared.js';
 import { json, num, numOrNull, parse } from './kysely-rows.js';
-import type { A2ARemoteTasksTable, A2ATasksTable, Database } from './schema.js';
+import type { A2APushConfigsTable, A2ARemoteTasksTable, A2ATasksTable, Database } from './schema.js';
 
 function toTask(row: Selectable<A2ATasksTable>): A2ATaskRecord {
   return {
@@ -39,43 +40,82 @@ function toRemoteTask(row: Selectable<A2ARemoteTasksTable>): RemoteTaskRecord {
   };
 }
 
-function taskRow(
-  task: Pick<A2ATaskRecord, 'id' | 'agentId' | 'contextId' | 'owner'>,
-  state: string,
-  snapshot: unknown,
-  mapping: Pick<A2ATasksTable, 'session_key' | 'input_id'>,
-  now: number,
-): A2ATasksTable {
-  return { id: task.id, agent_id: task.agentId, context_id: task.contextId, owner: task.owner, state, task: json(snapshot), ...mapping, first_message_id: null, status_at: null, created_at: now, updated_at: now, last_activity_at: now };
-}
+// The statements every A2A request runs, compiled once (`prepared`).
+type TaskParam = 'id' | 'agentId' | 'contextId' | 'owner' | 'state' | 'task' | 'now';
+const taskColumns = (param: (name: TaskParam) => never) => ({
+  id: param('id'),
+  agent_id: param('agentId'),
+  context_id: param('contextId'),
+  owner: param('owner'),
+  state: param('state'),
+  task: param('task'),
+  created_at: param('now'),
+  updated_at: param('now'),
+  last_activity_at: param('now'),
+});
+const saveTask = prepared<TaskParam | 'firstMessageId' | 'statusAt', Pick<Selectable<A2ATasksTable>, 'session_key' | 'input_id' | 'first_message_id' | 'created_at'>>((db, param) =>
+  db
+    .insertInto('a2a_tasks')
+    .values({ ...taskColumns(param), session_key: null, input_id: null, first_message_id: param('firstMessageId'), status_at: param('statusAt') })
+    .onConflict((oc) =>
+      oc.column('id').doUpdateSet((eb) => ({
+        state: param('state'),
+        task: param('task'),
+        // The first message is the first one saved; later saves never change it.
+        first_message_id: eb.fn.coalesce('a2a_tasks.first_message_id', eb.val(param('firstMessageId'))),
+        status_at: param('statusAt'),
+        updated_at: param('now'),
+        last_activity_at: param('now'),
+      })),
+    )
+    .returning(['session_key', 'input_id', 'first_message_id', 'created_at']),
+);
+const attachTaskInput = prepared<TaskParam | 'sessionKey' | 'inputId', never>((db, param) =>
+  db
+    .insertInto('a2a_tasks')
+    .values({ ...taskColumns(param), session_key: param('sessionKey'), input_id: param('inputId'), first_message_id: null, status_at: null })
+    .onConflict((oc) => oc.column('id').doUpdateSet({ session_key: param('sessionKey'), input_id: param('inputId'), last_activity_at: param('now') })),
+);
+const taskById = prepared<'id', Selectable<A2ATasksTable>>((db, param) => db.selectFrom('a2a_tasks').selectAll().where('id', '=', param('id')));
+const taskByFirstMessage = prepared<'agentId' | 'owner' | 'messageId', Selectable<A2ATasksTable>>((db, param) =>
+  db
+    .selectFrom('a2a_tasks')
+    .selectAll()
+    .where('agent_id', '=', param('agentId'))
+    .where('owner', '=', param('owner'))
+    .where('first_message_id', '=', param('messageId'))
+    .orderBy('created_at')
+    .limit(1),
+);
+const insertTaskEvent = prepared<'taskId' | 'type' | 'detail' | 'now', never>((db, param) =>
+  db.insertInto('a2a_task_events').values({ task_id: param('taskId'), type: param('type'), detail: param('detail'), created_at: param('now') }),
+);
+const pushConfigsOf = prepared<'taskId', Selectable<A2APushConfigsTable>>((db, param) =>
+  db.selectFrom('a2a_push_configs').selectAll().where('task_id', '=', param('taskId')).orderBy('created_at').orderBy('config_id'),
+);
 
 export class KyselyA2ATaskStore implements A2ATaskStore {
   constructor(private readonly db: Kysely<Database>) {}
 
   async save(task: Pick<A2ATaskRecord, 'id' | 'agentId' | 'contextId' | 'owner' | 'state' | 'task'> & Partial<Pick<A2ATaskRecord, 'firstMessageId' | 'statusAt'>>, now: number): Promise<A2ATaskRecord> {
-    const derived = { first_message_id: task.firstMessageId ?? null, status_at: task.statusAt ?? null };
-    const row = await this.db
-      .insertInto('a2a_tasks')
-      .values({ ...taskRow(task, task.state, task.task, { session_key: null, input_id: null }, now), ...derived })
-      .onConflict((oc) =>
-        oc.column('id').doUpdateSet((eb) => ({
-          state: task.state,
-          task: json(task.task),
-          // The first message is the first one saved; later saves never change it.
-          first_message_id: eb.fn.coalesce('a2a_tasks.first_message_id', eb.val(derived.first_message_id)),
-          status_at: derived.status_at,
-          updated_at: now,
-          last_activity_at: now,
-        })),
-      )
-      .returning(['session_key', 'input_id', 'first_message_id', 'created_at'])
-      .executeTakeFirstOrThrow();
+    const statusAt = task.statusAt ?? null;
+    const [row] = await saveTask(this.db, {
+      id: task.id,
+      agentId: task.agentId,
+      contextId: task.contextId,
+      owner: task.owner,
+      state: task.state,
+      task: json(task.task),
+      firstMessageId: task.firstMessageId ?? null,
+      statusAt,
+      now,
+    });
     return {
       ...task,
       sessionKey: row.session_key,
       inputId: row.input_id,
       firstMessageId: row.first_message_id,
-      statusAt: derived.status_at,
+      statusAt,
       createdAt: num(row.created_at),
       updatedAt: now,
       lastActivityAt: now,
@@ -83,14 +123,7 @@ export class KyselyA2ATaskStore implements A2ATaskStore {
   }
 
   async findByFirstMessage(agentId: string, owner: string, messageId: string): Promise<A2ATaskRecord | undefined> {
-    const row = await this.db
-      .selectFrom('a2a_tasks')
-      .selectAll()
-      .where('agent_id', '=', agentId)
-      .where('owner', '=', owner)
-      .where('first_message_id', '=', messageId)
-      .orderBy('created_at')
-      .executeTakeFirst();
+    const [row] = await taskByFirstMessage(this.db, { agentId, owner, messageId });
     return row ? toTask(row) : undefined;
   }
 
@@ -114,15 +147,11 @@ export class KyselyA2ATaskStore implements A2ATaskStore {
   async attachInput(task: Pick<A2ATaskRecord, 'id' | 'agentId' | 'contextId' | 'owner'>, sessionKey: string, inputId: string, now: number): Promise<void> {
     // Either write may come first: the executor attaches while the SDK saves the first snapshot.
     const placeholder = { id: task.id, contextId: task.contextId, status: { state: 'TASK_STATE_SUBMITTED' } };
-    await this.db
-      .insertInto('a2a_tasks')
-      .values(taskRow(task, 'TASK_STATE_SUBMITTED', placeholder, { session_key: sessionKey, input_id: inputId }, now))
-      .onConflict((oc) => oc.column('id').doUpdateSet({ session_key: sessionKey, input_id: inputId, last_activity_at: now }))
-      .execute();
+    await attachTaskInput(this.db, { id: task.id, agentId: task.agentId, contextId: task.contextId, owner: task.owner, state: 'TASK_STATE_SUBMITTED', task: json(placeholder), sessionKey, inputId, now });
   }
 
   async get(id: string): Promise<A2ATaskRecord | undefined> {
-    const row = await this.db.selectFrom('a2a_tasks').selectAll().where('id', '=', id).executeTakeFirst();
+    const [row] = await taskById(this.db, { id });
     return row ? toTask(row) : undefined;
   }
 
@@ -146,7 +175,7 @@ export class KyselyA2ATaskStore implements A2ATaskStore {
   }
 
   async listPushConfigs(taskId: string): Promise<A2APushConfigRecord[]> {
-    const rows = await this.db.selectFrom('a2a_push_configs').selectAll().where('task_id', '=', taskId).orderBy('created_at').orderBy('config_id').execute();
+    const rows = await pushConfigsOf(this.db, { taskId });
     return rows.map((row) => ({ taskId: row.task_id, configId: row.config_id, owner: row.owner, config: parse(row.config), wireVersion: row.wire_version }));
   }
 
@@ -206,7 +235,7 @@ export class KyselyA2ATaskStore implements A2ATaskStore {
   }
 
   async appendEvent(taskId: string, type: string, detail: unknown, now: number): Promise<void> {
-    await this.db.insertInto('a2a_task_events').values({ task_id: taskId, type, detail: json(detail), created_at: now }).execute();
+    await insertTaskEvent(this.db, { taskId, type, detail: json(detail), now });
   }
 
   async listEvents(taskId: string): Promise<A2ATaskEventRecord[]> {

@@ -460,6 +460,13 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
       await store.a2aTasks.appendEvent('t1', 'message', { text: 'hi' }, 1000);
       await store.a2aTasks.appendEvent('t1', 'state', { state: 'TASK_STATE_WORKING' }, 1001);
       expect((await store.a2aTasks.listEvents('t1')).map((e) => [e.type, e.detail, e.createdAt])).toEqual([['message', { text: 'hi' }, 1000], ['state', { state: 'TASK_STATE_WORKING' }, 1001]]);
+      // The first message saved stays the task's; a retry of it is found by its sender and agent only.
+      await store.a2aTasks.save({ ...base, state: 'TASK_STATE_COMPLETED', task: { id: 't1' }, firstMessageId: 'm-2', statusAt: 4000 }, 4000);
+      expect(await store.a2aTasks.get('t1')).toMatchObject({ state: 'TASK_STATE_COMPLETED', firstMessageId: 'm-1', statusAt: 4000, inputId: 'in-1', createdAt: 1000 });
+      expect((await store.a2aTasks.findByFirstMessage('support', 'peer-a', 'm-1'))?.id).toBe('t1');
+      expect(await store.a2aTasks.findByFirstMessage('support', 'peer-b', 'm-1')).toBeUndefined();
+      expect(await store.a2aTasks.findByFirstMessage('other', 'peer-a', 'm-1')).toBeUndefined();
+      expect(await store.a2aTasks.findByFirstMessage('support', 'peer-a', 'm-2')).toBeUndefined();
     });
 
     it('a2a push configs: saved by task and id, replaced on a repeated id, deleted one or all', async () => {
