@@ -553,6 +553,8 @@ export interface A2ATaskStore {
   findByFirstMessage(agentId: string, owner: string, messageId: string): Promise<A2ATaskRecord | undefined>;
   /** How many tasks match (limit and offset ignored). */
   count(filter: A2ATaskFilter): Promise<number>;
+  /** The peers that own tasks in this context of the agent: at most two (a context has one owner). */
+  contextOwners(agentId: string, contextId: string): Promise<string[]>;
   /** Records which session and input the task's latest message became (creating a placeholder row if needed). */
   attachInput(task: Pick<A2ATaskRecord, 'id' | 'agentId' | 'contextId' | 'owner'>, sessionKey: string, inputId: string, now: number): Promise<void>;
   get(id: string): Promise<A2ATaskRecord | undefined>;

@@ -172,8 +172,7 @@ export class GatewayAgentExecutor implements AgentExecutor {
     }
 
     // A context belongs to the peer that opened it: another peer's id is refused, not joined.
-    const sharers = await this.tasks.list({ agentId: this.agentId, contextId, limit: 50 });
-    if (sharers.some((task) => task.owner !== owner)) {
+    if ((await this.tasks.contextOwners(this.agentId, contextId)).some((other) => other !== owner)) {
       return this.finish(bus, taskId, contextId, TaskState.TASK_STATE_REJECTED, `context "${contextId}" belongs to another peer; send without a contextId to start a context of your own`);
     }
 

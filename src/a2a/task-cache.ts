@@ -106,6 +106,10 @@ export class ActiveTaskCache implements A2ATaskStore {
     return this.store.count(filter);
   }
 
+  contextOwners(agentId: string, contextId: string): Promise<string[]> {
+    return this.store.contextOwners(agentId, contextId);
+  }
+
   list(filter?: A2ATaskFilter): Promise<A2ATaskRecord[]> {
     return this.store.list(filter);
   }

@@ -87,6 +87,9 @@ const taskByFirstMessage = prepared<'agentId' | 'owner' | 'messageId', Selectabl
     .orderBy('created_at')
     .limit(1),
 );
+const contextOwners = prepared<'agentId' | 'contextId', { owner: string }>((db, param) =>
+  db.selectFrom('a2a_tasks').select('owner').distinct().where('agent_id', '=', param('agentId')).where('context_id', '=', param('contextId')).limit(2),
+);
 const insertTaskEvent = prepared<'taskId' | 'type' | 'detail' | 'now', never>((db, param) =>
   db.insertInto('a2a_task_events').values({ task_id: param('taskId'), type: param('type'), detail: param('detail'), created_at: param('now') }),
 );
@@ -132,6 +135,10 @@ export class KyselyA2ATaskStore implements A2ATaskStore {
       .select((eb) => eb.fn.countAll<number>().as('count'))
       .executeTakeFirstOrThrow();
     return num(row.count);
+  }
+
+  async contextOwners(agentId: string, contextId: string): Promise<string[]> {
+    return (await contextOwners(this.db, { agentId, contextId })).map((row) => row.owner);
   }
 
   private filtered(filter: A2ATaskFilter) {

@@ -467,6 +467,14 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
       expect(await store.a2aTasks.findByFirstMessage('support', 'peer-b', 'm-1')).toBeUndefined();
       expect(await store.a2aTasks.findByFirstMessage('other', 'peer-a', 'm-1')).toBeUndefined();
       expect(await store.a2aTasks.findByFirstMessage('support', 'peer-a', 'm-2')).toBeUndefined();
+      // A context's owners: one peer, none for an unknown context, and each peer once.
+      expect(await store.a2aTasks.contextOwners('support', 'c1')).toEqual(['peer-a']);
+      expect(await store.a2aTasks.contextOwners('support', 'c9')).toEqual([]);
+      expect(await store.a2aTasks.contextOwners('other', 'c1')).toEqual([]);
+      await store.a2aTasks.save({ id: 't3', agentId: 'support', contextId: 'c1', owner: 'peer-a', state: 'TASK_STATE_WORKING', task: {} }, 5000);
+      expect(await store.a2aTasks.contextOwners('support', 'c1')).toEqual(['peer-a']);
+      await store.a2aTasks.save({ id: 't4', agentId: 'support', contextId: 'c1', owner: 'peer-b', state: 'TASK_STATE_WORKING', task: {} }, 5001);
+      expect((await store.a2aTasks.contextOwners('support', 'c1')).sort()).toEqual(['peer-a', 'peer-b']);
     });
 
     it('a2a push configs: saved by task and id, replaced on a repeated id, deleted one or all', async () => {
