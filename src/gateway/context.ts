@@ -100,7 +100,7 @@ export class PromptFileCache {
 /**
  * An entry's model message, kept for entries that are frozen: the store shares those between reads
  * (SQLite's transcript tails), so a run does not rebuild a long history it has seen before, and the
- * messages stay the same objects from run to run (their sizes are cached by identity, `jsonChars`).
+ * messages stay the same objects from run to run (the run executor keeps their sizes by identity).
  */
 const rendered = new WeakMap<TranscriptEntry, { message: ModelMessage; frameworkChars: number }>();
 
