@@ -19,11 +19,31 @@ export type LiveEvent =
 
 export type LiveListener = (event: LiveEvent) => void;
 
+/**
+ * What an event is about, as keys a listener can subscribe to (`subscribeKeys`): its session, and the inputs,
+ * exchange, sub-agent and target session its payload names. A live delta is about nothing.
+ */
+export function eventKeys(event: LiveEvent): string[] {
+  if (event.type === 'delta') return [];
+  if (event.type === 'settled') return [`session:${event.sessionKey}`, ...event.inputIds.map((id) => `input:${id}`)];
+  const keys: string[] = [];
+  if (event.event.sessionKey !== null) keys.push(`session:${event.event.sessionKey}`);
+  const payload = (event.event.payload ?? {}) as Record<string, unknown>;
+  if (typeof payload.inputId === 'string') keys.push(`input:${payload.inputId}`);
+  if (Array.isArray(payload.inputIds)) for (const id of payload.inputIds) if (typeof id === 'string') keys.push(`input:${id}`);
+  if (typeof payload.exchangeId === 'string') keys.push(`exchange:${payload.exchangeId}`);
+  if (typeof payload.subagentId === 'string') keys.push(`subagent:${payload.subagentId}`);
+  if (typeof payload.targetSession === 'string') keys.push(`session:${payload.targetSession}`);
+  return keys;
+}
+
 export class EventBus {
   private readonly listeners = new Set<LiveListener>();
   /** How many watch each session's deltas ('*': every session's). */
   private readonly deltaWatchers = new Map<string, number>();
   private readonly settledListeners = new Map<string, Set<(run: RunRecord) => void>>();
+  /** Listeners by the keys they asked for: an event reaches only those of its own keys (`eventKeys`). */
+  private readonly keyed = new Map<string, Set<LiveListener>>();
 
   /**
    * Asks runs of this session (without one: of every session) to stream their text as `delta` events.
@@ -65,17 +85,47 @@ export class EventBus {
     return () => this.listeners.delete(listener);
   }
 
+  /**
+   * Calls `listener` with the journal and settled events about any of `keys` (`eventKeys`), once per event.
+   * A thousand waits on their own inputs cost an event a lookup per key it has, not a call per wait.
+   */
+  subscribeKeys(keys: readonly string[], listener: LiveListener): () => void {
+    for (const key of keys) {
+      let listeners = this.keyed.get(key);
+      if (!listeners) this.keyed.set(key, (listeners = new Set()));
+      listeners.add(listener);
+    }
+    return () => {
+      for (const key of keys) {
+        const listeners = this.keyed.get(key);
+        if (!listeners) continue;
+        listeners.delete(listener);
+        if (listeners.size === 0) this.keyed.delete(key);
+      }
+    };
+  }
+
   publish(event: LiveEvent): void {
     if (event.type === 'settled') {
       for (const inputId of event.inputIds) for (const listener of this.settledListeners.get(inputId) ?? []) listener(event.run);
     }
-    for (const listener of this.listeners) {
-      try {
-        listener(event);
-      } catch {
-        // A listener's failure must not stop delivery to the others.
+    for (const listener of this.listeners) deliver(listener, event);
+    if (this.keyed.size === 0) return;
+    const called = new Set<LiveListener>();
+    for (const key of eventKeys(event)) {
+      for (const listener of this.keyed.get(key) ?? []) {
+        if (called.has(listener)) continue;
+        called.add(listener);
+        deliver(listener, event);
       }
     }
   }
+}
 
+function deliver(listener: LiveListener, event: LiveEvent): void {
+  try {
+    listener(event);
+  } catch {
+    // A listener's failure must not stop delivery to the others.
+  }
 }

@@ -29,9 +29,12 @@ export abstract class GatewayControl extends GatewayIntake {
     try {
       const check = async () => (committed ? { status: 'completed' as const, run: committed, reply: committed.finalText } : this.inputOutcome(inputId));
       // A run taking the input changes no answer: only its end, a drop or a store does.
-      const settled = await waitUntil(this.clock.now() + timeoutMs, check, this.wakeups, (payload, _sessionKey, type) => {
-        const about = payload as { inputIds?: string[]; inputId?: string };
-        return type !== 'run.started' && (about.inputIds?.includes(inputId) === true || about.inputId === inputId);
+      const settled = await waitUntil(this.clock.now() + timeoutMs, check, this.wakeups, {
+        keys: [`input:${inputId}`],
+        test: (payload, _sessionKey, type) => {
+          const about = payload as { inputIds?: string[]; inputId?: string };
+          return type !== 'run.started' && (about.inputIds?.includes(inputId) === true || about.inputId === inputId);
+        },
       });
       return settled ?? { status: 'timeout', input: (await this.store.inputs.get(inputId))! };
     } finally {

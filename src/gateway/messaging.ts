@@ -157,7 +157,7 @@ export class AgentMessaging extends SessionDirectory {
       }
       return { exchange };
     };
-    const answer = await waitUntil(clock.now() + timeoutMs, taken, this.deps.wakeups, (payload) => payload.exchangeId === exchangeId, signal);
+    const answer = await waitUntil(clock.now() + timeoutMs, taken, this.deps.wakeups, { keys: [`exchange:${exchangeId}`], test: (payload) => payload.exchangeId === exchangeId }, signal);
     if (answer) return answer.exchange;
     const released = await store.exchanges.transition(exchangeId, { replyStates: ['awaiting'], waiterRunId: waiterId }, { replyState: 'detached', waiterRunId: null }, clock.now());
     // Not released: the reply came in the meantime, so it is this waiter's to take.
@@ -208,7 +208,10 @@ export class AgentMessaging extends SessionDirectory {
           return (options.mode === 'all' ? sessions.every((s) => s.settled) : sessions.some((s) => s.settled)) ? sessions : undefined;
         },
         this.deps.wakeups,
-        (payload, sessionKey) => watched.has(String(payload.targetSession)) || (sessionKey !== null && watched.has(sessionKey)),
+        {
+          keys: sessionKeys.map((key) => `session:${key}`),
+          test: (payload, sessionKey) => watched.has(String(payload.targetSession)) || (sessionKey !== null && watched.has(sessionKey)),
+        },
         options.signal,
       );
       outcome = done ? { timedOut: false, sessions: done } : { timedOut: true, sessions: await statuses() };

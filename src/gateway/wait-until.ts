@@ -4,15 +4,25 @@
  * it cares about happened (polling once a second is the backstop), and gives up at its deadline.
  */
 import type { Clock } from '../ports.js';
-import type { EventBus } from './event-bus.js';
+import type { EventBus, LiveEvent } from './event-bus.js';
 
 /** Which journal events may have changed the answer: their payload, session and type (`settled` for a commit's). */
 export type WakeOn = (payload: Record<string, unknown>, sessionKey: string | null, type: string) => boolean;
 
+/**
+ * A wait on events about some keys only (event-bus.ts `eventKeys`: `input:<id>`, `session:<key>`,
+ * `exchange:<id>`, `subagent:<id>`), checked further by `test`. The bus hands such a wait only the events
+ * with one of its keys, so many waits do not each look at every event.
+ */
+export interface KeyedWake {
+  keys: readonly string[];
+  test: WakeOn;
+}
+
 export interface Wakeups {
   clock: Clock;
   /** Resolves after `ms`, or earlier on a journal event `wakeOn` matches, on abort, or when the gateway stops. */
-  pause(ms: number, wakeOn: WakeOn, signal?: AbortSignal): Promise<void>;
+  pause(ms: number, wakeOn: WakeOn | KeyedWake, signal?: AbortSignal): Promise<void>;
   stopping(): boolean;
   /** How long to sleep before check `attempt + 1` (default one second: the journal wakes waits sooner). */
   sleepMs?(attempt: number): number;
@@ -25,7 +35,7 @@ const MAX_SLEEP_MS = 1000;
  * `undefined` means the deadline passed, `signal` aborted or the gateway began to stop before an answer;
  * the caller decides what that means (a detached reply, a timeout status).
  */
-export async function waitUntil<T>(deadline: number, check: () => Promise<T | undefined>, wakeups: Wakeups, wakeOn: WakeOn, signal?: AbortSignal): Promise<T | undefined> {
+export async function waitUntil<T>(deadline: number, check: () => Promise<T | undefined>, wakeups: Wakeups, wakeOn: WakeOn | KeyedWake, signal?: AbortSignal): Promise<T | undefined> {
   for (let attempt = 0; ; attempt += 1) {
     const answer = await check();
     if (answer !== undefined) return answer;
@@ -50,10 +60,12 @@ export function journalPause(bus: EventBus, waiters: Set<() => void>, stopping: 
         resolve();
       };
       const timer = setTimeout(done, ms);
-      const unsubscribe = bus.subscribe((event) => {
-        if (event.type === 'journal' && wakeOn((event.event.payload ?? {}) as Record<string, unknown>, event.event.sessionKey, event.event.type)) done();
-        else if (event.type === 'settled' && wakeOn({ inputIds: event.inputIds }, event.sessionKey, 'settled')) done();
-      });
+      const test = typeof wakeOn === 'function' ? wakeOn : wakeOn.test;
+      const listener = (event: LiveEvent) => {
+        if (event.type === 'journal' && test((event.event.payload ?? {}) as Record<string, unknown>, event.event.sessionKey, event.event.type)) done();
+        else if (event.type === 'settled' && test({ inputIds: event.inputIds }, event.sessionKey, 'settled')) done();
+      };
+      const unsubscribe = typeof wakeOn === 'function' ? bus.subscribe(listener) : bus.subscribeKeys(wakeOn.keys, listener);
       waiters.add(done);
       signal?.addEventListener('abort', done, { once: true });
       if (stopping() || signal?.aborted) done();
