@@ -79,4 +79,16 @@ describe('a wait on an input', () => {
     expect(result.run).toEqual(await runsGet(result.run.id));
     expect(reads).toEqual({ inputs: 1, runs: 0 });
   });
+
+  it("wakes on its commit's event, not on the once-a-second look that is the backstop", async () => {
+    const started = await gatewayWith('echo', '{ reply: "echo: {{input}}" }');
+    gateway = started.gateway;
+    // Woken by the events about their inputs, ten sends take milliseconds each; left to the backstop, a second each.
+    const began = Date.now();
+    for (let i = 0; i < 10; i += 1) {
+      const sent = await gateway.send({ target: `agent:echo:test:direct:p${i}`, message: `m${i}`, waiting: true });
+      expect(await gateway.waitForInput(sent.input.id, 10_000)).toMatchObject({ status: 'completed', reply: `echo: m${i}` });
+    }
+    expect(Date.now() - began).toBeLessThan(5_000);
+  });
 });
