@@ -335,13 +335,8 @@ export class Subagents extends SubagentLifecycle {
         failed: failed.map((record) => ({ childSessionKey: record.sessionKey, label: record.label, state: record.state, why: record.diagnostic })),
       };
     };
-    const ended = await waitUntil(
-      clock.now() + options.timeoutMs,
-      () => outcome(false),
-      this.deps.wakeups,
-      { keys: [...watched].map((id) => `subagent:${id}`), test: (payload) => watched.has(String(payload.subagentId)) },
-      options.signal,
-    );
+    const wake = { keys: [...watched].map((id) => `subagent:${id}`), test: (payload: Record<string, unknown>) => watched.has(String(payload.subagentId)) };
+    const ended = await waitUntil(clock.now() + options.timeoutMs, () => outcome(false), this.deps.wakeups, wake, options.signal);
     return ended ?? (await outcome(true))!;
   }
 
