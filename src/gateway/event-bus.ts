@@ -41,6 +41,7 @@ export class EventBus {
   private readonly listeners = new Set<LiveListener>();
   /** How many watch each session's deltas ('*': every session's). */
   private readonly deltaWatchers = new Map<string, number>();
+  private readonly settledListeners = new Map<string, Set<(run: RunRecord) => void>>();
   /** Listeners by the keys they asked for: an event reaches only those of its own keys (`eventKeys`). */
   private readonly keyed = new Map<string, Set<LiveListener>>();
 
@@ -70,9 +71,13 @@ export class EventBus {
    * thousand waits cost a commit a lookup each, not a call each.
    */
   onSettled(inputId: string, listener: (run: RunRecord) => void): () => void {
-    return this.subscribeKeys([`input:${inputId}`], (event) => {
-      if (event.type === 'settled') listener(event.run);
-    });
+    let listeners = this.settledListeners.get(inputId);
+    if (!listeners) this.settledListeners.set(inputId, (listeners = new Set()));
+    listeners.add(listener);
+    return () => {
+      listeners.delete(listener);
+      if (listeners.size === 0 && this.settledListeners.get(inputId) === listeners) this.settledListeners.delete(inputId);
+    };
   }
 
   subscribe(listener: LiveListener): () => void {
@@ -101,6 +106,9 @@ export class EventBus {
   }
 
   publish(event: LiveEvent): void {
+    if (event.type === 'settled') {
+      for (const inputId of event.inputIds) for (const listener of this.settledListeners.get(inputId) ?? []) listener(event.run);
+    }
     for (const listener of this.listeners) deliver(listener, event);
     if (this.keyed.size === 0) return;
     const called = new Set<LiveListener>();
