@@ -398,11 +398,14 @@ export interface EventJournal {
 /**
  * How the first reply of an exchange reaches its requester:
  * awaiting: a live waiter (a tool call or an API request) will take it when it comes;
+ * held: the run that sent it (`waiterRunId`) did not wait, or stopped waiting, and is still running: a
+ *   sessions_wait of that run may take the reply; if it does not, the reply is delivered when the run ends;
+ * reply_held: the reply came while `held`; it is kept for that run in the same way;
  * detached: nobody waits; it will be delivered into the requester's session as an input;
  * replied: a waiter took it; it counts as delivered once the waiter's run commits successfully;
  * delivered: it is in the requester's session (or was handed to the API caller that waited).
  */
-export type ExchangeReplyState = 'awaiting' | 'detached' | 'replied' | 'delivered';
+export type ExchangeReplyState = 'awaiting' | 'held' | 'reply_held' | 'detached' | 'replied' | 'delivered';
 export type ExchangePhase = 'request' | 'ping_pong' | 'announce' | 'done';
 
 /** One sessions_send: the request, its first reply, the ping-pong turns and the announce step. */

@@ -6,7 +6,7 @@
  * idempotency keys of the inputs it creates make the replay harmless.
  */
 import { randomUUID } from 'node:crypto';
-import type { Clock, ExchangeRecord, IdGenerator, InputRecord, NewEvent, NewInput, NewOutboxRow, OutboxRecord, Provenance, Store } from '../ports.js';
+import type { Clock, ExchangeChanges, ExchangeRecord, IdGenerator, InputRecord, NewEvent, NewInput, NewOutboxRow, OutboxRecord, Provenance, Store } from '../ports.js';
 import type { TerminalRunStatus } from '../core/run-status.js';
 import type { HeldResult } from './held-results.js';
 
@@ -48,6 +48,16 @@ const isSkip = (text: string | null, token: string) => (text ?? '').trim() === t
 export const apiWaiterId = () => `api:${randomUUID()}`;
 export const isApiWaiter = (waiterId: string | null | undefined): boolean => waiterId?.startsWith('api:') ?? false;
 
+/**
+ * A waiter that stops waiting lets go of the exchange. A run keeps holding it until it ends, so that a
+ * sessions_wait of the same run can still take the reply; an API caller lets go for good.
+ */
+export const letGo = (waiterId: string): ExchangeChanges => (isApiWaiter(waiterId) ? { replyState: 'detached', waiterRunId: null } : { replyState: 'held' });
+
+/** A waiter may take an exchange nobody holds, or one its own run holds. */
+const claimable = (exchange: ExchangeRecord, waiterId: string) =>
+  exchange.replyState === 'detached' || ((exchange.replyState === 'held' || exchange.replyState === 'reply_held') && exchange.waiterRunId === waiterId);
+
 /** The outbox row a committed (or dropped) exchange input hands on to the flow. */
 export function exchangeStepRow(input: InputRecord, outcome: Omit<ExchangeStepPayload, 'exchangeId' | 'step' | 'turn'>, id: string): NewOutboxRow | undefined {
   const ref = input.provenance.exchange;
@@ -80,37 +90,58 @@ export class ExchangeFlow {
   private async onFirstReply(initial: ExchangeRecord, step: ExchangeStepPayload): Promise<void> {
     const { store, clock } = this.deps;
     const reply = { replyRunId: step.runId, replyStatus: step.status, replyText: step.status === 'succeeded' ? step.text ?? '' : step.error ?? step.text ?? '' };
+    // A waiter holds the exchange: it takes the reply. The run that sent it holds it: the reply is kept for that
+    // run. Nobody does: the reply is delivered as a message.
+    const next = (replyState: ExchangeRecord['replyState']): ExchangeChanges | undefined => {
+      if (replyState === 'awaiting') return { replyState: 'replied', ...reply };
+      if (replyState === 'held') return { replyState: 'reply_held', ...reply };
+      if (replyState === 'detached') return { replyState: 'delivered', waiterRunId: null, ...reply };
+      return undefined;
+    };
     let exchange = initial;
     // A waiter (a tool call, sessions_wait or an API request) may take or let go of the exchange while the reply
     // comes: each move is a compare-and-set, tried again from the state it found, until the reply is kept.
-    for (;;) {
-      const { replyState } = exchange;
-      if (replyState !== 'awaiting' && replyState !== 'detached') break;
-      const moved = await store.exchanges.transition(
-        exchange.id,
-        { replyStates: [replyState] },
-        // A waiter holds the exchange: it takes the reply. Nobody does: the reply is delivered as a message.
-        replyState === 'awaiting' ? { replyState: 'replied', ...reply } : { replyState: 'delivered', waiterRunId: null, ...reply },
-        clock.now(),
-      );
+    for (let changes = next(exchange.replyState); changes; changes = next(exchange.replyState)) {
+      const moved = await store.exchanges.transition(exchange.id, { replyStates: [exchange.replyState] }, changes, clock.now());
       exchange = moved.exchange;
       if (moved.changed) break;
     }
     await this.deps.journal(this.event(exchange, { replyState: exchange.replyState }));
+    // Kept for the run that sent it: the conversation goes on when that run takes the reply (claim) or ends (release).
+    if (exchange.replyState !== 'reply_held') await this.afterReply(exchange);
+  }
 
-    const continues = step.status === 'succeeded' && exchange.maxTurns > 0 && (step.text ?? '').trim() !== '' && !isSkip(step.text, REPLY_SKIP);
-    const lateDelivery = exchange.replyState === 'delivered' && exchange.waiterRunId === null && exchange.replyRunId === step.runId;
-    if (continues) {
-      // Turn 1 is the requester answering the reply; it also carries the reply into the requester's session,
-      // unless the requester's sessions_send already returned it (then it would be there twice).
-      const returned = exchange.replyState === 'replied' && !isApiWaiter(exchange.waiterRunId);
-      await this.deps.accept(this.turnInput(exchange, 1, returned ? `(${exchange.targetAgent}'s reply, which your sessions_send returned above)` : step.text ?? ''));
-      if (exchange.replyState === 'replied') await store.exchanges.transition(exchange.id, { replyStates: ['replied'] }, { replyState: 'delivered' }, clock.now());
+  /**
+   * The conversation after the first reply reached its requester. Turn 1 is the requester answering the reply;
+   * it also carries the reply into the requester's session, unless a run of it already took the reply (then it
+   * would be there twice). With no turn to play, a reply nobody took is delivered as a message. Every step is
+   * keyed, so doing this again (a replay) writes nothing new.
+   */
+  private async afterReply(exchange: ExchangeRecord): Promise<void> {
+    const { replyStatus, replyText, waiterRunId } = exchange;
+    const takenByRun = waiterRunId !== null && !isApiWaiter(waiterRunId);
+    if (replyStatus === 'succeeded' && exchange.maxTurns > 0 && (replyText ?? '').trim() !== '' && !isSkip(replyText, REPLY_SKIP)) {
+      await this.deps.accept(this.turnInput(exchange, 1, takenByRun ? `(${exchange.targetAgent}'s reply, which your sessions_send returned above)` : replyText ?? ''));
+      if (exchange.replyState === 'replied') await this.deps.store.exchanges.transition(exchange.id, { replyStates: ['replied'] }, { replyState: 'delivered' }, this.deps.clock.now());
       await this.setPhase(exchange, ['request'], { phase: 'ping_pong', turn: 1 });
       return;
     }
-    if (lateDelivery) await this.deps.accept(this.replyInput(exchange, step));
+    if (waiterRunId === null) await this.deps.accept(this.storedReply(exchange));
     await this.finish(exchange, ['request'], null);
+  }
+
+  /**
+   * A waiter takes an exchange nobody holds or that its own run holds (see `claimable`): it then waits for the
+   * reply, or takes at once one kept for its run. Returns the exchange as it is afterwards.
+   */
+  async claim(exchange: ExchangeRecord, waiterId: string): Promise<ExchangeRecord> {
+    if (!claimable(exchange, waiterId)) return exchange;
+    const kept = exchange.replyState === 'reply_held';
+    const moved = await this.deps.store.exchanges.transition(exchange.id, { replyStates: [exchange.replyState] }, { replyState: kept ? 'replied' : 'awaiting', waiterRunId: waiterId }, this.deps.clock.now());
+    if (!moved.changed || !kept) return moved.exchange;
+    await this.deps.journal(this.event(moved.exchange, { replyState: 'replied' }));
+    await this.afterReply(moved.exchange);
+    return (await this.deps.store.exchanges.get(exchange.id)) ?? moved.exchange;
   }
 
   private async onTurn(exchange: ExchangeRecord, step: ExchangeStepPayload): Promise<void> {
@@ -147,17 +178,15 @@ export class ExchangeFlow {
 
   /**
    * Replies a waiter took (the HeldResults path settles them): a waiter that is a run keeps its reply
-   * only if it commits, otherwise the reply comes to the requester's session as a message. A waiter
-   * still awaiting is let go, so the reply, when it comes, is delivered as a message.
+   * only if it commits, otherwise the reply comes to the requester's session as a message. An exchange
+   * the run held but did not take is let go, and its reply, once it comes, is delivered as a message.
    */
   async held(runId?: string): Promise<HeldResult[]> {
     const { store, clock } = this.deps;
-    const exchanges = await store.exchanges.list({ waiterRunId: runId, replyStates: ['awaiting', 'replied'], limit: 100_000 });
+    const exchanges = await store.exchanges.list({ waiterRunId: runId, replyStates: ['awaiting', 'held', 'reply_held', 'replied'], limit: 100_000 });
     return exchanges.map((exchange): HeldResult => {
-      if (exchange.replyState === 'awaiting') {
-        return { runId: exchange.waiterRunId, settle: async () => void (await store.exchanges.transition(exchange.id, { replyStates: ['awaiting'] }, { replyState: 'detached', waiterRunId: null }, clock.now())) };
-      }
-      const { id: _id, ...redelivery } = this.replyInput(exchange, { runId: exchange.replyRunId, status: exchange.replyStatus as TerminalRunStatus, text: exchange.replyText, error: null });
+      if (exchange.replyState !== 'replied') return { runId: exchange.waiterRunId, settle: () => this.release(exchange) };
+      const { id: _id, ...redelivery } = this.storedReply(exchange);
       return {
         runId: exchange.waiterRunId,
         // A caller of the control API took its reply in the HTTP response: there is nothing to deliver again.
@@ -168,6 +197,31 @@ export class ExchangeFlow {
         },
       };
     });
+  }
+
+  /**
+   * At the end of the run that held the exchange without taking its reply: lets go of it, or, when the reply
+   * has come (it came too late for the run to see it), delivers it as a message.
+   */
+  private async release(initial: ExchangeRecord): Promise<void> {
+    const { store, clock } = this.deps;
+    const holder = initial.waiterRunId ?? undefined;
+    let exchange = initial;
+    while (exchange.replyState === 'awaiting' || exchange.replyState === 'held') {
+      const moved = await store.exchanges.transition(exchange.id, { replyStates: [exchange.replyState], waiterRunId: holder }, { replyState: 'detached', waiterRunId: null }, clock.now());
+      if (moved.changed) return;
+      exchange = moved.exchange;
+    }
+    if ((exchange.replyState !== 'reply_held' && exchange.replyState !== 'replied') || exchange.waiterRunId !== initial.waiterRunId) return;
+    // The conversation goes on first, as if nobody had held the reply; a crash before the move below does it again,
+    // which writes nothing new.
+    await this.afterReply({ ...exchange, waiterRunId: null });
+    const moved = await store.exchanges.transition(exchange.id, { replyStates: [exchange.replyState], waiterRunId: holder }, { replyState: 'delivered', waiterRunId: null }, clock.now());
+    if (moved.changed) await this.deps.journal(this.event(moved.exchange, { replyState: 'delivered' }));
+  }
+
+  private storedReply(exchange: ExchangeRecord): NewInput {
+    return this.replyInput(exchange, { runId: exchange.replyRunId, status: exchange.replyStatus as TerminalRunStatus, text: exchange.replyText, error: null });
   }
 
   private provenance(exchange: ExchangeRecord, from: 'requester' | 'target', extra: Omit<NonNullable<Provenance['exchange']>, 'id'>): Provenance {

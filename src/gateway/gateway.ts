@@ -102,6 +102,7 @@ export class Gateway extends GatewayControl {
       wakeups: this.wakeups,
       isStopping: () => this.stopped,
       validateMessage: (message) => this.validateMessage(message),
+      flow: this.exchanges,
     });
     this.models = new ModelRegistry(deps.config.models.providers);
     this.subagents = new Subagents({

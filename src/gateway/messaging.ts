@@ -8,7 +8,7 @@ import { SwitchboardError } from '../core/errors.js';
 import type { QueueMode } from '../core/queue-mode.js';
 import { retryAfterMs } from '../core/rate-limit.js';
 import type { ExchangeRecord, LimitReached, NewToolCall, Provenance, RateLimit } from '../ports.js';
-import { apiWaiterId, isApiWaiter } from './exchanges.js';
+import { apiWaiterId, isApiWaiter, letGo, type ExchangeFlow } from './exchanges.js';
 import { waitUntil } from './wait-until.js';
 import { SessionDirectory, type MessagingDeps, type Requester, type TargetRef } from './session-directory.js';
 
@@ -34,8 +34,13 @@ export type AgentSendResult =
 
 const RATE_WINDOW_MS = 60_000;
 
+export interface AgentMessagingDeps extends MessagingDeps {
+  /** Where a waiter takes an exchange (ExchangeFlow.claim). */
+  flow: Pick<ExchangeFlow, 'claim'>;
+}
+
 export class AgentMessaging extends SessionDirectory {
-  constructor(protected readonly deps: MessagingDeps) {
+  constructor(protected readonly deps: AgentMessagingDeps) {
     super();
   }
 
@@ -96,8 +101,9 @@ export class AgentMessaging extends SessionDirectory {
         targetSession: target.sessionKey,
         targetAgent: target.agentId,
         maxTurns: settings.maxPingPongTurns,
-        replyState: waiterId ? 'awaiting' : 'detached',
-        waiterRunId: waiterId,
+        // A run that does not wait holds the reply for a sessions_wait of its own until it ends.
+        replyState: waiterId ? 'awaiting' : requester.runId ? 'held' : 'detached',
+        waiterRunId: waiterId ?? requester.runId ?? null,
       },
       { id: this.deps.ids.next(), sessionKey: target.sessionKey, idempotencyKey, mode, text: message, provenance: { ...provenance, exchange: { id: exchangeId, step: 'request', maxTurns: settings.maxPingPongTurns, role: 'target' } } },
       this.deps.clock.now(),
@@ -131,14 +137,12 @@ export class AgentMessaging extends SessionDirectory {
   /** A repeated send (same idempotency key): wait again if nobody holds the reply, else say where it went. */
   private async reattach(exchange: ExchangeRecord, waiterId: string | null): Promise<AgentSendResult | undefined> {
     const base = { sessionKey: exchange.targetSession, inputId: exchange.requestInputId, conversationId: exchange.conversationId };
-    const { store, clock } = this.deps;
-    if (exchange.replyState === 'detached' && waiterId) {
-      const attached = await store.exchanges.transition(exchange.id, { replyStates: ['detached'] }, { replyState: 'awaiting', waiterRunId: waiterId }, clock.now());
-      if (attached.changed) return undefined;
-      exchange = attached.exchange;
+    if (waiterId) {
+      exchange = await this.deps.flow.claim(exchange, waiterId);
+      if (exchange.replyState === 'awaiting' && exchange.waiterRunId === waiterId) return undefined;
     }
     if (exchange.replyRunId && (exchange.waiterRunId === waiterId || isApiWaiter(waiterId))) return replyResult(exchange, base);
-    if (exchange.replyState === 'awaiting' || exchange.replyState === 'detached') {
+    if (exchange.replyState !== 'replied' && exchange.replyState !== 'delivered') {
       return { status: 'accepted', ...base, note: 'this message was sent before (same idempotencyKey) and is still being processed; the reply will arrive in this session as a message' };
     }
     return { status: 'accepted', ...base, note: 'this message was sent before (same idempotencyKey); its reply was already delivered to this session' };
@@ -159,7 +163,7 @@ export class AgentMessaging extends SessionDirectory {
     };
     const answer = await waitUntil(clock.now() + timeoutMs, taken, this.deps.wakeups, { keys: [`exchange:${exchangeId}`], test: (payload) => payload.exchangeId === exchangeId }, signal);
     if (answer) return answer.exchange;
-    const released = await store.exchanges.transition(exchangeId, { replyStates: ['awaiting'], waiterRunId: waiterId }, { replyState: 'detached', waiterRunId: null }, clock.now());
+    const released = await store.exchanges.transition(exchangeId, { replyStates: ['awaiting'], waiterRunId: waiterId }, letGo(waiterId), clock.now());
     // Not released: the reply came in the meantime, so it is this waiter's to take.
     return released.changed ? undefined : (await taken())?.exchange;
   }
@@ -192,8 +196,8 @@ export class AgentMessaging extends SessionDirectory {
     for (const key of sessionKeys) await this.reachable(requester, key, 'send');
     const waiterId = requester.runId ?? apiWaiterId();
     for (const key of sessionKeys) {
-      for (const exchange of await store.exchanges.list({ requesterSession: requester.sessionKey, targetSession: key, replyStates: ['detached'], limit: 100_000 })) {
-        await store.exchanges.transition(exchange.id, { replyStates: ['detached'] }, { replyState: 'awaiting', waiterRunId: waiterId }, clock.now());
+      for (const exchange of await store.exchanges.list({ requesterSession: requester.sessionKey, targetSession: key, replyStates: ['detached', 'held', 'reply_held'], limit: 100_000 })) {
+        await this.deps.flow.claim(exchange, waiterId);
       }
     }
     const watched = new Set(sessionKeys);
@@ -217,7 +221,7 @@ export class AgentMessaging extends SessionDirectory {
       outcome = done ? { timedOut: false, sessions: done } : { timedOut: true, sessions: await statuses() };
     } finally {
       for (const exchange of await store.exchanges.list({ waiterRunId: waiterId, replyStates: ['awaiting'], limit: 100_000 })) {
-        const released = await store.exchanges.transition(exchange.id, { replyStates: ['awaiting'], waiterRunId: waiterId }, { replyState: 'detached', waiterRunId: null }, clock.now());
+        const released = await store.exchanges.transition(exchange.id, { replyStates: ['awaiting'], waiterRunId: waiterId }, letGo(waiterId), clock.now());
         if (!released.changed) caught = true;
       }
     }
@@ -227,7 +231,10 @@ export class AgentMessaging extends SessionDirectory {
   }
 
   private async waitStatus(requesterSession: string, sessionKey: string, waiterId: string) {
-    const mine = (await this.deps.store.exchanges.list({ waiterRunId: waiterId, targetSession: sessionKey })).filter((exchange) => exchange.requesterSession === requesterSession);
+    // Exchanges the run holds but this wait did not take (sent after it began) are not its.
+    const mine = (await this.deps.store.exchanges.list({ waiterRunId: waiterId, targetSession: sessionKey, replyStates: ['awaiting', 'replied', 'delivered'] })).filter(
+      (exchange) => exchange.requesterSession === requesterSession,
+    );
     const pending = mine.filter((exchange) => exchange.replyState === 'awaiting').length;
     const replies = mine
       .filter((exchange) => exchange.replyRunId !== null)

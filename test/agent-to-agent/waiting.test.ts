@@ -62,6 +62,31 @@ async function storeWithRace(when: (expected: ExchangeExpectation, changes: Exch
   return { store, raced: () => raced };
 }
 type ExchangeStore = SqliteStore['exchanges'];
+type ExchangeFilter = NonNullable<Parameters<ExchangeStore['list']>[0]>;
+
+/**
+ * A store whose exchanges' `method`, on the first call `when` picks, first waits until every exchange has its
+ * reply: the target's reply comes before that step of the requester, however fast the requester is.
+ */
+async function storeWithReplyBefore(method: 'list' | 'open', when: (args: unknown[]) => boolean) {
+  const store = await SqliteStore.open({ path: ':memory:' });
+  const exchanges = store.exchanges;
+  const real = exchanges[method] as (...args: unknown[]) => Promise<unknown>;
+  let paused = false;
+  const wrapped = async (...args: unknown[]) => {
+    if (!paused && when(args)) {
+      paused = true;
+      await waitUntil('the target replied', async () => (await exchanges.list()).every((exchange) => exchange.replyRunId !== null));
+    }
+    return real.apply(exchanges, args);
+  };
+  Object.defineProperty(store, 'exchanges', { value: Object.assign(Object.create(exchanges), { [method]: wrapped }) });
+  return { store, paused: () => paused };
+}
+const listing = (args: unknown[], has: (filter: ExchangeFilter) => boolean) => {
+  const filter = args[0] as ExchangeFilter | undefined;
+  return filter?.replyStates !== undefined && has(filter);
+};
 type ExchangeExpectation = Parameters<ExchangeStore['transition']>[1];
 type ExchangeChanges = Parameters<ExchangeStore['transition']>[2];
 
@@ -107,11 +132,11 @@ describe('sessions_send: waiting for the reply', () => {
   });
 
   it('a waiter that takes the exchange just as its reply comes gets the reply; it is not lost', async () => {
-    // sessions_wait takes a fire-and-forget exchange (detached -> awaiting) between the reply step's read of it
-    // and its move to delivered: the step must then hand the reply to the waiter instead of dropping it.
+    // A waiter takes a fire-and-forget exchange (held by its run, or detached once the run ended) between the reply
+    // step's read of it and its move: the step must then hand the reply to the waiter instead of keeping it aside.
     const { store, raced } = await storeWithRace(
-      (expected, changes) => expected.replyStates?.[0] === 'detached' && changes.replyState === 'delivered',
-      (exchanges, id, now) => exchanges.transition(id, { replyStates: ['detached'] }, { replyState: 'awaiting', waiterRunId: 'api:waiter' }, now),
+      (expected, changes) => ['held', 'detached'].includes(expected.replyStates?.[0] ?? '') && ['reply_held', 'delivered'].includes(changes.replyState ?? ''),
+      (exchanges, id, now) => exchanges.transition(id, { replyStates: ['held', 'detached'] }, { replyState: 'awaiting', waiterRunId: 'api:waiter' }, now),
     );
     gateway = await startTestGateway(config(`{ match: "go", steps: [{ toolCalls: [{ tool: "sessions_send", args: { agentId: "fast", message: "q4", timeoutSeconds: 0 } }] }, { text: "{{tool.sessions_send.status}}" }] },`), {}, store);
     expect(await ask('go')).toBe('accepted');
@@ -170,6 +195,22 @@ describe('sessions_send: idempotency', () => {
     expect(await gateway.listRuns({ sessionKey: 'agent:fast:main' })).toHaveLength(1);
   });
 
+  it('a repeated send that waits takes the reply kept for its run; nothing is delivered again', async () => {
+    // The repeat is opened only once the reply to the first send is kept for the run.
+    let opens = 0;
+    const { store, paused } = await storeWithReplyBefore('open', () => ++opens === 2);
+    gateway = await startTestGateway(config(`{ match: "go", steps: [
+      { toolCalls: [{ tool: "sessions_send", args: { agentId: "fast", message: "twice", idempotencyKey: "k2", timeoutSeconds: 0 } }] },
+      { toolCalls: [{ tool: "sessions_send", args: { agentId: "fast", message: "twice", idempotencyKey: "k2", timeoutSeconds: 5 } }] },
+      { text: "{{tool.sessions_send.status}} {{tool.sessions_send.reply}}" },
+    ] },`), {}, store);
+    expect(await ask('go')).toBe('ok fast answer to twice');
+    expect(paused()).toBe(true);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(await replyInputs()).toEqual([]);
+    expect(await gateway.store.inputs.list({ sessionKey: 'agent:fast:main' })).toHaveLength(1);
+  });
+
   it('send --from with the same key twice stores one message and returns the stored reply to both', async () => {
     gateway = await startTestGateway(config(''));
     const request = { agentId: 'fast', message: 'hello', timeoutSeconds: 5, idempotencyKey: 'same' };
@@ -202,11 +243,71 @@ describe('sessions_wait', () => {
     expect((await gateway.store.exchanges.list()).map((exchange) => exchange.replyState)).toEqual(['delivered', 'delivered']);
   });
 
+  it('a reply that came before sessions_wait began is still its to take, and not delivered again', async () => {
+    // The run that sent holds the exchange until it ends, so the reply waits for it instead of becoming a message.
+    const { store, paused } = await storeWithReplyBefore('list', (args) => listing(args, (filter) => filter.requesterSession === A && filter.targetSession !== undefined));
+    gateway = await startTestGateway(
+      config(`{ match: "go", steps: [
+        { toolCalls: [{ tool: "sessions_send", args: { agentId: "fast", message: "e", timeoutSeconds: 0 } }] },
+        { toolCalls: [{ tool: "sessions_wait", args: { sessionKeys: ["agent:fast:main"], timeoutMs: 5000 } }] },
+        { text: "{{tool.sessions_wait}}" },
+      ] },`),
+      {},
+      store,
+    );
+    const result = JSON.parse(await ask('go'));
+    expect(paused()).toBe(true);
+    expect(result.sessions).toMatchObject([{ sessionKey: 'agent:fast:main', settled: true, waitingForReplies: 0, replies: [{ reply: 'fast answer to e', status: 'ok' }] }]);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(await replyInputs()).toEqual([]);
+    const [run] = await gateway.listRuns({ sessionKey: A });
+    expect((await gateway.store.exchanges.list()).map((exchange) => [exchange.replyState, exchange.waiterRunId])).toEqual([['delivered', run.id]]);
+  });
+
+  it('with ping-pong turns, a reply that came before sessions_wait is in its answer, and turn 1 does not repeat it', async () => {
+    const { store, paused } = await storeWithReplyBefore('list', (args) => listing(args, (filter) => filter.requesterSession === A && filter.targetSession !== undefined));
+    gateway = await startTestGateway(
+      config(`{ match: "go", steps: [
+        { toolCalls: [{ tool: "sessions_send", args: { agentId: "fast", message: "g", timeoutSeconds: 0 } }] },
+        { toolCalls: [{ tool: "sessions_wait", args: { sessionKeys: ["agent:fast:main"], timeoutMs: 5000 } }] },
+        { text: "{{tool.sessions_wait}}" },
+      ] },`).replace('maxPingPongTurns: 0', 'maxPingPongTurns: 1'),
+      {},
+      store,
+    );
+    const result = JSON.parse(await ask('go'));
+    expect(paused()).toBe(true);
+    expect(result.sessions[0].replies).toMatchObject([{ reply: 'fast answer to g', status: 'ok' }]);
+    const turn = await waitUntil('turn 1 ran', async () => {
+      const inputs = await gateway.store.inputs.list({ sessionKey: A, limit: 100 });
+      return inputs.find((input) => input.provenance.exchange?.step === 'turn' && input.status === 'consumed');
+    });
+    expect(turn.text).toBe("(fast's reply, which your sessions_send returned above)");
+    expect(await replyInputs()).toEqual([]);
+  });
+
+  it('a reply kept for the run that sent it, and not taken, arrives as a message once that run ends', async () => {
+    // The run ends with the reply already kept for it (reply_held): it is delivered then, once.
+    const { store, paused } = await storeWithReplyBefore('list', (args) => listing(args, (filter) => filter.waiterRunId !== undefined && filter.targetSession === undefined));
+    gateway = await startTestGateway(config(`{ match: "go", steps: [{ toolCalls: [{ tool: "sessions_send", args: { agentId: "fast", message: "f", timeoutSeconds: 0 } }] }, { text: "sent" }] },`), {}, store);
+    expect(await ask('go')).toBe('sent');
+    const [late] = await waitUntil('the reply arrived', async () => {
+      const consumed = (await replyInputs()).filter((input) => input.status === 'consumed');
+      return consumed.length > 0 && consumed;
+    });
+    expect(paused()).toBe(true);
+    expect(late.text).toBe('fast answer to f');
+    expect((await gateway.getRun(late.runId!)).run.finalText).toBe('late reply read: fast answer to f');
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(await replyInputs()).toHaveLength(1);
+    expect((await gateway.store.exchanges.list()).map((exchange) => [exchange.replyState, exchange.waiterRunId])).toEqual([['delivered', null]]);
+  });
+
   it('a reply that comes just as sessions_wait lets go is in its answer (and so not lost)', async () => {
     // The reply step takes the exchange for the waiter (awaiting -> replied) right before sessions_wait, timing
     // out, lets it go: the reply is then the waiter's, so the answer must carry it.
     const { store, raced } = await storeWithRace(
-      (expected, changes) => expected.replyStates?.[0] === 'awaiting' && expected.waiterRunId !== undefined && changes.replyState === 'detached',
+      (expected, changes) => expected.replyStates?.[0] === 'awaiting' && expected.waiterRunId !== undefined && changes.replyState === 'held',
       (exchanges, id, now) => exchanges.transition(id, { replyStates: ['awaiting'] }, { replyState: 'replied', replyRunId: 'run-raced', replyStatus: 'succeeded', replyText: 'the raced reply' }, now),
     );
     gateway = await startTestGateway(
