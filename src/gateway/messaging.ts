@@ -141,7 +141,9 @@ export class AgentMessaging extends SessionDirectory {
       exchange = await this.deps.flow.claim(exchange, waiterId);
       if (exchange.replyState === 'awaiting' && exchange.waiterRunId === waiterId) return undefined;
     }
-    if (exchange.replyRunId && (exchange.waiterRunId === waiterId || isApiWaiter(waiterId))) return replyResult(exchange, base);
+    // The reply is this caller's to see when it waits and holds it (an API caller always sees it again). A repeat that
+    // does not wait gets no reply: one that came went to this session as a message.
+    if (waiterId && exchange.replyRunId && (exchange.waiterRunId === waiterId || isApiWaiter(waiterId))) return replyResult(exchange, base);
     if (exchange.replyState !== 'replied' && exchange.replyState !== 'delivered') {
       return { status: 'accepted', ...base, note: 'this message was sent before (same idempotencyKey) and is still being processed; the reply will arrive in this session as a message' };
     }

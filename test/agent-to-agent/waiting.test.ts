@@ -211,6 +211,16 @@ describe('sessions_send: idempotency', () => {
     expect(await gateway.store.inputs.list({ sessionKey: 'agent:fast:main' })).toHaveLength(1);
   });
 
+  it('a repeat that does not wait gets no reply once the reply went to the session as a message (it is not given twice)', async () => {
+    gateway = await startTestGateway(config(''));
+    const request = { agentId: 'fast', message: 'once more', timeoutSeconds: 0, idempotencyKey: 'no-wait' };
+    expect(await gateway.sendAs(A, request)).toMatchObject({ status: 'accepted' });
+    await waitUntil('the reply came as a message', async () => (await replyInputs()).length === 1);
+    const again = await gateway.sendAs(A, request);
+    expect(again).toMatchObject({ status: 'accepted', note: 'this message was sent before (same idempotencyKey); its reply was already delivered to this session' });
+    expect(again).not.toHaveProperty('reply');
+  });
+
   it('send --from with the same key twice stores one message and returns the stored reply to both', async () => {
     gateway = await startTestGateway(config(''));
     const request = { agentId: 'fast', message: 'hello', timeoutSeconds: 5, idempotencyKey: 'same' };
