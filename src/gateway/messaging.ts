@@ -120,7 +120,10 @@ export class AgentMessaging extends SessionDirectory {
     }
     const base = { sessionKey: target.sessionKey, inputId: opened.input.id, conversationId: exchange.conversationId };
     if (!waiterId) {
-      return { status: 'accepted', ...base, note: 'delivered; the reply will arrive in this session as a message when the target has answered' };
+      const note = requester.runId
+        ? 'delivered; collect the reply with sessions_wait, or it will arrive in this session as a message after this run'
+        : 'delivered; the reply will arrive in this session as a message when the target has answered';
+      return { status: 'accepted', ...base, note };
     }
     const settled = await this.awaitReply(exchange.id, waiterId, request.timeoutSeconds * 1000, request.signal);
     if (!settled) {
@@ -128,7 +131,7 @@ export class AgentMessaging extends SessionDirectory {
         status: 'timeout',
         delivered: true,
         ...base,
-        note: `no reply within ${request.timeoutSeconds}s; the message was delivered and will still be processed, and the reply will arrive in this session as a message`,
+        note: `no reply within ${request.timeoutSeconds}s; the message was delivered and will still be processed, and the reply will arrive in this session as a message${requester.runId ? ' (or to a sessions_wait of this run)' : ''}`,
       };
     }
     return replyResult(settled, base);
