@@ -132,16 +132,23 @@ export class ExchangeFlow {
 
   /**
    * A waiter takes an exchange nobody holds or that its own run holds (see `claimable`): it then waits for the
-   * reply, or takes at once one kept for its run. Returns the exchange as it is afterwards.
+   * reply, or takes at once one kept for its run. Returns the exchange as it is afterwards, and whether this call
+   * took it (another wait of the same run may have been first).
    */
-  async claim(exchange: ExchangeRecord, waiterId: string): Promise<ExchangeRecord> {
-    if (!claimable(exchange, waiterId)) return exchange;
-    const kept = exchange.replyState === 'reply_held';
-    const moved = await this.deps.store.exchanges.transition(exchange.id, { replyStates: [exchange.replyState] }, { replyState: kept ? 'replied' : 'awaiting', waiterRunId: waiterId }, this.deps.clock.now());
-    if (!moved.changed || !kept) return moved.exchange;
-    await this.deps.journal(this.event(moved.exchange, { replyState: 'replied' }));
-    await this.afterReply(moved.exchange);
-    return (await this.deps.store.exchanges.get(exchange.id)) ?? moved.exchange;
+  async claim(initial: ExchangeRecord, waiterId: string): Promise<{ exchange: ExchangeRecord; taken: boolean }> {
+    let exchange = initial;
+    // The reply may come (held -> reply_held) between the read and the move: try again from the state found.
+    while (claimable(exchange, waiterId)) {
+      const kept = exchange.replyState === 'reply_held';
+      const moved = await this.deps.store.exchanges.transition(exchange.id, { replyStates: [exchange.replyState] }, { replyState: kept ? 'replied' : 'awaiting', waiterRunId: waiterId }, this.deps.clock.now());
+      exchange = moved.exchange;
+      if (!moved.changed) continue;
+      if (!kept) return { exchange, taken: true };
+      await this.deps.journal(this.event(exchange, { replyState: 'replied' }));
+      await this.afterReply(exchange);
+      return { exchange: (await this.deps.store.exchanges.get(exchange.id)) ?? exchange, taken: true };
+    }
+    return { exchange, taken: false };
   }
 
   private async onTurn(exchange: ExchangeRecord, step: ExchangeStepPayload): Promise<void> {

@@ -141,7 +141,7 @@ export class AgentMessaging extends SessionDirectory {
   private async reattach(exchange: ExchangeRecord, waiterId: string | null): Promise<AgentSendResult | undefined> {
     const base = { sessionKey: exchange.targetSession, inputId: exchange.requestInputId, conversationId: exchange.conversationId };
     if (waiterId) {
-      exchange = await this.deps.flow.claim(exchange, waiterId);
+      ({ exchange } = await this.deps.flow.claim(exchange, waiterId));
       if (exchange.replyState === 'awaiting' && exchange.waiterRunId === waiterId) return undefined;
     }
     // The reply is this caller's to see when it waits and holds it (an API caller always sees it again). A repeat that
@@ -200,13 +200,16 @@ export class AgentMessaging extends SessionDirectory {
     const { store, clock } = this.deps;
     for (const key of sessionKeys) await this.reachable(requester, key, 'send');
     const waiterId = requester.runId ?? apiWaiterId();
+    // What this wait took: another wait of the same run (several tool calls at once, or an earlier one) shares the
+    // waiter id, and a reply goes to one of them only.
+    const taken = new Set<string>();
     for (const key of sessionKeys) {
       for (const exchange of await store.exchanges.list({ requesterSession: requester.sessionKey, targetSession: key, replyStates: ['detached', 'held', 'reply_held'], limit: 100_000 })) {
-        await this.deps.flow.claim(exchange, waiterId);
+        if ((await this.deps.flow.claim(exchange, waiterId)).taken) taken.add(exchange.id);
       }
     }
     const watched = new Set(sessionKeys);
-    const statuses = () => Promise.all(sessionKeys.map((key) => this.waitStatus(requester.sessionKey, key, waiterId)));
+    const statuses = () => Promise.all(sessionKeys.map((key) => this.waitStatus(key, waiterId, taken)));
     let outcome: { timedOut: boolean; sessions: Awaited<ReturnType<typeof statuses>> };
     let caught = false;
     try {
@@ -226,6 +229,7 @@ export class AgentMessaging extends SessionDirectory {
       outcome = done ? { timedOut: false, sessions: done } : { timedOut: true, sessions: await statuses() };
     } finally {
       for (const exchange of await store.exchanges.list({ waiterRunId: waiterId, replyStates: ['awaiting'], limit: 100_000 })) {
+        if (!taken.has(exchange.id)) continue;
         const released = await store.exchanges.transition(exchange.id, { replyStates: ['awaiting'], waiterRunId: waiterId }, letGo(waiterId), clock.now());
         if (!released.changed) caught = true;
       }
@@ -235,11 +239,10 @@ export class AgentMessaging extends SessionDirectory {
     return caught ? { timedOut: outcome.timedOut, sessions: await statuses() } : outcome;
   }
 
-  private async waitStatus(requesterSession: string, sessionKey: string, waiterId: string) {
-    // Exchanges the run holds but this wait did not take (sent after it began) are not its.
-    const mine = (await this.deps.store.exchanges.list({ waiterRunId: waiterId, targetSession: sessionKey, replyStates: ['awaiting', 'replied', 'delivered'] })).filter(
-      (exchange) => exchange.requesterSession === requesterSession,
-    );
+  private async waitStatus(sessionKey: string, waiterId: string, taken: ReadonlySet<string>) {
+    // What it took and still holds: one it let go (held again, or kept for the run if its reply came after) is not its.
+    const holding = taken.size === 0 ? [] : await this.deps.store.exchanges.list({ waiterRunId: waiterId, targetSession: sessionKey, replyStates: ['awaiting', 'replied', 'delivered'] });
+    const mine = holding.filter((exchange) => taken.has(exchange.id));
     const pending = mine.filter((exchange) => exchange.replyState === 'awaiting').length;
     const replies = mine
       .filter((exchange) => exchange.replyRunId !== null)

@@ -296,6 +296,55 @@ describe('sessions_wait', () => {
     expect(await replyInputs()).toEqual([]);
   });
 
+  it('a reply that comes between sessions_wait reading an exchange and taking it is in its answer', async () => {
+    // The reply is kept for the run (held -> reply_held) just before the wait's move held -> awaiting, which then
+    // fails: the wait must try again from reply_held and take the reply.
+    const { store, raced } = await storeWithRace(
+      (expected, changes) => expected.replyStates?.[0] === 'held' && changes.replyState === 'awaiting',
+      (exchanges, id, now) => exchanges.transition(id, { replyStates: ['held'] }, { replyState: 'reply_held', replyRunId: 'run-raced', replyStatus: 'succeeded', replyText: 'the raced reply' }, now),
+    );
+    gateway = await startTestGateway(
+      config(`{ match: "go", steps: [
+        { toolCalls: [{ tool: "sessions_send", args: { agentId: "slow", message: "i", timeoutSeconds: 0 } }] },
+        { toolCalls: [{ tool: "sessions_wait", args: { sessionKeys: ["agent:slow:main"], timeoutMs: 5000 } }] },
+        { text: "{{tool.sessions_wait}}" },
+      ] },`),
+      {},
+      store,
+    );
+    const result = JSON.parse(await ask('go'));
+    expect(raced()).toBe(true);
+    expect(result.sessions[0]).toMatchObject({ sessionKey: B, settled: true, waitingForReplies: 0, replies: [{ reply: 'the raced reply', status: 'ok' }] });
+    await new Promise((resolve) => setTimeout(resolve, 600));
+    expect(await replyInputs()).toEqual([]);
+  });
+
+  it('two waits of one run (at once, then another) do not both return a reply: it is in one answer only', async () => {
+    const { store, paused } = await storeWithReplyBefore('list', (args) => listing(args, (filter) => filter.requesterSession === A && filter.targetSession !== undefined));
+    gateway = await startTestGateway(
+      config(`{ match: "go", steps: [
+        { toolCalls: [{ tool: "sessions_send", args: { agentId: "fast", message: "h", timeoutSeconds: 0 } }] },
+        { toolCalls: [
+          { tool: "sessions_wait", args: { sessionKeys: ["agent:fast:main"], timeoutMs: 300 } },
+          { tool: "sessions_wait", args: { sessionKeys: ["agent:fast:main"], timeoutMs: 300 } },
+        ] },
+        { toolCalls: [{ tool: "sessions_wait", args: { sessionKeys: ["agent:fast:main"], timeoutMs: 300 } }] },
+        { text: "done" },
+      ] },`),
+      {},
+      store,
+    );
+    expect(await ask('go')).toBe('done');
+    expect(paused()).toBe(true);
+    const waits = (await gateway.store.transcript.list(A))
+      .filter((entry) => entry.role === 'tool')
+      .flatMap((entry) => entry.content as { toolName: string; output: { value: { sessions: { replies: { reply: string }[] }[] } } }[])
+      .filter((part) => part.toolName === 'sessions_wait');
+    expect(waits.map((part) => part.output.value.sessions[0].replies.map((reply) => reply.reply)).sort()).toEqual([[], [], ['fast answer to h']]);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(await replyInputs()).toEqual([]);
+  });
+
   it('a reply kept for the run that sent it, and not taken, arrives as a message once that run ends', async () => {
     // The run ends with the reply already kept for it (reply_held): it is delivered then, once.
     const { store, paused } = await storeWithReplyBefore('list', (args) => listing(args, (filter) => filter.waiterRunId !== undefined && filter.targetSession === undefined));

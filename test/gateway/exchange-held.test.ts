@@ -86,8 +86,10 @@ describe('exchanges held by the run that sent them', () => {
     await open('x1', 'held', 'run-a', 3);
     await open('x2', 'held', 'run-a', 3);
     for (const id of ['x1', 'x2']) await store.exchanges.transition(id, { replyStates: ['held'] }, { replyState: 'reply_held', ...reply }, 1_000);
-    const taken = await flow.claim((await store.exchanges.get('x2'))!, 'run-a');
-    expect([taken.replyState, taken.waiterRunId, taken.replyText]).toEqual(['delivered', 'run-a', 'the answer']);
+    const { exchange: taken, taken: took } = await flow.claim((await store.exchanges.get('x2'))!, 'run-a');
+    expect([took, taken.replyState, taken.waiterRunId, taken.replyText]).toEqual([true, 'delivered', 'run-a', 'the answer']);
+    // A second wait of the same run finds it taken.
+    expect((await flow.claim((await store.exchanges.get('x2'))!, 'run-a')).taken).toBe(false);
     for (const held of await flow.held('run-a')) await held.settle(false);
     expect((await store.exchanges.list()).map((exchange) => [exchange.id, exchange.phase, exchange.turn, exchange.replyState])).toEqual([
       ['x1', 'ping_pong', 1, 'delivered'],
