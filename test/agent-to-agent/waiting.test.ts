@@ -44,6 +44,20 @@ async function ask(message: string): Promise<string> {
 }
 
 /**
+ * The asker sends `message` to `agent` without waiting, then waits `timeoutMs` for that agent's session: the wait's
+ * answer. `store` may be one that forces an ordering; `maxPingPongTurns` is 0 unless given.
+ */
+async function sendThenWait(agent: string, message: string, timeoutMs: number, store?: SqliteStore, maxPingPongTurns = 0) {
+  const script = `{ match: "go", steps: [
+    { toolCalls: [{ tool: "sessions_send", args: { agentId: "${agent}", message: "${message}", timeoutSeconds: 0 } }] },
+    { toolCalls: [{ tool: "sessions_wait", args: { sessionKeys: ["agent:${agent}:main"], timeoutMs: ${timeoutMs} } }] },
+    { text: "{{tool.sessions_wait}}" },
+  ] },`;
+  gateway = await startTestGateway(config(script).replace('maxPingPongTurns: 0', `maxPingPongTurns: ${maxPingPongTurns}`), {}, store);
+  return JSON.parse(await ask('go'));
+}
+
+/**
  * A store in which `race` runs once, just before the first exchange transition that `when` picks: another
  * party's move landing between a step's read of the exchange and its own compare-and-set.
  */
@@ -256,16 +270,7 @@ describe('sessions_wait', () => {
   it('a reply that came before sessions_wait began is still its to take, and not delivered again', async () => {
     // The run that sent holds the exchange until it ends, so the reply waits for it instead of becoming a message.
     const { store, paused } = await storeWithReplyBefore('list', (args) => listing(args, (filter) => filter.requesterSession === A && filter.targetSession !== undefined));
-    gateway = await startTestGateway(
-      config(`{ match: "go", steps: [
-        { toolCalls: [{ tool: "sessions_send", args: { agentId: "fast", message: "e", timeoutSeconds: 0 } }] },
-        { toolCalls: [{ tool: "sessions_wait", args: { sessionKeys: ["agent:fast:main"], timeoutMs: 5000 } }] },
-        { text: "{{tool.sessions_wait}}" },
-      ] },`),
-      {},
-      store,
-    );
-    const result = JSON.parse(await ask('go'));
+    const result = await sendThenWait('fast', 'e', 5000, store);
     expect(paused()).toBe(true);
     expect(result.sessions).toMatchObject([{ sessionKey: 'agent:fast:main', settled: true, waitingForReplies: 0, replies: [{ reply: 'fast answer to e', status: 'ok' }] }]);
     await new Promise((resolve) => setTimeout(resolve, 200));
@@ -276,16 +281,7 @@ describe('sessions_wait', () => {
 
   it('with ping-pong turns, a reply that came before sessions_wait is in its answer, and turn 1 does not repeat it', async () => {
     const { store, paused } = await storeWithReplyBefore('list', (args) => listing(args, (filter) => filter.requesterSession === A && filter.targetSession !== undefined));
-    gateway = await startTestGateway(
-      config(`{ match: "go", steps: [
-        { toolCalls: [{ tool: "sessions_send", args: { agentId: "fast", message: "g", timeoutSeconds: 0 } }] },
-        { toolCalls: [{ tool: "sessions_wait", args: { sessionKeys: ["agent:fast:main"], timeoutMs: 5000 } }] },
-        { text: "{{tool.sessions_wait}}" },
-      ] },`).replace('maxPingPongTurns: 0', 'maxPingPongTurns: 1'),
-      {},
-      store,
-    );
-    const result = JSON.parse(await ask('go'));
+    const result = await sendThenWait('fast', 'g', 5000, store, 1);
     expect(paused()).toBe(true);
     expect(result.sessions[0].replies).toMatchObject([{ reply: 'fast answer to g', status: 'ok' }]);
     const turn = await waitUntil('turn 1 ran', async () => {
@@ -303,16 +299,7 @@ describe('sessions_wait', () => {
       (expected, changes) => expected.replyStates?.[0] === 'held' && changes.replyState === 'awaiting',
       (exchanges, id, now) => exchanges.transition(id, { replyStates: ['held'] }, { replyState: 'reply_held', replyRunId: 'run-raced', replyStatus: 'succeeded', replyText: 'the raced reply' }, now),
     );
-    gateway = await startTestGateway(
-      config(`{ match: "go", steps: [
-        { toolCalls: [{ tool: "sessions_send", args: { agentId: "slow", message: "i", timeoutSeconds: 0 } }] },
-        { toolCalls: [{ tool: "sessions_wait", args: { sessionKeys: ["agent:slow:main"], timeoutMs: 5000 } }] },
-        { text: "{{tool.sessions_wait}}" },
-      ] },`),
-      {},
-      store,
-    );
-    const result = JSON.parse(await ask('go'));
+    const result = await sendThenWait('slow', 'i', 5000, store);
     expect(raced()).toBe(true);
     expect(result.sessions[0]).toMatchObject({ sessionKey: B, settled: true, waitingForReplies: 0, replies: [{ reply: 'the raced reply', status: 'ok' }] });
     await new Promise((resolve) => setTimeout(resolve, 600));
@@ -369,16 +356,7 @@ describe('sessions_wait', () => {
       (expected, changes) => expected.replyStates?.[0] === 'awaiting' && expected.waiterRunId !== undefined && changes.replyState === 'held',
       (exchanges, id, now) => exchanges.transition(id, { replyStates: ['awaiting'] }, { replyState: 'replied', replyRunId: 'run-raced', replyStatus: 'succeeded', replyText: 'the raced reply' }, now),
     );
-    gateway = await startTestGateway(
-      config(`{ match: "go", steps: [
-        { toolCalls: [{ tool: "sessions_send", args: { agentId: "slow", message: "d", timeoutSeconds: 0 } }] },
-        { toolCalls: [{ tool: "sessions_wait", args: { sessionKeys: ["agent:slow:main"], timeoutMs: 50 } }] },
-        { text: "{{tool.sessions_wait}}" },
-      ] },`),
-      {},
-      store,
-    );
-    const result = JSON.parse(await ask('go'));
+    const result = await sendThenWait('slow', 'd', 50, store);
     expect(raced()).toBe(true);
     expect(result.sessions[0]).toMatchObject({ sessionKey: B, waitingForReplies: 0, replies: [{ reply: 'the raced reply', status: 'ok' }] });
   });
