@@ -88,24 +88,16 @@ export class ExchangeFlow {
   }
 
   private async onFirstReply(initial: ExchangeRecord, step: ExchangeStepPayload): Promise<void> {
-    const { store, clock } = this.deps;
     const reply = { replyRunId: step.runId, replyStatus: step.status, replyText: step.status === 'succeeded' ? step.text ?? '' : step.error ?? step.text ?? '' };
     // A waiter holds the exchange: it takes the reply. The run that sent it holds it: the reply is kept for that
     // run. Nobody does: the reply is delivered as a message.
-    const next = (replyState: ExchangeRecord['replyState']): ExchangeChanges | undefined => {
+    // A waiter (a tool call, sessions_wait or an API request) may take or let go of the exchange while the reply comes.
+    const { exchange } = await this.moveFrom(initial, ({ replyState }): ExchangeChanges | undefined => {
       if (replyState === 'awaiting') return { replyState: 'replied', ...reply };
       if (replyState === 'held') return { replyState: 'reply_held', ...reply };
       if (replyState === 'detached') return { replyState: 'delivered', waiterRunId: null, ...reply };
       return undefined;
-    };
-    let exchange = initial;
-    // A waiter (a tool call, sessions_wait or an API request) may take or let go of the exchange while the reply
-    // comes: each move is a compare-and-set, tried again from the state it found, until the reply is kept.
-    for (let changes = next(exchange.replyState); changes; changes = next(exchange.replyState)) {
-      const moved = await store.exchanges.transition(exchange.id, { replyStates: [exchange.replyState] }, changes, clock.now());
-      exchange = moved.exchange;
-      if (moved.changed) break;
-    }
+    });
     await this.deps.journal(this.event(exchange, { replyState: exchange.replyState }));
     // Kept for the run that sent it: the conversation goes on when that run takes the reply (claim) or ends (release).
     if (exchange.replyState !== 'reply_held') await this.afterReply(exchange);
@@ -136,19 +128,14 @@ export class ExchangeFlow {
    * took it (another wait of the same run may have been first).
    */
   async claim(initial: ExchangeRecord, waiterId: string): Promise<{ exchange: ExchangeRecord; taken: boolean }> {
-    let exchange = initial;
-    // The reply may come (held -> reply_held) between the read and the move: try again from the state found.
-    while (claimable(exchange, waiterId)) {
-      const kept = exchange.replyState === 'reply_held';
-      const moved = await this.deps.store.exchanges.transition(exchange.id, { replyStates: [exchange.replyState] }, { replyState: kept ? 'replied' : 'awaiting', waiterRunId: waiterId }, this.deps.clock.now());
-      exchange = moved.exchange;
-      if (!moved.changed) continue;
-      if (!kept) return { exchange, taken: true };
-      await this.deps.journal(this.event(exchange, { replyState: 'replied' }));
-      await this.afterReply(exchange);
-      return { exchange: (await this.deps.store.exchanges.get(exchange.id)) ?? exchange, taken: true };
-    }
-    return { exchange, taken: false };
+    // The reply may come (held -> reply_held) between the read and the move.
+    const { exchange, moved } = await this.moveFrom(initial, (current) =>
+      claimable(current, waiterId) ? { replyState: current.replyState === 'reply_held' ? 'replied' : 'awaiting', waiterRunId: waiterId } : undefined,
+    );
+    if (!moved || exchange.replyState === 'awaiting') return { exchange, taken: moved };
+    await this.deps.journal(this.event(exchange, { replyState: 'replied' }));
+    await this.afterReply(exchange);
+    return { exchange: (await this.deps.store.exchanges.get(exchange.id)) ?? exchange, taken: true };
   }
 
   private async onTurn(exchange: ExchangeRecord, step: ExchangeStepPayload): Promise<void> {
@@ -213,18 +200,29 @@ export class ExchangeFlow {
   private async release(initial: ExchangeRecord): Promise<void> {
     const { store, clock } = this.deps;
     const holder = initial.waiterRunId ?? undefined;
-    let exchange = initial;
-    while (exchange.replyState === 'awaiting' || exchange.replyState === 'held') {
-      const moved = await store.exchanges.transition(exchange.id, { replyStates: [exchange.replyState], waiterRunId: holder }, { replyState: 'detached', waiterRunId: null }, clock.now());
-      if (moved.changed) return;
-      exchange = moved.exchange;
-    }
+    const waiting = (current: ExchangeRecord) => current.replyState === 'awaiting' || current.replyState === 'held';
+    const { exchange, moved: letGoOf } = await this.moveFrom(initial, (current) => (waiting(current) ? { replyState: 'detached', waiterRunId: null } : undefined), holder);
+    if (letGoOf) return;
     if ((exchange.replyState !== 'reply_held' && exchange.replyState !== 'replied') || exchange.waiterRunId !== initial.waiterRunId) return;
     // The conversation goes on first, as if nobody had held the reply; a crash before the move below does it again,
     // which writes nothing new.
     await this.afterReply({ ...exchange, waiterRunId: null });
     const moved = await store.exchanges.transition(exchange.id, { replyStates: [exchange.replyState], waiterRunId: holder }, { replyState: 'delivered', waiterRunId: null }, clock.now());
     if (moved.changed) await this.deps.journal(this.event(moved.exchange, { replyState: 'delivered' }));
+  }
+
+  /**
+   * One compare-and-set from the state the exchange is in (and, given, its holder), tried again from the state it
+   * finds, until a move lands or `next` has none for the state found. Every hand-over of an exchange goes this way.
+   */
+  private async moveFrom(initial: ExchangeRecord, next: (current: ExchangeRecord) => ExchangeChanges | undefined, waiterRunId?: string) {
+    let exchange = initial;
+    for (let changes = next(exchange); changes; changes = next(exchange)) {
+      const moved = await this.deps.store.exchanges.transition(exchange.id, { replyStates: [exchange.replyState], waiterRunId }, changes, this.deps.clock.now());
+      exchange = moved.exchange;
+      if (moved.changed) return { exchange, moved: true };
+    }
+    return { exchange, moved: false };
   }
 
   private storedReply(exchange: ExchangeRecord): NewInput {
