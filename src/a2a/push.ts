@@ -16,7 +16,7 @@ import type { GatewayApi } from '../gateway/gateway-api.js';
 import { PermanentDeliveryError } from '../gateway/outbox.js';
 import type { A2ATaskStore, Clock, OutboxRecord } from '../ports.js';
 import { ownerOf } from './task-store.js';
-import { guardedFetch, refusedTarget } from './outbound-guard.js';
+import { guardedFetch, refusedTarget } from '../net/outbound-guard.js';
 
 export const PUSH_KIND = 'a2a.push';
 const TOKEN_HEADER = 'X-A2A-Notification-Token';
@@ -109,7 +109,7 @@ export class OutboxPushSender implements PushNotificationSender {
 /** The outbox handler: checks the target again (DNS may have changed), posts, and logs the attempt on the task. */
 export function pushDeliverer(tasks: A2ATaskStore, config: SwitchboardConfig, clock: Clock) {
   // The connection goes only to the address the guard accepted, so DNS rebinding cannot reach inside.
-  const post = config.a2a.push.allowPrivateTargets ? fetch : guardedFetch(PUSH_SETTING);
+  const post = guardedFetch({ setting: PUSH_SETTING, allowPrivate: config.a2a.push.allowPrivateTargets });
   return async (row: OutboxRecord): Promise<void> => {
     const push = row.payload as PushPayload;
     const attempt = row.attempts + 1;

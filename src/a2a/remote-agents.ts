@@ -9,7 +9,7 @@ import type { Client } from '@a2a-js/sdk/client';
 import type { SwitchboardConfig } from '../config/schema.js';
 import { SwitchboardError } from '../core/errors.js';
 import { agentToAgentAllowed } from '../core/session-access.js';
-import { guardedFetch } from './outbound-guard.js';
+import { guardedFetch } from '../net/outbound-guard.js';
 import type { Message, Task } from '@a2a-js/sdk';
 import { partsText, summarizeTask, textMessage, type RemoteRef, type RemoteResult } from './remote-task.js';
 
@@ -21,9 +21,13 @@ export interface RemoteTarget {
   guarded?: boolean;
 }
 
+const CLIENT_SETTING = 'a2a.client.allowPrivateTargets';
+
 export class RemoteAgents {
   private readonly clients = new Map<string, Promise<Client>>();
-  private readonly guarded = guardedFetch('a2a.client.allowPrivateTargets');
+  // Configured remotes may be private (the operator named them); a URL from the model only with the key set.
+  private readonly guarded = guardedFetch({ setting: CLIENT_SETTING });
+  private readonly configuredFetch = guardedFetch({ setting: CLIENT_SETTING, allowPrivate: true });
 
   constructor(private readonly config: SwitchboardConfig) {}
 
@@ -62,7 +66,7 @@ export class RemoteAgents {
   }
 
   private fetchWith(headers: Record<string, string>, guarded: boolean): typeof fetch {
-    const base = guarded ? this.guarded : fetch;
+    const base = guarded ? this.guarded : this.configuredFetch;
     return (input, init) => base(input, { ...init, headers: { ...(init?.headers as Record<string, string>), ...headers } });
   }
 

@@ -1,8 +1,8 @@
 /**
- * The SSRF guard for outbound HTTP (push notifications, remote agents reached by URL). A URL is checked
- * before the request, and the connection itself is made only to an address the guard accepted: the
- * guarded fetch resolves the name in its own `lookup`, so a second DNS answer (rebinding) cannot swap in
- * a private address after the check.
+ * The one fetch for every outbound request (push notifications, the A2A client, MCP over HTTP). Each hop is
+ * checked before it is made and again at connect time: the URL's host, an IP literal included, must not be a
+ * private address (unless the key in `setting` allows it), and the socket's own lookup refuses private answers,
+ * so neither a second DNS answer (rebinding) nor a redirect can reach inside.
  */
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { lookup } from 'node:dns/promises';
@@ -95,19 +95,64 @@ function publicOnlyLookup(setting: string, isPrivate: (address: string) => boole
   };
 }
 
+export interface OutboundFetchOptions {
+  /** The config key that would allow private targets; refusals name it. */
+  setting: string;
+  /** The key is set: private, loopback and link-local targets are reached too (redirects are still handled here). */
+  allowPrivate?: boolean;
+  /** How many redirects a request that lets them be followed (`redirect: 'follow'`, the default) may take. */
+  maxRedirects?: number;
+  /** Which addresses count as private (tests make a loopback address "public"). */
+  isPrivate?: (address: string) => boolean;
+}
+
+const REDIRECTS = new Set([301, 302, 303, 307, 308]);
+/** Headers that carry credentials: a redirect to another origin does not take them along. */
+const CREDENTIALS = /^(authorization|proxy-authorization|cookie)$|token|secret|api-?key/i;
+
+const refusal = (message: string) => Object.assign(new TypeError(message), { code: 'EPRIVATEADDRESS' });
+
 /**
- * A fetch whose connections go only to public addresses: the URL is checked first (literal addresses
- * never reach a lookup), and the socket's own lookup refuses private answers.
+ * A fetch for outbound requests. Redirects are followed here, not by undici, so that every hop is checked
+ * like the first: its URL before the request (an IP literal never reaches a lookup) and its connection in the
+ * socket's lookup. A 303, or a 301/302 of a POST, goes on as a GET without the body, as browsers do; a 307/308
+ * keeps the method and body. A hop to another origin drops the headers that carry credentials.
+ * `redirect: 'manual'` hands back the 3xx, and `redirect: 'error'` fails on one.
  */
-export function guardedFetch(setting: string, isPrivate: (address: string) => boolean = isPrivateAddress): typeof fetch {
+export function guardedFetch(options: OutboundFetchOptions): typeof fetch {
+  const { setting, allowPrivate = false, maxRedirects = 5, isPrivate = isPrivateAddress } = options;
   // undici is loaded with the first call: most gateways never make one, and loading it costs startup time.
   let guarded: Promise<{ dispatcher: import('undici').Agent; fetch: typeof import('undici').fetch }> | undefined;
-  return (async (input: string | URL | Request, init?: RequestInit) => {
-    const url = typeof input === 'string' ? input : input instanceof URL ? input.href : input.url;
-    const refused = await refusedTarget(url, false, setting, isPrivate);
-    if (refused) throw Object.assign(new TypeError(refused), { code: 'EPRIVATEADDRESS' });
-    guarded ??= import('undici').then(({ Agent, fetch }) => ({ dispatcher: new Agent({ connect: { lookup: publicOnlyLookup(setting, isPrivate) as never } }), fetch }));
-    const { dispatcher, fetch } = await guarded;
-    return fetch(input as never, { ...(init as object), dispatcher } as never);
+  const load = () =>
+    (guarded ??= import('undici').then(({ Agent, fetch }) => ({
+      dispatcher: allowPrivate ? new Agent() : new Agent({ connect: { lookup: publicOnlyLookup(setting, isPrivate) as never } }),
+      fetch,
+    })));
+  return (async (input: string | URL | Request, init: RequestInit = {}) => {
+    const request = input instanceof Request ? input : undefined;
+    let url = request ? request.url : typeof input === 'string' ? input : (input as URL).href;
+    let method = (init.method ?? request?.method ?? 'GET').toUpperCase();
+    const headers = new Headers(init.headers ?? request?.headers);
+    let body = init.body ?? (request?.body ? await request.arrayBuffer() : undefined);
+    const mode = init.redirect ?? request?.redirect ?? 'follow';
+    const { dispatcher, fetch } = await load();
+    for (let hop = 0; ; hop += 1) {
+      const refused = await refusedTarget(url, allowPrivate, setting, isPrivate);
+      if (refused) throw refusal(hop === 0 ? refused : `redirected to a refused target: ${refused}`);
+      const response = (await fetch(url, { ...(init as object), method, headers, body, redirect: 'manual', dispatcher } as never)) as unknown as Response;
+      const location = response.headers.get('location');
+      if (mode === 'manual' || !REDIRECTS.has(response.status) || location === null) return response;
+      await response.body?.cancel();
+      if (mode === 'error') throw new TypeError(`"${url}" answered ${response.status} with a redirect, and this request does not follow redirects`);
+      if (hop >= maxRedirects) throw new TypeError(`"${url}" redirected more than ${maxRedirects} times; giving up`);
+      const next = new URL(location, url);
+      if (next.origin !== new URL(url).origin) for (const name of [...headers.keys()]) if (CREDENTIALS.test(name)) headers.delete(name);
+      if (response.status === 303 ? method !== 'HEAD' : response.status <= 302 && method === 'POST') {
+        method = 'GET';
+        body = undefined;
+        for (const name of ['content-type', 'content-length', 'content-encoding']) headers.delete(name);
+      }
+      url = next.href;
+    }
   }) as unknown as typeof fetch;
 }
