@@ -7,7 +7,7 @@
 import { timingSafeEqual } from 'node:crypto';
 import type { NextFunction, Request, Response } from 'express';
 import type { User } from '@a2a-js/sdk/server';
-import type { A2APeerConfig, SwitchboardConfig } from '../config/schema.js';
+import { ANONYMOUS_PEER, type A2APeerConfig, type SwitchboardConfig } from '../config/schema.js';
 import { MemoryRateLimiter, retryAfterMs } from '../core/rate-limit.js';
 import { matchesAny } from '../core/tool-policy.js';
 import type { Clock } from '../ports.js';
@@ -22,7 +22,7 @@ export class PeerUser implements User {
   }
 
   get userName(): string {
-    return this.peer?.id ?? 'anonymous';
+    return this.peer?.id ?? ANONYMOUS_PEER;
   }
 }
 
@@ -65,7 +65,7 @@ export class PeerGuard {
   check(request: Request, agentId: string): { user: PeerUser } | Refusal {
     const { peer, presented } = this.identify(request);
     if (!peer) {
-      if (!this.config.a2a.server.requireAuth && !presented) return { user: new PeerUser(undefined) };
+      if (!this.config.a2a.server.requireAuth && !presented) return this.admitAnonymous(request);
       return {
         status: 401,
         reason: 'UNAUTHENTICATED',
@@ -75,18 +75,29 @@ export class PeerGuard {
     if (!matchesAny(agentId, peer.agents)) {
       return { status: 403, reason: 'PERMISSION_DENIED', message: `peer "${peer.id}" may not call agent "${agentId}" (a2a.server.peers[].agents allows ${peer.agents.join(', ')})` };
     }
+    const limited = this.limit(`a2a-peer:${peer.id}`, peer.maxRequestsPerMinute, `peer "${peer.id}"`, 'a2a.server.peers[].maxRequestsPerMinute');
+    return limited ?? { user: new PeerUser(peer) };
+  }
+
+  /** A caller without credentials: the shared peer `anonymous`, limited per remote address. */
+  private admitAnonymous(request: Request): { user: PeerUser } | Refusal {
+    const address = request.socket.remoteAddress ?? 'unknown';
+    const max = this.config.a2a.server.anonymousMaxRequestsPerMinute;
+    const limited = this.limit(`a2a-anonymous:${address}`, max, `the caller without credentials at ${address}`, 'a2a.server.anonymousMaxRequestsPerMinute');
+    return limited ?? { user: new PeerUser(undefined) };
+  }
+
+  private limit(bucket: string, max: number, who: string, key: string): Refusal | undefined {
     const now = this.clock.now();
-    const rate = { bucket: `a2a-peer:${peer.id}`, windowMs: 60_000, max: peer.maxRequestsPerMinute };
+    const rate = { bucket, windowMs: 60_000, max };
     const reached = this.requests.take(rate, now);
-    if (reached) {
-      return {
-        status: 429,
-        reason: 'RESOURCE_EXHAUSTED',
-        message: `peer "${peer.id}" made ${reached.limited.count} requests in the last minute, its limit (a2a.server.peers[].maxRequestsPerMinute); retry later`,
-        retryAfterS: Math.max(1, Math.ceil(retryAfterMs(rate, reached.limited, now) / 1000)),
-      };
-    }
-    return { user: new PeerUser(peer) };
+    if (!reached) return undefined;
+    return {
+      status: 429,
+      reason: 'RESOURCE_EXHAUSTED',
+      message: `${who} made ${reached.limited.count} requests in the last minute, its limit (${key}); retry later`,
+      retryAfterS: Math.max(1, Math.ceil(retryAfterMs(rate, reached.limited, now) / 1000)),
+    };
   }
 
   /** Express middleware for one agent's endpoints; `binding` picks the error body's shape. */

@@ -6,10 +6,11 @@ import { Task, taskStateToJSON } from '@a2a-js/sdk';
 import type { ListTasksRequest, ListTasksResponse } from '@a2a-js/sdk';
 import type { ServerCallContext, TaskStore } from '@a2a-js/sdk/server';
 import { RequestMalformedError } from '@a2a-js/sdk/errors';
+import { ANONYMOUS_PEER } from '../config/schema.js';
 import type { A2ATaskStore, Clock } from '../ports.js';
 
 export function ownerOf(context: ServerCallContext): string {
-  return context.user?.isAuthenticated ? context.user.userName : 'anonymous';
+  return context.user?.isAuthenticated ? context.user.userName : ANONYMOUS_PEER;
 }
 
 export class GatewayTaskStore implements TaskStore {

@@ -9,7 +9,7 @@ import JSON5 from 'json5';
 import { z } from 'zod';
 import { Json5Document } from './edit.js';
 import { SwitchboardError } from '../core/errors.js';
-import { configSchema, DEFAULT_DATA_DIR, type SwitchboardConfig } from './schema.js';
+import { configSchema, DEFAULT_DATA_DIR, secretSchemas, type SwitchboardConfig } from './schema.js';
 
 export interface LoadedConfig {
   config: SwitchboardConfig;
@@ -77,19 +77,28 @@ export function parseConfigText(text: string, path: string, env: NodeJS.ProcessE
     const message = error instanceof Error ? error.message.replace(/^JSON5: /, '') : String(error);
     throw new SwitchboardError('CONFIG_INVALID', `${path}: not valid JSON5: ${message}`);
   }
+  // Every problem is reported at once: duplicates, unset variables, the schema's, and the cross-checks of
+  // what the schema accepted (the rejected values are left out, so that their defaults stand in).
   const problems: string[] = duplicateKeys(text).map((dup) => `${dup.path}: appears twice (lines ${dup.firstLine} and ${dup.line}); JSON5 would silently keep only the last, so merge them into one`);
-  const unset = new Set<string>();
-  const substituted = substituteEnv(raw, [], options.unsetEnv === 'allow' ? unset : problems, env);
-  if (problems.length > 0) throw invalid(path, problems);
+  const unset = new Map<string, string>();
+  const envProblems = new Map<string, string>();
+  const substituted = substituteEnv(raw, [], unset, env);
+  if (options.unsetEnv !== 'allow') for (const [where, name] of unset) envProblems.set(where, `${where}: environment variable ${name} is not set (set it, or write \${${name}:-default})`);
+  problems.push(...envProblems.values());
   const reported = (issuePath: readonly PathPart[]) => !unset.has(formatPath(issuePath));
-  const parsed = configSchema.safeParse(substituted);
+  let parsed = configSchema.safeParse(substituted);
   if (!parsed.success) {
     const issues = parsed.error.issues.filter((issue) => reported(issue.path));
-    throw invalid(path, issues.length > 0 ? issues.map((issue) => formatIssue(issue, substituted)) : [...unset].map((where) => `${where}: its environment variable is not set`));
+    problems.push(...issues.map((issue) => formatIssue(issue, substituted)));
+    if (problems.length === 0) problems.push(...[...unset.keys()].map((where) => `${where}: its environment variable is not set`));
+    parsed = configSchema.safeParse(without(substituted, parsed.error.issues));
   }
+  if (parsed.success) {
+    const reportedAt = new Set(problems.map((problem) => problem.slice(0, problem.indexOf(':'))));
+    problems.push(...crossCheck(parsed.data).filter((problem) => !reportedAt.has(problem.slice(0, problem.indexOf(':')))));
+  }
+  if (problems.length > 0 || !parsed.success) throw invalid(path, problems);
   const config = parsed.data;
-  problems.push(...crossCheck(config));
-  if (problems.length > 0) throw invalid(path, problems);
   const base = dirname(resolve(path));
   const absolute = (p: string) => (isAbsolute(p) ? p : resolve(base, p));
   for (const agent of config.agents.list) if (agent.workspace) agent.workspace = absolute(agent.workspace);
@@ -102,21 +111,19 @@ function invalid(path: string, problems: string[]): SwitchboardError {
   return new SwitchboardError('CONFIG_INVALID', `invalid config ${path}:\n  ${problems.join('\n  ')}`, { problems });
 }
 
-/** `${NAME}` and `${NAME:-fallback}` in string values; `$${` writes a literal `${`. */
-/** `${NAME}` and `${NAME:-default}` replaced; an unset one is a problem, or with a Set (allow mode) noted there and a placeholder. */
-function substituteEnv(value: unknown, path: PathPart[], unset: string[] | Set<string>, env: NodeJS.ProcessEnv): unknown {
+/**
+ * `${NAME}` and `${NAME:-default}` replaced (`$${` writes a literal `${`). An unset variable without a default
+ * is noted in `unset` (path -> name) and stands for a placeholder that is a valid URL and a long string.
+ */
+function substituteEnv(value: unknown, path: PathPart[], unset: Map<string, string>, env: NodeJS.ProcessEnv): unknown {
   if (typeof value === 'string') {
     return value.replace(/\$?\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g, (whole, name: string, fallback: string | undefined) => {
       if (whole.startsWith('$$')) return whole.slice(1);
       const found = env[name];
       if (found !== undefined && found !== '') return found;
       if (fallback !== undefined) return fallback;
-      if (unset instanceof Set) {
-        unset.add(formatPath(path));
-        return unsetPlaceholder(name);
-      }
-      unset.push(`${formatPath(path)}: environment variable ${name} is not set (set it, or write \${${name}:-default})`);
-      return '';
+      unset.set(formatPath(path), name);
+      return unsetPlaceholder(name);
     });
   }
   if (Array.isArray(value)) return value.map((item, index) => substituteEnv(item, [...path, index], unset, env));
@@ -124,6 +131,19 @@ function substituteEnv(value: unknown, path: PathPart[], unset: string[] | Set<s
     return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, substituteEnv(item, [...path, key], unset, env)]));
   }
   return value;
+}
+
+/** A copy of the raw config without the values the schema rejected (and without unknown keys). */
+function without(root: unknown, issues: readonly z.core.$ZodIssue[]): unknown {
+  const copy = structuredClone(root);
+  for (const issue of issues) {
+    const drops = issue.code === 'unrecognized_keys' ? issue.keys.map((key) => [...issue.path, key]) : [issue.path];
+    for (const drop of drops) {
+      const parent = valueAt(copy, drop.slice(0, -1));
+      if (parent && typeof parent === 'object') delete (parent as Record<PathPart, unknown>)[drop.at(-1) as PathPart];
+    }
+  }
+  return copy;
 }
 
 type PathPart = string | number | symbol;
@@ -155,7 +175,7 @@ function show(value: unknown): string {
 function formatIssue(issue: z.core.$ZodIssue, root: unknown): string {
   const where = formatPath(issue.path);
   if (issue.code === 'unrecognized_keys') {
-    const known = knownKeys(configSchema, issue.path);
+    const known = schemasAt(issue.path).flatMap((schema) => Object.keys(unwrap(schema)?.def?.shape ?? {}));
     return issue.keys
       .map((key) => {
         const hint = closest(key, known);
@@ -167,30 +187,63 @@ function formatIssue(issue: z.core.$ZodIssue, root: unknown): string {
   const got = valueAt(root, issue.path);
   let expected = issue.message;
   if (issue.code === 'invalid_type' && got === undefined) return `${where}: required, expected ${issue.expected}`;
+  if (issue.code === 'invalid_type') expected = `expected ${issue.expected}`;
   if (issue.code === 'invalid_value' && 'values' in issue) expected = `expected one of ${issue.values.map((v) => JSON.stringify(v)).join(', ')}`;
   if (issue.code === 'invalid_union' && issue.path.at(-1) !== 'type') {
     const type = (got as { type?: unknown } | undefined)?.type;
     if (type !== undefined) expected = 'expected "type" to be one of "openai", "anthropic", "openai-compatible", "scripted"';
   }
   expected = expected.replace(/^Invalid input: /, '').replace(/^Too small: /, '').replace(/^Too big: /, '');
-  return `${where}: ${expected}, got ${show(got)}`;
+  if (issue.code === 'custom') return `${where}: ${expected}`;
+  return `${where}: ${expected}, got ${isSecret(issue.path) ? secretShown(got) : show(got)}`;
 }
 
-/** The keys an object schema knows at `path`, for "did you mean" hints. */
-function knownKeys(schema: z.ZodType, path: readonly PathPart[]): string[] {
-  let current: unknown = schema;
-  const unwrap = (s: any): any => {
-    while (s && (s.def?.type === 'optional' || s.def?.type === 'default' || s.def?.type === 'nullable')) s = s.def.innerType;
-    return s;
-  };
-  for (const part of path) {
-    const s = unwrap(current);
-    if (typeof part === 'number') current = s?.def?.element;
-    else if (s?.def?.type === 'record') current = s.def.valueType;
-    else current = s?.def?.shape?.[part as string];
+/** A secret is described, never shown, not even in part. */
+function secretShown(value: unknown): string {
+  return typeof value === 'string' ? `a secret of ${value.length} characters (not shown)` : `a ${Array.isArray(value) ? 'list' : typeof value} (not shown)`;
+}
+
+// biome-ignore lint/suspicious/noExplicitAny: zod's internal definitions are walked by shape.
+type AnySchema = any;
+
+/** The schema inside optional, default, prefault and nullable wrappers. */
+function unwrap(schema: AnySchema): AnySchema {
+  let inner = schema;
+  while (inner && ['optional', 'default', 'prefault', 'nullable', 'readonly', 'catch'].includes(inner.def?.type)) inner = inner.def.innerType;
+  return inner;
+}
+
+/** The wrappers and the schema itself, outermost first. */
+function layers(schema: AnySchema): AnySchema[] {
+  const found: AnySchema[] = [];
+  let inner = schema;
+  while (inner) {
+    found.push(inner);
+    inner = ['optional', 'default', 'prefault', 'nullable', 'readonly', 'catch'].includes(inner.def?.type) ? inner.def.innerType : undefined;
   }
-  const shape = unwrap(current)?.def?.shape;
-  return shape ? Object.keys(shape) : [];
+  return found;
+}
+
+/** The schemas the config schema has at `path` (more than one under a union), for hints and secrets. */
+function schemasAt(path: readonly PathPart[]): AnySchema[] {
+  let current: AnySchema[] = [configSchema];
+  for (const part of path) {
+    current = current
+      .map(unwrap)
+      .flatMap((schema) => (schema?.def?.type === 'union' ? schema.def.options.map(unwrap) : [schema]))
+      .map((schema) => {
+        if (typeof part === 'number') return schema?.def?.element;
+        if (schema?.def?.type === 'record') return schema.def.valueType;
+        return schema?.def?.shape?.[part as string];
+      })
+      .filter(Boolean);
+  }
+  return current.flatMap((schema) => (unwrap(schema)?.def?.type === 'union' ? [schema, ...unwrap(schema).def.options] : [schema]));
+}
+
+/** True when the value at `path` is a secret (schema.ts marks them), or lies inside one. */
+function isSecret(path: readonly PathPart[]): boolean {
+  return path.some((_, index) => schemasAt(path.slice(0, index + 1)).some((schema) => layers(schema).some((layer) => secretSchemas.has(layer))));
 }
 
 function closest(word: string, candidates: string[]): string | undefined {
@@ -262,8 +315,19 @@ function crossCheck(config: SwitchboardConfig): string[] {
     if (peerIds.has(peer.id)) problems.push(`a2a.server.peers[${index}].id: duplicate peer id "${peer.id}"`);
     peerIds.add(peer.id);
   });
+  if (server.enabled && !server.requireAuth && !server.allowAnonymous && !isLoopbackHost(config.gateway.host)) {
+    problems.push(
+      `a2a.server.requireAuth: false on gateway.host "${config.gateway.host}" lets anyone who can reach it call your agents, all as one peer that shares its tasks; add peers, listen on 127.0.0.1, or set a2a.server.allowAnonymous: true`,
+    );
+  }
   if (server.enabled && server.requireAuth && server.peers.length === 0) {
     problems.push('a2a.server.peers: the A2A server requires credentials and has no peers; add peers, or set a2a.server.requireAuth: false to let anyone in');
   }
   return problems;
+}
+
+/** A host the gateway can listen on that only this machine reaches. */
+function isLoopbackHost(host: string): boolean {
+  const bare = host.replace(/^\[|\]$/g, '').toLowerCase();
+  return bare === 'localhost' || bare === '::1' || /^127\.\d+\.\d+\.\d+$/.test(bare) || /^::ffff:127\./.test(bare);
 }

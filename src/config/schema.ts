@@ -9,6 +9,18 @@ import { QUEUE_MODES } from '../core/queue-mode.js';
 
 /** The data directory when the config names none: `.switchboard` beside the config file. */
 export const DEFAULT_DATA_DIR = '.switchboard';
+/** The A2A owner of every caller without credentials (a2a.server.requireAuth: false). */
+export const ANONYMOUS_PEER = 'anonymous';
+
+/** Schemas whose values are secrets: no error message shows them (load.ts). */
+export const secretSchemas = new WeakSet<z.ZodType>();
+const secret = <T extends z.ZodType>(schema: T): T => {
+  secretSchemas.add(schema);
+  return schema;
+};
+const secretString = () => secret(z.string());
+/** Header values carry credentials as often as not. */
+const headers = () => z.record(z.string(), secretString()).optional();
 
 const agentId = z.string({ error: 'expected a string of 1-64 characters [a-z0-9_-]' }).regex(AGENT_ID_PATTERN, {
   error: 'expected a string of 1-64 characters [a-z0-9_-]',
@@ -80,11 +92,14 @@ const a2aSkill = z.strictObject({
 
 /** A caller allowed in through the A2A server: its credential and what it may call. */
 const a2aPeer = z.strictObject({
-  id: z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/, { error: 'expected 1-64 characters [A-Za-z0-9_.-]' }),
+  id: z
+    .string()
+    .regex(/^[A-Za-z0-9_.-]{1,64}$/, { error: 'expected 1-64 characters [A-Za-z0-9_.-]' })
+    .refine((id) => id !== ANONYMOUS_PEER, { error: `"${ANONYMOUS_PEER}" is reserved for callers without credentials; give the peer another id` }),
   /** Sent as `Authorization: Bearer <token>`. */
-  token: z.string().min(16, { error: 'expected at least 16 characters (use ${ENV} for secrets)' }).optional(),
+  token: secret(z.string().min(16, { error: 'expected at least 16 characters (use ${ENV} for secrets)' })).optional(),
   /** Sent as `X-API-Key: <apiKey>`. */
-  apiKey: z.string().min(16, { error: 'expected at least 16 characters (use ${ENV} for secrets)' }).optional(),
+  apiKey: secret(z.string().min(16, { error: 'expected at least 16 characters (use ${ENV} for secrets)' })).optional(),
   agents: z.array(z.string()).default(['*']),
   skills: z.array(z.string()).optional(),
   maxRequestsPerMinute: positiveInt.default(120),
@@ -129,9 +144,9 @@ const scriptedRule = z.strictObject({
 const scriptedModel = z.strictObject({ rules: z.array(scriptedRule).min(1), chunkChars: positiveInt.optional() });
 
 const provider = z.discriminatedUnion('type', [
-  z.strictObject({ type: z.literal('openai'), apiKey: z.string().optional(), baseURL: z.url().optional(), headers: z.record(z.string(), z.string()).optional() }),
-  z.strictObject({ type: z.literal('anthropic'), apiKey: z.string().optional(), baseURL: z.url().optional(), headers: z.record(z.string(), z.string()).optional() }),
-  z.strictObject({ type: z.literal('openai-compatible'), baseURL: z.url(), apiKey: z.string().optional(), headers: z.record(z.string(), z.string()).optional() }),
+  z.strictObject({ type: z.literal('openai'), apiKey: secretString().optional(), baseURL: z.url().optional(), headers: headers() }),
+  z.strictObject({ type: z.literal('anthropic'), apiKey: secretString().optional(), baseURL: z.url().optional(), headers: headers() }),
+  z.strictObject({ type: z.literal('openai-compatible'), baseURL: z.url(), apiKey: secretString().optional(), headers: headers() }),
   z.strictObject({ type: z.literal('scripted'), models: z.record(z.string(), scriptedModel) }),
 ]);
 
@@ -245,8 +260,12 @@ export const configSchema = z.strictObject({
           publicUrl: z.url().optional(),
           /** Agent ids (patterns with `*`) exposed as A2A agents. */
           agents: z.array(z.string()).default(['*']),
-          /** Only `false` lets callers in without credentials. */
+          /** Only `false` lets callers in without credentials (all of them one peer, `anonymous`; docs/a2a.md). */
           requireAuth: z.boolean().default(true),
+          /** With requireAuth off, lets the server listen beyond loopback (gateway.host) all the same. */
+          allowAnonymous: z.boolean().default(false),
+          /** Requests a minute from one address without credentials, like a peer's maxRequestsPerMinute. */
+          anonymousMaxRequestsPerMinute: positiveInt.default(120),
           peers: z.array(a2aPeer).default([]),
           /** A task with no progress for this long (its run died or stalled) is failed with a diagnostic. */
           taskStallSeconds: positiveInt.default(900),
@@ -259,9 +278,9 @@ export const configSchema = z.strictObject({
             id: agentId,
             /** The agent's base URL (its card is at <url>/.well-known/agent-card.json) or the card's own URL. */
             url: z.url(),
-            token: z.string().optional(),
-            apiKey: z.string().optional(),
-            headers: z.record(z.string(), z.string()).optional(),
+            token: secretString().optional(),
+            apiKey: secretString().optional(),
+            headers: headers(),
           }),
         )
         .default([]),

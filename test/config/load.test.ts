@@ -67,7 +67,8 @@ describe('config loading', () => {
   it('config: bad enum values and types', () => {
     const message = errorOf(`{ agents: { list: [{ id: "a", model: "scripted/echo" }] }, messages: { queue: { mode: "later" } }, gateway: { port: "80" }, ${scripted} }`);
     expect(message).toContain('messages.queue.mode: expected one of "steer", "followup", "collect", "interrupt", "notify", got "later"');
-    expect(message).toContain('gateway.port: expected number, received string, got "80"');
+    expect(message).toContain('gateway.port: expected number, got "80"');
+    expect(message).not.toContain('received');
   });
 });
 

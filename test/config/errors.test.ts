@@ -1,0 +1,96 @@
+/** Config errors a new user meets: hints for every unknown key, every problem at once, and secrets never shown. */
+import { describe, expect, it } from 'vitest';
+import { parseConfigText } from '../../src/config/load.js';
+import { configSchema, secretSchemas } from '../../src/config/schema.js';
+
+const scriptedProvider = `scripted: { type: "scripted", models: { echo: { rules: [{ reply: "ok" }] } } }`;
+const scripted = `models: { providers: { ${scriptedProvider} } }`;
+const agents = `agents: { list: [{ id: "a", model: "scripted/echo" }] }`;
+
+function errorOf(text: string, env: NodeJS.ProcessEnv = {}): string {
+  try {
+    parseConfigText(text, '/etc/sb.json5', env);
+  } catch (error) {
+    return (error as Error).message;
+  }
+  throw new Error('expected the config to be rejected');
+}
+
+// biome-ignore lint/suspicious/noExplicitAny: zod's definitions are walked by shape.
+type AnySchema = any;
+const WRAPPERS = ['optional', 'default', 'prefault', 'nullable', 'readonly', 'catch'];
+
+/** Every path of the schema that holds a secret: `*` for a record's key, `[]` for a list's item. */
+function secretPaths(schema: AnySchema, path: string, found: Set<string>): Set<string> {
+  let inner = schema;
+  while (inner) {
+    if (secretSchemas.has(inner)) found.add(path);
+    inner = WRAPPERS.includes(inner.def?.type) ? inner.def.innerType : undefined;
+  }
+  let bare = schema;
+  while (WRAPPERS.includes(bare?.def?.type)) bare = bare.def.innerType;
+  const def = bare?.def;
+  if (def?.type === 'object') for (const [key, value] of Object.entries(def.shape)) secretPaths(value, path ? `${path}.${key}` : key, found);
+  if (def?.type === 'record') secretPaths(def.valueType, `${path}.*`, found);
+  if (def?.type === 'array') secretPaths(def.element, `${path}[]`, found);
+  if (def?.type === 'union') for (const option of def.options) secretPaths(option, path, found);
+  return found;
+}
+
+const SECRET = 'Zq7Xw9Kp';
+const NUMBER = 97531864;
+/** A config whose value at each secret path is invalid, and the problem's path as it is printed. */
+const invalidAt: Record<string, { config: string; at: string }> = {
+  'a2a.server.peers[].token': { config: `a2a: { server: { enabled: true, peers: [{ id: "p", token: "${SECRET}" }] } }`, at: 'a2a.server.peers[0].token' },
+  'a2a.server.peers[].apiKey': { config: `a2a: { server: { enabled: true, peers: [{ id: "p", apiKey: "${SECRET}" }] } }`, at: 'a2a.server.peers[0].apiKey' },
+  'a2a.remoteAgents[].token': { config: `a2a: { remoteAgents: [{ id: "r", url: "http://x.example", token: ${NUMBER} }] }`, at: 'a2a.remoteAgents[0].token' },
+  'a2a.remoteAgents[].apiKey': { config: `a2a: { remoteAgents: [{ id: "r", url: "http://x.example", apiKey: ${NUMBER} }] }`, at: 'a2a.remoteAgents[0].apiKey' },
+  'a2a.remoteAgents[].headers.*': { config: `a2a: { remoteAgents: [{ id: "r", url: "http://x.example", headers: { authorization: ${NUMBER} } }] }`, at: 'a2a.remoteAgents[0].headers.authorization' },
+  'models.providers.*.apiKey': { config: `models: { providers: { ${scriptedProvider}, o: { type: "openai", apiKey: ${NUMBER} } } }`, at: 'models.providers.o.apiKey' },
+  'models.providers.*.headers.*': {
+    config: `models: { providers: { ${scriptedProvider}, o: { type: "anthropic", headers: { "x-api-key": ${NUMBER} } } } }`,
+    at: 'models.providers.o.headers.x-api-key',
+  },
+};
+
+describe('config errors', () => {
+  it('every unknown key gets a did-you-mean hint, in sections with defaults too', () => {
+    const message = errorOf(`{ ${agents}, ${scripted}, tools: { agentToAgnet: { enabled: true }, sessions: { visiblity: "all" } }, a2a: { server: { requireAuht: false } } }`);
+    expect(message).toBe(
+      [
+        'invalid config /etc/sb.json5:',
+        '  tools.sessions.visiblity: unknown key (did you mean "visibility"?)',
+        '  tools.agentToAgnet: unknown key (did you mean "agentToAgent"?)',
+        '  a2a.server.requireAuht: unknown key (did you mean "requireAuth"?)',
+      ].join('\n'),
+    );
+  });
+
+  it('every problem is reported at once: an unset variable, a bad value, an unknown key and a cross-check', () => {
+    const message = errorOf(
+      `{ agents: { list: [{ id: "a", model: "scripted/missing" }] }, ${scripted}, gateway: { port: "7402x" }, lanes: { maxWaitng: 3 }, a2a: { remoteAgents: [{ id: "r", url: "\${REMOTE_URL}" }] } }`,
+    );
+    expect(message).toBe(
+      [
+        'invalid config /etc/sb.json5:',
+        '  a2a.remoteAgents[0].url: environment variable REMOTE_URL is not set (set it, or write ${REMOTE_URL:-default})',
+        '  gateway.port: expected number, got "7402x"',
+        '  lanes.maxWaitng: unknown key (did you mean "maxWaiting"?)',
+        '  agents.list[0].model: scripted model "missing" is not defined under models.providers.scripted.models (defined: echo)',
+      ].join('\n'),
+    );
+  });
+
+  it('no config error shows a secret, whole or in part, for every field marked secret', () => {
+    const paths = [...secretPaths(configSchema, '', new Set())].sort();
+    expect(paths).toEqual(Object.keys(invalidAt).sort());
+    for (const path of paths) {
+      const { config, at } = invalidAt[path];
+      const message = errorOf(`{ ${agents}, ${config.startsWith('models:') ? '' : `${scripted}, `}${config} }`);
+      expect(message, path).toContain(`${at}: `);
+      expect(message, path).toMatch(/a (secret of \d+ characters|number) \(not shown\)/);
+      for (let start = 0; start + 4 <= SECRET.length; start += 1) expect(message, path).not.toContain(SECRET.slice(start, start + 4));
+      expect(message, path).not.toContain(String(NUMBER).slice(0, 4));
+    }
+  });
+});
