@@ -142,8 +142,17 @@ export interface BoardStore {
   link(taskId: string, dependsOn: string, actor: string, now: number): Promise<BoardTaskRecord>;
   /** A move by hand (core/board.ts `refuseMove`); to `cancelled` from running, the claim is fenced out. */
   move(id: string, to: BoardState, change: { actor: string; reason?: string }, now: number): Promise<BoardTaskRecord>;
-  /** With `token`, a worker's comment under its claim: refused with CLAIM_LOST unless the claim is current. */
-  comment(id: string, comment: { author: string; body: string; token?: number }, now: number): Promise<BoardCommentRecord>;
+  /**
+   * With `token`, a worker's comment under its claim: refused with CLAIM_LOST unless the claim is current. With
+   * `key` (a tool call's ledger key), a second call with the same key writes nothing and returns the first comment.
+   */
+  comment(id: string, comment: { author: string; body: string; token?: number; key?: string }, now: number): Promise<BoardCommentRecord>;
+  /**
+   * A reviewer's answer to a task in review, in one transaction: its comment, then done (approved) or ready
+   * (changes requested). Refused with BOARD_MOVE_REFUSED unless the task is in review. With `key`, a second
+   * call with the same key changes nothing and returns the task as it is.
+   */
+  review(id: string, review: { approve: boolean; actor: string; comment?: string; key?: string }, now: number): Promise<BoardTaskRecord>;
   /** Compare-and-set: the best ready task the worker may take, or undefined when there is none. */
   claim(request: BoardClaimRequest, now: number): Promise<BoardClaim | undefined>;
   /** Every call below carries the claim's token; a stale one is refused with CLAIM_LOST and changes nothing. */

@@ -61,6 +61,10 @@ function checkName(field: string, value: string): string {
   return value;
 }
 
+function checkBody(body: string): void {
+  if (body.trim().length === 0 || body.length > MAX_BODY) throw bad(`body: expected 1 to ${MAX_BODY} characters`);
+}
+
 export function parseBoardState(value: string): BoardState {
   if (!(BOARD_STATES as readonly string[]).includes(value)) throw bad(`state: expected one of ${BOARD_STATES.join(', ')}, got "${value.slice(0, 40)}"`);
   return value as BoardState;
@@ -190,22 +194,22 @@ export class BoardService {
   }
 
   /** A reviewer's answer to a task in review: approved (done), or changes requested (ready again, with the comment). */
-  async review(id: string, approve: boolean, actor: BoardActor, comment?: string): Promise<BoardTaskRecord> {
+  /** `key`: the tool call's ledger key, so that a crashed run's retry reviews once. */
+  async review(id: string, approve: boolean, actor: BoardActor, comment?: string, key?: string): Promise<BoardTaskRecord> {
     const task = await this.load(id);
     this.checkAccess(actor, task, 'review');
-    if (task.state !== 'review') throw new SwitchboardError('BOARD_MOVE_REFUSED', `task ${task.id} is ${task.state}, not in review; only a task a worker sent to review can be approved or sent back`);
     if (!approve && !comment) throw bad('comment: say what to change when you request changes');
-    const now = this.clock.now();
-    if (comment) await this.store.comment(task.id, { author: this.actorName(actor), body: comment }, now);
-    return this.changed(await this.store.move(task.id, approve ? 'done' : 'ready', { actor: this.actorName(actor), reason: approve ? 'approved' : 'changes requested' }, now));
+    if (comment !== undefined) checkBody(comment);
+    return this.changed(await this.store.review(task.id, { approve, actor: this.actorName(actor), comment, key }, this.clock.now()));
   }
 
-  async comment(id: string, body: string, actor: BoardActor | { kind: 'worker'; name: string; token: number }): Promise<BoardCommentRecord> {
-    if (body.trim().length === 0 || body.length > MAX_BODY) throw bad(`body: expected 1 to ${MAX_BODY} characters`);
+  /** `key`: the tool call's ledger key, so that a crashed run's retry comments once. */
+  async comment(id: string, body: string, actor: BoardActor | { kind: 'worker'; name: string; token: number }, key?: string): Promise<BoardCommentRecord> {
+    checkBody(body);
     const task = await this.load(id);
-    if (actor.kind === 'worker') return this.changed(await this.store.comment(task.id, { author: checkName('worker', actor.name), body, token: actor.token }, this.clock.now()));
+    if (actor.kind === 'worker') return this.changed(await this.store.comment(task.id, { author: checkName('worker', actor.name), body, token: actor.token, key }, this.clock.now()));
     this.checkAccess(actor, task, 'comment on');
-    return this.changed(await this.store.comment(task.id, { author: this.actorName(actor), body }, this.clock.now()));
+    return this.changed(await this.store.comment(task.id, { author: this.actorName(actor), body, key }, this.clock.now()));
   }
 
   async link(id: string, dependsOn: string, actor: BoardActor): Promise<BoardTaskRecord> {

@@ -100,7 +100,7 @@ export async function updateTask(
   db: Db,
   task: BoardTaskRecord,
   changes: Partial<BoardTasksTable>,
-  event: { type: string; actor: string; detail?: Record<string, unknown> },
+  event: BoardChange,
   now: number,
 ): Promise<BoardTaskRecord> {
   const row = await db
@@ -114,9 +114,20 @@ export async function updateTask(
   return updated;
 }
 
-export async function recordEvent(db: Db, task: BoardTaskRecord, event: { type: string; actor: string; detail?: Record<string, unknown> }, now: number): Promise<void> {
+/** One change of a task, as its event records it; `key`: the ledger key of the tool call that made it. */
+export interface BoardChange {
+  type: string;
+  actor: string;
+  detail?: Record<string, unknown>;
+  key?: string;
+}
+
+export async function recordEvent(db: Db, task: BoardTaskRecord, event: BoardChange, now: number): Promise<void> {
   const detail = { state: task.state, ...event.detail };
-  await db.insertInto('board_events').values({ task_id: task.id, board: task.board, type: event.type, actor: event.actor, detail: json(detail), created_at: now }).execute();
+  await db
+    .insertInto('board_events')
+    .values({ task_id: task.id, board: task.board, type: event.type, actor: event.actor, detail: json(detail), idempotency_key: event.key ?? null, created_at: now })
+    .execute();
   await appendEvent(db, { type: 'board.updated', payload: { taskId: task.id, board: task.board, event: event.type, actor: event.actor, ...detail } }, now);
 }
 
@@ -166,4 +177,11 @@ export async function gaveUpReason(db: Db, task: BoardTaskRecord, last: string):
   const lines = rows.reverse().map((row) => `attempt ${num(row.attempt)} (${row.worker}): ${row.error ?? row.outcome}`);
   lines.push(`attempt ${task.attempts} (${task.claimWorker}): ${last}`);
   return `gave up after ${task.failures + 1} failed attempts (max ${task.maxAttempts}):\n${lines.join('\n')}`;
+}
+
+/** The change a tool call's ledger key already made, if it made one: its retry makes no second one. */
+export async function changeByKey(db: Db, key: string | undefined): Promise<{ taskId: string; detail: Record<string, unknown> } | undefined> {
+  if (key === undefined) return undefined;
+  const row = await db.selectFrom('board_events').select(['task_id', 'detail']).where('idempotency_key', '=', key).executeTakeFirst();
+  return row && { taskId: row.task_id, detail: parse(row.detail) as Record<string, unknown> };
 }

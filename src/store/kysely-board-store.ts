@@ -12,10 +12,10 @@ import { freezeResult } from '../core/subagent.js';
 import { nodeHashing } from '../hashing.js';
 import type { BoardClaim, BoardClaimRequest, BoardCommentRecord, BoardReclaim, BoardStore, BoardTaskRecord, NewBoardTask } from '../board-ports.js';
 import {
-  claimOf, endAttempt, gaveUpReason, loadClaimed, loadTask, NO_CLAIM, openDependencies, promoteDependents, recordEvent, toBoardTask, toComment, updateTask,
+  changeByKey, claimOf, endAttempt, gaveUpReason, loadClaimed, loadTask, NO_CLAIM, openDependencies, promoteDependents, recordEvent, toBoardTask, toComment, updateTask,
 } from './kysely-board-rows.js';
 import { json, num, type Db } from './kysely-rows.js';
-import type { SqlDialectName } from './migrations.js';
+import type { SqlDialectName } from './sql-dialect.js';
 import type { Database } from './schema.js';
 
 const DISPATCHER_LEASE = 'dispatcher';
@@ -117,40 +117,62 @@ export class KyselyBoardStore extends KyselyBoardReads implements BoardStore {
   }
 
   move(id: string, to: BoardState, change: { actor: string; reason?: string }, now: number): Promise<BoardTaskRecord> {
+    return this.tx((trx) => this.moveIn(trx, id, to, change, now));
+  }
+
+  review(id: string, review: { approve: boolean; actor: string; comment?: string; key?: string }, now: number): Promise<BoardTaskRecord> {
     return this.tx(async (trx) => {
+      if (await changeByKey(trx, review.key)) return loadTask(trx, id);
       const task = await loadTask(trx, id);
-      const refused = refuseMove(task.state, to);
-      if (refused) throw new SwitchboardError('BOARD_MOVE_REFUSED', `task ${id}: ${refused}`, { state: task.state, to });
-      if (to === 'ready') {
-        const open = await openDependencies(trx, id);
-        if (open.length > 0) throw new SwitchboardError('BOARD_MOVE_REFUSED', `task ${id} cannot be ready: it depends on ${open.join(', ')}, not done yet (it becomes ready by itself when they are)`, { openDependencies: open });
+      if (task.state !== 'review') {
+        throw new SwitchboardError('BOARD_MOVE_REFUSED', `task ${task.id} is ${task.state}, not in review; only a task a worker sent to review can be approved or sent back`, { state: task.state });
       }
-      const changes: Partial<Database['board_tasks']> = { state: to };
-      if (task.state === 'running') {
-        // A cancel fences the worker out: the next claim number is spent, so its token is stale at once.
-        await endAttempt(trx, task, 'cancelled', { error: change.reason ?? `cancelled by ${change.actor}` }, now);
-        Object.assign(changes, NO_CLAIM, { token: task.token + 1 });
-      }
-      if (to === 'blocked') Object.assign(changes, { block_kind: 'needs_input', block_reason: change.reason ?? `blocked by ${change.actor}` });
-      else if (task.state === 'blocked') Object.assign(changes, { block_kind: null, block_reason: null, failures: 0 });
-      if (to === 'done') changes.done_at = now;
-      const moved = await updateTask(trx, task, changes, { type: 'moved', actor: change.actor, detail: { from: task.state, ...(change.reason ? { reason: change.reason } : {}) } }, now);
-      if (to === 'done') await promoteDependents(trx, id, now);
-      return moved;
+      if (review.comment) await this.commentIn(trx, task, { author: review.actor, body: review.comment }, now);
+      const reason = review.approve ? 'approved' : 'changes requested';
+      return this.moveIn(trx, id, review.approve ? 'done' : 'ready', { actor: review.actor, reason, key: review.key }, now);
     });
   }
 
-  comment(id: string, comment: { author: string; body: string; token?: number }, now: number): Promise<BoardCommentRecord> {
+  private async moveIn(trx: Db, id: string, to: BoardState, change: { actor: string; reason?: string; key?: string }, now: number): Promise<BoardTaskRecord> {
+    const task = await loadTask(trx, id);
+    const refused = refuseMove(task.state, to);
+    if (refused) throw new SwitchboardError('BOARD_MOVE_REFUSED', `task ${id}: ${refused}`, { state: task.state, to });
+    if (to === 'ready') {
+      const open = await openDependencies(trx, id);
+      if (open.length > 0) throw new SwitchboardError('BOARD_MOVE_REFUSED', `task ${id} cannot be ready: it depends on ${open.join(', ')}, not done yet (it becomes ready by itself when they are)`, { openDependencies: open });
+    }
+    const changes: Partial<Database['board_tasks']> = { state: to };
+    if (task.state === 'running') {
+      // A cancel fences the worker out: the next claim number is spent, so its token is stale at once.
+      await endAttempt(trx, task, 'cancelled', { error: change.reason ?? `cancelled by ${change.actor}` }, now);
+      Object.assign(changes, NO_CLAIM, { token: task.token + 1 });
+    }
+    if (to === 'blocked') Object.assign(changes, { block_kind: 'needs_input', block_reason: change.reason ?? `blocked by ${change.actor}` });
+    else if (task.state === 'blocked') Object.assign(changes, { block_kind: null, block_reason: null, failures: 0 });
+    if (to === 'done') changes.done_at = now;
+    const detail = { from: task.state, ...(change.reason ? { reason: change.reason } : {}) };
+    const moved = await updateTask(trx, task, changes, { type: 'moved', actor: change.actor, detail, key: change.key }, now);
+    if (to === 'done') await promoteDependents(trx, id, now);
+    return moved;
+  }
+
+  comment(id: string, comment: { author: string; body: string; token?: number; key?: string }, now: number): Promise<BoardCommentRecord> {
     return this.tx(async (trx) => {
+      const made = await changeByKey(trx, comment.key);
+      if (made) return toComment(await trx.selectFrom('board_comments').selectAll().where('seq', '=', Number(made.detail.comment)).executeTakeFirstOrThrow());
       const task = comment.token === undefined ? await loadTask(trx, id) : await loadClaimed(trx, id, comment.token);
-      const row = await trx
-        .insertInto('board_comments')
-        .values({ task_id: id, author: comment.author, body: comment.body, attempt: comment.token === undefined ? null : task.attempts, created_at: now })
-        .returningAll()
-        .executeTakeFirstOrThrow();
-      await recordEvent(trx, task, { type: 'commented', actor: comment.author, detail: { comment: num(row.seq) } }, now);
-      return toComment(row);
+      return this.commentIn(trx, task, comment, now);
     });
+  }
+
+  private async commentIn(trx: Db, task: BoardTaskRecord, comment: { author: string; body: string; token?: number; key?: string }, now: number): Promise<BoardCommentRecord> {
+    const row = await trx
+      .insertInto('board_comments')
+      .values({ task_id: task.id, author: comment.author, body: comment.body, attempt: comment.token === undefined ? null : task.attempts, created_at: now })
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    await recordEvent(trx, task, { type: 'commented', actor: comment.author, detail: { comment: num(row.seq) }, key: comment.key }, now);
+    return toComment(row);
   }
 
   claim(request: BoardClaimRequest, now: number): Promise<BoardClaim | undefined> {

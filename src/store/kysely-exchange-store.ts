@@ -6,7 +6,7 @@ import { insertInput } from './kysely-writes.js';
 import type { Database, ExchangesTable } from './schema.js';
 import { takeRate } from './kysely-limits.js';
 import { recordToolCall } from './kysely-tool-call-store.js';
-import type { SqlDialectName } from './migrations.js';
+import type { SqlDialectName } from './sql-dialect.js';
 
 export class KyselyExchangeStore implements ExchangeStore {
   constructor(

@@ -6,7 +6,7 @@
 import { sql } from 'kysely';
 import { limitReached, type LimitReached, type RateLimit } from '../core/rate-limit.js';
 import { num, type Db } from './kysely-rows.js';
-import type { SqlDialectName } from './migrations.js';
+import type { SqlDialectName } from './sql-dialect.js';
 
 /** Serialises the transactions that count under `key` until the current one ends. */
 export async function lockCounted(db: Db, dialect: SqlDialectName, key: string): Promise<void> {

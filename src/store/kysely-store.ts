@@ -21,7 +21,7 @@ import type { Database, EventsTable, InputsTable, TranscriptTable } from './sche
 import { KyselyToolCallStore, recordToolCall } from './kysely-tool-call-store.js';
 import { takeRate } from './kysely-limits.js';
 import { matchIds } from './kysely-ids.js';
-import type { SqlDialectName } from './migrations.js';
+import type { SqlDialectName } from './sql-dialect.js';
 import { prepared } from './kysely-prepared.js';
 
 const inputById = prepared<'id', Selectable<InputsTable>>((db, param) => db.selectFrom('inputs').selectAll().where('id', '=', param('id')));

@@ -6,7 +6,7 @@ import { appendEvent, insertInput } from './kysely-writes.js';
 import type { Database } from './schema.js';
 import { lockCounted } from './kysely-limits.js';
 import { recordToolCall } from './kysely-tool-call-store.js';
-import type { SqlDialectName } from './migrations.js';
+import type { SqlDialectName } from './sql-dialect.js';
 import { LIVE, event, getRow, settleRow, toSubagent, undelivered } from './kysely-subagent-rows.js';
 
 export class KyselySubagentStore implements SubagentStore {

@@ -1,6 +1,6 @@
-/** Migration 0008: the task board's tables (docs/board.md), in the same portable DDL as the others. */
+/** Migrations 0008 and 0009: the task board's tables (docs/board.md), in the same portable DDL as the others. */
 import type { Kysely } from 'kysely';
-import { serialKey, type SqlDialectName } from './migrations.js';
+import { serialKey, type SqlDialectName } from './sql-dialect.js';
 
 export async function boardTables(db: Kysely<any>, dialect: SqlDialectName): Promise<void> {
   // The task board (docs/board.md): tasks with a fencing token, their dependencies, comments, one row per
@@ -82,4 +82,13 @@ export async function boardTables(db: Kysely<any>, dialect: SqlDialectName): Pro
     .addColumn('owner', 'varchar(128)', (col) => col.notNull())
     .addColumn('expires_at', 'bigint', (col) => col.notNull())
     .execute();
+}
+
+/**
+ * A board change an agent's tool made carries the tool call's ledger key on its event, so that a crashed run's
+ * retry finds the change and makes no second one (a comment, a review, a link). NULLs do not collide.
+ */
+export async function boardKeys(db: Kysely<any>): Promise<void> {
+  await db.schema.alterTable('board_events').addColumn('idempotency_key', 'varchar(512)').execute();
+  await db.schema.createIndex('board_events_key').on('board_events').column('idempotency_key').unique().execute();
 }

@@ -2,16 +2,9 @@
  * Numbered migrations shared by every adapter. Only portable DDL here: the one dialect difference, an
  * auto-incrementing integer key, goes through `serialKey`.
  */
-import { boardTables } from './migrations-board.js';
-import { Kysely, Migrator, type Migration, type MigrationProvider, type CreateTableBuilder } from 'kysely';
-
-export type SqlDialectName = 'sqlite' | 'postgres';
-
-export function serialKey<T extends string>(table: CreateTableBuilder<T, never>, column: string, dialect: SqlDialectName) {
-  return dialect === 'sqlite'
-    ? table.addColumn(column, 'integer', (col) => col.primaryKey().autoIncrement())
-    : table.addColumn(column, 'bigserial', (col) => col.primaryKey());
-}
+import { Kysely, Migrator, type Migration, type MigrationProvider } from 'kysely';
+import { boardKeys, boardTables } from './migrations-board.js';
+import { serialKey, type SqlDialectName } from './sql-dialect.js';
 
 function migrations(dialect: SqlDialectName): Record<string, Migration> {
   return {
@@ -300,6 +293,7 @@ function migrations(dialect: SqlDialectName): Record<string, Migration> {
       },
     },
     '0008_board': { up: (db: Kysely<any>) => boardTables(db, dialect) },
+    '0009_board_keys': { up: (db: Kysely<any>) => boardKeys(db) },
   };
 }
 

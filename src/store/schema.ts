@@ -290,6 +290,8 @@ export interface BoardEventsTable {
   type: string;
   actor: string;
   detail: string;
+  /** The ledger key of the tool call that made this change, if one did. */
+  idempotency_key: string | null;
   created_at: number;
 }
 

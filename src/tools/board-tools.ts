@@ -100,6 +100,7 @@ export function createBoardTools(board: BoardService, agentPatterns: readonly st
     }),
     defineTool({
       name: 'board_comment',
+      effects: true,
       description: 'Comment on a board task.',
       available: async (session) => parseSessionKey(session.sessionKey)?.kind === 'board' || (await coordinator(session)),
       parameters: z.object({ taskId: text().optional(), body: text() }),
@@ -108,14 +109,16 @@ export function createBoardTools(board: BoardService, agentPatterns: readonly st
           if (parseSessionKey(context.sessionKey)?.kind === 'board' && !args.taskId) {
             const own = await ownClaim(board, context);
             if ('already' in own) throw new SwitchboardError('CLAIM_LOST', 'this task has ended; comment on it with taskId from a session of yours');
-            return { comment: await board.comment(own.taskId, args.body, { kind: 'worker', name: `agent:${context.agentId}`, token: own.token }) };
+            return { comment: await board.comment(own.taskId, args.body, { kind: 'worker', name: `agent:${context.agentId}`, token: own.token }, context.idempotencyKey) };
           }
           if (!args.taskId) throw new SwitchboardError('INVALID_REQUEST', 'taskId is required outside a board task session');
-          return { comment: await board.comment(args.taskId, args.body, actor(context)) };
+          return { comment: await board.comment(args.taskId, args.body, actor(context), context.idempotencyKey) };
         }),
     }),
     defineTool({
       name: 'board_link',
+      // Linking the same pair again changes nothing, so a retry needs no key of its own.
+      effects: true,
       description: 'Make a task wait for another task to be done.',
       available: coordinator,
       parameters: z.object({ taskId: text(), dependsOn: text() }),
@@ -123,14 +126,17 @@ export function createBoardTools(board: BoardService, agentPatterns: readonly st
     }),
     defineTool({
       name: 'board_review',
+      effects: true,
       description: 'Approve a task in review, or send it back with a comment.',
       available: coordinator,
       parameters: z.object({ taskId: text(), approve: flag(), comment: text().optional() }),
-      execute: (args, context) => asToolResult(async () => ({ task: brief(await board.review(args.taskId, args.approve, actor(context), args.comment)) })),
+      execute: (args, context) => asToolResult(async () => ({ task: brief(await board.review(args.taskId, args.approve, actor(context), args.comment, context.idempotencyKey)) })),
     }),
     ...(['board_complete', 'board_request_review'] as const).map((name) =>
       defineTool({
         name,
+        // The claim's token fences these, and ownClaim answers a retry with what the first call did.
+        effects: true,
         sessionKinds: worker,
         description: name === 'board_complete' ? "Finish this session's board task with its result." : "Send this session's board task to review with its result.",
         parameters: z.object({ result: text(), summary: unlisted(text().optional()) }),
@@ -144,6 +150,7 @@ export function createBoardTools(board: BoardService, agentPatterns: readonly st
     ),
     defineTool({
       name: 'board_block',
+      effects: true,
       sessionKinds: worker,
       description: "Stop this session's board task and say why.",
       parameters: z.object({ kind: choice(BLOCK_KINDS), reason: text() }),

@@ -14,9 +14,14 @@ import { waitUntil } from '../helpers/wait.js';
 
 const { dir, configPath } = tempConfig(`{
   board: { sweepIntervalMs: 100, agentClaimTtlSeconds: 1 },
-  agents: { list: [{ id: "slow", model: "scripted/slow" }] },
+  agents: { list: [{ id: "slow", model: "scripted/slow" }, { id: "commenter", model: "scripted/commenter" }] },
   models: { providers: { scripted: { type: "scripted", models: {
     slow: { rules: [{ delayMs: 2500, steps: [{ toolCalls: [{ tool: "board_complete", args: { result: "finished" } }] }, { text: "done" }] }] },
+    commenter: { rules: [{ delayMs: 1200, steps: [
+      { toolCalls: [{ tool: "board_comment", args: { body: "starting on it" } }] },
+      { toolCalls: [{ tool: "board_complete", args: { result: "finished" } }] },
+      { text: "done" },
+    ] }] },
   } } } },
 }`);
 
@@ -59,5 +64,18 @@ describe('board: an agent worker across a gateway crash', () => {
     } finally {
       await store.close();
     }
+  }, 60_000);
+
+  it('SIGKILL after a board_comment: the rerun of the run writes no second comment, and the task is completed once', async () => {
+    let gw = await startGatewayProcess(configPath);
+    const { body } = await gw.request<{ task: BoardTaskRecord }>('POST', '/v1/board/tasks', { title: 'comment, then crash', assignee: 'commenter' });
+    const view = async () => (await gw.request<BoardTaskView>('GET', `/v1/board/tasks/${body.task.id}`)).body;
+    await waitUntil('the comment is written', async () => (await view()).comments.length > 0, 10_000, 20);
+    await stopGatewayProcess(gw, 'SIGKILL');
+    gw = await startGatewayProcess(configPath);
+    const done = await waitUntil('the task is done', async () => ((await view()).task.state === 'done' ? view() : null), 15_000, 50);
+    expect(done.comments.map((comment) => `${comment.author}: ${comment.body}`)).toEqual(['agent:commenter: starting on it']);
+    expect(done.task).toMatchObject({ result: 'finished', attempts: 1 });
+    expect(await stopGatewayProcess(gw)).toBe(0);
   }, 60_000);
 });

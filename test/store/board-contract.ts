@@ -251,6 +251,36 @@ export function describeBoardContract(name: string, open: () => Promise<Store>):
       expect((await board.view(task.id, { comments: 1 }))!.comments.map((comment) => comment.body)).toEqual(['halfway']);
     });
 
+    it('comments with a ledger key: a second call with the key writes nothing and returns the first comment', async () => {
+      const task = (await board.create(newTask(), 1000)).task;
+      const first = await board.comment(task.id, { author: 'agent:a', body: 'looks good', key: 'tc:in1:0:0:board_comment:abc' }, 1500);
+      const again = await board.comment(task.id, { author: 'agent:a', body: 'looks good', key: 'tc:in1:0:0:board_comment:abc' }, 2500);
+      expect(again).toEqual(first);
+      await board.comment(task.id, { author: 'agent:a', body: 'looks good', key: 'tc:in2:0:0:board_comment:abc' }, 3000);
+      expect((await board.view(task.id))!.comments.map((comment) => comment.createdAt)).toEqual([1500, 3000]);
+    });
+
+    it('review: the comment and the move are one transaction; refused outside review with nothing written; a repeated key reviews once', async () => {
+      const task = (await board.create(newTask(), 1000)).task;
+      expect(await refusal(board.review(task.id, { approve: false, actor: 'reviewer', comment: 'redo it' }, 1500))).toEqual({
+        code: 'BOARD_MOVE_REFUSED',
+        message: `task ${task.id} is ready, not in review; only a task a worker sent to review can be approved or sent back`,
+      });
+      expect((await board.view(task.id))!.comments).toEqual([]);
+      const claim = (await board.claim({ worker: 'w1', ttlMs: TTL }, 2000))!;
+      await board.complete(task.id, claim.token, { result: 'draft', review: true, maxResultChars: 100 }, 2500);
+      const key = 'tc:in1:0:0:board_review:abc';
+      expect(await board.review(task.id, { approve: false, actor: 'reviewer', comment: 'add a summary', key }, 3000)).toMatchObject({ state: 'ready' });
+      expect(await board.review(task.id, { approve: false, actor: 'reviewer', comment: 'add a summary', key }, 3500)).toMatchObject({ state: 'ready' });
+      const view = (await board.view(task.id))!;
+      expect(view.comments.map((comment) => `${comment.author}: ${comment.body}`)).toEqual(['reviewer: add a summary']);
+      const events = await board.events({ taskId: task.id });
+      expect(events.filter((event) => event.type === 'moved').map((event) => (event.detail as { reason?: string }).reason)).toEqual(['changes requested']);
+      const second = (await board.claim({ worker: 'w1', ttlMs: TTL }, 4000))!;
+      await board.complete(task.id, second.token, { result: 'final', review: true, maxResultChars: 100 }, 4500);
+      expect(await board.review(task.id, { approve: true, actor: 'reviewer' }, 5000)).toMatchObject({ state: 'done', doneAt: 5000 });
+    });
+
     it('events: every change is in the task\'s log and in the gateway journal', async () => {
       const task = (await board.create(newTask(), 1000)).task;
       const claim = (await board.claim({ worker: 'w1', ttlMs: TTL }, 2000))!;
