@@ -124,7 +124,14 @@ export async function serveGateway(options: ServeOptions): Promise<RunningGatewa
   const front = config.a2a.server.enabled
     ? new (await import('./a2a/server.js')).A2AServer(gateway, store.a2aTasks, undefined, (error) => logger.error({ error: String(error) }, 'a2a'))
     : undefined;
-  const api = new ControlApi(gateway, { host: config.gateway.host, port: options.port ?? config.gateway.port, token, front, board, a2aCallback: (taskId, secret) => client.receivePush(taskId, secret) });
+  const api = new ControlApi(gateway, {
+    host: config.gateway.host,
+    port: options.port ?? config.gateway.port,
+    token,
+    front,
+    board,
+    a2aCallback: (taskId, secret) => client.receivePush(taskId, secret),
+  });
   let url: string;
   try {
     url = await api.listen();

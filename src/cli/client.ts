@@ -1,19 +1,22 @@
 /** The CLI's client for the control API. */
 import { createParser } from 'eventsource-parser';
 import { existsSync } from 'node:fs';
-import { loadConfigFile } from '../config/load.js';
+import { cliCommand, loadConfigFile } from '../config/load.js';
 import { SwitchboardError, type ErrorCode } from '../core/errors.js';
 import { DataDir } from '../gateway/data-dir.js';
 
 export interface ClientTarget {
   url: string;
   token: string;
+  /** The config the target came from, for hints; absent with --url and SWITCHBOARD_TOKEN. */
+  configPath?: string;
 }
 
 /** Where the gateway is: --url / SWITCHBOARD_URL, else what the running gateway wrote, else the config. */
 export function resolveClientTarget(configPath: string, explicitUrl?: string): ClientTarget {
-  const envToken = process.env.SWITCHBOARD_TOKEN;
-  const url = explicitUrl ?? process.env.SWITCHBOARD_URL;
+  // A variable set to the empty string is unset, as shells mean it.
+  const envToken = process.env.SWITCHBOARD_TOKEN || undefined;
+  const url = explicitUrl ?? (process.env.SWITCHBOARD_URL || undefined);
   if (url && envToken) return { url, token: envToken };
   if (!existsSync(configPath)) {
     throw new SwitchboardError('CONFIG_NOT_FOUND', `config file not found: ${configPath} (pass --config <file>, or --url with SWITCHBOARD_TOKEN set)`);
@@ -24,13 +27,25 @@ export function resolveClientTarget(configPath: string, explicitUrl?: string): C
   const runtime = dir.readRuntime();
   const token = envToken ?? dir.readToken();
   if (!token) {
-    throw new SwitchboardError('UNAUTHORIZED', `no token in ${dataDir} yet: start the gateway once ("npm start" or "switchboard gateway"), or set SWITCHBOARD_TOKEN`);
+    throw new SwitchboardError('UNAUTHORIZED', `no token in ${dataDir} yet: start the gateway once ("${cliCommand('gateway', configPath)}"), or set SWITCHBOARD_TOKEN`);
   }
-  return { url: url ?? runtime?.url ?? `http://${config.gateway.host}:${config.gateway.port}`, token };
+  return { url: url ?? runtime?.url ?? `http://${config.gateway.host}:${config.gateway.port}`, token, configPath };
 }
 
 export class ControlClient {
   constructor(private readonly target: ClientTarget) {}
+
+  /** The gateway's refusal; a token refusal's hint names the config this CLI found the token with. */
+  private refusal(code: ErrorCode, message: string): SwitchboardError {
+    if (code !== 'UNAUTHORIZED' || !this.target.configPath) return new SwitchboardError(code, message);
+    const reason = message.replace(/ \(print it with .*\)$/, '');
+    return new SwitchboardError(code, `${reason} from the gateway at ${this.target.url} (print its token with "${cliCommand('token', this.target.configPath)}", or pass the --config it was started with)`);
+  }
+
+  private unreachable(): string {
+    const start = this.target.configPath ? ` (start it with "${cliCommand('gateway', this.target.configPath)}")` : '';
+    return `cannot reach the gateway at ${this.target.url}${start}`;
+  }
 
   async request<T>(method: 'GET' | 'POST', path: string, body?: unknown, signal?: AbortSignal): Promise<T> {
     let response: Response;
@@ -45,7 +60,7 @@ export class ControlClient {
       if (signal?.aborted) throw error;
       // A refused connection sent nothing; any other failure may have lost the answer to a request that arrived.
       const refused = (error as { cause?: { code?: string } }).cause?.code === 'ECONNREFUSED';
-      throw new SwitchboardError('GATEWAY_UNREACHABLE', `cannot reach the gateway at ${this.target.url} (start it with "npm start" or "switchboard gateway")`, {
+      throw new SwitchboardError('GATEWAY_UNREACHABLE', this.unreachable(), {
         maybeDelivered: !refused,
       });
     }
@@ -58,7 +73,7 @@ export class ControlClient {
     }
     if (!response.ok) {
       const error = (parsed as { error?: { code?: ErrorCode; message?: string } }).error;
-      throw new SwitchboardError(error?.code ?? 'INTERNAL', error?.message ?? `HTTP ${response.status}`);
+      throw this.refusal(error?.code ?? 'INTERNAL', error?.message ?? `HTTP ${response.status}`);
     }
     return parsed as T;
   }
@@ -70,11 +85,11 @@ export class ControlClient {
       response = await fetch(`${this.target.url}${path}`, { headers: { authorization: `Bearer ${this.target.token}` }, signal });
     } catch (error) {
       if (signal?.aborted) return;
-      throw new SwitchboardError('GATEWAY_UNREACHABLE', `cannot reach the gateway at ${this.target.url} (start it with "npm start" or "switchboard gateway")`);
+      throw new SwitchboardError('GATEWAY_UNREACHABLE', this.unreachable());
     }
     if (!response.ok || !response.body) {
       const body = (await response.json().catch(() => ({}))) as { error?: { code?: ErrorCode; message?: string } };
-      throw new SwitchboardError(body.error?.code ?? 'INTERNAL', body.error?.message ?? `HTTP ${response.status}`);
+      throw this.refusal(body.error?.code ?? 'INTERNAL', body.error?.message ?? `HTTP ${response.status}`);
     }
     // The SSE format in full (multi-line data, CRLF, comments, retry) is eventsource-parser's job.
     const parser = createParser({ onEvent: (event) => onEvent({ event: event.event ?? 'message', id: event.id, data: event.data }) });

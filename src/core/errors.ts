@@ -18,6 +18,8 @@ export const ERROR_SPECS = {
   MESSAGE_EMPTY: { http: 400 },
   INVALID_REQUEST: { http: 400 },
   INVALID_JSON: { http: 400 },
+  IDEMPOTENCY_KEY_REUSED: { http: 409 },
+  METHOD_NOT_ALLOWED: { http: 405 },
   UNAUTHORIZED: { http: 401 },
   NOT_FOUND: { http: 404 },
   LANE_QUEUE_FULL: { http: 429 },
@@ -40,6 +42,7 @@ export const ERROR_SPECS = {
   GATEWAY_UNREACHABLE: { http: 503 },
   GATEWAY_STOPPING: { http: 503 },
   GATEWAY_LOCKED: { http: 409 },
+  STORE_FAILED: { http: 503 },
   INTERNAL: { http: 500 },
 } as const satisfies Record<string, { http: number }>;
 
@@ -72,4 +75,21 @@ export class SwitchboardError extends Error {
 export function errorMessage(error: unknown): string {
   if (error instanceof Error) return error.message;
   return String(error);
+}
+
+/** Error codes of the store's drivers and the OS that mean the store could not take a write, not a bug here. */
+const STORE_CODES = /^(SQLITE_(FULL|IOERR|BUSY|LOCKED|READONLY|CANTOPEN|CORRUPT|NOTADB)|ENOSPC|EIO|EROFS|ECONNREFUSED|ECONNRESET|57P0[1-3]|53[0-9A-Z]{3}|08[0-9A-Z]{3})/;
+
+/**
+ * What a client is told of an error that reached an edge (a request handler, a tool result): a
+ * SwitchboardError as it is; a store or disk failure as STORE_FAILED (retry later), without the paths its
+ * message may carry; anything else as INTERNAL.
+ */
+export function toSwitchboardError(error: unknown): SwitchboardError {
+  if (SwitchboardError.isInstance(error)) return error;
+  const code = (error as { code?: unknown } | null)?.code ?? (error as { cause?: { code?: unknown } } | null)?.cause?.code;
+  if (typeof code === 'string' && STORE_CODES.test(code)) {
+    return new SwitchboardError('STORE_FAILED', `the store could not take this request (${code}): nothing was changed by it; try again, and check the gateway's log and disk`, { cause: code });
+  }
+  return new SwitchboardError('INTERNAL', errorMessage(error));
 }

@@ -7,8 +7,9 @@ import { randomUUID } from 'node:crypto';
 import { timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Duplex } from 'node:stream';
 import { z } from 'zod';
-import { SwitchboardError, errorMessage } from '../core/errors.js';
+import { SwitchboardError, errorMessage, toSwitchboardError } from '../core/errors.js';
 import { QUEUE_MODES } from '../core/queue-mode.js';
 import type { GatewayApi } from '../gateway/gateway-api.js';
 import type { EventRecord, OutboxStatus } from '../ports.js';
@@ -55,6 +56,12 @@ export interface ControlApiOptions {
   a2aCallback?: (taskId: string, token: string | undefined) => Promise<boolean>;
 }
 
+/**
+ * Anyone may be told how to get a token, but not where this gateway's files are: the hint names the config as a
+ * placeholder. The CLI, which knows its config, names it in full (cli/client.ts).
+ */
+const TOKEN_HINT = 'print it with "switchboard --config <file> token", <file> being the config this gateway was started with';
+
 export class ControlApi {
   private readonly server: Server;
   private readonly routes: Route[] = [];
@@ -65,6 +72,12 @@ export class ControlApi {
     private readonly options: ControlApiOptions,
   ) {
     this.server = createServer((request, response) => void this.handle(request, response));
+    // A CONNECT (a proxy's tunnel request) is not a request event: answered like any method the API lacks.
+    this.server.on('connect', (request: IncomingMessage, socket: Duplex) => {
+      const body = JSON.stringify({ error: new SwitchboardError('METHOD_NOT_ALLOWED', `CONNECT is not supported: this is the gateway's control API, not a proxy`).toJSON() });
+      socket.on('error', () => socket.destroy());
+      socket.end(`HTTP/1.1 405 Method Not Allowed\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+    });
     this.defineRoutes();
   }
 
@@ -222,12 +235,14 @@ export class ControlApi {
         const result = await route.handler(request, url, params);
         return sendJson(response, 200, result);
       }
-      const known = this.routes.some((route) => route.pattern.test(url.pathname));
-      throw known
-        ? new SwitchboardError('INVALID_REQUEST', `${request.method} is not supported on ${url.pathname}`)
-        : new SwitchboardError('NOT_FOUND', `no such endpoint: ${request.method} ${url.pathname}`);
+      const allowed = this.routes.filter((route) => route.pattern.test(url.pathname)).map((route) => route.method);
+      if (allowed.length > 0) {
+        response.setHeader('Allow', [...new Set(allowed)].join(', '));
+        throw new SwitchboardError('METHOD_NOT_ALLOWED', `${request.method} is not supported on ${url.pathname} (use ${[...new Set(allowed)].join(' or ')})`);
+      }
+      throw new SwitchboardError('NOT_FOUND', `no such endpoint: ${request.method} ${url.pathname}`);
     } catch (error) {
-      const failure = SwitchboardError.isInstance(error) ? error : new SwitchboardError('INTERNAL', errorMessage(error));
+      const failure = toSwitchboardError(error);
       if (!response.headersSent) {
         // Overload and rate refusals say when to come back, as HTTP clients and proxies expect; limits that
         // waiting does not lift (hops, sub-agent counts) carry no retryAfterMs, so no header.
@@ -254,12 +269,12 @@ export class ControlApi {
   private authorize(request: IncomingMessage): void {
     const header = request.headers.authorization;
     if (!header || !header.startsWith('Bearer ')) {
-      throw new SwitchboardError('UNAUTHORIZED', 'missing bearer token: send "Authorization: Bearer <token>" (print the token with "switchboard token")');
+      throw new SwitchboardError('UNAUTHORIZED', `missing bearer token: send "Authorization: Bearer <token>" (${TOKEN_HINT})`);
     }
     const given = Buffer.from(header.slice('Bearer '.length).trim());
     const expected = Buffer.from(this.options.token);
     if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
-      throw new SwitchboardError('UNAUTHORIZED', 'invalid bearer token (print the current one with "switchboard token")');
+      throw new SwitchboardError('UNAUTHORIZED', `invalid bearer token (${TOKEN_HINT})`);
     }
   }
 

@@ -1,4 +1,5 @@
 /** Exchanges (one per sessions_send) over Kysely; every state change is a compare-and-set. */
+import { SwitchboardError } from '../core/errors.js';
 import type { Kysely } from 'kysely';
 import type { ExchangeChanges, ExchangeFilter, ExchangePhase, ExchangeRecord, ExchangeReplyState, ExchangeStore, InputRecord, LimitReached, NewExchange, NewInput, NewToolCall, RateLimit } from '../ports.js';
 import { toExchange } from './kysely-rows.js';
@@ -53,8 +54,13 @@ export class KyselyExchangeStore implements ExchangeStore {
       }
       const row = await trx.selectFrom('exchanges').selectAll().where('request_input_id', '=', accepted.input.id).executeTakeFirst();
       if (!row) {
-        // The idempotency key belongs to an input that is not an exchange request (a plain send).
-        throw new Error(`idempotency key "${input.idempotencyKey}" was already used for a message that is not a sessions_send`);
+        // The idempotency key belongs to an input that is not an exchange request (a send with mode "notify").
+        const used = accepted.input;
+        throw new SwitchboardError(
+          'IDEMPOTENCY_KEY_REUSED',
+          `idempotency key "${input.idempotencyKey}" was already used for input ${used.id} to ${used.sessionKey}, stored with mode "${used.mode}" and no reply exchange; a key names one message, so use a new key for this one`,
+          { idempotencyKey: input.idempotencyKey, inputId: used.id, mode: used.mode },
+        );
       }
       return { exchange: toExchange(row), input: accepted.input, created: accepted.created };
     });

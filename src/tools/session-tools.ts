@@ -4,7 +4,7 @@
  * AgentMessaging, so every call is checked as the calling session. Failures are data: a denial is
  * `{status: "forbidden", layer, error}`, anything else `{status: "error", code, error}`.
  */
-import { SwitchboardError, errorMessage } from '../core/errors.js';
+import { SwitchboardError, errorMessage, toSwitchboardError } from '../core/errors.js';
 import { QUEUE_MODES } from '../core/queue-mode.js';
 import type { AgentMessaging, Requester } from '../gateway/messaging.js';
 import { z } from 'zod';
@@ -22,13 +22,11 @@ function requester(context: ToolContext): Requester {
 export async function asToolResult(work: () => Promise<unknown>): Promise<unknown> {
   try {
     return await work();
-  } catch (error) {
-    if (SwitchboardError.isInstance(error)) {
-      const layer = error.details?.layer;
-      if (layer) return { status: 'forbidden', layer, error: error.message };
-      return { status: 'error', code: error.code, error: error.message };
-    }
-    return { status: 'error', code: 'INTERNAL', error: errorMessage(error) };
+  } catch (caught) {
+    const error = toSwitchboardError(caught);
+    const layer = error.details?.layer;
+    if (layer) return { status: 'forbidden', layer, error: error.message };
+    return { status: 'error', code: error.code, error: error.message };
   }
 }
 

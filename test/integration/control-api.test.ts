@@ -1,9 +1,12 @@
 import { Agent, request as httpRequest } from 'node:http';
+import { connect } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { tempConfig, gatewayForSuite } from '../helpers/process.js';
 
 const { configPath } = tempConfig(`{
   gateway: { maxMessageChars: 100 },
+  tools: { agentToAgent: { enabled: true }, sessions: { visibility: "all" } },
+  session: { agentToAgent: { maxPingPongTurns: 0 } },
   agents: { list: [{ id: "echo", model: "scripted/echo" }, { id: "slow", model: "scripted/slow" }] },
   models: { providers: { scripted: { type: "scripted", models: {
     echo: { rules: [{ reply: "echo: {{input}}" }] },
@@ -14,14 +17,58 @@ const { configPath } = tempConfig(`{
 const suite = gatewayForSuite(configPath);
 
 describe('control API against a real gateway process', () => {
-  it('auth: a missing or wrong bearer token is refused with 401 and says how to get one', async () => {
+  it('auth: a missing or wrong bearer token is refused with 401 and says how to get one, without naming the files', async () => {
     const missing = await suite.gw.request('GET', '/v1/status', undefined, null);
     expect(missing).toEqual({
       status: 401,
-      body: { error: { code: 'UNAUTHORIZED', message: 'missing bearer token: send "Authorization: Bearer <token>" (print the token with "switchboard token")' } },
+      body: {
+        error: {
+          code: 'UNAUTHORIZED',
+          message: 'missing bearer token: send "Authorization: Bearer <token>" (print it with "switchboard --config <file> token", <file> being the config this gateway was started with)',
+        },
+      },
     });
     const wrong = await suite.gw.request('GET', '/v1/status', undefined, 'not-the-token');
-    expect(wrong).toEqual({ status: 401, body: { error: { code: 'UNAUTHORIZED', message: 'invalid bearer token (print the current one with "switchboard token")' } } });
+    expect(wrong).toEqual({
+      status: 401,
+      body: { error: { code: 'UNAUTHORIZED', message: 'invalid bearer token (print it with "switchboard --config <file> token", <file> being the config this gateway was started with)' } },
+    });
+  });
+
+  it('bad input: a method a path lacks is 405 with Allow; a raw CONNECT is answered 405 too, not dropped', async () => {
+    const wrongMethod = await fetch(`${suite.gw.url}/v1/status`, { method: 'DELETE', headers: { authorization: `Bearer ${suite.gw.token}` } });
+    expect([wrongMethod.status, wrongMethod.headers.get('allow'), await wrongMethod.json()]).toEqual([
+      405,
+      'GET',
+      { error: { code: 'METHOD_NOT_ALLOWED', message: 'DELETE is not supported on /v1/status (use GET)' } },
+    ]);
+    const { port } = new URL(suite.gw.url);
+    const answer = await new Promise<string>((resolve, reject) => {
+      const socket = connect(Number(port), '127.0.0.1', () => socket.write('CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n'));
+      let text = '';
+      socket.on('data', (chunk) => (text += chunk));
+      socket.on('end', () => resolve(text));
+      socket.on('error', reject);
+    });
+    expect(answer).toMatch(/^HTTP\/1\.1 405 Method Not Allowed\r\n/);
+    expect(JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4))).toEqual({ error: { code: 'METHOD_NOT_ALLOWED', message: "CONNECT is not supported: this is the gateway's control API, not a proxy" } });
+  });
+
+  it('bad input: a key used for a stored-only message and again for a sessions_send is a 409 naming the key and its first use', async () => {
+    const stored = await suite.gw.request<{ inputId: string }>('POST', '/v1/send', { from: 'agent:echo:main', target: 'slow', message: 'fyi', mode: 'notify', idempotencyKey: 'reused' });
+    expect(stored.status).toBe(200);
+    const again = await suite.gw.request('POST', '/v1/send', { from: 'agent:echo:main', target: 'slow', message: 'question', idempotencyKey: 'reused' });
+    const key = 'send:agent:echo:main:agent:slow:main:reused';
+    expect(again).toEqual({
+      status: 409,
+      body: {
+        error: {
+          code: 'IDEMPOTENCY_KEY_REUSED',
+          message: `idempotency key "${key}" was already used for input ${stored.body.inputId} to agent:slow:main, stored with mode "notify" and no reply exchange; a key names one message, so use a new key for this one`,
+          details: { idempotencyKey: key, inputId: stored.body.inputId, mode: 'notify' },
+        },
+      },
+    });
   });
 
   it('send: waits for the reply, and the session, history and run are visible', async () => {

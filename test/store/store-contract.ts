@@ -415,7 +415,10 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
 
     it('exchanges: a key already used by a plain input is refused, writing nothing', async () => {
       await store.inputs.enqueue(newInput('agent:expert:main', { idempotencyKey: 'plain' }), 1000);
-      await expect(store.exchanges.open(newExchange('ex-p'), newInput('agent:expert:main', { idempotencyKey: 'plain' }), 1001)).rejects.toThrow(/not a sessions_send/);
+      await expect(store.exchanges.open(newExchange('ex-p'), newInput('agent:expert:main', { idempotencyKey: 'plain' }), 1001)).rejects.toMatchObject({
+        code: 'IDEMPOTENCY_KEY_REUSED',
+        message: expect.stringMatching(/^idempotency key "plain" was already used for input \S+ to agent:expert:main, stored with mode "followup" and no reply exchange; a key names one message, so use a new key for this one$/),
+      });
       expect(await store.exchanges.get('ex-p')).toBeUndefined();
     });
 

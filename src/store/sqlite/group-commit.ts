@@ -16,6 +16,7 @@
  * without waiting for a COMMIT, and do not commit a batch that holds nothing else: an internal write opens
  * one, the next durable unit's COMMIT covers it, or a later turn of the event loop commits it.
  */
+import { SwitchboardError } from '../../core/errors.js';
 import type BetterSqlite3 from 'better-sqlite3';
 import type { DatabaseConnection, Driver, TransactionSettings } from 'kysely';
 import { laterTurn } from './turns.js';
@@ -136,7 +137,9 @@ export class GroupCommitDriver implements Driver {
     if (batch && durable) batch.durable = true;
     if (batch && !this.raw.inTransaction) {
       this.batch = undefined;
-      batch.settle(new Error('SQLite rolled back its whole transaction after an error in a write grouped with this one (an I/O error or a full disk): this write was not kept; try it again'));
+      batch.settle(
+        new SwitchboardError('STORE_FAILED', 'SQLite rolled back its whole transaction after an error in a write grouped with this one (an I/O error or a full disk): this write was not kept; try it again'),
+      );
     } else if (batch && (batch.units >= this.maxUnits || (batch.durable && this.waiting === 0))) {
       this.commit(batch);
     } else if (batch && this.waiting === 0) {
@@ -151,7 +154,7 @@ export class GroupCommitDriver implements Driver {
   async destroy(): Promise<void> {
     // Closing under a unit that still holds the connection rolls its transaction back, with the batch.
     if (this.batch && !this.held) this.commit(this.batch);
-    else this.batch?.settle(new Error('the store closed before this write was committed'));
+    else this.batch?.settle(new SwitchboardError('GATEWAY_STOPPING', 'the store closed before this write was committed: the gateway is stopping; send it again once it is back'));
     await this.inner.destroy();
     this.wal?.close();
   }

@@ -9,6 +9,7 @@
  * as SQLite's own FULL does. Another caller may read a commit before its sync has finished, as with
  * SQLite's FULL between the WAL write and the fsync.
  */
+import { SwitchboardError } from '../../core/errors.js';
 import { closeSync, fdatasync, fsyncSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type BetterSqlite3 from 'better-sqlite3';
@@ -50,7 +51,8 @@ export class WalSync {
     const sync: Promise<void> = new Promise((resolve, reject) =>
       fdatasync(fd, (error) => {
         if (this.running === sync) this.running = undefined;
-        if (error) reject(new Error(`could not make the commit durable: fdatasync of ${this.databasePath}-wal failed: ${error.message}`, { cause: error }));
+        // The path stays in the log's cause, not in what a client is told.
+        if (error) reject(Object.assign(new SwitchboardError('STORE_FAILED', `could not make the commit durable: fdatasync of the WAL failed (${error.code}); try again`), { cause: error }));
         else resolve();
       }),
     );
