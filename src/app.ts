@@ -6,6 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { A2AClientService, RESULT_KIND } from './a2a/client.js';
 import { createA2AClientTools, requestInputTool } from './a2a/tools.js';
+import { configWarnings } from './config/warnings.js';
 import { loadConfigFile } from './config/load.js';
 import { DataDir } from './gateway/data-dir.js';
 import { Gateway, type GatewayDeps, type GatewayExtension, type GatewayParts } from './gateway/gateway.js';
@@ -96,6 +97,7 @@ export async function serveGateway(options: ServeOptions): Promise<RunningGatewa
   // The AI SDK's warnings (unsupported settings and the like) go to the gateway's log, not the console.
   (globalThis as { AI_SDK_LOG_WARNINGS?: unknown }).AI_SDK_LOG_WARNINGS = (options: { warnings: unknown[]; provider: string; model: string }) =>
     logger.warn({ provider: options.provider, model: options.model, warnings: options.warnings }, 'model provider warning');
+  for (const warning of configWarnings(config)) logger.warn({ config: configPath }, warning);
   const dataDir = new DataDir(dataPath).ensure();
   const unlock = dataDir.lock();
   let store: SqliteStore;

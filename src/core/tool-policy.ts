@@ -20,7 +20,14 @@ export function matchesAny(name: string, patterns: readonly string[]): boolean {
 
 /** The tools left after every layer, in the order given. */
 export function applyToolPolicy(available: readonly string[], layers: readonly ToolPolicyLayer[]): string[] {
-  return available.filter((name) =>
-    layers.every((layer) => (layer.allow === undefined || matchesAny(name, layer.allow)) && !(layer.deny && matchesAny(name, layer.deny))),
-  );
+  return available.filter((name) => toolPolicyDenial(name, layers) === undefined);
+}
+
+/** Why the layers leave this tool out, naming the layer's key; undefined when they let it through. */
+export function toolPolicyDenial(name: string, layers: readonly ToolPolicyLayer[]): string | undefined {
+  for (const layer of layers) {
+    if (layer.allow !== undefined && !matchesAny(name, layer.allow)) return `${layer.source}.allow (${JSON.stringify(layer.allow)}) does not include it`;
+    if (layer.deny && matchesAny(name, layer.deny)) return `${layer.source}.deny (${JSON.stringify(layer.deny)}) denies it`;
+  }
+  return undefined;
 }

@@ -11,7 +11,7 @@ import { GatewayQueries } from './gateway-queries.js';
 import type { SendRequest, SendResult } from './gateway-types.js';
 import type { LaneScheduler } from './lanes.js';
 import type { AgentMessaging, AgentSendRequest, AgentSendResult } from './messaging.js';
-import { toolsFor } from './session-runner.js';
+import { offeredTools } from './tool-offer.js';
 import type { GatewayTool } from './tool-contract.js';
 
 export abstract class GatewayIntake extends GatewayQueries {
@@ -45,9 +45,8 @@ export abstract class GatewayIntake extends GatewayQueries {
    */
   async sendAs(fromSessionKey: string, request: AgentSendRequest): Promise<AgentSendResult> {
     const { sessionKey, agent } = this.agents.resolveTarget(fromSessionKey);
-    if (!(await this.toolsOf(sessionKey)).some((tool) => tool.name === 'sessions_send')) {
-      throw new SwitchboardError('TOOL_DENIED', `agent "${agent.config.id}" may not use sessions_send (tool policy: tools, agents.defaults.tools, agents.list[${agent.config.id}].tools)`, { layer: 'tool' });
-    }
+    const refused = (await this.offeredToolsOf(sessionKey)).refusedTools.find((tool) => tool.name === 'sessions_send');
+    if (refused) throw new SwitchboardError('TOOL_DENIED', refused.refusal.error, { layer: 'tool' });
     await this.openSession(sessionKey, agent.config.id);
     return this.messaging.send({ sessionKey, agentId: agent.config.id }, request);
   }
@@ -122,9 +121,13 @@ export abstract class GatewayIntake extends GatewayQueries {
 
   /** The tools a session is offered now (for a sub-agent: narrowed by its spawn and its role). */
   async toolsOf(sessionKey: string): Promise<GatewayTool[]> {
+    return (await this.offeredToolsOf(sessionKey)).tools;
+  }
+
+  private async offeredToolsOf(sessionKey: string): Promise<ReturnType<typeof offeredTools>> {
     const agent = this.agents.agentOfSession(sessionKey);
     const spawned = parseSessionKey(sessionKey)?.kind === 'subagent' ? await this.store.subagents.getBySession(sessionKey) : undefined;
-    return toolsFor(agent, this.config, this.tools, sessionKey, spawned);
+    return offeredTools(agent, this.config, this.tools, sessionKey, spawned);
   }
 
   /**

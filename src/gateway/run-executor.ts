@@ -3,19 +3,22 @@
  * failures; a failed, aborted or timed-out run is data (`ExecutedRun.status`).
  */
 import { APICallError, type LanguageModelV3 } from '@ai-sdk/provider';
-import { generateText, jsonSchema, stepCountIs, streamText, tool, type LanguageModelUsage, type ModelMessage, type SystemModelMessage, type ToolSet } from 'ai';
+import { generateText, jsonSchema, stepCountIs, streamText, tool, wrapLanguageModel, type LanguageModelUsage, type ModelMessage, type SystemModelMessage, type ToolSet } from 'ai';
 import { errorMessage } from '../core/errors.js';
 import { statusForAbort, type AbortReason, type TerminalRunStatus } from '../core/run-status.js';
 import { addRequest, measureRequest, NO_REQUEST } from '../models/request-size.js';
 import type { NewToolCall, RunRequestSize, RunUsage } from '../ports.js';
 import { parseToolArgs, toolJsonSchema, type AvailabilityContext, type GatewayTool, type ToolContext } from './tool-contract.js';
 import { throughLedger, type LedgerDeps } from './tool-ledger.js';
+import type { RefusedTool } from './tool-offer.js';
 
 export interface ExecuteRunOptions {
   model: LanguageModelV3;
   system: string;
   messages: ModelMessage[];
   tools: readonly GatewayTool[];
+  /** Tools the session may not use: never sent to the model, and a call to one is answered with its refusal. */
+  refusedTools?: readonly RefusedTool[];
   toolContext: Omit<ToolContext, 'toolCallId' | 'idempotencyKey' | 'call' | 'signal'>;
   /** Where side-effecting calls are recorded; without it their key is the tool-call id. */
   ledger?: LedgerDeps;
@@ -69,8 +72,15 @@ export async function executeRun(options: ExecuteRunOptions): Promise<ExecutedRu
     });
   }
 
-  // Tools offered once they can succeed: asked at each step until they say yes (then they stay).
+  for (const refused of options.refusedTools ?? []) {
+    tools[refused.name] = tool({ description: '', inputSchema: jsonSchema({ type: 'object' }), execute: async () => refused.refusal });
+  }
+
+  // Tools offered once they can succeed: asked at each step until they say yes (then they stay). Every tool
+  // is in the SDK's set, so that a call the model makes anyway is run (an allowed tool does its own checks,
+  // and a refused one answers why); only the offered ones are sent, which the model wrapper below sees to.
   const ready = new Set(options.tools.filter((candidate) => !candidate.available).map((candidate) => candidate.name));
+  let offered = new Set<string>();
   const activeTools = async () => {
     const lookups = new Map<string, Promise<unknown>>();
     const session: AvailabilityContext = {
@@ -83,8 +93,18 @@ export async function executeRun(options: ExecuteRunOptions): Promise<ExecutedRu
       },
     };
     for (const candidate of options.tools) if (!ready.has(candidate.name) && (await candidate.available!(session).catch(() => false))) ready.add(candidate.name);
-    return options.tools.filter((candidate) => ready.has(candidate.name)).map((candidate) => candidate.name);
+    return new Set(options.tools.filter((candidate) => ready.has(candidate.name)).map((candidate) => candidate.name));
   };
+  const model = wrapLanguageModel({
+    model: options.model,
+    middleware: {
+      specificationVersion: 'v3',
+      transformParams: async ({ params }) => {
+        const sent = params.tools?.filter((candidate) => offered.has(candidate.name));
+        return sent?.length ? { ...params, tools: sent } : { ...params, tools: undefined, toolChoice: undefined };
+      },
+    },
+  });
 
   const initialCount = options.messages.length;
   // Steered messages are re-inserted at their place on every step: the SDK rebuilds each step's
@@ -112,7 +132,7 @@ export async function executeRun(options: ExecuteRunOptions): Promise<ExecutedRu
   // puts the history back before it (the SDK uses the messages prepareStep returns as they are).
   const history = cached.messages.slice(0, -1);
   const call = {
-    model: options.model,
+    model,
     system: cached.system,
     messages: cached.messages.slice(-1),
     tools,
@@ -128,7 +148,8 @@ export async function executeRun(options: ExecuteRunOptions): Promise<ExecutedRu
       }
       const full = withInjections(messages);
       promptChars += options.system.length + listChars(full);
-      return { activeTools: await activeTools(), messages: full };
+      offered = await activeTools();
+      return { messages: full };
     },
   };
   // Streaming costs several times a plain call in the SDK: only when someone watches the text.

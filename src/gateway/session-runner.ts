@@ -5,9 +5,6 @@
 import { NO_REQUEST } from '../models/request-size.js';
 import type { ModelMessage } from 'ai';
 import { SwitchboardError, errorMessage } from '../core/errors.js';
-import { applyToolPolicy, type ToolPolicyLayer } from '../core/tool-policy.js';
-import { sandboxedBy } from '../core/session-access.js';
-import { resolveLimits, roleAllowsTool, type SubagentRole } from '../core/subagent.js';
 import { parseSessionKey } from '../core/session-key.js';
 import type { TerminalRunStatus } from '../core/run-status.js';
 import type { Clock, EventRecord, IdGenerator, InputRecord, NewEvent, NewTranscriptEntry, CommittedRun, SettledToolCall, Store } from '../ports.js';
@@ -20,6 +17,7 @@ import { ANNOUNCE_SKIP, exchangeStepRow } from './exchanges.js';
 import type { RunSlot } from './lanes.js';
 import type { AgentRegistry, ResolvedAgent } from './registry.js';
 import { executeRun } from './run-executor.js';
+import { offeredTools } from './tool-offer.js';
 import { spawnerLimits } from './subagents.js';
 
 export interface SessionRunnerDeps {
@@ -71,45 +69,6 @@ export function conversationOf(inputs: readonly InputRecord[]): { id: string; ho
 
 /** Inputs whose run answers another session rather than the session's own channel. */
 const answersAnotherSession = (input: InputRecord) => input.provenance.exchange !== undefined && input.provenance.exchange.step !== 'reply';
-
-/** What a sub-agent session may use at most: its spawn's tool list and its role. */
-export interface SpawnedTools {
-  tools: readonly string[];
-  role: SubagentRole;
-}
-
-/**
- * The tools a session of this agent is offered: the policy layers (global -> agent -> sandbox ->
- * sub-agent, each only narrowing), each tool's own session kinds, then for a sub-agent its spawn's
- * tools and its role (a leaf gets no session tools).
- */
-export function toolsFor(agent: ResolvedAgent, config: SwitchboardConfig, tools: readonly GatewayTool[], sessionKey: string, spawned?: SpawnedTools): GatewayTool[] {
-  const kind = parseSessionKey(sessionKey)?.kind ?? 'main';
-  const id = agent.config.id;
-  const layers: ToolPolicyLayer[] = [
-    { source: 'tools', allow: config.tools.allow, deny: config.tools.deny },
-    { source: 'agents.defaults.tools', ...config.agents.defaults.tools },
-    { source: `agents.list[${id}].tools`, ...agent.config.tools },
-  ];
-  if (agent.config.sandbox?.tools && sandboxedBy(agent.config, sessionKey)) layers.push({ source: `agents.list[${id}].sandbox.tools`, ...agent.config.sandbox.tools });
-  if (kind === 'subagent') {
-    layers.push({ source: 'agents.defaults.subagents.tools', ...config.agents.defaults.subagents.tools });
-    if (agent.config.subagents?.tools) layers.push({ source: `agents.list[${id}].subagents.tools`, ...agent.config.subagents.tools });
-  }
-  const names = applyToolPolicy(
-    tools.map((tool) => tool.name),
-    layers,
-  );
-  // The deepest level never spawns (seed 002 section 2.2): past maxSpawnDepth there is nothing to manage either.
-  const canSpawn = (parseSessionKey(sessionKey)?.depth ?? 0) < resolveLimits(config.agents.defaults.subagents, agent.config.subagents, id).maxSpawnDepth;
-  return tools.filter(
-    (tool) =>
-      names.includes(tool.name) &&
-      (canSpawn || (tool.name !== 'sessions_spawn' && tool.name !== 'subagents')) &&
-      (!tool.sessionKinds || tool.sessionKinds.includes(kind)) &&
-      (!spawned || (spawned.tools.includes(tool.name) && roleAllowsTool(spawned.role, tool.name))),
-  );
-}
 
 export function createSessionRunner(deps: SessionRunnerDeps) {
   const { store, clock, ids } = deps;
@@ -166,7 +125,7 @@ export function createSessionRunner(deps: SessionRunnerDeps) {
         model: deps.models.resolve(model),
         system: context.system,
         messages: context.messages,
-        tools: toolsFor(agent, deps.config, deps.tools, slot.sessionKey, subagent),
+        ...offeredTools(agent, deps.config, deps.tools, slot.sessionKey, subagent),
         toolContext: { runId, sessionKey: slot.sessionKey, agentId: agent.config.id, workspace: subagent?.workdir ?? agent.workspace, clock, conversation: conversationOf(inputs) },
         ledger: deps.toolLedger ? { store: store.toolCalls, scope: inputs[0]?.id ?? runId, sessionKey: slot.sessionKey, runId, settled: toolCalls } : undefined,
         timeoutMessage: subagent

@@ -206,11 +206,13 @@ describe('seed 002 section 6: the minimal configuration', () => {
 
   it('with visibility "tree", the visibility layer refuses another agent even though agentToAgent allows it', async () => {
     gateway = await startTestGateway(merged('tree'));
-    // With nothing it could reach (no other agent visible, no session spawned), main is not offered sessions_send.
-    expect(await ask('coding')).toBe('||');
+    // With nothing it could reach (no other agent visible, no session spawned), main is not offered sessions_send;
+    // a model that calls it anyway is refused with the layer and key, word for word as send --from is.
+    expect(await ask('coding')).toBe(
+      'forbidden|visibility|cannot send to session "agent:coding:main" of agent "coding": tools.sessions.visibility is "tree", and reaching another agent\'s sessions needs "all"',
+    );
     const [run] = await gateway.listRuns({ sessionKey: 'agent:main:main' });
     expect(run.errorMessage ?? '').toBe('');
-    // The same send through the door that does not depend on the model (send --from) names the layer.
     await expect(gateway.sendAs('agent:main:main', { agentId: 'coding', message: 'status please', timeoutSeconds: 0, idempotencyKey: 'tree' })).rejects.toMatchObject({
       code: 'VISIBILITY_DENIED',
       message: 'cannot send to session "agent:coding:main" of agent "coding": tools.sessions.visibility is "tree", and reaching another agent\'s sessions needs "all"',
@@ -277,7 +279,11 @@ describe('seed 001 9.4: a sandboxed agent is limited to the sessions it spawned'
     );
     const listed = JSON.parse(await ask('list')) as { sessionKey: string }[];
     expect(listed.map((s) => s.sessionKey).sort()).toEqual([main, child].sort());
-    // sessions_history is not in its tool allow list: the model is not offered it, and a call to it fails.
-    expect(await ask('history')).toBe("Model tried to call unavailable tool 'sessions_history'. Available tools: sessions_list, sessions_send.");
+    // sessions_history is not in its tool allow list: the model is not offered it, and a call to it is refused with the layer and key.
+    expect(JSON.parse(await ask('history'))).toEqual({
+      status: 'forbidden',
+      layer: 'tool',
+      error: 'agent "sandbox-agent" may not use sessions_history: the tool policy leaves it out (agents.list[sandbox-agent].tools.allow (["exec","read","sessions_list","sessions_send"]) does not include it)',
+    });
   });
 });

@@ -39,7 +39,7 @@ describe('agent-to-agent from the CLI and the control API', () => {
       stderr: 'switchboard: cannot send to agent "sales": agent "sales" is not in tools.agentToAgent.allow (["support","expert"]); requester and target must both match\n',
     });
     const noTool = await cli('send', 'support', 'hi', '--from', 'agent:mute:main');
-    expect(noTool.stderr).toBe('switchboard: agent "mute" may not use sessions_send (tool policy: tools, agents.defaults.tools, agents.list[mute].tools)\n');
+    expect(noTool.stderr).toBe('switchboard: agent "mute" may not use sessions_send: the tool policy leaves it out (agents.list[mute].tools.deny (["sessions_*"]) denies it)\n');
   });
 
   it('api: POST /v1/send with from answers 403 with the layer, and 400 for fields that only a user channel has', async () => {

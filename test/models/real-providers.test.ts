@@ -167,6 +167,9 @@ describe('prompt caching', () => {
     const [before, after] = server.requests.map((request) => providers[0].toolsOf(request.body) as string[]);
     expect(before).not.toContain('subagents');
     expect(before).not.toContain('sessions_send');
+    // A tool the session may not use (board_complete lives in board sessions) is never sent.
+    expect(before).not.toContain('board_complete');
+    expect(after).not.toContain('board_complete');
     expect(after).toContain('subagents');
     expect(after).toContain('sessions_send');
   });
