@@ -76,6 +76,14 @@ export async function loadTask(db: Db, id: string): Promise<BoardTaskRecord> {
 export async function loadClaimed(db: Db, id: string, token: number): Promise<BoardTaskRecord> {
   const task = await loadTask(db, id);
   if (task.state === 'running' && task.token === token) return task;
+  if (!Number.isSafeInteger(token) || token < 1 || token > task.token) {
+    const issued = task.token === 0 ? 'none yet' : task.token === 1 ? 'only 1' : `1 to ${task.token}`;
+    throw new SwitchboardError('INVALID_REQUEST', `token ${token} was never issued for task ${id} (its claims so far: ${issued}); use the token "board claim" gave you`, {
+      taskId: id,
+      token,
+      currentToken: task.token,
+    });
+  }
   const now = task.state === 'running' ? `claimed again (attempt ${task.attempts}, token ${task.token}, by ${task.claimWorker})` : `${task.state}`;
   throw new SwitchboardError('CLAIM_LOST', `claim lost: task ${id} is ${now}; token ${token} is no longer its claim, so nothing was changed. Stop working on it.`, {
     taskId: id,
@@ -184,4 +192,12 @@ export async function changeByKey(db: Db, key: string | undefined): Promise<{ ta
   if (key === undefined) return undefined;
   const row = await db.selectFrom('board_events').select(['task_id', 'detail']).where('idempotency_key', '=', key).executeTakeFirst();
   return row && { taskId: row.task_id, detail: parse(row.detail) as Record<string, unknown> };
+}
+
+/**
+ * The attempt a token's claim was, once it ended: a worker that retries a call whose answer it lost (the same
+ * complete or block again) is answered as the first call was, instead of with CLAIM_LOST.
+ */
+export async function endedAttempt(db: Db, id: string, token: number): Promise<Selectable<BoardAttemptsTable> | undefined> {
+  return db.selectFrom('board_attempts').selectAll().where('task_id', '=', id).where('token', '=', token).where('ended_at', 'is not', null).executeTakeFirst();
 }

@@ -12,7 +12,7 @@ import { freezeResult } from '../core/subagent.js';
 import { nodeHashing } from '../hashing.js';
 import type { BoardClaim, BoardClaimRequest, BoardCommentRecord, BoardReclaim, BoardStore, BoardTaskRecord, NewBoardTask } from '../board-ports.js';
 import {
-  changeByKey, claimOf, endAttempt, gaveUpReason, loadClaimed, loadTask, NO_CLAIM, openDependencies, promoteDependents, recordEvent, toBoardTask, toComment, updateTask,
+  changeByKey, claimOf, endAttempt, endedAttempt, gaveUpReason, loadClaimed, loadTask, NO_CLAIM, openDependencies, promoteDependents, recordEvent, toBoardTask, toComment, updateTask,
 } from './kysely-board-rows.js';
 import { json, num, type Db } from './kysely-rows.js';
 import type { SqlDialectName } from './sql-dialect.js';
@@ -220,8 +220,10 @@ export class KyselyBoardStore extends KyselyBoardReads implements BoardStore {
 
   complete(id: string, token: number, outcome: { result: string; summary?: string; review?: boolean; maxResultChars: number }, now: number): Promise<BoardTaskRecord> {
     return this.tx(async (trx) => {
-      const task = await loadClaimed(trx, id, token);
       const frozen = freezeResult(outcome.result, outcome.maxResultChars, nodeHashing.sha256);
+      const claimed = await this.underClaim(trx, id, token, outcome.review ? 'review' : 'completed', (task) => task.resultHash === frozen.resultHash);
+      if ('repeat' in claimed) return claimed.repeat;
+      const { task } = claimed;
       await endAttempt(trx, task, outcome.review ? 'review' : 'completed', { summary: outcome.summary ?? null }, now);
       const state = outcome.review ? 'review' : 'done';
       const done = await updateTask(
@@ -238,10 +240,35 @@ export class KyselyBoardStore extends KyselyBoardReads implements BoardStore {
 
   block(id: string, token: number, why: { kind: BlockKind; reason: string }, now: number): Promise<BoardTaskRecord> {
     return this.tx(async (trx) => {
-      const task = await loadClaimed(trx, id, token);
+      const claimed = await this.underClaim(trx, id, token, 'blocked', (task, attempt) => attempt.summary === why.reason && task.blockKind === why.kind);
+      if ('repeat' in claimed) return claimed.repeat;
+      const { task } = claimed;
       await endAttempt(trx, task, 'blocked', { summary: why.reason }, now);
       return updateTask(trx, task, { state: 'blocked', ...NO_CLAIM, block_kind: why.kind, block_reason: why.reason }, { type: 'blocked', actor: task.claimWorker!, detail: { kind: why.kind, reason: why.reason } }, now);
     });
+  }
+
+  /**
+   * The task under this token's claim; or, when the claim is gone because this token's attempt already ended the
+   * way this call would end it (`same` compares the rest), the task as it is: the worker retried a call whose
+   * answer it lost, and is answered as the first call was. Only while no later claim took the task.
+   */
+  private async underClaim(
+    trx: Db,
+    id: string,
+    token: number,
+    outcome: string,
+    same: (task: BoardTaskRecord, attempt: { summary: string | null }) => boolean,
+  ): Promise<{ task: BoardTaskRecord } | { repeat: BoardTaskRecord }> {
+    try {
+      return { task: await loadClaimed(trx, id, token) };
+    } catch (error) {
+      if (!SwitchboardError.isInstance(error) || error.code !== 'CLAIM_LOST') throw error;
+      const attempt = await endedAttempt(trx, id, token);
+      const task = await loadTask(trx, id);
+      if (attempt?.outcome === outcome && task.token === token && same(task, attempt)) return { repeat: task };
+      throw error;
+    }
   }
 
   release(id: string, token: number, reason: string | undefined, now: number): Promise<BoardTaskRecord> {

@@ -49,6 +49,10 @@ describe('board: outside workers through the CLI', () => {
     expect(late.code).toBe(1);
     expect(late.stderr).toContain(`claim lost: task ${task.id} is claimed again (attempt 2, token 2, by w2); token 1 is no longer its claim, so nothing was changed. Stop working on it.`);
     expect((await cli('board', 'complete', task.id.slice(0, 8), '--token', '2', '--result', 'on time')).code).toBe(0);
+    // A retry after a lost answer is answered as the first was; a token never issued is told so.
+    expect((await cli('board', 'complete', task.id, '--token', '2', '--result', 'on time')).code).toBe(0);
+    const unknown = await cli('board', 'complete', task.id, '--token', '9', '--result', 'x');
+    expect([unknown.code, unknown.stderr]).toEqual([1, `switchboard: token 9 was never issued for task ${task.id} (its claims so far: 1 to 2); use the token "board claim" gave you\n`]);
     const view = await json<BoardTaskView>('board', 'show', task.id);
     expect(view.task).toMatchObject({ state: 'done', result: 'on time', attempts: 2, failures: 1 });
     expect(view.attempts.map((attempt) => [attempt.worker, attempt.outcome])).toEqual([['w1', 'expired'], ['w2', 'completed']]);

@@ -110,12 +110,16 @@ export function describeBoardContract(name: string, open: () => Promise<Store>):
       expect((await board.view(task.id))!.attempts[0].heartbeatAt).toBe(5000);
       await board.noteRef(task.id, claim.token, 'remote-task-9', 5500);
       expect((await board.view(task.id))!.attempts[0]).toMatchObject({ ref: 'remote-task-9', heartbeatAt: 5500 });
-      expect((await refusal(board.noteRef(task.id, 7, 'other', 5600))).code).toBe('CLAIM_LOST');
-      expect(await refusal(board.heartbeat(task.id, 7, TTL, 6000))).toEqual({
+      expect((await refusal(board.noteRef(task.id, 7, 'other', 5600))).code).toBe('INVALID_REQUEST');
+      await board.release(task.id, claim.token, 'let someone else', 5700);
+      const again = (await board.claim({ worker: 'w2', ttlMs: TTL }, 5800))!;
+      expect((await refusal(board.noteRef(task.id, claim.token, 'other', 5900))).code).toBe('CLAIM_LOST');
+      expect(await refusal(board.heartbeat(task.id, claim.token, TTL, 6000))).toEqual({
         code: 'CLAIM_LOST',
-        message: `claim lost: task ${task.id} is claimed again (attempt 1, token 1, by w1); token 7 is no longer its claim, so nothing was changed. Stop working on it.`,
+        message: `claim lost: task ${task.id} is claimed again (attempt 2, token 2, by w2); token 1 is no longer its claim, so nothing was changed. Stop working on it.`,
       });
-      expect((await board.get(task.id))!.claimExpiresAt).toBe(5000 + TTL);
+      expect((await board.get(task.id))!.claimExpiresAt).toBe(5800 + TTL);
+      expect(again.token).toBe(2);
       expect(await refusal(board.heartbeat('nope', 1, TTL, 6000))).toEqual({ code: 'BOARD_TASK_NOT_FOUND', message: 'no board task "nope" (list them with "switchboard board list")' });
     });
 
@@ -249,6 +253,40 @@ export function describeBoardContract(name: string, open: () => Promise<Store>):
       expect((await refusal(board.comment(task.id, { author: 'w1', body: 'late', token: claim.token }, 3500))).code).toBe('CLAIM_LOST');
       expect((await board.view(task.id))!.comments.map((comment) => comment.body)).toEqual(['use markdown', 'halfway']);
       expect((await board.view(task.id, { comments: 1 }))!.comments.map((comment) => comment.body)).toEqual(['halfway']);
+    });
+
+    it('retries: the same complete or block again answers as the first did; another result, or after a new claim, is CLAIM_LOST', async () => {
+      const task = (await board.create(newTask(), 1000)).task;
+      const claim = (await board.claim({ worker: 'w1', ttlMs: TTL }, 2000))!;
+      const done = await board.complete(task.id, claim.token, { result: 'the report', maxResultChars: 100 }, 3000);
+      expect(await board.complete(task.id, claim.token, { result: 'the report', maxResultChars: 100 }, 4000)).toEqual(done);
+      expect((await refusal(board.complete(task.id, claim.token, { result: 'another report', maxResultChars: 100 }, 4000))).code).toBe('CLAIM_LOST');
+      expect((await refusal(board.complete(task.id, claim.token, { result: 'the report', review: true, maxResultChars: 100 }, 4000))).code).toBe('CLAIM_LOST');
+      expect((await board.events({ taskId: task.id })).filter((event) => event.type === 'completed')).toHaveLength(1);
+
+      const other = (await board.create(newTask(), 5000)).task;
+      let held = (await board.claim({ worker: 'w1', taskId: other.id, ttlMs: TTL }, 5000))!;
+      const blocked = await board.block(other.id, held.token, { kind: 'needs_input', reason: 'which format?' }, 5500);
+      expect(await board.block(other.id, held.token, { kind: 'needs_input', reason: 'which format?' }, 5600)).toEqual(blocked);
+      await board.move(other.id, 'ready', { actor: 'user' }, 6000);
+      const first = held.token;
+      held = (await board.claim({ worker: 'w2', taskId: other.id, ttlMs: TTL }, 6500))!;
+      expect((await refusal(board.block(other.id, first, { kind: 'needs_input', reason: 'which format?' }, 7000))).code).toBe('CLAIM_LOST');
+    });
+
+    it('a token that was never issued is told so, not that its claim was lost', async () => {
+      const task = (await board.create(newTask(), 1000)).task;
+      expect(await refusal(board.complete(task.id, 1, { result: 'x', maxResultChars: 10 }, 1500))).toEqual({
+        code: 'INVALID_REQUEST',
+        message: `token 1 was never issued for task ${task.id} (its claims so far: none yet); use the token "board claim" gave you`,
+      });
+      await board.claim({ worker: 'w1', ttlMs: TTL }, 2000);
+      for (const token of [2, 0, -1, 1.5]) {
+        expect(await refusal(board.heartbeat(task.id, token, TTL, 2500))).toEqual({
+          code: 'INVALID_REQUEST',
+          message: `token ${token} was never issued for task ${task.id} (its claims so far: only 1); use the token "board claim" gave you`,
+        });
+      }
     });
 
     it('comments with a ledger key: a second call with the key writes nothing and returns the first comment', async () => {
