@@ -60,6 +60,9 @@ export interface ControlApiOptions {
  * Anyone may be told how to get a token, but not where this gateway's files are: the hint names the config as a
  * placeholder. The CLI, which knows its config, names it in full (cli/client.ts).
  */
+/** Where the A2A server answers when it is on (its endpoints, and the v1.0 and v0.3 card paths). */
+const A2A_PATHS = /^\/(a2a\/|\.well-known\/agent-card\.json$|\.well-known\/agent\.json$)/;
+
 const TOKEN_HINT = 'print it with "switchboard --config <file> token", <file> being the config this gateway was started with';
 
 export class ControlApi {
@@ -217,6 +220,9 @@ export class ControlApi {
     try {
       const url = new URL(request.url ?? '/', 'http://localhost');
       if (this.options.front?.handles(url.pathname)) return this.options.front.handle(request, response);
+      if (!this.options.front && A2A_PATHS.test(url.pathname)) {
+        throw new SwitchboardError('NOT_FOUND', `the A2A server is off on this gateway, so ${url.pathname} serves nothing: set a2a.server.enabled: true in its config (with a2a.server.peers) and restart it`);
+      }
       const callback = url.pathname.match(/^\/a2a-callback\/([^/]+)$/);
       if (callback && request.method === 'POST') return await this.receivePush(request, response, decodeSegment(callback[1]));
       // Probes for process supervisors: no token, and nothing in the answer but the state.

@@ -54,6 +54,17 @@ describe('control API against a real gateway process', () => {
     expect(JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4))).toEqual({ error: { code: 'METHOD_NOT_ALLOWED', message: "CONNECT is not supported: this is the gateway's control API, not a proxy" } });
   });
 
+  it('A2A off: its card and endpoints say that the server is off and which key turns it on, with or without a token', async () => {
+    for (const path of ['/.well-known/agent-card.json', '/a2a/echo/.well-known/agent-card.json', '/a2a/jsonrpc']) {
+      for (const token of [null, undefined]) {
+        expect(await suite.gw.request('GET', path, undefined, token)).toEqual({
+          status: 404,
+          body: { error: { code: 'NOT_FOUND', message: `the A2A server is off on this gateway, so ${path} serves nothing: set a2a.server.enabled: true in its config (with a2a.server.peers) and restart it` } },
+        });
+      }
+    }
+  });
+
   it('bad input: a key used for a stored-only message and again for a sessions_send is a 409 naming the key and its first use', async () => {
     const stored = await suite.gw.request<{ inputId: string }>('POST', '/v1/send', { from: 'agent:echo:main', target: 'slow', message: 'fyi', mode: 'notify', idempotencyKey: 'reused' });
     expect(stored.status).toBe(200);
