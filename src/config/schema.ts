@@ -190,7 +190,7 @@ export const configSchema = z.strictObject({
     .strictObject({
       agentToAgent: z
         .strictObject({
-          maxPingPongTurns: z.number().int().min(0).max(5).default(5),
+          maxPingPongTurns: z.number().int().min(0).max(5).default(0),
           maxHops: z.number().int().min(1).max(64).default(8),
           maxSendsPerMinute: positiveInt.default(30),
         })

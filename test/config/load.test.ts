@@ -21,7 +21,7 @@ describe('config loading', () => {
     expect(config.gateway).toEqual({ host: '127.0.0.1', port: 7317, dataDir: '.switchboard', maxMessageChars: 32000, waitTimeoutSeconds: 120 });
     expect(config.messages.queue).toEqual({ mode: 'followup', debounceMs: 1000, byChannel: {} });
     expect(config.tools.sessions.visibility).toBe('tree');
-    expect(config.session.agentToAgent.maxPingPongTurns).toBe(5);
+    expect(config.session.agentToAgent.maxPingPongTurns).toBe(0);
     expect(config.recovery.retryInterrupted).toBe(1);
     expect(config.agents.defaults).toMatchObject({ maxSteps: 16, historyLimit: 200, timeoutSeconds: 600 });
     expect(dataDir).toBe('/etc/sb/.switchboard');
@@ -93,7 +93,7 @@ describe('config defaults', () => {
     expect(config.recovery).toEqual({ retryInterrupted: 1 });
     expect(config.watchdog).toEqual({ intervalMs: 5000, stallMs: 30_000 });
     expect(config.outbox).toEqual({ maxAttempts: 10, baseDelayMs: 500, maxDelayMs: 300_000, concurrencyPerKind: 8 });
-    expect(config.session).toEqual({ agentToAgent: { maxPingPongTurns: 5, maxHops: 8, maxSendsPerMinute: 30 } });
+    expect(config.session).toEqual({ agentToAgent: { maxPingPongTurns: 0, maxHops: 8, maxSendsPerMinute: 30 } });
     expect(config.agents.defaults).toMatchObject({ maxSteps: 16, historyLimit: 200, timeoutSeconds: 600, tools: {}, subagents: { maxSpawnDepth: 1 } });
     // A section given in part keeps the defaults of the keys it leaves out.
     const partial = parseConfigText(`{ lanes: { main: { maxConcurrent: 2 } }, agents: { list: [{ id: "a", model: "scripted/echo" }] }, ${scripted} }`, '/x.json5', {});
