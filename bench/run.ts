@@ -2,6 +2,7 @@
  * `npm run bench`: the numbers in BENCHMARKS.md. Each comparison is a ratio measured in the same run,
  * because the machines are noisy. Pass --quick for a short smoke run.
  */
+import { judged, OPENCLAW_BYTES } from './judged.js';
 import { spawn } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -387,34 +388,34 @@ async function main() {
   for (const sync of ['NORMAL', 'FULL'] as const) {
     const n = sync === 'FULL' ? Math.floor(accepts / 5) : accepts;
     const r = await acceptThroughput(sync, n);
-    lines.push(`durable accepts, synchronous=${sync}: ${fmt(r.storePerSec, 0)}/s via the store, ${fmt(r.rawPerSec, 0)}/s raw single-row inserts; ratio ${fmt(r.ratio)} (target >= 0.5)`);
+    lines.push(`durable accepts, synchronous=${sync}: ${fmt(r.storePerSec, 0)}/s via the store, ${fmt(r.rawPerSec, 0)}/s raw single-row inserts; ratio ${judged(r.ratio, '>=', 0.5)}`);
   }
   const rt = await roundTrips(trips, 100);
   const floor = await sdkFloor(trips);
   lines.push(`send-and-wait in process (scripted zero-latency model, synchronous=FULL): p50 ${fmt(rt.p50)} ms, p99 ${fmt(rt.p99)} ms`);
-  lines.push(`  of which the AI SDK's generateText alone (p50 of a bare call): ${fmt(floor)} ms; the gateway's own share at p50: ${fmt(rt.p50 - floor)} ms (target <= 2 ms with FULL)`);
+  lines.push(`  of which the AI SDK's generateText alone (p50 of a bare call): ${fmt(floor)} ms; the gateway's own share at p50 with FULL: ${judged(rt.p50 - floor, '<=', 2, 'ms')}`);
   lines.push(`  the same in one session with 200 entries of history: p50 ${fmt(rt.historyP50)} ms`);
-  lines.push(`send-and-wait with 100 sessions in parallel: ${fmt(rt.parallelPerSec, 0)} messages/s`);
+  lines.push(`send-and-wait with 100 sessions in parallel: ${judged(rt.parallelPerSec, '>=', 1000, 'messages/s')}`);
   const normal = await roundTrips(trips, 100, 'NORMAL');
-  lines.push(`the same with synchronous=NORMAL: p50 ${fmt(normal.p50)} ms, the gateway's own share ${fmt(normal.p50 - floor)} ms (target <= 1 ms); 100 sessions in parallel ${fmt(normal.parallelPerSec, 0)} messages/s`);
+  lines.push(`the same with synchronous=NORMAL: p50 ${fmt(normal.p50)} ms, the gateway's own share ${judged(normal.p50 - floor, '<=', 1, 'ms')}; 100 sessions in parallel ${fmt(normal.parallelPerSec, 0)} messages/s`);
   const a2aCount = quick ? 30 : 300;
   for (const [pingPong, announce] of [[0, false], [5, true]] as const) {
     const a2a = await agentToAgent(a2aCount, pingPong, floor, true, announce);
     lines.push(
-      `sessions_send and wait, ping-pong ${pingPong}${announce ? ' and announce' : ''}: ${a2a.calls} model calls per send (max ${a2a.maxCalls}${pingPong === 0 ? ', target <= 3' : ''}), ${fmt(a2a.promptChars, 0)} prompt characters per send; ` +
-        `${fmt(a2a.requestBytes, 0)} request bytes sent per send (tool definitions ${fmt(a2a.toolBytes, 0)})${announce ? `, ${fmt(583_000 / a2a.requestBytes, 1)} times less than OpenClaw's measured 583 KB (target >= 25)` : ''}; ` +
+      `sessions_send and wait, ping-pong ${pingPong}${announce ? ' and announce' : ''}: ${pingPong === 0 ? judged(a2a.calls, '<=', 3, 'model calls per send') : `${a2a.calls} model calls per send`} (max ${a2a.maxCalls}), ${fmt(a2a.promptChars, 0)} prompt characters per send; ` +
+        `${fmt(a2a.requestBytes, 0)} request bytes sent per send (tool definitions ${fmt(a2a.toolBytes, 0)})${announce ? `, ${judged(OPENCLAW_BYTES / a2a.requestBytes, '>=', 25, 'times less')} than OpenClaw's measured ${OPENCLAW_BYTES} bytes` : ''}; ` +
         `until the exchange is done p50 ${fmt(a2a.p50)} ms, p99 ${fmt(a2a.p99)} ms; gateway overhead (minus ${a2a.calls} bare SDK calls) p50 ${fmt(a2a.overheadP50)} ms, p99 ${fmt(a2a.overheadP99)} ms; ` +
-        `largest framework text in one run ${a2a.maxPreamble} characters (target <= 2000 per call)`,
+        `largest framework text in one run ${judged(a2a.maxPreamble, '<=', 2000, 'characters')}`,
     );
   }
   const wire = await wireBytes();
   lines.push(
     `the same on the wire (a fake OpenAI-compatible server, all five turns and the announce): ${wire.calls} model calls, ${fmt(wire.bytes, 0)} request bytes received by the server ` +
-      `(${fmt(wire.recorded, 0)} recorded on the runs), ${fmt(583_000 / wire.bytes, 1)} times less than OpenClaw's 583 KB (target >= 25)`,
+      `(${fmt(wire.recorded, 0)} recorded on the runs), ${judged(OPENCLAW_BYTES / wire.bytes, '>=', 25, 'times less')} than OpenClaw's ${OPENCLAW_BYTES} bytes`,
   );
   const ledger = await ledgerCost(quick ? 30 : 200, floor);
   lines.push(
-    `tool-call ledger on the waited sessions_send (ping-pong 0, until the exchange is done): p50 ${fmt(ledger.withMs)} ms with it, ${fmt(ledger.withoutMs)} ms without it; ratio ${fmt(ledger.ratio)} (target <= 1.10)`,
+    `tool-call ledger on the waited sessions_send (ping-pong 0, until the exchange is done): p50 ${fmt(ledger.withMs)} ms with it, ${fmt(ledger.withoutMs)} ms without it; ratio ${judged(ledger.ratio, '<=', 1.1)}`,
   );
   const sub = await subagents(quick ? 30 : 300, quick ? 100 : 1000, floor);
   lines.push(
@@ -422,38 +423,38 @@ async function main() {
   );
   lines.push(
     `${sub.fanOut} sub-agents through the subagent lane (maxConcurrent 8): spawned in ${fmt(sub.spawnedMs, 0)} ms, all completions consumed by the parent after ${fmt(sub.totalMs, 0)} ms; ` +
-      `peak RSS ${fmt(sub.peakRssMb, 0)} MB (target <= 512); ${sub.succeeded} succeeded, ${sub.lost} lost, ${sub.twice} completed twice, ${sub.consumedOnce} completions in the parent's transcript once`,
+      `peak RSS ${judged(sub.peakRssMb, '<=', 512, 'MB')}; ${sub.succeeded} succeeded, ${sub.lost} lost, ${sub.twice} completed twice, ${sub.consumedOnce} completions in the parent's transcript once`,
   );
   const load = await a2aLoad(ROOT, tmp(), quick ? 2 : 10);
   lines.push(
     `A2A SendMessage under load (50 connections, a new task per request, synchronous=FULL): ${fmt(load.ours.rps, 0)} requests/s through the gateway (p50 ${load.ours.p50} ms, p99 ${load.ours.p99} ms, ${load.ours.errors + load.ours.non2xx} failed), ` +
-      `${fmt(load.reference.rps, 0)}/s through the SDK's in-memory reference server (p50 ${load.reference.p50} ms, p99 ${load.reference.p99} ms): ratio ${fmt(load.ratio)} (target >= 1.5)`,
+      `${fmt(load.reference.rps, 0)}/s through the SDK's in-memory reference server (p50 ${load.reference.p50} ms, p99 ${load.reference.p99} ms): ratio ${judged(load.ratio, '>=', 1.5)}`,
   );
   const api = await controlApiLoad(ROOT, tmp(), quick ? 2 : 10);
   lines.push(
-    `waited sends through the control API, 1,000 sessions, 200 connections (synchronous=FULL): ${fmt(api.rps, 0)} messages/s, p50 ${api.p50} ms, p99 ${api.p99} ms, ${api.errors + api.non2xx} failed (target >= 1000/s, p99 < 1 s)`,
+    `waited sends through the control API, 1,000 sessions, 200 connections (synchronous=FULL): ${judged(api.rps, '>=', 1000, 'messages/s')}, p50 ${api.p50} ms, p99 ${judged(api.p99, '<', 1000, 'ms')}, ${api.errors + api.non2xx} failed`,
   );
   const tasks = quick ? 500 : 5000;
   const claims = await sqliteClaims(tasks);
   lines.push(
     `board claims on SQLite (synchronous=FULL, ${tasks} ready tasks): one claimer ${fmt(claims.board1, 0)}/s through the board, 16 concurrent claimers ${fmt(claims.board16, 0)}/s; ` +
-      `a raw UPDATE ... RETURNING ${fmt(claims.raw, 0)}/s; ratio ${fmt(claims.board1 / claims.raw)} with one claimer, ${fmt(claims.board16 / claims.raw)} with 16 (target >= 0.5)`,
+      `a raw UPDATE ... RETURNING ${fmt(claims.raw, 0)}/s; ratio ${judged(claims.board1 / claims.raw, '>=', 0.5)} with one claimer, ${judged(claims.board16 / claims.raw, '>=', 0.5)} with 16`,
   );
   const postgres = process.env.SWITCHBOARD_TEST_POSTGRES ?? 'postgres://postgres@127.0.0.1:5432/test';
   for (const connections of [1, 4, 16]) {
     try {
       const pgClaims = await postgresClaims(postgres, quick ? 500 : 3000, connections);
-      lines.push(`board claims on PostgreSQL, ${connections} connection${connections > 1 ? 's' : ''}: ${fmt(pgClaims.board, 0)}/s through the board, ${fmt(pgClaims.raw, 0)}/s raw FOR UPDATE SKIP LOCKED; ratio ${fmt(pgClaims.board / pgClaims.raw)} (target >= 0.8)`);
+      lines.push(`board claims on PostgreSQL, ${connections} connection${connections > 1 ? 's' : ''}: ${fmt(pgClaims.board, 0)}/s through the board, ${fmt(pgClaims.raw, 0)}/s raw FOR UPDATE SKIP LOCKED; ratio ${judged(pgClaims.board / pgClaims.raw, '>=', 0.8)}`);
     } catch (error) {
       lines.push(`board claims on PostgreSQL: skipped, no server at ${postgres} (${(error as Error).message})`);
       break;
     }
   }
   const defs = await toolDefinitionChars();
-  lines.push(`tool definitions sent with each call: ${defs.chars} characters for ${defs.tools} tools`);
+  lines.push(`tool definitions sent with each call: ${judged(defs.chars, '<=', 1500, 'characters')} for ${defs.tools} tools`);
   const cold = await coldStart();
-  lines.push(`cold start to ready: ${fmt(cold.gatewayMs, 0)} ms inside the gateway (store open, migrations, recovery, API listening); ${fmt(cold.processMs, 0)} ms from spawning the process (target <= 1000 ms)`);
-  lines.push(`framework prompt per run: ${rt.preambleChars} characters (target <= 2000); whole prompt of a one-message run: ${rt.promptChars} characters`);
+  lines.push(`cold start to ready: ${fmt(cold.gatewayMs, 0)} ms inside the gateway (store open, migrations, recovery, API listening); ${judged(cold.processMs, '<=', 1000, 'ms')} from spawning the process`);
+  lines.push(`framework prompt per run: ${judged(rt.preambleChars, '<=', 2000, 'characters')}; whole prompt of a one-message run: ${rt.promptChars} characters`);
   process.stdout.write(`${lines.join('\n')}\n`);
 }
 
