@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { A2AClientService, RESULT_KIND } from './a2a/client.js';
 import { createA2AClientTools, requestInputTool } from './a2a/tools.js';
 import { configWarnings } from './config/warnings.js';
+import type { ConfigReload } from './gateway/config-reload.js';
 import { loadConfigFile } from './config/load.js';
 import { DataDir } from './gateway/data-dir.js';
 import { Gateway, type GatewayDeps, type GatewayExtension, type GatewayParts } from './gateway/gateway.js';
@@ -77,6 +78,8 @@ export interface RunningGateway {
   readyMs: number;
   /** Where the Agent Cards are, when the A2A server is on. */
   a2aCards: { agentId: string; url: string }[];
+  /** Reads the config file again and applies what a running gateway can take (SIGHUP, `config reload`). */
+  reloadConfig(): ConfigReload;
   stop(): Promise<void>;
 }
 
@@ -133,7 +136,14 @@ export async function serveGateway(options: ServeOptions): Promise<RunningGatewa
     front,
     board,
     a2aCallback: (taskId, secret) => client.receivePush(taskId, secret),
+    reloadConfig: () => reloadConfig(),
   });
+  // A file that does not load changes nothing: the error names each problem, and the running config stays.
+  const reloadConfig = (): ConfigReload => {
+    const { config: next } = loadConfigFile(configPath);
+    for (const warning of configWarnings(next)) logger.warn({ config: configPath }, warning);
+    return gateway.reloadConfig(next);
+  };
   let url: string;
   try {
     url = await api.listen();
@@ -157,6 +167,7 @@ export async function serveGateway(options: ServeOptions): Promise<RunningGatewa
     dataDir,
     readyMs: performance.now() - started,
     a2aCards: front?.cardUrls(url) ?? [],
+    reloadConfig,
     stop() {
       stopping ??= (async () => {
         // The gateway first: it ends pending waits, so the API's open requests can finish and it can close.

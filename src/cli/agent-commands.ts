@@ -19,7 +19,7 @@ agents
     }));
     print({ agents: rows }, () => table(rows, ['id', 'name', 'model', 'bindings']));
   });
-const restartNote = 'restart the gateway to apply';
+const restartNote = 'a running gateway takes it with "switchboard config reload"';
 agents
   .command('add <id>')
   .description('add an agent to the config file')

@@ -1,9 +1,18 @@
 /** The CLI's client for the control API. */
 import { createParser } from 'eventsource-parser';
 import { existsSync } from 'node:fs';
-import { cliCommand, loadConfigFile } from '../config/load.js';
+import { isAbsolute, relative } from 'node:path';
+import { loadConfigFile } from '../config/load.js';
 import { SwitchboardError, type ErrorCode } from '../core/errors.js';
 import { DataDir } from '../gateway/data-dir.js';
+
+/** The CLI command for the gateway of `configPath`, which it names, so that a hint is right for any config. */
+export function cliCommand(command: string, configPath?: string): string {
+  if (!configPath) return `switchboard ${command}`;
+  const near = relative(process.cwd(), configPath);
+  const shown = near && !near.startsWith('..') && !isAbsolute(near) ? near : configPath;
+  return `switchboard --config ${/^[\w./-]+$/.test(shown) ? shown : JSON.stringify(shown)} ${command}`;
+}
 
 export interface ClientTarget {
   url: string;
@@ -35,11 +44,21 @@ export function resolveClientTarget(configPath: string, explicitUrl?: string): C
 export class ControlClient {
   constructor(private readonly target: ClientTarget) {}
 
-  /** The gateway's refusal; a token refusal's hint names the config this CLI found the token with. */
-  private refusal(code: ErrorCode, message: string): SwitchboardError {
-    if (code !== 'UNAUTHORIZED' || !this.target.configPath) return new SwitchboardError(code, message);
-    const reason = message.replace(/ \(print it with .*\)$/, '');
-    return new SwitchboardError(code, `${reason} from the gateway at ${this.target.url} (print its token with "${cliCommand('token', this.target.configPath)}", or pass the --config it was started with)`);
+  /**
+   * The gateway's refusal. A token refusal's hint names the config this CLI found the token with; an unknown agent
+   * that the config file defines says that the gateway runs an older config, and how to reload it.
+   */
+  private refusal(code: ErrorCode, message: string, details?: Record<string, unknown>): SwitchboardError {
+    const { configPath } = this.target;
+    if (!configPath) return new SwitchboardError(code, message, details);
+    if (code === 'UNAUTHORIZED') {
+      const reason = message.replace(/ \(print it with .*\)$/, '');
+      return new SwitchboardError(code, `${reason} from the gateway at ${this.target.url} (print its token with "${cliCommand('token', configPath)}", or pass the --config it was started with)`);
+    }
+    if (code === 'AGENT_NOT_FOUND' && typeof details?.agentId === 'string' && definedInFile(configPath, details.agentId)) {
+      return new SwitchboardError(code, `${message}; ${configPath} defines "${details.agentId}", so the gateway runs an older version of the file: apply it with "${cliCommand('config reload', configPath)}"`, details);
+    }
+    return new SwitchboardError(code, message, details);
   }
 
   private unreachable(): string {
@@ -72,8 +91,8 @@ export class ControlClient {
       throw new SwitchboardError('INTERNAL', `gateway answered HTTP ${response.status} with a body that is not JSON`);
     }
     if (!response.ok) {
-      const error = (parsed as { error?: { code?: ErrorCode; message?: string } }).error;
-      throw this.refusal(error?.code ?? 'INTERNAL', error?.message ?? `HTTP ${response.status}`);
+      const error = (parsed as { error?: { code?: ErrorCode; message?: string; details?: Record<string, unknown> } }).error;
+      throw this.refusal(error?.code ?? 'INTERNAL', error?.message ?? `HTTP ${response.status}`, error?.details);
     }
     return parsed as T;
   }
@@ -99,5 +118,14 @@ export class ControlClient {
     } catch (error) {
       if (!signal?.aborted) throw error;
     }
+  }
+}
+
+/** Whether the config file as it is now defines this agent (a file that does not load defines nothing). */
+function definedInFile(configPath: string, agentId: string): boolean {
+  try {
+    return loadConfigFile(configPath, process.env, { unsetEnv: 'allow' }).config.agents.list.some((agent) => agent.id === agentId);
+  } catch {
+    return false;
   }
 }

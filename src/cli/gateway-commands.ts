@@ -1,4 +1,5 @@
 /** `switchboard gateway`, `status` and `token`: the gateway process and what it is doing. */
+import { describeReload, type ConfigReload } from '../gateway/config-reload.js';
 import { DataDir } from '../gateway/data-dir.js';
 import { loadConfigFile } from '../config/load.js';
 import { errorMessage } from '../core/errors.js';
@@ -63,6 +64,14 @@ program
         },
       );
     };
+    // SIGHUP reloads the config file, as daemons do; a file with problems changes nothing and is logged.
+    process.on('SIGHUP', () => {
+      try {
+        running.reloadConfig();
+      } catch (error) {
+        process.stderr.write(`SIGHUP: the config was not reloaded: ${errorMessage(error)}\n`);
+      }
+    });
     process.once('SIGINT', () => shutdown('SIGINT'));
     process.once('SIGTERM', () => shutdown('SIGTERM'));
   });
@@ -91,4 +100,13 @@ program
     const { dataDir } = loadConfigFile(configPath(), process.env, { unsetEnv: 'allow' });
     const token = new DataDir(dataDir).ensure().token();
     print({ token }, () => token);
+  });
+
+const config = program.command('config').description('the config file and the running gateway');
+config
+  .command('reload')
+  .description('apply the config file to the running gateway: agents, bindings, policy, models (as SIGHUP does)')
+  .action(async () => {
+    const report = await client().request<ConfigReload>('POST', '/v1/config/reload');
+    print(report, () => describeReload(report));
   });

@@ -4,7 +4,7 @@
  * problem as `<path>: <what was expected>, got <value>`. Nothing is guessed.
  */
 import { readFileSync, existsSync } from 'node:fs';
-import { dirname, isAbsolute, relative, resolve } from 'node:path';
+import { dirname, isAbsolute, resolve } from 'node:path';
 import JSON5 from 'json5';
 import { z } from 'zod';
 import { Json5Document } from './edit.js';
@@ -37,14 +37,6 @@ export function resolveConfigPath(explicit?: string, env: NodeJS.ProcessEnv = pr
     }
   }
   return local;
-}
-
-/** The CLI command for the gateway of `configPath`, which it names, so that a hint is right for any config. */
-export function cliCommand(command: string, configPath?: string): string {
-  if (!configPath) return `switchboard ${command}`;
-  const near = relative(process.cwd(), configPath);
-  const shown = near && !near.startsWith('..') && !isAbsolute(near) ? near : configPath;
-  return `switchboard --config ${/^[\w./-]+$/.test(shown) ? shown : JSON.stringify(shown)} ${command}`;
 }
 
 export interface ParseOptions {

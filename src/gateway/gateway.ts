@@ -15,6 +15,7 @@ import { JournalTail } from './journal-tail.js';
 import { LaneScheduler, laneOptions, type StalledLane } from './lanes.js';
 import { OutboxDispatcher, type OutboxHandler } from './outbox.js';
 import { AgentRegistry } from './registry.js';
+import { applyReload, describeReload, planReload, type ConfigReload } from './config-reload.js';
 import { createSessionRunner, type RunOutcomeReport } from './session-runner.js';
 import { EXCHANGE_STEP_KIND, ExchangeFlow, exchangeStepRow } from './exchanges.js';
 import { AgentMessaging } from './messaging.js';
@@ -327,6 +328,16 @@ export class Gateway extends GatewayControl {
     } catch {
       return false;
     }
+  }
+
+  /** Takes a new config's reloadable sections (config-reload.ts); the rest waits for a restart and is named. */
+  reloadConfig(next: SwitchboardConfig): ConfigReload {
+    const plan = planReload(this.config, next);
+    applyReload(this.config, next, plan);
+    this.agents.reload();
+    this.models.reload(this.config.models.providers);
+    this.log('info', describeReload(plan));
+    return plan;
   }
 
   /** True once stop() has begun. */

@@ -24,7 +24,14 @@ export class AgentRegistry {
   private readonly agents = new Map<string, ResolvedAgent>();
 
   constructor(private readonly config: SwitchboardConfig) {
+    this.reload();
+  }
+
+  /** Rebuilt from the config's agents, after a reload replaced them. */
+  reload(): void {
+    const { config } = this;
     const defaults = config.agents.defaults;
+    this.agents.clear();
     for (const agent of config.agents.list) {
       this.agents.set(agent.id, {
         config: agent,

@@ -11,6 +11,7 @@ import type { Duplex } from 'node:stream';
 import { z } from 'zod';
 import { SwitchboardError, errorMessage, toSwitchboardError } from '../core/errors.js';
 import { QUEUE_MODES } from '../core/queue-mode.js';
+import type { ConfigReload } from '../gateway/config-reload.js';
 import type { GatewayApi } from '../gateway/gateway-api.js';
 import type { EventRecord, OutboxStatus } from '../ports.js';
 import type { BoardService } from '../board/board.js';
@@ -54,6 +55,8 @@ export interface ControlApiOptions {
   board?: BoardService;
   /** Push notifications from remote A2A agents (`/a2a-callback/<taskId>`); false when the task's secret does not match. */
   a2aCallback?: (taskId: string, token: string | undefined) => Promise<boolean>;
+  /** `POST /v1/config/reload`: the config file read again and applied (app.ts). */
+  reloadConfig?: () => ConfigReload;
 }
 
 /**
@@ -116,6 +119,10 @@ export class ControlApi {
       return value;
     };
     this.route('GET', /^\/v1\/status$/, async () => gw.status());
+    this.route('POST', /^\/v1\/config\/reload$/, async () => {
+      if (!this.options.reloadConfig) throw new SwitchboardError('NOT_FOUND', 'this gateway was not started from a config file, so it has none to reload');
+      return this.options.reloadConfig();
+    });
     this.route('GET', /^\/v1\/agents$/, async () => ({
       agents: gw.agents.list().map((agent) => ({
         id: agent.config.id,

@@ -10,7 +10,13 @@ import { ScriptedLanguageModel } from './scripted-model.js';
 export class ModelRegistry {
   private readonly cache = new Map<string, LanguageModelV3>();
 
-  constructor(private readonly providers: Record<string, ProviderConfig>) {}
+  constructor(private providers: Record<string, ProviderConfig>) {}
+
+  /** After a config reload: models are made again from the new providers. */
+  reload(providers: Record<string, ProviderConfig>): void {
+    this.providers = providers;
+    this.cache.clear();
+  }
 
   resolve(ref: string): LanguageModelV3 {
     const cached = this.cache.get(ref);
