@@ -199,7 +199,7 @@ export class GatewayAgentExecutor implements AgentExecutor {
     await this.tasks.appendEvent(taskId, 'state', { state: 'TASK_STATE_WORKING', sessionKey, inputId: input.id }, this.clock.now());
     relay.start(input.id);
 
-    let result;
+    let result: WaitResult;
     try {
       result = await this.gateway.waitForInput(input.id, this.stallMs);
     } finally {

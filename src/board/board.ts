@@ -135,7 +135,7 @@ export class BoardService {
     const assignee = request.assignee ? checkName('assignee', request.assignee) : null;
     const labels = request.labels ?? [];
     if (labels.length > MAX_LABELS) throw bad(`labels: at most ${MAX_LABELS}`);
-    labels.forEach((label) => checkName('labels', label));
+    for (const label of labels) checkName('labels', label);
     if (actor.kind === 'agent' && assignee && assignee !== actor.agentId && (this.gateway().agents.has(assignee) || this.isRemoteAgent(assignee))) {
       if (!agentToAgentAllowed(this.gateway().config.tools.agentToAgent, actor.agentId, assignee)) {
         throw new SwitchboardError('A2A_POLICY_DENIED', `cannot create a board task for "${assignee}": tools.agentToAgent must be enabled and its allow list must match both "${actor.agentId}" and "${assignee}"`, { layer: 'agentToAgent' });

@@ -102,7 +102,7 @@ export class ControlClient {
     let response: Response;
     try {
       response = await fetch(`${this.target.url}${path}`, { headers: { authorization: `Bearer ${this.target.token}` }, signal });
-    } catch (error) {
+    } catch (_error) {
       if (signal?.aborted) return;
       throw new SwitchboardError('GATEWAY_UNREACHABLE', this.unreachable());
     }

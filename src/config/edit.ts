@@ -108,7 +108,11 @@ export class Json5Document {
     const found: { path: string; line: number; firstLine: number }[] = [];
     const lineOf = (position: number) => this.text.slice(0, position).split('\n').length;
     const walk = (node: Node, path: string) => {
-      if (node.kind === 'array') node.items.forEach((item, index) => walk(item, `${path}[${index}]`));
+      if (node.kind === 'array') {
+        node.items.forEach((item, index) => {
+          walk(item, `${path}[${index}]`);
+        });
+      }
       if (node.kind !== 'object') return;
       const seen = new Map<string, number>();
       for (const entry of node.entries) {
@@ -156,7 +160,7 @@ export class Json5Document {
   /** Inserts `itemText` as the last element of the array at `path`. */
   appendToArray(path: (string | number)[], itemText: string): void {
     const node = this.find(path);
-    if (!node || node.kind !== 'array') throw new SwitchboardError('CONFIG_INVALID', `cannot edit the config: ${path.join('.')} is not an array`);
+    if (node?.kind !== 'array') throw new SwitchboardError('CONFIG_INVALID', `cannot edit the config: ${path.join('.')} is not an array`);
     const last = node.items.at(-1);
     if (!last) {
       const indent = this.indentAt(node.start);
@@ -172,7 +176,7 @@ export class Json5Document {
   /** Removes element `index` of the array at `path`, with its comma. */
   removeFromArray(path: (string | number)[], index: number): void {
     const node = this.find(path);
-    if (!node || node.kind !== 'array' || !node.items[index]) throw new SwitchboardError('CONFIG_INVALID', `cannot edit the config: no ${path.join('.')}[${index}]`);
+    if (node?.kind !== 'array' || !node.items[index]) throw new SwitchboardError('CONFIG_INVALID', `cannot edit the config: no ${path.join('.')}[${index}]`);
     const item = node.items[index];
     const next = node.items[index + 1];
     const lineStart = this.text.lastIndexOf('\n', item.start - 1) + 1;
@@ -192,7 +196,7 @@ export class Json5Document {
   /** Sets `key` on the object at `path` to `valueText`, replacing the old value or adding the key. */
   setKey(path: (string | number)[], key: string, valueText: string): void {
     const node = this.find(path);
-    if (!node || node.kind !== 'object') throw new SwitchboardError('CONFIG_INVALID', `cannot edit the config: ${path.join('.') || '(root)'} is not an object`);
+    if (node?.kind !== 'object') throw new SwitchboardError('CONFIG_INVALID', `cannot edit the config: ${path.join('.') || '(root)'} is not an object`);
     const existing = node.entries.find((entry) => entry.key === key);
     if (existing) {
       this.splice(existing.value.start, existing.value.end, valueText);

@@ -6,7 +6,7 @@
 import { readFileSync, existsSync } from 'node:fs';
 import { dirname, isAbsolute, resolve } from 'node:path';
 import JSON5 from 'json5';
-import { z } from 'zod';
+import type { z } from 'zod';
 import { Json5Document } from './edit.js';
 import { SwitchboardError } from '../core/errors.js';
 import { configSchema, DEFAULT_DATA_DIR, secretSchemas, type SwitchboardConfig } from './schema.js';

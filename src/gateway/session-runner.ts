@@ -15,8 +15,8 @@ import { assembleContext, renderInput, type PromptFileCache } from './context.js
 import type { EventBus } from './event-bus.js';
 import { ANNOUNCE_SKIP, exchangeStepRow } from './exchanges.js';
 import type { RunSlot } from './lanes.js';
-import type { AgentRegistry, ResolvedAgent } from './registry.js';
-import { executeRun } from './run-executor.js';
+import type { AgentRegistry } from './registry.js';
+import { executeRun, type ExecutedRun } from './run-executor.js';
 import { offeredTools } from './tool-offer.js';
 import { spawnerLimits } from './subagents.js';
 
@@ -116,7 +116,7 @@ export function createSessionRunner(deps: SessionRunnerDeps) {
 
     // From here on a failure (an unreadable workspace file, an unknown model) is the run's outcome.
     let frameworkChars = 0;
-    let executed;
+    let executed: ExecutedRun;
     try {
       const history = await store.transcript.list(slot.sessionKey, { limit: agent.historyLimit });
       const context = assembleContext(agent.config, deps.promptFiles.read(agent.workspace), history, inputs, subagent);

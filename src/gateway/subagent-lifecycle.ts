@@ -67,7 +67,7 @@ export abstract class SubagentLifecycle {
     const { store, clock } = this.deps;
     const event = row.payload as CompletionEvent;
     const record = await store.subagents.get(event.subagentId);
-    if (!record || record.completion !== 'pending') return;
+    if (record?.completion !== 'pending') return;
     const { input, created } = await store.subagents.handOver(record.id, 'dead', clock.now(), ({ waiting, others }) => {
       const wake = waiting && others === 0;
       return {

@@ -9,7 +9,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { z } from 'zod';
-import { SwitchboardError, errorMessage, toSwitchboardError } from '../core/errors.js';
+import { SwitchboardError, toSwitchboardError } from '../core/errors.js';
 import { QUEUE_MODES } from '../core/queue-mode.js';
 import type { ConfigReload } from '../gateway/config-reload.js';
 import type { GatewayApi } from '../gateway/gateway-api.js';
@@ -79,7 +79,7 @@ export class ControlApi {
   ) {
     this.server = createServer((request, response) => void this.handle(request, response));
     // A CONNECT (a proxy's tunnel request) is not a request event: answered like any method the API lacks.
-    this.server.on('connect', (request: IncomingMessage, socket: Duplex) => {
+    this.server.on('connect', (_request: IncomingMessage, socket: Duplex) => {
       const body = JSON.stringify({ error: new SwitchboardError('METHOD_NOT_ALLOWED', `CONNECT is not supported: this is the gateway's control API, not a proxy`).toJSON() });
       socket.on('error', () => socket.destroy());
       socket.end(`HTTP/1.1 405 Method Not Allowed\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
@@ -281,7 +281,7 @@ export class ControlApi {
 
   private authorize(request: IncomingMessage): void {
     const header = request.headers.authorization;
-    if (!header || !header.startsWith('Bearer ')) {
+    if (!header?.startsWith('Bearer ')) {
       throw new SwitchboardError('UNAUTHORIZED', `missing bearer token: send "Authorization: Bearer <token>" (${TOKEN_HINT})`);
     }
     const given = Buffer.from(header.slice('Bearer '.length).trim());

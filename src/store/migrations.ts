@@ -2,7 +2,7 @@
  * Numbered migrations shared by every adapter. Only portable DDL here: the one dialect difference, an
  * auto-incrementing integer key, goes through `serialKey`.
  */
-import { Kysely, Migrator, type Migration, type MigrationProvider } from 'kysely';
+import { type Kysely, Migrator, type Migration, type MigrationProvider } from 'kysely';
 import { boardKeys, boardTables } from './migrations-board.js';
 import { serialKey, type SqlDialectName } from './sql-dialect.js';
 

@@ -4,7 +4,7 @@
  * AgentMessaging, so every call is checked as the calling session. Failures are data: a denial is
  * `{status: "forbidden", layer, error}`, anything else `{status: "error", code, error}`.
  */
-import { SwitchboardError, errorMessage, toSwitchboardError } from '../core/errors.js';
+import { toSwitchboardError } from '../core/errors.js';
 import { QUEUE_MODES } from '../core/queue-mode.js';
 import type { AgentMessaging, Requester } from '../gateway/messaging.js';
 import { z } from 'zod';

@@ -41,7 +41,7 @@ describe('switchboard CLI against a running gateway', () => {
     expect(status).toMatchObject({ gatewayId: expect.stringMatching(/^gw-/), agents: ['support', 'broken', 'slow'], lanes: { main: { active: 0, max: 4 } }, activeRuns: [] });
     expect((await cli('status')).stdout).toMatch(/^gateway gw-[0-9a-f-]+, up \d+s\nagents: support, broken, slow\nlanes: main 0\/4 active/);
     const shown = await cli('sessions', 'show', 'agent:support:main');
-    expect(shown.stdout).toMatch(/^session agent:support:main\n  agent:  support\n  state:  idle, 0 queued input\(s\)\n  route:  \{"channel":"cli"\}/);
+    expect(shown.stdout).toMatch(/^session agent:support:main\n {2}agent: {2}support\n {2}state: {2}idle, 0 queued input\(s\)\n {2}route: {2}\{"channel":"cli"\}/);
     const runs = JSON.parse((await cli('--json', 'runs', 'list', '--limit', '1')).stdout);
     expect(await cli('runs', 'cancel', runs.runs[0].id)).toEqual({ code: 0, stdout: `run ${runs.runs[0].id} is not active; nothing to cancel\n`, stderr: '' });
   });

@@ -80,8 +80,8 @@ describe('agents add|delete|bind|unbind|set-identity edit the config file', () =
     addAgent(configPath, { id: 'expert', model: 'scripted/echo' });
     // The references stay in the file as they were written.
     const text = readFileSync(configPath, 'utf8');
-    expect(text).toContain('\${PARTNER_TOKEN:-partner-token-0123456789}');
-    expect(text).toContain('\${REMOTE_KEY_UNSET_HERE}');
+    expect(text).toContain('${PARTNER_TOKEN:-partner-token-0123456789}');
+    expect(text).toContain('${REMOTE_KEY_UNSET_HERE}');
     // A default that the gateway would refuse is still refused: here, a peer token under 16 characters.
     const short = tempConfig(`{ agents: { list: [{ id: "a", model: "scripted/echo" }] }, a2a: { server: { peers: [{ id: "p", token: "\${PT:-short}" }] } },
       models: { providers: { scripted: { type: "scripted", models: { echo: { rules: [{ reply: "ok" }] } } } } } }`).configPath;

@@ -45,10 +45,10 @@ describe('switchboard subagents', () => {
     const lines = tree.stdout.trimEnd().split('\n');
     expect(lines[0]).toBe(MAIN);
     expect(lines[1]).toMatch(new RegExp(`^└─ "lead" \\[orchestrator\\] succeeded, \\d+\\.\\ds, \\d+ tokens  ${lead.childSessionKey}$`));
-    const workers = lines.slice(2).map((line) => line.replace(/, \d+\.\ds, \d+ tokens  agent:main:subagent:\S+:subagent:\S+$/, ''));
+    const workers = lines.slice(2).map((line) => line.replace(/, \d+\.\ds, \d+ tokens {2}agent:main:subagent:\S+:subagent:\S+$/, ''));
     expect(workers).toHaveLength(2);
-    expect(workers[0]).toMatch(/^   ├─ "(train|hotel)" \[leaf\] succeeded$/);
-    expect(workers[1]).toMatch(/^   └─ "(train|hotel)" \[leaf\] succeeded$/);
+    expect(workers[0]).toMatch(/^ {3}├─ "(train|hotel)" \[leaf\] succeeded$/);
+    expect(workers[1]).toMatch(/^ {3}└─ "(train|hotel)" \[leaf\] succeeded$/);
 
     const list = await cli('subagents', 'list', MAIN);
     expect(list.stdout).toContain(lead.childSessionKey);

@@ -16,7 +16,6 @@ function errorOf(text: string, env: NodeJS.ProcessEnv = {}): string {
   throw new Error('expected the config to be rejected');
 }
 
-// biome-ignore lint/suspicious/noExplicitAny: zod's definitions are walked by shape.
 type AnySchema = any;
 const WRAPPERS = ['optional', 'default', 'prefault', 'nullable', 'readonly', 'catch'];
 

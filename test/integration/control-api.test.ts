@@ -211,7 +211,7 @@ describe('control API against a real gateway process', () => {
     const again = await suite.gw.request<{ sessionKey: string; created: boolean; inputId: string }>('POST', '/v1/send', { target: 'echo', message: 'one', idempotencyKey: 'k1' });
     expect(again.body).toMatchObject({ sessionKey: 'agent:echo:main', created: false, inputId: first.body.inputId });
     // A key shaped like the gateway's own (send:, exchange:, completion:) is only ever a client key.
-    const shaped = await suite.gw.request<{ created: boolean }>('POST', '/v1/send', { target: 'echo', message: 'three', idempotencyKey: 'input:' + first.body.inputId });
+    const shaped = await suite.gw.request<{ created: boolean }>('POST', '/v1/send', { target: 'echo', message: 'three', idempotencyKey: `input:${first.body.inputId}` });
     expect(shaped.body.created).toBe(true);
   });
 });
