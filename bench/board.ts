@@ -26,7 +26,10 @@ const seedSql = (count: number, dialect: 'sqlite' | 'postgres') =>
        SELECT 'task-' || n, 'default', 'task ' || n, '', NULL, 0, '[]', 'bench', NULL, 'ready', 2, 0, 0, 0, n, n FROM g`;
 
 /** The raw claim: one statement, the same choice of task (priority, then age) and the same claim columns. */
-const rawClaim = (param: (n: number) => string, lock: string) => `UPDATE board_tasks SET state = 'running', attempts = attempts + 1, token = token + 1,
+const rawClaim = (
+  param: (n: number) => string,
+  lock: string,
+) => `UPDATE board_tasks SET state = 'running', attempts = attempts + 1, token = token + 1,
   claim_worker = ${param(1)}, claimed_at = ${param(2)}, claim_expires_at = ${param(3)}, updated_at = ${param(2)}
   WHERE id = (SELECT id FROM board_tasks WHERE board = 'default' AND state = 'ready' AND (assignee IS NULL OR assignee = ${param(1)})
               ORDER BY priority DESC, created_at, id LIMIT 1 ${lock}) RETURNING id, token`;
@@ -71,7 +74,10 @@ export async function sqliteClaims(count: number): Promise<{ raw: number; board1
   rawDb.close();
 
   const results: number[] = [];
-  for (const [name, workers] of [['board1.db', 1], ['board16.db', 16]] as const) {
+  for (const [name, workers] of [
+    ['board1.db', 1],
+    ['board16.db', 16],
+  ] as const) {
     const store = await SqliteStore.open({ path: copy(name), synchronous: 'FULL' });
     results.push(await drain(workers, boardClaim(store.board)));
     await store.close();

@@ -19,7 +19,11 @@ export interface LoadResult {
 
 /** Spawns a server process and waits until what it printed is one JSON object with its URL. */
 async function startServer(args: string[], cwd: string): Promise<{ child: ChildProcess; url: string }> {
-  const child = spawn(process.execPath, args, { cwd, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, SWITCHBOARD_LOG_LEVEL: 'error' } });
+  const child = spawn(process.execPath, args, {
+    cwd,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, SWITCHBOARD_LOG_LEVEL: 'error' },
+  });
   let out = '';
   let err = '';
   child.stderr!.on('data', (chunk) => (err += chunk));
@@ -45,9 +49,20 @@ async function stop(child: ChildProcess): Promise<void> {
 }
 
 /** An A2A SendMessage with a new messageId (so a new task) each time. */
-const sendMessage = (n: number) => ({ jsonrpc: '2.0', id: n, method: 'SendMessage', params: { message: { messageId: `load-${process.pid}-${n}`, role: 'ROLE_USER', parts: [{ text: `quick ${n}` }] } } });
+const sendMessage = (n: number) => ({
+  jsonrpc: '2.0',
+  id: n,
+  method: 'SendMessage',
+  params: { message: { messageId: `load-${process.pid}-${n}`, role: 'ROLE_USER', parts: [{ text: `quick ${n}` }] } },
+});
 
-function load(url: string, seconds: number, connections: number, body: (n: number) => unknown = sendMessage, headers: Record<string, string> = { 'a2a-version': '1.0' }): Promise<LoadResult> {
+function load(
+  url: string,
+  seconds: number,
+  connections: number,
+  body: (n: number) => unknown = sendMessage,
+  headers: Record<string, string> = { 'a2a-version': '1.0' },
+): Promise<LoadResult> {
   let counter = 0;
   return new Promise((resolve, reject) => {
     autocannon(
@@ -62,7 +77,13 @@ function load(url: string, seconds: number, connections: number, body: (n: numbe
       },
       (error, result) => {
         if (error) return reject(error);
-        resolve({ rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, errors: result.errors, non2xx: result.non2xx });
+        resolve({
+          rps: result.requests.average,
+          p50: result.latency.p50,
+          p99: result.latency.p99,
+          errors: result.errors,
+          non2xx: result.non2xx,
+        });
       },
     );
   });
@@ -74,7 +95,11 @@ function load(url: string, seconds: number, connections: number, body: (n: numbe
  */
 const LANES = 'lanes: { main: { maxConcurrent: 64 } },';
 
-export async function a2aLoad(root: string, dir: string, seconds: number): Promise<{ ours: LoadResult; reference: LoadResult; ratio: number }> {
+export async function a2aLoad(
+  root: string,
+  dir: string,
+  seconds: number,
+): Promise<{ ours: LoadResult; reference: LoadResult; ratio: number }> {
   const configPath = join(dir, 'a2a-load.json5');
   writeFileSync(
     configPath,
@@ -103,11 +128,21 @@ export async function a2aLoad(root: string, dir: string, seconds: number): Promi
  */
 export async function controlApiLoad(root: string, dir: string, seconds: number): Promise<LoadResult> {
   const configPath = join(dir, 'api-load.json5');
-  writeFileSync(configPath, `{ ${LANES} agents: { list: [{ id: "echo", model: "scripted/echo" }] }, models: { providers: { scripted: { type: "scripted", models: { echo: { rules: [{ reply: "echo: {{input}}" }] } } } } } }`);
+  writeFileSync(
+    configPath,
+    `{ ${LANES} agents: { list: [{ id: "echo", model: "scripted/echo" }] }, models: { providers: { scripted: { type: "scripted", models: { echo: { rules: [{ reply: "echo: {{input}}" }] } } } } } }`,
+  );
   const gateway = await startServer([join(root, 'bin/switchboard.js'), '--json', '--config', configPath, 'gateway', '--port', '0'], root);
   try {
     const token = readFileSync(join(dir, '.switchboard', 'token'), 'utf8').trim();
-    const body = (n: number) => ({ target: 'echo', message: `load ${n}`, channel: 'load', peer: `p${n % 1000}`, wait: true, timeoutSeconds: 60 });
+    const body = (n: number) => ({
+      target: 'echo',
+      message: `load ${n}`,
+      channel: 'load',
+      peer: `p${n % 1000}`,
+      wait: true,
+      timeoutSeconds: 60,
+    });
     const auth = { authorization: `Bearer ${token}` };
     await load(`${gateway.url}/v1/send`, 1, 200, body, auth);
     return await load(`${gateway.url}/v1/send`, seconds, 200, body, auth);

@@ -62,7 +62,17 @@ async function storeAccepts(synchronous: SqliteSynchronous, count: number): Prom
   await store.sessions.ensure({ key: 'agent:a:main', agentId: 'a' }, Date.now());
   const start = performance.now();
   for (let i = 0; i < count; i += 1) {
-    await store.inputs.enqueue({ id: `in-${i}`, sessionKey: 'agent:a:main', idempotencyKey: `k-${i}`, mode: 'followup', text: 'hello', provenance: { kind: 'user' } }, Date.now());
+    await store.inputs.enqueue(
+      {
+        id: `in-${i}`,
+        sessionKey: 'agent:a:main',
+        idempotencyKey: `k-${i}`,
+        mode: 'followup',
+        text: 'hello',
+        provenance: { kind: 'user' },
+      },
+      Date.now(),
+    );
   }
   const perSec = count / ((performance.now() - start) / 1000);
   await store.close();
@@ -75,13 +85,20 @@ const benchConfig = `{
 }`;
 
 async function roundTrips(count: number, parallelSessions: number, synchronous: SqliteSynchronous = 'FULL') {
-  const { config } = parseConfigText(benchConfig.replace('agents:', `lanes: { main: { maxConcurrent: ${Math.max(4, parallelSessions)} } }, agents:`), '/bench.json5', {});
+  const { config } = parseConfigText(
+    benchConfig.replace('agents:', `lanes: { main: { maxConcurrent: ${Math.max(4, parallelSessions)} } }, agents:`),
+    '/bench.json5',
+    {},
+  );
   const store = await SqliteStore.open({ path: join(tmp(), 'rt.db'), synchronous, exclusive: true });
   const gateway = await startGateway({ config, store, gatewayId: 'bench' });
   // Warm up the code paths: the first few hundred sends run before the JIT has compiled them, and this is the
   // first gateway of the run, so without it the first setting measured (FULL) paid for that and the next did not.
   for (let i = 0; i < Math.min(500, count); i += 1) {
-    await gateway.waitForInput((await gateway.send({ target: `agent:echo:bench:direct:warm-${i}`, message: 'warm', waiting: true })).input.id, 10_000);
+    await gateway.waitForInput(
+      (await gateway.send({ target: `agent:echo:bench:direct:warm-${i}`, message: 'warm', waiting: true })).input.id,
+      10_000,
+    );
   }
 
   // Each message to a session of its own: the cost per message, not the cost of a growing history. Sent as a
@@ -116,7 +133,14 @@ async function roundTrips(count: number, parallelSessions: number, synchronous: 
   const parallelPerSec = (parallelSessions * perSession) / ((performance.now() - start) / 1000);
   await gateway.stop();
   await store.close();
-  return { p50: percentile(latencies, 50), p99: percentile(latencies, 99), historyP50: percentile(historyLatencies, 50), parallelPerSec, preambleChars: lastRun.preambleChars, promptChars: lastRun.promptChars };
+  return {
+    p50: percentile(latencies, 50),
+    p99: percentile(latencies, 99),
+    historyP50: percentile(historyLatencies, 50),
+    parallelPerSec,
+    preambleChars: lastRun.preambleChars,
+    promptChars: lastRun.promptChars,
+  };
 }
 
 /**
@@ -180,7 +204,11 @@ async function agentToAgent(count: number, pingPong: number, sdkCallMs: number, 
     const peer = `p${i + 5}`;
     const requester = `agent:a:bench:direct:${peer}`;
     // With announce: b's session has a channel (a user wrote to it before), so the announce step runs too.
-    if (announce) await gateway.waitForInput((await gateway.send({ target: `agent:b:bench:direct:${peer}`, message: 'hello', inbound: { channel: 'bench', peer } })).input.id, 30_000);
+    if (announce)
+      await gateway.waitForInput(
+        (await gateway.send({ target: `agent:b:bench:direct:${peer}`, message: 'hello', inbound: { channel: 'bench', peer } })).input.id,
+        30_000,
+      );
     const since = Date.now();
     const start = performance.now();
     const sent = await gateway.send({ target: requester, message: `ask ${peer}` });
@@ -189,7 +217,10 @@ async function agentToAgent(count: number, pingPong: number, sdkCallMs: number, 
     const elapsed = performance.now() - start;
     if (i < 0) continue; // warm-up
     latencies.push(elapsed);
-    const runs = [...(await gateway.listRuns({ sessionKey: requester })), ...(await gateway.listRuns({ sessionKey: `agent:b:bench:direct:${peer}` }))].filter((run) => run.startedAt >= since);
+    const runs = [
+      ...(await gateway.listRuns({ sessionKey: requester })),
+      ...(await gateway.listRuns({ sessionKey: `agent:b:bench:direct:${peer}` })),
+    ].filter((run) => run.startedAt >= since);
     calls.push(runs.reduce((sum, run) => sum + run.usage.modelCalls, 0));
     prompt.push(runs.reduce((sum, run) => sum + run.promptChars, 0));
     bytesSent.push(runs.reduce((sum, run) => sum + run.request.bytes, 0));
@@ -200,7 +231,18 @@ async function agentToAgent(count: number, pingPong: number, sdkCallMs: number, 
   await store.close();
   const p50 = percentile(latencies, 50);
   const callsP50 = percentile(calls, 50);
-  return { p50, p99: percentile(latencies, 99), overheadP50: p50 - callsP50 * sdkCallMs, overheadP99: percentile(latencies, 99) - callsP50 * sdkCallMs, calls: callsP50, maxCalls: Math.max(...calls), promptChars: percentile(prompt, 50), requestBytes: percentile(bytesSent, 50), toolBytes: percentile(toolBytes, 50), maxPreamble };
+  return {
+    p50,
+    p99: percentile(latencies, 99),
+    overheadP50: p50 - callsP50 * sdkCallMs,
+    overheadP99: percentile(latencies, 99) - callsP50 * sdkCallMs,
+    calls: callsP50,
+    maxCalls: Math.max(...calls),
+    promptChars: percentile(prompt, 50),
+    requestBytes: percentile(bytesSent, 50),
+    toolBytes: percentile(toolBytes, 50),
+    maxPreamble,
+  };
 }
 
 /**
@@ -276,11 +318,15 @@ async function subagents(count: number, fanOut: number, sdkCallMs: number) {
   const totalMs = performance.now() - start;
   clearInterval(sampler);
   const children = await many.store.subagents.list({ parentSession: boss, limit: fanOut + 10 });
-  const completions = (await many.store.inputs.list({ sessionKey: boss })).filter((input) => input.provenance.kind === 'subagent_completion');
+  const completions = (await many.store.inputs.list({ sessionKey: boss })).filter(
+    (input) => input.provenance.kind === 'subagent_completion',
+  );
   const perChild = new Map<string, number>();
   for (const input of completions) perChild.set(input.provenance.subagent!.id, (perChild.get(input.provenance.subagent!.id) ?? 0) + 1);
   const transcript = await many.store.transcript.list(boss);
-  const inTranscript = new Set(transcript.filter((entry) => entry.provenance?.kind === 'subagent_completion').map((entry) => entry.inputId));
+  const inTranscript = new Set(
+    transcript.filter((entry) => entry.provenance?.kind === 'subagent_completion').map((entry) => entry.inputId),
+  );
   await many.gateway.stop();
   await many.store.close();
   const p50 = percentile(latencies, 50);
@@ -340,11 +386,17 @@ async function wireBytes(): Promise<{ bytes: number; calls: number; recorded: nu
     await new Promise((r) => setTimeout(r, 5));
   }
   const requests = server.requests.slice(before);
-  const runs = [...(await gateway.listRuns({ sessionKey: requester })), ...(await gateway.listRuns({ sessionKey: target }))].filter((run) => run.startedAt >= since);
+  const runs = [...(await gateway.listRuns({ sessionKey: requester })), ...(await gateway.listRuns({ sessionKey: target }))].filter(
+    (run) => run.startedAt >= since,
+  );
   await gateway.stop();
   await store.close();
   await server.close();
-  return { bytes: requests.reduce((sum, request) => sum + request.bytes, 0), calls: requests.length, recorded: runs.reduce((sum, run) => sum + run.request.bytes, 0) };
+  return {
+    bytes: requests.reduce((sum, request) => sum + request.bytes, 0),
+    calls: requests.length,
+    recorded: runs.reduce((sum, run) => sum + run.request.bytes, 0),
+  };
 }
 
 /** Characters of tool definitions sent with every model call: names, descriptions and JSON schemas. */
@@ -353,7 +405,11 @@ async function toolDefinitionChars(): Promise<{ chars: number; tools: number }> 
   const { createSessionTools } = await import('../src/tools/session-tools.js');
   const { createSubagentTools } = await import('../src/tools/subagent-tools.js');
   const tools = [...BUILTIN_TOOLS, ...createSessionTools({} as never), ...createSubagentTools({} as never, {} as never)];
-  return { chars: JSON.stringify(tools.map((t) => ({ name: t.name, description: t.description, parameters: toolJsonSchema(t.parameters) }))).length, tools: tools.length };
+  return {
+    chars: JSON.stringify(tools.map((t) => ({ name: t.name, description: t.description, parameters: toolJsonSchema(t.parameters) })))
+      .length,
+    tools: tools.length,
+  };
 }
 
 async function coldStart(): Promise<{ processMs: number; gatewayMs: number }> {
@@ -362,7 +418,9 @@ async function coldStart(): Promise<{ processMs: number; gatewayMs: number }> {
   const { writeFileSync } = await import('node:fs');
   writeFileSync(configPath, benchConfig);
   const start = performance.now();
-  const child = spawn(process.execPath, [join(ROOT, 'bin/switchboard.js'), '--json', '--config', configPath, 'gateway', '--port', '0'], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [join(ROOT, 'bin/switchboard.js'), '--json', '--config', configPath, 'gateway', '--port', '0'], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   let out = '';
   const ready = await new Promise<{ readyMs: number }>((resolvePromise) => {
     child.stdout!.on('data', (chunk) => {
@@ -388,18 +446,27 @@ async function main() {
   for (const sync of ['NORMAL', 'FULL'] as const) {
     const n = sync === 'FULL' ? Math.floor(accepts / 5) : accepts;
     const r = await acceptThroughput(sync, n);
-    lines.push(`durable accepts, synchronous=${sync}: ${fmt(r.storePerSec, 0)}/s via the store, ${fmt(r.rawPerSec, 0)}/s raw single-row inserts; ratio ${judged(r.ratio, '>=', 0.5)}`);
+    lines.push(
+      `durable accepts, synchronous=${sync}: ${fmt(r.storePerSec, 0)}/s via the store, ${fmt(r.rawPerSec, 0)}/s raw single-row inserts; ratio ${judged(r.ratio, '>=', 0.5)}`,
+    );
   }
   const rt = await roundTrips(trips, 100);
   const floor = await sdkFloor(trips);
   lines.push(`send-and-wait in process (scripted zero-latency model, synchronous=FULL): p50 ${fmt(rt.p50)} ms, p99 ${fmt(rt.p99)} ms`);
-  lines.push(`  of which the AI SDK's generateText alone (p50 of a bare call): ${fmt(floor)} ms; the gateway's own share at p50 with FULL: ${judged(rt.p50 - floor, '<=', 2, 'ms')}`);
+  lines.push(
+    `  of which the AI SDK's generateText alone (p50 of a bare call): ${fmt(floor)} ms; the gateway's own share at p50 with FULL: ${judged(rt.p50 - floor, '<=', 2, 'ms')}`,
+  );
   lines.push(`  the same in one session with 200 entries of history: p50 ${fmt(rt.historyP50)} ms`);
   lines.push(`send-and-wait with 100 sessions in parallel: ${judged(rt.parallelPerSec, '>=', 1000, 'messages/s')}`);
   const normal = await roundTrips(trips, 100, 'NORMAL');
-  lines.push(`the same with synchronous=NORMAL: p50 ${fmt(normal.p50)} ms, the gateway's own share ${judged(normal.p50 - floor, '<=', 1, 'ms')}; 100 sessions in parallel ${fmt(normal.parallelPerSec, 0)} messages/s`);
+  lines.push(
+    `the same with synchronous=NORMAL: p50 ${fmt(normal.p50)} ms, the gateway's own share ${judged(normal.p50 - floor, '<=', 1, 'ms')}; 100 sessions in parallel ${fmt(normal.parallelPerSec, 0)} messages/s`,
+  );
   const a2aCount = quick ? 30 : 300;
-  for (const [pingPong, announce] of [[0, false], [5, true]] as const) {
+  for (const [pingPong, announce] of [
+    [0, false],
+    [5, true],
+  ] as const) {
     const a2a = await agentToAgent(a2aCount, pingPong, floor, true, announce);
     lines.push(
       `sessions_send and wait, ping-pong ${pingPong}${announce ? ' and announce' : ''}: ${pingPong === 0 ? judged(a2a.calls, '<=', 3, 'model calls per send') : `${a2a.calls} model calls per send`} (max ${a2a.maxCalls}), ${fmt(a2a.promptChars, 0)} prompt characters per send; ` +
@@ -444,7 +511,9 @@ async function main() {
   for (const connections of [1, 4, 16]) {
     try {
       const pgClaims = await postgresClaims(postgres, quick ? 500 : 3000, connections);
-      lines.push(`board claims on PostgreSQL, ${connections} connection${connections > 1 ? 's' : ''}: ${fmt(pgClaims.board, 0)}/s through the board, ${fmt(pgClaims.raw, 0)}/s raw FOR UPDATE SKIP LOCKED; ratio ${judged(pgClaims.board / pgClaims.raw, '>=', 0.8)}`);
+      lines.push(
+        `board claims on PostgreSQL, ${connections} connection${connections > 1 ? 's' : ''}: ${fmt(pgClaims.board, 0)}/s through the board, ${fmt(pgClaims.raw, 0)}/s raw FOR UPDATE SKIP LOCKED; ratio ${judged(pgClaims.board / pgClaims.raw, '>=', 0.8)}`,
+      );
     } catch (error) {
       lines.push(`board claims on PostgreSQL: skipped, no server at ${postgres} (${(error as Error).message})`);
       break;
@@ -453,8 +522,12 @@ async function main() {
   const defs = await toolDefinitionChars();
   lines.push(`tool definitions sent with each call: ${judged(defs.chars, '<=', 1500, 'characters')} for ${defs.tools} tools`);
   const cold = await coldStart();
-  lines.push(`cold start to ready: ${fmt(cold.gatewayMs, 0)} ms inside the gateway (store open, migrations, recovery, API listening); ${judged(cold.processMs, '<=', 1000, 'ms')} from spawning the process`);
-  lines.push(`framework prompt per run: ${judged(rt.preambleChars, '<=', 2000, 'characters')}; whole prompt of a one-message run: ${rt.promptChars} characters`);
+  lines.push(
+    `cold start to ready: ${fmt(cold.gatewayMs, 0)} ms inside the gateway (store open, migrations, recovery, API listening); ${judged(cold.processMs, '<=', 1000, 'ms')} from spawning the process`,
+  );
+  lines.push(
+    `framework prompt per run: ${judged(rt.preambleChars, '<=', 2000, 'characters')}; whole prompt of a one-message run: ${rt.promptChars} characters`,
+  );
   process.stdout.write(`${lines.join('\n')}\n`);
 }
 

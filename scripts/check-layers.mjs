@@ -9,7 +9,9 @@ import { fileURLToPath } from 'node:url';
 // The tree to check: src/ by default, or the folder given (the tests give a small tree of their own).
 const src = resolve(process.argv[2] ?? resolve(dirname(fileURLToPath(import.meta.url)), '../src'));
 const files = (function walk(dir) {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => (entry.isDirectory() ? walk(join(dir, entry.name)) : entry.name.endsWith('.ts') ? [join(dir, entry.name)] : []));
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>
+    entry.isDirectory() ? walk(join(dir, entry.name)) : entry.name.endsWith('.ts') ? [join(dir, entry.name)] : [],
+  );
 })(src);
 
 /** The unit a file belongs to: its top folder under src/, or the file itself when it sits directly in src/. */
@@ -18,7 +20,10 @@ const unitOf = (file) => {
   return parts.length > 1 ? parts[0] : parts[0].replace(/\.ts$/, '');
 };
 
-const specifiers = (text) => [...text.matchAll(/(?:^|\n)\s*(?:import|export)\s[^'"]*?from\s*['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)/g)].map((m) => m[1] ?? m[2]);
+const specifiers = (text) =>
+  [...text.matchAll(/(?:^|\n)\s*(?:import|export)\s[^'"]*?from\s*['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)/g)].map(
+    (m) => m[1] ?? m[2],
+  );
 
 const edges = new Map(); // unit -> Map(unit -> example file)
 const problems = [];
@@ -68,7 +73,9 @@ function connect(unit) {
 for (const unit of edges.keys()) if (!state.has(unit)) connect(unit);
 for (const cycle of cycles) {
   const inside = new Set(cycle);
-  const links = cycle.flatMap((from) => [...(edges.get(from) ?? [])].filter(([to]) => inside.has(to)).map(([to, file]) => `    ${from} -> ${to} (${file})`));
+  const links = cycle.flatMap((from) =>
+    [...(edges.get(from) ?? [])].filter(([to]) => inside.has(to)).map(([to, file]) => `    ${from} -> ${to} (${file})`),
+  );
   problems.push(`import cycle between ${cycle.join(', ')}:\n${links.join('\n')}`);
 }
 

@@ -52,7 +52,14 @@ export function standardExtensions(parts: GatewayParts, hooks: StandardHooks = {
   hooks.onBoard?.(board, dispatcher);
   const calling = config.a2a.remoteAgents.length > 0 || config.a2a.client.allowUrls;
   return [
-    { tools: [...BUILTIN_TOOLS, ...createSessionTools(parts.messaging), ...createSubagentTools(parts.subagents, parts.messaging), requestInputTool] },
+    {
+      tools: [
+        ...BUILTIN_TOOLS,
+        ...createSessionTools(parts.messaging),
+        ...createSubagentTools(parts.subagents, parts.messaging),
+        requestInputTool,
+      ],
+    },
     {
       tools: calling ? createA2AClientTools(client) : [],
       deliveries: { [RESULT_KIND]: (row) => client.deliverResult(row) },
@@ -98,14 +105,21 @@ export async function serveGateway(options: ServeOptions): Promise<RunningGatewa
   const { config, dataDir: dataPath, path: configPath } = loadConfigFile(options.configPath);
   const logger = createLogger({ level: options.logLevel, format: options.logFormat });
   // The AI SDK's warnings (unsupported settings and the like) go to the gateway's log, not the console.
-  (globalThis as { AI_SDK_LOG_WARNINGS?: unknown }).AI_SDK_LOG_WARNINGS = (options: { warnings: unknown[]; provider: string; model: string }) =>
-    logger.warn({ provider: options.provider, model: options.model, warnings: options.warnings }, 'model provider warning');
+  (globalThis as { AI_SDK_LOG_WARNINGS?: unknown }).AI_SDK_LOG_WARNINGS = (options: {
+    warnings: unknown[];
+    provider: string;
+    model: string;
+  }) => logger.warn({ provider: options.provider, model: options.model, warnings: options.warnings }, 'model provider warning');
   for (const warning of configWarnings(config)) logger.warn({ config: configPath }, warning);
   const dataDir = new DataDir(dataPath).ensure();
   const unlock = dataDir.lock();
   let store: SqliteStore;
   try {
-    store = await SqliteStore.open({ path: config.store.sqlite.path ?? dataDir.databasePath, synchronous: config.store.sqlite.synchronous, exclusive: true });
+    store = await SqliteStore.open({
+      path: config.store.sqlite.path ?? dataDir.databasePath,
+      synchronous: config.store.sqlite.synchronous,
+      exclusive: true,
+    });
   } catch (error) {
     unlock();
     throw error;
@@ -127,7 +141,9 @@ export async function serveGateway(options: ServeOptions): Promise<RunningGatewa
   const token = dataDir.token();
   // The A2A front (the SDK's server and express) is loaded only when it is on: it is a tenth of the startup.
   const front = config.a2a.server.enabled
-    ? new (await import('./a2a/server.js')).A2AServer(gateway, store.a2aTasks, undefined, (error) => logger.error({ error: String(error) }, 'a2a'))
+    ? new (await import('./a2a/server.js')).A2AServer(gateway, store.a2aTasks, undefined, (error) =>
+        logger.error({ error: String(error) }, 'a2a'),
+      )
     : undefined;
   const api = new ControlApi(gateway, {
     host: config.gateway.host,
@@ -153,7 +169,9 @@ export async function serveGateway(options: ServeOptions): Promise<RunningGatewa
     unlock();
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'EADDRINUSE') {
-      throw new Error(`port ${options.port ?? config.gateway.port} on ${config.gateway.host} is already in use (is another gateway running? set gateway.port or pass --port)`);
+      throw new Error(
+        `port ${options.port ?? config.gateway.port} on ${config.gateway.host} is already in use (is another gateway running? set gateway.port or pass --port)`,
+      );
     }
     throw error;
   }

@@ -45,7 +45,10 @@ export interface BoardTaskRecord {
 }
 
 export interface NewBoardTask
-  extends Pick<BoardTaskRecord, 'id' | 'board' | 'title' | 'body' | 'assignee' | 'priority' | 'labels' | 'creator' | 'idempotencyKey' | 'maxAttempts' | 'maxRuntimeMs'> {
+  extends Pick<
+    BoardTaskRecord,
+    'id' | 'board' | 'title' | 'body' | 'assignee' | 'priority' | 'labels' | 'creator' | 'idempotencyKey' | 'maxAttempts' | 'maxRuntimeMs'
+  > {
   dependsOn: string[];
   /** Start in `triage` instead of ready/todo. */
   triage: boolean;
@@ -157,7 +160,12 @@ export interface BoardStore {
   claim(request: BoardClaimRequest, now: number): Promise<BoardClaim | undefined>;
   /** Every call below carries the claim's token; a stale one is refused with CLAIM_LOST and changes nothing. */
   heartbeat(id: string, token: number, ttlMs: number, now: number): Promise<BoardClaim>;
-  complete(id: string, token: number, outcome: { result: string; summary?: string; review?: boolean; maxResultChars: number }, now: number): Promise<BoardTaskRecord>;
+  complete(
+    id: string,
+    token: number,
+    outcome: { result: string; summary?: string; review?: boolean; maxResultChars: number },
+    now: number,
+  ): Promise<BoardTaskRecord>;
   block(id: string, token: number, why: { kind: BlockKind; reason: string }, now: number): Promise<BoardTaskRecord>;
   release(id: string, token: number, reason: string | undefined, now: number): Promise<BoardTaskRecord>;
   /** The worker's attempt failed (an agent's run ended without completing or blocking): counted, as an expiry is. */

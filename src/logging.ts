@@ -21,15 +21,29 @@ export interface LogOptions {
 export function createLogger(options: LogOptions = {}, destination: NodeJS.WritableStream & { isTTY?: boolean } = process.stderr): Logger {
   const level = options.level ?? process.env.SWITCHBOARD_LOG_LEVEL ?? 'info';
   if (!(LOG_LEVELS as readonly string[]).includes(level)) {
-    throw new SwitchboardError('INVALID_REQUEST', `log level "${level}" is not one of ${LOG_LEVELS.join(', ')} (--log-level or SWITCHBOARD_LOG_LEVEL)`);
+    throw new SwitchboardError(
+      'INVALID_REQUEST',
+      `log level "${level}" is not one of ${LOG_LEVELS.join(', ')} (--log-level or SWITCHBOARD_LOG_LEVEL)`,
+    );
   }
   const format = options.format ?? process.env.SWITCHBOARD_LOG_FORMAT ?? (destination.isTTY ? 'pretty' : 'json');
   if (!(LOG_FORMATS as readonly string[]).includes(format)) {
-    throw new SwitchboardError('INVALID_REQUEST', `log format "${format}" is not one of ${LOG_FORMATS.join(', ')} (--log-format or SWITCHBOARD_LOG_FORMAT)`);
+    throw new SwitchboardError(
+      'INVALID_REQUEST',
+      `log format "${format}" is not one of ${LOG_FORMATS.join(', ')} (--log-format or SWITCHBOARD_LOG_FORMAT)`,
+    );
   }
-  if (format === 'json') return pino({ level, base: undefined }, destination === process.stderr ? pino.destination({ fd: 2, sync: true }) : destination);
+  if (format === 'json')
+    return pino({ level, base: undefined }, destination === process.stderr ? pino.destination({ fd: 2, sync: true }) : destination);
   // Synchronous, in this thread: a line written before a crash is on the terminal. A failed run's fields
   // are in its message already, so a person sees them once (JSON keeps them for machines).
-  const stream = pretty({ destination, sync: true, colorize: destination.isTTY === true, translateTime: 'HH:MM:ss.l', ignore: 'pid,hostname,runId,sessionKey,agentId,status', singleLine: true });
+  const stream = pretty({
+    destination,
+    sync: true,
+    colorize: destination.isTTY === true,
+    translateTime: 'HH:MM:ss.l',
+    ignore: 'pid,hostname,runId,sessionKey,agentId,status',
+    singleLine: true,
+  });
   return pino({ level, base: undefined }, stream);
 }

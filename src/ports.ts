@@ -144,7 +144,11 @@ export interface InputStore {
    * only while the window holds fewer than `max` writes, and counts as one.
    */
   enqueue(input: NewInput, now: number): Promise<{ input: InputRecord; created: boolean }>;
-  enqueue(input: NewInput, now: number, guards: { rate: RateLimit; call?: NewToolCall }): Promise<{ input: InputRecord; created: boolean } | LimitReached>;
+  enqueue(
+    input: NewInput,
+    now: number,
+    guards: { rate: RateLimit; call?: NewToolCall },
+  ): Promise<{ input: InputRecord; created: boolean } | LimitReached>;
   /**
    * As `enqueue`, for a sender that waits for the reply: its acknowledgement is the reply, which comes after the
    * run's commit is made durable, and that covers this row too. The adapter need not make the row durable before
@@ -432,9 +436,14 @@ export interface ExchangeRecord {
   updatedAt: number;
 }
 
-export type NewExchange = Omit<ExchangeRecord, 'phase' | 'turn' | 'replyRunId' | 'replyStatus' | 'replyText' | 'createdAt' | 'updatedAt' | 'requestInputId'>;
+export type NewExchange = Omit<
+  ExchangeRecord,
+  'phase' | 'turn' | 'replyRunId' | 'replyStatus' | 'replyText' | 'createdAt' | 'updatedAt' | 'requestInputId'
+>;
 
-export type ExchangeChanges = Partial<Pick<ExchangeRecord, 'phase' | 'turn' | 'replyState' | 'waiterRunId' | 'replyRunId' | 'replyStatus' | 'replyText'>>;
+export type ExchangeChanges = Partial<
+  Pick<ExchangeRecord, 'phase' | 'turn' | 'replyState' | 'waiterRunId' | 'replyRunId' | 'replyStatus' | 'replyText'>
+>;
 
 export interface ExchangeFilter {
   replyStates?: ExchangeReplyState[];
@@ -455,7 +464,12 @@ export interface ExchangeStore {
    * With `rate`: a new exchange is opened only while the window allows one more (a repeat is never
    * counted). With `call`: the tool call that opens it is recorded in the ledger in the same transaction.
    */
-  open(exchange: NewExchange, input: NewInput, now: number, guards: { rate: RateLimit; call?: NewToolCall }): Promise<{ exchange: ExchangeRecord; input: InputRecord; created: boolean } | LimitReached>;
+  open(
+    exchange: NewExchange,
+    input: NewInput,
+    now: number,
+    guards: { rate: RateLimit; call?: NewToolCall },
+  ): Promise<{ exchange: ExchangeRecord; input: InputRecord; created: boolean } | LimitReached>;
   get(id: string): Promise<ExchangeRecord | undefined>;
   /**
    * Compare-and-set: applies `changes` only while the row still has one of the `from` reply states
@@ -551,7 +565,11 @@ export interface A2ATaskFilter {
 
 export interface A2ATaskStore {
   /** Inserts or replaces the task snapshot; the session mapping is left as it is. Returns the task as stored. */
-  save(task: Pick<A2ATaskRecord, 'id' | 'agentId' | 'contextId' | 'owner' | 'state' | 'task'> & Partial<Pick<A2ATaskRecord, 'firstMessageId' | 'statusAt'>>, now: number): Promise<A2ATaskRecord>;
+  save(
+    task: Pick<A2ATaskRecord, 'id' | 'agentId' | 'contextId' | 'owner' | 'state' | 'task'> &
+      Partial<Pick<A2ATaskRecord, 'firstMessageId' | 'statusAt'>>,
+    now: number,
+  ): Promise<A2ATaskRecord>;
   /** The task a peer created with this first message, if any. */
   findByFirstMessage(agentId: string, owner: string, messageId: string): Promise<A2ATaskRecord | undefined>;
   /** How many tasks match (limit and offset ignored). */
@@ -559,7 +577,12 @@ export interface A2ATaskStore {
   /** The peers that own tasks in this context of the agent: at most two (a context has one owner). */
   contextOwners(agentId: string, contextId: string): Promise<string[]>;
   /** Records which session and input the task's latest message became (creating a placeholder row if needed). */
-  attachInput(task: Pick<A2ATaskRecord, 'id' | 'agentId' | 'contextId' | 'owner'>, sessionKey: string, inputId: string, now: number): Promise<void>;
+  attachInput(
+    task: Pick<A2ATaskRecord, 'id' | 'agentId' | 'contextId' | 'owner'>,
+    sessionKey: string,
+    inputId: string,
+    now: number,
+  ): Promise<void>;
   get(id: string): Promise<A2ATaskRecord | undefined>;
   /** Newest activity first. */
   list(filter?: A2ATaskFilter): Promise<A2ATaskRecord[]>;
@@ -635,7 +658,22 @@ export interface SubagentRecord {
 
 export type NewSubagent = Pick<
   SubagentRecord,
-  'id' | 'sessionKey' | 'parentSession' | 'rootSession' | 'agentId' | 'depth' | 'role' | 'label' | 'task' | 'correlationId' | 'firstRunId' | 'model' | 'tools' | 'timeoutSeconds' | 'workdir' | 'worktree'
+  | 'id'
+  | 'sessionKey'
+  | 'parentSession'
+  | 'rootSession'
+  | 'agentId'
+  | 'depth'
+  | 'role'
+  | 'label'
+  | 'task'
+  | 'correlationId'
+  | 'firstRunId'
+  | 'model'
+  | 'tools'
+  | 'timeoutSeconds'
+  | 'workdir'
+  | 'worktree'
 >;
 
 export interface SubagentFilter {
@@ -678,7 +716,12 @@ export interface SubagentStore {
    * With `limits`: counted in the same transaction, so concurrent spawns never pass `maxLive` (a repeat is
    * never refused). With `call`: the tool call that spawns is recorded in the ledger in the same transaction.
    */
-  spawn(subagent: NewSubagent, task: NewInput, now: number, limits: SpawnLimits & { call?: NewToolCall }): Promise<{ subagent: SubagentRecord; created: boolean } | SpawnRefused>;
+  spawn(
+    subagent: NewSubagent,
+    task: NewInput,
+    now: number,
+    limits: SpawnLimits & { call?: NewToolCall },
+  ): Promise<{ subagent: SubagentRecord; created: boolean } | SpawnRefused>;
   get(id: string): Promise<SubagentRecord | undefined>;
   getBySession(sessionKey: string): Promise<SubagentRecord | undefined>;
   findByCorrelation(parentSession: string, correlationId: string): Promise<SubagentRecord | undefined>;
@@ -700,7 +743,12 @@ export interface SubagentStore {
    * input `build` makes of that (deduplicated by its idempotency key) and marks the completion. A run of the
    * parent that commits meanwhile sees both or neither, so it never waits for a completion that has reached it.
    */
-  handOver(id: string, completion: 'delivered' | 'dead', now: number, build: (parent: ParentFacts) => NewInput): Promise<{ input: InputRecord; created: boolean }>;
+  handOver(
+    id: string,
+    completion: 'delivered' | 'dead',
+    now: number,
+    build: (parent: ParentFacts) => NewInput,
+  ): Promise<{ input: InputRecord; created: boolean }>;
   markArchived(id: string, now: number): Promise<void>;
 }
 

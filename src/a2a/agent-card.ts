@@ -15,7 +15,12 @@ export function agentBasePath(agentId: string): string {
 }
 
 /** `basePath`: where the card's endpoints are; `/a2a` for the gateway's own, routed by the bindings. */
-export function buildAgentCard(agent: ResolvedAgent, config: SwitchboardConfig, baseUrl: string, basePath = agentBasePath(agent.config.id)): AgentCard {
+export function buildAgentCard(
+  agent: ResolvedAgent,
+  config: SwitchboardConfig,
+  baseUrl: string,
+  basePath = agentBasePath(agent.config.id),
+): AgentCard {
   const base = `${baseUrl.replace(/\/$/, '')}${basePath}`;
   const server = config.a2a.server;
   const interfaces = ['1.0', '0.3'].flatMap((protocolVersion) => [
@@ -25,8 +30,18 @@ export function buildAgentCard(agent: ResolvedAgent, config: SwitchboardConfig, 
   const securitySchemes: Record<string, SecurityScheme> = {};
   const securityRequirements: SecurityRequirement[] = [];
   if (server.requireAuth) {
-    securitySchemes.bearer = { scheme: { $case: 'httpAuthSecurityScheme', value: { description: 'a token issued to the peer by the operator', scheme: 'bearer', bearerFormat: '' } } };
-    securitySchemes.apiKey = { scheme: { $case: 'apiKeySecurityScheme', value: { description: 'an API key issued to the peer by the operator', location: 'header', name: API_KEY_HEADER } } };
+    securitySchemes.bearer = {
+      scheme: {
+        $case: 'httpAuthSecurityScheme',
+        value: { description: 'a token issued to the peer by the operator', scheme: 'bearer', bearerFormat: '' },
+      },
+    };
+    securitySchemes.apiKey = {
+      scheme: {
+        $case: 'apiKeySecurityScheme',
+        value: { description: 'an API key issued to the peer by the operator', location: 'header', name: API_KEY_HEADER },
+      },
+    };
     securityRequirements.push({ schemes: { bearer: { list: [] } } }, { schemes: { apiKey: { list: [] } } });
   }
   const name = agent.config.identity?.name ?? agent.config.name ?? agent.config.id;
@@ -53,7 +68,10 @@ export function buildAgentCard(agent: ResolvedAgent, config: SwitchboardConfig, 
  */
 export function agentCardToJson(card: AgentCard): Record<string, unknown> {
   const securitySchemes = Object.fromEntries(
-    Object.entries(card.securitySchemes).map(([name, scheme]) => [name, scheme.scheme ? { [scheme.scheme.$case]: scheme.scheme.value } : {}]),
+    Object.entries(card.securitySchemes).map(([name, scheme]) => [
+      name,
+      scheme.scheme ? { [scheme.scheme.$case]: scheme.scheme.value } : {},
+    ]),
   );
   return { ...card, securitySchemes };
 }

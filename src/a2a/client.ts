@@ -14,7 +14,20 @@ import { waitUntil } from '../gateway/wait-until.js';
 import { RemoteAgents } from './remote-agents.js';
 import type { HeldResult } from '../gateway/held-results.js';
 import type { NewInput, NewOutboxRow, OutboxRecord, RemoteTaskRecord } from '../ports.js';
-import { CALLBACK_PATH, RESULT_KIND, SETTLED, applyStreamEvent, TASK_CREATION_MS, partsText, stateName, summarizeTask, textMessage, type A2AClientDeps, type RemoteRef, type RemoteResult } from './remote-task.js';
+import {
+  CALLBACK_PATH,
+  RESULT_KIND,
+  SETTLED,
+  applyStreamEvent,
+  TASK_CREATION_MS,
+  partsText,
+  stateName,
+  summarizeTask,
+  textMessage,
+  type A2AClientDeps,
+  type RemoteRef,
+  type RemoteResult,
+} from './remote-task.js';
 
 export { CALLBACK_PATH, RESULT_KIND, summarizeTask, type A2AClientDeps, type RemoteRef, type RemoteResult } from './remote-task.js';
 
@@ -68,7 +81,12 @@ export class A2AClientService {
     const card = await client.getAgentCard();
     const message = textMessage(request.message, request.messageId ?? randomUUID(), request.contextId, request.taskId);
     const deadline = this.deps.clock.now() + request.timeoutSeconds * 1000;
-    const params = { tenant: '', message, configuration: { acceptedOutputModes: [], taskPushNotificationConfig: undefined, returnImmediately: !card.capabilities?.streaming }, metadata: {} };
+    const params = {
+      tenant: '',
+      message,
+      configuration: { acceptedOutputModes: [], taskPushNotificationConfig: undefined, returnImmediately: !card.capabilities?.streaming },
+      metadata: {},
+    };
     let task: Task | undefined;
     const streamAbort = new AbortController();
     const abortStream = () => streamAbort.abort();
@@ -82,7 +100,10 @@ export class A2AClientService {
             const known = task !== undefined;
             task = await applyStreamEvent(client, task, event as { payload?: { $case: string; value: unknown } });
             if (task && !known) {
-              await this.record(task, target.remote, requester.sessionKey, 'waiting', { waiterRunId: requester.runId ?? null, messageId: message.messageId });
+              await this.record(task, target.remote, requester.sessionKey, 'waiting', {
+                waiterRunId: requester.runId ?? null,
+                messageId: message.messageId,
+              });
               clearTimeout(timer);
               timer = setTimeout(abortStream, Math.max(0, deadline - this.deps.clock.now()));
             }
@@ -94,14 +115,18 @@ export class A2AClientService {
       } else {
         const sent = await client.sendMessage(params, { signal: streamAbort.signal });
         if ('id' in sent && 'status' in sent) task = sent as Task;
-        else return { state: 'completed', taskId: '', contextId: (sent as Message).contextId, text: partsText((sent as Message).parts).text };
+        else
+          return { state: 'completed', taskId: '', contextId: (sent as Message).contextId, text: partsText((sent as Message).parts).text };
       }
     } finally {
       clearTimeout(timer);
       request.signal?.removeEventListener('abort', abortStream);
     }
     if (!task) throw new SwitchboardError('MODEL_PROVIDER_ERROR', `remote agent "${target.remote}" did not create a task for the message`);
-    await this.record(task, target.remote, requester.sessionKey, 'waiting', { waiterRunId: requester.runId ?? null, messageId: message.messageId });
+    await this.record(task, target.remote, requester.sessionKey, 'waiting', {
+      waiterRunId: requester.runId ?? null,
+      messageId: message.messageId,
+    });
     if (!SETTLED.has(task.status?.state ?? 0) && this.deps.clock.now() < deadline && !request.signal?.aborted) {
       task = await this.poll(client, task, deadline, request.signal);
     }
@@ -129,10 +154,16 @@ export class A2AClientService {
   private resume(row: RemoteTaskRecord): { state: 'timeout'; taskId: string; contextId: string; note: string } {
     const base = { state: 'timeout' as const, taskId: row.taskId, contextId: row.contextId };
     if (row.state === 'delivered' || row.state === 'returned') {
-      return { ...base, note: 'this message was sent before (the same call, before a restart); its result is delivered to this session as a message' };
+      return {
+        ...base,
+        note: 'this message was sent before (the same call, before a restart); its result is delivered to this session as a message',
+      };
     }
     this.follow(row);
-    return { ...base, note: 'this message was sent before (the same call, before a restart) and the remote task is still being followed; its result will arrive in this session as a message' };
+    return {
+      ...base,
+      note: 'this message was sent before (the same call, before a restart) and the remote task is still being followed; its result will arrive in this session as a message',
+    };
   }
 
   /** Polls GetTask until the task settles or the deadline passes; backoff 1 s doubling to maxPollSeconds, with jitter. */
@@ -153,7 +184,12 @@ export class A2AClientService {
         return SETTLED.has(current.status?.state ?? 0) ? current : undefined;
       },
       // Remote polling backs off; a push notification for the task cuts the pause short.
-      { clock: this.deps.clock, pause: (ms) => this.pause(task.id, ms), stopping: () => this.stopped, sleepMs: (attempt) => this.backoff(attempt) },
+      {
+        clock: this.deps.clock,
+        pause: (ms) => this.pause(task.id, ms),
+        stopping: () => this.stopped,
+        sleepMs: (attempt) => this.backoff(attempt),
+      },
       () => false,
       signal,
     );
@@ -162,7 +198,11 @@ export class A2AClientService {
 
   /** The pause before attempt `attempt + 1`: 1 s doubling to a2a.client.maxPollSeconds, with jitter (the outbox's backoff). */
   private backoff(attempt: number): number {
-    return backoffDelay(attempt, { baseDelayMs: 1000, maxDelayMs: this.deps.config.a2a.client.maxPollSeconds * 1000 }, (this.deps.random ?? Math.random)());
+    return backoffDelay(
+      attempt,
+      { baseDelayMs: 1000, maxDelayMs: this.deps.config.a2a.client.maxPollSeconds * 1000 },
+      (this.deps.random ?? Math.random)(),
+    );
   }
 
   /** Waits `ms`, or less when a push notification for the task arrives or the client stops. */
@@ -221,7 +261,13 @@ export class A2AClientService {
   }
 
   private resultRow(remote: string, sessionKey: string, result: RemoteResult): NewOutboxRow {
-    return { id: randomUUID(), kind: RESULT_KIND, target: sessionKey, payload: { remote, sessionKey, result }, idempotencyKey: `a2a-result:${result.taskId}` };
+    return {
+      id: randomUUID(),
+      kind: RESULT_KIND,
+      target: sessionKey,
+      payload: { remote, sessionKey, result },
+      idempotencyKey: `a2a-result:${result.taskId}`,
+    };
   }
 
   /** Where remotes post push notifications for the tasks this gateway follows (set once the gateway listens). */
@@ -240,7 +286,13 @@ export class A2AClientService {
    */
   async receivePush(taskId: string, token: string | undefined): Promise<boolean> {
     const row = await this.deps.store.a2aTasks.getRemoteTask(taskId);
-    if (!row?.pushToken || token === undefined || row.pushToken.length !== token.length || !timingSafeEqual(Buffer.from(row.pushToken), Buffer.from(token))) return false;
+    if (
+      !row?.pushToken ||
+      token === undefined ||
+      row.pushToken.length !== token.length ||
+      !timingSafeEqual(Buffer.from(row.pushToken), Buffer.from(token))
+    )
+      return false;
     this.wakers.get(taskId)?.();
     return true;
   }
@@ -255,7 +307,14 @@ export class A2AClientService {
     const token = row.pushToken ?? randomBytes(24).toString('hex');
     if (!row.pushToken) await this.deps.store.a2aTasks.saveRemoteTask({ ...row, pushToken: token }, this.deps.clock.now());
     try {
-      await client.createTaskPushNotificationConfig({ tenant: '', id: `switchboard-${row.taskId}`, taskId: row.taskId, url: `${this.callbackBase}${CALLBACK_PATH}/${encodeURIComponent(row.taskId)}`, token, authentication: undefined });
+      await client.createTaskPushNotificationConfig({
+        tenant: '',
+        id: `switchboard-${row.taskId}`,
+        taskId: row.taskId,
+        url: `${this.callbackBase}${CALLBACK_PATH}/${encodeURIComponent(row.taskId)}`,
+        token,
+        authentication: undefined,
+      });
     } catch (error) {
       this.deps.log(`a2a: remote ${row.remote} refused a push config for task ${row.taskId} (${errorMessage(error)}); polling instead`);
     }

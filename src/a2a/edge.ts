@@ -14,19 +14,36 @@ const MAX_BODY = '1mb';
 
 /** v1.0 method names: none of them is a v0.3 name, so they need no A2A-Version header to be understood. */
 const V1_METHODS = new Set([
-  'SendMessage', 'SendStreamingMessage', 'GetTask', 'ListTasks', 'CancelTask', 'SubscribeToTask', 'CreateTaskPushNotificationConfig',
-  'GetTaskPushNotificationConfig', 'ListTaskPushNotificationConfigs', 'DeleteTaskPushNotificationConfig', 'GetExtendedAgentCard',
+  'SendMessage',
+  'SendStreamingMessage',
+  'GetTask',
+  'ListTasks',
+  'CancelTask',
+  'SubscribeToTask',
+  'CreateTaskPushNotificationConfig',
+  'GetTaskPushNotificationConfig',
+  'ListTaskPushNotificationConfigs',
+  'DeleteTaskPushNotificationConfig',
+  'GetExtendedAgentCard',
 ]);
 const STREAMING = new Set(['SendStreamingMessage', 'SubscribeToTask', 'message/stream', 'tasks/resubscribe']);
 /** v0.3 methods whose params name a task by `id`. */
-const LEGACY_TASK_ID = new Set(['tasks/get', 'tasks/cancel', 'tasks/resubscribe', 'tasks/pushNotificationConfig/get', 'tasks/pushNotificationConfig/list', 'tasks/pushNotificationConfig/delete']);
+const LEGACY_TASK_ID = new Set([
+  'tasks/get',
+  'tasks/cancel',
+  'tasks/resubscribe',
+  'tasks/pushNotificationConfig/get',
+  'tasks/pushNotificationConfig/list',
+  'tasks/pushNotificationConfig/delete',
+]);
 const V1_TASK_ID = new Set(['GetTask', 'CancelTask', 'SubscribeToTask']);
 const V1_ROLES = new Set(['ROLE_USER', 'ROLE_AGENT']);
 const LEGACY_ROLES = new Set(['user', 'agent']);
 
 type Json = Record<string, unknown>;
 const isObject = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
-const validId = (id: unknown) => id === undefined || id === null || typeof id === 'string' || (typeof id === 'number' && Number.isFinite(id));
+const validId = (id: unknown) =>
+  id === undefined || id === null || typeof id === 'string' || (typeof id === 'number' && Number.isFinite(id));
 
 /** What is wrong with a message's parameters, or undefined. */
 function messageProblem(message: unknown, v1: boolean): string | undefined {
@@ -51,17 +68,22 @@ export function paramsProblem(method: string, params: unknown): string | undefin
   }
   for (const key of ['historyLength', 'pageSize']) {
     const value = p[key] ?? (isObject(p.configuration) ? p.configuration[key] : undefined);
-    if (value !== undefined && value !== null && !(Number.isInteger(value) && (value as number) >= 0)) return `${key} must be a non-negative integer`;
+    if (value !== undefined && value !== null && !(Number.isInteger(value) && (value as number) >= 0))
+      return `${key} must be a non-negative integer`;
   }
-  if (p.statusTimestampAfter !== undefined && (typeof p.statusTimestampAfter !== 'string' || Number.isNaN(Date.parse(p.statusTimestampAfter)))) {
+  if (
+    p.statusTimestampAfter !== undefined &&
+    (typeof p.statusTimestampAfter !== 'string' || Number.isNaN(Date.parse(p.statusTimestampAfter)))
+  ) {
     return 'params.statusTimestampAfter must be an ISO 8601 timestamp';
   }
-  if (p.pageToken !== undefined && p.pageToken !== '' && !(typeof p.pageToken === 'string' && /^\d{1,9}$/.test(p.pageToken))) return 'params.pageToken is not a page token this server gave';
+  if (p.pageToken !== undefined && p.pageToken !== '' && !(typeof p.pageToken === 'string' && /^\d{1,9}$/.test(p.pageToken)))
+    return 'params.pageToken is not a page token this server gave';
   return undefined;
 }
 
 function rpcError(response: Response, id: unknown, code: number, message: string, stream: boolean): void {
-  const body = { jsonrpc: '2.0', id: validId(id) ? id ?? null : null, error: { code, message } };
+  const body = { jsonrpc: '2.0', id: validId(id) ? (id ?? null) : null, error: { code, message } };
   if (stream) {
     // A streaming call's caller reads Server-Sent Events, errors included.
     response.status(200).setHeader('Content-Type', 'text/event-stream').setHeader('Cache-Control', 'no-cache');
@@ -79,10 +101,25 @@ export function jsonRpcEdge(): express.RequestHandler[] {
       // Not parsed (not application/json): the SDK's own content-type guard answers.
       if (request.method !== 'POST' || !request.is('application/json')) return next();
       const body: unknown = request.body;
-      if (!isObject(body)) return rpcError(response, null, INVALID_REQUEST, Array.isArray(body) ? 'batch requests are not supported: send one JSON-RPC request per call' : 'the body must be a JSON-RPC request object', false);
+      if (!isObject(body))
+        return rpcError(
+          response,
+          null,
+          INVALID_REQUEST,
+          Array.isArray(body)
+            ? 'batch requests are not supported: send one JSON-RPC request per call'
+            : 'the body must be a JSON-RPC request object',
+          false,
+        );
       const method = body.method;
       if (body.jsonrpc !== '2.0' || typeof method !== 'string' || method === '' || !validId(body.id)) {
-        return rpcError(response, body.id, INVALID_REQUEST, 'not a JSON-RPC 2.0 request: it needs jsonrpc "2.0", a method name and a string, number or null id', false);
+        return rpcError(
+          response,
+          body.id,
+          INVALID_REQUEST,
+          'not a JSON-RPC 2.0 request: it needs jsonrpc "2.0", a method name and a string, number or null id',
+          false,
+        );
       }
       if (V1_METHODS.has(method) && !request.headers['a2a-version']) request.headers['a2a-version'] = '1.0';
       const problem = paramsProblem(method, body.params);
@@ -145,10 +182,19 @@ export function a2aErrorHandler(onError: (error: unknown) => void) {
     }
     if (/\/jsonrpc\/?$/.test(request.path)) {
       const code = raw.type === 'entity.parse.failed' ? PARSE_ERROR : httpStatus >= 500 ? INTERNAL_ERROR : INVALID_REQUEST;
-      response.status(httpStatus === 400 || raw.type === 'entity.parse.failed' ? 200 : httpStatus).json({ jsonrpc: '2.0', id: null, error: { code, message } });
+      response
+        .status(httpStatus === 400 || raw.type === 'entity.parse.failed' ? 200 : httpStatus)
+        .json({ jsonrpc: '2.0', id: null, error: { code, message } });
       return;
     }
-    const reason = httpStatus === 413 ? 'PAYLOAD_TOO_LARGE' : httpStatus === 415 ? 'UNSUPPORTED_MEDIA_TYPE' : httpStatus >= 500 ? 'INTERNAL' : 'INVALID_ARGUMENT';
+    const reason =
+      httpStatus === 413
+        ? 'PAYLOAD_TOO_LARGE'
+        : httpStatus === 415
+          ? 'UNSUPPORTED_MEDIA_TYPE'
+          : httpStatus >= 500
+            ? 'INTERNAL'
+            : 'INVALID_ARGUMENT';
     response.status(httpStatus).json({ error: { code: httpStatus, status: reason, message } });
   };
 }

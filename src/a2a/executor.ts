@@ -23,7 +23,16 @@ export function textPart(text: string): Part {
 
 /** A message from the agent, as a task's status message and history entry. */
 export function agentMessage(taskId: string, contextId: string, text: string): Message {
-  return { messageId: randomUUID(), contextId, taskId, role: Role.ROLE_AGENT, parts: [textPart(text)], metadata: {}, extensions: [], referenceTaskIds: [] };
+  return {
+    messageId: randomUUID(),
+    contextId,
+    taskId,
+    role: Role.ROLE_AGENT,
+    parts: [textPart(text)],
+    metadata: {},
+    extensions: [],
+    referenceTaskIds: [],
+  };
 }
 
 /** The text the agent reads: text parts as they are, data parts as JSON, files by name. */
@@ -65,8 +74,14 @@ export interface FinalOutcome {
 
 /** The question the run asked its caller with a2a_request_input, if it did. */
 export async function requestedInput(gateway: GatewayApi, run: RunRecord): Promise<string | undefined> {
-  const entries = (await gateway.history(run.sessionKey, 200)).filter((entry) => entry.runId === run.id && entry.role === 'assistant' && Array.isArray(entry.content));
-  const calls = entries.flatMap((entry) => (entry.content as { type: string; toolName?: string; input?: { question?: unknown } }[]).filter((part) => part.type === 'tool-call' && part.toolName === REQUEST_INPUT_TOOL));
+  const entries = (await gateway.history(run.sessionKey, 200)).filter(
+    (entry) => entry.runId === run.id && entry.role === 'assistant' && Array.isArray(entry.content),
+  );
+  const calls = entries.flatMap((entry) =>
+    (entry.content as { type: string; toolName?: string; input?: { question?: unknown } }[]).filter(
+      (part) => part.type === 'tool-call' && part.toolName === REQUEST_INPUT_TOOL,
+    ),
+  );
   const question = calls.at(-1)?.input?.question;
   return typeof question === 'string' ? question : undefined;
 }
@@ -78,12 +93,19 @@ export async function requestedInput(gateway: GatewayApi, run: RunRecord): Promi
 export function finalOutcome(result: WaitResult, stallMs: number, question?: string): FinalOutcome {
   if (result.status === 'completed') {
     const run = result.run;
-    if (run.status === 'succeeded' && question !== undefined) return { state: TaskState.TASK_STATE_INPUT_REQUIRED, text: question, runId: run.id };
-    if (run.status === 'succeeded') return { state: TaskState.TASK_STATE_COMPLETED, text: result.reply ?? '', parts: answerParts(result.reply ?? ''), runId: run.id };
+    if (run.status === 'succeeded' && question !== undefined)
+      return { state: TaskState.TASK_STATE_INPUT_REQUIRED, text: question, runId: run.id };
+    if (run.status === 'succeeded')
+      return { state: TaskState.TASK_STATE_COMPLETED, text: result.reply ?? '', parts: answerParts(result.reply ?? ''), runId: run.id };
     if (run.status === 'cancelled') return { state: TaskState.TASK_STATE_CANCELED, text: 'the run was cancelled', runId: run.id };
-    return { state: TaskState.TASK_STATE_FAILED, text: `the agent's run ended "${run.status}": ${run.errorMessage ?? 'no detail'}`, runId: run.id };
+    return {
+      state: TaskState.TASK_STATE_FAILED,
+      text: `the agent's run ended "${run.status}": ${run.errorMessage ?? 'no detail'}`,
+      runId: run.id,
+    };
   }
-  if (result.status === 'dropped') return { state: TaskState.TASK_STATE_FAILED, text: `the message was dropped: ${result.input.note ?? 'no detail'}` };
+  if (result.status === 'dropped')
+    return { state: TaskState.TASK_STATE_FAILED, text: `the message was dropped: ${result.input.note ?? 'no detail'}` };
   if (result.status === 'stored') return { state: TaskState.TASK_STATE_COMPLETED, text: '' };
   return stalledOutcome(stallMs);
 }
@@ -123,7 +145,11 @@ export class GatewayAgentExecutor implements AgentExecutor {
   ) {}
 
   private status(state: TaskState, taskId: string, contextId: string, text?: string): TaskStatus {
-    return { state, message: text === undefined ? undefined : agentMessage(taskId, contextId, text), timestamp: new Date(this.clock.now()).toISOString() };
+    return {
+      state,
+      message: text === undefined ? undefined : agentMessage(taskId, contextId, text),
+      timestamp: new Date(this.clock.now()).toISOString(),
+    };
   }
 
   private async finish(bus: ExecutionEventBus, taskId: string, contextId: string, state: TaskState, text?: string): Promise<void> {
@@ -135,7 +161,12 @@ export class GatewayAgentExecutor implements AgentExecutor {
       this.finishedAt.delete(id);
     }
     bus.publish(AgentEvent.statusUpdate({ taskId, contextId, status: this.status(state, taskId, contextId, text), metadata: {} }));
-    await this.tasks.appendEvent(taskId, 'state', { state: TaskState[state], ...(text === undefined ? {} : { message: text }) }, this.clock.now());
+    await this.tasks.appendEvent(
+      taskId,
+      'state',
+      { state: TaskState[state], ...(text === undefined ? {} : { message: text }) },
+      this.clock.now(),
+    );
     bus.finished();
   }
 
@@ -157,7 +188,14 @@ export class GatewayAgentExecutor implements AgentExecutor {
     // has already added this message to a known task's history.
     bus.publish(
       AgentEvent.task(
-        context.task ?? { id: taskId, contextId, status: this.status(TaskState.TASK_STATE_SUBMITTED, taskId, contextId), artifacts: [], history: [message], metadata: {} },
+        context.task ?? {
+          id: taskId,
+          contextId,
+          status: this.status(TaskState.TASK_STATE_SUBMITTED, taskId, contextId),
+          artifacts: [],
+          history: [message],
+          metadata: {},
+        },
       ),
     );
     const text = messageText(message);
@@ -173,10 +211,18 @@ export class GatewayAgentExecutor implements AgentExecutor {
 
     // A context belongs to the peer that opened it: another peer's id is refused, not joined.
     if ((await this.tasks.contextOwners(this.agentId, contextId)).some((other) => other !== owner)) {
-      return this.finish(bus, taskId, contextId, TaskState.TASK_STATE_REJECTED, `context "${contextId}" belongs to another peer; send without a contextId to start a context of your own`);
+      return this.finish(
+        bus,
+        taskId,
+        contextId,
+        TaskState.TASK_STATE_REJECTED,
+        `context "${contextId}" belongs to another peer; send without a contextId to start a context of your own`,
+      );
     }
 
-    const relay = this.blockingCalls.has(context.context) ? NO_RELAY : relayDeltas(this.gateway, bus, { taskId, contextId, sessionKey: a2aSessionKey(this.agentId, owner, contextId) });
+    const relay = this.blockingCalls.has(context.context)
+      ? NO_RELAY
+      : relayDeltas(this.gateway, bus, { taskId, contextId, sessionKey: a2aSessionKey(this.agentId, owner, contextId) });
     try {
       await this.answer(bus, message, { taskId, contextId, owner, text }, relay);
     } finally {
@@ -184,18 +230,38 @@ export class GatewayAgentExecutor implements AgentExecutor {
     }
   }
 
-  private async answer(bus: ExecutionEventBus, message: Message, { taskId, contextId, owner, text }: { taskId: string; contextId: string; owner: string; text: string }, relay: DeltaRelay): Promise<void> {
+  private async answer(
+    bus: ExecutionEventBus,
+    message: Message,
+    { taskId, contextId, owner, text }: { taskId: string; contextId: string; owner: string; text: string },
+    relay: DeltaRelay,
+  ): Promise<void> {
     let accepted: Awaited<ReturnType<GatewayApi['acceptA2AMessage']>>;
     try {
-      accepted = await this.gateway.acceptA2AMessage({ agentId: this.agentId, contextId, taskId, messageId: message.messageId, text, peer: owner });
+      accepted = await this.gateway.acceptA2AMessage({
+        agentId: this.agentId,
+        contextId,
+        taskId,
+        messageId: message.messageId,
+        text,
+        peer: owner,
+      });
     } catch (error) {
-      return this.finish(bus, taskId, contextId, TaskState.TASK_STATE_FAILED, `the gateway did not accept the message: ${errorMessage(error)}`);
+      return this.finish(
+        bus,
+        taskId,
+        contextId,
+        TaskState.TASK_STATE_FAILED,
+        `the gateway did not accept the message: ${errorMessage(error)}`,
+      );
     }
     const { sessionKey, input } = accepted;
     await this.tasks.attachInput({ id: taskId, agentId: this.agentId, contextId, owner }, sessionKey, input.id, this.clock.now());
     // A cancel that came before the task knew its input could not stop the input's run: stop it now.
     if (this.cancelled.has(taskId)) await this.gateway.cancelInput(input.id, 'cancelled by the A2A client');
-    bus.publish(AgentEvent.statusUpdate({ taskId, contextId, status: this.status(TaskState.TASK_STATE_WORKING, taskId, contextId), metadata: {} }));
+    bus.publish(
+      AgentEvent.statusUpdate({ taskId, contextId, status: this.status(TaskState.TASK_STATE_WORKING, taskId, contextId), metadata: {} }),
+    );
     await this.tasks.appendEvent(taskId, 'state', { state: 'TASK_STATE_WORKING', sessionKey, inputId: input.id }, this.clock.now());
     relay.start(input.id);
 
@@ -210,14 +276,22 @@ export class GatewayAgentExecutor implements AgentExecutor {
     if (result.status === 'timeout' && this.gateway.stopping) return;
     if (result.status === 'timeout') await this.gateway.cancelInput(input.id, 'its A2A task stalled and was failed');
 
-    const question = result.status === 'completed' && result.run.status === 'succeeded' ? await requestedInput(this.gateway, result.run) : undefined;
+    const question =
+      result.status === 'completed' && result.run.status === 'succeeded' ? await requestedInput(this.gateway, result.run) : undefined;
     const outcome = finalOutcome(result, this.stallMs, question);
     if (outcome.parts) {
       bus.publish(
         AgentEvent.artifactUpdate({
           taskId,
           contextId,
-          artifact: { artifactId: answerArtifactId(input.id), name: 'answer', description: '', parts: outcome.parts, metadata: { runId: outcome.runId }, extensions: [] },
+          artifact: {
+            artifactId: answerArtifactId(input.id),
+            name: 'answer',
+            description: '',
+            parts: outcome.parts,
+            metadata: { runId: outcome.runId },
+            extensions: [],
+          },
           append: false,
           lastChunk: true,
           metadata: {},
@@ -252,7 +326,11 @@ const NO_RELAY: DeltaRelay = { start: () => {}, stop: async () => {} };
  * is working. Only the run that took this message counts (another task of the same context may run
  * first): a delta from a run not yet known is checked against the input's run, in order.
  */
-function relayDeltas(gateway: GatewayApi, bus: ExecutionEventBus, { taskId, contextId, sessionKey }: { taskId: string; contextId: string; sessionKey: string }): DeltaRelay {
+function relayDeltas(
+  gateway: GatewayApi,
+  bus: ExecutionEventBus,
+  { taskId, contextId, sessionKey }: { taskId: string; contextId: string; sessionKey: string },
+): DeltaRelay {
   let started!: (inputId: string | undefined) => void;
   const working = new Promise<string | undefined>((resolve) => (started = resolve));
   const runs = new Map<string, boolean>();
@@ -271,7 +349,14 @@ function relayDeltas(gateway: GatewayApi, bus: ExecutionEventBus, { taskId, cont
         AgentEvent.artifactUpdate({
           taskId,
           contextId,
-          artifact: { artifactId: answerArtifactId(inputId), name: 'answer', description: '', parts: [textPart(live.text)], metadata: {}, extensions: [] },
+          artifact: {
+            artifactId: answerArtifactId(inputId),
+            name: 'answer',
+            description: '',
+            parts: [textPart(live.text)],
+            metadata: {},
+            extensions: [],
+          },
           append: chunks++ > 0,
           lastChunk: false,
           metadata: {},

@@ -32,7 +32,12 @@ const equal = (given: string, expected: string) => {
   return a.length === b.length && timingSafeEqual(a, b);
 };
 
-type Refusal = { status: 401 | 403 | 429; reason: 'UNAUTHENTICATED' | 'PERMISSION_DENIED' | 'RESOURCE_EXHAUSTED'; message: string; retryAfterS?: number };
+type Refusal = {
+  status: 401 | 403 | 429;
+  reason: 'UNAUTHENTICATED' | 'PERMISSION_DENIED' | 'RESOURCE_EXHAUSTED';
+  message: string;
+  retryAfterS?: number;
+};
 
 /**
  * JSON-RPC codes for refusals before the A2A layer (401, 403, 429). They lie outside both JSON-RPC's
@@ -69,13 +74,24 @@ export class PeerGuard {
       return {
         status: 401,
         reason: 'UNAUTHENTICATED',
-        message: presented ? 'the credentials are not valid for this gateway' : `credentials required: send "Authorization: Bearer <token>" or "${API_KEY_HEADER}: <key>"`,
+        message: presented
+          ? 'the credentials are not valid for this gateway'
+          : `credentials required: send "Authorization: Bearer <token>" or "${API_KEY_HEADER}: <key>"`,
       };
     }
     if (!matchesAny(agentId, peer.agents)) {
-      return { status: 403, reason: 'PERMISSION_DENIED', message: `peer "${peer.id}" may not call agent "${agentId}" (a2a.server.peers[].agents allows ${peer.agents.join(', ')})` };
+      return {
+        status: 403,
+        reason: 'PERMISSION_DENIED',
+        message: `peer "${peer.id}" may not call agent "${agentId}" (a2a.server.peers[].agents allows ${peer.agents.join(', ')})`,
+      };
     }
-    const limited = this.limit(`a2a-peer:${peer.id}`, peer.maxRequestsPerMinute, `peer "${peer.id}"`, 'a2a.server.peers[].maxRequestsPerMinute');
+    const limited = this.limit(
+      `a2a-peer:${peer.id}`,
+      peer.maxRequestsPerMinute,
+      `peer "${peer.id}"`,
+      'a2a.server.peers[].maxRequestsPerMinute',
+    );
     return limited ?? { user: new PeerUser(peer) };
   }
 
@@ -83,7 +99,12 @@ export class PeerGuard {
   private admitAnonymous(request: Request): { user: PeerUser } | Refusal {
     const address = request.socket.remoteAddress ?? 'unknown';
     const max = this.config.a2a.server.anonymousMaxRequestsPerMinute;
-    const limited = this.limit(`a2a-anonymous:${address}`, max, `the caller without credentials at ${address}`, 'a2a.server.anonymousMaxRequestsPerMinute');
+    const limited = this.limit(
+      `a2a-anonymous:${address}`,
+      max,
+      `the caller without credentials at ${address}`,
+      'a2a.server.anonymousMaxRequestsPerMinute',
+    );
     return limited ?? { user: new PeerUser(undefined) };
   }
 
@@ -112,7 +133,11 @@ export class PeerGuard {
       if (result.retryAfterS) response.setHeader('Retry-After', String(result.retryAfterS));
       const body =
         binding === 'jsonrpc'
-          ? { jsonrpc: '2.0', id: null, error: { code: PEER_ERROR_CODES[result.status], message: result.message, data: { reason: result.reason } } }
+          ? {
+              jsonrpc: '2.0',
+              id: null,
+              error: { code: PEER_ERROR_CODES[result.status], message: result.message, data: { reason: result.reason } },
+            }
           : { error: { code: result.status, status: result.reason, message: result.message } };
       response.status(result.status).json(body);
     };

@@ -8,7 +8,13 @@
 import { randomUUID } from 'node:crypto';
 import { TaskPushNotificationConfig, type StreamResponse, type Task } from '@a2a-js/sdk';
 import { RequestMalformedError } from '@a2a-js/sdk/errors';
-import { V1PushNotificationSerializer, type PushNotificationSender, type PushNotificationStore, type ServerCallContext, type StoredPushNotificationConfig } from '@a2a-js/sdk/server';
+import {
+  V1PushNotificationSerializer,
+  type PushNotificationSender,
+  type PushNotificationStore,
+  type ServerCallContext,
+  type StoredPushNotificationConfig,
+} from '@a2a-js/sdk/server';
 import { V03PushNotificationSerializer } from '@a2a-js/sdk/compat/v0_3/server';
 import type { SwitchboardConfig } from '../config/schema.js';
 import { errorMessage } from '../core/errors.js';
@@ -41,7 +47,13 @@ export class GatewayPushStore implements PushNotificationStore {
     if (refused) throw new RequestMalformedError(`push notification target refused: ${refused}`);
     const configId = pushConfig.id || randomUUID();
     await this.tasks.savePushConfig(
-      { taskId, configId, owner: ownerOf(context), config: TaskPushNotificationConfig.toJSON({ ...pushConfig, id: configId, taskId }), wireVersion: context.requestedVersion || '0.3' },
+      {
+        taskId,
+        configId,
+        owner: ownerOf(context),
+        config: TaskPushNotificationConfig.toJSON({ ...pushConfig, id: configId, taskId }),
+        wireVersion: context.requestedVersion || '0.3',
+      },
       this.clock.now(),
     );
   }
@@ -60,7 +72,8 @@ export class GatewayPushStore implements PushNotificationStore {
   async delete(taskId: string, context: ServerCallContext, configId?: string): Promise<void> {
     const owner = ownerOf(context);
     for (const stored of await this.tasks.listPushConfigs(taskId)) {
-      if (stored.owner === owner && (configId === undefined || stored.configId === configId)) await this.tasks.deletePushConfig(taskId, stored.configId);
+      if (stored.owner === owner && (configId === undefined || stored.configId === configId))
+        await this.tasks.deletePushConfig(taskId, stored.configId);
     }
   }
 }
@@ -98,10 +111,17 @@ export class OutboxPushSender implements PushNotificationSender {
       const serializer = wireVersion === '0.3' ? this.serializers['0.3'] : this.serializers['1.0'];
       const { body, contentType } = serializer.serialize(event, task);
       const headers: Record<string, string> = {};
-      if (config.authentication?.scheme && config.authentication.credentials) headers.Authorization = `${config.authentication.scheme} ${config.authentication.credentials}`;
+      if (config.authentication?.scheme && config.authentication.credentials)
+        headers.Authorization = `${config.authentication.scheme} ${config.authentication.credentials}`;
       else if (config.token) headers[TOKEN_HEADER] = config.token;
       const payload: PushPayload = { taskId, configId: config.id, url: config.url, headers, body, contentType };
-      await this.gateway.enqueueDelivery({ id: randomUUID(), kind: PUSH_KIND, target: config.url, payload, idempotencyKey: `push:${taskId}:${config.id}:${randomUUID()}` });
+      await this.gateway.enqueueDelivery({
+        id: randomUUID(),
+        kind: PUSH_KIND,
+        target: config.url,
+        payload,
+        idempotencyKey: `push:${taskId}:${config.id}:${randomUUID()}`,
+      });
     }
   }
 }
@@ -113,7 +133,8 @@ export function pushDeliverer(tasks: A2ATaskStore, config: SwitchboardConfig, cl
   return async (row: OutboxRecord): Promise<void> => {
     const push = row.payload as PushPayload;
     const attempt = row.attempts + 1;
-    const log = (detail: Record<string, unknown>) => tasks.appendEvent(push.taskId, 'push', { url: push.url, configId: push.configId, attempt, ...detail }, clock.now());
+    const log = (detail: Record<string, unknown>) =>
+      tasks.appendEvent(push.taskId, 'push', { url: push.url, configId: push.configId, attempt, ...detail }, clock.now());
     const refused = await refusedPushTarget(push.url, config.a2a.push.allowPrivateTargets);
     if (refused) {
       await log({ outcome: 'refused', error: refused });
@@ -132,7 +153,9 @@ export function pushDeliverer(tasks: A2ATaskStore, config: SwitchboardConfig, cl
       status = response.status;
       await response.body?.cancel();
     } catch (error) {
-      const refusedNow = (error as { code?: string; cause?: { code?: string } }).cause?.code === 'EPRIVATEADDRESS' || (error as { code?: string }).code === 'EPRIVATEADDRESS';
+      const refusedNow =
+        (error as { code?: string; cause?: { code?: string } }).cause?.code === 'EPRIVATEADDRESS' ||
+        (error as { code?: string }).code === 'EPRIVATEADDRESS';
       const why = errorMessage((error as { cause?: unknown }).cause ?? error);
       await log({ outcome: refusedNow ? 'refused' : 'failed', error: why });
       if (refusedNow) throw new PermanentDeliveryError(why);

@@ -39,12 +39,19 @@ export class RemoteAgents {
       const entry = config.a2a.remoteAgents.find((candidate) => candidate.id === ref.agentId);
       if (!entry) {
         const known = config.a2a.remoteAgents.map((candidate) => candidate.id);
-        throw new SwitchboardError('AGENT_NOT_FOUND', `no remote A2A agent "${ref.agentId}" (configured under a2a.remoteAgents: ${known.join(', ') || 'none'})`);
+        throw new SwitchboardError(
+          'AGENT_NOT_FOUND',
+          `no remote A2A agent "${ref.agentId}" (configured under a2a.remoteAgents: ${known.join(', ') || 'none'})`,
+        );
       }
       found = { remote: entry.id, ...this.resolveEntry(entry) };
     } else if (ref.url) {
       if (!config.a2a.client.allowUrls) {
-        throw new SwitchboardError('A2A_POLICY_DENIED', 'calling a remote agent by URL is off (set a2a.client.allowUrls: true, or configure it under a2a.remoteAgents)', { layer: 'agentToAgent' });
+        throw new SwitchboardError(
+          'A2A_POLICY_DENIED',
+          'calling a remote agent by URL is off (set a2a.client.allowUrls: true, or configure it under a2a.remoteAgents)',
+          { layer: 'agentToAgent' },
+        );
       }
       // A URL from the model is reached only at public addresses (checked at connect time), unless allowed.
       found = { remote: ref.url, url: ref.url, headers: {}, guarded: !config.a2a.client.allowPrivateTargets };
@@ -53,7 +60,11 @@ export class RemoteAgents {
     }
     const policy = config.tools.agentToAgent;
     if (!policy.enabled) {
-      throw new SwitchboardError('A2A_POLICY_DENIED', `cannot call remote agent "${found.remote}": agent-to-agent messaging is disabled (set tools.agentToAgent.enabled: true)`, { layer: 'agentToAgent' });
+      throw new SwitchboardError(
+        'A2A_POLICY_DENIED',
+        `cannot call remote agent "${found.remote}": agent-to-agent messaging is disabled (set tools.agentToAgent.enabled: true)`,
+        { layer: 'agentToAgent' },
+      );
     }
     if (!agentToAgentAllowed(policy, requesterAgent, found.remote)) {
       throw new SwitchboardError(
@@ -75,13 +86,20 @@ export class RemoteAgents {
     if (!client) {
       const fetchImpl = this.fetchWith(target.headers, target.guarded ?? false);
       // The SDK's client is loaded with the first remote call, not at startup.
-      client = import('@a2a-js/sdk/client').then(({ ClientFactory, DefaultAgentCardResolver, JsonRpcTransportFactory, RestTransportFactory }) => {
-        const factory = new ClientFactory({
-          transports: [new JsonRpcTransportFactory({ fetchImpl, legacyCompat: { enabled: true } }), new RestTransportFactory({ fetchImpl, legacyCompat: { enabled: true } })],
-          cardResolver: new DefaultAgentCardResolver({ fetchImpl }),
-        });
-        return target.url.endsWith('.json') ? factory.createFromUrl(target.url, '') : factory.createFromUrl(target.url.endsWith('/') ? target.url : `${target.url}/`);
-      });
+      client = import('@a2a-js/sdk/client').then(
+        ({ ClientFactory, DefaultAgentCardResolver, JsonRpcTransportFactory, RestTransportFactory }) => {
+          const factory = new ClientFactory({
+            transports: [
+              new JsonRpcTransportFactory({ fetchImpl, legacyCompat: { enabled: true } }),
+              new RestTransportFactory({ fetchImpl, legacyCompat: { enabled: true } }),
+            ],
+            cardResolver: new DefaultAgentCardResolver({ fetchImpl }),
+          });
+          return target.url.endsWith('.json')
+            ? factory.createFromUrl(target.url, '')
+            : factory.createFromUrl(target.url.endsWith('/') ? target.url : `${target.url}/`);
+        },
+      );
       client.catch(() => this.clients.delete(target.url));
       this.clients.set(target.url, client);
     }
@@ -132,7 +150,12 @@ export class RemoteAgents {
   async submit(remote: string, text: string, messageId: string): Promise<RemoteResult> {
     const client = await this.client(this.configured(remote));
     const message = textMessage(text, messageId);
-    const sent = await client.sendMessage({ tenant: '', message, configuration: { acceptedOutputModes: [], taskPushNotificationConfig: undefined, returnImmediately: true }, metadata: {} });
+    const sent = await client.sendMessage({
+      tenant: '',
+      message,
+      configuration: { acceptedOutputModes: [], taskPushNotificationConfig: undefined, returnImmediately: true },
+      metadata: {},
+    });
     if ('id' in sent && 'status' in sent) return summarizeTask(sent as Task);
     return { state: 'completed', taskId: '', contextId: (sent as Message).contextId, text: partsText((sent as Message).parts).text };
   }

@@ -47,7 +47,11 @@ export interface A2AClientDeps {
   random?: () => number;
 }
 
-export const stateName = (state: TaskState | undefined) => taskStateToJSON(state ?? TaskState.TASK_STATE_UNSPECIFIED).replace('TASK_STATE_', '').toLowerCase().replace('_', '-');
+export const stateName = (state: TaskState | undefined) =>
+  taskStateToJSON(state ?? TaskState.TASK_STATE_UNSPECIFIED)
+    .replace('TASK_STATE_', '')
+    .toLowerCase()
+    .replace('_', '-');
 
 /** A user message of one text part, as the client sends it. */
 export function textMessage(text: string, messageId: string, contextId = '', taskId = ''): Message {
@@ -81,11 +85,21 @@ export function summarizeTask(task: Task): RemoteResult {
   const answer = fromArtifacts.text || fromArtifacts.data !== undefined ? fromArtifacts : fromStatus;
   // A completed task's status message usually repeats its answer; other states explain themselves there.
   const text = task.status?.state === TaskState.TASK_STATE_COMPLETED ? answer.text : fromStatus.text || answer.text;
-  return { state: stateName(task.status?.state), taskId: task.id, contextId: task.contextId, text, ...(answer.data !== undefined ? { data: answer.data } : {}) };
+  return {
+    state: stateName(task.status?.state),
+    taskId: task.id,
+    contextId: task.contextId,
+    text,
+    ...(answer.data !== undefined ? { data: answer.data } : {}),
+  };
 }
 
 /** Folds one stream event into what is known of the task (a bare status update without the task asks for it). */
-export async function applyStreamEvent(client: Client, task: Task | undefined, event: { payload?: { $case: string; value: unknown } }): Promise<Task | undefined> {
+export async function applyStreamEvent(
+  client: Client,
+  task: Task | undefined,
+  event: { payload?: { $case: string; value: unknown } },
+): Promise<Task | undefined> {
   const payload = event.payload;
   if (!payload) return task;
   if (payload.$case === 'task') return payload.value as Task;
@@ -97,10 +111,18 @@ export async function applyStreamEvent(client: Client, task: Task | undefined, e
     const merged = existing && update.append ? { ...existing, parts: [...existing.parts, ...update.artifact.parts] } : update.artifact;
     return { ...task, artifacts: [...task.artifacts.filter((artifact) => artifact.artifactId !== merged.artifactId), merged] };
   }
-  if (payload.$case === 'statusUpdate') return client.getTask({ tenant: '', id: (payload.value as { taskId: string }).taskId, historyLength: 0 });
+  if (payload.$case === 'statusUpdate')
+    return client.getTask({ tenant: '', id: (payload.value as { taskId: string }).taskId, historyLength: 0 });
   if (payload.$case === 'message') {
     const message = payload.value as Message;
-    return { id: message.taskId || randomUUID(), contextId: message.contextId, status: { state: TaskState.TASK_STATE_COMPLETED, message, timestamp: undefined }, artifacts: [], history: [], metadata: {} };
+    return {
+      id: message.taskId || randomUUID(),
+      contextId: message.contextId,
+      status: { state: TaskState.TASK_STATE_COMPLETED, message, timestamp: undefined },
+      artifacts: [],
+      history: [],
+      metadata: {},
+    };
   }
   return task;
 }

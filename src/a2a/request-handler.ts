@@ -6,13 +6,26 @@
  * the answer carries it. A blocking SendMessage is noted, so that its run does not stream chunks nobody reads.
  */
 import { randomUUID } from 'node:crypto';
-import { Role, Task, TaskState, type GetTaskRequest, type SendMessageRequest, type StreamResponse, type TaskPushNotificationConfig } from '@a2a-js/sdk';
+import {
+  Role,
+  Task,
+  TaskState,
+  type GetTaskRequest,
+  type SendMessageRequest,
+  type StreamResponse,
+  type TaskPushNotificationConfig,
+} from '@a2a-js/sdk';
 import { RequestMalformedError } from '@a2a-js/sdk/errors';
 import { DefaultRequestHandler, type ServerCallContext } from '@a2a-js/sdk/server';
 import type { A2ATaskStore } from '../ports.js';
 import { ownerOf } from './task-store.js';
 
-const SETTLED = new Set([TaskState.TASK_STATE_COMPLETED, TaskState.TASK_STATE_FAILED, TaskState.TASK_STATE_CANCELED, TaskState.TASK_STATE_REJECTED]);
+const SETTLED = new Set([
+  TaskState.TASK_STATE_COMPLETED,
+  TaskState.TASK_STATE_FAILED,
+  TaskState.TASK_STATE_CANCELED,
+  TaskState.TASK_STATE_REJECTED,
+]);
 
 export class GatewayRequestHandler extends DefaultRequestHandler {
   constructor(
@@ -33,7 +46,10 @@ export class GatewayRequestHandler extends DefaultRequestHandler {
     return super.sendMessage(params, context);
   }
 
-  override async *sendMessageStream(params: SendMessageRequest, context: ServerCallContext): AsyncGenerator<StreamResponse, void, undefined> {
+  override async *sendMessageStream(
+    params: SendMessageRequest,
+    context: ServerCallContext,
+  ): AsyncGenerator<StreamResponse, void, undefined> {
     checkMessage(params);
     const task = await this.retried(params, context);
     if (!task) return yield* super.sendMessageStream(params, context);
@@ -45,7 +61,8 @@ export class GatewayRequestHandler extends DefaultRequestHandler {
   }
 
   override async getTask(params: GetTaskRequest, context: ServerCallContext) {
-    if (params.historyLength !== undefined && params.historyLength < 0) throw new RequestMalformedError('historyLength must be a non-negative integer');
+    if (params.historyLength !== undefined && params.historyLength < 0)
+      throw new RequestMalformedError('historyLength must be a non-negative integer');
     return super.getTask(params, context);
   }
 

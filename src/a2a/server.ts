@@ -57,7 +57,10 @@ export class A2AServer {
     const fallback = this.defaultAgent();
     return [
       ...(fallback ? [{ agentId: `${fallback.config.id} (default)`, url: `${base}/${AGENT_CARD_PATH}` }] : []),
-      ...this.exposedAgents().map((agent) => ({ agentId: agent.config.id, url: `${base}${agentBasePath(agent.config.id)}/${AGENT_CARD_PATH}` })),
+      ...this.exposedAgents().map((agent) => ({
+        agentId: agent.config.id,
+        url: `${base}${agentBasePath(agent.config.id)}/${AGENT_CARD_PATH}`,
+      })),
     ];
   }
 
@@ -119,10 +122,20 @@ export class A2AServer {
         const endpoints = routers.get(bound.config.id);
         if (!endpoints) {
           const who = peer ? `peer "${peer.id}"` : 'this caller';
-          response.status(404).json({ error: { code: 404, status: 'NOT_FOUND', message: `the bindings route ${who} (channel "a2a") to agent "${bound.config.id}", which is not exposed over A2A (a2a.server.agents)` } });
+          response.status(404).json({
+            error: {
+              code: 404,
+              status: 'NOT_FOUND',
+              message: `the bindings route ${who} (channel "a2a") to agent "${bound.config.id}", which is not exposed over A2A (a2a.server.agents)`,
+            },
+          });
           return;
         }
-        const handlers = [this.guard.middleware(bound.config.id, binding), ...(binding === 'jsonrpc' ? jsonRpcEdge() : []), endpoints[binding]];
+        const handlers = [
+          this.guard.middleware(bound.config.id, binding),
+          ...(binding === 'jsonrpc' ? jsonRpcEdge() : []),
+          endpoints[binding],
+        ];
         runChain(handlers, request, response, next);
       });
     }
@@ -133,7 +146,13 @@ export class A2AServer {
     }
     app.use(a2aErrorHandler(this.onError));
     app.use((request, response) => {
-      response.status(404).json({ error: { code: 404, status: 'NOT_FOUND', message: `no A2A endpoint ${request.method} ${request.originalUrl} (exposed agents: ${[...cards.keys()].join(', ') || 'none'}; see a2a.server.agents)` } });
+      response.status(404).json({
+        error: {
+          code: 404,
+          status: 'NOT_FOUND',
+          message: `no A2A endpoint ${request.method} ${request.originalUrl} (exposed agents: ${[...cards.keys()].join(', ') || 'none'}; see a2a.server.agents)`,
+        },
+      });
     });
     this.app = app;
     this.watch = new A2ATaskWatch(this.gateway, this.tasks, this.gateway.config, watched, this.clock, this.onError);
@@ -161,7 +180,9 @@ export class A2AServer {
 
   handle(request: IncomingMessage, response: ServerResponse): void {
     if (!this.app) {
-      response.writeHead(503, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { code: 503, status: 'UNAVAILABLE', message: 'the A2A server is starting' } }));
+      response
+        .writeHead(503, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ error: { code: 503, status: 'UNAVAILABLE', message: 'the A2A server is starting' } }));
       return;
     }
     this.app(request as express.Request, response as express.Response);
@@ -169,7 +190,12 @@ export class A2AServer {
 }
 
 /** Runs express handlers one after another, as a router would; an error goes to `next`. */
-function runChain(handlers: express.RequestHandler[], request: express.Request, response: express.Response, next: express.NextFunction): void {
+function runChain(
+  handlers: express.RequestHandler[],
+  request: express.Request,
+  response: express.Response,
+  next: express.NextFunction,
+): void {
   const step = (index: number) => (error?: unknown) => {
     if (error !== undefined && error !== 'route') return next(error);
     if (index >= handlers.length) return next();

@@ -48,7 +48,13 @@ export class ActiveTaskCache implements A2ATaskStore {
   async save(task: TaskSave, now: number): Promise<A2ATaskRecord> {
     const entry = this.entries.get(task.id);
     if (entry && entry.stored === task.state && ACTIVE.has(task.state)) {
-      entry.record = { ...entry.record, task: task.task, statusAt: task.statusAt ?? entry.record.statusAt, updatedAt: now, lastActivityAt: now };
+      entry.record = {
+        ...entry.record,
+        task: task.task,
+        statusAt: task.statusAt ?? entry.record.statusAt,
+        updatedAt: now,
+        lastActivityAt: now,
+      };
       entry.pending = { save: task, now };
       return entry.record;
     }
@@ -69,7 +75,12 @@ export class ActiveTaskCache implements A2ATaskStore {
     return (this.entries.get(id) ?? this.recent(id))?.record ?? this.store.get(id);
   }
 
-  async attachInput(task: Pick<A2ATaskRecord, 'id' | 'agentId' | 'contextId' | 'owner'>, sessionKey: string, inputId: string, now: number): Promise<void> {
+  async attachInput(
+    task: Pick<A2ATaskRecord, 'id' | 'agentId' | 'contextId' | 'owner'>,
+    sessionKey: string,
+    inputId: string,
+    now: number,
+  ): Promise<void> {
     await this.store.attachInput(task, sessionKey, inputId, now);
     const entry = this.entries.get(task.id) ?? this.recent(task.id);
     if (entry) entry.record = { ...entry.record, sessionKey, inputId, updatedAt: now, lastActivityAt: now };

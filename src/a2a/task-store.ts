@@ -46,7 +46,8 @@ export class GatewayTaskStore implements TaskStore {
 
   async list(params: ListTasksRequest, context: ServerCallContext): Promise<ListTasksResponse> {
     const pageSize = params.pageSize || 50;
-    if (params.pageToken && !/^\d{1,9}$/.test(params.pageToken)) throw new RequestMalformedError('pageToken is not a page token this server gave');
+    if (params.pageToken && !/^\d{1,9}$/.test(params.pageToken))
+      throw new RequestMalformedError('pageToken is not a page token this server gave');
     const offset = Number(params.pageToken || 0);
     const after = params.statusTimestampAfter ? Date.parse(params.statusTimestampAfter) : undefined;
     if (after !== undefined && Number.isNaN(after)) throw new RequestMalformedError('statusTimestampAfter must be an ISO 8601 timestamp');

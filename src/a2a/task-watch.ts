@@ -50,7 +50,8 @@ export class A2ATaskWatch {
   /** Resolves after the first pass. */
   start(intervalMs: number): Promise<void> {
     this.unsubscribe = this.gateway.subscribe((event) => {
-      if (this.orphans > 0 && event.type === 'journal' && (event.event.type === 'run.completed' || event.event.type === 'input.dropped')) void this.passes.kick();
+      if (this.orphans > 0 && event.type === 'journal' && (event.event.type === 'run.completed' || event.event.type === 'input.dropped'))
+        void this.passes.kick();
     });
     this.timer = setInterval(() => void this.passes.kick(), intervalMs);
     return this.passes.kick();
@@ -74,7 +75,10 @@ export class A2ATaskWatch {
       agent.buses.createOrGetByTaskId(record.id, this.contextOf(record));
       const outcome = record.inputId ? await this.gateway.inputOutcome(record.inputId) : undefined;
       if (outcome) {
-        const question = outcome.status === 'completed' && outcome.run.status === 'succeeded' ? await requestedInput(this.gateway, outcome.run) : undefined;
+        const question =
+          outcome.status === 'completed' && outcome.run.status === 'succeeded'
+            ? await requestedInput(this.gateway, outcome.run)
+            : undefined;
         await this.finish(record, agent, finalOutcome(outcome, stallMs, question));
       } else if (this.clock.now() - record.lastActivityAt > stallMs) {
         if (record.inputId) await this.gateway.cancelInput(record.inputId, 'its A2A task stalled and was failed');
@@ -93,20 +97,69 @@ export class A2ATaskWatch {
     const task = Task.fromJSON(record.task);
     const timestamp = new Date(this.clock.now()).toISOString();
     const message = agentMessage(record.id, record.contextId, outcome.text);
-    const artifact = outcome.parts ? { artifactId: `answer-${record.inputId}`, name: 'answer', description: '', parts: outcome.parts, metadata: { runId: outcome.runId }, extensions: [] } : undefined;
+    const artifact = outcome.parts
+      ? {
+          artifactId: `answer-${record.inputId}`,
+          name: 'answer',
+          description: '',
+          parts: outcome.parts,
+          metadata: { runId: outcome.runId },
+          extensions: [],
+        }
+      : undefined;
     task.status = { state: outcome.state, message, timestamp };
     task.history = [...task.history, message];
     if (artifact) task.artifacts = [...task.artifacts.filter((existing) => existing.artifactId !== artifact.artifactId), artifact];
     const state = taskStateToJSON(outcome.state);
-    await this.tasks.save({ id: record.id, agentId: record.agentId, contextId: record.contextId, owner: record.owner, state, task: Task.toJSON(task), statusAt: Date.parse(timestamp) }, this.clock.now());
-    await this.tasks.appendEvent(record.id, 'state', { state, message: outcome.text, by: 'task watch (no live executor)' }, this.clock.now());
+    await this.tasks.save(
+      {
+        id: record.id,
+        agentId: record.agentId,
+        contextId: record.contextId,
+        owner: record.owner,
+        state,
+        task: Task.toJSON(task),
+        statusAt: Date.parse(timestamp),
+      },
+      this.clock.now(),
+    );
+    await this.tasks.appendEvent(
+      record.id,
+      'state',
+      { state, message: outcome.text, by: 'task watch (no live executor)' },
+      this.clock.now(),
+    );
     const context = this.contextOf(record);
-    if (artifact) await agent.push.send({ payload: { $case: 'artifactUpdate', value: { taskId: record.id, contextId: record.contextId, artifact, append: false, lastChunk: true, metadata: {} } } }, context, task);
-    await agent.push.send({ payload: { $case: 'statusUpdate', value: { taskId: record.id, contextId: record.contextId, status: task.status, metadata: {} } } }, context, task);
+    if (artifact)
+      await agent.push.send(
+        {
+          payload: {
+            $case: 'artifactUpdate',
+            value: { taskId: record.id, contextId: record.contextId, artifact, append: false, lastChunk: true, metadata: {} },
+          },
+        },
+        context,
+        task,
+      );
+    await agent.push.send(
+      { payload: { $case: 'statusUpdate', value: { taskId: record.id, contextId: record.contextId, status: task.status, metadata: {} } } },
+      context,
+      task,
+    );
     const bus = agent.buses.getByTaskId(record.id, context);
     if (bus) {
       try {
-        if (artifact) bus.publish(AgentEvent.artifactUpdate({ taskId: record.id, contextId: record.contextId, artifact, append: false, lastChunk: true, metadata: {} }));
+        if (artifact)
+          bus.publish(
+            AgentEvent.artifactUpdate({
+              taskId: record.id,
+              contextId: record.contextId,
+              artifact,
+              append: false,
+              lastChunk: true,
+              metadata: {},
+            }),
+          );
         bus.publish(AgentEvent.statusUpdate({ taskId: record.id, contextId: record.contextId, status: task.status, metadata: {} }));
         bus.finished();
       } catch (error) {

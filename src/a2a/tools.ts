@@ -14,7 +14,8 @@ export const REQUEST_INPUT_TOOL = 'a2a_request_input';
  */
 export const requestInputTool = defineTool({
   name: REQUEST_INPUT_TOOL,
-  description: 'Ask the A2A caller a question you need answered to go on; end your turn after calling it. The answer comes as the next message.',
+  description:
+    'Ask the A2A caller a question you need answered to go on; end your turn after calling it. The answer comes as the next message.',
   parameters: z.object({ question: text() }),
   sessionKinds: ['a2a'],
   async execute() {
@@ -25,7 +26,10 @@ export const requestInputTool = defineTool({
 /** Tools to call remote A2A agents, given when a2a.remoteAgents (or a2a.client.allowUrls) is configured. */
 export function createA2AClientTools(client: A2AClientService): GatewayTool[] {
   const target = { agentId: text().describe('A remote agent from agents you were told of').optional(), url: text().optional() };
-  const ref = (args: { agentId?: string; url?: string }): RemoteRef => ({ ...(args.agentId ? { agentId: args.agentId } : {}), ...(args.url ? { url: args.url } : {}) });
+  const ref = (args: { agentId?: string; url?: string }): RemoteRef => ({
+    ...(args.agentId ? { agentId: args.agentId } : {}),
+    ...(args.url ? { url: args.url } : {}),
+  });
   const byTask = z.object({ ...target, taskId: text() });
   return [
     defineTool({
@@ -39,7 +43,13 @@ export function createA2AClientTools(client: A2AClientService): GatewayTool[] {
       effects: true,
       description:
         'Send a message to a remote A2A agent and wait up to timeoutSeconds (default 60; 0 = no wait) for its task to finish. A later result arrives here as a message. Pass taskId/contextId to continue a task.',
-      parameters: z.object({ ...target, message: text(), timeoutSeconds: number(0, 3600).optional(), taskId: text().optional(), contextId: text().optional() }),
+      parameters: z.object({
+        ...target,
+        message: text(),
+        timeoutSeconds: number(0, 3600).optional(),
+        taskId: text().optional(),
+        contextId: text().optional(),
+      }),
       execute: (args, context) =>
         asToolResult(async () => {
           if (args.message.trim() === '') throw new SwitchboardError('INVALID_REQUEST', 'message is required');

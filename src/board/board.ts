@@ -57,7 +57,8 @@ function bad(message: string): SwitchboardError {
 }
 
 function checkName(field: string, value: string): string {
-  if (value.length === 0 || value.length > MAX_NAME || /[\u0000-\u001f\u007f]/.test(value)) throw bad(`${field}: expected 1 to ${MAX_NAME} printable characters, got "${value.slice(0, 40)}"`);
+  if (value.length === 0 || value.length > MAX_NAME || /[\u0000-\u001f\u007f]/.test(value))
+    throw bad(`${field}: expected 1 to ${MAX_NAME} printable characters, got "${value.slice(0, 40)}"`);
   return value;
 }
 
@@ -66,12 +67,16 @@ function checkBody(body: string): void {
 }
 
 export function parseBoardState(value: string): BoardState {
-  if (!(BOARD_STATES as readonly string[]).includes(value)) throw bad(`state: expected one of ${BOARD_STATES.join(', ')}, got "${value.slice(0, 40)}"`);
+  if (!(BOARD_STATES as readonly string[]).includes(value))
+    throw bad(`state: expected one of ${BOARD_STATES.join(', ')}, got "${value.slice(0, 40)}"`);
   return value as BoardState;
 }
 
 function checkBoard(board: string): string {
-  if (!BOARD_NAME.test(board)) throw bad(`board: expected lowercase letters, digits, "-" and "_" (at most 64, starting with a letter or digit), got "${board.slice(0, 40)}"`);
+  if (!BOARD_NAME.test(board))
+    throw bad(
+      `board: expected lowercase letters, digits, "-" and "_" (at most 64, starting with a letter or digit), got "${board.slice(0, 40)}"`,
+    );
   return board;
 }
 
@@ -122,7 +127,11 @@ export class BoardService {
     const others = [task.assignee, creatorAgent].filter((agent): agent is string => !!agent && agent !== actor.agentId);
     const denied = others.find((agent) => !agentToAgentAllowed(this.gateway().config.tools.agentToAgent, actor.agentId, agent));
     if (denied) {
-      throw new SwitchboardError('A2A_POLICY_DENIED', `cannot ${doing} board task ${task.id}: it belongs to "${denied}", and tools.agentToAgent does not let "${actor.agentId}" reach it`, { layer: 'agentToAgent' });
+      throw new SwitchboardError(
+        'A2A_POLICY_DENIED',
+        `cannot ${doing} board task ${task.id}: it belongs to "${denied}", and tools.agentToAgent does not let "${actor.agentId}" reach it`,
+        { layer: 'agentToAgent' },
+      );
     }
   }
 
@@ -136,13 +145,25 @@ export class BoardService {
     const labels = request.labels ?? [];
     if (labels.length > MAX_LABELS) throw bad(`labels: at most ${MAX_LABELS}`);
     for (const label of labels) checkName('labels', label);
-    if (actor.kind === 'agent' && assignee && assignee !== actor.agentId && (this.gateway().agents.has(assignee) || this.isRemoteAgent(assignee))) {
+    if (
+      actor.kind === 'agent' &&
+      assignee &&
+      assignee !== actor.agentId &&
+      (this.gateway().agents.has(assignee) || this.isRemoteAgent(assignee))
+    ) {
       if (!agentToAgentAllowed(this.gateway().config.tools.agentToAgent, actor.agentId, assignee)) {
-        throw new SwitchboardError('A2A_POLICY_DENIED', `cannot create a board task for "${assignee}": tools.agentToAgent must be enabled and its allow list must match both "${actor.agentId}" and "${assignee}"`, { layer: 'agentToAgent' });
+        throw new SwitchboardError(
+          'A2A_POLICY_DENIED',
+          `cannot create a board task for "${assignee}": tools.agentToAgent must be enabled and its allow list must match both "${actor.agentId}" and "${assignee}"`,
+          { layer: 'agentToAgent' },
+        );
       }
     }
     const dependsOn = await Promise.all((request.dependsOn ?? []).map((id) => this.resolve(id)));
-    const idempotencyKey = request.idempotencyKey === undefined ? null : `${actor.kind === 'agent' ? actor.sessionKey : 'api'}:${checkName('idempotencyKey', request.idempotencyKey)}`;
+    const idempotencyKey =
+      request.idempotencyKey === undefined
+        ? null
+        : `${actor.kind === 'agent' ? actor.sessionKey : 'api'}:${checkName('idempotencyKey', request.idempotencyKey)}`;
     const created = await this.store.create(
       {
         id: randomUUID(),
@@ -168,7 +189,10 @@ export class BoardService {
     return this.gateway().config.a2a.remoteAgents.some((remote) => remote.id === id);
   }
 
-  async list(filter: { board?: string; states?: BoardState[]; assignee?: string; limit?: number }, actor: BoardActor): Promise<BoardTaskRecord[]> {
+  async list(
+    filter: { board?: string; states?: BoardState[]; assignee?: string; limit?: number },
+    actor: BoardActor,
+  ): Promise<BoardTaskRecord[]> {
     const tasks = await this.store.list(filter);
     if (actor.kind === 'user') return tasks;
     return tasks.filter((task) => {
@@ -204,10 +228,18 @@ export class BoardService {
   }
 
   /** `key`: the tool call's ledger key, so that a crashed run's retry comments once. */
-  async comment(id: string, body: string, actor: BoardActor | { kind: 'worker'; name: string; token: number }, key?: string): Promise<BoardCommentRecord> {
+  async comment(
+    id: string,
+    body: string,
+    actor: BoardActor | { kind: 'worker'; name: string; token: number },
+    key?: string,
+  ): Promise<BoardCommentRecord> {
     checkBody(body);
     const task = await this.load(id);
-    if (actor.kind === 'worker') return this.changed(await this.store.comment(task.id, { author: checkName('worker', actor.name), body, token: actor.token, key }, this.clock.now()));
+    if (actor.kind === 'worker')
+      return this.changed(
+        await this.store.comment(task.id, { author: checkName('worker', actor.name), body, token: actor.token, key }, this.clock.now()),
+      );
     this.checkAccess(actor, task, 'comment on');
     return this.changed(await this.store.comment(task.id, { author: this.actorName(actor), body, key }, this.clock.now()));
   }
@@ -223,7 +255,8 @@ export class BoardService {
   /** An outside worker's claim: the best ready task it may take, with what it needs to work on it; undefined when none. */
   async claim(request: ClaimRequest): Promise<ClaimAnswer | undefined> {
     const worker = checkName('worker', request.worker);
-    if (worker.startsWith('agent:') || worker.startsWith('a2a:')) throw bad(`worker: names starting with "agent:" or "a2a:" belong to the gateway's own dispatcher; pick another name`);
+    if (worker.startsWith('agent:') || worker.startsWith('a2a:'))
+      throw bad(`worker: names starting with "agent:" or "a2a:" belong to the gateway's own dispatcher; pick another name`);
     if (request.board !== undefined) checkBoard(request.board);
     const taskId = request.taskId === undefined ? undefined : await this.resolve(request.taskId);
     const ttlMs = (request.ttlSeconds ?? this.settings.claimTtlSeconds) * 1000;
@@ -236,8 +269,18 @@ export class BoardService {
     return this.store.heartbeat(await this.resolve(id), token, (ttlSeconds ?? this.settings.claimTtlSeconds) * 1000, this.clock.now());
   }
 
-  async complete(id: string, token: number, result: string, options: { summary?: string; review?: boolean } = {}): Promise<BoardTaskRecord> {
-    const done = await this.store.complete(await this.resolve(id), token, { result, summary: options.summary, review: options.review, maxResultChars: this.settings.maxResultChars }, this.clock.now());
+  async complete(
+    id: string,
+    token: number,
+    result: string,
+    options: { summary?: string; review?: boolean } = {},
+  ): Promise<BoardTaskRecord> {
+    const done = await this.store.complete(
+      await this.resolve(id),
+      token,
+      { result, summary: options.summary, review: options.review, maxResultChars: this.settings.maxResultChars },
+      this.clock.now(),
+    );
     return this.changed(done);
   }
 

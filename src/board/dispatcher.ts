@@ -54,7 +54,10 @@ interface Follower {
 export interface DispatcherDeps {
   store: BoardStore;
   /** A getter: the dispatcher is built with the gateway's extensions, before the gateway exists. */
-  gateway: () => Pick<GatewayApi, 'config' | 'agents' | 'acceptBoardTask' | 'inputOutcome' | 'inputRunId' | 'cancelRun' | 'subscribe' | 'publishJournal'>;
+  gateway: () => Pick<
+    GatewayApi,
+    'config' | 'agents' | 'acceptBoardTask' | 'inputOutcome' | 'inputRunId' | 'cancelRun' | 'subscribe' | 'publishJournal'
+  >;
   clock: Clock;
   /** This gateway's id: the dispatcher lease's owner. */
   owner: string;
@@ -73,7 +76,10 @@ export class BoardDispatcher {
   private wrote = false;
 
   constructor(private readonly deps: DispatcherDeps) {
-    this.passes = new SerialTask(() => this.pass(), (error) => deps.log('error', `board dispatcher: ${errorMessage(error)}`));
+    this.passes = new SerialTask(
+      () => this.pass(),
+      (error) => deps.log('error', `board dispatcher: ${errorMessage(error)}`),
+    );
   }
 
   private get settings() {
@@ -98,7 +104,10 @@ export class BoardDispatcher {
       const followed = board?.state === 'cancelled' ? this.followers.get(board.taskId ?? '') : undefined;
       if (followed) followed.nextBeatAt = 0;
       // A board session's run ended (or its input was dropped): the task it worked on may need settling.
-      const sessionEnded = (event.type === 'run.completed' || event.type === 'input.dropped') && event.sessionKey !== null && parseSessionKey(event.sessionKey)?.kind === 'board';
+      const sessionEnded =
+        (event.type === 'run.completed' || event.type === 'input.dropped') &&
+        event.sessionKey !== null &&
+        parseSessionKey(event.sessionKey)?.kind === 'board';
       if (board ? followed || EVENTS_THAT_WAKE.has(board.event ?? '') : sessionEnded) {
         void this.kick();
       }
@@ -131,7 +140,10 @@ export class BoardDispatcher {
         this.followers.delete(reclaim.taskId);
         await this.stopRun(follower);
       }
-      this.deps.log('warn', `board: task ${reclaim.taskId} attempt ${reclaim.attempt} by ${reclaim.worker} expired; ${reclaim.state === 'blocked' ? 'gave up (blocked)' : 'ready again'}`);
+      this.deps.log(
+        'warn',
+        `board: task ${reclaim.taskId} attempt ${reclaim.attempt} by ${reclaim.worker} expired; ${reclaim.state === 'blocked' ? 'gave up (blocked)' : 'ready again'}`,
+      );
     }
     for (const follower of [...this.followers.values()]) await this.check(follower);
     if (!this.stopped) await this.dispatch();
@@ -168,11 +180,21 @@ export class BoardDispatcher {
         throw error;
       });
       if (!claim) continue;
-      if (worker.startsWith('agent:') && this.deps.gateway().agents.has(worker.slice('agent:'.length))) await this.handToAgent(claim, worker.slice('agent:'.length));
+      if (worker.startsWith('agent:') && this.deps.gateway().agents.has(worker.slice('agent:'.length)))
+        await this.handToAgent(claim, worker.slice('agent:'.length));
       else if (worker.startsWith('a2a:') && this.deps.remote) {
         const view = await this.deps.store.view(task.id);
         const ref = view?.attempts.at(-1)?.ref ?? undefined;
-        this.followers.set(task.id, { taskId: task.id, token: task.token, attempt: task.attempts, remote: worker.slice('a2a:'.length), remoteTaskId: ref, nextBeatAt: 0, nextPollAt: 0, polls: 0 });
+        this.followers.set(task.id, {
+          taskId: task.id,
+          token: task.token,
+          attempt: task.attempts,
+          remote: worker.slice('a2a:'.length),
+          remoteTaskId: ref,
+          nextBeatAt: 0,
+          nextPollAt: 0,
+          polls: 0,
+        });
       }
     }
   }
@@ -182,17 +204,30 @@ export class BoardDispatcher {
     const gateway = this.deps.gateway();
     const workers = [
       ...gateway.agents.list().map((agent) => ({ id: agent.config.id, worker: `agent:${agent.config.id}`, agent: true })),
-      ...(this.deps.remote ? gateway.config.a2a.remoteAgents.map((remote) => ({ id: remote.id, worker: `a2a:${remote.id}`, agent: false })) : []),
+      ...(this.deps.remote
+        ? gateway.config.a2a.remoteAgents.map((remote) => ({ id: remote.id, worker: `a2a:${remote.id}`, agent: false }))
+        : []),
     ];
     for (const { id, worker, agent } of workers) {
-      let free = this.settings.maxConcurrentPerAgent - [...this.followers.values()].filter((follower) => (agent ? follower.agentId : follower.remote) === id).length;
+      let free =
+        this.settings.maxConcurrentPerAgent -
+        [...this.followers.values()].filter((follower) => (agent ? follower.agentId : follower.remote) === id).length;
       while (free > 0 && !this.stopped) {
         const claim = await store.claim({ worker, assignee: id, ttlMs: this.claimMs }, clock.now());
         if (!claim) break;
         this.wrote = true;
         free -= 1;
         if (agent) await this.handToAgent(claim, id);
-        else this.followers.set(claim.taskId, { taskId: claim.taskId, token: claim.token, attempt: claim.attempt, remote: id, nextBeatAt: 0, nextPollAt: 0, polls: 0 });
+        else
+          this.followers.set(claim.taskId, {
+            taskId: claim.taskId,
+            token: claim.token,
+            attempt: claim.attempt,
+            remote: id,
+            nextBeatAt: 0,
+            nextPollAt: 0,
+            polls: 0,
+          });
       }
     }
   }
@@ -202,8 +237,22 @@ export class BoardDispatcher {
     const view = await this.deps.store.view(claim.taskId, { comments: 20 });
     if (!view) return;
     try {
-      const { input } = await this.deps.gateway().acceptBoardTask({ agentId, taskId: claim.taskId, attempt: claim.attempt, text: agentTaskPrompt(view, this.deps.gateway().config.gateway.maxMessageChars) });
-      this.followers.set(claim.taskId, { taskId: claim.taskId, token: claim.token, attempt: claim.attempt, agentId, inputId: input.id, nextBeatAt: 0, nextPollAt: 0, polls: 0 });
+      const { input } = await this.deps.gateway().acceptBoardTask({
+        agentId,
+        taskId: claim.taskId,
+        attempt: claim.attempt,
+        text: agentTaskPrompt(view, this.deps.gateway().config.gateway.maxMessageChars),
+      });
+      this.followers.set(claim.taskId, {
+        taskId: claim.taskId,
+        token: claim.token,
+        attempt: claim.attempt,
+        agentId,
+        inputId: input.id,
+        nextBeatAt: 0,
+        nextPollAt: 0,
+        polls: 0,
+      });
     } catch (error) {
       if (SwitchboardError.isInstance(error) && error.code === 'GATEWAY_STOPPING') return;
       await this.failQuietly(claim.taskId, claim.token, `could not hand the task to agent ${agentId}: ${errorMessage(error)}`);
@@ -260,7 +309,11 @@ export class BoardDispatcher {
 
   private async stopRun(follower: Follower): Promise<void> {
     const runId = follower.inputId ? await this.deps.gateway().inputRunId(follower.inputId) : undefined;
-    if (runId) await this.deps.gateway().cancelRun(runId).catch(() => {});
+    if (runId)
+      await this.deps
+        .gateway()
+        .cancelRun(runId)
+        .catch(() => {});
   }
 
   private async settleAgentRun(follower: Follower, outcome: Exclude<WaitResult, { status: 'timeout' }>): Promise<void> {
@@ -282,7 +335,13 @@ export class BoardDispatcher {
     const remote = follower.remote!;
     // Backed off before the call, so that a remote that fails is not asked again at every pass.
     follower.polls += 1;
-    follower.nextPollAt = clock.now() + backoffDelay(follower.polls, { baseDelayMs: 500, maxDelayMs: this.deps.gateway().config.a2a.client.maxPollSeconds * 1000 }, Math.random());
+    follower.nextPollAt =
+      clock.now() +
+      backoffDelay(
+        follower.polls,
+        { baseDelayMs: 500, maxDelayMs: this.deps.gateway().config.a2a.client.maxPollSeconds * 1000 },
+        Math.random(),
+      );
     let state: RemoteTaskState;
     if (follower.remoteTaskId) state = await workers!.poll(remote, follower.remoteTaskId);
     else {
@@ -297,8 +356,15 @@ export class BoardDispatcher {
     this.followers.delete(follower.taskId);
     const now = clock.now();
     const from = `remote agent ${remote}, task ${state.taskId || '(none)'}`;
-    if (state.state === 'completed') await store.complete(follower.taskId, follower.token, { result: state.text, summary: `completed by ${from}`, maxResultChars: this.settings.maxResultChars }, now);
-    else if (state.state === 'input-required' || state.state === 'auth-required') await store.block(follower.taskId, follower.token, { kind: 'needs_input', reason: `${from} is ${state.state}: ${state.text}` }, now);
+    if (state.state === 'completed')
+      await store.complete(
+        follower.taskId,
+        follower.token,
+        { result: state.text, summary: `completed by ${from}`, maxResultChars: this.settings.maxResultChars },
+        now,
+      );
+    else if (state.state === 'input-required' || state.state === 'auth-required')
+      await store.block(follower.taskId, follower.token, { kind: 'needs_input', reason: `${from} is ${state.state}: ${state.text}` }, now);
     else await store.block(follower.taskId, follower.token, { kind: 'failed', reason: `${from} ended ${state.state}: ${state.text}` }, now);
     return true;
   }

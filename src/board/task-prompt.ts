@@ -27,7 +27,9 @@ export function taskBrief(view: BoardTaskView): string {
     lines.push('', 'Results of the tasks it depends on:');
     for (const dependency of view.dependsOn) {
       const result = dependency.result ?? '(no result)';
-      lines.push(`- ${dependency.id} "${dependency.title}" (${dependency.state}): ${result.length > MAX_DEPENDENCY_RESULT ? `${result.slice(0, MAX_DEPENDENCY_RESULT)} [cut at ${MAX_DEPENDENCY_RESULT} characters]` : result}`);
+      lines.push(
+        `- ${dependency.id} "${dependency.title}" (${dependency.state}): ${result.length > MAX_DEPENDENCY_RESULT ? `${result.slice(0, MAX_DEPENDENCY_RESULT)} [cut at ${MAX_DEPENDENCY_RESULT} characters]` : result}`,
+      );
     }
   }
   const comments = view.comments.slice(-MAX_COMMENTS);
@@ -38,7 +40,10 @@ export function taskBrief(view: BoardTaskView): string {
   const earlier = view.attempts.filter((attempt) => attempt.attempt < task.attempts && attempt.outcome !== null);
   if (earlier.length > 0) {
     lines.push('', 'Earlier attempts:');
-    for (const attempt of earlier) lines.push(`- attempt ${attempt.attempt} by ${attempt.worker}: ${attempt.outcome}${attempt.error ? ` (${attempt.error})` : attempt.summary ? ` (${attempt.summary})` : ''}`);
+    for (const attempt of earlier)
+      lines.push(
+        `- attempt ${attempt.attempt} by ${attempt.worker}: ${attempt.outcome}${attempt.error ? ` (${attempt.error})` : attempt.summary ? ` (${attempt.summary})` : ''}`,
+      );
   }
   return lines.join('\n');
 }

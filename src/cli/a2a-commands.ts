@@ -11,10 +11,20 @@ a2aTasks
   .option('--agent <id>', 'only tasks of this agent')
   .option('--limit <n>', 'at most n', parseLimit)
   .action(async (options: { agent?: string; limit?: number }) => {
-    const { tasks } = await client().request<{ tasks: A2ATaskRecord[] }>('GET', withQuery('/v1/a2a/tasks', { agentId: options.agent, limit: options.limit }));
+    const { tasks } = await client().request<{ tasks: A2ATaskRecord[] }>(
+      'GET',
+      withQuery('/v1/a2a/tasks', { agentId: options.agent, limit: options.limit }),
+    );
     print({ tasks }, () =>
       table(
-        tasks.map((task) => ({ id: task.id, agent: task.agentId, peer: task.owner, state: stateName(task.state), active: ago(task.lastActivityAt), session: task.sessionKey })),
+        tasks.map((task) => ({
+          id: task.id,
+          agent: task.agentId,
+          peer: task.owner,
+          state: stateName(task.state),
+          active: ago(task.lastActivityAt),
+          session: task.sessionKey,
+        })),
         ['id', 'agent', 'peer', 'state', 'active', 'session'],
       ),
     );
@@ -24,7 +34,10 @@ a2aTasks
   .description('one A2A task (by id or a unique prefix of it)')
   .option('--events', 'print the replay log: every message, state change and push delivery attempt')
   .action(async (taskId: string, options: { events?: boolean }) => {
-    const shown = await client().request<{ task: A2ATaskRecord; events: A2ATaskEventRecord[] }>('GET', `/v1/a2a/tasks/${encodeURIComponent(taskId)}`);
+    const shown = await client().request<{ task: A2ATaskRecord; events: A2ATaskEventRecord[] }>(
+      'GET',
+      `/v1/a2a/tasks/${encodeURIComponent(taskId)}`,
+    );
     print(options.events ? shown : { task: shown.task }, () => {
       const task = shown.task;
       const lines = [
@@ -37,7 +50,8 @@ a2aTasks
       ];
       if (options.events) {
         lines.push('events:');
-        for (const event of shown.events) lines.push(`  ${new Date(event.createdAt).toISOString()} ${event.type} ${JSON.stringify(event.detail)}`);
+        for (const event of shown.events)
+          lines.push(`  ${new Date(event.createdAt).toISOString()} ${event.type} ${JSON.stringify(event.detail)}`);
       }
       return lines.join('\n');
     });

@@ -15,7 +15,11 @@ agents
       id: agent.id,
       name: displayName(agent),
       model: agent.model ?? config.agents.defaults.model ?? null,
-      bindings: config.bindings.filter((b) => b.agentId === agent.id).map((b) => [b.match.channel, b.match.account, b.match.peer].filter(Boolean).join('/')).join(', ') || null,
+      bindings:
+        config.bindings
+          .filter((b) => b.agentId === agent.id)
+          .map((b) => [b.match.channel, b.match.account, b.match.peer].filter(Boolean).join('/'))
+          .join(', ') || null,
     }));
     print({ agents: rows }, () => table(rows, ['id', 'name', 'model', 'bindings']));
   });
@@ -63,7 +67,8 @@ agents
   .option('--theme <theme>', 'a word or two on its manner, given to the model')
   .option('--avatar <avatar>', 'an image path or URL')
   .action((id: string, options: { name?: string; emoji?: string; theme?: string; avatar?: string }) => {
-    if (Object.keys(options).length === 0) throw new SwitchboardError('INVALID_REQUEST', 'give at least one of --name, --emoji, --theme, --avatar');
+    if (Object.keys(options).length === 0)
+      throw new SwitchboardError('INVALID_REQUEST', 'give at least one of --name, --emoji, --theme, --avatar');
     setIdentity(configPath(), id, options);
     print({ updated: id, identity: options }, () => `updated the identity of "${id}"; ${restartNote}`);
   });

@@ -11,7 +11,8 @@ const board = program.command('board').description('the task board: shared work 
 
 function parseToken(value: string): number {
   const token = Number(value);
-  if (!Number.isInteger(token) || token < 1) throw new InvalidArgumentError(`expected the claim's token (a whole number from claim), got "${value}"`);
+  if (!Number.isInteger(token) || token < 1)
+    throw new InvalidArgumentError(`expected the claim's token (a whole number from claim), got "${value}"`);
   return token;
 }
 
@@ -47,20 +48,27 @@ function describeView(view: BoardTaskView): string {
     `state: ${task.state}${task.blockKind ? ` (${task.blockKind})` : ''}   board: ${task.board}   assignee: ${task.assignee ?? '(anyone)'}   priority: ${task.priority}`,
     `created ${ago(task.createdAt)} by ${task.creator}; attempts ${task.attempts}, failed ${task.failures} of at most ${task.maxAttempts}${task.labels.length ? `; labels ${task.labels.join(', ')}` : ''}`,
   ];
-  if (task.state === 'running') lines.push(`claimed by ${task.claimWorker} (token ${task.token}), expires ${new Date(task.claimExpiresAt!).toISOString()}`);
+  if (task.state === 'running')
+    lines.push(`claimed by ${task.claimWorker} (token ${task.token}), expires ${new Date(task.claimExpiresAt!).toISOString()}`);
   if (task.body) lines.push('', task.body);
   if (task.blockReason) lines.push('', `blocked: ${task.blockReason}`);
-  if (task.result !== null) lines.push('', `result (${task.resultChars} characters, sha256 ${task.resultHash?.slice(0, 12)}):`, task.result);
-  if (view.dependsOn.length) lines.push('', 'depends on:', ...view.dependsOn.map((dep) => `  ${dep.id.slice(0, 8)}  ${dep.state.padEnd(9)} ${dep.title}`));
-  if (view.dependents.length) lines.push('', 'needed by:', ...view.dependents.map((dep) => `  ${dep.id.slice(0, 8)}  ${dep.state.padEnd(9)} ${dep.title}`));
+  if (task.result !== null)
+    lines.push('', `result (${task.resultChars} characters, sha256 ${task.resultHash?.slice(0, 12)}):`, task.result);
+  if (view.dependsOn.length)
+    lines.push('', 'depends on:', ...view.dependsOn.map((dep) => `  ${dep.id.slice(0, 8)}  ${dep.state.padEnd(9)} ${dep.title}`));
+  if (view.dependents.length)
+    lines.push('', 'needed by:', ...view.dependents.map((dep) => `  ${dep.id.slice(0, 8)}  ${dep.state.padEnd(9)} ${dep.title}`));
   if (view.attempts.length) {
     lines.push('', 'attempts:');
     for (const attempt of view.attempts) {
       const detail = attempt.error ?? attempt.summary;
-      lines.push(`  ${attempt.attempt}. ${attempt.worker}, ${ago(attempt.startedAt)}: ${attempt.outcome ?? 'running'}${detail ? ` - ${detail}` : ''}`);
+      lines.push(
+        `  ${attempt.attempt}. ${attempt.worker}, ${ago(attempt.startedAt)}: ${attempt.outcome ?? 'running'}${detail ? ` - ${detail}` : ''}`,
+      );
     }
   }
-  if (view.comments.length) lines.push('', 'comments:', ...view.comments.map((comment) => `  ${ago(comment.createdAt)} ${comment.author}: ${comment.body}`));
+  if (view.comments.length)
+    lines.push('', 'comments:', ...view.comments.map((comment) => `  ${ago(comment.createdAt)} ${comment.author}: ${comment.body}`));
   return lines.join('\n');
 }
 
@@ -97,22 +105,38 @@ board
   .option('--max-attempts <n>', 'failed attempts before the task gives up (default board.maxAttempts)', parseLimit)
   .option('--max-runtime <seconds>', 'a claim held longer than this is taken back', parseLimit)
   .option('--triage', 'start in triage rather than ready')
-  .action(async (title: string, options: { body?: string; board: string; assignee?: string; priority?: number; label?: string[]; dependsOn?: string[]; key?: string; maxAttempts?: number; maxRuntime?: number; triage?: boolean }) => {
-    const answer = await client().request<{ task: BoardTaskRecord; created: boolean }>('POST', '/v1/board/tasks', {
-      title,
-      body: options.body,
-      board: options.board,
-      assignee: options.assignee,
-      priority: options.priority,
-      labels: options.label,
-      dependsOn: options.dependsOn,
-      idempotencyKey: options.key,
-      maxAttempts: options.maxAttempts,
-      maxRuntimeSeconds: options.maxRuntime,
-      triage: options.triage,
-    });
-    print(answer, () => `${answer.created ? 'created' : 'already there (same key)'}: ${answer.task.id} (${answer.task.state})`);
-  });
+  .action(
+    async (
+      title: string,
+      options: {
+        body?: string;
+        board: string;
+        assignee?: string;
+        priority?: number;
+        label?: string[];
+        dependsOn?: string[];
+        key?: string;
+        maxAttempts?: number;
+        maxRuntime?: number;
+        triage?: boolean;
+      },
+    ) => {
+      const answer = await client().request<{ task: BoardTaskRecord; created: boolean }>('POST', '/v1/board/tasks', {
+        title,
+        body: options.body,
+        board: options.board,
+        assignee: options.assignee,
+        priority: options.priority,
+        labels: options.label,
+        dependsOn: options.dependsOn,
+        idempotencyKey: options.key,
+        maxAttempts: options.maxAttempts,
+        maxRuntimeSeconds: options.maxRuntime,
+        triage: options.triage,
+      });
+      print(answer, () => `${answer.created ? 'created' : 'already there (same key)'}: ${answer.task.id} (${answer.task.state})`);
+    },
+  );
 
 board
   .command('move <id> <state>')
@@ -129,8 +153,12 @@ board
   .option('--approve', 'the result is good: the task is done')
   .option('--changes <comment>', 'what to change: the task is ready again, with this comment')
   .action(async (id: string, options: { approve?: boolean; changes?: string }) => {
-    if (!options.approve === (options.changes === undefined)) throw new InvalidArgumentError('give --approve or --changes <comment> (one of them)');
-    const { task } = await client().request<{ task: BoardTaskRecord }>('POST', path(id, 'review'), { approve: !!options.approve, comment: options.changes });
+    if (!options.approve === (options.changes === undefined))
+      throw new InvalidArgumentError('give --approve or --changes <comment> (one of them)');
+    const { task } = await client().request<{ task: BoardTaskRecord }>('POST', path(id, 'review'), {
+      approve: !!options.approve,
+      comment: options.changes,
+    });
     print({ task }, () => `${task.id} is ${task.state}`);
   });
 
@@ -140,7 +168,11 @@ board
   .option('--worker <name>', 'comment as this worker')
   .option('--token <n>', "the worker's claim token", parseToken)
   .action(async (id: string, text: string, options: { worker?: string; token?: number }) => {
-    const { comment } = await client().request<{ comment: { seq: number } }>('POST', path(id, 'comments'), { body: text, worker: options.worker, token: options.token });
+    const { comment } = await client().request<{ comment: { seq: number } }>('POST', path(id, 'comments'), {
+      body: text,
+      worker: options.worker,
+      token: options.token,
+    });
     print({ comment }, () => `comment ${comment.seq} added`);
   });
 
@@ -169,7 +201,9 @@ board
       ttlSeconds: options.ttl,
     });
     print(answer, () =>
-      answer.claim ? `claimed ${answer.claim.taskId} (attempt ${answer.claim.attempt}, token ${answer.claim.token}, expires ${new Date(answer.claim.expiresAt).toISOString()}): ${answer.task!.title}` : '(nothing to claim)',
+      answer.claim
+        ? `claimed ${answer.claim.taskId} (attempt ${answer.claim.attempt}, token ${answer.claim.token}, expires ${new Date(answer.claim.expiresAt).toISOString()}): ${answer.task!.title}`
+        : '(nothing to claim)',
     );
   });
 
@@ -179,7 +213,10 @@ board
   .requiredOption('--token <n>', "the claim's token", parseToken)
   .option('--ttl <seconds>', 'extend by this much (default board.claimTtlSeconds)', parseLimit)
   .action(async (id: string, options: { token: number; ttl?: number }) => {
-    const { claim } = await client().request<{ claim: BoardClaim }>('POST', path(id, 'heartbeat'), { token: options.token, ttlSeconds: options.ttl });
+    const { claim } = await client().request<{ claim: BoardClaim }>('POST', path(id, 'heartbeat'), {
+      token: options.token,
+      ttlSeconds: options.ttl,
+    });
     print({ claim }, () => `claim on ${claim.taskId} holds until ${new Date(claim.expiresAt).toISOString()}`);
   });
 
@@ -192,9 +229,15 @@ board
   .option('--summary <text>', 'one line on what was done')
   .option('--review', 'send it to review instead of done')
   .action(async (id: string, options: { token: number; result?: string; resultFile?: string; summary?: string; review?: boolean }) => {
-    if ((options.result === undefined) === (options.resultFile === undefined)) throw new InvalidArgumentError('give the result with --result or --result-file (one of them)');
+    if ((options.result === undefined) === (options.resultFile === undefined))
+      throw new InvalidArgumentError('give the result with --result or --result-file (one of them)');
     const result = options.result ?? readFileSync(options.resultFile === '-' ? 0 : options.resultFile!, 'utf8');
-    const { task } = await client().request<{ task: BoardTaskRecord }>('POST', path(id, 'complete'), { token: options.token, result, summary: options.summary, review: options.review });
+    const { task } = await client().request<{ task: BoardTaskRecord }>('POST', path(id, 'complete'), {
+      token: options.token,
+      result,
+      summary: options.summary,
+      review: options.review,
+    });
     print({ task }, () => `${task.id} is ${task.state}`);
   });
 
@@ -205,7 +248,11 @@ board
   .requiredOption('--kind <kind>', 'dependency, needs_input or failed')
   .requiredOption('--reason <text>', 'what is in the way')
   .action(async (id: string, options: { token: number; kind: string; reason: string }) => {
-    const { task } = await client().request<{ task: BoardTaskRecord }>('POST', path(id, 'block'), { token: options.token, kind: options.kind, reason: options.reason });
+    const { task } = await client().request<{ task: BoardTaskRecord }>('POST', path(id, 'block'), {
+      token: options.token,
+      kind: options.kind,
+      reason: options.reason,
+    });
     print({ task }, () => `${task.id} is blocked (${task.blockKind})`);
   });
 
@@ -215,7 +262,10 @@ board
   .requiredOption('--token <n>', "the claim's token", parseToken)
   .option('--reason <text>', 'why, for the task log')
   .action(async (id: string, options: { token: number; reason?: string }) => {
-    const { task } = await client().request<{ task: BoardTaskRecord }>('POST', path(id, 'release'), { token: options.token, reason: options.reason });
+    const { task } = await client().request<{ task: BoardTaskRecord }>('POST', path(id, 'release'), {
+      token: options.token,
+      reason: options.reason,
+    });
     print({ task }, () => `${task.id} is ${task.state}`);
   });
 

@@ -81,7 +81,8 @@ program
     const api = client();
     const { agents: list } = await api.request<{ agents: AgentRow[] }>('GET', '/v1/agents');
     const found = list.find((candidate) => candidate.id === agent);
-    if (!found) throw new SwitchboardError('AGENT_NOT_FOUND', `unknown agent "${agent}" (configured agents: ${list.map((a) => a.id).join(', ')})`);
+    if (!found)
+      throw new SwitchboardError('AGENT_NOT_FOUND', `unknown agent "${agent}" (configured agents: ${list.map((a) => a.id).join(', ')})`);
     const sessionKey = `agent:${agent}:main`;
     const name = displayName(found);
     const rl = createInterface({ input: process.stdin, output: process.stdout, terminal: process.stdin.isTTY });
@@ -114,7 +115,12 @@ program
         const waiting = new AbortController();
         screen.waiting = waiting;
         try {
-          const result = await api.request<SendResponse>('POST', '/v1/send', { target: agent, message: line, channel: 'cli', wait: true }, waiting.signal);
+          const result = await api.request<SendResponse>(
+            'POST',
+            '/v1/send',
+            { target: agent, message: line, channel: 'cli', wait: true },
+            waiting.signal,
+          );
           screen.answered(result);
         } catch (error) {
           screen.release();

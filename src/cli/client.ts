@@ -28,7 +28,10 @@ export function resolveClientTarget(configPath: string, explicitUrl?: string): C
   const url = explicitUrl ?? (process.env.SWITCHBOARD_URL || undefined);
   if (url && envToken) return { url, token: envToken };
   if (!existsSync(configPath)) {
-    throw new SwitchboardError('CONFIG_NOT_FOUND', `config file not found: ${configPath} (pass --config <file>, or --url with SWITCHBOARD_TOKEN set)`);
+    throw new SwitchboardError(
+      'CONFIG_NOT_FOUND',
+      `config file not found: ${configPath} (pass --config <file>, or --url with SWITCHBOARD_TOKEN set)`,
+    );
   }
   // Only where the gateway is: a variable set for the gateway alone (an API key) is no reason to fail here.
   const { config, dataDir } = loadConfigFile(configPath, process.env, { unsetEnv: 'allow' });
@@ -36,7 +39,10 @@ export function resolveClientTarget(configPath: string, explicitUrl?: string): C
   const runtime = dir.readRuntime();
   const token = envToken ?? dir.readToken();
   if (!token) {
-    throw new SwitchboardError('UNAUTHORIZED', `no token in ${dataDir} yet: start the gateway once ("${cliCommand('gateway', configPath)}"), or set SWITCHBOARD_TOKEN`);
+    throw new SwitchboardError(
+      'UNAUTHORIZED',
+      `no token in ${dataDir} yet: start the gateway once ("${cliCommand('gateway', configPath)}"), or set SWITCHBOARD_TOKEN`,
+    );
   }
   return { url: url ?? runtime?.url ?? `http://${config.gateway.host}:${config.gateway.port}`, token, configPath };
 }
@@ -53,10 +59,17 @@ export class ControlClient {
     if (!configPath) return new SwitchboardError(code, message, details);
     if (code === 'UNAUTHORIZED') {
       const reason = message.replace(/ \(print it with .*\)$/, '');
-      return new SwitchboardError(code, `${reason} from the gateway at ${this.target.url} (print its token with "${cliCommand('token', configPath)}", or pass the --config it was started with)`);
+      return new SwitchboardError(
+        code,
+        `${reason} from the gateway at ${this.target.url} (print its token with "${cliCommand('token', configPath)}", or pass the --config it was started with)`,
+      );
     }
     if (code === 'AGENT_NOT_FOUND' && typeof details?.agentId === 'string' && definedInFile(configPath, details.agentId)) {
-      return new SwitchboardError(code, `${message}; ${configPath} defines "${details.agentId}", so the gateway runs an older version of the file: apply it with "${cliCommand('config reload', configPath)}"`, details);
+      return new SwitchboardError(
+        code,
+        `${message}; ${configPath} defines "${details.agentId}", so the gateway runs an older version of the file: apply it with "${cliCommand('config reload', configPath)}"`,
+        details,
+      );
     }
     return new SwitchboardError(code, message, details);
   }

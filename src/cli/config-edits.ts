@@ -12,7 +12,8 @@ interface RawConfig {
 }
 
 function edit(path: string, change: (doc: Json5Document, raw: RawConfig) => void): void {
-  if (!existsSync(path)) throw new SwitchboardError('CONFIG_NOT_FOUND', `config file not found: ${path} (pass --config <file> or set SWITCHBOARD_CONFIG)`);
+  if (!existsSync(path))
+    throw new SwitchboardError('CONFIG_NOT_FOUND', `config file not found: ${path} (pass --config <file> or set SWITCHBOARD_CONFIG)`);
   const before = readFileSync(path, 'utf8');
   const doc = new Json5Document(before);
   change(doc, JSON5.parse(before) as RawConfig);

@@ -5,7 +5,11 @@ export function table(rows: Record<string, unknown>[], columns: string[]): strin
   if (rows.length === 0) return '(none)';
   const cells = rows.map((row) => columns.map((column) => cell(row[column])));
   const widths = columns.map((column, i) => Math.max(column.length, ...cells.map((row) => row[i].length)));
-  const line = (values: string[]) => values.map((value, i) => value.padEnd(widths[i])).join('  ').trimEnd();
+  const line = (values: string[]) =>
+    values
+      .map((value, i) => value.padEnd(widths[i]))
+      .join('  ')
+      .trimEnd();
   return [line(columns.map((c) => c.toUpperCase())), ...cells.map(line)].join('\n');
 }
 

@@ -20,7 +20,8 @@ function cliCommand(config: string): string {
   const script = fileURLToPath(new URL('../../bin/switchboard.js', import.meta.url));
   const same = (path: string) => existsSync(path) && realpathSync(path) === realpathSync(script);
   const onPath = (process.env.PATH ?? '').split(delimiter).some((dir) => dir && same(join(dir, 'switchboard')));
-  const local = same(join(process.cwd(), 'node_modules/.bin/switchboard')) || realpathSync(process.cwd()) === realpathSync(join(script, '../..'));
+  const local =
+    same(join(process.cwd(), 'node_modules/.bin/switchboard')) || realpathSync(process.cwd()) === realpathSync(join(script, '../..'));
   const base = onPath ? 'switchboard' : local ? 'npx switchboard' : `node ${script}`;
   if (resolveConfigPath(undefined) === config) return base;
   const shown = relative(process.cwd(), config);
@@ -32,27 +33,52 @@ program
   .description('start the gateway in the foreground (Ctrl-C stops it)')
   .option('-p, --port <port>', 'listen on this port instead of gateway.port (0 = any free port)', parsePort)
   .addOption(new Option('--log-level <level>', 'log level (default: $SWITCHBOARD_LOG_LEVEL, else info)').choices([...LOG_LEVELS]))
-  .addOption(new Option('--log-format <format>', 'pretty lines or JSON (default: $SWITCHBOARD_LOG_FORMAT, else pretty on a terminal, json otherwise)').choices([...LOG_FORMATS]))
+  .addOption(
+    new Option(
+      '--log-format <format>',
+      'pretty lines or JSON (default: $SWITCHBOARD_LOG_FORMAT, else pretty on a terminal, json otherwise)',
+    ).choices([...LOG_FORMATS]),
+  )
   .action(async (options: { port?: number; logLevel?: string; logFormat?: string }) => {
     // Loaded here so the other commands do not pay for the model SDKs at start-up.
     const { serveGateway } = await import('../app.js');
     const config = configPath();
-    const running = await serveGateway({ configPath: config, port: options.port, logLevel: options.logLevel, logFormat: options.logFormat });
+    const running = await serveGateway({
+      configPath: config,
+      port: options.port,
+      logLevel: options.logLevel,
+      logFormat: options.logFormat,
+    });
     const { gateway } = running;
     const recovered = gateway.lastRecovery;
     const cli = cliCommand(config);
-    print({ url: running.url, gatewayId: gateway.gatewayId, version: VERSION, agents: gateway.status().agents, readyMs: running.readyMs, recovered, a2aCards: running.a2aCards, cli }, () =>
-      [
-        `Switchboard ${VERSION}, gateway ${gateway.gatewayId}, listening on ${running.url} (ready in ${Math.round(running.readyMs)} ms)`,
-        `  agents:   ${gateway.status().agents.join(', ')}`,
-        `  data:     ${running.dataDir.path}`,
-        `  token:    ${cli} token`,
-        ...(running.a2aCards.length ? ['  A2A Agent Cards:', ...running.a2aCards.map((card) => `    ${card.agentId}: ${card.url}`)] : ['  A2A:      off (a2a.server.enabled)']),
-        recovered.interruptedRuns.length ? `  recovered ${recovered.interruptedRuns.length} interrupted run(s); requeued ${recovered.requeuedInputs.length} input(s)` : '',
-        `Try, in another terminal: ${cli} chat ${gateway.agents.defaultAgent().config.id}`,
-      ]
-        .filter(Boolean)
-        .join('\n'),
+    print(
+      {
+        url: running.url,
+        gatewayId: gateway.gatewayId,
+        version: VERSION,
+        agents: gateway.status().agents,
+        readyMs: running.readyMs,
+        recovered,
+        a2aCards: running.a2aCards,
+        cli,
+      },
+      () =>
+        [
+          `Switchboard ${VERSION}, gateway ${gateway.gatewayId}, listening on ${running.url} (ready in ${Math.round(running.readyMs)} ms)`,
+          `  agents:   ${gateway.status().agents.join(', ')}`,
+          `  data:     ${running.dataDir.path}`,
+          `  token:    ${cli} token`,
+          ...(running.a2aCards.length
+            ? ['  A2A Agent Cards:', ...running.a2aCards.map((card) => `    ${card.agentId}: ${card.url}`)]
+            : ['  A2A:      off (a2a.server.enabled)']),
+          recovered.interruptedRuns.length
+            ? `  recovered ${recovered.interruptedRuns.length} interrupted run(s); requeued ${recovered.requeuedInputs.length} input(s)`
+            : '',
+          `Try, in another terminal: ${cli} chat ${gateway.agents.defaultAgent().config.id}`,
+        ]
+          .filter(Boolean)
+          .join('\n'),
     );
     const shutdown = (signal: string) => {
       process.stderr.write(`\n${signal}: stopping the gateway...\n`);

@@ -3,19 +3,32 @@ import type { OutboxRecord } from '../ports.js';
 import { ago, table } from './format.js';
 import { program, client, parseLimit, withQuery, print } from './shared.js';
 
-const outbox = program.command('outbox').description('deliveries the gateway owes: replies, completions, push notifications; retry or drop dead ones');
+const outbox = program
+  .command('outbox')
+  .description('deliveries the gateway owes: replies, completions, push notifications; retry or drop dead ones');
 outbox
   .command('list')
   .description('outbox rows, oldest first')
   .option('--status <status>', 'only rows in this state: pending, delivered, dead or dropped', 'dead')
   .option('--limit <n>', 'at most n', parseLimit)
   .action(async (options: { status: string; limit?: number }) => {
-    const { rows } = await client().request<{ rows: OutboxRecord[] }>('GET', withQuery('/v1/outbox', { status: options.status, limit: options.limit }));
+    const { rows } = await client().request<{ rows: OutboxRecord[] }>(
+      'GET',
+      withQuery('/v1/outbox', { status: options.status, limit: options.limit }),
+    );
     print({ rows }, () =>
       rows.length === 0
         ? `(no ${options.status} rows)`
         : table(
-            rows.map((row) => ({ id: row.id, kind: row.kind, target: row.target, status: row.status, attempts: row.attempts, created: ago(row.createdAt), error: row.lastError ?? '' })),
+            rows.map((row) => ({
+              id: row.id,
+              kind: row.kind,
+              target: row.target,
+              status: row.status,
+              attempts: row.attempts,
+              created: ago(row.createdAt),
+              error: row.lastError ?? '',
+            })),
             ['id', 'kind', 'target', 'status', 'attempts', 'created', 'error'],
           ),
     );

@@ -4,7 +4,11 @@ import { table } from './format.js';
 import { program, client, parseLimit, withQuery, print, runRow } from './shared.js';
 
 interface RunCompletions {
-  sent: { parentSessionKey: string; outbox: { status: string; attempts: number; lastError: string | null }; input: { inputId: string; status: string; runId: string | null } | null }[];
+  sent: {
+    parentSessionKey: string;
+    outbox: { status: string; attempts: number; lastError: string | null };
+    input: { inputId: string; status: string; runId: string | null } | null;
+  }[];
   received: { inputId: string; childSessionKey: string }[];
 }
 
@@ -15,14 +19,20 @@ runs
   .option('--session <key>', 'only this session')
   .option('--limit <n>', 'at most n', parseLimit)
   .action(async (options: { session?: string; limit?: number }) => {
-    const { runs: rows } = await client().request<{ runs: RunRecord[] }>('GET', withQuery('/v1/runs', { sessionKey: options.session, limit: options.limit }));
+    const { runs: rows } = await client().request<{ runs: RunRecord[] }>(
+      'GET',
+      withQuery('/v1/runs', { sessionKey: options.session, limit: options.limit }),
+    );
     print({ runs: rows }, () => table(rows.map(runRow), ['id', 'session', 'status', 'started', 'ms', 'calls', 'text']));
   });
 runs
   .command('show <id>')
   .description('one run (by id or a unique prefix of it): status, usage, prompt size, inputs, reply')
   .action(async (id: string) => {
-    const shown = await client().request<{ run: RunRecord; inputs: InputRecord[]; completions: RunCompletions }>('GET', `/v1/runs/${encodeURIComponent(id)}`);
+    const shown = await client().request<{ run: RunRecord; inputs: InputRecord[]; completions: RunCompletions }>(
+      'GET',
+      `/v1/runs/${encodeURIComponent(id)}`,
+    );
     const { run, completions } = shown;
     print(shown, () =>
       [

@@ -10,10 +10,19 @@ sessions
   .option('--agent <id>', 'only this agent')
   .option('--limit <n>', 'at most n', parseLimit)
   .action(async (options: { agent?: string; limit?: number }) => {
-    const { sessions: rows } = await client().request<{ sessions: SessionRecord[] }>('GET', withQuery('/v1/sessions', { agentId: options.agent, limit: options.limit }));
+    const { sessions: rows } = await client().request<{ sessions: SessionRecord[] }>(
+      'GET',
+      withQuery('/v1/sessions', { agentId: options.agent, limit: options.limit }),
+    );
     print({ sessions: rows }, () =>
       table(
-        rows.map((s) => ({ key: s.key, agent: s.agentId, state: s.state, route: s.route ? s.route.channel : null, updated: ago(s.updatedAt) })),
+        rows.map((s) => ({
+          key: s.key,
+          agent: s.agentId,
+          state: s.state,
+          route: s.route ? s.route.channel : null,
+          updated: ago(s.updatedAt),
+        })),
         ['key', 'agent', 'state', 'route', 'updated'],
       ),
     );
@@ -23,13 +32,19 @@ sessions
   .description("a session's transcript, oldest first")
   .option('--limit <n>', 'the last n entries', parseLimit)
   .action(async (key: string, options: { limit?: number }) => {
-    const { entries } = await client().request<{ entries: TranscriptEntry[] }>('GET', withQuery(`/v1/sessions/${encodeURIComponent(key)}/history`, { limit: options.limit }));
+    const { entries } = await client().request<{ entries: TranscriptEntry[] }>(
+      'GET',
+      withQuery(`/v1/sessions/${encodeURIComponent(key)}/history`, { limit: options.limit }),
+    );
     print({ entries }, () =>
       entries.length === 0
         ? '(no messages yet)'
         : entries
             .map((entry) => {
-              const from = entry.provenance && entry.provenance.kind !== 'user' ? ` (${entry.provenance.kind}${entry.provenance.sourceAgent ? ` from ${entry.provenance.sourceAgent}` : ''})` : '';
+              const from =
+                entry.provenance && entry.provenance.kind !== 'user'
+                  ? ` (${entry.provenance.kind}${entry.provenance.sourceAgent ? ` from ${entry.provenance.sourceAgent}` : ''})`
+                  : '';
               return `${new Date(entry.createdAt).toISOString().slice(11, 19)} ${entry.role}${from}: ${contentText(entry.content)}`;
             })
             .join('\n'),
@@ -39,7 +54,10 @@ sessions
   .command('show <key>')
   .description("a session's state, route, queue and five latest runs")
   .action(async (key: string) => {
-    const shown = await client().request<{ session: SessionRecord; recentRuns: RunRecord[]; queuedInputs: number }>('GET', `/v1/sessions/${encodeURIComponent(key)}`);
+    const shown = await client().request<{ session: SessionRecord; recentRuns: RunRecord[]; queuedInputs: number }>(
+      'GET',
+      `/v1/sessions/${encodeURIComponent(key)}`,
+    );
     print(shown, () =>
       [
         `session ${shown.session.key}`,

@@ -18,7 +18,9 @@ export interface GlobalOptions {
 }
 
 /** This package's version (package.json sits two folders above both src/cli and dist/cli). */
-export const VERSION = (JSON.parse(readFileSync(fileURLToPath(new URL('../../package.json', import.meta.url)), 'utf8')) as { version: string }).version;
+export const VERSION = (
+  JSON.parse(readFileSync(fileURLToPath(new URL('../../package.json', import.meta.url)), 'utf8')) as { version: string }
+).version;
 
 export const program = new Command();
 program
@@ -57,7 +59,8 @@ export function parseSeconds(value: string): number {
 
 export function parsePort(value: string): number {
   const port = Number(value);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new InvalidArgumentError(`expected a port from 0 to 65535, got "${value}"`);
+  if (!Number.isInteger(port) || port < 0 || port > 65535)
+    throw new InvalidArgumentError(`expected a port from 0 to 65535, got "${value}"`);
   return port;
 }
 
@@ -72,7 +75,14 @@ export function print(json: unknown, human: () => string): void {
   process.stdout.write(`${globals().json ? JSON.stringify(json, null, 2) : human()}\n`);
 }
 
-
 export function runRow(run: RunRecord) {
-  return { id: run.id, session: run.sessionKey, status: run.status, started: ago(run.startedAt), ms: run.endedAt ? run.endedAt - run.startedAt : null, calls: run.usage.modelCalls, text: run.finalText ?? run.errorMessage };
+  return {
+    id: run.id,
+    session: run.sessionKey,
+    status: run.status,
+    started: ago(run.startedAt),
+    ms: run.endedAt ? run.endedAt - run.startedAt : null,
+    calls: run.usage.modelCalls,
+    text: run.finalText ?? run.errorMessage,
+  };
 }

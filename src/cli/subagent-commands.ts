@@ -27,7 +27,9 @@ function drawTree(root: string, rows: SubagentRow[]): string {
     children.forEach((row, index) => {
       const last = index === children.length - 1;
       const name = row.label ? `"${row.label}"` : row.subagentId.slice(0, 8);
-      lines.push(`${indent}${last ? '└─' : '├─'} ${name} [${row.role}] ${stateText(row)}, ${seconds(row.elapsedMs)}, ${row.tokens.input + row.tokens.output} tokens  ${row.childSessionKey}`);
+      lines.push(
+        `${indent}${last ? '└─' : '├─'} ${name} [${row.role}] ${stateText(row)}, ${seconds(row.elapsedMs)}, ${row.tokens.input + row.tokens.output} tokens  ${row.childSessionKey}`,
+      );
       walk(row.childSessionKey, `${indent}${last ? '   ' : '│  '}`);
     });
   };
@@ -41,12 +43,22 @@ subagents
   .description("a session's sub-agents")
   .option('--recursive', 'every descendant, not only its children')
   .action(async (key: string, options: { recursive?: boolean }) => {
-    const { subagents: rows } = await client().request<{ subagents: SubagentRow[] }>('GET', withQuery('/v1/subagents', { sessionKey: key, recursive: options.recursive ? 'true' : undefined }));
+    const { subagents: rows } = await client().request<{ subagents: SubagentRow[] }>(
+      'GET',
+      withQuery('/v1/subagents', { sessionKey: key, recursive: options.recursive ? 'true' : undefined }),
+    );
     print({ subagents: rows }, () =>
       rows.length === 0
         ? '(no sub-agents)'
         : table(
-            rows.map((row) => ({ session: row.childSessionKey, label: row.label, role: row.role, state: stateText(row), elapsed: seconds(row.elapsedMs), tokens: row.tokens.input + row.tokens.output })),
+            rows.map((row) => ({
+              session: row.childSessionKey,
+              label: row.label,
+              role: row.role,
+              state: stateText(row),
+              elapsed: seconds(row.elapsedMs),
+              tokens: row.tokens.input + row.tokens.output,
+            })),
             ['session', 'label', 'role', 'state', 'elapsed', 'tokens'],
           ),
     );
@@ -55,10 +67,18 @@ subagents
   .command('show <target>')
   .description('one sub-agent (by child session key or id): task, state history, result')
   .action(async (target: string) => {
-    const shown = await client().request<SubagentRow & { task: string; tools: string[]; result: string | null; resultHash: string | null; history: { state: string; at: number; diagnostic?: string }[]; completion: string | null; runId: string | null; worktree: { path: string; branch: string } | null }>(
-      'GET',
-      `/v1/subagents/${encodeURIComponent(target)}`,
-    );
+    const shown = await client().request<
+      SubagentRow & {
+        task: string;
+        tools: string[];
+        result: string | null;
+        resultHash: string | null;
+        history: { state: string; at: number; diagnostic?: string }[];
+        completion: string | null;
+        runId: string | null;
+        worktree: { path: string; branch: string } | null;
+      }
+    >('GET', `/v1/subagents/${encodeURIComponent(target)}`);
     print(shown, () =>
       [
         `sub-agent ${shown.subagentId}${shown.label ? ` "${shown.label}"` : ''} (${shown.role}, depth ${shown.depth})`,
@@ -70,7 +90,9 @@ subagents
         `  run:      ${shown.runId ?? '-'}; completion to parent: ${shown.completion ?? '-'}`,
         ...(shown.worktree ? [`  worktree: ${shown.worktree.path} (branch ${shown.worktree.branch})`] : []),
         '  history:',
-        ...shown.history.map((step) => `    ${new Date(step.at).toISOString()} ${step.state}${step.diagnostic ? ` - ${step.diagnostic}` : ''}`),
+        ...shown.history.map(
+          (step) => `    ${new Date(step.at).toISOString()} ${step.state}${step.diagnostic ? ` - ${step.diagnostic}` : ''}`,
+        ),
         `  result:   ${shown.result ?? '-'}`,
         ...(shown.resultHash ? [`  sha256:   ${shown.resultHash}`] : []),
       ].join('\n'),
@@ -81,12 +103,17 @@ subagents
   .description('cancel a sub-agent and all its descendants; its parent is told')
   .action(async (target: string) => {
     const { cancelled } = await client().request<{ cancelled: string[] }>('POST', `/v1/subagents/${encodeURIComponent(target)}/kill`);
-    print({ cancelled }, () => (cancelled.length === 0 ? `${target} had already ended; nothing to cancel` : `cancelled ${cancelled.length}:\n${cancelled.join('\n')}`));
+    print({ cancelled }, () =>
+      cancelled.length === 0 ? `${target} had already ended; nothing to cancel` : `cancelled ${cancelled.length}:\n${cancelled.join('\n')}`,
+    );
   });
 subagents
   .command('tree <sessionKey>')
   .description('draw the spawn tree below a session, with states')
   .action(async (key: string) => {
-    const { subagents: rows } = await client().request<{ subagents: SubagentRow[] }>('GET', withQuery('/v1/subagents', { sessionKey: key, recursive: 'true' }));
+    const { subagents: rows } = await client().request<{ subagents: SubagentRow[] }>(
+      'GET',
+      withQuery('/v1/subagents', { sessionKey: key, recursive: 'true' }),
+    );
     print({ root: key, subagents: rows }, () => drawTree(key, rows));
   });

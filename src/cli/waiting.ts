@@ -53,7 +53,10 @@ export class SessionWatch {
 
   /** The session as stored now (for the state before the stream began). */
   async refresh(): Promise<void> {
-    const { session, queuedInputs } = await this.api.request<{ session: SessionRecord; queuedInputs: number }>('GET', `/v1/sessions/${encodeURIComponent(this.sessionKey)}`);
+    const { session, queuedInputs } = await this.api.request<{ session: SessionRecord; queuedInputs: number }>(
+      'GET',
+      `/v1/sessions/${encodeURIComponent(this.sessionKey)}`,
+    );
     if (session.state === 'running') this.state = 'running';
     else if (queuedInputs === 0 && this.state === 'queued') this.state = 'idle';
   }
@@ -103,7 +106,10 @@ export async function followLateResults(
   print: (text: string) => void,
 ): Promise<boolean> {
   const key = encodeURIComponent(watch.sessionKey);
-  const { subagents } = await api.request<{ subagents: { subagentId: string; history: { at: number }[] }[] }>('GET', `/v1/subagents?sessionKey=${key}`);
+  const { subagents } = await api.request<{ subagents: { subagentId: string; history: { at: number }[] }[] }>(
+    'GET',
+    `/v1/subagents?sessionKey=${key}`,
+  );
   const spawned = subagents.filter((row) => (row.history[0]?.at ?? 0) >= first.startedAt).map((row) => row.subagentId);
   if (spawned.length === 0) return true;
   const printed = new Set([first.id]);
@@ -116,13 +122,19 @@ export async function followLateResults(
     }
   };
   // The gateway's one wait, woken here by the session's event stream instead of the journal.
-  const wakeups: Wakeups = { clock: { now: () => Date.now() }, pause: (ms, _wakeOn, aborted) => watch.next(ms, aborted), stopping: () => false };
+  const wakeups: Wakeups = {
+    clock: { now: () => Date.now() },
+    pause: (ms, _wakeOn, aborted) => watch.next(ms, aborted),
+    stopping: () => false,
+  };
   const done = await waitUntil(
     deadline,
     async () => {
       await printLater();
       // Done when each sub-agent has ended, its completion is in the session, and the session has answered it.
-      const children = await Promise.all(spawned.map((id) => api.request<{ state: string; completion: string | null }>('GET', `/v1/subagents/${encodeURIComponent(id)}`)));
+      const children = await Promise.all(
+        spawned.map((id) => api.request<{ state: string; completion: string | null }>('GET', `/v1/subagents/${encodeURIComponent(id)}`)),
+      );
       const handedOver = children.every((child) => SETTLED.has(child.state) && child.completion !== 'pending');
       const { session, queuedInputs } = await api.request<{ session: SessionRecord; queuedInputs: number }>('GET', `/v1/sessions/${key}`);
       return handedOver && session.state !== 'running' && queuedInputs === 0 ? true : undefined;

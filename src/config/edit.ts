@@ -176,7 +176,8 @@ export class Json5Document {
   /** Removes element `index` of the array at `path`, with its comma. */
   removeFromArray(path: (string | number)[], index: number): void {
     const node = this.find(path);
-    if (node?.kind !== 'array' || !node.items[index]) throw new SwitchboardError('CONFIG_INVALID', `cannot edit the config: no ${path.join('.')}[${index}]`);
+    if (node?.kind !== 'array' || !node.items[index])
+      throw new SwitchboardError('CONFIG_INVALID', `cannot edit the config: no ${path.join('.')}[${index}]`);
     const item = node.items[index];
     const next = node.items[index + 1];
     const lineStart = this.text.lastIndexOf('\n', item.start - 1) + 1;
@@ -196,7 +197,8 @@ export class Json5Document {
   /** Sets `key` on the object at `path` to `valueText`, replacing the old value or adding the key. */
   setKey(path: (string | number)[], key: string, valueText: string): void {
     const node = this.find(path);
-    if (node?.kind !== 'object') throw new SwitchboardError('CONFIG_INVALID', `cannot edit the config: ${path.join('.') || '(root)'} is not an object`);
+    if (node?.kind !== 'object')
+      throw new SwitchboardError('CONFIG_INVALID', `cannot edit the config: ${path.join('.') || '(root)'} is not an object`);
     const existing = node.entries.find((entry) => entry.key === key);
     if (existing) {
       this.splice(existing.value.start, existing.value.end, valueText);
@@ -211,7 +213,11 @@ export class Json5Document {
     const after = this.text.slice(last.value.end, node.end - 1);
     const hasComma = /^\s*,/.test(after);
     const insertAt = hasComma ? last.value.end + after.indexOf(',') + 1 : last.value.end;
-    this.splice(insertAt, insertAt, `${hasComma ? '' : ','}${this.separatorBefore(last.start)}${safeKey}: ${valueText}${hasComma ? ',' : ''}`);
+    this.splice(
+      insertAt,
+      insertAt,
+      `${hasComma ? '' : ','}${this.separatorBefore(last.start)}${safeKey}: ${valueText}${hasComma ? ',' : ''}`,
+    );
   }
 
   has(path: (string | number)[]): boolean {

@@ -69,7 +69,12 @@ function duplicateKeys(text: string): ReturnType<Json5Document['duplicateKeys']>
   }
 }
 
-export function parseConfigText(text: string, path: string, env: NodeJS.ProcessEnv = process.env, options: ParseOptions = {}): LoadedConfig {
+export function parseConfigText(
+  text: string,
+  path: string,
+  env: NodeJS.ProcessEnv = process.env,
+  options: ParseOptions = {},
+): LoadedConfig {
   let raw: unknown;
   try {
     raw = JSON5.parse(text);
@@ -79,11 +84,16 @@ export function parseConfigText(text: string, path: string, env: NodeJS.ProcessE
   }
   // Every problem is reported at once: duplicates, unset variables, the schema's, and the cross-checks of
   // what the schema accepted (the rejected values are left out, so that their defaults stand in).
-  const problems: string[] = duplicateKeys(text).map((dup) => `${dup.path}: appears twice (lines ${dup.firstLine} and ${dup.line}); JSON5 would silently keep only the last, so merge them into one`);
+  const problems: string[] = duplicateKeys(text).map(
+    (dup) =>
+      `${dup.path}: appears twice (lines ${dup.firstLine} and ${dup.line}); JSON5 would silently keep only the last, so merge them into one`,
+  );
   const unset = new Map<string, string>();
   const envProblems = new Map<string, string>();
   const substituted = substituteEnv(raw, [], unset, env);
-  if (options.unsetEnv !== 'allow') for (const [where, name] of unset) envProblems.set(where, `${where}: environment variable ${name} is not set (set it, or write \${${name}:-default})`);
+  if (options.unsetEnv !== 'allow')
+    for (const [where, name] of unset)
+      envProblems.set(where, `${where}: environment variable ${name} is not set (set it, or write \${${name}:-default})`);
   problems.push(...envProblems.values());
   const reported = (issuePath: readonly PathPart[]) => !unset.has(formatPath(issuePath));
   let parsed = configSchema.safeParse(substituted);
@@ -188,19 +198,25 @@ function formatIssue(issue: z.core.$ZodIssue, root: unknown): string {
   let expected = issue.message;
   if (issue.code === 'invalid_type' && got === undefined) return `${where}: required, expected ${issue.expected}`;
   if (issue.code === 'invalid_type') expected = `expected ${issue.expected}`;
-  if (issue.code === 'invalid_value' && 'values' in issue) expected = `expected one of ${issue.values.map((v) => JSON.stringify(v)).join(', ')}`;
+  if (issue.code === 'invalid_value' && 'values' in issue)
+    expected = `expected one of ${issue.values.map((v) => JSON.stringify(v)).join(', ')}`;
   if (issue.code === 'invalid_union' && issue.path.at(-1) !== 'type') {
     const type = (got as { type?: unknown } | undefined)?.type;
     if (type !== undefined) expected = 'expected "type" to be one of "openai", "anthropic", "openai-compatible", "scripted"';
   }
-  expected = expected.replace(/^Invalid input: /, '').replace(/^Too small: /, '').replace(/^Too big: /, '');
+  expected = expected
+    .replace(/^Invalid input: /, '')
+    .replace(/^Too small: /, '')
+    .replace(/^Too big: /, '');
   if (issue.code === 'custom') return `${where}: ${expected}`;
   return `${where}: ${expected}, got ${isSecret(issue.path) ? secretShown(got) : show(got)}`;
 }
 
 /** A secret is described, never shown, not even in part. */
 function secretShown(value: unknown): string {
-  return typeof value === 'string' ? `a secret of ${value.length} characters (not shown)` : `a ${Array.isArray(value) ? 'list' : typeof value} (not shown)`;
+  return typeof value === 'string'
+    ? `a secret of ${value.length} characters (not shown)`
+    : `a ${Array.isArray(value) ? 'list' : typeof value} (not shown)`;
 }
 
 // biome-ignore lint/suspicious/noExplicitAny: zod's internal definitions are walked by shape.
@@ -209,7 +225,8 @@ type AnySchema = any;
 /** The schema inside optional, default, prefault and nullable wrappers. */
 function unwrap(schema: AnySchema): AnySchema {
   let inner = schema;
-  while (inner && ['optional', 'default', 'prefault', 'nullable', 'readonly', 'catch'].includes(inner.def?.type)) inner = inner.def.innerType;
+  while (inner && ['optional', 'default', 'prefault', 'nullable', 'readonly', 'catch'].includes(inner.def?.type))
+    inner = inner.def.innerType;
   return inner;
 }
 
@@ -219,7 +236,9 @@ function layers(schema: AnySchema): AnySchema[] {
   let inner = schema;
   while (inner) {
     found.push(inner);
-    inner = ['optional', 'default', 'prefault', 'nullable', 'readonly', 'catch'].includes(inner.def?.type) ? inner.def.innerType : undefined;
+    inner = ['optional', 'default', 'prefault', 'nullable', 'readonly', 'catch'].includes(inner.def?.type)
+      ? inner.def.innerType
+      : undefined;
   }
   return found;
 }
@@ -243,7 +262,9 @@ function schemasAt(path: readonly PathPart[]): AnySchema[] {
 
 /** True when the value at `path` is a secret (schema.ts marks them), or lies inside one. */
 function isSecret(path: readonly PathPart[]): boolean {
-  return path.some((_, index) => schemasAt(path.slice(0, index + 1)).some((schema) => layers(schema).some((layer) => secretSchemas.has(layer))));
+  return path.some((_, index) =>
+    schemasAt(path.slice(0, index + 1)).some((schema) => layers(schema).some((layer) => secretSchemas.has(layer))),
+  );
 }
 
 function closest(word: string, candidates: string[]): string | undefined {
@@ -292,15 +313,20 @@ function crossCheck(config: SwitchboardConfig): string[] {
     const provider = config.models.providers[providerName];
     if (!provider) {
       const known = Object.keys(config.models.providers);
-      problems.push(`${at}: unknown model provider "${providerName}" in "${model}" (configured under models.providers: ${known.length ? known.join(', ') : 'none'})`);
+      problems.push(
+        `${at}: unknown model provider "${providerName}" in "${model}" (configured under models.providers: ${known.length ? known.join(', ') : 'none'})`,
+      );
     } else if (provider.type === 'scripted' && !provider.models[modelId]) {
-      problems.push(`${at}: scripted model "${modelId}" is not defined under models.providers.${providerName}.models (defined: ${Object.keys(provider.models).join(', ') || 'none'})`);
+      problems.push(
+        `${at}: scripted model "${modelId}" is not defined under models.providers.${providerName}.models (defined: ${Object.keys(provider.models).join(', ') || 'none'})`,
+      );
     }
   });
   const defaults = config.agents.list.filter((agent) => agent.default);
   if (defaults.length > 1) problems.push(`agents.list: more than one agent has "default: true" (${defaults.map((a) => a.id).join(', ')})`);
   config.bindings.forEach((binding, index) => {
-    if (!seen.has(binding.agentId)) problems.push(`bindings[${index}].agentId: unknown agent "${binding.agentId}" (agents: ${[...seen.keys()].join(', ')})`);
+    if (!seen.has(binding.agentId))
+      problems.push(`bindings[${index}].agentId: unknown agent "${binding.agentId}" (agents: ${[...seen.keys()].join(', ')})`);
   });
   const laneCap = config.lanes.subagent.maxConcurrent;
   if (laneCap !== undefined && laneCap !== config.agents.defaults.subagents.maxConcurrent) {
@@ -321,7 +347,9 @@ function crossCheck(config: SwitchboardConfig): string[] {
     );
   }
   if (server.enabled && server.requireAuth && server.peers.length === 0) {
-    problems.push('a2a.server.peers: the A2A server requires credentials and has no peers; add peers, or set a2a.server.requireAuth: false to let anyone in');
+    problems.push(
+      'a2a.server.peers: the A2A server requires credentials and has no peers; add peers, or set a2a.server.requireAuth: false to let anyone in',
+    );
   }
   return problems;
 }

@@ -95,7 +95,9 @@ const a2aPeer = z.strictObject({
   id: z
     .string()
     .regex(/^[A-Za-z0-9_.-]{1,64}$/, { error: 'expected 1-64 characters [A-Za-z0-9_.-]' })
-    .refine((id) => id !== ANONYMOUS_PEER, { error: `"${ANONYMOUS_PEER}" is reserved for callers without credentials; give the peer another id` }),
+    .refine((id) => id !== ANONYMOUS_PEER, {
+      error: `"${ANONYMOUS_PEER}" is reserved for callers without credentials; give the peer another id`,
+    }),
   /** Sent as `Authorization: Bearer <token>`. */
   token: secret(z.string().min(16, { error: 'expected at least 16 characters (use ${ENV} for secrets)' })).optional(),
   /** Sent as `X-API-Key: <apiKey>`. */
@@ -117,7 +119,11 @@ const agent = z.strictObject({
   timeoutSeconds: positiveInt.optional(),
   tools: toolPolicy.optional(),
   sandbox: z
-    .strictObject({ mode: z.enum(['off', 'non-main', 'all']).default('off'), scope: z.enum(['session', 'agent', 'shared']).default('agent'), tools: toolPolicy.optional() })
+    .strictObject({
+      mode: z.enum(['off', 'non-main', 'all']).default('off'),
+      scope: z.enum(['session', 'agent', 'shared']).default('agent'),
+      tools: toolPolicy.optional(),
+    })
     .optional(),
   subagents: subagentLimits.optional(),
   a2a: z.strictObject({ description: z.string().optional(), skills: z.array(a2aSkill).default([]) }).optional(),
@@ -163,7 +169,9 @@ export const configSchema = z.strictObject({
   store: z
     .strictObject({
       driver: z.literal('sqlite').default('sqlite'),
-      sqlite: z.strictObject({ path: z.string().optional(), synchronous: z.enum(['OFF', 'NORMAL', 'FULL', 'EXTRA']).default('FULL') }).prefault({}),
+      sqlite: z
+        .strictObject({ path: z.string().optional(), synchronous: z.enum(['OFF', 'NORMAL', 'FULL', 'EXTRA']).default('FULL') })
+        .prefault({}),
     })
     .prefault({}),
   agents: z.strictObject({
@@ -203,7 +211,12 @@ export const configSchema = z.strictObject({
         .strictObject({
           mode: queueMode.default('followup'),
           debounceMs: z.number().int().min(0).default(1000),
-          byChannel: z.record(z.string(), z.union([queueMode, z.strictObject({ mode: queueMode.optional(), debounceMs: z.number().int().min(0).optional() })])).default({}),
+          byChannel: z
+            .record(
+              z.string(),
+              z.union([queueMode, z.strictObject({ mode: queueMode.optional(), debounceMs: z.number().int().min(0).optional() })]),
+            )
+            .default({}),
         })
         .prefault({}),
     })
@@ -217,12 +230,8 @@ export const configSchema = z.strictObject({
       maxWaiting: positiveInt.default(10_000),
     })
     .prefault({}),
-  recovery: z
-    .strictObject({ retryInterrupted: z.number().int().min(0).max(10).default(1) })
-    .prefault({}),
-  watchdog: z
-    .strictObject({ intervalMs: positiveInt.default(5000), stallMs: positiveInt.default(30_000) })
-    .prefault({}),
+  recovery: z.strictObject({ retryInterrupted: z.number().int().min(0).max(10).default(1) }).prefault({}),
+  watchdog: z.strictObject({ intervalMs: positiveInt.default(5000), stallMs: positiveInt.default(30_000) }).prefault({}),
   outbox: z
     .strictObject({
       maxAttempts: positiveInt.default(10),

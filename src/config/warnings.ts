@@ -9,7 +9,9 @@ export function configWarnings(config: SwitchboardConfig): string[] {
   const warnings: string[] = [];
   const { agentToAgent, sessions } = config.tools;
   const ids = config.agents.list.map((agent) => agent.id);
-  const pairs = ids.flatMap((from) => ids.filter((to) => to !== from && agentToAgentAllowed(agentToAgent, from, to)).map((to) => `${from} -> ${to}`));
+  const pairs = ids.flatMap((from) =>
+    ids.filter((to) => to !== from && agentToAgentAllowed(agentToAgent, from, to)).map((to) => `${from} -> ${to}`),
+  );
   if (pairs.length > 0 && (sessions.visibility === 'self' || sessions.visibility === 'tree')) {
     const shown = pairs.length > 4 ? `${pairs.slice(0, 4).join(', ')} and ${pairs.length - 4} more` : pairs.join(', ');
     warnings.push(
@@ -17,7 +19,9 @@ export function configWarnings(config: SwitchboardConfig): string[] {
     );
   }
   if (!agentToAgent.enabled && agentToAgent.allow.length > 0) {
-    warnings.push(`tools.agentToAgent.allow is set (${JSON.stringify(agentToAgent.allow)}) but tools.agentToAgent.enabled is false, so no agent may message another; set tools.agentToAgent.enabled: true`);
+    warnings.push(
+      `tools.agentToAgent.allow is set (${JSON.stringify(agentToAgent.allow)}) but tools.agentToAgent.enabled is false, so no agent may message another; set tools.agentToAgent.enabled: true`,
+    );
   }
   return warnings;
 }

@@ -34,7 +34,8 @@ const MOVES: Record<BoardState, readonly BoardState[]> = {
 export function refuseMove(from: BoardState, to: BoardState): string | null {
   if (from === to) return `the task is already ${to}`;
   if (MOVES[from].includes(to)) return null;
-  if (from === 'running') return `a running task moves only through its claim (complete, block, release) or a cancel; it cannot be moved to ${to} by hand`;
+  if (from === 'running')
+    return `a running task moves only through its claim (complete, block, release) or a cancel; it cannot be moved to ${to} by hand`;
   const allowed = MOVES[from];
   const task = `${/^[aeiou]/.test(from) ? 'an' : 'a'} ${from} task`;
   return allowed.length === 0 ? `${task} is final and cannot be moved` : `${task} can be moved to ${allowed.join(', ')}, not to ${to}`;

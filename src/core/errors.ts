@@ -78,7 +78,8 @@ export function errorMessage(error: unknown): string {
 }
 
 /** Error codes of the store's drivers and the OS that mean the store could not take a write, not a bug here. */
-const STORE_CODES = /^(SQLITE_(FULL|IOERR|BUSY|LOCKED|READONLY|CANTOPEN|CORRUPT|NOTADB)|ENOSPC|EIO|EROFS|ECONNREFUSED|ECONNRESET|57P0[1-3]|53[0-9A-Z]{3}|08[0-9A-Z]{3})/;
+const STORE_CODES =
+  /^(SQLITE_(FULL|IOERR|BUSY|LOCKED|READONLY|CANTOPEN|CORRUPT|NOTADB)|ENOSPC|EIO|EROFS|ECONNREFUSED|ECONNRESET|57P0[1-3]|53[0-9A-Z]{3}|08[0-9A-Z]{3})/;
 
 /**
  * What a client is told of an error that reached an edge (a request handler, a tool result): a
@@ -89,7 +90,11 @@ export function toSwitchboardError(error: unknown): SwitchboardError {
   if (SwitchboardError.isInstance(error)) return error;
   const code = (error as { code?: unknown } | null)?.code ?? (error as { cause?: { code?: unknown } } | null)?.cause?.code;
   if (typeof code === 'string' && STORE_CODES.test(code)) {
-    return new SwitchboardError('STORE_FAILED', `the store could not take this request (${code}): nothing was changed by it; try again, and check the gateway's log and disk`, { cause: code });
+    return new SwitchboardError(
+      'STORE_FAILED',
+      `the store could not take this request (${code}): nothing was changed by it; try again, and check the gateway's log and disk`,
+      { cause: code },
+    );
   }
   return new SwitchboardError('INTERNAL', errorMessage(error));
 }

@@ -89,7 +89,10 @@ export function checkSessionAccess(request: AccessRequest, policy: AccessPolicy)
     }
     const a2a = policy.agentToAgent;
     if (!a2a.enabled) {
-      return deny('agentToAgent', `cannot ${verb} agent "${request.targetAgent}": agent-to-agent messaging is disabled (set tools.agentToAgent.enabled: true)`);
+      return deny(
+        'agentToAgent',
+        `cannot ${verb} agent "${request.targetAgent}": agent-to-agent messaging is disabled (set tools.agentToAgent.enabled: true)`,
+      );
     }
     for (const agentId of [request.requesterAgent, request.targetAgent]) {
       if (!agentAllowed(a2a, agentId)) {
@@ -100,17 +103,26 @@ export function checkSessionAccess(request: AccessRequest, policy: AccessPolicy)
       }
     }
     if (request.action === 'history' && !a2a.history) {
-      return deny('agentToAgent', `cannot read the history of agent "${request.targetAgent}": tools.agentToAgent.history is false (sending is allowed, reading history is not)`);
+      return deny(
+        'agentToAgent',
+        `cannot read the history of agent "${request.targetAgent}": tools.agentToAgent.history is false (sending is allowed, reading history is not)`,
+      );
     }
     if (request.action === 'list' && !a2a.list) {
-      return deny('agentToAgent', `cannot see the sessions of agent "${request.targetAgent}": tools.agentToAgent.list is false (sending is allowed, listing is not)`);
+      return deny(
+        'agentToAgent',
+        `cannot see the sessions of agent "${request.targetAgent}": tools.agentToAgent.list is false (sending is allowed, listing is not)`,
+      );
     }
     return undefined;
   }
 
   if (request.targetSession === request.requesterSession) return undefined;
   if (visibility === 'self') {
-    return deny('visibility', `cannot ${verb} session "${request.targetSession}": tools.sessions.visibility is "self", which allows only this session (use "tree", "agent" or "all")`);
+    return deny(
+      'visibility',
+      `cannot ${verb} session "${request.targetSession}": tools.sessions.visibility is "self", which allows only this session (use "tree", "agent" or "all")`,
+    );
   }
   if (visibility === 'tree' && !request.inSpawnedTree) {
     const why = policy.sandboxedBy

@@ -25,7 +25,16 @@ export const COMPLETION_KIND = 'subagent.completion';
 export const NO_REPLY = 'NO_REPLY';
 
 /** The session tools and which of them each role gets (seed 002, the table in section 2.2). */
-export const SESSION_TOOL_NAMES = ['agents_list', 'sessions_list', 'sessions_history', 'session_status', 'sessions_send', 'sessions_wait', 'sessions_spawn', 'subagents'] as const;
+export const SESSION_TOOL_NAMES = [
+  'agents_list',
+  'sessions_list',
+  'sessions_history',
+  'session_status',
+  'sessions_send',
+  'sessions_wait',
+  'sessions_spawn',
+  'subagents',
+] as const;
 export const ORCHESTRATOR_TOOLS: readonly string[] = ['sessions_spawn', 'subagents', 'sessions_list', 'sessions_history'];
 
 /** Whether a sub-agent of this role may be offered the tool: a leaf gets no session tools at all. */
@@ -76,7 +85,13 @@ export function verifyHandle(hashing: Hashing, secret: string, handle: unknown):
   if (!handle || typeof handle !== 'object') return false;
   const h = handle as Record<string, unknown>;
   if (typeof h.subagentId !== 'string' || typeof h.parentSessionKey !== 'string' || typeof h.correlationId !== 'string') return false;
-  if (typeof h.createdAt !== 'number' || typeof h.depth !== 'number' || !SUBAGENT_ROLES.includes(h.role as SubagentRole) || typeof h.capability !== 'string') return false;
+  if (
+    typeof h.createdAt !== 'number' ||
+    typeof h.depth !== 'number' ||
+    !SUBAGENT_ROLES.includes(h.role as SubagentRole) ||
+    typeof h.capability !== 'string'
+  )
+    return false;
   return sameText(signHandle(hashing, secret, h as unknown as UnsignedHandle).capability, h.capability);
 }
 
@@ -111,7 +126,11 @@ export function decideRunEnd(facts: RunEndFacts): RunEndDecision {
 }
 
 /** The frozen result: capped, with the hash of what is kept and the length of what was produced. */
-export function freezeResult(text: string | null, maxChars: number, sha256: Hashing['sha256']): { result: string; resultHash: string; resultChars: number; truncated: boolean } {
+export function freezeResult(
+  text: string | null,
+  maxChars: number,
+  sha256: Hashing['sha256'],
+): { result: string; resultHash: string; resultChars: number; truncated: boolean } {
   const full = text ?? '';
   const result = full.length > maxChars ? full.slice(0, maxChars) : full;
   return { result, resultHash: sha256(result), resultChars: full.length, truncated: full.length > maxChars };
@@ -150,7 +169,10 @@ export function statsLine(usage: SubagentUsage): string {
 
 /** How the parent should treat the event: an orchestrator works it in; a top-level session tells its user. */
 export function replyInstruction(event: CompletionEvent, parentIsSubagent: boolean, stillRunning: number, wake: boolean): string {
-  const others = stillRunning > 0 ? ` ${stillRunning} other sub-agent${stillRunning === 1 ? ' is' : 's are'} still running; their results will follow.` : '';
+  const others =
+    stillRunning > 0
+      ? ` ${stillRunning} other sub-agent${stillRunning === 1 ? ' is' : 's are'} still running; their results will follow.`
+      : '';
   if (wake) {
     return `All your sub-agents have finished. Write your final answer from their results; reply exactly ${NO_REPLY} to keep the answer you gave before.`;
   }
@@ -191,15 +213,29 @@ export interface SubagentLimits {
   retryInterrupted: boolean;
 }
 
-const LIMIT_KEYS = ['maxSpawnDepth', 'maxChildrenPerAgent', 'runTimeoutSeconds', 'archiveAfterMinutes', 'allowAgents', 'maxResultChars', 'completionMode', 'retryInterrupted'] as const;
+const LIMIT_KEYS = [
+  'maxSpawnDepth',
+  'maxChildrenPerAgent',
+  'runTimeoutSeconds',
+  'archiveAfterMinutes',
+  'allowAgents',
+  'maxResultChars',
+  'completionMode',
+  'retryInterrupted',
+] as const;
 
 /**
  * The agent's own settings (`agents.list[].subagents`) over `agents.defaults.subagents`, and `source`,
  * which names the config key a limit came from (for refusals).
  */
-export function resolveLimits(defaults: SubagentLimits, own: Partial<SubagentLimits> | undefined, agentId: string): SubagentLimits & { source: (key: keyof SubagentLimits) => string } {
+export function resolveLimits(
+  defaults: SubagentLimits,
+  own: Partial<SubagentLimits> | undefined,
+  agentId: string,
+): SubagentLimits & { source: (key: keyof SubagentLimits) => string } {
   const limits = { ...defaults } as SubagentLimits;
   for (const key of LIMIT_KEYS) if (own?.[key] !== undefined) (limits as unknown as Record<string, unknown>)[key] = own[key];
-  const source = (key: keyof SubagentLimits) => (own?.[key] !== undefined ? `agents.list[${agentId}].subagents.${key}` : `agents.defaults.subagents.${key}`);
+  const source = (key: keyof SubagentLimits) =>
+    own?.[key] !== undefined ? `agents.list[${agentId}].subagents.${key}` : `agents.defaults.subagents.${key}`;
   return { ...limits, source };
 }

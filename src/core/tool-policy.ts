@@ -26,7 +26,8 @@ export function applyToolPolicy(available: readonly string[], layers: readonly T
 /** Why the layers leave this tool out, naming the layer's key; undefined when they let it through. */
 export function toolPolicyDenial(name: string, layers: readonly ToolPolicyLayer[]): string | undefined {
   for (const layer of layers) {
-    if (layer.allow !== undefined && !matchesAny(name, layer.allow)) return `${layer.source}.allow (${JSON.stringify(layer.allow)}) does not include it`;
+    if (layer.allow !== undefined && !matchesAny(name, layer.allow))
+      return `${layer.source}.allow (${JSON.stringify(layer.allow)}) does not include it`;
     if (layer.deny && matchesAny(name, layer.deny)) return `${layer.source}.deny (${JSON.stringify(layer.deny)}) denies it`;
   }
   return undefined;

@@ -24,7 +24,8 @@ function differences(a: unknown, b: unknown, path: string, found: string[], limi
     return;
   }
   const keys = new Set([...Object.keys(a as object), ...Object.keys(b as object)]);
-  for (const key of keys) differences((a as Record<string, unknown>)[key], (b as Record<string, unknown>)[key], `${path}.${key}`, found, limit);
+  for (const key of keys)
+    differences((a as Record<string, unknown>)[key], (b as Record<string, unknown>)[key], `${path}.${key}`, found, limit);
 }
 
 /** What a reload to `next` would change, section by section. */

@@ -6,7 +6,19 @@
  * idempotency keys of the inputs it creates make the replay harmless.
  */
 import { randomUUID } from 'node:crypto';
-import type { Clock, ExchangeChanges, ExchangeRecord, IdGenerator, InputRecord, NewEvent, NewInput, NewOutboxRow, OutboxRecord, Provenance, Store } from '../ports.js';
+import type {
+  Clock,
+  ExchangeChanges,
+  ExchangeRecord,
+  IdGenerator,
+  InputRecord,
+  NewEvent,
+  NewInput,
+  NewOutboxRow,
+  OutboxRecord,
+  Provenance,
+  Store,
+} from '../ports.js';
 import type { TerminalRunStatus } from '../core/run-status.js';
 import type { HeldResult } from './held-results.js';
 
@@ -52,14 +64,20 @@ export const isApiWaiter = (waiterId: string | null | undefined): boolean => wai
  * A waiter that stops waiting lets go of the exchange. A run keeps holding it until it ends, so that a
  * sessions_wait of the same run can still take the reply; an API caller lets go for good.
  */
-export const letGo = (waiterId: string): ExchangeChanges => (isApiWaiter(waiterId) ? { replyState: 'detached', waiterRunId: null } : { replyState: 'held' });
+export const letGo = (waiterId: string): ExchangeChanges =>
+  isApiWaiter(waiterId) ? { replyState: 'detached', waiterRunId: null } : { replyState: 'held' };
 
 /** A waiter may take an exchange nobody holds, or one its own run holds. */
 const claimable = (exchange: ExchangeRecord, waiterId: string) =>
-  exchange.replyState === 'detached' || ((exchange.replyState === 'held' || exchange.replyState === 'reply_held') && exchange.waiterRunId === waiterId);
+  exchange.replyState === 'detached' ||
+  ((exchange.replyState === 'held' || exchange.replyState === 'reply_held') && exchange.waiterRunId === waiterId);
 
 /** The outbox row a committed (or dropped) exchange input hands on to the flow. */
-export function exchangeStepRow(input: InputRecord, outcome: Omit<ExchangeStepPayload, 'exchangeId' | 'step' | 'turn'>, id: string): NewOutboxRow | undefined {
+export function exchangeStepRow(
+  input: InputRecord,
+  outcome: Omit<ExchangeStepPayload, 'exchangeId' | 'step' | 'turn'>,
+  id: string,
+): NewOutboxRow | undefined {
   const ref = input.provenance.exchange;
   if (!ref || ref.step === 'reply') return undefined;
   const turn = ref.turn ?? 0;
@@ -84,11 +102,21 @@ export class ExchangeFlow {
     if (!exchange) throw new Error(`exchange ${step.exchangeId} does not exist`);
     if (step.step === 'request') await this.onFirstReply(exchange, step);
     else if (step.step === 'turn') await this.onTurn(exchange, step);
-    else await this.setPhase(exchange, ['announce'], { phase: 'done' }, { announced: step.status === 'succeeded' && !isSkip(step.text, ANNOUNCE_SKIP) });
+    else
+      await this.setPhase(
+        exchange,
+        ['announce'],
+        { phase: 'done' },
+        { announced: step.status === 'succeeded' && !isSkip(step.text, ANNOUNCE_SKIP) },
+      );
   }
 
   private async onFirstReply(initial: ExchangeRecord, step: ExchangeStepPayload): Promise<void> {
-    const reply = { replyRunId: step.runId, replyStatus: step.status, replyText: step.status === 'succeeded' ? step.text ?? '' : step.error ?? step.text ?? '' };
+    const reply = {
+      replyRunId: step.runId,
+      replyStatus: step.status,
+      replyText: step.status === 'succeeded' ? (step.text ?? '') : (step.error ?? step.text ?? ''),
+    };
     // A waiter holds the exchange: it takes the reply. The run that sent it holds it: the reply is kept for that
     // run. Nobody does: the reply is delivered as a message.
     // A waiter (a tool call, sessions_wait or an API request) may take or let go of the exchange while the reply comes.
@@ -113,8 +141,20 @@ export class ExchangeFlow {
     const { replyStatus, replyText, waiterRunId } = exchange;
     const takenByRun = waiterRunId !== null && !isApiWaiter(waiterRunId);
     if (replyStatus === 'succeeded' && exchange.maxTurns > 0 && (replyText ?? '').trim() !== '' && !isSkip(replyText, REPLY_SKIP)) {
-      await this.deps.accept(this.turnInput(exchange, 1, takenByRun ? `(${exchange.targetAgent}'s reply, which your sessions_send returned above)` : replyText ?? ''));
-      if (exchange.replyState === 'replied') await this.deps.store.exchanges.transition(exchange.id, { replyStates: ['replied'] }, { replyState: 'delivered' }, this.deps.clock.now());
+      await this.deps.accept(
+        this.turnInput(
+          exchange,
+          1,
+          takenByRun ? `(${exchange.targetAgent}'s reply, which your sessions_send returned above)` : (replyText ?? ''),
+        ),
+      );
+      if (exchange.replyState === 'replied')
+        await this.deps.store.exchanges.transition(
+          exchange.id,
+          { replyStates: ['replied'] },
+          { replyState: 'delivered' },
+          this.deps.clock.now(),
+        );
       await this.setPhase(exchange, ['request'], { phase: 'ping_pong', turn: 1 });
       return;
     }
@@ -130,7 +170,9 @@ export class ExchangeFlow {
   async claim(initial: ExchangeRecord, waiterId: string): Promise<{ exchange: ExchangeRecord; taken: boolean }> {
     // The reply may come (held -> reply_held) between the read and the move.
     const { exchange, moved } = await this.moveFrom(initial, (current) =>
-      claimable(current, waiterId) ? { replyState: current.replyState === 'reply_held' ? 'replied' : 'awaiting', waiterRunId: waiterId } : undefined,
+      claimable(current, waiterId)
+        ? { replyState: current.replyState === 'reply_held' ? 'replied' : 'awaiting', waiterRunId: waiterId }
+        : undefined,
     );
     if (!moved || exchange.replyState === 'awaiting') return { exchange, taken: moved };
     await this.deps.journal(this.event(exchange, { replyState: 'replied' }));
@@ -139,13 +181,15 @@ export class ExchangeFlow {
   }
 
   private async onTurn(exchange: ExchangeRecord, step: ExchangeStepPayload): Promise<void> {
-    const continues = step.status === 'succeeded' && step.turn < exchange.maxTurns && (step.text ?? '').trim() !== '' && !isSkip(step.text, REPLY_SKIP);
+    const continues =
+      step.status === 'succeeded' && step.turn < exchange.maxTurns && (step.text ?? '').trim() !== '' && !isSkip(step.text, REPLY_SKIP);
     if (!continues) {
       const skipped = step.status !== 'succeeded' || (step.text ?? '').trim() === '' || isSkip(step.text, REPLY_SKIP);
       // The target has every message of the conversation in its own history but the requester's last turn,
       // when the turns ran out on it (odd turns are the requester's).
       const unseen = !skipped && step.turn % 2 === 1 ? step.text : null;
-      if (exchange.phase === 'ping_pong' && exchange.turn === step.turn) await this.finish(exchange, ['ping_pong'], unseen, { endedAtTurn: step.turn, skipped });
+      if (exchange.phase === 'ping_pong' && exchange.turn === step.turn)
+        await this.finish(exchange, ['ping_pong'], unseen, { endedAtTurn: step.turn, skipped });
       return;
     }
     const next = step.turn + 1;
@@ -155,17 +199,32 @@ export class ExchangeFlow {
 
   /** After the last turn: the announce step when the target session has a channel to post to, else done. */
   /** `unseen`: the conversation's last message, when the target has not seen it. */
-  private async finish(exchange: ExchangeRecord, from: ExchangeRecord['phase'][], unseen: string | null, detail: Record<string, unknown> = {}): Promise<void> {
+  private async finish(
+    exchange: ExchangeRecord,
+    from: ExchangeRecord['phase'][],
+    unseen: string | null,
+    detail: Record<string, unknown> = {},
+  ): Promise<void> {
     const target = await this.deps.store.sessions.get(exchange.targetSession);
     if (target?.route) {
       await this.deps.accept(this.announceInput(exchange, unseen));
       await this.setPhase(exchange, from, { phase: 'announce' }, detail);
     } else {
-      await this.setPhase(exchange, from, { phase: 'done' }, { ...detail, announce: 'skipped: the target session has no channel to post to' });
+      await this.setPhase(
+        exchange,
+        from,
+        { phase: 'done' },
+        { ...detail, announce: 'skipped: the target session has no channel to post to' },
+      );
     }
   }
 
-  private async setPhase(exchange: ExchangeRecord, from: ExchangeRecord['phase'][], changes: { phase?: ExchangeRecord['phase']; turn?: number }, detail: Record<string, unknown> = {}) {
+  private async setPhase(
+    exchange: ExchangeRecord,
+    from: ExchangeRecord['phase'][],
+    changes: { phase?: ExchangeRecord['phase']; turn?: number },
+    detail: Record<string, unknown> = {},
+  ) {
     const moved = await this.deps.store.exchanges.transition(exchange.id, { phases: from }, changes, this.deps.clock.now());
     if (moved.changed) await this.deps.journal(this.event(moved.exchange, detail));
   }
@@ -177,7 +236,11 @@ export class ExchangeFlow {
    */
   async held(runId?: string): Promise<HeldResult[]> {
     const { store, clock } = this.deps;
-    const exchanges = await store.exchanges.list({ waiterRunId: runId, replyStates: ['awaiting', 'held', 'reply_held', 'replied'], limit: 100_000 });
+    const exchanges = await store.exchanges.list({
+      waiterRunId: runId,
+      replyStates: ['awaiting', 'held', 'reply_held', 'replied'],
+      limit: 100_000,
+    });
     return exchanges.map((exchange): HeldResult => {
       if (exchange.replyState !== 'replied') return { runId: exchange.waiterRunId, settle: () => this.release(exchange) };
       const { id: _id, ...redelivery } = this.storedReply(exchange);
@@ -186,7 +249,12 @@ export class ExchangeFlow {
         // A caller of the control API took its reply in the HTTP response: there is nothing to deliver again.
         redelivery: isApiWaiter(exchange.waiterRunId) ? undefined : redelivery,
         settle: async (redelivered) => {
-          const moved = await store.exchanges.transition(exchange.id, { replyStates: ['replied'] }, { replyState: 'delivered', ...(redelivered ? { waiterRunId: null } : {}) }, clock.now());
+          const moved = await store.exchanges.transition(
+            exchange.id,
+            { replyStates: ['replied'] },
+            { replyState: 'delivered', ...(redelivered ? { waiterRunId: null } : {}) },
+            clock.now(),
+          );
           if (redelivered && moved.changed) await this.deps.journal(this.event(moved.exchange, { redelivered: true }));
         },
       };
@@ -201,13 +269,22 @@ export class ExchangeFlow {
     const { store, clock } = this.deps;
     const holder = initial.waiterRunId ?? undefined;
     const waiting = (current: ExchangeRecord) => current.replyState === 'awaiting' || current.replyState === 'held';
-    const { exchange, moved: letGoOf } = await this.moveFrom(initial, (current) => (waiting(current) ? { replyState: 'detached', waiterRunId: null } : undefined), holder);
+    const { exchange, moved: letGoOf } = await this.moveFrom(
+      initial,
+      (current) => (waiting(current) ? { replyState: 'detached', waiterRunId: null } : undefined),
+      holder,
+    );
     if (letGoOf) return;
     if ((exchange.replyState !== 'reply_held' && exchange.replyState !== 'replied') || exchange.waiterRunId !== initial.waiterRunId) return;
     // The conversation goes on first, as if nobody had held the reply; a crash before the move below does it again,
     // which writes nothing new.
     await this.afterReply({ ...exchange, waiterRunId: null });
-    const moved = await store.exchanges.transition(exchange.id, { replyStates: [exchange.replyState], waiterRunId: holder }, { replyState: 'delivered', waiterRunId: null }, clock.now());
+    const moved = await store.exchanges.transition(
+      exchange.id,
+      { replyStates: [exchange.replyState], waiterRunId: holder },
+      { replyState: 'delivered', waiterRunId: null },
+      clock.now(),
+    );
     if (moved.changed) await this.deps.journal(this.event(moved.exchange, { replyState: 'delivered' }));
   }
 
@@ -218,7 +295,12 @@ export class ExchangeFlow {
   private async moveFrom(initial: ExchangeRecord, next: (current: ExchangeRecord) => ExchangeChanges | undefined, waiterRunId?: string) {
     let exchange = initial;
     for (let changes = next(exchange); changes; changes = next(exchange)) {
-      const moved = await this.deps.store.exchanges.transition(exchange.id, { replyStates: [exchange.replyState], waiterRunId }, changes, this.deps.clock.now());
+      const moved = await this.deps.store.exchanges.transition(
+        exchange.id,
+        { replyStates: [exchange.replyState], waiterRunId },
+        changes,
+        this.deps.clock.now(),
+      );
       exchange = moved.exchange;
       if (moved.changed) return { exchange, moved: true };
     }
@@ -226,10 +308,19 @@ export class ExchangeFlow {
   }
 
   private storedReply(exchange: ExchangeRecord): NewInput {
-    return this.replyInput(exchange, { runId: exchange.replyRunId, status: exchange.replyStatus as TerminalRunStatus, text: exchange.replyText, error: null });
+    return this.replyInput(exchange, {
+      runId: exchange.replyRunId,
+      status: exchange.replyStatus as TerminalRunStatus,
+      text: exchange.replyText,
+      error: null,
+    });
   }
 
-  private provenance(exchange: ExchangeRecord, from: 'requester' | 'target', extra: Omit<NonNullable<Provenance['exchange']>, 'id'>): Provenance {
+  private provenance(
+    exchange: ExchangeRecord,
+    from: 'requester' | 'target',
+    extra: Omit<NonNullable<Provenance['exchange']>, 'id'>,
+  ): Provenance {
     const fromRequester = from === 'requester';
     return {
       kind: 'inter_session',
@@ -253,14 +344,19 @@ export class ExchangeFlow {
       idempotencyKey: `exchange:${exchange.id}:turn:${turn}`,
       mode: 'followup',
       text,
-      provenance: this.provenance(exchange, role === 'requester' ? 'target' : 'requester', { step: 'turn', turn, maxTurns: exchange.maxTurns, role }),
+      provenance: this.provenance(exchange, role === 'requester' ? 'target' : 'requester', {
+        step: 'turn',
+        turn,
+        maxTurns: exchange.maxTurns,
+        role,
+      }),
     };
   }
 
   private replyInput(exchange: ExchangeRecord, step: Pick<ExchangeStepPayload, 'runId' | 'status' | 'text' | 'error'>): NewInput {
     const text =
       step.status === 'succeeded'
-        ? step.text ?? ''
+        ? (step.text ?? '')
         : `(no reply: the target's run ended "${step.status}"${step.error || step.text ? `: ${step.error ?? step.text}` : ''})`;
     return {
       id: this.deps.ids.next(),
@@ -286,7 +382,14 @@ export class ExchangeFlow {
       idempotencyKey: `exchange:${exchange.id}:announce`,
       mode: 'followup',
       text: lines.join('\n'),
-      provenance: { kind: 'system', channel: 'internal', sourceTool: 'sessions_send', conversationId: exchange.conversationId, hop: exchange.hop, exchange: { id: exchange.id, step: 'announce', role: 'target' } },
+      provenance: {
+        kind: 'system',
+        channel: 'internal',
+        sourceTool: 'sessions_send',
+        conversationId: exchange.conversationId,
+        hop: exchange.hop,
+        exchange: { id: exchange.id, step: 'announce', role: 'target' },
+      },
     };
   }
 

@@ -27,7 +27,8 @@ export abstract class GatewayControl extends GatewayIntake {
     let committed: RunRecord | undefined;
     const unsubscribe = this.bus.onSettled(inputId, (run) => (committed = run));
     try {
-      const check = async () => (committed ? { status: 'completed' as const, run: committed, reply: committed.finalText } : this.inputOutcome(inputId));
+      const check = async () =>
+        committed ? { status: 'completed' as const, run: committed, reply: committed.finalText } : this.inputOutcome(inputId);
       // A run taking the input changes no answer: only its end, a drop or a store does.
       const settled = await waitUntil(this.clock.now() + timeoutMs, check, this.wakeups, {
         keys: [`input:${inputId}`],

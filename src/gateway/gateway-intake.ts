@@ -31,10 +31,14 @@ export abstract class GatewayIntake extends GatewayQueries {
     }
     const limit = this.config.gateway.maxMessageChars;
     if (message.length > limit) {
-      throw new SwitchboardError('MESSAGE_TOO_LARGE', `message is ${message.length} characters; the limit is ${limit} (gateway.maxMessageChars)`, {
-        length: message.length,
-        limit,
-      });
+      throw new SwitchboardError(
+        'MESSAGE_TOO_LARGE',
+        `message is ${message.length} characters; the limit is ${limit} (gateway.maxMessageChars)`,
+        {
+          length: message.length,
+          limit,
+        },
+      );
     }
     return message;
   }
@@ -56,7 +60,14 @@ export abstract class GatewayIntake extends GatewayQueries {
    * created on first use) with provenance `a2a` and the peer's identity; the idempotency key makes a
    * retried request one input.
    */
-  async acceptA2AMessage(request: { agentId: string; contextId: string; taskId: string; messageId: string; text: string; peer: string }): Promise<{ sessionKey: string; input: InputRecord }> {
+  async acceptA2AMessage(request: {
+    agentId: string;
+    contextId: string;
+    taskId: string;
+    messageId: string;
+    text: string;
+    peer: string;
+  }): Promise<{ sessionKey: string; input: InputRecord }> {
     if (this.stopping) throw new SwitchboardError('GATEWAY_STOPPING', 'the gateway is shutting down; send again once it has restarted');
     const text = this.validateMessage(request.text);
     const agent = this.agents.get(request.agentId);
@@ -77,8 +88,17 @@ export abstract class GatewayIntake extends GatewayQueries {
    * A board task handed to an agent (src/board): stored in the task's session (`agent:<id>:board:<taskId>`,
    * created on first use) with provenance `board`; one input per attempt, whatever the retries.
    */
-  async acceptBoardTask(request: { agentId: string; taskId: string; attempt: number; text: string }): Promise<{ sessionKey: string; input: InputRecord }> {
-    if (this.stopping) throw new SwitchboardError('GATEWAY_STOPPING', 'the gateway is shutting down; the board hands the task over again once it has restarted');
+  async acceptBoardTask(request: {
+    agentId: string;
+    taskId: string;
+    attempt: number;
+    text: string;
+  }): Promise<{ sessionKey: string; input: InputRecord }> {
+    if (this.stopping)
+      throw new SwitchboardError(
+        'GATEWAY_STOPPING',
+        'the gateway is shutting down; the board hands the task over again once it has restarted',
+      );
     const agent = this.agents.get(request.agentId);
     const sessionKey = boardSessionKey(agent.config.id, request.taskId);
     await this.store.sessions.ensure({ key: sessionKey, agentId: agent.config.id, label: `board:${request.taskId}` }, this.clock.now());
@@ -99,22 +119,47 @@ export abstract class GatewayIntake extends GatewayQueries {
     const message = this.validateMessage(request.message);
     const inbound = request.inbound ?? { channel: 'api' };
     const { sessionKey, agent } = this.agents.resolveTarget(request.target ?? this.agents.bind(inbound).config.id, inbound);
-    const provenance: Provenance = request.provenance ?? { kind: 'user', channel: inbound.channel, ...(inbound.peer ? { peer: inbound.peer } : {}) };
+    const provenance: Provenance = request.provenance ?? {
+      kind: 'user',
+      channel: inbound.channel,
+      ...(inbound.peer ? { peer: inbound.peer } : {}),
+    };
     // A user's message sets where the session's replies go: written before the input, so that the input's
     // durable write covers it (a retried send has the same route); a new session is created with it.
-    const route = provenance.kind !== 'user' ? undefined : { channel: inbound.channel, ...(inbound.peer ? { peer: inbound.peer } : {}), ...(inbound.account ? { account: inbound.account } : {}) };
+    const route =
+      provenance.kind !== 'user'
+        ? undefined
+        : {
+            channel: inbound.channel,
+            ...(inbound.peer ? { peer: inbound.peer } : {}),
+            ...(inbound.account ? { account: inbound.account } : {}),
+          };
     const session = await this.openSession(sessionKey, agent.config.id, route);
     if (this.lanes.isLaneFull(sessionKey) && !this.lanes.isBusy(sessionKey)) {
-      throw new SwitchboardError('LANE_QUEUE_FULL', `the ${this.lanes.laneFor(sessionKey)} lane already has ${this.config.lanes.maxWaiting} sessions waiting (lanes.maxWaiting); retry later`, { retryAfterMs: 1000 });
+      throw new SwitchboardError(
+        'LANE_QUEUE_FULL',
+        `the ${this.lanes.laneFor(sessionKey)} lane already has ${this.config.lanes.maxWaiting} sessions waiting (lanes.maxWaiting); retry later`,
+        { retryAfterMs: 1000 },
+      );
     }
     const channelSetting = this.config.messages.queue.byChannel[inbound.channel];
     const channelMode = typeof channelSetting === 'object' ? channelSetting.mode : channelSetting;
     const mode = request.mode ?? channelMode ?? this.config.messages.queue.mode;
-    if (route && JSON.stringify(session.route) !== JSON.stringify(route)) await this.store.sessions.setRoute(sessionKey, route, this.clock.now());
+    if (route && JSON.stringify(session.route) !== JSON.stringify(route))
+      await this.store.sessions.setRoute(sessionKey, route, this.clock.now());
     const id = this.ids.next();
     // A caller's key is scoped to the target session and kept out of the gateway's own key namespace.
-    const row = { id, sessionKey, idempotencyKey: request.idempotencyKey === undefined ? `input:${id}` : `client:${sessionKey}:${request.idempotencyKey}`, mode, text: message, provenance };
-    const { input, created } = request.waiting ? await this.store.inputs.enqueueUnsynced(row, this.clock.now()) : await this.store.inputs.enqueue(row, this.clock.now());
+    const row = {
+      id,
+      sessionKey,
+      idempotencyKey: request.idempotencyKey === undefined ? `input:${id}` : `client:${sessionKey}:${request.idempotencyKey}`,
+      mode,
+      text: message,
+      provenance,
+    };
+    const { input, created } = request.waiting
+      ? await this.store.inputs.enqueueUnsynced(row, this.clock.now())
+      : await this.store.inputs.enqueue(row, this.clock.now());
     if (created) this.lanes.wake(sessionKey);
     return { input, sessionKey, created };
   }
@@ -139,7 +184,10 @@ export abstract class GatewayIntake extends GatewayQueries {
     if (session) return session;
     const kind = parseSessionKey(sessionKey)?.kind;
     if (kind === 'subagent' || kind === 'a2a' || kind === 'board') {
-      throw new SwitchboardError('SESSION_NOT_FOUND', `no session "${sessionKey}" (sub-agent, A2A and board sessions are created by their own flows; list the sessions with "switchboard sessions list" or sessions_list)`);
+      throw new SwitchboardError(
+        'SESSION_NOT_FOUND',
+        `no session "${sessionKey}" (sub-agent, A2A and board sessions are created by their own flows; list the sessions with "switchboard sessions list" or sessions_list)`,
+      );
     }
     return this.store.sessions.ensure({ key: sessionKey, agentId, route }, this.clock.now());
   }

@@ -4,7 +4,21 @@
  */
 import { SwitchboardError } from '../core/errors.js';
 import { isTerminalRunStatus } from '../core/run-status.js';
-import type { IdKind, A2ATaskEventRecord, A2ATaskRecord, EventRecord, ExchangeRecord, InputRecord, OutboxRecord, OutboxStatus, RunRecord, SessionRecord, Store, SubagentRecord, TranscriptEntry } from '../ports.js';
+import type {
+  IdKind,
+  A2ATaskEventRecord,
+  A2ATaskRecord,
+  EventRecord,
+  ExchangeRecord,
+  InputRecord,
+  OutboxRecord,
+  OutboxStatus,
+  RunRecord,
+  SessionRecord,
+  Store,
+  SubagentRecord,
+  TranscriptEntry,
+} from '../ports.js';
 import type { AgentRegistry } from './registry.js';
 import type { Subagents, SubagentView } from './subagents.js';
 
@@ -15,7 +29,15 @@ export type WaitResult =
   | { status: 'timeout'; input: InputRecord };
 
 const MIN_ID_PREFIX = 4;
-const ID_NOUNS: Record<IdKind, string> = { run: 'run ids', subagent: 'sub-agent ids', outbox: 'outbox row ids', exchange: 'exchange ids', a2a_task: 'A2A task ids', input: 'input ids', board_task: 'board task ids' };
+const ID_NOUNS: Record<IdKind, string> = {
+  run: 'run ids',
+  subagent: 'sub-agent ids',
+  outbox: 'outbox row ids',
+  exchange: 'exchange ids',
+  a2a_task: 'A2A task ids',
+  input: 'input ids',
+  board_task: 'board task ids',
+};
 
 export abstract class GatewayQueries {
   abstract readonly store: Store;
@@ -46,7 +68,11 @@ export abstract class GatewayQueries {
     if (matches.length === 0 || matches.includes(given)) return given;
     if (matches.length === 1) return matches[0];
     const shown = matches.slice(0, 10).join(', ');
-    throw new SwitchboardError('ID_AMBIGUOUS', `"${given}" is the start of ${matches.length > 10 ? 'more than 10' : matches.length} ${ID_NOUNS[kind]}: ${shown}; give more characters`, { matches: matches.slice(0, 10) });
+    throw new SwitchboardError(
+      'ID_AMBIGUOUS',
+      `"${given}" is the start of ${matches.length > 10 ? 'more than 10' : matches.length} ${ID_NOUNS[kind]}: ${shown}; give more characters`,
+      { matches: matches.slice(0, 10) },
+    );
   }
 
   listSessions(filter: { agentId?: string; limit?: number } = {}): Promise<SessionRecord[]> {
@@ -99,7 +125,9 @@ export abstract class GatewayQueries {
       this.store.inputs.list({ sessionKey: exchange.requesterSession, limit: 10_000 }),
       this.store.inputs.list({ sessionKey: exchange.targetSession, limit: 10_000 }),
     ]);
-    const inputs = [...asked, ...answered].filter((input) => input.provenance.exchange?.id === id).sort((a, b) => a.createdAt - b.createdAt);
+    const inputs = [...asked, ...answered]
+      .filter((input) => input.provenance.exchange?.id === id)
+      .sort((a, b) => a.createdAt - b.createdAt);
     return { exchange, inputs };
   }
 
@@ -144,7 +172,12 @@ export abstract class GatewayQueries {
     }
     const received = inputs
       .filter((input) => input.provenance.kind === 'subagent_completion')
-      .map((input) => ({ inputId: input.id, childSessionKey: input.provenance.sourceSession, subagentId: input.provenance.subagent?.id, idempotencyKey: input.idempotencyKey }));
+      .map((input) => ({
+        inputId: input.id,
+        childSessionKey: input.provenance.sourceSession,
+        subagentId: input.provenance.subagent?.id,
+        idempotencyKey: input.idempotencyKey,
+      }));
     return { sent, received };
   }
 

@@ -7,7 +7,18 @@ import { join } from 'node:path';
 import { errorMessage } from '../core/errors.js';
 import type { SwitchboardConfig } from '../config/schema.js';
 import { ModelRegistry } from '../models/model-registry.js';
-import type { Clock, EventRecord, IdGenerator, NewEvent, NewInput, NewOutboxRow, OutboxRecord, InputRecord, RecoveryReport, Store } from '../ports.js';
+import type {
+  Clock,
+  EventRecord,
+  IdGenerator,
+  NewEvent,
+  NewInput,
+  NewOutboxRow,
+  OutboxRecord,
+  InputRecord,
+  RecoveryReport,
+  Store,
+} from '../ports.js';
 import type { GatewayTool } from './tool-contract.js';
 import { PromptFileCache } from './context.js';
 import { EventBus, type LiveListener } from './event-bus.js';
@@ -89,7 +100,13 @@ export class Gateway extends GatewayControl {
       (row, outcome, error) => this.onOutboxSettled(row, outcome, error),
       (error) => this.log('error', `outbox: ${errorMessage(error)}`),
     );
-    this.exchanges = new ExchangeFlow({ store: this.store, clock: this.clock, ids: this.ids, accept: (input) => this.accept(input), journal: (event) => this.journalEvent(event) });
+    this.exchanges = new ExchangeFlow({
+      store: this.store,
+      clock: this.clock,
+      ids: this.ids,
+      accept: (input) => this.accept(input),
+      journal: (event) => this.journalEvent(event),
+    });
     this.outbox.register(EXCHANGE_STEP_KIND, (row) => this.exchanges.onStep(row));
     this.messaging = new AgentMessaging({
       config: deps.config,
@@ -143,7 +160,8 @@ export class Gateway extends GatewayControl {
         gatewayId: this.gatewayId,
         api: () => this,
       }) ?? [];
-    for (const extension of this.extensions) for (const [kind, handler] of Object.entries(extension.deliveries ?? {})) this.outbox.register(kind, handler);
+    for (const extension of this.extensions)
+      for (const [kind, handler] of Object.entries(extension.deliveries ?? {})) this.outbox.register(kind, handler);
     this.heldResults = new HeldResults({ store: this.store, newId: () => this.ids.next(), accept: (input) => this.accept(input) }, [
       this.exchanges,
       ...this.extensions.flatMap((extension) => extension.heldResults ?? []),
@@ -171,8 +189,13 @@ export class Gateway extends GatewayControl {
       onCommitted: async (run) => {
         if (run.status !== 'succeeded') this.logFailedRun(run);
         // Results are held only by the tool calls of a run (sessions_send, a2a_send waiting for a reply).
-        if (run.calledTools) await this.heldResults.afterRun(run.runId, run.status).catch((error) => this.log('error', `results held by run ${run.runId}: ${errorMessage(error)}`));
-        await this.subagents.onRunCommitted(run.sessionKey, run.status).catch((error) => this.log('error', `sub-agents of run ${run.runId}: ${errorMessage(error)}`));
+        if (run.calledTools)
+          await this.heldResults
+            .afterRun(run.runId, run.status)
+            .catch((error) => this.log('error', `results held by run ${run.runId}: ${errorMessage(error)}`));
+        await this.subagents
+          .onRunCommitted(run.sessionKey, run.status)
+          .catch((error) => this.log('error', `sub-agents of run ${run.runId}: ${errorMessage(error)}`));
       },
       onDropped: (inputId) => this.onInputDropped(inputId, false),
     });
@@ -205,7 +228,12 @@ export class Gateway extends GatewayControl {
    */
   private async recover(): Promise<void> {
     const diagnostic = `gateway ${this.gatewayId} stopped while the run was active; recovered at ${new Date(this.clock.now()).toISOString()}`;
-    this.lastRecovery = await this.store.runs.recoverOrphans(this.gatewayId, diagnostic, this.config.recovery.retryInterrupted, this.clock.now());
+    this.lastRecovery = await this.store.runs.recoverOrphans(
+      this.gatewayId,
+      diagnostic,
+      this.config.recovery.retryInterrupted,
+      this.clock.now(),
+    );
     if (this.lastRecovery.interruptedRuns.length > 0) {
       this.log('warn', 'recovered interrupted runs', { ...this.lastRecovery });
     }
@@ -220,7 +248,11 @@ export class Gateway extends GatewayControl {
   private logFailedRun(run: RunOutcomeReport): void {
     const why = run.error ?? (run.status === 'cancelled' ? 'cancelled on request' : 'no detail recorded');
     const fields = { runId: run.runId, sessionKey: run.sessionKey, agentId: run.agentId, status: run.status };
-    this.log(run.status === 'cancelled' ? 'info' : 'warn', `run ${run.status}: agent ${run.agentId}, session ${run.sessionKey}: ${why} (switchboard runs show ${run.runId.slice(0, 8)})`, fields);
+    this.log(
+      run.status === 'cancelled' ? 'info' : 'warn',
+      `run ${run.status}: agent ${run.agentId}, session ${run.sessionKey}: ${why} (switchboard runs show ${run.runId.slice(0, 8)})`,
+      fields,
+    );
   }
 
   private async checkLanes(): Promise<void> {
@@ -243,7 +275,10 @@ export class Gateway extends GatewayControl {
     this.journalEvent({ type: 'outbox.dead', sessionKey: row.target, payload: { id: row.id, kind: row.kind, error } }).catch((failure) =>
       this.log('error', `outbox: ${errorMessage(failure)}`),
     );
-    if (row.kind === COMPLETION_KIND) this.subagents.onCompletionDead(row, error ?? 'unknown error').catch((failure) => this.log('error', `outbox: ${errorMessage(failure)}`));
+    if (row.kind === COMPLETION_KIND)
+      this.subagents
+        .onCompletionDead(row, error ?? 'unknown error')
+        .catch((failure) => this.log('error', `outbox: ${errorMessage(failure)}`));
   }
 
   /** A dead row delivered again from its first attempt, or dropped for good. */
@@ -354,7 +389,12 @@ export class Gateway extends GatewayControl {
     for (const extension of this.extensions) extension.stop?.();
     await this.lanes.stop('shutdown');
     await this.outbox.stop();
-    await this.store.runs.recoverOrphans(this.gatewayId, 'gateway shut down while the run was active', this.config.recovery.retryInterrupted, this.clock.now());
+    await this.store.runs.recoverOrphans(
+      this.gatewayId,
+      'gateway shut down while the run was active',
+      this.config.recovery.retryInterrupted,
+      this.clock.now(),
+    );
     await this.journal.kick();
   }
 }

@@ -52,7 +52,11 @@ export function laneOptions(config: SwitchboardConfig, owner: string, leaseTtlMs
       return typeof setting === 'object' ? setting.debounceMs : undefined;
     },
     leaseTtlMs,
-    maxConcurrent: { main: config.lanes.main.maxConcurrent, subagent: config.agents.defaults.subagents.maxConcurrent, nested: config.lanes.nested.maxConcurrent },
+    maxConcurrent: {
+      main: config.lanes.main.maxConcurrent,
+      subagent: config.agents.defaults.subagents.maxConcurrent,
+      nested: config.lanes.nested.maxConcurrent,
+    },
     maxWaiting: config.lanes.maxWaiting,
     stallMs: config.watchdog.stallMs,
   };
@@ -108,7 +112,11 @@ export class LaneScheduler {
     /** Called after the scheduler itself wrote to the store (notify inputs stored). */
     private readonly afterWrite: () => void = () => {},
   ) {
-    this.lanes = { main: new Lane(options.maxConcurrent.main), subagent: new Lane(options.maxConcurrent.subagent), nested: new Lane(options.maxConcurrent.nested) };
+    this.lanes = {
+      main: new Lane(options.maxConcurrent.main),
+      subagent: new Lane(options.maxConcurrent.subagent),
+      nested: new Lane(options.maxConcurrent.nested),
+    };
   }
 
   laneFor(sessionKey: string, inputs: readonly InputRecord[] = []): LaneName {
@@ -201,14 +209,20 @@ export class LaneScheduler {
     if (plan.kind === 'idle') return;
     if (plan.kind === 'wait') {
       if (state.timer) clearTimeout(state.timer);
-      state.timer = setTimeout(() => {
-        state.timer = undefined;
-        this.wake(sessionKey);
-      }, Math.max(1, plan.untilMs - this.clock.now()));
+      state.timer = setTimeout(
+        () => {
+          state.timer = undefined;
+          this.wake(sessionKey);
+        },
+        Math.max(1, plan.untilMs - this.clock.now()),
+      );
       return;
     }
 
-    const laneName = this.laneFor(sessionKey, runnable.filter((input) => plan.inputIds.includes(input.id)));
+    const laneName = this.laneFor(
+      sessionKey,
+      runnable.filter((input) => plan.inputIds.includes(input.id)),
+    );
     const lane = this.lanes[laneName];
     const wait = lane.acquire();
     if (wait) {
@@ -219,16 +233,19 @@ export class LaneScheduler {
     }
     const slot: RunSlot = { sessionKey, inputIds: plan.inputIds, controller: new AbortController() };
     state.active = slot;
-    const renew = setInterval(() => {
-      const epoch = slot.epoch;
-      if (epoch === undefined) return;
-      this.store.leases
-        .renew(sessionKey, this.options.owner, epoch, this.options.leaseTtlMs)
-        .then((ok) => {
-          if (!ok) slot.controller.abort('lease_lost');
-        })
-        .catch((error) => this.onError(error, sessionKey));
-    }, Math.max(1000, Math.floor(this.options.leaseTtlMs / 3)));
+    const renew = setInterval(
+      () => {
+        const epoch = slot.epoch;
+        if (epoch === undefined) return;
+        this.store.leases
+          .renew(sessionKey, this.options.owner, epoch, this.options.leaseTtlMs)
+          .then((ok) => {
+            if (!ok) slot.controller.abort('lease_lost');
+          })
+          .catch((error) => this.onError(error, sessionKey));
+      },
+      Math.max(1000, Math.floor(this.options.leaseTtlMs / 3)),
+    );
     let failed = false;
     const done = this.runSession(slot)
       .catch((error) => {

@@ -45,7 +45,8 @@ export class AgentMessaging extends SessionDirectory {
   }
 
   async send(requester: Requester, request: AgentSendRequest): Promise<AgentSendResult> {
-    if (this.deps.isStopping()) throw new SwitchboardError('GATEWAY_STOPPING', 'the gateway is shutting down; send again once it has restarted');
+    if (this.deps.isStopping())
+      throw new SwitchboardError('GATEWAY_STOPPING', 'the gateway is shutting down; send again once it has restarted');
     const message = this.deps.validateMessage(request.message);
     const target = await this.resolveTarget(requester, request);
     this.deps.agents.get(target.agentId); // AGENT_NOT_FOUND for a labelled session of an agent no longer configured
@@ -53,7 +54,10 @@ export class AgentMessaging extends SessionDirectory {
 
     if (target.sessionKey === requester.sessionKey && request.timeoutSeconds > 0 && requester.runId) {
       // The message would wait for the very run that waits for its reply.
-      throw new SwitchboardError('INVALID_REQUEST', 'a message to this same session runs only after the current run ends, so it cannot be waited for; send it with timeoutSeconds 0');
+      throw new SwitchboardError(
+        'INVALID_REQUEST',
+        'a message to this same session runs only after the current run ends, so it cannot be waited for; send it with timeoutSeconds 0',
+      );
     }
     const settings = this.deps.config.session.agentToAgent;
     const hop = (requester.conversation?.hop ?? 0) + 1;
@@ -82,14 +86,24 @@ export class AgentMessaging extends SessionDirectory {
     const mode = request.mode ?? 'followup';
     if (mode === 'notify') {
       // Stored without a run (Codex send_message): no reply will come, so there is no exchange.
-      const stored = await this.deps.store.inputs.enqueue({ id: this.deps.ids.next(), sessionKey: target.sessionKey, idempotencyKey, mode, text: message, provenance }, this.deps.clock.now(), { rate, call: request.call });
+      const stored = await this.deps.store.inputs.enqueue(
+        { id: this.deps.ids.next(), sessionKey: target.sessionKey, idempotencyKey, mode, text: message, provenance },
+        this.deps.clock.now(),
+        { rate, call: request.call },
+      );
       if ('limited' in stored) throw this.rateLimited(requester.sessionKey, target.sessionKey, stored.limited);
       const { input } = stored;
       if (stored.created) this.deps.wake(target.sessionKey);
-      return { status: 'accepted', sessionKey: target.sessionKey, inputId: input.id, conversationId, note: 'stored in the target session without starting a run (mode "notify"); no reply will come' };
+      return {
+        status: 'accepted',
+        sessionKey: target.sessionKey,
+        inputId: input.id,
+        conversationId,
+        note: 'stored in the target session without starting a run (mode "notify"); no reply will come',
+      };
     }
 
-    const waiterId = request.timeoutSeconds > 0 ? requester.runId ?? apiWaiterId() : null;
+    const waiterId = request.timeoutSeconds > 0 ? (requester.runId ?? apiWaiterId()) : null;
     const exchangeId = this.deps.ids.next();
     const opened = await this.deps.store.exchanges.open(
       {
@@ -105,7 +119,14 @@ export class AgentMessaging extends SessionDirectory {
         replyState: waiterId ? 'awaiting' : requester.runId ? 'held' : 'detached',
         waiterRunId: waiterId ?? requester.runId ?? null,
       },
-      { id: this.deps.ids.next(), sessionKey: target.sessionKey, idempotencyKey, mode, text: message, provenance: { ...provenance, exchange: { id: exchangeId, step: 'request', maxTurns: settings.maxPingPongTurns, role: 'target' } } },
+      {
+        id: this.deps.ids.next(),
+        sessionKey: target.sessionKey,
+        idempotencyKey,
+        mode,
+        text: message,
+        provenance: { ...provenance, exchange: { id: exchangeId, step: 'request', maxTurns: settings.maxPingPongTurns, role: 'target' } },
+      },
       this.deps.clock.now(),
       { rate, call: request.call },
     );
@@ -148,13 +169,26 @@ export class AgentMessaging extends SessionDirectory {
     // does not wait gets no reply: one that came went to this session as a message.
     if (waiterId && exchange.replyRunId && (exchange.waiterRunId === waiterId || isApiWaiter(waiterId))) return replyResult(exchange, base);
     if (exchange.replyState !== 'replied' && exchange.replyState !== 'delivered') {
-      return { status: 'accepted', ...base, note: 'this message was sent before (same idempotencyKey) and is still being processed; the reply will arrive in this session as a message' };
+      return {
+        status: 'accepted',
+        ...base,
+        note: 'this message was sent before (same idempotencyKey) and is still being processed; the reply will arrive in this session as a message',
+      };
     }
-    return { status: 'accepted', ...base, note: 'this message was sent before (same idempotencyKey); its reply was already delivered to this session' };
+    return {
+      status: 'accepted',
+      ...base,
+      note: 'this message was sent before (same idempotencyKey); its reply was already delivered to this session',
+    };
   }
 
   /** Waits for the reply this waiter holds. Returns undefined once the exchange is detached (timeout or abort). */
-  private async awaitReply(exchangeId: string, waiterId: string, timeoutMs: number, signal?: AbortSignal): Promise<ExchangeRecord | undefined> {
+  private async awaitReply(
+    exchangeId: string,
+    waiterId: string,
+    timeoutMs: number,
+    signal?: AbortSignal,
+  ): Promise<ExchangeRecord | undefined> {
     const { store, clock } = this.deps;
     // The answer is the exchange with its reply, or an empty one once the exchange is no longer this waiter's.
     const taken = async (): Promise<{ exchange?: ExchangeRecord } | undefined> => {
@@ -162,13 +196,29 @@ export class AgentMessaging extends SessionDirectory {
       if (!exchange || exchange.waiterRunId !== waiterId) return {};
       if (exchange.replyRunId === null || (exchange.replyState !== 'replied' && exchange.replyState !== 'delivered')) return undefined;
       if (isApiWaiter(waiterId) && exchange.replyState === 'replied') {
-        await store.exchanges.transition(exchangeId, { replyStates: ['replied'], waiterRunId: waiterId }, { replyState: 'delivered' }, clock.now());
+        await store.exchanges.transition(
+          exchangeId,
+          { replyStates: ['replied'], waiterRunId: waiterId },
+          { replyState: 'delivered' },
+          clock.now(),
+        );
       }
       return { exchange };
     };
-    const answer = await waitUntil(clock.now() + timeoutMs, taken, this.deps.wakeups, { keys: [`exchange:${exchangeId}`], test: (payload) => payload.exchangeId === exchangeId }, signal);
+    const answer = await waitUntil(
+      clock.now() + timeoutMs,
+      taken,
+      this.deps.wakeups,
+      { keys: [`exchange:${exchangeId}`], test: (payload) => payload.exchangeId === exchangeId },
+      signal,
+    );
     if (answer) return answer.exchange;
-    const released = await store.exchanges.transition(exchangeId, { replyStates: ['awaiting'], waiterRunId: waiterId }, letGo(waiterId), clock.now());
+    const released = await store.exchanges.transition(
+      exchangeId,
+      { replyStates: ['awaiting'], waiterRunId: waiterId },
+      letGo(waiterId),
+      clock.now(),
+    );
     // Not released: the reply came in the meantime, so it is this waiter's to take.
     return released.changed ? undefined : (await taken())?.exchange;
   }
@@ -196,7 +246,11 @@ export class AgentMessaging extends SessionDirectory {
    * requester sent messages to has settled when each of those has a reply (taken here, and so not
    * delivered again as a message); any other session, when it has no run active or queued.
    */
-  async waitSessions(requester: Requester, sessionKeys: string[], options: { timeoutMs: number; mode: 'any' | 'all'; signal?: AbortSignal }) {
+  async waitSessions(
+    requester: Requester,
+    sessionKeys: string[],
+    options: { timeoutMs: number; mode: 'any' | 'all'; signal?: AbortSignal },
+  ) {
     const { store, clock } = this.deps;
     for (const key of sessionKeys) await this.reachable(requester, key, 'send');
     const waiterId = requester.runId ?? apiWaiterId();
@@ -204,7 +258,12 @@ export class AgentMessaging extends SessionDirectory {
     // waiter id, and a reply goes to one of them only.
     const taken = new Set<string>();
     for (const key of sessionKeys) {
-      for (const exchange of await store.exchanges.list({ requesterSession: requester.sessionKey, targetSession: key, replyStates: ['detached', 'held', 'reply_held'], limit: 100_000 })) {
+      for (const exchange of await store.exchanges.list({
+        requesterSession: requester.sessionKey,
+        targetSession: key,
+        replyStates: ['detached', 'held', 'reply_held'],
+        limit: 100_000,
+      })) {
         if ((await this.deps.flow.claim(exchange, waiterId)).taken) taken.add(exchange.id);
       }
     }
@@ -230,7 +289,12 @@ export class AgentMessaging extends SessionDirectory {
     } finally {
       for (const exchange of await store.exchanges.list({ waiterRunId: waiterId, replyStates: ['awaiting'], limit: 100_000 })) {
         if (!taken.has(exchange.id)) continue;
-        const released = await store.exchanges.transition(exchange.id, { replyStates: ['awaiting'], waiterRunId: waiterId }, letGo(waiterId), clock.now());
+        const released = await store.exchanges.transition(
+          exchange.id,
+          { replyStates: ['awaiting'], waiterRunId: waiterId },
+          letGo(waiterId),
+          clock.now(),
+        );
         if (!released.changed) caught = true;
       }
     }
@@ -241,21 +305,36 @@ export class AgentMessaging extends SessionDirectory {
 
   private async waitStatus(sessionKey: string, waiterId: string, taken: ReadonlySet<string>) {
     // What it took and still holds: one it let go (held again, or kept for the run if its reply came after) is not its.
-    const holding = taken.size === 0 ? [] : await this.deps.store.exchanges.list({ waiterRunId: waiterId, targetSession: sessionKey, replyStates: ['awaiting', 'replied', 'delivered'] });
+    const holding =
+      taken.size === 0
+        ? []
+        : await this.deps.store.exchanges.list({
+            waiterRunId: waiterId,
+            targetSession: sessionKey,
+            replyStates: ['awaiting', 'replied', 'delivered'],
+          });
     const mine = holding.filter((exchange) => taken.has(exchange.id));
     const pending = mine.filter((exchange) => exchange.replyState === 'awaiting').length;
     const replies = mine
       .filter((exchange) => exchange.replyRunId !== null)
-      .map((exchange) => ({ inputId: exchange.requestInputId, runId: exchange.replyRunId, status: exchange.replyStatus === 'succeeded' ? 'ok' : 'error', reply: exchange.replyText }));
+      .map((exchange) => ({
+        inputId: exchange.requestInputId,
+        runId: exchange.replyRunId,
+        status: exchange.replyStatus === 'succeeded' ? 'ok' : 'error',
+        reply: exchange.replyText,
+      }));
     const { state } = await this.activity(sessionKey);
     const settled = mine.length > 0 ? pending === 0 : state === 'idle';
     return { sessionKey, settled, state, waitingForReplies: pending, replies };
   }
-
-
 }
 
 function replyResult(exchange: ExchangeRecord, base: { sessionKey: string; inputId: string; conversationId: string }): AgentSendResult {
   if (exchange.replyStatus === 'succeeded') return { status: 'ok', ...base, runId: exchange.replyRunId, reply: exchange.replyText ?? '' };
-  return { status: 'error', ...base, runId: exchange.replyRunId, error: `the target's run ended "${exchange.replyStatus}"${exchange.replyText ? `: ${exchange.replyText}` : ''}` };
+  return {
+    status: 'error',
+    ...base,
+    runId: exchange.replyRunId,
+    error: `the target's run ended "${exchange.replyStatus}"${exchange.replyText ? `: ${exchange.replyText}` : ''}`,
+  };
 }

@@ -77,8 +77,12 @@ export class OutboxDispatcher {
     const row = action === 'retry' ? await this.store.outbox.retry(id, this.clock.now()) : await this.store.outbox.drop(id);
     if (!row) {
       const existing = await this.store.outbox.get(id);
-      if (!existing) throw new SwitchboardError('NOT_FOUND', `no outbox row "${id}" (switchboard outbox list --status dead shows the dead ones)`);
-      throw new SwitchboardError('INVALID_REQUEST', `outbox row ${id} is ${existing.status}, not dead; only dead rows can be retried or dropped`);
+      if (!existing)
+        throw new SwitchboardError('NOT_FOUND', `no outbox row "${id}" (switchboard outbox list --status dead shows the dead ones)`);
+      throw new SwitchboardError(
+        'INVALID_REQUEST',
+        `outbox row ${id} is ${existing.status}, not dead; only dead rows can be retried or dropped`,
+      );
     }
     if (action === 'retry') this.kick();
     return row;

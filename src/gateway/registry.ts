@@ -51,7 +51,11 @@ export class AgentRegistry {
   get(agentId: string): ResolvedAgent {
     const agent = this.agents.get(agentId);
     if (!agent) {
-      throw new SwitchboardError('AGENT_NOT_FOUND', `unknown agent "${agentId}" (configured agents: ${[...this.agents.keys()].join(', ')})`, { agentId });
+      throw new SwitchboardError(
+        'AGENT_NOT_FOUND',
+        `unknown agent "${agentId}" (configured agents: ${[...this.agents.keys()].join(', ')})`,
+        { agentId },
+      );
     }
     return agent;
   }

@@ -3,7 +3,18 @@
  * failures; a failed, aborted or timed-out run is data (`ExecutedRun.status`).
  */
 import { APICallError, type LanguageModelV3 } from '@ai-sdk/provider';
-import { generateText, jsonSchema, stepCountIs, streamText, tool, wrapLanguageModel, type LanguageModelUsage, type ModelMessage, type SystemModelMessage, type ToolSet } from 'ai';
+import {
+  generateText,
+  jsonSchema,
+  stepCountIs,
+  streamText,
+  tool,
+  wrapLanguageModel,
+  type LanguageModelUsage,
+  type ModelMessage,
+  type SystemModelMessage,
+  type ToolSet,
+} from 'ai';
 import { errorMessage } from '../core/errors.js';
 import { statusForAbort, type AbortReason, type TerminalRunStatus } from '../core/run-status.js';
 import { addRequest, measureRequest, NO_REQUEST } from '../models/request-size.js';
@@ -65,7 +76,13 @@ export async function executeRun(options: ExecuteRunOptions): Promise<ExecutedRu
         const parsed = parseToolArgs(gatewayTool.parameters, args);
         if (!parsed.ok) return { status: 'error', code: 'INVALID_REQUEST', error: parsed.error };
         const call = (idempotencyKey: string, ledgerRow?: NewToolCall) =>
-          gatewayTool.execute(parsed.value, { ...options.toolContext, toolCallId, idempotencyKey, call: ledgerRow, signal: abortSignal ?? options.signal });
+          gatewayTool.execute(parsed.value, {
+            ...options.toolContext,
+            toolCallId,
+            idempotencyKey,
+            call: ledgerRow,
+            signal: abortSignal ?? options.signal,
+          });
         if (!gatewayTool.effects || !options.ledger) return call(`${options.toolContext.runId}:${toolCallId}`);
         return throughLedger(options.ledger, gatewayTool, position, parsed.value, call);
       },
@@ -92,7 +109,8 @@ export async function executeRun(options: ExecuteRunOptions): Promise<ExecutedRu
         return lookups.get(key) as Promise<T>;
       },
     };
-    for (const candidate of options.tools) if (!ready.has(candidate.name) && (await candidate.available!(session).catch(() => false))) ready.add(candidate.name);
+    for (const candidate of options.tools)
+      if (!ready.has(candidate.name) && (await candidate.available!(session).catch(() => false))) ready.add(candidate.name);
     return new Set(options.tools.filter((candidate) => ready.has(candidate.name)).map((candidate) => candidate.name));
   };
   const model = wrapLanguageModel({
@@ -168,7 +186,10 @@ export async function executeRun(options: ExecuteRunOptions): Promise<ExecutedRu
       promptChars,
       request,
       toolCalls,
-      error: { code: status.toUpperCase(), message: reason === 'timeout' && options.timeoutMessage ? options.timeoutMessage : abortMessage(reason) },
+      error: {
+        code: status.toUpperCase(),
+        message: reason === 'timeout' && options.timeoutMessage ? options.timeoutMessage : abortMessage(reason),
+      },
     };
   }
   if (!outcome.ok) {
@@ -278,7 +299,8 @@ async function streamed(call: ModelCall, onDelta: (text: string) => void): Promi
   } catch (error) {
     streamError ??= error;
   }
-  if (streamError !== undefined || call.abortSignal?.aborted) return { ok: false, error: streamError, usage: totals.usage, request: totals.request, text: totals.text };
+  if (streamError !== undefined || call.abortSignal?.aborted)
+    return { ok: false, error: streamError, usage: totals.usage, request: totals.request, text: totals.text };
   const response = await result.response;
   return { ok: true, usage: totals.usage, request: totals.request, text: await result.text, responseMessages: response.messages };
 }
@@ -298,7 +320,11 @@ const EPHEMERAL = { anthropic: { cacheControl: { type: 'ephemeral' } } } as cons
  * and one after the last message the run starts with, so the run's later steps and the session's next
  * run read that prefix from the cache.
  */
-function withCacheBreakpoints(model: LanguageModelV3, system: string, messages: ModelMessage[]): { system: string | SystemModelMessage; messages: ModelMessage[] } {
+function withCacheBreakpoints(
+  model: LanguageModelV3,
+  system: string,
+  messages: ModelMessage[],
+): { system: string | SystemModelMessage; messages: ModelMessage[] } {
   if (!model.provider.startsWith('anthropic') || messages.length === 0) return { system, messages };
   const last = messages[messages.length - 1];
   return {

@@ -6,7 +6,14 @@
  */
 import type { AvailabilityContext } from './tool-contract.js';
 import { SwitchboardError } from '../core/errors.js';
-import { checkSessionAccess, type AccessAction, type AccessPolicy, agentToAgentAllowed, effectiveVisibility, sandboxedBy } from '../core/session-access.js';
+import {
+  checkSessionAccess,
+  type AccessAction,
+  type AccessPolicy,
+  agentToAgentAllowed,
+  effectiveVisibility,
+  sandboxedBy,
+} from '../core/session-access.js';
 import { mainSessionKey, parseSessionKey, type SessionKind } from '../core/session-key.js';
 import type { SwitchboardConfig } from '../config/schema.js';
 import type { Clock, IdGenerator, SessionRecord, Store, TranscriptEntry } from '../ports.js';
@@ -64,7 +71,11 @@ export abstract class SessionDirectory {
   policyFor(requester: Pick<Requester, 'sessionKey' | 'agentId'>): AccessPolicy {
     const { config } = this.deps;
     const sandbox = sandboxedBy(this.deps.agents.get(requester.agentId).config, requester.sessionKey);
-    return { visibility: config.tools.sessions.visibility, agentToAgent: config.tools.agentToAgent, ...(sandbox ? { sandboxedBy: sandbox } : {}) };
+    return {
+      visibility: config.tools.sessions.visibility,
+      agentToAgent: config.tools.agentToAgent,
+      ...(sandbox ? { sandboxedBy: sandbox } : {}),
+    };
   }
 
   /**
@@ -97,13 +108,30 @@ export abstract class SessionDirectory {
   }
 
   /** Throws VISIBILITY_DENIED or A2A_POLICY_DENIED (details.layer names the layer) when not allowed. */
-  async checkAccess(requester: Requester, target: { sessionKey: string; agentId: string }, action: AccessAction, spawned?: (key: string) => Promise<boolean>): Promise<void> {
-    const inTree = target.sessionKey === requester.sessionKey || (await (spawned ?? ((key) => this.inSpawnedTree(requester.sessionKey, key)))(target.sessionKey));
+  async checkAccess(
+    requester: Requester,
+    target: { sessionKey: string; agentId: string },
+    action: AccessAction,
+    spawned?: (key: string) => Promise<boolean>,
+  ): Promise<void> {
+    const inTree =
+      target.sessionKey === requester.sessionKey ||
+      (await (spawned ?? ((key) => this.inSpawnedTree(requester.sessionKey, key)))(target.sessionKey));
     const denial = checkSessionAccess(
-      { requesterSession: requester.sessionKey, requesterAgent: requester.agentId, targetSession: target.sessionKey, targetAgent: target.agentId, inSpawnedTree: inTree, action },
+      {
+        requesterSession: requester.sessionKey,
+        requesterAgent: requester.agentId,
+        targetSession: target.sessionKey,
+        targetAgent: target.agentId,
+        inSpawnedTree: inTree,
+        action,
+      },
       this.policyFor(requester),
     );
-    if (denial) throw new SwitchboardError(denial.layer === 'visibility' ? 'VISIBILITY_DENIED' : 'A2A_POLICY_DENIED', denial.error, { layer: denial.layer });
+    if (denial)
+      throw new SwitchboardError(denial.layer === 'visibility' ? 'VISIBILITY_DENIED' : 'A2A_POLICY_DENIED', denial.error, {
+        layer: denial.layer,
+      });
   }
 
   /** True when `key` was spawned, directly or through its parents, by `ancestor`. */
@@ -124,7 +152,10 @@ export abstract class SessionDirectory {
     if (ref.sessionKey) {
       const agent = this.deps.agents.agentOfSession(ref.sessionKey);
       if (ref.agentId && ref.agentId !== agent.config.id) {
-        throw new SwitchboardError('INVALID_REQUEST', `sessionKey "${ref.sessionKey}" belongs to agent "${agent.config.id}", not "${ref.agentId}"; give one or the other`);
+        throw new SwitchboardError(
+          'INVALID_REQUEST',
+          `sessionKey "${ref.sessionKey}" belongs to agent "${agent.config.id}", not "${ref.agentId}"; give one or the other`,
+        );
       }
       return { sessionKey: ref.sessionKey, agentId: agent.config.id, session: await this.deps.store.sessions.get(ref.sessionKey) };
     }
@@ -146,17 +177,26 @@ export abstract class SessionDirectory {
       }
       if (reachable.length === 1) return { sessionKey: reachable[0].key, agentId: reachable[0].agentId, session: reachable[0] };
       if (reachable.length > 1) {
-        throw new SwitchboardError('LABEL_AMBIGUOUS', `label "${ref.label}" names ${reachable.length} sessions (${reachable.map((s) => s.key).join(', ')}); pass agentId or the sessionKey`);
+        throw new SwitchboardError(
+          'LABEL_AMBIGUOUS',
+          `label "${ref.label}" names ${reachable.length} sessions (${reachable.map((s) => s.key).join(', ')}); pass agentId or the sessionKey`,
+        );
       }
       if (denied) throw denied;
-      throw new SwitchboardError('SESSION_NOT_FOUND', `no session labelled "${ref.label}"${ref.agentId ? ` for agent "${ref.agentId}"` : ''}`);
+      throw new SwitchboardError(
+        'SESSION_NOT_FOUND',
+        `no session labelled "${ref.label}"${ref.agentId ? ` for agent "${ref.agentId}"` : ''}`,
+      );
     }
     if (ref.agentId) {
       const agent = this.deps.agents.get(ref.agentId);
       const key = mainSessionKey(agent.config.id);
       return { sessionKey: key, agentId: agent.config.id, session: await this.deps.store.sessions.get(key) };
     }
-    throw new SwitchboardError('INVALID_REQUEST', 'name the target: sessionKey, or label (with agentId to narrow it), or agentId for that agent\'s main session');
+    throw new SwitchboardError(
+      'INVALID_REQUEST',
+      "name the target: sessionKey, or label (with agentId to narrow it), or agentId for that agent's main session",
+    );
   }
 
   /** agents_list: the agents this session may address. */
@@ -165,11 +205,22 @@ export abstract class SessionDirectory {
     const crossAgent = effectiveVisibility(policy) === 'all' && !policy.sandboxedBy;
     return this.deps.agents
       .list()
-      .filter((agent) => agent.config.id === requester.agentId || (crossAgent && agentToAgentAllowed(policy.agentToAgent, requester.agentId, agent.config.id)))
-      .map((agent) => ({ agentId: agent.config.id, name: agent.config.identity?.name ?? agent.config.name ?? null, self: agent.config.id === requester.agentId }));
+      .filter(
+        (agent) =>
+          agent.config.id === requester.agentId ||
+          (crossAgent && agentToAgentAllowed(policy.agentToAgent, requester.agentId, agent.config.id)),
+      )
+      .map((agent) => ({
+        agentId: agent.config.id,
+        name: agent.config.identity?.name ?? agent.config.name ?? null,
+        self: agent.config.id === requester.agentId,
+      }));
   }
 
-  async listSessions(requester: Requester, filter: { agentId?: string; kind?: SessionKind; activeMinutes?: number; limit?: number }): Promise<SessionSummary[]> {
+  async listSessions(
+    requester: Requester,
+    filter: { agentId?: string; kind?: SessionKind; activeMinutes?: number; limit?: number },
+  ): Promise<SessionSummary[]> {
     const limit = filter.limit ?? 50;
     const updatedSince = filter.activeMinutes === undefined ? undefined : this.deps.clock.now() - filter.activeMinutes * 60_000;
     const sessions = await this.deps.store.sessions.list({ agentId: filter.agentId, updatedSince, limit: 100_000 });
@@ -180,11 +231,21 @@ export abstract class SessionDirectory {
       const kind = parseSessionKey(session.key)?.kind ?? 'unknown';
       if (filter.kind && kind !== filter.kind) continue;
       try {
-        await this.checkAccess(requester, { sessionKey: session.key, agentId: session.agentId }, 'list', (key) => this.inSpawnedTree(requester.sessionKey, key, known));
+        await this.checkAccess(requester, { sessionKey: session.key, agentId: session.agentId }, 'list', (key) =>
+          this.inSpawnedTree(requester.sessionKey, key, known),
+        );
       } catch {
         continue;
       }
-      out.push({ sessionKey: session.key, agentId: session.agentId, kind, label: session.label, state: this.deps.isBusy(session.key) ? 'running' : session.state, updatedAt: session.updatedAt, lastRunAt: session.lastRunAt });
+      out.push({
+        sessionKey: session.key,
+        agentId: session.agentId,
+        kind,
+        label: session.label,
+        state: this.deps.isBusy(session.key) ? 'running' : session.state,
+        updatedAt: session.updatedAt,
+        lastRunAt: session.lastRunAt,
+      });
     }
     return out;
   }
@@ -192,13 +253,16 @@ export abstract class SessionDirectory {
   protected async reachable(requester: Requester, sessionKey: string, action: AccessAction): Promise<SessionRecord> {
     const target = await this.resolveTarget(requester, { sessionKey });
     await this.checkAccess(requester, target, action);
-    if (!target.session) throw new SwitchboardError('SESSION_NOT_FOUND', `no session "${sessionKey}" (sessions_list shows the ones you can reach)`);
+    if (!target.session)
+      throw new SwitchboardError('SESSION_NOT_FOUND', `no session "${sessionKey}" (sessions_list shows the ones you can reach)`);
     return target.session;
   }
 
   async history(requester: Requester, sessionKey: string, options: { limit?: number; includeTools?: boolean }) {
     const session = await this.reachable(requester, sessionKey, 'history');
-    const entries = await this.deps.store.transcript.list(session.key, { limit: Math.min(options.limit ?? 20, 200) * (options.includeTools ? 1 : 3) });
+    const entries = await this.deps.store.transcript.list(session.key, {
+      limit: Math.min(options.limit ?? 20, 200) * (options.includeTools ? 1 : 3),
+    });
     const messages = entries.flatMap((entry) => summarizeEntry(entry, options.includeTools ?? false));
     return { sessionKey: session.key, messages: messages.slice(-(options.limit ?? 20)) };
   }
@@ -215,7 +279,13 @@ export abstract class SessionDirectory {
       queuedInputs: queued,
       updatedAt: session.updatedAt,
       lastRun: lastRun
-        ? { runId: lastRun.id, status: lastRun.status, startedAt: lastRun.startedAt, endedAt: lastRun.endedAt, finalText: clip(lastRun.finalText ?? '', 500) }
+        ? {
+            runId: lastRun.id,
+            status: lastRun.status,
+            startedAt: lastRun.startedAt,
+            endedAt: lastRun.endedAt,
+            finalText: clip(lastRun.finalText ?? '', 500),
+          }
         : null,
     };
   }
@@ -235,14 +305,24 @@ function clip(text: string, max: number): string {
 function summarizeEntry(entry: TranscriptEntry, includeTools: boolean): Record<string, unknown>[] {
   const at = entry.createdAt;
   if (entry.role === 'user') {
-    const from = entry.provenance && entry.provenance.kind !== 'user' ? { kind: entry.provenance.kind, agent: entry.provenance.sourceAgent, session: entry.provenance.sourceSession } : undefined;
+    const from =
+      entry.provenance && entry.provenance.kind !== 'user'
+        ? { kind: entry.provenance.kind, agent: entry.provenance.sourceAgent, session: entry.provenance.sourceSession }
+        : undefined;
     return [{ role: 'user', text: clip(String(entry.content), MAX_HISTORY_TEXT), ...(from ? { from } : {}), at }];
   }
   if (entry.role === 'note') return [{ role: 'note', text: clip(String(entry.content), MAX_HISTORY_TEXT), at }];
-  const parts = Array.isArray(entry.content) ? (entry.content as Record<string, unknown>[]) : [{ type: 'text', text: String(entry.content) }];
+  const parts = Array.isArray(entry.content)
+    ? (entry.content as Record<string, unknown>[])
+    : [{ type: 'text', text: String(entry.content) }];
   if (entry.role === 'assistant') {
-    const text = parts.filter((part) => part.type === 'text').map((part) => String(part.text)).join('');
-    const calls = includeTools ? parts.filter((part) => part.type === 'tool-call').map((part) => ({ tool: part.toolName, args: part.input })) : [];
+    const text = parts
+      .filter((part) => part.type === 'text')
+      .map((part) => String(part.text))
+      .join('');
+    const calls = includeTools
+      ? parts.filter((part) => part.type === 'tool-call').map((part) => ({ tool: part.toolName, args: part.input }))
+      : [];
     if (!text && calls.length === 0) return [];
     return [{ role: 'assistant', text: clip(text, MAX_HISTORY_TEXT), ...(calls.length > 0 ? { toolCalls: calls } : {}), at }];
   }

@@ -7,7 +7,17 @@ import type { ModelMessage } from 'ai';
 import { SwitchboardError, errorMessage } from '../core/errors.js';
 import { parseSessionKey } from '../core/session-key.js';
 import type { TerminalRunStatus } from '../core/run-status.js';
-import type { Clock, EventRecord, IdGenerator, InputRecord, NewEvent, NewTranscriptEntry, CommittedRun, SettledToolCall, Store } from '../ports.js';
+import type {
+  Clock,
+  EventRecord,
+  IdGenerator,
+  InputRecord,
+  NewEvent,
+  NewTranscriptEntry,
+  CommittedRun,
+  SettledToolCall,
+  Store,
+} from '../ports.js';
 import type { ModelRegistry } from '../models/model-registry.js';
 import type { SwitchboardConfig } from '../config/schema.js';
 import type { GatewayTool } from './tool-contract.js';
@@ -62,7 +72,8 @@ export interface RunOutcomeReport {
 export function conversationOf(inputs: readonly InputRecord[]): { id: string; hop: number } | undefined {
   let found: { id: string; hop: number } | undefined;
   for (const { provenance } of inputs) {
-    if (provenance.conversationId && (!found || (provenance.hop ?? 0) > found.hop)) found = { id: provenance.conversationId, hop: provenance.hop ?? 0 };
+    if (provenance.conversationId && (!found || (provenance.hop ?? 0) > found.hop))
+      found = { id: provenance.conversationId, hop: provenance.hop ?? 0 };
   }
   return found;
 }
@@ -94,12 +105,22 @@ export function createSessionRunner(deps: SessionRunnerDeps) {
       return;
     }
     const agent = deps.agents.get(agentId);
-    const subagent = parseSessionKey(slot.sessionKey)?.kind === 'subagent' ? await store.subagents.getBySession(slot.sessionKey) : undefined;
+    const subagent =
+      parseSessionKey(slot.sessionKey)?.kind === 'subagent' ? await store.subagents.getBySession(slot.sessionKey) : undefined;
     // The first run of a sub-agent takes the run id sessions_spawn promised.
     const runId = subagent && subagent.runId === null ? subagent.firstRunId : ids.next();
     const model = subagent?.model ?? agent.model;
     const started = await store.runs.start(
-      { id: runId, sessionKey: slot.sessionKey, agentId: agent.config.id, owner: deps.owner, leaseTtlMs: deps.leaseTtlMs, model, inputIds: slot.inputIds, subagentId: subagent?.id },
+      {
+        id: runId,
+        sessionKey: slot.sessionKey,
+        agentId: agent.config.id,
+        owner: deps.owner,
+        leaseTtlMs: deps.leaseTtlMs,
+        model,
+        inputIds: slot.inputIds,
+        subagentId: subagent?.id,
+      },
       clock.now(),
     );
     if (started === 'leased') slot.leasedElsewhere = true;
@@ -126,8 +147,17 @@ export function createSessionRunner(deps: SessionRunnerDeps) {
         system: context.system,
         messages: context.messages,
         ...offeredTools(agent, deps.config, deps.tools, slot.sessionKey, subagent),
-        toolContext: { runId, sessionKey: slot.sessionKey, agentId: agent.config.id, workspace: subagent?.workdir ?? agent.workspace, clock, conversation: conversationOf(inputs) },
-        ledger: deps.toolLedger ? { store: store.toolCalls, scope: inputs[0]?.id ?? runId, sessionKey: slot.sessionKey, runId, settled: toolCalls } : undefined,
+        toolContext: {
+          runId,
+          sessionKey: slot.sessionKey,
+          agentId: agent.config.id,
+          workspace: subagent?.workdir ?? agent.workspace,
+          clock,
+          conversation: conversationOf(inputs),
+        },
+        ledger: deps.toolLedger
+          ? { store: store.toolCalls, scope: inputs[0]?.id ?? runId, sessionKey: slot.sessionKey, runId, settled: toolCalls }
+          : undefined,
         timeoutMessage: subagent
           ? `sub-agent run exceeded its timeout of ${timeoutSeconds}s (sessions_spawn timeoutSeconds, else ${spawnerLimits(deps.config, deps.agents, subagent.parentSession).source('runTimeoutSeconds')}) and was aborted`
           : undefined,
@@ -135,12 +165,22 @@ export function createSessionRunner(deps: SessionRunnerDeps) {
         signal: slot.controller.signal,
         takeSteered: async () => {
           const queued = (await store.inputs.listQueued(slot.sessionKey)).filter((input) => input.mode === 'steer');
-          const claimed = new Set(await store.runs.claimMore(runId, slot.sessionKey, epoch, queued.map((input) => input.id), clock.now()));
+          const claimed = new Set(
+            await store.runs.claimMore(
+              runId,
+              slot.sessionKey,
+              epoch,
+              queued.map((input) => input.id),
+              clock.now(),
+            ),
+          );
           const taken = queued.filter((input) => claimed.has(input.id));
           steered.push(...taken);
           return taken.map((input): ModelMessage => ({ role: 'user', content: renderInput(input.text, input.provenance).text }));
         },
-        onDelta: deps.bus.wantsDeltas(slot.sessionKey) ? (text) => deps.bus.publish({ type: 'delta', sessionKey: slot.sessionKey, runId, text }) : undefined,
+        onDelta: deps.bus.wantsDeltas(slot.sessionKey)
+          ? (text) => deps.bus.publish({ type: 'delta', sessionKey: slot.sessionKey, runId, text })
+          : undefined,
       });
     } catch (error) {
       executed = {
@@ -162,7 +202,13 @@ export function createSessionRunner(deps: SessionRunnerDeps) {
     const reason = slot.controller.signal.reason;
     if (slot.controller.signal.aborted && (reason === 'shutdown' || reason === 'lease_lost')) return;
 
-    const transcript: NewTranscriptEntry[] = inputs.map((input) => ({ role: 'user', content: input.text, provenance: input.provenance, inputId: input.id, runId }));
+    const transcript: NewTranscriptEntry[] = inputs.map((input) => ({
+      role: 'user',
+      content: input.text,
+      provenance: input.provenance,
+      inputId: input.id,
+      runId,
+    }));
     let steeredIndex = 0;
     for (const message of executed.messages) {
       if (message.role === 'user') {
@@ -173,7 +219,13 @@ export function createSessionRunner(deps: SessionRunnerDeps) {
       }
     }
     if (executed.status !== 'succeeded' && executed.error) {
-      transcript.push({ role: 'note', content: `run ${executed.status}: ${executed.error.message}`, provenance: null, inputId: null, runId });
+      transcript.push({
+        role: 'note',
+        content: `run ${executed.status}: ${executed.error.message}`,
+        provenance: null,
+        inputId: null,
+        runId,
+      });
     }
     const all = [...inputs, ...steered];
     const consumed = all.map((input) => input.id);
@@ -182,7 +234,13 @@ export function createSessionRunner(deps: SessionRunnerDeps) {
         type: 'run.completed',
         sessionKey: slot.sessionKey,
         runId,
-        payload: { status: executed.status, inputIds: consumed, finalText: executed.finalText, error: executed.error ?? null, usage: executed.usage },
+        payload: {
+          status: executed.status,
+          inputIds: consumed,
+          finalText: executed.finalText,
+          error: executed.error ?? null,
+          usage: executed.usage,
+        },
       },
     ];
     // The reply to the session's channel is written with the commit (the CLI and control-API channels read
@@ -190,12 +248,22 @@ export function createSessionRunner(deps: SessionRunnerDeps) {
     // ping-pong turn) posts nothing to the channel; an announce step posts unless it says ANNOUNCE_SKIP.
     const text = executed.finalText?.trim() ?? '';
     const forChannel =
-      all.some((input) => !answersAnotherSession(input)) || (all.some((input) => input.provenance.exchange?.step === 'announce') && text !== ANNOUNCE_SKIP);
+      all.some((input) => !answersAnotherSession(input)) ||
+      (all.some((input) => input.provenance.exchange?.step === 'announce') && text !== ANNOUNCE_SKIP);
     if (executed.status === 'succeeded' && text && session.route && forChannel) {
-      events.push({ type: 'session.reply', sessionKey: slot.sessionKey, runId, payload: { route: session.route, text: executed.finalText, runId, idempotencyKey: `reply:${runId}` } });
+      events.push({
+        type: 'session.reply',
+        sessionKey: slot.sessionKey,
+        runId,
+        payload: { route: session.route, text: executed.finalText, runId, idempotencyKey: `reply:${runId}` },
+      });
     }
     const outbox = all.flatMap((input) => {
-      const row = exchangeStepRow(input, { runId, status: executed.status, text: executed.finalText, error: executed.error?.message ?? null }, ids.next());
+      const row = exchangeStepRow(
+        input,
+        { runId, status: executed.status, text: executed.finalText, error: executed.error?.message ?? null },
+        ids.next(),
+      );
       return row ? [row] : [];
     });
     let committed: CommittedRun;
@@ -242,6 +310,13 @@ export function createSessionRunner(deps: SessionRunnerDeps) {
     // A commit without outbox rows (no exchange step, no sub-agent completion) gives the outbox nothing to do.
     deps.afterCommit(outbox.length > 0 || subagent !== undefined, committed.events);
     deps.bus.publish({ type: 'settled', sessionKey: slot.sessionKey, inputIds: consumed, run: committed.run });
-    await deps.onCommitted({ runId, sessionKey: slot.sessionKey, agentId: agent.config.id, status: executed.status, error: executed.error?.message ?? null, calledTools: executed.toolCalls > 0 });
+    await deps.onCommitted({
+      runId,
+      sessionKey: slot.sessionKey,
+      agentId: agent.config.id,
+      status: executed.status,
+      error: executed.error?.message ?? null,
+      calledTools: executed.toolCalls > 0,
+    });
   };
 }

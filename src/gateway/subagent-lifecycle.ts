@@ -7,7 +7,14 @@
 import type { QueueMode } from '../core/queue-mode.js';
 import type { TerminalRunStatus } from '../core/run-status.js';
 import { parseSessionKey } from '../core/session-key.js';
-import { LIVE_SUBAGENT_STATES, isSettled, renderCompletion, replyInstruction, type CompletionEvent, type SubagentLimits } from '../core/subagent.js';
+import {
+  LIVE_SUBAGENT_STATES,
+  isSettled,
+  renderCompletion,
+  replyInstruction,
+  type CompletionEvent,
+  type SubagentLimits,
+} from '../core/subagent.js';
 import type { OutboxRecord, SubagentRecord } from '../ports.js';
 import type { SubagentDeps } from './subagent-types.js';
 import { removeWorktree } from './worktrees.js';
@@ -30,7 +37,16 @@ export abstract class SubagentLifecycle {
     if (parent && isSettled(parent.state)) {
       // Nobody will read it: the parent sub-agent has ended (it was cancelled, failed or interrupted).
       await store.subagents.markCompletion(record.id, 'skipped', clock.now());
-      await this.deps.journal({ type: 'subagent.updated', sessionKey: event.parentSessionKey, payload: { subagentId: record.id, childSessionKey: record.sessionKey, completion: 'skipped', why: `parent sub-agent ${parent.state}` } });
+      await this.deps.journal({
+        type: 'subagent.updated',
+        sessionKey: event.parentSessionKey,
+        payload: {
+          subagentId: record.id,
+          childSessionKey: record.sessionKey,
+          completion: 'skipped',
+          why: `parent sub-agent ${parent.state}`,
+        },
+      });
       return;
     }
     // Decided and stored in the store's transaction: a run of the parent committing meanwhile must not see the
@@ -56,7 +72,11 @@ export abstract class SubagentLifecycle {
       };
     });
     if (created) this.deps.wake(input.sessionKey);
-    await this.deps.journal({ type: 'subagent.updated', sessionKey: event.parentSessionKey, payload: { subagentId: record.id, childSessionKey: record.sessionKey, completion: 'delivered', mode: input.mode } });
+    await this.deps.journal({
+      type: 'subagent.updated',
+      sessionKey: event.parentSessionKey,
+      payload: { subagentId: record.id, childSessionKey: record.sessionKey, completion: 'delivered', mode: input.mode },
+    });
   }
 
   /**
@@ -76,11 +96,21 @@ export abstract class SubagentLifecycle {
         idempotencyKey: `${row.idempotencyKey}:dead`,
         mode: waiting && !wake ? 'notify' : 'followup',
         text: `Your sub-agent ${event.childSessionKey} ended ${record.state}, but its completion event could not be delivered (${error}). Read its result with subagents (action "result") if you need it.`,
-        provenance: { kind: 'system', channel: 'internal', sourceSession: event.childSessionKey, sourceTool: 'sessions_spawn', subagent: { id: record.id, ...(wake ? { wake: true } : {}) } },
+        provenance: {
+          kind: 'system',
+          channel: 'internal',
+          sourceSession: event.childSessionKey,
+          sourceTool: 'sessions_spawn',
+          subagent: { id: record.id, ...(wake ? { wake: true } : {}) },
+        },
       };
     });
     if (created) this.deps.wake(input.sessionKey);
-    await this.deps.journal({ type: 'subagent.updated', sessionKey: event.parentSessionKey, payload: { subagentId: record.id, childSessionKey: record.sessionKey, completion: 'dead', error } });
+    await this.deps.journal({
+      type: 'subagent.updated',
+      sessionKey: event.parentSessionKey,
+      payload: { subagentId: record.id, childSessionKey: record.sessionKey, completion: 'dead', error },
+    });
   }
 
   /** After a run in a sub-agent's session commits: a sub-agent that ended badly takes its descendants with it. */
@@ -133,7 +163,10 @@ export abstract class SubagentLifecycle {
   async archive(): Promise<number> {
     const { store, clock } = this.deps;
     const now = clock.now();
-    const shortest = Math.min(this.deps.config.agents.defaults.subagents.archiveAfterMinutes, ...this.deps.config.agents.list.map((agent) => agent.subagents?.archiveAfterMinutes ?? Infinity));
+    const shortest = Math.min(
+      this.deps.config.agents.defaults.subagents.archiveAfterMinutes,
+      ...this.deps.config.agents.list.map((agent) => agent.subagents?.archiveAfterMinutes ?? Infinity),
+    );
     let archived = 0;
     for (const record of await store.subagents.list({ settledBefore: now - shortest * 60_000 })) {
       const window = this.limitsFor(record).archiveAfterMinutes;

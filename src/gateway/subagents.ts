@@ -10,7 +10,15 @@
  */
 import { SwitchboardError } from '../core/errors.js';
 import { parseSessionKey } from '../core/session-key.js';
-import { LIVE_SUBAGENT_STATES, ORCHESTRATOR_TOOLS, isSettled, resolveLimits, signHandle, verifyHandle, type SubagentHandle } from '../core/subagent.js';
+import {
+  LIVE_SUBAGENT_STATES,
+  ORCHESTRATOR_TOOLS,
+  isSettled,
+  resolveLimits,
+  signHandle,
+  verifyHandle,
+  type SubagentHandle,
+} from '../core/subagent.js';
 import { matchesAny } from '../core/tool-policy.js';
 import type { SwitchboardConfig } from '../config/schema.js';
 import type { SubagentRecord } from '../ports.js';
@@ -53,7 +61,8 @@ export class Subagents extends SubagentLifecycle {
 
   async spawn(spawner: Spawner, request: SpawnRequest): Promise<SpawnResult> {
     const { store, clock, ids } = this.deps;
-    if (this.deps.isStopping()) throw new SwitchboardError('GATEWAY_STOPPING', 'the gateway is shutting down; spawn again once it has restarted');
+    if (this.deps.isStopping())
+      throw new SwitchboardError('GATEWAY_STOPPING', 'the gateway is shutting down; spawn again once it has restarted');
     const task = this.deps.validateMessage(request.task);
     const correlationId = request.correlationId ?? spawner.idempotencyKey;
     const repeated = await store.subagents.findByCorrelation(spawner.sessionKey, correlationId);
@@ -63,7 +72,10 @@ export class Subagents extends SubagentLifecycle {
     const parent = await store.subagents.getBySession(spawner.sessionKey);
     if (parent && isSettled(parent.state)) {
       // Its children's results would have nobody to go to.
-      throw new SwitchboardError('SUBAGENT_NOT_RUNNING', `sub-agent ${parent.sessionKey} has already ended (${parent.state}); it cannot spawn sub-agents any more`);
+      throw new SwitchboardError(
+        'SUBAGENT_NOT_RUNNING',
+        `sub-agent ${parent.sessionKey} has already ended (${parent.state}); it cannot spawn sub-agents any more`,
+      );
     }
     const depth = (parseSessionKey(spawner.sessionKey)?.depth ?? 0) + 1;
     if (depth > limits.maxSpawnDepth) {
@@ -71,7 +83,10 @@ export class Subagents extends SubagentLifecycle {
         limits.maxSpawnDepth === 0
           ? `sub-agents are off for agent "${spawner.agentId}" (${limits.source('maxSpawnDepth')} is 0)`
           : `a sub-agent spawned here would be at depth ${depth}, past ${limits.source('maxSpawnDepth')} (${limits.maxSpawnDepth})`;
-      throw new SwitchboardError('SPAWN_DENIED', `${why}; do the work yourself${limits.maxSpawnDepth > 0 ? ', or raise the limit' : ''}`, { layer: 'spawn', limit: 'maxSpawnDepth' });
+      throw new SwitchboardError('SPAWN_DENIED', `${why}; do the work yourself${limits.maxSpawnDepth > 0 ? ', or raise the limit' : ''}`, {
+        layer: 'spawn',
+        limit: 'maxSpawnDepth',
+      });
     }
     const role = request.role ?? 'leaf';
     if (role === 'orchestrator' && depth >= limits.maxSpawnDepth) {
@@ -123,8 +138,17 @@ export class Subagents extends SubagentLifecycle {
     const id = ids.next();
     const segments = spawner.sessionKey.split(':').slice(2);
     const sessionKey = `agent:${agentId}:${parent ? `${segments.join(':')}:` : ''}subagent:${id}`;
-    const tools = request.tools ? [...request.tools, ...(role === 'orchestrator' ? ORCHESTRATOR_TOOLS.filter((name) => parentTools.includes(name)) : [])] : parentTools;
-    const { workdir, worktree } = await prepareWorkdir({ workspace: agent.workspace, cwd: request.cwd, worktree: request.worktree, worktreeRoot: this.deps.worktreeRoot, subagentId: id, agentId });
+    const tools = request.tools
+      ? [...request.tools, ...(role === 'orchestrator' ? ORCHESTRATOR_TOOLS.filter((name) => parentTools.includes(name)) : [])]
+      : parentTools;
+    const { workdir, worktree } = await prepareWorkdir({
+      workspace: agent.workspace,
+      cwd: request.cwd,
+      worktree: request.worktree,
+      worktreeRoot: this.deps.worktreeRoot,
+      subagentId: id,
+      agentId,
+    });
 
     const firstRunId = ids.next();
     const text = request.context?.trim() ? `${task}\n\nContext from your parent:\n${request.context.trim()}` : task;
@@ -153,7 +177,14 @@ export class Subagents extends SubagentLifecycle {
         idempotencyKey: `spawn:${id}`,
         mode: 'followup',
         text,
-        provenance: { kind: 'subagent_task', channel: 'internal', sourceSession: spawner.sessionKey, sourceAgent: spawner.agentId, sourceTool: 'sessions_spawn', subagent: { id, runId: firstRunId } },
+        provenance: {
+          kind: 'subagent_task',
+          channel: 'internal',
+          sourceSession: spawner.sessionKey,
+          sourceAgent: spawner.agentId,
+          sourceTool: 'sessions_spawn',
+          subagent: { id, runId: firstRunId },
+        },
       },
       clock.now(),
       { maxLive: limits.maxChildrenPerAgent, call: spawner.call },
@@ -195,20 +226,39 @@ export class Subagents extends SubagentLifecycle {
   /** The frozen result, for whoever holds the handle. A forged or altered handle is refused. */
   async result(handle: unknown) {
     const invalid = () =>
-      new SwitchboardError('CAPABILITY_INVALID', 'the handle is not one sessions_spawn gave out (its capability does not match its fields); pass the handle exactly as you received it');
+      new SwitchboardError(
+        'CAPABILITY_INVALID',
+        'the handle is not one sessions_spawn gave out (its capability does not match its fields); pass the handle exactly as you received it',
+      );
     if (!verifyHandle(nodeHashing, this.deps.secret, handle)) throw invalid();
     const record = await this.deps.store.subagents.get(handle.subagentId);
-    if (!record || record.parentSession !== handle.parentSessionKey || record.correlationId !== handle.correlationId || record.createdAt !== handle.createdAt) throw invalid();
+    if (
+      !record ||
+      record.parentSession !== handle.parentSessionKey ||
+      record.correlationId !== handle.correlationId ||
+      record.createdAt !== handle.createdAt
+    )
+      throw invalid();
     const view = await this.view(record);
-    if (!isSettled(record.state)) return { ...view, result: null, note: 'still working; its result arrives as a message when it finishes (or use subagents wait)' };
-    return { ...view, result: record.result, resultHash: record.resultHash, truncated: (record.resultChars ?? 0) > (record.result?.length ?? 0), usage: record.usage };
+    if (!isSettled(record.state))
+      return { ...view, result: null, note: 'still working; its result arrives as a message when it finishes (or use subagents wait)' };
+    return {
+      ...view,
+      result: record.result,
+      resultHash: record.resultHash,
+      truncated: (record.resultChars ?? 0) > (record.result?.length ?? 0),
+      usage: record.usage,
+    };
   }
 
   async view(record: SubagentRecord): Promise<SubagentView> {
     let tokens = { input: record.usage?.inputTokens ?? 0, output: record.usage?.outputTokens ?? 0 };
     if (!record.usage) {
       const runs = await this.deps.store.runs.list({ sessionKey: record.sessionKey, limit: 1000 });
-      tokens = { input: runs.reduce((sum, run) => sum + run.usage.inputTokens, 0), output: runs.reduce((sum, run) => sum + run.usage.outputTokens, 0) };
+      tokens = {
+        input: runs.reduce((sum, run) => sum + run.usage.inputTokens, 0),
+        output: runs.reduce((sum, run) => sum + run.usage.outputTokens, 0),
+      };
     }
     return {
       subagentId: record.id,
@@ -232,7 +282,9 @@ export class Subagents extends SubagentLifecycle {
 
   /** A session's children (and, with `recursive`, all its descendants), oldest first. */
   async list(sessionKey: string, options: { recursive?: boolean } = {}): Promise<SubagentView[]> {
-    const records = options.recursive ? await this.descendants(sessionKey) : await this.deps.store.subagents.list({ parentSession: sessionKey });
+    const records = options.recursive
+      ? await this.descendants(sessionKey)
+      : await this.deps.store.subagents.list({ parentSession: sessionKey });
     return Promise.all(records.map((record) => this.view(record)));
   }
 
@@ -254,12 +306,19 @@ export class Subagents extends SubagentLifecycle {
     let record = (await store.subagents.get(target)) ?? (await store.subagents.getBySession(target));
     if (!record && below) {
       const labelled = (await this.descendants(below)).filter((candidate) => candidate.label === target);
-      if (labelled.length > 1) throw new SwitchboardError('LABEL_AMBIGUOUS', `label "${target}" names ${labelled.length} sub-agents (${labelled.map((s) => s.sessionKey).join(', ')}); pass the childSessionKey`);
+      if (labelled.length > 1)
+        throw new SwitchboardError(
+          'LABEL_AMBIGUOUS',
+          `label "${target}" names ${labelled.length} sub-agents (${labelled.map((s) => s.sessionKey).join(', ')}); pass the childSessionKey`,
+        );
       record = labelled[0];
     }
     if (record && below && !(await this.isBelow(record, below))) record = undefined;
     if (!record) {
-      throw new SwitchboardError('SUBAGENT_NOT_FOUND', `no sub-agent "${target}"${below ? ' among the ones this session spawned' : ''} (subagents list shows them)`);
+      throw new SwitchboardError(
+        'SUBAGENT_NOT_FOUND',
+        `no sub-agent "${target}"${below ? ' among the ones this session spawned' : ''} (subagents list shows them)`,
+      );
     }
     return record;
   }
@@ -283,7 +342,14 @@ export class Subagents extends SubagentLifecycle {
     for (const node of tree.reverse()) {
       const settled = await this.deps.store.subagents.settle(
         node.id,
-        { state: 'cancelled', diagnostic: why, text: null, dropNote: `dropped: the sub-agent was cancelled (${why})`, notifyParent: notifyParent && node.id === record.id, maxResultChars: this.limitsFor(node).maxResultChars },
+        {
+          state: 'cancelled',
+          diagnostic: why,
+          text: null,
+          dropNote: `dropped: the sub-agent was cancelled (${why})`,
+          notifyParent: notifyParent && node.id === record.id,
+          maxResultChars: this.limitsFor(node).maxResultChars,
+        },
         this.deps.clock.now(),
       );
       if (!settled) continue;
@@ -295,10 +361,18 @@ export class Subagents extends SubagentLifecycle {
   }
 
   /** Sends a message into a running sub-agent's active run (mode steer). */
-  async steer(record: SubagentRecord, from: { sessionKey: string; agentId: string }, message: unknown, idempotencyKey: string): Promise<{ status: 'steered'; inputId: string }> {
+  async steer(
+    record: SubagentRecord,
+    from: { sessionKey: string; agentId: string },
+    message: unknown,
+    idempotencyKey: string,
+  ): Promise<{ status: 'steered'; inputId: string }> {
     const text = this.deps.validateMessage(message);
     if (isSettled(record.state)) {
-      throw new SwitchboardError('SUBAGENT_NOT_RUNNING', `sub-agent ${record.sessionKey} has already ${record.state === 'succeeded' ? 'finished' : `ended (${record.state})`}; spawn a new one for more work`);
+      throw new SwitchboardError(
+        'SUBAGENT_NOT_RUNNING',
+        `sub-agent ${record.sessionKey} has already ${record.state === 'succeeded' ? 'finished' : `ended (${record.state})`}; spawn a new one for more work`,
+      );
     }
     const input = await this.deps.accept({
       id: this.deps.ids.next(),
@@ -306,7 +380,13 @@ export class Subagents extends SubagentLifecycle {
       idempotencyKey: `steer:${record.id}:${idempotencyKey}`,
       mode: 'steer',
       text,
-      provenance: { kind: 'inter_session', channel: 'internal', sourceSession: from.sessionKey, sourceAgent: from.agentId, sourceTool: 'subagents' },
+      provenance: {
+        kind: 'inter_session',
+        channel: 'internal',
+        sourceSession: from.sessionKey,
+        sourceAgent: from.agentId,
+        sourceTool: 'subagents',
+      },
     });
     return { status: 'steered', inputId: input.id };
   }
@@ -315,34 +395,58 @@ export class Subagents extends SubagentLifecycle {
    * Waits until all (or any) of the given sub-agents have settled, the deadline passes, or more than
    * `maxFailures` of them failed. One child failing never fails the others.
    */
-  async wait(records: SubagentRecord[], options: { mode: 'all' | 'any'; timeoutMs: number; maxFailures?: number; signal?: AbortSignal }): Promise<WaitOutcome> {
+  async wait(
+    records: SubagentRecord[],
+    options: { mode: 'all' | 'any'; timeoutMs: number; maxFailures?: number; signal?: AbortSignal },
+  ): Promise<WaitOutcome> {
     const { store, clock } = this.deps;
     const watched = new Set(records.map((record) => record.id));
     // The outcome as it stands; before the deadline only once it is final (all or any settled, or too many failed).
     const outcome = async (final: boolean): Promise<WaitOutcome | undefined> => {
-      const current = (await Promise.all(records.map((record) => store.subagents.get(record.id)))).filter((record): record is SubagentRecord => record !== undefined);
+      const current = (await Promise.all(records.map((record) => store.subagents.get(record.id)))).filter(
+        (record): record is SubagentRecord => record !== undefined,
+      );
       const settled = current.filter((record) => isSettled(record.state));
       const failed = settled.filter((record) => FAILED_STATES.includes(record.state));
       const tooMany = options.maxFailures !== undefined && failed.length > options.maxFailures;
       const done = options.mode === 'all' ? settled.length === current.length : settled.length > 0;
       if (!final && !done && !tooMany) return undefined;
-      const status: WaitOutcome['status'] = tooMany ? 'failed' : !done ? 'timeout' : failed.length === 0 ? 'ok' : failed.length === settled.length ? 'failed' : 'partial';
+      const status: WaitOutcome['status'] = tooMany
+        ? 'failed'
+        : !done
+          ? 'timeout'
+          : failed.length === 0
+            ? 'ok'
+            : failed.length === settled.length
+              ? 'failed'
+              : 'partial';
       return {
         status,
-        children: await Promise.all(current.map(async (record) => ({ ...(await this.view(record)), resultPreview: preview(record.result) }))),
+        children: await Promise.all(
+          current.map(async (record) => ({ ...(await this.view(record)), resultPreview: preview(record.result) })),
+        ),
         succeeded: settled.length - failed.length,
         running: current.length - settled.length,
-        failed: failed.map((record) => ({ childSessionKey: record.sessionKey, label: record.label, state: record.state, why: record.diagnostic })),
+        failed: failed.map((record) => ({
+          childSessionKey: record.sessionKey,
+          label: record.label,
+          state: record.state,
+          why: record.diagnostic,
+        })),
       };
     };
-    const wake = { keys: [...watched].map((id) => `subagent:${id}`), test: (payload: Record<string, unknown>) => watched.has(String(payload.subagentId)) };
+    const wake = {
+      keys: [...watched].map((id) => `subagent:${id}`),
+      test: (payload: Record<string, unknown>) => watched.has(String(payload.subagentId)),
+    };
     const ended = await waitUntil(clock.now() + options.timeoutMs, () => outcome(false), this.deps.wakeups, wake, options.signal);
     return ended ?? (await outcome(true))!;
   }
-
 }
 
 function preview(text: string | null): string | null {
   if (text === null) return null;
-  return text.length > PREVIEW_CHARS ? `${text.slice(0, PREVIEW_CHARS)}… (${text.length - PREVIEW_CHARS} more characters; the full result comes as a message)` : text;
+  return text.length > PREVIEW_CHARS
+    ? `${text.slice(0, PREVIEW_CHARS)}… (${text.length - PREVIEW_CHARS} more characters; the full result comes as a message)`
+    : text;
 }

@@ -15,7 +15,11 @@ const UNSHOWN = new Set(['$schema', 'minimum', 'maximum', 'minItems', 'maxItems'
 function shown(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(shown);
   if (!value || typeof value !== 'object') return value;
-  return Object.fromEntries(Object.entries(value).filter(([key]) => !UNSHOWN.has(key)).map(([key, inner]) => [key, key === 'properties' ? mapValues(inner, shown) : shown(inner)]));
+  return Object.fromEntries(
+    Object.entries(value)
+      .filter(([key]) => !UNSHOWN.has(key))
+      .map(([key, inner]) => [key, key === 'properties' ? mapValues(inner, shown) : shown(inner)]),
+  );
 }
 
 /** Drops the properties marked `unlisted` (and their `required` entries) from an object schema. */
@@ -33,7 +37,8 @@ function listedOnly(schema: Record<string, unknown>): Record<string, unknown> {
  */
 export const unlisted = <T extends z.ZodType>(schema: T): T => schema.meta({ unlisted: true }) as T;
 
-const mapValues = (object: unknown, map: (value: unknown) => unknown) => Object.fromEntries(Object.entries(object as Record<string, unknown>).map(([key, value]) => [key, map(value)]));
+const mapValues = (object: unknown, map: (value: unknown) => unknown) =>
+  Object.fromEntries(Object.entries(object as Record<string, unknown>).map(([key, value]) => [key, map(value)]));
 
 /**
  * What the model is shown: names, types, enums and descriptions. Ranges and sizes are left out, because
@@ -55,8 +60,14 @@ export function toolJsonSchema(schema: ToolArgs): Record<string, unknown> {
  * The model's arguments checked against the schema. Models send `null` or `""` for an argument they
  * mean to leave out, so those count as absent.
  */
-export function parseToolArgs<T extends ToolArgs>(schema: T, args: unknown): { ok: true; value: z.infer<T> } | { ok: false; error: string } {
-  const given = args && typeof args === 'object' && !Array.isArray(args) ? Object.fromEntries(Object.entries(args).filter(([, value]) => value !== null && value !== '')) : {};
+export function parseToolArgs<T extends ToolArgs>(
+  schema: T,
+  args: unknown,
+): { ok: true; value: z.infer<T> } | { ok: false; error: string } {
+  const given =
+    args && typeof args === 'object' && !Array.isArray(args)
+      ? Object.fromEntries(Object.entries(args).filter(([, value]) => value !== null && value !== ''))
+      : {};
   const parsed = schema.safeParse(given);
   if (parsed.success) return { ok: true, value: parsed.data };
   const issue = parsed.error.issues[0];
@@ -116,6 +127,8 @@ export interface GatewayTool {
 }
 
 /** A tool whose `execute` is typed by its own schema. */
-export function defineTool<T extends ToolArgs>(tool: Omit<GatewayTool, 'parameters' | 'execute'> & { parameters: T; execute(args: z.infer<T>, context: ToolContext): Promise<unknown> }): GatewayTool {
+export function defineTool<T extends ToolArgs>(
+  tool: Omit<GatewayTool, 'parameters' | 'execute'> & { parameters: T; execute(args: z.infer<T>, context: ToolContext): Promise<unknown> },
+): GatewayTool {
   return tool as unknown as GatewayTool;
 }

@@ -56,7 +56,14 @@ export async function throughLedger(
 ): Promise<unknown> {
   const argsHash = hashArguments(args);
   const at = { scope: deps.scope, ...position };
-  const call: NewToolCall = { ...at, key: toolCallKey(at, tool.name, argsHash), tool: tool.name, argsHash, sessionKey: deps.sessionKey, runId: deps.runId };
+  const call: NewToolCall = {
+    ...at,
+    key: toolCallKey(at, tool.name, argsHash),
+    tool: tool.name,
+    argsHash,
+    sessionKey: deps.sessionKey,
+    runId: deps.runId,
+  };
   const rerun = (await deps.store.get(call.key)) !== undefined;
   const result = await run(call.key, call);
   deps.settled.push({ call, result, rerun });

@@ -25,7 +25,13 @@ export interface RefusedTool {
 }
 
 /** Why this session may not use the tool, or undefined when it may. */
-function refusalOf(tool: GatewayTool, agent: ResolvedAgent, config: SwitchboardConfig, sessionKey: string, spawned?: SpawnedTools): string | undefined {
+function refusalOf(
+  tool: GatewayTool,
+  agent: ResolvedAgent,
+  config: SwitchboardConfig,
+  sessionKey: string,
+  spawned?: SpawnedTools,
+): string | undefined {
   const parsed = parseSessionKey(sessionKey);
   const kind = parsed?.kind ?? 'main';
   const id = agent.config.id;
@@ -34,7 +40,8 @@ function refusalOf(tool: GatewayTool, agent: ResolvedAgent, config: SwitchboardC
     { source: 'agents.defaults.tools', ...config.agents.defaults.tools },
     { source: `agents.list[${id}].tools`, ...agent.config.tools },
   ];
-  if (agent.config.sandbox?.tools && sandboxedBy(agent.config, sessionKey)) layers.push({ source: `agents.list[${id}].sandbox.tools`, ...agent.config.sandbox.tools });
+  if (agent.config.sandbox?.tools && sandboxedBy(agent.config, sessionKey))
+    layers.push({ source: `agents.list[${id}].sandbox.tools`, ...agent.config.sandbox.tools });
   if (kind === 'subagent') {
     layers.push({ source: 'agents.defaults.subagents.tools', ...config.agents.defaults.subagents.tools });
     if (agent.config.subagents?.tools) layers.push({ source: `agents.list[${id}].subagents.tools`, ...agent.config.subagents.tools });
@@ -48,9 +55,11 @@ function refusalOf(tool: GatewayTool, agent: ResolvedAgent, config: SwitchboardC
       return `this session is at spawn depth ${parsed?.depth ?? 0}, and maxSpawnDepth (agents.defaults.subagents.maxSpawnDepth, or the agent's own) is ${limits.maxSpawnDepth}: it cannot spawn`;
     }
   }
-  if (tool.sessionKinds && !tool.sessionKinds.includes(kind)) return `${tool.name} is offered only in ${tool.sessionKinds.join(' and ')} sessions, and this is a ${kind} session`;
+  if (tool.sessionKinds && !tool.sessionKinds.includes(kind))
+    return `${tool.name} is offered only in ${tool.sessionKinds.join(' and ')} sessions, and this is a ${kind} session`;
   if (spawned && !spawned.tools.includes(tool.name)) return `this sub-agent was spawned without ${tool.name} (its spawn's tool list)`;
-  if (spawned && !roleAllowsTool(spawned.role, tool.name)) return `a ${spawned.role} sub-agent does not get the session tools (${tool.name}); only an orchestrator does`;
+  if (spawned && !roleAllowsTool(spawned.role, tool.name))
+    return `a ${spawned.role} sub-agent does not get the session tools (${tool.name}); only an orchestrator does`;
   return undefined;
 }
 

@@ -35,7 +35,13 @@ const MAX_SLEEP_MS = 1000;
  * `undefined` means the deadline passed, `signal` aborted or the gateway began to stop before an answer;
  * the caller decides what that means (a detached reply, a timeout status).
  */
-export async function waitUntil<T>(deadline: number, check: () => Promise<T | undefined>, wakeups: Wakeups, wakeOn: WakeOn | KeyedWake, signal?: AbortSignal): Promise<T | undefined> {
+export async function waitUntil<T>(
+  deadline: number,
+  check: () => Promise<T | undefined>,
+  wakeups: Wakeups,
+  wakeOn: WakeOn | KeyedWake,
+  signal?: AbortSignal,
+): Promise<T | undefined> {
   for (let attempt = 0; ; attempt += 1) {
     const answer = await check();
     if (answer !== undefined) return answer;
@@ -62,7 +68,11 @@ export function journalPause(bus: EventBus, waiters: Set<() => void>, stopping: 
       const timer = setTimeout(done, ms);
       const test = typeof wakeOn === 'function' ? wakeOn : wakeOn.test;
       const listener = (event: LiveEvent) => {
-        if (event.type === 'journal' && test((event.event.payload ?? {}) as Record<string, unknown>, event.event.sessionKey, event.event.type)) done();
+        if (
+          event.type === 'journal' &&
+          test((event.event.payload ?? {}) as Record<string, unknown>, event.event.sessionKey, event.event.type)
+        )
+          done();
         else if (event.type === 'settled' && test({ inputIds: event.inputIds }, event.sessionKey, 'settled')) done();
       };
       const unsubscribe = typeof wakeOn === 'function' ? bus.subscribe(listener) : bus.subscribeKeys(wakeOn.keys, listener);

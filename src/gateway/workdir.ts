@@ -16,9 +16,11 @@ export function isInside(root: string, target: string): boolean {
 
 /** The folder `cwd` names inside the workspace; refused when outside it or not a folder. */
 function folderIn(base: string | null, cwd: string, agentId: string): string {
-  if (!base) throw new SwitchboardError('INVALID_REQUEST', `cwd needs agent "${agentId}" to have a workspace (agents.list[${agentId}].workspace)`);
+  if (!base)
+    throw new SwitchboardError('INVALID_REQUEST', `cwd needs agent "${agentId}" to have a workspace (agents.list[${agentId}].workspace)`);
   const path = resolve(base, cwd);
-  if (!isInside(base, path)) throw new SwitchboardError('INVALID_REQUEST', `cwd "${cwd}" is outside the workspace ${base}; give a folder inside it`);
+  if (!isInside(base, path))
+    throw new SwitchboardError('INVALID_REQUEST', `cwd "${cwd}" is outside the workspace ${base}; give a folder inside it`);
   let isDir = false;
   try {
     isDir = statSync(path).isDirectory();
@@ -48,7 +50,11 @@ export async function prepareWorkdir(options: {
   let worktree: SubagentRecord['worktree'] = null;
   let workdir = workspace;
   if (options.worktree) {
-    if (!workspace) throw new SwitchboardError('WORKTREE_FAILED', `worktree: true needs agent "${agentId}" to have a workspace (agents.list[${agentId}].workspace)`);
+    if (!workspace)
+      throw new SwitchboardError(
+        'WORKTREE_FAILED',
+        `worktree: true needs agent "${agentId}" to have a workspace (agents.list[${agentId}].workspace)`,
+      );
     if (!options.worktreeRoot) throw new SwitchboardError('WORKTREE_FAILED', 'worktree: true needs a gateway with a data directory');
     worktree = await createWorktree(workspace, join(options.worktreeRoot, subagentId), `switchboard/subagent-${subagentId}`);
     workdir = join(worktree.path, relative(worktree.repo, realpathSync(workspace)));

@@ -33,7 +33,10 @@ export async function createWorktree(workspace: string, path: string, branch: st
   try {
     repo = await git(workspace, ['rev-parse', '--show-toplevel']);
   } catch (error) {
-    throw new SwitchboardError('WORKTREE_FAILED', `worktree: true needs the agent's workspace (${workspace}) to be in a git repository: ${failure(error)}`);
+    throw new SwitchboardError(
+      'WORKTREE_FAILED',
+      `worktree: true needs the agent's workspace (${workspace}) to be in a git repository: ${failure(error)}`,
+    );
   }
   try {
     mkdirSync(dirname(path), { recursive: true });

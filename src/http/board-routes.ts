@@ -28,19 +28,40 @@ const createBody = z.strictObject({
   dependsOn: z.array(name).max(100).optional(),
   idempotencyKey: z.string().min(1).max(512).optional(),
   maxAttempts: z.number().int().min(1).max(100).optional(),
-  maxRuntimeSeconds: z.number().int().min(1).max(30 * 86_400).optional(),
+  maxRuntimeSeconds: z
+    .number()
+    .int()
+    .min(1)
+    .max(30 * 86_400)
+    .optional(),
   triage: z.boolean().optional(),
   /** Who creates it, when not the person behind the token (a worker creating a follow-up, say). */
   creator: name.optional(),
 });
-const claimBody = z.strictObject({ worker: name, board: z.string().min(1).max(64).optional(), assignee: name.optional(), taskId: name.optional(), ttlSeconds: z.number().int().min(1).max(86_400).optional() });
+const claimBody = z.strictObject({
+  worker: name,
+  board: z.string().min(1).max(64).optional(),
+  assignee: name.optional(),
+  taskId: name.optional(),
+  ttlSeconds: z.number().int().min(1).max(86_400).optional(),
+});
 const heartbeatBody = z.strictObject({ token, ttlSeconds: z.number().int().min(1).max(86_400).optional() });
-const completeBody = z.strictObject({ token, result: z.string().max(1_000_000), summary: z.string().max(4096).optional(), review: z.boolean().optional() });
+const completeBody = z.strictObject({
+  token,
+  result: z.string().max(1_000_000),
+  summary: z.string().max(4096).optional(),
+  review: z.boolean().optional(),
+});
 const blockBody = z.strictObject({ token, kind: z.enum(BLOCK_KINDS), reason: z.string().min(1).max(65_536) });
 const releaseBody = z.strictObject({ token, reason: z.string().max(4096).optional() });
 const moveBody = z.strictObject({ state: z.enum(BOARD_STATES), reason: z.string().max(4096).optional(), by: name.optional() });
 const reviewBody = z.strictObject({ approve: z.boolean(), comment: z.string().min(1).max(65_536).optional(), by: name.optional() });
-const commentBody = z.strictObject({ body: z.string().min(1).max(65_536), by: name.optional(), worker: name.optional(), token: token.optional() });
+const commentBody = z.strictObject({
+  body: z.string().min(1).max(65_536),
+  by: name.optional(),
+  worker: name.optional(),
+  token: token.optional(),
+});
 const linkBody = z.strictObject({ dependsOn: name, by: name.optional() });
 
 const user = (by?: string): BoardActor => ({ kind: 'user', name: by ?? 'user' });
@@ -49,7 +70,17 @@ export function boardRoutes(board: BoardService, route: Route, limit: (url: URL)
   const body = async <T>(schema: z.ZodType<T>, request: IncomingMessage) => parseBody(schema, await readJson(request));
   route('GET', /^\/v1\/board\/tasks$/, async (_req, url) => {
     const states = url.searchParams.get('state')?.split(',').map(parseBoardState);
-    return { tasks: await board.list({ board: url.searchParams.get('board') ?? undefined, states, assignee: url.searchParams.get('assignee') ?? undefined, limit: limit(url) }, user()) };
+    return {
+      tasks: await board.list(
+        {
+          board: url.searchParams.get('board') ?? undefined,
+          states,
+          assignee: url.searchParams.get('assignee') ?? undefined,
+          limit: limit(url),
+        },
+        user(),
+      ),
+    };
   });
   route('POST', /^\/v1\/board\/tasks$/, async (request) => {
     const { creator, ...task } = await body(createBody, request);
@@ -66,7 +97,8 @@ export function boardRoutes(board: BoardService, route: Route, limit: (url: URL)
   });
   route('POST', action('comments'), async (request, _url, [id]) => {
     const given = await body(commentBody, request);
-    if ((given.worker === undefined) !== (given.token === undefined)) throw new SwitchboardError('INVALID_REQUEST', 'worker and token go together: a worker comments under its claim');
+    if ((given.worker === undefined) !== (given.token === undefined))
+      throw new SwitchboardError('INVALID_REQUEST', 'worker and token go together: a worker comments under its claim');
     const author = given.worker !== undefined ? { kind: 'worker' as const, name: given.worker, token: given.token! } : user(given.by);
     return { comment: await board.comment(id, given.body, author) };
   });
@@ -96,7 +128,14 @@ export function boardRoutes(board: BoardService, route: Route, limit: (url: URL)
   });
   route('GET', /^\/v1\/board\/events$/, async (_req, url) => {
     const after = url.searchParams.get('after');
-    if (after !== null && !/^\d{1,15}$/.test(after)) throw new SwitchboardError('INVALID_REQUEST', `after: expected an event sequence number, got "${after.slice(0, 40)}"`);
-    return { events: await board.events({ taskId: url.searchParams.get('taskId') ?? undefined, afterSeq: after === null ? undefined : Number(after), limit: limit(url) }) };
+    if (after !== null && !/^\d{1,15}$/.test(after))
+      throw new SwitchboardError('INVALID_REQUEST', `after: expected an event sequence number, got "${after.slice(0, 40)}"`);
+    return {
+      events: await board.events({
+        taskId: url.searchParams.get('taskId') ?? undefined,
+        afterSeq: after === null ? undefined : Number(after),
+        limit: limit(url),
+      }),
+    };
   });
 }

@@ -50,7 +50,12 @@ export interface ControlApiOptions {
   port: number;
   token: string;
   /** A front served on the same listener with its own authentication (the A2A server). */
-  front?: { handles(pathname: string): boolean; handle(request: IncomingMessage, response: ServerResponse): void; start(listenUrl: string): Promise<void>; stop(): Promise<void> };
+  front?: {
+    handles(pathname: string): boolean;
+    handle(request: IncomingMessage, response: ServerResponse): void;
+    start(listenUrl: string): Promise<void>;
+    stop(): Promise<void>;
+  };
   /** The task board's routes (/v1/board/...), when the gateway has one. */
   board?: BoardService;
   /** Push notifications from remote A2A agents (`/a2a-callback/<taskId>`); false when the task's secret does not match. */
@@ -80,9 +85,16 @@ export class ControlApi {
     this.server = createServer((request, response) => void this.handle(request, response));
     // A CONNECT (a proxy's tunnel request) is not a request event: answered like any method the API lacks.
     this.server.on('connect', (_request: IncomingMessage, socket: Duplex) => {
-      const body = JSON.stringify({ error: new SwitchboardError('METHOD_NOT_ALLOWED', `CONNECT is not supported: this is the gateway's control API, not a proxy`).toJSON() });
+      const body = JSON.stringify({
+        error: new SwitchboardError(
+          'METHOD_NOT_ALLOWED',
+          `CONNECT is not supported: this is the gateway's control API, not a proxy`,
+        ).toJSON(),
+      });
       socket.on('error', () => socket.destroy());
-      socket.end(`HTTP/1.1 405 Method Not Allowed\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+      socket.end(
+        `HTTP/1.1 405 Method Not Allowed\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+      );
     });
     this.defineRoutes();
   }
@@ -115,12 +127,14 @@ export class ControlApi {
       const raw = url.searchParams.get('limit');
       if (raw === null) return undefined;
       const value = /^\d{1,9}$/.test(raw) ? Number(raw) : NaN;
-      if (!(value >= 1 && value <= MAX_LIMIT)) throw new SwitchboardError('INVALID_REQUEST', `limit: expected an integer from 1 to ${MAX_LIMIT}, got "${raw.slice(0, 40)}"`);
+      if (!(value >= 1 && value <= MAX_LIMIT))
+        throw new SwitchboardError('INVALID_REQUEST', `limit: expected an integer from 1 to ${MAX_LIMIT}, got "${raw.slice(0, 40)}"`);
       return value;
     };
     this.route('GET', /^\/v1\/status$/, async () => gw.status());
     this.route('POST', /^\/v1\/config\/reload$/, async () => {
-      if (!this.options.reloadConfig) throw new SwitchboardError('NOT_FOUND', 'this gateway was not started from a config file, so it has none to reload');
+      if (!this.options.reloadConfig)
+        throw new SwitchboardError('NOT_FOUND', 'this gateway was not started from a config file, so it has none to reload');
       return this.options.reloadConfig();
     });
     this.route('GET', /^\/v1\/agents$/, async () => ({
@@ -158,38 +172,79 @@ export class ControlApi {
     }));
     this.route('GET', /^\/v1\/subagents\/([^/]+)$/, async (_req, _url, [target]) => {
       const { view, record } = await gw.getSubagent(await gw.resolveId('subagent', target));
-      return { ...view, task: record.task, tools: record.tools, model: record.model, workdir: record.workdir, timeoutSeconds: record.timeoutSeconds, result: record.result, resultHash: record.resultHash, usage: record.usage, completion: record.completion };
+      return {
+        ...view,
+        task: record.task,
+        tools: record.tools,
+        model: record.model,
+        workdir: record.workdir,
+        timeoutSeconds: record.timeoutSeconds,
+        result: record.result,
+        resultHash: record.resultHash,
+        usage: record.usage,
+        completion: record.completion,
+      };
     });
-    this.route('POST', /^\/v1\/subagents\/([^/]+)\/kill$/, async (_req, _url, [target]) => ({ cancelled: await gw.killSubagent(await gw.resolveId('subagent', target)) }));
-    this.route('POST', /^\/v1\/runs\/([^/]+)\/cancel$/, async (_req, _url, [id]) => ({ cancelled: await gw.cancelRun(await gw.resolveId('run', id)) }));
+    this.route('POST', /^\/v1\/subagents\/([^/]+)\/kill$/, async (_req, _url, [target]) => ({
+      cancelled: await gw.killSubagent(await gw.resolveId('subagent', target)),
+    }));
+    this.route('POST', /^\/v1\/runs\/([^/]+)\/cancel$/, async (_req, _url, [id]) => ({
+      cancelled: await gw.cancelRun(await gw.resolveId('run', id)),
+    }));
     this.route('GET', /^\/v1\/outbox$/, async (_req, url) => {
       const status = url.searchParams.get('status') ?? undefined;
       if (status !== undefined && !OUTBOX_STATUSES.includes(status as OutboxStatus)) {
-        throw new SwitchboardError('INVALID_REQUEST', `status: expected one of ${OUTBOX_STATUSES.join(', ')}, got "${status.slice(0, 40)}"`);
+        throw new SwitchboardError(
+          'INVALID_REQUEST',
+          `status: expected one of ${OUTBOX_STATUSES.join(', ')}, got "${status.slice(0, 40)}"`,
+        );
       }
       return { rows: await gw.listOutbox({ status: status as OutboxStatus | undefined, limit: limit(url) }) };
     });
-    this.route('POST', /^\/v1\/outbox\/([^/]+)\/(retry|drop)$/, async (_req, _url, [id, action]) => ({ row: await gw.settleDeadOutbox(await gw.resolveId('outbox', id), action as 'retry' | 'drop') }));
+    this.route('POST', /^\/v1\/outbox\/([^/]+)\/(retry|drop)$/, async (_req, _url, [id, action]) => ({
+      row: await gw.settleDeadOutbox(await gw.resolveId('outbox', id), action as 'retry' | 'drop'),
+    }));
     if (this.options.board) boardRoutes(this.options.board, (method, pattern, handler) => this.route(method, pattern, handler), limit);
     this.route('POST', /^\/v1\/send$/, async (request) => {
       const body = parseBody(sendBody, await readJson(request));
       if (body.from) return this.sendAs(body);
-      if (body.label) throw new SwitchboardError('INVALID_REQUEST', 'label is only used with from (a send as an agent session); address your own sends with target');
+      if (body.label)
+        throw new SwitchboardError(
+          'INVALID_REQUEST',
+          'label is only used with from (a send as an agent session); address your own sends with target',
+        );
       const sent = await gw.send({
         target: body.target,
         message: body.message,
         mode: body.mode,
         idempotencyKey: body.idempotencyKey,
         waiting: body.wait === true,
-        inbound: { channel: body.channel ?? 'api', ...(body.peer ? { peer: body.peer } : {}), ...(body.account ? { account: body.account } : {}) },
+        inbound: {
+          channel: body.channel ?? 'api',
+          ...(body.peer ? { peer: body.peer } : {}),
+          ...(body.account ? { account: body.account } : {}),
+        },
       });
-      const accepted = { status: 'accepted', inputId: sent.input.id, sessionKey: sent.sessionKey, created: sent.created, mode: sent.input.mode };
+      const accepted = {
+        status: 'accepted',
+        inputId: sent.input.id,
+        sessionKey: sent.sessionKey,
+        created: sent.created,
+        mode: sent.input.mode,
+      };
       if (!body.wait) return accepted;
       const timeoutMs = (body.timeoutSeconds ?? gw.config.gateway.waitTimeoutSeconds) * 1000;
       const result = await gw.waitForInput(sent.input.id, timeoutMs);
       switch (result.status) {
         case 'completed':
-          return { ...accepted, status: 'ok', reply: result.reply, runId: result.run.id, runStatus: result.run.status, error: result.run.errorMessage };
+          return {
+            ...accepted,
+            status: 'ok',
+            reply: result.reply,
+            runId: result.run.id,
+            runStatus: result.run.status,
+            error: result.run.errorMessage,
+          };
         case 'stored':
           return { ...accepted, status: 'stored' };
         case 'dropped':
@@ -204,7 +259,10 @@ export class ControlApi {
 
   private async sendAs(body: z.infer<typeof sendBody>): Promise<unknown> {
     if (body.channel || body.peer || body.account) {
-      throw new SwitchboardError('INVALID_REQUEST', 'channel, peer and account describe a user\'s channel; a send with from comes from an agent session and takes none of them');
+      throw new SwitchboardError(
+        'INVALID_REQUEST',
+        "channel, peer and account describe a user's channel; a send with from comes from an agent session and takes none of them",
+      );
     }
     const target = body.target;
     const ref = body.label
@@ -212,8 +270,9 @@ export class ControlApi {
       : target?.startsWith('agent:')
         ? { sessionKey: target }
         : { agentId: target };
-    if (!ref.label && !ref.sessionKey && !ref.agentId) throw new SwitchboardError('INVALID_REQUEST', 'a send with from needs a target (an agent id or a session key) or a label');
-    const timeoutSeconds = body.wait ? body.timeoutSeconds ?? this.gateway.config.gateway.waitTimeoutSeconds : 0;
+    if (!ref.label && !ref.sessionKey && !ref.agentId)
+      throw new SwitchboardError('INVALID_REQUEST', 'a send with from needs a target (an agent id or a session key) or a label');
+    const timeoutSeconds = body.wait ? (body.timeoutSeconds ?? this.gateway.config.gateway.waitTimeoutSeconds) : 0;
     return this.gateway.sendAs(body.from!, {
       ...ref,
       message: body.message,
@@ -228,7 +287,10 @@ export class ControlApi {
       const url = new URL(request.url ?? '/', 'http://localhost');
       if (this.options.front?.handles(url.pathname)) return this.options.front.handle(request, response);
       if (!this.options.front && A2A_PATHS.test(url.pathname)) {
-        throw new SwitchboardError('NOT_FOUND', `the A2A server is off on this gateway, so ${url.pathname} serves nothing: set a2a.server.enabled: true in its config (with a2a.server.peers) and restart it`);
+        throw new SwitchboardError(
+          'NOT_FOUND',
+          `the A2A server is off on this gateway, so ${url.pathname} serves nothing: set a2a.server.enabled: true in its config (with a2a.server.peers) and restart it`,
+        );
       }
       const callback = url.pathname.match(/^\/a2a-callback\/([^/]+)$/);
       if (callback && request.method === 'POST') return await this.receivePush(request, response, decodeSegment(callback[1]));
@@ -251,7 +313,10 @@ export class ControlApi {
       const allowed = this.routes.filter((route) => route.pattern.test(url.pathname)).map((route) => route.method);
       if (allowed.length > 0) {
         response.setHeader('Allow', [...new Set(allowed)].join(', '));
-        throw new SwitchboardError('METHOD_NOT_ALLOWED', `${request.method} is not supported on ${url.pathname} (use ${[...new Set(allowed)].join(' or ')})`);
+        throw new SwitchboardError(
+          'METHOD_NOT_ALLOWED',
+          `${request.method} is not supported on ${url.pathname} (use ${[...new Set(allowed)].join(' or ')})`,
+        );
       }
       throw new SwitchboardError('NOT_FOUND', `no such endpoint: ${request.method} ${url.pathname}`);
     } catch (error) {
@@ -262,8 +327,7 @@ export class ControlApi {
         const retryAfterMs = failure.details?.retryAfterMs;
         if (typeof retryAfterMs === 'number') response.setHeader('Retry-After', String(Math.max(1, Math.ceil(retryAfterMs / 1000))));
         sendJson(response, failure.httpStatus, { error: failure.toJSON() });
-      }
-      else response.end();
+      } else response.end();
     }
   }
 
@@ -301,7 +365,8 @@ export class ControlApi {
     const deltas = url.searchParams.get('deltas') === '1';
     const afterRaw = url.searchParams.get('after') ?? request.headers['last-event-id'];
     let lastSeq = afterRaw === undefined ? undefined : Number(afterRaw);
-    if (lastSeq !== undefined && !Number.isInteger(lastSeq)) throw new SwitchboardError('INVALID_REQUEST', `after: expected an event sequence number, got "${afterRaw}"`);
+    if (lastSeq !== undefined && !Number.isInteger(lastSeq))
+      throw new SwitchboardError('INVALID_REQUEST', `after: expected an event sequence number, got "${afterRaw}"`);
     response.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
     response.write(': switchboard events\n\n');
     this.streams.add(response);
@@ -353,6 +418,9 @@ function decodeSegment(segment: string): string {
   try {
     return decodeURIComponent(segment);
   } catch {
-    throw new SwitchboardError('INVALID_REQUEST', `the path segment "${segment.slice(0, 80)}" has a malformed percent-escape; encode it with encodeURIComponent`);
+    throw new SwitchboardError(
+      'INVALID_REQUEST',
+      `the path segment "${segment.slice(0, 80)}" has a malformed percent-escape; encode it with encodeURIComponent`,
+    );
   }
 }

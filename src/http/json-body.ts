@@ -39,7 +39,9 @@ export function parseBody<T>(schema: z.ZodType<T>, body: unknown): T {
   const parsed = schema.safeParse(body);
   if (parsed.success) return parsed.data;
   const problems = parsed.error.issues.map((issue) =>
-    issue.code === 'unrecognized_keys' ? `unknown field ${issue.keys.map((k) => `"${k}"`).join(', ')}` : `${formatPath(issue.path)}: ${issue.message.replace(/^Invalid input: /, '')}`,
+    issue.code === 'unrecognized_keys'
+      ? `unknown field ${issue.keys.map((k) => `"${k}"`).join(', ')}`
+      : `${formatPath(issue.path)}: ${issue.message.replace(/^Invalid input: /, '')}`,
   );
   throw new SwitchboardError('INVALID_REQUEST', `invalid request body: ${problems.join('; ')}`, { problems });
 }

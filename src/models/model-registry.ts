@@ -38,7 +38,11 @@ function createModel(name: string, provider: ProviderConfig, modelId: string): L
   switch (provider.type) {
     case 'scripted': {
       const script = provider.models[modelId];
-      if (!script) throw new SwitchboardError('MODEL_PROVIDER_NOT_FOUND', `scripted model "${modelId}" is not defined under models.providers.${name}.models`);
+      if (!script)
+        throw new SwitchboardError(
+          'MODEL_PROVIDER_NOT_FOUND',
+          `scripted model "${modelId}" is not defined under models.providers.${name}.models`,
+        );
       return new ScriptedLanguageModel(modelId, script, name);
     }
     // The Chat Completions API: the one OpenAI and every OpenAI-compatible server speak.
@@ -47,6 +51,8 @@ function createModel(name: string, provider: ProviderConfig, modelId: string): L
     case 'anthropic':
       return createAnthropic({ apiKey: provider.apiKey, baseURL: provider.baseURL, headers: provider.headers })(modelId);
     case 'openai-compatible':
-      return createOpenAICompatible({ name, baseURL: provider.baseURL, apiKey: provider.apiKey, headers: provider.headers }).chatModel(modelId);
+      return createOpenAICompatible({ name, baseURL: provider.baseURL, apiKey: provider.apiKey, headers: provider.headers }).chatModel(
+        modelId,
+      );
   }
 }

@@ -7,7 +7,8 @@ import type { RunRequestSize } from '../ports.js';
 
 export const NO_REQUEST: RunRequestSize = { bytes: 0, systemBytes: 0, toolBytes: 0 };
 
-const bytesOf = (value: unknown) => (value === undefined ? 0 : Buffer.byteLength(typeof value === 'string' ? value : JSON.stringify(value)));
+const bytesOf = (value: unknown) =>
+  value === undefined ? 0 : Buffer.byteLength(typeof value === 'string' ? value : JSON.stringify(value));
 const isSystem = (message: unknown) => {
   const role = (message as { role?: unknown } | null)?.role;
   return role === 'system' || role === 'developer';

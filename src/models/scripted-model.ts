@@ -12,7 +12,16 @@
  *   tool calls made since the newest input), {{from.agent}} and {{from.session}} (provenance).
  * - `delayMs` waits before answering (honouring abort); `error` fails the call like a provider would.
  */
-import { APICallError, type LanguageModelV3, type LanguageModelV3CallOptions, type LanguageModelV3Content, type LanguageModelV3GenerateResult, type LanguageModelV3Prompt, type LanguageModelV3StreamPart, type LanguageModelV3Usage } from '@ai-sdk/provider';
+import {
+  APICallError,
+  type LanguageModelV3,
+  type LanguageModelV3CallOptions,
+  type LanguageModelV3Content,
+  type LanguageModelV3GenerateResult,
+  type LanguageModelV3Prompt,
+  type LanguageModelV3StreamPart,
+  type LanguageModelV3Usage,
+} from '@ai-sdk/provider';
 import type { ScriptedModelConfig, ScriptedRule } from '../config/schema.js';
 
 const PROVENANCE_LINE = /^\[message from ([^\]]*)\]\n/;
@@ -45,7 +54,9 @@ export class ScriptedLanguageModel implements LanguageModelV3 {
   async doGenerate(options: LanguageModelV3CallOptions): Promise<LanguageModelV3GenerateResult> {
     const { parts, usage, finishReason } = await this.answer(options);
     const content: LanguageModelV3Content[] = parts.map((part) =>
-      part.type === 'text' ? { type: 'text', text: part.text } : { type: 'tool-call', toolCallId: part.toolCallId, toolName: part.toolName, input: part.input },
+      part.type === 'text'
+        ? { type: 'text', text: part.text }
+        : { type: 'tool-call', toolCallId: part.toolCallId, toolName: part.toolName, input: part.input },
     );
     return { content, finishReason, usage, warnings: [], request: requestOf(options) };
   }
@@ -62,7 +73,8 @@ export class ScriptedLanguageModel implements LanguageModelV3 {
           if (part.type === 'text') {
             const id = `text-${index}`;
             controller.enqueue({ type: 'text-start', id });
-            for (let at = 0; at < part.text.length; at += chunk) controller.enqueue({ type: 'text-delta', id, delta: part.text.slice(at, at + chunk) });
+            for (let at = 0; at < part.text.length; at += chunk)
+              controller.enqueue({ type: 'text-delta', id, delta: part.text.slice(at, at + chunk) });
             controller.enqueue({ type: 'text-end', id });
           } else {
             controller.enqueue({ type: 'tool-call', toolCallId: part.toolCallId, toolName: part.toolName, input: part.input });
@@ -81,9 +93,17 @@ export class ScriptedLanguageModel implements LanguageModelV3 {
     const { rule, match } = findRule(this.script.rules, joined);
     if (rule?.delayMs) await sleep(rule.delayMs, options.abortSignal);
     if (rule?.error) {
-      throw new APICallError({ message: rule.error, url: `scripted://${this.modelId}`, requestBodyValues: requestOf(options).body, statusCode: 500, isRetryable: false });
+      throw new APICallError({
+        message: rule.error,
+        url: `scripted://${this.modelId}`,
+        requestBodyValues: requestOf(options).body,
+        statusCode: 500,
+        isRetryable: false,
+      });
     }
-    const steps = rule ? (rule.steps ?? (rule.reply !== undefined ? [{ text: rule.reply }] : [])) : [{ text: `[scripted model ${this.modelId}: no rule matches "${clip(joined)}"]` }];
+    const steps = rule
+      ? (rule.steps ?? (rule.reply !== undefined ? [{ text: rule.reply }] : []))
+      : [{ text: `[scripted model ${this.modelId}: no rule matches "${clip(joined)}"]` }];
     const step = turn.stepIndex < steps.length ? steps[turn.stepIndex] : undefined;
     const system = options.prompt.find((message) => message.role === 'system');
     const vars = templateVars(turn, match, system?.role === 'system' ? system.content : '');
@@ -113,7 +133,9 @@ function textChars(prompt: LanguageModelV3Prompt): number {
   let chars = 0;
   for (const message of prompt) {
     if (typeof message.content === 'string') chars += message.content.length;
-    else for (const part of message.content) chars += part.type === 'text' || part.type === 'reasoning' ? part.text.length : JSON.stringify(part).length;
+    else
+      for (const part of message.content)
+        chars += part.type === 'text' || part.type === 'reasoning' ? part.text.length : JSON.stringify(part).length;
   }
   return chars;
 }
@@ -150,7 +172,10 @@ function readTurn(prompt: LanguageModelV3Prompt): ScriptTurn {
       for (const part of message.content) {
         if (part.type !== 'tool-result') continue;
         const output = part.output;
-        const value = output.type === 'json' || output.type === 'text' || output.type === 'error-text' || output.type === 'error-json' ? output.value : null;
+        const value =
+          output.type === 'json' || output.type === 'text' || output.type === 'error-text' || output.type === 'error-json'
+            ? output.value
+            : null;
         toolResults.set(part.toolName, value);
       }
     }
@@ -159,7 +184,10 @@ function readTurn(prompt: LanguageModelV3Prompt): ScriptTurn {
 }
 
 function findRule(rules: ScriptedRule[], text: string): { rule?: ScriptedRule; match?: RegExpMatchArray } {
-  const stripped = text.split('\n').filter((line) => !/^\[(message from|note:) [^\n]*\]$/.test(line)).join('\n');
+  const stripped = text
+    .split('\n')
+    .filter((line) => !/^\[(message from|note:) [^\n]*\]$/.test(line))
+    .join('\n');
   for (const rule of rules) {
     const match = stripped.match(new RegExp(rule.match, 'is'));
     if (match) return { rule, match };

@@ -11,10 +11,28 @@ import { errorMessage } from '../core/errors.js';
 
 const PRIVATE = new BlockList();
 for (const [net, prefix] of [
-  ['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12],
-  ['192.0.0.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15], ['224.0.0.0', 4], ['240.0.0.0', 4],
-] as const) PRIVATE.addSubnet(net, prefix, 'ipv4');
-for (const [net, prefix] of [['::', 128], ['::1', 128], ['fc00::', 7], ['fe80::', 10], ['ff00::', 8], ['64:ff9b:1::', 48]] as const) PRIVATE.addSubnet(net, prefix, 'ipv6');
+  ['0.0.0.0', 8],
+  ['10.0.0.0', 8],
+  ['100.64.0.0', 10],
+  ['127.0.0.0', 8],
+  ['169.254.0.0', 16],
+  ['172.16.0.0', 12],
+  ['192.0.0.0', 24],
+  ['192.168.0.0', 16],
+  ['198.18.0.0', 15],
+  ['224.0.0.0', 4],
+  ['240.0.0.0', 4],
+] as const)
+  PRIVATE.addSubnet(net, prefix, 'ipv4');
+for (const [net, prefix] of [
+  ['::', 128],
+  ['::1', 128],
+  ['fc00::', 7],
+  ['fe80::', 10],
+  ['ff00::', 8],
+  ['64:ff9b:1::', 48],
+] as const)
+  PRIVATE.addSubnet(net, prefix, 'ipv6');
 
 /** The 8 groups of an IPv6 address, or undefined when it is not one. */
 function ipv6Groups(address: string): number[] | undefined {
@@ -60,7 +78,12 @@ function privateMessage(url: string, address: string, setting: string): string {
 }
 
 /** Why this URL may not be called, or undefined when it may. `setting` names the key that would allow it. */
-export async function refusedTarget(url: string, allowPrivate: boolean, setting: string, isPrivate = isPrivateAddress): Promise<string | undefined> {
+export async function refusedTarget(
+  url: string,
+  allowPrivate: boolean,
+  setting: string,
+  isPrivate = isPrivateAddress,
+): Promise<string | undefined> {
   let parsed: URL;
   try {
     parsed = new URL(url);
@@ -88,7 +111,8 @@ function publicOnlyLookup(setting: string, isPrivate: (address: string) => boole
     dnsLookup(hostname, { ...options, all: true }, (error, answers) => {
       if (error) return callback(error, []);
       const inside = answers.find((answer) => isPrivate(answer.address));
-      if (inside) return callback(Object.assign(new Error(privateMessage(hostname, inside.address, setting)), { code: 'EPRIVATEADDRESS' }), []);
+      if (inside)
+        return callback(Object.assign(new Error(privateMessage(hostname, inside.address, setting)), { code: 'EPRIVATEADDRESS' }), []);
       if (options.all) return callback(null, answers);
       callback(null, answers[0].address, answers[0].family);
     });
@@ -139,11 +163,19 @@ export function guardedFetch(options: OutboundFetchOptions): typeof fetch {
     for (let hop = 0; ; hop += 1) {
       const refused = await refusedTarget(url, allowPrivate, setting, isPrivate);
       if (refused) throw refusal(hop === 0 ? refused : `redirected to a refused target: ${refused}`);
-      const response = (await fetch(url, { ...(init as object), method, headers, body, redirect: 'manual', dispatcher } as never)) as unknown as Response;
+      const response = (await fetch(url, {
+        ...(init as object),
+        method,
+        headers,
+        body,
+        redirect: 'manual',
+        dispatcher,
+      } as never)) as unknown as Response;
       const location = response.headers.get('location');
       if (mode === 'manual' || !REDIRECTS.has(response.status) || location === null) return response;
       await response.body?.cancel();
-      if (mode === 'error') throw new TypeError(`"${url}" answered ${response.status} with a redirect, and this request does not follow redirects`);
+      if (mode === 'error')
+        throw new TypeError(`"${url}" answered ${response.status} with a redirect, and this request does not follow redirects`);
       if (hop >= maxRedirects) throw new TypeError(`"${url}" redirected more than ${maxRedirects} times; giving up`);
       const next = new URL(location, url);
       if (next.origin !== new URL(url).origin) for (const name of [...headers.keys()]) if (CREDENTIALS.test(name)) headers.delete(name);

@@ -53,10 +53,19 @@ const taskColumns = (param: (name: TaskParam) => never) => ({
   updated_at: param('now'),
   last_activity_at: param('now'),
 });
-const saveTask = prepared<TaskParam | 'firstMessageId' | 'statusAt', Pick<Selectable<A2ATasksTable>, 'session_key' | 'input_id' | 'first_message_id' | 'created_at'>>((db, param) =>
+const saveTask = prepared<
+  TaskParam | 'firstMessageId' | 'statusAt',
+  Pick<Selectable<A2ATasksTable>, 'session_key' | 'input_id' | 'first_message_id' | 'created_at'>
+>((db, param) =>
   db
     .insertInto('a2a_tasks')
-    .values({ ...taskColumns(param), session_key: null, input_id: null, first_message_id: param('firstMessageId'), status_at: param('statusAt') })
+    .values({
+      ...taskColumns(param),
+      session_key: null,
+      input_id: null,
+      first_message_id: param('firstMessageId'),
+      status_at: param('statusAt'),
+    })
     .onConflict((oc) =>
       oc.column('id').doUpdateSet((eb) => ({
         state: param('state'),
@@ -73,10 +82,20 @@ const saveTask = prepared<TaskParam | 'firstMessageId' | 'statusAt', Pick<Select
 const attachTaskInput = prepared<TaskParam | 'sessionKey' | 'inputId', never>((db, param) =>
   db
     .insertInto('a2a_tasks')
-    .values({ ...taskColumns(param), session_key: param('sessionKey'), input_id: param('inputId'), first_message_id: null, status_at: null })
-    .onConflict((oc) => oc.column('id').doUpdateSet({ session_key: param('sessionKey'), input_id: param('inputId'), last_activity_at: param('now') })),
+    .values({
+      ...taskColumns(param),
+      session_key: param('sessionKey'),
+      input_id: param('inputId'),
+      first_message_id: null,
+      status_at: null,
+    })
+    .onConflict((oc) =>
+      oc.column('id').doUpdateSet({ session_key: param('sessionKey'), input_id: param('inputId'), last_activity_at: param('now') }),
+    ),
 );
-const taskById = prepared<'id', Selectable<A2ATasksTable>>((db, param) => db.selectFrom('a2a_tasks').selectAll().where('id', '=', param('id')));
+const taskById = prepared<'id', Selectable<A2ATasksTable>>((db, param) =>
+  db.selectFrom('a2a_tasks').selectAll().where('id', '=', param('id')),
+);
 const taskByFirstMessage = prepared<'agentId' | 'owner' | 'messageId', Selectable<A2ATasksTable>>((db, param) =>
   db
     .selectFrom('a2a_tasks')
@@ -88,10 +107,18 @@ const taskByFirstMessage = prepared<'agentId' | 'owner' | 'messageId', Selectabl
     .limit(1),
 );
 const contextOwners = prepared<'agentId' | 'contextId', { owner: string }>((db, param) =>
-  db.selectFrom('a2a_tasks').select('owner').distinct().where('agent_id', '=', param('agentId')).where('context_id', '=', param('contextId')).limit(2),
+  db
+    .selectFrom('a2a_tasks')
+    .select('owner')
+    .distinct()
+    .where('agent_id', '=', param('agentId'))
+    .where('context_id', '=', param('contextId'))
+    .limit(2),
 );
 const insertTaskEvent = prepared<'taskId' | 'type' | 'detail' | 'now', never>((db, param) =>
-  db.insertInto('a2a_task_events').values({ task_id: param('taskId'), type: param('type'), detail: param('detail'), created_at: param('now') }),
+  db
+    .insertInto('a2a_task_events')
+    .values({ task_id: param('taskId'), type: param('type'), detail: param('detail'), created_at: param('now') }),
 );
 const pushConfigsOf = prepared<'taskId', Selectable<A2APushConfigsTable>>((db, param) =>
   db.selectFrom('a2a_push_configs').selectAll().where('task_id', '=', param('taskId')).orderBy('created_at').orderBy('config_id'),
@@ -100,7 +127,11 @@ const pushConfigsOf = prepared<'taskId', Selectable<A2APushConfigsTable>>((db, p
 export class KyselyA2ATaskStore implements A2ATaskStore {
   constructor(private readonly db: Kysely<Database>) {}
 
-  async save(task: Pick<A2ATaskRecord, 'id' | 'agentId' | 'contextId' | 'owner' | 'state' | 'task'> & Partial<Pick<A2ATaskRecord, 'firstMessageId' | 'statusAt'>>, now: number): Promise<A2ATaskRecord> {
+  async save(
+    task: Pick<A2ATaskRecord, 'id' | 'agentId' | 'contextId' | 'owner' | 'state' | 'task'> &
+      Partial<Pick<A2ATaskRecord, 'firstMessageId' | 'statusAt'>>,
+    now: number,
+  ): Promise<A2ATaskRecord> {
     const statusAt = task.statusAt ?? null;
     const [row] = await saveTask(this.db, {
       id: task.id,
@@ -151,10 +182,25 @@ export class KyselyA2ATaskStore implements A2ATaskStore {
     return query;
   }
 
-  async attachInput(task: Pick<A2ATaskRecord, 'id' | 'agentId' | 'contextId' | 'owner'>, sessionKey: string, inputId: string, now: number): Promise<void> {
+  async attachInput(
+    task: Pick<A2ATaskRecord, 'id' | 'agentId' | 'contextId' | 'owner'>,
+    sessionKey: string,
+    inputId: string,
+    now: number,
+  ): Promise<void> {
     // Either write may come first: the executor attaches while the SDK saves the first snapshot.
     const placeholder = { id: task.id, contextId: task.contextId, status: { state: 'TASK_STATE_SUBMITTED' } };
-    await attachTaskInput(this.db, { id: task.id, agentId: task.agentId, contextId: task.contextId, owner: task.owner, state: 'TASK_STATE_SUBMITTED', task: json(placeholder), sessionKey, inputId, now });
+    await attachTaskInput(this.db, {
+      id: task.id,
+      agentId: task.agentId,
+      contextId: task.contextId,
+      owner: task.owner,
+      state: 'TASK_STATE_SUBMITTED',
+      task: json(placeholder),
+      sessionKey,
+      inputId,
+      now,
+    });
   }
 
   async get(id: string): Promise<A2ATaskRecord | undefined> {
@@ -176,14 +222,31 @@ export class KyselyA2ATaskStore implements A2ATaskStore {
   async savePushConfig(config: A2APushConfigRecord, now: number): Promise<void> {
     await this.db
       .insertInto('a2a_push_configs')
-      .values({ task_id: config.taskId, config_id: config.configId, owner: config.owner, config: json(config.config), wire_version: config.wireVersion, created_at: now })
-      .onConflict((oc) => oc.columns(['task_id', 'config_id']).doUpdateSet({ owner: config.owner, config: json(config.config), wire_version: config.wireVersion }))
+      .values({
+        task_id: config.taskId,
+        config_id: config.configId,
+        owner: config.owner,
+        config: json(config.config),
+        wire_version: config.wireVersion,
+        created_at: now,
+      })
+      .onConflict((oc) =>
+        oc
+          .columns(['task_id', 'config_id'])
+          .doUpdateSet({ owner: config.owner, config: json(config.config), wire_version: config.wireVersion }),
+      )
       .execute();
   }
 
   async listPushConfigs(taskId: string): Promise<A2APushConfigRecord[]> {
     const rows = await pushConfigsOf(this.db, { taskId });
-    return rows.map((row) => ({ taskId: row.task_id, configId: row.config_id, owner: row.owner, config: parse(row.config), wireVersion: row.wire_version }));
+    return rows.map((row) => ({
+      taskId: row.task_id,
+      configId: row.config_id,
+      owner: row.owner,
+      config: parse(row.config),
+      wireVersion: row.wire_version,
+    }));
   }
 
   async deletePushConfig(taskId: string, configId?: string): Promise<void> {
@@ -195,7 +258,7 @@ export class KyselyA2ATaskStore implements A2ATaskStore {
   async saveRemoteTask(task: RemoteTaskRecord, now: number): Promise<void> {
     await this.db
       .insertInto('a2a_remote_tasks')
-            .values({
+      .values({
         task_id: task.taskId,
         remote: task.remote,
         context_id: task.contextId,
@@ -247,6 +310,12 @@ export class KyselyA2ATaskStore implements A2ATaskStore {
 
   async listEvents(taskId: string): Promise<A2ATaskEventRecord[]> {
     const rows = await this.db.selectFrom('a2a_task_events').selectAll().where('task_id', '=', taskId).orderBy('seq').execute();
-    return rows.map((row) => ({ seq: num(row.seq), taskId: row.task_id, type: row.type, detail: parse(row.detail), createdAt: num(row.created_at) }));
+    return rows.map((row) => ({
+      seq: num(row.seq),
+      taskId: row.task_id,
+      type: row.type,
+      detail: parse(row.detail),
+      createdAt: num(row.created_at),
+    }));
   }
 }

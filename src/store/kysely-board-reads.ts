@@ -52,7 +52,12 @@ export class KyselyBoardReads {
     if (filter.board) query = query.where('board', '=', filter.board);
     if (filter.states?.length) query = query.where('state', 'in', filter.states);
     if (filter.assignee) query = query.where('assignee', '=', filter.assignee);
-    const rows = await query.orderBy('priority', 'desc').orderBy('created_at').orderBy('id').limit(filter.limit ?? 1000).execute();
+    const rows = await query
+      .orderBy('priority', 'desc')
+      .orderBy('created_at')
+      .orderBy('id')
+      .limit(filter.limit ?? 1000)
+      .execute();
     return rows.map(toBoardTask);
   }
 
@@ -60,7 +65,10 @@ export class KyselyBoardReads {
     let query = this.db.selectFrom('board_events').selectAll();
     if (filter.taskId) query = query.where('task_id', '=', filter.taskId);
     if (filter.afterSeq !== undefined) query = query.where('seq', '>', filter.afterSeq);
-    const rows = await query.orderBy('seq').limit(filter.limit ?? 1000).execute();
+    const rows = await query
+      .orderBy('seq')
+      .limit(filter.limit ?? 1000)
+      .execute();
     return rows.map(toBoardEvent);
   }
 }

@@ -55,11 +55,26 @@ export function toAttempt(row: Selectable<BoardAttemptsTable>): BoardAttemptReco
 }
 
 export function toComment(row: Selectable<BoardCommentsTable>): BoardCommentRecord {
-  return { seq: num(row.seq), taskId: row.task_id, author: row.author, body: row.body, attempt: numOrNull(row.attempt), createdAt: num(row.created_at) };
+  return {
+    seq: num(row.seq),
+    taskId: row.task_id,
+    author: row.author,
+    body: row.body,
+    attempt: numOrNull(row.attempt),
+    createdAt: num(row.created_at),
+  };
 }
 
 export function toBoardEvent(row: Selectable<BoardEventsTable>): BoardEventRecord {
-  return { seq: num(row.seq), taskId: row.task_id, board: row.board, type: row.type, actor: row.actor, detail: parse(row.detail), createdAt: num(row.created_at) };
+  return {
+    seq: num(row.seq),
+    taskId: row.task_id,
+    board: row.board,
+    type: row.type,
+    actor: row.actor,
+    detail: parse(row.detail),
+    createdAt: num(row.created_at),
+  };
 }
 
 export function claimOf(task: BoardTaskRecord): BoardClaim {
@@ -78,22 +93,37 @@ export async function loadClaimed(db: Db, id: string, token: number): Promise<Bo
   if (task.state === 'running' && task.token === token) return task;
   if (!Number.isSafeInteger(token) || token < 1 || token > task.token) {
     const issued = task.token === 0 ? 'none yet' : task.token === 1 ? 'only 1' : `1 to ${task.token}`;
-    throw new SwitchboardError('INVALID_REQUEST', `token ${token} was never issued for task ${id} (its claims so far: ${issued}); use the token "board claim" gave you`, {
+    throw new SwitchboardError(
+      'INVALID_REQUEST',
+      `token ${token} was never issued for task ${id} (its claims so far: ${issued}); use the token "board claim" gave you`,
+      {
+        taskId: id,
+        token,
+        currentToken: task.token,
+      },
+    );
+  }
+  const now =
+    task.state === 'running' ? `claimed again (attempt ${task.attempts}, token ${task.token}, by ${task.claimWorker})` : `${task.state}`;
+  throw new SwitchboardError(
+    'CLAIM_LOST',
+    `claim lost: task ${id} is ${now}; token ${token} is no longer its claim, so nothing was changed. Stop working on it.`,
+    {
       taskId: id,
       token,
       currentToken: task.token,
-    });
-  }
-  const now = task.state === 'running' ? `claimed again (attempt ${task.attempts}, token ${task.token}, by ${task.claimWorker})` : `${task.state}`;
-  throw new SwitchboardError('CLAIM_LOST', `claim lost: task ${id} is ${now}; token ${token} is no longer its claim, so nothing was changed. Stop working on it.`, {
-    taskId: id,
-    token,
-    currentToken: task.token,
-    state: task.state,
-  });
+      state: task.state,
+    },
+  );
 }
 
-export async function endAttempt(db: Db, task: BoardTaskRecord, outcome: AttemptOutcome, fields: { summary?: string | null; error?: string | null }, now: number): Promise<void> {
+export async function endAttempt(
+  db: Db,
+  task: BoardTaskRecord,
+  outcome: AttemptOutcome,
+  fields: { summary?: string | null; error?: string | null },
+  now: number,
+): Promise<void> {
   await db
     .updateTable('board_attempts')
     .set({ ended_at: now, outcome, summary: fields.summary ?? null, error: fields.error ?? null })
@@ -134,9 +164,21 @@ export async function recordEvent(db: Db, task: BoardTaskRecord, event: BoardCha
   const detail = { state: task.state, ...event.detail };
   await db
     .insertInto('board_events')
-    .values({ task_id: task.id, board: task.board, type: event.type, actor: event.actor, detail: json(detail), idempotency_key: event.key ?? null, created_at: now })
+    .values({
+      task_id: task.id,
+      board: task.board,
+      type: event.type,
+      actor: event.actor,
+      detail: json(detail),
+      idempotency_key: event.key ?? null,
+      created_at: now,
+    })
     .execute();
-  await appendEvent(db, { type: 'board.updated', payload: { taskId: task.id, board: task.board, event: event.type, actor: event.actor, ...detail } }, now);
+  await appendEvent(
+    db,
+    { type: 'board.updated', payload: { taskId: task.id, board: task.board, event: event.type, actor: event.actor, ...detail } },
+    now,
+  );
 }
 
 /** The claim cleared, as every end of an attempt leaves it. */
@@ -188,7 +230,10 @@ export async function gaveUpReason(db: Db, task: BoardTaskRecord, last: string):
 }
 
 /** The change a tool call's ledger key already made, if it made one: its retry makes no second one. */
-export async function changeByKey(db: Db, key: string | undefined): Promise<{ taskId: string; detail: Record<string, unknown> } | undefined> {
+export async function changeByKey(
+  db: Db,
+  key: string | undefined,
+): Promise<{ taskId: string; detail: Record<string, unknown> } | undefined> {
   if (key === undefined) return undefined;
   const row = await db.selectFrom('board_events').select(['task_id', 'detail']).where('idempotency_key', '=', key).executeTakeFirst();
   return row && { taskId: row.task_id, detail: parse(row.detail) as Record<string, unknown> };
@@ -199,5 +244,11 @@ export async function changeByKey(db: Db, key: string | undefined): Promise<{ ta
  * complete or block again) is answered as the first call was, instead of with CLAIM_LOST.
  */
 export async function endedAttempt(db: Db, id: string, token: number): Promise<Selectable<BoardAttemptsTable> | undefined> {
-  return db.selectFrom('board_attempts').selectAll().where('task_id', '=', id).where('token', '=', token).where('ended_at', 'is not', null).executeTakeFirst();
+  return db
+    .selectFrom('board_attempts')
+    .selectAll()
+    .where('task_id', '=', id)
+    .where('token', '=', token)
+    .where('ended_at', 'is not', null)
+    .executeTakeFirst();
 }

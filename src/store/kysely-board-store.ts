@@ -10,9 +10,30 @@ import { afterFailure, cyclePath, initialState, refuseMove, type BlockKind, type
 import { SwitchboardError } from '../core/errors.js';
 import { freezeResult } from '../core/subagent.js';
 import { nodeHashing } from '../hashing.js';
-import type { BoardClaim, BoardClaimRequest, BoardCommentRecord, BoardReclaim, BoardStore, BoardTaskRecord, NewBoardTask } from '../board-ports.js';
+import type {
+  BoardClaim,
+  BoardClaimRequest,
+  BoardCommentRecord,
+  BoardReclaim,
+  BoardStore,
+  BoardTaskRecord,
+  NewBoardTask,
+} from '../board-ports.js';
 import {
-  changeByKey, claimOf, endAttempt, endedAttempt, gaveUpReason, loadClaimed, loadTask, NO_CLAIM, openDependencies, promoteDependents, recordEvent, toBoardTask, toComment, updateTask,
+  changeByKey,
+  claimOf,
+  endAttempt,
+  endedAttempt,
+  gaveUpReason,
+  loadClaimed,
+  loadTask,
+  NO_CLAIM,
+  openDependencies,
+  promoteDependents,
+  recordEvent,
+  toBoardTask,
+  toComment,
+  updateTask,
 } from './kysely-board-rows.js';
 import { json, num, type Db } from './kysely-rows.js';
 import type { SqlDialectName } from './sql-dialect.js';
@@ -35,13 +56,19 @@ export class KyselyBoardStore extends KyselyBoardReads implements BoardStore {
   create(task: NewBoardTask, now: number): Promise<{ task: BoardTaskRecord; created: boolean }> {
     return this.tx(async (trx) => {
       if (task.idempotencyKey !== null) {
-        const existing = await trx.selectFrom('board_tasks').selectAll().where('idempotency_key', '=', task.idempotencyKey).executeTakeFirst();
+        const existing = await trx
+          .selectFrom('board_tasks')
+          .selectAll()
+          .where('idempotency_key', '=', task.idempotencyKey)
+          .executeTakeFirst();
         if (existing) return { task: toBoardTask(existing), created: false };
       }
       const dependsOn = [...new Set(task.dependsOn)];
-      const found = dependsOn.length === 0 ? [] : await trx.selectFrom('board_tasks').select(['id', 'state']).where('id', 'in', dependsOn).execute();
+      const found =
+        dependsOn.length === 0 ? [] : await trx.selectFrom('board_tasks').select(['id', 'state']).where('id', 'in', dependsOn).execute();
       const missing = dependsOn.filter((id) => !found.some((row) => row.id === id));
-      if (missing.length > 0) throw new SwitchboardError('BOARD_TASK_NOT_FOUND', `dependsOn: no board task ${missing.map((id) => `"${id}"`).join(', ')}`);
+      if (missing.length > 0)
+        throw new SwitchboardError('BOARD_TASK_NOT_FOUND', `dependsOn: no board task ${missing.map((id) => `"${id}"`).join(', ')}`);
       const state = initialState(task.triage, found.filter((row) => row.state !== 'done').length);
       const inserted = await trx
         .insertInto('board_tasks')
@@ -76,10 +103,18 @@ export class KyselyBoardStore extends KyselyBoardReads implements BoardStore {
         .returningAll()
         .executeTakeFirst();
       if (!inserted) {
-        const existing = await trx.selectFrom('board_tasks').selectAll().where('idempotency_key', '=', task.idempotencyKey).executeTakeFirstOrThrow();
+        const existing = await trx
+          .selectFrom('board_tasks')
+          .selectAll()
+          .where('idempotency_key', '=', task.idempotencyKey)
+          .executeTakeFirstOrThrow();
         return { task: toBoardTask(existing), created: false };
       }
-      if (dependsOn.length > 0) await trx.insertInto('board_deps').values(dependsOn.map((id) => ({ task_id: task.id, depends_on: id, created_at: now }))).execute();
+      if (dependsOn.length > 0)
+        await trx
+          .insertInto('board_deps')
+          .values(dependsOn.map((id) => ({ task_id: task.id, depends_on: id, created_at: now })))
+          .execute();
       const record = toBoardTask(inserted);
       await recordEvent(trx, record, { type: 'created', actor: task.creator, detail: { dependsOn } }, now);
       return { task: record, created: true };
@@ -91,12 +126,25 @@ export class KyselyBoardStore extends KyselyBoardReads implements BoardStore {
       const task = await loadTask(trx, taskId);
       const other = await loadTask(trx, dependsOn);
       if (['running', 'done', 'cancelled', 'archived'].includes(task.state)) {
-        throw new SwitchboardError('BOARD_MOVE_REFUSED', `task ${taskId} is ${task.state}; dependencies can be added only to tasks that have not started`);
+        throw new SwitchboardError(
+          'BOARD_MOVE_REFUSED',
+          `task ${taskId} is ${task.state}; dependencies can be added only to tasks that have not started`,
+        );
       }
-      const known = await trx.selectFrom('board_deps').select('task_id').where('task_id', '=', taskId).where('depends_on', '=', dependsOn).executeTakeFirst();
+      const known = await trx
+        .selectFrom('board_deps')
+        .select('task_id')
+        .where('task_id', '=', taskId)
+        .where('depends_on', '=', dependsOn)
+        .executeTakeFirst();
       if (known) return task;
       const cycle = await this.findCycle(trx, taskId, dependsOn);
-      if (cycle) throw new SwitchboardError('DEPENDENCY_CYCLE', `refused: ${taskId} depending on ${dependsOn} would close a cycle: ${cycle.join(' -> ')}`, { cycle });
+      if (cycle)
+        throw new SwitchboardError(
+          'DEPENDENCY_CYCLE',
+          `refused: ${taskId} depending on ${dependsOn} would close a cycle: ${cycle.join(' -> ')}`,
+          { cycle },
+        );
       await trx.insertInto('board_deps').values({ task_id: taskId, depends_on: dependsOn, created_at: now }).execute();
       const demote = task.state === 'ready' && other.state !== 'done';
       return updateTask(trx, task, demote ? { state: 'todo' } : {}, { type: 'linked', actor, detail: { dependsOn } }, now);
@@ -125,7 +173,11 @@ export class KyselyBoardStore extends KyselyBoardReads implements BoardStore {
       if (await changeByKey(trx, review.key)) return loadTask(trx, id);
       const task = await loadTask(trx, id);
       if (task.state !== 'review') {
-        throw new SwitchboardError('BOARD_MOVE_REFUSED', `task ${task.id} is ${task.state}, not in review; only a task a worker sent to review can be approved or sent back`, { state: task.state });
+        throw new SwitchboardError(
+          'BOARD_MOVE_REFUSED',
+          `task ${task.id} is ${task.state}, not in review; only a task a worker sent to review can be approved or sent back`,
+          { state: task.state },
+        );
       }
       if (review.comment) await this.commentIn(trx, task, { author: review.actor, body: review.comment }, now);
       const reason = review.approve ? 'approved' : 'changes requested';
@@ -133,13 +185,24 @@ export class KyselyBoardStore extends KyselyBoardReads implements BoardStore {
     });
   }
 
-  private async moveIn(trx: Db, id: string, to: BoardState, change: { actor: string; reason?: string; key?: string }, now: number): Promise<BoardTaskRecord> {
+  private async moveIn(
+    trx: Db,
+    id: string,
+    to: BoardState,
+    change: { actor: string; reason?: string; key?: string },
+    now: number,
+  ): Promise<BoardTaskRecord> {
     const task = await loadTask(trx, id);
     const refused = refuseMove(task.state, to);
     if (refused) throw new SwitchboardError('BOARD_MOVE_REFUSED', `task ${id}: ${refused}`, { state: task.state, to });
     if (to === 'ready') {
       const open = await openDependencies(trx, id);
-      if (open.length > 0) throw new SwitchboardError('BOARD_MOVE_REFUSED', `task ${id} cannot be ready: it depends on ${open.join(', ')}, not done yet (it becomes ready by itself when they are)`, { openDependencies: open });
+      if (open.length > 0)
+        throw new SwitchboardError(
+          'BOARD_MOVE_REFUSED',
+          `task ${id} cannot be ready: it depends on ${open.join(', ')}, not done yet (it becomes ready by itself when they are)`,
+          { openDependencies: open },
+        );
     }
     const changes: Partial<Database['board_tasks']> = { state: to };
     if (task.state === 'running') {
@@ -147,7 +210,8 @@ export class KyselyBoardStore extends KyselyBoardReads implements BoardStore {
       await endAttempt(trx, task, 'cancelled', { error: change.reason ?? `cancelled by ${change.actor}` }, now);
       Object.assign(changes, NO_CLAIM, { token: task.token + 1 });
     }
-    if (to === 'blocked') Object.assign(changes, { block_kind: 'needs_input', block_reason: change.reason ?? `blocked by ${change.actor}` });
+    if (to === 'blocked')
+      Object.assign(changes, { block_kind: 'needs_input', block_reason: change.reason ?? `blocked by ${change.actor}` });
     else if (task.state === 'blocked') Object.assign(changes, { block_kind: null, block_reason: null, failures: 0 });
     if (to === 'done') changes.done_at = now;
     const detail = { from: task.state, ...(change.reason ? { reason: change.reason } : {}) };
@@ -159,16 +223,30 @@ export class KyselyBoardStore extends KyselyBoardReads implements BoardStore {
   comment(id: string, comment: { author: string; body: string; token?: number; key?: string }, now: number): Promise<BoardCommentRecord> {
     return this.tx(async (trx) => {
       const made = await changeByKey(trx, comment.key);
-      if (made) return toComment(await trx.selectFrom('board_comments').selectAll().where('seq', '=', Number(made.detail.comment)).executeTakeFirstOrThrow());
+      if (made)
+        return toComment(
+          await trx.selectFrom('board_comments').selectAll().where('seq', '=', Number(made.detail.comment)).executeTakeFirstOrThrow(),
+        );
       const task = comment.token === undefined ? await loadTask(trx, id) : await loadClaimed(trx, id, comment.token);
       return this.commentIn(trx, task, comment, now);
     });
   }
 
-  private async commentIn(trx: Db, task: BoardTaskRecord, comment: { author: string; body: string; token?: number; key?: string }, now: number): Promise<BoardCommentRecord> {
+  private async commentIn(
+    trx: Db,
+    task: BoardTaskRecord,
+    comment: { author: string; body: string; token?: number; key?: string },
+    now: number,
+  ): Promise<BoardCommentRecord> {
     const row = await trx
       .insertInto('board_comments')
-      .values({ task_id: task.id, author: comment.author, body: comment.body, attempt: comment.token === undefined ? null : task.attempts, created_at: now })
+      .values({
+        task_id: task.id,
+        author: comment.author,
+        body: comment.body,
+        attempt: comment.token === undefined ? null : task.attempts,
+        created_at: now,
+      })
       .returningAll()
       .executeTakeFirstOrThrow();
     await recordEvent(trx, task, { type: 'commented', actor: comment.author, detail: { comment: num(row.seq) }, key: comment.key }, now);
@@ -192,7 +270,15 @@ export class KyselyBoardStore extends KyselyBoardReads implements BoardStore {
       const token = task.token + 1;
       const claimed = await trx
         .updateTable('board_tasks')
-        .set({ state: 'running', attempts: attempt, token, claim_worker: request.worker, claimed_at: now, claim_expires_at: now + request.ttlMs, updated_at: now })
+        .set({
+          state: 'running',
+          attempts: attempt,
+          token,
+          claim_worker: request.worker,
+          claimed_at: now,
+          claim_expires_at: now + request.ttlMs,
+          updated_at: now,
+        })
         .where('id', '=', task.id)
         .where('state', '=', 'ready')
         .where('token', '=', task.token)
@@ -201,7 +287,19 @@ export class KyselyBoardStore extends KyselyBoardReads implements BoardStore {
       if (!claimed) return undefined;
       await trx
         .insertInto('board_attempts')
-        .values({ task_id: task.id, attempt, token, worker: request.worker, ref: request.ref ?? null, started_at: now, heartbeat_at: now, ended_at: null, outcome: null, summary: null, error: null })
+        .values({
+          task_id: task.id,
+          attempt,
+          token,
+          worker: request.worker,
+          ref: request.ref ?? null,
+          started_at: now,
+          heartbeat_at: now,
+          ended_at: null,
+          outcome: null,
+          summary: null,
+          error: null,
+        })
         .execute();
       const record = toBoardTask(claimed);
       await recordEvent(trx, record, { type: 'claimed', actor: request.worker, detail: { attempt, token } }, now);
@@ -212,16 +310,37 @@ export class KyselyBoardStore extends KyselyBoardReads implements BoardStore {
   heartbeat(id: string, token: number, ttlMs: number, now: number): Promise<BoardClaim> {
     return this.tx(async (trx) => {
       const task = await loadClaimed(trx, id, token);
-      const row = await trx.updateTable('board_tasks').set({ claim_expires_at: now + ttlMs }).where('id', '=', id).returningAll().executeTakeFirstOrThrow();
-      await trx.updateTable('board_attempts').set({ heartbeat_at: now }).where('task_id', '=', id).where('attempt', '=', task.attempts).execute();
+      const row = await trx
+        .updateTable('board_tasks')
+        .set({ claim_expires_at: now + ttlMs })
+        .where('id', '=', id)
+        .returningAll()
+        .executeTakeFirstOrThrow();
+      await trx
+        .updateTable('board_attempts')
+        .set({ heartbeat_at: now })
+        .where('task_id', '=', id)
+        .where('attempt', '=', task.attempts)
+        .execute();
       return claimOf(toBoardTask(row));
     });
   }
 
-  complete(id: string, token: number, outcome: { result: string; summary?: string; review?: boolean; maxResultChars: number }, now: number): Promise<BoardTaskRecord> {
+  complete(
+    id: string,
+    token: number,
+    outcome: { result: string; summary?: string; review?: boolean; maxResultChars: number },
+    now: number,
+  ): Promise<BoardTaskRecord> {
     return this.tx(async (trx) => {
       const frozen = freezeResult(outcome.result, outcome.maxResultChars, nodeHashing.sha256);
-      const claimed = await this.underClaim(trx, id, token, outcome.review ? 'review' : 'completed', (task) => task.resultHash === frozen.resultHash);
+      const claimed = await this.underClaim(
+        trx,
+        id,
+        token,
+        outcome.review ? 'review' : 'completed',
+        (task) => task.resultHash === frozen.resultHash,
+      );
       if ('repeat' in claimed) return claimed.repeat;
       const { task } = claimed;
       await endAttempt(trx, task, outcome.review ? 'review' : 'completed', { summary: outcome.summary ?? null }, now);
@@ -229,8 +348,19 @@ export class KyselyBoardStore extends KyselyBoardReads implements BoardStore {
       const done = await updateTask(
         trx,
         task,
-        { state, ...NO_CLAIM, result: frozen.result, result_hash: frozen.resultHash, result_chars: frozen.resultChars, done_at: state === 'done' ? now : null },
-        { type: outcome.review ? 'review_requested' : 'completed', actor: task.claimWorker!, detail: { attempt: task.attempts, resultChars: frozen.resultChars, truncated: frozen.truncated } },
+        {
+          state,
+          ...NO_CLAIM,
+          result: frozen.result,
+          result_hash: frozen.resultHash,
+          result_chars: frozen.resultChars,
+          done_at: state === 'done' ? now : null,
+        },
+        {
+          type: outcome.review ? 'review_requested' : 'completed',
+          actor: task.claimWorker!,
+          detail: { attempt: task.attempts, resultChars: frozen.resultChars, truncated: frozen.truncated },
+        },
         now,
       );
       if (state === 'done') await promoteDependents(trx, id, now);
@@ -240,11 +370,23 @@ export class KyselyBoardStore extends KyselyBoardReads implements BoardStore {
 
   block(id: string, token: number, why: { kind: BlockKind; reason: string }, now: number): Promise<BoardTaskRecord> {
     return this.tx(async (trx) => {
-      const claimed = await this.underClaim(trx, id, token, 'blocked', (task, attempt) => attempt.summary === why.reason && task.blockKind === why.kind);
+      const claimed = await this.underClaim(
+        trx,
+        id,
+        token,
+        'blocked',
+        (task, attempt) => attempt.summary === why.reason && task.blockKind === why.kind,
+      );
       if ('repeat' in claimed) return claimed.repeat;
       const { task } = claimed;
       await endAttempt(trx, task, 'blocked', { summary: why.reason }, now);
-      return updateTask(trx, task, { state: 'blocked', ...NO_CLAIM, block_kind: why.kind, block_reason: why.reason }, { type: 'blocked', actor: task.claimWorker!, detail: { kind: why.kind, reason: why.reason } }, now);
+      return updateTask(
+        trx,
+        task,
+        { state: 'blocked', ...NO_CLAIM, block_kind: why.kind, block_reason: why.reason },
+        { type: 'blocked', actor: task.claimWorker!, detail: { kind: why.kind, reason: why.reason } },
+        now,
+      );
     });
   }
 
@@ -275,7 +417,13 @@ export class KyselyBoardStore extends KyselyBoardReads implements BoardStore {
     return this.tx(async (trx) => {
       const task = await loadClaimed(trx, id, token);
       await endAttempt(trx, task, 'released', { summary: reason ?? null }, now);
-      return updateTask(trx, task, { state: 'ready', ...NO_CLAIM }, { type: 'released', actor: task.claimWorker!, detail: reason ? { reason } : {} }, now);
+      return updateTask(
+        trx,
+        task,
+        { state: 'ready', ...NO_CLAIM },
+        { type: 'released', actor: task.claimWorker!, detail: reason ? { reason } : {} },
+        now,
+      );
     });
   }
 
@@ -284,7 +432,13 @@ export class KyselyBoardStore extends KyselyBoardReads implements BoardStore {
   }
 
   /** A failed or expired attempt: counted; the task is ready again, or blocked (`gave_up`) once the budget is spent. */
-  private async failAttempt(trx: Db, task: BoardTaskRecord, outcome: 'failed' | 'expired', error: string, now: number): Promise<BoardTaskRecord> {
+  private async failAttempt(
+    trx: Db,
+    task: BoardTaskRecord,
+    outcome: 'failed' | 'expired',
+    error: string,
+    now: number,
+  ): Promise<BoardTaskRecord> {
     const failures = task.failures + 1;
     const state = afterFailure(failures, task.maxAttempts);
     const reason = state === 'blocked' ? await gaveUpReason(trx, task, error) : null;
@@ -293,7 +447,11 @@ export class KyselyBoardStore extends KyselyBoardReads implements BoardStore {
       trx,
       task,
       { state, failures, ...NO_CLAIM, ...(reason ? { block_kind: 'gave_up', block_reason: reason } : {}) },
-      { type: outcome === 'expired' ? 'reclaimed' : 'attempt_failed', actor: 'board', detail: { attempt: task.attempts, worker: task.claimWorker, error, failures } },
+      {
+        type: outcome === 'expired' ? 'reclaimed' : 'attempt_failed',
+        actor: 'board',
+        detail: { attempt: task.attempts, worker: task.claimWorker, error, failures },
+      },
       now,
     );
   }
@@ -301,7 +459,12 @@ export class KyselyBoardStore extends KyselyBoardReads implements BoardStore {
   noteRef(id: string, token: number, ref: string, now: number): Promise<void> {
     return this.tx(async (trx) => {
       const task = await loadClaimed(trx, id, token);
-      await trx.updateTable('board_attempts').set({ ref, heartbeat_at: now }).where('task_id', '=', id).where('attempt', '=', task.attempts).execute();
+      await trx
+        .updateTable('board_attempts')
+        .set({ ref, heartbeat_at: now })
+        .where('task_id', '=', id)
+        .where('attempt', '=', task.attempts)
+        .execute();
     });
   }
 
@@ -310,7 +473,12 @@ export class KyselyBoardStore extends KyselyBoardReads implements BoardStore {
       .selectFrom('board_tasks')
       .select(['id', 'token'])
       .where('state', '=', 'running')
-      .where((eb) => eb.or([eb('claim_expires_at', '<', now), eb.and([eb('max_runtime_ms', 'is not', null), eb(eb('claimed_at', '+', eb.ref('max_runtime_ms')), '<', now)])]))
+      .where((eb) =>
+        eb.or([
+          eb('claim_expires_at', '<', now),
+          eb.and([eb('max_runtime_ms', 'is not', null), eb(eb('claimed_at', '+', eb.ref('max_runtime_ms')), '<', now)]),
+        ]),
+      )
       .orderBy('claim_expires_at')
       .limit(limit)
       .execute();
@@ -322,9 +490,16 @@ export class KyselyBoardStore extends KyselyBoardReads implements BoardStore {
         if (task.state !== 'running' || task.token !== num(candidate.token)) return undefined;
         const overran = task.maxRuntimeMs !== null && task.claimedAt! + task.maxRuntimeMs < now;
         if (!overran && task.claimExpiresAt! >= now) return undefined;
-        const attempt = await trx.selectFrom('board_attempts').select('heartbeat_at').where('task_id', '=', task.id).where('attempt', '=', task.attempts).executeTakeFirst();
+        const attempt = await trx
+          .selectFrom('board_attempts')
+          .select('heartbeat_at')
+          .where('task_id', '=', task.id)
+          .where('attempt', '=', task.attempts)
+          .executeTakeFirst();
         const since = new Date(num(attempt?.heartbeat_at ?? task.claimedAt)).toISOString();
-        const error = overran ? `ran longer than the task's max runtime of ${task.maxRuntimeMs} ms` : `claim expired: no heartbeat since ${since}`;
+        const error = overran
+          ? `ran longer than the task's max runtime of ${task.maxRuntimeMs} ms`
+          : `claim expired: no heartbeat since ${since}`;
         const after = await this.failAttempt(trx, task, 'expired', error, now);
         return { taskId: task.id, attempt: task.attempts, worker: task.claimWorker!, state: after.state as 'ready' | 'blocked' };
       });

@@ -1,7 +1,20 @@
 /** Exchanges (one per sessions_send) over Kysely; every state change is a compare-and-set. */
 import { SwitchboardError } from '../core/errors.js';
 import type { Kysely } from 'kysely';
-import type { ExchangeChanges, ExchangeFilter, ExchangePhase, ExchangeRecord, ExchangeReplyState, ExchangeStore, InputRecord, LimitReached, NewExchange, NewInput, NewToolCall, RateLimit } from '../ports.js';
+import type {
+  ExchangeChanges,
+  ExchangeFilter,
+  ExchangePhase,
+  ExchangeRecord,
+  ExchangeReplyState,
+  ExchangeStore,
+  InputRecord,
+  LimitReached,
+  NewExchange,
+  NewInput,
+  NewToolCall,
+  RateLimit,
+} from '../ports.js';
 import { toExchange } from './kysely-rows.js';
 import { insertInput } from './kysely-writes.js';
 import type { Database, ExchangesTable } from './schema.js';
@@ -16,8 +29,18 @@ export class KyselyExchangeStore implements ExchangeStore {
   ) {}
 
   open(exchange: NewExchange, input: NewInput, now: number): Promise<{ exchange: ExchangeRecord; input: InputRecord; created: boolean }>;
-  open(exchange: NewExchange, input: NewInput, now: number, guards: { rate: RateLimit; call?: NewToolCall }): Promise<{ exchange: ExchangeRecord; input: InputRecord; created: boolean } | LimitReached>;
-  open(exchange: NewExchange, input: NewInput, now: number, guards?: { rate: RateLimit; call?: NewToolCall }): Promise<{ exchange: ExchangeRecord; input: InputRecord; created: boolean } | LimitReached> {
+  open(
+    exchange: NewExchange,
+    input: NewInput,
+    now: number,
+    guards: { rate: RateLimit; call?: NewToolCall },
+  ): Promise<{ exchange: ExchangeRecord; input: InputRecord; created: boolean } | LimitReached>;
+  open(
+    exchange: NewExchange,
+    input: NewInput,
+    now: number,
+    guards?: { rate: RateLimit; call?: NewToolCall },
+  ): Promise<{ exchange: ExchangeRecord; input: InputRecord; created: boolean } | LimitReached> {
     return this.db.transaction().execute(async (trx) => {
       if (guards) {
         // A repeat (same idempotency key) is answered with what it made before and is not counted.
@@ -102,7 +125,11 @@ export class KyselyExchangeStore implements ExchangeStore {
     if (filter.targetSession) query = query.where('target_session', '=', filter.targetSession);
     if (filter.waiterRunId) query = query.where('waiter_run_id', '=', filter.waiterRunId);
     const direction = filter.newest ? 'desc' : 'asc';
-    const rows = await query.orderBy('created_at', direction).orderBy('id', direction).limit(filter.limit ?? 1000).execute();
+    const rows = await query
+      .orderBy('created_at', direction)
+      .orderBy('id', direction)
+      .limit(filter.limit ?? 1000)
+      .execute();
     return rows.map(toExchange);
   }
 }

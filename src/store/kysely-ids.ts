@@ -4,7 +4,15 @@ import type { IdKind } from '../ports.js';
 import type { Db } from './kysely-rows.js';
 import type { Database } from './schema.js';
 
-const ID_TABLES = { run: 'runs', subagent: 'subagents', outbox: 'outbox', exchange: 'exchanges', a2a_task: 'a2a_tasks', input: 'inputs', board_task: 'board_tasks' } as const satisfies Record<IdKind, keyof Database>;
+const ID_TABLES = {
+  run: 'runs',
+  subagent: 'subagents',
+  outbox: 'outbox',
+  exchange: 'exchanges',
+  a2a_task: 'a2a_tasks',
+  input: 'inputs',
+  board_task: 'board_tasks',
+} as const satisfies Record<IdKind, keyof Database>;
 
 /**
  * Ids of `kind` that start with `prefix`, in id order; an id equal to `prefix` is returned alone, by its

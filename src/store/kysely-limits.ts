@@ -17,7 +17,13 @@ export async function lockCounted(db: Db, dialect: SqlDialectName, key: string):
  * Counts the bucket's writes in the window and, below `max`, records this one as `ref`. Marks that have
  * left the window are deleted on the way, so a bucket holds at most `max` rows.
  */
-export async function takeRate(db: Db, dialect: SqlDialectName, rate: RateLimit, ref: string, now: number): Promise<LimitReached | undefined> {
+export async function takeRate(
+  db: Db,
+  dialect: SqlDialectName,
+  rate: RateLimit,
+  ref: string,
+  now: number,
+): Promise<LimitReached | undefined> {
   await lockCounted(db, dialect, `rate:${rate.bucket}`);
   const since = now - rate.windowMs;
   await db.deleteFrom('rate_marks').where('bucket', '=', rate.bucket).where('at', '<=', since).execute();
@@ -28,6 +34,10 @@ export async function takeRate(db: Db, dialect: SqlDialectName, rate: RateLimit,
     .executeTakeFirstOrThrow();
   const reached = limitReached(rate, num(row.count), num(row.oldest as number));
   if (reached) return reached;
-  await db.insertInto('rate_marks').values({ bucket: rate.bucket, at: now, ref }).onConflict((oc) => oc.doNothing()).execute();
+  await db
+    .insertInto('rate_marks')
+    .values({ bucket: rate.bucket, at: now, ref })
+    .onConflict((oc) => oc.doNothing())
+    .execute();
   return undefined;
 }

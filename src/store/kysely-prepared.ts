@@ -47,7 +47,13 @@ export function preparedPerCount<P extends string, L extends string, R>(
     }
     const { query, slots } = compiled;
     const values = params as Record<string, unknown>;
-    const parameters = slots.map((slot, i) => (slot === undefined ? query.parameters[i] : slot.index === undefined ? values[slot.name] : (values[slot.name] as unknown[])[slot.index]));
+    const parameters = slots.map((slot, i) =>
+      slot === undefined
+        ? query.parameters[i]
+        : slot.index === undefined
+          ? values[slot.name]
+          : (values[slot.name] as unknown[])[slot.index],
+    );
     return (await db.executeQuery<R>({ ...query, parameters })).rows;
   };
 }

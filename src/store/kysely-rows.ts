@@ -2,8 +2,31 @@
 import type { Kysely, Selectable, Transaction } from 'kysely';
 import type { QueueMode } from '../core/queue-mode.js';
 import type { RunStatus } from '../core/run-status.js';
-import type { EventRecord, ExchangePhase, ExchangeRecord, ExchangeReplyState, InputRecord, InputStatus, OutboxRecord, OutboxStatus, ReplyRoute, RunRecord, SessionRecord, SessionState, TranscriptEntry } from '../ports.js';
-import type { Database, EventsTable, ExchangesTable, InputsTable, OutboxTable, RunsTable, SessionsTable, TranscriptTable } from './schema.js';
+import type {
+  EventRecord,
+  ExchangePhase,
+  ExchangeRecord,
+  ExchangeReplyState,
+  InputRecord,
+  InputStatus,
+  OutboxRecord,
+  OutboxStatus,
+  ReplyRoute,
+  RunRecord,
+  SessionRecord,
+  SessionState,
+  TranscriptEntry,
+} from '../ports.js';
+import type {
+  Database,
+  EventsTable,
+  ExchangesTable,
+  InputsTable,
+  OutboxTable,
+  RunsTable,
+  SessionsTable,
+  TranscriptTable,
+} from './schema.js';
 
 export type Db = Kysely<Database> | Transaction<Database>;
 

@@ -12,9 +12,17 @@ import { prepared, preparedPerCount } from './kysely-prepared.js';
 
 // The statements every run makes, compiled once.
 const sessionRunning = prepared<'key' | 'now', never>((db, param) =>
-  db.updateTable('sessions').set({ state: 'running', updated_at: param('now'), last_run_at: param('now') }).where('key', '=', param('key')),
+  db
+    .updateTable('sessions')
+    .set({ state: 'running', updated_at: param('now'), last_run_at: param('now') })
+    .where('key', '=', param('key')),
 );
-const sessionIdle = prepared<'key' | 'now', never>((db, param) => db.updateTable('sessions').set({ state: 'idle', updated_at: param('now') }).where('key', '=', param('key')));
+const sessionIdle = prepared<'key' | 'now', never>((db, param) =>
+  db
+    .updateTable('sessions')
+    .set({ state: 'idle', updated_at: param('now') })
+    .where('key', '=', param('key')),
+);
 const releaseLease = prepared<'key' | 'epoch', { epoch: number }>((db, param) =>
   db.deleteFrom('session_lease').where('session_key', '=', param('key')).where('epoch', '=', param('epoch')).returning('epoch'),
 );
@@ -45,7 +53,11 @@ const claimInputs = preparedPerCount<'runId' | 'now', 'ids', Selectable<InputsTa
   db
     .updateTable('inputs')
     .set((eb) => ({ status: 'claimed', run_id: param('runId'), attempts: eb('attempts', '+', 1), updated_at: param('now') }))
-    .where('id', 'in', Array.from({ length: count }, (_, i) => item('ids', i)))
+    .where(
+      'id',
+      'in',
+      Array.from({ length: count }, (_, i) => item('ids', i)),
+    )
     .where('status', '=', 'queued')
     .returningAll(),
 );
@@ -53,12 +65,31 @@ const consumeInputs = preparedPerCount<'runId' | 'now', 'ids', never>((db, count
   db
     .updateTable('inputs')
     .set({ status: 'consumed', updated_at: param('now') })
-    .where('id', 'in', Array.from({ length: count }, (_, i) => item('ids', i)))
+    .where(
+      'id',
+      'in',
+      Array.from({ length: count }, (_, i) => item('ids', i)),
+    )
     .where('run_id', '=', param('runId')),
 );
 type FinishParam =
-  | 'id' | 'epoch' | 'status' | 'now' | 'inputTokens' | 'outputTokens' | 'modelCalls' | 'steps' | 'preambleChars' | 'promptChars'
-  | 'requestBytes' | 'requestSystemBytes' | 'requestToolBytes' | 'cachedInputTokens' | 'finalText' | 'errorCode' | 'errorMessage';
+  | 'id'
+  | 'epoch'
+  | 'status'
+  | 'now'
+  | 'inputTokens'
+  | 'outputTokens'
+  | 'modelCalls'
+  | 'steps'
+  | 'preambleChars'
+  | 'promptChars'
+  | 'requestBytes'
+  | 'requestSystemBytes'
+  | 'requestToolBytes'
+  | 'cachedInputTokens'
+  | 'finalText'
+  | 'errorCode'
+  | 'errorMessage';
 /** The run's outcome, only while it is still running under this epoch. */
 const finishRun = prepared<FinishParam, Selectable<RunsTable>>((db, param) =>
   db
@@ -96,23 +127,38 @@ export class KyselyRunStore implements RunStore {
   ) {}
 
   async start(run: NewRun, now: number): Promise<StartedRun | 'leased' | 'taken'> {
-    return this.db.transaction().execute(async (trx): Promise<StartedRun | 'leased'> => {
-      this.relax?.();
-      // The lease and the run in one transaction: one commit where there were two.
-      const lease = await this.takeLease(trx, run.sessionKey, run.owner, run.leaseTtlMs);
-      if (!lease) return 'leased';
-      const claimed = await claimInputs(trx, run.inputIds.length, { runId: run.id, now, ids: run.inputIds });
-      // Someone else took an input first: undo the lease and the claim by throwing inside the transaction.
-      if (claimed.length !== run.inputIds.length) throw new StartConflict();
-      await insertRun(trx, { id: run.id, sessionKey: run.sessionKey, agentId: run.agentId, owner: run.owner, epoch: lease.epoch, model: run.model, now });
-      await sessionRunning(trx, { key: run.sessionKey, now });
-      const started = await appendEvent(trx, { type: 'run.started', sessionKey: run.sessionKey, runId: run.id, payload: { inputIds: run.inputIds, model: run.model } }, now);
-      if (run.subagentId) await startSubagentRun(trx, run.subagentId, run.id, now);
-      return { epoch: lease.epoch, inputs: claimed.map(toInput).sort((a, b) => a.seq - b.seq), events: [started] };
-    }).catch((error: unknown) => {
-      if (error instanceof StartConflict) return 'taken' as const;
-      throw error;
-    });
+    return this.db
+      .transaction()
+      .execute(async (trx): Promise<StartedRun | 'leased'> => {
+        this.relax?.();
+        // The lease and the run in one transaction: one commit where there were two.
+        const lease = await this.takeLease(trx, run.sessionKey, run.owner, run.leaseTtlMs);
+        if (!lease) return 'leased';
+        const claimed = await claimInputs(trx, run.inputIds.length, { runId: run.id, now, ids: run.inputIds });
+        // Someone else took an input first: undo the lease and the claim by throwing inside the transaction.
+        if (claimed.length !== run.inputIds.length) throw new StartConflict();
+        await insertRun(trx, {
+          id: run.id,
+          sessionKey: run.sessionKey,
+          agentId: run.agentId,
+          owner: run.owner,
+          epoch: lease.epoch,
+          model: run.model,
+          now,
+        });
+        await sessionRunning(trx, { key: run.sessionKey, now });
+        const started = await appendEvent(
+          trx,
+          { type: 'run.started', sessionKey: run.sessionKey, runId: run.id, payload: { inputIds: run.inputIds, model: run.model } },
+          now,
+        );
+        if (run.subagentId) await startSubagentRun(trx, run.subagentId, run.id, now);
+        return { epoch: lease.epoch, inputs: claimed.map(toInput).sort((a, b) => a.seq - b.seq), events: [started] };
+      })
+      .catch((error: unknown) => {
+        if (error instanceof StartConflict) return 'taken' as const;
+        throw error;
+      });
   }
 
   async claimMore(runId: string, sessionKey: string, epoch: number, inputIds: string[], now: number): Promise<string[]> {
@@ -168,7 +214,8 @@ export class KyselyRunStore implements RunStore {
         );
       }
       await appendTranscript(trx, commit.sessionKey, commit.transcript, now);
-      if (commit.consumedInputIds.length > 0) await consumeInputs(trx, commit.consumedInputIds.length, { runId: commit.runId, now, ids: commit.consumedInputIds });
+      if (commit.consumedInputIds.length > 0)
+        await consumeInputs(trx, commit.consumedInputIds.length, { runId: commit.runId, now, ids: commit.consumedInputIds });
       await endSubagentRun(trx, commit, now);
       if (commit.toolCalls?.length) await settleToolCalls(trx, commit.toolCalls, now);
       await sessionIdle(trx, { key: commit.sessionKey, now });
@@ -188,7 +235,13 @@ export class KyselyRunStore implements RunStore {
     let query = this.db.selectFrom('runs').selectAll();
     if (filter.sessionKey) query = query.where('session_key', '=', filter.sessionKey);
     if (filter.status) query = query.where('status', '=', filter.status);
-    return (await query.orderBy('started_at', 'desc').orderBy('id').limit(filter.limit ?? 1000).execute()).map(toRun);
+    return (
+      await query
+        .orderBy('started_at', 'desc')
+        .orderBy('id')
+        .limit(filter.limit ?? 1000)
+        .execute()
+    ).map(toRun);
   }
 
   async recoverOrphans(owner: string, diagnostic: string, maxRetries: number, now: number): Promise<RecoveryReport> {
@@ -224,7 +277,12 @@ export class KyselyRunStore implements RunStore {
         report.interruptedRuns.push(run.id);
         await appendEvent(
           trx,
-          { type: 'run.interrupted', sessionKey: run.session_key, runId: run.id, payload: { diagnostic, inputIds: inputs.map((i) => i.id) } },
+          {
+            type: 'run.interrupted',
+            sessionKey: run.session_key,
+            runId: run.id,
+            payload: { diagnostic, inputIds: inputs.map((i) => i.id) },
+          },
           now,
         );
       }

@@ -45,12 +45,22 @@ export class KyselySessionStore implements SessionStore {
     if (filter.label !== undefined) query = query.where('label', '=', filter.label);
     if (filter.parentKey !== undefined) query = query.where('parent_key', '=', filter.parentKey);
     if (filter.updatedSince !== undefined) query = query.where('updated_at', '>=', filter.updatedSince);
-    const rows = await query.orderBy('updated_at', 'desc').orderBy('key').limit(filter.limit ?? 1000).execute();
+    const rows = await query
+      .orderBy('updated_at', 'desc')
+      .orderBy('key')
+      .limit(filter.limit ?? 1000)
+      .execute();
     return rows.map(toSession);
   }
 
   async setRoute(key: string, route: ReplyRoute, now: number): Promise<void> {
-    await relaxed(this.db, this.relax, (db) => db.updateTable('sessions').set({ route: json(route), updated_at: now }).where('key', '=', key).execute());
+    await relaxed(this.db, this.relax, (db) =>
+      db
+        .updateTable('sessions')
+        .set({ route: json(route), updated_at: now })
+        .where('key', '=', key)
+        .execute(),
+    );
   }
 
   async listWithQueuedInputs(): Promise<{ key: string; oldestQueuedAt: number }[]> {
@@ -72,25 +82,28 @@ export class KyselySessionStore implements SessionStore {
 }
 
 /** A new session, or nothing when one with its key is there already. */
-const insertSession = prepared<'key' | 'agentId' | 'label' | 'parentKey' | 'depth' | 'route' | 'now', Selectable<SessionsTable>>((db, param) =>
-  db
-    .insertInto('sessions')
-    .values({
-      key: param('key'),
-      agent_id: param('agentId'),
-      label: param('label'),
-      parent_key: param('parentKey'),
-      depth: param('depth'),
-      route: param('route'),
-      state: 'idle',
-      created_at: param('now'),
-      updated_at: param('now'),
-      last_run_at: null,
-    })
-    .onConflict((oc) => oc.column('key').doNothing())
-    .returningAll(),
+const insertSession = prepared<'key' | 'agentId' | 'label' | 'parentKey' | 'depth' | 'route' | 'now', Selectable<SessionsTable>>(
+  (db, param) =>
+    db
+      .insertInto('sessions')
+      .values({
+        key: param('key'),
+        agent_id: param('agentId'),
+        label: param('label'),
+        parent_key: param('parentKey'),
+        depth: param('depth'),
+        route: param('route'),
+        state: 'idle',
+        created_at: param('now'),
+        updated_at: param('now'),
+        last_run_at: null,
+      })
+      .onConflict((oc) => oc.column('key').doNothing())
+      .returningAll(),
 );
-const sessionByKey = prepared<'key', Selectable<SessionsTable>>((db, param) => db.selectFrom('sessions').selectAll().where('key', '=', param('key')));
+const sessionByKey = prepared<'key', Selectable<SessionsTable>>((db, param) =>
+  db.selectFrom('sessions').selectAll().where('key', '=', param('key')),
+);
 const reachedOut = prepared<'key', { spawned: unknown; sent: unknown }>((db, param) =>
   db.selectNoFrom((eb) => [
     eb.exists(eb.selectFrom('sessions').select('key').where('parent_key', '=', param('key'))).as('spawned'),

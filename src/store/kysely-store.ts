@@ -5,14 +5,46 @@
 import { sql, type Kysely, type RawBuilder, type Selectable } from 'kysely';
 import type {
   IdKind,
-  A2ATaskStore, BoardStore, EventJournal, EventRecord, ExchangeStore, InputRecord, InputStatus, InputStore, LeaseStore, NewEvent, NewInput, NewOutboxRow,
-  NewTranscriptEntry, OutboxRecord, OutboxStatus, OutboxStore, RunStore,
-  SessionStore, Store, SubagentStore, TranscriptEntry, TranscriptStore, ToolCallStore, RateLimit, LimitReached, NewToolCall,
+  A2ATaskStore,
+  BoardStore,
+  EventJournal,
+  EventRecord,
+  ExchangeStore,
+  InputRecord,
+  InputStatus,
+  InputStore,
+  LeaseStore,
+  NewEvent,
+  NewInput,
+  NewOutboxRow,
+  NewTranscriptEntry,
+  OutboxRecord,
+  OutboxStatus,
+  OutboxStore,
+  RunStore,
+  SessionStore,
+  Store,
+  SubagentStore,
+  TranscriptEntry,
+  TranscriptStore,
+  ToolCallStore,
+  RateLimit,
+  LimitReached,
+  NewToolCall,
 } from '../ports.js';
 import { KyselyRunStore } from './kysely-run-store.js';
 import { KyselySessionStore } from './kysely-session-store.js';
 import { num, toEvent, toInput, toOutbox, toTranscript } from './kysely-rows.js';
-import { appendEvent, appendTranscript, insertInput, insertOutbox, leaseTaker, relaxed, type LeaseTaker, type Relax } from './kysely-writes.js';
+import {
+  appendEvent,
+  appendTranscript,
+  insertInput,
+  insertOutbox,
+  leaseTaker,
+  relaxed,
+  type LeaseTaker,
+  type Relax,
+} from './kysely-writes.js';
 import { KyselyExchangeStore } from './kysely-exchange-store.js';
 import { KyselyA2ATaskStore } from './kysely-a2a-store.js';
 import { KyselyBoardStore } from './kysely-board-store.js';
@@ -89,7 +121,6 @@ export class KyselyStore implements Store {
   }
 }
 
-
 export class KyselyInputStore implements InputStore {
   constructor(
     protected readonly db: Kysely<Database>,
@@ -102,8 +133,16 @@ export class KyselyInputStore implements InputStore {
   }
 
   enqueue(input: NewInput, now: number): Promise<{ input: InputRecord; created: boolean }>;
-  enqueue(input: NewInput, now: number, guards: { rate: RateLimit; call?: NewToolCall }): Promise<{ input: InputRecord; created: boolean } | LimitReached>;
-  enqueue(input: NewInput, now: number, guards?: { rate: RateLimit; call?: NewToolCall }): Promise<{ input: InputRecord; created: boolean } | LimitReached> {
+  enqueue(
+    input: NewInput,
+    now: number,
+    guards: { rate: RateLimit; call?: NewToolCall },
+  ): Promise<{ input: InputRecord; created: boolean } | LimitReached>;
+  enqueue(
+    input: NewInput,
+    now: number,
+    guards?: { rate: RateLimit; call?: NewToolCall },
+  ): Promise<{ input: InputRecord; created: boolean } | LimitReached> {
     if (!guards) return insertInput(this.db, input, now);
     return this.db.transaction().execute(async (trx) => {
       const existing = await trx.selectFrom('inputs').selectAll().where('idempotency_key', '=', input.idempotencyKey).executeTakeFirst();
@@ -138,7 +177,12 @@ export class KyselyInputStore implements InputStore {
     let query = this.db.selectFrom('inputs').selectAll();
     if (filter.sessionKey) query = query.where('session_key', '=', filter.sessionKey);
     if (filter.status) query = query.where('status', '=', filter.status);
-    return (await query.orderBy('seq').limit(filter.limit ?? 100_000).execute()).map(toInput);
+    return (
+      await query
+        .orderBy('seq')
+        .limit(filter.limit ?? 100_000)
+        .execute()
+    ).map(toInput);
   }
 
   async drop(inputIds: string[], note: string, now: number): Promise<string[]> {
@@ -181,7 +225,13 @@ export class KyselyTranscriptStore implements TranscriptStore {
 
   /** The session's entries after `seq`, oldest first. */
   async listAfter(sessionKey: string, seq: number): Promise<TranscriptEntry[]> {
-    const rows = await this.db.selectFrom('transcript').selectAll().where('session_key', '=', sessionKey).where('seq', '>', seq).orderBy('seq').execute();
+    const rows = await this.db
+      .selectFrom('transcript')
+      .selectAll()
+      .where('session_key', '=', sessionKey)
+      .where('seq', '>', seq)
+      .orderBy('seq')
+      .execute();
     return rows.map(toTranscript);
   }
 
@@ -204,7 +254,11 @@ class KyselyOutboxStore implements OutboxStore {
 
   async add(row: NewOutboxRow, now: number): Promise<OutboxRecord> {
     await insertOutbox(this.db, row, now);
-    const stored = await this.db.selectFrom('outbox').selectAll().where('idempotency_key', '=', row.idempotencyKey).executeTakeFirstOrThrow();
+    const stored = await this.db
+      .selectFrom('outbox')
+      .selectAll()
+      .where('idempotency_key', '=', row.idempotencyKey)
+      .executeTakeFirstOrThrow();
     return toOutbox(stored);
   }
 
@@ -232,7 +286,12 @@ class KyselyOutboxStore implements OutboxStore {
   async markFailed(id: string, error: string, nextAttemptAt: number, dead: boolean): Promise<void> {
     await this.db
       .updateTable('outbox')
-      .set((eb) => ({ status: dead ? 'dead' : 'pending', attempts: eb('attempts', '+', 1), last_error: error, next_attempt_at: nextAttemptAt }))
+      .set((eb) => ({
+        status: dead ? 'dead' : 'pending',
+        attempts: eb('attempts', '+', 1),
+        last_error: error,
+        next_attempt_at: nextAttemptAt,
+      }))
       .where('id', '=', id)
       .execute();
   }
@@ -245,16 +304,31 @@ class KyselyOutboxStore implements OutboxStore {
   async list(filter: { status?: OutboxStatus; limit?: number } = {}): Promise<OutboxRecord[]> {
     let query = this.db.selectFrom('outbox').selectAll();
     if (filter.status) query = query.where('status', '=', filter.status);
-    return (await query.orderBy('created_at').limit(filter.limit ?? 1000).execute()).map(toOutbox);
+    return (
+      await query
+        .orderBy('created_at')
+        .limit(filter.limit ?? 1000)
+        .execute()
+    ).map(toOutbox);
   }
 
   async retry(id: string, now: number): Promise<OutboxRecord | undefined> {
-    const moved = await this.db.updateTable('outbox').set({ status: 'pending', attempts: 0, next_attempt_at: now }).where('id', '=', id).where('status', '=', 'dead').executeTakeFirst();
+    const moved = await this.db
+      .updateTable('outbox')
+      .set({ status: 'pending', attempts: 0, next_attempt_at: now })
+      .where('id', '=', id)
+      .where('status', '=', 'dead')
+      .executeTakeFirst();
     return Number(moved.numUpdatedRows) === 1 ? this.get(id) : undefined;
   }
 
   async drop(id: string): Promise<OutboxRecord | undefined> {
-    const moved = await this.db.updateTable('outbox').set({ status: 'dropped' }).where('id', '=', id).where('status', '=', 'dead').executeTakeFirst();
+    const moved = await this.db
+      .updateTable('outbox')
+      .set({ status: 'dropped' })
+      .where('id', '=', id)
+      .where('status', '=', 'dead')
+      .executeTakeFirst();
     return Number(moved.numUpdatedRows) === 1 ? this.get(id) : undefined;
   }
 }
@@ -273,18 +347,22 @@ class KyselyLeaseStore implements LeaseStore {
   }
 
   async renew(sessionKey: string, owner: string, epoch: number, ttlMs: number): Promise<boolean> {
-    const result = await relaxed(this.db, this.relax, (db) => db
-      .updateTable('session_lease')
-      .set({ expires_at: sql<number>`${this.dbNowMs()} + ${ttlMs}` })
-      .where('session_key', '=', sessionKey)
-      .where('owner', '=', owner)
-      .where('epoch', '=', epoch)
-      .executeTakeFirst());
+    const result = await relaxed(this.db, this.relax, (db) =>
+      db
+        .updateTable('session_lease')
+        .set({ expires_at: sql<number>`${this.dbNowMs()} + ${ttlMs}` })
+        .where('session_key', '=', sessionKey)
+        .where('owner', '=', owner)
+        .where('epoch', '=', epoch)
+        .executeTakeFirst(),
+    );
     return Number(result.numUpdatedRows) === 1;
   }
 
   async release(sessionKey: string, owner: string, epoch: number): Promise<void> {
-    await relaxed(this.db, this.relax, (db) => db.deleteFrom('session_lease').where('session_key', '=', sessionKey).where('owner', '=', owner).where('epoch', '=', epoch).execute());
+    await relaxed(this.db, this.relax, (db) =>
+      db.deleteFrom('session_lease').where('session_key', '=', sessionKey).where('owner', '=', owner).where('epoch', '=', epoch).execute(),
+    );
   }
 
   async get(sessionKey: string): Promise<{ owner: string; epoch: number; expiresAt: number } | undefined> {
@@ -301,17 +379,26 @@ class KyselyEventJournal implements EventJournal {
   }
 
   async latestSeq(): Promise<number> {
-    const row = await this.db.selectFrom('events').select((eb) => eb.fn.max('seq').as('seq')).executeTakeFirst();
+    const row = await this.db
+      .selectFrom('events')
+      .select((eb) => eb.fn.max('seq').as('seq'))
+      .executeTakeFirst();
     return num((row?.seq as number | null) ?? 0);
   }
 
   async list(filter: { afterSeq?: number; sessionKey?: string; runId?: string; limit?: number } = {}): Promise<EventRecord[]> {
     // The journal tail's read after every commit.
-    if (filter.afterSeq !== undefined && !filter.sessionKey && !filter.runId) return (await eventsAfter(this.db, { afterSeq: filter.afterSeq, limit: filter.limit ?? 1000 })).map(toEvent);
+    if (filter.afterSeq !== undefined && !filter.sessionKey && !filter.runId)
+      return (await eventsAfter(this.db, { afterSeq: filter.afterSeq, limit: filter.limit ?? 1000 })).map(toEvent);
     let query = this.db.selectFrom('events').selectAll();
     if (filter.afterSeq !== undefined) query = query.where('seq', '>', filter.afterSeq);
     if (filter.sessionKey) query = query.where('session_key', '=', filter.sessionKey);
     if (filter.runId) query = query.where('run_id', '=', filter.runId);
-    return (await query.orderBy('seq').limit(filter.limit ?? 1000).execute()).map(toEvent);
+    return (
+      await query
+        .orderBy('seq')
+        .limit(filter.limit ?? 1000)
+        .execute()
+    ).map(toEvent);
   }
 }

@@ -1,6 +1,14 @@
 /** Sub-agent rows over Kysely: the mapping and the writes made inside other transactions (a run's start and commit, a spawn, a settle). */
 import type { Selectable } from 'kysely';
-import { COMPLETION_KIND, decideRunEnd, freezeResult, type CompletionEvent, type SubagentRole, type SubagentState, type SubagentUsage } from '../core/subagent.js';
+import {
+  COMPLETION_KIND,
+  decideRunEnd,
+  freezeResult,
+  type CompletionEvent,
+  type SubagentRole,
+  type SubagentState,
+  type SubagentUsage,
+} from '../core/subagent.js';
 import type { CompletionState, RunCommit, SubagentRecord, SubagentSettlement, SubagentTransition } from '../ports.js';
 import { json, num, numOrNull, parse, type Db } from './kysely-rows.js';
 import { appendEvent, insertOutbox } from './kysely-writes.js';
@@ -52,7 +60,14 @@ export function event(record: SubagentRecord, detail: Record<string, unknown> = 
     type: 'subagent.updated' as const,
     sessionKey: record.parentSession,
     runId: record.runId,
-    payload: { subagentId: record.id, childSessionKey: record.sessionKey, parentSessionKey: record.parentSession, state: record.state, waiting: record.waiting, ...detail },
+    payload: {
+      subagentId: record.id,
+      childSessionKey: record.sessionKey,
+      parentSessionKey: record.parentSession,
+      state: record.state,
+      waiting: record.waiting,
+      ...detail,
+    },
   };
 }
 
@@ -124,10 +139,26 @@ export async function endSubagentRun(db: Db, commit: RunCommit, now: number): Pr
     await appendEvent(db, event({ ...record, waiting: true }), now);
     return;
   }
-  await settleRow(db, record, { state: decision.state, diagnostic: decision.diagnostic, text: decision.text, notifyParent: true, maxResultChars: commit.subagent.maxResultChars }, now);
+  await settleRow(
+    db,
+    record,
+    {
+      state: decision.state,
+      diagnostic: decision.diagnostic,
+      text: decision.text,
+      notifyParent: true,
+      maxResultChars: commit.subagent.maxResultChars,
+    },
+    now,
+  );
 }
 
-export async function settleRow(db: Db, record: SubagentRecord, settlement: SubagentSettlement, now: number): Promise<SubagentRecord | undefined> {
+export async function settleRow(
+  db: Db,
+  record: SubagentRecord,
+  settlement: SubagentSettlement,
+  now: number,
+): Promise<SubagentRecord | undefined> {
   const runs = await db
     .selectFrom('runs')
     .select((eb) => [
@@ -146,7 +177,10 @@ export async function settleRow(db: Db, record: SubagentRecord, settlement: Suba
     durationMs: Math.max(0, now - (record.startedAt ?? record.createdAt)),
   };
   const frozen = freezeResult(settlement.text ?? record.frozenText, settlement.maxResultChars, nodeHashing.sha256);
-  const history = [...record.history, { state: settlement.state, at: now, ...(settlement.diagnostic ? { diagnostic: settlement.diagnostic } : {}) }];
+  const history = [
+    ...record.history,
+    { state: settlement.state, at: now, ...(settlement.diagnostic ? { diagnostic: settlement.diagnostic } : {}) },
+  ];
   const completion: CompletionState = settlement.notifyParent ? 'pending' : 'skipped';
   const updated = await db
     .updateTable('subagents')
@@ -195,7 +229,13 @@ export async function settleRow(db: Db, record: SubagentRecord, settlement: Suba
     };
     await insertOutbox(
       db,
-      { id: `completion-${settled.id}-${settled.runId ?? 'none'}`, kind: COMPLETION_KIND, target: settled.parentSession, payload, idempotencyKey: `completion:${settled.sessionKey}:${settled.runId ?? 'none'}` },
+      {
+        id: `completion-${settled.id}-${settled.runId ?? 'none'}`,
+        kind: COMPLETION_KIND,
+        target: settled.parentSession,
+        payload,
+        idempotencyKey: `completion:${settled.sessionKey}:${settled.runId ?? 'none'}`,
+      },
       now,
     );
   }

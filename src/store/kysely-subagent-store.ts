@@ -1,6 +1,18 @@
 /** Sub-agents over Kysely: spawning (session, record and task in one transaction, counted against the limit), settling, queries. */
 import type { Kysely } from 'kysely';
-import type { InputRecord, NewInput, NewSubagent, ParentFacts, SubagentFilter, SubagentRecord, SubagentSettlement, SubagentStore, SpawnLimits, SpawnRefused, NewToolCall } from '../ports.js';
+import type {
+  InputRecord,
+  NewInput,
+  NewSubagent,
+  ParentFacts,
+  SubagentFilter,
+  SubagentRecord,
+  SubagentSettlement,
+  SubagentStore,
+  SpawnLimits,
+  SpawnRefused,
+  NewToolCall,
+} from '../ports.js';
 import { json, num } from './kysely-rows.js';
 import { appendEvent, insertInput } from './kysely-writes.js';
 import type { Database } from './schema.js';
@@ -16,8 +28,18 @@ export class KyselySubagentStore implements SubagentStore {
   ) {}
 
   spawn(subagent: NewSubagent, task: NewInput, now: number): Promise<{ subagent: SubagentRecord; created: boolean }>;
-  spawn(subagent: NewSubagent, task: NewInput, now: number, limits: SpawnLimits & { call?: NewToolCall }): Promise<{ subagent: SubagentRecord; created: boolean } | SpawnRefused>;
-  async spawn(subagent: NewSubagent, task: NewInput, now: number, limits?: SpawnLimits & { call?: NewToolCall }): Promise<{ subagent: SubagentRecord; created: boolean } | SpawnRefused> {
+  spawn(
+    subagent: NewSubagent,
+    task: NewInput,
+    now: number,
+    limits: SpawnLimits & { call?: NewToolCall },
+  ): Promise<{ subagent: SubagentRecord; created: boolean } | SpawnRefused>;
+  async spawn(
+    subagent: NewSubagent,
+    task: NewInput,
+    now: number,
+    limits?: SpawnLimits & { call?: NewToolCall },
+  ): Promise<{ subagent: SubagentRecord; created: boolean } | SpawnRefused> {
     return this.db.transaction().execute(async (trx) => {
       // Concurrent spawns of one parent (the calls of one model step) count one after another.
       if (limits) await lockCounted(trx, this.dialect, `spawn:${subagent.parentSession}`);
@@ -108,7 +130,12 @@ export class KyselySubagentStore implements SubagentStore {
   }
 
   async findByCorrelation(parentSession: string, correlationId: string): Promise<SubagentRecord | undefined> {
-    const row = await this.db.selectFrom('subagents').selectAll().where('parent_session', '=', parentSession).where('correlation_id', '=', correlationId).executeTakeFirst();
+    const row = await this.db
+      .selectFrom('subagents')
+      .selectAll()
+      .where('parent_session', '=', parentSession)
+      .where('correlation_id', '=', correlationId)
+      .executeTakeFirst();
     return row ? toSubagent(row) : undefined;
   }
 
@@ -122,12 +149,19 @@ export class KyselySubagentStore implements SubagentStore {
   }
 
   async count(filter: SubagentFilter): Promise<number> {
-    const row = await this.filtered(filter).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirst();
+    const row = await this.filtered(filter)
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .executeTakeFirst();
     return num(row?.n ?? 0);
   }
 
   async list(filter: SubagentFilter = {}): Promise<SubagentRecord[]> {
-    const rows = await this.filtered(filter).selectAll().orderBy('created_at').orderBy('id').limit(filter.limit ?? 10_000).execute();
+    const rows = await this.filtered(filter)
+      .selectAll()
+      .orderBy('created_at')
+      .orderBy('id')
+      .limit(filter.limit ?? 10_000)
+      .execute();
     return rows.map(toSubagent);
   }
 
@@ -148,7 +182,11 @@ export class KyselySubagentStore implements SubagentStore {
       const record = await getRow(trx, id);
       if (!record) return;
       const history = [...record.history, { state: 'interrupted' as const, at: now, diagnostic: `${diagnostic}; retrying once` }];
-      await trx.updateTable('subagents').set({ attempts: record.attempts + 1, history: json(history), updated_at: now }).where('id', '=', id).execute();
+      await trx
+        .updateTable('subagents')
+        .set({ attempts: record.attempts + 1, history: json(history), updated_at: now })
+        .where('id', '=', id)
+        .execute();
     });
   }
 
@@ -156,7 +194,12 @@ export class KyselySubagentStore implements SubagentStore {
     await this.db.updateTable('subagents').set({ completion, updated_at: now }).where('id', '=', id).execute();
   }
 
-  async handOver(id: string, completion: 'delivered' | 'dead', now: number, build: (parent: ParentFacts) => NewInput): Promise<{ input: InputRecord; created: boolean }> {
+  async handOver(
+    id: string,
+    completion: 'delivered' | 'dead',
+    now: number,
+    build: (parent: ParentFacts) => NewInput,
+  ): Promise<{ input: InputRecord; created: boolean }> {
     return this.db.transaction().execute(async (trx) => {
       const record = await getRow(trx, id);
       if (!record) throw new Error(`sub-agent ${id} does not exist`);
@@ -174,6 +217,7 @@ export class KyselySubagentStore implements SubagentStore {
   async markArchived(id: string, now: number): Promise<void> {
     await this.db.updateTable('subagents').set({ archived_at: now, updated_at: now }).where('id', '=', id).execute();
     const record = await getRow(this.db, id);
-    if (record) await this.db.updateTable('sessions').set({ state: 'archived', updated_at: now }).where('key', '=', record.sessionKey).execute();
+    if (record)
+      await this.db.updateTable('sessions').set({ state: 'archived', updated_at: now }).where('key', '=', record.sessionKey).execute();
   }
 }

@@ -67,7 +67,13 @@ export async function settleToolCalls(db: Db, settled: readonly SettledToolCall[
     await recordToolCall(db, call, now);
     await db
       .updateTable('tool_calls')
-      .set((eb) => ({ state: 'completed', result: json(result), run_id: call.runId, calls: rerun ? eb('calls', '+', 1) : eb.ref('calls'), updated_at: now }))
+      .set((eb) => ({
+        state: 'completed',
+        result: json(result),
+        run_id: call.runId,
+        calls: rerun ? eb('calls', '+', 1) : eb.ref('calls'),
+        updated_at: now,
+      }))
       .where('key', '=', call.key)
       .execute();
   }
@@ -85,7 +91,13 @@ export class KyselyToolCallStore implements ToolCallStore {
     let query = this.db.selectFrom('tool_calls').selectAll();
     if (filter.sessionKey) query = query.where('session_key', '=', filter.sessionKey);
     if (filter.runId) query = query.where((eb) => eb.or([eb('run_id', '=', filter.runId!), eb('first_run_id', '=', filter.runId!)]));
-    const rows = await query.orderBy('created_at').orderBy('scope').orderBy('step').orderBy('call_index').limit(filter.limit ?? 1000).execute();
+    const rows = await query
+      .orderBy('created_at')
+      .orderBy('scope')
+      .orderBy('step')
+      .orderBy('call_index')
+      .limit(filter.limit ?? 1000)
+      .execute();
     return rows.map(toToolCall);
   }
 }

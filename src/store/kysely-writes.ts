@@ -5,18 +5,19 @@ import { json, num, toEvent, toInput, type Db } from './kysely-rows.js';
 import { prepared, preparedPerCount } from './kysely-prepared.js';
 import type { Database, EventsTable } from './schema.js';
 
-const insertTranscript = preparedPerCount<'sessionKey' | 'now', 'role' | 'content' | 'provenance' | 'inputId' | 'runId', never>((db, count, param, item) =>
-  db.insertInto('transcript').values(
-    Array.from({ length: count }, (_, i) => ({
-      session_key: param('sessionKey'),
-      role: item('role', i),
-      content: item('content', i),
-      provenance: item('provenance', i),
-      input_id: item('inputId', i),
-      run_id: item('runId', i),
-      created_at: param('now'),
-    })),
-  ),
+const insertTranscript = preparedPerCount<'sessionKey' | 'now', 'role' | 'content' | 'provenance' | 'inputId' | 'runId', never>(
+  (db, count, param, item) =>
+    db.insertInto('transcript').values(
+      Array.from({ length: count }, (_, i) => ({
+        session_key: param('sessionKey'),
+        role: item('role', i),
+        content: item('content', i),
+        provenance: item('provenance', i),
+        input_id: item('inputId', i),
+        run_id: item('runId', i),
+        created_at: param('now'),
+      })),
+    ),
 );
 
 export async function appendTranscript(db: Db, sessionKey: string, entries: NewTranscriptEntry[], now: number): Promise<void> {
@@ -35,12 +36,24 @@ export async function appendTranscript(db: Db, sessionKey: string, entries: NewT
 const insertEvent = prepared<'type' | 'sessionKey' | 'runId' | 'payload' | 'now', Selectable<EventsTable>>((db, param) =>
   db
     .insertInto('events')
-    .values({ type: param('type'), session_key: param('sessionKey'), run_id: param('runId'), payload: param('payload'), created_at: param('now') })
+    .values({
+      type: param('type'),
+      session_key: param('sessionKey'),
+      run_id: param('runId'),
+      payload: param('payload'),
+      created_at: param('now'),
+    })
     .returningAll(),
 );
 
 export async function appendEvent(db: Db, event: NewEvent, now: number): Promise<EventRecord> {
-  const [row] = await insertEvent(db, { type: event.type, sessionKey: event.sessionKey ?? null, runId: event.runId ?? null, payload: json(event.payload ?? {}), now });
+  const [row] = await insertEvent(db, {
+    type: event.type,
+    sessionKey: event.sessionKey ?? null,
+    runId: event.runId ?? null,
+    payload: json(event.payload ?? {}),
+    now,
+  });
   return toEvent(row);
 }
 

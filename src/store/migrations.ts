@@ -280,7 +280,10 @@ function migrations(dialect: SqlDialectName): Record<string, Migration> {
       async up(db: Kysely<any>) {
         // What the model calls actually sent (request bodies), and what the provider read from its cache.
         for (const column of ['request_bytes', 'request_system_bytes', 'request_tool_bytes', 'cached_input_tokens']) {
-          await db.schema.alterTable('runs').addColumn(column, 'bigint', (col) => col.notNull().defaultTo(0)).execute();
+          await db.schema
+            .alterTable('runs')
+            .addColumn(column, 'bigint', (col) => col.notNull().defaultTo(0))
+            .execute();
         }
         // Whether a session has spawned anyone decides which tools it is offered, at every model step.
         await db.schema.createIndex('sessions_parent').on('sessions').column('parent_key').execute();
@@ -306,7 +309,11 @@ class StaticMigrationProvider implements MigrationProvider {
 
 /** `schema`: where the migration bookkeeping lives, for adapters that keep each store in a schema. */
 export async function migrateToLatest(db: Kysely<any>, dialect: SqlDialectName, schema?: string): Promise<void> {
-  const migrator = new Migrator({ db, provider: new StaticMigrationProvider(dialect), ...(schema ? { migrationTableSchema: schema } : {}) });
+  const migrator = new Migrator({
+    db,
+    provider: new StaticMigrationProvider(dialect),
+    ...(schema ? { migrationTableSchema: schema } : {}),
+  });
   const { error, results } = await migrator.migrateToLatest();
   if (error) {
     const failed = results?.find((result) => result.status === 'Error');

@@ -46,7 +46,10 @@ async function ownClaim(board: BoardService, context: ToolContext): Promise<{ ta
   if (last?.worker === worker && last.token === task.token && ['completed', 'review', 'blocked'].includes(last.outcome ?? '')) {
     return { already: { task: brief(task), note: `this session already ended the task (${last.outcome}); nothing changed` } };
   }
-  throw new SwitchboardError('CLAIM_LOST', `board task ${task.id} is ${task.state} and no longer claimed for you; nothing was changed. Stop working on it.`);
+  throw new SwitchboardError(
+    'CLAIM_LOST',
+    `board task ${task.id} is ${task.state} and no longer claimed for you; nothing was changed. Stop working on it.`,
+  );
 }
 
 /** With no agent named in `board.agents`, only the worker tools exist (offered in board sessions alone). */
@@ -81,10 +84,20 @@ export function createBoardTools(board: BoardService, agentPatterns: readonly st
       name: 'board_list',
       description: 'List board tasks.',
       available: coordinator,
-      parameters: z.object({ state: choice(BOARD_STATES).optional(), assignee: text().optional(), board: unlisted(text().optional()), limit: unlisted(number(1, 200).optional()) }),
+      parameters: z.object({
+        state: choice(BOARD_STATES).optional(),
+        assignee: text().optional(),
+        board: unlisted(text().optional()),
+        limit: unlisted(number(1, 200).optional()),
+      }),
       execute: (args, context) =>
         asToolResult(async () => ({
-          tasks: (await board.list({ board: args.board, states: args.state ? [args.state] : undefined, assignee: args.assignee, limit: args.limit ?? 50 }, actor(context))).map(brief),
+          tasks: (
+            await board.list(
+              { board: args.board, states: args.state ? [args.state] : undefined, assignee: args.assignee, limit: args.limit ?? 50 },
+              actor(context),
+            )
+          ).map(brief),
         })),
     }),
     defineTool({
@@ -95,7 +108,12 @@ export function createBoardTools(board: BoardService, agentPatterns: readonly st
       execute: (args, context) =>
         asToolResult(async () => {
           const view = await board.view(args.taskId, actor(context), 10);
-          return { task: { ...brief(view.task), body: view.task.body }, dependsOn: view.dependsOn, comments: view.comments.map((c) => `${c.author}: ${c.body}`), attempts: view.attempts.map((a) => `${a.attempt} ${a.worker}: ${a.outcome ?? 'running'}${a.error ? ` (${a.error})` : ''}`) };
+          return {
+            task: { ...brief(view.task), body: view.task.body },
+            dependsOn: view.dependsOn,
+            comments: view.comments.map((c) => `${c.author}: ${c.body}`),
+            attempts: view.attempts.map((a) => `${a.attempt} ${a.worker}: ${a.outcome ?? 'running'}${a.error ? ` (${a.error})` : ''}`),
+          };
         }),
     }),
     defineTool({
@@ -108,8 +126,16 @@ export function createBoardTools(board: BoardService, agentPatterns: readonly st
         asToolResult(async () => {
           if (parseSessionKey(context.sessionKey)?.kind === 'board' && !args.taskId) {
             const own = await ownClaim(board, context);
-            if ('already' in own) throw new SwitchboardError('CLAIM_LOST', 'this task has ended; comment on it with taskId from a session of yours');
-            return { comment: await board.comment(own.taskId, args.body, { kind: 'worker', name: `agent:${context.agentId}`, token: own.token }, context.idempotencyKey) };
+            if ('already' in own)
+              throw new SwitchboardError('CLAIM_LOST', 'this task has ended; comment on it with taskId from a session of yours');
+            return {
+              comment: await board.comment(
+                own.taskId,
+                args.body,
+                { kind: 'worker', name: `agent:${context.agentId}`, token: own.token },
+                context.idempotencyKey,
+              ),
+            };
           }
           if (!args.taskId) throw new SwitchboardError('INVALID_REQUEST', 'taskId is required outside a board task session');
           return { comment: await board.comment(args.taskId, args.body, actor(context), context.idempotencyKey) };
@@ -122,7 +148,8 @@ export function createBoardTools(board: BoardService, agentPatterns: readonly st
       description: 'Make a task wait for another task to be done.',
       available: coordinator,
       parameters: z.object({ taskId: text(), dependsOn: text() }),
-      execute: (args, context) => asToolResult(async () => ({ task: brief(await board.link(args.taskId, args.dependsOn, actor(context))) })),
+      execute: (args, context) =>
+        asToolResult(async () => ({ task: brief(await board.link(args.taskId, args.dependsOn, actor(context))) })),
     }),
     defineTool({
       name: 'board_review',
@@ -130,7 +157,10 @@ export function createBoardTools(board: BoardService, agentPatterns: readonly st
       description: 'Approve a task in review, or send it back with a comment.',
       available: coordinator,
       parameters: z.object({ taskId: text(), approve: flag(), comment: text().optional() }),
-      execute: (args, context) => asToolResult(async () => ({ task: brief(await board.review(args.taskId, args.approve, actor(context), args.comment, context.idempotencyKey)) })),
+      execute: (args, context) =>
+        asToolResult(async () => ({
+          task: brief(await board.review(args.taskId, args.approve, actor(context), args.comment, context.idempotencyKey)),
+        })),
     }),
     ...(['board_complete', 'board_request_review'] as const).map((name) =>
       defineTool({
@@ -138,13 +168,23 @@ export function createBoardTools(board: BoardService, agentPatterns: readonly st
         // The claim's token fences these, and ownClaim answers a retry with what the first call did.
         effects: true,
         sessionKinds: worker,
-        description: name === 'board_complete' ? "Finish this session's board task with its result." : "Send this session's board task to review with its result.",
+        description:
+          name === 'board_complete'
+            ? "Finish this session's board task with its result."
+            : "Send this session's board task to review with its result.",
         parameters: z.object({ result: text(), summary: unlisted(text().optional()) }),
         execute: (args, context) =>
           asToolResult(async () => {
             const own = await ownClaim(board, context);
             if ('already' in own) return own.already;
-            return { task: brief(await board.complete(own.taskId, own.token, args.result, { summary: args.summary, review: name === 'board_request_review' })) };
+            return {
+              task: brief(
+                await board.complete(own.taskId, own.token, args.result, {
+                  summary: args.summary,
+                  review: name === 'board_request_review',
+                }),
+              ),
+            };
           }),
       }),
     ),

@@ -10,14 +10,21 @@ export const text = () => z.string({ error: expected('a string') });
 
 export const number = (min: number, max: number) => {
   const range = `a number from ${min} to ${max}`;
-  return z.number({ error: expected(range) }).min(min, { error: `must be ${range}` }).max(max, { error: `must be ${range}` });
+  return z
+    .number({ error: expected(range) })
+    .min(min, { error: `must be ${range}` })
+    .max(max, { error: `must be ${range}` });
 };
 
 export const textList = (min: number, max: number, what = 'strings') => {
   const list = `a list of ${min} to ${max} ${what}`;
-  return z.array(z.string({ error: `must be ${list}` }), { error: expected(list) }).min(min, { error: `must be ${list}` }).max(max, { error: `must be ${list}` });
+  return z
+    .array(z.string({ error: `must be ${list}` }), { error: expected(list) })
+    .min(min, { error: `must be ${list}` })
+    .max(max, { error: `must be ${list}` });
 };
 
-export const choice = <T extends string>(values: readonly [T, ...T[]]) => z.enum(values, { error: expected(`one of ${values.join(', ')}`) });
+export const choice = <T extends string>(values: readonly [T, ...T[]]) =>
+  z.enum(values, { error: expected(`one of ${values.join(', ')}`) });
 
 export const flag = () => z.boolean({ error: expected('true or false') });

@@ -15,7 +15,12 @@ const SESSION_KINDS = ['main', 'direct', 'group', 'subagent', 'a2a'] as const;
 const MAX_WAIT_MS = 600_000;
 
 function requester(context: ToolContext): Requester {
-  return { sessionKey: context.sessionKey, agentId: context.agentId, runId: context.runId, ...(context.conversation ? { conversation: context.conversation } : {}) };
+  return {
+    sessionKey: context.sessionKey,
+    agentId: context.agentId,
+    runId: context.runId,
+    ...(context.conversation ? { conversation: context.conversation } : {}),
+  };
 }
 
 /** Runs a tool's work; failures become data the model can read. */
@@ -30,7 +35,6 @@ export async function asToolResult(work: () => Promise<unknown>): Promise<unknow
   }
 }
 
-
 export function createSessionTools(messaging: AgentMessaging): GatewayTool[] {
   return [
     defineTool({
@@ -44,7 +48,12 @@ export function createSessionTools(messaging: AgentMessaging): GatewayTool[] {
       name: 'sessions_list',
       available: (session) => messaging.canSendAnywhere(session),
       description: 'Sessions you can see.',
-      parameters: z.object({ agentId: unlisted(text().optional()), limit: unlisted(number(1, 200).optional()), kind: unlisted(choice(SESSION_KINDS).optional()), activeMinutes: unlisted(number(0, 525_600).optional()) }),
+      parameters: z.object({
+        agentId: unlisted(text().optional()),
+        limit: unlisted(number(1, 200).optional()),
+        kind: unlisted(choice(SESSION_KINDS).optional()),
+        activeMinutes: unlisted(number(0, 525_600).optional()),
+      }),
       execute: (args, context) => asToolResult(async () => ({ sessions: await messaging.listSessions(requester(context), args) })),
     }),
     defineTool({
@@ -52,7 +61,10 @@ export function createSessionTools(messaging: AgentMessaging): GatewayTool[] {
       available: (session) => messaging.canSendAnywhere(session),
       description: "A session's recent messages.",
       parameters: z.object({ sessionKey: text(), limit: unlisted(number(1, 200).optional()), includeTools: unlisted(flag().optional()) }),
-      execute: (args, context) => asToolResult(() => messaging.history(requester(context), args.sessionKey, { limit: args.limit, includeTools: args.includeTools === true })),
+      execute: (args, context) =>
+        asToolResult(() =>
+          messaging.history(requester(context), args.sessionKey, { limit: args.limit, includeTools: args.includeTools === true }),
+        ),
     }),
     defineTool({
       name: 'session_status',
@@ -90,10 +102,18 @@ export function createSessionTools(messaging: AgentMessaging): GatewayTool[] {
       name: 'sessions_wait',
       available: (session) => messaging.hasSomethingToWaitFor(session),
       description: 'Wait for one of these sessions to reply or go idle.',
-      parameters: z.object({ sessionKeys: textList(1, 20, 'session keys'), timeoutMs: number(0, MAX_WAIT_MS), mode: unlisted(choice(['any', 'all']).optional()) }),
+      parameters: z.object({
+        sessionKeys: textList(1, 20, 'session keys'),
+        timeoutMs: number(0, MAX_WAIT_MS),
+        mode: unlisted(choice(['any', 'all']).optional()),
+      }),
       execute: (args, context) =>
         asToolResult(async () =>
-          messaging.waitSessions(requester(context), [...new Set(args.sessionKeys)], { timeoutMs: args.timeoutMs, mode: args.mode ?? 'any', signal: context.signal }),
+          messaging.waitSessions(requester(context), [...new Set(args.sessionKeys)], {
+            timeoutMs: args.timeoutMs,
+            mode: args.mode ?? 'any',
+            signal: context.signal,
+          }),
         ),
     }),
   ];

@@ -16,7 +16,8 @@ const MAX_WAIT_MS = 3_600_000;
 const ACTIONS = ['list', 'wait', 'kill', 'steer', 'result'] as const;
 
 function target(args: { target?: string }): string {
-  if (!args.target) throw new SwitchboardError('INVALID_REQUEST', 'target is required: the childSessionKey, subagentId or label of one of your sub-agents');
+  if (!args.target)
+    throw new SwitchboardError('INVALID_REQUEST', 'target is required: the childSessionKey, subagentId or label of one of your sub-agents');
   return args.target;
 }
 
@@ -37,7 +38,9 @@ const subagentsArgs = z.object({
   targets: unlisted(textList(1, 100).optional()),
   mode: unlisted(choice(['all', 'any']).optional()),
   maxFailures: unlisted(number(0, 10_000).optional()),
-  handle: unlisted(z.union([z.record(z.string(), z.unknown()), z.string()], { error: 'must be the handle sessions_spawn returned' }).optional()),
+  handle: unlisted(
+    z.union([z.record(z.string(), z.unknown()), z.string()], { error: 'must be the handle sessions_spawn returned' }).optional(),
+  ),
   recursive: unlisted(flag().optional()),
 });
 
@@ -62,17 +65,25 @@ export function createSubagentTools(subagents: Subagents, directory: Pick<Sessio
       }),
       execute: (args, context) =>
         asToolResult(async () => {
-          const spawned = await subagents.spawn({ sessionKey: context.sessionKey, agentId: context.agentId, idempotencyKey: context.idempotencyKey, call: context.call }, args);
+          const spawned = await subagents.spawn(
+            { sessionKey: context.sessionKey, agentId: context.agentId, idempotencyKey: context.idempotencyKey, call: context.call },
+            args,
+          );
           // The signed handle (about 430 characters) would stay in this session's history for good; the
           // model names its sub-agent by id or label, and the gateway checks it is this session's own.
-          return { status: spawned.status, subagentId: spawned.handle.subagentId, childSessionKey: spawned.childSessionKey, ...(spawned.existing ? { existing: true } : {}) };
+          return {
+            status: spawned.status,
+            subagentId: spawned.handle.subagentId,
+            childSessionKey: spawned.childSessionKey,
+            ...(spawned.existing ? { existing: true } : {}),
+          };
         }),
     }),
     defineTool({
       name: 'subagents',
       effects: true,
       available: (session) => directory.hasSpawned(session),
-      description: 'List, wait for (timeoutMs), kill, steer (target, message) your sub-agents, or get one\'s result (target).',
+      description: "List, wait for (timeoutMs), kill, steer (target, message) your sub-agents, or get one's result (target).",
       parameters: subagentsArgs,
       execute: (args, context) => asToolResult(() => act(subagents, args, context)),
     }),
@@ -92,8 +103,14 @@ async function act(subagents: Subagents, args: z.infer<typeof subagentsArgs>, co
         const children = (await subagents.list(self)).filter((child) => child.state === 'pending' || child.state === 'running');
         records = await Promise.all(children.map((child) => subagents.find(child.subagentId, self)));
       }
-      if (records.length === 0) return { status: 'ok', children: [], succeeded: 0, running: 0, failed: [], note: 'you have no sub-agents running' };
-      return subagents.wait(records, { mode: args.mode ?? 'all', timeoutMs: args.timeoutMs, maxFailures: args.maxFailures, signal: context.signal });
+      if (records.length === 0)
+        return { status: 'ok', children: [], succeeded: 0, running: 0, failed: [], note: 'you have no sub-agents running' };
+      return subagents.wait(records, {
+        mode: args.mode ?? 'all',
+        timeoutMs: args.timeoutMs,
+        maxFailures: args.maxFailures,
+        signal: context.signal,
+      });
     }
     case 'kill': {
       const record = await subagents.find(target(args), self);

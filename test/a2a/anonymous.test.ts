@@ -27,11 +27,19 @@ describe('A2A server without credentials', () => {
       );
     }
     for (const host of ['127.0.0.1', '127.0.0.2', 'localhost', '::1', '[::1]']) {
-      expect(parse(`gateway: { host: "${host}" }, a2a: { server: { enabled: true, requireAuth: false } }`).a2a.server.requireAuth).toBe(false);
+      expect(parse(`gateway: { host: "${host}" }, a2a: { server: { enabled: true, requireAuth: false } }`).a2a.server.requireAuth).toBe(
+        false,
+      );
     }
-    expect(parse(`gateway: { host: "0.0.0.0" }, a2a: { server: { enabled: true, requireAuth: false, allowAnonymous: true } }`).a2a.server.allowAnonymous).toBe(true);
+    expect(
+      parse(`gateway: { host: "0.0.0.0" }, a2a: { server: { enabled: true, requireAuth: false, allowAnonymous: true } }`).a2a.server
+        .allowAnonymous,
+    ).toBe(true);
     // With credentials required, any host is fine: every caller is a configured peer.
-    expect(parse(`gateway: { host: "0.0.0.0" }, a2a: { server: { enabled: true, peers: [{ id: "p", token: "0123456789abcdef" }] } }`).gateway.host).toBe('0.0.0.0');
+    expect(
+      parse(`gateway: { host: "0.0.0.0" }, a2a: { server: { enabled: true, peers: [{ id: "p", token: "0123456789abcdef" }] } }`).gateway
+        .host,
+    ).toBe('0.0.0.0');
   });
 
   it('a configured peer may not be called "anonymous", the owner every caller without credentials shares', () => {
@@ -42,19 +50,28 @@ describe('A2A server without credentials', () => {
 
   it('callers without credentials are rate-limited per address, like peers; a caller with bad credentials is not let in anonymously', () => {
     let now = 1_000_000;
-    const guard = new PeerGuard(parse(`a2a: { server: { enabled: true, requireAuth: false, anonymousMaxRequestsPerMinute: 2 } }`), { now: () => now });
-    const outcomes = () => [guard.check(request('10.9.0.1'), 'a'), guard.check(request('10.9.0.2'), 'a')].map((result) => ('user' in result ? result.user.userName : result.status));
+    const guard = new PeerGuard(parse(`a2a: { server: { enabled: true, requireAuth: false, anonymousMaxRequestsPerMinute: 2 } }`), {
+      now: () => now,
+    });
+    const outcomes = () =>
+      [guard.check(request('10.9.0.1'), 'a'), guard.check(request('10.9.0.2'), 'a')].map((result) =>
+        'user' in result ? result.user.userName : result.status,
+      );
     expect(outcomes()).toEqual(['anonymous', 'anonymous']);
     expect(outcomes()).toEqual(['anonymous', 'anonymous']);
     const refused = guard.check(request('10.9.0.1'), 'a');
     expect(refused).toEqual({
       status: 429,
       reason: 'RESOURCE_EXHAUSTED',
-      message: 'the caller without credentials at 10.9.0.1 made 2 requests in the last minute, its limit (a2a.server.anonymousMaxRequestsPerMinute); retry later',
+      message:
+        'the caller without credentials at 10.9.0.1 made 2 requests in the last minute, its limit (a2a.server.anonymousMaxRequestsPerMinute); retry later',
       retryAfterS: 60,
     });
     now += 60_001;
     expect(outcomes()).toEqual(['anonymous', 'anonymous']);
-    expect(guard.check(request('10.9.0.3', { authorization: 'Bearer wrong' }), 'a')).toMatchObject({ status: 401, message: 'the credentials are not valid for this gateway' });
+    expect(guard.check(request('10.9.0.3', { authorization: 'Bearer wrong' }), 'a')).toMatchObject({
+      status: 401,
+      message: 'the credentials are not valid for this gateway',
+    });
   });
 });

@@ -26,8 +26,20 @@ it('a blocking call publishes no chunks; a call that is not blocking streams the
     const bus = { publish: (event: AgentExecutionEvent) => events.push(event), finished: () => {} } as unknown as ExecutionEventBus;
     const call = {} as ServerCallContext;
     if (blocking) blockingCalls.add(call);
-    const message: Message = { messageId: `m-${id}`, contextId: `c-${id}`, taskId: `t-${id}`, role: Role.ROLE_USER, parts: [textPart('hello')], metadata: {}, extensions: [], referenceTaskIds: [] };
-    await executor.execute({ taskId: `t-${id}`, contextId: `c-${id}`, userMessage: message, context: call, task: undefined } as unknown as RequestContext, bus);
+    const message: Message = {
+      messageId: `m-${id}`,
+      contextId: `c-${id}`,
+      taskId: `t-${id}`,
+      role: Role.ROLE_USER,
+      parts: [textPart('hello')],
+      metadata: {},
+      extensions: [],
+      referenceTaskIds: [],
+    };
+    await executor.execute(
+      { taskId: `t-${id}`, contextId: `c-${id}`, userMessage: message, context: call, task: undefined } as unknown as RequestContext,
+      bus,
+    );
     const artifacts = events.flatMap((event) => (event.kind === 'artifactUpdate' ? [event.data] : []));
     return { chunks: artifacts.filter((event) => !event.lastChunk).length, answer: artifacts.at(-1)?.artifact?.parts[0].content?.value };
   };

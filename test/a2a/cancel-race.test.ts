@@ -20,7 +20,7 @@ afterEach(async () => {
   gateway = undefined;
 });
 
-it('a cancel that comes before the task has recorded its input still stops the input\'s run', async () => {
+it("a cancel that comes before the task has recorded its input still stops the input's run", async () => {
   const store = await SqliteStore.open({ path: join(mkdtempSync(join(tmpdir(), 'sb-a2a-cancel-')), 'test.db') });
   gateway = await startTestGateway(
     `{ agents: { list: [{ id: "slow", model: "scripted/slow" }] }, models: { providers: { scripted: { type: "scripted", models: { slow: { rules: [{ delayMs: 5000, reply: "late" }] } } } } } }`,
@@ -42,12 +42,21 @@ it('a cancel that comes before the task has recorded its input still stops the i
 
   const executor = new GatewayAgentExecutor(gateway, 'slow', tasks, { now: () => Date.now() }, 60_000);
   const bus = { publish: () => {}, finished: () => {} } as unknown as ExecutionEventBus;
-  const message: Message = { messageId: 'm-1', contextId: 'c-1', taskId: 't-1', role: Role.ROLE_USER, parts: [textPart('take your time')], metadata: {}, extensions: [], referenceTaskIds: [] };
+  const message: Message = {
+    messageId: 'm-1',
+    contextId: 'c-1',
+    taskId: 't-1',
+    role: Role.ROLE_USER,
+    parts: [textPart('take your time')],
+    metadata: {},
+    extensions: [],
+    referenceTaskIds: [],
+  };
   const context = { taskId: 't-1', contextId: 'c-1', userMessage: message, context: {}, task: undefined } as unknown as RequestContext;
   const executing = executor.execute(context, bus);
 
   const inputId = await attachStarted;
-  const runId = await waitUntil('the input\'s run is running', async () => {
+  const runId = await waitUntil("the input's run is running", async () => {
     const input = await store.inputs.get(inputId);
     return input?.runId && (await store.runs.get(input.runId))?.status === 'running' ? input.runId : undefined;
   });

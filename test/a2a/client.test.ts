@@ -81,7 +81,12 @@ async function ask(message: string): Promise<string> {
 describe('A2A client: the a2a_* tools against SDK reference servers', () => {
   it('a2a_discover summarises the card; a2a_send streams to completion with the configured token', async () => {
     gateway = await startTestGateway(config());
-    expect(JSON.parse(await ask('discover'))).toMatchObject({ remote: 'ref', name: 'Reference', streaming: true, skills: [{ id: 'echo', name: 'Echo', description: 'says it back' }] });
+    expect(JSON.parse(await ask('discover'))).toMatchObject({
+      remote: 'ref',
+      name: 'Reference',
+      streaming: true,
+      skills: [{ id: 'echo', name: 'Echo', description: 'says it back' }],
+    });
     const result = JSON.parse(await ask('send ref quick one'));
     expect(result).toMatchObject({ state: 'completed', text: 'ref: quick one' });
     expect(streamingExecutor.authorizations.at(-1)).toBe('Bearer ref-token');
@@ -113,10 +118,16 @@ describe('A2A client: the a2a_* tools against SDK reference servers', () => {
   it('a result that comes after the wait arrives in the session as a message, once, and starts a run', async () => {
     gateway = await startTestGateway(config());
     expect(await ask('later')).toBe('timeout');
-    const delivered = await waitUntil('the late result arrived', async () => {
-      const inputs = (await gateway.store.inputs.list({ sessionKey: 'agent:caller:main' })).filter((input) => input.provenance.sourceTool === 'a2a_send');
-      return inputs.length > 0 && inputs.every((input) => input.status === 'consumed') && inputs;
-    }, 10_000);
+    const delivered = await waitUntil(
+      'the late result arrived',
+      async () => {
+        const inputs = (await gateway.store.inputs.list({ sessionKey: 'agent:caller:main' })).filter(
+          (input) => input.provenance.sourceTool === 'a2a_send',
+        );
+        return inputs.length > 0 && inputs.every((input) => input.status === 'consumed') && inputs;
+      },
+      10_000,
+    );
     expect(delivered).toHaveLength(1);
     expect(delivered[0].text).toMatch(/^\[the result of your a2a_send to ref: task \S+ is completed\]\nref: slow job$/);
     expect(delivered[0].provenance).toMatchObject({ kind: 'a2a', sourceAgent: 'ref' });
@@ -124,25 +135,39 @@ describe('A2A client: the a2a_* tools against SDK reference servers', () => {
     expect(run.run.finalText).toMatch(/^got late: /);
   });
 
-  it('a followed task on a remote that supports push registers our callback; the callback takes only the task\'s secret', async () => {
+  it("a followed task on a remote that supports push registers our callback; the callback takes only the task's secret", async () => {
     let a2a!: A2AClientService;
     gateway = await startTestGateway(config(), {}, undefined, { onClient: (client) => (a2a = client) });
-    const api = new ControlApi(gateway, { host: '127.0.0.1', port: 0, token: 'control-token-for-the-test', a2aCallback: (taskId, token) => a2a.receivePush(taskId, token) });
+    const api = new ControlApi(gateway, {
+      host: '127.0.0.1',
+      port: 0,
+      token: 'control-token-for-the-test',
+      a2aCallback: (taskId, token) => a2a.receivePush(taskId, token),
+    });
     const url = await api.listen();
     try {
       // Followed before the callback base is known (as after a restart); registered once it is.
       const taskId = await ask('push later');
       a2a.setCallbackBase(url);
-      const registered = await waitUntil('our callback is registered at the remote', async () => (await pushyConfigs.load(taskId, new ServerCallContext()))[0]);
+      const registered = await waitUntil(
+        'our callback is registered at the remote',
+        async () => (await pushyConfigs.load(taskId, new ServerCallContext()))[0],
+      );
       expect(registered.url).toBe(`${url}/a2a-callback/${taskId}`);
       const wrong = await fetch(registered.url, { method: 'POST', headers: { 'X-A2A-Notification-Token': 'not-it' }, body: '{}' });
       expect(wrong.status).toBe(401);
       const right = await fetch(registered.url, { method: 'POST', headers: { 'X-A2A-Notification-Token': registered.token }, body: '{}' });
       expect(right.status).toBe(200);
-      const delivered = await waitUntil('the result arrived', async () => {
-        const inputs = (await gateway.store.inputs.list({ sessionKey: 'agent:caller:main' })).filter((input) => input.provenance.sourceAgent === 'pushy');
-        return inputs.length > 0 && inputs;
-      }, 10_000);
+      const delivered = await waitUntil(
+        'the result arrived',
+        async () => {
+          const inputs = (await gateway.store.inputs.list({ sessionKey: 'agent:caller:main' })).filter(
+            (input) => input.provenance.sourceAgent === 'pushy',
+          );
+          return inputs.length > 0 && inputs;
+        },
+        10_000,
+      );
       expect(delivered[0].text).toMatch(/is completed\]\nref: slow pushed job$/);
     } finally {
       await api.close();
@@ -153,10 +178,16 @@ describe('A2A client: the a2a_* tools against SDK reference servers', () => {
     gateway = await startTestGateway(config());
     const sent = await gateway.send({ target: 'brief', message: 'two then fail' });
     expect(await gateway.waitForInput(sent.input.id, 10_000)).toMatchObject({ status: 'completed', run: { status: 'timed_out' } });
-    const delivered = await waitUntil('both results arrived as messages', async () => {
-      const inputs = (await gateway.store.inputs.list({ sessionKey: 'agent:brief:main' })).filter((input) => input.provenance.sourceTool === 'a2a_send');
-      return inputs.length === 2 && inputs;
-    }, 10_000);
+    const delivered = await waitUntil(
+      'both results arrived as messages',
+      async () => {
+        const inputs = (await gateway.store.inputs.list({ sessionKey: 'agent:brief:main' })).filter(
+          (input) => input.provenance.sourceTool === 'a2a_send',
+        );
+        return inputs.length === 2 && inputs;
+      },
+      10_000,
+    );
     expect(delivered.map((input) => input.text.split('\n')[1]).sort()).toEqual(['ref: quick first', 'ref: slow second']);
   });
 
@@ -165,7 +196,7 @@ describe('A2A client: the a2a_* tools against SDK reference servers', () => {
     expect(await ask('hold and cancel')).toBe('canceled');
   });
 
-  it('a2a_send sends the call\'s ledger key as the A2A messageId, so a rerun\'s resend can be deduped by the remote', async () => {
+  it("a2a_send sends the call's ledger key as the A2A messageId, so a rerun's resend can be deduped by the remote", async () => {
     gateway = await startTestGateway(config());
     const before = streamingExecutor.messageIds.length;
     await ask('send ref quick keyed');
@@ -176,10 +207,15 @@ describe('A2A client: the a2a_* tools against SDK reference servers', () => {
   it('a followed task that never settles is given up after a2a.client.followTimeoutSeconds, and the session is told', async () => {
     gateway = await startTestGateway(config(', followTimeoutSeconds: 1'));
     expect(await ask('park it')).toBe('parked timeout');
-    const told = await waitUntil('the session was told', async () =>
-      (await gateway.store.inputs.list({ sessionKey: 'agent:caller:main' })).find((input) => input.text.includes('stopped following')),
-    10_000);
-    expect(told.text).toMatch(/^\[the result of your a2a_send to ref: task \S+ is working\]\nstopped following the task after 1s \(a2a.client.followTimeoutSeconds\) without a final result; ask for it with a2a_get_task$/);
+    const told = await waitUntil(
+      'the session was told',
+      async () =>
+        (await gateway.store.inputs.list({ sessionKey: 'agent:caller:main' })).find((input) => input.text.includes('stopped following')),
+      10_000,
+    );
+    expect(told.text).toMatch(
+      /^\[the result of your a2a_send to ref: task \S+ is working\]\nstopped following the task after 1s \(a2a.client.followTimeoutSeconds\) without a final result; ask for it with a2a_get_task$/,
+    );
   });
 
   it('a remote agent outside tools.agentToAgent.allow is refused by the policy', async () => {
@@ -187,7 +223,8 @@ describe('A2A client: the a2a_* tools against SDK reference servers', () => {
     expect(JSON.parse(await ask('send blocked hi'))).toEqual({
       status: 'forbidden',
       layer: 'agentToAgent',
-      error: 'cannot call remote agent "blocked": tools.agentToAgent.allow (["caller","brief","ref","polled","pushy"]) must match both "caller" and "blocked"',
+      error:
+        'cannot call remote agent "blocked": tools.agentToAgent.allow (["caller","brief","ref","polled","pushy"]) must match both "caller" and "blocked"',
     });
   });
   it('a remote called by URL is reached at a private address only with a2a.client.allowPrivateTargets', async () => {
@@ -203,10 +240,15 @@ describe('A2A client: the a2a_* tools against SDK reference servers', () => {
     gateway = await startTestGateway(byUrl(''));
     const refused = JSON.parse(await ask(`url ${streamingRef.url} quick private`));
     expect(refused.status).toBe('error');
-    expect(refused.error).toContain('a private, loopback or link-local address; only public targets are allowed unless a2a.client.allowPrivateTargets is set');
+    expect(refused.error).toContain(
+      'a private, loopback or link-local address; only public targets are allowed unless a2a.client.allowPrivateTargets is set',
+    );
     expect(streamingExecutor.messageIds.length).toBe(before);
     await stopTestGateway(gateway);
     gateway = await startTestGateway(byUrl(', allowPrivateTargets: true'));
-    expect(JSON.parse(await ask(`url ${streamingRef.url} quick allowed`))).toMatchObject({ state: 'completed', text: 'ref: quick allowed' });
+    expect(JSON.parse(await ask(`url ${streamingRef.url} quick allowed`))).toMatchObject({
+      state: 'completed',
+      text: 'ref: quick allowed',
+    });
   });
 });

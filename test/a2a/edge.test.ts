@@ -24,16 +24,31 @@ afterAll(async () => {
 
 const auth = { authorization: `Bearer ${TOKEN}` };
 async function rpc(body: unknown, headers: Record<string, string> = { 'A2A-Version': '1.0' }) {
-  const response = await fetch(`${gw.url}/a2a/echo/jsonrpc`, { method: 'POST', headers: { 'content-type': 'application/json', ...auth, ...headers }, body: typeof body === 'string' ? body : JSON.stringify(body) });
+  const response = await fetch(`${gw.url}/a2a/echo/jsonrpc`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...auth, ...headers },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  });
   return { status: response.status, type: response.headers.get('content-type') ?? '', text: await response.text() };
 }
 const call = (method: string, params: unknown, id: unknown = 1) => ({ jsonrpc: '2.0', id, method, params });
-const message = (text: string, extra: Record<string, unknown> = {}) => ({ messageId: randomUUID(), role: 'ROLE_USER', parts: [{ text }], ...extra });
+const message = (text: string, extra: Record<string, unknown> = {}) => ({
+  messageId: randomUUID(),
+  role: 'ROLE_USER',
+  parts: [{ text }],
+  ...extra,
+});
 const errorOf = (text: string) => JSON.parse(text).error as { code: number; message: string };
 
 describe('A2A edge: JSON-RPC requests checked before the SDK', () => {
   it('envelope errors are -32600 Invalid Request', async () => {
-    for (const body of [{ id: 1, method: 'GetTask', params: { id: 'x' } }, { jsonrpc: '2.0', id: 1 }, { jsonrpc: '2.0', id: { no: 1 }, method: 'GetTask' }, [call('GetTask', { id: 'x' })], 42]) {
+    for (const body of [
+      { id: 1, method: 'GetTask', params: { id: 'x' } },
+      { jsonrpc: '2.0', id: 1 },
+      { jsonrpc: '2.0', id: { no: 1 }, method: 'GetTask' },
+      [call('GetTask', { id: 'x' })],
+      42,
+    ]) {
       const response = await rpc(body);
       expect(response.status).toBe(200);
       expect(errorOf(response.text).code).toBe(-32600);
@@ -45,7 +60,10 @@ describe('A2A edge: JSON-RPC requests checked before the SDK', () => {
       [call('tasks/get', { id: 5 }), 'params.id must be a non-empty string (the task id)'],
       [call('tasks/cancel', { id: { x: 1 } }), 'params.id must be a non-empty string (the task id)'],
       [call('SendMessage', { message: message('x', { parts: [] }) }), 'params.message.parts must hold at least one part'],
-      [call('SendMessage', { message: { messageId: 'm-1', parts: [{ text: 'hi' }] } }), 'params.message.role must be ROLE_USER or ROLE_AGENT'],
+      [
+        call('SendMessage', { message: { messageId: 'm-1', parts: [{ text: 'hi' }] } }),
+        'params.message.role must be ROLE_USER or ROLE_AGENT',
+      ],
       [call('GetTask', { id: 't', historyLength: -1 }), 'historyLength must be a non-negative integer'],
       [call('ListTasks', { statusTimestampAfter: 'yesterday' }), 'params.statusTimestampAfter must be an ISO 8601 timestamp'],
       [call('ListTasks', { pageToken: 'zzz' }), 'params.pageToken is not a page token this server gave'],
@@ -61,10 +79,12 @@ describe('A2A edge: JSON-RPC requests checked before the SDK', () => {
   it('a streaming call refused for its parameters gets the error as a Server-Sent Event', async () => {
     const response = await rpc(call('SendStreamingMessage', { message: message('x', { parts: [] }) }, 7));
     expect(response.type).toContain('text/event-stream');
-    expect(response.text).toBe(`data: ${JSON.stringify({ jsonrpc: '2.0', id: 7, error: { code: -32602, message: 'params.message.parts must hold at least one part' } })}\n\n`);
+    expect(response.text).toBe(
+      `data: ${JSON.stringify({ jsonrpc: '2.0', id: 7, error: { code: -32602, message: 'params.message.parts must hold at least one part' } })}\n\n`,
+    );
   });
 
-  it("an error the SDK finds before a stream starts (an unknown task) also comes as a Server-Sent Event", async () => {
+  it('an error the SDK finds before a stream starts (an unknown task) also comes as a Server-Sent Event', async () => {
     const response = await rpc(call('SubscribeToTask', { id: 'no-such-task' }, 8));
     expect(response.type).toContain('text/event-stream');
     const event = JSON.parse(response.text.replace(/^data: /, ''));
@@ -81,7 +101,10 @@ describe('A2A edge: JSON-RPC requests checked before the SDK', () => {
     const a = JSON.parse((await rpc(call('SendMessage', { message: first }))).text).result.task;
     const b = JSON.parse((await rpc(call('SendMessage', { message: first }))).text).result.task;
     expect(b.id).toBe(a.id);
-    const runs = await gw.request<{ runs: unknown[] }>('GET', `/v1/runs?sessionKey=${encodeURIComponent(`agent:echo:a2a:peer:${a.contextId}`)}`);
+    const runs = await gw.request<{ runs: unknown[] }>(
+      'GET',
+      `/v1/runs?sessionKey=${encodeURIComponent(`agent:echo:a2a:peer:${a.contextId}`)}`,
+    );
     expect(runs.body.runs).toHaveLength(1);
   });
 
@@ -95,12 +118,18 @@ describe('A2A edge: JSON-RPC requests checked before the SDK', () => {
 
   it('a push config created without an id answers the id the gateway made', async () => {
     const task = JSON.parse((await rpc(call('SendMessage', { message: message('push me') }))).text).result.task;
-    const created = JSON.parse((await rpc(call('CreateTaskPushNotificationConfig', { taskId: task.id, url: 'http://127.0.0.1:9/hook' }))).text);
+    const created = JSON.parse(
+      (await rpc(call('CreateTaskPushNotificationConfig', { taskId: task.id, url: 'http://127.0.0.1:9/hook' }))).text,
+    );
     expect(created.result.id).toMatch(/^[0-9a-f-]{36}$/);
   });
 
-  it('401 uses a code outside A2A\'s range', async () => {
-    const response = await fetch(`${gw.url}/a2a/echo/jsonrpc`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(call('GetTask', { id: 'x' })) });
+  it("401 uses a code outside A2A's range", async () => {
+    const response = await fetch(`${gw.url}/a2a/echo/jsonrpc`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(call('GetTask', { id: 'x' })),
+    });
     expect(response.status).toBe(401);
     expect((await response.json()).error.code).toBe(-31401);
   });
@@ -112,11 +141,14 @@ describe('A2A edge: errors never leave as HTML or with a stack', () => {
     return JSON.parse(text);
   };
 
-  it('an over-size body, a bad charset, an unsupported encoding and bad JSON answer in the binding\'s shape', async () => {
+  it("an over-size body, a bad charset, an unsupported encoding and bad JSON answer in the binding's shape", async () => {
     const big = await rpc(JSON.stringify(call('SendMessage', { message: message('x'.repeat(2 * 1024 * 1024)) })));
     expect(big.status).toBe(413);
     expect(noLeak(big.text)).toEqual({ jsonrpc: '2.0', id: null, error: { code: -32600, message: 'the request body is larger than 1mb' } });
-    const charset = await rpc(JSON.stringify(call('GetTask', { id: 'x' })), { 'content-type': 'application/json; charset=latin-9', 'A2A-Version': '1.0' });
+    const charset = await rpc(JSON.stringify(call('GetTask', { id: 'x' })), {
+      'content-type': 'application/json; charset=latin-9',
+      'A2A-Version': '1.0',
+    });
     expect(charset.status).toBe(415);
     expect(noLeak(charset.text).error.message).toBe('unsupported charset: send the body as UTF-8');
     const encoded = await rpc(JSON.stringify(call('GetTask', { id: 'x' })), { 'content-encoding': 'zz', 'A2A-Version': '1.0' });

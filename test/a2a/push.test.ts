@@ -20,7 +20,10 @@ const config = (push: string) => `{
   models: { providers: { scripted: { type: "scripted", models: { w: { rules: [{ delayMs: 200, reply: "done: {{input}}" }] } } } } },
 }`;
 
-const received: { headers: IncomingHttpHeaders; body: { statusUpdate?: { status: { state: string } }; task?: unknown; artifactUpdate?: unknown } }[] = [];
+const received: {
+  headers: IncomingHttpHeaders;
+  body: { statusUpdate?: { status: { state: string } }; task?: unknown; artifactUpdate?: unknown };
+}[] = [];
 let failuresLeft = 1;
 const refusedKeys: (string | string[] | undefined)[] = [];
 const receiver = createServer((request, response) => {
@@ -53,22 +56,42 @@ afterAll(async () => {
 });
 
 async function client(target: GatewayProcess): Promise<Client> {
-  const fetchImpl: typeof fetch = (input, init) => fetch(input, { ...init, headers: { ...(init?.headers as Record<string, string>), authorization: `Bearer ${TOKEN}` } });
+  const fetchImpl: typeof fetch = (input, init) =>
+    fetch(input, { ...init, headers: { ...(init?.headers as Record<string, string>), authorization: `Bearer ${TOKEN}` } });
   return new ClientFactory({ transports: [new JsonRpcTransportFactory({ fetchImpl })] }).createFromUrl(`${target.url}/a2a/worker/`);
 }
 
 const send = (text: string, push?: { url: string; token: string }) => ({
   tenant: '',
-  message: { messageId: randomUUID(), contextId: '', taskId: '', role: Role.ROLE_USER, parts: [{ content: { $case: 'text' as const, value: text }, metadata: {}, filename: '', mediaType: 'text/plain' }], metadata: {}, extensions: [], referenceTaskIds: [] },
-  configuration: { acceptedOutputModes: [], taskPushNotificationConfig: push ? { tenant: '', id: 'hook-1', taskId: '', url: push.url, token: push.token, authentication: undefined } : undefined, returnImmediately: true },
+  message: {
+    messageId: randomUUID(),
+    contextId: '',
+    taskId: '',
+    role: Role.ROLE_USER,
+    parts: [{ content: { $case: 'text' as const, value: text }, metadata: {}, filename: '', mediaType: 'text/plain' }],
+    metadata: {},
+    extensions: [],
+    referenceTaskIds: [],
+  },
+  configuration: {
+    acceptedOutputModes: [],
+    taskPushNotificationConfig: push
+      ? { tenant: '', id: 'hook-1', taskId: '', url: push.url, token: push.token, authentication: undefined }
+      : undefined,
+    returnImmediately: true,
+  },
   metadata: {},
 });
 
 describe('A2A push notifications', () => {
-  it('the task\'s events reach the webhook through the outbox, retried after a 503, with the token; the log shows every attempt', async () => {
+  it("the task's events reach the webhook through the outbox, retried after a 503, with the token; the log shows every attempt", async () => {
     const a2a = await client(gw);
     const task = (await a2a.sendMessage(send('notify me', { url: hook, token: 'secret-hook-token' }))) as Task;
-    const done = await waitUntil('the completed status was pushed', () => received.find((r) => r.body.statusUpdate?.status.state === 'TASK_STATE_COMPLETED'), 10_000);
+    const done = await waitUntil(
+      'the completed status was pushed',
+      () => received.find((r) => r.body.statusUpdate?.status.state === 'TASK_STATE_COMPLETED'),
+      10_000,
+    );
     expect(done.headers['x-a2a-notification-token']).toBe('secret-hook-token');
     expect(done.headers['content-type']).toMatch(/application\/(a2a\+)?json/);
     // Every notification carries its outbox row's key; the retry of the refused one carries the same key.
@@ -78,11 +101,18 @@ describe('A2A push notifications', () => {
     expect(keys).toContain(refusedKeys[0]);
     const configs = await a2a.listTaskPushNotificationConfig({ tenant: '', taskId: task.id, pageSize: 10, pageToken: '' });
     expect(configs.configs.map((c) => [c.id, c.url])).toEqual([['hook-1', hook]]);
-    const { body } = await gw.request<{ events: { type: string; detail: { outcome: string; status?: number } }[] }>('GET', `/v1/a2a/tasks/${task.id}`);
-    const pushes = body.events.filter((event) => event.type === 'push').map((event) => `${event.detail.outcome} ${event.detail.status ?? ''}`.trim());
+    const { body } = await gw.request<{ events: { type: string; detail: { outcome: string; status?: number } }[] }>(
+      'GET',
+      `/v1/a2a/tasks/${task.id}`,
+    );
+    const pushes = body.events
+      .filter((event) => event.type === 'push')
+      .map((event) => `${event.detail.outcome} ${event.detail.status ?? ''}`.trim());
     expect(pushes[0]).toBe('failed 503');
     expect(pushes.slice(1).every((line) => line === 'delivered 200')).toBe(true);
-    expect(pushes.filter((line) => line === 'delivered 200').length).toBe(received.filter((r) => JSON.stringify(r.body).includes(task.id)).length);
+    expect(pushes.filter((line) => line === 'delivered 200').length).toBe(
+      received.filter((r) => JSON.stringify(r.body).includes(task.id)).length,
+    );
     await a2a.deleteTaskPushNotificationConfig({ tenant: '', taskId: task.id, id: 'hook-1' });
     expect((await a2a.listTaskPushNotificationConfig({ tenant: '', taskId: task.id, pageSize: 10, pageToken: '' })).configs).toEqual([]);
   });
@@ -92,6 +122,8 @@ describe('A2A push notifications', () => {
     const task = (await a2a.sendMessage(send('no hook'))) as Task;
     await expect(
       a2a.createTaskPushNotificationConfig({ tenant: '', id: 'x', taskId: task.id, url: hook, token: '', authentication: undefined }),
-    ).rejects.toThrow(`push notification target refused: "${hook}" resolves to 127.0.0.1, a private, loopback or link-local address; only public targets are allowed unless a2a.push.allowPrivateTargets is set`);
+    ).rejects.toThrow(
+      `push notification target refused: "${hook}" resolves to 127.0.0.1, a private, loopback or link-local address; only public targets are allowed unless a2a.push.allowPrivateTargets is set`,
+    );
   });
 });

@@ -51,7 +51,10 @@ afterAll(async () => {
   await stopGatewayProcess(gw);
 });
 
-const withHeaders = (headers: Record<string, string>): typeof fetch => (input, init) => fetch(input, { ...init, headers: { ...(init?.headers as Record<string, string>), ...headers } });
+const withHeaders =
+  (headers: Record<string, string>): typeof fetch =>
+  (input, init) =>
+    fetch(input, { ...init, headers: { ...(init?.headers as Record<string, string>), ...headers } });
 const bearer = (token: string) => withHeaders({ authorization: `Bearer ${token}` });
 
 async function client(agentId: string, fetchImpl: typeof fetch, transport: 'JSONRPC' | 'HTTP+JSON' = 'JSONRPC'): Promise<Client> {
@@ -63,7 +66,17 @@ async function client(agentId: string, fetchImpl: typeof fetch, transport: 'JSON
 }
 
 function userMessage(text: string, extra: Partial<Message> = {}): Message {
-  return { messageId: randomUUID(), contextId: '', taskId: '', role: Role.ROLE_USER, parts: [{ content: { $case: 'text', value: text }, metadata: {}, filename: '', mediaType: 'text/plain' }], metadata: {}, extensions: [], referenceTaskIds: [], ...extra };
+  return {
+    messageId: randomUUID(),
+    contextId: '',
+    taskId: '',
+    role: Role.ROLE_USER,
+    parts: [{ content: { $case: 'text', value: text }, metadata: {}, filename: '', mediaType: 'text/plain' }],
+    metadata: {},
+    extensions: [],
+    referenceTaskIds: [],
+    ...extra,
+  };
 }
 
 const send = (text: string, extra: Partial<Message> = {}, returnImmediately = false) => ({
@@ -73,7 +86,8 @@ const send = (text: string, extra: Partial<Message> = {}, returnImmediately = fa
   metadata: {},
 });
 
-const textOf = (task: Task) => task.artifacts.flatMap((artifact) => artifact.parts.map((part) => (part.content?.$case === 'text' ? part.content.value : ''))).join('');
+const textOf = (task: Task) =>
+  task.artifacts.flatMap((artifact) => artifact.parts.map((part) => (part.content?.$case === 'text' ? part.content.value : ''))).join('');
 
 describe('A2A server: Agent Cards', () => {
   it('each exposed agent has a v1.0 card with both bindings, skills and security schemes; the default card is at the root', async () => {
@@ -84,9 +98,17 @@ describe('A2A server: Agent Cards', () => {
       description: 'Answers product questions',
       capabilities: { streaming: true },
       skills: [{ id: 'faq', name: 'FAQ', description: 'answers questions', tags: ['support'] }],
-      securitySchemes: { bearer: { httpAuthSecurityScheme: { scheme: 'bearer' } }, apiKey: { apiKeySecurityScheme: { location: 'header', name: 'X-API-Key' } } },
+      securitySchemes: {
+        bearer: { httpAuthSecurityScheme: { scheme: 'bearer' } },
+        apiKey: { apiKeySecurityScheme: { location: 'header', name: 'X-API-Key' } },
+      },
     });
-    expect(card.supportedInterfaces.map((i: { protocolBinding: string; protocolVersion: string; url: string }) => `${i.protocolBinding} ${i.protocolVersion} ${i.url.replace(gw.url, '')}`)).toEqual([
+    expect(
+      card.supportedInterfaces.map(
+        (i: { protocolBinding: string; protocolVersion: string; url: string }) =>
+          `${i.protocolBinding} ${i.protocolVersion} ${i.url.replace(gw.url, '')}`,
+      ),
+    ).toEqual([
       'JSONRPC 1.0 /a2a/support/jsonrpc',
       'HTTP+JSON 1.0 /a2a/support/rest',
       'JSONRPC 0.3 /a2a/support/jsonrpc',
@@ -97,7 +119,10 @@ describe('A2A server: Agent Cards', () => {
     expect(root.supportedInterfaces[0].url).toBe(`${gw.url}/a2a/jsonrpc`);
     // The SDK's own card resolver reads the schemes back.
     const resolved = await new DefaultAgentCardResolver().resolve(`${gw.url}/a2a/support/`);
-    expect(resolved.securitySchemes.bearer.scheme).toEqual({ $case: 'httpAuthSecurityScheme', value: { description: 'a token issued to the peer by the operator', scheme: 'bearer', bearerFormat: '' } });
+    expect(resolved.securitySchemes.bearer.scheme).toEqual({
+      $case: 'httpAuthSecurityScheme',
+      value: { description: 'a token issued to the peer by the operator', scheme: 'bearer', bearerFormat: '' },
+    });
     expect(resolved.securitySchemes.apiKey.scheme?.$case).toBe('apiKeySecurityScheme');
   });
 
@@ -121,17 +146,30 @@ describe('A2A server: the SDK v1.0 client', () => {
     expect(textOf(task)).toBe('support answers: hello there');
     expect(task.history.map((message) => message.role)).toEqual([Role.ROLE_USER, Role.ROLE_AGENT]);
     const sessionKey = `agent:support:a2a:partner:${task.contextId}`;
-    const history = await gw.request<{ entries: { role: string; content: unknown; provenance: unknown }[] }>('GET', `/v1/sessions/${encodeURIComponent(sessionKey)}/history`);
-    expect(history.body.entries[0]).toMatchObject({ role: 'user', content: 'hello there', provenance: { kind: 'a2a', channel: 'a2a', peer: 'partner' } });
+    const history = await gw.request<{ entries: { role: string; content: unknown; provenance: unknown }[] }>(
+      'GET',
+      `/v1/sessions/${encodeURIComponent(sessionKey)}/history`,
+    );
+    expect(history.body.entries[0]).toMatchObject({
+      role: 'user',
+      content: 'hello there',
+      provenance: { kind: 'a2a', channel: 'a2a', peer: 'partner' },
+    });
   });
 
   it('SendMessage over HTTP+JSON; a JSON answer also comes as a data part; the same context continues the same session', async () => {
     const a2a = await client('json', bearer(PARTNER), 'HTTP+JSON');
     const first = (await a2a.sendMessage(send('numbers?'))) as Task;
-    expect(first.artifacts[0].parts.map((part) => part.content)).toEqual([{ $case: 'text', value: '{"answer": 42}' }, { $case: 'data', value: { answer: 42 } }]);
+    expect(first.artifacts[0].parts.map((part) => part.content)).toEqual([
+      { $case: 'text', value: '{"answer": 42}' },
+      { $case: 'data', value: { answer: 42 } },
+    ]);
     const second = (await a2a.sendMessage(send('again', { contextId: first.contextId }))) as Task;
     expect(second.contextId).toBe(first.contextId);
-    const history = await gw.request<{ entries: { role: string }[] }>('GET', `/v1/sessions/${encodeURIComponent(`agent:json:a2a:partner:${first.contextId}`)}/history`);
+    const history = await gw.request<{ entries: { role: string }[] }>(
+      'GET',
+      `/v1/sessions/${encodeURIComponent(`agent:json:a2a:partner:${first.contextId}`)}/history`,
+    );
     expect(history.body.entries.filter((entry) => entry.role === 'user')).toHaveLength(2);
   });
 
@@ -172,14 +210,22 @@ describe('A2A server: the SDK v1.0 client', () => {
     expect(last).toBe(TaskState.TASK_STATE_COMPLETED);
   });
 
-  it('two tasks of one context streamed at once each get only their own run\'s chunks', async () => {
+  it("two tasks of one context streamed at once each get only their own run's chunks", async () => {
     const a2a = await client('support', bearer(PARTNER));
     const first = (await a2a.sendMessage(send('warm up'))) as Task;
     const streamed = async (text: string) => {
       let chunks = '';
       for await (const event of a2a.sendMessageStream(send(text, { contextId: first.contextId }))) {
-        const payload = (event as { payload?: { $case: string; value: { artifact?: { parts: { content?: { $case: string; value: string } }[] }; lastChunk?: boolean } } }).payload;
-        if (payload?.$case === 'artifactUpdate' && !payload.value.lastChunk) chunks += payload.value.artifact?.parts.map((part) => part.content?.value ?? '').join('') ?? '';
+        const payload = (
+          event as {
+            payload?: {
+              $case: string;
+              value: { artifact?: { parts: { content?: { $case: string; value: string } }[] }; lastChunk?: boolean };
+            };
+          }
+        ).payload;
+        if (payload?.$case === 'artifactUpdate' && !payload.value.lastChunk)
+          chunks += payload.value.artifact?.parts.map((part) => part.content?.value ?? '').join('') ?? '';
       }
       return chunks;
     };
@@ -194,11 +240,29 @@ describe('A2A server: the SDK v1.0 client', () => {
     const fetched = await a2a.getTask({ tenant: '', id: task.id, historyLength: 1 });
     expect(fetched).toMatchObject({ id: task.id, status: { state: TaskState.TASK_STATE_COMPLETED } });
     expect(fetched.history).toHaveLength(1);
-    const listed = await a2a.listTasks({ tenant: '', contextId: '', status: TaskState.TASK_STATE_UNSPECIFIED, pageSize: 100, pageToken: '', historyLength: 0, statusTimestampAfter: undefined, includeArtifacts: false });
+    const listed = await a2a.listTasks({
+      tenant: '',
+      contextId: '',
+      status: TaskState.TASK_STATE_UNSPECIFIED,
+      pageSize: 100,
+      pageToken: '',
+      historyLength: 0,
+      statusTimestampAfter: undefined,
+      includeArtifacts: false,
+    });
     expect(listed.tasks.map((t) => t.id)).toContain(task.id);
     const stranger = await client('support', bearer(OTHER));
     await expect(stranger.getTask({ tenant: '', id: task.id, historyLength: undefined })).rejects.toThrow(/not found/i);
-    const theirs = await stranger.listTasks({ tenant: '', contextId: '', status: TaskState.TASK_STATE_UNSPECIFIED, pageSize: 100, pageToken: '', historyLength: 0, statusTimestampAfter: undefined, includeArtifacts: false });
+    const theirs = await stranger.listTasks({
+      tenant: '',
+      contextId: '',
+      status: TaskState.TASK_STATE_UNSPECIFIED,
+      pageSize: 100,
+      pageToken: '',
+      historyLength: 0,
+      statusTimestampAfter: undefined,
+      includeArtifacts: false,
+    });
     expect(theirs.tasks).toEqual([]);
   });
 
@@ -206,27 +270,36 @@ describe('A2A server: the SDK v1.0 client', () => {
     const a2a = await client('slow', bearer(PARTNER));
     const started = (await a2a.sendMessage(send('take your time', {}, true))) as Task;
     await waitUntil('the slow run is active', async () => {
-      const runs = await gw.request<{ runs: { status: string }[] }>('GET', `/v1/runs?sessionKey=${encodeURIComponent(`agent:slow:a2a:partner:${started.contextId}`)}`);
+      const runs = await gw.request<{ runs: { status: string }[] }>(
+        'GET',
+        `/v1/runs?sessionKey=${encodeURIComponent(`agent:slow:a2a:partner:${started.contextId}`)}`,
+      );
       return runs.body.runs.some((run) => run.status === 'running');
     });
     const cancelled = await a2a.cancelTask({ tenant: '', id: started.id, metadata: {} });
     expect(cancelled.status?.state).toBe(TaskState.TASK_STATE_CANCELED);
     await waitUntil('the run is recorded cancelled', async () => {
-      const runs = await gw.request<{ runs: { status: string }[] }>('GET', `/v1/runs?sessionKey=${encodeURIComponent(`agent:slow:a2a:partner:${started.contextId}`)}`);
+      const runs = await gw.request<{ runs: { status: string }[] }>(
+        'GET',
+        `/v1/runs?sessionKey=${encodeURIComponent(`agent:slow:a2a:partner:${started.contextId}`)}`,
+      );
       return runs.body.runs[0]?.status === 'cancelled';
     });
     expect((await a2a.getTask({ tenant: '', id: started.id, historyLength: undefined })).status?.state).toBe(TaskState.TASK_STATE_CANCELED);
   });
 });
 
-describe('A2A server: the gateway\'s own endpoints go through the bindings', () => {
+describe("A2A server: the gateway's own endpoints go through the bindings", () => {
   it('each peer reaches the agent the bindings give it on channel "a2a"', async () => {
     const factory = (token: string) => new ClientFactory({ transports: [new JsonRpcTransportFactory({ fetchImpl: bearer(token) })] });
     const viaRoot = (await (await factory(PARTNER).createFromUrl(`${gw.url}/`)).sendMessage(send('who are you?'))) as Task;
     expect(textOf(viaRoot)).toBe('support answers: who are you?');
     const bound = (await (await factory(OTHER).createFromUrl(`${gw.url}/`)).sendMessage(send('and you?'))) as Task;
     expect(textOf(bound)).toBe('{"answer": 42}');
-    const history = await gw.request<{ entries: { provenance: { peer: string } }[] }>('GET', `/v1/sessions/${encodeURIComponent(`agent:json:a2a:other:${bound.contextId}`)}/history`);
+    const history = await gw.request<{ entries: { provenance: { peer: string } }[] }>(
+      'GET',
+      `/v1/sessions/${encodeURIComponent(`agent:json:a2a:other:${bound.contextId}`)}/history`,
+    );
     expect(history.body.entries[0].provenance.peer).toBe('other');
   });
 });
@@ -262,7 +335,12 @@ describe('A2A server: inbound security', () => {
     fetch(`${gw.url}/a2a/${agentId}/jsonrpc`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', 'A2A-Version': '1.0', ...headers },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'SendMessage', params: { message: { messageId: randomUUID(), role: 'ROLE_USER', parts: [{ text }], ...(metadata ? { metadata } : {}) } } }),
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 7,
+        method: 'SendMessage',
+        params: { message: { messageId: randomUUID(), role: 'ROLE_USER', parts: [{ text }], ...(metadata ? { metadata } : {}) } },
+      }),
     });
 
   it('no credentials or wrong ones: 401 with a JSON-RPC error and a WWW-Authenticate challenge', async () => {
@@ -272,30 +350,45 @@ describe('A2A server: inbound security', () => {
     expect(await missing.json()).toEqual({
       jsonrpc: '2.0',
       id: null,
-      error: { code: -31401, message: 'credentials required: send "Authorization: Bearer <token>" or "X-API-Key: <key>"', data: { reason: 'UNAUTHENTICATED' } },
+      error: {
+        code: -31401,
+        message: 'credentials required: send "Authorization: Bearer <token>" or "X-API-Key: <key>"',
+        data: { reason: 'UNAUTHENTICATED' },
+      },
     });
-    const wrong = await fetch(`${gw.url}/a2a/support/rest/message:send`, { method: 'POST', headers: { authorization: 'Bearer nope', 'content-type': 'application/json' }, body: '{}' });
+    const wrong = await fetch(`${gw.url}/a2a/support/rest/message:send`, {
+      method: 'POST',
+      headers: { authorization: 'Bearer nope', 'content-type': 'application/json' },
+      body: '{}',
+    });
     expect(wrong.status).toBe(401);
-    expect(await wrong.json()).toEqual({ error: { code: 401, status: 'UNAUTHENTICATED', message: 'the credentials are not valid for this gateway' } });
+    expect(await wrong.json()).toEqual({
+      error: { code: 401, status: 'UNAUTHENTICATED', message: 'the credentials are not valid for this gateway' },
+    });
   });
 
-  it('an API key works; an agent outside the peer\'s list is refused with 403', async () => {
+  it("an API key works; an agent outside the peer's list is refused with 403", async () => {
     expect((await rpc('support', { 'X-API-Key': KEYED })).status).toBe(200);
     const denied = await rpc('slow', { 'X-API-Key': KEYED });
     expect(denied.status).toBe(403);
     expect((await denied.json()).error.message).toBe('peer "keyed" may not call agent "slow" (a2a.server.peers[].agents allows support)');
   });
 
-  it('a skill outside the peer\'s list is rejected; past its rate limit the peer gets 429', async () => {
+  it("a skill outside the peer's list is rejected; past its rate limit the peer gets 429", async () => {
     const noSkill = await (await rpc('support', { authorization: `Bearer ${LIMITED}` })).json();
-    expect(noSkill.result.task.status).toMatchObject({ state: 'TASK_STATE_REJECTED', message: { parts: [{ text: 'peer "limited" may only use the skills faq; name one in the message\'s metadata as skillId' }] } });
+    expect(noSkill.result.task.status).toMatchObject({
+      state: 'TASK_STATE_REJECTED',
+      message: { parts: [{ text: 'peer "limited" may only use the skills faq; name one in the message\'s metadata as skillId' }] },
+    });
     const allowed = await (await rpc('support', { authorization: `Bearer ${LIMITED}` }, 'question', { skillId: 'faq' })).json();
     expect(allowed.result.task.status.state).toBe('TASK_STATE_COMPLETED');
     await rpc('support', { authorization: `Bearer ${LIMITED}` });
     const limited = await rpc('support', { authorization: `Bearer ${LIMITED}` });
     expect(limited.status).toBe(429);
     expect(limited.headers.get('retry-after')).toMatch(/^\d+$/);
-    expect((await limited.json()).error.message).toBe('peer "limited" made 3 requests in the last minute, its limit (a2a.server.peers[].maxRequestsPerMinute); retry later');
+    expect((await limited.json()).error.message).toBe(
+      'peer "limited" made 3 requests in the last minute, its limit (a2a.server.peers[].maxRequestsPerMinute); retry later',
+    );
   });
 });
 
@@ -303,18 +396,29 @@ describe('A2A server: peers are isolated', () => {
   it("a context id is the peer's own: another peer sending the same contextId is rejected and never reads the first peer's session", async () => {
     const mine = (await (await client('support', bearer(PARTNER))).sendMessage(send('my secret is 1234'))) as Task;
     expect(mine.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
-    const theirs = (await (await client('support', bearer(OTHER))).sendMessage(send('what was said before?', { contextId: mine.contextId }))) as Task;
+    const theirs = (await (
+      await client('support', bearer(OTHER))
+    ).sendMessage(send('what was said before?', { contextId: mine.contextId }))) as Task;
     expect(theirs.status?.state).toBe(TaskState.TASK_STATE_REJECTED);
-    expect(theirs.status?.message?.parts[0].content).toEqual({ $case: 'text', value: `context "${mine.contextId}" belongs to another peer; send without a contextId to start a context of your own` });
-    const history = await gw.request<{ entries: { content: unknown }[] }>('GET', `/v1/sessions/${encodeURIComponent(`agent:support:a2a:partner:${mine.contextId}`)}/history`);
+    expect(theirs.status?.message?.parts[0].content).toEqual({
+      $case: 'text',
+      value: `context "${mine.contextId}" belongs to another peer; send without a contextId to start a context of your own`,
+    });
+    const history = await gw.request<{ entries: { content: unknown }[] }>(
+      'GET',
+      `/v1/sessions/${encodeURIComponent(`agent:support:a2a:partner:${mine.contextId}`)}/history`,
+    );
     expect(history.body.entries.map((entry) => entry.content)).not.toContain('what was said before?');
-    const runs = await gw.request<{ runs: unknown[] }>('GET', `/v1/runs?sessionKey=${encodeURIComponent(`agent:support:a2a:other:${mine.contextId}`)}`);
+    const runs = await gw.request<{ runs: unknown[] }>(
+      'GET',
+      `/v1/runs?sessionKey=${encodeURIComponent(`agent:support:a2a:other:${mine.contextId}`)}`,
+    );
     expect(runs.body.runs).toEqual([]);
   });
 });
 
 describe('A2A server: the replay log', () => {
-  it('switchboard a2a tasks list and show --events print each task\'s messages and state changes', async () => {
+  it("switchboard a2a tasks list and show --events print each task's messages and state changes", async () => {
     const a2a = await client('support', bearer(PARTNER));
     const task = (await a2a.sendMessage(send('log me'))) as Task;
     const cli = cliWith(configPath);
@@ -324,11 +428,18 @@ describe('A2A server: the replay log', () => {
     expect(shown.code).toBe(0);
     expect(shown.stdout).toContain(`task ${task.id}`);
     expect(shown.stdout).toContain('state:   completed');
-    const events = shown.stdout.split('\n').filter((line) => /^ {2}\d{4}-/.test(line)).map((line) => line.split(' ')[3]);
+    const events = shown.stdout
+      .split('\n')
+      .filter((line) => /^ {2}\d{4}-/.test(line))
+      .map((line) => line.split(' ')[3]);
     expect(events).toEqual(['message', 'state', 'state']);
     expect(shown.stdout).toMatch(/message \{"role":"user","messageId":"[^"]+","peer":"partner","text":"log me"\}/);
     expect(shown.stdout).toMatch(/state \{"state":"TASK_STATE_COMPLETED","message":"support answers: log me"\}/);
     const missing = await cli('a2a', 'tasks', 'show', 'nope');
-    expect(missing).toEqual({ code: 1, stdout: '', stderr: 'switchboard: no A2A task "nope" (list them with "switchboard a2a tasks list")\n' });
+    expect(missing).toEqual({
+      code: 1,
+      stdout: '',
+      stderr: 'switchboard: no A2A task "nope" (list them with "switchboard a2a tasks list")\n',
+    });
   });
 });

@@ -56,11 +56,16 @@ describe('outbound guard', () => {
     const { port } = server.address() as AddressInfo;
     try {
       const post = guardedFetch({ setting: 'a2a.push.allowPrivateTargets' });
-      await expect(post(`http://127.0.0.1:${port}/hook`, { method: 'POST' })).rejects.toThrow(/resolves to 127\.0\.0\.1, a private, loopback or link-local address/);
+      await expect(post(`http://127.0.0.1:${port}/hook`, { method: 'POST' })).rejects.toThrow(
+        /resolves to 127\.0\.0\.1, a private, loopback or link-local address/,
+      );
       await expect(post(`http://localhost:${port}/hook`, { method: 'POST' })).rejects.toThrow(/a private, loopback or link-local address/);
       expect(hits).toBe(0);
       // An address the guard accepts is reached, with the method, headers and body the caller gave.
-      const asPublic = guardedFetch({ setting: 'a2a.push.allowPrivateTargets', isPrivate: (address) => address !== '127.0.0.1' && isPrivateAddress(address) });
+      const asPublic = guardedFetch({
+        setting: 'a2a.push.allowPrivateTargets',
+        isPrivate: (address) => address !== '127.0.0.1' && isPrivateAddress(address),
+      });
       const passed = await asPublic(`http://127.0.0.1:${port}/hook`, { method: 'POST', headers: { 'x-token': 'abc' }, body: '{"a":1}' });
       expect({ status: passed.status, text: await passed.text(), hits }).toEqual({ status: 200, text: 'ok', hits: 1 });
       expect(seen).toEqual({ method: 'POST', token: 'abc', body: '{"a":1}' });
@@ -99,60 +104,86 @@ describe('outbound guard: redirects', () => {
   const isPrivate = (address: string) => address !== '127.0.0.3' && isPrivateAddress(address);
   const guarded = guardedFetch({ setting: 'a2a.client.allowPrivateTargets', isPrivate });
 
-  it.each([301, 302, 307, 308])('a %i to a private address is refused before it connects, by literal, IPv6, NAT64, 6to4 or name', async (status) => {
-    const inside = await recorder('127.0.0.1', () => ({ status: 200 }));
-    const insideV6 = await recorder('::1', () => ({ status: 200 }));
-    const targets = [
-      [`http://127.0.0.1:${inside.port}/secret`, '127.0.0.1'],
-      [`http://[::1]:${insideV6.port}/secret`, '::1'],
-      [`http://[64:ff9b::7f00:1]:${inside.port}/secret`, '64:ff9b::7f00:1'],
-      [`http://[2002:7f00:1::]:${inside.port}/secret`, '2002:7f00:1::'],
-      [`http://localhost:${inside.port}/secret`, undefined],
-    ] as const;
-    let next = 0;
-    const outside = await recorder('127.0.0.3', () => ({ status, headers: { location: targets[next].at(0) as string } }));
-    try {
-      for (; next < targets.length; next += 1) {
-        const [target, address] = targets[next];
-        const call = guarded(`http://127.0.0.3:${outside.port}/card`, { method: 'POST', body: '{"secret":true}' });
-        await expect(call).rejects.toThrow(
-          address
-            ? `redirected to a refused target: "${target}" resolves to ${address}, a private, loopback or link-local address; only public targets are allowed unless a2a.client.allowPrivateTargets is set`
-            : /redirected to a refused target: "http:\/\/localhost:\d+\/secret" resolves to (127\.0\.0\.1|::1), a private, loopback or link-local address/,
-        );
+  it.each([301, 302, 307, 308])(
+    'a %i to a private address is refused before it connects, by literal, IPv6, NAT64, 6to4 or name',
+    async (status) => {
+      const inside = await recorder('127.0.0.1', () => ({ status: 200 }));
+      const insideV6 = await recorder('::1', () => ({ status: 200 }));
+      const targets = [
+        [`http://127.0.0.1:${inside.port}/secret`, '127.0.0.1'],
+        [`http://[::1]:${insideV6.port}/secret`, '::1'],
+        [`http://[64:ff9b::7f00:1]:${inside.port}/secret`, '64:ff9b::7f00:1'],
+        [`http://[2002:7f00:1::]:${inside.port}/secret`, '2002:7f00:1::'],
+        [`http://localhost:${inside.port}/secret`, undefined],
+      ] as const;
+      let next = 0;
+      const outside = await recorder('127.0.0.3', () => ({ status, headers: { location: targets[next].at(0) as string } }));
+      try {
+        for (; next < targets.length; next += 1) {
+          const [target, address] = targets[next];
+          const call = guarded(`http://127.0.0.3:${outside.port}/card`, { method: 'POST', body: '{"secret":true}' });
+          await expect(call).rejects.toThrow(
+            address
+              ? `redirected to a refused target: "${target}" resolves to ${address}, a private, loopback or link-local address; only public targets are allowed unless a2a.client.allowPrivateTargets is set`
+              : /redirected to a refused target: "http:\/\/localhost:\d+\/secret" resolves to (127\.0\.0\.1|::1), a private, loopback or link-local address/,
+          );
+        }
+        expect(outside.seen).toHaveLength(targets.length);
+        expect(inside.seen.length + insideV6.seen.length).toBe(0);
+      } finally {
+        await Promise.all([inside.close(), insideV6.close(), outside.close()]);
       }
-      expect(outside.seen).toHaveLength(targets.length);
-      expect(inside.seen.length + insideV6.seen.length).toBe(0);
-    } finally {
-      await Promise.all([inside.close(), insideV6.close(), outside.close()]);
-    }
-  });
+    },
+  );
 
   it('a redirect to a public address is followed: 307/308 keep the method and body, 301/302/303 of a POST go on as a GET', async () => {
     const target = await recorder('127.0.0.3', () => ({ status: 200 }));
     const results: Array<{ status: number; text: string }> = [];
     for (const status of [301, 302, 303, 307, 308]) {
-      const source = await recorder('127.0.0.3', () => ({ status, headers: { location: `http://127.0.0.3:${target.port}/moved-${status}` } }));
-      const response = await guarded(`http://127.0.0.3:${source.port}/start`, { method: 'POST', body: 'payload', headers: { 'content-type': 'text/plain' } });
+      const source = await recorder('127.0.0.3', () => ({
+        status,
+        headers: { location: `http://127.0.0.3:${target.port}/moved-${status}` },
+      }));
+      const response = await guarded(`http://127.0.0.3:${source.port}/start`, {
+        method: 'POST',
+        body: 'payload',
+        headers: { 'content-type': 'text/plain' },
+      });
       results.push({ status: response.status, text: await response.text() });
       await source.close();
     }
     await target.close();
-    expect(results.map((result) => result.text)).toEqual(['reached /moved-301', 'reached /moved-302', 'reached /moved-303', 'reached /moved-307', 'reached /moved-308']);
+    expect(results.map((result) => result.text)).toEqual([
+      'reached /moved-301',
+      'reached /moved-302',
+      'reached /moved-303',
+      'reached /moved-307',
+      'reached /moved-308',
+    ]);
     expect(target.seen.map(({ method, body }) => `${method} ${body}`)).toEqual(['GET ', 'GET ', 'GET ', 'POST payload', 'POST payload']);
   });
 
   it('a hop to another origin drops the credentials; manual hands back the 3xx; a loop ends after maxRedirects', async () => {
     const target = await recorder('127.0.0.3', () => ({ status: 200 }));
-    const source = await recorder('127.0.0.3', (req) => (req.url === '/loop' ? { status: 302, headers: { location: '/loop' } } : { status: 307, headers: { location: `http://127.0.0.3:${target.port}/next` } }));
+    const source = await recorder('127.0.0.3', (req) =>
+      req.url === '/loop'
+        ? { status: 302, headers: { location: '/loop' } }
+        : { status: 307, headers: { location: `http://127.0.0.3:${target.port}/next` } },
+    );
     try {
-      await guarded(`http://127.0.0.3:${source.port}/start`, { headers: { authorization: 'Bearer s3cret', 'x-api-key': 'k', accept: 'text/plain' } });
+      await guarded(`http://127.0.0.3:${source.port}/start`, {
+        headers: { authorization: 'Bearer s3cret', 'x-api-key': 'k', accept: 'text/plain' },
+      });
       expect(source.seen[0].authorization).toBe('Bearer s3cret');
       expect(target.seen).toEqual([{ method: 'GET', path: '/next', body: '', authorization: undefined }]);
       const manual = await guarded(`http://127.0.0.3:${source.port}/start`, { redirect: 'manual' });
       expect([manual.status, manual.headers.get('location')]).toEqual([307, `http://127.0.0.3:${target.port}/next`]);
-      await expect(guarded(`http://127.0.0.3:${source.port}/start`, { redirect: 'error' })).rejects.toThrow(`"http://127.0.0.3:${source.port}/start" answered 307 with a redirect, and this request does not follow redirects`);
-      await expect(guarded(`http://127.0.0.3:${source.port}/loop`)).rejects.toThrow(`"http://127.0.0.3:${source.port}/loop" redirected more than 5 times; giving up`);
+      await expect(guarded(`http://127.0.0.3:${source.port}/start`, { redirect: 'error' })).rejects.toThrow(
+        `"http://127.0.0.3:${source.port}/start" answered 307 with a redirect, and this request does not follow redirects`,
+      );
+      await expect(guarded(`http://127.0.0.3:${source.port}/loop`)).rejects.toThrow(
+        `"http://127.0.0.3:${source.port}/loop" redirected more than 5 times; giving up`,
+      );
       expect(source.seen.filter((seen) => seen.path === '/loop')).toHaveLength(6);
     } finally {
       await Promise.all([target.close(), source.close()]);
@@ -162,10 +193,15 @@ describe('outbound guard: redirects', () => {
   it('with private targets allowed, redirects are followed to them but never to another scheme', async () => {
     const open = guardedFetch({ setting: 'a2a.client.allowPrivateTargets', allowPrivate: true });
     const target = await recorder('127.0.0.1', () => ({ status: 200 }));
-    const source = await recorder('127.0.0.1', (req) => ({ status: 302, headers: { location: req.url === '/file' ? 'file:///etc/passwd' : `http://127.0.0.1:${target.port}/in` } }));
+    const source = await recorder('127.0.0.1', (req) => ({
+      status: 302,
+      headers: { location: req.url === '/file' ? 'file:///etc/passwd' : `http://127.0.0.1:${target.port}/in` },
+    }));
     try {
       expect(await (await open(`http://127.0.0.1:${source.port}/`)).text()).toBe('reached /in');
-      await expect(open(`http://127.0.0.1:${source.port}/file`)).rejects.toThrow('redirected to a refused target: "file:///etc/passwd" is not an http(s) URL');
+      await expect(open(`http://127.0.0.1:${source.port}/file`)).rejects.toThrow(
+        'redirected to a refused target: "file:///etc/passwd" is not an http(s) URL',
+      );
     } finally {
       await Promise.all([target.close(), source.close()]);
     }

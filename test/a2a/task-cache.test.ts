@@ -52,7 +52,14 @@ describe('A2A task cache', () => {
   it('a working task streaming chunks is written once per state; loads and push configs come from the copy', async () => {
     await cache.save(task('TASK_STATE_SUBMITTED'), 1);
     await cache.save(task('TASK_STATE_WORKING'), 2);
-    for (let i = 1; i <= 5; i += 1) await cache.save(task('TASK_STATE_WORKING', Array.from({ length: i }, (_, n) => `chunk ${n}`)), 2 + i);
+    for (let i = 1; i <= 5; i += 1)
+      await cache.save(
+        task(
+          'TASK_STATE_WORKING',
+          Array.from({ length: i }, (_, n) => `chunk ${n}`),
+        ),
+        2 + i,
+      );
     for (let i = 0; i < 5; i += 1) {
       expect(await cache.get('t1')).toMatchObject({ state: 'TASK_STATE_WORKING', task: { artifacts: { length: 5 } } });
       expect(await cache.listPushConfigs('t1')).toEqual([]);
@@ -64,9 +71,15 @@ describe('A2A task cache', () => {
 
     await cache.save(task('TASK_STATE_COMPLETED', ['the answer']), 10);
     expect(calls.save).toBe(3);
-    expect(await store.a2aTasks.get('t1')).toMatchObject({ state: 'TASK_STATE_COMPLETED', task: { artifacts: [{ parts: [{ text: 'the answer' }] }] } });
+    expect(await store.a2aTasks.get('t1')).toMatchObject({
+      state: 'TASK_STATE_COMPLETED',
+      task: { artifacts: [{ parts: [{ text: 'the answer' }] }] },
+    });
     // The loads that follow the last event (the task, its push configs) still come from here...
-    expect(await cache.get('t1')).toMatchObject({ state: 'TASK_STATE_COMPLETED', task: { artifacts: [{ parts: [{ text: 'the answer' }] }] } });
+    expect(await cache.get('t1')).toMatchObject({
+      state: 'TASK_STATE_COMPLETED',
+      task: { artifacts: [{ parts: [{ text: 'the answer' }] }] },
+    });
     expect(await cache.listPushConfigs('t1')).toEqual([]);
     expect(calls.get ?? 0).toBe(0);
     expect(calls.listPushConfigs).toBe(1);
@@ -80,7 +93,10 @@ describe('A2A task cache', () => {
   it('a push config saved or deleted through the cache is seen at once', async () => {
     await cache.save(task('TASK_STATE_WORKING'), 1);
     expect(await cache.listPushConfigs('t1')).toEqual([]);
-    await cache.savePushConfig({ taskId: 't1', configId: 'p1', owner: 'peer', config: { url: 'http://127.0.0.1:9/hook' }, wireVersion: '1.0' }, 2);
+    await cache.savePushConfig(
+      { taskId: 't1', configId: 'p1', owner: 'peer', config: { url: 'http://127.0.0.1:9/hook' }, wireVersion: '1.0' },
+      2,
+    );
     expect((await cache.listPushConfigs('t1')).map((config) => config.configId)).toEqual(['p1']);
     await cache.deletePushConfig('t1', 'p1');
     expect(await cache.listPushConfigs('t1')).toEqual([]);
@@ -91,7 +107,10 @@ describe('A2A task cache', () => {
     await cache.save(task('TASK_STATE_WORKING', ['partial']), 2);
     expect(await store.a2aTasks.get('t1')).toMatchObject({ task: { artifacts: [] } });
     await cache.flush();
-    expect(await store.a2aTasks.get('t1')).toMatchObject({ state: 'TASK_STATE_WORKING', task: { artifacts: [{ parts: [{ text: 'partial' }] }] } });
+    expect(await store.a2aTasks.get('t1')).toMatchObject({
+      state: 'TASK_STATE_WORKING',
+      task: { artifacts: [{ parts: [{ text: 'partial' }] }] },
+    });
   });
 
   it('the session and input a task became are seen on the cached copy', async () => {

@@ -40,7 +40,9 @@ async function setup(active: Set<string>) {
     cancelInput: async () => undefined,
   } as unknown as GatewayApi;
   const config = { a2a: { server: { taskStallSeconds: 600, peers: [] } } } as unknown as SwitchboardConfig;
-  const agents = new Map([['echo', { isActive: (id: string) => active.has(id), buses: new DefaultExecutionEventBusManager(), push: { send: async () => {} } }]]);
+  const agents = new Map([
+    ['echo', { isActive: (id: string) => active.has(id), buses: new DefaultExecutionEventBusManager(), push: { send: async () => {} } }],
+  ]);
   const watch = new A2ATaskWatch(gateway, tasks, config, agents, { now: () => Date.now() }, (error) => {
     throw error;
   });
@@ -49,18 +51,38 @@ async function setup(active: Set<string>) {
     await store.close();
   };
   const working = async (id: string, inputId: string) => {
-    const task: Task = { id, contextId: `ctx-${id}`, status: { state: TaskState.TASK_STATE_WORKING, message: undefined, timestamp: new Date().toISOString() }, artifacts: [], history: [], metadata: {} };
-    await store.a2aTasks.save({ id, agentId: 'echo', contextId: task.contextId, owner: 'anonymous', state: WORKING, task: Task.toJSON(task) }, Date.now());
-    await store.a2aTasks.attachInput({ id, agentId: 'echo', contextId: task.contextId, owner: 'anonymous' }, `agent:echo:a2a:anonymous:${task.contextId}`, inputId, Date.now());
+    const task: Task = {
+      id,
+      contextId: `ctx-${id}`,
+      status: { state: TaskState.TASK_STATE_WORKING, message: undefined, timestamp: new Date().toISOString() },
+      artifacts: [],
+      history: [],
+      metadata: {},
+    };
+    await store.a2aTasks.save(
+      { id, agentId: 'echo', contextId: task.contextId, owner: 'anonymous', state: WORKING, task: Task.toJSON(task) },
+      Date.now(),
+    );
+    await store.a2aTasks.attachInput(
+      { id, agentId: 'echo', contextId: task.contextId, owner: 'anonymous' },
+      `agent:echo:a2a:anonymous:${task.contextId}`,
+      inputId,
+      Date.now(),
+    );
   };
   const runEnded = async () => {
-    for (const listener of [...listeners]) listener({ type: 'journal', event: { seq: 0, type: 'run.completed', sessionKey: null, runId: null, payload: {}, createdAt: 0 } } as never);
+    for (const listener of [...listeners])
+      listener({
+        type: 'journal',
+        event: { seq: 0, type: 'run.completed', sessionKey: null, runId: null, payload: {}, createdAt: 0 },
+      } as never);
     await new Promise((resolve) => setTimeout(resolve, 20));
   };
   return { store, watch, working, runEnded, outcomes, lists: () => lists };
 }
 
-const succeeded = (inputId: string): WaitResult => ({ status: 'completed', run: { id: `run-${inputId}`, status: 'succeeded' } as RunRecord, reply: `answer to ${inputId}` }) as WaitResult;
+const succeeded = (inputId: string): WaitResult =>
+  ({ status: 'completed', run: { id: `run-${inputId}`, status: 'succeeded' } as RunRecord, reply: `answer to ${inputId}` }) as WaitResult;
 
 describe('A2A task watch', () => {
   it("a run's end starts no pass while every unfinished task has its executor here", async () => {
@@ -79,7 +101,10 @@ describe('A2A task watch', () => {
     expect((await store.a2aTasks.get('t2'))?.state).toBe(WORKING);
     outcomes.set('in-2', succeeded('in-2'));
     await runEnded();
-    await waitUntil('the task watch finished t2', async () => (await store.a2aTasks.get('t2'))?.state === taskStateToJSON(TaskState.TASK_STATE_COMPLETED));
+    await waitUntil(
+      'the task watch finished t2',
+      async () => (await store.a2aTasks.get('t2'))?.state === taskStateToJSON(TaskState.TASK_STATE_COMPLETED),
+    );
     // One more pass finds nothing left to finish; after it, a run's end starts none (a pass lists at once when kicked).
     await waitUntil("a run's end starts no pass", async () => {
       const before = lists();

@@ -27,12 +27,21 @@ describe('loop guard', () => {
       models: { providers: { scripted: { type: "scripted", models: { a: ${relay('b')}, b: ${relay('c')}, c: ${relay('a')} } } } },
     }`);
     await gateway.send({ target: 'a', message: 'relay ping' });
-    const stopped = await waitUntil('the hop budget stopped the chain', async () =>
-      (await gateway.listRuns({ limit: 200 })).find((run) => run.finalText?.startsWith('error|HOP_LIMIT_EXCEEDED')),
-    10_000);
+    const stopped = await waitUntil(
+      'the hop budget stopped the chain',
+      async () => (await gateway.listRuns({ limit: 200 })).find((run) => run.finalText?.startsWith('error|HOP_LIMIT_EXCEEDED')),
+      10_000,
+    );
     const exchanges = await gateway.store.exchanges.list();
     expect(exchanges.map((exchange) => [exchange.hop, exchange.requesterAgent, exchange.targetAgent])).toEqual([
-      [1, 'a', 'b'], [2, 'b', 'c'], [3, 'c', 'a'], [4, 'a', 'b'], [5, 'b', 'c'], [6, 'c', 'a'], [7, 'a', 'b'], [8, 'b', 'c'],
+      [1, 'a', 'b'],
+      [2, 'b', 'c'],
+      [3, 'c', 'a'],
+      [4, 'a', 'b'],
+      [5, 'b', 'c'],
+      [6, 'c', 'a'],
+      [7, 'a', 'b'],
+      [8, 'b', 'c'],
     ]);
     expect(new Set(exchanges.map((exchange) => exchange.conversationId)).size).toBe(1);
     expect(stopped.agentId).toBe('c');
@@ -40,7 +49,11 @@ describe('loop guard', () => {
       `error|HOP_LIMIT_EXCEEDED|this message would be hop 9 of conversation ${exchanges[0].conversationId}, past session.agentToAgent.maxHops (8): the agents are passing it around in a chain or a cycle; answer instead of forwarding it again`,
     );
     // Nothing starts after the refusal: every run ends and no ninth message exists.
-    await waitUntil('all runs settled', async () => (await gateway.listRuns({ limit: 200 })).every((run) => run.status !== 'running') && gateway.status().activeRuns.length === 0);
+    await waitUntil(
+      'all runs settled',
+      async () =>
+        (await gateway.listRuns({ limit: 200 })).every((run) => run.status !== 'running') && gateway.status().activeRuns.length === 0,
+    );
     expect(await gateway.store.exchanges.list()).toHaveLength(8);
   });
 
@@ -57,6 +70,8 @@ describe('loop guard', () => {
       '3 messages between agent:a:main and agent:b:main in the last minute reach session.agentToAgent.maxSendsPerMinute (3); wait before sending again',
     );
     // The other direction shares the budget of the pair.
-    await expect(gateway.sendAs('agent:b:main', { agentId: 'a', message: 'spam back', timeoutSeconds: 0, idempotencyKey: '5' })).rejects.toMatchObject({ code: 'RATE_LIMITED' });
+    await expect(
+      gateway.sendAs('agent:b:main', { agentId: 'a', message: 'spam back', timeoutSeconds: 0, idempotencyKey: '5' }),
+    ).rejects.toMatchObject({ code: 'RATE_LIMITED' });
   });
 });

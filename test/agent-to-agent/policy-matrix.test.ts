@@ -22,23 +22,41 @@ const TARGETS = {
 type Expected = { accepted: true } | { layer: 'visibility' | 'agentToAgent'; code: string; message: string };
 
 /** What the seeds say each cell must do (seed 001 sections 3.2-4.3, ARCHITECTURE.md section 7). */
-function expected(visibility: (typeof VISIBILITIES)[number], enabled: boolean, allow: string[], sandboxed: boolean, target: (typeof TARGETS)[keyof typeof TARGETS]): Expected {
+function expected(
+  visibility: (typeof VISIBILITIES)[number],
+  enabled: boolean,
+  allow: string[],
+  sandboxed: boolean,
+  target: (typeof TARGETS)[keyof typeof TARGETS],
+): Expected {
   const sandboxKey = 'agents.list[support].sandbox.mode "all"';
   const vis = (message: string): Expected => ({ layer: 'visibility', code: 'VISIBILITY_DENIED', message });
   const a2a = (message: string): Expected => ({ layer: 'agentToAgent', code: 'A2A_POLICY_DENIED', message });
   if (target.agent !== 'support') {
-    if (sandboxed) return vis(`cannot send to session "${target.key}" of agent "expert": this session is sandboxed (${sandboxKey}) and may only reach itself and the sessions it spawned; no other setting lifts that`);
-    if (visibility !== 'all') return vis(`cannot send to session "${target.key}" of agent "expert": tools.sessions.visibility is "${visibility}", and reaching another agent's sessions needs "all"`);
+    if (sandboxed)
+      return vis(
+        `cannot send to session "${target.key}" of agent "expert": this session is sandboxed (${sandboxKey}) and may only reach itself and the sessions it spawned; no other setting lifts that`,
+      );
+    if (visibility !== 'all')
+      return vis(
+        `cannot send to session "${target.key}" of agent "expert": tools.sessions.visibility is "${visibility}", and reaching another agent's sessions needs "all"`,
+      );
     if (!enabled) return a2a('cannot send to agent "expert": agent-to-agent messaging is disabled (set tools.agentToAgent.enabled: true)');
     const listed = (id: string) => allow.length === 0 || allow.some((pattern) => matchesPattern(id, pattern));
     for (const id of ['support', 'expert']) {
-      if (!listed(id)) return a2a(`cannot send to agent "expert": agent "${id}" is not in tools.agentToAgent.allow (${JSON.stringify(allow)}); requester and target must both match`);
+      if (!listed(id))
+        return a2a(
+          `cannot send to agent "expert": agent "${id}" is not in tools.agentToAgent.allow (${JSON.stringify(allow)}); requester and target must both match`,
+        );
     }
     return { accepted: true };
   }
   if (target.key === REQUESTER) return { accepted: true };
   const effective = sandboxed && (visibility === 'agent' || visibility === 'all') ? 'tree' : visibility;
-  if (effective === 'self') return vis(`cannot send to session "${target.key}": tools.sessions.visibility is "self", which allows only this session (use "tree", "agent" or "all")`);
+  if (effective === 'self')
+    return vis(
+      `cannot send to session "${target.key}": tools.sessions.visibility is "self", which allows only this session (use "tree", "agent" or "all")`,
+    );
   if (effective === 'tree' && !target.spawned) {
     return vis(
       sandboxed
@@ -74,7 +92,10 @@ describe('policy matrix: visibility x enabled x allow x sandboxed x target', () 
                 const cell = `${visibility}/${enabled ? 'enabled' : 'disabled'}/${JSON.stringify(allow)}/${sandboxed ? 'sandboxed' : 'open'}/${name}`;
                 const want = expected(visibility, enabled, allow, sandboxed, target);
                 const got = await gateway.messaging
-                  .send({ sessionKey: REQUESTER, agentId: 'support' }, { sessionKey: target.key, message: 'hi', timeoutSeconds: 0, idempotencyKey: cell, mode: 'notify' })
+                  .send(
+                    { sessionKey: REQUESTER, agentId: 'support' },
+                    { sessionKey: target.key, message: 'hi', timeoutSeconds: 0, idempotencyKey: cell, mode: 'notify' },
+                  )
                   .then(
                     () => ({ accepted: true }) as Expected,
                     (error: unknown) => {

@@ -84,7 +84,10 @@ describe('sessions_send to a busy target', () => {
     gateway = await startTestGateway(config);
     const first = await busyWorker();
     const sent = await sendFromBoss('fyi', 'notify');
-    expect(sent).toMatchObject({ status: 'accepted', note: 'stored in the target session without starting a run (mode "notify"); no reply will come' });
+    expect(sent).toMatchObject({
+      status: 'accepted',
+      note: 'stored in the target session without starting a run (mode "notify"); no reply will come',
+    });
     await runOf(first.input.id);
     const stored = await waitUntil('the note is stored', async () => {
       const input = await gateway.store.inputs.get(sent.inputId);

@@ -14,7 +14,11 @@ afterEach(async () => {
 });
 
 async function exchangeDone(): Promise<ExchangeRecord> {
-  return waitUntil('the exchange is done', async () => (await gateway.store.exchanges.list()).find((exchange) => exchange.phase === 'done'), 10_000);
+  return waitUntil(
+    'the exchange is done',
+    async () => (await gateway.store.exchanges.list()).find((exchange) => exchange.phase === 'done'),
+    10_000,
+  );
 }
 
 async function inputsOf(sessionKey: string): Promise<InputRecord[]> {
@@ -22,7 +26,9 @@ async function inputsOf(sessionKey: string): Promise<InputRecord[]> {
 }
 
 async function replies(sessionKey: string): Promise<string[]> {
-  return (await gateway.journalAfter(0, { sessionKey })).filter((event) => event.type === 'session.reply').map((event) => (event.payload as { text: string }).text);
+  return (await gateway.journalAfter(0, { sessionKey }))
+    .filter((event) => event.type === 'session.reply')
+    .map((event) => (event.payload as { text: string }).text);
 }
 
 describe('seed 001 9.1: support + expert', () => {
@@ -65,7 +71,14 @@ describe('seed 001 9.1: support + expert', () => {
     expect(answered).toMatchObject({ status: 'completed', reply: 'Our expert says: Clear the cache and restart (asked by support).' });
 
     const exchange = await exchangeDone();
-    expect(exchange).toMatchObject({ requesterSession: asked.sessionKey, targetSession: group, hop: 1, turn: 3, replyState: 'delivered', replyStatus: 'succeeded' });
+    expect(exchange).toMatchObject({
+      requesterSession: asked.sessionKey,
+      targetSession: group,
+      hop: 1,
+      turn: 3,
+      replyState: 'delivered',
+      replyStatus: 'succeeded',
+    });
 
     // The request reached expert as a message from another agent, not from its user.
     const [request] = (await inputsOf(group)).filter((input) => input.provenance.exchange?.step === 'request');
@@ -99,7 +112,9 @@ describe('seed 001 9.1: support + expert', () => {
     const supportHistory = JSON.stringify(await gateway.history(asked.sessionKey));
     expect(supportHistory.split('Clear the cache and restart (asked by support).').length - 1).toBe(2); // the tool result and support's own answer quoting it
     const [announce] = (await inputsOf(group)).filter((input) => input.provenance.exchange?.step === 'announce');
-    expect(announce.text).toBe('Agent-to-agent announce step: your conversation with agent "support" above is over.\nWrite what to post to your channel about it, or reply exactly ANNOUNCE_SKIP to post nothing.');
+    expect(announce.text).toBe(
+      'Agent-to-agent announce step: your conversation with agent "support" above is over.\nWrite what to post to your channel about it, or reply exactly ANNOUNCE_SKIP to post nothing.',
+    );
   });
 });
 
@@ -132,9 +147,11 @@ describe('seed 001 9.2: analyst + critic ping-pong', () => {
   }
 
   it('analyst and critic alternate for the full five turns, each a real run', async () => {
-    gateway = await startTestGateway(config(`
+    gateway = await startTestGateway(
+      config(`
       { match: "agent-to-agent turn (\\\\d) of", reply: "critic check {{match.1}}" },
-      { match: "draft analysis", reply: "critic: the sample is too small" },`));
+      { match: "draft analysis", reply: "critic: the sample is too small" },`),
+    );
     const sent = await gateway.send({ target: 'analyst', message: 'analyse churn' });
     expect(await gateway.waitForInput(sent.input.id, 5000)).toMatchObject({ reply: 'sent for review: ok' });
     const exchange = await exchangeDone();
@@ -154,15 +171,26 @@ describe('seed 001 9.2: analyst + critic ping-pong', () => {
   });
 
   it('REPLY_SKIP from the critic ends the conversation at that turn', async () => {
-    gateway = await startTestGateway(config(`
+    gateway = await startTestGateway(
+      config(`
       { match: "agent-to-agent turn 2 of", reply: "REPLY_SKIP" },
-      { match: "draft analysis", reply: "critic: the sample is too small" },`));
+      { match: "draft analysis", reply: "critic: the sample is too small" },`),
+    );
     await gateway.send({ target: 'analyst', message: 'analyse churn' });
     const exchange = await exchangeDone();
     expect(exchange.turn).toBe(2);
-    expect(await turnsOf(exchange)).toEqual(["1:requester:(critic's reply, which your sessions_send returned above)", '2:target:analyst revision 1']);
-    const ended = (await gateway.journalAfter(0)).find((event) => event.type === 'exchange.updated' && (event.payload as { phase: string }).phase === 'done');
-    expect(ended?.payload).toMatchObject({ endedAtTurn: 2, skipped: true, announce: 'skipped: the target session has no channel to post to' });
+    expect(await turnsOf(exchange)).toEqual([
+      "1:requester:(critic's reply, which your sessions_send returned above)",
+      '2:target:analyst revision 1',
+    ]);
+    const ended = (await gateway.journalAfter(0)).find(
+      (event) => event.type === 'exchange.updated' && (event.payload as { phase: string }).phase === 'done',
+    );
+    expect(ended?.payload).toMatchObject({
+      endedAtTurn: 2,
+      skipped: true,
+      announce: 'skipped: the target session has no channel to post to',
+    });
   });
 });
 
@@ -178,7 +206,9 @@ describe('seed 002 section 6: the minimal configuration', () => {
   }`;
 
   it('the literal seed text is refused: its second tools section would erase the first', async () => {
-    await expect(startTestGateway(literal)).rejects.toThrow(/tools: appears twice \(lines 2 and 6\); JSON5 would silently keep only the last/);
+    await expect(startTestGateway(literal)).rejects.toThrow(
+      /tools: appears twice \(lines 2 and 6\); JSON5 would silently keep only the last/,
+    );
   });
 
   const merged = (visibility: string) => `{
@@ -213,9 +243,12 @@ describe('seed 002 section 6: the minimal configuration', () => {
     );
     const [run] = await gateway.listRuns({ sessionKey: 'agent:main:main' });
     expect(run.errorMessage ?? '').toBe('');
-    await expect(gateway.sendAs('agent:main:main', { agentId: 'coding', message: 'status please', timeoutSeconds: 0, idempotencyKey: 'tree' })).rejects.toMatchObject({
+    await expect(
+      gateway.sendAs('agent:main:main', { agentId: 'coding', message: 'status please', timeoutSeconds: 0, idempotencyKey: 'tree' }),
+    ).rejects.toMatchObject({
       code: 'VISIBILITY_DENIED',
-      message: 'cannot send to session "agent:coding:main" of agent "coding": tools.sessions.visibility is "tree", and reaching another agent\'s sessions needs "all"',
+      message:
+        'cannot send to session "agent:coding:main" of agent "coding": tools.sessions.visibility is "tree", and reaching another agent\'s sessions needs "all"',
     });
     expect(await inputsOf('agent:coding:main')).toEqual([]);
   });
@@ -267,7 +300,10 @@ describe('seed 001 9.4: a sandboxed agent is limited to the sessions it spawned'
     gateway = await startTestGateway(config);
     await gateway.store.sessions.ensure({ key: main, agentId: 'sandbox-agent' }, Date.now());
     await gateway.store.sessions.ensure({ key: child, agentId: 'sandbox-agent', parentKey: main, depth: 1 }, Date.now());
-    await gateway.store.sessions.ensure({ key: 'agent:sandbox-agent:subagent:other', agentId: 'sandbox-agent', parentKey: 'agent:sandbox-agent:cli:direct:bob', depth: 1 }, Date.now());
+    await gateway.store.sessions.ensure(
+      { key: 'agent:sandbox-agent:subagent:other', agentId: 'sandbox-agent', parentKey: 'agent:sandbox-agent:cli:direct:bob', depth: 1 },
+      Date.now(),
+    );
     await gateway.store.sessions.ensure({ key: 'agent:helper:main', agentId: 'helper' }, Date.now());
 
     expect(await ask(`send to ${child}`)).toBe('ok||child here');
@@ -283,7 +319,8 @@ describe('seed 001 9.4: a sandboxed agent is limited to the sessions it spawned'
     expect(JSON.parse(await ask('history'))).toEqual({
       status: 'forbidden',
       layer: 'tool',
-      error: 'agent "sandbox-agent" may not use sessions_history: the tool policy leaves it out (agents.list[sandbox-agent].tools.allow (["exec","read","sessions_list","sessions_send"]) does not include it)',
+      error:
+        'agent "sandbox-agent" may not use sessions_history: the tool policy leaves it out (agents.list[sandbox-agent].tools.allow (["exec","read","sessions_list","sessions_send"]) does not include it)',
     });
   });
 });

@@ -28,7 +28,7 @@ async function converse() {
 }
 
 describe('session tools: reading other sessions', () => {
-  it('by default an allowed agent\'s sessions can be listed, inspected and read, tool calls only on request', async () => {
+  it("by default an allowed agent's sessions can be listed, inspected and read, tool calls only on request", async () => {
     gateway = await startTestGateway(config('{ enabled: true, allow: ["support", "expert"] }'));
     await converse();
     const listed = await gateway.messaging.listSessions(support, {});
@@ -36,11 +36,22 @@ describe('session tools: reading other sessions', () => {
     expect(await gateway.messaging.listSessions(support, { agentId: 'expert', kind: 'main' })).toHaveLength(1);
     expect(await gateway.messaging.listSessions(support, { kind: 'subagent' })).toEqual([]);
     await gateway.store.sessions.ensure({ key: 'agent:expert:chat:direct:old', agentId: 'expert' }, Date.now() - 2 * 3600_000);
-    expect((await gateway.messaging.listSessions(support, { agentId: 'expert' })).map((s) => s.sessionKey)).toContain('agent:expert:chat:direct:old');
-    expect((await gateway.messaging.listSessions(support, { agentId: 'expert', activeMinutes: 60 })).map((s) => s.sessionKey)).toEqual(['agent:expert:main']);
-    expect(await gateway.messaging.status(support, 'agent:expert:main')).toMatchObject({ state: 'idle', queuedInputs: 0, lastRun: { status: 'succeeded', finalText: 'used it' } });
+    expect((await gateway.messaging.listSessions(support, { agentId: 'expert' })).map((s) => s.sessionKey)).toContain(
+      'agent:expert:chat:direct:old',
+    );
+    expect((await gateway.messaging.listSessions(support, { agentId: 'expert', activeMinutes: 60 })).map((s) => s.sessionKey)).toEqual([
+      'agent:expert:main',
+    ]);
+    expect(await gateway.messaging.status(support, 'agent:expert:main')).toMatchObject({
+      state: 'idle',
+      queuedInputs: 0,
+      lastRun: { status: 'succeeded', finalText: 'used it' },
+    });
     const plain = await gateway.messaging.history(support, 'agent:expert:main', {});
-    expect(plain.messages.map((m) => [m.role, m.text])).toEqual([['user', 'use a tool'], ['assistant', 'used it']]);
+    expect(plain.messages.map((m) => [m.role, m.text])).toEqual([
+      ['user', 'use a tool'],
+      ['assistant', 'used it'],
+    ]);
     expect(plain.messages[0].from).toEqual({ kind: 'inter_session', agent: 'support', session: 'agent:support:main' });
     const withTools = await gateway.messaging.history(support, 'agent:expert:main', { includeTools: true });
     expect(withTools.messages.map((m) => m.role)).toEqual(['user', 'assistant', 'tool', 'assistant']);
@@ -53,7 +64,8 @@ describe('session tools: reading other sessions', () => {
     await expect(gateway.messaging.history(support, 'agent:expert:main', {})).rejects.toMatchObject({
       code: 'A2A_POLICY_DENIED',
       details: { layer: 'agentToAgent' },
-      message: 'cannot read the history of agent "expert": tools.agentToAgent.history is false (sending is allowed, reading history is not)',
+      message:
+        'cannot read the history of agent "expert": tools.agentToAgent.history is false (sending is allowed, reading history is not)',
     });
     await expect(gateway.messaging.status(support, 'agent:expert:main')).rejects.toThrow(
       'cannot see the sessions of agent "expert": tools.agentToAgent.list is false (sending is allowed, listing is not)',
@@ -78,7 +90,9 @@ describe('session tools: targets', () => {
     await gateway.store.sessions.ensure({ key: 'agent:support:subagent:x2', agentId: 'support', label: 'billing' }, now);
     await gateway.store.sessions.ensure({ key: 'agent:expert:subagent:x3', agentId: 'expert', label: 'billing' }, now);
     expect(await gateway.messaging.resolveTarget(support, { label: 'triage' })).toMatchObject({ sessionKey: 'agent:expert:subagent:x1' });
-    expect(await gateway.messaging.resolveTarget(support, { label: 'billing', agentId: 'expert' })).toMatchObject({ sessionKey: 'agent:expert:subagent:x3' });
+    expect(await gateway.messaging.resolveTarget(support, { label: 'billing', agentId: 'expert' })).toMatchObject({
+      sessionKey: 'agent:expert:subagent:x3',
+    });
     await expect(gateway.messaging.resolveTarget(support, { label: 'billing' })).rejects.toThrow(
       'label "billing" names 2 sessions (agent:expert:subagent:x3, agent:support:subagent:x2); pass agentId or the sessionKey',
     );
@@ -89,7 +103,8 @@ describe('session tools: targets', () => {
     gateway = await startTestGateway(config('{ enabled: true, allow: ["support"] }'));
     await expect(gateway.messaging.resolveTarget(support, { label: 'does-not-matter', agentId: 'expert' })).rejects.toMatchObject({
       code: 'A2A_POLICY_DENIED',
-      message: 'cannot send to agent "expert": agent "expert" is not in tools.agentToAgent.allow (["support"]); requester and target must both match',
+      message:
+        'cannot send to agent "expert": agent "expert" is not in tools.agentToAgent.allow (["support"]); requester and target must both match',
     });
   });
 
@@ -97,38 +112,57 @@ describe('session tools: targets', () => {
     gateway = await startTestGateway(config('{ enabled: true }'));
     await gateway.store.sessions.ensure({ key: support.sessionKey, agentId: 'support' }, Date.now());
     await expect(
-      gateway.messaging.send({ ...support, runId: 'run-1' }, { sessionKey: support.sessionKey, message: 'me?', timeoutSeconds: 5, idempotencyKey: 'self' }),
-    ).rejects.toThrow('a message to this same session runs only after the current run ends, so it cannot be waited for; send it with timeoutSeconds 0');
+      gateway.messaging.send(
+        { ...support, runId: 'run-1' },
+        { sessionKey: support.sessionKey, message: 'me?', timeoutSeconds: 5, idempotencyKey: 'self' },
+      ),
+    ).rejects.toThrow(
+      'a message to this same session runs only after the current run ends, so it cannot be waited for; send it with timeoutSeconds 0',
+    );
   });
 
   it('sessions_send names a bad target precisely', async () => {
     gateway = await startTestGateway(config('{ enabled: true }'));
-    await expect(gateway.messaging.send(support, { sessionKey: 'expert', message: 'x', timeoutSeconds: 0, idempotencyKey: 'a' })).rejects.toThrow(
+    await expect(
+      gateway.messaging.send(support, { sessionKey: 'expert', message: 'x', timeoutSeconds: 0, idempotencyKey: 'a' }),
+    ).rejects.toThrow(
       '"expert" is not a valid session key (expected agent:<agentId>:main, agent:<agentId>:<channel>:direct:<peer>, agent:<agentId>:<channel>:group:<id>, agent:<agentId>:subagent:<id> or agent:<agentId>:a2a:<peer>:<contextId>)',
     );
-    await expect(gateway.messaging.send(support, { agentId: 'nobody', message: 'x', timeoutSeconds: 0, idempotencyKey: 'b' })).rejects.toThrow('unknown agent "nobody" (configured agents: support, expert)');
+    await expect(
+      gateway.messaging.send(support, { agentId: 'nobody', message: 'x', timeoutSeconds: 0, idempotencyKey: 'b' }),
+    ).rejects.toThrow('unknown agent "nobody" (configured agents: support, expert)');
     await expect(gateway.messaging.send(support, { message: 'x', timeoutSeconds: 0, idempotencyKey: 'c' })).rejects.toThrow(
       "name the target: sessionKey, or label (with agentId to narrow it), or agentId for that agent's main session",
     );
-    await expect(gateway.messaging.send(support, { sessionKey: 'agent:expert:subagent:none', message: 'x', timeoutSeconds: 0, idempotencyKey: 'd' })).rejects.toMatchObject({ code: 'SESSION_NOT_FOUND' });
-    await expect(gateway.messaging.send(support, { agentId: 'expert', message: '  ', timeoutSeconds: 0, idempotencyKey: 'e' })).rejects.toMatchObject({ code: 'MESSAGE_EMPTY' });
+    await expect(
+      gateway.messaging.send(support, { sessionKey: 'agent:expert:subagent:none', message: 'x', timeoutSeconds: 0, idempotencyKey: 'd' }),
+    ).rejects.toMatchObject({ code: 'SESSION_NOT_FOUND' });
+    await expect(
+      gateway.messaging.send(support, { agentId: 'expert', message: '  ', timeoutSeconds: 0, idempotencyKey: 'e' }),
+    ).rejects.toMatchObject({ code: 'MESSAGE_EMPTY' });
   });
 });
 
 describe('announce', () => {
-  it('ANNOUNCE_SKIP posts nothing to the target\'s channel; the exchange ends saying so', async () => {
+  it("ANNOUNCE_SKIP posts nothing to the target's channel; the exchange ends saying so", async () => {
     gateway = await startTestGateway(config('{ enabled: true }'));
     // The expert's group session has a channel: a user spoke there first.
     const group = 'agent:expert:chat:group:team';
     const hello = await gateway.send({ target: 'expert', message: 'hello', inbound: { channel: 'chat', group: 'team' } });
     await gateway.waitForInput(hello.input.id, 5000);
-    expect(await gateway.sendAs(support.sessionKey, { sessionKey: group, message: 'status?', timeoutSeconds: 5, idempotencyKey: 'ann' })).toMatchObject({ status: 'ok' });
+    expect(
+      await gateway.sendAs(support.sessionKey, { sessionKey: group, message: 'status?', timeoutSeconds: 5, idempotencyKey: 'ann' }),
+    ).toMatchObject({ status: 'ok' });
     await waitUntil('the exchange is done', async () => (await gateway.store.exchanges.list())[0]?.phase === 'done');
     const announceRuns = (await gateway.listRuns({ sessionKey: group })).filter((run) => run.finalText === 'ANNOUNCE_SKIP');
     expect(announceRuns).toHaveLength(1);
-    const replies = (await gateway.journalAfter(0, { sessionKey: group })).filter((event) => event.type === 'session.reply').map((e) => (e.payload as { text: string }).text);
+    const replies = (await gateway.journalAfter(0, { sessionKey: group }))
+      .filter((event) => event.type === 'session.reply')
+      .map((e) => (e.payload as { text: string }).text);
     expect(replies).toEqual(['reply to hello']);
-    const done = (await gateway.journalAfter(0)).find((event) => event.type === 'exchange.updated' && (event.payload as { phase: string }).phase === 'done');
+    const done = (await gateway.journalAfter(0)).find(
+      (event) => event.type === 'exchange.updated' && (event.payload as { phase: string }).phase === 'done',
+    );
     expect(done?.payload).toMatchObject({ announced: false });
   });
 });

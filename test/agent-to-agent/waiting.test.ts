@@ -61,7 +61,10 @@ async function sendThenWait(agent: string, message: string, timeoutMs: number, s
  * A store in which `race` runs once, just before the first exchange transition that `when` picks: another
  * party's move landing between a step's read of the exchange and its own compare-and-set.
  */
-async function storeWithRace(when: (expected: ExchangeExpectation, changes: ExchangeChanges) => boolean, race: (exchanges: ExchangeStore, id: string, now: number) => Promise<unknown>) {
+async function storeWithRace(
+  when: (expected: ExchangeExpectation, changes: ExchangeChanges) => boolean,
+  race: (exchanges: ExchangeStore, id: string, now: number) => Promise<unknown>,
+) {
   const store = await SqliteStore.open({ path: ':memory:' });
   const exchanges = store.exchanges;
   let raced = false;
@@ -104,11 +107,16 @@ const listing = (args: unknown[], has: (filter: ExchangeFilter) => boolean) => {
 type ExchangeExpectation = Parameters<ExchangeStore['transition']>[1];
 type ExchangeChanges = Parameters<ExchangeStore['transition']>[2];
 
-const replyInputs = async () => (await gateway.store.inputs.list({ sessionKey: A, limit: 100 })).filter((input) => input.provenance.exchange?.step === 'reply');
+const replyInputs = async () =>
+  (await gateway.store.inputs.list({ sessionKey: A, limit: 100 })).filter((input) => input.provenance.exchange?.step === 'reply');
 
 describe('sessions_send: waiting for the reply', () => {
   it('a reply in time is the tool result: {status: "ok", reply, runId}; nothing is delivered again', async () => {
-    gateway = await startTestGateway(config(`{ match: "go", steps: [{ toolCalls: [{ tool: "sessions_send", args: { agentId: "fast", message: "q1", timeoutSeconds: 5 } }] }, { text: "{{tool.sessions_send}}" }] },`));
+    gateway = await startTestGateway(
+      config(
+        `{ match: "go", steps: [{ toolCalls: [{ tool: "sessions_send", args: { agentId: "fast", message: "q1", timeoutSeconds: 5 } }] }, { text: "{{tool.sessions_send}}" }] },`,
+      ),
+    );
     const result = JSON.parse(await ask('go'));
     const [targetRun] = await gateway.listRuns({ sessionKey: 'agent:fast:main' });
     expect(result).toMatchObject({ status: 'ok', reply: 'fast answer to q1', runId: targetRun.id, sessionKey: 'agent:fast:main' });
@@ -119,7 +127,11 @@ describe('sessions_send: waiting for the reply', () => {
   });
 
   it('on timeout: {status: "timeout", delivered: true}; the late reply reaches the requester once, as a new run', async () => {
-    gateway = await startTestGateway(config(`{ match: "go", steps: [{ toolCalls: [{ tool: "sessions_send", args: { agentId: "slow", message: "q2", timeoutSeconds: 0.1 } }] }, { text: "{{tool.sessions_send}}" }] },`));
+    gateway = await startTestGateway(
+      config(
+        `{ match: "go", steps: [{ toolCalls: [{ tool: "sessions_send", args: { agentId: "slow", message: "q2", timeoutSeconds: 0.1 } }] }, { text: "{{tool.sessions_send}}" }] },`,
+      ),
+    );
     const result = JSON.parse(await ask('go'));
     expect(result).toMatchObject({ status: 'timeout', delivered: true, sessionKey: B });
     expect(result.note).toMatch(/will still be processed/);
@@ -128,7 +140,12 @@ describe('sessions_send: waiting for the reply', () => {
       return inputs.length > 0 && inputs.every((input) => input.status === 'consumed') && inputs;
     });
     expect(late.text).toBe('slow answer to q2');
-    expect(late.provenance).toMatchObject({ kind: 'inter_session', sourceAgent: 'slow', sourceSession: B, exchange: { step: 'reply', role: 'requester' } });
+    expect(late.provenance).toMatchObject({
+      kind: 'inter_session',
+      sourceAgent: 'slow',
+      sourceSession: B,
+      exchange: { step: 'reply', role: 'requester' },
+    });
     const run = await gateway.getRun(late.runId!);
     expect(run.run.finalText).toBe('late reply read: slow answer to q2');
     await new Promise((resolve) => setTimeout(resolve, 300));
@@ -136,7 +153,11 @@ describe('sessions_send: waiting for the reply', () => {
   });
 
   it('timeoutSeconds 0 returns {status: "accepted"} at once and the reply comes back as a message', async () => {
-    gateway = await startTestGateway(config(`{ match: "go", steps: [{ toolCalls: [{ tool: "sessions_send", args: { agentId: "fast", message: "q3", timeoutSeconds: 0 } }] }, { text: "{{tool.sessions_send.status}}" }] },`));
+    gateway = await startTestGateway(
+      config(
+        `{ match: "go", steps: [{ toolCalls: [{ tool: "sessions_send", args: { agentId: "fast", message: "q3", timeoutSeconds: 0 } }] }, { text: "{{tool.sessions_send.status}}" }] },`,
+      ),
+    );
     expect(await ask('go')).toBe('accepted');
     const [late] = await waitUntil('the reply arrived', async () => {
       const consumed = (await replyInputs()).filter((input) => input.status === 'consumed');
@@ -149,10 +170,18 @@ describe('sessions_send: waiting for the reply', () => {
     // A waiter takes a fire-and-forget exchange (held by its run, or detached once the run ended) between the reply
     // step's read of it and its move: the step must then hand the reply to the waiter instead of keeping it aside.
     const { store, raced } = await storeWithRace(
-      (expected, changes) => ['held', 'detached'].includes(expected.replyStates?.[0] ?? '') && ['reply_held', 'delivered'].includes(changes.replyState ?? ''),
-      (exchanges, id, now) => exchanges.transition(id, { replyStates: ['held', 'detached'] }, { replyState: 'awaiting', waiterRunId: 'api:waiter' }, now),
+      (expected, changes) =>
+        ['held', 'detached'].includes(expected.replyStates?.[0] ?? '') && ['reply_held', 'delivered'].includes(changes.replyState ?? ''),
+      (exchanges, id, now) =>
+        exchanges.transition(id, { replyStates: ['held', 'detached'] }, { replyState: 'awaiting', waiterRunId: 'api:waiter' }, now),
     );
-    gateway = await startTestGateway(config(`{ match: "go", steps: [{ toolCalls: [{ tool: "sessions_send", args: { agentId: "fast", message: "q4", timeoutSeconds: 0 } }] }, { text: "{{tool.sessions_send.status}}" }] },`), {}, store);
+    gateway = await startTestGateway(
+      config(
+        `{ match: "go", steps: [{ toolCalls: [{ tool: "sessions_send", args: { agentId: "fast", message: "q4", timeoutSeconds: 0 } }] }, { text: "{{tool.sessions_send.status}}" }] },`,
+      ),
+      {},
+      store,
+    );
     expect(await ask('go')).toBe('accepted');
     const [exchange] = await gateway.store.exchanges.list();
     const settled = await waitUntil('the exchange is done', async () => {
@@ -160,11 +189,20 @@ describe('sessions_send: waiting for the reply', () => {
       return current?.phase === 'done' && current;
     });
     expect(raced()).toBe(true);
-    expect(settled).toMatchObject({ replyState: 'replied', waiterRunId: 'api:waiter', replyText: 'fast answer to q4', replyStatus: 'succeeded' });
+    expect(settled).toMatchObject({
+      replyState: 'replied',
+      waiterRunId: 'api:waiter',
+      replyText: 'fast answer to q4',
+      replyStatus: 'succeeded',
+    });
   });
 
   it('a failed target run is reported as {status: "error"} naming how it ended', async () => {
-    gateway = await startTestGateway(config(`{ match: "go", steps: [{ toolCalls: [{ tool: "sessions_send", args: { agentId: "slow", message: "broken", timeoutSeconds: 5 } }] }, { text: "{{tool.sessions_send.status}}: {{tool.sessions_send.error}}" }] },`));
+    gateway = await startTestGateway(
+      config(
+        `{ match: "go", steps: [{ toolCalls: [{ tool: "sessions_send", args: { agentId: "slow", message: "broken", timeoutSeconds: 5 } }] }, { text: "{{tool.sessions_send.status}}: {{tool.sessions_send.error}}" }] },`,
+      ),
+    );
     expect(await ask('go')).toBe('error: the target\'s run ended "failed": the model is down (HTTP 500 from scripted://slow)');
   });
 
@@ -180,10 +218,14 @@ describe('sessions_send: waiting for the reply', () => {
     const sent = await gateway.send({ target: 'asker', message: 'go' });
     const result = await gateway.waitForInput(sent.input.id, 10_000);
     expect(result).toMatchObject({ status: 'completed', run: { status: 'timed_out' } });
-    const delivered = await waitUntil('both replies arrived as messages', async () => {
-      const inputs = await replyInputs();
-      return inputs.length === 2 && inputs.every((input) => input.status === 'consumed') && inputs;
-    }, 10_000);
+    const delivered = await waitUntil(
+      'both replies arrived as messages',
+      async () => {
+        const inputs = await replyInputs();
+        return inputs.length === 2 && inputs.every((input) => input.status === 'consumed') && inputs;
+      },
+      10_000,
+    );
     expect(delivered.map((input) => input.text).sort()).toEqual(['fast answer to q4', 'slow answer to q5 slow']);
   });
 });
@@ -191,7 +233,10 @@ describe('sessions_send: waiting for the reply', () => {
 describe('sessions_send: lanes', () => {
   it('with one main slot, held by the waiting requester, the target still answers: it runs in the nested lane', async () => {
     gateway = await startTestGateway(
-      config(`{ match: "go", steps: [{ toolCalls: [{ tool: "sessions_send", args: { agentId: "fast", message: "q6", timeoutSeconds: 5 } }] }, { text: "{{tool.sessions_send.status}} {{tool.sessions_send.reply}}" }] },`, 'lanes: { main: { maxConcurrent: 1 } },'),
+      config(
+        `{ match: "go", steps: [{ toolCalls: [{ tool: "sessions_send", args: { agentId: "fast", message: "q6", timeoutSeconds: 5 } }] }, { text: "{{tool.sessions_send.status}} {{tool.sessions_send.reply}}" }] },`,
+        'lanes: { main: { maxConcurrent: 1 } },',
+      ),
     );
     expect(await ask('go')).toBe('ok fast answer to q6');
   });
@@ -199,11 +244,13 @@ describe('sessions_send: lanes', () => {
 
 describe('sessions_send: idempotency', () => {
   it('the same idempotencyKey twice creates one input; the repeat returns the same reply', async () => {
-    gateway = await startTestGateway(config(`{ match: "go", steps: [
+    gateway = await startTestGateway(
+      config(`{ match: "go", steps: [
       { toolCalls: [{ tool: "sessions_send", args: { agentId: "fast", message: "once", idempotencyKey: "k1" } }] },
       { toolCalls: [{ tool: "sessions_send", args: { agentId: "fast", message: "once", idempotencyKey: "k1" } }] },
       { text: "{{tool.sessions_send.status}} {{tool.sessions_send.reply}}" },
-    ] },`));
+    ] },`),
+    );
     expect(await ask('go')).toBe('ok fast answer to once');
     expect(await gateway.store.inputs.list({ sessionKey: 'agent:fast:main' })).toHaveLength(1);
     expect(await gateway.listRuns({ sessionKey: 'agent:fast:main' })).toHaveLength(1);
@@ -213,11 +260,15 @@ describe('sessions_send: idempotency', () => {
     // The repeat is opened only once the reply to the first send is kept for the run.
     let opens = 0;
     const { store, paused } = await storeWithReplyBefore('open', () => ++opens === 2);
-    gateway = await startTestGateway(config(`{ match: "go", steps: [
+    gateway = await startTestGateway(
+      config(`{ match: "go", steps: [
       { toolCalls: [{ tool: "sessions_send", args: { agentId: "fast", message: "twice", idempotencyKey: "k2", timeoutSeconds: 0 } }] },
       { toolCalls: [{ tool: "sessions_send", args: { agentId: "fast", message: "twice", idempotencyKey: "k2", timeoutSeconds: 5 } }] },
       { text: "{{tool.sessions_send.status}} {{tool.sessions_send.reply}}" },
-    ] },`), {}, store);
+    ] },`),
+      {},
+      store,
+    );
     expect(await ask('go')).toBe('ok fast answer to twice');
     expect(paused()).toBe(true);
     await new Promise((resolve) => setTimeout(resolve, 200));
@@ -231,7 +282,10 @@ describe('sessions_send: idempotency', () => {
     expect(await gateway.sendAs(A, request)).toMatchObject({ status: 'accepted' });
     await waitUntil('the reply came as a message', async () => (await replyInputs()).length === 1);
     const again = await gateway.sendAs(A, request);
-    expect(again).toMatchObject({ status: 'accepted', note: 'this message was sent before (same idempotencyKey); its reply was already delivered to this session' });
+    expect(again).toMatchObject({
+      status: 'accepted',
+      note: 'this message was sent before (same idempotencyKey); its reply was already delivered to this session',
+    });
     expect(again).not.toHaveProperty('reply');
   });
 
@@ -248,17 +302,25 @@ describe('sessions_send: idempotency', () => {
 
 describe('sessions_wait', () => {
   it('collects the replies of fire-and-forget sends (mode all); they are not delivered again as messages', async () => {
-    gateway = await startTestGateway(config(`{ match: "go", steps: [
+    gateway = await startTestGateway(
+      config(`{ match: "go", steps: [
       { toolCalls: [
         { tool: "sessions_send", args: { agentId: "fast", message: "a", timeoutSeconds: 0 } },
         { tool: "sessions_send", args: { agentId: "slow", message: "b", timeoutSeconds: 0 } },
       ] },
       { toolCalls: [{ tool: "sessions_wait", args: { sessionKeys: ["agent:fast:main", "agent:slow:main"], timeoutMs: 5000, mode: "all" } }] },
       { text: "{{tool.sessions_wait}}" },
-    ] },`));
+    ] },`),
+    );
     const result = JSON.parse(await ask('go'));
     expect(result.timedOut).toBe(false);
-    expect(result.sessions.map((s: { sessionKey: string; settled: boolean; replies: { reply: string }[] }) => [s.sessionKey, s.settled, s.replies.map((r) => r.reply)])).toEqual([
+    expect(
+      result.sessions.map((s: { sessionKey: string; settled: boolean; replies: { reply: string }[] }) => [
+        s.sessionKey,
+        s.settled,
+        s.replies.map((r) => r.reply),
+      ]),
+    ).toEqual([
       ['agent:fast:main', true, ['fast answer to a']],
       ['agent:slow:main', true, ['slow answer to b']],
     ]);
@@ -269,18 +331,26 @@ describe('sessions_wait', () => {
 
   it('a reply that came before sessions_wait began is still its to take, and not delivered again', async () => {
     // The run that sent holds the exchange until it ends, so the reply waits for it instead of becoming a message.
-    const { store, paused } = await storeWithReplyBefore('list', (args) => listing(args, (filter) => filter.requesterSession === A && filter.targetSession !== undefined));
+    const { store, paused } = await storeWithReplyBefore('list', (args) =>
+      listing(args, (filter) => filter.requesterSession === A && filter.targetSession !== undefined),
+    );
     const result = await sendThenWait('fast', 'e', 5000, store);
     expect(paused()).toBe(true);
-    expect(result.sessions).toMatchObject([{ sessionKey: 'agent:fast:main', settled: true, waitingForReplies: 0, replies: [{ reply: 'fast answer to e', status: 'ok' }] }]);
+    expect(result.sessions).toMatchObject([
+      { sessionKey: 'agent:fast:main', settled: true, waitingForReplies: 0, replies: [{ reply: 'fast answer to e', status: 'ok' }] },
+    ]);
     await new Promise((resolve) => setTimeout(resolve, 200));
     expect(await replyInputs()).toEqual([]);
     const [run] = await gateway.listRuns({ sessionKey: A });
-    expect((await gateway.store.exchanges.list()).map((exchange) => [exchange.replyState, exchange.waiterRunId])).toEqual([['delivered', run.id]]);
+    expect((await gateway.store.exchanges.list()).map((exchange) => [exchange.replyState, exchange.waiterRunId])).toEqual([
+      ['delivered', run.id],
+    ]);
   });
 
   it('with ping-pong turns, a reply that came before sessions_wait is in its answer, and turn 1 does not repeat it', async () => {
-    const { store, paused } = await storeWithReplyBefore('list', (args) => listing(args, (filter) => filter.requesterSession === A && filter.targetSession !== undefined));
+    const { store, paused } = await storeWithReplyBefore('list', (args) =>
+      listing(args, (filter) => filter.requesterSession === A && filter.targetSession !== undefined),
+    );
     const result = await sendThenWait('fast', 'g', 5000, store, 1);
     expect(paused()).toBe(true);
     expect(result.sessions[0].replies).toMatchObject([{ reply: 'fast answer to g', status: 'ok' }]);
@@ -297,17 +367,30 @@ describe('sessions_wait', () => {
     // fails: the wait must try again from reply_held and take the reply.
     const { store, raced } = await storeWithRace(
       (expected, changes) => expected.replyStates?.[0] === 'held' && changes.replyState === 'awaiting',
-      (exchanges, id, now) => exchanges.transition(id, { replyStates: ['held'] }, { replyState: 'reply_held', replyRunId: 'run-raced', replyStatus: 'succeeded', replyText: 'the raced reply' }, now),
+      (exchanges, id, now) =>
+        exchanges.transition(
+          id,
+          { replyStates: ['held'] },
+          { replyState: 'reply_held', replyRunId: 'run-raced', replyStatus: 'succeeded', replyText: 'the raced reply' },
+          now,
+        ),
     );
     const result = await sendThenWait('slow', 'i', 5000, store);
     expect(raced()).toBe(true);
-    expect(result.sessions[0]).toMatchObject({ sessionKey: B, settled: true, waitingForReplies: 0, replies: [{ reply: 'the raced reply', status: 'ok' }] });
+    expect(result.sessions[0]).toMatchObject({
+      sessionKey: B,
+      settled: true,
+      waitingForReplies: 0,
+      replies: [{ reply: 'the raced reply', status: 'ok' }],
+    });
     await new Promise((resolve) => setTimeout(resolve, 600));
     expect(await replyInputs()).toEqual([]);
   });
 
   it('two waits of one run (at once, then another) do not both return a reply: it is in one answer only', async () => {
-    const { store, paused } = await storeWithReplyBefore('list', (args) => listing(args, (filter) => filter.requesterSession === A && filter.targetSession !== undefined));
+    const { store, paused } = await storeWithReplyBefore('list', (args) =>
+      listing(args, (filter) => filter.requesterSession === A && filter.targetSession !== undefined),
+    );
     gateway = await startTestGateway(
       config(`{ match: "go", steps: [
         { toolCalls: [{ tool: "sessions_send", args: { agentId: "fast", message: "h", timeoutSeconds: 0 } }] },
@@ -327,15 +410,27 @@ describe('sessions_wait', () => {
       .filter((entry) => entry.role === 'tool')
       .flatMap((entry) => entry.content as { toolName: string; output: { value: { sessions: { replies: { reply: string }[] }[] } } }[])
       .filter((part) => part.toolName === 'sessions_wait');
-    expect(waits.map((part) => part.output.value.sessions[0].replies.map((reply) => reply.reply)).sort()).toEqual([[], [], ['fast answer to h']]);
+    expect(waits.map((part) => part.output.value.sessions[0].replies.map((reply) => reply.reply)).sort()).toEqual([
+      [],
+      [],
+      ['fast answer to h'],
+    ]);
     await new Promise((resolve) => setTimeout(resolve, 200));
     expect(await replyInputs()).toEqual([]);
   });
 
   it('a reply kept for the run that sent it, and not taken, arrives as a message once that run ends', async () => {
     // The run ends with the reply already kept for it (reply_held): it is delivered then, once.
-    const { store, paused } = await storeWithReplyBefore('list', (args) => listing(args, (filter) => filter.waiterRunId !== undefined && filter.targetSession === undefined));
-    gateway = await startTestGateway(config(`{ match: "go", steps: [{ toolCalls: [{ tool: "sessions_send", args: { agentId: "fast", message: "f", timeoutSeconds: 0 } }] }, { text: "sent" }] },`), {}, store);
+    const { store, paused } = await storeWithReplyBefore('list', (args) =>
+      listing(args, (filter) => filter.waiterRunId !== undefined && filter.targetSession === undefined),
+    );
+    gateway = await startTestGateway(
+      config(
+        `{ match: "go", steps: [{ toolCalls: [{ tool: "sessions_send", args: { agentId: "fast", message: "f", timeoutSeconds: 0 } }] }, { text: "sent" }] },`,
+      ),
+      {},
+      store,
+    );
     expect(await ask('go')).toBe('sent');
     const [late] = await waitUntil('the reply arrived', async () => {
       const consumed = (await replyInputs()).filter((input) => input.status === 'consumed');
@@ -346,27 +441,42 @@ describe('sessions_wait', () => {
     expect((await gateway.getRun(late.runId!)).run.finalText).toBe('late reply read: fast answer to f');
     await new Promise((resolve) => setTimeout(resolve, 200));
     expect(await replyInputs()).toHaveLength(1);
-    expect((await gateway.store.exchanges.list()).map((exchange) => [exchange.replyState, exchange.waiterRunId])).toEqual([['delivered', null]]);
+    expect((await gateway.store.exchanges.list()).map((exchange) => [exchange.replyState, exchange.waiterRunId])).toEqual([
+      ['delivered', null],
+    ]);
   });
 
   it('a reply that comes just as sessions_wait lets go is in its answer (and so not lost)', async () => {
     // The reply step takes the exchange for the waiter (awaiting -> replied) right before sessions_wait, timing
     // out, lets it go: the reply is then the waiter's, so the answer must carry it.
     const { store, raced } = await storeWithRace(
-      (expected, changes) => expected.replyStates?.[0] === 'awaiting' && expected.waiterRunId !== undefined && changes.replyState === 'held',
-      (exchanges, id, now) => exchanges.transition(id, { replyStates: ['awaiting'] }, { replyState: 'replied', replyRunId: 'run-raced', replyStatus: 'succeeded', replyText: 'the raced reply' }, now),
+      (expected, changes) =>
+        expected.replyStates?.[0] === 'awaiting' && expected.waiterRunId !== undefined && changes.replyState === 'held',
+      (exchanges, id, now) =>
+        exchanges.transition(
+          id,
+          { replyStates: ['awaiting'] },
+          { replyState: 'replied', replyRunId: 'run-raced', replyStatus: 'succeeded', replyText: 'the raced reply' },
+          now,
+        ),
     );
     const result = await sendThenWait('slow', 'd', 50, store);
     expect(raced()).toBe(true);
-    expect(result.sessions[0]).toMatchObject({ sessionKey: B, waitingForReplies: 0, replies: [{ reply: 'the raced reply', status: 'ok' }] });
+    expect(result.sessions[0]).toMatchObject({
+      sessionKey: B,
+      waitingForReplies: 0,
+      replies: [{ reply: 'the raced reply', status: 'ok' }],
+    });
   });
 
   it('times out with {timedOut: true}; the reply it did not get still arrives as a message', async () => {
-    gateway = await startTestGateway(config(`{ match: "go", steps: [
+    gateway = await startTestGateway(
+      config(`{ match: "go", steps: [
       { toolCalls: [{ tool: "sessions_send", args: { agentId: "slow", message: "c", timeoutSeconds: 0 } }] },
       { toolCalls: [{ tool: "sessions_wait", args: { sessionKeys: ["agent:slow:main"], timeoutMs: 50 } }] },
       { text: "{{tool.sessions_wait.timedOut}} {{tool.sessions_wait.sessions.0.waitingForReplies}}" },
-    ] },`));
+    ] },`),
+    );
     expect(await ask('go')).toBe('true 1');
     const [late] = await waitUntil('the reply arrived', async () => {
       const consumed = (await replyInputs()).filter((input) => input.status === 'consumed');
@@ -383,6 +493,10 @@ describe('sessions_wait', () => {
         { toolCalls: [{ tool: "sessions_wait", args: { sessionKeys: [], timeoutMs: 5 } }] },
         { text: "{{tool.sessions_wait}}" }] },`),
     );
-    expect(JSON.parse(await ask('go'))).toEqual({ status: 'error', code: 'INVALID_REQUEST', error: 'sessionKeys must be a list of 1 to 20 session keys' });
+    expect(JSON.parse(await ask('go'))).toEqual({
+      status: 'error',
+      code: 'INVALID_REQUEST',
+      error: 'sessionKeys must be a list of 1 to 20 session keys',
+    });
   });
 });

@@ -52,7 +52,9 @@ const config = (extra = '') => `{
 async function start(configText: string): Promise<{ board: BoardService; dispatcher: BoardDispatcher }> {
   let board!: BoardService;
   let dispatcher!: BoardDispatcher;
-  gateway = await startTestGateway(configText, {}, undefined, { onBoard: (made, madeDispatcher) => ((board = made), (dispatcher = madeDispatcher)) });
+  gateway = await startTestGateway(configText, {}, undefined, {
+    onBoard: (made, madeDispatcher) => ((board = made), (dispatcher = madeDispatcher)),
+  });
   return { board, dispatcher };
 }
 
@@ -64,10 +66,15 @@ describe('board: agent workers', () => {
     await waitUntil('the second task is done', async () => (await board.store.get(second.id))?.state === 'done', 10_000);
     const done = (await board.store.get(second.id))!;
     // The second task's prompt held the first task's result, which held the first task's own prompt.
-    expect(done.result).toContain(`Results of the tasks it depends on:\n- ${first.id} "outline" (done): wrote: Board task ${first.id} (attempt 1): outline`);
+    expect(done.result).toContain(
+      `Results of the tasks it depends on:\n- ${first.id} "outline" (done): wrote: Board task ${first.id} (attempt 1): outline`,
+    );
     const view = (await board.store.view(second.id))!;
     expect(view.attempts).toMatchObject([{ worker: 'agent:writer', outcome: 'completed' }]);
-    expect(await gateway!.store.sessions.get(`agent:writer:board:${second.id}`)).toMatchObject({ agentId: 'writer', label: `board:${second.id}` });
+    expect(await gateway!.store.sessions.get(`agent:writer:board:${second.id}`)).toMatchObject({
+      agentId: 'writer',
+      label: `board:${second.id}`,
+    });
   });
 
   it("a task longer than the gateway's message limit is handed over cut, saying where the rest is", async () => {
@@ -99,10 +106,14 @@ describe('board: agent workers', () => {
     const sessionKey = `agent:slow:board:${task.id}`;
     await waitUntil('the run started', async () => (await gateway!.store.runs.list({ sessionKey })).length > 0, 5000);
     await board.move(task.id, 'cancelled', USER, 'not needed any more');
-    const [run] = await waitUntil('the run ended', async () => {
-      const runs = await gateway!.store.runs.list({ sessionKey });
-      return runs.every((r) => r.status !== 'running') ? runs : null;
-    }, 3000);
+    const [run] = await waitUntil(
+      'the run ended',
+      async () => {
+        const runs = await gateway!.store.runs.list({ sessionKey });
+        return runs.every((r) => r.status !== 'running') ? runs : null;
+      },
+      3000,
+    );
     expect(run.status).toBe('cancelled');
     expect((await board.store.view(task.id))!.attempts).toMatchObject([{ outcome: 'cancelled', error: 'not needed any more' }]);
   });
@@ -116,10 +127,14 @@ describe('board: agent workers', () => {
       ['expired', "ran longer than the task's max runtime of 1000 ms"],
       ['expired', "ran longer than the task's max runtime of 1000 ms"],
     ]);
-    const runs = await waitUntil('both runs ended', async () => {
-      const listed = await gateway!.store.runs.list({ sessionKey: `agent:slow:board:${task.id}` });
-      return listed.length === 2 && listed.every((r) => r.status !== 'running') ? listed : null;
-    }, 3000);
+    const runs = await waitUntil(
+      'both runs ended',
+      async () => {
+        const listed = await gateway!.store.runs.list({ sessionKey: `agent:slow:board:${task.id}` });
+        return listed.length === 2 && listed.every((r) => r.status !== 'running') ? listed : null;
+      },
+      3000,
+    );
     expect(runs.map((r) => r.status)).toEqual(['cancelled', 'cancelled']);
   });
 
@@ -127,10 +142,14 @@ describe('board: agent workers', () => {
     const { board } = await start(config());
     const task = (await board.create({ title: 'once', assignee: 'twice' }, USER)).task;
     const sessionKey = `agent:twice:board:${task.id}`;
-    const [run] = await waitUntil('the run ended', async () => {
-      const runs = await gateway!.store.runs.list({ sessionKey });
-      return runs.length > 0 && runs.every((r) => r.status !== 'running') ? runs : null;
-    }, 5000);
+    const [run] = await waitUntil(
+      'the run ended',
+      async () => {
+        const runs = await gateway!.store.runs.list({ sessionKey });
+        return runs.length > 0 && runs.every((r) => r.status !== 'running') ? runs : null;
+      },
+      5000,
+    );
     expect(run.finalText).toBe('this session already ended the task (completed); nothing changed');
     expect(await board.store.get(task.id)).toMatchObject({ state: 'done', result: 'first' });
   });
@@ -147,11 +166,15 @@ describe('board: agent workers', () => {
     const ids = [];
     for (let i = 0; i < 3; i++) ids.push((await board.create({ title: `part ${i}`, assignee: 'writer' }, USER)).task.id);
     let most = 0;
-    await waitUntil('every task is done', async () => {
-      const tasks = await board.store.list({ assignee: 'writer' });
-      most = Math.max(most, tasks.filter((task) => task.state === 'running').length);
-      return tasks.every((task) => task.state === 'done');
-    }, 15_000);
+    await waitUntil(
+      'every task is done',
+      async () => {
+        const tasks = await board.store.list({ assignee: 'writer' });
+        most = Math.max(most, tasks.filter((task) => task.state === 'running').length);
+        return tasks.every((task) => task.state === 'done');
+      },
+      15_000,
+    );
     expect(most).toBe(1);
   });
 
@@ -162,7 +185,9 @@ describe('board: agent workers', () => {
     expect(result).toMatchObject({ status: 'completed' });
     expect((result as { reply: string }).reply).toBe('forbidden: agentToAgent');
     const created = await board.store.list({});
-    expect(created.map((task) => [task.title, task.creator, task.idempotencyKey?.startsWith('agent:planner:main:')])).toEqual([['draft the intro', 'agent:planner:main', true]]);
+    expect(created.map((task) => [task.title, task.creator, task.idempotencyKey?.startsWith('agent:planner:main:')])).toEqual([
+      ['draft the intro', 'agent:planner:main', true],
+    ]);
     expect((await gateway!.toolsOf('agent:planner:main')).map((tool) => tool.name)).toContain('board_create');
     expect((await gateway!.toolsOf('agent:writer:main')).map((tool) => tool.name)).not.toContain('board_complete');
     // A board session gets the worker tools.
@@ -172,7 +197,7 @@ describe('board: agent workers', () => {
 });
 
 describe('board: who may read what', () => {
-  it("an agent sees unassigned tasks, its own and those of agents the agent-to-agent policy lets it reach; others are refused, naming the layer", async () => {
+  it('an agent sees unassigned tasks, its own and those of agents the agent-to-agent policy lets it reach; others are refused, naming the layer', async () => {
     const { board } = await start(config());
     const open = (await board.create({ title: 'anyone', triage: true }, USER)).task;
     const writers = (await board.create({ title: 'for writer', assignee: 'writer', triage: true }, USER)).task;
@@ -184,13 +209,20 @@ describe('board: who may read what', () => {
     };
     const listed = JSON.parse(await ask('survey the board')) as { tasks: { id: string }[] };
     expect(listed.tasks.map((task) => task.id).sort()).toEqual([open.id, writers.id].sort());
-    expect(await ask(`peek ${blockers.id}`)).toBe(`forbidden: cannot read board task ${blockers.id}: it belongs to "blocker", and tools.agentToAgent does not let "planner" reach it`);
+    expect(await ask(`peek ${blockers.id}`)).toBe(
+      `forbidden: cannot read board task ${blockers.id}: it belongs to "blocker", and tools.agentToAgent does not let "planner" reach it`,
+    );
   });
 });
 
 describe('board: remote A2A workers', () => {
   it('a remote agent that does not answer gets no renewals: its claims expire, count, and the task gives up', async () => {
-    const { board } = await start(config(`a2a: { remoteAgents: [{ id: "gone", url: "http://127.0.0.1:9" }], client: { maxPollSeconds: 1 } },`).replace('board: {', 'board: { agentClaimTtlSeconds: 1,'));
+    const { board } = await start(
+      config(`a2a: { remoteAgents: [{ id: "gone", url: "http://127.0.0.1:9" }], client: { maxPollSeconds: 1 } },`).replace(
+        'board: {',
+        'board: { agentClaimTtlSeconds: 1,',
+      ),
+    );
     const task = (await board.create({ title: 'nobody home', assignee: 'gone' }, USER)).task;
     await waitUntil('the task gave up', async () => (await board.store.get(task.id))?.state === 'blocked', 10_000);
     const view = (await board.store.view(task.id))!;
@@ -205,7 +237,9 @@ describe('board: remote A2A workers', () => {
     const executor = new ReferenceExecutor();
     const reference = await referenceServer(false, executor);
     server = reference.server;
-    const { board } = await start(config(`a2a: { remoteAgents: [{ id: "ref", url: "${reference.url}" }], client: { allowPrivateTargets: true, maxPollSeconds: 1 } },`));
+    const { board } = await start(
+      config(`a2a: { remoteAgents: [{ id: "ref", url: "${reference.url}" }], client: { allowPrivateTargets: true, maxPollSeconds: 1 } },`),
+    );
     const asked = (await board.create({ title: 'ask about colours', assignee: 'ref' }, USER)).task;
     const quick = (await board.create({ title: 'translate', assignee: 'ref', dependsOn: [asked.id] }, USER)).task;
     await waitUntil('the first task settles', async () => !['ready', 'running'].includes((await board.store.get(asked.id))!.state), 10_000);

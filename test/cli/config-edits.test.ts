@@ -52,13 +52,17 @@ describe('agents add|delete|bind|unbind|set-identity edit the config file', () =
     const path = fresh();
     expect(() => addAgent(path, { id: 'support' })).toThrow(`agent "support" already exists in ${path}`);
     expect(() => deleteAgent(path, 'ghost')).toThrow('unknown agent "ghost" (configured agents: support)');
-    expect(() => addAgent(path, { id: 'Bad Id', model: 'scripted/echo' })).toThrow(/agents\.list\[1\]\.id: expected a string of 1-64 characters \[a-z0-9_-\], got "Bad Id"/);
+    expect(() => addAgent(path, { id: 'Bad Id', model: 'scripted/echo' })).toThrow(
+      /agents\.list\[1\]\.id: expected a string of 1-64 characters \[a-z0-9_-\], got "Bad Id"/,
+    );
     expect(() => addAgent(path, { id: 'nomodel' })).toThrow(/agents\.list\[1\]\.model: required \(or set agents\.defaults\.model\)/);
     expect(readFileSync(path, 'utf8')).toBe(original);
   });
 
   it('config edit: works on a file with an empty agent list and no trailing commas', () => {
-    const { configPath } = tempConfig('{ agents: { defaults: { model: "scripted/echo" }, list: [{ id: "a" }] }, models: { providers: { scripted: { type: "scripted", models: { echo: { rules: [{ reply: "ok" }] } } } } } }');
+    const { configPath } = tempConfig(
+      '{ agents: { defaults: { model: "scripted/echo" }, list: [{ id: "a" }] }, models: { providers: { scripted: { type: "scripted", models: { echo: { rules: [{ reply: "ok" }] } } } } } }',
+    );
     addAgent(configPath, { id: 'b' });
     bindAgent(configPath, 'b', { channel: 'cli' });
     const { config } = loadConfigFile(configPath, {});
@@ -83,10 +87,13 @@ describe('agents add|delete|bind|unbind|set-identity edit the config file', () =
     expect(text).toContain('${PARTNER_TOKEN:-partner-token-0123456789}');
     expect(text).toContain('${REMOTE_KEY_UNSET_HERE}');
     // A default that the gateway would refuse is still refused: here, a peer token under 16 characters.
-    const short = tempConfig(`{ agents: { list: [{ id: "a", model: "scripted/echo" }] }, a2a: { server: { peers: [{ id: "p", token: "\${PT:-short}" }] } },
+    const short =
+      tempConfig(`{ agents: { list: [{ id: "a", model: "scripted/echo" }] }, a2a: { server: { peers: [{ id: "p", token: "\${PT:-short}" }] } },
       models: { providers: { scripted: { type: "scripted", models: { echo: { rules: [{ reply: "ok" }] } } } } } }`).configPath;
     expect(() => addAgent(short, { id: 'b' })).toThrow(/a2a\.server\.peers\[0\]\.token: expected at least 16 characters/);
     // The gateway itself still refuses the unset variable.
-    expect(() => loadConfigFile(configPath, {})).toThrow('models.providers.remote.baseURL: environment variable REMOTE_URL_UNSET_HERE is not set');
+    expect(() => loadConfigFile(configPath, {})).toThrow(
+      'models.providers.remote.baseURL: environment variable REMOTE_URL_UNSET_HERE is not set',
+    );
   });
 });

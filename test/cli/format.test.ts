@@ -3,15 +3,30 @@ import { describe, expect, it } from 'vitest';
 import { describeEvent } from '../../src/cli/format.js';
 import type { EventRecord } from '../../src/ports.js';
 
-const event = (payload: Record<string, unknown>): EventRecord => ({ seq: 7, type: 'subagent.updated', sessionKey: 'agent:m:main', runId: null, payload, createdAt: Date.UTC(2026, 10, 30, 10, 0, 0) });
+const event = (payload: Record<string, unknown>): EventRecord => ({
+  seq: 7,
+  type: 'subagent.updated',
+  sessionKey: 'agent:m:main',
+  runId: null,
+  payload,
+  createdAt: Date.UTC(2026, 10, 30, 10, 0, 0),
+});
 
 describe('describeEvent: subagent.updated', () => {
   it('a state change, with waiting and the diagnostic', () => {
-    expect(describeEvent(event({ childSessionKey: 'agent:m:subagent:a', state: 'running', waiting: true }))).toBe('10:00:00.000 #7 sub-agent agent:m:subagent:a: running, waiting for its sub-agents');
-    expect(describeEvent(event({ childSessionKey: 'agent:m:subagent:a', state: 'timed_out', waiting: false, diagnostic: 'too slow' }))).toBe('10:00:00.000 #7 sub-agent agent:m:subagent:a: timed_out - too slow');
+    expect(describeEvent(event({ childSessionKey: 'agent:m:subagent:a', state: 'running', waiting: true }))).toBe(
+      '10:00:00.000 #7 sub-agent agent:m:subagent:a: running, waiting for its sub-agents',
+    );
+    expect(
+      describeEvent(event({ childSessionKey: 'agent:m:subagent:a', state: 'timed_out', waiting: false, diagnostic: 'too slow' })),
+    ).toBe('10:00:00.000 #7 sub-agent agent:m:subagent:a: timed_out - too slow');
   });
   it('a completion delivered or skipped', () => {
-    expect(describeEvent(event({ childSessionKey: 'agent:m:subagent:a', completion: 'delivered', mode: 'steer' }))).toBe('10:00:00.000 #7 sub-agent agent:m:subagent:a: completion delivered (steer)');
-    expect(describeEvent(event({ subagentId: 'a1', completion: 'skipped', why: 'parent sub-agent cancelled' }))).toBe('10:00:00.000 #7 sub-agent a1: completion skipped: parent sub-agent cancelled');
+    expect(describeEvent(event({ childSessionKey: 'agent:m:subagent:a', completion: 'delivered', mode: 'steer' }))).toBe(
+      '10:00:00.000 #7 sub-agent agent:m:subagent:a: completion delivered (steer)',
+    );
+    expect(describeEvent(event({ subagentId: 'a1', completion: 'skipped', why: 'parent sub-agent cancelled' }))).toBe(
+      '10:00:00.000 #7 sub-agent a1: completion skipped: parent sub-agent cancelled',
+    );
   });
 });

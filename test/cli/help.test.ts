@@ -27,7 +27,9 @@ describe('CLI help', () => {
     };
     walk(program, []);
     expect(missing).toEqual([]);
-    const help = leaves(program).find((leaf) => leaf.path === 'runs show')!.command.helpInformation();
+    const help = leaves(program)
+      .find((leaf) => leaf.path === 'runs show')!
+      .command.helpInformation();
     expect(help).toContain('--json');
     expect(help).toContain('--config <file>');
     expect(help).toContain('--url <url>');
@@ -38,7 +40,10 @@ describe('CLI help', () => {
     const table = readme.slice(readme.indexOf('## CLI'), readme.indexOf('## Control API'));
     const absent = leaves(program)
       .map((leaf) => leaf.path)
-      .filter((path) => !table.includes(`| \`${path}`) && !table.includes(`/ \`${path.split(' ').slice(0, -1).join(' ')} ${path.split(' ').at(-1)}`));
+      .filter(
+        (path) =>
+          !table.includes(`| \`${path}`) && !table.includes(`/ \`${path.split(' ').slice(0, -1).join(' ')} ${path.split(' ').at(-1)}`),
+      );
     expect(absent).toEqual([]);
   });
 });

@@ -13,7 +13,10 @@ const { dir, configPath } = tempConfig(`{
 
 async function cli(env: NodeJS.ProcessEnv, ...args: string[]): Promise<{ code: number; stderr: string }> {
   try {
-    await promisify(execFile)(process.execPath, [BIN, '--config', configPath, ...args], { cwd: ROOT, env: { ...process.env, SWITCHBOARD_TOKEN: '', SWITCHBOARD_URL: '', ...env } });
+    await promisify(execFile)(process.execPath, [BIN, '--config', configPath, ...args], {
+      cwd: ROOT,
+      env: { ...process.env, SWITCHBOARD_TOKEN: '', SWITCHBOARD_URL: '', ...env },
+    });
     return { code: 0, stderr: '' };
   } catch (error) {
     return error as { code: number; stderr: string };
@@ -23,10 +26,16 @@ async function cli(env: NodeJS.ProcessEnv, ...args: string[]): Promise<{ code: n
 describe('CLI hints', () => {
   it('without a gateway: the start hint names this config, before the first start and after', async () => {
     expect(await cli({}, 'status')).toEqual(
-      expect.objectContaining({ code: 1, stderr: `switchboard: no token in ${join(dir, '.switchboard')} yet: start the gateway once ("switchboard --config ${configPath} gateway"), or set SWITCHBOARD_TOKEN\n` }),
+      expect.objectContaining({
+        code: 1,
+        stderr: `switchboard: no token in ${join(dir, '.switchboard')} yet: start the gateway once ("switchboard --config ${configPath} gateway"), or set SWITCHBOARD_TOKEN\n`,
+      }),
     );
     expect(await cli({ SWITCHBOARD_TOKEN: 'a-token-from-the-environment' }, 'status')).toEqual(
-      expect.objectContaining({ code: 1, stderr: `switchboard: cannot reach the gateway at http://127.0.0.1:9 (start it with "switchboard --config ${configPath} gateway")\n` }),
+      expect.objectContaining({
+        code: 1,
+        stderr: `switchboard: cannot reach the gateway at http://127.0.0.1:9 (start it with "switchboard --config ${configPath} gateway")\n`,
+      }),
     );
   });
 
@@ -35,7 +44,10 @@ describe('CLI hints', () => {
     try {
       expect(await cli({ SWITCHBOARD_URL: gw.url, SWITCHBOARD_TOKEN: '' }, 'status')).toEqual(expect.objectContaining({ code: 0 }));
       expect(await cli({ SWITCHBOARD_TOKEN: 'a-stale-token' }, 'status')).toEqual(
-        expect.objectContaining({ code: 1, stderr: `switchboard: invalid bearer token from the gateway at ${gw.url} (print its token with "switchboard --config ${configPath} token", or pass the --config it was started with)\n` }),
+        expect.objectContaining({
+          code: 1,
+          stderr: `switchboard: invalid bearer token from the gateway at ${gw.url} (print its token with "switchboard --config ${configPath} token", or pass the --config it was started with)\n`,
+        }),
       );
     } finally {
       await stopGatewayProcess(gw);

@@ -30,7 +30,10 @@ describe('switchboard outbox', () => {
         body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
       }).then((response) => response.json());
     // Nothing listens on port 9: every notification for this task fails and, with maxAttempts 1, goes dead.
-    await rpc('SendMessage', { message: { messageId: randomUUID(), role: 'ROLE_USER', parts: [{ text: 'hi' }] }, configuration: { taskPushNotificationConfig: { url: 'http://127.0.0.1:9/hook' } } });
+    await rpc('SendMessage', {
+      message: { messageId: randomUUID(), role: 'ROLE_USER', parts: [{ text: 'hi' }] },
+      configuration: { taskPushNotificationConfig: { url: 'http://127.0.0.1:9/hook' } },
+    });
     const dead = await waitUntil('a dead push row', async () => {
       const listed = await cli('--json', 'outbox', 'list');
       const rows = (JSON.parse(listed.stdout) as { rows: Row[] }).rows;
@@ -50,9 +53,14 @@ describe('switchboard outbox', () => {
     const dropped = await cli('outbox', 'drop', dead[1].id);
     expect(dropped.stdout).toBe(`dropped a2a.push ${dead[1].id} (to http://127.0.0.1:9/hook)\n`);
     const again = await cli('outbox', 'retry', dead[1].id);
-    expect(again).toMatchObject({ code: 1, stderr: `switchboard: outbox row ${dead[1].id} is dropped, not dead; only dead rows can be retried or dropped\n` });
+    expect(again).toMatchObject({
+      code: 1,
+      stderr: `switchboard: outbox row ${dead[1].id} is dropped, not dead; only dead rows can be retried or dropped\n`,
+    });
     const unknown = await cli('outbox', 'drop', 'no-such-row');
     expect(unknown.stderr).toBe('switchboard: no outbox row "no-such-row" (switchboard outbox list --status dead shows the dead ones)\n');
-    expect((await suite.gw.request('GET', '/v1/outbox?status=lost')).body).toEqual({ error: { code: 'INVALID_REQUEST', message: 'status: expected one of pending, delivered, dead, dropped, got "lost"' } });
+    expect((await suite.gw.request('GET', '/v1/outbox?status=lost')).body).toEqual({
+      error: { code: 'INVALID_REQUEST', message: 'status: expected one of pending, delivered, dead, dropped, got "lost"' },
+    });
   }, 30_000);
 });

@@ -33,11 +33,15 @@ interface Row {
 describe('switchboard subagents', () => {
   it('tree draws the spawn tree with states; list, show and runs show tell the rest', async () => {
     expect((await cli('send', 'main', 'plan', '--wait')).code).toBe(0);
-    const rows = await waitUntil('the lead and its workers succeeded', async () => {
-      const out = await cli('--json', 'subagents', 'list', MAIN, '--recursive');
-      const { subagents } = JSON.parse(out.stdout) as { subagents: Row[] };
-      return subagents.length === 3 && subagents.every((row) => row.state === 'succeeded') && subagents;
-    }, 10_000);
+    const rows = await waitUntil(
+      'the lead and its workers succeeded',
+      async () => {
+        const out = await cli('--json', 'subagents', 'list', MAIN, '--recursive');
+        const { subagents } = JSON.parse(out.stdout) as { subagents: Row[] };
+        return subagents.length === 3 && subagents.every((row) => row.state === 'succeeded') && subagents;
+      },
+      10_000,
+    );
     const lead = rows.find((row) => row.label === 'lead')!;
 
     const tree = await cli('subagents', 'tree', MAIN);
@@ -60,7 +64,9 @@ describe('switchboard subagents', () => {
     expect(show.stdout).toMatch(/ pending\n.* running\n.* waiting\n.* succeeded\n/);
 
     const run = await cli('runs', 'show', lead.runId);
-    expect(run.stdout).toMatch(new RegExp(`completion to ${MAIN}: outbox delivered after 1 attempt\\(s\\); input \\S+ consumed by run \\S+`));
+    expect(run.stdout).toMatch(
+      new RegExp(`completion to ${MAIN}: outbox delivered after 1 attempt\\(s\\); input \\S+ consumed by run \\S+`),
+    );
     const leadRuns = JSON.parse((await cli('--json', 'runs', 'list', '--session', lead.childSessionKey)).stdout).runs as { id: string }[];
     const wakeRun = await cli('runs', 'show', leadRuns[0].id);
     expect(wakeRun.stdout).toMatch(/completion from agent:main:subagent:\S+:subagent:\S+ \(input \S+\)/);
@@ -70,21 +76,41 @@ describe('switchboard subagents', () => {
     // The reply comes at once; the napper's result would not come within the timeout, and the send says so.
     const sent = await cli('send', 'main', 'sleepy', '--wait', '--timeout', '1');
     expect(sent.code).toBe(0);
-    expect(sent.stdout).toMatch(/\nsub-agents are still working; their results will arrive in agent:main:main \(follow with "switchboard sessions tail agent:main:main"\)\n$/);
-    const napper = await waitUntil('the napper runs', async () => {
-      const { subagents } = JSON.parse((await cli('--json', 'subagents', 'list', MAIN)).stdout) as { subagents: Row[] };
-      return subagents.find((row) => row.label === 'napper' && row.state === 'running');
-    }, 10_000);
+    expect(sent.stdout).toMatch(
+      /\nsub-agents are still working; their results will arrive in agent:main:main \(follow with "switchboard sessions tail agent:main:main"\)\n$/,
+    );
+    const napper = await waitUntil(
+      'the napper runs',
+      async () => {
+        const { subagents } = JSON.parse((await cli('--json', 'subagents', 'list', MAIN)).stdout) as { subagents: Row[] };
+        return subagents.find((row) => row.label === 'napper' && row.state === 'running');
+      },
+      10_000,
+    );
     const killed = await cli('subagents', 'kill', napper.childSessionKey);
     expect(killed).toEqual({ code: 0, stdout: `cancelled 1:\n${napper.childSessionKey}\n`, stderr: '' });
-    expect((await cli('subagents', 'kill', napper.childSessionKey)).stdout).toBe(`${napper.childSessionKey} had already ended; nothing to cancel\n`);
+    expect((await cli('subagents', 'kill', napper.childSessionKey)).stdout).toBe(
+      `${napper.childSessionKey} had already ended; nothing to cancel\n`,
+    );
     const show = await cli('subagents', 'show', napper.subagentId);
     expect(show.stdout).toContain('  state:    cancelled - killed by the operator');
-    const told = await waitUntil('the parent was told', async () => {
-      const { entries } = JSON.parse((await cli('--json', 'sessions', 'history', MAIN)).stdout) as { entries: { content: unknown; provenance: { kind: string } | null }[] };
-      return entries.find((entry) => entry.provenance?.kind === 'subagent_completion' && String(entry.content).includes('"napper" was cancelled'));
-    }, 10_000);
+    const told = await waitUntil(
+      'the parent was told',
+      async () => {
+        const { entries } = JSON.parse((await cli('--json', 'sessions', 'history', MAIN)).stdout) as {
+          entries: { content: unknown; provenance: { kind: string } | null }[];
+        };
+        return entries.find(
+          (entry) => entry.provenance?.kind === 'subagent_completion' && String(entry.content).includes('"napper" was cancelled'),
+        );
+      },
+      10_000,
+    );
     expect(String(told.content)).toContain('Diagnostic: killed by the operator');
-    expect(await cli('subagents', 'show', 'nope')).toEqual({ code: 1, stdout: '', stderr: 'switchboard: no sub-agent "nope" (subagents list shows them)\n' });
+    expect(await cli('subagents', 'show', 'nope')).toEqual({
+      code: 1,
+      stdout: '',
+      stderr: 'switchboard: no sub-agent "nope" (subagents list shows them)\n',
+    });
   });
 });

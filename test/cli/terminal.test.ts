@@ -27,7 +27,11 @@ gatewayForSuite(configPath);
 /** A command under a pseudo-terminal: what it printed so far, and a way to type. */
 function underTerminal(...args: string[]): { child: ChildProcess; output: () => string; type: (keys: string) => void } {
   const command = [process.execPath, BIN, '--config', configPath, ...args].map((part) => `'${part.replace(/'/g, `'\\''`)}'`).join(' ');
-  const child = spawn('script', ['-qfec', command, '/dev/null'], { cwd: ROOT, env: { ...process.env, TERM: 'xterm' }, stdio: ['pipe', 'pipe', 'pipe'] });
+  const child = spawn('script', ['-qfec', command, '/dev/null'], {
+    cwd: ROOT,
+    env: { ...process.env, TERM: 'xterm' },
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
   let output = '';
   child.stdout!.on('data', (chunk) => (output += chunk));
   child.stderr!.on('data', (chunk) => (output += chunk));
@@ -45,7 +49,11 @@ describe('the CLI on a terminal', () => {
     chat.type('half a thou');
     // The late reply: printed on a cleared line, then the prompt again with the half-typed text.
     await waitUntil('the late reply is shown', () => /\r\x1b\[KZed> sorry for the wait\r?\n/.test(chat.output()), 10_000);
-    await waitUntil('the prompt is redrawn with the typed text', () => chat.output().split('Zed> sorry for the wait').at(-1)!.includes('you> half a thou'), 5000).catch((error) => {
+    await waitUntil(
+      'the prompt is redrawn with the typed text',
+      () => chat.output().split('Zed> sorry for the wait').at(-1)!.includes('you> half a thou'),
+      5000,
+    ).catch((error) => {
       throw new Error(`${error.message}; the terminal shows ${JSON.stringify(chat.output())}`);
     });
     expect(chat.child.exitCode).toBeNull();
@@ -58,12 +66,18 @@ describe('the CLI on a terminal', () => {
 
   it('send --wait: a spinner with the session, its state and the elapsed time; Ctrl-C stops waiting with exit code 130', async () => {
     const send = underTerminal('send', 'slow', 'take your time', '--wait');
-    await waitUntil('the spinner shows the run', () => /[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] agent:slow:main: (queued|running) \(\d+\.\ds, Ctrl-C stops waiting\)/.test(send.output()), 10_000);
+    await waitUntil(
+      'the spinner shows the run',
+      () => /[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] agent:slow:main: (queued|running) \(\d+\.\ds, Ctrl-C stops waiting\)/.test(send.output()),
+      10_000,
+    );
     send.type('\x03');
     // 'close', not 'exit': the output is read to its end only then.
     const [code] = await once(send.child, 'close');
     expect(code).toBe(130);
-    expect(send.output()).toMatch(/stopped waiting; input [0-9a-f-]+ is delivered and will still be processed \(follow it with "switchboard sessions tail agent:slow:main"\)/);
+    expect(send.output()).toMatch(
+      /stopped waiting; input [0-9a-f-]+ is delivered and will still be processed \(follow it with "switchboard sessions tail agent:slow:main"\)/,
+    );
   });
 
   it('ids: runs show and runs cancel take a unique prefix; too short or unknown ones say what was not found', async () => {
@@ -71,8 +85,16 @@ describe('the CLI on a terminal', () => {
     const shown = await cli('runs', 'show', sent.runId.slice(0, 8));
     expect(shown.code).toBe(0);
     expect(shown.stdout).toContain(`run ${sent.runId} on agent:quick:main`);
-    expect(await cli('runs', 'cancel', sent.runId.slice(0, 6))).toEqual({ code: 0, stdout: `run ${sent.runId.slice(0, 6)} is not active; nothing to cancel\n`, stderr: '' });
-    expect(await cli('runs', 'show', 'zzzzzzzz')).toEqual({ code: 1, stdout: '', stderr: 'switchboard: no run "zzzzzzzz" (list them with "switchboard runs list")\n' });
+    expect(await cli('runs', 'cancel', sent.runId.slice(0, 6))).toEqual({
+      code: 0,
+      stdout: `run ${sent.runId.slice(0, 6)} is not active; nothing to cancel\n`,
+      stderr: '',
+    });
+    expect(await cli('runs', 'show', 'zzzzzzzz')).toEqual({
+      code: 1,
+      stdout: '',
+      stderr: 'switchboard: no run "zzzzzzzz" (list them with "switchboard runs list")\n',
+    });
   });
 
   it('send --wait shows the results of sub-agents its run spawned, as the agent passes them on within the timeout', async () => {

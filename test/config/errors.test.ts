@@ -29,7 +29,8 @@ function secretPaths(schema: AnySchema, path: string, found: Set<string>): Set<s
   let bare = schema;
   while (WRAPPERS.includes(bare?.def?.type)) bare = bare.def.innerType;
   const def = bare?.def;
-  if (def?.type === 'object') for (const [key, value] of Object.entries(def.shape)) secretPaths(value, path ? `${path}.${key}` : key, found);
+  if (def?.type === 'object')
+    for (const [key, value] of Object.entries(def.shape)) secretPaths(value, path ? `${path}.${key}` : key, found);
   if (def?.type === 'record') secretPaths(def.valueType, `${path}.*`, found);
   if (def?.type === 'array') secretPaths(def.element, `${path}[]`, found);
   if (def?.type === 'union') for (const option of def.options) secretPaths(option, path, found);
@@ -40,12 +41,30 @@ const SECRET = 'Zq7Xw9Kp';
 const NUMBER = 97531864;
 /** A config whose value at each secret path is invalid, and the problem's path as it is printed. */
 const invalidAt: Record<string, { config: string; at: string }> = {
-  'a2a.server.peers[].token': { config: `a2a: { server: { enabled: true, peers: [{ id: "p", token: "${SECRET}" }] } }`, at: 'a2a.server.peers[0].token' },
-  'a2a.server.peers[].apiKey': { config: `a2a: { server: { enabled: true, peers: [{ id: "p", apiKey: "${SECRET}" }] } }`, at: 'a2a.server.peers[0].apiKey' },
-  'a2a.remoteAgents[].token': { config: `a2a: { remoteAgents: [{ id: "r", url: "http://x.example", token: ${NUMBER} }] }`, at: 'a2a.remoteAgents[0].token' },
-  'a2a.remoteAgents[].apiKey': { config: `a2a: { remoteAgents: [{ id: "r", url: "http://x.example", apiKey: ${NUMBER} }] }`, at: 'a2a.remoteAgents[0].apiKey' },
-  'a2a.remoteAgents[].headers.*': { config: `a2a: { remoteAgents: [{ id: "r", url: "http://x.example", headers: { authorization: ${NUMBER} } }] }`, at: 'a2a.remoteAgents[0].headers.authorization' },
-  'models.providers.*.apiKey': { config: `models: { providers: { ${scriptedProvider}, o: { type: "openai", apiKey: ${NUMBER} } } }`, at: 'models.providers.o.apiKey' },
+  'a2a.server.peers[].token': {
+    config: `a2a: { server: { enabled: true, peers: [{ id: "p", token: "${SECRET}" }] } }`,
+    at: 'a2a.server.peers[0].token',
+  },
+  'a2a.server.peers[].apiKey': {
+    config: `a2a: { server: { enabled: true, peers: [{ id: "p", apiKey: "${SECRET}" }] } }`,
+    at: 'a2a.server.peers[0].apiKey',
+  },
+  'a2a.remoteAgents[].token': {
+    config: `a2a: { remoteAgents: [{ id: "r", url: "http://x.example", token: ${NUMBER} }] }`,
+    at: 'a2a.remoteAgents[0].token',
+  },
+  'a2a.remoteAgents[].apiKey': {
+    config: `a2a: { remoteAgents: [{ id: "r", url: "http://x.example", apiKey: ${NUMBER} }] }`,
+    at: 'a2a.remoteAgents[0].apiKey',
+  },
+  'a2a.remoteAgents[].headers.*': {
+    config: `a2a: { remoteAgents: [{ id: "r", url: "http://x.example", headers: { authorization: ${NUMBER} } }] }`,
+    at: 'a2a.remoteAgents[0].headers.authorization',
+  },
+  'models.providers.*.apiKey': {
+    config: `models: { providers: { ${scriptedProvider}, o: { type: "openai", apiKey: ${NUMBER} } } }`,
+    at: 'models.providers.o.apiKey',
+  },
   'models.providers.*.headers.*': {
     config: `models: { providers: { ${scriptedProvider}, o: { type: "anthropic", headers: { "x-api-key": ${NUMBER} } } } }`,
     at: 'models.providers.o.headers.x-api-key',
@@ -54,7 +73,9 @@ const invalidAt: Record<string, { config: string; at: string }> = {
 
 describe('config errors', () => {
   it('every unknown key gets a did-you-mean hint, in sections with defaults too', () => {
-    const message = errorOf(`{ ${agents}, ${scripted}, tools: { agentToAgnet: { enabled: true }, sessions: { visiblity: "all" } }, a2a: { server: { requireAuht: false } } }`);
+    const message = errorOf(
+      `{ ${agents}, ${scripted}, tools: { agentToAgnet: { enabled: true }, sessions: { visiblity: "all" } }, a2a: { server: { requireAuht: false } } }`,
+    );
     expect(message).toBe(
       [
         'invalid config /etc/sb.json5:',

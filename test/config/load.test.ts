@@ -17,8 +17,18 @@ function errorOf(text: string, env: NodeJS.ProcessEnv = {}): string {
 
 describe('config loading', () => {
   it('config: fills every default for a minimal file', () => {
-    const { config, dataDir } = parseConfigText(`{ agents: { list: [{ id: "a", model: "scripted/echo" }] }, ${scripted} }`, '/etc/sb/sb.json5', {});
-    expect(config.gateway).toEqual({ host: '127.0.0.1', port: 7317, dataDir: '.switchboard', maxMessageChars: 32000, waitTimeoutSeconds: 120 });
+    const { config, dataDir } = parseConfigText(
+      `{ agents: { list: [{ id: "a", model: "scripted/echo" }] }, ${scripted} }`,
+      '/etc/sb/sb.json5',
+      {},
+    );
+    expect(config.gateway).toEqual({
+      host: '127.0.0.1',
+      port: 7317,
+      dataDir: '.switchboard',
+      maxMessageChars: 32000,
+      waitTimeoutSeconds: 120,
+    });
     expect(config.messages.queue).toEqual({ mode: 'followup', debounceMs: 1000, byChannel: {} });
     expect(config.tools.sessions.visibility).toBe('tree');
     expect(config.session.agentToAgent.maxPingPongTurns).toBe(0);
@@ -54,9 +64,15 @@ describe('config loading', () => {
   });
 
   it('config: cross-checks duplicate ids, unknown providers, scripted models and bindings', () => {
-    const message = errorOf(`{ agents: { list: [{ id: "a", model: "scripted/echo" }, { id: "a", model: "nope/x" }, { id: "b", model: "scripted/missing" }] },
+    const message =
+      errorOf(`{ agents: { list: [{ id: "a", model: "scripted/echo" }, { id: "a", model: "nope/x" }, { id: "b", model: "scripted/missing" }] },
       bindings: [{ agentId: "ghost", match: { channel: "cli" } }], ${scripted} }`);
-    expect(message.split('\n').slice(1).map((line) => line.trim())).toEqual([
+    expect(
+      message
+        .split('\n')
+        .slice(1)
+        .map((line) => line.trim()),
+    ).toEqual([
       'agents.list[1].id: duplicate agent id "a" (also agents.list[0].id)',
       'agents.list[1].model: unknown model provider "nope" in "nope/x" (configured under models.providers: scripted)',
       'agents.list[2].model: scripted model "missing" is not defined under models.providers.scripted.models (defined: echo)',
@@ -65,7 +81,9 @@ describe('config loading', () => {
   });
 
   it('config: bad enum values and types', () => {
-    const message = errorOf(`{ agents: { list: [{ id: "a", model: "scripted/echo" }] }, messages: { queue: { mode: "later" } }, gateway: { port: "80" }, ${scripted} }`);
+    const message = errorOf(
+      `{ agents: { list: [{ id: "a", model: "scripted/echo" }] }, messages: { queue: { mode: "later" } }, gateway: { port: "80" }, ${scripted} }`,
+    );
     expect(message).toContain('messages.queue.mode: expected one of "steer", "followup", "collect", "interrupt", "notify", got "later"');
     expect(message).toContain('gateway.port: expected number, got "80"');
     expect(message).not.toContain('received');
@@ -73,10 +91,13 @@ describe('config loading', () => {
 });
 
 describe('config defaults', () => {
-  it('config: every section left out is filled from its keys\' defaults', () => {
+  it("config: every section left out is filled from its keys' defaults", () => {
     const { config } = parseConfigText(`{ agents: { list: [{ id: "a", model: "scripted/echo" }] }, ${scripted} }`, '/x.json5', {});
     expect(config.store).toEqual({ driver: 'sqlite', sqlite: { synchronous: 'FULL' } });
-    expect(config.tools).toEqual({ agentToAgent: { enabled: false, allow: [], history: true, list: true }, sessions: { visibility: 'tree' } });
+    expect(config.tools).toEqual({
+      agentToAgent: { enabled: false, allow: [], history: true, list: true },
+      sessions: { visibility: 'tree' },
+    });
     expect(config.lanes).toEqual({ main: { maxConcurrent: 4 }, subagent: {}, nested: { maxConcurrent: 8 }, maxWaiting: 10_000 });
     expect(config.agents.defaults.subagents).toEqual({
       maxSpawnDepth: 1,
@@ -94,9 +115,19 @@ describe('config defaults', () => {
     expect(config.watchdog).toEqual({ intervalMs: 5000, stallMs: 30_000 });
     expect(config.outbox).toEqual({ maxAttempts: 10, baseDelayMs: 500, maxDelayMs: 300_000, concurrencyPerKind: 8 });
     expect(config.session).toEqual({ agentToAgent: { maxPingPongTurns: 0, maxHops: 8, maxSendsPerMinute: 30 } });
-    expect(config.agents.defaults).toMatchObject({ maxSteps: 16, historyLimit: 200, timeoutSeconds: 600, tools: {}, subagents: { maxSpawnDepth: 1 } });
+    expect(config.agents.defaults).toMatchObject({
+      maxSteps: 16,
+      historyLimit: 200,
+      timeoutSeconds: 600,
+      tools: {},
+      subagents: { maxSpawnDepth: 1 },
+    });
     // A section given in part keeps the defaults of the keys it leaves out.
-    const partial = parseConfigText(`{ lanes: { main: { maxConcurrent: 2 } }, agents: { list: [{ id: "a", model: "scripted/echo" }] }, ${scripted} }`, '/x.json5', {});
+    const partial = parseConfigText(
+      `{ lanes: { main: { maxConcurrent: 2 } }, agents: { list: [{ id: "a", model: "scripted/echo" }] }, ${scripted} }`,
+      '/x.json5',
+      {},
+    );
     expect(partial.config.lanes).toEqual({ main: { maxConcurrent: 2 }, subagent: {}, nested: { maxConcurrent: 8 }, maxWaiting: 10_000 });
   });
 });

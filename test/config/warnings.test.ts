@@ -13,7 +13,9 @@ const TRAP =
 describe('config warnings', () => {
   it('agent-to-agent allowed but visibility left at "tree" (or "self"); an allow list with messaging off', () => {
     expect(warningsOf(`{ agentToAgent: { enabled: true, allow: ["support", "expert"] } }`)).toEqual([TRAP]);
-    expect(warningsOf(`{ agentToAgent: { enabled: true }, sessions: { visibility: "self" } }`)[0]).toContain('tools.sessions.visibility is "self"');
+    expect(warningsOf(`{ agentToAgent: { enabled: true }, sessions: { visibility: "self" } }`)[0]).toContain(
+      'tools.sessions.visibility is "self"',
+    );
     expect(warningsOf(`{ agentToAgent: { enabled: true, allow: ["support", "expert"] }, sessions: { visibility: "all" } }`)).toEqual([]);
     expect(warningsOf(`{ agentToAgent: { enabled: true, allow: ["support"] } }`)).toEqual([]);
     expect(warningsOf(`{ agentToAgent: { allow: ["support", "expert"] }, sessions: { visibility: "all" } }`)).toEqual([
@@ -25,8 +27,14 @@ describe('config warnings', () => {
     const { configPath } = tempConfig(`{ ${agents}, tools: { agentToAgent: { enabled: true, allow: ["support", "expert"] } } }`);
     const gw = await startGatewayProcess(configPath);
     try {
-      const lines = gw.stderr().trim().split('\n').map((line) => JSON.parse(line) as { level: number; msg: string; config: string });
-      expect(lines.filter((line) => line.msg.startsWith('tools.'))).toEqual([{ level: 40, time: expect.any(Number), config: configPath, msg: TRAP }]);
+      const lines = gw
+        .stderr()
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line) as { level: number; msg: string; config: string });
+      expect(lines.filter((line) => line.msg.startsWith('tools.'))).toEqual([
+        { level: 40, time: expect.any(Number), config: configPath, msg: TRAP },
+      ]);
     } finally {
       await stopGatewayProcess(gw);
     }

@@ -22,7 +22,9 @@ describe('board rules', () => {
     expect(refuseMove('todo', 'todo')).toBe('the task is already todo');
     expect(refuseMove('done', 'ready')).toBe('a done task can be moved to archived, not to ready');
     expect(refuseMove('archived', 'ready')).toBe('an archived task is final and cannot be moved');
-    expect(refuseMove('running', 'done')).toBe('a running task moves only through its claim (complete, block, release) or a cancel; it cannot be moved to done by hand');
+    expect(refuseMove('running', 'done')).toBe(
+      'a running task moves only through its claim (complete, block, release) or a cancel; it cannot be moved to done by hand',
+    );
   });
 
   it('a new task starts in triage when asked, else todo while a dependency is open, else ready', () => {

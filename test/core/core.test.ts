@@ -8,8 +8,20 @@ import { backoffDelay } from '../../src/gateway/outbox.js';
 describe('session keys', () => {
   it('session key: parses every kind in the OpenClaw namespace', () => {
     expect(parseSessionKey('agent:support:main')).toEqual({ agentId: 'support', kind: 'main', depth: 0 });
-    expect(parseSessionKey('agent:support:whatsapp:direct:+4912')).toEqual({ agentId: 'support', kind: 'direct', channel: 'whatsapp', peer: '+4912', depth: 0 });
-    expect(parseSessionKey('agent:expert:slack:group:tech')).toEqual({ agentId: 'expert', kind: 'group', channel: 'slack', peer: 'tech', depth: 0 });
+    expect(parseSessionKey('agent:support:whatsapp:direct:+4912')).toEqual({
+      agentId: 'support',
+      kind: 'direct',
+      channel: 'whatsapp',
+      peer: '+4912',
+      depth: 0,
+    });
+    expect(parseSessionKey('agent:expert:slack:group:tech')).toEqual({
+      agentId: 'expert',
+      kind: 'group',
+      channel: 'slack',
+      peer: 'tech',
+      depth: 0,
+    });
     expect(parseSessionKey('agent:w:subagent:u1:subagent:u2')).toEqual({ agentId: 'w', kind: 'subagent', depth: 2 });
     expect(parseSessionKey('agent:w:a2a:partner:ctx-1')).toEqual({ agentId: 'w', kind: 'a2a', peer: 'partner', depth: 0 });
     // Peer and context are one segment each, whatever they contain: two peers never share a context's session.
@@ -18,7 +30,17 @@ describe('session keys', () => {
   });
 
   it('session key: rejects malformed keys', () => {
-    for (const bad of ['agent:support', 'agent:Support:main', 'user:x:main', 'agent:x:subagent', 'agent:x:subagent:a:other:b', 'agent:x:slack:dm:y', 'agent:x:a2a:', 'agent:x:a2a:ctx-only', 'agent:x:a2a:p:']) {
+    for (const bad of [
+      'agent:support',
+      'agent:Support:main',
+      'user:x:main',
+      'agent:x:subagent',
+      'agent:x:subagent:a:other:b',
+      'agent:x:slack:dm:y',
+      'agent:x:a2a:',
+      'agent:x:a2a:ctx-only',
+      'agent:x:a2a:p:',
+    ]) {
       expect(parseSessionKey(bad), bad).toBeUndefined();
     }
   });
@@ -39,7 +61,10 @@ describe('queue-mode decisions', () => {
   it('queue mode: FIFO one at a time; the newest interrupt jumps the queue', () => {
     expect(planNextRun([], 0, 100)).toEqual({ kind: 'idle' });
     expect(planNextRun([at('a', 'followup'), at('b', 'followup')], 0, 100)).toEqual({ kind: 'run', inputIds: ['a'] });
-    expect(planNextRun([at('a', 'followup'), at('i1', 'interrupt'), at('i2', 'interrupt')], 0, 100)).toEqual({ kind: 'run', inputIds: ['i2'] });
+    expect(planNextRun([at('a', 'followup'), at('i1', 'interrupt'), at('i2', 'interrupt')], 0, 100)).toEqual({
+      kind: 'run',
+      inputIds: ['i2'],
+    });
   });
 
   it('queue mode: collect waits for the quiet window, then takes every collect input', () => {
@@ -58,9 +83,19 @@ describe('queue-mode decisions', () => {
 describe('tool policy', () => {
   it('tool policy: each layer only narrows; wildcards are case-insensitive', () => {
     const all = ['sessions_send', 'sessions_list', 'time_now', 'exec'];
-    expect(applyToolPolicy(all, [{ source: 'tools', allow: ['sessions_*', 'time_now'] }, { source: 'agent', deny: ['SESSIONS_LIST'] }])).toEqual(['sessions_send', 'time_now']);
+    expect(
+      applyToolPolicy(all, [
+        { source: 'tools', allow: ['sessions_*', 'time_now'] },
+        { source: 'agent', deny: ['SESSIONS_LIST'] },
+      ]),
+    ).toEqual(['sessions_send', 'time_now']);
     // A lower layer cannot add back what a higher one removed.
-    expect(applyToolPolicy(all, [{ source: 'tools', deny: ['exec'] }, { source: 'agent', allow: ['exec', 'time_now'] }])).toEqual(['time_now']);
+    expect(
+      applyToolPolicy(all, [
+        { source: 'tools', deny: ['exec'] },
+        { source: 'agent', allow: ['exec', 'time_now'] },
+      ]),
+    ).toEqual(['time_now']);
     expect(applyToolPolicy(all, [{ source: 'agent', deny: ['*'] }])).toEqual([]);
   });
 });

@@ -6,14 +6,17 @@ describe('errors at the edge', () => {
     const full = Object.assign(new Error('database or disk is full: /var/lib/switchboard/switchboard.db'), { code: 'SQLITE_FULL' });
     expect(toSwitchboardError(full).toJSON()).toEqual({
       code: 'STORE_FAILED',
-      message: "the store could not take this request (SQLITE_FULL): nothing was changed by it; try again, and check the gateway's log and disk",
+      message:
+        "the store could not take this request (SQLITE_FULL): nothing was changed by it; try again, and check the gateway's log and disk",
       details: { cause: 'SQLITE_FULL' },
     });
     expect(toSwitchboardError(full).httpStatus).toBe(503);
     for (const code of ['SQLITE_IOERR_WRITE', 'SQLITE_BUSY', 'ENOSPC', '57P01', '08006', 'ECONNREFUSED']) {
       expect(toSwitchboardError(Object.assign(new Error('x'), { code })).code).toBe('STORE_FAILED');
     }
-    expect(toSwitchboardError(new Error('wrapped', { cause: Object.assign(new Error('inner'), { code: 'SQLITE_FULL' }) })).code).toBe('STORE_FAILED');
+    expect(toSwitchboardError(new Error('wrapped', { cause: Object.assign(new Error('inner'), { code: 'SQLITE_FULL' }) })).code).toBe(
+      'STORE_FAILED',
+    );
     const own = new SwitchboardError('CLAIM_LOST', 'claim lost');
     expect(toSwitchboardError(own)).toBe(own);
     expect(toSwitchboardError(new TypeError('x is undefined')).toJSON()).toEqual({ code: 'INTERNAL', message: 'x is undefined' });

@@ -1,6 +1,14 @@
 /** The pure sub-agent rules: what a run's end means, the frozen result, handles, and tools by role. */
 import { describe, expect, it } from 'vitest';
-import { decideRunEnd, freezeResult, resolveLimits, roleAllowsTool, signHandle, verifyHandle, type Hashing } from '../../src/core/subagent.js';
+import {
+  decideRunEnd,
+  freezeResult,
+  resolveLimits,
+  roleAllowsTool,
+  signHandle,
+  verifyHandle,
+  type Hashing,
+} from '../../src/core/subagent.js';
 
 /** A hand-written stand-in for node:crypto: deterministic, and different for every secret and text. */
 const hashing: Hashing = { hmacSha256: (secret, text) => `${secret}|${text}`, sha256: (text) => `h(${text})` };
@@ -17,11 +25,21 @@ describe('decideRunEnd', () => {
   });
   it('a wake run answering nothing or NO_REPLY keeps the frozen answer', () => {
     for (const finalText of ['', '  NO_REPLY \n', null]) {
-      expect(decideRunEnd({ ...facts, finalText, frozenText: 'earlier' })).toEqual({ kind: 'settle', state: 'succeeded', text: 'earlier', diagnostic: null });
+      expect(decideRunEnd({ ...facts, finalText, frozenText: 'earlier' })).toEqual({
+        kind: 'settle',
+        state: 'succeeded',
+        text: 'earlier',
+        diagnostic: null,
+      });
     }
   });
   it('a failed, timed-out or cancelled run settles with its status and error; an interrupted one changes nothing', () => {
-    expect(decideRunEnd({ ...facts, status: 'timed_out', error: 'too slow', liveChildren: 3 })).toEqual({ kind: 'settle', state: 'timed_out', text: 'answer', diagnostic: 'too slow' });
+    expect(decideRunEnd({ ...facts, status: 'timed_out', error: 'too slow', liveChildren: 3 })).toEqual({
+      kind: 'settle',
+      state: 'timed_out',
+      text: 'answer',
+      diagnostic: 'too slow',
+    });
     expect(decideRunEnd({ ...facts, status: 'interrupted' })).toEqual({ kind: 'none' });
   });
 });
@@ -32,7 +50,14 @@ describe('results, handles, roles and limits', () => {
     expect(freezeResult(null, 4, hashing.sha256)).toEqual({ result: '', resultHash: 'h()', resultChars: 0, truncated: false });
   });
   it('a handle verifies only with its secret and unaltered fields', () => {
-    const handle = signHandle(hashing, 's', { subagentId: 'a', parentSessionKey: 'agent:m:main', correlationId: 'c', createdAt: 1, depth: 1, role: 'leaf' });
+    const handle = signHandle(hashing, 's', {
+      subagentId: 'a',
+      parentSessionKey: 'agent:m:main',
+      correlationId: 'c',
+      createdAt: 1,
+      depth: 1,
+      role: 'leaf',
+    });
     expect(verifyHandle(hashing, 's', handle)).toBe(true);
     expect(verifyHandle(hashing, 't', handle)).toBe(false);
     expect(verifyHandle(hashing, 's', { ...handle, role: 'orchestrator' })).toBe(false);
@@ -41,13 +66,26 @@ describe('results, handles, roles and limits', () => {
     expect(verifyHandle(hashing, 's', { ...handle, capability: `${handle.capability}x` })).toBe(false);
   });
   it('a leaf gets no session tools; an orchestrator only spawn, subagents, list and history', () => {
-    expect(['sessions_send', 'sessions_spawn', 'subagents', 'sessions_list', 'time_now'].filter((tool) => roleAllowsTool('leaf', tool))).toEqual(['time_now']);
-    expect(['sessions_send', 'sessions_wait', 'sessions_spawn', 'subagents', 'sessions_list', 'sessions_history', 'time_now'].filter((tool) => roleAllowsTool('orchestrator', tool))).toEqual([
-      'sessions_spawn', 'subagents', 'sessions_list', 'sessions_history', 'time_now',
-    ]);
+    expect(
+      ['sessions_send', 'sessions_spawn', 'subagents', 'sessions_list', 'time_now'].filter((tool) => roleAllowsTool('leaf', tool)),
+    ).toEqual(['time_now']);
+    expect(
+      ['sessions_send', 'sessions_wait', 'sessions_spawn', 'subagents', 'sessions_list', 'sessions_history', 'time_now'].filter((tool) =>
+        roleAllowsTool('orchestrator', tool),
+      ),
+    ).toEqual(['sessions_spawn', 'subagents', 'sessions_list', 'sessions_history', 'time_now']);
   });
   it("resolveLimits takes the agent's own settings over the defaults and names where each came from", () => {
-    const defaults = { maxSpawnDepth: 1, maxChildrenPerAgent: 5, runTimeoutSeconds: 900, archiveAfterMinutes: 60, allowAgents: [], maxResultChars: 32_000, completionMode: 'steer' as const, retryInterrupted: false };
+    const defaults = {
+      maxSpawnDepth: 1,
+      maxChildrenPerAgent: 5,
+      runTimeoutSeconds: 900,
+      archiveAfterMinutes: 60,
+      allowAgents: [],
+      maxResultChars: 32_000,
+      completionMode: 'steer' as const,
+      retryInterrupted: false,
+    };
     const limits = resolveLimits(defaults, { maxSpawnDepth: 2 }, 'lead');
     expect(limits).toMatchObject({ maxSpawnDepth: 2, maxChildrenPerAgent: 5 });
     expect(limits.source('maxSpawnDepth')).toBe('agents.list[lead].subagents.maxSpawnDepth');

@@ -20,7 +20,12 @@ describe('cancelInput', () => {
     gateway = await startTestGateway(config);
     const running = await gateway.send({ target: 'worker', message: 'first' });
     await waitUntil('the first run is active', () => gateway.status().activeRuns.some((run) => run.runId));
-    const queued = await gateway.sendAs('agent:boss:main', { agentId: 'worker', message: 'second', timeoutSeconds: 0, idempotencyKey: 'q' });
+    const queued = await gateway.sendAs('agent:boss:main', {
+      agentId: 'worker',
+      message: 'second',
+      timeoutSeconds: 0,
+      idempotencyKey: 'q',
+    });
 
     await gateway.cancelInput(queued.inputId, 'cancelled by the test');
     await gateway.cancelInput(running.input.id, 'not used for a running input');
@@ -28,7 +33,9 @@ describe('cancelInput', () => {
     expect(await gateway.store.inputs.get(queued.inputId)).toMatchObject({ status: 'dropped', note: 'cancelled by the test' });
     const dropped = (await gateway.journalAfter(0)).filter((event) => event.type === 'input.dropped');
     expect(dropped.map((event) => event.payload)).toEqual([{ inputId: queued.inputId, note: 'cancelled by the test' }]);
-    const exchange = await waitUntil('the exchange learns of the drop', async () => (await gateway.store.exchanges.list()).find((e) => e.phase === 'done'));
+    const exchange = await waitUntil('the exchange learns of the drop', async () =>
+      (await gateway.store.exchanges.list()).find((e) => e.phase === 'done'),
+    );
     expect(exchange).toMatchObject({ replyStatus: 'dropped', replyText: 'cancelled by the test' });
   });
 });

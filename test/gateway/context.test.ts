@@ -2,12 +2,31 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { assembleContext, buildPreamble, historyToMessages, PromptFileCache, provenanceLine, renderInput } from '../../src/gateway/context.js';
+import {
+  assembleContext,
+  buildPreamble,
+  historyToMessages,
+  PromptFileCache,
+  provenanceLine,
+  renderInput,
+} from '../../src/gateway/context.js';
 import type { InputRecord } from '../../src/ports.js';
 
 const input = (overrides: Partial<InputRecord>): InputRecord => ({
-  id: 'i', seq: 1, sessionKey: 'agent:b:main', idempotencyKey: 'k', mode: 'followup', status: 'claimed', attempts: 1, text: 'hello',
-  provenance: { kind: 'user' }, runId: 'r', note: null, createdAt: 0, updatedAt: 0, ...overrides,
+  id: 'i',
+  seq: 1,
+  sessionKey: 'agent:b:main',
+  idempotencyKey: 'k',
+  mode: 'followup',
+  status: 'claimed',
+  attempts: 1,
+  text: 'hello',
+  provenance: { kind: 'user' },
+  runId: 'r',
+  note: null,
+  createdAt: 0,
+  updatedAt: 0,
+  ...overrides,
 });
 
 describe('context assembly', () => {
@@ -26,26 +45,65 @@ describe('context assembly', () => {
   });
 
   it("context: a past turn's instructions are not repeated in the history, only which turn it was; the newest input has them", () => {
-    const provenance = { kind: 'inter_session' as const, sourceAgent: 'b', sourceSession: 'agent:b:main', sourceTool: 'sessions_send', exchange: { id: 'x1', step: 'turn' as const, turn: 2, maxTurns: 5, role: 'target' as const } };
-    const history = [{ seq: 1, sessionKey: 'agent:a:main', role: 'user' as const, content: 'earlier turn', provenance, inputId: 'i1', runId: null, createdAt: 1 }];
+    const provenance = {
+      kind: 'inter_session' as const,
+      sourceAgent: 'b',
+      sourceSession: 'agent:b:main',
+      sourceTool: 'sessions_send',
+      exchange: { id: 'x1', step: 'turn' as const, turn: 2, maxTurns: 5, role: 'target' as const },
+    };
+    const history = [
+      {
+        seq: 1,
+        sessionKey: 'agent:a:main',
+        role: 'user' as const,
+        content: 'earlier turn',
+        provenance,
+        inputId: 'i1',
+        runId: null,
+        createdAt: 1,
+      },
+    ];
     const { messages } = historyToMessages(history as never);
     expect(messages[0].content).toBe('[message from inter_session, agent b, session agent:b:main]\n[agent-to-agent turn 2]\nearlier turn');
-    expect(renderInput('newest turn', provenance).text).toBe('[message from inter_session, agent b, session agent:b:main]\n[agent-to-agent turn 2 of 5: your reply goes to agent b; reply exactly REPLY_SKIP to end]\nnewest turn');
+    expect(renderInput('newest turn', provenance).text).toBe(
+      '[message from inter_session, agent b, session agent:b:main]\n[agent-to-agent turn 2 of 5: your reply goes to agent b; reply exactly REPLY_SKIP to end]\nnewest turn',
+    );
   });
 
   it("context: a frozen entry's message is built once and shared by later reads (frozen too); an entry that is not frozen is built anew", () => {
     const provenance = { kind: 'inter_session' as const, sourceAgent: 'b', sourceSession: 'agent:b:main' };
     const entries = [
       { seq: 1, sessionKey: 'agent:a:main', role: 'user' as const, content: 'hi', provenance, inputId: 'i1', runId: null, createdAt: 1 },
-      { seq: 2, sessionKey: 'agent:a:main', role: 'assistant' as const, content: [{ type: 'text', text: 'hello' }], provenance: null, inputId: null, runId: 'r1', createdAt: 2 },
-      { seq: 3, sessionKey: 'agent:a:main', role: 'note' as const, content: 'run interrupted', provenance: null, inputId: null, runId: null, createdAt: 3 },
+      {
+        seq: 2,
+        sessionKey: 'agent:a:main',
+        role: 'assistant' as const,
+        content: [{ type: 'text', text: 'hello' }],
+        provenance: null,
+        inputId: null,
+        runId: 'r1',
+        createdAt: 2,
+      },
+      {
+        seq: 3,
+        sessionKey: 'agent:a:main',
+        role: 'note' as const,
+        content: 'run interrupted',
+        provenance: null,
+        inputId: null,
+        runId: null,
+        createdAt: 3,
+      },
     ];
     const shared = entries.map((entry) => Object.freeze({ ...entry }));
     const first = historyToMessages(shared as never);
     const second = historyToMessages(shared as never);
     expect(second.messages).toEqual(historyToMessages(entries as never).messages);
     expect(second.frameworkChars).toBe(first.frameworkChars);
-    expect(first.frameworkChars).toBe('[message from inter_session, agent b, session agent:b:main]\n'.length + '[note: run interrupted]'.length);
+    expect(first.frameworkChars).toBe(
+      '[message from inter_session, agent b, session agent:b:main]\n'.length + '[note: run interrupted]'.length,
+    );
     second.messages.forEach((message, i) => {
       expect(message).toBe(first.messages[i]);
       expect(Object.isFrozen(message)).toBe(true);
@@ -63,10 +121,25 @@ describe('context assembly', () => {
   });
 
   it('context: an input from another agent carries its provenance; a retry carries its note', () => {
-    const context = assembleContext({ id: 'b' }, [], [], [
-      input({ text: 'status?', provenance: { kind: 'inter_session', sourceAgent: 'a', sourceSession: 'agent:a:main', sourceTool: 'sessions_send', conversationId: 'c1', hop: 1 } }),
-      input({ text: 'charge it', note: 'previous attempt was interrupted: gateway restarted' }),
-    ]);
+    const context = assembleContext(
+      { id: 'b' },
+      [],
+      [],
+      [
+        input({
+          text: 'status?',
+          provenance: {
+            kind: 'inter_session',
+            sourceAgent: 'a',
+            sourceSession: 'agent:a:main',
+            sourceTool: 'sessions_send',
+            conversationId: 'c1',
+            hop: 1,
+          },
+        }),
+        input({ text: 'charge it', note: 'previous attempt was interrupted: gateway restarted' }),
+      ],
+    );
     expect(context.messages).toEqual([
       { role: 'user', content: '[message from inter_session, agent a, session agent:a:main, tool sessions_send, hop 1]\nstatus?' },
       { role: 'user', content: '[note: previous attempt was interrupted: gateway restarted]\ncharge it' },

@@ -36,8 +36,30 @@ beforeEach(async () => {
 afterEach(async () => store.close());
 
 async function open(id: string, replyState: ExchangeReplyState, waiterRunId: string | null, maxTurns = 0) {
-  const request: NewInput = { id: `in-${id}`, sessionKey: B, idempotencyKey: `send-${id}`, mode: 'followup', text: 'q', provenance: { kind: 'inter_session', sourceSession: A } };
-  await store.exchanges.open({ id, conversationId: 'c', hop: 1, requesterSession: A, requesterAgent: 'asker', targetSession: B, targetAgent: 'fast', maxTurns, replyState, waiterRunId }, request, 1_000);
+  const request: NewInput = {
+    id: `in-${id}`,
+    sessionKey: B,
+    idempotencyKey: `send-${id}`,
+    mode: 'followup',
+    text: 'q',
+    provenance: { kind: 'inter_session', sourceSession: A },
+  };
+  await store.exchanges.open(
+    {
+      id,
+      conversationId: 'c',
+      hop: 1,
+      requesterSession: A,
+      requesterAgent: 'asker',
+      targetSession: B,
+      targetAgent: 'fast',
+      maxTurns,
+      replyState,
+      waiterRunId,
+    },
+    request,
+    1_000,
+  );
 }
 const states = async () => (await store.exchanges.list()).map((exchange) => [exchange.id, exchange.replyState, exchange.waiterRunId]);
 
@@ -55,7 +77,11 @@ describe('exchanges held by the run that sent them', () => {
     ]);
     expect(accepted.map((input) => [input.sessionKey, input.idempotencyKey, input.text])).toEqual([[A, 'exchange:x2:reply', 'the answer']]);
     // The conversation ends (no turns, no channel to announce to) before the exchange moves to delivered.
-    expect(events.map((event) => event.payload as { exchangeId: string; phase: string; replyState: string }).map((payload) => [payload.exchangeId, payload.phase, payload.replyState])).toEqual([
+    expect(
+      events
+        .map((event) => event.payload as { exchangeId: string; phase: string; replyState: string })
+        .map((payload) => [payload.exchangeId, payload.phase, payload.replyState]),
+    ).toEqual([
       ['x2', 'done', 'reply_held'],
       ['x2', 'done', 'delivered'],
     ]);
@@ -85,7 +111,8 @@ describe('exchanges held by the run that sent them', () => {
   it('with ping-pong turns: at the run end turn 1 carries the kept reply; a wait that takes it gets turn 1 without the text again', async () => {
     await open('x1', 'held', 'run-a', 3);
     await open('x2', 'held', 'run-a', 3);
-    for (const id of ['x1', 'x2']) await store.exchanges.transition(id, { replyStates: ['held'] }, { replyState: 'reply_held', ...reply }, 1_000);
+    for (const id of ['x1', 'x2'])
+      await store.exchanges.transition(id, { replyStates: ['held'] }, { replyState: 'reply_held', ...reply }, 1_000);
     const { exchange: taken, taken: took } = await flow.claim((await store.exchanges.get('x2'))!, 'run-a');
     expect([took, taken.replyState, taken.waiterRunId, taken.replyText]).toEqual([true, 'delivered', 'run-a', 'the answer']);
     // A second wait of the same run finds it taken.

@@ -11,7 +11,16 @@ function source(results: { runId: string | null; text?: string }[], outcomes: st
         .map(
           (result): HeldResult => ({
             runId: result.runId,
-            redelivery: result.text === undefined ? undefined : { sessionKey: 'agent:a:main', idempotencyKey: `held:${result.text}`, mode: 'followup', text: result.text, provenance: { kind: 'user', channel: 'api' } },
+            redelivery:
+              result.text === undefined
+                ? undefined
+                : {
+                    sessionKey: 'agent:a:main',
+                    idempotencyKey: `held:${result.text}`,
+                    mode: 'followup',
+                    text: result.text,
+                    provenance: { kind: 'user', channel: 'api' },
+                  },
             settle: async (redelivered) => void outcomes.push(`${result.text ?? '(none)'}:${redelivered ? 'redelivered' : 'settled'}`),
           }),
         ),
@@ -20,16 +29,30 @@ function source(results: { runId: string | null; text?: string }[], outcomes: st
 
 function path(runs: Record<string, RunRecord['status']>, sources: HeldResultSource[]) {
   const accepted: NewInput[] = [];
-  const store = { runs: { get: async (id: string) => (runs[id] ? ({ id, status: runs[id] } as RunRecord) : undefined) } } as unknown as Store;
+  const store = {
+    runs: { get: async (id: string) => (runs[id] ? ({ id, status: runs[id] } as RunRecord) : undefined) },
+  } as unknown as Store;
   let next = 0;
-  const held = new HeldResults({ store, newId: () => `id-${++next}`, accept: async (input) => (accepted.push(input), {} as never) }, sources);
+  const held = new HeldResults(
+    { store, newId: () => `id-${++next}`, accept: async (input) => (accepted.push(input), {} as never) },
+    sources,
+  );
   return { held, accepted };
 }
 
 describe('held results: the one redelivery path', () => {
   it('a run that commits keeps what it took; one that fails has it delivered as a message, from every source', async () => {
     const outcomes: string[] = [];
-    const { held, accepted } = path({}, [source([{ runId: 'r1', text: 'reply' }, { runId: 'r2', text: 'other run' }], outcomes), source([{ runId: 'r1', text: 'remote result' }, { runId: 'r1' }], outcomes)]);
+    const { held, accepted } = path({}, [
+      source(
+        [
+          { runId: 'r1', text: 'reply' },
+          { runId: 'r2', text: 'other run' },
+        ],
+        outcomes,
+      ),
+      source([{ runId: 'r1', text: 'remote result' }, { runId: 'r1' }], outcomes),
+    ]);
     await held.afterRun('r1', 'succeeded');
     expect(outcomes).toEqual(['reply:settled', 'remote result:settled', '(none):settled']);
     expect(accepted).toEqual([]);
@@ -45,7 +68,15 @@ describe('held results: the one redelivery path', () => {
   it('recovery settles each result as its run ended, and leaves alone one whose run is still running (another gateway on the store)', async () => {
     const outcomes: string[] = [];
     const { held, accepted } = path({ done: 'succeeded', died: 'interrupted', live: 'running' }, [
-      source([{ runId: 'done', text: 'kept' }, { runId: 'died', text: 'lost run' }, { runId: 'live', text: 'live' }, { runId: null, text: 'no run' }], outcomes),
+      source(
+        [
+          { runId: 'done', text: 'kept' },
+          { runId: 'died', text: 'lost run' },
+          { runId: 'live', text: 'live' },
+          { runId: null, text: 'no run' },
+        ],
+        outcomes,
+      ),
     ]);
     await held.recover();
     expect(outcomes).toEqual(['kept:settled', 'lost run:redelivered', 'no run:redelivered']);

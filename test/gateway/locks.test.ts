@@ -31,7 +31,9 @@ describe('locks', () => {
       await new Promise((resolve) => other.once('spawn', resolve));
       const pid = other.pid!;
       writeFileSync(join(dir.path, 'gateway.lock'), `${pid} ${processStartTime(pid)}\n`);
-      expect(() => dir.lock()).toThrow(`another gateway (pid ${pid}) is already using the data directory ${dir.path}; stop it, or give this one its own gateway.dataDir`);
+      expect(() => dir.lock()).toThrow(
+        `another gateway (pid ${pid}) is already using the data directory ${dir.path}; stop it, or give this one its own gateway.dataDir`,
+      );
       // The same pid, but started at another time: the OS gave the pid to another program since.
       writeFileSync(join(dir.path, 'gateway.lock'), `${pid} 1\n`);
       const release = dir.lock();

@@ -18,7 +18,12 @@ describe('outbox dispatcher', () => {
   it('outbox: retries a failing delivery with backoff, then delivers once', async () => {
     store = await SqliteStore.open({ path: ':memory:' });
     const settled: string[] = [];
-    dispatcher = new OutboxDispatcher(store, clock, { maxAttempts: 5, baseDelayMs: 100, maxDelayMs: 1000, pollMs: 5, random: () => 1 }, (_row, outcome) => settled.push(outcome));
+    dispatcher = new OutboxDispatcher(
+      store,
+      clock,
+      { maxAttempts: 5, baseDelayMs: 100, maxDelayMs: 1000, pollMs: 5, random: () => 1 },
+      (_row, outcome) => settled.push(outcome),
+    );
     let calls = 0;
     dispatcher.register('ping', async () => {
       calls += 1;
@@ -40,13 +45,22 @@ describe('outbox dispatcher', () => {
   it('outbox: gives up to the dead-letter state after maxAttempts', async () => {
     store = await SqliteStore.open({ path: ':memory:' });
     const settled: string[] = [];
-    dispatcher = new OutboxDispatcher(store, clock, { maxAttempts: 2, baseDelayMs: 1, maxDelayMs: 1, pollMs: 5, random: () => 0 }, (_row, outcome) => settled.push(outcome));
+    dispatcher = new OutboxDispatcher(
+      store,
+      clock,
+      { maxAttempts: 2, baseDelayMs: 1, maxDelayMs: 1, pollMs: 5, random: () => 0 },
+      (_row, outcome) => settled.push(outcome),
+    );
     const row = await store.outbox.add({ id: 'o2', kind: 'nobody-handles-this', target: 't', payload: {}, idempotencyKey: 'x:1' }, now);
     dispatcher.start();
     await until(async () => (await store.outbox.get(row.id))!.attempts === 1);
     now += 10;
     await until(async () => (await store.outbox.get(row.id))!.status === 'dead');
-    expect(await store.outbox.get(row.id)).toMatchObject({ status: 'dead', attempts: 2, lastError: 'no outbox handler for kind "nobody-handles-this"' });
+    expect(await store.outbox.get(row.id)).toMatchObject({
+      status: 'dead',
+      attempts: 2,
+      lastError: 'no outbox handler for kind "nobody-handles-this"',
+    });
     expect(settled).toEqual(['retry', 'dead']);
   });
 });
@@ -65,7 +79,13 @@ describe('outbox dispatcher failures', () => {
         },
       }),
     } as typeof store;
-    dispatcher = new OutboxDispatcher(flaky, clock, { maxAttempts: 3, baseDelayMs: 1, maxDelayMs: 1, pollMs: 5 }, () => {}, (error) => errors.push(String(error)));
+    dispatcher = new OutboxDispatcher(
+      flaky,
+      clock,
+      { maxAttempts: 3, baseDelayMs: 1, maxDelayMs: 1, pollMs: 5 },
+      () => {},
+      (error) => errors.push(String(error)),
+    );
     let delivered = 0;
     dispatcher.register('ping', async () => {
       delivered += 1;
@@ -77,7 +97,7 @@ describe('outbox dispatcher failures', () => {
     expect(delivered).toBe(1);
   });
 
-  it('outbox: a slow target holds back only itself; each target\'s rows go one at a time, in order', async () => {
+  it("outbox: a slow target holds back only itself; each target's rows go one at a time, in order", async () => {
     store = await SqliteStore.open({ path: ':memory:' });
     dispatcher = new OutboxDispatcher(store, clock, { maxAttempts: 3, baseDelayMs: 1, maxDelayMs: 1, pollMs: 5, concurrencyPerKind: 4 });
     let release!: () => void;
@@ -94,8 +114,10 @@ describe('outbox dispatcher failures', () => {
       }
       order.push(`${row.target}:${(row.payload as { n: number }).n}`);
     });
-    for (let n = 1; n <= 3; n += 1) await store.outbox.add({ id: `s${n}`, kind: 'hook', target: 'slow', payload: { n }, idempotencyKey: `s:${n}` }, now);
-    for (let n = 1; n <= 3; n += 1) await store.outbox.add({ id: `f${n}`, kind: 'hook', target: 'fast', payload: { n }, idempotencyKey: `f:${n}` }, now);
+    for (let n = 1; n <= 3; n += 1)
+      await store.outbox.add({ id: `s${n}`, kind: 'hook', target: 'slow', payload: { n }, idempotencyKey: `s:${n}` }, now);
+    for (let n = 1; n <= 3; n += 1)
+      await store.outbox.add({ id: `f${n}`, kind: 'hook', target: 'fast', payload: { n }, idempotencyKey: `f:${n}` }, now);
     dispatcher.start();
     await until(async () => order.length === 3);
     expect(order).toEqual(['fast:1', 'fast:2', 'fast:3']);

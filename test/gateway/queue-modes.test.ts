@@ -65,7 +65,8 @@ describe('queue modes on a busy session', () => {
     gateway = await startTestGateway(config());
     const first = await startSlowRun();
     const ids = [];
-    for (const text of ['one', 'two', 'three']) ids.push((await gateway.send({ target: 'worker', message: text, mode: 'collect' })).input.id);
+    for (const text of ['one', 'two', 'three'])
+      ids.push((await gateway.send({ target: 'worker', message: text, mode: 'collect' })).input.id);
     await gateway.waitForInput(first.input.id, 10_000);
     const results = await Promise.all(ids.map((id) => gateway.waitForInput(id, 10_000)));
     const runIds = new Set(results.map((r) => (r.status === 'completed' ? r.run.id : 'x')));
@@ -99,7 +100,9 @@ describe('queue modes on a busy session', () => {
   });
 
   it('queue: the per-channel default mode applies when the input names none', async () => {
-    gateway = await startTestGateway(config().replace('debounceMs: 150', 'debounceMs: 150, byChannel: { ops: "notify", chat: { mode: "collect", debounceMs: 20 } }'));
+    gateway = await startTestGateway(
+      config().replace('debounceMs: 150', 'debounceMs: 150, byChannel: { ops: "notify", chat: { mode: "collect", debounceMs: 20 } }'),
+    );
     const sent = await gateway.send({ target: 'worker', message: 'status ping', inbound: { channel: 'ops' } });
     expect(sent.input.mode).toBe('notify');
     expect(await gateway.waitForInput(sent.input.id, 5000)).toMatchObject({ status: 'stored' });
@@ -112,7 +115,12 @@ describe('queue modes on a busy session', () => {
   });
 
   it('lanes: the main lane cap holds runs back without losing them', async () => {
-    gateway = await startTestGateway(config('lanes: { main: { maxConcurrent: 1 } },').replace('{ id: "worker", model: "scripted/worker" }', '{ id: "worker", model: "scripted/worker" }, { id: "other", model: "scripted/worker" }'));
+    gateway = await startTestGateway(
+      config('lanes: { main: { maxConcurrent: 1 } },').replace(
+        '{ id: "worker", model: "scripted/worker" }',
+        '{ id: "worker", model: "scripted/worker" }, { id: "other", model: "scripted/worker" }',
+      ),
+    );
     const a = await gateway.send({ target: 'worker', message: 'slow a' });
     const b = await gateway.send({ target: 'other', message: 'slow b' });
     await waitUntil('a session waits for a lane slot', () => gateway.status().lanes.main.waiting > 0);

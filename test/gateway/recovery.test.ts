@@ -20,8 +20,14 @@ afterEach(async () => {
 async function crashedStore() {
   const store = await SqliteStore.open({ path: ':memory:' });
   await store.sessions.ensure({ key: S, agentId: 'w' }, 1);
-  await store.inputs.enqueue({ id: 'in-1', sessionKey: S, idempotencyKey: 'k1', mode: 'followup', text: 'charge the card', provenance: { kind: 'user' } }, 1);
-  await store.runs.start({ id: 'run-1', sessionKey: S, agentId: 'w', owner: 'gw-test', leaseTtlMs: 60_000, model: 'scripted/w', inputIds: ['in-1'] }, 2);
+  await store.inputs.enqueue(
+    { id: 'in-1', sessionKey: S, idempotencyKey: 'k1', mode: 'followup', text: 'charge the card', provenance: { kind: 'user' } },
+    1,
+  );
+  await store.runs.start(
+    { id: 'run-1', sessionKey: S, agentId: 'w', owner: 'gw-test', leaseTtlMs: 60_000, model: 'scripted/w', inputIds: ['in-1'] },
+    2,
+  );
   return store;
 }
 
@@ -56,7 +62,10 @@ describe('recovery on start', () => {
     gateway = await startTestGateway(config('watchdog: { intervalMs: 20, stallMs: 50 },'), {}, store);
     // Written behind the gateway's back, as a lost wake-up would leave it.
     await store.sessions.ensure({ key: S, agentId: 'w' }, Date.now());
-    await store.inputs.enqueue({ id: 'in-2', sessionKey: S, idempotencyKey: 'k2', mode: 'followup', text: 'stuck?', provenance: { kind: 'user' } }, Date.now());
+    await store.inputs.enqueue(
+      { id: 'in-2', sessionKey: S, idempotencyKey: 'k2', mode: 'followup', text: 'stuck?', provenance: { kind: 'user' } },
+      Date.now(),
+    );
     expect(await gateway.waitForInput('in-2', 5000)).toMatchObject({ status: 'completed', reply: 'seen: stuck?' });
     const stalled = (await store.events.list({ sessionKey: S })).filter((e) => e.type === 'lane.stalled');
     expect(stalled).toHaveLength(1);
@@ -68,7 +77,10 @@ describe('inputs nothing can run', () => {
   it('recovery: queued inputs for an agent removed from the config are dropped with the reason, not retried forever', async () => {
     const store = await SqliteStore.open({ path: ':memory:' });
     await store.sessions.ensure({ key: 'agent:gone:main', agentId: 'gone' }, 1);
-    await store.inputs.enqueue({ id: 'in-9', sessionKey: 'agent:gone:main', idempotencyKey: 'k9', mode: 'followup', text: 'hello?', provenance: { kind: 'user' } }, 1);
+    await store.inputs.enqueue(
+      { id: 'in-9', sessionKey: 'agent:gone:main', idempotencyKey: 'k9', mode: 'followup', text: 'hello?', provenance: { kind: 'user' } },
+      1,
+    );
     gateway = await startTestGateway(config(), {}, store);
     expect(await gateway.waitForInput('in-9', 5000)).toMatchObject({
       status: 'dropped',

@@ -74,8 +74,22 @@ function run(model: LanguageModelV3, options: { steer?: ModelMessage[]; stream?:
   });
 }
 
-const script = { rules: [{ match: 'salut', steps: [{ toolCalls: [{ tool: 'lookup', args: { word: 'salut' } }] }, { text: 'It means {{tool.lookup.meaning}}.' }] }] };
-const before = ['system: You are a tester.', 'user: first question', 'assistant: first answer', 'user: second question', 'assistant: second answer', 'user: what does salut mean?'];
+const script = {
+  rules: [
+    {
+      match: 'salut',
+      steps: [{ toolCalls: [{ tool: 'lookup', args: { word: 'salut' } }] }, { text: 'It means {{tool.lookup.meaning}}.' }],
+    },
+  ],
+};
+const before = [
+  'system: You are a tester.',
+  'user: first question',
+  'assistant: first answer',
+  'user: second question',
+  'assistant: second answer',
+  'user: what does salut mean?',
+];
 
 describe.each([false, true])('executeRun (streamed: %s)', (stream) => {
   it('sends the history, the input, and the step before, at every step', async () => {
@@ -91,7 +105,10 @@ describe.each([false, true])('executeRun (streamed: %s)', (stream) => {
   it('puts a steered input after the step it arrived in, in the prompt and in what the run adds', async () => {
     const model = new RecordingModel('t', script as never);
     const executed = await run(model, { stream, steer: [{ role: 'user', content: 'also, be brief' }] });
-    expect(model.prompts.map(shape)).toEqual([before, [...before, 'assistant: call lookup', 'tool: result lookup', 'user: also, be brief']]);
+    expect(model.prompts.map(shape)).toEqual([
+      before,
+      [...before, 'assistant: call lookup', 'tool: result lookup', 'user: also, be brief'],
+    ]);
     expect(executed.messages.map((message) => message.role)).toEqual(['assistant', 'tool', 'user', 'assistant']);
   });
 

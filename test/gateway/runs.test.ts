@@ -37,7 +37,11 @@ describe('gateway runs', () => {
     gateway = await startTestGateway(config);
     const { sent, result } = await sendAndWait('echo', 'say hello');
     expect(sent.sessionKey).toBe('agent:echo:main');
-    expect(result).toMatchObject({ status: 'completed', reply: 'you said hello', run: { status: 'succeeded', usage: { modelCalls: 1, steps: 1 } } });
+    expect(result).toMatchObject({
+      status: 'completed',
+      reply: 'you said hello',
+      run: { status: 'succeeded', usage: { modelCalls: 1, steps: 1 } },
+    });
     const history = await gateway.history('agent:echo:main');
     expect(history.map((entry) => entry.role)).toEqual(['user', 'assistant']);
     expect(history[0]).toMatchObject({ content: 'say hello', inputId: sent.input.id, provenance: { kind: 'user', channel: 'cli' } });
@@ -67,7 +71,10 @@ describe('gateway runs', () => {
   it('run: a provider error records the run failed with the provider message and keeps the input', async () => {
     gateway = await startTestGateway(config);
     const { sent, result } = await sendAndWait('broken', 'hello?');
-    expect(result).toMatchObject({ status: 'completed', run: { status: 'failed', errorCode: 'MODEL_PROVIDER_ERROR', errorMessage: 'model overloaded (HTTP 500 from scripted://broken)' } });
+    expect(result).toMatchObject({
+      status: 'completed',
+      run: { status: 'failed', errorCode: 'MODEL_PROVIDER_ERROR', errorMessage: 'model overloaded (HTTP 500 from scripted://broken)' },
+    });
     const history = await gateway.history('agent:broken:main');
     expect(history[0]).toMatchObject({ role: 'user', content: 'hello?', inputId: sent.input.id });
     expect(history[1]).toMatchObject({ role: 'note', content: 'run failed: model overloaded (HTTP 500 from scripted://broken)' });
@@ -82,10 +89,16 @@ describe('gateway runs', () => {
     if (result.status === 'completed') expect(result.run.endedAt! - result.run.startedAt).toBeLessThan(3000);
   });
 
-  it('run: a run cut off after a finished step keeps that step\'s text, streamed or not', async () => {
+  it("run: a run cut off after a finished step keeps that step's text, streamed or not", async () => {
     const twoSteps = config
-      .replace('{ id: "slow", model: "scripted/slow", timeoutSeconds: 1 },', '{ id: "slow", model: "scripted/slow", timeoutSeconds: 1 }, { id: "halfway", model: "scripted/halfway", timeoutSeconds: 1 },')
-      .replace('slow: { rules', 'halfway: { rules: [{ delayMs: 700, steps: [{ text: "first part", toolCalls: [{ tool: "time_now" }] }, { text: "never" }] }] }, slow: { rules');
+      .replace(
+        '{ id: "slow", model: "scripted/slow", timeoutSeconds: 1 },',
+        '{ id: "slow", model: "scripted/slow", timeoutSeconds: 1 }, { id: "halfway", model: "scripted/halfway", timeoutSeconds: 1 },',
+      )
+      .replace(
+        'slow: { rules',
+        'halfway: { rules: [{ delayMs: 700, steps: [{ text: "first part", toolCalls: [{ tool: "time_now" }] }, { text: "never" }] }] }, slow: { rules',
+      );
     gateway = await startTestGateway(twoSteps);
     const unwatched = (await sendAndWait('halfway', 'go')).result;
     gateway.watchDeltas('agent:halfway:main');
@@ -103,7 +116,10 @@ describe('gateway runs', () => {
     });
     await expect(gateway.send({ target: 'agent:echo:subagent:abc', message: 'x' })).rejects.toMatchObject({ code: 'SESSION_NOT_FOUND' });
     await expect(gateway.send({ target: 'agent:echo', message: 'x' })).rejects.toMatchObject({ code: 'SESSION_NOT_FOUND' });
-    await expect(gateway.send({ target: 'echo', message: '   ' })).rejects.toMatchObject({ code: 'MESSAGE_EMPTY', message: 'message is empty; send some text' });
+    await expect(gateway.send({ target: 'echo', message: '   ' })).rejects.toMatchObject({
+      code: 'MESSAGE_EMPTY',
+      message: 'message is empty; send some text',
+    });
     await expect(gateway.send({ target: 'echo', message: 'x'.repeat(11) })).rejects.toMatchObject({
       code: 'MESSAGE_TOO_LARGE',
       message: 'message is 11 characters; the limit is 10 (gateway.maxMessageChars)',
@@ -124,7 +140,10 @@ describe('gateway runs', () => {
 describe('routing and cancellation', () => {
   it('bindings: a message without a target goes to the most specific binding of its channel, else the default agent', async () => {
     gateway = await startTestGateway(
-      config.replace('agents: {', `bindings: [{ agentId: "clock", match: { channel: "slack" } }, { agentId: "echo", match: { channel: "slack", peer: "U1" } }], agents: {`),
+      config.replace(
+        'agents: {',
+        `bindings: [{ agentId: "clock", match: { channel: "slack" } }, { agentId: "echo", match: { channel: "slack", peer: "U1" } }], agents: {`,
+      ),
     );
     const byPeer = await gateway.send({ message: 'hi', inbound: { channel: 'slack', peer: 'U1' } });
     const byChannel = await gateway.send({ message: 'hi', inbound: { channel: 'slack', peer: 'U2' } });
@@ -142,7 +161,10 @@ describe('routing and cancellation', () => {
     const sent = await gateway.send({ target: 'slow', message: 'take your time' });
     const runId = await waitUntil('the run is active', () => gateway.status().activeRuns[0]?.runId);
     expect(await gateway.cancelRun(runId)).toBe(true);
-    expect(await gateway.waitForInput(sent.input.id, 5000)).toMatchObject({ status: 'completed', run: { status: 'cancelled', errorMessage: 'run was cancelled' } });
+    expect(await gateway.waitForInput(sent.input.id, 5000)).toMatchObject({
+      status: 'completed',
+      run: { status: 'cancelled', errorMessage: 'run was cancelled' },
+    });
     expect(await gateway.cancelRun(runId)).toBe(false);
     await expect(gateway.cancelRun('no-such-run')).rejects.toMatchObject({ code: 'RUN_NOT_FOUND' });
   });
@@ -180,7 +202,11 @@ describe('history', () => {
       server.reply({ text: 'r1' }, { text: 'r2' }, { text: 'r3' });
       for (const text of ['one', 'two', 'three']) await sendAndWait('bot', text);
       const third = server.requests[2].body.messages.map((m: { role: string; content: unknown }) => [m.role, m.content]);
-      expect(third.slice(1)).toEqual([['user', 'two'], ['assistant', 'r2'], ['user', 'three']]);
+      expect(third.slice(1)).toEqual([
+        ['user', 'two'],
+        ['assistant', 'r2'],
+        ['user', 'three'],
+      ]);
     } finally {
       await server.close();
     }
@@ -191,7 +217,9 @@ describe('failures before the model is called', () => {
   it('run: an unreadable workspace prompt file fails the run with the reason instead of leaving it running', async () => {
     const workspace = mkdtempSync(join(tmpdir(), 'sb-ws-'));
     mkdirSync(join(workspace, 'SOUL.md'));
-    gateway = await startTestGateway(config.replace('{ id: "echo", model: "scripted/echo" }', `{ id: "echo", model: "scripted/echo", workspace: "${workspace}" }`));
+    gateway = await startTestGateway(
+      config.replace('{ id: "echo", model: "scripted/echo" }', `{ id: "echo", model: "scripted/echo", workspace: "${workspace}" }`),
+    );
     const { sent, result } = await sendAndWait('echo', 'hello');
     expect(result).toMatchObject({ status: 'completed', run: { status: 'failed', errorCode: 'INTERNAL' } });
     if (result.status === 'completed') expect(result.run.errorMessage).toMatch(/EISDIR/);

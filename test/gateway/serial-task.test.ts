@@ -13,12 +13,15 @@ describe('SerialTask', () => {
     let maxRunning = 0;
     let runs = 0;
     const gates = [gate(), gate()];
-    const task = new SerialTask(async () => {
-      running += 1;
-      maxRunning = Math.max(maxRunning, running);
-      await gates[runs++]?.opened;
-      running -= 1;
-    }, () => {});
+    const task = new SerialTask(
+      async () => {
+        running += 1;
+        maxRunning = Math.max(maxRunning, running);
+        await gates[runs++]?.opened;
+        running -= 1;
+      },
+      () => {},
+    );
     const first = task.kick();
     const second = task.kick();
     const third = task.kick();
@@ -37,11 +40,14 @@ describe('SerialTask', () => {
     let value = 0;
     const first = gate();
     let calls = 0;
-    const task = new SerialTask(async () => {
-      const snapshot = value;
-      if (calls++ === 0) await first.opened;
-      seen.push(snapshot);
-    }, () => {});
+    const task = new SerialTask(
+      async () => {
+        const snapshot = value;
+        if (calls++ === 0) await first.opened;
+        seen.push(snapshot);
+      },
+      () => {},
+    );
     void task.kick();
     value = 1; // written while the first run is past its read
     const settled = task.kick();
@@ -53,9 +59,12 @@ describe('SerialTask', () => {
   it('serial task: a failing run is reported and does not stop the next one', async () => {
     const errors: unknown[] = [];
     let calls = 0;
-    const task = new SerialTask(async () => {
-      if (calls++ === 0) throw new Error('store unreachable');
-    }, (error) => errors.push(error));
+    const task = new SerialTask(
+      async () => {
+        if (calls++ === 0) throw new Error('store unreachable');
+      },
+      (error) => errors.push(error),
+    );
     await task.kick();
     await task.kick();
     expect(calls).toBe(2);

@@ -31,9 +31,17 @@ describe('keyed wakeups', () => {
   });
 
   it('an event is about its session and the inputs, exchange, sub-agent and target session its payload names', () => {
-    expect(eventKeys(journal('exchange.updated', 'agent:a:main', { exchangeId: 'x1', targetSession: 'agent:b:main', inputIds: ['i1', 'i2'], inputId: 'i3', subagentId: 's1' }))).toEqual([
-      'session:agent:a:main', 'input:i3', 'input:i1', 'input:i2', 'exchange:x1', 'subagent:s1', 'session:agent:b:main',
-    ]);
+    expect(
+      eventKeys(
+        journal('exchange.updated', 'agent:a:main', {
+          exchangeId: 'x1',
+          targetSession: 'agent:b:main',
+          inputIds: ['i1', 'i2'],
+          inputId: 'i3',
+          subagentId: 's1',
+        }),
+      ),
+    ).toEqual(['session:agent:a:main', 'input:i3', 'input:i1', 'input:i2', 'exchange:x1', 'subagent:s1', 'session:agent:b:main']);
     expect(eventKeys(journal('lane.stalled', null, {}))).toEqual([]);
     expect(eventKeys({ type: 'settled', sessionKey: 'agent:a:main', inputIds: ['i1'], run })).toEqual(['session:agent:a:main', 'input:i1']);
     expect(eventKeys({ type: 'delta', sessionKey: 'agent:a:main', runId: 'r', text: 'x' })).toEqual([]);
@@ -42,7 +50,9 @@ describe('keyed wakeups', () => {
   it('a keyed listener hears only the events about its keys, once per event, and nothing after it unsubscribes', () => {
     const bus = new EventBus();
     const heard: string[] = [];
-    const stop = bus.subscribeKeys(['input:i1', 'session:agent:a:main'], (event) => heard.push(event.type === 'journal' ? event.event.type : event.type));
+    const stop = bus.subscribeKeys(['input:i1', 'session:agent:a:main'], (event) =>
+      heard.push(event.type === 'journal' ? event.event.type : event.type),
+    );
     bus.publish(journal('input.dropped', 'agent:b:main', { inputId: 'i2' }));
     bus.publish(journal('run.completed', 'agent:a:main', { inputIds: ['i1'] }));
     bus.publish({ type: 'settled', sessionKey: 'agent:b:main', inputIds: ['i1'], run });
@@ -55,7 +65,10 @@ describe('keyed wakeups', () => {
     const bus = new EventBus();
     const pause = journalPause(bus, new Set(), () => false);
     const tested: unknown[] = [];
-    const waiting = pause(10_000, { keys: ['input:in-1'], test: (payload, _sessionKey, type) => (tested.push(payload), type !== 'run.started') });
+    const waiting = pause(10_000, {
+      keys: ['input:in-1'],
+      test: (payload, _sessionKey, type) => (tested.push(payload), type !== 'run.started'),
+    });
     let woken = false;
     void waiting.then(() => (woken = true));
     bus.publish(journal('input.dropped', 'agent:a:main', { inputId: 'in-2' }));

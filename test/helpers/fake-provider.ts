@@ -41,7 +41,13 @@ export class FakeProviderServer {
       }
       if ('status' in reply) {
         response.writeHead(reply.status, { 'content-type': 'application/json' });
-        response.end(JSON.stringify(request.url?.endsWith('/messages') ? { type: 'error', error: { type: 'overloaded_error', message: reply.error } } : { error: { message: reply.error, type: 'server_error', code: null } }));
+        response.end(
+          JSON.stringify(
+            request.url?.endsWith('/messages')
+              ? { type: 'error', error: { type: 'overloaded_error', message: reply.error } }
+              : { error: { message: reply.error, type: 'server_error', code: null } },
+          ),
+        );
         return;
       }
       const anthropic = request.url?.endsWith('/messages') === true;
@@ -83,13 +89,38 @@ function openAiCompletion(reply: Answer, model: string): object {
   const message =
     'text' in reply
       ? { role: 'assistant', content: reply.text }
-      : { role: 'assistant', content: null, tool_calls: [{ id: 'call_abc', type: 'function', function: { name: reply.toolCall.name, arguments: JSON.stringify(reply.toolCall.args) } }] };
-  return { id: 'chatcmpl-1', object: 'chat.completion', created: 1_700_000_000, model, choices: [{ index: 0, message, finish_reason: 'text' in reply ? 'stop' : 'tool_calls' }], usage: OPENAI_USAGE };
+      : {
+          role: 'assistant',
+          content: null,
+          tool_calls: [
+            { id: 'call_abc', type: 'function', function: { name: reply.toolCall.name, arguments: JSON.stringify(reply.toolCall.args) } },
+          ],
+        };
+  return {
+    id: 'chatcmpl-1',
+    object: 'chat.completion',
+    created: 1_700_000_000,
+    model,
+    choices: [{ index: 0, message, finish_reason: 'text' in reply ? 'stop' : 'tool_calls' }],
+    usage: OPENAI_USAGE,
+  };
 }
 
 function anthropicMessage(reply: Answer): object {
-  const content = 'text' in reply ? [{ type: 'text', text: reply.text }] : [{ type: 'tool_use', id: 'toolu_1', name: reply.toolCall.name, input: reply.toolCall.args }];
-  return { id: 'msg_1', type: 'message', role: 'assistant', model: 'claude-test', content, stop_reason: 'text' in reply ? 'end_turn' : 'tool_use', stop_sequence: null, usage: ANTHROPIC_USAGE };
+  const content =
+    'text' in reply
+      ? [{ type: 'text', text: reply.text }]
+      : [{ type: 'tool_use', id: 'toolu_1', name: reply.toolCall.name, input: reply.toolCall.args }];
+  return {
+    id: 'msg_1',
+    type: 'message',
+    role: 'assistant',
+    model: 'claude-test',
+    content,
+    stop_reason: 'text' in reply ? 'end_turn' : 'tool_use',
+    stop_sequence: null,
+    usage: ANTHROPIC_USAGE,
+  };
 }
 
 function openAiEvents(reply: Exclude<FakeReply, { hang: true }>, model: string): string[] {
@@ -98,11 +129,22 @@ function openAiEvents(reply: Exclude<FakeReply, { hang: true }>, model: string):
   const usage = { usage: OPENAI_USAGE };
   if ('text' in reply) {
     const half = Math.ceil(reply.text.length / 2);
-    return [chunk({ role: 'assistant', content: reply.text.slice(0, half) }, null), chunk({ content: reply.text.slice(half) }, null), chunk({}, 'stop', usage), 'data: [DONE]\n\n'];
+    return [
+      chunk({ role: 'assistant', content: reply.text.slice(0, half) }, null),
+      chunk({ content: reply.text.slice(half) }, null),
+      chunk({}, 'stop', usage),
+      'data: [DONE]\n\n',
+    ];
   }
   if ('toolCall' in reply) {
     return [
-      chunk({ role: 'assistant', tool_calls: [{ index: 0, id: 'call_abc', type: 'function', function: { name: reply.toolCall.name, arguments: '' } }] }, null),
+      chunk(
+        {
+          role: 'assistant',
+          tool_calls: [{ index: 0, id: 'call_abc', type: 'function', function: { name: reply.toolCall.name, arguments: '' } }],
+        },
+        null,
+      ),
       chunk({ tool_calls: [{ index: 0, function: { arguments: JSON.stringify(reply.toolCall.args) } }] }, null),
       chunk({}, 'tool_calls', usage),
       'data: [DONE]\n\n',
@@ -114,7 +156,16 @@ function openAiEvents(reply: Exclude<FakeReply, { hang: true }>, model: string):
 function anthropicEvents(reply: Exclude<FakeReply, { hang: true }>): string[] {
   const event = (type: string, data: object) => `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`;
   const start = event('message_start', {
-    message: { id: 'msg_1', type: 'message', role: 'assistant', model: 'claude-test', content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 6, cache_read_input_tokens: 15, output_tokens: 1 } },
+    message: {
+      id: 'msg_1',
+      type: 'message',
+      role: 'assistant',
+      model: 'claude-test',
+      content: [],
+      stop_reason: null,
+      stop_sequence: null,
+      usage: { input_tokens: 6, cache_read_input_tokens: 15, output_tokens: 1 },
+    },
   });
   if ('text' in reply) {
     return [

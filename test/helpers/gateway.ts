@@ -5,7 +5,12 @@ import type { Store } from '../../src/ports.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 
 /** A gateway on an in-memory store, configured from JSON5 text. */
-export async function startTestGateway(configText: string, env: NodeJS.ProcessEnv = {}, store?: Store, hooks: StandardHooks = {}): Promise<Gateway> {
+export async function startTestGateway(
+  configText: string,
+  env: NodeJS.ProcessEnv = {},
+  store?: Store,
+  hooks: StandardHooks = {},
+): Promise<Gateway> {
   const { config } = parseConfigText(configText, '/test/switchboard.json5', env);
   return startGateway({ config, store: store ?? (await SqliteStore.open({ path: ':memory:' })), gatewayId: 'gw-test' }, hooks);
 }

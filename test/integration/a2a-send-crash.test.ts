@@ -36,18 +36,24 @@ describe('a2a_send crash recovery', () => {
     }`);
     let gw: GatewayProcess = await startGatewayProcess(configPath);
     for (let i = 1; i <= ROUNDS; i += 1) {
-      expect((await gw.request('POST', '/v1/send', { target: 'caller', message: `ask ${i}`, idempotencyKey: `ask-${i}` })).status).toBe(200);
+      expect((await gw.request('POST', '/v1/send', { target: 'caller', message: `ask ${i}`, idempotencyKey: `ask-${i}` })).status).toBe(
+        200,
+      );
       await waitUntil(`the remote works on question ${i}`, async () => executor.messageIds.length >= i, 15_000);
       await new Promise((resolve) => setTimeout(resolve, 200 + Math.floor(Math.random() * 800)));
       await stopGatewayProcess(gw, 'SIGKILL');
       gw = await startGatewayProcess(configPath);
     }
-    await waitUntil('every question is answered and the lanes are quiet', async () => {
-      const { body } = await gw.request<{ runs: { status: string; finalText: string | null }[] }>('GET', '/v1/runs?limit=200');
-      const status = await gw.request<{ activeRuns: unknown[] }>('GET', '/v1/status');
-      const settled = body.runs.filter((run) => run.status === 'succeeded').length;
-      return settled >= ROUNDS && body.runs.every((run) => run.status !== 'running') && status.body.activeRuns.length === 0;
-    }, 60_000);
+    await waitUntil(
+      'every question is answered and the lanes are quiet',
+      async () => {
+        const { body } = await gw.request<{ runs: { status: string; finalText: string | null }[] }>('GET', '/v1/runs?limit=200');
+        const status = await gw.request<{ activeRuns: unknown[] }>('GET', '/v1/status');
+        const settled = body.runs.filter((run) => run.status === 'succeeded').length;
+        return settled >= ROUNDS && body.runs.every((run) => run.status !== 'running') && status.body.activeRuns.length === 0;
+      },
+      60_000,
+    );
     // Results that were still on their way are delivered by the follower; give it a moment.
     await new Promise((resolve) => setTimeout(resolve, 2500));
     expect(await stopGatewayProcess(gw)).toBe(0);

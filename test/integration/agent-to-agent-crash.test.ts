@@ -47,19 +47,31 @@ async function killDuringAnswers(word: string, question: string, killWithinMs: n
     const sent = await gw.request('POST', '/v1/send', { target: 'asker', message: `${word} ${i}`, idempotencyKey: `${word}-${i}` });
     expect(sent.status).toBe(200);
     // Kill while the expert is answering, so the asker is inside its wait (or holds the exchange).
-    await waitUntil(`the expert works on question ${i}`, async () => {
-      const runs = await gw.request<{ runs: { status: string }[] }>('GET', `/v1/runs?sessionKey=${EXPERT}`);
-      return runs.body.runs.some((run) => run.status === 'running');
-    }, 10_000);
+    await waitUntil(
+      `the expert works on question ${i}`,
+      async () => {
+        const runs = await gw.request<{ runs: { status: string }[] }>('GET', `/v1/runs?sessionKey=${EXPERT}`);
+        return runs.body.runs.some((run) => run.status === 'running');
+      },
+      10_000,
+    );
     await new Promise((resolve) => setTimeout(resolve, Math.floor(Math.random() * killWithinMs)));
     await stopGatewayProcess(gw, 'SIGKILL');
     gw = await startGatewayProcess(configPath);
   }
-  await waitUntil('every exchange is settled and the lanes are quiet', async () => {
-    const { body } = await gw.request<{ exchanges: { phase: string; replyState: string }[] }>('GET', '/v1/exchanges');
-    const status = await gw.request<{ activeRuns: unknown[] }>('GET', '/v1/status');
-    return body.exchanges.length === ROUNDS && body.exchanges.every((e) => e.phase === 'done' && e.replyState === 'delivered') && status.body.activeRuns.length === 0;
-  }, 30_000);
+  await waitUntil(
+    'every exchange is settled and the lanes are quiet',
+    async () => {
+      const { body } = await gw.request<{ exchanges: { phase: string; replyState: string }[] }>('GET', '/v1/exchanges');
+      const status = await gw.request<{ activeRuns: unknown[] }>('GET', '/v1/status');
+      return (
+        body.exchanges.length === ROUNDS &&
+        body.exchanges.every((e) => e.phase === 'done' && e.replyState === 'delivered') &&
+        status.body.activeRuns.length === 0
+      );
+    },
+    30_000,
+  );
   await new Promise((resolve) => setTimeout(resolve, 300));
   expect(await stopGatewayProcess(gw)).toBe(0);
 
@@ -71,7 +83,9 @@ async function killDuringAnswers(word: string, question: string, killWithinMs: n
     for (let i = 1; i <= ROUNDS; i += 1) {
       const answer = `expert says ${question} ${i}!`;
       const asToolResult = transcript.filter((entry) => entry.role === 'tool' && JSON.stringify(entry.content).includes(answer));
-      const asMessage = transcript.filter((entry) => entry.role === 'user' && entry.provenance?.exchange?.step === 'reply' && entry.content === answer);
+      const asMessage = transcript.filter(
+        (entry) => entry.role === 'user' && entry.provenance?.exchange?.step === 'reply' && entry.content === answer,
+      );
       expect({ question: i, deliveries: asToolResult.length + asMessage.length }).toEqual({ question: i, deliveries: 1 });
     }
     const interrupted = await store.runs.list({ status: 'interrupted' });
@@ -89,7 +103,7 @@ describe('agent-to-agent crash recovery', () => {
     await killDuringAnswers('go', 'question', 400);
   }, 120_000);
 
-  it('SIGKILL around a sessions_wait for sends it did not wait for: each reply is in a wait\'s answer or comes as a message, once', async () => {
+  it("SIGKILL around a sessions_wait for sends it did not wait for: each reply is in a wait's answer or comes as a message, once", async () => {
     await killDuringAnswers('hold', 'held question', 700);
   }, 120_000);
 });

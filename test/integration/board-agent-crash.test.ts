@@ -30,7 +30,13 @@ describe('board: an agent worker across a gateway crash', () => {
     let gw = await startGatewayProcess(configPath);
     const { body } = await gw.request<{ task: BoardTaskRecord }>('POST', '/v1/board/tasks', { title: 'survive a crash', assignee: 'slow' });
     const sessionKey = `agent:slow:board:${body.task.id}`;
-    await waitUntil('the run started', async () => (await gw.request<{ runs: RunRecord[] }>('GET', `/v1/runs?sessionKey=${encodeURIComponent(sessionKey)}`)).body.runs.length > 0, 5000, 20);
+    await waitUntil(
+      'the run started',
+      async () =>
+        (await gw.request<{ runs: RunRecord[] }>('GET', `/v1/runs?sessionKey=${encodeURIComponent(sessionKey)}`)).body.runs.length > 0,
+      5000,
+      20,
+    );
     await stopGatewayProcess(gw, 'SIGKILL');
     gw = await startGatewayProcess(configPath);
     const done = await waitUntil(
@@ -68,7 +74,10 @@ describe('board: an agent worker across a gateway crash', () => {
 
   it('SIGKILL after a board_comment: the rerun of the run writes no second comment, and the task is completed once', async () => {
     let gw = await startGatewayProcess(configPath);
-    const { body } = await gw.request<{ task: BoardTaskRecord }>('POST', '/v1/board/tasks', { title: 'comment, then crash', assignee: 'commenter' });
+    const { body } = await gw.request<{ task: BoardTaskRecord }>('POST', '/v1/board/tasks', {
+      title: 'comment, then crash',
+      assignee: 'commenter',
+    });
     const view = async () => (await gw.request<BoardTaskView>('GET', `/v1/board/tasks/${body.task.id}`)).body;
     await waitUntil('the comment is written', async () => (await view()).comments.length > 0, 10_000, 20);
     await stopGatewayProcess(gw, 'SIGKILL');

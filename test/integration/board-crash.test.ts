@@ -28,11 +28,13 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 /** A small seeded generator, so a failure can be replayed. */
 function random(seed: number): () => number {
   let state = seed;
-  return () => ((state = (state * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+  return () => (state = (state * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
 }
 
 function startWorker(index: number): ChildProcess {
-  return spawn(process.execPath, [join(ROOT, 'test/helpers/board-worker.mjs'), dataDir, `worker-${index}`, logFile, doneFile], { stdio: 'ignore' });
+  return spawn(process.execPath, [join(ROOT, 'test/helpers/board-worker.mjs'), dataDir, `worker-${index}`, logFile, doneFile], {
+    stdio: 'ignore',
+  });
 }
 
 async function kill(child: ChildProcess): Promise<void> {
@@ -49,8 +51,14 @@ describe('board crash test', () => {
     const ids: string[] = [];
     const dependencies = new Map<string, string[]>();
     for (let i = 0; i < TASKS; i++) {
-      const dependsOn = i < 10 ? [] : [...new Set([ids[i - 1 - Math.floor(rand() * 10)], ...(rand() < 0.3 ? [ids[Math.floor(rand() * i)]] : [])])];
-      const created = await gw.request<{ task: BoardTaskRecord }>('POST', '/v1/board/tasks', { title: `task ${i}`, dependsOn, idempotencyKey: `crash-${i}`, maxAttempts: 5 });
+      const dependsOn =
+        i < 10 ? [] : [...new Set([ids[i - 1 - Math.floor(rand() * 10)], ...(rand() < 0.3 ? [ids[Math.floor(rand() * i)]] : [])])];
+      const created = await gw.request<{ task: BoardTaskRecord }>('POST', '/v1/board/tasks', {
+        title: `task ${i}`,
+        dependsOn,
+        idempotencyKey: `crash-${i}`,
+        maxAttempts: 5,
+      });
       expect(created.status).toBe(200);
       ids.push(created.body.task.id);
       dependencies.set(created.body.task.id, dependsOn);
@@ -107,7 +115,8 @@ describe('board crash test', () => {
           // At most one worker was told it completed the task, and only under the token that did.
           expect((acknowledged.get(task.id) ?? []).every((token) => Number(token) === completed[0].token)).toBe(true);
           expect(acknowledged.get(task.id)?.length ?? 0).toBeLessThanOrEqual(1);
-          for (const dependency of dependencies.get(task.id)!) expect(view.attempts[0].startedAt).toBeGreaterThanOrEqual(tasks.get(dependency)!.doneAt!);
+          for (const dependency of dependencies.get(task.id)!)
+            expect(view.attempts[0].startedAt).toBeGreaterThanOrEqual(tasks.get(dependency)!.doneAt!);
         } else {
           expect(completed).toHaveLength(0);
           // Gave up, or waits behind a task that gave up.
@@ -121,7 +130,9 @@ describe('board crash test', () => {
       expect(done).toBeGreaterThan(TASKS * 0.9);
       // The kills landed while work was in flight: claims of killed workers were taken back and counted.
       expect(expired).toBeGreaterThan(0);
-      console.log(`board crash test: ${done} done, ${TASKS - done} gave up or behind one, ${expired} expired attempts, ${workerKills} worker kills, ${gatewayKills} gateway kills`);
+      console.log(
+        `board crash test: ${done} done, ${TASKS - done} gave up or behind one, ${expired} expired attempts, ${workerKills} worker kills, ${gatewayKills} gateway kills`,
+      );
     } finally {
       await store.close();
     }

@@ -38,10 +38,24 @@ describe('config reload', () => {
 
   it('SIGHUP reloads too; keys that need a restart are named and keep their running value', async () => {
     const text = readFileSync(configPath, 'utf8');
-    writeFileSync(configPath, text.replace('agents: { list: [', 'gateway: { port: 7999, maxMessageChars: 50 }, tools: { deny: ["time_now"] }, agents: { list: [{ id: "third", model: "scripted/a" }, '));
+    writeFileSync(
+      configPath,
+      text.replace(
+        'agents: { list: [',
+        'gateway: { port: 7999, maxMessageChars: 50 }, tools: { deny: ["time_now"] }, agents: { list: [{ id: "third", model: "scripted/a" }, ',
+      ),
+    );
     gw.child.kill('SIGHUP');
-    await waitUntil('the third agent is there', async () => (await cli('send', 'third', 'hello', '--wait')).stdout === 'said: hello\n', 10_000, 100);
-    expect(JSON.parse((await cli('--json', 'config', 'reload')).stdout)).toEqual({ applied: [], restartRequired: ['gateway.port', 'gateway.maxMessageChars'] });
+    await waitUntil(
+      'the third agent is there',
+      async () => (await cli('send', 'third', 'hello', '--wait')).stdout === 'said: hello\n',
+      10_000,
+      100,
+    );
+    expect(JSON.parse((await cli('--json', 'config', 'reload')).stdout)).toEqual({
+      applied: [],
+      restartRequired: ['gateway.port', 'gateway.maxMessageChars'],
+    });
     // The listener and the message limit are still those the gateway started with.
     expect((await cli('send', 'echo', 'x'.repeat(60), '--wait')).stdout).toBe(`said: ${'x'.repeat(60)}\n`);
     writeFileSync(configPath, text);
@@ -49,7 +63,13 @@ describe('config reload', () => {
 
   it('a file with problems changes nothing, and the answer lists every problem', async () => {
     const text = readFileSync(configPath, 'utf8');
-    writeFileSync(configPath, text.replace('agents: { list: [{ id: "echo", model: "scripted/a"', 'lanes: { maxWaitng: 1 }, agents: { list: [{ id: "echo", modle: "scripted/a"'));
+    writeFileSync(
+      configPath,
+      text.replace(
+        'agents: { list: [{ id: "echo", model: "scripted/a"',
+        'lanes: { maxWaitng: 1 }, agents: { list: [{ id: "echo", modle: "scripted/a"',
+      ),
+    );
     const refused = await cli('config', 'reload');
     expect(refused).toEqual({
       code: 1,

@@ -24,19 +24,29 @@ describe('control API against a real gateway process', () => {
       body: {
         error: {
           code: 'UNAUTHORIZED',
-          message: 'missing bearer token: send "Authorization: Bearer <token>" (print it with "switchboard --config <file> token", <file> being the config this gateway was started with)',
+          message:
+            'missing bearer token: send "Authorization: Bearer <token>" (print it with "switchboard --config <file> token", <file> being the config this gateway was started with)',
         },
       },
     });
     const wrong = await suite.gw.request('GET', '/v1/status', undefined, 'not-the-token');
     expect(wrong).toEqual({
       status: 401,
-      body: { error: { code: 'UNAUTHORIZED', message: 'invalid bearer token (print it with "switchboard --config <file> token", <file> being the config this gateway was started with)' } },
+      body: {
+        error: {
+          code: 'UNAUTHORIZED',
+          message:
+            'invalid bearer token (print it with "switchboard --config <file> token", <file> being the config this gateway was started with)',
+        },
+      },
     });
   });
 
   it('bad input: a method a path lacks is 405 with Allow; a raw CONNECT is answered 405 too, not dropped', async () => {
-    const wrongMethod = await fetch(`${suite.gw.url}/v1/status`, { method: 'DELETE', headers: { authorization: `Bearer ${suite.gw.token}` } });
+    const wrongMethod = await fetch(`${suite.gw.url}/v1/status`, {
+      method: 'DELETE',
+      headers: { authorization: `Bearer ${suite.gw.token}` },
+    });
     expect([wrongMethod.status, wrongMethod.headers.get('allow'), await wrongMethod.json()]).toEqual([
       405,
       'GET',
@@ -44,14 +54,18 @@ describe('control API against a real gateway process', () => {
     ]);
     const { port } = new URL(suite.gw.url);
     const answer = await new Promise<string>((resolve, reject) => {
-      const socket = connect(Number(port), '127.0.0.1', () => socket.write('CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n'));
+      const socket = connect(Number(port), '127.0.0.1', () =>
+        socket.write('CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n'),
+      );
       let text = '';
       socket.on('data', (chunk) => (text += chunk));
       socket.on('end', () => resolve(text));
       socket.on('error', reject);
     });
     expect(answer).toMatch(/^HTTP\/1\.1 405 Method Not Allowed\r\n/);
-    expect(JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4))).toEqual({ error: { code: 'METHOD_NOT_ALLOWED', message: "CONNECT is not supported: this is the gateway's control API, not a proxy" } });
+    expect(JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4))).toEqual({
+      error: { code: 'METHOD_NOT_ALLOWED', message: "CONNECT is not supported: this is the gateway's control API, not a proxy" },
+    });
   });
 
   it('A2A off: its card and endpoints say that the server is off and which key turns it on, with or without a token', async () => {
@@ -59,16 +73,32 @@ describe('control API against a real gateway process', () => {
       for (const token of [null, undefined]) {
         expect(await suite.gw.request('GET', path, undefined, token)).toEqual({
           status: 404,
-          body: { error: { code: 'NOT_FOUND', message: `the A2A server is off on this gateway, so ${path} serves nothing: set a2a.server.enabled: true in its config (with a2a.server.peers) and restart it` } },
+          body: {
+            error: {
+              code: 'NOT_FOUND',
+              message: `the A2A server is off on this gateway, so ${path} serves nothing: set a2a.server.enabled: true in its config (with a2a.server.peers) and restart it`,
+            },
+          },
         });
       }
     }
   });
 
   it('bad input: a key used for a stored-only message and again for a sessions_send is a 409 naming the key and its first use', async () => {
-    const stored = await suite.gw.request<{ inputId: string }>('POST', '/v1/send', { from: 'agent:echo:main', target: 'slow', message: 'fyi', mode: 'notify', idempotencyKey: 'reused' });
+    const stored = await suite.gw.request<{ inputId: string }>('POST', '/v1/send', {
+      from: 'agent:echo:main',
+      target: 'slow',
+      message: 'fyi',
+      mode: 'notify',
+      idempotencyKey: 'reused',
+    });
     expect(stored.status).toBe(200);
-    const again = await suite.gw.request('POST', '/v1/send', { from: 'agent:echo:main', target: 'slow', message: 'question', idempotencyKey: 'reused' });
+    const again = await suite.gw.request('POST', '/v1/send', {
+      from: 'agent:echo:main',
+      target: 'slow',
+      message: 'question',
+      idempotencyKey: 'reused',
+    });
     const key = 'send:agent:echo:main:agent:slow:main:reused';
     expect(again).toEqual({
       status: 409,
@@ -83,24 +113,43 @@ describe('control API against a real gateway process', () => {
   });
 
   it('send: waits for the reply, and the session, history and run are visible', async () => {
-    const sent = await suite.gw.request<{ status: string; reply: string; runId: string; sessionKey: string }>('POST', '/v1/send', { target: 'echo', message: 'ping', wait: true });
+    const sent = await suite.gw.request<{ status: string; reply: string; runId: string; sessionKey: string }>('POST', '/v1/send', {
+      target: 'echo',
+      message: 'ping',
+      wait: true,
+    });
     expect(sent.status).toBe(200);
     expect(sent.body).toMatchObject({ status: 'ok', reply: 'echo: ping', sessionKey: 'agent:echo:main', runStatus: 'succeeded' });
-    const history = await suite.gw.request<{ entries: { role: string }[] }>('GET', `/v1/sessions/${encodeURIComponent('agent:echo:main')}/history`);
+    const history = await suite.gw.request<{ entries: { role: string }[] }>(
+      'GET',
+      `/v1/sessions/${encodeURIComponent('agent:echo:main')}/history`,
+    );
     expect(history.body.entries.map((e) => e.role)).toEqual(['user', 'assistant']);
     const run = await suite.gw.request<{ run: { status: string } }>('GET', `/v1/runs/${sent.body.runId}`);
     expect(run.body.run.status).toBe('succeeded');
   });
 
   it('send: without a target the bindings route by channel and peer, else to the default agent', async () => {
-    const sent = await suite.gw.request<{ sessionKey: string; status: string }>('POST', '/v1/send', { message: 'who gets this?', channel: 'web', peer: 'visitor-1' });
+    const sent = await suite.gw.request<{ sessionKey: string; status: string }>('POST', '/v1/send', {
+      message: 'who gets this?',
+      channel: 'web',
+      peer: 'visitor-1',
+    });
     expect(sent).toMatchObject({ status: 200, body: { status: 'accepted', sessionKey: 'agent:echo:web:direct:visitor-1' } });
   });
 
   it('send: a waited send past its timeout says the message was delivered and is still processed', async () => {
-    const sent = await suite.gw.request<{ status: string; inputId: string }>('POST', '/v1/send', { target: 'slow', message: 'hurry', wait: true, timeoutSeconds: 0.2 });
+    const sent = await suite.gw.request<{ status: string; inputId: string }>('POST', '/v1/send', {
+      target: 'slow',
+      message: 'hurry',
+      wait: true,
+      timeoutSeconds: 0.2,
+    });
     expect(sent.body).toMatchObject({ status: 'timeout', delivered: true });
-    const runs = await suite.gw.request<{ runs: { status: string }[] }>('GET', `/v1/runs?sessionKey=${encodeURIComponent('agent:slow:main')}`);
+    const runs = await suite.gw.request<{ runs: { status: string }[] }>(
+      'GET',
+      `/v1/runs?sessionKey=${encodeURIComponent('agent:slow:main')}`,
+    );
     expect(runs.body.runs[0].status).toBe('running');
   });
 
@@ -111,32 +160,55 @@ describe('control API against a real gateway process', () => {
     });
     expect(await suite.gw.request('POST', '/v1/send', { target: 'echo', message: 'x', colour: 'red' })).toEqual({
       status: 400,
-      body: { error: { code: 'INVALID_REQUEST', message: 'invalid request body: unknown field "colour"', details: { problems: ['unknown field "colour"'] } } },
+      body: {
+        error: {
+          code: 'INVALID_REQUEST',
+          message: 'invalid request body: unknown field "colour"',
+          details: { problems: ['unknown field "colour"'] },
+        },
+      },
     });
     expect(await suite.gw.request('POST', '/v1/send', { target: 'echo', message: 'x'.repeat(101) })).toEqual({
       status: 413,
-      body: { error: { code: 'MESSAGE_TOO_LARGE', message: 'message is 101 characters; the limit is 100 (gateway.maxMessageChars)', details: { length: 101, limit: 100 } } },
+      body: {
+        error: {
+          code: 'MESSAGE_TOO_LARGE',
+          message: 'message is 101 characters; the limit is 100 (gateway.maxMessageChars)',
+          details: { length: 101, limit: 100 },
+        },
+      },
     });
     expect(await suite.gw.request('POST', '/v1/send', { target: 'ghost', message: 'x' })).toEqual({
       status: 404,
-      body: { error: { code: 'AGENT_NOT_FOUND', message: 'unknown agent "ghost" (configured agents: echo, slow)', details: { agentId: 'ghost' } } },
+      body: {
+        error: { code: 'AGENT_NOT_FOUND', message: 'unknown agent "ghost" (configured agents: echo, slow)', details: { agentId: 'ghost' } },
+      },
     });
     expect(await suite.gw.request('GET', `/v1/sessions/${encodeURIComponent('agent:echo:nope:direct:x')}`)).toEqual({
       status: 404,
-      body: { error: { code: 'SESSION_NOT_FOUND', message: 'no session "agent:echo:nope:direct:x" (list them with "switchboard sessions list")' } },
+      body: {
+        error: { code: 'SESSION_NOT_FOUND', message: 'no session "agent:echo:nope:direct:x" (list them with "switchboard sessions list")' },
+      },
     });
-    expect(await suite.gw.request('GET', '/v1/nothing')).toEqual({ status: 404, body: { error: { code: 'NOT_FOUND', message: 'no such endpoint: GET /v1/nothing' } } });
+    expect(await suite.gw.request('GET', '/v1/nothing')).toEqual({
+      status: 404,
+      body: { error: { code: 'NOT_FOUND', message: 'no such endpoint: GET /v1/nothing' } },
+    });
   });
 
   it('bad input: a body over 1 MiB is refused with 413 once it is read, and its connection serves the next request', async () => {
     const agent = new Agent({ keepAlive: true, maxSockets: 1 });
     const call = (method: string, path: string, body?: string) =>
       new Promise<{ status: number; body: unknown; reused: boolean }>((resolve, reject) => {
-        const req = httpRequest(`${suite.gw.url}${path}`, { method, agent, headers: { authorization: `Bearer ${suite.gw.token}`, 'content-type': 'application/json' } }, (res) => {
-          let text = '';
-          res.on('data', (chunk) => (text += chunk));
-          res.on('end', () => resolve({ status: res.statusCode!, body: JSON.parse(text), reused: req.reusedSocket }));
-        });
+        const req = httpRequest(
+          `${suite.gw.url}${path}`,
+          { method, agent, headers: { authorization: `Bearer ${suite.gw.token}`, 'content-type': 'application/json' } },
+          (res) => {
+            let text = '';
+            res.on('data', (chunk) => (text += chunk));
+            res.on('end', () => resolve({ status: res.statusCode!, body: JSON.parse(text), reused: req.reusedSocket }));
+          },
+        );
         req.on('error', reject);
         req.end(body);
       });
@@ -180,13 +252,25 @@ describe('control API against a real gateway process', () => {
     expect(seen).toContain('session.reply');
   });
   it('bad input: a malformed percent-escape in any id segment is a 400 naming the segment', async () => {
-    const paths = ['GET /v1/runs/%E0%A4%A', 'GET /v1/sessions/%E0%A4%A/history', 'POST /v1/runs/%E0%A4%A/cancel', 'GET /v1/subagents/%E0%A4%A', 'POST /v1/subagents/%E0%A4%A/kill', 'GET /v1/a2a/tasks/%E0%A4%A'];
+    const paths = [
+      'GET /v1/runs/%E0%A4%A',
+      'GET /v1/sessions/%E0%A4%A/history',
+      'POST /v1/runs/%E0%A4%A/cancel',
+      'GET /v1/subagents/%E0%A4%A',
+      'POST /v1/subagents/%E0%A4%A/kill',
+      'GET /v1/a2a/tasks/%E0%A4%A',
+    ];
     for (const line of paths) {
       const [method, path] = line.split(' ');
       expect({ line, ...(await suite.gw.request(method, path)) }).toEqual({
         line,
         status: 400,
-        body: { error: { code: 'INVALID_REQUEST', message: 'the path segment "%E0%A4%A" has a malformed percent-escape; encode it with encodeURIComponent' } },
+        body: {
+          error: {
+            code: 'INVALID_REQUEST',
+            message: 'the path segment "%E0%A4%A" has a malformed percent-escape; encode it with encodeURIComponent',
+          },
+        },
       });
     }
     const callback = await suite.gw.request('POST', '/a2a-callback/%E0%A4%A', {});
@@ -202,16 +286,32 @@ describe('control API against a real gateway process', () => {
     }
   });
 
-  it("idempotency keys are scoped to the target: the same key sent to another agent is another message, and never an internal key", async () => {
-    const first = await suite.gw.request<{ sessionKey: string; created: boolean; inputId: string }>('POST', '/v1/send', { target: 'echo', message: 'one', idempotencyKey: 'k1' });
-    const other = await suite.gw.request<{ sessionKey: string; created: boolean; inputId: string }>('POST', '/v1/send', { target: 'slow', message: 'two', idempotencyKey: 'k1' });
+  it('idempotency keys are scoped to the target: the same key sent to another agent is another message, and never an internal key', async () => {
+    const first = await suite.gw.request<{ sessionKey: string; created: boolean; inputId: string }>('POST', '/v1/send', {
+      target: 'echo',
+      message: 'one',
+      idempotencyKey: 'k1',
+    });
+    const other = await suite.gw.request<{ sessionKey: string; created: boolean; inputId: string }>('POST', '/v1/send', {
+      target: 'slow',
+      message: 'two',
+      idempotencyKey: 'k1',
+    });
     expect(first.body).toMatchObject({ sessionKey: 'agent:echo:main', created: true });
     expect(other.body).toMatchObject({ sessionKey: 'agent:slow:main', created: true });
     expect(other.body.inputId).not.toBe(first.body.inputId);
-    const again = await suite.gw.request<{ sessionKey: string; created: boolean; inputId: string }>('POST', '/v1/send', { target: 'echo', message: 'one', idempotencyKey: 'k1' });
+    const again = await suite.gw.request<{ sessionKey: string; created: boolean; inputId: string }>('POST', '/v1/send', {
+      target: 'echo',
+      message: 'one',
+      idempotencyKey: 'k1',
+    });
     expect(again.body).toMatchObject({ sessionKey: 'agent:echo:main', created: false, inputId: first.body.inputId });
     // A key shaped like the gateway's own (send:, exchange:, completion:) is only ever a client key.
-    const shaped = await suite.gw.request<{ created: boolean }>('POST', '/v1/send', { target: 'echo', message: 'three', idempotencyKey: `input:${first.body.inputId}` });
+    const shaped = await suite.gw.request<{ created: boolean }>('POST', '/v1/send', {
+      target: 'echo',
+      message: 'three',
+      idempotencyKey: `input:${first.body.inputId}`,
+    });
     expect(shaped.body.created).toBe(true);
   });
 });

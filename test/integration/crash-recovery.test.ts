@@ -32,7 +32,11 @@ describe('crash recovery', () => {
     const trySend = async (i: number) => {
       const key = `msg-${i}`;
       try {
-        const response = await gw.request<{ inputId: string }>('POST', '/v1/send', { target: AGENTS[i % AGENTS.length], message: `job ${i}`, idempotencyKey: key });
+        const response = await gw.request<{ inputId: string }>('POST', '/v1/send', {
+          target: AGENTS[i % AGENTS.length],
+          message: `job ${i}`,
+          idempotencyKey: key,
+        });
         if (response.status !== 200) return;
         if (acked.has(key) && acked.get(key) !== response.body.inputId) changed.push(key);
         acked.set(key, response.body.inputId);
@@ -60,7 +64,11 @@ describe('crash recovery', () => {
     // Resending with the same key returns the same input; waiting on it drains the queues.
     for (let i = 0; i < total; i += 1) {
       const again = await gw.request<{ inputId: string; status: string; runStatus: string }>('POST', '/v1/send', {
-        target: AGENTS[i % AGENTS.length], message: `job ${i}`, idempotencyKey: `msg-${i}`, wait: true, timeoutSeconds: 60,
+        target: AGENTS[i % AGENTS.length],
+        message: `job ${i}`,
+        idempotencyKey: `msg-${i}`,
+        wait: true,
+        timeoutSeconds: 60,
       });
       expect(again.body.inputId).toBe(acked.get(`msg-${i}`));
       expect(again.body).toMatchObject({ status: 'ok', runStatus: 'succeeded' });
@@ -77,7 +85,8 @@ describe('crash recovery', () => {
         expect(run?.status).toBe('succeeded');
       }
       const userEntries = [];
-      for (const agent of AGENTS) userEntries.push(...(await store.transcript.list(`agent:${agent}:main`)).filter((e) => e.role === 'user'));
+      for (const agent of AGENTS)
+        userEntries.push(...(await store.transcript.list(`agent:${agent}:main`)).filter((e) => e.role === 'user'));
       const perInput = new Map<string, number>();
       for (const entry of userEntries) perInput.set(entry.inputId!, (perInput.get(entry.inputId!) ?? 0) + 1);
       expect(perInput.size).toBe(total);

@@ -21,11 +21,16 @@ describe('the demo (examples/demo.json5)', () => {
     gateway = await startGateway({ config, store: await SqliteStore.open({ path: ':memory:' }), gatewayId: 'gw-demo' });
     const sent = await gateway.send({ target: 'support', message: 'research cache invalidation', inbound: { channel: 'cli' } });
     const first = await gateway.waitForInput(sent.input.id, 10_000);
-    expect(first).toMatchObject({ status: 'completed', reply: `Good question. I've asked a researcher to look into "cache invalidation"; I'll tell you what they find.` });
+    expect(first).toMatchObject({
+      status: 'completed',
+      reply: `Good question. I've asked a researcher to look into "cache invalidation"; I'll tell you what they find.`,
+    });
     const [child] = await gateway.listSubagents('agent:support:main');
     expect(child).toMatchObject({ agentId: 'expert', label: 'research' });
     const reply = await waitUntil('the result was passed on', async () =>
-      (await gateway!.journalAfter(0, { sessionKey: 'agent:support:main' })).find((event) => event.type === 'session.reply' && String((event.payload as { text: string }).text).startsWith('Our researcher is done')),
+      (await gateway!.journalAfter(0, { sessionKey: 'agent:support:main' })).find(
+        (event) => event.type === 'session.reply' && String((event.payload as { text: string }).text).startsWith('Our researcher is done'),
+      ),
     );
     // What a good agent does with a result: passes it on in its own words, without the framework's completion block.
     expect((reply.payload as { text: string }).text).toBe(
@@ -36,21 +41,38 @@ describe('the demo (examples/demo.json5)', () => {
   it('a greeting with a question gets the answer, not only the greeting', async () => {
     const { config } = loadConfigFile(join(ROOT, 'examples/demo.json5'));
     gateway = await startGateway({ config, store: await SqliteStore.open({ path: ':memory:' }), gatewayId: 'gw-demo' });
-    const ask = async (message: string) => gateway!.waitForInput((await gateway!.send({ target: 'support', message, inbound: { channel: 'cli' } })).input.id, 10_000);
-    expect(await ask('hello, what are your opening hours?')).toMatchObject({ status: 'completed', reply: expect.stringMatching(/^It's \S+ \(UTC\) here\. The desk is staffed 08:00-18:00 UTC on weekdays/) });
+    const ask = async (message: string) =>
+      gateway!.waitForInput((await gateway!.send({ target: 'support', message, inbound: { channel: 'cli' } })).input.id, 10_000);
+    expect(await ask('hello, what are your opening hours?')).toMatchObject({
+      status: 'completed',
+      reply: expect.stringMatching(/^It's \S+ \(UTC\) here\. The desk is staffed 08:00-18:00 UTC on weekdays/),
+    });
     expect(await ask('hi there')).toMatchObject({ reply: expect.stringMatching(/^Hi! I'm Sam/) });
   });
 
   it("the README's claim on the framework's own prompt text holds for every run of the demo's flows", async () => {
-    const claim = readFileSync(join(ROOT, 'README.md'), 'utf8').match(/at most (\d+) characters in the demo's flows, recorded\s+per run as `preambleChars`/);
+    const claim = readFileSync(join(ROOT, 'README.md'), 'utf8').match(
+      /at most (\d+) characters in the demo's flows, recorded\s+per run as `preambleChars`/,
+    );
     expect(claim).not.toBeNull();
     const { config } = loadConfigFile(join(ROOT, 'examples/demo.json5'));
     gateway = await startGateway({ config, store: await SqliteStore.open({ path: ':memory:' }), gatewayId: 'gw-demo' });
-    for (const message of ['hello', 'I want a refund', 'what are your opening hours?', 'my app crashes on start', 'research cache invalidation']) {
+    for (const message of [
+      'hello',
+      'I want a refund',
+      'what are your opening hours?',
+      'my app crashes on start',
+      'research cache invalidation',
+    ]) {
       const sent = await gateway.send({ target: 'support', message, inbound: { channel: 'cli' } });
       expect(await gateway.waitForInput(sent.input.id, 10_000)).toMatchObject({ status: 'completed' });
     }
-    await waitUntil('the research result was passed on', async () => (await gateway!.listRuns({ sessionKey: 'agent:support:main' })).length >= 6 && (await gateway!.listRuns({})).every((run) => run.status !== 'running'));
+    await waitUntil(
+      'the research result was passed on',
+      async () =>
+        (await gateway!.listRuns({ sessionKey: 'agent:support:main' })).length >= 6 &&
+        (await gateway!.listRuns({})).every((run) => run.status !== 'running'),
+    );
     const runs = await gateway.listRuns({ limit: 100 });
     expect(runs.length).toBeGreaterThanOrEqual(8);
     const largest = Math.max(...runs.map((run) => run.preambleChars));

@@ -20,11 +20,20 @@ const suite = gatewayForSuite(configPath, { SWITCHBOARD_LOG_LEVEL: 'info', SWITC
 
 describe("the gateway's own terminal", () => {
   it('a failed run prints one readable line: the session, the agent, the reason and the command to run next', async () => {
-    const sent = await suite.gw.request<{ status: string; runId: string; runStatus: string }>('POST', '/v1/send', { target: 'down', message: 'hello?', wait: true });
+    const sent = await suite.gw.request<{ status: string; runId: string; runStatus: string }>('POST', '/v1/send', {
+      target: 'down',
+      message: 'hello?',
+      wait: true,
+    });
     expect(sent.body).toMatchObject({ status: 'ok', runStatus: 'failed' });
     await waitUntil('the failed run is logged', () => suite.gw.stderr().includes('run failed'), 30_000);
-    const line = suite.gw.stderr().split('\n').find((candidate) => candidate.includes('run failed'))!;
-    expect(line).toMatch(/^\[\d\d:\d\d:\d\d\.\d{3}\] WARN: run failed: agent down, session agent:down:main: .+ \(switchboard runs show [0-9a-f]{8}\)/);
+    const line = suite.gw
+      .stderr()
+      .split('\n')
+      .find((candidate) => candidate.includes('run failed'))!;
+    expect(line).toMatch(
+      /^\[\d\d:\d\d:\d\d\.\d{3}\] WARN: run failed: agent down, session agent:down:main: .+ \(switchboard runs show [0-9a-f]{8}\)/,
+    );
     expect(line).toContain(`switchboard runs show ${sent.body.runId.slice(0, 8)}`);
     // Not JSON: a person reads it.
     expect(line.trimStart().startsWith('{')).toBe(false);
@@ -38,9 +47,14 @@ describe("the gateway's own terminal", () => {
   });
 
   it('the banner says where it listens, where the Agent Cards are, and a CLI command that works from here; --version prints the version', async () => {
-    const { configPath: other } = tempConfig(`{ agents: { list: [{ id: "echo", model: "scripted/echo" }] }, a2a: { server: { enabled: true, requireAuth: false } },
+    const { configPath: other } =
+      tempConfig(`{ agents: { list: [{ id: "echo", model: "scripted/echo" }] }, a2a: { server: { enabled: true, requireAuth: false } },
       models: { providers: { scripted: { type: "scripted", models: { echo: { rules: [{ reply: "hi" }] } } } } } }`);
-    const child = spawn(process.execPath, [BIN, '--config', other, 'gateway', '--port', '0'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, PATH: '/usr/bin:/bin' } });
+    const child = spawn(process.execPath, [BIN, '--config', other, 'gateway', '--port', '0'], {
+      cwd: ROOT,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, PATH: '/usr/bin:/bin' },
+    });
     let stdout = '';
     child.stdout!.on('data', (chunk) => (stdout += chunk));
     let stderr = '';
@@ -50,8 +64,12 @@ describe("the gateway's own terminal", () => {
     child.kill('SIGTERM');
     await once(child, 'exit');
     const url = stdout.match(/listening on (http:\/\/127\.0\.0\.1:\d+)/)![1];
-    expect(stdout).toMatch(/^Switchboard \d+\.\d+\.\d+, gateway gw-[0-9a-f-]+, listening on http:\/\/127\.0\.0\.1:\d+ \(ready in \d+ ms\)$/m);
-    expect(stdout).toContain(`  A2A Agent Cards:\n    echo (default): ${url}/.well-known/agent-card.json\n    echo: ${url}/a2a/echo/.well-known/agent-card.json`);
+    expect(stdout).toMatch(
+      /^Switchboard \d+\.\d+\.\d+, gateway gw-[0-9a-f-]+, listening on http:\/\/127\.0\.0\.1:\d+ \(ready in \d+ ms\)$/m,
+    );
+    expect(stdout).toContain(
+      `  A2A Agent Cards:\n    echo (default): ${url}/.well-known/agent-card.json\n    echo: ${url}/a2a/echo/.well-known/agent-card.json`,
+    );
     // Started from the clone with a config the CLI would not find by itself: npx, with --config.
     expect(stdout).toContain(`Try, in another terminal: npx switchboard --config ${other} chat echo`);
     const version = await cliWith(configPath)('--version');
@@ -59,11 +77,12 @@ describe("the gateway's own terminal", () => {
   });
 
   it('overload: a full lane answers 429 with Retry-After and stores nothing', async () => {
-    const send = (peer: string) => fetch(`${suite.gw.url}/v1/send`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${suite.gw.token}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ target: 'slow', message: 'busy?', channel: 'web', peer }),
-    });
+    const send = (peer: string) =>
+      fetch(`${suite.gw.url}/v1/send`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${suite.gw.token}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ target: 'slow', message: 'busy?', channel: 'web', peer }),
+      });
     expect((await send('one')).status).toBe(200);
     await new Promise((resolve) => setTimeout(resolve, 200));
     expect((await send('two')).status).toBe(200);

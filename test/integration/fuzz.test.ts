@@ -36,18 +36,94 @@ function prng(seed: number) {
   };
 }
 
-const SEGMENTS = ['%E0%A4%A', '%', '%zz', '..', '%2e%2e', 'agent:echo:main', encodeURIComponent('agent:echo:main'), 'x'.repeat(3000), '😀', '%00', 'null', '-1', "' OR 1=1 --", '<script>', '%C0%AF', '\\u0000'];
-const PATHS = [
-  '/v1/status', '/v1/agents', '/v1/sessions', '/v1/sessions/$', '/v1/sessions/$/history', '/v1/exchanges', '/v1/a2a/tasks', '/v1/a2a/tasks/$', '/v1/runs', '/v1/runs/$',
-  '/v1/runs/$/cancel', '/v1/subagents', '/v1/subagents/$', '/v1/subagents/$/kill', '/v1/outbox', '/v1/outbox/$/retry', '/v1/outbox/$/drop', '/v1/send', '/v1/events',
-  '/a2a/echo/jsonrpc', '/a2a/jsonrpc', '/a2a/echo/rest/v1/tasks/$', '/a2a/echo/rest/v1/message:send', '/a2a/echo/rest/tasks/$', '/a2a/$/jsonrpc', '/a2a-callback/$',
-  '/.well-known/agent-card.json', '/a2a/echo/.well-known/agent-card.json', '/$', '/v1/$',
-  '/v1/board/tasks', '/v1/board/tasks/$', '/v1/board/tasks/$/move', '/v1/board/tasks/$/review', '/v1/board/tasks/$/comments', '/v1/board/tasks/$/links',
-  '/v1/board/claim', '/v1/board/tasks/$/heartbeat', '/v1/board/tasks/$/complete', '/v1/board/tasks/$/block', '/v1/board/tasks/$/release', '/v1/board/events',
+const SEGMENTS = [
+  '%E0%A4%A',
+  '%',
+  '%zz',
+  '..',
+  '%2e%2e',
+  'agent:echo:main',
+  encodeURIComponent('agent:echo:main'),
+  'x'.repeat(3000),
+  '😀',
+  '%00',
+  'null',
+  '-1',
+  "' OR 1=1 --",
+  '<script>',
+  '%C0%AF',
+  '\\u0000',
 ];
-const QUERIES = ['', '?limit=99999999999999999999', '?limit=-1', '?limit=abc', '?limit=1e400', '?sessionKey=%E0%A4%A', '?status=%ff', '?agentId[]=x', '?after=NaN', '?limit=10&limit=20', '?state=ready,,doing', '?after=-5', '?taskId=%00', '?board=%ff'];
+const PATHS = [
+  '/v1/status',
+  '/v1/agents',
+  '/v1/sessions',
+  '/v1/sessions/$',
+  '/v1/sessions/$/history',
+  '/v1/exchanges',
+  '/v1/a2a/tasks',
+  '/v1/a2a/tasks/$',
+  '/v1/runs',
+  '/v1/runs/$',
+  '/v1/runs/$/cancel',
+  '/v1/subagents',
+  '/v1/subagents/$',
+  '/v1/subagents/$/kill',
+  '/v1/outbox',
+  '/v1/outbox/$/retry',
+  '/v1/outbox/$/drop',
+  '/v1/send',
+  '/v1/events',
+  '/a2a/echo/jsonrpc',
+  '/a2a/jsonrpc',
+  '/a2a/echo/rest/v1/tasks/$',
+  '/a2a/echo/rest/v1/message:send',
+  '/a2a/echo/rest/tasks/$',
+  '/a2a/$/jsonrpc',
+  '/a2a-callback/$',
+  '/.well-known/agent-card.json',
+  '/a2a/echo/.well-known/agent-card.json',
+  '/$',
+  '/v1/$',
+  '/v1/board/tasks',
+  '/v1/board/tasks/$',
+  '/v1/board/tasks/$/move',
+  '/v1/board/tasks/$/review',
+  '/v1/board/tasks/$/comments',
+  '/v1/board/tasks/$/links',
+  '/v1/board/claim',
+  '/v1/board/tasks/$/heartbeat',
+  '/v1/board/tasks/$/complete',
+  '/v1/board/tasks/$/block',
+  '/v1/board/tasks/$/release',
+  '/v1/board/events',
+];
+const QUERIES = [
+  '',
+  '?limit=99999999999999999999',
+  '?limit=-1',
+  '?limit=abc',
+  '?limit=1e400',
+  '?sessionKey=%E0%A4%A',
+  '?status=%ff',
+  '?agentId[]=x',
+  '?after=NaN',
+  '?limit=10&limit=20',
+  '?state=ready,,doing',
+  '?after=-5',
+  '?taskId=%00',
+  '?board=%ff',
+];
 const METHODS = ['GET', 'POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS', 'HEAD'];
-const CONTENT_TYPES = ['application/json', 'application/json; charset=latin-9', 'text/plain', 'application/a2a+json', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', ''];
+const CONTENT_TYPES = [
+  'application/json',
+  'application/json; charset=latin-9',
+  'text/plain',
+  'application/a2a+json',
+  'application/x-www-form-urlencoded',
+  'multipart/form-data; boundary=x',
+  '',
+];
 
 function bodies(random: () => number): string {
   const message = { messageId: 'm', role: 'ROLE_USER', parts: [{ text: 'hi' }] };
@@ -64,9 +140,19 @@ function bodies(random: () => number): string {
     () => ({ jsonrpc: '2.0', id: 1, method: 'SendStreamingMessage', params: { message: { parts: 'x' } } }),
     () => ({ jsonrpc: '2.0', id: 1, method: 'GetTask', params: { id: 't', historyLength: -5 } }),
     () => ({ jsonrpc: '2.0', id: 1, method: 'ListTasks', params: { pageToken: '%%%', statusTimestampAfter: 'soon' } }),
-    () => ({ jsonrpc: '2.0', id: 1, method: 'message/send', params: { message: { kind: 'message', messageId: 1, role: 'user', parts: [{ kind: 'text' }] } } }),
+    () => ({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'message/send',
+      params: { message: { kind: 'message', messageId: 1, role: 'user', parts: [{ kind: 'text' }] } },
+    }),
     () => ({ jsonrpc: '2.0', id: 1, method: 'CreateTaskPushNotificationConfig', params: { taskId: 5, url: 'file:///etc/passwd' } }),
-    () => ({ jsonrpc: '2.0', id: 1, method: 'tasks/pushNotificationConfig/set', params: { taskId: 't', pushNotificationConfig: { url: 'http://169.254.169.254/' } } }),
+    () => ({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'tasks/pushNotificationConfig/set',
+      params: { taskId: 't', pushNotificationConfig: { url: 'http://169.254.169.254/' } },
+    }),
     () => ({ target: 'echo', message: 42 }),
     () => ({ target: 'nobody', message: 'hi' }),
     () => ({ target: 'echo', message: 'x'.repeat(200_000) }),
@@ -95,20 +181,34 @@ function bodies(random: () => number): string {
   return typeof made === 'string' ? made : JSON.stringify(made);
 }
 
-function send(method: string, path: string, headers: Record<string, string>, body: string | undefined): Promise<{ status: number; text: string }> {
+function send(
+  method: string,
+  path: string,
+  headers: Record<string, string>,
+  body: string | undefined,
+): Promise<{ status: number; text: string }> {
   const url = new URL(gw.url);
   return new Promise((resolve, reject) => {
-    const req = httpRequest({ host: url.hostname, port: url.port, method, path, headers: { ...headers, ...(body !== undefined ? { 'content-length': String(Buffer.byteLength(body)) } : {}) } }, (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (chunk) => {
-        text += chunk;
-        // An event stream stays open: what it sent first is enough.
-        if (String(res.headers['content-type']).includes('event-stream')) res.destroy();
-      });
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
-      res.on('close', () => resolve({ status: res.statusCode ?? 0, text }));
-    });
+    const req = httpRequest(
+      {
+        host: url.hostname,
+        port: url.port,
+        method,
+        path,
+        headers: { ...headers, ...(body !== undefined ? { 'content-length': String(Buffer.byteLength(body)) } : {}) },
+      },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk) => {
+          text += chunk;
+          // An event stream stays open: what it sent first is enough.
+          if (String(res.headers['content-type']).includes('event-stream')) res.destroy();
+        });
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
+        res.on('close', () => resolve({ status: res.statusCode ?? 0, text }));
+      },
+    );
     req.on('error', reject);
     req.setTimeout(10_000, () => req.destroy(new Error(`${method} ${path} hung`)));
     if (body !== undefined) req.write(body);
@@ -127,7 +227,9 @@ describe('fuzz: the control API and the A2A routes', () => {
         Array.from({ length: 20 }, async () => {
           const method = pick(METHODS);
           // Node's client refuses to send spaces and characters past U+00FF raw; the rest goes as it is.
-          const path = (pick(PATHS).replace('$', pick(SEGMENTS)) + pick(QUERIES)).replace(/[^\u0021-\u00ff]/gu, (char) => encodeURIComponent(char));
+          const path = (pick(PATHS).replace('$', pick(SEGMENTS)) + pick(QUERIES)).replace(/[^\u0021-\u00ff]/gu, (char) =>
+            encodeURIComponent(char),
+          );
           const headers: Record<string, string> = {};
           const auth = random();
           if (auth < 0.45) headers.authorization = `Bearer ${gw.token}`;
@@ -147,13 +249,17 @@ describe('fuzz: the control API and the A2A routes', () => {
           }
           statuses.set(response.status, (statuses.get(response.status) ?? 0) + 1);
           const leak = /<html|<pre>|\bat [\w.<>]+ \(|node_modules|\/work\/|\/tmp\/|\.ts:\d+|\.js:\d+/i.test(response.text);
-          if (response.status >= 500 || leak) failures.push(`${method} ${path} [${headers['content-type'] ?? ''}] ${body?.slice(0, 80) ?? ''} -> ${response.status} ${response.text.slice(0, 200)}`);
+          if (response.status >= 500 || leak)
+            failures.push(
+              `${method} ${path} [${headers['content-type'] ?? ''}] ${body?.slice(0, 80) ?? ''} -> ${response.status} ${response.text.slice(0, 200)}`,
+            );
         }),
       );
     }
     expect(failures.slice(0, 10)).toEqual([]);
     // The requests reached every layer: accepted, refused as bad input, unauthenticated, unknown, too large.
-    for (const status of [200, 400, 401, 404, 413]) expect({ status, seen: (statuses.get(status) ?? 0) > 0 }).toEqual({ status, seen: true });
+    for (const status of [200, 400, 401, 404, 413])
+      expect({ status, seen: (statuses.get(status) ?? 0) > 0 }).toEqual({ status, seen: true });
     expect((await gw.request('GET', '/v1/status')).status).toBe(200);
   }, 300_000);
 });

@@ -19,7 +19,10 @@ process.on('exit', () => {
 async function loadedAtStartup(config: string): Promise<string[]> {
   const gateway = await startGatewayProcess(tempConfig(config).configPath, { NODE_OPTIONS: `--import ${REPORT}` });
   await stopGatewayProcess(gateway);
-  const line = gateway.stderr().split('\n').find((text) => text.startsWith('LOADED '));
+  const line = gateway
+    .stderr()
+    .split('\n')
+    .find((text) => text.startsWith('LOADED '));
   expect(line, gateway.stderr()).toBeDefined();
   return JSON.parse(line!.slice('LOADED '.length)) as string[];
 }

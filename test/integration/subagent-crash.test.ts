@@ -11,7 +11,10 @@ import { startGatewayProcess, stopGatewayProcess, tempConfig, type GatewayProces
 import { waitUntil } from '../helpers/wait.js';
 
 const CHILDREN = 20;
-const spawns = Array.from({ length: CHILDREN }, (_, i) => `{ tool: "sessions_spawn", args: { task: "part ${i + 1}", label: "p${i + 1}", correlationId: "part-${i + 1}" } }`).join(',\n');
+const spawns = Array.from(
+  { length: CHILDREN },
+  (_, i) => `{ tool: "sessions_spawn", args: { task: "part ${i + 1}", label: "p${i + 1}", correlationId: "part-${i + 1}" } }`,
+).join(',\n');
 
 const { dir, configPath } = tempConfig(`{
   recovery: { retryInterrupted: 10 },
@@ -40,22 +43,35 @@ describe('sub-agent crash recovery', () => {
     let gw: GatewayProcess = await startGatewayProcess(configPath);
     const list = async () => (await gw.request<{ subagents: View[] }>('GET', '/v1/subagents')).body.subagents;
     expect((await gw.request('POST', '/v1/send', { target: 'boss', message: 'fan out', idempotencyKey: 'fan-out' })).status).toBe(200);
-    await waitUntil('20 children spawned and some running', async () => {
-      const children = await list();
-      return children.length === CHILDREN && children.some((child) => child.state === 'running');
-    }, 10_000);
+    await waitUntil(
+      '20 children spawned and some running',
+      async () => {
+        const children = await list();
+        return children.length === CHILDREN && children.some((child) => child.state === 'running');
+      },
+      10_000,
+    );
     // 1: children running. 2 and 3: later, with completions being delivered and the parent reading them.
     for (const pause of [0, 900, 600]) {
       await new Promise((resolve) => setTimeout(resolve, pause + Math.floor(Math.random() * 200)));
       await stopGatewayProcess(gw, 'SIGKILL');
       gw = await startGatewayProcess(configPath);
     }
-    await waitUntil('every child settled, every completion consumed, nothing running', async () => {
-      const children = await list();
-      const status = await gw.request<{ activeRuns: unknown[] }>('GET', '/v1/status');
-      const inputs = await gw.request<{ session: unknown; queuedInputs: number }>('GET', `/v1/sessions/${encodeURIComponent(BOSS)}`);
-      return children.length === CHILDREN && children.every((child) => !['pending', 'running'].includes(child.state)) && status.body.activeRuns.length === 0 && inputs.body.queuedInputs === 0;
-    }, 60_000);
+    await waitUntil(
+      'every child settled, every completion consumed, nothing running',
+      async () => {
+        const children = await list();
+        const status = await gw.request<{ activeRuns: unknown[] }>('GET', '/v1/status');
+        const inputs = await gw.request<{ session: unknown; queuedInputs: number }>('GET', `/v1/sessions/${encodeURIComponent(BOSS)}`);
+        return (
+          children.length === CHILDREN &&
+          children.every((child) => !['pending', 'running'].includes(child.state)) &&
+          status.body.activeRuns.length === 0 &&
+          inputs.body.queuedInputs === 0
+        );
+      },
+      60_000,
+    );
     await new Promise((resolve) => setTimeout(resolve, 500));
     expect(await stopGatewayProcess(gw)).toBe(0);
 
@@ -66,11 +82,17 @@ describe('sub-agent crash recovery', () => {
       const states = children.map((child) => child.state);
       expect(states.every((state) => state === 'succeeded' || state === 'interrupted')).toBe(true);
       expect(states.filter((state) => state === 'interrupted').length).toBeGreaterThan(0);
-      const parentInputs = (await store.inputs.list({ sessionKey: BOSS })).filter((input) => input.provenance.kind === 'subagent_completion');
+      const parentInputs = (await store.inputs.list({ sessionKey: BOSS })).filter(
+        (input) => input.provenance.kind === 'subagent_completion',
+      );
       const transcript = await store.transcript.list(BOSS);
       for (const child of children) {
         const mine = parentInputs.filter((input) => input.provenance.subagent?.id === child.id);
-        expect({ child: child.label, completions: mine.length, status: mine[0]?.status }).toEqual({ child: child.label, completions: 1, status: 'consumed' });
+        expect({ child: child.label, completions: mine.length, status: mine[0]?.status }).toEqual({
+          child: child.label,
+          completions: 1,
+          status: 'consumed',
+        });
         expect(transcript.filter((entry) => entry.inputId === mine[0].id)).toHaveLength(1);
         expect(child.completion).toBe('delivered');
         const runs = await store.runs.list({ sessionKey: child.sessionKey });

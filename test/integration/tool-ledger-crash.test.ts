@@ -45,23 +45,41 @@ describe('tool-call ledger crash recovery', () => {
     let gw: GatewayProcess = await startGatewayProcess(configPath);
     for (let i = 1; i <= ROUNDS; i += 1) {
       expect((await gw.request('POST', '/v1/send', { target: 'asker', message: `go ${i}`, idempotencyKey: `go-${i}` })).status).toBe(200);
-      expect((await gw.request('POST', '/v1/send', { target: 'lead', message: `spawn ${i}`, idempotencyKey: `spawn-${i}` })).status).toBe(200);
+      expect((await gw.request('POST', '/v1/send', { target: 'lead', message: `spawn ${i}`, idempotencyKey: `spawn-${i}` })).status).toBe(
+        200,
+      );
       // Kill once the calls are in flight: the asker waits for the expert, the lead for its worker.
-      await waitUntil(`round ${i} is in flight`, async () => {
-        const runs = await gw.request<{ runs: { status: string; agentId: string }[] }>('GET', '/v1/runs?limit=200');
-        const running = new Set(runs.body.runs.filter((run) => run.status === 'running').map((run) => run.agentId));
-        return running.has('expert') && running.has('worker');
-      }, 15_000);
+      await waitUntil(
+        `round ${i} is in flight`,
+        async () => {
+          const runs = await gw.request<{ runs: { status: string; agentId: string }[] }>('GET', '/v1/runs?limit=200');
+          const running = new Set(runs.body.runs.filter((run) => run.status === 'running').map((run) => run.agentId));
+          return running.has('expert') && running.has('worker');
+        },
+        15_000,
+      );
       await new Promise((resolve) => setTimeout(resolve, Math.floor(Math.random() * 300)));
       await stopGatewayProcess(gw, 'SIGKILL');
       gw = await startGatewayProcess(configPath);
     }
-    await waitUntil('every round is answered and the lanes are quiet', async () => {
-      const runs = await gw.request<{ runs: { status: string; agentId: string; finalText: string | null }[] }>('GET', '/v1/runs?limit=500');
-      const status = await gw.request<{ activeRuns: unknown[] }>('GET', '/v1/status');
-      const succeeded = (agentId: string) => runs.body.runs.filter((run) => run.agentId === agentId && run.status === 'succeeded').length;
-      return succeeded('asker') >= ROUNDS && succeeded('lead') >= ROUNDS && runs.body.runs.every((run) => run.status !== 'running') && status.body.activeRuns.length === 0;
-    }, 60_000);
+    await waitUntil(
+      'every round is answered and the lanes are quiet',
+      async () => {
+        const runs = await gw.request<{ runs: { status: string; agentId: string; finalText: string | null }[] }>(
+          'GET',
+          '/v1/runs?limit=500',
+        );
+        const status = await gw.request<{ activeRuns: unknown[] }>('GET', '/v1/status');
+        const succeeded = (agentId: string) => runs.body.runs.filter((run) => run.agentId === agentId && run.status === 'succeeded').length;
+        return (
+          succeeded('asker') >= ROUNDS &&
+          succeeded('lead') >= ROUNDS &&
+          runs.body.runs.every((run) => run.status !== 'running') &&
+          status.body.activeRuns.length === 0
+        );
+      },
+      60_000,
+    );
     expect(await stopGatewayProcess(gw)).toBe(0);
 
     const store = await SqliteStore.open({ path: join(dir, '.switchboard', 'switchboard.db') });

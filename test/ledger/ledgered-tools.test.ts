@@ -32,7 +32,8 @@ const READ_ONLY: Record<string, string> = {
   sessions_list: 'reads sessions',
   sessions_history: 'reads a transcript',
   session_status: 'reads a session',
-  sessions_wait: "takes only replies held for the calling run; a run cut short lets them go at recovery, so a retry's wait finds them again",
+  sessions_wait:
+    "takes only replies held for the calling run; a run cut short lets them go at recovery, so a retry's wait finds them again",
   board_list: 'reads the board',
   board_show: 'reads a task',
   a2a_discover: "reads a remote agent's card",

@@ -63,14 +63,26 @@ describe.each(providers)('real provider over its wire format: $name', (p) => {
     gateway = await startTestGateway(configFor(p.provider(server.url), p.model), env);
     server.reply({ text: 'Hello from the fake model' });
     const result = await ask('hi there');
-    expect(result).toMatchObject({ status: 'completed', reply: 'Hello from the fake model', run: { status: 'succeeded', usage: { inputTokens: 21, outputTokens: 7, modelCalls: 1 } } });
+    expect(result).toMatchObject({
+      status: 'completed',
+      reply: 'Hello from the fake model',
+      run: { status: 'succeeded', usage: { inputTokens: 21, outputTokens: 7, modelCalls: 1 } },
+    });
     const [request] = server.requests;
     expect(request.path).toBe(p.path);
     p.auth(request.headers);
     expect(request.body.stream ?? false).toBe(false);
     expect(p.systemOf(request.body)).toContain('You are agent "bot" (Botty)');
     // Offered: what can succeed here. Nothing else to see or message (visibility "tree", nothing spawned yet), nothing to wait for.
-    const unavailable = ['agents_list', 'sessions_list', 'sessions_history', 'session_status', 'sessions_send', 'sessions_wait', 'subagents'];
+    const unavailable = [
+      'agents_list',
+      'sessions_list',
+      'sessions_history',
+      'session_status',
+      'sessions_send',
+      'sessions_wait',
+      'subagents',
+    ];
     // The agent has no workspace: nothing for workspace_read either.
     expect(p.toolsOf(request.body)).toEqual(['time_now', ...SESSION_TOOL_NAMES.filter((name) => !unavailable.includes(name))]);
     // The run records what was sent: the body's bytes on the wire, its tool definitions and its system text.
@@ -83,7 +95,7 @@ describe.each(providers)('real provider over its wire format: $name', (p) => {
     expect((result as { run: { usage: { cachedInputTokens: number } } }).run.usage.cachedInputTokens).toBe(15);
   });
 
-  it('provider: streamed while someone watches the session\'s deltas, which add up to the reply', async () => {
+  it("provider: streamed while someone watches the session's deltas, which add up to the reply", async () => {
     gateway = await startTestGateway(configFor(p.provider(server.url), p.model), env);
     server.reply({ text: 'Hello from the fake model' });
     const deltas: string[] = [];
@@ -93,7 +105,11 @@ describe.each(providers)('real provider over its wire format: $name', (p) => {
     const unwatch = gateway.watchDeltas('agent:bot:main');
     const result = await ask('hi there');
     unwatch();
-    expect(result).toMatchObject({ status: 'completed', reply: 'Hello from the fake model', run: { status: 'succeeded', usage: { outputTokens: 7, modelCalls: 1, cachedInputTokens: 15 } } });
+    expect(result).toMatchObject({
+      status: 'completed',
+      reply: 'Hello from the fake model',
+      run: { status: 'succeeded', usage: { outputTokens: 7, modelCalls: 1, cachedInputTokens: 15 } },
+    });
     expect(server.requests[0].body.stream).toBe(true);
     expect(deltas.join('')).toBe('Hello from the fake model');
     expect((result as { run: { request: { bytes: number } } }).run.request.bytes).toBe(server.requests[0].bytes);
@@ -145,7 +161,10 @@ describe('prompt caching', () => {
       expect(JSON.stringify(body.system)).toBe(JSON.stringify(first.system));
     }
     // The next run starts with the first run's messages unchanged (but for where its breakpoint sits).
-    const strip = (messages: any[]) => JSON.stringify(messages.map((message) => ({ ...message, content: message.content.map(({ cache_control: _, ...part }: any) => part) })));
+    const strip = (messages: any[]) =>
+      JSON.stringify(
+        messages.map((message) => ({ ...message, content: message.content.map(({ cache_control: _, ...part }: any) => part) })),
+      );
     expect(strip(third.messages.slice(0, second.messages.length))).toBe(strip(second.messages));
   });
 
@@ -162,7 +181,12 @@ describe('prompt caching', () => {
 
   it('a tool is offered from the step where it can succeed: subagents and sessions_send after the first spawn', async () => {
     gateway = await startTestGateway(configFor(providers[0].provider(server.url), providers[0].model), { OPENAI_API_KEY: 'sk-test-key' });
-    server.reply({ toolCall: { name: 'sessions_spawn', args: { task: 'look into it' } } }, { text: 'on it' }, { text: 'child done' }, { text: 'passed on' });
+    server.reply(
+      { toolCall: { name: 'sessions_spawn', args: { task: 'look into it' } } },
+      { text: 'on it' },
+      { text: 'child done' },
+      { text: 'passed on' },
+    );
     await ask('delegate this');
     const [before, after] = server.requests.map((request) => providers[0].toolsOf(request.body) as string[]);
     expect(before).not.toContain('subagents');

@@ -55,14 +55,26 @@ export function describeBoardContract(name: string, open: () => Promise<Store>):
     it('create: ready without dependencies, todo while one is open, triage when asked; a repeated key is the same task', async () => {
       const first = await board.create(newTask({ idempotencyKey: 'k-1', labels: ['a', 'b'], priority: 3 }), 1000);
       expect(first.created).toBe(true);
-      expect(first.task).toMatchObject({ state: 'ready', labels: ['a', 'b'], priority: 3, attempts: 0, failures: 0, token: 0, claimWorker: null, createdAt: 1000 });
+      expect(first.task).toMatchObject({
+        state: 'ready',
+        labels: ['a', 'b'],
+        priority: 3,
+        attempts: 0,
+        failures: 0,
+        token: 0,
+        claimWorker: null,
+        createdAt: 1000,
+      });
       const again = await board.create(newTask({ idempotencyKey: 'k-1', title: 'other' }), 2000);
       expect(again).toEqual({ task: first.task, created: false });
       const dependent = await board.create(newTask({ dependsOn: [first.task.id, first.task.id] }), 1000);
       expect(dependent.task.state).toBe('todo');
       expect((await board.create(newTask({ triage: true, dependsOn: [first.task.id] }), 1000)).task.state).toBe('triage');
       expect((await board.view(dependent.task.id))!.dependsOn.map((task) => task.id)).toEqual([first.task.id]);
-      expect(await refusal(board.create(newTask({ dependsOn: ['nope-1', first.task.id] }), 1000))).toEqual({ code: 'BOARD_TASK_NOT_FOUND', message: 'dependsOn: no board task "nope-1"' });
+      expect(await refusal(board.create(newTask({ dependsOn: ['nope-1', first.task.id] }), 1000))).toEqual({
+        code: 'BOARD_TASK_NOT_FOUND',
+        message: 'dependsOn: no board task "nope-1"',
+      });
     });
 
     it('create: concurrent creates with one idempotency key make one task', async () => {
@@ -80,8 +92,29 @@ export function describeBoardContract(name: string, open: () => Promise<Store>):
       expect((await board.claim({ worker: 'w2', ttlMs: TTL }, 3000))!.taskId).toBe(low.id);
       expect(await board.claim({ worker: 'w3', ttlMs: TTL }, 3000)).toBeUndefined();
       const view = await board.view(high.id);
-      expect(view!.task).toMatchObject({ state: 'running', claimWorker: 'w1', claimedAt: 3000, claimExpiresAt: 3000 + TTL, attempts: 1, token: 1 });
-      expect(view!.attempts).toEqual([{ taskId: high.id, attempt: 1, token: 1, worker: 'w1', ref: null, startedAt: 3000, heartbeatAt: 3000, endedAt: null, outcome: null, summary: null, error: null }]);
+      expect(view!.task).toMatchObject({
+        state: 'running',
+        claimWorker: 'w1',
+        claimedAt: 3000,
+        claimExpiresAt: 3000 + TTL,
+        attempts: 1,
+        token: 1,
+      });
+      expect(view!.attempts).toEqual([
+        {
+          taskId: high.id,
+          attempt: 1,
+          token: 1,
+          worker: 'w1',
+          ref: null,
+          startedAt: 3000,
+          heartbeatAt: 3000,
+          endedAt: null,
+          outcome: null,
+          summary: null,
+          error: null,
+        },
+      ]);
     });
 
     it('claim: by assignee, by board and by id; a worker without --assignee takes unassigned tasks and its own', async () => {
@@ -120,7 +153,10 @@ export function describeBoardContract(name: string, open: () => Promise<Store>):
       });
       expect((await board.get(task.id))!.claimExpiresAt).toBe(5800 + TTL);
       expect(again.token).toBe(2);
-      expect(await refusal(board.heartbeat('nope', 1, TTL, 6000))).toEqual({ code: 'BOARD_TASK_NOT_FOUND', message: 'no board task "nope" (list them with "switchboard board list")' });
+      expect(await refusal(board.heartbeat('nope', 1, TTL, 6000))).toEqual({
+        code: 'BOARD_TASK_NOT_FOUND',
+        message: 'no board task "nope" (list them with "switchboard board list")',
+      });
     });
 
     it('complete: done with the result capped and hashed; the dependents whose last dependency it was become ready in the same step', async () => {
@@ -130,7 +166,14 @@ export function describeBoardContract(name: string, open: () => Promise<Store>):
       const onlyA = (await board.create(newTask({ dependsOn: [a.id] }), 1000)).task;
       const claim = (await board.claim({ worker: 'w', taskId: a.id, ttlMs: TTL }, 2000))!;
       const done = await board.complete(a.id, claim.token, { result: 'x'.repeat(50), summary: 'wrote it', maxResultChars: 10 }, 3000);
-      expect(done).toMatchObject({ state: 'done', result: 'x'.repeat(10), resultChars: 50, resultHash: createHash('sha256').update('x'.repeat(10)).digest('hex'), doneAt: 3000, claimWorker: null });
+      expect(done).toMatchObject({
+        state: 'done',
+        result: 'x'.repeat(10),
+        resultChars: 50,
+        resultHash: createHash('sha256').update('x'.repeat(10)).digest('hex'),
+        doneAt: 3000,
+        claimWorker: null,
+      });
       expect((await board.get(onlyA.id))!.state).toBe('ready');
       expect((await board.get(both.id))!.state).toBe('todo');
       expect((await board.view(a.id))!.attempts[0]).toMatchObject({ outcome: 'completed', summary: 'wrote it', endedAt: 3000 });
@@ -140,7 +183,7 @@ export function describeBoardContract(name: string, open: () => Promise<Store>):
       expect((await board.get(both.id))!.state).toBe('ready');
     });
 
-    it('fencing: an expired claim is taken back and counted; the first worker\'s late complete is refused; the second completes once', async () => {
+    it("fencing: an expired claim is taken back and counted; the first worker's late complete is refused; the second completes once", async () => {
       const task = (await board.create(newTask(), 1000)).task;
       const first = (await board.claim({ worker: 'w1', ttlMs: 1000 }, 2000))!;
       expect(await board.reclaimExpired(2500, 100)).toEqual([]);
@@ -153,11 +196,14 @@ export function describeBoardContract(name: string, open: () => Promise<Store>):
       const done = await board.complete(task.id, second.token, { result: 'on time', maxResultChars: 100 }, 5000);
       expect(done).toMatchObject({ state: 'done', result: 'on time' });
       const attempts = (await board.view(task.id))!.attempts;
-      expect(attempts.map((attempt) => [attempt.worker, attempt.outcome])).toEqual([['w1', 'expired'], ['w2', 'completed']]);
+      expect(attempts.map((attempt) => [attempt.worker, attempt.outcome])).toEqual([
+        ['w1', 'expired'],
+        ['w2', 'completed'],
+      ]);
       expect(attempts[0].error).toBe(`claim expired: no heartbeat since ${new Date(2000).toISOString()}`);
     });
 
-    it('gave up: after max attempts fail, the task is blocked with gave_up and each attempt\'s diagnostic', async () => {
+    it("gave up: after max attempts fail, the task is blocked with gave_up and each attempt's diagnostic", async () => {
       const task = (await board.create(newTask({ maxAttempts: 2 }), 1000)).task;
       const first = (await board.claim({ worker: 'w1', ttlMs: 1000 }, 2000))!;
       await board.fail(task.id, first.token, 'the run ended without completing its task', 2500);
@@ -170,13 +216,20 @@ export function describeBoardContract(name: string, open: () => Promise<Store>):
       );
       expect(await board.claim({ worker: 'w3', ttlMs: 1000 }, 6000)).toBeUndefined();
       // Moved back to ready by hand: a fresh budget, the attempts keep counting.
-      expect(await board.move(task.id, 'ready', { actor: 'user' }, 7000)).toMatchObject({ state: 'ready', failures: 0, blockKind: null, blockReason: null });
+      expect(await board.move(task.id, 'ready', { actor: 'user' }, 7000)).toMatchObject({
+        state: 'ready',
+        failures: 0,
+        blockKind: null,
+        blockReason: null,
+      });
       expect(await board.claim({ worker: 'w3', ttlMs: 1000 }, 8000)).toMatchObject({ attempt: 3, token: 3 });
       // Giving up again lists only the attempts of the fresh budget.
       await board.fail(task.id, 3, 'third', 8500);
       await board.claim({ worker: 'w4', ttlMs: 1000 }, 9000);
       await board.fail(task.id, 4, 'fourth', 9500);
-      expect((await board.get(task.id))!.blockReason).toBe('gave up after 2 failed attempts (max 2):\nattempt 3 (w3): third\nattempt 4 (w4): fourth');
+      expect((await board.get(task.id))!.blockReason).toBe(
+        'gave up after 2 failed attempts (max 2):\nattempt 3 (w3): third\nattempt 4 (w4): fourth',
+      );
     });
 
     it('max runtime: a claim kept alive by heartbeats is still taken back once it ran too long', async () => {
@@ -194,11 +247,19 @@ export function describeBoardContract(name: string, open: () => Promise<Store>):
       let claim = (await board.claim({ worker: 'w1', ttlMs: TTL }, 2000))!;
       expect(await board.release(task.id, claim.token, 'not mine', 2500)).toMatchObject({ state: 'ready', failures: 0, claimWorker: null });
       claim = (await board.claim({ worker: 'w1', ttlMs: TTL }, 3000))!;
-      expect(await board.block(task.id, claim.token, { kind: 'needs_input', reason: 'which format?' }, 3500)).toMatchObject({ state: 'blocked', blockKind: 'needs_input', blockReason: 'which format?' });
+      expect(await board.block(task.id, claim.token, { kind: 'needs_input', reason: 'which format?' }, 3500)).toMatchObject({
+        state: 'blocked',
+        blockKind: 'needs_input',
+        blockReason: 'which format?',
+      });
       expect((await refusal(board.block(task.id, claim.token, { kind: 'failed', reason: 'again' }, 3600))).code).toBe('CLAIM_LOST');
       await board.move(task.id, 'ready', { actor: 'user', reason: 'markdown' }, 4000);
       claim = (await board.claim({ worker: 'w1', ttlMs: TTL }, 5000))!;
-      expect(await board.complete(task.id, claim.token, { result: 'draft', review: true, maxResultChars: 100 }, 6000)).toMatchObject({ state: 'review', result: 'draft', doneAt: null });
+      expect(await board.complete(task.id, claim.token, { result: 'draft', review: true, maxResultChars: 100 }, 6000)).toMatchObject({
+        state: 'review',
+        result: 'draft',
+        doneAt: null,
+      });
       expect(await board.move(task.id, 'ready', { actor: 'reviewer', reason: 'needs a summary' }, 6500)).toMatchObject({ state: 'ready' });
       claim = (await board.claim({ worker: 'w1', ttlMs: TTL }, 7000))!;
       await board.complete(task.id, claim.token, { result: 'final', review: true, maxResultChars: 100 }, 7500);
@@ -215,18 +276,31 @@ export function describeBoardContract(name: string, open: () => Promise<Store>):
         code: 'BOARD_MOVE_REFUSED',
         message: `task ${b.id} cannot be ready: it depends on ${a.id}, not done yet (it becomes ready by itself when they are)`,
       });
-      expect(await refusal(board.move(a.id, 'done', { actor: 'user' }, 2000))).toEqual({ code: 'BOARD_MOVE_REFUSED', message: `task ${a.id}: a ready task can be moved to triage, todo, blocked, cancelled, not to done` });
+      expect(await refusal(board.move(a.id, 'done', { actor: 'user' }, 2000))).toEqual({
+        code: 'BOARD_MOVE_REFUSED',
+        message: `task ${a.id}: a ready task can be moved to triage, todo, blocked, cancelled, not to done`,
+      });
       const claim = (await board.claim({ worker: 'w1', taskId: a.id, ttlMs: TTL }, 2000))!;
       expect(await refusal(board.move(a.id, 'review', { actor: 'user' }, 2000))).toEqual({
         code: 'BOARD_MOVE_REFUSED',
         message: `task ${a.id}: a running task moves only through its claim (complete, block, release) or a cancel; it cannot be moved to review by hand`,
       });
-      expect(await board.move(a.id, 'cancelled', { actor: 'user', reason: 'not needed' }, 3000)).toMatchObject({ state: 'cancelled', claimWorker: null, token: 2 });
+      expect(await board.move(a.id, 'cancelled', { actor: 'user', reason: 'not needed' }, 3000)).toMatchObject({
+        state: 'cancelled',
+        claimWorker: null,
+        token: 2,
+      });
       expect((await refusal(board.complete(a.id, claim.token, { result: 'x', maxResultChars: 10 }, 3500))).code).toBe('CLAIM_LOST');
       expect((await board.view(a.id))!.attempts[0]).toMatchObject({ outcome: 'cancelled', error: 'not needed' });
       await board.move(a.id, 'archived', { actor: 'user' }, 4000);
-      expect(await refusal(board.move(a.id, 'ready', { actor: 'user' }, 5000))).toEqual({ code: 'BOARD_MOVE_REFUSED', message: `task ${a.id}: an archived task is final and cannot be moved` });
-      expect(await refusal(board.move(b.id, 'todo', { actor: 'user' }, 5000))).toEqual({ code: 'BOARD_MOVE_REFUSED', message: `task ${b.id}: the task is already todo` });
+      expect(await refusal(board.move(a.id, 'ready', { actor: 'user' }, 5000))).toEqual({
+        code: 'BOARD_MOVE_REFUSED',
+        message: `task ${a.id}: an archived task is final and cannot be moved`,
+      });
+      expect(await refusal(board.move(b.id, 'todo', { actor: 'user' }, 5000))).toEqual({
+        code: 'BOARD_MOVE_REFUSED',
+        message: `task ${b.id}: the task is already todo`,
+      });
     });
 
     it('link: a ready task waits for its new dependency; a cycle is refused with its path; started tasks keep theirs', async () => {
@@ -235,10 +309,19 @@ export function describeBoardContract(name: string, open: () => Promise<Store>):
       const c = (await board.create(newTask({ dependsOn: [b.id] }), 1000)).task;
       const d = (await board.create(newTask(), 1000)).task;
       expect(await board.link(d.id, a.id, 'user', 2000)).toMatchObject({ state: 'todo' });
-      expect(await refusal(board.link(a.id, c.id, 'user', 2000))).toEqual({ code: 'DEPENDENCY_CYCLE', message: `refused: ${a.id} depending on ${c.id} would close a cycle: ${a.id} -> ${c.id} -> ${b.id} -> ${a.id}` });
-      expect(await refusal(board.link(a.id, a.id, 'user', 2000))).toEqual({ code: 'DEPENDENCY_CYCLE', message: `refused: ${a.id} depending on ${a.id} would close a cycle: ${a.id} -> ${a.id}` });
+      expect(await refusal(board.link(a.id, c.id, 'user', 2000))).toEqual({
+        code: 'DEPENDENCY_CYCLE',
+        message: `refused: ${a.id} depending on ${c.id} would close a cycle: ${a.id} -> ${c.id} -> ${b.id} -> ${a.id}`,
+      });
+      expect(await refusal(board.link(a.id, a.id, 'user', 2000))).toEqual({
+        code: 'DEPENDENCY_CYCLE',
+        message: `refused: ${a.id} depending on ${a.id} would close a cycle: ${a.id} -> ${a.id}`,
+      });
       const claim = (await board.claim({ worker: 'w', taskId: a.id, ttlMs: TTL }, 3000))!;
-      expect(await refusal(board.link(a.id, d.id, 'user', 3000))).toEqual({ code: 'BOARD_MOVE_REFUSED', message: `task ${a.id} is running; dependencies can be added only to tasks that have not started` });
+      expect(await refusal(board.link(a.id, d.id, 'user', 3000))).toEqual({
+        code: 'BOARD_MOVE_REFUSED',
+        message: `task ${a.id} is running; dependencies can be added only to tasks that have not started`,
+      });
       await board.complete(a.id, claim.token, { result: 'ok', maxResultChars: 10 }, 4000);
       expect((await board.get(d.id))!.state).toBe('ready');
       expect((await board.view(a.id))!.dependents.map((task) => task.id).sort()).toEqual([b.id, d.id].sort());
@@ -248,7 +331,12 @@ export function describeBoardContract(name: string, open: () => Promise<Store>):
       const task = (await board.create(newTask(), 1000)).task;
       await board.comment(task.id, { author: 'user', body: 'use markdown' }, 1500);
       const claim = (await board.claim({ worker: 'w1', ttlMs: TTL }, 2000))!;
-      expect(await board.comment(task.id, { author: 'w1', body: 'halfway', token: claim.token }, 2500)).toMatchObject({ author: 'w1', body: 'halfway', attempt: 1, createdAt: 2500 });
+      expect(await board.comment(task.id, { author: 'w1', body: 'halfway', token: claim.token }, 2500)).toMatchObject({
+        author: 'w1',
+        body: 'halfway',
+        attempt: 1,
+        createdAt: 2500,
+      });
       await board.release(task.id, claim.token, undefined, 3000);
       expect((await refusal(board.comment(task.id, { author: 'w1', body: 'late', token: claim.token }, 3500))).code).toBe('CLAIM_LOST');
       expect((await board.view(task.id))!.comments.map((comment) => comment.body)).toEqual(['use markdown', 'halfway']);
@@ -260,8 +348,12 @@ export function describeBoardContract(name: string, open: () => Promise<Store>):
       const claim = (await board.claim({ worker: 'w1', ttlMs: TTL }, 2000))!;
       const done = await board.complete(task.id, claim.token, { result: 'the report', maxResultChars: 100 }, 3000);
       expect(await board.complete(task.id, claim.token, { result: 'the report', maxResultChars: 100 }, 4000)).toEqual(done);
-      expect((await refusal(board.complete(task.id, claim.token, { result: 'another report', maxResultChars: 100 }, 4000))).code).toBe('CLAIM_LOST');
-      expect((await refusal(board.complete(task.id, claim.token, { result: 'the report', review: true, maxResultChars: 100 }, 4000))).code).toBe('CLAIM_LOST');
+      expect((await refusal(board.complete(task.id, claim.token, { result: 'another report', maxResultChars: 100 }, 4000))).code).toBe(
+        'CLAIM_LOST',
+      );
+      expect(
+        (await refusal(board.complete(task.id, claim.token, { result: 'the report', review: true, maxResultChars: 100 }, 4000))).code,
+      ).toBe('CLAIM_LOST');
       expect((await board.events({ taskId: task.id })).filter((event) => event.type === 'completed')).toHaveLength(1);
 
       const other = (await board.create(newTask(), 5000)).task;
@@ -308,18 +400,24 @@ export function describeBoardContract(name: string, open: () => Promise<Store>):
       const claim = (await board.claim({ worker: 'w1', ttlMs: TTL }, 2000))!;
       await board.complete(task.id, claim.token, { result: 'draft', review: true, maxResultChars: 100 }, 2500);
       const key = 'tc:in1:0:0:board_review:abc';
-      expect(await board.review(task.id, { approve: false, actor: 'reviewer', comment: 'add a summary', key }, 3000)).toMatchObject({ state: 'ready' });
-      expect(await board.review(task.id, { approve: false, actor: 'reviewer', comment: 'add a summary', key }, 3500)).toMatchObject({ state: 'ready' });
+      expect(await board.review(task.id, { approve: false, actor: 'reviewer', comment: 'add a summary', key }, 3000)).toMatchObject({
+        state: 'ready',
+      });
+      expect(await board.review(task.id, { approve: false, actor: 'reviewer', comment: 'add a summary', key }, 3500)).toMatchObject({
+        state: 'ready',
+      });
       const view = (await board.view(task.id))!;
       expect(view.comments.map((comment) => `${comment.author}: ${comment.body}`)).toEqual(['reviewer: add a summary']);
       const events = await board.events({ taskId: task.id });
-      expect(events.filter((event) => event.type === 'moved').map((event) => (event.detail as { reason?: string }).reason)).toEqual(['changes requested']);
+      expect(events.filter((event) => event.type === 'moved').map((event) => (event.detail as { reason?: string }).reason)).toEqual([
+        'changes requested',
+      ]);
       const second = (await board.claim({ worker: 'w1', ttlMs: TTL }, 4000))!;
       await board.complete(task.id, second.token, { result: 'final', review: true, maxResultChars: 100 }, 4500);
       expect(await board.review(task.id, { approve: true, actor: 'reviewer' }, 5000)).toMatchObject({ state: 'done', doneAt: 5000 });
     });
 
-    it('events: every change is in the task\'s log and in the gateway journal', async () => {
+    it("events: every change is in the task's log and in the gateway journal", async () => {
       const task = (await board.create(newTask(), 1000)).task;
       const claim = (await board.claim({ worker: 'w1', ttlMs: TTL }, 2000))!;
       await board.complete(task.id, claim.token, { result: 'ok', maxResultChars: 10 }, 3000);
@@ -331,7 +429,11 @@ export function describeBoardContract(name: string, open: () => Promise<Store>):
       ]);
       expect(await board.events({ afterSeq: events[1].seq })).toEqual([events[2]]);
       const journal = await store.events.list({});
-      expect(journal.filter((event) => event.type === 'board.updated').map((event) => (event.payload as { event: string }).event)).toEqual(['created', 'claimed', 'completed']);
+      expect(journal.filter((event) => event.type === 'board.updated').map((event) => (event.payload as { event: string }).event)).toEqual([
+        'created',
+        'claimed',
+        'completed',
+      ]);
     });
 
     it('the dispatcher lease: one holder at a time, taken over once it expires', async () => {

@@ -18,7 +18,9 @@ function open() {
   const raw = new BetterSqlite3(path);
   raw.pragma('journal_mode = WAL');
   raw.pragma('foreign_keys = ON');
-  raw.exec('CREATE TABLE parents (id INTEGER PRIMARY KEY); CREATE TABLE children (id INTEGER PRIMARY KEY, parent INTEGER NOT NULL REFERENCES parents (id) DEFERRABLE INITIALLY DEFERRED)');
+  raw.exec(
+    'CREATE TABLE parents (id INTEGER PRIMARY KEY); CREATE TABLE children (id INTEGER PRIMARY KEY, parent INTEGER NOT NULL REFERENCES parents (id) DEFERRABLE INITIALLY DEFERRED)',
+  );
   let driver!: GroupCommitDriver;
   // As the store's statements do, they tell the driver which units wrote.
   const writes = new UnitWrites();
@@ -32,7 +34,8 @@ function open() {
     })({ database }),
   });
   const observer = new BetterSqlite3(path, { readonly: true });
-  const committed = (table: keyof Tables) => (observer.prepare(`SELECT id FROM ${table} ORDER BY id`).all() as { id: number }[]).map((row) => row.id);
+  const committed = (table: keyof Tables) =>
+    (observer.prepare(`SELECT id FROM ${table} ORDER BY id`).all() as { id: number }[]).map((row) => row.id);
   opened.push(async () => {
     observer.close();
     await db.destroy();
@@ -100,7 +103,9 @@ describe('sqlite: group commit', () => {
       db.insertInto('parents').values({ id: 2 }).execute(),
     ]);
     expect(driver().commits).toBe(1);
-    expect(results.map((result) => (result.status === 'rejected' ? result.reason.message : 'kept'))).toEqual(Array(3).fill('FOREIGN KEY constraint failed'));
+    expect(results.map((result) => (result.status === 'rejected' ? result.reason.message : 'kept'))).toEqual(
+      Array(3).fill('FOREIGN KEY constraint failed'),
+    );
     expect(committed('parents')).toEqual([]);
     expect(committed('children')).toEqual([]);
 

@@ -12,7 +12,9 @@ afterEach(async () => {
 
 function memoryDb(): Db {
   const raw = new BetterSqlite3(':memory:');
-  raw.exec("CREATE TABLE events (seq INTEGER PRIMARY KEY, type TEXT, session_key TEXT, run_id TEXT, payload TEXT, created_at INTEGER); INSERT INTO events (type, session_key, run_id, payload, created_at) VALUES ('a', 's1', 'r1', '{}', 1), ('b', 's1', 'r2', '{}', 2), ('a', 's2', 'r1', '{}', 3)");
+  raw.exec(
+    "CREATE TABLE events (seq INTEGER PRIMARY KEY, type TEXT, session_key TEXT, run_id TEXT, payload TEXT, created_at INTEGER); INSERT INTO events (type, session_key, run_id, payload, created_at) VALUES ('a', 's1', 'r1', '{}', 1), ('b', 's1', 'r2', '{}', 2), ('a', 's2', 'r1', '{}', 3)",
+  );
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: raw }) });
   open.push(db);
   return db;
@@ -20,7 +22,13 @@ function memoryDb(): Db {
 
 describe('prepared queries', () => {
   const byTypeAndSession = prepared<'type' | 'session', { seq: number }>((db, param) =>
-    db.selectFrom('events').select('seq').where('type', '=', param('type')).where('session_key', '=', param('session')).where('created_at', '>', 0).orderBy('seq'),
+    db
+      .selectFrom('events')
+      .select('seq')
+      .where('type', '=', param('type'))
+      .where('session_key', '=', param('session'))
+      .where('created_at', '>', 0)
+      .orderBy('seq'),
   );
 
   it('binds each call its own values by name, and keeps the constants', async () => {
@@ -33,7 +41,11 @@ describe('prepared queries', () => {
   it('binds a value used twice in both places, and works inside a transaction', async () => {
     const db = memoryDb();
     const either = prepared<'run', { seq: number }>((db, param) =>
-      db.selectFrom('events').select('seq').where((eb) => eb.or([eb('run_id', '=', param('run')), eb('session_key', '=', param('run'))])).orderBy('seq'),
+      db
+        .selectFrom('events')
+        .select('seq')
+        .where((eb) => eb.or([eb('run_id', '=', param('run')), eb('session_key', '=', param('run'))]))
+        .orderBy('seq'),
     );
     expect(await db.transaction().execute((trx) => either(trx, { run: 'r1' }))).toEqual([{ seq: 1 }, { seq: 3 }]);
   });
@@ -42,12 +54,29 @@ describe('prepared queries', () => {
     const db = memoryDb();
     const insert = preparedPerCount<'now', 'type' | 'session', never>(
       (db, count, param, item) =>
-        db.insertInto('events').values(Array.from({ length: count }, (_, i) => ({ type: item('type', i), session_key: item('session', i), run_id: null, payload: '{}', created_at: param('now') }))),
+        db.insertInto('events').values(
+          Array.from({ length: count }, (_, i) => ({
+            type: item('type', i),
+            session_key: item('session', i),
+            run_id: null,
+            payload: '{}',
+            created_at: param('now'),
+          })),
+        ),
       2,
     );
     const ofTypes = preparedPerCount<'after', 'types', { seq: number; session_key: string | null }>(
       (db, count, param, item) =>
-        db.selectFrom('events').select(['seq', 'session_key']).where('type', 'in', Array.from({ length: count }, (_, i) => item('types', i))).where('created_at', '>', param('after')).orderBy('seq'),
+        db
+          .selectFrom('events')
+          .select(['seq', 'session_key'])
+          .where(
+            'type',
+            'in',
+            Array.from({ length: count }, (_, i) => item('types', i)),
+          )
+          .where('created_at', '>', param('after'))
+          .orderBy('seq'),
       2,
     );
     await insert(db, 2, { now: 10, type: ['c', 'd'], session: ['s3', 's4'] });
@@ -66,7 +95,12 @@ describe('prepared queries', () => {
 
   it('refuses a query that puts a parameter into its SQL text', async () => {
     const db = memoryDb();
-    const inlined = prepared<'type', { seq: number }>((db, param) => db.selectFrom('events').select('seq').where('type', '=', sql.lit(param('type'))));
+    const inlined = prepared<'type', { seq: number }>((db, param) =>
+      db
+        .selectFrom('events')
+        .select('seq')
+        .where('type', '=', sql.lit(param('type'))),
+    );
     await expect(inlined(db, { type: 'a' })).rejects.toThrow('a prepared query must not inline its parameters');
   });
 });

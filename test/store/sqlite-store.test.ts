@@ -32,7 +32,10 @@ describe('sqlite: the fast accept path', () => {
         throw new Error('this transaction rolls back');
       });
       await open;
-      const accepted = store.inputs.enqueue({ id: 'in-1', sessionKey: 'agent:a:main', idempotencyKey: 'k-1', mode: 'followup', text: 'hi', provenance: { kind: 'user' } }, 1000);
+      const accepted = store.inputs.enqueue(
+        { id: 'in-1', sessionKey: 'agent:a:main', idempotencyKey: 'k-1', mode: 'followup', text: 'hi', provenance: { kind: 'user' } },
+        1000,
+      );
       await new Promise((resolve) => setTimeout(resolve, 20));
       release();
       await expect(failing).rejects.toThrow('this transaction rolls back');
@@ -45,7 +48,14 @@ describe('sqlite: the fast accept path', () => {
 });
 
 describe('sqlite: synchronous FULL, with the WAL synced off the event loop', () => {
-  const input = (i: number) => ({ id: `in-${i}`, sessionKey: 'agent:a:main', idempotencyKey: `k-${i}`, mode: 'followup' as const, text: 'hi', provenance: { kind: 'user' as const } });
+  const input = (i: number) => ({
+    id: `in-${i}`,
+    sessionKey: 'agent:a:main',
+    idempotencyKey: `k-${i}`,
+    mode: 'followup' as const,
+    text: 'hi',
+    provenance: { kind: 'user' as const },
+  });
   /** A store on a new file with session agent:a:main, closed afterwards. */
   async function withStore(test: (store: SqliteStore, wal: WalSync) => Promise<void>): Promise<void> {
     const store = await SqliteStore.open({ path: join(mkdtempSync(join(tmpdir(), 'sb-wal-')), 'test.db') });
@@ -94,7 +104,12 @@ describe('sqlite: synchronous FULL, with the WAL synced off the event loop', () 
       expect(await store.inputs.enqueue(input(1), 1000)).toMatchObject({ created: false });
       await store.sessions.ensure({ key: 'agent:a:other', agentId: 'a' }, 1000);
       await store.leases.acquire('agent:a:other', 'me', 60_000);
-      expect(await store.runs.start({ id: 'run-1', sessionKey: 'agent:a:main', agentId: 'a', owner: 'me', leaseTtlMs: 60_000, model: 'm', inputIds: ['in-1'] }, 1000)).toMatchObject({ epoch: 1 });
+      expect(
+        await store.runs.start(
+          { id: 'run-1', sessionKey: 'agent:a:main', agentId: 'a', owner: 'me', leaseTtlMs: 60_000, model: 'm', inputIds: ['in-1'] },
+          1000,
+        ),
+      ).toMatchObject({ epoch: 1 });
       // A waited send's input: its reply comes after a commit whose sync covers it.
       expect(await store.inputs.enqueueUnsynced(input(3), 1000)).toMatchObject({ created: true });
       expect(wal.syncs).toBe(before);

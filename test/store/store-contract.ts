@@ -10,7 +10,15 @@ const id = (prefix: string) => `${prefix}-${++counter}-${Math.random().toString(
 
 function newInput(sessionKey: string, overrides: Partial<NewInput> = {}): NewInput {
   const inputId = id('in');
-  return { id: inputId, sessionKey, idempotencyKey: `key-${inputId}`, mode: 'followup', text: 'hello', provenance: { kind: 'user', channel: 'cli' }, ...overrides };
+  return {
+    id: inputId,
+    sessionKey,
+    idempotencyKey: `key-${inputId}`,
+    mode: 'followup',
+    text: 'hello',
+    provenance: { kind: 'user', channel: 'cli' },
+    ...overrides,
+  };
 }
 
 const usage = { inputTokens: 3, outputTokens: 5, modelCalls: 1, steps: 1 };
@@ -29,13 +37,17 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
     });
 
     async function startRun(inputIds: string[], runId = id('run')) {
-      const started = await store.runs.start({ id: runId, sessionKey: S, agentId: 'support', owner: 'gw-1', leaseTtlMs: 30_000, model: 'scripted/x', inputIds }, 2000);
+      const started = await store.runs.start(
+        { id: runId, sessionKey: S, agentId: 'support', owner: 'gw-1', leaseTtlMs: 30_000, model: 'scripted/x', inputIds },
+        2000,
+      );
       if (typeof started === 'string') throw new Error(`run ${runId} did not start: ${started}`);
       return { runId, epoch: started.epoch, started };
     }
 
     it('ids: matchIds finds ids by their exact, case-sensitive start, in id order, at most limit, with no wildcard', async () => {
-      for (const inputId of ['abcd-2', 'abcd-1', 'abce-1', 'ABCD-3', 'ab%d-4']) await store.inputs.enqueue(newInput(S, { id: inputId }), 1000);
+      for (const inputId of ['abcd-2', 'abcd-1', 'abce-1', 'ABCD-3', 'ab%d-4'])
+        await store.inputs.enqueue(newInput(S, { id: inputId }), 1000);
       expect(await store.matchIds('input', 'abcd', 10)).toEqual(['abcd-1', 'abcd-2']);
       expect(await store.matchIds('input', 'abc', 10)).toEqual(['abcd-1', 'abcd-2', 'abce-1']);
       expect(await store.matchIds('input', 'abc', 2)).toEqual(['abcd-1', 'abcd-2']);
@@ -57,7 +69,10 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
 
     it('sessions: list by parentKey finds the sessions one spawned, directly', async () => {
       await store.sessions.ensure({ key: 'agent:support:subagent:a', agentId: 'support', parentKey: S, depth: 1 }, 1100);
-      await store.sessions.ensure({ key: 'agent:support:subagent:a:subagent:b', agentId: 'support', parentKey: 'agent:support:subagent:a', depth: 2 }, 1200);
+      await store.sessions.ensure(
+        { key: 'agent:support:subagent:a:subagent:b', agentId: 'support', parentKey: 'agent:support:subagent:a', depth: 2 },
+        1200,
+      );
       expect((await store.sessions.list({ parentKey: S })).map((session) => session.key)).toEqual(['agent:support:subagent:a']);
       expect(await store.sessions.list({ parentKey: 'agent:nobody:main' })).toEqual([]);
     });
@@ -76,8 +91,13 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
       await store.sessions.ensure({ key: 'agent:expert:main', agentId: 'expert', label: 'tech' }, 2000);
       await store.sessions.ensure({ key: 'agent:expert:subagent:s1', agentId: 'expert', label: 'tech' }, 3000);
       expect((await store.sessions.list({ label: 'tech' })).map((s) => s.key)).toEqual(['agent:expert:subagent:s1', 'agent:expert:main']);
-      expect((await store.sessions.list({ updatedSince: 2000 })).map((s) => s.key)).toEqual(['agent:expert:subagent:s1', 'agent:expert:main']);
-      expect((await store.sessions.list({ label: 'tech', updatedSince: 2500, agentId: 'expert' })).map((s) => s.key)).toEqual(['agent:expert:subagent:s1']);
+      expect((await store.sessions.list({ updatedSince: 2000 })).map((s) => s.key)).toEqual([
+        'agent:expert:subagent:s1',
+        'agent:expert:main',
+      ]);
+      expect((await store.sessions.list({ label: 'tech', updatedSince: 2500, agentId: 'expert' })).map((s) => s.key)).toEqual([
+        'agent:expert:subagent:s1',
+      ]);
       expect(await store.sessions.list({ label: 'none' })).toEqual([]);
     });
 
@@ -98,7 +118,10 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
 
     it('inputs: queued inputs come back in FIFO order with their provenance', async () => {
       const a = await store.inputs.enqueue(newInput(S, { text: 'a' }), 1000);
-      const b = await store.inputs.enqueue(newInput(S, { text: 'b', provenance: { kind: 'inter_session', sourceSession: 'agent:x:main', hop: 2 } }), 1000);
+      const b = await store.inputs.enqueue(
+        newInput(S, { text: 'b', provenance: { kind: 'inter_session', sourceSession: 'agent:x:main', hop: 2 } }),
+        1000,
+      );
       const queued = await store.inputs.listQueued(S);
       expect(queued.map((i) => i.text)).toEqual(['a', 'b']);
       expect(queued[1].provenance).toEqual({ kind: 'inter_session', sourceSession: 'agent:x:main', hop: 2 });
@@ -123,7 +146,11 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
       const b = await store.inputs.enqueue(newInput(S), 1000);
       await startRun([b.input.id]);
       expect(await store.inputs.drop([a.input.id, b.input.id], 'agent "support" is no longer configured', 2000)).toEqual([a.input.id]);
-      expect(await store.inputs.get(a.input.id)).toMatchObject({ status: 'dropped', note: 'agent "support" is no longer configured', updatedAt: 2000 });
+      expect(await store.inputs.get(a.input.id)).toMatchObject({
+        status: 'dropped',
+        note: 'agent "support" is no longer configured',
+        updatedAt: 2000,
+      });
       expect((await store.inputs.get(b.input.id))?.status).toBe('claimed');
     });
 
@@ -149,27 +176,40 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
       const { input } = await store.inputs.enqueue(newInput(S), 1000);
       const { runId, epoch, started } = await startRun([input.id]);
       // start answers the lease's epoch, the inputs it claimed and the event it wrote, as stored.
-      expect(started).toEqual({ epoch: (await store.leases.get(S))!.epoch, inputs: [await store.inputs.get(input.id)], events: await store.events.list({ runId }) });
+      expect(started).toEqual({
+        epoch: (await store.leases.get(S))!.epoch,
+        inputs: [await store.inputs.get(input.id)],
+        events: await store.events.list({ runId }),
+      });
       expect(started.events.map((event) => event.type)).toEqual(['run.started']);
       expect(await store.inputs.get(input.id)).toMatchObject({ status: 'claimed', runId, attempts: 1 });
       expect(await store.sessions.get(S)).toMatchObject({ state: 'running', lastRunAt: 2000 });
       const committed = await store.runs.commit(
         {
-          runId, sessionKey: S, epoch,
+          runId,
+          sessionKey: S,
+          epoch,
           outcome: { status: 'succeeded', usage, preambleChars: 100, promptChars: 250, finalText: 'hi there' },
           transcript: [
             { role: 'user', content: 'hello', provenance: input.provenance, inputId: input.id, runId },
             { role: 'assistant', content: [{ type: 'text', text: 'hi there' }], provenance: null, inputId: null, runId },
           ],
           consumedInputIds: [input.id],
-          outbox: [{ id: id('ob'), kind: 'reply', target: 'agent:x:main', payload: { text: 'hi there' }, idempotencyKey: `reply:${runId}` }],
+          outbox: [
+            { id: id('ob'), kind: 'reply', target: 'agent:x:main', payload: { text: 'hi there' }, idempotencyKey: `reply:${runId}` },
+          ],
           events: [{ type: 'run.completed', sessionKey: S, runId, payload: { status: 'succeeded' } }],
         },
         3000,
       );
       expect(await store.inputs.get(input.id)).toMatchObject({ status: 'consumed', runId });
       expect(await store.runs.get(runId)).toMatchObject({
-        status: 'succeeded', endedAt: 3000, finalText: 'hi there', preambleChars: 100, promptChars: 250, usage,
+        status: 'succeeded',
+        endedAt: 3000,
+        finalText: 'hi there',
+        preambleChars: 100,
+        promptChars: 250,
+        usage,
       });
       // The commit answers with the run and its events as stored, so that neither waiters nor the journal's
       // tail need read them back.
@@ -187,7 +227,8 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
     it('runs: start takes the lease with the run, and writes nothing while another owner holds it or an input is no longer queued', async () => {
       const { input } = await store.inputs.enqueue(newInput(S), 1000);
       const held = await store.leases.acquire(S, 'gw-2', 30_000);
-      const start = (inputIds: string[], owner = 'gw-1') => store.runs.start({ id: id('run'), sessionKey: S, agentId: 'support', owner, leaseTtlMs: 30_000, model: 'm', inputIds }, 2000);
+      const start = (inputIds: string[], owner = 'gw-1') =>
+        store.runs.start({ id: id('run'), sessionKey: S, agentId: 'support', owner, leaseTtlMs: 30_000, model: 'm', inputIds }, 2000);
       expect(await start([input.id])).toBe('leased');
       expect(await store.leases.get(S)).toMatchObject({ owner: 'gw-2', epoch: held!.epoch });
       expect(await store.inputs.get(input.id)).toMatchObject({ status: 'queued', runId: null, attempts: 0 });
@@ -213,10 +254,14 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
       await expect(
         store.runs.commit(
           {
-            runId, sessionKey: S, epoch,
+            runId,
+            sessionKey: S,
+            epoch,
             outcome: { status: 'succeeded', usage, preambleChars: 1, promptChars: 1, finalText: 'x' },
             transcript: [{ role: 'assistant', content: 'x', provenance: null, inputId: null, runId }],
-            consumedInputIds: [input.id], outbox: [], events: [],
+            consumedInputIds: [input.id],
+            outbox: [],
+            events: [],
           },
           3000,
         ),
@@ -236,9 +281,14 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
       const commit = (runId: string) =>
         store.runs.commit(
           {
-            runId, sessionKey: S, epoch,
+            runId,
+            sessionKey: S,
+            epoch,
             outcome: { status: 'succeeded', usage, preambleChars: 1, promptChars: 1, finalText: 'x' },
-            transcript: [], consumedInputIds: [], outbox: [], events: [],
+            transcript: [],
+            consumedInputIds: [],
+            outbox: [],
+            events: [],
           },
           3000,
         );
@@ -256,7 +306,7 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
       expect((await store.inputs.listByRun(runId)).map((i) => i.id)).toEqual([a.input.id, b.input.id]);
     });
 
-    it('runs: recoverOrphans interrupts this owner\'s running runs and requeues or drops their inputs', async () => {
+    it("runs: recoverOrphans interrupts this owner's running runs and requeues or drops their inputs", async () => {
       const a = await store.inputs.enqueue(newInput(S), 1000);
       const { runId } = await startRun([a.input.id]);
       const report = await store.runs.recoverOrphans('gw-1', 'gateway restarted', 2, 4000);
@@ -274,7 +324,11 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
       expect((await store.inputs.get(a.input.id))?.note).toBe('dropped after 3 interrupted attempts (recovery.retryInterrupted = 2)');
       expect(second.started.inputs).toHaveLength(1);
       expect(third.started.inputs).toHaveLength(1);
-      expect(await store.runs.recoverOrphans('gw-2', 'other owner', 2, 7000)).toEqual({ interruptedRuns: [], requeuedInputs: [], droppedInputs: [] });
+      expect(await store.runs.recoverOrphans('gw-2', 'other owner', 2, 7000)).toEqual({
+        interruptedRuns: [],
+        requeuedInputs: [],
+        droppedInputs: [],
+      });
     });
 
     it('outbox: duplicate idempotency keys collapse; failures back off and end dead', async () => {
@@ -294,12 +348,19 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
     });
 
     it('transcript: append keeps order and content; list can take the last n', async () => {
-      await store.transcript.append(S, [
-        { role: 'note', content: 'gateway note', provenance: null, inputId: null, runId: null },
-        { role: 'assistant', content: [{ type: 'text', text: 'x' }], provenance: null, inputId: null, runId: 'r1' },
-      ], 1500);
+      await store.transcript.append(
+        S,
+        [
+          { role: 'note', content: 'gateway note', provenance: null, inputId: null, runId: null },
+          { role: 'assistant', content: [{ type: 'text', text: 'x' }], provenance: null, inputId: null, runId: 'r1' },
+        ],
+        1500,
+      );
       const all = await store.transcript.list(S);
-      expect(all.map((e) => [e.role, e.content, e.createdAt])).toEqual([['note', 'gateway note', 1500], ['assistant', [{ type: 'text', text: 'x' }], 1500]]);
+      expect(all.map((e) => [e.role, e.content, e.createdAt])).toEqual([
+        ['note', 'gateway note', 1500],
+        ['assistant', [{ type: 'text', text: 'x' }], 1500],
+      ]);
       expect(await store.transcript.list('agent:nobody:main')).toEqual([]);
       expect((await store.outbox.list()).length).toBe(0);
     });
@@ -320,7 +381,12 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
       expect(await store.outbox.retry(row.id, 2000)).toBeUndefined();
       expect(await store.outbox.drop(row.id)).toBeUndefined();
       await store.outbox.markFailed(row.id, 'gone', 3000, true);
-      expect(await store.outbox.retry(row.id, 4000)).toMatchObject({ status: 'pending', attempts: 0, nextAttemptAt: 4000, lastError: 'gone' });
+      expect(await store.outbox.retry(row.id, 4000)).toMatchObject({
+        status: 'pending',
+        attempts: 0,
+        nextAttemptAt: 4000,
+        lastError: 'gone',
+      });
       expect((await store.outbox.listDue(4000, 10)).map((due) => due.id)).toEqual([row.id]);
       await store.outbox.markFailed(row.id, 'gone again', 5000, true);
       expect(await store.outbox.drop(row.id)).toMatchObject({ status: 'dropped' });
@@ -330,8 +396,16 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
 
     function newExchange(exchangeId = id('ex')) {
       return {
-        id: exchangeId, conversationId: 'conv-1', hop: 1, requesterSession: S, requesterAgent: 'support',
-        targetSession: 'agent:expert:main', targetAgent: 'expert', maxTurns: 2, replyState: 'awaiting' as const, waiterRunId: 'run-a',
+        id: exchangeId,
+        conversationId: 'conv-1',
+        hop: 1,
+        requesterSession: S,
+        requesterAgent: 'support',
+        targetSession: 'agent:expert:main',
+        targetAgent: 'expert',
+        maxTurns: 2,
+        replyState: 'awaiting' as const,
+        waiterRunId: 'run-a',
       };
     }
 
@@ -339,7 +413,15 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
       const input = newInput('agent:expert:main', { idempotencyKey: 'send-1', provenance: { kind: 'inter_session', sourceSession: S } });
       const first = await store.exchanges.open(newExchange('ex-a'), input, 1000);
       expect(first.created).toBe(true);
-      expect(first.exchange).toMatchObject({ id: 'ex-a', requestInputId: first.input.id, phase: 'request', turn: 0, replyState: 'awaiting', waiterRunId: 'run-a', createdAt: 1000 });
+      expect(first.exchange).toMatchObject({
+        id: 'ex-a',
+        requestInputId: first.input.id,
+        phase: 'request',
+        turn: 0,
+        replyState: 'awaiting',
+        waiterRunId: 'run-a',
+        createdAt: 1000,
+      });
       const again = await store.exchanges.open(newExchange('ex-b'), { ...input, id: id('in') }, 2000);
       expect(again.created).toBe(false);
       expect(again.exchange.id).toBe('ex-a');
@@ -359,14 +441,34 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
     });
 
     it('tool calls: recorded with the effect in its transaction, settled with the run commit; a rerun counts; another call at the position diverges', async () => {
-      const call = { key: 'tc:in-1:0:0:sessions_send:aaaa', scope: 'in-1', step: 0, index: 0, tool: 'sessions_send', argsHash: 'aaaa', sessionKey: S, runId: 'run-1' };
+      const call = {
+        key: 'tc:in-1:0:0:sessions_send:aaaa',
+        scope: 'in-1',
+        step: 0,
+        index: 0,
+        tool: 'sessions_send',
+        argsHash: 'aaaa',
+        sessionKey: S,
+        runId: 'run-1',
+      };
       const rate = { bucket: 'tc-pair', windowMs: 60_000, max: 10 };
       // The effect (a guarded message) and the call are one transaction.
       await store.inputs.enqueue(newInput('agent:expert:main', { idempotencyKey: call.key }), 1000, { rate, call });
-      expect(await store.toolCalls.get(call.key)).toMatchObject({ key: call.key, state: 'started', result: null, calls: 1, firstRunId: 'run-1', divergedFrom: null, createdAt: 1000 });
+      expect(await store.toolCalls.get(call.key)).toMatchObject({
+        key: call.key,
+        state: 'started',
+        result: null,
+        calls: 1,
+        firstRunId: 'run-1',
+        divergedFrom: null,
+        createdAt: 1000,
+      });
       // A refused effect records nothing.
       const refused = { ...call, key: 'tc:in-1:0:1:sessions_send:zzzz', index: 1 };
-      await store.inputs.enqueue(newInput('agent:expert:main', { idempotencyKey: refused.key }), 1001, { rate: { ...rate, max: 1 }, call: refused });
+      await store.inputs.enqueue(newInput('agent:expert:main', { idempotencyKey: refused.key }), 1001, {
+        rate: { ...rate, max: 1 },
+        call: refused,
+      });
       expect(await store.toolCalls.get(refused.key)).toBeUndefined();
 
       const queued = await store.inputs.enqueue(newInput(S), 2000);
@@ -375,39 +477,86 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
       const other = { ...call, key: 'tc:in-1:0:0:sessions_send:bbbb', argsHash: 'bbbb', runId };
       await store.runs.commit(
         {
-          runId, sessionKey: S, epoch, outcome: { status: 'succeeded', usage, preambleChars: 0, promptChars: 0, finalText: 'ok' }, transcript: [], outbox: [], events: [],
+          runId,
+          sessionKey: S,
+          epoch,
+          outcome: { status: 'succeeded', usage, preambleChars: 0, promptChars: 0, finalText: 'ok' },
+          transcript: [],
+          outbox: [],
+          events: [],
           consumedInputIds: [queued.input.id],
-          toolCalls: [{ call: rerun, result: { status: 'ok', reply: 'hi' }, rerun: true }, { call: other, result: { status: 'accepted' }, rerun: false }],
+          toolCalls: [
+            { call: rerun, result: { status: 'ok', reply: 'hi' }, rerun: true },
+            { call: other, result: { status: 'accepted' }, rerun: false },
+          ],
         },
         3000,
       );
-      expect(await store.toolCalls.get(call.key)).toMatchObject({ state: 'completed', result: { status: 'ok', reply: 'hi' }, calls: 2, firstRunId: 'run-1', runId, updatedAt: 3000 });
-      expect(await store.toolCalls.get(other.key)).toMatchObject({ state: 'completed', result: { status: 'accepted' }, calls: 1, divergedFrom: call.key, firstRunId: runId });
+      expect(await store.toolCalls.get(call.key)).toMatchObject({
+        state: 'completed',
+        result: { status: 'ok', reply: 'hi' },
+        calls: 2,
+        firstRunId: 'run-1',
+        runId,
+        updatedAt: 3000,
+      });
+      expect(await store.toolCalls.get(other.key)).toMatchObject({
+        state: 'completed',
+        result: { status: 'accepted' },
+        calls: 1,
+        divergedFrom: call.key,
+        firstRunId: runId,
+      });
       expect((await store.toolCalls.list({ sessionKey: S })).map((r) => r.key)).toEqual([call.key, other.key]);
       expect((await store.toolCalls.list({ runId: 'run-1' })).map((r) => r.key)).toEqual([call.key]);
       expect(await store.toolCalls.get('tc:none')).toBeUndefined();
     });
 
     it('tool calls: a spawn and an exchange record their call in their own transaction; a repeat writes no second row', async () => {
-      const call = { key: 'tc:in-2:1:0:sessions_send:cccc', scope: 'in-2', step: 1, index: 0, tool: 'sessions_send', argsHash: 'cccc', sessionKey: S, runId: 'run-1' };
+      const call = {
+        key: 'tc:in-2:1:0:sessions_send:cccc',
+        scope: 'in-2',
+        step: 1,
+        index: 0,
+        tool: 'sessions_send',
+        argsHash: 'cccc',
+        sessionKey: S,
+        runId: 'run-1',
+      };
       const rate = { bucket: 'tc-ex', windowMs: 60_000, max: 10 };
       const input = newInput('agent:expert:main', { idempotencyKey: call.key });
-      await Promise.all(Array.from({ length: 4 }, (_, i) => store.exchanges.open(newExchange(`ex-tc${i}`), { ...input, id: id('in') }, 1000, { rate, call })));
+      await Promise.all(
+        Array.from({ length: 4 }, (_, i) =>
+          store.exchanges.open(newExchange(`ex-tc${i}`), { ...input, id: id('in') }, 1000, { rate, call }),
+        ),
+      );
       expect(await store.toolCalls.list({ sessionKey: S })).toMatchObject([{ key: call.key, calls: 1 }]);
       expect(await store.exchanges.list({})).toHaveLength(1);
     });
 
     it('rate limits: concurrent guarded writes never pass the window, repeats are not counted, and the window slides', async () => {
       const rate = { bucket: 'pair:a:b', windowMs: 60_000, max: 2 };
-      const results = await Promise.all(Array.from({ length: 6 }, (_, i) => store.inputs.enqueue(newInput('agent:expert:main', { idempotencyKey: `r-${i}` }), 10_000 + i, { rate })));
+      const results = await Promise.all(
+        Array.from({ length: 6 }, (_, i) =>
+          store.inputs.enqueue(newInput('agent:expert:main', { idempotencyKey: `r-${i}` }), 10_000 + i, { rate }),
+        ),
+      );
       expect(results.filter((r) => 'limited' in r)).toHaveLength(4);
       expect(results.find((r) => 'limited' in r)).toEqual({ limited: { count: 2, oldestAt: expect.any(Number) } });
       expect(await store.inputs.list({ sessionKey: 'agent:expert:main' })).toHaveLength(2);
       const accepted = results.find((r) => !('limited' in r)) as { input: { idempotencyKey: string } };
-      expect(await store.inputs.enqueue(newInput('agent:expert:main', { idempotencyKey: accepted.input.idempotencyKey }), 20_000, { rate })).toMatchObject({ created: false });
-      expect(await store.inputs.enqueue(newInput('agent:expert:main', { idempotencyKey: 'later' }), 80_000, { rate })).toMatchObject({ created: true });
+      expect(
+        await store.inputs.enqueue(newInput('agent:expert:main', { idempotencyKey: accepted.input.idempotencyKey }), 20_000, { rate }),
+      ).toMatchObject({ created: false });
+      expect(await store.inputs.enqueue(newInput('agent:expert:main', { idempotencyKey: 'later' }), 80_000, { rate })).toMatchObject({
+        created: true,
+      });
       const opened = await Promise.all(
-        Array.from({ length: 5 }, (_, i) => store.exchanges.open(newExchange(`ex-r${i}`), newInput('agent:expert:main', { idempotencyKey: `x-${i}` }), 90_000 + i, { rate: { ...rate, bucket: 'pair:c:d' } })),
+        Array.from({ length: 5 }, (_, i) =>
+          store.exchanges.open(newExchange(`ex-r${i}`), newInput('agent:expert:main', { idempotencyKey: `x-${i}` }), 90_000 + i, {
+            rate: { ...rate, bucket: 'pair:c:d' },
+          }),
+        ),
       );
       expect(opened.filter((r) => 'limited' in r)).toHaveLength(3);
       expect((await store.exchanges.list({})).length).toBe(2);
@@ -415,16 +564,25 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
 
     it('exchanges: a key already used by a plain input is refused, writing nothing', async () => {
       await store.inputs.enqueue(newInput('agent:expert:main', { idempotencyKey: 'plain' }), 1000);
-      await expect(store.exchanges.open(newExchange('ex-p'), newInput('agent:expert:main', { idempotencyKey: 'plain' }), 1001)).rejects.toMatchObject({
+      await expect(
+        store.exchanges.open(newExchange('ex-p'), newInput('agent:expert:main', { idempotencyKey: 'plain' }), 1001),
+      ).rejects.toMatchObject({
         code: 'IDEMPOTENCY_KEY_REUSED',
-        message: expect.stringMatching(/^idempotency key "plain" was already used for input \S+ to agent:expert:main, stored with mode "followup" and no reply exchange; a key names one message, so use a new key for this one$/),
+        message: expect.stringMatching(
+          /^idempotency key "plain" was already used for input \S+ to agent:expert:main, stored with mode "followup" and no reply exchange; a key names one message, so use a new key for this one$/,
+        ),
       });
       expect(await store.exchanges.get('ex-p')).toBeUndefined();
     });
 
     it('exchanges: transition is a compare-and-set on reply state and phase', async () => {
       await store.exchanges.open(newExchange('ex-c'), newInput('agent:expert:main'), 1000);
-      const taken = await store.exchanges.transition('ex-c', { replyStates: ['awaiting'] }, { replyState: 'replied', replyText: 'answer', replyRunId: 'run-b', replyStatus: 'succeeded' }, 2000);
+      const taken = await store.exchanges.transition(
+        'ex-c',
+        { replyStates: ['awaiting'] },
+        { replyState: 'replied', replyText: 'answer', replyRunId: 'run-b', replyStatus: 'succeeded' },
+        2000,
+      );
       expect(taken.changed).toBe(true);
       expect(taken.exchange).toMatchObject({ replyState: 'replied', replyText: 'answer', replyRunId: 'run-b', updatedAt: 2000 });
       const late = await store.exchanges.transition('ex-c', { replyStates: ['awaiting'] }, { replyState: 'detached' }, 3000);
@@ -432,14 +590,17 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
       expect(late.exchange.replyState).toBe('replied');
       const wrongPhase = await store.exchanges.transition('ex-c', { phases: ['ping_pong'] }, { phase: 'done' }, 3000);
       expect(wrongPhase.changed).toBe(false);
-      expect((await store.exchanges.transition('ex-c', { phases: ['request'] }, { phase: 'ping_pong', turn: 1 }, 3000)).exchange).toMatchObject({ phase: 'ping_pong', turn: 1 });
+      expect(
+        (await store.exchanges.transition('ex-c', { phases: ['request'] }, { phase: 'ping_pong', turn: 1 }, 3000)).exchange,
+      ).toMatchObject({ phase: 'ping_pong', turn: 1 });
       expect((await store.exchanges.list({ replyStates: ['replied'], waiterRunId: 'run-a' })).map((e) => e.id)).toEqual(['ex-c']);
       expect(await store.exchanges.list({ replyStates: ['awaiting'] })).toEqual([]);
       expect((await store.exchanges.list({ requesterSession: S, targetSession: 'agent:expert:main' })).length).toBe(1);
     });
 
     it('exchanges: list is oldest first, or the newest n with newest: true', async () => {
-      for (const [index, exchangeId] of ['ex-1', 'ex-2', 'ex-3'].entries()) await store.exchanges.open(newExchange(exchangeId), newInput('agent:expert:main'), 1000 + index);
+      for (const [index, exchangeId] of ['ex-1', 'ex-2', 'ex-3'].entries())
+        await store.exchanges.open(newExchange(exchangeId), newInput('agent:expert:main'), 1000 + index);
       expect((await store.exchanges.list()).map((e) => e.id)).toEqual(['ex-1', 'ex-2', 'ex-3']);
       expect((await store.exchanges.list({ newest: true, limit: 2 })).map((e) => e.id)).toEqual(['ex-3', 'ex-2']);
       expect((await store.exchanges.list({ limit: 2 })).map((e) => e.id)).toEqual(['ex-1', 'ex-2']);
@@ -448,13 +609,40 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
     it('a2a tasks: save and attachInput upsert without clobbering each other; list filters; events replay in order', async () => {
       const base = { id: 't1', agentId: 'support', contextId: 'c1', owner: 'peer-a' };
       await store.a2aTasks.attachInput(base, 'agent:support:a2a:peer-a:c1', 'in-1', 1000);
-      expect(await store.a2aTasks.get('t1')).toMatchObject({ state: 'TASK_STATE_SUBMITTED', sessionKey: 'agent:support:a2a:peer-a:c1', inputId: 'in-1' });
-      const saved = await store.a2aTasks.save({ ...base, state: 'TASK_STATE_WORKING', task: { id: 't1', status: { state: 'TASK_STATE_WORKING' } }, firstMessageId: 'm-1', statusAt: 1900 }, 2000);
-      expect(await store.a2aTasks.get('t1')).toMatchObject({ state: 'TASK_STATE_WORKING', inputId: 'in-1', task: { status: { state: 'TASK_STATE_WORKING' } }, createdAt: 1000, lastActivityAt: 2000 });
+      expect(await store.a2aTasks.get('t1')).toMatchObject({
+        state: 'TASK_STATE_SUBMITTED',
+        sessionKey: 'agent:support:a2a:peer-a:c1',
+        inputId: 'in-1',
+      });
+      const saved = await store.a2aTasks.save(
+        {
+          ...base,
+          state: 'TASK_STATE_WORKING',
+          task: { id: 't1', status: { state: 'TASK_STATE_WORKING' } },
+          firstMessageId: 'm-1',
+          statusAt: 1900,
+        },
+        2000,
+      );
+      expect(await store.a2aTasks.get('t1')).toMatchObject({
+        state: 'TASK_STATE_WORKING',
+        inputId: 'in-1',
+        task: { status: { state: 'TASK_STATE_WORKING' } },
+        createdAt: 1000,
+        lastActivityAt: 2000,
+      });
       // save answers the task as stored, without a read.
       expect(saved).toEqual(await store.a2aTasks.get('t1'));
-      await store.a2aTasks.save({ id: 't2', agentId: 'support', contextId: 'c2', owner: 'peer-b', state: 'TASK_STATE_COMPLETED', task: {} }, 3000);
-      await store.a2aTasks.attachInput({ id: 't2', agentId: 'support', contextId: 'c2', owner: 'peer-b' }, 'agent:support:a2a:peer-b:c2', 'in-2', 3500);
+      await store.a2aTasks.save(
+        { id: 't2', agentId: 'support', contextId: 'c2', owner: 'peer-b', state: 'TASK_STATE_COMPLETED', task: {} },
+        3000,
+      );
+      await store.a2aTasks.attachInput(
+        { id: 't2', agentId: 'support', contextId: 'c2', owner: 'peer-b' },
+        'agent:support:a2a:peer-b:c2',
+        'in-2',
+        3500,
+      );
       expect(await store.a2aTasks.get('t2')).toMatchObject({ state: 'TASK_STATE_COMPLETED', inputId: 'in-2' });
       expect((await store.a2aTasks.list()).map((t) => t.id)).toEqual(['t2', 't1']);
       expect((await store.a2aTasks.list({ owner: 'peer-a' })).map((t) => t.id)).toEqual(['t1']);
@@ -462,10 +650,22 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
       expect((await store.a2aTasks.list({ contextId: 'c2', limit: 1, offset: 0 })).map((t) => t.id)).toEqual(['t2']);
       await store.a2aTasks.appendEvent('t1', 'message', { text: 'hi' }, 1000);
       await store.a2aTasks.appendEvent('t1', 'state', { state: 'TASK_STATE_WORKING' }, 1001);
-      expect((await store.a2aTasks.listEvents('t1')).map((e) => [e.type, e.detail, e.createdAt])).toEqual([['message', { text: 'hi' }, 1000], ['state', { state: 'TASK_STATE_WORKING' }, 1001]]);
+      expect((await store.a2aTasks.listEvents('t1')).map((e) => [e.type, e.detail, e.createdAt])).toEqual([
+        ['message', { text: 'hi' }, 1000],
+        ['state', { state: 'TASK_STATE_WORKING' }, 1001],
+      ]);
       // The first message saved stays the task's; a retry of it is found by its sender and agent only.
-      await store.a2aTasks.save({ ...base, state: 'TASK_STATE_COMPLETED', task: { id: 't1' }, firstMessageId: 'm-2', statusAt: 4000 }, 4000);
-      expect(await store.a2aTasks.get('t1')).toMatchObject({ state: 'TASK_STATE_COMPLETED', firstMessageId: 'm-1', statusAt: 4000, inputId: 'in-1', createdAt: 1000 });
+      await store.a2aTasks.save(
+        { ...base, state: 'TASK_STATE_COMPLETED', task: { id: 't1' }, firstMessageId: 'm-2', statusAt: 4000 },
+        4000,
+      );
+      expect(await store.a2aTasks.get('t1')).toMatchObject({
+        state: 'TASK_STATE_COMPLETED',
+        firstMessageId: 'm-1',
+        statusAt: 4000,
+        inputId: 'in-1',
+        createdAt: 1000,
+      });
       expect((await store.a2aTasks.findByFirstMessage('support', 'peer-a', 'm-1'))?.id).toBe('t1');
       expect(await store.a2aTasks.findByFirstMessage('support', 'peer-b', 'm-1')).toBeUndefined();
       expect(await store.a2aTasks.findByFirstMessage('other', 'peer-a', 'm-1')).toBeUndefined();
@@ -474,18 +674,33 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
       expect(await store.a2aTasks.contextOwners('support', 'c1')).toEqual(['peer-a']);
       expect(await store.a2aTasks.contextOwners('support', 'c9')).toEqual([]);
       expect(await store.a2aTasks.contextOwners('other', 'c1')).toEqual([]);
-      await store.a2aTasks.save({ id: 't3', agentId: 'support', contextId: 'c1', owner: 'peer-a', state: 'TASK_STATE_WORKING', task: {} }, 5000);
+      await store.a2aTasks.save(
+        { id: 't3', agentId: 'support', contextId: 'c1', owner: 'peer-a', state: 'TASK_STATE_WORKING', task: {} },
+        5000,
+      );
       expect(await store.a2aTasks.contextOwners('support', 'c1')).toEqual(['peer-a']);
-      await store.a2aTasks.save({ id: 't4', agentId: 'support', contextId: 'c1', owner: 'peer-b', state: 'TASK_STATE_WORKING', task: {} }, 5001);
+      await store.a2aTasks.save(
+        { id: 't4', agentId: 'support', contextId: 'c1', owner: 'peer-b', state: 'TASK_STATE_WORKING', task: {} },
+        5001,
+      );
       expect((await store.a2aTasks.contextOwners('support', 'c1')).sort()).toEqual(['peer-a', 'peer-b']);
     });
 
     it('a2a push configs: saved by task and id, replaced on a repeated id, deleted one or all', async () => {
-      const config = (configId: string, url: string) => ({ taskId: 't1', configId, owner: 'peer-a', config: { id: configId, url }, wireVersion: '1.0' });
+      const config = (configId: string, url: string) => ({
+        taskId: 't1',
+        configId,
+        owner: 'peer-a',
+        config: { id: configId, url },
+        wireVersion: '1.0',
+      });
       await store.a2aTasks.savePushConfig(config('p1', 'https://a.example/hook'), 1000);
       await store.a2aTasks.savePushConfig(config('p2', 'https://b.example/hook'), 1001);
       await store.a2aTasks.savePushConfig(config('p1', 'https://c.example/hook'), 1002);
-      expect((await store.a2aTasks.listPushConfigs('t1')).map((c) => [c.configId, (c.config as { url: string }).url])).toEqual([['p1', 'https://c.example/hook'], ['p2', 'https://b.example/hook']]);
+      expect((await store.a2aTasks.listPushConfigs('t1')).map((c) => [c.configId, (c.config as { url: string }).url])).toEqual([
+        ['p1', 'https://c.example/hook'],
+        ['p2', 'https://b.example/hook'],
+      ]);
       await store.a2aTasks.deletePushConfig('t1', 'p2');
       expect((await store.a2aTasks.listPushConfigs('t1')).map((c) => c.configId)).toEqual(['p1']);
       await store.a2aTasks.deletePushConfig('t1');
@@ -493,14 +708,34 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
     });
 
     it('a2a remote tasks: saved, updated by task id, and listed while their result is still owed', async () => {
-      const task = { taskId: 'r1', remote: 'partner', contextId: 'c1', sessionKey: S, state: 'waiting' as const, remoteState: 'TASK_STATE_WORKING', pushToken: null, waiterRunId: 'run-1', result: null, createdAt: 0, updatedAt: 0 };
+      const task = {
+        taskId: 'r1',
+        remote: 'partner',
+        contextId: 'c1',
+        sessionKey: S,
+        state: 'waiting' as const,
+        remoteState: 'TASK_STATE_WORKING',
+        pushToken: null,
+        waiterRunId: 'run-1',
+        result: null,
+        createdAt: 0,
+        updatedAt: 0,
+      };
       await store.a2aTasks.saveRemoteTask(task, 1000);
       await store.a2aTasks.saveRemoteTask({ ...task, taskId: 'r2', state: 'returned', result: { text: 'done' } }, 1001);
       expect((await store.a2aTasks.listRemoteTasks({ states: ['waiting', 'followed'] })).map((t) => t.taskId)).toEqual(['r1']);
-      expect(await store.a2aTasks.listRemoteTasks({ states: ['returned'], waiterRunId: 'run-1' })).toMatchObject([{ taskId: 'r2', result: { text: 'done' } }]);
+      expect(await store.a2aTasks.listRemoteTasks({ states: ['returned'], waiterRunId: 'run-1' })).toMatchObject([
+        { taskId: 'r2', result: { text: 'done' } },
+      ]);
       expect(await store.a2aTasks.listRemoteTasks({ states: ['returned'], waiterRunId: 'run-2' })).toEqual([]);
       await store.a2aTasks.saveRemoteTask({ ...task, state: 'delivered', remoteState: 'TASK_STATE_COMPLETED', pushToken: 'secret' }, 2000);
-      expect(await store.a2aTasks.getRemoteTask('r1')).toMatchObject({ state: 'delivered', remoteState: 'TASK_STATE_COMPLETED', pushToken: 'secret', createdAt: 1000, updatedAt: 2000 });
+      expect(await store.a2aTasks.getRemoteTask('r1')).toMatchObject({
+        state: 'delivered',
+        remoteState: 'TASK_STATE_COMPLETED',
+        pushToken: 'secret',
+        createdAt: 1000,
+        updatedAt: 2000,
+      });
       expect(await store.a2aTasks.listRemoteTasks({ states: ['waiting', 'followed'] })).toEqual([]);
     });
 
@@ -509,8 +744,23 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
       const spawnChild = (overrides: Partial<NewSubagent> = {}, now = 3000) =>
         store.subagents.spawn(
           {
-            id: 'c1', sessionKey: child, parentSession: S, rootSession: S, agentId: 'support', depth: 1, role: 'leaf', label: 'helper', task: 'do it',
-            correlationId: 'corr-1', firstRunId: 'run-c1', model: null, tools: ['time_now'], timeoutSeconds: 60, workdir: null, worktree: null, ...overrides,
+            id: 'c1',
+            sessionKey: child,
+            parentSession: S,
+            rootSession: S,
+            agentId: 'support',
+            depth: 1,
+            role: 'leaf',
+            label: 'helper',
+            task: 'do it',
+            correlationId: 'corr-1',
+            firstRunId: 'run-c1',
+            model: null,
+            tools: ['time_now'],
+            timeoutSeconds: 60,
+            workdir: null,
+            worktree: null,
+            ...overrides,
           },
           newInput(child, { idempotencyKey: `spawn:${overrides.id ?? 'c1'}`, provenance: { kind: 'subagent_task', sourceSession: S } }),
           now,
@@ -519,11 +769,33 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
       async function runChild(finalText: string | null, status: 'succeeded' | 'failed' = 'succeeded') {
         const [input] = await store.inputs.listQueued(child);
         const runId = id('run');
-        const started = await store.runs.start({ id: runId, sessionKey: child, agentId: 'support', owner: 'gw-1', leaseTtlMs: 30_000, model: 'scripted/x', inputIds: [input.id], subagentId: 'c1' }, 4000);
+        const started = await store.runs.start(
+          {
+            id: runId,
+            sessionKey: child,
+            agentId: 'support',
+            owner: 'gw-1',
+            leaseTtlMs: 30_000,
+            model: 'scripted/x',
+            inputIds: [input.id],
+            subagentId: 'c1',
+          },
+          4000,
+        );
         if (typeof started === 'string') throw new Error(`the child's run did not start: ${started}`);
         expect(started.inputs).toHaveLength(1);
         await store.runs.commit(
-          { runId, sessionKey: child, epoch: started.epoch, outcome: { status, usage, preambleChars: 0, promptChars: 0, finalText, errorMessage: status === 'failed' ? 'boom' : null }, transcript: [], consumedInputIds: [input.id], outbox: [], events: [], subagent: { id: 'c1', error: status === 'failed' ? 'boom' : null, maxResultChars: 1000 } },
+          {
+            runId,
+            sessionKey: child,
+            epoch: started.epoch,
+            outcome: { status, usage, preambleChars: 0, promptChars: 0, finalText, errorMessage: status === 'failed' ? 'boom' : null },
+            transcript: [],
+            consumedInputIds: [input.id],
+            outbox: [],
+            events: [],
+            subagent: { id: 'c1', error: status === 'failed' ? 'boom' : null, maxResultChars: 1000 },
+          },
           5000,
         );
         return runId;
@@ -532,7 +804,14 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
       it('spawn stores the session, the sub-agent and its task in one transaction; a repeated correlation id writes nothing', async () => {
         const first = await spawnChild();
         expect(first.created).toBe(true);
-        expect(first.subagent).toMatchObject({ id: 'c1', state: 'pending', history: [{ state: 'pending', at: 3000 }], tools: ['time_now'], completion: null, waiting: false });
+        expect(first.subagent).toMatchObject({
+          id: 'c1',
+          state: 'pending',
+          history: [{ state: 'pending', at: 3000 }],
+          tools: ['time_now'],
+          completion: null,
+          waiting: false,
+        });
         expect(await store.sessions.get(child)).toMatchObject({ parentKey: S, depth: 1, label: 'helper' });
         expect(await store.inputs.listQueued(child)).toHaveLength(1);
         const again = await spawnChild({ id: 'c2', sessionKey: 'agent:support:subagent:c2' });
@@ -546,10 +825,27 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
         const guarded = (i: number) =>
           store.subagents.spawn(
             {
-              id: `g${i}`, sessionKey: `agent:support:subagent:g${i}`, parentSession: S, rootSession: S, agentId: 'support', depth: 1, role: 'leaf', label: null, task: 'do it',
-              correlationId: `corr-g${i}`, firstRunId: `run-g${i}`, model: null, tools: [], timeoutSeconds: 60, workdir: null, worktree: null,
+              id: `g${i}`,
+              sessionKey: `agent:support:subagent:g${i}`,
+              parentSession: S,
+              rootSession: S,
+              agentId: 'support',
+              depth: 1,
+              role: 'leaf',
+              label: null,
+              task: 'do it',
+              correlationId: `corr-g${i}`,
+              firstRunId: `run-g${i}`,
+              model: null,
+              tools: [],
+              timeoutSeconds: 60,
+              workdir: null,
+              worktree: null,
             },
-            newInput(`agent:support:subagent:g${i}`, { idempotencyKey: `spawn:g${i}`, provenance: { kind: 'subagent_task', sourceSession: S } }),
+            newInput(`agent:support:subagent:g${i}`, {
+              idempotencyKey: `spawn:g${i}`,
+              provenance: { kind: 'subagent_task', sourceSession: S },
+            }),
             3000,
             { maxLive: 2 },
           );
@@ -565,12 +861,23 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
         await spawnChild();
         const runId = await runChild('x'.repeat(1500));
         const record = (await store.subagents.get('c1'))!;
-        expect(record).toMatchObject({ state: 'succeeded', runId, startedAt: 4000, settledAt: 5000, resultChars: 1500, completion: 'pending' });
+        expect(record).toMatchObject({
+          state: 'succeeded',
+          runId,
+          startedAt: 4000,
+          settledAt: 5000,
+          resultChars: 1500,
+          completion: 'pending',
+        });
         expect(record.result).toHaveLength(1000);
         expect(record.usage).toEqual({ inputTokens: 3, outputTokens: 5, modelCalls: 1, runs: 1, durationMs: 1000 });
         expect(record.history.map((step) => step.state)).toEqual(['pending', 'running', 'succeeded']);
         const [row] = (await store.outbox.list()).filter((candidate) => candidate.kind === 'subagent.completion');
-        expect(row).toMatchObject({ target: S, idempotencyKey: `completion:${child}:${runId}`, payload: { subagentId: 'c1', status: 'succeeded', truncated: true, resultHash: record.resultHash } });
+        expect(row).toMatchObject({
+          target: S,
+          idempotencyKey: `completion:${child}:${runId}`,
+          payload: { subagentId: 'c1', status: 'succeeded', truncated: true, resultHash: record.resultHash },
+        });
         expect(await store.subagents.countUndelivered(S)).toBe(1);
         await store.subagents.markCompletion('c1', 'delivered', 6000);
         expect(await store.subagents.countUndelivered(S)).toBe(0);
@@ -579,24 +886,80 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
       it('a run that ends while the sub-agent still has children out freezes its answer instead of settling', async () => {
         await spawnChild();
         await store.subagents.spawn(
-          { id: 'g1', sessionKey: `${child}:subagent:g1`, parentSession: child, rootSession: S, agentId: 'support', depth: 2, role: 'leaf', label: null, task: 't', correlationId: 'g', firstRunId: 'run-g1', model: null, tools: [], timeoutSeconds: 60, workdir: null, worktree: null },
+          {
+            id: 'g1',
+            sessionKey: `${child}:subagent:g1`,
+            parentSession: child,
+            rootSession: S,
+            agentId: 'support',
+            depth: 2,
+            role: 'leaf',
+            label: null,
+            task: 't',
+            correlationId: 'g',
+            firstRunId: 'run-g1',
+            model: null,
+            tools: [],
+            timeoutSeconds: 60,
+            workdir: null,
+            worktree: null,
+          },
           newInput(`${child}:subagent:g1`),
           3500,
         );
         await runChild('first answer');
-        expect(await store.subagents.get('c1')).toMatchObject({ state: 'running', waiting: true, frozenText: 'first answer', completion: null });
+        expect(await store.subagents.get('c1')).toMatchObject({
+          state: 'running',
+          waiting: true,
+          frozenText: 'first answer',
+          completion: null,
+        });
         expect((await store.outbox.list()).filter((row) => row.kind === 'subagent.completion')).toEqual([]);
       });
 
-      it('handOver stores the parent\'s input and marks the completion in one transaction, from what the parent is doing', async () => {
+      it("handOver stores the parent's input and marks the completion in one transaction, from what the parent is doing", async () => {
         await spawnChild();
         await store.subagents.spawn(
-          { id: 'g1', sessionKey: `${child}:subagent:g1`, parentSession: child, rootSession: S, agentId: 'support', depth: 2, role: 'leaf', label: null, task: 't', correlationId: 'g1', firstRunId: 'run-g1', model: null, tools: [], timeoutSeconds: 60, workdir: null, worktree: null },
+          {
+            id: 'g1',
+            sessionKey: `${child}:subagent:g1`,
+            parentSession: child,
+            rootSession: S,
+            agentId: 'support',
+            depth: 2,
+            role: 'leaf',
+            label: null,
+            task: 't',
+            correlationId: 'g1',
+            firstRunId: 'run-g1',
+            model: null,
+            tools: [],
+            timeoutSeconds: 60,
+            workdir: null,
+            worktree: null,
+          },
           newInput(`${child}:subagent:g1`, { idempotencyKey: 'spawn:g1' }),
           3500,
         );
         await store.subagents.spawn(
-          { id: 'g2', sessionKey: `${child}:subagent:g2`, parentSession: child, rootSession: S, agentId: 'support', depth: 2, role: 'leaf', label: null, task: 't', correlationId: 'g2', firstRunId: 'run-g2', model: null, tools: [], timeoutSeconds: 60, workdir: null, worktree: null },
+          {
+            id: 'g2',
+            sessionKey: `${child}:subagent:g2`,
+            parentSession: child,
+            rootSession: S,
+            agentId: 'support',
+            depth: 2,
+            role: 'leaf',
+            label: null,
+            task: 't',
+            correlationId: 'g2',
+            firstRunId: 'run-g2',
+            model: null,
+            tools: [],
+            timeoutSeconds: 60,
+            workdir: null,
+            worktree: null,
+          },
           newInput(`${child}:subagent:g2`, { idempotencyKey: 'spawn:g2' }),
           3500,
         );
@@ -604,7 +967,10 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
         const seen: ParentFacts[] = [];
         const build = (key: string) => (facts: ParentFacts) => (seen.push(facts), newInput(child, { idempotencyKey: key, mode: 'notify' }));
         // Both at once (as two gateways' outboxes could): one of them is the last in and sees no other out.
-        const [first, last] = await Promise.all([store.subagents.handOver('g1', 'delivered', 6000, build('completion:g1')), store.subagents.handOver('g2', 'dead', 6100, build('completion:g2'))]);
+        const [first, last] = await Promise.all([
+          store.subagents.handOver('g1', 'delivered', 6000, build('completion:g1')),
+          store.subagents.handOver('g2', 'dead', 6100, build('completion:g2')),
+        ]);
         expect(first).toMatchObject({ created: true, input: { sessionKey: child, idempotencyKey: 'completion:g1', status: 'queued' } });
         expect(await store.subagents.get('g1')).toMatchObject({ completion: 'delivered', updatedAt: 6000 });
         expect(last.created).toBe(true);
@@ -613,20 +979,44 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
         expect(await store.subagents.get('g2')).toMatchObject({ completion: 'dead' });
         expect(await store.subagents.countUndelivered(child)).toBe(0);
         // Handed over again (a retried delivery): the same input, nothing new.
-        expect(await store.subagents.handOver('g1', 'delivered', 6200, build('completion:g1'))).toMatchObject({ created: false, input: { id: first.input.id } });
+        expect(await store.subagents.handOver('g1', 'delivered', 6200, build('completion:g1'))).toMatchObject({
+          created: false,
+          input: { id: first.input.id },
+        });
         expect(seen.at(-1)).toEqual({ waiting: true, others: 0 });
         // A child of a top-level session: its parent is no sub-agent, so it never waits.
-        await store.subagents.settle('c1', { state: 'succeeded', diagnostic: null, text: 'done', notifyParent: true, maxResultChars: 1000 }, 6300);
+        await store.subagents.settle(
+          'c1',
+          { state: 'succeeded', diagnostic: null, text: 'done', notifyParent: true, maxResultChars: 1000 },
+          6300,
+        );
         await store.subagents.handOver('c1', 'delivered', 6400, build('completion:c1'));
         expect(seen.at(-1)).toEqual({ waiting: false, others: 0 });
       });
 
       it('settle is a compare-and-set: it drops queued inputs once, and a second settle writes nothing', async () => {
         await spawnChild();
-        const settled = await store.subagents.settle('c1', { state: 'cancelled', diagnostic: 'killed', text: null, dropNote: 'dropped: cancelled', notifyParent: false, maxResultChars: 1000 }, 4000);
+        const settled = await store.subagents.settle(
+          'c1',
+          {
+            state: 'cancelled',
+            diagnostic: 'killed',
+            text: null,
+            dropNote: 'dropped: cancelled',
+            notifyParent: false,
+            maxResultChars: 1000,
+          },
+          4000,
+        );
         expect(settled).toMatchObject({ state: 'cancelled', diagnostic: 'killed', completion: 'skipped' });
         expect((await store.inputs.list({ sessionKey: child }))[0]).toMatchObject({ status: 'dropped', note: 'dropped: cancelled' });
-        expect(await store.subagents.settle('c1', { state: 'failed', diagnostic: 'x', text: null, notifyParent: true, maxResultChars: 1000 }, 5000)).toBeUndefined();
+        expect(
+          await store.subagents.settle(
+            'c1',
+            { state: 'failed', diagnostic: 'x', text: null, notifyParent: true, maxResultChars: 1000 },
+            5000,
+          ),
+        ).toBeUndefined();
         expect(await store.subagents.get('c1')).toMatchObject({ state: 'cancelled' });
         expect(await store.outbox.list()).toEqual([]);
         await store.subagents.markArchived('c1', 6000);

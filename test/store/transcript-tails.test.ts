@@ -15,7 +15,7 @@ afterEach(async () => {
 const entry = (text: string) => ({ role: 'user' as const, content: text, provenance: null, inputId: null, runId: null });
 const texts = (entries: { content: unknown }[]) => entries.map((e) => e.content);
 
-describe('the SQLite store keeps sessions\' recent transcript', () => {
+describe("the SQLite store keeps sessions' recent transcript", () => {
   it('answers what the database holds, whoever wrote it, at any limit', async () => {
     store = await SqliteStore.open({ path: join(mkdtempSync(join(tmpdir(), 'sb-tails-')), 'test.db'), synchronous: 'NORMAL' });
     await store.sessions.ensure({ key: S, agentId: 'a' }, 1000);
@@ -23,7 +23,11 @@ describe('the SQLite store keeps sessions\' recent transcript', () => {
     for (let i = 0; i < 5; i += 1) await store.transcript.append(S, [entry(`m${i}`)], 1000 + i);
     expect(texts(await store.transcript.list(S, { limit: 3 }))).toEqual(['m2', 'm3', 'm4']);
     // Written behind the store's back, straight into the file: still seen by the next read.
-    store.raw.prepare(`INSERT INTO transcript (session_key, role, content, provenance, input_id, run_id, created_at) VALUES (?, 'user', ?, 'null', NULL, NULL, 2000)`).run(S, JSON.stringify('raw'));
+    store.raw
+      .prepare(
+        `INSERT INTO transcript (session_key, role, content, provenance, input_id, run_id, created_at) VALUES (?, 'user', ?, 'null', NULL, NULL, 2000)`,
+      )
+      .run(S, JSON.stringify('raw'));
     expect(texts(await store.transcript.list(S, { limit: 3 }))).toEqual(['m3', 'm4', 'raw']);
     expect(texts(await store.transcript.list(S, { limit: 100 }))).toEqual(['m0', 'm1', 'm2', 'm3', 'm4', 'raw']);
     expect(await store.transcript.list(S, { limit: 0 })).toEqual([]);
@@ -43,10 +47,14 @@ describe('the SQLite store keeps sessions\' recent transcript', () => {
     expect(await store.transcript.list(other, { limit: 200 })).toEqual((await store.transcript.list(other)).slice(-200));
   });
 
-  it('hands out entries that cannot be changed, so no reader changes the next run\'s history', async () => {
+  it("hands out entries that cannot be changed, so no reader changes the next run's history", async () => {
     store = await SqliteStore.open({ path: join(mkdtempSync(join(tmpdir(), 'sb-tails-')), 'test.db'), synchronous: 'NORMAL' });
     await store.sessions.ensure({ key: S, agentId: 'a' }, 1000);
-    await store.transcript.append(S, [{ role: 'assistant', content: [{ type: 'text', text: 'hi' }], provenance: null, inputId: null, runId: null }], 1000);
+    await store.transcript.append(
+      S,
+      [{ role: 'assistant', content: [{ type: 'text', text: 'hi' }], provenance: null, inputId: null, runId: null }],
+      1000,
+    );
     const [first] = await store.transcript.list(S, { limit: 10 });
     expect(() => ((first.content as { text: string }[])[0].text = 'changed')).toThrow(TypeError);
     expect((await store.transcript.list(S, { limit: 10 }))[0].content).toEqual([{ type: 'text', text: 'hi' }]);
@@ -54,7 +62,16 @@ describe('the SQLite store keeps sessions\' recent transcript', () => {
 });
 
 describe('what the store keeps is bounded', () => {
-  const entry = (seq: number, sessionKey: string, text: string) => ({ seq, sessionKey, role: 'user' as const, content: text, provenance: null, inputId: null, runId: null, createdAt: 0 });
+  const entry = (seq: number, sessionKey: string, text: string) => ({
+    seq,
+    sessionKey,
+    role: 'user' as const,
+    content: text,
+    provenance: null,
+    inputId: null,
+    runId: null,
+    createdAt: 0,
+  });
 
   it('by size in all: the least recently used session is read in full again', async () => {
     const rows: Record<string, ReturnType<typeof entry>[]> = { a: [entry(1, 'a', 'x'.repeat(60))], b: [entry(2, 'b', 'y'.repeat(60))] };

@@ -55,11 +55,15 @@ describe('cascade stop', () => {
     const record = (await gateway.store.subagents.getBySession(lead.childSessionKey))!;
     expect(record.diagnostic).toBe('killed by the operator');
     const told = await waitUntil('the top session was told', async () => {
-      const inputs = (await gateway.store.inputs.list({ sessionKey: MAIN })).filter((input) => input.provenance.kind === 'subagent_completion');
+      const inputs = (await gateway.store.inputs.list({ sessionKey: MAIN })).filter(
+        (input) => input.provenance.kind === 'subagent_completion',
+      );
       return inputs.length > 0 && inputs;
     });
     await new Promise((resolve) => setTimeout(resolve, 200));
-    expect((await gateway.store.inputs.list({ sessionKey: MAIN })).filter((input) => input.provenance.kind === 'subagent_completion')).toHaveLength(1);
+    expect(
+      (await gateway.store.inputs.list({ sessionKey: MAIN })).filter((input) => input.provenance.kind === 'subagent_completion'),
+    ).toHaveLength(1);
     expect(told[0].text).toContain('was cancelled; session');
     // The workers' completions were not sent to their cancelled parent.
     for (const worker of workers) expect((await gateway.store.subagents.get(worker.subagentId))!.completion).toBe('skipped');
@@ -70,7 +74,8 @@ describe('cascade stop', () => {
     const leadRun = (await gateway.store.subagents.getBySession(lead.childSessionKey))!.runId!;
     expect(await gateway.cancelRun(leadRun)).toBe(true);
     await waitUntil('the lead ended cancelled', async () => (await state(lead.childSessionKey)) === 'cancelled');
-    for (const worker of workers) await waitUntil('the worker was cancelled', async () => (await state(worker.childSessionKey)) === 'cancelled');
+    for (const worker of workers)
+      await waitUntil('the worker was cancelled', async () => (await state(worker.childSessionKey)) === 'cancelled');
   });
 });
 
@@ -90,14 +95,17 @@ describe('steer', () => {
     expect((await gateway.store.inputs.get(steered.inputId))!.runId).toBe(child.runId);
     expect((await gateway.getRun(child.runId)).run.finalText).toContain('count in French');
     const done = (await gateway.store.subagents.getBySession(child.childSessionKey))!;
-    await expect(gateway.subagents.steer(done, { sessionKey: MAIN, agentId: 'main' }, 'more', 'k2')).rejects.toMatchObject({ code: 'SUBAGENT_NOT_RUNNING' });
+    await expect(gateway.subagents.steer(done, { sessionKey: MAIN, agentId: 'main' }, 'more', 'k2')).rejects.toMatchObject({
+      code: 'SUBAGENT_NOT_RUNNING',
+    });
   });
 });
 
 describe('fan-out', () => {
   it('subagents wait with maxFailures: one failing child does not fail the others; the aggregate says which failed and why', async () => {
     gateway = await startTestGateway(
-      config(`
+      config(
+        `
         { match: "sub-agent", reply: "noted" },
         { match: "fan out", steps: [
             { toolCalls: [
@@ -118,7 +126,14 @@ describe('fan-out', () => {
     expect(outcome.status).toBe('completed');
     const result = JSON.parse((outcome as { reply: string }).reply);
     expect(result).toMatchObject({ status: 'partial', succeeded: 2, running: 0 });
-    expect(result.failed).toEqual([{ childSessionKey: expect.stringMatching(/^agent:main:subagent:/), label: 'two', state: 'failed', why: expect.stringContaining('the model is down') }]);
+    expect(result.failed).toEqual([
+      {
+        childSessionKey: expect.stringMatching(/^agent:main:subagent:/),
+        label: 'two',
+        state: 'failed',
+        why: expect.stringContaining('the model is down'),
+      },
+    ]);
     expect(result.children.map((child: { label: string; state: string }) => [child.label, child.state]).sort()).toEqual([
       ['one', 'succeeded'],
       ['three', 'succeeded'],
@@ -148,7 +163,8 @@ describe('fan-out', () => {
 describe('the subagents tool, as a model calls it', () => {
   it('list, steer and kill by label, and result by the short id sessions_spawn returned (no signed handle in the history)', async () => {
     gateway = await startTestGateway(
-      config(`
+      config(
+        `
         { match: "sub-agent", reply: "noted" },
         { match: "manage", steps: [
             { toolCalls: [{ tool: "sessions_spawn", args: { task: "quick job", label: "quick" } }] },
@@ -169,20 +185,43 @@ describe('the subagents tool, as a model calls it', () => {
     expect(await gateway.waitForInput(sent.input.id, 10_000)).toMatchObject({ status: 'completed', reply: 'managed' });
     const results = (await gateway.history(MAIN))
       .filter((entry) => entry.role === 'tool')
-      .flatMap((entry) => (entry.content as { toolName: string; output: { value: Record<string, unknown> } }[]).map((part) => [part.toolName, part.output.value] as const));
+      .flatMap((entry) =>
+        (entry.content as { toolName: string; output: { value: Record<string, unknown> } }[]).map(
+          (part) => [part.toolName, part.output.value] as const,
+        ),
+      );
     const subagentResults = results.filter(([name]) => name === 'subagents').map(([, value]) => value);
     const spawnResults = results.filter(([name]) => name === 'sessions_spawn').map(([, value]) => value);
-    expect(spawnResults[0]).toEqual({ status: 'accepted', subagentId: expect.any(String), childSessionKey: `agent:main:subagent:${spawnResults[0].subagentId}` });
+    expect(spawnResults[0]).toEqual({
+      status: 'accepted',
+      subagentId: expect.any(String),
+      childSessionKey: `agent:main:subagent:${spawnResults[0].subagentId}`,
+    });
     expect(JSON.stringify(results)).not.toContain('capability');
-    expect(subagentResults[0]).toMatchObject({ status: 'ok', succeeded: 1, children: [{ label: 'quick', state: 'succeeded', resultPreview: 'quick result' }] });
-    expect(subagentResults[1]).toMatchObject({ label: 'quick', state: 'succeeded', result: 'quick result', resultHash: expect.stringMatching(/^[0-9a-f]{64}$/) });
+    expect(subagentResults[0]).toMatchObject({
+      status: 'ok',
+      succeeded: 1,
+      children: [{ label: 'quick', state: 'succeeded', resultPreview: 'quick result' }],
+    });
+    expect(subagentResults[1]).toMatchObject({
+      label: 'quick',
+      state: 'succeeded',
+      result: 'quick result',
+      resultHash: expect.stringMatching(/^[0-9a-f]{64}$/),
+    });
     expect(subagentResults[2]).toMatchObject({ status: 'steered' });
-    expect((subagentResults[3] as { subagents: { label: string; state: string }[] }).subagents.map((child) => [child.label, child.state])).toEqual([
+    expect(
+      (subagentResults[3] as { subagents: { label: string; state: string }[] }).subagents.map((child) => [child.label, child.state]),
+    ).toEqual([
       ['quick', 'succeeded'],
       ['slow', 'running'],
     ]);
     expect(subagentResults[4]).toMatchObject({ status: 'killed', cancelled: [expect.stringMatching(/^agent:main:subagent:/)] });
-    expect(subagentResults[5]).toEqual({ status: 'error', code: 'SUBAGENT_NOT_FOUND', error: 'no sub-agent "nobody" among the ones this session spawned (subagents list shows them)' });
+    expect(subagentResults[5]).toEqual({
+      status: 'error',
+      code: 'SUBAGENT_NOT_FOUND',
+      error: 'no sub-agent "nobody" among the ones this session spawned (subagents list shows them)',
+    });
     const slow = (await gateway.listSubagents(MAIN)).find((child) => child.label === 'slow')!;
     expect(slow.state).toBe('cancelled');
     expect((await gateway.store.subagents.get(slow.subagentId))!.completion).toBe('skipped');

@@ -14,7 +14,7 @@ afterEach(async () => {
 const MAIN = 'agent:main:main';
 
 describe('dead completions', () => {
-  it("a completion that goes dead is marked dead, and the parent gets a message saying so (and how to read the result)", async () => {
+  it('a completion that goes dead is marked dead, and the parent gets a message saying so (and how to read the result)', async () => {
     gateway = await startTestGateway(`{
       outbox: { maxAttempts: 1 },
       agents: { list: [{ id: "main", model: "scripted/m" }] },
@@ -32,11 +32,15 @@ describe('dead completions', () => {
     });
     const [dead] = await g.store.outbox.list({ status: 'dead' });
     expect(dead).toMatchObject({ kind: COMPLETION_KIND, lastError: 'parent store offline' });
-    const told = await waitUntil('the parent was told', async () => (await g.store.inputs.list({ sessionKey: MAIN })).find((input) => input.idempotencyKey === `${dead.idempotencyKey}:dead`));
+    const told = await waitUntil('the parent was told', async () =>
+      (await g.store.inputs.list({ sessionKey: MAIN })).find((input) => input.idempotencyKey === `${dead.idempotencyKey}:dead`),
+    );
     expect(told.text).toBe(
       `Your sub-agent ${childSessionKey} ended succeeded, but its completion event could not be delivered (parent store offline). Read its result with subagents (action "result") if you need it.`,
     );
     expect(told.provenance).toMatchObject({ kind: 'system', sourceSession: childSessionKey, subagent: { id: record.id } });
-    await waitUntil('the parent read it', async () => (await g.listRuns({ sessionKey: MAIN })).some((run) => run.finalText === 'noted the loss'));
+    await waitUntil('the parent read it', async () =>
+      (await g.listRuns({ sessionKey: MAIN })).some((run) => run.finalText === 'noted the loss'),
+    );
   });
 });

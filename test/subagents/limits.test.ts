@@ -52,7 +52,8 @@ describe('limits, each refused with its exact error', () => {
     expect((await g.toolsOf(childSessionKey)).map((tool) => tool.name)).toEqual(['time_now', 'workspace_read']);
     await expect(g.subagents.spawn(from(childSessionKey), { task: 'two' })).rejects.toMatchObject({
       code: 'SPAWN_DENIED',
-      message: 'a sub-agent spawned here would be at depth 2, past agents.defaults.subagents.maxSpawnDepth (1); do the work yourself, or raise the limit',
+      message:
+        'a sub-agent spawned here would be at depth 2, past agents.defaults.subagents.maxSpawnDepth (1); do the work yourself, or raise the limit',
       details: { layer: 'spawn', limit: 'maxSpawnDepth' },
     });
   });
@@ -60,7 +61,9 @@ describe('limits, each refused with its exact error', () => {
   it('maxSpawnDepth 0 (per agent) turns spawning off and hides the tools', async () => {
     const g = await start(config('', ', subagents: { maxSpawnDepth: 0 }'));
     expect((await g.toolsOf(MAIN)).map((tool) => tool.name)).not.toContain('sessions_spawn');
-    await expect(g.subagents.spawn(from(MAIN), { task: 'x' })).rejects.toThrow('sub-agents are off for agent "main" (agents.list[main].subagents.maxSpawnDepth is 0); do the work yourself');
+    await expect(g.subagents.spawn(from(MAIN), { task: 'x' })).rejects.toThrow(
+      'sub-agents are off for agent "main" (agents.list[main].subagents.maxSpawnDepth is 0); do the work yourself',
+    );
   });
 
   it('an orchestrator only where it could spawn: at the deepest level it is refused', async () => {
@@ -71,11 +74,20 @@ describe('limits, each refused with its exact error', () => {
   });
 
   it('depth-aware tools with maxSpawnDepth 2: an orchestrator gets spawn, subagents, list and history; a leaf no session tools; depth 2 never spawns', async () => {
-    const g = await start(config('maxSpawnDepth: 2', '', '{ match: "^lead$", delayMs: 1000, reply: "lead done" }, { reply: "done: {{input}}" }'));
+    const g = await start(
+      config('maxSpawnDepth: 2', '', '{ match: "^lead$", delayMs: 1000, reply: "lead done" }, { reply: "done: {{input}}" }'),
+    );
     const names = async (key: string) => (await g.toolsOf(key)).map((tool) => tool.name);
     expect(await names(MAIN)).toEqual(expect.arrayContaining(['sessions_send', 'sessions_spawn', 'subagents']));
     const lead = await g.subagents.spawn(from(MAIN), { task: 'lead', role: 'orchestrator' });
-    expect(await names(lead.childSessionKey)).toEqual(['time_now', 'workspace_read', 'sessions_list', 'sessions_history', 'sessions_spawn', 'subagents']);
+    expect(await names(lead.childSessionKey)).toEqual([
+      'time_now',
+      'workspace_read',
+      'sessions_list',
+      'sessions_history',
+      'sessions_spawn',
+      'subagents',
+    ]);
     const leaf = await g.subagents.spawn(from(MAIN), { task: 'leaf' });
     expect(await names(leaf.childSessionKey)).toEqual(['time_now', 'workspace_read']);
     const worker = await g.subagents.spawn(from(lead.childSessionKey), { task: 'worker' });
@@ -108,7 +120,8 @@ describe('limits, each refused with its exact error', () => {
     await g.subagents.spawn(from(MAIN), { task: 'b' });
     await expect(g.subagents.spawn(from(MAIN), { task: 'c' })).rejects.toMatchObject({
       code: 'SUBAGENT_LIMIT',
-      message: 'this session already has 2 sub-agents pending or running, the limit of agents.defaults.subagents.maxChildrenPerAgent (2); wait for one to finish (subagents wait) before spawning another',
+      message:
+        'this session already has 2 sub-agents pending or running, the limit of agents.defaults.subagents.maxChildrenPerAgent (2); wait for one to finish (subagents wait) before spawning another',
     });
   });
 
@@ -121,7 +134,9 @@ describe('limits, each refused with its exact error', () => {
 
   it('an unknown model is refused before anything is stored', async () => {
     const g = await start(config());
-    await expect(g.subagents.spawn(from(MAIN), { task: 'x', model: 'scripted/nope' })).rejects.toMatchObject({ code: 'MODEL_PROVIDER_NOT_FOUND' });
+    await expect(g.subagents.spawn(from(MAIN), { task: 'x', model: 'scripted/nope' })).rejects.toMatchObject({
+      code: 'MODEL_PROVIDER_NOT_FOUND',
+    });
     expect(await g.store.subagents.list()).toEqual([]);
   });
 
@@ -140,7 +155,9 @@ describe('tool narrowing', () => {
     expect((await g.toolsOf(narrow.childSessionKey)).map((tool) => tool.name)).toEqual(['time_now']);
     await expect(g.subagents.spawn(from(MAIN), { task: 'x', tools: ['time_now', 'shell', 'http_get'] })).rejects.toMatchObject({
       code: 'TOOL_DENIED',
-      message: expect.stringMatching(/^a sub-agent's tools are a subset of yours; you do not have "shell", "http_get" \(yours: time_now, workspace_read, /),
+      message: expect.stringMatching(
+        /^a sub-agent's tools are a subset of yours; you do not have "shell", "http_get" \(yours: time_now, workspace_read, /,
+      ),
       details: { layer: 'tool', extra: ['shell', 'http_get'] },
     });
   });
@@ -179,17 +196,23 @@ describe('the subagent lane and the hard timeout', () => {
   });
 
   it('a child whose model sleeps past runTimeoutSeconds is aborted and recorded timed_out; the parent is told', async () => {
-    const g = await start(config('runTimeoutSeconds: 1', '', '{ match: "timed out", reply: "parent saw: {{input}}" }, { delayMs: 5000, reply: "too late" }'));
+    const g = await start(
+      config('runTimeoutSeconds: 1', '', '{ match: "timed out", reply: "parent saw: {{input}}" }, { delayMs: 5000, reply: "too late" }'),
+    );
     const child = await g.subagents.spawn(from(MAIN), { task: 'sleep' });
     const started = Date.now();
     const record = await settled(g, child.childSessionKey);
     expect(Date.now() - started).toBeLessThan(3000);
     expect(record).toMatchObject({
       state: 'timed_out',
-      diagnostic: 'sub-agent run exceeded its timeout of 1s (sessions_spawn timeoutSeconds, else agents.defaults.subagents.runTimeoutSeconds) and was aborted',
+      diagnostic:
+        'sub-agent run exceeded its timeout of 1s (sessions_spawn timeoutSeconds, else agents.defaults.subagents.runTimeoutSeconds) and was aborted',
     });
     expect((await g.getRun(child.runId)).run.status).toBe('timed_out');
-    const told = await waitUntil('the parent was told', async () => (await g.store.inputs.getByIdempotencyKey(`completion:${child.childSessionKey}:${child.runId}`)) ?? false);
+    const told = await waitUntil(
+      'the parent was told',
+      async () => (await g.store.inputs.getByIdempotencyKey(`completion:${child.childSessionKey}:${child.runId}`)) ?? false,
+    );
     expect(told.text).toContain('timed out; session');
     expect(told.text).toContain('Diagnostic: sub-agent run exceeded its timeout of 1s');
   });
@@ -197,12 +220,19 @@ describe('the subagent lane and the hard timeout', () => {
 
 describe("the spawning agent's limits govern the child", () => {
   it("a child of another agent lives under its parent's agent's runTimeoutSeconds, and the diagnostic names that key", async () => {
-    const g = await start(config('', ', subagents: { runTimeoutSeconds: 1, allowAgents: ["other"] }', '{ match: "timed out", reply: "seen" }, { delayMs: 5000, reply: "too late" }'));
+    const g = await start(
+      config(
+        '',
+        ', subagents: { runTimeoutSeconds: 1, allowAgents: ["other"] }',
+        '{ match: "timed out", reply: "seen" }, { delayMs: 5000, reply: "too late" }',
+      ),
+    );
     const child = await g.subagents.spawn(from(MAIN), { task: 'sleep', agentId: 'other' });
     expect(await settled(g, child.childSessionKey)).toMatchObject({
       agentId: 'other',
       state: 'timed_out',
-      diagnostic: 'sub-agent run exceeded its timeout of 1s (sessions_spawn timeoutSeconds, else agents.list[main].subagents.runTimeoutSeconds) and was aborted',
+      diagnostic:
+        'sub-agent run exceeded its timeout of 1s (sessions_spawn timeoutSeconds, else agents.list[main].subagents.runTimeoutSeconds) and was aborted',
     });
   });
 });
@@ -212,8 +242,17 @@ describe('handles', () => {
     const g = await start(config());
     const { handle, childSessionKey } = await g.subagents.spawn(from(MAIN), { task: 'hello' });
     await settled(g, childSessionKey);
-    expect(await g.subagents.result(handle)).toMatchObject({ state: 'succeeded', result: 'done: hello', resultHash: expect.stringMatching(/^[0-9a-f]{64}$/), truncated: false });
-    const refused = { code: 'CAPABILITY_INVALID', message: 'the handle is not one sessions_spawn gave out (its capability does not match its fields); pass the handle exactly as you received it' };
+    expect(await g.subagents.result(handle)).toMatchObject({
+      state: 'succeeded',
+      result: 'done: hello',
+      resultHash: expect.stringMatching(/^[0-9a-f]{64}$/),
+      truncated: false,
+    });
+    const refused = {
+      code: 'CAPABILITY_INVALID',
+      message:
+        'the handle is not one sessions_spawn gave out (its capability does not match its fields); pass the handle exactly as you received it',
+    };
     for (const forged of [
       { ...handle, depth: 2 },
       { ...handle, parentSessionKey: 'agent:other:main' },
@@ -229,7 +268,13 @@ describe('handles', () => {
   it('a handle stays valid across a restart (the secret is persisted); with another secret it is refused', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'sb-handle-'));
     const { config: parsed } = parseConfigText(config(), '/t.json5');
-    const open = async (secret: string) => startGateway({ config: parsed, store: await SqliteStore.open({ path: join(dir, 'db.sqlite') }), gatewayId: 'gw-h', capabilitySecret: secret });
+    const open = async (secret: string) =>
+      startGateway({
+        config: parsed,
+        store: await SqliteStore.open({ path: join(dir, 'db.sqlite') }),
+        gatewayId: 'gw-h',
+        capabilitySecret: secret,
+      });
     let g = await open('secret-one');
     await g.openSession(MAIN, 'main');
     const { handle, childSessionKey } = await g.subagents.spawn(from(MAIN), { task: 'persist' });

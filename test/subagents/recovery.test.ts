@@ -35,7 +35,12 @@ function opener(retry: boolean) {
     '/t.json5',
   );
   return async () => {
-    gateway = await startGateway({ config, store: await SqliteStore.open({ path: join(dir, 'db.sqlite') }), gatewayId: 'gw-r', capabilitySecret: 's' });
+    gateway = await startGateway({
+      config,
+      store: await SqliteStore.open({ path: join(dir, 'db.sqlite') }),
+      gatewayId: 'gw-r',
+      capabilitySecret: 's',
+    });
     await gateway.openSession(MAIN, 'main');
     return gateway;
   };
@@ -64,7 +69,10 @@ describe('sub-agents across a restart', () => {
     expect(told.text).toContain('was interrupted (the gateway stopped while it ran; it was not run again)');
     await new Promise((resolve) => setTimeout(resolve, 1000));
     expect((await g.listRuns({ sessionKey: child.childSessionKey })).map((run) => run.status)).toEqual(['interrupted']);
-    expect((await g.store.inputs.list({ sessionKey: child.childSessionKey }))[0]).toMatchObject({ status: 'dropped', note: expect.stringMatching(/^dropped: the sub-agent was interrupted/) });
+    expect((await g.store.inputs.list({ sessionKey: child.childSessionKey }))[0]).toMatchObject({
+      status: 'dropped',
+      note: expect.stringMatching(/^dropped: the sub-agent was interrupted/),
+    });
   });
 
   it('with retryInterrupted: true it is run once more and can still succeed', async () => {

@@ -47,7 +47,12 @@ async function completionRuns(sessionKey: string, count: number) {
 describe('sessions_spawn at depth 1', () => {
   it('returns {accepted, subagentId, childSessionKey} at once; the child runs the task; the parent hears the completion once', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'sb-spawn-'));
-    for (const [name, text] of Object.entries({ 'AGENTS.md': 'rules: be brief', 'SOUL.md': 'persona: pirate', 'USER.md': 'user: Alice', 'TOOLS.md': 'tools: use workspace_read' })) {
+    for (const [name, text] of Object.entries({
+      'AGENTS.md': 'rules: be brief',
+      'SOUL.md': 'persona: pirate',
+      'USER.md': 'user: Alice',
+      'TOOLS.md': 'tools: use workspace_read',
+    })) {
       writeFileSync(join(dir, name), text);
     }
     gateway = await startTestGateway(
@@ -61,7 +66,11 @@ describe('sessions_spawn at depth 1', () => {
     );
     const spawned = JSON.parse(await ask('research whales'));
     // The model gets a short id, not the signed handle (the API still has that: gateway.subagents.spawn).
-    expect(spawned).toEqual({ status: 'accepted', subagentId: expect.stringMatching(/^[0-9a-f-]{36}$/), childSessionKey: `agent:main:subagent:${spawned.subagentId}` });
+    expect(spawned).toEqual({
+      status: 'accepted',
+      subagentId: expect.stringMatching(/^[0-9a-f-]{36}$/),
+      childSessionKey: `agent:main:subagent:${spawned.subagentId}`,
+    });
     spawned.runId = (await gateway.getSubagent(spawned.subagentId)).view.runId;
     const child = spawned.childSessionKey;
 
@@ -79,7 +88,12 @@ describe('sessions_spawn at depth 1', () => {
     const session = await gateway.getSession(child);
     expect(session).toMatchObject({ parentKey: MAIN, depth: 1, label: 'researcher', agentId: 'main' });
     const record = (await gateway.store.subagents.getBySession(child))!;
-    expect(record).toMatchObject({ state: 'succeeded', completion: 'delivered', result: 'facts about whales: it is blue', resultChars: 30 });
+    expect(record).toMatchObject({
+      state: 'succeeded',
+      completion: 'delivered',
+      result: 'facts about whales: it is blue',
+      resultChars: 30,
+    });
     expect(record.resultHash).toMatch(/^[0-9a-f]{64}$/);
     expect(record.history.map((step) => step.state)).toEqual(['pending', 'running', 'succeeded']);
     expect(record.usage).toMatchObject({ modelCalls: 1, runs: 1 });
@@ -109,8 +123,16 @@ describe('sessions_spawn at depth 1', () => {
     expect(children).toHaveLength(1);
     expect(second.childSessionKey).toBe(children[0].childSessionKey);
     expect(second.subagentId).toBe(children[0].subagentId);
-    const again = await gateway.subagents.spawn({ sessionKey: MAIN, agentId: 'main', idempotencyKey: 'other' }, { task: 'count sheep', correlationId: 'sheep-1' });
-    expect(again).toMatchObject({ status: 'accepted', childSessionKey: second.childSessionKey, existing: true, handle: { subagentId: second.subagentId } });
+    const again = await gateway.subagents.spawn(
+      { sessionKey: MAIN, agentId: 'main', idempotencyKey: 'other' },
+      { task: 'count sheep', correlationId: 'sheep-1' },
+    );
+    expect(again).toMatchObject({
+      status: 'accepted',
+      childSessionKey: second.childSessionKey,
+      existing: true,
+      handle: { subagentId: second.subagentId },
+    });
   });
 });
 
@@ -142,7 +164,9 @@ describe('an orchestrator at depth 2', () => {
     expect(workers[0].childSessionKey).toMatch(new RegExp(`^${lead.childSessionKey}:subagent:[0-9a-f-]{36}$`));
 
     // Inside the lead: the first completion was stored without a run; the second woke it.
-    const leadInputs = (await gateway.store.inputs.list({ sessionKey: lead.childSessionKey })).filter((input) => input.provenance.kind === 'subagent_completion');
+    const leadInputs = (await gateway.store.inputs.list({ sessionKey: lead.childSessionKey })).filter(
+      (input) => input.provenance.kind === 'subagent_completion',
+    );
     expect(leadInputs.map((input) => input.mode)).toEqual(['notify', 'followup']);
     expect(leadInputs[1].text).toContain('All your sub-agents have finished');
     const leadRecord = (await gateway.store.subagents.getBySession(lead.childSessionKey))!;
@@ -154,7 +178,9 @@ describe('an orchestrator at depth 2', () => {
     expect(runs[0].finalText).toContain('to the user: [sub-agent "lead" succeeded');
     expect(runs[0].finalText).toContain('lead: train and hotel booked');
     const replies = await gateway.journalAfter(0, { sessionKey: MAIN });
-    expect(replies.filter((event) => event.type === 'session.reply').map((event) => (event.payload as { text: string }).text)).toContain(runs[0].finalText);
+    expect(replies.filter((event) => event.type === 'session.reply').map((event) => (event.payload as { text: string }).text)).toContain(
+      runs[0].finalText,
+    );
   });
 
   it('the lead settles however late the hand-over of its last worker finishes (a wake run may commit first)', async () => {

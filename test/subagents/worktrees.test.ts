@@ -91,7 +91,12 @@ describe('sub-agent worktrees', () => {
     offset = 61 * 60_000;
     expect(await g.subagents.archive()).toBe(2);
     expect(existsSync(wa.path)).toBe(false);
-    expect(git(workspace, 'branch', '--list', 'switchboard/*').split('\n').map((line) => line.trim()).sort()).toEqual([wa.branch, wb.branch].sort());
+    expect(
+      git(workspace, 'branch', '--list', 'switchboard/*')
+        .split('\n')
+        .map((line) => line.trim())
+        .sort(),
+    ).toEqual([wa.branch, wb.branch].sort());
     expect(await g.getSession(a.childSessionKey)).toMatchObject({ state: 'archived' });
   });
 
@@ -112,10 +117,16 @@ describe('sub-agent worktrees', () => {
     const g = await start(plain);
     await expect(g.subagents.spawn(from, { task: 'x', worktree: true })).rejects.toMatchObject({
       code: 'WORKTREE_FAILED',
-      message: expect.stringMatching(new RegExp(`^worktree: true needs the agent's workspace \\(${plain}\\) to be in a git repository: fatal: not a git repository`)),
+      message: expect.stringMatching(
+        new RegExp(`^worktree: true needs the agent's workspace \\(${plain}\\) to be in a git repository: fatal: not a git repository`),
+      ),
     });
-    await expect(g.subagents.spawn(from, { task: 'x', cwd: '../..' })).rejects.toThrow(`cwd "../.." is outside the workspace ${plain}; give a folder inside it`);
-    await expect(g.subagents.spawn(from, { task: 'x', cwd: 'missing' })).rejects.toThrow(`cwd "missing" is not a folder in the workspace ${plain}`);
+    await expect(g.subagents.spawn(from, { task: 'x', cwd: '../..' })).rejects.toThrow(
+      `cwd "../.." is outside the workspace ${plain}; give a folder inside it`,
+    );
+    await expect(g.subagents.spawn(from, { task: 'x', cwd: 'missing' })).rejects.toThrow(
+      `cwd "missing" is not a folder in the workspace ${plain}`,
+    );
     expect(await g.store.subagents.list()).toEqual([]);
   });
 });

@@ -26,7 +26,11 @@ export class PostgresStore extends KyselyStore {
     const schema = options.schema ?? 'public';
     if (!/^[a-z_][a-z0-9_]{0,62}$/.test(schema)) throw new Error(`invalid PostgreSQL schema name "${schema}"`);
     // Every connection works in the store's schema from its first statement.
-    const pool = new pg.Pool({ connectionString: options.connectionString, max: options.maxConnections ?? 10, options: `-c search_path=${schema}` });
+    const pool = new pg.Pool({
+      connectionString: options.connectionString,
+      max: options.maxConnections ?? 10,
+      options: `-c search_path=${schema}`,
+    });
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
     await sql`CREATE SCHEMA IF NOT EXISTS ${sql.id(schema)}`.execute(db);
     await migrateToLatest(db, 'postgres', schema);

@@ -138,7 +138,10 @@ export class GroupCommitDriver implements Driver {
     if (batch && !this.raw.inTransaction) {
       this.batch = undefined;
       batch.settle(
-        new SwitchboardError('STORE_FAILED', 'SQLite rolled back its whole transaction after an error in a write grouped with this one (an I/O error or a full disk): this write was not kept; try it again'),
+        new SwitchboardError(
+          'STORE_FAILED',
+          'SQLite rolled back its whole transaction after an error in a write grouped with this one (an I/O error or a full disk): this write was not kept; try it again',
+        ),
       );
     } else if (batch && (batch.units >= this.maxUnits || (batch.durable && this.waiting === 0))) {
       this.commit(batch);
@@ -154,7 +157,13 @@ export class GroupCommitDriver implements Driver {
   async destroy(): Promise<void> {
     // Closing under a unit that still holds the connection rolls its transaction back, with the batch.
     if (this.batch && !this.held) this.commit(this.batch);
-    else this.batch?.settle(new SwitchboardError('GATEWAY_STOPPING', 'the store closed before this write was committed: the gateway is stopping; send it again once it is back'));
+    else
+      this.batch?.settle(
+        new SwitchboardError(
+          'GATEWAY_STOPPING',
+          'the store closed before this write was committed: the gateway is stopping; send it again once it is back',
+        ),
+      );
     await this.inner.destroy();
     this.wal?.close();
   }

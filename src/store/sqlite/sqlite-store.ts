@@ -54,8 +54,16 @@ class SqliteInputStore extends KyselyInputStore {
   }
 
   override enqueue(input: NewInput, now: number): Promise<{ input: InputRecord; created: boolean }>;
-  override enqueue(input: NewInput, now: number, guards: { rate: RateLimit; call?: NewToolCall }): Promise<{ input: InputRecord; created: boolean } | LimitReached>;
-  override async enqueue(input: NewInput, now: number, guards?: { rate: RateLimit; call?: NewToolCall }): Promise<{ input: InputRecord; created: boolean } | LimitReached> {
+  override enqueue(
+    input: NewInput,
+    now: number,
+    guards: { rate: RateLimit; call?: NewToolCall },
+  ): Promise<{ input: InputRecord; created: boolean } | LimitReached>;
+  override async enqueue(
+    input: NewInput,
+    now: number,
+    guards?: { rate: RateLimit; call?: NewToolCall },
+  ): Promise<{ input: InputRecord; created: boolean } | LimitReached> {
     if (guards) return super.enqueue(input, now, guards);
     return this.insertNow(input, now, false);
   }
@@ -72,7 +80,16 @@ class SqliteInputStore extends KyselyInputStore {
   private insertNow(input: NewInput, now: number, unsynced: boolean): Promise<{ input: InputRecord; created: boolean }> {
     return this.db.connection().execute(async () => {
       if (unsynced) this.relax?.();
-      const row = this.insert.get(input.id, input.sessionKey, input.idempotencyKey, input.mode, input.text, JSON.stringify(input.provenance), now, now);
+      const row = this.insert.get(
+        input.id,
+        input.sessionKey,
+        input.idempotencyKey,
+        input.mode,
+        input.text,
+        JSON.stringify(input.provenance),
+        now,
+        now,
+      );
       if (row) return { input: toInput(row as Selectable<InputsTable>), created: true };
       return { input: toInput(this.existing.get(input.idempotencyKey) as Selectable<InputsTable>), created: false };
     });

@@ -40,7 +40,8 @@ export class TranscriptTails implements TranscriptStore {
     let tail: Tail;
     if (kept && (kept.whole || kept.entries.length >= limit)) {
       const newer = await this.plain.listAfter(sessionKey, kept.entries.at(-1)?.seq ?? 0);
-      tail = newer.length === 0 ? kept : this.tail([...kept.entries, ...newer.map(frozen)], [...kept.sizes, ...newer.map(sizeOf)], kept.whole);
+      tail =
+        newer.length === 0 ? kept : this.tail([...kept.entries, ...newer.map(frozen)], [...kept.sizes, ...newer.map(sizeOf)], kept.whole);
     } else {
       const entries = await this.plain.list(sessionKey, { limit: this.maxEntries });
       tail = this.tail(entries.map(frozen), entries.map(sizeOf), entries.length < this.maxEntries);
@@ -56,7 +57,12 @@ export class TranscriptTails implements TranscriptStore {
   private tail(entries: TranscriptEntry[], sizes: number[], whole: boolean): Tail {
     const cut = Math.max(0, entries.length - this.maxEntries);
     const keptSizes = sizes.slice(cut);
-    return { entries: entries.slice(cut), sizes: keptSizes, bytes: keptSizes.reduce((sum, size) => sum + size, 0), whole: whole && cut === 0 };
+    return {
+      entries: entries.slice(cut),
+      sizes: keptSizes,
+      bytes: keptSizes.reduce((sum, size) => sum + size, 0),
+      whole: whole && cut === 0,
+    };
   }
 
   /** Kept as the most recently used; the least recently used go while there are too many or too much. */

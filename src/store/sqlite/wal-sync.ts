@@ -52,7 +52,16 @@ export class WalSync {
       fdatasync(fd, (error) => {
         if (this.running === sync) this.running = undefined;
         // The path stays in the log's cause, not in what a client is told.
-        if (error) reject(Object.assign(new SwitchboardError('STORE_FAILED', `could not make the commit durable: fdatasync of the WAL failed (${error.code}); try again`), { cause: error }));
+        if (error)
+          reject(
+            Object.assign(
+              new SwitchboardError(
+                'STORE_FAILED',
+                `could not make the commit durable: fdatasync of the WAL failed (${error.code}); try again`,
+              ),
+              { cause: error },
+            ),
+          );
         else resolve();
       }),
     );
