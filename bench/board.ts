@@ -11,7 +11,7 @@ import BetterSqlite3 from 'better-sqlite3';
 import pg from 'pg';
 import { PostgresStore } from '../src/store/postgres/postgres-store.js';
 import { SqliteStore } from '../src/store/sqlite/sqlite-store.js';
-import type { BoardStore } from '../src/board-ports.js';
+import type { BoardStore } from '../src/ports/index.js';
 
 const tmp = () => mkdtempSync(join(tmpdir(), 'sb-bench-board-'));
 const TTL = 60_000;

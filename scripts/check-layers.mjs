@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // The layering rules of ARCHITECTURE.md section 3, checked over the import graph of src/ (run by `npm test`):
-// no import cycle between folders (a file directly under src/ counts as a folder of its own), and core/
+// no import cycle between folders (a file directly under src/ counts as a folder of its own) or between files, and core/
 // imports nothing outside itself, node: modules included. Prints each breach with a file that causes it.
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
@@ -26,6 +26,7 @@ const specifiers = (text) =>
   );
 
 const edges = new Map(); // unit -> Map(unit -> example file)
+const fileEdges = new Map(); // file -> Map(file -> file)
 const problems = [];
 for (const file of files) {
   const from = unitOf(file);
@@ -37,6 +38,10 @@ for (const file of files) {
     if (!spec.startsWith('.')) continue;
     const target = resolve(dirname(file), spec.replace(/\.js$/, '.ts'));
     const to = unitOf(target);
+    const fromFile = relative(src, file);
+    const toFile = relative(src, target);
+    if (!fileEdges.has(fromFile)) fileEdges.set(fromFile, new Map());
+    if (toFile !== fromFile) fileEdges.get(fromFile).set(toFile, fromFile);
     if (from === 'core' && to !== 'core') problems.push(`core imports outside itself: ${relative(src, file)} imports "${spec}"`);
     if (to === from) continue;
     if (!edges.has(from)) edges.set(from, new Map());
@@ -44,43 +49,54 @@ for (const file of files) {
   }
 }
 
-// Tarjan's strongly connected components: a component of more than one unit is an import cycle.
-let index = 0;
-const state = new Map();
-const stack = [];
-const cycles = [];
-function connect(unit) {
-  state.set(unit, { index, low: index, onStack: true });
-  index += 1;
-  stack.push(unit);
-  for (const next of edges.get(unit)?.keys() ?? []) {
-    if (!state.has(next)) {
-      connect(next);
-      state.get(unit).low = Math.min(state.get(unit).low, state.get(next).low);
-    } else if (state.get(next).onStack) state.get(unit).low = Math.min(state.get(unit).low, state.get(next).index);
-  }
-  if (state.get(unit).low === state.get(unit).index) {
-    const component = [];
-    let member;
-    do {
-      member = stack.pop();
-      state.get(member).onStack = false;
-      component.push(member);
-    } while (member !== unit);
-    if (component.length > 1) cycles.push(component.sort());
-  }
+/** Tarjan's strongly connected components of `graph` (node -> Map(node -> example)): each of more than one node is a cycle. */
+function cyclesOf(graph) {
+  let index = 0;
+  const state = new Map();
+  const stack = [];
+  const cycles = [];
+  const connect = (node) => {
+    state.set(node, { index, low: index, onStack: true });
+    index += 1;
+    stack.push(node);
+    for (const next of graph.get(node)?.keys() ?? []) {
+      if (!state.has(next)) {
+        connect(next);
+        state.get(node).low = Math.min(state.get(node).low, state.get(next).low);
+      } else if (state.get(next).onStack) state.get(node).low = Math.min(state.get(node).low, state.get(next).index);
+    }
+    if (state.get(node).low === state.get(node).index) {
+      const component = [];
+      let member;
+      do {
+        member = stack.pop();
+        state.get(member).onStack = false;
+        component.push(member);
+      } while (member !== node);
+      if (component.length > 1) cycles.push(component.sort());
+    }
+  };
+  for (const node of graph.keys()) if (!state.has(node)) connect(node);
+  return cycles;
 }
-for (const unit of edges.keys()) if (!state.has(unit)) connect(unit);
-for (const cycle of cycles) {
+
+const linksWithin = (graph, cycle) => {
   const inside = new Set(cycle);
-  const links = cycle.flatMap((from) =>
-    [...(edges.get(from) ?? [])].filter(([to]) => inside.has(to)).map(([to, file]) => `    ${from} -> ${to} (${file})`),
+  return cycle.flatMap((from) =>
+    [...(graph.get(from) ?? [])]
+      .filter(([to]) => inside.has(to))
+      .map(([to, file]) => `    ${from} -> ${to}${file === from ? '' : ` (${file})`}`),
   );
-  problems.push(`import cycle between ${cycle.join(', ')}:\n${links.join('\n')}`);
-}
+};
+for (const cycle of cyclesOf(edges)) problems.push(`import cycle between ${cycle.join(', ')}:\n${linksWithin(edges, cycle).join('\n')}`);
+// Files too, type-only imports included: a cycle inside a folder is a knot a reader has to hold all at once.
+for (const cycle of cyclesOf(fileEdges))
+  problems.push(`import cycle between files ${cycle.join(', ')}:\n${linksWithin(fileEdges, cycle).join('\n')}`);
 
 if (problems.length > 0) {
   process.stderr.write(`layering check failed (ARCHITECTURE.md section 3):\n${problems.map((problem) => `  ${problem}`).join('\n')}\n`);
   process.exit(1);
 }
-process.stdout.write(`layering check: ${files.length} files, ${edges.size} folders, no cycles, core imports only itself\n`);
+process.stdout.write(
+  `layering check: ${files.length} files, ${edges.size} folders, no cycles between folders or files, core imports only itself\n`,
+);

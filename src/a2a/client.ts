@@ -13,7 +13,7 @@ import { backoffDelay } from '../gateway/outbox.js';
 import { waitUntil } from '../gateway/wait-until.js';
 import { RemoteAgents } from './remote-agents.js';
 import type { HeldResult } from '../gateway/held-results.js';
-import type { NewInput, NewOutboxRow, OutboxRecord, RemoteTaskRecord } from '../ports.js';
+import type { NewInput, NewOutboxRow, OutboxRecord, RemoteTaskRecord } from '../ports/index.js';
 import {
   CALLBACK_PATH,
   RESULT_KIND,

@@ -12,7 +12,7 @@ import { matchesAny } from '../core/tool-policy.js';
 import { a2aSessionKey } from '../core/session-key.js';
 import type { WaitResult } from '../gateway/gateway.js';
 import type { GatewayApi } from '../gateway/gateway-api.js';
-import type { A2ATaskStore, Clock, RunRecord } from '../ports.js';
+import type { A2ATaskStore, Clock, RunRecord } from '../ports/index.js';
 import { REQUEST_INPUT_TOOL } from './tools.js';
 import { ownerOf } from './task-store.js';
 import type { PeerUser } from './peers.js';

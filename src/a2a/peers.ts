@@ -10,7 +10,7 @@ import type { User } from '@a2a-js/sdk/server';
 import { ANONYMOUS_PEER, type A2APeerConfig, type SwitchboardConfig } from '../config/schema.js';
 import { MemoryRateLimiter, retryAfterMs } from '../core/rate-limit.js';
 import { matchesAny } from '../core/tool-policy.js';
-import type { Clock } from '../ports.js';
+import type { Clock } from '../ports/index.js';
 import { API_KEY_HEADER } from './agent-card.js';
 
 /** The caller as the SDK sees it; `peer` is its config entry (absent for an anonymous caller). */

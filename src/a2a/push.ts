@@ -20,7 +20,7 @@ import type { SwitchboardConfig } from '../config/schema.js';
 import { errorMessage } from '../core/errors.js';
 import type { GatewayApi } from '../gateway/gateway-api.js';
 import { PermanentDeliveryError } from '../gateway/outbox.js';
-import type { A2ATaskStore, Clock, OutboxRecord } from '../ports.js';
+import type { A2ATaskStore, Clock, OutboxRecord } from '../ports/index.js';
 import { ownerOf } from './task-store.js';
 import { guardedFetch, refusedTarget } from '../net/outbound-guard.js';
 

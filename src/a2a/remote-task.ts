@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { Role, TaskState, taskStateToJSON, type Message, type Task } from '@a2a-js/sdk';
 import type { Client } from '@a2a-js/sdk/client';
 import type { SwitchboardConfig } from '../config/schema.js';
-import type { Clock, NewInput, NewOutboxRow, Store } from '../ports.js';
+import type { Clock, NewInput, NewOutboxRow, Store } from '../ports/index.js';
 
 export const RESULT_KIND = 'a2a.result';
 /** Where remotes post push notifications for tasks this gateway follows: `<base>/a2a-callback/<taskId>`. */

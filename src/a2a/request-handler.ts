@@ -17,7 +17,7 @@ import {
 } from '@a2a-js/sdk';
 import { RequestMalformedError } from '@a2a-js/sdk/errors';
 import { DefaultRequestHandler, type ServerCallContext } from '@a2a-js/sdk/server';
-import type { A2ATaskStore } from '../ports.js';
+import type { A2ATaskStore } from '../ports/index.js';
 import { ownerOf } from './task-store.js';
 
 const SETTLED = new Set([

@@ -14,7 +14,7 @@ import { legacyAgentCardRouter } from '@a2a-js/sdk/compat/v0_3/server/express';
 import { matchesAny } from '../core/tool-policy.js';
 import type { GatewayApi } from '../gateway/gateway-api.js';
 import type { ResolvedAgent } from '../gateway/registry.js';
-import type { A2ATaskStore, Clock } from '../ports.js';
+import type { A2ATaskStore, Clock } from '../ports/index.js';
 import { agentBasePath, agentCardToJson, buildAgentCard } from './agent-card.js';
 import { a2aErrorHandler, jsonRpcEdge } from './edge.js';
 import { GatewayAgentExecutor } from './executor.js';

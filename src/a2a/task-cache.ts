@@ -13,7 +13,7 @@
  * After a crash, the store holds each task's last state change; chunks streamed since are gone, and
  * the final answer replaces them when the recovered run finishes.
  */
-import type { A2APushConfigRecord, A2ATaskFilter, A2ATaskRecord, A2ATaskStore, Clock, RemoteTaskRecord } from '../ports.js';
+import type { A2APushConfigRecord, A2ATaskFilter, A2ATaskRecord, A2ATaskStore, Clock, RemoteTaskRecord } from '../ports/index.js';
 
 /** States in which the SDK goes on saving the task as the execution runs. */
 const ACTIVE = new Set(['TASK_STATE_SUBMITTED', 'TASK_STATE_WORKING']);

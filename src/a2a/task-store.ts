@@ -7,7 +7,7 @@ import type { ListTasksRequest, ListTasksResponse } from '@a2a-js/sdk';
 import type { ServerCallContext, TaskStore } from '@a2a-js/sdk/server';
 import { RequestMalformedError } from '@a2a-js/sdk/errors';
 import { ANONYMOUS_PEER } from '../config/schema.js';
-import type { A2ATaskStore, Clock } from '../ports.js';
+import type { A2ATaskStore, Clock } from '../ports/index.js';
 
 export function ownerOf(context: ServerCallContext): string {
   return context.user?.isAuthenticated ? context.user.userName : ANONYMOUS_PEER;

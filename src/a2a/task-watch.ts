@@ -10,7 +10,7 @@ import { AgentEvent, ServerCallContext, type ExecutionEventBusManager, type Push
 import { errorMessage } from '../core/errors.js';
 import type { SwitchboardConfig } from '../config/schema.js';
 import type { GatewayApi } from '../gateway/gateway-api.js';
-import type { A2ATaskRecord, A2ATaskStore, Clock } from '../ports.js';
+import type { A2ATaskRecord, A2ATaskStore, Clock } from '../ports/index.js';
 import { agentMessage, finalOutcome, requestedInput, stalledOutcome, type FinalOutcome } from './executor.js';
 import { PeerUser } from './peers.js';
 import { SerialTask } from '../gateway/serial-task.js';

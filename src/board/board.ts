@@ -9,8 +9,8 @@ import { randomUUID } from 'node:crypto';
 import { BOARD_STATES, type BlockKind, type BoardState } from '../core/board.js';
 import { SwitchboardError } from '../core/errors.js';
 import { agentToAgentAllowed } from '../core/session-access.js';
-import type { BoardClaim, BoardCommentRecord, BoardEventRecord, BoardStore, BoardTaskRecord, BoardTaskView } from '../board-ports.js';
-import type { Clock } from '../ports.js';
+import type { BoardClaim, BoardCommentRecord, BoardEventRecord, BoardStore, BoardTaskRecord, BoardTaskView } from '../ports/index.js';
+import type { Clock } from '../ports/index.js';
 import type { GatewayApi } from '../gateway/gateway-api.js';
 
 const BOARD_NAME = /^[a-z0-9][a-z0-9_-]{0,63}$/;

@@ -7,8 +7,8 @@
  */
 import { SwitchboardError, errorMessage } from '../core/errors.js';
 import { parseSessionKey } from '../core/session-key.js';
-import type { BoardClaim, BoardStore } from '../board-ports.js';
-import type { Clock } from '../ports.js';
+import type { BoardClaim, BoardStore } from '../ports/index.js';
+import type { Clock } from '../ports/index.js';
 import type { GatewayApi } from '../gateway/gateway-api.js';
 import type { WaitResult } from '../gateway/gateway-queries.js';
 import { backoffDelay } from '../gateway/outbox.js';

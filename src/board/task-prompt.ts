@@ -1,5 +1,5 @@
 /** What a worker is given: the task, the results of the tasks it depends on, the last comments and earlier attempts. */
-import type { BoardTaskView } from '../board-ports.js';
+import type { BoardTaskView } from '../ports/index.js';
 
 const MAX_DEPENDENCY_RESULT = 4000;
 const MAX_COMMENTS = 10;

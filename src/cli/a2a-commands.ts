@@ -1,5 +1,5 @@
 /** `switchboard a2a tasks`: the tasks A2A peers gave this gateway, and their replay logs. */
-import type { A2ATaskEventRecord, A2ATaskRecord } from '../ports.js';
+import type { A2ATaskEventRecord, A2ATaskRecord } from '../ports/index.js';
 import { ago, stateName, table } from './format.js';
 import { program, client, parseLimit, withQuery, print } from './shared.js';
 

@@ -2,8 +2,8 @@
 import { readFileSync } from 'node:fs';
 import { InvalidArgumentError } from 'commander';
 import { BOARD_STATES } from '../core/board.js';
-import type { BoardClaim, BoardTaskRecord, BoardTaskView } from '../board-ports.js';
-import type { EventRecord } from '../ports.js';
+import type { BoardClaim, BoardTaskRecord, BoardTaskView } from '../ports/index.js';
+import type { EventRecord } from '../ports/index.js';
 import { ago, describeEvent } from './format.js';
 import { program, globals, client, parseLimit, parseSeq, withQuery, print } from './shared.js';
 

@@ -6,7 +6,7 @@
  */
 import { createInterface, type Interface } from 'node:readline';
 import { SwitchboardError, errorMessage } from '../core/errors.js';
-import type { EventRecord } from '../ports.js';
+import type { EventRecord } from '../ports/index.js';
 import { displayName } from './format.js';
 import { describeSend, type SendResponse } from './message-commands.js';
 import { program, client } from './shared.js';

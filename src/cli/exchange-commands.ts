@@ -1,5 +1,5 @@
 /** `switchboard exchanges`: agent-to-agent messages (sessions_send), their replies, turns and announce steps. */
-import type { ExchangeRecord, InputRecord } from '../ports.js';
+import type { ExchangeRecord, InputRecord } from '../ports/index.js';
 import { ago, table } from './format.js';
 import { program, client, parseLimit, withQuery, print } from './shared.js';
 

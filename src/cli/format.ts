@@ -1,5 +1,5 @@
 /** Human-readable output for the CLI. */
-import type { EventRecord } from '../ports.js';
+import type { EventRecord } from '../ports/index.js';
 
 export function table(rows: Record<string, unknown>[], columns: string[]): string {
   if (rows.length === 0) return '(none)';

@@ -1,5 +1,5 @@
 /** `switchboard outbox`: deliveries the gateway owes; retry or drop dead ones. */
-import type { OutboxRecord } from '../ports.js';
+import type { OutboxRecord } from '../ports/index.js';
 import { ago, table } from './format.js';
 import { program, client, parseLimit, withQuery, print } from './shared.js';
 

@@ -1,5 +1,5 @@
 /** `switchboard runs`: list, show and cancel runs. */
-import type { InputRecord, RunRecord } from '../ports.js';
+import type { InputRecord, RunRecord } from '../ports/index.js';
 import { table } from './format.js';
 import { program, client, parseLimit, withQuery, print, runRow } from './shared.js';
 

@@ -1,5 +1,5 @@
 /** `switchboard sessions`: list, show, history and tail. */
-import type { EventRecord, RunRecord, SessionRecord, TranscriptEntry } from '../ports.js';
+import type { EventRecord, RunRecord, SessionRecord, TranscriptEntry } from '../ports/index.js';
 import { ago, contentText, describeEvent, table } from './format.js';
 import { program, globals, client, parseLimit, parseSeq, withQuery, print, runRow } from './shared.js';
 

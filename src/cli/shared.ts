@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Command, InvalidArgumentError } from 'commander';
 import { resolveConfigPath } from '../config/load.js';
-import type { RunRecord } from '../ports.js';
+import type { RunRecord } from '../ports/index.js';
 import { ControlClient, resolveClientTarget } from './client.js';
 import { ago } from './format.js';
 

@@ -2,7 +2,7 @@
  * What `send --wait` shows while it waits: a spinner on a terminal with the elapsed time and the run's
  * state, and afterwards the late results of sub-agents the run spawned, as they arrive within the timeout.
  */
-import type { RunRecord, SessionRecord } from '../ports.js';
+import type { RunRecord, SessionRecord } from '../ports/index.js';
 import { waitUntil, type Wakeups } from '../gateway/wait-until.js';
 import type { ControlClient } from './client.js';
 

@@ -6,7 +6,7 @@ import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ModelMessage } from 'ai';
 import type { AgentConfig } from '../config/schema.js';
-import type { InputRecord, Provenance, SubagentRecord, TranscriptEntry } from '../ports.js';
+import type { InputRecord, Provenance, SubagentRecord, TranscriptEntry } from '../ports/index.js';
 import { REPLY_SKIP } from './exchanges.js';
 
 /** Workspace files read into the system prompt, in this order, when present. */

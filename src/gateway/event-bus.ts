@@ -2,7 +2,7 @@
  * Live fan-out of journal events and of ephemeral run deltas. Durable events are in the store's
  * journal first; this bus only tells listeners in this process that they happened.
  */
-import type { EventRecord, RunRecord } from '../ports.js';
+import type { EventRecord, RunRecord } from '../ports/index.js';
 
 export type LiveEvent =
   | { type: 'journal'; event: EventRecord }

@@ -18,7 +18,7 @@ import type {
   OutboxRecord,
   Provenance,
   Store,
-} from '../ports.js';
+} from '../ports/index.js';
 import type { TerminalRunStatus } from '../core/run-status.js';
 import type { HeldResult } from './held-results.js';
 

@@ -1,54 +1,77 @@
 /**
- * The one door into the gateway for fronts (control API, A2A server, and later the board, the mailbox and
- * the console): accept an input, wait for it, query, cancel, subscribe to events, and hand deliveries to
- * the outbox. Fronts are typed against this, never against the gateway's store; a front with state of its
- * own (A2A tasks) gets its own store port from the composition root.
+ * The one door into the gateway for fronts (control API, A2A server, the board, and later the mailbox and the
+ * console): accept an input, wait for it, query, cancel, subscribe to events, and hand deliveries to the outbox.
+ * Fronts are typed against this, never against the gateway's store; a front with state of its own (A2A tasks)
+ * gets its own store port from the composition root. The Gateway implements it (gateway.ts).
  */
-import type { Gateway } from './gateway.js';
+import type { SwitchboardConfig } from '../config/schema.js';
+import type { NewOutboxRow, OutboxRecord, RecoveryReport } from '../ports/index.js';
+import type { ConfigReload } from './config-reload.js';
+import type { LiveListener } from './event-bus.js';
+import type { GatewayControl } from './gateway-control.js';
+import type { LaneName, StalledLane } from './lanes.js';
+import type { OutboxHandler } from './outbox.js';
+import type { AgentRegistry } from './registry.js';
 
-export type GatewayApi = Pick<
-  Gateway,
+export interface GatewayStatus {
+  gatewayId: string;
+  startedAt: number;
+  uptimeMs: number;
+  agents: string[];
+  lanes: Record<LaneName, { active: number; waiting: number; max: number }>;
+  activeRuns: { sessionKey: string; runId: string | null }[];
+  stalledLanes: StalledLane[];
+  lastRecovery: RecoveryReport;
+}
+
+export interface GatewayApi
+  extends Pick<
+    GatewayControl,
+    // accept
+    | 'send'
+    | 'sendAs'
+    | 'acceptA2AMessage'
+    | 'acceptBoardTask'
+    // wait
+    | 'waitForInput'
+    | 'inputOutcome'
+    | 'inputRunId'
+    // query
+    | 'resolveId'
+    | 'getExchange'
+    | 'listSessions'
+    | 'describeSession'
+    | 'history'
+    | 'journalAfter'
+    | 'listRuns'
+    | 'getRun'
+    | 'runCompletions'
+    | 'listExchanges'
+    | 'listSubagents'
+    | 'getSubagent'
+    | 'listA2ATasks'
+    | 'getA2ATask'
+    | 'listOutbox'
+    // cancel
+    | 'cancelInput'
+    | 'cancelRun'
+    | 'killSubagent'
+  > {
   // configuration and the address book
-  | 'config'
-  | 'agents'
-  | 'stopping'
-  | 'status'
-  | 'ready'
-  // accept
-  | 'send'
-  | 'sendAs'
-  | 'acceptA2AMessage'
-  | 'acceptBoardTask'
-  // wait
-  | 'waitForInput'
-  | 'durable'
-  | 'inputOutcome'
-  | 'inputRunId'
-  // query
-  | 'resolveId'
-  | 'getExchange'
-  | 'listSessions'
-  | 'describeSession'
-  | 'history'
-  | 'journalAfter'
-  | 'listRuns'
-  | 'getRun'
-  | 'runCompletions'
-  | 'listExchanges'
-  | 'listSubagents'
-  | 'getSubagent'
-  | 'listA2ATasks'
-  | 'getA2ATask'
-  | 'listOutbox'
+  readonly config: SwitchboardConfig;
+  readonly agents: AgentRegistry;
+  readonly stopping: boolean;
+  status(): GatewayStatus;
+  ready(): Promise<boolean>;
+  reloadConfig(next: SwitchboardConfig): ConfigReload;
+  /** Resolves once everything the store committed so far is durable. */
+  durable(): Promise<void>;
   // cancel
-  | 'cancelInput'
-  | 'cancelRun'
-  | 'killSubagent'
-  | 'settleDeadOutbox'
+  settleDeadOutbox(id: string, action: 'retry' | 'drop'): Promise<OutboxRecord>;
   // events and deliveries
-  | 'subscribe'
-  | 'publishJournal'
-  | 'watchDeltas'
-  | 'registerDelivery'
-  | 'enqueueDelivery'
->;
+  subscribe(listener: LiveListener): () => void;
+  publishJournal(): Promise<void>;
+  watchDeltas(sessionKey?: string): () => void;
+  registerDelivery(kind: string, handler: OutboxHandler): void;
+  enqueueDelivery(row: NewOutboxRow): Promise<void>;
+}

@@ -6,9 +6,9 @@
 import { SwitchboardError } from '../core/errors.js';
 import { a2aSessionKey, boardSessionKey, parseSessionKey } from '../core/session-key.js';
 import type { SwitchboardConfig } from '../config/schema.js';
-import type { Clock, IdGenerator, InputRecord, NewInput, Provenance, ReplyRoute, SessionRecord } from '../ports.js';
+import type { Clock, IdGenerator, InputRecord, NewInput, Provenance, ReplyRoute, SessionRecord } from '../ports/index.js';
 import { GatewayQueries } from './gateway-queries.js';
-import type { SendRequest, SendResult } from './gateway-types.js';
+import type { SendRequest, SendResult } from './send-request.js';
 import type { LaneScheduler } from './lanes.js';
 import type { AgentMessaging, AgentSendRequest, AgentSendResult } from './messaging.js';
 import { offeredTools } from './tool-offer.js';

@@ -18,7 +18,7 @@ import type {
   Store,
   SubagentRecord,
   TranscriptEntry,
-} from '../ports.js';
+} from '../ports/index.js';
 import type { AgentRegistry } from './registry.js';
 import type { Subagents, SubagentView } from './subagents.js';
 

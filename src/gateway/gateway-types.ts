@@ -1,11 +1,9 @@
-/** What the gateway is built from and what it accepts: its dependencies, extensions, and a send. */
-import type { QueueMode } from '../core/queue-mode.js';
+/** What the gateway is built from: its dependencies and the extensions the composition root plugs in. */
 import type { SwitchboardConfig } from '../config/schema.js';
-import type { Clock, IdGenerator, InputRecord, NewInput, NewOutboxRow, Provenance, Store } from '../ports.js';
+import type { Clock, IdGenerator, InputRecord, NewInput, NewOutboxRow, Store } from '../ports/index.js';
 import type { AgentMessaging } from './messaging.js';
 import type { HeldResultSource } from './held-results.js';
 import type { OutboxHandler } from './outbox.js';
-import type { Inbound } from './registry.js';
 import type { Subagents } from './subagents.js';
 import type { GatewayTool } from './tool-contract.js';
 import type { GatewayApi } from './gateway-api.js';
@@ -59,27 +57,4 @@ export interface GatewayExtension {
   heldResults?: HeldResultSource;
   start?: () => Promise<void>;
   stop?: () => void;
-}
-
-export interface SendRequest {
-  /** An agent id, or a session key. Without one, the bindings route the inbound channel to an agent. */
-  target?: string;
-  message: string;
-  mode?: QueueMode;
-  idempotencyKey?: string;
-  /** The channel it arrived on; decides the default queue mode and the reply route. */
-  inbound?: Inbound;
-  /**
-   * The caller waits for the reply and acknowledges nothing before it: the input is not made durable on its own
-   * (the run's commit, made durable before the reply is handed out, covers it), which saves a sync on SQLite FULL.
-   */
-  waiting?: boolean;
-  provenance?: Provenance;
-}
-
-export interface SendResult {
-  input: InputRecord;
-  sessionKey: string;
-  /** False when the idempotency key matched an input accepted before. */
-  created: boolean;
 }

@@ -18,7 +18,7 @@ import type {
   InputRecord,
   RecoveryReport,
   Store,
-} from '../ports.js';
+} from '../ports/index.js';
 import type { GatewayTool } from './tool-contract.js';
 import { PromptFileCache } from './context.js';
 import { EventBus, type LiveListener } from './event-bus.js';
@@ -33,6 +33,7 @@ import { AgentMessaging } from './messaging.js';
 import { Subagents } from './subagents.js';
 import { HeldResults } from './held-results.js';
 import { journalPause, type Wakeups } from './wait-until.js';
+import type { GatewayApi, GatewayStatus } from './gateway-api.js';
 import { GatewayControl } from './gateway-control.js';
 import type { GatewayDeps, GatewayExtension } from './gateway-types.js';
 
@@ -41,12 +42,13 @@ import { COMPLETION_KIND } from '../core/subagent.js';
 
 export const LEASE_TTL_MS = 30_000;
 
-export type { GatewayDeps, GatewayExtension, GatewayParts, SendRequest, SendResult } from './gateway-types.js';
+export type { GatewayDeps, GatewayExtension, GatewayParts } from './gateway-types.js';
+export type { SendRequest, SendResult } from './send-request.js';
 
 export const systemClock: Clock = { now: () => Date.now() };
 export const uuidIds: IdGenerator = { next: () => randomUUID() };
 
-export class Gateway extends GatewayControl {
+export class Gateway extends GatewayControl implements GatewayApi {
   readonly config: SwitchboardConfig;
   readonly store: Store;
   readonly agents: AgentRegistry;
@@ -341,7 +343,7 @@ export class Gateway extends GatewayControl {
     return this.bus.watchDeltas(sessionKey);
   }
 
-  status() {
+  status(): GatewayStatus {
     return {
       gatewayId: this.gatewayId,
       startedAt: this.startedAt,

@@ -6,7 +6,7 @@
  * idempotency key, so that it is neither lost nor given twice.
  */
 import type { TerminalRunStatus } from '../core/run-status.js';
-import type { InputRecord, NewInput, Store } from '../ports.js';
+import type { InputRecord, NewInput, Store } from '../ports/index.js';
 
 /** A result a run took while it waited, not settled yet. */
 export interface HeldResult {

@@ -1,5 +1,5 @@
 /** Publishes journal events to the live bus in order, once each, after they are committed. */
-import type { EventRecord, Store } from '../ports.js';
+import type { EventRecord, Store } from '../ports/index.js';
 import type { EventBus } from './event-bus.js';
 import { SerialTask } from './serial-task.js';
 

@@ -6,7 +6,7 @@ import { decideOnArrival, planNextRun } from '../core/queue-mode.js';
 import type { AbortReason } from '../core/run-status.js';
 import { parseSessionKey } from '../core/session-key.js';
 import type { SwitchboardConfig } from '../config/schema.js';
-import type { Clock, InputRecord, Store } from '../ports.js';
+import type { Clock, InputRecord, Store } from '../ports/index.js';
 
 /** nested: runs that only answer other agents (sessions_send), so a waiting requester cannot starve them. */
 export type LaneName = 'main' | 'subagent' | 'nested';

@@ -7,7 +7,7 @@
 import { SwitchboardError } from '../core/errors.js';
 import type { QueueMode } from '../core/queue-mode.js';
 import { retryAfterMs } from '../core/rate-limit.js';
-import type { ExchangeRecord, LimitReached, NewToolCall, Provenance, RateLimit } from '../ports.js';
+import type { ExchangeRecord, LimitReached, NewToolCall, Provenance, RateLimit } from '../ports/index.js';
 import { apiWaiterId, isApiWaiter, letGo, type ExchangeFlow } from './exchanges.js';
 import { waitUntil } from './wait-until.js';
 import { SessionDirectory, type MessagingDeps, type Requester, type TargetRef } from './session-directory.js';

@@ -7,7 +7,7 @@
  * completions of everyone else.
  */
 import { SwitchboardError, errorMessage } from '../core/errors.js';
-import type { Clock, OutboxRecord, Store } from '../ports.js';
+import type { Clock, OutboxRecord, Store } from '../ports/index.js';
 import { SerialTask } from './serial-task.js';
 
 export type OutboxHandler = (row: OutboxRecord) => Promise<void>;

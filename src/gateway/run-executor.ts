@@ -18,7 +18,7 @@ import {
 import { errorMessage } from '../core/errors.js';
 import { statusForAbort, type AbortReason, type TerminalRunStatus } from '../core/run-status.js';
 import { addRequest, measureRequest, NO_REQUEST } from '../models/request-size.js';
-import type { NewToolCall, RunRequestSize, RunUsage } from '../ports.js';
+import type { NewToolCall, RunRequestSize, RunUsage } from '../ports/index.js';
 import { parseToolArgs, toolJsonSchema, type AvailabilityContext, type GatewayTool, type ToolContext } from './tool-contract.js';
 import { throughLedger, type LedgerDeps } from './tool-ledger.js';
 import type { RefusedTool } from './tool-offer.js';

@@ -16,7 +16,7 @@ import {
 } from '../core/session-access.js';
 import { mainSessionKey, parseSessionKey, type SessionKind } from '../core/session-key.js';
 import type { SwitchboardConfig } from '../config/schema.js';
-import type { Clock, IdGenerator, SessionRecord, Store, TranscriptEntry } from '../ports.js';
+import type { Clock, IdGenerator, SessionRecord, Store, TranscriptEntry } from '../ports/index.js';
 import type { AgentRegistry } from './registry.js';
 import type { Wakeups } from './wait-until.js';
 

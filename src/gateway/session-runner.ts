@@ -17,7 +17,7 @@ import type {
   CommittedRun,
   SettledToolCall,
   Store,
-} from '../ports.js';
+} from '../ports/index.js';
 import type { ModelRegistry } from '../models/model-registry.js';
 import type { SwitchboardConfig } from '../config/schema.js';
 import type { GatewayTool } from './tool-contract.js';

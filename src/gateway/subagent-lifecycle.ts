@@ -15,7 +15,7 @@ import {
   type CompletionEvent,
   type SubagentLimits,
 } from '../core/subagent.js';
-import type { OutboxRecord, SubagentRecord } from '../ports.js';
+import type { OutboxRecord, SubagentRecord } from '../ports/index.js';
 import type { SubagentDeps } from './subagent-types.js';
 import { removeWorktree } from './worktrees.js';
 

@@ -1,7 +1,7 @@
 /** The shapes the sub-agent module speaks in: spawn requests and results, views, waits, and its dependencies. */
 import type { SwitchboardConfig } from '../config/schema.js';
 import type { SubagentHandle, SubagentRole } from '../core/subagent.js';
-import type { Clock, IdGenerator, InputRecord, NewEvent, NewInput, NewToolCall, Store, SubagentRecord } from '../ports.js';
+import type { Clock, IdGenerator, InputRecord, NewEvent, NewInput, NewToolCall, Store, SubagentRecord } from '../ports/index.js';
 import type { AgentRegistry } from './registry.js';
 import type { Wakeups } from './wait-until.js';
 

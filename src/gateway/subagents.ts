@@ -21,7 +21,7 @@ import {
 } from '../core/subagent.js';
 import { matchesAny } from '../core/tool-policy.js';
 import type { SwitchboardConfig } from '../config/schema.js';
-import type { SubagentRecord } from '../ports.js';
+import type { SubagentRecord } from '../ports/index.js';
 import type { AgentRegistry } from './registry.js';
 import { removeWorktree } from './worktrees.js';
 import { prepareWorkdir } from './workdir.js';

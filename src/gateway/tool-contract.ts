@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 import type { SessionKind } from '../core/session-key.js';
-import type { Clock, NewToolCall } from '../ports.js';
+import type { Clock, NewToolCall } from '../ports/index.js';
 
 export type ToolArgs = z.ZodObject;
 

@@ -7,7 +7,7 @@
  * and with its result (in the run's commit), so the ledger costs no commit of its own.
  */
 import { createHash } from 'node:crypto';
-import type { NewToolCall, SettledToolCall, ToolCallPosition, ToolCallStore } from '../ports.js';
+import type { NewToolCall, SettledToolCall, ToolCallPosition, ToolCallStore } from '../ports/index.js';
 import type { GatewayTool } from './tool-contract.js';
 
 export interface LedgerDeps {

@@ -3,7 +3,7 @@
  * API request waiting for its input's reply) checks a condition, sleeps until the journal says something
  * it cares about happened (polling once a second is the backstop), and gives up at its deadline.
  */
-import type { Clock } from '../ports.js';
+import type { Clock } from '../ports/index.js';
 import type { EventBus, LiveEvent } from './event-bus.js';
 
 /** Which journal events may have changed the answer: their payload, session and type (`settled` for a commit's). */

@@ -5,7 +5,7 @@
 import { realpathSync, statSync } from 'node:fs';
 import { isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { SwitchboardError } from '../core/errors.js';
-import type { SubagentRecord } from '../ports.js';
+import type { SubagentRecord } from '../ports/index.js';
 import { createWorktree } from './worktrees.js';
 
 /** True when `target` is `root` or below it; a name that only starts with ".." (`..secret`) is inside. */

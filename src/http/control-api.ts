@@ -13,7 +13,7 @@ import { SwitchboardError, toSwitchboardError } from '../core/errors.js';
 import { QUEUE_MODES } from '../core/queue-mode.js';
 import type { ConfigReload } from '../gateway/config-reload.js';
 import type { GatewayApi } from '../gateway/gateway-api.js';
-import type { EventRecord, OutboxStatus } from '../ports.js';
+import type { EventRecord, OutboxStatus } from '../ports/index.js';
 import type { BoardService } from '../board/board.js';
 import { boardRoutes } from './board-routes.js';
 import { parseBody, readBody, readJson } from './json-body.js';

@@ -3,7 +3,7 @@
  * it per step), in UTF-8 bytes, with the system text and the tool definitions counted apart. A model that
  * is not called over HTTP (the scripted one) reports the call options it received as its body.
  */
-import type { RunRequestSize } from '../ports.js';
+import type { RunRequestSize } from '../ports/index.js';
 
 export const NO_REQUEST: RunRequestSize = { bytes: 0, systemBytes: 0, toolBytes: 0 };
 

@@ -1,6 +1,13 @@
 /** A2A tasks and their replay log over Kysely. */
 import type { Kysely, Selectable } from 'kysely';
-import type { A2APushConfigRecord, A2ATaskEventRecord, RemoteTaskRecord, A2ATaskFilter, A2ATaskRecord, A2ATaskStore } from '../ports.js';
+import type {
+  A2APushConfigRecord,
+  A2ATaskEventRecord,
+  RemoteTaskRecord,
+  A2ATaskFilter,
+  A2ATaskRecord,
+  A2ATaskStore,
+} from '../ports/index.js';
 import { prepared } from './kysely-prepared.js';
 import { json, num, numOrNull, parse } from './kysely-rows.js';
 import type { A2APushConfigsTable, A2ARemoteTasksTable, A2ATasksTable, Database } from './schema.js';

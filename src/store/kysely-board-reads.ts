@@ -1,7 +1,7 @@
 /** The board's reads over Kysely: a task, its view (dependencies, comments, attempts), lists and the event log. */
 import type { Kysely } from 'kysely';
 import type { BoardState } from '../core/board.js';
-import type { BoardEventRecord, BoardTaskFilter, BoardTaskRecord, BoardTaskView } from '../board-ports.js';
+import type { BoardEventRecord, BoardTaskFilter, BoardTaskRecord, BoardTaskView } from '../ports/index.js';
 import { toAttempt, toBoardEvent, toBoardTask, toComment } from './kysely-board-rows.js';
 import type { Database } from './schema.js';
 

@@ -2,7 +2,7 @@
 import type { Selectable } from 'kysely';
 import type { AttemptOutcome, BlockKind, BoardState } from '../core/board.js';
 import { SwitchboardError } from '../core/errors.js';
-import type { BoardAttemptRecord, BoardClaim, BoardCommentRecord, BoardEventRecord, BoardTaskRecord } from '../board-ports.js';
+import type { BoardAttemptRecord, BoardClaim, BoardCommentRecord, BoardEventRecord, BoardTaskRecord } from '../ports/index.js';
 import { json, num, numOrNull, parse, type Db } from './kysely-rows.js';
 import { appendEvent } from './kysely-writes.js';
 import type { BoardAttemptsTable, BoardCommentsTable, BoardEventsTable, BoardTasksTable } from './schema.js';

@@ -18,7 +18,7 @@ import type {
   BoardStore,
   BoardTaskRecord,
   NewBoardTask,
-} from '../board-ports.js';
+} from '../ports/index.js';
 import {
   changeByKey,
   claimOf,

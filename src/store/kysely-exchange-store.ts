@@ -14,7 +14,7 @@ import type {
   NewInput,
   NewToolCall,
   RateLimit,
-} from '../ports.js';
+} from '../ports/index.js';
 import { toExchange } from './kysely-rows.js';
 import { insertInput } from './kysely-writes.js';
 import type { Database, ExchangesTable } from './schema.js';

@@ -1,6 +1,6 @@
 /** Ids by prefix, for people who type a short one (`runs show bd29b5f4`). */
 import { sql } from 'kysely';
-import type { IdKind } from '../ports.js';
+import type { IdKind } from '../ports/index.js';
 import type { Db } from './kysely-rows.js';
 import type { Database } from './schema.js';
 

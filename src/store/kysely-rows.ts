@@ -16,7 +16,7 @@ import type {
   SessionRecord,
   SessionState,
   TranscriptEntry,
-} from '../ports.js';
+} from '../ports/index.js';
 import type {
   Database,
   EventsTable,

@@ -3,7 +3,7 @@ import { settleToolCalls } from './kysely-tool-call-store.js';
 import type { Kysely, Selectable } from 'kysely';
 import { SwitchboardError } from '../core/errors.js';
 import type { RunStatus } from '../core/run-status.js';
-import type { CommittedRun, NewRun, RecoveryReport, RunCommit, RunRecord, RunStore, StartedRun } from '../ports.js';
+import type { CommittedRun, NewRun, RecoveryReport, RunCommit, RunRecord, RunStore, StartedRun } from '../ports/index.js';
 import { num, toInput, toRun } from './kysely-rows.js';
 import { appendEvent, appendTranscript, currentEpoch, insertOutbox, type LeaseTaker, type Relax } from './kysely-writes.js';
 import { endSubagentRun, startSubagentRun } from './kysely-subagent-rows.js';

@@ -1,6 +1,6 @@
 /** Sessions over Kysely: created on first use, listed, routed, and found by their queued inputs. */
 import type { Kysely, Selectable } from 'kysely';
-import type { NewSession, ReplyRoute, SessionFilter, SessionRecord, SessionStore } from '../ports.js';
+import type { NewSession, ReplyRoute, SessionFilter, SessionRecord, SessionStore } from '../ports/index.js';
 import { json, num, toSession } from './kysely-rows.js';
 import { prepared } from './kysely-prepared.js';
 import type { Database, SessionsTable } from './schema.js';

@@ -31,7 +31,7 @@ import type {
   RateLimit,
   LimitReached,
   NewToolCall,
-} from '../ports.js';
+} from '../ports/index.js';
 import { KyselyRunStore } from './kysely-run-store.js';
 import { KyselySessionStore } from './kysely-session-store.js';
 import { num, toEvent, toInput, toOutbox, toTranscript } from './kysely-rows.js';

@@ -9,7 +9,7 @@ import {
   type SubagentState,
   type SubagentUsage,
 } from '../core/subagent.js';
-import type { CompletionState, RunCommit, SubagentRecord, SubagentSettlement, SubagentTransition } from '../ports.js';
+import type { CompletionState, RunCommit, SubagentRecord, SubagentSettlement, SubagentTransition } from '../ports/index.js';
 import { json, num, numOrNull, parse, type Db } from './kysely-rows.js';
 import { appendEvent, insertOutbox } from './kysely-writes.js';
 import type { SubagentsTable } from './schema.js';

@@ -12,7 +12,7 @@ import type {
   SpawnLimits,
   SpawnRefused,
   NewToolCall,
-} from '../ports.js';
+} from '../ports/index.js';
 import { json, num } from './kysely-rows.js';
 import { appendEvent, insertInput } from './kysely-writes.js';
 import type { Database } from './schema.js';

@@ -1,6 +1,6 @@
 /** The tool-call ledger over Kysely: one row per side-effecting call, found again by a retried run. */
 import type { Kysely, Selectable } from 'kysely';
-import type { NewToolCall, SettledToolCall, ToolCallRecord, ToolCallState, ToolCallStore } from '../ports.js';
+import type { NewToolCall, SettledToolCall, ToolCallRecord, ToolCallState, ToolCallStore } from '../ports/index.js';
 import { json, num, parse, type Db } from './kysely-rows.js';
 import type { Database, ToolCallsTable } from './schema.js';
 

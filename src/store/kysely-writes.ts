@@ -1,5 +1,5 @@
 /** Writes shared by several stores, each usable inside a transaction. */
-import type { EventRecord, InputRecord, NewEvent, NewInput, NewOutboxRow, NewTranscriptEntry } from '../ports.js';
+import type { EventRecord, InputRecord, NewEvent, NewInput, NewOutboxRow, NewTranscriptEntry } from '../ports/index.js';
 import { sql, type Kysely, type RawBuilder, type Selectable } from 'kysely';
 import { json, num, toEvent, toInput, type Db } from './kysely-rows.js';
 import { prepared, preparedPerCount } from './kysely-prepared.js';

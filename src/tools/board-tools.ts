@@ -9,7 +9,7 @@ import { SwitchboardError } from '../core/errors.js';
 import { parseSessionKey } from '../core/session-key.js';
 import { matchesAny } from '../core/tool-policy.js';
 import type { BoardActor, BoardService } from '../board/board.js';
-import type { BoardTaskRecord } from '../board-ports.js';
+import type { BoardTaskRecord } from '../ports/index.js';
 import { defineTool, unlisted, type AvailabilityContext, type GatewayTool, type ToolContext } from '../gateway/tool-contract.js';
 import { asToolResult } from './session-tools.js';
 import { choice, flag, number, text, textList } from './schema.js';

@@ -7,7 +7,7 @@ import { SwitchboardError } from '../core/errors.js';
 import { SUBAGENT_ROLES } from '../core/subagent.js';
 import type { SessionDirectory } from '../gateway/session-directory.js';
 import type { Subagents } from '../gateway/subagents.js';
-import type { SubagentRecord } from '../ports.js';
+import type { SubagentRecord } from '../ports/index.js';
 import { asToolResult } from './session-tools.js';
 import { choice, flag, number, text, textList } from './schema.js';
 import { defineTool, unlisted, type GatewayTool, type ToolContext } from '../gateway/tool-contract.js';

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ActiveTaskCache, LINGER_MS } from '../../src/a2a/task-cache.js';
-import type { A2ATaskStore } from '../../src/ports.js';
+import type { A2ATaskStore } from '../../src/ports/index.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 
 let store: SqliteStore;

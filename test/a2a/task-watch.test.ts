@@ -10,7 +10,7 @@ import type { SwitchboardConfig } from '../../src/config/schema.js';
 import type { GatewayApi } from '../../src/gateway/gateway-api.js';
 import type { WaitResult } from '../../src/gateway/gateway.js';
 import type { LiveListener } from '../../src/gateway/event-bus.js';
-import type { RunRecord } from '../../src/ports.js';
+import type { RunRecord } from '../../src/ports/index.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { waitUntil } from '../helpers/wait.js';
 

@@ -4,7 +4,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Gateway } from '../../src/gateway/gateway.js';
-import type { ExchangeRecord, InputRecord } from '../../src/ports.js';
+import type { ExchangeRecord, InputRecord } from '../../src/ports/index.js';
 import { startTestGateway, stopTestGateway } from '../helpers/gateway.js';
 import { waitUntil } from '../helpers/wait.js';
 

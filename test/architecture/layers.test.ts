@@ -30,7 +30,9 @@ describe('layering check', () => {
   it('src/ has no import cycle between folders, and core imports only itself', async () => {
     const result = await check();
     expect(result.code).toBe(0);
-    expect(result.output).toMatch(/^layering check: \d+ files, \d+ folders, no cycles, core imports only itself\n$/);
+    expect(result.output).toMatch(
+      /^layering check: \d+ files, \d+ folders, no cycles between folders or files, core imports only itself\n$/,
+    );
   });
 
   it('fails on a cycle between folders and on a core import, naming a file for each', async () => {
@@ -50,8 +52,32 @@ describe('layering check', () => {
         '  import cycle between gateway, tools:',
         '    gateway -> tools (gateway/run.ts)',
         '    tools -> gateway (tools/tool.ts)',
+        '  import cycle between files gateway/run.ts, tools/tool.ts:',
+        '    gateway/run.ts -> tools/tool.ts',
+        '    tools/tool.ts -> gateway/run.ts',
         '',
       ].join('\n'),
     );
+  });
+
+  it('fails on a cycle between files of one folder, type-only imports included', async () => {
+    const dir = tree({
+      'gateway/gateway.ts': "import { control } from './control.js';\nexport class Gateway {}\n",
+      'gateway/control.ts': "import type { Api } from './api.js';\nexport const control = 1;\n",
+      'gateway/api.ts': "import type { Gateway } from './gateway.js';\nexport type Api = Gateway;\n",
+      'gateway/leaf.ts': "import type { Api } from './api.js';\n",
+    });
+    const result = await check(dir);
+    expect(result.output).toBe(
+      [
+        'layering check failed (ARCHITECTURE.md section 3):',
+        '  import cycle between files gateway/api.ts, gateway/control.ts, gateway/gateway.ts:',
+        '    gateway/api.ts -> gateway/gateway.ts',
+        '    gateway/control.ts -> gateway/api.ts',
+        '    gateway/gateway.ts -> gateway/control.ts',
+        '',
+      ].join('\n'),
+    );
+    expect(result.code).toBe(1);
   });
 });

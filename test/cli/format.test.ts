@@ -1,7 +1,7 @@
 /** How `sessions tail` prints sub-agent events. */
 import { describe, expect, it } from 'vitest';
 import { describeEvent } from '../../src/cli/format.js';
-import type { EventRecord } from '../../src/ports.js';
+import type { EventRecord } from '../../src/ports/index.js';
 
 const event = (payload: Record<string, unknown>): EventRecord => ({
   seq: 7,

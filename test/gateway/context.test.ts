@@ -10,7 +10,7 @@ import {
   provenanceLine,
   renderInput,
 } from '../../src/gateway/context.js';
-import type { InputRecord } from '../../src/ports.js';
+import type { InputRecord } from '../../src/ports/index.js';
 
 const input = (overrides: Partial<InputRecord>): InputRecord => ({
   id: 'i',

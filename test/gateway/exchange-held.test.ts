@@ -5,7 +5,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ExchangeFlow } from '../../src/gateway/exchanges.js';
-import type { ExchangeReplyState, InputRecord, NewEvent, NewInput } from '../../src/ports.js';
+import type { ExchangeReplyState, InputRecord, NewEvent, NewInput } from '../../src/ports/index.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 
 const A = 'agent:asker:main';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { HeldResults, type HeldResult, type HeldResultSource } from '../../src/gateway/held-results.js';
-import type { NewInput, RunRecord, Store } from '../../src/ports.js';
+import type { NewInput, RunRecord, Store } from '../../src/ports/index.js';
 
 /** A source holding the given results, recording how each was settled. */
 function source(results: { runId: string | null; text?: string }[], outcomes: string[]): HeldResultSource {

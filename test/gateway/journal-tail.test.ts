@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { EventBus } from '../../src/gateway/event-bus.js';
 import { JournalTail } from '../../src/gateway/journal-tail.js';
-import type { EventRecord, JournalEventType } from '../../src/ports.js';
+import type { EventRecord, JournalEventType } from '../../src/ports/index.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 
 async function setup() {

@@ -1,7 +1,7 @@
 import { parseConfigText } from '../../src/config/load.js';
 import type { Gateway } from '../../src/gateway/gateway.js';
 import { startGateway, type StandardHooks } from '../../src/app.js';
-import type { Store } from '../../src/ports.js';
+import type { Store } from '../../src/ports/index.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 
 /** A gateway on an in-memory store, configured from JSON5 text. */

@@ -6,8 +6,8 @@
  */
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { BoardTaskRecord, BoardTaskView } from '../../src/board-ports.js';
-import type { RunRecord } from '../../src/ports.js';
+import type { BoardTaskRecord, BoardTaskView } from '../../src/ports/index.js';
+import type { RunRecord } from '../../src/ports/index.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { startGatewayProcess, stopGatewayProcess, tempConfig } from '../helpers/process.js';
 import { waitUntil } from '../helpers/wait.js';

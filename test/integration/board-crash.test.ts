@@ -9,7 +9,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { once } from 'node:events';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { BoardTaskRecord } from '../../src/board-ports.js';
+import type { BoardTaskRecord } from '../../src/ports/index.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { ROOT, startGatewayProcess, stopGatewayProcess, tempConfig, type GatewayProcess } from '../helpers/process.js';
 

@@ -5,7 +5,7 @@
  */
 import type { Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { BoardClaim, BoardTaskRecord, BoardTaskView } from '../../src/board-ports.js';
+import type { BoardClaim, BoardTaskRecord, BoardTaskView } from '../../src/ports/index.js';
 import { ReferenceExecutor, referenceServer } from '../helpers/a2a-reference.js';
 import { cliWith, gatewayForSuite, tempConfig } from '../helpers/process.js';
 import { waitUntil } from '../helpers/wait.js';

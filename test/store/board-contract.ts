@@ -1,11 +1,11 @@
 /**
- * The board store's contract (src/board-ports.ts), run unchanged against every adapter: each transition,
+ * The board store's contract (src/ports/board.ts), run unchanged against every adapter: each transition,
  * each refusal with its exact error, fencing by token, counted reclaims, and concurrent claims.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createHash } from 'node:crypto';
-import type { BoardStore, NewBoardTask } from '../../src/board-ports.js';
-import type { Store } from '../../src/ports.js';
+import type { BoardStore, NewBoardTask } from '../../src/ports/index.js';
+import type { Store } from '../../src/ports/index.js';
 
 let counter = 0;
 

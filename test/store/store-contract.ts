@@ -3,7 +3,7 @@
  * per adapter with a factory that returns a fresh, empty store.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { NewInput, NewSubagent, ParentFacts, Store } from '../../src/ports.js';
+import type { NewInput, NewSubagent, ParentFacts, Store } from '../../src/ports/index.js';
 
 let counter = 0;
 const id = (prefix: string) => `${prefix}-${++counter}-${Math.random().toString(16).slice(2, 10)}`;

@@ -4,7 +4,7 @@
  * One round trip and one commit instead of seven round trips; the rows are those the portable claim writes.
  */
 import { sql, type Kysely } from 'kysely';
-import type { BoardClaim, BoardClaimRequest } from '../../board-ports.js';
+import type { BoardClaim, BoardClaimRequest } from '../../ports/index.js';
 import { claimOf, toBoardTask } from '../kysely-board-rows.js';
 import type { Database, BoardTasksTable } from '../schema.js';
 

@@ -5,7 +5,7 @@ import BetterSqlite3 from 'better-sqlite3';
 import { Kysely, SqliteDialect, sql, type Driver } from 'kysely';
 import type { Selectable } from 'kysely';
 import { SwitchboardError } from '../../core/errors.js';
-import type { InputRecord, LimitReached, NewInput, NewToolCall, RateLimit } from '../../ports.js';
+import type { InputRecord, LimitReached, NewInput, NewToolCall, RateLimit } from '../../ports/index.js';
 import { toInput } from '../kysely-rows.js';
 import type { Relax } from '../kysely-writes.js';
 import { KyselyInputStore, KyselyStore } from '../kysely-store.js';

@@ -5,7 +5,7 @@
  * from any path is seen. Safe on SQLite only: its writes are serial, so entries become visible in the order
  * of their `seq`, and none can appear later behind the last one read. The transcript is append-only.
  */
-import type { NewTranscriptEntry, TranscriptEntry, TranscriptStore } from '../../ports.js';
+import type { NewTranscriptEntry, TranscriptEntry, TranscriptStore } from '../../ports/index.js';
 import type { KyselyTranscriptStore } from '../kysely-store.js';
 
 interface Tail {

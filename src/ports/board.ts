@@ -2,9 +2,9 @@
  * The task board's store port (ARCHITECTURE.md section 3: a front with state of its own gets its own port
  * and contract suite). Every method is one transaction. Times are milliseconds since the Unix epoch.
  */
-import type { AttemptOutcome, BlockKind, BoardState } from './core/board.js';
+import type { AttemptOutcome, BlockKind, BoardState } from '../core/board.js';
 
-export type { AttemptOutcome, BlockKind, BoardState } from './core/board.js';
+export type { AttemptOutcome, BlockKind, BoardState } from '../core/board.js';
 
 export interface BoardTaskRecord {
   id: string;

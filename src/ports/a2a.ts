@@ -1,0 +1,117 @@
+/** A2A: the server's tasks, their events and push configs, and the client's remote tasks. Times are milliseconds since the Unix epoch. */
+
+/** An A2A task as the server stores it: the protocol's Task (v1.0 JSON) plus what maps it onto a session. */
+export interface A2ATaskRecord {
+  id: string;
+  agentId: string;
+  contextId: string;
+  /** The authenticated peer that created it; only it may read or change it. */
+  owner: string;
+  /** The v1.0 state name, e.g. TASK_STATE_WORKING. */
+  state: string;
+  /** The Task in the protocol's v1.0 JSON form. */
+  task: unknown;
+  sessionKey: string | null;
+  /** The input the task's latest message became. */
+  inputId: string | null;
+  /** The messageId of the message that created the task: a retry of it finds this task. */
+  firstMessageId: string | null;
+  /** When the task's status last changed (its status timestamp). */
+  statusAt: number | null;
+  createdAt: number;
+  updatedAt: number;
+  lastActivityAt: number;
+}
+
+export interface A2ATaskEventRecord {
+  seq: number;
+  taskId: string;
+  type: string;
+  detail: unknown;
+  createdAt: number;
+}
+
+export interface A2APushConfigRecord {
+  taskId: string;
+  configId: string;
+  owner: string;
+  /** The TaskPushNotificationConfig in the protocol's v1.0 JSON form. */
+  config: unknown;
+  /** The protocol version the client spoke when it registered it: notifications are shaped for it. */
+  wireVersion: string;
+}
+
+/**
+ * A task on a remote A2A agent. `waiting`: a tool call holds it; `followed`: the gateway follows it and
+ * delivers its result into the session; `returned`: the tool call got the result; `delivered`: the
+ * result is in the session as a message.
+ */
+export interface RemoteTaskRecord {
+  taskId: string;
+  /** The configured remote agent id, or the URL it was reached at. */
+  remote: string;
+  contextId: string;
+  sessionKey: string;
+  state: 'waiting' | 'followed' | 'returned' | 'delivered';
+  /** The remote task's last known state (v1.0 name). */
+  remoteState: string;
+  /** The secret the remote's push notifications for this task must carry, once registered. */
+  pushToken: string | null;
+  /** The run whose tool call waits for (or got) the result. */
+  waiterRunId: string | null;
+  /** The settled result (the a2a_send answer), kept until it is surely in the session. */
+  result: unknown;
+  /** The messageId a2a_send created the task with (the tool-call ledger's key): a rerun finds the task by it. */
+  messageId?: string | null;
+  createdAt: number;
+  updatedAt: number;
+}
+
+export interface A2ATaskFilter {
+  agentId?: string;
+  owner?: string;
+  contextId?: string;
+  states?: string[];
+  /** Only tasks whose status changed at or after this time. */
+  statusSince?: number;
+  limit?: number;
+  offset?: number;
+}
+
+export interface A2ATaskStore {
+  /** Inserts or replaces the task snapshot; the session mapping is left as it is. Returns the task as stored. */
+  save(
+    task: Pick<A2ATaskRecord, 'id' | 'agentId' | 'contextId' | 'owner' | 'state' | 'task'> &
+      Partial<Pick<A2ATaskRecord, 'firstMessageId' | 'statusAt'>>,
+    now: number,
+  ): Promise<A2ATaskRecord>;
+  /** The task a peer created with this first message, if any. */
+  findByFirstMessage(agentId: string, owner: string, messageId: string): Promise<A2ATaskRecord | undefined>;
+  /** How many tasks match (limit and offset ignored). */
+  count(filter: A2ATaskFilter): Promise<number>;
+  /** The peers that own tasks in this context of the agent: at most two (a context has one owner). */
+  contextOwners(agentId: string, contextId: string): Promise<string[]>;
+  /** Records which session and input the task's latest message became (creating a placeholder row if needed). */
+  attachInput(
+    task: Pick<A2ATaskRecord, 'id' | 'agentId' | 'contextId' | 'owner'>,
+    sessionKey: string,
+    inputId: string,
+    now: number,
+  ): Promise<void>;
+  get(id: string): Promise<A2ATaskRecord | undefined>;
+  /** Newest activity first. */
+  list(filter?: A2ATaskFilter): Promise<A2ATaskRecord[]>;
+  /** Push notification configs of a task (A2A): saved by id, replaced when the id repeats. */
+  savePushConfig(config: A2APushConfigRecord, now: number): Promise<void>;
+  listPushConfigs(taskId: string): Promise<A2APushConfigRecord[]>;
+  /** Deletes one config, or all of the task's when `configId` is omitted. */
+  deletePushConfig(taskId: string, configId?: string): Promise<void>;
+  /** Tasks this gateway's agents gave remote A2A agents, followed until their result is delivered. */
+  saveRemoteTask(task: RemoteTaskRecord, now: number): Promise<void>;
+  getRemoteTask(taskId: string): Promise<RemoteTaskRecord | undefined>;
+  findRemoteTaskByMessage(messageId: string): Promise<RemoteTaskRecord | undefined>;
+  listRemoteTasks(filter: { states: RemoteTaskRecord['state'][]; waiterRunId?: string }): Promise<RemoteTaskRecord[]>;
+  /** The per-task replay log: messages, state changes, push delivery attempts. */
+  appendEvent(taskId: string, type: string, detail: unknown, now: number): Promise<void>;
+  listEvents(taskId: string): Promise<A2ATaskEventRecord[]>;
+}

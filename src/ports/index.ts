@@ -1,0 +1,14 @@
+/**
+ * Interfaces the core and the gateway depend on, one file per concern; adapters (src/store/*, src/models/*)
+ * implement them. Times are milliseconds since the Unix epoch.
+ */
+export type * from './a2a.js';
+export type * from './board.js';
+export type * from './common.js';
+export type * from './exchanges.js';
+export type * from './journal.js';
+export type * from './runs.js';
+export type * from './sessions.js';
+export type * from './store.js';
+export type * from './subagents.js';
+export type * from './tool-calls.js';

@@ -1,0 +1,77 @@
+/** The outbox (deliveries that leave a run's commit) and the event journal. Times are milliseconds since the Unix epoch. */
+
+export interface NewOutboxRow {
+  id: string;
+  kind: string;
+  target: string;
+  payload: unknown;
+  idempotencyKey: string;
+}
+
+/** Journal event types; docs/control-api.md describes each payload. */
+export type JournalEventType =
+  | 'run.started'
+  | 'run.completed'
+  | 'run.interrupted'
+  | 'input.stored'
+  | 'input.dropped'
+  | 'session.reply'
+  | 'lane.stalled'
+  | 'outbox.dead'
+  | 'exchange.updated'
+  | 'subagent.updated'
+  | 'board.updated';
+
+export interface NewEvent {
+  type: JournalEventType;
+  sessionKey?: string | null;
+  runId?: string | null;
+  payload?: unknown;
+}
+
+/** `dead`: given up after its attempts; `dropped`: a dead row the operator chose not to retry. */
+export type OutboxStatus = 'pending' | 'delivered' | 'dead' | 'dropped';
+
+export interface OutboxRecord {
+  id: string;
+  kind: string;
+  target: string;
+  payload: unknown;
+  idempotencyKey: string;
+  status: OutboxStatus;
+  attempts: number;
+  nextAttemptAt: number;
+  lastError: string | null;
+  createdAt: number;
+  deliveredAt: number | null;
+}
+
+export interface OutboxStore {
+  add(row: NewOutboxRow, now: number): Promise<OutboxRecord>;
+  /** Pending rows due at `now`, oldest first. */
+  listDue(now: number, limit: number): Promise<OutboxRecord[]>;
+  markDelivered(id: string, now: number): Promise<void>;
+  markFailed(id: string, error: string, nextAttemptAt: number, dead: boolean): Promise<void>;
+  get(id: string): Promise<OutboxRecord | undefined>;
+  list(filter?: { status?: OutboxStatus; limit?: number }): Promise<OutboxRecord[]>;
+  /** Compare-and-set from `dead`: pending again with its attempts reset, due now. Undefined when it was not dead. */
+  retry(id: string, now: number): Promise<OutboxRecord | undefined>;
+  /** Compare-and-set from `dead` to `dropped`. Undefined when it was not dead. */
+  drop(id: string): Promise<OutboxRecord | undefined>;
+}
+
+export interface EventRecord {
+  seq: number;
+  type: JournalEventType;
+  sessionKey: string | null;
+  runId: string | null;
+  payload: unknown;
+  createdAt: number;
+}
+
+export interface EventJournal {
+  append(event: NewEvent, now: number): Promise<EventRecord>;
+  list(filter?: { afterSeq?: number; sessionKey?: string; runId?: string; limit?: number }): Promise<EventRecord[]>;
+  /** The sequence number of the newest event, 0 when the journal is empty. */
+  latestSeq(): Promise<number>;
+}

@@ -1,0 +1,141 @@
+/** Runs: what one model-tool loop used and sent, its commit, its lease, and recovery. Times are milliseconds since the Unix epoch. */
+import type { RunStatus, TerminalRunStatus } from '../core/run-status.js';
+import type { EventRecord, NewEvent, NewOutboxRow } from './journal.js';
+import type { InputRecord, NewTranscriptEntry } from './sessions.js';
+import type { SettledToolCall } from './tool-calls.js';
+
+export interface RunUsage {
+  inputTokens: number;
+  outputTokens: number;
+  modelCalls: number;
+  steps: number;
+  /** Input tokens the provider read from its prompt cache (0 when it has none or does not say). */
+  cachedInputTokens?: number;
+}
+
+/** What a run's model calls sent, summed over its calls, in UTF-8 bytes: all of it, its system text, its tool definitions. */
+export interface RunRequestSize {
+  bytes: number;
+  systemBytes: number;
+  toolBytes: number;
+}
+
+export interface RunRecord {
+  id: string;
+  sessionKey: string;
+  agentId: string;
+  status: RunStatus;
+  owner: string;
+  epoch: number;
+  model: string;
+  startedAt: number;
+  endedAt: number | null;
+  usage: RunUsage;
+  preambleChars: number;
+  promptChars: number;
+  /** The request bodies the model calls actually sent. */
+  request: RunRequestSize;
+  finalText: string | null;
+  errorCode: string | null;
+  errorMessage: string | null;
+}
+
+export interface NewRun {
+  id: string;
+  sessionKey: string;
+  agentId: string;
+  owner: string;
+  /** How long the lease the run takes lasts, unless renewed. */
+  leaseTtlMs: number;
+  model: string;
+  inputIds: string[];
+  /** Set when the session is a sub-agent's: its first run marks it running, in the same transaction. */
+  subagentId?: string;
+}
+
+export interface RunOutcome {
+  status: TerminalRunStatus;
+  usage: RunUsage;
+  preambleChars: number;
+  promptChars: number;
+  request?: RunRequestSize;
+  finalText: string | null;
+  errorCode?: string | null;
+  errorMessage?: string | null;
+}
+
+export interface RunCommit {
+  runId: string;
+  sessionKey: string;
+  epoch: number;
+  outcome: RunOutcome;
+  transcript: NewTranscriptEntry[];
+  /** Every input the run claimed (including steered ones); all become consumed. */
+  consumedInputIds: string[];
+  outbox: NewOutboxRow[];
+  events: NewEvent[];
+  /** Set when the run's session is a sub-agent's: the store settles it (or freezes its answer) in the same transaction. */
+  subagent?: { id: string; error: string | null; maxResultChars: number };
+  /** The run's side-effecting tool calls and their results, recorded in the ledger. */
+  toolCalls?: SettledToolCall[];
+}
+
+export interface RunStore {
+  /**
+   * Takes the session's lease for `run.owner` (as `LeaseStore.acquire` does) and, in the same transaction,
+   * creates the run and claims its inputs. Writes nothing and answers `leased` when another owner holds an
+   * unexpired lease, or `taken` when an input is no longer queued.
+   */
+  start(run: NewRun, now: number): Promise<StartedRun | 'leased' | 'taken'>;
+  /** Claims more queued inputs into a running run (steering). Returns the ids actually claimed. */
+  claimMore(runId: string, sessionKey: string, epoch: number, inputIds: string[], now: number): Promise<string[]>;
+  /**
+   * A run commits atomically: transcript, inputs consumed, outcome, outbox rows and events in one
+   * transaction, guarded by the lease epoch, and releases the lease. Throws LEASE_LOST (writing
+   * nothing) if the epoch moved. Returns the run as committed.
+   */
+  commit(commit: RunCommit, now: number): Promise<CommittedRun>;
+  get(id: string): Promise<RunRecord | undefined>;
+  list(filter?: { sessionKey?: string; status?: RunStatus; limit?: number }): Promise<RunRecord[]>;
+  /**
+   * Crash recovery for runs left `running` by `owner` (or whose lease expired): each becomes
+   * `interrupted` with `diagnostic`, and its claimed inputs are queued again, or dropped with a note
+   * once they have been interrupted more than `maxRetries` times.
+   */
+  recoverOrphans(owner: string, diagnostic: string, maxRetries: number, now: number): Promise<RecoveryReport>;
+}
+
+/**
+ * The journal events a write appended, as committed. The writer hands them to the journal's tail, which
+ * publishes them without reading them back.
+ */
+export interface Journaled {
+  events: EventRecord[];
+}
+
+/** A run as it started: its lease's fencing epoch, and the inputs it claimed, oldest first. */
+export interface StartedRun extends Journaled {
+  epoch: number;
+  inputs: InputRecord[];
+}
+
+export interface CommittedRun extends Journaled {
+  run: RunRecord;
+}
+
+export interface RecoveryReport {
+  interruptedRuns: string[];
+  requeuedInputs: string[];
+  droppedInputs: string[];
+}
+
+export interface LeaseStore {
+  /**
+   * Takes the session's lease for `owner` if it is free, expired, or already `owner`'s, bumping the
+   * fencing epoch. Expiry is judged by the database clock.
+   */
+  acquire(sessionKey: string, owner: string, ttlMs: number): Promise<{ epoch: number } | undefined>;
+  renew(sessionKey: string, owner: string, epoch: number, ttlMs: number): Promise<boolean>;
+  release(sessionKey: string, owner: string, epoch: number): Promise<void>;
+  get(sessionKey: string): Promise<{ owner: string; epoch: number; expiresAt: number } | undefined>;
+}

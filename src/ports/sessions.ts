@@ -1,0 +1,169 @@
+/** Sessions, their inputs (with provenance) and their transcripts. Times are milliseconds since the Unix epoch. */
+import type { QueueMode } from '../core/queue-mode.js';
+import type { LimitReached, RateLimit } from '../core/rate-limit.js';
+import type { NewToolCall } from './tool-calls.js';
+
+export type ProvenanceKind = 'user' | 'inter_session' | 'subagent_task' | 'subagent_completion' | 'a2a' | 'mailbox' | 'board' | 'system';
+
+/** Where an input came from. Anything but `user` is shown to the model as not coming from its user. */
+export interface Provenance {
+  kind: ProvenanceKind;
+  channel?: string;
+  peer?: string;
+  sourceSession?: string;
+  sourceAgent?: string;
+  sourceTool?: string;
+  conversationId?: string;
+  hop?: number;
+  /** Set on inputs that belong to a sessions_send exchange (request, reply, ping-pong turn, announce). */
+  exchange?: ExchangeStepRef;
+  /** Set on a sub-agent's task (with the run id sessions_spawn promised) and on completion events. */
+  subagent?: { id: string; runId?: string; wake?: boolean };
+}
+
+/** Which step of an exchange an input is. `turn` counts ping-pong turns from 1. */
+export interface ExchangeStepRef {
+  id: string;
+  step: ExchangeStep;
+  turn?: number;
+  maxTurns?: number;
+  /** Who this session is in the exchange. */
+  role?: 'requester' | 'target';
+}
+
+/**
+ * request: the message itself, in the target session. reply: the target's reply delivered to a
+ * requester that stopped waiting. turn: a ping-pong turn. announce: the target's announce step.
+ */
+export type ExchangeStep = 'request' | 'reply' | 'turn' | 'announce';
+
+/** Where replies produced in a session go: the channel that last spoke to it. */
+export interface ReplyRoute {
+  channel: string;
+  peer?: string;
+  account?: string;
+}
+
+export type SessionState = 'idle' | 'running' | 'archived';
+
+export interface SessionRecord {
+  key: string;
+  agentId: string;
+  label: string | null;
+  parentKey: string | null;
+  depth: number;
+  route: ReplyRoute | null;
+  state: SessionState;
+  createdAt: number;
+  updatedAt: number;
+  lastRunAt: number | null;
+}
+
+export interface NewSession {
+  key: string;
+  agentId: string;
+  label?: string | null;
+  parentKey?: string | null;
+  depth?: number;
+  route?: ReplyRoute | null;
+}
+
+export interface SessionFilter {
+  agentId?: string;
+  label?: string;
+  /** Only sessions this one spawned (directly). */
+  parentKey?: string;
+  /** Only sessions updated at or after this time. */
+  updatedSince?: number;
+  limit?: number;
+}
+
+export interface SessionStore {
+  /** Creates the session if it does not exist; returns the stored row either way. */
+  ensure(session: NewSession, now: number): Promise<SessionRecord>;
+  get(key: string): Promise<SessionRecord | undefined>;
+  /** Most recently updated first. */
+  list(filter?: SessionFilter): Promise<SessionRecord[]>;
+  setRoute(key: string, route: ReplyRoute, now: number): Promise<void>;
+  /** Keys of sessions holding queued inputs, oldest first. */
+  listWithQueuedInputs(): Promise<{ key: string; oldestQueuedAt: number }[]>;
+  /** Whether the session has spawned a sub-agent, and whether it has sent a message that expects a reply (in one query). */
+  reachedOut(key: string): Promise<{ spawned: boolean; sent: boolean }>;
+}
+
+export type InputStatus = 'queued' | 'claimed' | 'consumed' | 'dropped';
+
+export interface InputRecord {
+  id: string;
+  seq: number;
+  sessionKey: string;
+  idempotencyKey: string;
+  mode: QueueMode;
+  status: InputStatus;
+  attempts: number;
+  text: string;
+  provenance: Provenance;
+  runId: string | null;
+  note: string | null;
+  createdAt: number;
+  updatedAt: number;
+}
+
+export interface NewInput {
+  id: string;
+  sessionKey: string;
+  idempotencyKey: string;
+  mode: QueueMode;
+  text: string;
+  provenance: Provenance;
+}
+
+export interface InputStore {
+  /**
+   * Accept = durable. Contract: when this resolves, the row is committed. A repeated idempotency key
+   * returns the existing row with `created: false` and writes nothing. With `rate`, a new row is written
+   * only while the window holds fewer than `max` writes, and counts as one.
+   */
+  enqueue(input: NewInput, now: number): Promise<{ input: InputRecord; created: boolean }>;
+  enqueue(
+    input: NewInput,
+    now: number,
+    guards: { rate: RateLimit; call?: NewToolCall },
+  ): Promise<{ input: InputRecord; created: boolean } | LimitReached>;
+  /**
+   * As `enqueue`, for a sender that waits for the reply: its acknowledgement is the reply, which comes after the
+   * run's commit is made durable, and that covers this row too. The adapter need not make the row durable before
+   * it resolves (SQLite FULL answers without waiting for its sync).
+   */
+  enqueueUnsynced(input: NewInput, now: number): Promise<{ input: InputRecord; created: boolean }>;
+  get(id: string): Promise<InputRecord | undefined>;
+  getByIdempotencyKey(idempotencyKey: string): Promise<InputRecord | undefined>;
+  listQueued(sessionKey: string): Promise<InputRecord[]>;
+  listByRun(runId: string): Promise<InputRecord[]>;
+  list(filter: { sessionKey?: string; status?: InputStatus; limit?: number }): Promise<InputRecord[]>;
+  /** Appends a notify input to the transcript and marks it consumed, in one transaction. */
+  absorbNotify(inputId: string, now: number): Promise<boolean>;
+  /** Marks queued inputs dropped with a note saying why; returns the ids actually dropped. */
+  drop(inputIds: string[], note: string, now: number): Promise<string[]>;
+}
+
+export type TranscriptRole = 'user' | 'assistant' | 'tool' | 'note';
+
+export interface TranscriptEntry {
+  seq: number;
+  sessionKey: string;
+  role: TranscriptRole;
+  /** For user/assistant/tool: the AI SDK ModelMessage content; for note: a string. */
+  content: unknown;
+  provenance: Provenance | null;
+  inputId: string | null;
+  runId: string | null;
+  createdAt: number;
+}
+
+export type NewTranscriptEntry = Omit<TranscriptEntry, 'seq' | 'sessionKey' | 'createdAt'>;
+
+export interface TranscriptStore {
+  list(sessionKey: string, options?: { limit?: number }): Promise<TranscriptEntry[]>;
+  append(sessionKey: string, entries: NewTranscriptEntry[], now: number): Promise<void>;
+}

@@ -1,0 +1,33 @@
+/** The whole store: every port, as one adapter provides them. Times are milliseconds since the Unix epoch. */
+import type { A2ATaskStore } from './a2a.js';
+import type { BoardStore } from './board.js';
+import type { ExchangeStore } from './exchanges.js';
+import type { EventJournal, OutboxStore } from './journal.js';
+import type { LeaseStore, RunStore } from './runs.js';
+import type { InputStore, SessionStore, TranscriptStore } from './sessions.js';
+import type { SubagentStore } from './subagents.js';
+import type { ToolCallStore } from './tool-calls.js';
+
+/** The records whose ids a person may shorten (`runs show bd29b5f4`, as git does). */
+export type IdKind = 'run' | 'subagent' | 'outbox' | 'exchange' | 'a2a_task' | 'input' | 'board_task';
+
+export interface Store {
+  /** Ids of `kind` that start with `prefix`, at most `limit`, in id order; an id equal to `prefix` alone. */
+  matchIds(kind: IdKind, prefix: string, limit: number): Promise<string[]>;
+  readonly toolCalls: ToolCallStore;
+  readonly subagents: SubagentStore;
+  readonly a2aTasks: A2ATaskStore;
+  /** The task board's own port (src/board). */
+  readonly board: BoardStore;
+  readonly sessions: SessionStore;
+  readonly exchanges: ExchangeStore;
+  readonly inputs: InputStore;
+  readonly transcript: TranscriptStore;
+  readonly runs: RunStore;
+  readonly outbox: OutboxStore;
+  readonly leases: LeaseStore;
+  readonly events: EventJournal;
+  /** Resolves once every write committed before the call is durable (at once where each commit already is). */
+  durable(): Promise<void>;
+  close(): Promise<void>;
+}
