@@ -7,25 +7,15 @@ import type { ModelMessage } from 'ai';
 import { SwitchboardError, errorMessage } from '../core/errors.js';
 import { parseSessionKey } from '../core/session-key.js';
 import type { TerminalRunStatus } from '../core/run-status.js';
-import type {
-  Clock,
-  EventRecord,
-  IdGenerator,
-  InputRecord,
-  NewEvent,
-  NewTranscriptEntry,
-  CommittedRun,
-  SettledToolCall,
-  Store,
-} from '../ports/index.js';
+import type { Clock, CommittedRun, EventRecord, IdGenerator, InputRecord, SettledToolCall, Store, SubagentRecord } from '../ports/index.js';
 import type { ModelRegistry } from '../models/model-registry.js';
 import type { SwitchboardConfig } from '../config/schema.js';
 import type { GatewayTool } from './tool-contract.js';
 import { assembleContext, renderInput, type PromptFileCache } from './context.js';
 import type { EventBus } from './event-bus.js';
-import { ANNOUNCE_SKIP, exchangeStepRow } from './exchanges.js';
 import type { RunSlot } from './lanes.js';
-import type { AgentRegistry } from './registry.js';
+import type { AgentRegistry, ResolvedAgent } from './registry.js';
+import { runWrites, type FinishedRun } from './run-commit.js';
 import { executeRun, type ExecutedRun } from './run-executor.js';
 import { offeredTools } from './tool-offer.js';
 import { spawnerLimits } from './subagents.js';
@@ -78,72 +68,71 @@ export function conversationOf(inputs: readonly InputRecord[]): { id: string; ho
   return found;
 }
 
-/** Inputs whose run answers another session rather than the session's own channel. */
-const answersAnotherSession = (input: InputRecord) => input.provenance.exchange !== undefined && input.provenance.exchange.step !== 'reply';
+/** A run that has its lease and its inputs. */
+interface LeasedRun {
+  runId: string;
+  epoch: number;
+  model: string;
+  agent: ResolvedAgent;
+  subagent: SubagentRecord | undefined;
+  inputs: InputRecord[];
+}
+
+const NOTHING_RAN = { inputTokens: 0, outputTokens: 0, modelCalls: 0, steps: 0 };
 
 export function createSessionRunner(deps: SessionRunnerDeps) {
   const { store, clock, ids } = deps;
 
-  return async function runSession(slot: RunSlot): Promise<void> {
-    const session = await store.sessions.get(slot.sessionKey);
-    const agentId = session?.agentId ?? parseSessionKey(slot.sessionKey)?.agentId;
-    if (!session || !agentId || !deps.agents.has(agentId)) {
-      // Nothing can ever run these: say so on each input instead of retrying forever, under the session's lease.
-      const lease = await store.leases.acquire(slot.sessionKey, deps.owner, deps.leaseTtlMs);
-      if (!lease) {
-        slot.leasedElsewhere = true;
-        return;
-      }
-      slot.epoch = lease.epoch;
-      const why = !session ? `session ${slot.sessionKey} does not exist` : `agent "${agentId}" is no longer configured (agents.list)`;
-      const dropped = await store.inputs.drop(slot.inputIds, `dropped: ${why}`, clock.now());
-      for (const inputId of dropped) {
-        await store.events.append({ type: 'input.dropped', sessionKey: slot.sessionKey, payload: { inputId, note: why } }, clock.now());
-        await deps.onDropped(inputId);
-      }
-      deps.afterCommit(false);
+  /** Nothing can ever run these inputs: each is dropped with the reason, under the session's lease, instead of retried forever. */
+  async function dropUnrunnable(slot: RunSlot, why: string): Promise<void> {
+    const lease = await store.leases.acquire(slot.sessionKey, deps.owner, deps.leaseTtlMs);
+    if (!lease) {
+      slot.leasedElsewhere = true;
       return;
     }
-    const agent = deps.agents.get(agentId);
+    slot.epoch = lease.epoch;
+    const dropped = await store.inputs.drop(slot.inputIds, `dropped: ${why}`, clock.now());
+    for (const inputId of dropped) {
+      await store.events.append({ type: 'input.dropped', sessionKey: slot.sessionKey, payload: { inputId, note: why } }, clock.now());
+      await deps.onDropped(inputId);
+    }
+    deps.afterCommit(false);
+  }
+
+  /** Takes the session's lease and claims the slot's inputs in one transaction; undefined when another owner holds it. */
+  async function startRun(slot: RunSlot, agent: ResolvedAgent): Promise<LeasedRun | undefined> {
     const subagent =
       parseSessionKey(slot.sessionKey)?.kind === 'subagent' ? await store.subagents.getBySession(slot.sessionKey) : undefined;
     // The first run of a sub-agent takes the run id sessions_spawn promised.
     const runId = subagent && subagent.runId === null ? subagent.firstRunId : ids.next();
     const model = subagent?.model ?? agent.model;
-    const started = await store.runs.start(
-      {
-        id: runId,
-        sessionKey: slot.sessionKey,
-        agentId: agent.config.id,
-        owner: deps.owner,
-        leaseTtlMs: deps.leaseTtlMs,
-        model,
-        inputIds: slot.inputIds,
-        subagentId: subagent?.id,
-      },
-      clock.now(),
-    );
+    const run = { id: runId, sessionKey: slot.sessionKey, agentId: agent.config.id, owner: deps.owner, leaseTtlMs: deps.leaseTtlMs, model };
+    const started = await store.runs.start({ ...run, inputIds: slot.inputIds, subagentId: subagent?.id }, clock.now());
     if (started === 'leased') slot.leasedElsewhere = true;
-    if (typeof started === 'string') return;
+    if (typeof started === 'string') return undefined;
     slot.epoch = started.epoch;
-    deps.afterCommit(false, started.events);
-    const { inputs, epoch } = started;
     slot.runId = runId;
+    deps.afterCommit(false, started.events);
+    return { runId, epoch: started.epoch, model, agent, subagent, inputs: started.inputs };
+  }
 
-    const steered: InputRecord[] = [];
-    const toolCalls: SettledToolCall[] = [];
+  /** The tool loop, under the run's hard timeout. A failure before or in it (an unreadable prompt file, an unknown model) is the run's outcome. */
+  async function execute(
+    slot: RunSlot,
+    run: LeasedRun,
+    steered: InputRecord[],
+    toolCalls: SettledToolCall[],
+  ): Promise<{ executed: ExecutedRun; frameworkChars: number }> {
+    const { runId, epoch, agent, subagent, inputs } = run;
     const timeoutSeconds = subagent?.timeoutSeconds ?? agent.timeoutSeconds;
     const timeout = setTimeout(() => slot.controller.abort('timeout'), timeoutSeconds * 1000);
-
-    // From here on a failure (an unreadable workspace file, an unknown model) is the run's outcome.
     let frameworkChars = 0;
-    let executed: ExecutedRun;
     try {
       const history = await store.transcript.list(slot.sessionKey, { limit: agent.historyLimit });
       const context = assembleContext(agent.config, deps.promptFiles.read(agent.workspace), history, inputs, subagent);
       frameworkChars = context.frameworkChars;
-      executed = await executeRun({
-        model: deps.models.resolve(model),
+      const executed = await executeRun({
+        model: deps.models.resolve(run.model),
         system: context.system,
         messages: context.messages,
         ...offeredTools(agent, deps.config, deps.tools, slot.sessionKey, subagent),
@@ -165,15 +154,8 @@ export function createSessionRunner(deps: SessionRunnerDeps) {
         signal: slot.controller.signal,
         takeSteered: async () => {
           const queued = (await store.inputs.listQueued(slot.sessionKey)).filter((input) => input.mode === 'steer');
-          const claimed = new Set(
-            await store.runs.claimMore(
-              runId,
-              slot.sessionKey,
-              epoch,
-              queued.map((input) => input.id),
-              clock.now(),
-            ),
-          );
+          const offered = queued.map((input) => input.id);
+          const claimed = new Set(await store.runs.claimMore(runId, slot.sessionKey, epoch, offered, clock.now()));
           const taken = queued.filter((input) => claimed.has(input.id));
           steered.push(...taken);
           return taken.map((input): ModelMessage => ({ role: 'user', content: renderInput(input.text, input.provenance).text }));
@@ -182,122 +164,60 @@ export function createSessionRunner(deps: SessionRunnerDeps) {
           ? (text) => deps.bus.publish({ type: 'delta', sessionKey: slot.sessionKey, runId, text })
           : undefined,
       });
+      return { executed, frameworkChars };
     } catch (error) {
-      executed = {
-        status: 'failed' as const,
+      const failed: ExecutedRun = {
+        status: 'failed',
         finalText: null,
         messages: [],
-        usage: { inputTokens: 0, outputTokens: 0, modelCalls: 0, steps: 0 },
+        usage: NOTHING_RAN,
         promptChars: 0,
         request: NO_REQUEST,
         // Unknown: it may have made calls before it threw, so results it held are looked for.
         toolCalls: 1,
         error: { code: SwitchboardError.isInstance(error) ? error.code : 'INTERNAL', message: errorMessage(error) },
       };
+      return { executed: failed, frameworkChars };
     } finally {
       clearTimeout(timeout);
     }
+  }
 
-    // Shutdown and lease loss leave the run uncommitted: recovery requeues its inputs.
-    const reason = slot.controller.signal.reason;
-    if (slot.controller.signal.aborted && (reason === 'shutdown' || reason === 'lease_lost')) return;
-
-    const transcript: NewTranscriptEntry[] = inputs.map((input) => ({
-      role: 'user',
-      content: input.text,
-      provenance: input.provenance,
-      inputId: input.id,
-      runId,
-    }));
-    let steeredIndex = 0;
-    for (const message of executed.messages) {
-      if (message.role === 'user') {
-        const input = steered[steeredIndex++];
-        transcript.push({ role: 'user', content: input.text, provenance: input.provenance, inputId: input.id, runId });
-      } else if (message.role === 'assistant' || message.role === 'tool') {
-        transcript.push({ role: message.role, content: message.content, provenance: null, inputId: null, runId });
-      }
-    }
-    if (executed.status !== 'succeeded' && executed.error) {
-      transcript.push({
-        role: 'note',
-        content: `run ${executed.status}: ${executed.error.message}`,
-        provenance: null,
-        inputId: null,
-        runId,
-      });
-    }
-    const all = [...inputs, ...steered];
-    const consumed = all.map((input) => input.id);
-    const events: NewEvent[] = [
-      {
-        type: 'run.completed',
-        sessionKey: slot.sessionKey,
-        runId,
-        payload: {
-          status: executed.status,
-          inputIds: consumed,
-          finalText: executed.finalText,
-          error: executed.error ?? null,
-          usage: executed.usage,
-        },
-      },
-    ];
-    // The reply to the session's channel is written with the commit (the CLI and control-API channels read
-    // it from the journal). A run that only answers another session (a sessions_send request or a
-    // ping-pong turn) posts nothing to the channel; an announce step posts unless it says ANNOUNCE_SKIP.
-    const text = executed.finalText?.trim() ?? '';
-    const forChannel =
-      all.some((input) => !answersAnotherSession(input)) ||
-      (all.some((input) => input.provenance.exchange?.step === 'announce') && text !== ANNOUNCE_SKIP);
-    if (executed.status === 'succeeded' && text && session.route && forChannel) {
-      events.push({
-        type: 'session.reply',
-        sessionKey: slot.sessionKey,
-        runId,
-        payload: { route: session.route, text: executed.finalText, runId, idempotencyKey: `reply:${runId}` },
-      });
-    }
-    const outbox = all.flatMap((input) => {
-      const row = exchangeStepRow(
-        input,
-        { runId, status: executed.status, text: executed.finalText, error: executed.error?.message ?? null },
-        ids.next(),
-      );
-      return row ? [row] : [];
-    });
+  /** The run's one commit, fenced by its lease's epoch; false when another owner took the session meanwhile. */
+  async function commit(
+    slot: RunSlot,
+    run: LeasedRun,
+    finished: FinishedRun,
+    frameworkChars: number,
+    toolCalls: SettledToolCall[],
+  ): Promise<boolean> {
+    const { executed } = finished;
+    const writes = runWrites(finished, ids);
+    const { subagent } = run;
+    const settles = subagent
+      ? {
+          subagent: {
+            id: subagent.id,
+            error: executed.error?.message ?? null,
+            maxResultChars: spawnerLimits(deps.config, deps.agents, subagent.parentSession).maxResultChars,
+          },
+        }
+      : {};
     let committed: CommittedRun;
     try {
+      const outcome = {
+        status: executed.status,
+        usage: executed.usage,
+        preambleChars: frameworkChars,
+        promptChars: executed.promptChars,
+        request: executed.request,
+        finalText: executed.finalText,
+        errorCode: executed.error?.code ?? null,
+        errorMessage: executed.error?.message ?? null,
+      };
+      const consumedInputIds = writes.consumed.map((input) => input.id);
       committed = await store.runs.commit(
-        {
-          runId,
-          sessionKey: slot.sessionKey,
-          epoch,
-          outcome: {
-            status: executed.status,
-            usage: executed.usage,
-            preambleChars: frameworkChars,
-            promptChars: executed.promptChars,
-            request: executed.request,
-            finalText: executed.finalText,
-            errorCode: executed.error?.code ?? null,
-            errorMessage: executed.error?.message ?? null,
-          },
-          transcript,
-          consumedInputIds: consumed,
-          outbox,
-          events,
-          toolCalls,
-          ...(subagent
-            ? {
-                subagent: {
-                  id: subagent.id,
-                  error: executed.error?.message ?? null,
-                  maxResultChars: spawnerLimits(deps.config, deps.agents, subagent.parentSession).maxResultChars,
-                },
-              }
-            : {}),
-        },
+        { runId: run.runId, sessionKey: slot.sessionKey, epoch: run.epoch, outcome, ...writes, consumedInputIds, toolCalls, ...settles },
         clock.now(),
       );
       slot.leaseReleased = true;
@@ -305,15 +225,37 @@ export function createSessionRunner(deps: SessionRunnerDeps) {
       if (!(SwitchboardError.isInstance(error) && error.code === 'LEASE_LOST')) throw error;
       // Fenced off: another owner has the session; recovery of that owner's view decides.
       deps.afterCommit(false);
-      return;
+      return false;
     }
     // A commit without outbox rows (no exchange step, no sub-agent completion) gives the outbox nothing to do.
-    deps.afterCommit(outbox.length > 0 || subagent !== undefined, committed.events);
-    deps.bus.publish({ type: 'settled', sessionKey: slot.sessionKey, inputIds: consumed, run: committed.run });
-    await deps.onCommitted({
-      runId,
+    deps.afterCommit(writes.outbox.length > 0 || subagent !== undefined, committed.events);
+    deps.bus.publish({
+      type: 'settled',
       sessionKey: slot.sessionKey,
-      agentId: agent.config.id,
+      inputIds: writes.consumed.map((input) => input.id),
+      run: committed.run,
+    });
+    return true;
+  }
+
+  return async function runSession(slot: RunSlot): Promise<void> {
+    const session = await store.sessions.get(slot.sessionKey);
+    const agentId = session?.agentId ?? parseSessionKey(slot.sessionKey)?.agentId;
+    if (!session) return dropUnrunnable(slot, `session ${slot.sessionKey} does not exist`);
+    if (!agentId || !deps.agents.has(agentId)) return dropUnrunnable(slot, `agent "${agentId}" is no longer configured (agents.list)`);
+    const run = await startRun(slot, deps.agents.get(agentId));
+    if (!run) return;
+    const steered: InputRecord[] = [];
+    const toolCalls: SettledToolCall[] = [];
+    const { executed, frameworkChars } = await execute(slot, run, steered, toolCalls);
+    // Shutdown and lease loss leave the run uncommitted: recovery requeues its inputs.
+    const reason = slot.controller.signal.reason;
+    if (slot.controller.signal.aborted && (reason === 'shutdown' || reason === 'lease_lost')) return;
+    if (!(await commit(slot, run, { runId: run.runId, session, inputs: run.inputs, steered, executed }, frameworkChars, toolCalls))) return;
+    await deps.onCommitted({
+      runId: run.runId,
+      sessionKey: slot.sessionKey,
+      agentId: run.agent.config.id,
       status: executed.status,
       error: executed.error?.message ?? null,
       calledTools: executed.toolCalls > 0,
