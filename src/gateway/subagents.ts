@@ -10,16 +10,8 @@
  */
 import { SwitchboardError } from '../core/errors.js';
 import { parseSessionKey } from '../core/session-key.js';
-import {
-  LIVE_SUBAGENT_STATES,
-  ORCHESTRATOR_TOOLS,
-  isSettled,
-  resolveLimits,
-  signHandle,
-  verifyHandle,
-  type SubagentHandle,
-} from '../core/subagent.js';
-import { matchesAny } from '../core/tool-policy.js';
+import { childLimitRefusal, childTools, spawnRefusal, type SpawnAsk } from '../core/spawn-policy.js';
+import { LIVE_SUBAGENT_STATES, isSettled, resolveLimits, signHandle, verifyHandle, type SubagentHandle } from '../core/subagent.js';
 import type { SwitchboardConfig } from '../config/schema.js';
 import type { SubagentRecord } from '../ports/index.js';
 import type { AgentRegistry } from './registry.js';
@@ -60,7 +52,7 @@ export class Subagents extends SubagentLifecycle {
   }
 
   async spawn(spawner: Spawner, request: SpawnRequest): Promise<SpawnResult> {
-    const { store, clock, ids } = this.deps;
+    const { store } = this.deps;
     if (this.deps.isStopping())
       throw new SwitchboardError('GATEWAY_STOPPING', 'the gateway is shutting down; spawn again once it has restarted');
     const task = this.deps.validateMessage(request.task);
@@ -77,135 +69,106 @@ export class Subagents extends SubagentLifecycle {
         `sub-agent ${parent.sessionKey} has already ended (${parent.state}); it cannot spawn sub-agents any more`,
       );
     }
-    const depth = (parseSessionKey(spawner.sessionKey)?.depth ?? 0) + 1;
-    if (depth > limits.maxSpawnDepth) {
-      const why =
-        limits.maxSpawnDepth === 0
-          ? `sub-agents are off for agent "${spawner.agentId}" (${limits.source('maxSpawnDepth')} is 0)`
-          : `a sub-agent spawned here would be at depth ${depth}, past ${limits.source('maxSpawnDepth')} (${limits.maxSpawnDepth})`;
-      throw new SwitchboardError('SPAWN_DENIED', `${why}; do the work yourself${limits.maxSpawnDepth > 0 ? ', or raise the limit' : ''}`, {
-        layer: 'spawn',
-        limit: 'maxSpawnDepth',
-      });
-    }
-    const role = request.role ?? 'leaf';
-    if (role === 'orchestrator' && depth >= limits.maxSpawnDepth) {
-      throw new SwitchboardError(
-        'SPAWN_DENIED',
-        `a sub-agent at depth ${depth} can never spawn (${limits.source('maxSpawnDepth')} is ${limits.maxSpawnDepth}), so it cannot be an orchestrator; spawn it with role "leaf", or raise the limit`,
-        { layer: 'spawn', limit: 'maxSpawnDepth' },
-      );
-    }
-    const agentId = request.agentId ?? spawner.agentId;
-    if (agentId !== spawner.agentId && !matchesAny(agentId, limits.allowAgents)) {
-      throw new SwitchboardError(
-        'SPAWN_DENIED',
-        `agent "${spawner.agentId}" may not spawn sub-agents of agent "${agentId}": it is not in ${limits.source('allowAgents')} (${limits.allowAgents.length ? limits.allowAgents.join(', ') : 'empty'})`,
-        { layer: 'spawn', limit: 'allowAgents' },
-      );
-    }
-    const agent = this.deps.agents.get(agentId);
-    const parentTools = await this.deps.toolNames(spawner.sessionKey);
-    if (request.tools) {
-      const extra = request.tools.filter((name) => !parentTools.includes(name));
-      if (extra.length > 0) {
-        throw new SwitchboardError(
-          'TOOL_DENIED',
-          `a sub-agent's tools are a subset of yours; you do not have ${extra.map((name) => `"${name}"`).join(', ')} (yours: ${parentTools.join(', ') || 'none'})`,
-          { layer: 'tool', extra },
-        );
-      }
-    }
-    const childLimit = (live: number) =>
-      new SwitchboardError(
-        'SUBAGENT_LIMIT',
-        `this session already has ${live} sub-agents pending or running, the limit of ${limits.source('maxChildrenPerAgent')} (${limits.maxChildrenPerAgent}); wait for one to finish (subagents wait) before spawning another`,
-        { limit: 'maxChildrenPerAgent', max: limits.maxChildrenPerAgent },
-      );
+    const ask: SpawnAsk = {
+      spawnerAgent: spawner.agentId,
+      depth: (parseSessionKey(spawner.sessionKey)?.depth ?? 0) + 1,
+      role: request.role ?? 'leaf',
+      agentId: request.agentId ?? spawner.agentId,
+      tools: request.tools,
+      parentTools: await this.deps.toolNames(spawner.sessionKey),
+      timeoutSeconds: request.timeoutSeconds ?? limits.runTimeoutSeconds,
+    };
+    const refused = spawnRefusal(ask, limits);
+    if (refused) throw refused;
+    const agent = this.deps.agents.get(ask.agentId);
     // A cheap early refusal, before a worktree is made; the spawn's transaction counts again and decides.
     const live = await store.subagents.count({ parentSession: spawner.sessionKey, states: [...LIVE_SUBAGENT_STATES] });
-    if (live >= limits.maxChildrenPerAgent) throw childLimit(live);
+    if (live >= limits.maxChildrenPerAgent) throw childLimitRefusal(live, limits);
     if (request.model) this.deps.checkModel(request.model);
-    const timeoutSeconds = request.timeoutSeconds ?? limits.runTimeoutSeconds;
-    if (timeoutSeconds > limits.runTimeoutSeconds) {
-      throw new SwitchboardError(
-        'SUBAGENT_LIMIT',
-        `timeoutSeconds ${timeoutSeconds} is past ${limits.source('runTimeoutSeconds')} (${limits.runTimeoutSeconds}); ask for ${limits.runTimeoutSeconds} or less`,
-        { limit: 'runTimeoutSeconds', max: limits.runTimeoutSeconds },
-      );
-    }
-
-    const id = ids.next();
-    const segments = spawner.sessionKey.split(':').slice(2);
-    const sessionKey = `agent:${agentId}:${parent ? `${segments.join(':')}:` : ''}subagent:${id}`;
-    const tools = request.tools
-      ? [...request.tools, ...(role === 'orchestrator' ? ORCHESTRATOR_TOOLS.filter((name) => parentTools.includes(name)) : [])]
-      : parentTools;
-    const { workdir, worktree } = await prepareWorkdir({
+    const id = this.deps.ids.next();
+    const place = {
       workspace: agent.workspace,
       cwd: request.cwd,
       worktree: request.worktree,
       worktreeRoot: this.deps.worktreeRoot,
       subagentId: id,
-      agentId,
-    });
-
-    const firstRunId = ids.next();
-    const text = request.context?.trim() ? `${task}\n\nContext from your parent:\n${request.context.trim()}` : task;
-    const stored = store.subagents.spawn(
-      {
-        id,
-        sessionKey,
-        parentSession: spawner.sessionKey,
-        rootSession: parent?.rootSession ?? spawner.sessionKey,
-        agentId,
-        depth,
-        role,
-        label: request.label ?? null,
-        task,
-        correlationId,
-        firstRunId,
-        model: request.model ?? null,
-        tools: [...new Set(tools)],
-        timeoutSeconds,
-        workdir,
-        worktree,
+      agentId: ask.agentId,
+    };
+    const { workdir, worktree } = await prepareWorkdir(place);
+    // Whatever the spawn's transaction decides but a new child, the worktree made for it goes.
+    const dropWorktree = async () => {
+      if (worktree) await removeWorktree(worktree).catch((failure) => this.deps.log(String(failure)));
+    };
+    const outcome = await this.storeChild(spawner, request, { id, task, correlationId, ask, parent, workdir, worktree }, limits).catch(
+      async (error: unknown) => {
+        await dropWorktree();
+        throw error;
       },
-      {
-        id: ids.next(),
-        sessionKey,
-        idempotencyKey: `spawn:${id}`,
-        mode: 'followup',
-        text,
-        provenance: {
-          kind: 'subagent_task',
-          channel: 'internal',
-          sourceSession: spawner.sessionKey,
-          sourceAgent: spawner.agentId,
-          sourceTool: 'sessions_spawn',
-          subagent: { id, runId: firstRunId },
-        },
-      },
-      clock.now(),
-      { maxLive: limits.maxChildrenPerAgent, call: spawner.call },
     );
-    const outcome = await stored.catch(async (error: unknown) => {
-      if (worktree) await removeWorktree(worktree).catch((failure) => this.deps.log(String(failure)));
-      throw error;
-    });
     if ('refused' in outcome) {
-      if (worktree) await removeWorktree(worktree).catch((failure) => this.deps.log(String(failure)));
-      throw childLimit(outcome.refused.live);
+      await dropWorktree();
+      throw childLimitRefusal(outcome.refused.live, limits);
     }
     const { subagent, created } = outcome;
     if (!created) {
       // Another call with the same correlationId won the race: ours made nothing but, maybe, a worktree.
-      if (worktree) await removeWorktree(worktree).catch((error) => this.deps.log(String(error)));
+      await dropWorktree();
       return { ...this.accepted(subagent), existing: true };
     }
     this.deps.afterWrite();
-    this.deps.wake(sessionKey);
+    this.deps.wake(subagent.sessionKey);
     return this.accepted(subagent);
+  }
+
+  /** The child's session, its record and its task, in one transaction that counts the live children again. */
+  private storeChild(
+    spawner: Spawner,
+    request: SpawnRequest,
+    child: {
+      id: string;
+      task: string;
+      correlationId: string;
+      ask: SpawnAsk;
+      parent: SubagentRecord | undefined;
+      workdir: string | null;
+      worktree: SubagentRecord['worktree'];
+    },
+    limits: ReturnType<Subagents['limits']>,
+  ) {
+    const { store, clock, ids } = this.deps;
+    const { id, task, ask, parent } = child;
+    const segments = spawner.sessionKey.split(':').slice(2);
+    const sessionKey = `agent:${ask.agentId}:${parent ? `${segments.join(':')}:` : ''}subagent:${id}`;
+    const firstRunId = ids.next();
+    const text = request.context?.trim() ? `${task}\n\nContext from your parent:\n${request.context.trim()}` : task;
+    const record = {
+      id,
+      sessionKey,
+      parentSession: spawner.sessionKey,
+      rootSession: parent?.rootSession ?? spawner.sessionKey,
+      agentId: ask.agentId,
+      depth: ask.depth,
+      role: ask.role,
+      label: request.label ?? null,
+      task,
+      correlationId: child.correlationId,
+      firstRunId,
+      model: request.model ?? null,
+      tools: childTools(ask),
+      timeoutSeconds: ask.timeoutSeconds,
+      workdir: child.workdir,
+      worktree: child.worktree,
+    };
+    const provenance = {
+      kind: 'subagent_task' as const,
+      channel: 'internal',
+      sourceSession: spawner.sessionKey,
+      sourceAgent: spawner.agentId,
+      sourceTool: 'sessions_spawn',
+      subagent: { id, runId: firstRunId },
+    };
+    const input = { id: ids.next(), sessionKey, idempotencyKey: `spawn:${id}`, mode: 'followup' as const, text, provenance };
+    return store.subagents.spawn(record, input, clock.now(), { maxLive: limits.maxChildrenPerAgent, call: spawner.call });
   }
 
   private accepted(record: SubagentRecord): SpawnResult {
