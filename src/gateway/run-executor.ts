@@ -5,11 +5,8 @@
 import { APICallError, type LanguageModelV3 } from '@ai-sdk/provider';
 import {
   generateText,
-  jsonSchema,
   stepCountIs,
   streamText,
-  tool,
-  wrapLanguageModel,
   type LanguageModelUsage,
   type ModelMessage,
   type SystemModelMessage,
@@ -18,9 +15,10 @@ import {
 import { errorMessage } from '../core/errors.js';
 import { statusForAbort, type AbortReason, type TerminalRunStatus } from '../core/run-status.js';
 import { addRequest, measureRequest, NO_REQUEST } from '../models/request-size.js';
-import type { NewToolCall, RunRequestSize, RunUsage } from '../ports/index.js';
-import { parseToolArgs, toolJsonSchema, type AvailabilityContext, type GatewayTool, type ToolContext } from './tool-contract.js';
-import { throughLedger, type LedgerDeps } from './tool-ledger.js';
+import type { RunRequestSize, RunUsage } from '../ports/index.js';
+import { CallPlaces, runToolSet, ToolOffer } from './run-tools.js';
+import type { GatewayTool, ToolContext } from './tool-contract.js';
+import type { LedgerDeps } from './tool-ledger.js';
 import type { RefusedTool } from './tool-offer.js';
 
 export interface ExecuteRunOptions {
@@ -59,70 +57,9 @@ export interface ExecutedRun {
 }
 
 export async function executeRun(options: ExecuteRunOptions): Promise<ExecutedRun> {
-  // A call's place: the model step, and its index among the step's calls. The SDK starts a step's calls
-  // in the order the model made them, after prepareStep for that step.
-  let step = 0;
-  let callIndex = 0;
-  let toolCalls = 0;
-  const tools: ToolSet = {};
-  for (const gatewayTool of options.tools) {
-    tools[gatewayTool.name] = tool({
-      description: gatewayTool.description,
-      inputSchema: jsonSchema(toolJsonSchema(gatewayTool.parameters) as never),
-      execute: async (args: unknown, { toolCallId, abortSignal }) => {
-        const position = { step, index: callIndex++ };
-        toolCalls += 1;
-        // Checked here, against the schema the model was shown: a bad argument is data the model can correct.
-        const parsed = parseToolArgs(gatewayTool.parameters, args);
-        if (!parsed.ok) return { status: 'error', code: 'INVALID_REQUEST', error: parsed.error };
-        const call = (idempotencyKey: string, ledgerRow?: NewToolCall) =>
-          gatewayTool.execute(parsed.value, {
-            ...options.toolContext,
-            toolCallId,
-            idempotencyKey,
-            call: ledgerRow,
-            signal: abortSignal ?? options.signal,
-          });
-        if (!gatewayTool.effects || !options.ledger) return call(`${options.toolContext.runId}:${toolCallId}`);
-        return throughLedger(options.ledger, gatewayTool, position, parsed.value, call);
-      },
-    });
-  }
-
-  for (const refused of options.refusedTools ?? []) {
-    tools[refused.name] = tool({ description: '', inputSchema: jsonSchema({ type: 'object' }), execute: async () => refused.refusal });
-  }
-
-  // Tools offered once they can succeed: asked at each step until they say yes (then they stay). Every tool
-  // is in the SDK's set, so that a call the model makes anyway is run (an allowed tool does its own checks,
-  // and a refused one answers why); only the offered ones are sent, which the model wrapper below sees to.
-  const ready = new Set(options.tools.filter((candidate) => !candidate.available).map((candidate) => candidate.name));
-  let offered = new Set<string>();
-  const activeTools = async () => {
-    const lookups = new Map<string, Promise<unknown>>();
-    const session: AvailabilityContext = {
-      sessionKey: options.toolContext.sessionKey,
-      agentId: options.toolContext.agentId,
-      workspace: options.toolContext.workspace,
-      once: <T>(key: string, lookup: () => Promise<T>) => {
-        if (!lookups.has(key)) lookups.set(key, lookup());
-        return lookups.get(key) as Promise<T>;
-      },
-    };
-    for (const candidate of options.tools)
-      if (!ready.has(candidate.name) && (await candidate.available!(session).catch(() => false))) ready.add(candidate.name);
-    return new Set(options.tools.filter((candidate) => ready.has(candidate.name)).map((candidate) => candidate.name));
-  };
-  const model = wrapLanguageModel({
-    model: options.model,
-    middleware: {
-      specificationVersion: 'v3',
-      transformParams: async ({ params }) => {
-        const sent = params.tools?.filter((candidate) => offered.has(candidate.name));
-        return sent?.length ? { ...params, tools: sent } : { ...params, tools: undefined, toolChoice: undefined };
-      },
-    },
-  });
+  const places = new CallPlaces();
+  const tools = runToolSet(options, places);
+  const offer = new ToolOffer(options.tools, options.toolContext);
 
   const initialCount = options.messages.length;
   // Steered messages are re-inserted at their place on every step: the SDK rebuilds each step's
@@ -150,15 +87,14 @@ export async function executeRun(options: ExecuteRunOptions): Promise<ExecutedRu
   // puts the history back before it (the SDK uses the messages prepareStep returns as they are).
   const history = cached.messages.slice(0, -1);
   const call = {
-    model,
+    model: offer.wrap(options.model),
     system: cached.system,
     messages: cached.messages.slice(-1),
     tools,
     stopWhen: stepCountIs(options.maxSteps),
     abortSignal: options.signal,
     prepareStep: async ({ stepNumber, messages: given }: { stepNumber: number; messages: ModelMessage[] }) => {
-      step = stepNumber;
-      callIndex = 0;
+      places.beginStep(stepNumber);
       const messages = [...history, ...given];
       if (stepNumber > 0 && options.takeSteered) {
         const steered = await options.takeSteered();
@@ -166,7 +102,7 @@ export async function executeRun(options: ExecuteRunOptions): Promise<ExecutedRu
       }
       const full = withInjections(messages);
       promptChars += options.system.length + listChars(full);
-      offered = await activeTools();
+      await offer.refresh();
       return { messages: full };
     },
   };
@@ -185,7 +121,7 @@ export async function executeRun(options: ExecuteRunOptions): Promise<ExecutedRu
       usage,
       promptChars,
       request,
-      toolCalls,
+      toolCalls: places.started,
       error: {
         code: status.toUpperCase(),
         message: reason === 'timeout' && options.timeoutMessage ? options.timeoutMessage : abortMessage(reason),
@@ -200,12 +136,12 @@ export async function executeRun(options: ExecuteRunOptions): Promise<ExecutedRu
       usage,
       promptChars,
       request,
-      toolCalls,
+      toolCalls: places.started,
       error: { code: 'MODEL_PROVIDER_ERROR', message: describeProviderError(outcome.error) },
     };
   }
   const all = withInjections([...options.messages, ...outcome.responseMessages]).slice(initialCount);
-  return { status: 'succeeded', finalText: outcome.text, messages: all, usage, promptChars, request, toolCalls };
+  return { status: 'succeeded', finalText: outcome.text, messages: all, usage, promptChars, request, toolCalls: places.started };
 }
 
 /** Characters of a frozen message's JSON, by identity: the history's messages are frozen and shared between runs. */

@@ -1,0 +1,107 @@
+/**
+ * The tools of one run as the AI SDK sees them. Every tool the session has is in the SDK's set, each call
+ * checked against its schema and, for a tool with effects, run through the ledger at its place (the model step
+ * and its index in the step); a tool the session may not use answers its refusal. Only the tools on offer are
+ * sent to the model: a model wrapper takes the others out of each request, so a call the model makes anyway
+ * is still run (an allowed tool does its own checks) instead of failing as "unavailable".
+ */
+import type { LanguageModelV3 } from '@ai-sdk/provider';
+import { jsonSchema, tool, wrapLanguageModel, type ToolSet } from 'ai';
+import type { NewToolCall } from '../ports/index.js';
+import { parseToolArgs, toolJsonSchema, type AvailabilityContext, type GatewayTool, type ToolContext } from './tool-contract.js';
+import { throughLedger, type LedgerDeps } from './tool-ledger.js';
+import type { RefusedTool } from './tool-offer.js';
+
+export interface RunToolsOptions {
+  tools: readonly GatewayTool[];
+  refusedTools?: readonly RefusedTool[];
+  toolContext: Omit<ToolContext, 'toolCallId' | 'idempotencyKey' | 'call' | 'signal'>;
+  ledger?: LedgerDeps;
+  signal: AbortSignal;
+}
+
+/** Where calls stand in the run: the SDK starts a step's calls in the order the model made them, after prepareStep for that step. */
+export class CallPlaces {
+  /** Tool calls the run started (finished or not). */
+  started = 0;
+  private step = 0;
+  private index = 0;
+
+  beginStep(step: number): void {
+    this.step = step;
+    this.index = 0;
+  }
+
+  next(): { step: number; index: number } {
+    this.started += 1;
+    return { step: this.step, index: this.index++ };
+  }
+}
+
+export function runToolSet(options: RunToolsOptions, places: CallPlaces): ToolSet {
+  const tools: ToolSet = {};
+  for (const gatewayTool of options.tools) {
+    tools[gatewayTool.name] = tool({
+      description: gatewayTool.description,
+      inputSchema: jsonSchema(toolJsonSchema(gatewayTool.parameters) as never),
+      execute: async (args: unknown, { toolCallId, abortSignal }) => {
+        const position = places.next();
+        // Checked here, against the schema the model was shown: a bad argument is data the model can correct.
+        const parsed = parseToolArgs(gatewayTool.parameters, args);
+        if (!parsed.ok) return { status: 'error', code: 'INVALID_REQUEST', error: parsed.error };
+        const context = { ...options.toolContext, toolCallId, signal: abortSignal ?? options.signal };
+        const call = (idempotencyKey: string, ledgerRow?: NewToolCall) =>
+          gatewayTool.execute(parsed.value, { ...context, idempotencyKey, call: ledgerRow });
+        if (!gatewayTool.effects || !options.ledger) return call(`${options.toolContext.runId}:${toolCallId}`);
+        return throughLedger(options.ledger, gatewayTool, position, parsed.value, call);
+      },
+    });
+  }
+  for (const refused of options.refusedTools ?? []) {
+    tools[refused.name] = tool({ description: '', inputSchema: jsonSchema({ type: 'object' }), execute: async () => refused.refusal });
+  }
+  return tools;
+}
+
+/** Which tools are on offer: those without an availability check, and each other one from the first step it says yes. */
+export class ToolOffer {
+  private readonly ready: Set<string>;
+  private offered = new Set<string>();
+
+  constructor(
+    private readonly tools: readonly GatewayTool[],
+    private readonly session: Pick<AvailabilityContext, 'sessionKey' | 'agentId' | 'workspace'>,
+  ) {
+    this.ready = new Set(tools.filter((candidate) => !candidate.available).map((candidate) => candidate.name));
+  }
+
+  /** Asked at each step: a check that says yes once is not asked again; lookups are shared within the step. */
+  async refresh(): Promise<void> {
+    const lookups = new Map<string, Promise<unknown>>();
+    const session: AvailabilityContext = {
+      ...this.session,
+      once: <T>(key: string, lookup: () => Promise<T>) => {
+        if (!lookups.has(key)) lookups.set(key, lookup());
+        return lookups.get(key) as Promise<T>;
+      },
+    };
+    for (const candidate of this.tools) {
+      if (!this.ready.has(candidate.name) && (await candidate.available!(session).catch(() => false))) this.ready.add(candidate.name);
+    }
+    this.offered = new Set(this.tools.filter((candidate) => this.ready.has(candidate.name)).map((candidate) => candidate.name));
+  }
+
+  /** The model, sent only the tools on offer at each call. */
+  wrap(model: LanguageModelV3): LanguageModelV3 {
+    return wrapLanguageModel({
+      model,
+      middleware: {
+        specificationVersion: 'v3',
+        transformParams: async ({ params }) => {
+          const sent = params.tools?.filter((candidate) => this.offered.has(candidate.name));
+          return sent?.length ? { ...params, tools: sent } : { ...params, tools: undefined, toolChoice: undefined };
+        },
+      },
+    });
+  }
+}
