@@ -35,7 +35,7 @@ import { HeldResults } from './held-results.js';
 import { journalPause, type Wakeups } from './wait-until.js';
 import type { GatewayApi, GatewayStatus } from './gateway-api.js';
 import { GatewayControl } from './gateway-control.js';
-import type { GatewayDeps, GatewayExtension } from './gateway-types.js';
+import type { GatewayDeps, GatewayExtension, GatewayParts } from './gateway-types.js';
 
 export type { WaitResult } from './gateway-queries.js';
 import { COMPLETION_KIND } from '../core/subagent.js';
@@ -94,6 +94,7 @@ export class Gateway extends GatewayControl implements GatewayApi {
     this.log = deps.log ?? (() => {});
     this.startedAt = this.clock.now();
     this.agents = new AgentRegistry(deps.config);
+    this.models = new ModelRegistry(deps.config.models.providers);
     this.journal = new JournalTail(this.store, this.bus, (error) => this.log('error', `journal: ${errorMessage(error)}`));
     this.outbox = new OutboxDispatcher(
       this.store,
@@ -110,8 +111,30 @@ export class Gateway extends GatewayControl implements GatewayApi {
       journal: (event) => this.journalEvent(event),
     });
     this.outbox.register(EXCHANGE_STEP_KIND, (row) => this.exchanges.onStep(row));
-    this.messaging = new AgentMessaging({
-      config: deps.config,
+    this.messaging = this.newMessaging();
+    this.subagents = this.newSubagents(deps);
+    this.outbox.register(COMPLETION_KIND, (row) => this.subagents.deliverCompletion(row));
+    this.extensions = deps.extensions?.(this.parts()) ?? [];
+    for (const extension of this.extensions)
+      for (const [kind, handler] of Object.entries(extension.deliveries ?? {})) this.outbox.register(kind, handler);
+    this.heldResults = new HeldResults({ store: this.store, newId: () => this.ids.next(), accept: (input) => this.accept(input) }, [
+      this.exchanges,
+      ...this.extensions.flatMap((extension) => extension.heldResults ?? []),
+    ]);
+    this.tools = this.extensions.flatMap((extension) => extension.tools ?? []);
+    this.lanes = new LaneScheduler(
+      this.store,
+      this.clock,
+      laneOptions(deps.config, this.gatewayId, LEASE_TTL_MS),
+      this.newSessionRunner(deps),
+      (error, sessionKey) => this.log('error', `lane ${sessionKey}: ${error instanceof Error ? error.stack : String(error)}`),
+      () => void this.journal.kick(),
+    );
+  }
+
+  private newMessaging(): AgentMessaging {
+    return new AgentMessaging({
+      config: this.config,
       store: this.store,
       agents: this.agents,
       clock: this.clock,
@@ -124,9 +147,11 @@ export class Gateway extends GatewayControl implements GatewayApi {
       validateMessage: (message) => this.validateMessage(message),
       flow: this.exchanges,
     });
-    this.models = new ModelRegistry(deps.config.models.providers);
-    this.subagents = new Subagents({
-      config: deps.config,
+  }
+
+  private newSubagents(deps: GatewayDeps): Subagents {
+    return new Subagents({
+      config: this.config,
       store: this.store,
       agents: this.agents,
       clock: this.clock,
@@ -148,29 +173,27 @@ export class Gateway extends GatewayControl implements GatewayApi {
       },
       log: (message) => this.log('warn', message),
     });
-    this.outbox.register(COMPLETION_KIND, (row) => this.subagents.deliverCompletion(row));
-    this.extensions =
-      deps.extensions?.({
-        config: deps.config,
-        store: this.store,
-        clock: this.clock,
-        messaging: this.messaging,
-        subagents: this.subagents,
-        accept: (input) => this.accept(input),
-        enqueueDelivery: (row) => this.enqueueDelivery(row),
-        log: (message) => this.log('warn', message),
-        gatewayId: this.gatewayId,
-        api: () => this,
-      }) ?? [];
-    for (const extension of this.extensions)
-      for (const [kind, handler] of Object.entries(extension.deliveries ?? {})) this.outbox.register(kind, handler);
-    this.heldResults = new HeldResults({ store: this.store, newId: () => this.ids.next(), accept: (input) => this.accept(input) }, [
-      this.exchanges,
-      ...this.extensions.flatMap((extension) => extension.heldResults ?? []),
-    ]);
-    this.tools = this.extensions.flatMap((extension) => extension.tools ?? []);
-    const runSession = createSessionRunner({
-      config: deps.config,
+  }
+
+  /** What extensions are built from (GatewayParts). */
+  private parts(): GatewayParts {
+    return {
+      config: this.config,
+      store: this.store,
+      clock: this.clock,
+      messaging: this.messaging,
+      subagents: this.subagents,
+      accept: (input) => this.accept(input),
+      enqueueDelivery: (row) => this.enqueueDelivery(row),
+      log: (message) => this.log('warn', message),
+      gatewayId: this.gatewayId,
+      api: () => this,
+    };
+  }
+
+  private newSessionRunner(deps: GatewayDeps) {
+    return createSessionRunner({
+      config: this.config,
       store: this.store,
       clock: this.clock,
       ids: this.ids,
@@ -187,28 +210,23 @@ export class Gateway extends GatewayControl implements GatewayApi {
         else void this.journal.kick();
         if (wroteOutbox) this.outbox.kick();
       },
-      // A failure here must not hold up the lane: recovery settles the same exchanges on the next start.
-      onCommitted: async (run) => {
-        if (run.status !== 'succeeded') this.logFailedRun(run);
-        // Results are held only by the tool calls of a run (sessions_send, a2a_send waiting for a reply).
-        if (run.calledTools)
-          await this.heldResults
-            .afterRun(run.runId, run.status)
-            .catch((error) => this.log('error', `results held by run ${run.runId}: ${errorMessage(error)}`));
-        await this.subagents
-          .onRunCommitted(run.sessionKey, run.status)
-          .catch((error) => this.log('error', `sub-agents of run ${run.runId}: ${errorMessage(error)}`));
-      },
+      onCommitted: (run) => this.afterRunCommitted(run),
       onDropped: (inputId) => this.onInputDropped(inputId, false),
     });
-    this.lanes = new LaneScheduler(
-      this.store,
-      this.clock,
-      laneOptions(deps.config, this.gatewayId, LEASE_TTL_MS),
-      runSession,
-      (error, sessionKey) => this.log('error', `lane ${sessionKey}: ${error instanceof Error ? error.stack : String(error)}`),
-      () => void this.journal.kick(),
-    );
+  }
+
+  /** A failure here must not hold up the lane: recovery settles the same exchanges on the next start. */
+  private async afterRunCommitted(run: RunOutcomeReport): Promise<void> {
+    if (run.status !== 'succeeded') this.logFailedRun(run);
+    // Results are held only by the tool calls of a run (sessions_send, a2a_send waiting for a reply).
+    if (run.calledTools) {
+      await this.heldResults
+        .afterRun(run.runId, run.status)
+        .catch((error) => this.log('error', `results held by run ${run.runId}: ${errorMessage(error)}`));
+    }
+    await this.subagents
+      .onRunCommitted(run.sessionKey, run.status)
+      .catch((error) => this.log('error', `sub-agents of run ${run.runId}: ${errorMessage(error)}`));
   }
 
   /** Recovers what a previous process left behind, then starts scheduling. */
