@@ -6,6 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { A2AClientService, RESULT_KIND } from './a2a/client.js';
 import { createA2AClientTools, requestInputTool } from './a2a/tools.js';
+import { redactor, secretsOf } from './config/secrets.js';
 import { configWarnings } from './config/warnings.js';
 import type { ConfigReload } from './gateway/config-reload.js';
 import { loadConfigFile } from './config/load.js';
@@ -126,6 +127,8 @@ export async function serveGateway(options: ServeOptions): Promise<RunningGatewa
   }
   const gatewayId = dataDir.gatewayId();
   let client!: A2AClientService;
+  // The log gets no secret either; a reload that brings new ones makes the redactor again.
+  let redact = redactor(secretsOf(config));
   let board!: BoardService;
   const gateway = await startGateway(
     {
@@ -134,7 +137,7 @@ export async function serveGateway(options: ServeOptions): Promise<RunningGatewa
       gatewayId,
       capabilitySecret: dataDir.capabilitySecret(),
       dataDir: dataDir.path,
-      log: (level, message, fields) => logger[level](fields ?? {}, message),
+      log: (level, message, fields) => logger[level](redactFields(fields, redact), redact(message)),
     },
     { onClient: (made) => (client = made), onBoard: (made) => (board = made) },
   );
@@ -158,7 +161,9 @@ export async function serveGateway(options: ServeOptions): Promise<RunningGatewa
   const reloadConfig = (): ConfigReload => {
     const { config: next } = loadConfigFile(configPath);
     for (const warning of configWarnings(next)) logger.warn({ config: configPath }, warning);
-    return gateway.reloadConfig(next);
+    const report = gateway.reloadConfig(next);
+    redact = redactor(secretsOf(config));
+    return report;
   };
   let url: string;
   try {
@@ -197,4 +202,13 @@ export async function serveGateway(options: ServeOptions): Promise<RunningGatewa
       return stopping;
     },
   };
+}
+
+/** Log fields with every string in them redacted (a URL, an error, a header). */
+function redactFields(fields: Record<string, unknown> | undefined, redact: (text: string) => string): Record<string, unknown> {
+  if (!fields) return {};
+  return JSON.parse(JSON.stringify(fields), (_key, value) => (typeof value === 'string' ? redact(value) : value)) as Record<
+    string,
+    unknown
+  >;
 }

@@ -64,6 +64,8 @@ export interface GatewayApi
   status(): GatewayStatus;
   ready(): Promise<boolean>;
   reloadConfig(next: SwitchboardConfig): ConfigReload;
+  /** Takes the config's secrets (tokens, keys, header values) out of a text before it leaves the gateway. */
+  redact(text: string): string;
   /** Resolves once everything the store committed so far is durable. */
   durable(): Promise<void>;
   // cancel

@@ -26,6 +26,7 @@ import { JournalTail } from './journal-tail.js';
 import { LaneScheduler, laneOptions, type StalledLane } from './lanes.js';
 import { OutboxDispatcher, type OutboxHandler } from './outbox.js';
 import { AgentRegistry } from './registry.js';
+import { redactor, secretsOf } from '../config/secrets.js';
 import { applyReload, describeReload, planReload, type ConfigReload } from './config-reload.js';
 import { createSessionRunner, type RunOutcomeReport } from './session-runner.js';
 import { EXCHANGE_STEP_KIND, ExchangeFlow, exchangeStepRow } from './exchanges.js';
@@ -71,6 +72,8 @@ export class Gateway extends GatewayControl implements GatewayApi {
   /** Sub-agents: spawning, completion delivery, waits, kills, recovery and archiving. */
   readonly subagents: Subagents;
   private readonly models: ModelRegistry;
+  /** Takes the config's secrets out of a text; made again when a reload brings new ones. */
+  redact: (text: string) => string;
   protected readonly tools: readonly GatewayTool[];
   private readonly log: NonNullable<GatewayDeps['log']>;
   private watchdog?: NodeJS.Timeout;
@@ -95,6 +98,7 @@ export class Gateway extends GatewayControl implements GatewayApi {
     this.startedAt = this.clock.now();
     this.agents = new AgentRegistry(deps.config);
     this.models = new ModelRegistry(deps.config.models.providers);
+    this.redact = redactor(secretsOf(deps.config));
     this.journal = new JournalTail(this.store, this.bus, (error) => this.log('error', `journal: ${errorMessage(error)}`));
     this.outbox = new OutboxDispatcher(
       this.store,
@@ -212,6 +216,7 @@ export class Gateway extends GatewayControl implements GatewayApi {
       },
       onCommitted: (run) => this.afterRunCommitted(run),
       onDropped: (inputId) => this.onInputDropped(inputId, false),
+      redact: (text) => this.redact(text),
     });
   }
 
@@ -391,6 +396,7 @@ export class Gateway extends GatewayControl implements GatewayApi {
     applyReload(this.config, next, plan);
     this.agents.reload();
     this.models.reload(this.config.models.providers);
+    this.redact = redactor(secretsOf(this.config));
     this.log('info', describeReload(plan));
     return plan;
   }

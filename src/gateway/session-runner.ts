@@ -44,6 +44,8 @@ export interface SessionRunnerDeps {
   onCommitted: (run: RunOutcomeReport) => Promise<void>;
   /** Called for an input dropped here (so an exchange waiting on it is told). */
   onDropped: (inputId: string) => Promise<void>;
+  /** Takes the config's secrets out of a run's error (a provider quoting the key it was given). */
+  redact: (text: string) => string;
 }
 
 /** A run as it committed: what the gateway does next, and logs, depends on it. */
@@ -248,6 +250,7 @@ export function createSessionRunner(deps: SessionRunnerDeps) {
     const steered: InputRecord[] = [];
     const toolCalls: SettledToolCall[] = [];
     const { executed, frameworkChars } = await execute(slot, run, steered, toolCalls);
+    if (executed.error) executed.error = { ...executed.error, message: deps.redact(executed.error.message) };
     // Shutdown and lease loss leave the run uncommitted: recovery requeues its inputs.
     const reason = slot.controller.signal.reason;
     if (slot.controller.signal.aborted && (reason === 'shutdown' || reason === 'lease_lost')) return;

@@ -320,7 +320,11 @@ export class ControlApi {
       }
       throw new SwitchboardError('NOT_FOUND', `no such endpoint: ${request.method} ${url.pathname}`);
     } catch (error) {
-      const failure = toSwitchboardError(error);
+      const caught = toSwitchboardError(error);
+      const failure =
+        caught.code === 'INTERNAL' || caught.code === 'MODEL_PROVIDER_ERROR'
+          ? new SwitchboardError(caught.code, this.gateway.redact(caught.message), caught.details)
+          : caught;
       if (!response.headersSent) {
         // Overload and rate refusals say when to come back, as HTTP clients and proxies expect; limits that
         // waiting does not lift (hops, sub-agent counts) carry no retryAfterMs, so no header.

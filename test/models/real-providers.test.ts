@@ -1,6 +1,9 @@
 import { SESSION_TOOL_NAMES } from '../../src/core/subagent.js';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Gateway } from '../../src/gateway/gateway.js';
+import { startGateway } from '../../src/app.js';
+import { parseConfigText } from '../../src/config/load.js';
+import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { FakeProviderServer } from '../helpers/fake-provider.js';
 import { startTestGateway, stopTestGateway } from '../helpers/gateway.js';
 
@@ -136,6 +139,31 @@ describe.each(providers)('real provider over its wire format: $name', (p) => {
     expect(server.requests).toHaveLength(1);
     expect(result.run.request.bytes).toBe(server.requests[0].bytes);
     expect((await gateway.history('agent:bot:main'))[0]).toMatchObject({ role: 'user', content: 'anyone?' });
+  });
+
+  it('provider: an error that quotes part of the API key reaches the run, the transcript and the log without it', async () => {
+    const logged: string[] = [];
+    const { config } = parseConfigText(
+      configFor(p.provider(server.url), p.model).replace('identity', 'maxSteps: 2, identity'),
+      '/test/switchboard.json5',
+      env,
+    );
+    gateway = await startGateway({
+      config,
+      store: await SqliteStore.open({ path: ':memory:' }),
+      gatewayId: 'gw-test',
+      log: (_level, message) => logged.push(message),
+    });
+    server.reply({
+      status: 401,
+      error: `Incorrect API key provided: ${env.OPENAI_API_KEY.slice(0, 7)}****${env.OPENAI_API_KEY.slice(-4)}`,
+    });
+    const result = await ask('anyone?');
+    if (result.status !== 'completed') throw new Error(result.status);
+    expect(result.run.errorMessage).toBe(`Incorrect API key provided: [redacted]****-key (HTTP 401 from ${server.url}${p.path})`);
+    const texts = [result.run.errorMessage ?? '', JSON.stringify(await gateway.history('agent:bot:main')), ...logged];
+    for (const text of texts) expect(text).not.toContain(env.OPENAI_API_KEY.slice(0, 7));
+    expect(logged.some((line) => line.includes('[redacted]'))).toBe(true);
   });
 
   it('provider: a provider that never answers is cut off by the run timeout and recorded timed_out', async () => {
