@@ -1,26 +1,16 @@
 /**
- * The task board over Kysely (docs/board.md). Each method is one transaction; a worker's writes are
- * fenced by the claim's token, which grows with every claim, so a worker whose claim was taken back
- * changes nothing (CLAIM_LOST).
+ * The task board over Kysely (docs/board.md): the claims and what a worker does under one. Each method is one
+ * transaction; a worker's writes are fenced by the claim's token, which grows with every claim, so a worker whose
+ * claim was taken back changes nothing (CLAIM_LOST). The edits of people and agents are KyselyBoardEdits'.
  */
-import type { Kysely } from 'kysely';
 import { claimInOneStatement } from './postgres/board-claim.js';
-import { KyselyBoardReads } from './kysely-board-reads.js';
-import { afterFailure, cyclePath, initialState, refuseMove, type BlockKind, type BoardState } from '../core/board.js';
+import { KyselyBoardEdits } from './kysely-board-edits.js';
+import { afterFailure, type BlockKind } from '../core/board.js';
 import { SwitchboardError } from '../core/errors.js';
 import { freezeResult } from '../core/subagent.js';
 import { nodeHashing } from '../hashing.js';
-import type {
-  BoardClaim,
-  BoardClaimRequest,
-  BoardCommentRecord,
-  BoardReclaim,
-  BoardStore,
-  BoardTaskRecord,
-  NewBoardTask,
-} from '../ports/index.js';
+import type { BoardClaim, BoardClaimRequest, BoardReclaim, BoardStore, BoardTaskRecord } from '../ports/index.js';
 import {
-  changeByKey,
   claimOf,
   endAttempt,
   endedAttempt,
@@ -28,231 +18,16 @@ import {
   loadClaimed,
   loadTask,
   NO_CLAIM,
-  openDependencies,
   promoteDependents,
   recordEvent,
   toBoardTask,
-  toComment,
   updateTask,
 } from './kysely-board-rows.js';
-import { json, num, type Db } from './kysely-rows.js';
-import type { SqlDialectName } from './sql-dialect.js';
-import type { Database } from './schema.js';
+import { num, type Db } from './kysely-rows.js';
 
 const DISPATCHER_LEASE = 'dispatcher';
 
-export class KyselyBoardStore extends KyselyBoardReads implements BoardStore {
-  constructor(
-    db: Kysely<Database>,
-    private readonly dialect: SqlDialectName,
-  ) {
-    super(db);
-  }
-
-  private tx<T>(work: (trx: Db) => Promise<T>): Promise<T> {
-    return this.db.transaction().execute(work);
-  }
-
-  create(task: NewBoardTask, now: number): Promise<{ task: BoardTaskRecord; created: boolean }> {
-    return this.tx(async (trx) => {
-      if (task.idempotencyKey !== null) {
-        const existing = await trx
-          .selectFrom('board_tasks')
-          .selectAll()
-          .where('idempotency_key', '=', task.idempotencyKey)
-          .executeTakeFirst();
-        if (existing) return { task: toBoardTask(existing), created: false };
-      }
-      const dependsOn = [...new Set(task.dependsOn)];
-      const found =
-        dependsOn.length === 0 ? [] : await trx.selectFrom('board_tasks').select(['id', 'state']).where('id', 'in', dependsOn).execute();
-      const missing = dependsOn.filter((id) => !found.some((row) => row.id === id));
-      if (missing.length > 0)
-        throw new SwitchboardError('BOARD_TASK_NOT_FOUND', `dependsOn: no board task ${missing.map((id) => `"${id}"`).join(', ')}`);
-      const state = initialState(task.triage, found.filter((row) => row.state !== 'done').length);
-      const inserted = await trx
-        .insertInto('board_tasks')
-        .values({
-          id: task.id,
-          board: task.board,
-          title: task.title,
-          body: task.body,
-          assignee: task.assignee,
-          priority: task.priority,
-          labels: json(task.labels),
-          creator: task.creator,
-          idempotency_key: task.idempotencyKey,
-          state,
-          block_kind: null,
-          block_reason: null,
-          max_attempts: task.maxAttempts,
-          max_runtime_ms: task.maxRuntimeMs,
-          attempts: 0,
-          failures: 0,
-          token: 0,
-          ...NO_CLAIM,
-          result: null,
-          result_hash: null,
-          result_chars: null,
-          created_at: now,
-          updated_at: now,
-          done_at: null,
-        })
-        // A concurrent create with the same key (PostgreSQL) lands here: the first one's task is the task.
-        .onConflict((oc) => oc.column('idempotency_key').doNothing())
-        .returningAll()
-        .executeTakeFirst();
-      if (!inserted) {
-        const existing = await trx
-          .selectFrom('board_tasks')
-          .selectAll()
-          .where('idempotency_key', '=', task.idempotencyKey)
-          .executeTakeFirstOrThrow();
-        return { task: toBoardTask(existing), created: false };
-      }
-      if (dependsOn.length > 0)
-        await trx
-          .insertInto('board_deps')
-          .values(dependsOn.map((id) => ({ task_id: task.id, depends_on: id, created_at: now })))
-          .execute();
-      const record = toBoardTask(inserted);
-      await recordEvent(trx, record, { type: 'created', actor: task.creator, detail: { dependsOn } }, now);
-      return { task: record, created: true };
-    });
-  }
-
-  link(taskId: string, dependsOn: string, actor: string, now: number): Promise<BoardTaskRecord> {
-    return this.tx(async (trx) => {
-      const task = await loadTask(trx, taskId);
-      const other = await loadTask(trx, dependsOn);
-      if (['running', 'done', 'cancelled', 'archived'].includes(task.state)) {
-        throw new SwitchboardError(
-          'BOARD_MOVE_REFUSED',
-          `task ${taskId} is ${task.state}; dependencies can be added only to tasks that have not started`,
-        );
-      }
-      const known = await trx
-        .selectFrom('board_deps')
-        .select('task_id')
-        .where('task_id', '=', taskId)
-        .where('depends_on', '=', dependsOn)
-        .executeTakeFirst();
-      if (known) return task;
-      const cycle = await this.findCycle(trx, taskId, dependsOn);
-      if (cycle)
-        throw new SwitchboardError(
-          'DEPENDENCY_CYCLE',
-          `refused: ${taskId} depending on ${dependsOn} would close a cycle: ${cycle.join(' -> ')}`,
-          { cycle },
-        );
-      await trx.insertInto('board_deps').values({ task_id: taskId, depends_on: dependsOn, created_at: now }).execute();
-      const demote = task.state === 'ready' && other.state !== 'done';
-      return updateTask(trx, task, demote ? { state: 'todo' } : {}, { type: 'linked', actor, detail: { dependsOn } }, now);
-    });
-  }
-
-  /** Walks the dependency graph from `dependsOn`, one query per level, as far as it reaches. */
-  private async findCycle(trx: Db, taskId: string, dependsOn: string): Promise<string[] | null> {
-    const edges = new Map<string, string[]>();
-    let frontier = [dependsOn];
-    while (frontier.length > 0) {
-      const rows = await trx.selectFrom('board_deps').select(['task_id', 'depends_on']).where('task_id', 'in', frontier).execute();
-      for (const id of frontier) edges.set(id, []);
-      for (const row of rows) edges.get(row.task_id)!.push(row.depends_on);
-      frontier = [...new Set(rows.map((row) => row.depends_on))].filter((id) => !edges.has(id));
-    }
-    return cyclePath(taskId, dependsOn, (id) => edges.get(id) ?? []);
-  }
-
-  move(id: string, to: BoardState, change: { actor: string; reason?: string }, now: number): Promise<BoardTaskRecord> {
-    return this.tx((trx) => this.moveIn(trx, id, to, change, now));
-  }
-
-  review(id: string, review: { approve: boolean; actor: string; comment?: string; key?: string }, now: number): Promise<BoardTaskRecord> {
-    return this.tx(async (trx) => {
-      if (await changeByKey(trx, review.key)) return loadTask(trx, id);
-      const task = await loadTask(trx, id);
-      if (task.state !== 'review') {
-        throw new SwitchboardError(
-          'BOARD_MOVE_REFUSED',
-          `task ${task.id} is ${task.state}, not in review; only a task a worker sent to review can be approved or sent back`,
-          { state: task.state },
-        );
-      }
-      if (review.comment) await this.commentIn(trx, task, { author: review.actor, body: review.comment }, now);
-      const reason = review.approve ? 'approved' : 'changes requested';
-      return this.moveIn(trx, id, review.approve ? 'done' : 'ready', { actor: review.actor, reason, key: review.key }, now);
-    });
-  }
-
-  private async moveIn(
-    trx: Db,
-    id: string,
-    to: BoardState,
-    change: { actor: string; reason?: string; key?: string },
-    now: number,
-  ): Promise<BoardTaskRecord> {
-    const task = await loadTask(trx, id);
-    const refused = refuseMove(task.state, to);
-    if (refused) throw new SwitchboardError('BOARD_MOVE_REFUSED', `task ${id}: ${refused}`, { state: task.state, to });
-    if (to === 'ready') {
-      const open = await openDependencies(trx, id);
-      if (open.length > 0)
-        throw new SwitchboardError(
-          'BOARD_MOVE_REFUSED',
-          `task ${id} cannot be ready: it depends on ${open.join(', ')}, not done yet (it becomes ready by itself when they are)`,
-          { openDependencies: open },
-        );
-    }
-    const changes: Partial<Database['board_tasks']> = { state: to };
-    if (task.state === 'running') {
-      // A cancel fences the worker out: the next claim number is spent, so its token is stale at once.
-      await endAttempt(trx, task, 'cancelled', { error: change.reason ?? `cancelled by ${change.actor}` }, now);
-      Object.assign(changes, NO_CLAIM, { token: task.token + 1 });
-    }
-    if (to === 'blocked')
-      Object.assign(changes, { block_kind: 'needs_input', block_reason: change.reason ?? `blocked by ${change.actor}` });
-    else if (task.state === 'blocked') Object.assign(changes, { block_kind: null, block_reason: null, failures: 0 });
-    if (to === 'done') changes.done_at = now;
-    const detail = { from: task.state, ...(change.reason ? { reason: change.reason } : {}) };
-    const moved = await updateTask(trx, task, changes, { type: 'moved', actor: change.actor, detail, key: change.key }, now);
-    if (to === 'done') await promoteDependents(trx, id, now);
-    return moved;
-  }
-
-  comment(id: string, comment: { author: string; body: string; token?: number; key?: string }, now: number): Promise<BoardCommentRecord> {
-    return this.tx(async (trx) => {
-      const made = await changeByKey(trx, comment.key);
-      if (made)
-        return toComment(
-          await trx.selectFrom('board_comments').selectAll().where('seq', '=', Number(made.detail.comment)).executeTakeFirstOrThrow(),
-        );
-      const task = comment.token === undefined ? await loadTask(trx, id) : await loadClaimed(trx, id, comment.token);
-      return this.commentIn(trx, task, comment, now);
-    });
-  }
-
-  private async commentIn(
-    trx: Db,
-    task: BoardTaskRecord,
-    comment: { author: string; body: string; token?: number; key?: string },
-    now: number,
-  ): Promise<BoardCommentRecord> {
-    const row = await trx
-      .insertInto('board_comments')
-      .values({
-        task_id: task.id,
-        author: comment.author,
-        body: comment.body,
-        attempt: comment.token === undefined ? null : task.attempts,
-        created_at: now,
-      })
-      .returningAll()
-      .executeTakeFirstOrThrow();
-    await recordEvent(trx, task, { type: 'commented', actor: comment.author, detail: { comment: num(row.seq) }, key: comment.key }, now);
-    return toComment(row);
-  }
-
+export class KyselyBoardStore extends KyselyBoardEdits implements BoardStore {
   claim(request: BoardClaimRequest, now: number): Promise<BoardClaim | undefined> {
     if (this.dialect === 'postgres') return claimInOneStatement(this.db, request, now);
     return this.tx(async (trx) => {
