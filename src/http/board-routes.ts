@@ -9,9 +9,7 @@ import { BLOCK_KINDS, BOARD_STATES } from '../core/board.js';
 import { SwitchboardError } from '../core/errors.js';
 import { parseBoardState, type BoardActor, type BoardService } from '../board/board.js';
 import { parseBody, readJson } from './json-body.js';
-
-type Handler = (request: IncomingMessage, url: URL, params: string[]) => Promise<unknown>;
-type Route = (method: string, pattern: RegExp, handler: Handler) => void;
+import type { RouteAdder } from './route.js';
 
 const name = z.string().min(1).max(256);
 const token = z.number().int().min(1);
@@ -66,7 +64,7 @@ const linkBody = z.strictObject({ dependsOn: name, by: name.optional() });
 
 const user = (by?: string): BoardActor => ({ kind: 'user', name: by ?? 'user' });
 
-export function boardRoutes(board: BoardService, route: Route, limit: (url: URL) => number | undefined): void {
+export function boardRoutes(board: BoardService, route: RouteAdder, limit: (url: URL) => number | undefined): void {
   const body = async <T>(schema: z.ZodType<T>, request: IncomingMessage) => parseBody(schema, await readJson(request));
   route('GET', /^\/v1\/board\/tasks$/, async (_req, url) => {
     const states = url.searchParams.get('state')?.split(',').map(parseBoardState);

@@ -1,43 +1,22 @@
 /**
  * The control API: JSON over HTTP on 127.0.0.1, a bearer token on every request, and an SSE stream
  * of the event journal. A thin edge: it validates, calls the gateway, and maps SwitchboardError codes
- * to HTTP statuses.
+ * to HTTP statuses. The routes are in gateway-routes.ts, send-routes.ts and board-routes.ts.
  */
-import { randomUUID } from 'node:crypto';
 import { timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { z } from 'zod';
 import { SwitchboardError, toSwitchboardError } from '../core/errors.js';
-import { QUEUE_MODES } from '../core/queue-mode.js';
 import type { ConfigReload } from '../gateway/config-reload.js';
 import type { GatewayApi } from '../gateway/gateway-api.js';
-import type { EventRecord, OutboxStatus } from '../ports/index.js';
+import type { EventRecord } from '../ports/index.js';
 import type { BoardService } from '../board/board.js';
 import { boardRoutes } from './board-routes.js';
-import { parseBody, readBody, readJson } from './json-body.js';
-
-const MAX_LIMIT = 10_000;
-const OUTBOX_STATUSES: readonly OutboxStatus[] = ['pending', 'delivered', 'dead', 'dropped'];
-
-const sendBody = z.strictObject({
-  target: z.string().min(1).optional(),
-  message: z.string(),
-  mode: z.enum(QUEUE_MODES).optional(),
-  idempotencyKey: z.string().min(1).max(512).optional(),
-  wait: z.boolean().optional(),
-  timeoutSeconds: z.number().positive().max(3600).optional(),
-  channel: z.string().min(1).max(64).optional(),
-  peer: z.string().min(1).max(256).optional(),
-  account: z.string().min(1).max(256).optional(),
-  /** Send as this agent session (sessions_send's checks apply); the reply belongs to that session. */
-  from: z.string().min(1).max(512).optional(),
-  /** With `from`: the target session's label (`target`, if given, is then the agent id). */
-  label: z.string().min(1).max(512).optional(),
-});
-
-type Handler = (request: IncomingMessage, url: URL, params: string[]) => Promise<unknown>;
+import { gatewayRoutes, limitOf } from './gateway-routes.js';
+import type { Handler, RouteAdder } from './route.js';
+import { sendRoutes } from './send-routes.js';
+import { readBody } from './json-body.js';
 
 interface Route {
   method: string;
@@ -122,164 +101,10 @@ export class ControlApi {
   }
 
   private defineRoutes(): void {
-    const gw = this.gateway;
-    const limit = (url: URL) => {
-      const raw = url.searchParams.get('limit');
-      if (raw === null) return undefined;
-      const value = /^\d{1,9}$/.test(raw) ? Number(raw) : NaN;
-      if (!(value >= 1 && value <= MAX_LIMIT))
-        throw new SwitchboardError('INVALID_REQUEST', `limit: expected an integer from 1 to ${MAX_LIMIT}, got "${raw.slice(0, 40)}"`);
-      return value;
-    };
-    this.route('GET', /^\/v1\/status$/, async () => gw.status());
-    this.route('POST', /^\/v1\/config\/reload$/, async () => {
-      if (!this.options.reloadConfig)
-        throw new SwitchboardError('NOT_FOUND', 'this gateway was not started from a config file, so it has none to reload');
-      return this.options.reloadConfig();
-    });
-    this.route('GET', /^\/v1\/agents$/, async () => ({
-      agents: gw.agents.list().map((agent) => ({
-        id: agent.config.id,
-        name: agent.config.name ?? null,
-        identity: agent.config.identity ?? null,
-        model: agent.model,
-        workspace: agent.workspace ?? null,
-        default: agent === gw.agents.defaultAgent(),
-      })),
-    }));
-    this.route('GET', /^\/v1\/sessions$/, async (_req, url) => ({
-      sessions: await gw.listSessions({ agentId: url.searchParams.get('agentId') ?? undefined, limit: limit(url) }),
-    }));
-    this.route('GET', /^\/v1\/sessions\/([^/]+)$/, async (_req, _url, [key]) => gw.describeSession(key));
-    this.route('GET', /^\/v1\/sessions\/([^/]+)\/history$/, async (_req, url, [key]) => ({ entries: await gw.history(key, limit(url)) }));
-    this.route('GET', /^\/v1\/exchanges$/, async (_req, url) => ({
-      exchanges: await gw.listExchanges({ sessionKey: url.searchParams.get('sessionKey') ?? undefined, limit: limit(url) }),
-    }));
-    this.route('GET', /^\/v1\/a2a\/tasks$/, async (_req, url) => ({
-      tasks: await gw.listA2ATasks({ agentId: url.searchParams.get('agentId') ?? undefined, limit: limit(url) }),
-    }));
-    this.route('GET', /^\/v1\/exchanges\/([^/]+)$/, async (_req, _url, [id]) => gw.getExchange(await gw.resolveId('exchange', id)));
-    this.route('GET', /^\/v1\/a2a\/tasks\/([^/]+)$/, async (_req, _url, [id]) => gw.getA2ATask(await gw.resolveId('a2a_task', id)));
-    this.route('GET', /^\/v1\/runs$/, async (_req, url) => ({
-      runs: await gw.listRuns({ sessionKey: url.searchParams.get('sessionKey') ?? undefined, limit: limit(url) }),
-    }));
-    this.route('GET', /^\/v1\/runs\/([^/]+)$/, async (_req, _url, [given]) => {
-      const id = await gw.resolveId('run', given);
-      return { ...(await gw.getRun(id)), completions: await gw.runCompletions(id) };
-    });
-    this.route('GET', /^\/v1\/subagents$/, async (_req, url) => ({
-      subagents: await gw.listSubagents(url.searchParams.get('sessionKey') ?? undefined, url.searchParams.get('recursive') === 'true'),
-    }));
-    this.route('GET', /^\/v1\/subagents\/([^/]+)$/, async (_req, _url, [target]) => {
-      const { view, record } = await gw.getSubagent(await gw.resolveId('subagent', target));
-      return {
-        ...view,
-        task: record.task,
-        tools: record.tools,
-        model: record.model,
-        workdir: record.workdir,
-        timeoutSeconds: record.timeoutSeconds,
-        result: record.result,
-        resultHash: record.resultHash,
-        usage: record.usage,
-        completion: record.completion,
-      };
-    });
-    this.route('POST', /^\/v1\/subagents\/([^/]+)\/kill$/, async (_req, _url, [target]) => ({
-      cancelled: await gw.killSubagent(await gw.resolveId('subagent', target)),
-    }));
-    this.route('POST', /^\/v1\/runs\/([^/]+)\/cancel$/, async (_req, _url, [id]) => ({
-      cancelled: await gw.cancelRun(await gw.resolveId('run', id)),
-    }));
-    this.route('GET', /^\/v1\/outbox$/, async (_req, url) => {
-      const status = url.searchParams.get('status') ?? undefined;
-      if (status !== undefined && !OUTBOX_STATUSES.includes(status as OutboxStatus)) {
-        throw new SwitchboardError(
-          'INVALID_REQUEST',
-          `status: expected one of ${OUTBOX_STATUSES.join(', ')}, got "${status.slice(0, 40)}"`,
-        );
-      }
-      return { rows: await gw.listOutbox({ status: status as OutboxStatus | undefined, limit: limit(url) }) };
-    });
-    this.route('POST', /^\/v1\/outbox\/([^/]+)\/(retry|drop)$/, async (_req, _url, [id, action]) => ({
-      row: await gw.settleDeadOutbox(await gw.resolveId('outbox', id), action as 'retry' | 'drop'),
-    }));
-    if (this.options.board) boardRoutes(this.options.board, (method, pattern, handler) => this.route(method, pattern, handler), limit);
-    this.route('POST', /^\/v1\/send$/, async (request) => {
-      const body = parseBody(sendBody, await readJson(request));
-      if (body.from) return this.sendAs(body);
-      if (body.label)
-        throw new SwitchboardError(
-          'INVALID_REQUEST',
-          'label is only used with from (a send as an agent session); address your own sends with target',
-        );
-      const sent = await gw.send({
-        target: body.target,
-        message: body.message,
-        mode: body.mode,
-        idempotencyKey: body.idempotencyKey,
-        waiting: body.wait === true,
-        inbound: {
-          channel: body.channel ?? 'api',
-          ...(body.peer ? { peer: body.peer } : {}),
-          ...(body.account ? { account: body.account } : {}),
-        },
-      });
-      const accepted = {
-        status: 'accepted',
-        inputId: sent.input.id,
-        sessionKey: sent.sessionKey,
-        created: sent.created,
-        mode: sent.input.mode,
-      };
-      if (!body.wait) return accepted;
-      const timeoutMs = (body.timeoutSeconds ?? gw.config.gateway.waitTimeoutSeconds) * 1000;
-      const result = await gw.waitForInput(sent.input.id, timeoutMs);
-      switch (result.status) {
-        case 'completed':
-          return {
-            ...accepted,
-            status: 'ok',
-            reply: result.reply,
-            runId: result.run.id,
-            runStatus: result.run.status,
-            error: result.run.errorMessage,
-          };
-        case 'stored':
-          return { ...accepted, status: 'stored' };
-        case 'dropped':
-          return { ...accepted, status: 'dropped', error: result.input.note };
-        case 'timeout':
-          // "Delivered" is an acknowledgement: the input, accepted unsynced for a waited send, is made durable first.
-          await gw.durable();
-          return { ...accepted, status: 'timeout', delivered: true };
-      }
-    });
-  }
-
-  private async sendAs(body: z.infer<typeof sendBody>): Promise<unknown> {
-    if (body.channel || body.peer || body.account) {
-      throw new SwitchboardError(
-        'INVALID_REQUEST',
-        "channel, peer and account describe a user's channel; a send with from comes from an agent session and takes none of them",
-      );
-    }
-    const target = body.target;
-    const ref = body.label
-      ? { label: body.label, agentId: target }
-      : target?.startsWith('agent:')
-        ? { sessionKey: target }
-        : { agentId: target };
-    if (!ref.label && !ref.sessionKey && !ref.agentId)
-      throw new SwitchboardError('INVALID_REQUEST', 'a send with from needs a target (an agent id or a session key) or a label');
-    const timeoutSeconds = body.wait ? (body.timeoutSeconds ?? this.gateway.config.gateway.waitTimeoutSeconds) : 0;
-    return this.gateway.sendAs(body.from!, {
-      ...ref,
-      message: body.message,
-      mode: body.mode,
-      timeoutSeconds,
-      idempotencyKey: body.idempotencyKey ?? `api:${randomUUID()}`,
-    });
+    const route: RouteAdder = (method, pattern, handler) => this.route(method, pattern, handler);
+    gatewayRoutes(this.gateway, route, this.options.reloadConfig);
+    if (this.options.board) boardRoutes(this.options.board, route, limitOf);
+    sendRoutes(this.gateway, route);
   }
 
   private async handle(request: IncomingMessage, response: ServerResponse): Promise<void> {

@@ -1,0 +1,95 @@
+/**
+ * The control API's routes into the gateway (docs/control-api.md): status and config reload, agents, sessions and
+ * their history, exchanges, A2A tasks, runs, sub-agents, the outbox, and cancels and kills. Each goes through the
+ * gateway's one door.
+ */
+import { SwitchboardError } from '../core/errors.js';
+import type { ConfigReload } from '../gateway/config-reload.js';
+import type { GatewayApi } from '../gateway/gateway-api.js';
+import type { OutboxStatus } from '../ports/index.js';
+import type { RouteAdder } from './route.js';
+
+const MAX_LIMIT = 10_000;
+const OUTBOX_STATUSES: readonly OutboxStatus[] = ['pending', 'delivered', 'dead', 'dropped'];
+
+/** `?limit=`: an integer from 1 to 10,000, or none. */
+export function limitOf(url: URL): number | undefined {
+  const raw = url.searchParams.get('limit');
+  if (raw === null) return undefined;
+  const value = /^\d{1,9}$/.test(raw) ? Number(raw) : NaN;
+  if (!(value >= 1 && value <= MAX_LIMIT))
+    throw new SwitchboardError('INVALID_REQUEST', `limit: expected an integer from 1 to ${MAX_LIMIT}, got "${raw.slice(0, 40)}"`);
+  return value;
+}
+
+export function gatewayRoutes(gw: GatewayApi, route: RouteAdder, reloadConfig?: () => ConfigReload): void {
+  route('GET', /^\/v1\/status$/, async () => gw.status());
+  route('POST', /^\/v1\/config\/reload$/, async () => {
+    if (!reloadConfig) throw new SwitchboardError('NOT_FOUND', 'this gateway was not started from a config file, so it has none to reload');
+    return reloadConfig();
+  });
+  route('GET', /^\/v1\/agents$/, async () => ({
+    agents: gw.agents.list().map((agent) => ({
+      id: agent.config.id,
+      name: agent.config.name ?? null,
+      identity: agent.config.identity ?? null,
+      model: agent.model,
+      workspace: agent.workspace ?? null,
+      default: agent === gw.agents.defaultAgent(),
+    })),
+  }));
+  route('GET', /^\/v1\/sessions$/, async (_req, url) => ({
+    sessions: await gw.listSessions({ agentId: url.searchParams.get('agentId') ?? undefined, limit: limitOf(url) }),
+  }));
+  route('GET', /^\/v1\/sessions\/([^/]+)$/, async (_req, _url, [key]) => gw.describeSession(key));
+  route('GET', /^\/v1\/sessions\/([^/]+)\/history$/, async (_req, url, [key]) => ({ entries: await gw.history(key, limitOf(url)) }));
+  route('GET', /^\/v1\/exchanges$/, async (_req, url) => ({
+    exchanges: await gw.listExchanges({ sessionKey: url.searchParams.get('sessionKey') ?? undefined, limit: limitOf(url) }),
+  }));
+  route('GET', /^\/v1\/a2a\/tasks$/, async (_req, url) => ({
+    tasks: await gw.listA2ATasks({ agentId: url.searchParams.get('agentId') ?? undefined, limit: limitOf(url) }),
+  }));
+  route('GET', /^\/v1\/exchanges\/([^/]+)$/, async (_req, _url, [id]) => gw.getExchange(await gw.resolveId('exchange', id)));
+  route('GET', /^\/v1\/a2a\/tasks\/([^/]+)$/, async (_req, _url, [id]) => gw.getA2ATask(await gw.resolveId('a2a_task', id)));
+  route('GET', /^\/v1\/runs$/, async (_req, url) => ({
+    runs: await gw.listRuns({ sessionKey: url.searchParams.get('sessionKey') ?? undefined, limit: limitOf(url) }),
+  }));
+  route('GET', /^\/v1\/runs\/([^/]+)$/, async (_req, _url, [given]) => {
+    const id = await gw.resolveId('run', given);
+    return { ...(await gw.getRun(id)), completions: await gw.runCompletions(id) };
+  });
+  route('GET', /^\/v1\/subagents$/, async (_req, url) => ({
+    subagents: await gw.listSubagents(url.searchParams.get('sessionKey') ?? undefined, url.searchParams.get('recursive') === 'true'),
+  }));
+  route('GET', /^\/v1\/subagents\/([^/]+)$/, async (_req, _url, [target]) => {
+    const { view, record } = await gw.getSubagent(await gw.resolveId('subagent', target));
+    return {
+      ...view,
+      task: record.task,
+      tools: record.tools,
+      model: record.model,
+      workdir: record.workdir,
+      timeoutSeconds: record.timeoutSeconds,
+      result: record.result,
+      resultHash: record.resultHash,
+      usage: record.usage,
+      completion: record.completion,
+    };
+  });
+  route('POST', /^\/v1\/subagents\/([^/]+)\/kill$/, async (_req, _url, [target]) => ({
+    cancelled: await gw.killSubagent(await gw.resolveId('subagent', target)),
+  }));
+  route('POST', /^\/v1\/runs\/([^/]+)\/cancel$/, async (_req, _url, [id]) => ({
+    cancelled: await gw.cancelRun(await gw.resolveId('run', id)),
+  }));
+  route('GET', /^\/v1\/outbox$/, async (_req, url) => {
+    const status = url.searchParams.get('status') ?? undefined;
+    if (status !== undefined && !OUTBOX_STATUSES.includes(status as OutboxStatus)) {
+      throw new SwitchboardError('INVALID_REQUEST', `status: expected one of ${OUTBOX_STATUSES.join(', ')}, got "${status.slice(0, 40)}"`);
+    }
+    return { rows: await gw.listOutbox({ status: status as OutboxStatus | undefined, limit: limitOf(url) }) };
+  });
+  route('POST', /^\/v1\/outbox\/([^/]+)\/(retry|drop)$/, async (_req, _url, [id, action]) => ({
+    row: await gw.settleDeadOutbox(await gw.resolveId('outbox', id), action as 'retry' | 'drop'),
+  }));
+}
