@@ -3,24 +3,13 @@
  * out of any text before it reaches a log line, an API answer or a run's error: whole, or any run of 6 or more of
  * their characters (a provider that quotes part of a wrong key, as OpenAI's "Incorrect API key provided" does).
  */
-import type { z } from 'zod';
 import { type SwitchboardConfig, configSchema, secretSchemas } from './schema.js';
-
-// biome-ignore lint/suspicious/noExplicitAny: zod's definitions are walked by shape.
-type AnySchema = any;
-const WRAPPERS = ['optional', 'default', 'prefault', 'nullable', 'readonly', 'catch'];
+import { type AnySchema, layers, unwrap } from './schema-walk.js';
 
 function collect(schema: AnySchema, value: unknown, found: Set<string>): void {
-  let bare = schema;
-  let secret = false;
-  while (bare) {
-    if (secretSchemas.has(bare)) secret = true;
-    if (!WRAPPERS.includes(bare.def?.type)) break;
-    bare = bare.def.innerType;
-  }
-  if (secret && typeof value === 'string') found.add(value);
+  if (layers(schema).some((layer) => secretSchemas.has(layer)) && typeof value === 'string') found.add(value);
   if (value === null || typeof value !== 'object') return;
-  const def = bare?.def;
+  const def = unwrap(schema)?.def;
   if (def?.type === 'object')
     for (const [key, inner] of Object.entries(def.shape)) collect(inner, (value as Record<string, unknown>)[key], found);
   if (def?.type === 'record') for (const inner of Object.values(value)) collect(def.valueType, inner, found);
@@ -31,7 +20,7 @@ function collect(schema: AnySchema, value: unknown, found: Set<string>): void {
 /** Every secret value in the config (empty strings and placeholders left out). */
 export function secretsOf(config: SwitchboardConfig): string[] {
   const found = new Set<string>();
-  collect(configSchema as z.ZodType, config, found);
+  collect(configSchema, config, found);
   return [...found].filter((secret) => secret.length >= 4);
 }
 
