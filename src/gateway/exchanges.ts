@@ -5,6 +5,16 @@
  * an outbox row written in the run's commit (kind `exchange.step`), so a crash replays it and the
  * idempotency keys of the inputs it creates make the replay harmless.
  */
+import {
+  ANNOUNCE_SKIP,
+  announceInput,
+  EXCHANGE_STEP_KIND,
+  exchangeEvent,
+  REPLY_SKIP,
+  storedReply,
+  turnInput,
+  type ExchangeStepPayload,
+} from './exchange-inputs.js';
 import { randomUUID } from 'node:crypto';
 import type {
   Clock,
@@ -16,31 +26,14 @@ import type {
   NewInput,
   NewOutboxRow,
   OutboxRecord,
-  Provenance,
   Store,
 } from '../ports/index.js';
-import type { TerminalRunStatus } from '../core/run-status.js';
 import type { HeldResult } from './held-results.js';
 
-/** A reply that is exactly this ends the ping-pong. */
-export const REPLY_SKIP = 'REPLY_SKIP';
-/** An announce step that answers exactly this posts nothing. */
-export const ANNOUNCE_SKIP = 'ANNOUNCE_SKIP';
-export const EXCHANGE_STEP_KIND = 'exchange.step';
+export { ANNOUNCE_SKIP, EXCHANGE_STEP_KIND, REPLY_SKIP, type ExchangeStepPayload } from './exchange-inputs.js';
+
 /** Longest reply text carried from one side to the other. */
 const MAX_CARRIED_CHARS = 32_000;
-
-export interface ExchangeStepPayload {
-  exchangeId: string;
-  step: 'request' | 'turn' | 'announce';
-  turn: number;
-  runId: string | null;
-  status: TerminalRunStatus | 'dropped';
-  text: string | null;
-  error: string | null;
-  /** For turns: the message the turn answered, so a REPLY_SKIP still leaves the latest real message. */
-  incoming?: string;
-}
 
 export interface ExchangeFlowDeps {
   store: Store;
@@ -126,7 +119,7 @@ export class ExchangeFlow {
       if (replyState === 'detached') return { replyState: 'delivered', waiterRunId: null, ...reply };
       return undefined;
     });
-    await this.deps.journal(this.event(exchange, { replyState: exchange.replyState }));
+    await this.deps.journal(exchangeEvent(exchange, { replyState: exchange.replyState }));
     // Kept for the run that sent it: the conversation goes on when that run takes the reply (claim) or ends (release).
     if (exchange.replyState !== 'reply_held') await this.afterReply(exchange);
   }
@@ -142,8 +135,9 @@ export class ExchangeFlow {
     const takenByRun = waiterRunId !== null && !isApiWaiter(waiterRunId);
     if (replyStatus === 'succeeded' && exchange.maxTurns > 0 && (replyText ?? '').trim() !== '' && !isSkip(replyText, REPLY_SKIP)) {
       await this.deps.accept(
-        this.turnInput(
+        turnInput(
           exchange,
+          this.deps.ids,
           1,
           takenByRun ? `(${exchange.targetAgent}'s reply, which your sessions_send returned above)` : (replyText ?? ''),
         ),
@@ -158,7 +152,7 @@ export class ExchangeFlow {
       await this.setPhase(exchange, ['request'], { phase: 'ping_pong', turn: 1 });
       return;
     }
-    if (waiterRunId === null) await this.deps.accept(this.storedReply(exchange));
+    if (waiterRunId === null) await this.deps.accept(storedReply(exchange, this.deps.ids));
     await this.finish(exchange, ['request'], null);
   }
 
@@ -175,7 +169,7 @@ export class ExchangeFlow {
         : undefined,
     );
     if (!moved || exchange.replyState === 'awaiting') return { exchange, taken: moved };
-    await this.deps.journal(this.event(exchange, { replyState: 'replied' }));
+    await this.deps.journal(exchangeEvent(exchange, { replyState: 'replied' }));
     await this.afterReply(exchange);
     return { exchange: (await this.deps.store.exchanges.get(exchange.id)) ?? exchange, taken: true };
   }
@@ -193,7 +187,7 @@ export class ExchangeFlow {
       return;
     }
     const next = step.turn + 1;
-    await this.deps.accept(this.turnInput(exchange, next, step.text ?? ''));
+    await this.deps.accept(turnInput(exchange, this.deps.ids, next, step.text ?? ''));
     if (exchange.turn === step.turn) await this.setPhase(exchange, ['ping_pong'], { turn: next });
   }
 
@@ -207,7 +201,7 @@ export class ExchangeFlow {
   ): Promise<void> {
     const target = await this.deps.store.sessions.get(exchange.targetSession);
     if (target?.route) {
-      await this.deps.accept(this.announceInput(exchange, unseen));
+      await this.deps.accept(announceInput(exchange, this.deps.ids, unseen));
       await this.setPhase(exchange, from, { phase: 'announce' }, detail);
     } else {
       await this.setPhase(
@@ -226,7 +220,7 @@ export class ExchangeFlow {
     detail: Record<string, unknown> = {},
   ) {
     const moved = await this.deps.store.exchanges.transition(exchange.id, { phases: from }, changes, this.deps.clock.now());
-    if (moved.changed) await this.deps.journal(this.event(moved.exchange, detail));
+    if (moved.changed) await this.deps.journal(exchangeEvent(moved.exchange, detail));
   }
 
   /**
@@ -243,7 +237,7 @@ export class ExchangeFlow {
     });
     return exchanges.map((exchange): HeldResult => {
       if (exchange.replyState !== 'replied') return { runId: exchange.waiterRunId, settle: () => this.release(exchange) };
-      const { id: _id, ...redelivery } = this.storedReply(exchange);
+      const { id: _id, ...redelivery } = storedReply(exchange, this.deps.ids);
       return {
         runId: exchange.waiterRunId,
         // A caller of the control API took its reply in the HTTP response: there is nothing to deliver again.
@@ -255,7 +249,7 @@ export class ExchangeFlow {
             { replyState: 'delivered', ...(redelivered ? { waiterRunId: null } : {}) },
             clock.now(),
           );
-          if (redelivered && moved.changed) await this.deps.journal(this.event(moved.exchange, { redelivered: true }));
+          if (redelivered && moved.changed) await this.deps.journal(exchangeEvent(moved.exchange, { redelivered: true }));
         },
       };
     });
@@ -285,7 +279,7 @@ export class ExchangeFlow {
       { replyState: 'delivered', waiterRunId: null },
       clock.now(),
     );
-    if (moved.changed) await this.deps.journal(this.event(moved.exchange, { replyState: 'delivered' }));
+    if (moved.changed) await this.deps.journal(exchangeEvent(moved.exchange, { replyState: 'delivered' }));
   }
 
   /**
@@ -306,115 +300,4 @@ export class ExchangeFlow {
     }
     return { exchange, moved: false };
   }
-
-  private storedReply(exchange: ExchangeRecord): NewInput {
-    return this.replyInput(exchange, {
-      runId: exchange.replyRunId,
-      status: exchange.replyStatus as TerminalRunStatus,
-      text: exchange.replyText,
-      error: null,
-    });
-  }
-
-  private provenance(
-    exchange: ExchangeRecord,
-    from: 'requester' | 'target',
-    extra: Omit<NonNullable<Provenance['exchange']>, 'id'>,
-  ): Provenance {
-    const fromRequester = from === 'requester';
-    return {
-      kind: 'inter_session',
-      channel: 'internal',
-      sourceSession: fromRequester ? exchange.requesterSession : exchange.targetSession,
-      sourceAgent: fromRequester ? exchange.requesterAgent : exchange.targetAgent,
-      sourceTool: 'sessions_send',
-      conversationId: exchange.conversationId,
-      hop: exchange.hop,
-      exchange: { id: exchange.id, ...extra },
-    };
-  }
-
-  /** Odd turns run in the requester's session, even turns in the target's (seed 001 section 6.2). */
-  private turnInput(exchange: ExchangeRecord, turn: number, text: string): NewInput {
-    const role = turn % 2 === 1 ? 'requester' : 'target';
-    const sessionKey = role === 'requester' ? exchange.requesterSession : exchange.targetSession;
-    return {
-      id: this.deps.ids.next(),
-      sessionKey,
-      idempotencyKey: `exchange:${exchange.id}:turn:${turn}`,
-      mode: 'followup',
-      text,
-      provenance: this.provenance(exchange, role === 'requester' ? 'target' : 'requester', {
-        step: 'turn',
-        turn,
-        maxTurns: exchange.maxTurns,
-        role,
-      }),
-    };
-  }
-
-  private replyInput(exchange: ExchangeRecord, step: Pick<ExchangeStepPayload, 'runId' | 'status' | 'text' | 'error'>): NewInput {
-    const text =
-      step.status === 'succeeded'
-        ? (step.text ?? '')
-        : `(no reply: the target's run ended "${step.status}"${step.error || step.text ? `: ${step.error ?? step.text}` : ''})`;
-    return {
-      id: this.deps.ids.next(),
-      sessionKey: exchange.requesterSession,
-      idempotencyKey: `exchange:${exchange.id}:reply`,
-      mode: 'followup',
-      text: text.trim() === '' ? '(the target replied with no text)' : text,
-      provenance: this.provenance(exchange, 'target', { step: 'reply', role: 'requester' }),
-    };
-  }
-
-  /**
-   * The announce step quotes nothing the target has already seen: the request, its replies and the
-   * requester's turns are in its own history. Only a last message it never received is quoted.
-   */
-  private announceInput(exchange: ExchangeRecord, unseen: string | null): NewInput {
-    const lines = [`Agent-to-agent announce step: your conversation with agent "${exchange.requesterAgent}" above is over.`];
-    if (unseen) lines.push('Its last message, which you have not seen:', quote(unseen));
-    lines.push(`Write what to post to your channel about it, or reply exactly ${ANNOUNCE_SKIP} to post nothing.`);
-    return {
-      id: this.deps.ids.next(),
-      sessionKey: exchange.targetSession,
-      idempotencyKey: `exchange:${exchange.id}:announce`,
-      mode: 'followup',
-      text: lines.join('\n'),
-      provenance: {
-        kind: 'system',
-        channel: 'internal',
-        sourceTool: 'sessions_send',
-        conversationId: exchange.conversationId,
-        hop: exchange.hop,
-        exchange: { id: exchange.id, step: 'announce', role: 'target' },
-      },
-    };
-  }
-
-  private event(exchange: ExchangeRecord, detail: Record<string, unknown>): NewEvent {
-    return {
-      type: 'exchange.updated',
-      sessionKey: exchange.requesterSession,
-      payload: {
-        exchangeId: exchange.id,
-        conversationId: exchange.conversationId,
-        requesterSession: exchange.requesterSession,
-        targetSession: exchange.targetSession,
-        phase: exchange.phase,
-        turn: exchange.turn,
-        replyState: exchange.replyState,
-        ...detail,
-      },
-    };
-  }
-}
-
-function quote(text: string): string {
-  return text
-    .trim()
-    .split('\n')
-    .map((line) => `> ${line}`)
-    .join('\n');
 }
