@@ -2,24 +2,19 @@
  * The store ports over Kysely, in SQL that SQLite and PostgreSQL both accept. An adapter supplies the
  * Kysely instance and one expression for the database clock (lease time comes from the database).
  */
-import { sql, type Kysely, type RawBuilder, type Selectable } from 'kysely';
+import type { Kysely, RawBuilder, Selectable } from 'kysely';
 import type {
   IdKind,
   A2ATaskStore,
   BoardStore,
   EventJournal,
-  EventRecord,
   ExchangeStore,
   InputRecord,
   InputStatus,
   InputStore,
   LeaseStore,
-  NewEvent,
   NewInput,
-  NewOutboxRow,
   NewTranscriptEntry,
-  OutboxRecord,
-  OutboxStatus,
   OutboxStore,
   RunStore,
   SessionStore,
@@ -32,24 +27,16 @@ import type {
   LimitReached,
   NewToolCall,
 } from '../ports/index.js';
+import { KyselyEventJournal, KyselyLeaseStore, KyselyOutboxStore } from './kysely-journal-stores.js';
 import { KyselyRunStore } from './kysely-run-store.js';
 import { KyselySessionStore } from './kysely-session-store.js';
-import { num, toEvent, toInput, toOutbox, toTranscript } from './kysely-rows.js';
-import {
-  appendEvent,
-  appendTranscript,
-  insertInput,
-  insertOutbox,
-  leaseTaker,
-  relaxed,
-  type LeaseTaker,
-  type Relax,
-} from './kysely-writes.js';
+import { toInput, toTranscript } from './kysely-rows.js';
+import { appendEvent, appendTranscript, insertInput, leaseTaker, relaxed, type Relax } from './kysely-writes.js';
 import { KyselyExchangeStore } from './kysely-exchange-store.js';
 import { KyselyA2ATaskStore } from './kysely-a2a-store.js';
 import { KyselyBoardStore } from './kysely-board-store.js';
 import { KyselySubagentStore } from './kysely-subagent-store.js';
-import type { Database, EventsTable, InputsTable, TranscriptTable } from './schema.js';
+import type { Database, InputsTable, TranscriptTable } from './schema.js';
 import { KyselyToolCallStore, recordToolCall } from './kysely-tool-call-store.js';
 import { takeRate } from './kysely-limits.js';
 import { matchIds } from './kysely-ids.js';
@@ -57,9 +44,6 @@ import type { SqlDialectName } from './sql-dialect.js';
 import { prepared } from './kysely-prepared.js';
 
 const inputById = prepared<'id', Selectable<InputsTable>>((db, param) => db.selectFrom('inputs').selectAll().where('id', '=', param('id')));
-const eventsAfter = prepared<'afterSeq' | 'limit', Selectable<EventsTable>>((db, param) =>
-  db.selectFrom('events').selectAll().where('seq', '>', param('afterSeq')).orderBy('seq').limit(param('limit')),
-);
 const transcriptTail = prepared<'sessionKey' | 'limit', Selectable<TranscriptTable>>((db, param) =>
   db.selectFrom('transcript').selectAll().where('session_key', '=', param('sessionKey')).orderBy('seq', 'desc').limit(param('limit')),
 );
@@ -246,159 +230,5 @@ export class KyselyTranscriptStore implements TranscriptStore {
 
   async append(sessionKey: string, entries: NewTranscriptEntry[], now: number): Promise<void> {
     await appendTranscript(this.db, sessionKey, entries, now);
-  }
-}
-
-class KyselyOutboxStore implements OutboxStore {
-  constructor(private readonly db: Kysely<Database>) {}
-
-  async add(row: NewOutboxRow, now: number): Promise<OutboxRecord> {
-    await insertOutbox(this.db, row, now);
-    const stored = await this.db
-      .selectFrom('outbox')
-      .selectAll()
-      .where('idempotency_key', '=', row.idempotencyKey)
-      .executeTakeFirstOrThrow();
-    return toOutbox(stored);
-  }
-
-  async listDue(now: number, limit: number): Promise<OutboxRecord[]> {
-    const rows = await this.db
-      .selectFrom('outbox')
-      .selectAll()
-      .where('status', '=', 'pending')
-      .where('next_attempt_at', '<=', now)
-      .orderBy('next_attempt_at')
-      .orderBy('created_at')
-      .limit(limit)
-      .execute();
-    return rows.map(toOutbox);
-  }
-
-  async markDelivered(id: string, now: number): Promise<void> {
-    await this.db
-      .updateTable('outbox')
-      .set((eb) => ({ status: 'delivered', delivered_at: now, attempts: eb('attempts', '+', 1), last_error: null }))
-      .where('id', '=', id)
-      .execute();
-  }
-
-  async markFailed(id: string, error: string, nextAttemptAt: number, dead: boolean): Promise<void> {
-    await this.db
-      .updateTable('outbox')
-      .set((eb) => ({
-        status: dead ? 'dead' : 'pending',
-        attempts: eb('attempts', '+', 1),
-        last_error: error,
-        next_attempt_at: nextAttemptAt,
-      }))
-      .where('id', '=', id)
-      .execute();
-  }
-
-  async get(id: string): Promise<OutboxRecord | undefined> {
-    const row = await this.db.selectFrom('outbox').selectAll().where('id', '=', id).executeTakeFirst();
-    return row ? toOutbox(row) : undefined;
-  }
-
-  async list(filter: { status?: OutboxStatus; limit?: number } = {}): Promise<OutboxRecord[]> {
-    let query = this.db.selectFrom('outbox').selectAll();
-    if (filter.status) query = query.where('status', '=', filter.status);
-    return (
-      await query
-        .orderBy('created_at')
-        .limit(filter.limit ?? 1000)
-        .execute()
-    ).map(toOutbox);
-  }
-
-  async retry(id: string, now: number): Promise<OutboxRecord | undefined> {
-    const moved = await this.db
-      .updateTable('outbox')
-      .set({ status: 'pending', attempts: 0, next_attempt_at: now })
-      .where('id', '=', id)
-      .where('status', '=', 'dead')
-      .executeTakeFirst();
-    return Number(moved.numUpdatedRows) === 1 ? this.get(id) : undefined;
-  }
-
-  async drop(id: string): Promise<OutboxRecord | undefined> {
-    const moved = await this.db
-      .updateTable('outbox')
-      .set({ status: 'dropped' })
-      .where('id', '=', id)
-      .where('status', '=', 'dead')
-      .executeTakeFirst();
-    return Number(moved.numUpdatedRows) === 1 ? this.get(id) : undefined;
-  }
-}
-
-/** Leases are the gateway's own business: their writes are internal (see `Relax`). */
-class KyselyLeaseStore implements LeaseStore {
-  constructor(
-    private readonly db: Kysely<Database>,
-    private readonly dbNowMs: () => RawBuilder<number>,
-    private readonly take: LeaseTaker,
-    private readonly relax?: Relax,
-  ) {}
-
-  acquire(sessionKey: string, owner: string, ttlMs: number): Promise<{ epoch: number } | undefined> {
-    return relaxed(this.db, this.relax, (db) => this.take(db, sessionKey, owner, ttlMs));
-  }
-
-  async renew(sessionKey: string, owner: string, epoch: number, ttlMs: number): Promise<boolean> {
-    const result = await relaxed(this.db, this.relax, (db) =>
-      db
-        .updateTable('session_lease')
-        .set({ expires_at: sql<number>`${this.dbNowMs()} + ${ttlMs}` })
-        .where('session_key', '=', sessionKey)
-        .where('owner', '=', owner)
-        .where('epoch', '=', epoch)
-        .executeTakeFirst(),
-    );
-    return Number(result.numUpdatedRows) === 1;
-  }
-
-  async release(sessionKey: string, owner: string, epoch: number): Promise<void> {
-    await relaxed(this.db, this.relax, (db) =>
-      db.deleteFrom('session_lease').where('session_key', '=', sessionKey).where('owner', '=', owner).where('epoch', '=', epoch).execute(),
-    );
-  }
-
-  async get(sessionKey: string): Promise<{ owner: string; epoch: number; expiresAt: number } | undefined> {
-    const row = await this.db.selectFrom('session_lease').selectAll().where('session_key', '=', sessionKey).executeTakeFirst();
-    return row ? { owner: row.owner, epoch: num(row.epoch), expiresAt: num(row.expires_at) } : undefined;
-  }
-}
-
-class KyselyEventJournal implements EventJournal {
-  constructor(private readonly db: Kysely<Database>) {}
-
-  append(event: NewEvent, now: number): Promise<EventRecord> {
-    return appendEvent(this.db, event, now);
-  }
-
-  async latestSeq(): Promise<number> {
-    const row = await this.db
-      .selectFrom('events')
-      .select((eb) => eb.fn.max('seq').as('seq'))
-      .executeTakeFirst();
-    return num((row?.seq as number | null) ?? 0);
-  }
-
-  async list(filter: { afterSeq?: number; sessionKey?: string; runId?: string; limit?: number } = {}): Promise<EventRecord[]> {
-    // The journal tail's read after every commit.
-    if (filter.afterSeq !== undefined && !filter.sessionKey && !filter.runId)
-      return (await eventsAfter(this.db, { afterSeq: filter.afterSeq, limit: filter.limit ?? 1000 })).map(toEvent);
-    let query = this.db.selectFrom('events').selectAll();
-    if (filter.afterSeq !== undefined) query = query.where('seq', '>', filter.afterSeq);
-    if (filter.sessionKey) query = query.where('session_key', '=', filter.sessionKey);
-    if (filter.runId) query = query.where('run_id', '=', filter.runId);
-    return (
-      await query
-        .orderBy('seq')
-        .limit(filter.limit ?? 1000)
-        .execute()
-    ).map(toEvent);
   }
 }
