@@ -77,9 +77,12 @@ export function errorMessage(error: unknown): string {
   return String(error);
 }
 
-/** Error codes of the store's drivers and the OS that mean the store could not take a write, not a bug here. */
-const STORE_CODES =
-  /^(SQLITE_(FULL|IOERR|BUSY|LOCKED|READONLY|CANTOPEN|CORRUPT|NOTADB)|ENOSPC|EIO|EROFS|ECONNREFUSED|ECONNRESET|57P0[1-3]|53[0-9A-Z]{3}|08[0-9A-Z]{3})/;
+/**
+ * Error codes of the store's drivers that mean the database could not take a write, not a bug here: SQLite's, and
+ * PostgreSQL's SQLSTATE classes 08 (connection), 53 (resources) and 57P0x (shutdown). Network codes such as
+ * ECONNREFUSED are left out: a remote agent's refusal reaches the same edges and is no store failure.
+ */
+const STORE_CODES = /^(SQLITE_(FULL|IOERR|BUSY|LOCKED|READONLY|CANTOPEN|CORRUPT|NOTADB)|57P0[1-3]$|53[0-9A-Z]{3}$|08[0-9A-Z]{3}$)/;
 
 /**
  * What a client is told of an error that reached an edge (a request handler, a tool result): a

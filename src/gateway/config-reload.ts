@@ -8,6 +8,12 @@ import type { SwitchboardConfig } from '../config/schema.js';
 /** The sections a running gateway takes as they are: agents, bindings, policy, models, sessions and queues. */
 export const RELOADABLE = ['agents', 'bindings', 'tools', 'models', 'session', 'messages'] as const;
 
+/** Keys inside reloadable sections that are still read once, at start: the subagent lane's cap. */
+const READ_AT_START = [['agents', 'defaults', 'subagents', 'maxConcurrent']] as const;
+
+const at = (root: unknown, path: readonly string[]) =>
+  path.reduce<unknown>((node, key) => (node as Record<string, unknown> | undefined)?.[key], root);
+
 export interface ConfigReload {
   /** Sections replaced, as top-level keys. */
   applied: string[];
@@ -36,6 +42,9 @@ export function planReload(running: SwitchboardConfig, next: SwitchboardConfig):
     if (JSON.stringify(running[key]) === JSON.stringify(next[key])) continue;
     if ((RELOADABLE as readonly string[]).includes(key)) applied.push(key);
     else differences(running[key], next[key], key, restartRequired, 20);
+  }
+  for (const path of READ_AT_START) {
+    if (applied.includes(path[0]) && at(running, path) !== at(next, path)) restartRequired.push(path.join('.'));
   }
   return { applied, restartRequired };
 }

@@ -46,7 +46,10 @@ export interface LaneOptions {
 export function laneOptions(config: SwitchboardConfig, owner: string, leaseTtlMs: number): LaneOptions {
   return {
     owner,
-    collectDebounceMs: config.messages.queue.debounceMs,
+    // Read at each use: a config reload replaces config.messages.
+    get collectDebounceMs() {
+      return config.messages.queue.debounceMs;
+    },
     channelDebounceMs: (channel) => {
       const setting = channel === undefined ? undefined : config.messages.queue.byChannel[channel];
       return typeof setting === 'object' ? setting.debounceMs : undefined;

@@ -11,8 +11,12 @@ describe('errors at the edge', () => {
       details: { cause: 'SQLITE_FULL' },
     });
     expect(toSwitchboardError(full).httpStatus).toBe(503);
-    for (const code of ['SQLITE_IOERR_WRITE', 'SQLITE_BUSY', 'ENOSPC', '57P01', '08006', 'ECONNREFUSED']) {
+    for (const code of ['SQLITE_IOERR_WRITE', 'SQLITE_BUSY', '57P01', '08006', '53100']) {
       expect(toSwitchboardError(Object.assign(new Error('x'), { code })).code).toBe('STORE_FAILED');
+    }
+    // A remote agent that refuses the connection is not the store failing.
+    for (const code of ['ECONNREFUSED', 'ECONNRESET', 'ENOTFOUND', 'EPRIVATEADDRESS']) {
+      expect(toSwitchboardError(Object.assign(new Error('connect failed'), { code })).code).toBe('INTERNAL');
     }
     expect(toSwitchboardError(new Error('wrapped', { cause: Object.assign(new Error('inner'), { code: 'SQLITE_FULL' }) })).code).toBe(
       'STORE_FAILED',
