@@ -2,120 +2,21 @@
  * The SDK's AgentExecutor for one exposed agent: an A2A message becomes a durable input of the session
  * of its context, the run's streamed text becomes artifact chunks, and the run's outcome the task's
  * final state: completed (its answer as an artifact, with a data part when the answer is JSON), failed,
- * canceled, or rejected when the peer may not use the skill it named.
+ * canceled, or rejected when the peer may not use the skill it named (task-outcome.ts decides which).
  */
-import { randomUUID } from 'node:crypto';
-import { Role, TaskState, type Message, type Part, type TaskStatus } from '@a2a-js/sdk';
+import { TaskState, type Message, type TaskStatus } from '@a2a-js/sdk';
 import { AgentEvent, type AgentExecutor, type ExecutionEventBus, type RequestContext, type ServerCallContext } from '@a2a-js/sdk/server';
 import { errorMessage } from '../core/errors.js';
 import { matchesAny } from '../core/tool-policy.js';
 import { a2aSessionKey } from '../core/session-key.js';
 import type { WaitResult } from '../gateway/gateway.js';
 import type { GatewayApi } from '../gateway/gateway-api.js';
-import type { A2ATaskStore, Clock, RunRecord } from '../ports/index.js';
-import { REQUEST_INPUT_TOOL } from './tools.js';
+import type { A2ATaskStore, Clock } from '../ports/index.js';
 import { ownerOf } from './task-store.js';
+import { agentMessage, finalOutcome, messageText, requestedInput, textPart } from './task-outcome.js';
 import type { PeerUser } from './peers.js';
 
-export function textPart(text: string): Part {
-  return { content: { $case: 'text', value: text }, metadata: {}, filename: '', mediaType: 'text/plain' };
-}
-
-/** A message from the agent, as a task's status message and history entry. */
-export function agentMessage(taskId: string, contextId: string, text: string): Message {
-  return {
-    messageId: randomUUID(),
-    contextId,
-    taskId,
-    role: Role.ROLE_AGENT,
-    parts: [textPart(text)],
-    metadata: {},
-    extensions: [],
-    referenceTaskIds: [],
-  };
-}
-
-/** The text the agent reads: text parts as they are, data parts as JSON, files by name. */
-export function messageText(message: Message): string {
-  return message.parts
-    .map((part) => {
-      const content = part.content;
-      if (!content) return '';
-      if (content.$case === 'text') return content.value;
-      if (content.$case === 'data') return JSON.stringify(content.value);
-      return `[file ${part.filename || part.mediaType || content.$case}${content.$case === 'url' ? ` at ${content.value}` : ''}]`;
-    })
-    .filter((text) => text !== '')
-    .join('\n');
-}
-
-/** The answer's parts: its text, and its JSON as a data part when the whole answer is an object or array. */
-export function answerParts(text: string): Part[] {
-  const parts = [textPart(text)];
-  const trimmed = text.trim();
-  if (trimmed.startsWith('{') || trimmed.startsWith('[')) {
-    try {
-      parts.push({ content: { $case: 'data', value: JSON.parse(trimmed) }, metadata: {}, filename: '', mediaType: 'application/json' });
-    } catch {
-      // Not JSON after all: the text part stands alone.
-    }
-  }
-  return parts;
-}
-
-export interface FinalOutcome {
-  state: TaskState;
-  /** The status message: the answer, or what went wrong. */
-  text: string;
-  /** The answer artifact's parts, for a completed task. */
-  parts?: Part[];
-  runId?: string;
-}
-
-/** The question the run asked its caller with a2a_request_input, if it did. */
-export async function requestedInput(gateway: GatewayApi, run: RunRecord): Promise<string | undefined> {
-  const entries = (await gateway.history(run.sessionKey, 200)).filter(
-    (entry) => entry.runId === run.id && entry.role === 'assistant' && Array.isArray(entry.content),
-  );
-  const calls = entries.flatMap((entry) =>
-    (entry.content as { type: string; toolName?: string; input?: { question?: unknown } }[]).filter(
-      (part) => part.type === 'tool-call' && part.toolName === REQUEST_INPUT_TOOL,
-    ),
-  );
-  const question = calls.at(-1)?.input?.question;
-  return typeof question === 'string' ? question : undefined;
-}
-
-/**
- * The task's final state for how its input ended; a `timeout` wait means the task stalled, and a
- * `question` (from a2a_request_input) makes a successful run input-required.
- */
-export function finalOutcome(result: WaitResult, stallMs: number, question?: string): FinalOutcome {
-  if (result.status === 'completed') {
-    const run = result.run;
-    if (run.status === 'succeeded' && question !== undefined)
-      return { state: TaskState.TASK_STATE_INPUT_REQUIRED, text: question, runId: run.id };
-    if (run.status === 'succeeded')
-      return { state: TaskState.TASK_STATE_COMPLETED, text: result.reply ?? '', parts: answerParts(result.reply ?? ''), runId: run.id };
-    if (run.status === 'cancelled') return { state: TaskState.TASK_STATE_CANCELED, text: 'the run was cancelled', runId: run.id };
-    return {
-      state: TaskState.TASK_STATE_FAILED,
-      text: `the agent's run ended "${run.status}": ${run.errorMessage ?? 'no detail'}`,
-      runId: run.id,
-    };
-  }
-  if (result.status === 'dropped')
-    return { state: TaskState.TASK_STATE_FAILED, text: `the message was dropped: ${result.input.note ?? 'no detail'}` };
-  if (result.status === 'stored') return { state: TaskState.TASK_STATE_COMPLETED, text: '' };
-  return stalledOutcome(stallMs);
-}
-
-export function stalledOutcome(stallMs: number): FinalOutcome {
-  return {
-    state: TaskState.TASK_STATE_FAILED,
-    text: `no result within ${Math.round(stallMs / 1000)}s (a2a.server.taskStallSeconds): the run died or stalled, so the task is failed rather than left working`,
-  };
-}
+export { textPart } from './task-outcome.js';
 
 export class GatewayAgentExecutor implements AgentExecutor {
   private readonly cancelled = new Set<string>();

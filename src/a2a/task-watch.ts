@@ -11,7 +11,7 @@ import { errorMessage } from '../core/errors.js';
 import type { SwitchboardConfig } from '../config/schema.js';
 import type { GatewayApi } from '../gateway/gateway-api.js';
 import type { A2ATaskRecord, A2ATaskStore, Clock } from '../ports/index.js';
-import { agentMessage, finalOutcome, requestedInput, stalledOutcome, type FinalOutcome } from './executor.js';
+import { agentMessage, finalOutcome, requestedInput, stalledOutcome, type FinalOutcome } from './task-outcome.js';
 import { PeerUser } from './peers.js';
 import { SerialTask } from '../gateway/serial-task.js';
 
