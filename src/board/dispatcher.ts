@@ -11,45 +11,14 @@ import type { BoardClaim, BoardStore } from '../ports/index.js';
 import type { Clock } from '../ports/index.js';
 import type { GatewayApi } from '../gateway/gateway-api.js';
 import type { WaitResult } from '../gateway/gateway-queries.js';
-import { backoffDelay } from '../gateway/outbox.js';
 import { SerialTask } from '../gateway/serial-task.js';
-import { agentTaskPrompt, taskBrief } from './task-prompt.js';
+import { ENDED, pollRemoteTask, settleFromRemote, type Follower, type RemoteWorkers } from './remote-follow.js';
+import { agentTaskPrompt } from './task-prompt.js';
 
-/** A remote A2A task as the board sees it: its state name (`completed`, `input-required`, ...) and its answer. */
-export interface RemoteTaskState {
-  state: string;
-  taskId: string;
-  text: string;
-}
+export type { RemoteTaskState, RemoteWorkers } from './remote-follow.js';
 
-/** How the board reaches configured remote A2A agents (the composition root adapts the A2A client). */
-export interface RemoteWorkers {
-  /** Sends the task; `messageId` is the same when the same attempt is sent again, so the remote can dedupe. */
-  submit(remote: string, message: string, messageId: string): Promise<RemoteTaskState>;
-  poll(remote: string, taskId: string): Promise<RemoteTaskState>;
-}
-
-const ENDED = new Set(['completed', 'failed', 'canceled', 'rejected', 'input-required', 'auth-required']);
 const EVENTS_THAT_WAKE = new Set(['created', 'moved', 'promoted', 'released', 'reclaimed', 'attempt_failed', 'linked']);
 const RECLAIM_BATCH = 100;
-
-interface Follower {
-  taskId: string;
-  token: number;
-  attempt: number;
-  /** The agent of this gateway working on it, or the remote A2A agent. */
-  agentId?: string;
-  remote?: string;
-  inputId?: string;
-  remoteTaskId?: string;
-  nextBeatAt: number;
-  nextPollAt: number;
-  polls: number;
-  /** A remote's poll under way (they run beside the passes, so a slow remote holds up nothing else), since when. */
-  pollingSince?: number;
-  /** The remote's last poll failed: its claim is not renewed until one succeeds. */
-  failing?: boolean;
-}
 
 export interface DispatcherDeps {
   store: BoardStore;
@@ -331,41 +300,12 @@ export class BoardDispatcher {
 
   /** True once the remote task ended and the board task was settled from it; false while it goes on. */
   private async pollRemote(follower: Follower): Promise<boolean> {
-    const { remote: workers, store, clock } = this.deps;
-    const remote = follower.remote!;
-    // Backed off before the call, so that a remote that fails is not asked again at every pass.
-    follower.polls += 1;
-    follower.nextPollAt =
-      clock.now() +
-      backoffDelay(
-        follower.polls,
-        { baseDelayMs: 500, maxDelayMs: this.deps.gateway().config.a2a.client.maxPollSeconds * 1000 },
-        Math.random(),
-      );
-    let state: RemoteTaskState;
-    if (follower.remoteTaskId) state = await workers!.poll(remote, follower.remoteTaskId);
-    else {
-      const view = await store.view(follower.taskId, { comments: 20 });
-      state = await workers!.submit(remote, taskBrief(view!), `board-${follower.taskId}-${follower.attempt}`);
-      if (state.taskId) {
-        follower.remoteTaskId = state.taskId;
-        await store.noteRef(follower.taskId, follower.token, state.taskId, clock.now());
-      }
-    }
+    const { store, clock } = this.deps;
+    const maxPollMs = this.deps.gateway().config.a2a.client.maxPollSeconds * 1000;
+    const state = await pollRemoteTask(follower, { workers: this.deps.remote!, store, clock, maxPollMs });
     if (!ENDED.has(state.state)) return false;
     this.followers.delete(follower.taskId);
-    const now = clock.now();
-    const from = `remote agent ${remote}, task ${state.taskId || '(none)'}`;
-    if (state.state === 'completed')
-      await store.complete(
-        follower.taskId,
-        follower.token,
-        { result: state.text, summary: `completed by ${from}`, maxResultChars: this.settings.maxResultChars },
-        now,
-      );
-    else if (state.state === 'input-required' || state.state === 'auth-required')
-      await store.block(follower.taskId, follower.token, { kind: 'needs_input', reason: `${from} is ${state.state}: ${state.text}` }, now);
-    else await store.block(follower.taskId, follower.token, { kind: 'failed', reason: `${from} ended ${state.state}: ${state.text}` }, now);
+    await settleFromRemote(store, follower, state, this.settings.maxResultChars, clock.now());
     return true;
   }
 
