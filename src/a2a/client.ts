@@ -5,17 +5,17 @@
  * result that comes after the caller stopped waiting is followed in the background, across restarts,
  * and delivered into the calling session through the outbox, once.
  */
-import { randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { taskStateToJSON, type Message, type Task } from '@a2a-js/sdk';
 import type { Client } from '@a2a-js/sdk/client';
 import { SwitchboardError, errorMessage } from '../core/errors.js';
 import { backoffDelay } from '../gateway/outbox.js';
 import { waitUntil } from '../gateway/wait-until.js';
+import { PushCallbacks } from './push-callbacks.js';
 import { RemoteAgents } from './remote-agents.js';
 import type { HeldResult } from '../gateway/held-results.js';
 import type { NewInput, NewOutboxRow, OutboxRecord, RemoteTaskRecord } from '../ports/index.js';
 import {
-  CALLBACK_PATH,
   RESULT_KIND,
   SETTLED,
   applyStreamEvent,
@@ -33,15 +33,15 @@ export { CALLBACK_PATH, RESULT_KIND, summarizeTask, type A2AClientDeps, type Rem
 
 export class A2AClientService {
   private readonly followers = new Map<string, AbortController>();
-  private readonly wakers = new Map<string, () => void>();
   /** Followed tasks waiting for the callback base to register their push config. */
-  private readonly awaitingCallback = new Map<string, { client: Client; row: RemoteTaskRecord }>();
-  private callbackBase?: string;
   private stopped = false;
 
   private readonly remotes: RemoteAgents;
+  /** Push notifications from remotes: they wake the follower of their task sooner. */
+  private readonly push: PushCallbacks;
 
   constructor(private readonly deps: A2AClientDeps) {
+    this.push = new PushCallbacks(deps);
     this.remotes = new RemoteAgents(deps.config);
   }
 
@@ -186,7 +186,7 @@ export class A2AClientService {
       // Remote polling backs off; a push notification for the task cuts the pause short.
       {
         clock: this.deps.clock,
-        pause: (ms) => this.pause(task.id, ms),
+        pause: (ms) => this.push.pause(task.id, ms),
         stopping: () => this.stopped,
         sleepMs: (attempt) => this.backoff(attempt),
       },
@@ -203,20 +203,6 @@ export class A2AClientService {
       { baseDelayMs: 1000, maxDelayMs: this.deps.config.a2a.client.maxPollSeconds * 1000 },
       (this.deps.random ?? Math.random)(),
     );
-  }
-
-  /** Waits `ms`, or less when a push notification for the task arrives or the client stops. */
-  private pause(taskId: string, ms: number): Promise<void> {
-    return new Promise<void>((resolve) => {
-      const timer = setTimeout(done, ms);
-      const wakers = this.wakers;
-      function done() {
-        clearTimeout(timer);
-        if (wakers.get(taskId) === done) wakers.delete(taskId);
-        resolve();
-      }
-      wakers.set(taskId, done);
-    });
   }
 
   private async record(
@@ -260,6 +246,16 @@ export class A2AClientService {
     }));
   }
 
+  /** Where remotes post push notifications for the tasks this gateway follows (set once the gateway listens). */
+  setCallbackBase(url: string): void {
+    this.push.setBase(url);
+  }
+
+  /** A push notification from a remote for a task we follow; true when its secret matched (PushCallbacks.receive). */
+  receivePush(taskId: string, token: string | undefined): Promise<boolean> {
+    return this.push.receive(taskId, token);
+  }
+
   private resultRow(remote: string, sessionKey: string, result: RemoteResult): NewOutboxRow {
     return {
       id: randomUUID(),
@@ -268,56 +264,6 @@ export class A2AClientService {
       payload: { remote, sessionKey, result },
       idempotencyKey: `a2a-result:${result.taskId}`,
     };
-  }
-
-  /** Where remotes post push notifications for the tasks this gateway follows (set once the gateway listens). */
-  setCallbackBase(url: string): void {
-    this.callbackBase = url.replace(/\/$/, '');
-    // Tasks resumed at start, before the gateway listened, are registered now.
-    for (const [taskId, { client, row }] of this.awaitingCallback) {
-      this.awaitingCallback.delete(taskId);
-      void this.registerPush(client, row);
-    }
-  }
-
-  /**
-   * A push notification from a remote for a task we follow: accepted only with the task's own secret.
-   * It wakes the follower, which reads the task with GetTask (the push body is not trusted for state).
-   */
-  async receivePush(taskId: string, token: string | undefined): Promise<boolean> {
-    const row = await this.deps.store.a2aTasks.getRemoteTask(taskId);
-    if (
-      !row?.pushToken ||
-      token === undefined ||
-      row.pushToken.length !== token.length ||
-      !timingSafeEqual(Buffer.from(row.pushToken), Buffer.from(token))
-    )
-      return false;
-    this.wakers.get(taskId)?.();
-    return true;
-  }
-
-  /** Asks the remote to push this task's updates to us; polling goes on regardless, as the backstop. */
-  private async registerPush(client: Client, row: RemoteTaskRecord): Promise<void> {
-    if (!this.callbackBase) {
-      this.awaitingCallback.set(row.taskId, { client, row });
-      return;
-    }
-    if (!(await client.getAgentCard()).capabilities?.pushNotifications) return;
-    const token = row.pushToken ?? randomBytes(24).toString('hex');
-    if (!row.pushToken) await this.deps.store.a2aTasks.saveRemoteTask({ ...row, pushToken: token }, this.deps.clock.now());
-    try {
-      await client.createTaskPushNotificationConfig({
-        tenant: '',
-        id: `switchboard-${row.taskId}`,
-        taskId: row.taskId,
-        url: `${this.callbackBase}${CALLBACK_PATH}/${encodeURIComponent(row.taskId)}`,
-        token,
-        authentication: undefined,
-      });
-    } catch (error) {
-      this.deps.log(`a2a: remote ${row.remote} refused a push config for task ${row.taskId} (${errorMessage(error)}); polling instead`);
-    }
   }
 
   /** Follows a remote task in the background until it settles, then hands its result to the outbox. */
@@ -333,13 +279,13 @@ export class A2AClientService {
       for (let attempt = 0; !controller.signal.aborted && this.deps.clock.now() < deadline; attempt += 1) {
         try {
           const client = await this.remotes.client(target);
-          if (attempt === 0 || !row.pushToken) await this.registerPush(client, row);
+          if (attempt === 0 || !row.pushToken) await this.push.register(client, row);
           task = await client.getTask({ tenant: '', id: row.taskId, historyLength: 0 });
           task = await this.poll(client, task, deadline, controller.signal);
           break;
         } catch (error) {
           this.deps.log(`a2a follow of task ${row.taskId} on ${row.remote}: ${errorMessage(error)}; trying again`);
-          await this.pause(row.taskId, Math.min(this.backoff(attempt), Math.max(0, deadline - this.deps.clock.now())));
+          await this.push.pause(row.taskId, Math.min(this.backoff(attempt), Math.max(0, deadline - this.deps.clock.now())));
         }
       }
       if (controller.signal.aborted) return;
@@ -361,7 +307,7 @@ export class A2AClientService {
       .catch((error) => this.deps.log(`a2a follow of task ${row.taskId}: ${errorMessage(error)}; resumed at the next start`))
       .finally(() => {
         this.followers.delete(row.taskId);
-        this.awaitingCallback.delete(row.taskId);
+        this.push.forget(row.taskId);
       });
   }
 
@@ -395,6 +341,6 @@ export class A2AClientService {
   stop(): void {
     this.stopped = true;
     for (const controller of this.followers.values()) controller.abort();
-    for (const wake of this.wakers.values()) wake();
+    this.push.wakeAll();
   }
 }
