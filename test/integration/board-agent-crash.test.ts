@@ -37,6 +37,8 @@ describe('board: an agent worker across a gateway crash', () => {
       5000,
       20,
     );
+    // A run's start is an internal write, committed with the next durable one: killed a moment later, the 2.5 s run is still running.
+    await new Promise((resolve) => setTimeout(resolve, 300));
     await stopGatewayProcess(gw, 'SIGKILL');
     gw = await startGatewayProcess(configPath);
     const done = await waitUntil(
