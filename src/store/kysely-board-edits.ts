@@ -2,7 +2,7 @@
  * The board's edits by people and agents over Kysely (docs/board.md): create, link, move, review and comment,
  * each one transaction. A change a tool call made under its ledger key is not made again (changeByKey).
  */
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import { cyclePath, initialState, refuseMove, type BoardState } from '../core/board.js';
 import { SwitchboardError } from '../core/errors.js';
 import type { BoardCommentRecord, BoardTaskRecord, NewBoardTask } from '../ports/index.js';
@@ -12,10 +12,12 @@ import {
   endAttempt,
   loadClaimed,
   loadTask,
+  lockTasks,
   NO_CLAIM,
   openDependencies,
   promoteDependents,
   recordEvent,
+  StaleRow,
   toBoardTask,
   toComment,
   updateTask,
@@ -23,6 +25,9 @@ import {
 import { json, num, type Db } from './kysely-rows.js';
 import type { Database } from './schema.js';
 import type { SqlDialectName } from './sql-dialect.js';
+
+const MAX_TX_ATTEMPTS = 8;
+const isDeadlock = (error: unknown) => (error as { code?: unknown } | null)?.code === '40P01';
 
 export class KyselyBoardEdits extends KyselyBoardReads {
   constructor(
@@ -32,8 +37,18 @@ export class KyselyBoardEdits extends KyselyBoardReads {
     super(db);
   }
 
-  protected tx<T>(work: (trx: Db) => Promise<T>): Promise<T> {
-    return this.db.transaction().execute(work);
+  /**
+   * One transaction, run again (a few times) when a compare-and-set found its row changed (StaleRow) or PostgreSQL
+   * chose it as a deadlock's victim: the rerun reads what the winner wrote and answers from that.
+   */
+  protected async tx<T>(work: (trx: Db) => Promise<T>): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.db.transaction().execute(work);
+      } catch (error) {
+        if (attempt >= MAX_TX_ATTEMPTS || !(error instanceof StaleRow || isDeadlock(error))) throw error;
+      }
+    }
   }
 
   create(task: NewBoardTask, now: number): Promise<{ task: BoardTaskRecord; created: boolean }> {
@@ -106,6 +121,11 @@ export class KyselyBoardEdits extends KyselyBoardReads {
 
   link(taskId: string, dependsOn: string, actor: string, now: number): Promise<BoardTaskRecord> {
     return this.tx(async (trx) => {
+      // Links are added one at a time across the database (PostgreSQL: a transaction-scoped advisory lock), so two
+      // links that would close a cycle together cannot both pass the cycle check. The dependency's row is held too:
+      // if it is finishing now, either its promotion sees this link or this link sees it done.
+      if (this.dialect === 'postgres') await sql`SELECT pg_advisory_xact_lock(hashtext('switchboard.board_deps'))`.execute(trx);
+      await lockTasks(trx, [dependsOn]);
       const task = await loadTask(trx, taskId);
       const other = await loadTask(trx, dependsOn);
       if (['running', 'done', 'cancelled', 'archived'].includes(task.state)) {

@@ -1,11 +1,11 @@
 /** The board's rows and the steps its transactions share: mapping, fenced loads, attempts, events, promotion. */
-import type { Selectable } from 'kysely';
+import type { Selectable, SelectQueryBuilder } from 'kysely';
 import type { AttemptOutcome, BlockKind, BoardState } from '../core/board.js';
 import { SwitchboardError } from '../core/errors.js';
 import type { BoardAttemptRecord, BoardClaim, BoardCommentRecord, BoardEventRecord, BoardTaskRecord } from '../ports/index.js';
 import { json, num, numOrNull, parse, type Db } from './kysely-rows.js';
 import { appendEvent } from './kysely-writes.js';
-import type { BoardAttemptsTable, BoardCommentsTable, BoardEventsTable, BoardTasksTable } from './schema.js';
+import type { BoardAttemptsTable, BoardCommentsTable, BoardEventsTable, BoardTasksTable, Database } from './schema.js';
 
 export function toBoardTask(row: Selectable<BoardTasksTable>): BoardTaskRecord {
   return {
@@ -89,6 +89,8 @@ export async function loadTask(db: Db, id: string): Promise<BoardTaskRecord> {
 
 /** The task, if `token` is its current claim; otherwise CLAIM_LOST, which says what happened to the task since. */
 export async function loadClaimed(db: Db, id: string, token: number): Promise<BoardTaskRecord> {
+  // The task's row is held first, before the attempt's, in every write under a claim, so they never deadlock.
+  await lockTasks(db, [id]);
   const task = await loadTask(db, id);
   if (task.state === 'running' && task.token === token) return task;
   if (!Number.isSafeInteger(token) || token < 1 || token > task.token) {
@@ -133,7 +135,22 @@ export async function endAttempt(
     .execute();
 }
 
-/** Applies `changes` and writes the task's event (and its line in the gateway's journal) in the caller's transaction. */
+/**
+ * A row changed between a transaction's read and its write: another transaction (PostgreSQL runs them concurrently,
+ * on one gateway's pool as on several gateways) got there first. The board runs its transaction again from its
+ * reads, which then see what the other one did (a lost claim, a repeat, nothing left to take back).
+ */
+export class StaleRow extends Error {
+  constructor(id: string) {
+    super(`board task ${id} changed under this transaction`);
+  }
+}
+
+/**
+ * Applies `changes` and writes the task's event (and its line in the gateway's journal) in the caller's transaction.
+ * A compare-and-set: only while the task is still in the state and under the claim token it was read with
+ * (StaleRow otherwise), so a worker's end and the sweep's take-back cannot both land.
+ */
 export async function updateTask(
   db: Db,
   task: BoardTaskRecord,
@@ -145,8 +162,11 @@ export async function updateTask(
     .updateTable('board_tasks')
     .set({ ...changes, updated_at: now })
     .where('id', '=', task.id)
+    .where('state', '=', task.state)
+    .where('token', '=', task.token)
     .returningAll()
-    .executeTakeFirstOrThrow();
+    .executeTakeFirst();
+  if (!row) throw new StaleRow(task.id);
   const updated = toBoardTask(row);
   await recordEvent(db, updated, event, now);
   return updated;
@@ -198,6 +218,9 @@ export async function openDependencies(db: Db, taskId: string): Promise<string[]
 
 /** A task became done: each `todo` task that depended on it and has no other open dependency becomes ready, in the same transaction. */
 export async function promoteDependents(db: Db, taskId: string, now: number): Promise<void> {
+  // Hold the dependents' rows first (on PostgreSQL an UPDATE locks them till commit): two dependencies finishing at
+  // once queue here, and the second then reads the first as done, instead of each reading the other as open.
+  await lockTasks(db, db.selectFrom('board_deps').select('task_id').where('depends_on', '=', taskId));
   const dependents = await db
     .selectFrom('board_deps')
     .innerJoin('board_tasks', 'board_tasks.id', 'board_deps.task_id')
@@ -209,6 +232,16 @@ export async function promoteDependents(db: Db, taskId: string, now: number): Pr
     if ((await openDependencies(db, row.id)).length > 0) continue;
     await updateTask(db, toBoardTask(row), { state: 'ready' }, { type: 'promoted', actor: 'board', detail: { after: taskId } }, now);
   }
+}
+
+/** Holds the rows of these tasks till the transaction ends (a no-op write; SQLite's one writer holds everything). */
+export async function lockTasks(db: Db, ids: string[] | SelectQueryBuilder<Database, 'board_deps', { task_id: string }>): Promise<void> {
+  if (Array.isArray(ids) && ids.length === 0) return;
+  await db
+    .updateTable('board_tasks')
+    .set((eb) => ({ token: eb.ref('token') }))
+    .where('id', 'in', ids)
+    .execute();
 }
 
 /**

@@ -17,9 +17,11 @@ import {
   gaveUpReason,
   loadClaimed,
   loadTask,
+  lockTasks,
   NO_CLAIM,
   promoteDependents,
   recordEvent,
+  StaleRow,
   toBoardTask,
   updateTask,
 } from './kysely-board-rows.js';
@@ -85,12 +87,16 @@ export class KyselyBoardStore extends KyselyBoardEdits implements BoardStore {
   heartbeat(id: string, token: number, ttlMs: number, now: number): Promise<BoardClaim> {
     return this.tx(async (trx) => {
       const task = await loadClaimed(trx, id, token);
+      // Under this token only: a stale worker's heartbeat must not extend, nor hand back, a later worker's claim.
       const row = await trx
         .updateTable('board_tasks')
         .set({ claim_expires_at: now + ttlMs })
         .where('id', '=', id)
+        .where('state', '=', 'running')
+        .where('token', '=', token)
         .returningAll()
-        .executeTakeFirstOrThrow();
+        .executeTakeFirst();
+      if (!row) throw new StaleRow(id);
       await trx
         .updateTable('board_attempts')
         .set({ heartbeat_at: now })
@@ -239,6 +245,8 @@ export class KyselyBoardStore extends KyselyBoardEdits implements BoardStore {
         .set({ ref, heartbeat_at: now })
         .where('task_id', '=', id)
         .where('attempt', '=', task.attempts)
+        .where('token', '=', token)
+        .where('ended_at', 'is', null)
         .execute();
     });
   }
@@ -260,6 +268,7 @@ export class KyselyBoardStore extends KyselyBoardEdits implements BoardStore {
     const reclaimed: BoardReclaim[] = [];
     for (const candidate of candidates) {
       const done = await this.tx(async (trx) => {
+        await lockTasks(trx, [candidate.id]);
         const task = await loadTask(trx, candidate.id);
         // Re-checked inside the transaction: a heartbeat or an end may have come in since the scan.
         if (task.state !== 'running' || task.token !== num(candidate.token)) return undefined;

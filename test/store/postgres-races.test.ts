@@ -1,0 +1,156 @@
+/**
+ * Races on PostgreSQL, where transactions run concurrently (on one gateway's pool as on several gateways): two
+ * stores on one schema, each with its own connections, run the two sides of each race many times. Each of these
+ * failed on the code before its fix (a write by id only, an unlocked read of dependencies, an unfenced mark).
+ */
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { NewBoardTask, Store } from '../../src/ports/index.js';
+import { PostgresStore } from '../../src/store/postgres/postgres-store.js';
+
+const url = process.env.SWITCHBOARD_TEST_POSTGRES ?? 'postgres://postgres@127.0.0.1:5432/test';
+const ROUNDS = 40;
+
+async function reachable(): Promise<boolean> {
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 2000 });
+  try {
+    await client.connect();
+    return true;
+  } catch {
+    return false;
+  } finally {
+    await client.end().catch(() => {});
+  }
+}
+
+let counter = 0;
+function newTask(overrides: Partial<NewBoardTask> = {}): NewBoardTask {
+  return {
+    id: `race-${++counter}`,
+    board: 'default',
+    title: 'race',
+    body: '',
+    assignee: null,
+    priority: 0,
+    labels: [],
+    creator: 'user',
+    idempotencyKey: null,
+    maxAttempts: 5,
+    maxRuntimeMs: null,
+    dependsOn: [],
+    triage: false,
+    ...overrides,
+  };
+}
+
+/** What a call ended with: its value, or its error's code. */
+async function settle<T>(promise: Promise<T>): Promise<{ ok: true; value: T } | { ok: false; code: string }> {
+  try {
+    return { ok: true, value: await promise };
+  } catch (error) {
+    return { ok: false, code: (error as { code?: string }).code ?? String(error) };
+  }
+}
+
+if (process.env.CI || (await reachable())) {
+  describe('postgres races (two stores, one schema)', () => {
+    const schema = `sb_race_${process.pid}`;
+    let a: Store;
+    let b: Store;
+    beforeAll(async () => {
+      a = await PostgresStore.open({ connectionString: url, schema, maxConnections: 4 });
+      b = await PostgresStore.open({ connectionString: url, schema, maxConnections: 4 });
+    });
+    afterAll(async () => {
+      await a?.close();
+      await b?.close();
+      const client = new pg.Client({ connectionString: url });
+      await client.connect();
+      await client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+      await client.end();
+    });
+
+    it('complete racing the take-back: the task is done once or taken back, never ready with a result', async () => {
+      for (let round = 0; round < ROUNDS; round++) {
+        const { task } = await a.board.create(newTask(), 1000);
+        const claim = (await a.board.claim({ worker: 'w1', ttlMs: 1, taskId: task.id }, 1000))!;
+        const [completed, reclaimed] = await Promise.all([
+          settle(a.board.complete(task.id, claim.token, { result: 'r', maxResultChars: 100 }, 1000)),
+          settle(b.board.reclaimExpired(5000, 10)),
+        ]);
+        const after = await a.board.get(task.id);
+        const takenBack = reclaimed.ok && reclaimed.value.some((r) => r.taskId === task.id);
+        if (completed.ok) {
+          expect(takenBack).toBe(false);
+          expect(after!.state).toBe('done');
+        } else {
+          expect(completed.code).toBe('CLAIM_LOST');
+          expect(takenBack).toBe(true);
+          expect(after!.state).toBe('ready');
+          expect(after!.result).toBeNull();
+        }
+      }
+    });
+
+    it("a stale worker's heartbeat never extends or hands back the next worker's claim", async () => {
+      for (let round = 0; round < ROUNDS; round++) {
+        const { task } = await a.board.create(newTask(), 1000);
+        const first = (await a.board.claim({ worker: 'w1', ttlMs: 1, taskId: task.id }, 1000))!;
+        const beats = Array.from({ length: 6 }, (_, i) => settle((i % 2 ? b : a).board.heartbeat(task.id, first.token, 60_000, 1000)));
+        await b.board.reclaimExpired(5000, 10);
+        await a.board.claim({ worker: 'w2', ttlMs: 1000, taskId: task.id }, 5000);
+        for (const beat of await Promise.all(beats)) {
+          if (beat.ok) {
+            expect(beat.value.token).toBe(first.token);
+            expect(beat.value.worker).toBe('w1');
+          } else expect(beat.code).toBe('CLAIM_LOST');
+        }
+        const after = (await a.board.get(task.id))!;
+        if (after.claimWorker === 'w2') expect(after.claimExpiresAt).toBe(6000);
+      }
+    });
+
+    it('two dependencies finishing at once promote their dependent', async () => {
+      for (let round = 0; round < ROUNDS; round++) {
+        const first = (await a.board.create(newTask(), 1000)).task;
+        const second = (await a.board.create(newTask(), 1000)).task;
+        const dependent = (await a.board.create(newTask({ dependsOn: [first.id, second.id] }), 1000)).task;
+        expect(dependent.state).toBe('todo');
+        const one = (await a.board.claim({ worker: 'w1', ttlMs: 60_000, taskId: first.id }, 1000))!;
+        const two = (await a.board.claim({ worker: 'w2', ttlMs: 60_000, taskId: second.id }, 1000))!;
+        await Promise.all([
+          a.board.complete(first.id, one.token, { result: 'a', maxResultChars: 100 }, 1000),
+          b.board.complete(second.id, two.token, { result: 'b', maxResultChars: 100 }, 1000),
+        ]);
+        expect((await a.board.get(dependent.id))!.state).toBe('ready');
+      }
+    });
+
+    it('a link racing the dependency finishing leaves the task ready or promoted, never todo for ever', async () => {
+      for (let round = 0; round < ROUNDS; round++) {
+        const dependency = (await a.board.create(newTask(), 1000)).task;
+        const task = (await a.board.create(newTask(), 1000)).task;
+        const claim = (await a.board.claim({ worker: 'w1', ttlMs: 60_000, taskId: dependency.id }, 1000))!;
+        await Promise.all([
+          a.board.complete(dependency.id, claim.token, { result: 'a', maxResultChars: 100 }, 1000),
+          b.board.link(task.id, dependency.id, 'user', 1000),
+        ]);
+        expect((await a.board.get(task.id))!.state).toBe('ready');
+      }
+    });
+
+    it('link(a, b) racing link(b, a): one of them is refused as a cycle', async () => {
+      for (let round = 0; round < ROUNDS; round++) {
+        const x = (await a.board.create(newTask(), 1000)).task;
+        const y = (await a.board.create(newTask(), 1000)).task;
+        const results = await Promise.all([settle(a.board.link(x.id, y.id, 'user', 1000)), settle(b.board.link(y.id, x.id, 'user', 1000))]);
+        expect(results.filter((result) => result.ok)).toHaveLength(1);
+        expect(results.find((result) => !result.ok)).toMatchObject({ code: 'DEPENDENCY_CYCLE' });
+      }
+    });
+  });
+} else {
+  describe('postgres races', () => {
+    it.skip(`no PostgreSQL server at ${url} (set SWITCHBOARD_TEST_POSTGRES, or run under CI=true to require one)`, () => {});
+  });
+}
