@@ -25,7 +25,14 @@ export interface OutboxOptions {
   concurrencyPerKind?: number;
   pollMs?: number;
   random?: () => number;
+  /**
+   * How long an attempt holds its row (default 5 minutes): another gateway takes the row up again only after this,
+   * so a gateway that dies mid-delivery loses nothing, and one that outlives it has its late mark refused.
+   */
+  claimMs?: number;
 }
+
+const DEFAULT_CLAIM_MS = 5 * 60_000;
 
 /** Delay before attempt `attempts + 1`: base * 2^attempts, capped, with jitter in [50%, 100%]. */
 export function backoffDelay(attempts: number, options: Pick<OutboxOptions, 'baseDelayMs' | 'maxDelayMs'>, random: number): number {
@@ -120,19 +127,24 @@ export class OutboxDispatcher {
     }
   }
 
-  private async deliver(row: OutboxRecord): Promise<void> {
+  /**
+   * One attempt under a claim of its own: another gateway (or this one's earlier pass) that claimed the row first
+   * has it, and a mark made after the claim was taken over changes nothing (a delivered row stays delivered).
+   */
+  private async deliver(listed: OutboxRecord): Promise<void> {
+    const row = await this.store.outbox.claim(listed.id, this.clock.now(), this.options.claimMs ?? DEFAULT_CLAIM_MS);
+    if (!row) return;
     const handler = this.handlers.get(row.kind);
     try {
       if (!handler) throw new Error(`no outbox handler for kind "${row.kind}"`);
       await handler(row);
-      await this.store.outbox.markDelivered(row.id, this.clock.now());
-      this.onSettled(row, 'delivered');
     } catch (error) {
       const message = errorMessage(error);
       const dead = error instanceof PermanentDeliveryError || row.attempts + 1 >= this.options.maxAttempts;
       const next = this.clock.now() + backoffDelay(row.attempts, this.options, (this.options.random ?? Math.random)());
-      await this.store.outbox.markFailed(row.id, message, next, dead);
-      this.onSettled(row, dead ? 'dead' : 'retry', message);
+      if (await this.store.outbox.markFailed(row.id, row.claimToken, message, next, dead)) this.onSettled(row, dead ? 'dead' : 'retry', message);
+      return;
     }
+    if (await this.store.outbox.markDelivered(row.id, row.claimToken, this.clock.now())) this.onSettled(row, 'delivered');
   }
 }

@@ -44,14 +44,24 @@ export interface OutboxRecord {
   lastError: string | null;
   createdAt: number;
   deliveredAt: number | null;
+  /** The claim of its latest delivery attempt (0 before the first). */
+  claimToken: number;
 }
 
 export interface OutboxStore {
   add(row: NewOutboxRow, now: number): Promise<OutboxRecord>;
   /** Pending rows due at `now`, oldest first. */
   listDue(now: number, limit: number): Promise<OutboxRecord[]>;
-  markDelivered(id: string, now: number): Promise<void>;
-  markFailed(id: string, error: string, nextAttemptAt: number, dead: boolean): Promise<void>;
+  /**
+   * Claims a due pending row for one delivery attempt: a new claim token, and the row not due again before
+   * `now + leaseMs` (so no other gateway takes it while this attempt runs, and another does if this one dies).
+   * Undefined when the row is not pending and due, or another claimer holds it (PostgreSQL: SKIP LOCKED).
+   */
+  claim(id: string, now: number, leaseMs: number): Promise<OutboxRecord | undefined>;
+  /** The attempt under `token` delivered the row. False, and nothing changed, when that claim is no longer the row's. */
+  markDelivered(id: string, token: number, now: number): Promise<boolean>;
+  /** The attempt under `token` failed: pending again from `nextAttemptAt`, or dead. Fenced like markDelivered. */
+  markFailed(id: string, token: number, error: string, nextAttemptAt: number, dead: boolean): Promise<boolean>;
   get(id: string): Promise<OutboxRecord | undefined>;
   list(filter?: { status?: OutboxStatus; limit?: number }): Promise<OutboxRecord[]>;
   /** Compare-and-set from `dead`: pending again with its attempts reset, due now. Undefined when it was not dead. */

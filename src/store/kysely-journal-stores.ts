@@ -17,12 +17,16 @@ import { num, toEvent, toOutbox } from './kysely-rows.js';
 import { appendEvent, insertOutbox, relaxed, type LeaseTaker, type Relax } from './kysely-writes.js';
 import { prepared } from './kysely-prepared.js';
 import type { Database, EventsTable } from './schema.js';
+import type { SqlDialectName } from './sql-dialect.js';
 
 const eventsAfter = prepared<'afterSeq' | 'limit', Selectable<EventsTable>>((db, param) =>
   db.selectFrom('events').selectAll().where('seq', '>', param('afterSeq')).orderBy('seq').limit(param('limit')),
 );
 export class KyselyOutboxStore implements OutboxStore {
-  constructor(private readonly db: Kysely<Database>) {}
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly dialect: SqlDialectName,
+  ) {}
 
   async add(row: NewOutboxRow, now: number): Promise<OutboxRecord> {
     await insertOutbox(this.db, row, now);
@@ -47,16 +51,35 @@ export class KyselyOutboxStore implements OutboxStore {
     return rows.map(toOutbox);
   }
 
-  async markDelivered(id: string, now: number): Promise<void> {
-    await this.db
+  async claim(id: string, now: number, leaseMs: number): Promise<OutboxRecord | undefined> {
+    const due = this.db
+      .selectFrom('outbox')
+      .select('id')
+      .where('id', '=', id)
+      .where('status', '=', 'pending')
+      .where('next_attempt_at', '<=', now);
+    const row = await this.db
+      .updateTable('outbox')
+      .set((eb) => ({ claim_token: eb('claim_token', '+', 1), next_attempt_at: now + leaseMs }))
+      .where('id', 'in', this.dialect === 'postgres' ? due.forUpdate().skipLocked() : due)
+      .returningAll()
+      .executeTakeFirst();
+    return row ? toOutbox(row) : undefined;
+  }
+
+  async markDelivered(id: string, token: number, now: number): Promise<boolean> {
+    const result = await this.db
       .updateTable('outbox')
       .set((eb) => ({ status: 'delivered', delivered_at: now, attempts: eb('attempts', '+', 1), last_error: null }))
       .where('id', '=', id)
-      .execute();
+      .where('status', '=', 'pending')
+      .where('claim_token', '=', token)
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows) === 1;
   }
 
-  async markFailed(id: string, error: string, nextAttemptAt: number, dead: boolean): Promise<void> {
-    await this.db
+  async markFailed(id: string, token: number, error: string, nextAttemptAt: number, dead: boolean): Promise<boolean> {
+    const result = await this.db
       .updateTable('outbox')
       .set((eb) => ({
         status: dead ? 'dead' : 'pending',
@@ -65,7 +88,10 @@ export class KyselyOutboxStore implements OutboxStore {
         next_attempt_at: nextAttemptAt,
       }))
       .where('id', '=', id)
-      .execute();
+      .where('status', '=', 'pending')
+      .where('claim_token', '=', token)
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows) === 1;
   }
 
   async get(id: string): Promise<OutboxRecord | undefined> {

@@ -121,6 +121,7 @@ export function toOutbox(row: Selectable<OutboxTable>): OutboxRecord {
     lastError: row.last_error,
     createdAt: num(row.created_at),
     deliveredAt: numOrNull(row.delivered_at),
+    claimToken: num(row.claim_token),
   };
 }
 

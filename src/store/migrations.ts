@@ -297,6 +297,15 @@ function migrations(dialect: SqlDialectName): Record<string, Migration> {
     },
     '0008_board': { up: (db: Kysely<any>) => boardTables(db, dialect) },
     '0009_board_keys': { up: (db: Kysely<any>) => boardKeys(db) },
+    '0010_outbox_claims': {
+      async up(db: Kysely<any>) {
+        // Each delivery attempt claims its row under a new token; its mark counts only under that token.
+        await db.schema
+          .alterTable('outbox')
+          .addColumn('claim_token', 'bigint', (col) => col.notNull().defaultTo(0))
+          .execute();
+      },
+    },
   };
 }
 

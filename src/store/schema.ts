@@ -78,6 +78,8 @@ export interface OutboxTable {
   last_error: string | null;
   created_at: number;
   delivered_at: number | null;
+  /** The last delivery attempt's claim; grows with every claim (migration 0010). */
+  claim_token: Generated<number>;
 }
 
 export interface SessionLeaseTable {
