@@ -10,11 +10,12 @@ import { redactor, secretsOf } from './config/secrets.js';
 import { configWarnings } from './config/warnings.js';
 import type { ConfigReload } from './gateway/config-reload.js';
 import { loadConfigFile } from './config/load.js';
+import type { SwitchboardConfig } from './config/schema.js';
 import { DataDir } from './gateway/data-dir.js';
 import { Gateway, type GatewayDeps, type GatewayExtension, type GatewayParts } from './gateway/gateway.js';
 import { ControlApi } from './http/control-api.js';
 import { createLogger } from './logging.js';
-import { SqliteStore } from './store/sqlite/sqlite-store.js';
+import { openStore, type OpenedStore, type StoreSelection } from './store/open-store.js';
 import { BoardService } from './board/board.js';
 import { BoardDispatcher } from './board/dispatcher.js';
 import { createBoardTools } from './tools/board-tools.js';
@@ -99,6 +100,22 @@ export interface ServeOptions {
   logLevel?: string;
   /** `pretty` or `json`; default: $SWITCHBOARD_LOG_FORMAT, else pretty on a terminal. */
   logFormat?: string;
+  /** Overrides store.url (and $SWITCHBOARD_STORE_URL): `--store <url>`. */
+  storeUrl?: string;
+}
+
+/** The store the config names, with `--store` over $SWITCHBOARD_STORE_URL over store.url. */
+export function storeSelection(config: SwitchboardConfig, defaultSqlitePath: string, flag?: string): StoreSelection {
+  const env = process.env.SWITCHBOARD_STORE_URL || undefined;
+  const [url, urlSource] = flag ? [flag, '--store'] : env ? [env, 'SWITCHBOARD_STORE_URL'] : [config.store.url, 'store.url'];
+  return {
+    driver: config.store.driver,
+    url,
+    urlSource,
+    schema: config.store.schema,
+    maxConnections: config.store.maxConnections,
+    sqlite: { path: config.store.sqlite.path ?? defaultSqlitePath, synchronous: config.store.sqlite.synchronous, exclusive: true },
+  };
 }
 
 export async function serveGateway(options: ServeOptions): Promise<RunningGateway> {
@@ -114,17 +131,15 @@ export async function serveGateway(options: ServeOptions): Promise<RunningGatewa
   for (const warning of configWarnings(config)) logger.warn({ config: configPath }, warning);
   const dataDir = new DataDir(dataPath).ensure();
   const unlock = dataDir.lock();
-  let store: SqliteStore;
+  let opened: OpenedStore;
   try {
-    store = await SqliteStore.open({
-      path: config.store.sqlite.path ?? dataDir.databasePath,
-      synchronous: config.store.sqlite.synchronous,
-      exclusive: true,
-    });
+    opened = await openStore(storeSelection(config, dataDir.databasePath, options.storeUrl));
   } catch (error) {
     unlock();
     throw error;
   }
+  const { store } = opened;
+  logger.info({ driver: opened.driver }, 'store open');
   const gatewayId = dataDir.gatewayId();
   let client!: A2AClientService;
   // The log gets no secret either; a reload that brings new ones makes the redactor again.
@@ -134,6 +149,7 @@ export async function serveGateway(options: ServeOptions): Promise<RunningGatewa
     {
       config,
       store,
+      clock: opened.clock,
       gatewayId,
       capabilitySecret: dataDir.capabilitySecret(),
       dataDir: dataDir.path,

@@ -10,5 +10,6 @@ import './run-commands.js';
 import './exchange-commands.js';
 import './outbox-commands.js';
 import './board-commands.js';
+import './store-commands.js';
 
 export { program } from './shared.js';

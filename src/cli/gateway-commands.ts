@@ -32,6 +32,7 @@ program
   .command('gateway')
   .description('start the gateway in the foreground (Ctrl-C stops it)')
   .option('-p, --port <port>', 'listen on this port instead of gateway.port (0 = any free port)', parsePort)
+  .option('--store <url>', "the store: a postgres:// URL (default: $SWITCHBOARD_STORE_URL, else the config's store)")
   .addOption(new Option('--log-level <level>', 'log level (default: $SWITCHBOARD_LOG_LEVEL, else info)').choices([...LOG_LEVELS]))
   .addOption(
     new Option(
@@ -39,7 +40,7 @@ program
       'pretty lines or JSON (default: $SWITCHBOARD_LOG_FORMAT, else pretty on a terminal, json otherwise)',
     ).choices([...LOG_FORMATS]),
   )
-  .action(async (options: { port?: number; logLevel?: string; logFormat?: string }) => {
+  .action(async (options: { port?: number; logLevel?: string; logFormat?: string; store?: string }) => {
     // Loaded here so the other commands do not pay for the model SDKs at start-up.
     const { serveGateway } = await import('../app.js');
     const config = configPath();
@@ -48,6 +49,7 @@ program
       port: options.port,
       logLevel: options.logLevel,
       logFormat: options.logFormat,
+      storeUrl: options.store,
     });
     const { gateway } = running;
     const recovered = gateway.lastRecovery;

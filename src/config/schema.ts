@@ -168,7 +168,14 @@ export const configSchema = z.strictObject({
     .prefault({}),
   store: z
     .strictObject({
-      driver: z.literal('sqlite').default('sqlite'),
+      driver: z.enum(['sqlite', 'postgres']).default('sqlite'),
+      /** PostgreSQL only: the connection URL (a secret: it may hold the password; use ${ENV}). */
+      url: secretString().optional(),
+      schema: z
+        .string()
+        .regex(/^[a-z_][a-z0-9_]{0,62}$/, { error: 'expected a schema name of lower-case letters, digits and _' })
+        .default('public'),
+      maxConnections: positiveInt.default(10),
       sqlite: z
         .strictObject({ path: z.string().optional(), synchronous: z.enum(['OFF', 'NORMAL', 'FULL', 'EXTRA']).default('FULL') })
         .prefault({}),

@@ -142,7 +142,8 @@ export class OutboxDispatcher {
       const message = errorMessage(error);
       const dead = error instanceof PermanentDeliveryError || row.attempts + 1 >= this.options.maxAttempts;
       const next = this.clock.now() + backoffDelay(row.attempts, this.options, (this.options.random ?? Math.random)());
-      if (await this.store.outbox.markFailed(row.id, row.claimToken, message, next, dead)) this.onSettled(row, dead ? 'dead' : 'retry', message);
+      if (await this.store.outbox.markFailed(row.id, row.claimToken, message, next, dead))
+        this.onSettled(row, dead ? 'dead' : 'retry', message);
       return;
     }
     if (await this.store.outbox.markDelivered(row.id, row.claimToken, this.clock.now())) this.onSettled(row, 'delivered');

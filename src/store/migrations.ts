@@ -316,8 +316,33 @@ class StaticMigrationProvider implements MigrationProvider {
   }
 }
 
-/** `schema`: where the migration bookkeeping lives, for adapters that keep each store in a schema. */
-export async function migrateToLatest(db: Kysely<any>, dialect: SqlDialectName, schema?: string): Promise<void> {
+/** The newest migration this build knows: the store's schema version. */
+export function latestMigration(): string {
+  return Object.keys(migrations('sqlite')).sort().at(-1)!;
+}
+
+/**
+ * `schema`: where the migration bookkeeping lives, for adapters that keep each store in a schema. A database that a
+ * newer Switchboard migrated further than this build knows is refused, naming both versions, before anything is
+ * written: this build would misread its rows.
+ */
+export async function migrateToLatest(db: Kysely<any>, dialect: SqlDialectName, schema?: string): Promise<{ version: string }> {
+  const known = new Set(Object.keys(migrations(dialect)));
+  const table = schema ? db.withSchema(schema) : db;
+  const applied = await table
+    .selectFrom('kysely_migration')
+    .select('name')
+    .execute()
+    .catch(() => [] as { name: string }[]);
+  const unknown = applied
+    .map((row) => row.name)
+    .filter((name) => !known.has(name))
+    .sort();
+  if (unknown.length > 0) {
+    throw new StoreSchemaTooNew(
+      `the database's schema is at migration ${unknown.at(-1)}, newer than this Switchboard knows (its latest is ${latestMigration()}): run the newer Switchboard, or point the store at another database`,
+    );
+  }
   const migrator = new Migrator({
     db,
     provider: new StaticMigrationProvider(dialect),
@@ -329,4 +354,9 @@ export async function migrateToLatest(db: Kysely<any>, dialect: SqlDialectName, 
     const reason = error instanceof Error ? error.message : String(error);
     throw new Error(`store migration ${failed?.migrationName ?? '(unknown)'} failed: ${reason}`);
   }
+  return { version: latestMigration() };
+}
+
+export class StoreSchemaTooNew extends Error {
+  override readonly name = 'StoreSchemaTooNew';
 }

@@ -61,6 +61,10 @@ const invalidAt: Record<string, { config: string; at: string }> = {
     config: `a2a: { remoteAgents: [{ id: "r", url: "http://x.example", headers: { authorization: ${NUMBER} } }] }`,
     at: 'a2a.remoteAgents[0].headers.authorization',
   },
+  'store.url': {
+    config: `store: { driver: "postgres", url: ${NUMBER} }`,
+    at: 'store.url',
+  },
   'models.providers.*.apiKey': {
     config: `models: { providers: { ${scriptedProvider}, o: { type: "openai", apiKey: ${NUMBER} } } }`,
     at: 'models.providers.o.apiKey',

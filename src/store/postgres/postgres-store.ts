@@ -1,13 +1,13 @@
 /**
- * The PostgreSQL adapter: the same portable store over `pg`, each store in a schema of its own.
- * Not yet selectable in the config (`store.driver`); it exists so that the store contract suite proves the
- * shared SQL portable now, before several gateways share one database.
+ * The PostgreSQL adapter (`store.driver: postgres`, docs/deploy.md): the same portable store over `pg`, in the
+ * schema `store.schema`, shared by any number of gateways. Its clock is the database's (DatabaseClock).
  */
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import { KyselyStore } from '../kysely-store.js';
 import { migrateToLatest } from '../migrations.js';
 import type { Database } from '../schema.js';
+import { DatabaseClock } from './db-clock.js';
 
 export interface PostgresStoreOptions {
   connectionString: string;
@@ -17,23 +17,43 @@ export interface PostgresStoreOptions {
 }
 
 export class PostgresStore extends KyselyStore {
+  readonly clock: DatabaseClock;
+
   private constructor(db: Kysely<Database>) {
     // The database clock, in epoch milliseconds.
     super(db, 'postgres', () => sql<number>`(extract(epoch from clock_timestamp()) * 1000)::bigint`);
+    this.clock = new DatabaseClock(db);
   }
 
+  /** Connects, migrates the schema to this build's latest and measures the database's clock. */
   static async open(options: PostgresStoreOptions): Promise<PostgresStore> {
     const schema = options.schema ?? 'public';
-    if (!/^[a-z_][a-z0-9_]{0,62}$/.test(schema)) throw new Error(`invalid PostgreSQL schema name "${schema}"`);
+    if (!/^[a-z_][a-z0-9_]{0,62}$/.test(schema))
+      throw new Error(`store.schema: "${schema}" is not a PostgreSQL schema name this store accepts (lower-case letters, digits and _)`);
     // Every connection works in the store's schema from its first statement.
     const pool = new pg.Pool({
       connectionString: options.connectionString,
       max: options.maxConnections ?? 10,
       options: `-c search_path=${schema}`,
+      connectionTimeoutMillis: 10_000,
     });
+    // An idle connection the server dropped is replaced on next use; the pool must not crash the process for it.
+    pool.on('error', () => {});
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
-    await sql`CREATE SCHEMA IF NOT EXISTS ${sql.id(schema)}`.execute(db);
-    await migrateToLatest(db, 'postgres', schema);
-    return new PostgresStore(db);
+    try {
+      await sql`CREATE SCHEMA IF NOT EXISTS ${sql.id(schema)}`.execute(db);
+      await migrateToLatest(db, 'postgres', schema);
+      const store = new PostgresStore(db);
+      await store.clock.start();
+      return store;
+    } catch (error) {
+      await db.destroy().catch(() => {});
+      throw error;
+    }
+  }
+
+  override async close(): Promise<void> {
+    this.clock.stop();
+    await super.close();
   }
 }
