@@ -139,7 +139,6 @@ export async function serveGateway(options: ServeOptions): Promise<RunningGatewa
     throw error;
   }
   const { store } = opened;
-  logger.info({ driver: opened.driver }, 'store open');
   const gatewayId = dataDir.gatewayId();
   let client!: A2AClientService;
   // The log gets no secret either; a reload that brings new ones makes the redactor again.

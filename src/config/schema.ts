@@ -246,6 +246,8 @@ export const configSchema = z.strictObject({
       maxDelayMs: positiveInt.default(300_000),
       /** Rows of one kind delivered at once; one target's rows always go one at a time, in order. */
       concurrencyPerKind: positiveInt.default(8),
+      /** How long a delivery attempt holds its row before another gateway may take it up (docs/deploy.md). */
+      claimMs: positiveInt.default(300_000),
     })
     .prefault({}),
   /** The task board (docs/board.md). */

@@ -96,8 +96,12 @@ export abstract class GatewayQueries {
 
   /** Journal events after `afterSeq`, oldest first. */
   journalAfter(afterSeq: number, filter: { sessionKey?: string; limit?: number } = {}): Promise<EventRecord[]> {
-    return this.store.events.list({ afterSeq, ...filter });
+    // Not past what the live stream has published: an event still settling below it (PostgreSQL) comes live, in order.
+    return this.store.events.list({ afterSeq, upToSeq: this.publishedSeq(), ...filter });
   }
+
+  /** The journal's newest event published live (JournalTail.publishedSeq). */
+  protected abstract publishedSeq(): number;
 
   async history(key: string, limit?: number): Promise<TranscriptEntry[]> {
     await this.getSession(key);

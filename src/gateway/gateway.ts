@@ -49,6 +49,8 @@ export type { SendRequest, SendResult } from './send-request.js';
 export const systemClock: Clock = { now: () => Date.now() };
 export const uuidIds: IdGenerator = { next: () => randomUUID() };
 
+const JOURNAL_POLL_MS = 250;
+
 export class Gateway extends GatewayControl implements GatewayApi {
   readonly config: SwitchboardConfig;
   readonly store: Store;
@@ -238,6 +240,8 @@ export class Gateway extends GatewayControl implements GatewayApi {
   static async start(deps: GatewayDeps): Promise<Gateway> {
     const gateway = new Gateway(deps);
     await gateway.journal.init();
+    // Other gateways on a shared database commit events nothing here kicks for.
+    gateway.journal.poll(JOURNAL_POLL_MS);
     await gateway.recover();
     gateway.outbox.start();
     for (const extension of gateway.extensions) await extension.start?.();
@@ -422,5 +426,10 @@ export class Gateway extends GatewayControl implements GatewayApi {
       this.clock.now(),
     );
     await this.journal.kick();
+    this.journal.stop();
+  }
+
+  protected publishedSeq(): number {
+    return this.journal.publishedSeq;
   }
 }

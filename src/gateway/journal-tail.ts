@@ -3,9 +3,13 @@ import type { EventRecord, Store } from '../ports/index.js';
 import type { EventBus } from './event-bus.js';
 import { SerialTask } from './serial-task.js';
 
+const UNSETTLED_RETRY_MS = 5;
+
 export class JournalTail {
   private lastSeq = 0;
   private readonly drainer: SerialTask;
+  private timer?: NodeJS.Timeout;
+  private retry?: NodeJS.Timeout;
 
   constructor(
     private readonly store: Store,
@@ -45,12 +49,44 @@ export class JournalTail {
     this.bus.publish({ type: 'journal', event });
   }
 
+  /**
+   * Reads on up to the journal's settled point only: on PostgreSQL a later sequence number can commit before an
+   * earlier one, and a tail that moved past the earlier one would never publish it. While some are unsettled it
+   * looks again shortly (the transactions holding them are committing).
+   */
   private async drain(): Promise<void> {
     for (;;) {
-      const events = await this.store.events.list({ afterSeq: this.lastSeq, limit: 500 });
+      const settled = await this.store.events.settled();
+      const events = await this.store.events.list({ afterSeq: this.lastSeq, upToSeq: settled.seq, limit: 500 });
       // Events handed over by their writer while the read was under way are published already.
       for (const event of events) if (event.seq > this.lastSeq) this.publish(event);
-      if (events.length < 500) return;
+      if (events.length === 500) continue;
+      if (settled.unsettled && !this.retry) {
+        this.retry = setTimeout(() => {
+          this.retry = undefined;
+          void this.kick();
+        }, UNSETTLED_RETRY_MS);
+      }
+      return;
     }
+  }
+
+  /** The newest event published: everything at or below it has been (a reader of the journal stops here). */
+  get publishedSeq(): number {
+    return this.lastSeq;
+  }
+
+  /**
+   * Reads the journal every `pollMs` as well, for the events other gateways on a shared database commit (nothing
+   * here kicks for those); `stop` ends it.
+   */
+  poll(pollMs: number): void {
+    this.timer = setInterval(() => void this.kick(), pollMs);
+    this.timer.unref();
+  }
+
+  stop(): void {
+    if (this.timer) clearInterval(this.timer);
+    if (this.retry) clearTimeout(this.retry);
   }
 }

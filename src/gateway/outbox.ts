@@ -32,7 +32,7 @@ export interface OutboxOptions {
   claimMs?: number;
 }
 
-const DEFAULT_CLAIM_MS = 5 * 60_000;
+const DEFAULT_CLAIM_MS = 300_000;
 
 /** Delay before attempt `attempts + 1`: base * 2^attempts, capped, with jitter in [50%, 100%]. */
 export function backoffDelay(attempts: number, options: Pick<OutboxOptions, 'baseDelayMs' | 'maxDelayMs'>, random: number): number {

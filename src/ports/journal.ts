@@ -81,7 +81,14 @@ export interface EventRecord {
 
 export interface EventJournal {
   append(event: NewEvent, now: number): Promise<EventRecord>;
-  list(filter?: { afterSeq?: number; sessionKey?: string; runId?: string; limit?: number }): Promise<EventRecord[]>;
+  /** `upToSeq`: only events at or below it (a reader that must not run past what is settled). */
+  list(filter?: { afterSeq?: number; upToSeq?: number; sessionKey?: string; runId?: string; limit?: number }): Promise<EventRecord[]>;
   /** The sequence number of the newest event, 0 when the journal is empty. */
   latestSeq(): Promise<number>;
+  /**
+   * The journal's settled point: every event at or below `seq` is committed or never will be, so a reader that has
+   * read up to it has missed nothing. Sequence numbers are not commit order where writers run concurrently
+   * (PostgreSQL), so the newest visible event may be above it; `unsettled` says a later call will move it further.
+   */
+  settled(): Promise<{ seq: number; unsettled: boolean }>;
 }

@@ -170,7 +170,34 @@ export class KyselyLeaseStore implements LeaseStore {
 }
 
 export class KyselyEventJournal implements EventJournal {
-  constructor(private readonly db: Kysely<Database>) {}
+  /** PostgreSQL: sequence values taken by then, each waiting for the transactions running then to end. */
+  private readonly unsettled: { seq: number; xmax: bigint }[] = [];
+  private settledSeq = 0;
+
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly dialect: SqlDialectName,
+  ) {}
+
+  /**
+   * SQLite has one writer, so its newest event is settled. On PostgreSQL: an event's transaction takes its xid before
+   * its sequence value (migration 0011), so the values handed out by the time `last_value` is read belong to
+   * transactions whose xids are below the xmax of a snapshot taken after; they have all ended once a snapshot's xmin
+   * reaches that xmax (at once, when no transaction runs). A rolled-back value leaves a hole that settles the same way.
+   */
+  async settled(): Promise<{ seq: number; unsettled: boolean }> {
+    if (this.dialect !== 'postgres') return { seq: await this.latestSeq(), unsettled: false };
+    const taken = await sql<{ last_value: string; is_called: boolean }>`SELECT last_value, is_called FROM events_seq_seq`.execute(this.db);
+    const last = taken.rows[0]!.is_called ? Number(taken.rows[0]!.last_value) : 0;
+    const snapshot = await sql<{ xmin: string; xmax: string }>`
+      SELECT pg_snapshot_xmin(pg_current_snapshot())::text AS xmin, pg_snapshot_xmax(pg_current_snapshot())::text AS xmax`.execute(this.db);
+    const xmin = BigInt(snapshot.rows[0]!.xmin);
+    const xmax = BigInt(snapshot.rows[0]!.xmax);
+    if (last > (this.unsettled.at(-1)?.seq ?? this.settledSeq)) this.unsettled.push({ seq: last, xmax });
+    while (this.unsettled.length > 0 && this.unsettled[0]!.xmax <= xmin)
+      this.settledSeq = Math.max(this.settledSeq, this.unsettled.shift()!.seq);
+    return { seq: this.settledSeq, unsettled: this.unsettled.length > 0 };
+  }
 
   append(event: NewEvent, now: number): Promise<EventRecord> {
     return appendEvent(this.db, event, now);
@@ -184,12 +211,15 @@ export class KyselyEventJournal implements EventJournal {
     return num((row?.seq as number | null) ?? 0);
   }
 
-  async list(filter: { afterSeq?: number; sessionKey?: string; runId?: string; limit?: number } = {}): Promise<EventRecord[]> {
+  async list(
+    filter: { afterSeq?: number; upToSeq?: number; sessionKey?: string; runId?: string; limit?: number } = {},
+  ): Promise<EventRecord[]> {
     // The journal tail's read after every commit.
-    if (filter.afterSeq !== undefined && !filter.sessionKey && !filter.runId)
+    if (filter.afterSeq !== undefined && filter.upToSeq === undefined && !filter.sessionKey && !filter.runId)
       return (await eventsAfter(this.db, { afterSeq: filter.afterSeq, limit: filter.limit ?? 1000 })).map(toEvent);
     let query = this.db.selectFrom('events').selectAll();
     if (filter.afterSeq !== undefined) query = query.where('seq', '>', filter.afterSeq);
+    if (filter.upToSeq !== undefined) query = query.where('seq', '<=', filter.upToSeq);
     if (filter.sessionKey) query = query.where('session_key', '=', filter.sessionKey);
     if (filter.runId) query = query.where('run_id', '=', filter.runId);
     return (

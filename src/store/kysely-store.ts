@@ -91,7 +91,7 @@ export class KyselyStore implements Store {
     this.runs = new KyselyRunStore(db, takeLease, adapter.relax);
     this.outbox = new KyselyOutboxStore(db, dialect);
     this.leases = new KyselyLeaseStore(db, dbNowMs, takeLease, adapter.relax);
-    this.events = new KyselyEventJournal(db);
+    this.events = new KyselyEventJournal(db, dialect);
   }
 
   matchIds(kind: IdKind, prefix: string, limit: number): Promise<string[]> {

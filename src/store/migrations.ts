@@ -2,7 +2,7 @@
  * Numbered migrations shared by every adapter. Only portable DDL here: the one dialect difference, an
  * auto-incrementing integer key, goes through `serialKey`.
  */
-import { type Kysely, Migrator, type Migration, type MigrationProvider } from 'kysely';
+import { type Kysely, Migrator, sql, type Migration, type MigrationProvider } from 'kysely';
 import { boardKeys, boardTables } from './migrations-board.js';
 import { serialKey, type SqlDialectName } from './sql-dialect.js';
 
@@ -304,6 +304,16 @@ function migrations(dialect: SqlDialectName): Record<string, Migration> {
           .alterTable('outbox')
           .addColumn('claim_token', 'bigint', (col) => col.notNull().defaultTo(0))
           .execute();
+      },
+    },
+    '0011_event_seq_after_xid': {
+      async up(db: Kysely<any>) {
+        if (dialect !== 'postgres') return;
+        // An event's transaction takes its xid before its sequence value, so the journal's settled point can be
+        // known from snapshots (KyselyEventJournal.settled): a value taken is then always under a later snapshot's xmax.
+        await sql`CREATE OR REPLACE FUNCTION next_event_seq() RETURNS bigint LANGUAGE sql VOLATILE AS
+          $$ SELECT CASE WHEN pg_current_xact_id() IS NOT NULL THEN nextval('events_seq_seq') END $$`.execute(db);
+        await sql`ALTER TABLE events ALTER COLUMN seq SET DEFAULT next_event_seq()`.execute(db);
       },
     },
   };

@@ -113,7 +113,7 @@ describe('config defaults', () => {
     });
     expect(config.recovery).toEqual({ retryInterrupted: 1 });
     expect(config.watchdog).toEqual({ intervalMs: 5000, stallMs: 30_000 });
-    expect(config.outbox).toEqual({ maxAttempts: 10, baseDelayMs: 500, maxDelayMs: 300_000, concurrencyPerKind: 8 });
+    expect(config.outbox).toEqual({ maxAttempts: 10, baseDelayMs: 500, maxDelayMs: 300_000, concurrencyPerKind: 8, claimMs: 300_000 });
     expect(config.session).toEqual({ agentToAgent: { maxPingPongTurns: 0, maxHops: 8, maxSendsPerMinute: 30 } });
     expect(config.agents.defaults).toMatchObject({
       maxSteps: 16,

@@ -7,6 +7,8 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { NewBoardTask, Store } from '../../src/ports/index.js';
 import { PostgresStore } from '../../src/store/postgres/postgres-store.js';
+import { EventBus } from '../../src/gateway/event-bus.js';
+import { JournalTail } from '../../src/gateway/journal-tail.js';
 
 const url = process.env.SWITCHBOARD_TEST_POSTGRES ?? 'postgres://postgres@127.0.0.1:5432/test';
 const ROUNDS = 40;
@@ -137,6 +139,36 @@ if (process.env.CI || (await reachable())) {
         ]);
         expect((await a.board.get(task.id))!.state).toBe('ready');
       }
+    });
+
+    it('the journal tail publishes an event committed after a later one, in sequence order, and reads past neither', async () => {
+      const bus = new EventBus();
+      const published: number[] = [];
+      bus.subscribe((live) => live.type === 'journal' && published.push(live.event.seq));
+      const tail = new JournalTail(b, bus);
+      await tail.init();
+      for (let round = 0; round < 10; round++) {
+        published.length = 0;
+        // A transaction takes its sequence number and stays open while a later number commits.
+        const slow = new pg.Client({ connectionString: url, options: `-c search_path=${schema}` });
+        await slow.connect();
+        await slow.query('BEGIN');
+        const held = await slow.query<{ seq: string }>(
+          `INSERT INTO events (type, payload, created_at) VALUES ('test.slow', '{}', 1) RETURNING seq`,
+        );
+        const later = await a.events.append({ type: 'board.updated', payload: {} }, 1);
+        expect(later.seq).toBeGreaterThan(Number(held.rows[0]!.seq));
+        await tail.kick();
+        expect(published).toEqual([]);
+        expect(await b.events.settled()).toMatchObject({ unsettled: true });
+        expect((await b.events.settled()).seq).toBeLessThan(Number(held.rows[0]!.seq));
+        await slow.query('COMMIT');
+        await slow.end();
+        await tail.kick();
+        await new Promise((resolve) => setTimeout(resolve, 30));
+        expect(published).toEqual([Number(held.rows[0]!.seq), later.seq]);
+      }
+      tail.stop();
     });
 
     it('two gateways claiming one due outbox row: exactly one attempt gets it', async () => {
