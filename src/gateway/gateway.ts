@@ -105,7 +105,7 @@ export class Gateway extends GatewayControl implements GatewayApi {
     this.outbox = new OutboxDispatcher(
       this.store,
       this.clock,
-      deps.config.outbox,
+      { ...deps.config.outbox, owner: deps.gatewayId },
       (row, outcome, error) => this.onOutboxSettled(row, outcome, error),
       (error) => this.log('error', `outbox: ${errorMessage(error)}`),
     );
@@ -243,7 +243,7 @@ export class Gateway extends GatewayControl implements GatewayApi {
     // Other gateways on a shared database commit events nothing here kicks for.
     gateway.journal.poll(JOURNAL_POLL_MS);
     await gateway.recover();
-    gateway.outbox.start();
+    await gateway.outbox.start();
     for (const extension of gateway.extensions) await extension.start?.();
     gateway.watchdog = setInterval(() => void gateway.checkLanes(), deps.config.watchdog.intervalMs);
     gateway.started = true;

@@ -30,6 +30,8 @@ export interface OutboxOptions {
    * so a gateway that dies mid-delivery loses nothing, and one that outlives it has its late mark refused.
    */
   claimMs?: number;
+  /** Who claims (the gateway's id): at start, the rows this owner's previous process held are due again at once. */
+  owner?: string;
 }
 
 const DEFAULT_CLAIM_MS = 300_000;
@@ -61,11 +63,17 @@ export class OutboxDispatcher {
     this.passes = new SerialTask(() => this.pass(), onError);
   }
 
+  private get owner(): string {
+    return this.options.owner ?? 'gateway';
+  }
+
   register(kind: string, handler: OutboxHandler): void {
     this.handlers.set(kind, handler);
   }
 
-  start(): void {
+  async start(): Promise<void> {
+    // This owner's earlier process is gone: its attempts' holds end now, not claimMs later.
+    await this.store.outbox.releaseClaims(this.owner, this.clock.now());
     this.stopped = false;
     this.timer = setInterval(() => this.kick(), this.options.pollMs ?? 250);
     this.kick();
@@ -132,7 +140,7 @@ export class OutboxDispatcher {
    * has it, and a mark made after the claim was taken over changes nothing (a delivered row stays delivered).
    */
   private async deliver(listed: OutboxRecord): Promise<void> {
-    const row = await this.store.outbox.claim(listed.id, this.clock.now(), this.options.claimMs ?? DEFAULT_CLAIM_MS);
+    const row = await this.store.outbox.claim(listed.id, this.owner, this.clock.now(), this.options.claimMs ?? DEFAULT_CLAIM_MS);
     if (!row) return;
     const handler = this.handlers.get(row.kind);
     try {

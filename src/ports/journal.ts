@@ -57,7 +57,9 @@ export interface OutboxStore {
    * `now + leaseMs` (so no other gateway takes it while this attempt runs, and another does if this one dies).
    * Undefined when the row is not pending and due, or another claimer holds it (PostgreSQL: SKIP LOCKED).
    */
-  claim(id: string, now: number, leaseMs: number): Promise<OutboxRecord | undefined>;
+  claim(id: string, owner: string, now: number, leaseMs: number): Promise<OutboxRecord | undefined>;
+  /** A restarted owner's rows, held by attempts of its previous process, are due again at `now`. */
+  releaseClaims(owner: string, now: number): Promise<void>;
   /** The attempt under `token` delivered the row. False, and nothing changed, when that claim is no longer the row's. */
   markDelivered(id: string, token: number, now: number): Promise<boolean>;
   /** The attempt under `token` failed: pending again from `nextAttemptAt`, or dead. Fenced like markDelivered. */

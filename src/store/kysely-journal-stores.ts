@@ -51,7 +51,7 @@ export class KyselyOutboxStore implements OutboxStore {
     return rows.map(toOutbox);
   }
 
-  async claim(id: string, now: number, leaseMs: number): Promise<OutboxRecord | undefined> {
+  async claim(id: string, owner: string, now: number, leaseMs: number): Promise<OutboxRecord | undefined> {
     const due = this.db
       .selectFrom('outbox')
       .select('id')
@@ -60,17 +60,27 @@ export class KyselyOutboxStore implements OutboxStore {
       .where('next_attempt_at', '<=', now);
     const row = await this.db
       .updateTable('outbox')
-      .set((eb) => ({ claim_token: eb('claim_token', '+', 1), next_attempt_at: now + leaseMs }))
+      .set((eb) => ({ claim_token: eb('claim_token', '+', 1), claimed_by: owner, next_attempt_at: now + leaseMs }))
       .where('id', 'in', this.dialect === 'postgres' ? due.forUpdate().skipLocked() : due)
       .returningAll()
       .executeTakeFirst();
     return row ? toOutbox(row) : undefined;
   }
 
+  async releaseClaims(owner: string, now: number): Promise<void> {
+    await this.db
+      .updateTable('outbox')
+      .set({ next_attempt_at: now, claimed_by: null })
+      .where('status', '=', 'pending')
+      .where('claimed_by', '=', owner)
+      .where('next_attempt_at', '>', now)
+      .execute();
+  }
+
   async markDelivered(id: string, token: number, now: number): Promise<boolean> {
     const result = await this.db
       .updateTable('outbox')
-      .set((eb) => ({ status: 'delivered', delivered_at: now, attempts: eb('attempts', '+', 1), last_error: null }))
+      .set((eb) => ({ status: 'delivered', delivered_at: now, attempts: eb('attempts', '+', 1), last_error: null, claimed_by: null }))
       .where('id', '=', id)
       .where('status', '=', 'pending')
       .where('claim_token', '=', token)
@@ -86,6 +96,7 @@ export class KyselyOutboxStore implements OutboxStore {
         attempts: eb('attempts', '+', 1),
         last_error: error,
         next_attempt_at: nextAttemptAt,
+        claimed_by: null,
       }))
       .where('id', '=', id)
       .where('status', '=', 'pending')

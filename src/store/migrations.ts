@@ -304,6 +304,7 @@ function migrations(dialect: SqlDialectName): Record<string, Migration> {
           .alterTable('outbox')
           .addColumn('claim_token', 'bigint', (col) => col.notNull().defaultTo(0))
           .execute();
+        await db.schema.alterTable('outbox').addColumn('claimed_by', 'text').execute();
       },
     },
     '0011_event_seq_after_xid': {

@@ -80,6 +80,8 @@ export interface OutboxTable {
   delivered_at: number | null;
   /** The last delivery attempt's claim; grows with every claim (migration 0010). */
   claim_token: Generated<number>;
+  /** The gateway whose attempt holds the row, while one does. */
+  claimed_by: string | null;
 }
 
 export interface SessionLeaseTable {

@@ -30,7 +30,7 @@ describe('outbox dispatcher', () => {
       if (calls < 3) throw new Error(`receiver down (${calls})`);
     });
     const row = await store.outbox.add({ id: 'o1', kind: 'ping', target: 't', payload: {}, idempotencyKey: 'ping:1' }, now);
-    dispatcher.start();
+    await dispatcher.start();
     await until(async () => (await store.outbox.get(row.id))!.attempts === 1);
     expect(await store.outbox.get(row.id)).toMatchObject({ status: 'pending', lastError: 'receiver down (1)', nextAttemptAt: now + 100 });
     now += 100;
@@ -52,7 +52,7 @@ describe('outbox dispatcher', () => {
       (_row, outcome) => settled.push(outcome),
     );
     const row = await store.outbox.add({ id: 'o2', kind: 'nobody-handles-this', target: 't', payload: {}, idempotencyKey: 'x:1' }, now);
-    dispatcher.start();
+    await dispatcher.start();
     await until(async () => (await store.outbox.get(row.id))!.attempts === 1);
     now += 10;
     await until(async () => (await store.outbox.get(row.id))!.status === 'dead');
@@ -91,7 +91,7 @@ describe('outbox dispatcher failures', () => {
       delivered += 1;
     });
     await store.outbox.add({ id: 'o3', kind: 'ping', target: 't', payload: {}, idempotencyKey: 'ping:3' }, now);
-    dispatcher.start();
+    await dispatcher.start();
     await until(async () => (await store.outbox.get('o3'))!.status === 'delivered');
     expect(errors).toEqual(['Error: database is locked', 'Error: database is locked']);
     expect(delivered).toBe(1);
@@ -118,7 +118,7 @@ describe('outbox dispatcher failures', () => {
       await store.outbox.add({ id: `s${n}`, kind: 'hook', target: 'slow', payload: { n }, idempotencyKey: `s:${n}` }, now);
     for (let n = 1; n <= 3; n += 1)
       await store.outbox.add({ id: `f${n}`, kind: 'hook', target: 'fast', payload: { n }, idempotencyKey: `f:${n}` }, now);
-    dispatcher.start();
+    await dispatcher.start();
     await until(async () => order.length === 3);
     expect(order).toEqual(['fast:1', 'fast:2', 'fast:3']);
     release();

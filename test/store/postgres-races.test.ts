@@ -174,7 +174,7 @@ if (process.env.CI || (await reachable())) {
     it('two gateways claiming one due outbox row: exactly one attempt gets it', async () => {
       for (let round = 0; round < ROUNDS; round++) {
         const row = await a.outbox.add({ id: `ob-${round}`, kind: 'k', target: 't', payload: {}, idempotencyKey: `race-${round}` }, 1000);
-        const claims = await Promise.all([a.outbox.claim(row.id, 1000, 60_000), b.outbox.claim(row.id, 1000, 60_000)]);
+        const claims = await Promise.all([a.outbox.claim(row.id, 'gw-1', 1000, 60_000), b.outbox.claim(row.id, 'gw-1', 1000, 60_000)]);
         expect(claims.filter(Boolean)).toHaveLength(1);
       }
     });

@@ -336,30 +336,30 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
       const dup = await store.outbox.add({ id: id('ob'), kind: 'k', target: 't', payload: { n: 2 }, idempotencyKey: 'once' }, 1001);
       expect(dup.id).toBe(row.id);
       expect(dup.payload).toEqual({ n: 1 });
-      const first = (await store.outbox.claim(row.id, 1000, 60_000))!;
+      const first = (await store.outbox.claim(row.id, 'gw-1', 1000, 60_000))!;
       expect(first.claimToken).toBe(1);
       expect(await store.outbox.markFailed(row.id, first.claimToken, 'boom', 5000, false)).toBe(true);
       expect(await store.outbox.listDue(4999, 10)).toHaveLength(0);
-      expect(await store.outbox.claim(row.id, 4999, 60_000)).toBeUndefined();
+      expect(await store.outbox.claim(row.id, 'gw-1', 4999, 60_000)).toBeUndefined();
       expect(await store.outbox.listDue(5000, 10)).toHaveLength(1);
-      const second = (await store.outbox.claim(row.id, 5000, 60_000))!;
+      const second = (await store.outbox.claim(row.id, 'gw-1', 5000, 60_000))!;
       expect(await store.outbox.markFailed(row.id, second.claimToken, 'boom again', 6000, true)).toBe(true);
       expect(await store.outbox.get(row.id)).toMatchObject({ status: 'dead', attempts: 2, lastError: 'boom again' });
       expect(await store.outbox.listDue(10_000, 10)).toHaveLength(0);
       const other = await store.outbox.add({ id: id('ob'), kind: 'k', target: 't', payload: {}, idempotencyKey: 'two' }, 1000);
-      const claimed = (await store.outbox.claim(other.id, 1000, 60_000))!;
+      const claimed = (await store.outbox.claim(other.id, 'gw-1', 1000, 60_000))!;
       expect(await store.outbox.markDelivered(other.id, claimed.claimToken, 1500)).toBe(true);
       expect(await store.outbox.get(other.id)).toMatchObject({ status: 'delivered', deliveredAt: 1500, attempts: 1 });
     });
 
     it('outbox: a claim holds its row for its lease; a mark under a claim that was taken over changes nothing', async () => {
       const row = await store.outbox.add({ id: id('ob'), kind: 'k', target: 't', payload: {}, idempotencyKey: 'fenced' }, 1000);
-      const slow = (await store.outbox.claim(row.id, 1000, 10_000))!;
+      const slow = (await store.outbox.claim(row.id, 'gw-1', 1000, 10_000))!;
       // While the slow attempt holds it, the row is neither due nor claimable.
       expect(await store.outbox.listDue(5000, 10)).toHaveLength(0);
-      expect(await store.outbox.claim(row.id, 5000, 10_000)).toBeUndefined();
+      expect(await store.outbox.claim(row.id, 'gw-1', 5000, 10_000)).toBeUndefined();
       // Its holder went quiet past the lease: another gateway takes the row over and delivers it.
-      const fresh = (await store.outbox.claim(row.id, 11_000, 10_000))!;
+      const fresh = (await store.outbox.claim(row.id, 'gw-1', 11_000, 10_000))!;
       expect(fresh.claimToken).toBe(slow.claimToken + 1);
       expect(await store.outbox.markDelivered(row.id, fresh.claimToken, 11_500)).toBe(true);
       // The slow attempt's failure, arriving late, neither revives nor kills the delivered row.
@@ -367,6 +367,13 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
       expect(await store.outbox.markFailed(row.id, slow.claimToken, 'timed out', 20_000, true)).toBe(false);
       expect(await store.outbox.markDelivered(row.id, slow.claimToken, 12_000)).toBe(false);
       expect(await store.outbox.get(row.id)).toMatchObject({ status: 'delivered', deliveredAt: 11_500, attempts: 1, lastError: null });
+      // A restarted gateway makes the rows its previous process held due at once; another gateway's stay held.
+      const mine = await store.outbox.add({ id: id('ob'), kind: 'k', target: 't', payload: {}, idempotencyKey: 'mine' }, 1000);
+      const theirs = await store.outbox.add({ id: id('ob'), kind: 'k', target: 't', payload: {}, idempotencyKey: 'theirs' }, 1000);
+      await store.outbox.claim(mine.id, 'gw-1', 1000, 60_000);
+      await store.outbox.claim(theirs.id, 'gw-2', 1000, 60_000);
+      await store.outbox.releaseClaims('gw-1', 2000);
+      expect((await store.outbox.listDue(2000, 10)).map((due) => due.id)).toEqual([mine.id]);
     });
 
     it('transcript: append keeps order and content; list can take the last n', async () => {
@@ -402,7 +409,7 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
       const row = await store.outbox.add({ id: id('ob'), kind: 'k', target: 't', payload: {}, idempotencyKey: 'dead-one' }, 1000);
       expect(await store.outbox.retry(row.id, 2000)).toBeUndefined();
       expect(await store.outbox.drop(row.id)).toBeUndefined();
-      const claim = (await store.outbox.claim(row.id, 1000, 60_000))!;
+      const claim = (await store.outbox.claim(row.id, 'gw-1', 1000, 60_000))!;
       await store.outbox.markFailed(row.id, claim.claimToken, 'gone', 3000, true);
       expect(await store.outbox.retry(row.id, 4000)).toMatchObject({
         status: 'pending',
@@ -411,7 +418,7 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
         lastError: 'gone',
       });
       expect((await store.outbox.listDue(4000, 10)).map((due) => due.id)).toEqual([row.id]);
-      const again = (await store.outbox.claim(row.id, 4000, 60_000))!;
+      const again = (await store.outbox.claim(row.id, 'gw-1', 4000, 60_000))!;
       await store.outbox.markFailed(row.id, again.claimToken, 'gone again', 5000, true);
       expect(await store.outbox.drop(row.id)).toMatchObject({ status: 'dropped' });
       expect(await store.outbox.retry(row.id, 6000)).toBeUndefined();
