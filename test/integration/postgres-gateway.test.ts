@@ -2,7 +2,7 @@
  * A gateway process on PostgreSQL (`--store`, $SWITCHBOARD_STORE_URL): it serves, survives a SIGKILL with its
  * session intact, and a bad URL stops it at start with one line. Two gateways on one schema both serve.
  */
-import pg from 'pg';
+import { dropSchemas } from '../helpers/postgres.js';
 import { afterAll, describe, expect, it } from 'vitest';
 import { cliWith, startGatewayProcess, stopGatewayProcess, tempConfig } from '../helpers/process.js';
 
@@ -16,10 +16,7 @@ const config = `{
 
 describe('a gateway on PostgreSQL', () => {
   afterAll(async () => {
-    const client = new pg.Client({ connectionString: url });
-    await client.connect();
-    await client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
-    await client.end();
+    await dropSchemas(schema);
   });
 
   it('serves with the URL from the environment, and after a SIGKILL the session is still there', async () => {

@@ -1,5 +1,6 @@
 /** Opening the store the config names: each way PostgreSQL cannot be opened is one line saying what to check. */
 import pg from 'pg';
+import { dropSchemas } from '../helpers/postgres.js';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openStore, type StoreSelection } from '../../src/store/open-store.js';
 import { latestMigration } from '../../src/store/migrations.js';
@@ -27,10 +28,7 @@ async function refusal(promise: Promise<unknown>): Promise<string> {
 
 describe('openStore', () => {
   afterAll(async () => {
-    const client = new pg.Client({ connectionString: url });
-    await client.connect();
-    await client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
-    await client.end();
+    await dropSchemas(schema);
   });
 
   it('a postgres driver without a URL, or SQLite given a URL that is not PostgreSQL, names the keys', async () => {

@@ -4,26 +4,15 @@
  * failed on the code before its fix (a write by id only, an unlocked read of dependencies, an unfenced mark).
  */
 import pg from 'pg';
+import { dropSchemas, POSTGRES_URL, postgresReachable } from '../helpers/postgres.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { NewBoardTask, Store } from '../../src/ports/index.js';
 import { PostgresStore } from '../../src/store/postgres/postgres-store.js';
 import { EventBus } from '../../src/gateway/event-bus.js';
 import { JournalTail } from '../../src/gateway/journal-tail.js';
 
-const url = process.env.SWITCHBOARD_TEST_POSTGRES ?? 'postgres://postgres@127.0.0.1:5432/test';
+const url = POSTGRES_URL;
 const ROUNDS = 40;
-
-async function reachable(): Promise<boolean> {
-  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 2000 });
-  try {
-    await client.connect();
-    return true;
-  } catch {
-    return false;
-  } finally {
-    await client.end().catch(() => {});
-  }
-}
 
 let counter = 0;
 function newTask(overrides: Partial<NewBoardTask> = {}): NewBoardTask {
@@ -54,7 +43,7 @@ async function settle<T>(promise: Promise<T>): Promise<{ ok: true; value: T } | 
   }
 }
 
-if (process.env.CI || (await reachable())) {
+if (process.env.CI || (await postgresReachable())) {
   describe('postgres races (two stores, one schema)', () => {
     const schema = `sb_race_${process.pid}`;
     let a: Store;
@@ -66,10 +55,7 @@ if (process.env.CI || (await reachable())) {
     afterAll(async () => {
       await a?.close();
       await b?.close();
-      const client = new pg.Client({ connectionString: url });
-      await client.connect();
-      await client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
-      await client.end();
+      await dropSchemas(schema);
     });
 
     it('complete racing the take-back: the task is done once or taken back, never ready with a result', async () => {
