@@ -2,8 +2,9 @@
  * Numbered migrations shared by every adapter. Only portable DDL here: the one dialect difference, an
  * auto-incrementing integer key, goes through `serialKey`.
  */
-import { type Kysely, Migrator, sql, type Migration, type MigrationProvider } from 'kysely';
+import { type Kysely, Migrator, type Migration, type MigrationProvider } from 'kysely';
 import { boardKeys, boardTables } from './migrations-board.js';
+import { eventSeqAfterXid, outboxClaims } from './migrations-gateways.js';
 import { serialKey, type SqlDialectName } from './sql-dialect.js';
 
 function migrations(dialect: SqlDialectName): Record<string, Migration> {
@@ -297,26 +298,8 @@ function migrations(dialect: SqlDialectName): Record<string, Migration> {
     },
     '0008_board': { up: (db: Kysely<any>) => boardTables(db, dialect) },
     '0009_board_keys': { up: (db: Kysely<any>) => boardKeys(db) },
-    '0010_outbox_claims': {
-      async up(db: Kysely<any>) {
-        // Each delivery attempt claims its row under a new token; its mark counts only under that token.
-        await db.schema
-          .alterTable('outbox')
-          .addColumn('claim_token', 'bigint', (col) => col.notNull().defaultTo(0))
-          .execute();
-        await db.schema.alterTable('outbox').addColumn('claimed_by', 'text').execute();
-      },
-    },
-    '0011_event_seq_after_xid': {
-      async up(db: Kysely<any>) {
-        if (dialect !== 'postgres') return;
-        // An event's transaction takes its xid before its sequence value, so the journal's settled point can be
-        // known from snapshots (KyselyEventJournal.settled): a value taken is then always under a later snapshot's xmax.
-        await sql`CREATE OR REPLACE FUNCTION next_event_seq() RETURNS bigint LANGUAGE sql VOLATILE AS
-          $$ SELECT CASE WHEN pg_current_xact_id() IS NOT NULL THEN nextval('events_seq_seq') END $$`.execute(db);
-        await sql`ALTER TABLE events ALTER COLUMN seq SET DEFAULT next_event_seq()`.execute(db);
-      },
-    },
+    '0010_outbox_claims': { up: (db: Kysely<any>) => outboxClaims(db) },
+    '0011_event_seq_after_xid': { up: (db: Kysely<any>) => eventSeqAfterXid(db, dialect) },
   };
 }
 
