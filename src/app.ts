@@ -39,6 +39,7 @@ export function standardExtensions(parts: GatewayParts, hooks: StandardHooks = {
     deliver: async (input) => void (await parts.accept({ id: randomUUID(), ...input })),
     enqueue: (row) => parts.enqueueDelivery(row),
     log: parts.log,
+    gatewayId: parts.gatewayId,
   });
   hooks.onClient?.(client);
   const board = new BoardService(parts.store.board, parts.api, parts.clock);
@@ -66,6 +67,7 @@ export function standardExtensions(parts: GatewayParts, hooks: StandardHooks = {
       tools: calling ? createA2AClientTools(client) : [],
       deliveries: { [RESULT_KIND]: (row) => client.deliverResult(row) },
       heldResults: client,
+      afterRecovery: () => client.afterRecovery(),
       start: () => client.start(),
       stop: () => client.stop(),
     },
@@ -102,6 +104,8 @@ export interface ServeOptions {
   logFormat?: string;
   /** Overrides store.url (and $SWITCHBOARD_STORE_URL): `--store <url>`. */
   storeUrl?: string;
+  /** This build's version, for the gateways' registry. */
+  version?: string;
 }
 
 /** The store the config names, with `--store` over $SWITCHBOARD_STORE_URL over store.url. */
@@ -152,6 +156,7 @@ export async function serveGateway(options: ServeOptions): Promise<RunningGatewa
       gatewayId,
       capabilitySecret: dataDir.capabilitySecret(),
       dataDir: dataDir.path,
+      version: options.version,
       log: (level, message, fields) => logger[level](redactFields(fields, redact), redact(message)),
     },
     { onClient: (made) => (client = made), onBoard: (made) => (board = made) },
@@ -196,6 +201,7 @@ export async function serveGateway(options: ServeOptions): Promise<RunningGatewa
     throw error;
   }
   client.setCallbackBase(config.a2a.client.callbackUrl ?? config.a2a.server.publicUrl ?? url);
+  await gateway.listening(url);
   dataDir.writeRuntime({ url, configPath, pid: process.pid, gatewayId, startedAt: Date.now() });
   let stopping: Promise<void> | undefined;
   return {

@@ -4,6 +4,10 @@
  * backoff with jitter, 1 s up to `a2a.client.maxPollSeconds`) when the stream ends early or fails. A
  * result that comes after the caller stopped waiting is followed in the background, across restarts,
  * and delivered into the calling session through the outbox, once.
+ *
+ * With several gateways on one database, one follows each task at a time, under a claim in the database renewed
+ * while it follows; a gateway takes up the tasks whose follower's claim lapsed (it died) and the tasks a run waited
+ * for when that run was interrupted. A task whose waiting run still runs, on any gateway, is that run's.
  */
 import { randomUUID } from 'node:crypto';
 import { taskStateToJSON, type Message, type Task } from '@a2a-js/sdk';
@@ -31,8 +35,12 @@ import {
 
 export { CALLBACK_PATH, RESULT_KIND, summarizeTask, type A2AClientDeps, type RemoteRef, type RemoteResult } from './remote-task.js';
 
+/** How often a gateway looks for remote tasks nobody follows (their follower's claim lapsed). */
+const TAKE_UP_MS = 5_000;
+
 export class A2AClientService {
   private readonly followers = new Map<string, AbortController>();
+  private takeUpTimer?: NodeJS.Timeout;
   /** Followed tasks waiting for the callback base to register their push config. */
   private stopped = false;
 
@@ -266,49 +274,77 @@ export class A2AClientService {
     };
   }
 
-  /** Follows a remote task in the background until it settles, then hands its result to the outbox. */
+  private get follower(): string {
+    return this.deps.gatewayId ?? 'gateway';
+  }
+
+  /** How long a follow claim holds without renewal: a lease's lifetime. */
+  private get claimMs(): number {
+    return this.deps.config.lanes.leaseTtlSeconds * 1000;
+  }
+
+  /** Follows a remote task in the background until it settles, then hands its result to the outbox; once claimed. */
   private follow(row: RemoteTaskRecord | undefined): void {
     if (!row || this.followers.has(row.taskId) || this.stopped) return;
     const controller = new AbortController();
     this.followers.set(row.taskId, controller);
+    let renewal: NodeJS.Timeout | undefined;
     void (async () => {
-      const target = this.remotes.targetOf(row.remote);
-      // Every follow has a deadline, and a failure (the remote down, a refused card) is retried with backoff.
-      const deadline = row.createdAt + this.deps.config.a2a.client.followTimeoutSeconds * 1000;
-      let task: Task | undefined;
-      for (let attempt = 0; !controller.signal.aborted && this.deps.clock.now() < deadline; attempt += 1) {
-        try {
-          const client = await this.remotes.client(target);
-          if (attempt === 0 || !row.pushToken) await this.push.register(client, row);
-          task = await client.getTask({ tenant: '', id: row.taskId, historyLength: 0 });
-          task = await this.poll(client, task, deadline, controller.signal);
-          break;
-        } catch (error) {
-          this.deps.log(`a2a follow of task ${row.taskId} on ${row.remote}: ${errorMessage(error)}; trying again`);
-          await this.push.pause(row.taskId, Math.min(this.backoff(attempt), Math.max(0, deadline - this.deps.clock.now())));
-        }
-      }
-      if (controller.signal.aborted) return;
-      if (task && SETTLED.has(task.status?.state ?? 0)) {
-        await this.record(task, row.remote, row.sessionKey, 'followed');
-        await this.deps.enqueue(this.resultRow(row.remote, row.sessionKey, summarizeTask(task)));
-        return;
-      }
-      // Past the deadline: the session is told the truth rather than left waiting for a result forever.
-      await this.deps.enqueue(
-        this.resultRow(row.remote, row.sessionKey, {
-          state: task ? stateName(task.status?.state) : 'unknown',
-          taskId: row.taskId,
-          contextId: row.contextId,
-          text: `stopped following the task after ${this.deps.config.a2a.client.followTimeoutSeconds}s (a2a.client.followTimeoutSeconds) without a final result; ask for it with a2a_get_task`,
-        }),
-      );
+      // Another gateway follows it: its claim holds, and lapses only if that gateway stops renewing it.
+      if (!(await this.claim(row.taskId))) return;
+      renewal = setInterval(() => {
+        this.claim(row.taskId).then(
+          (held) => held || controller.abort(),
+          () => {},
+        );
+      }, this.claimMs / 3);
+      await this.followClaimed(row, controller.signal);
     })()
       .catch((error) => this.deps.log(`a2a follow of task ${row.taskId}: ${errorMessage(error)}; resumed at the next start`))
       .finally(() => {
+        clearInterval(renewal);
         this.followers.delete(row.taskId);
         this.push.forget(row.taskId);
       });
+  }
+
+  private claim(taskId: string): Promise<boolean> {
+    const now = this.deps.clock.now();
+    return this.deps.store.a2aTasks.claimFollow(taskId, this.follower, now + this.claimMs, now);
+  }
+
+  private async followClaimed(row: RemoteTaskRecord, signal: AbortSignal): Promise<void> {
+    const target = this.remotes.targetOf(row.remote);
+    // Every follow has a deadline, and a failure (the remote down, a refused card) is retried with backoff.
+    const deadline = row.createdAt + this.deps.config.a2a.client.followTimeoutSeconds * 1000;
+    let task: Task | undefined;
+    for (let attempt = 0; !signal.aborted && this.deps.clock.now() < deadline; attempt += 1) {
+      try {
+        const client = await this.remotes.client(target);
+        if (attempt === 0 || !row.pushToken) await this.push.register(client, row);
+        task = await client.getTask({ tenant: '', id: row.taskId, historyLength: 0 });
+        task = await this.poll(client, task, deadline, signal);
+        break;
+      } catch (error) {
+        this.deps.log(`a2a follow of task ${row.taskId} on ${row.remote}: ${errorMessage(error)}; trying again`);
+        await this.push.pause(row.taskId, Math.min(this.backoff(attempt), Math.max(0, deadline - this.deps.clock.now())));
+      }
+    }
+    if (signal.aborted) return;
+    if (task && SETTLED.has(task.status?.state ?? 0)) {
+      await this.record(task, row.remote, row.sessionKey, 'followed');
+      await this.deps.enqueue(this.resultRow(row.remote, row.sessionKey, summarizeTask(task)));
+      return;
+    }
+    // Past the deadline: the session is told the truth rather than left waiting for a result forever.
+    await this.deps.enqueue(
+      this.resultRow(row.remote, row.sessionKey, {
+        state: task ? stateName(task.status?.state) : 'unknown',
+        taskId: row.taskId,
+        contextId: row.contextId,
+        text: `stopped following the task after ${this.deps.config.a2a.client.followTimeoutSeconds}s (a2a.client.followTimeoutSeconds) without a final result; ask for it with a2a_get_task`,
+      }),
+    );
   }
 
   /** The outbox handler: the result becomes a message in the calling session, once. */
@@ -335,12 +371,38 @@ export class A2AClientService {
    * included). Results returned to runs that never committed were settled by the gateway's recovery.
    */
   async start(): Promise<void> {
-    for (const row of await this.deps.store.a2aTasks.listRemoteTasks({ states: ['waiting', 'followed'] })) this.follow(row);
+    await this.takeUp();
+    this.takeUpTimer = setInterval(
+      () => void this.takeUp().catch((error) => this.deps.log(`a2a follows: ${errorMessage(error)}`)),
+      TAKE_UP_MS,
+    );
+    this.takeUpTimer.unref();
+  }
+
+  /** After runs were taken over or interrupted: the tasks they waited for are followed now. */
+  async afterRecovery(): Promise<void> {
+    await this.takeUp();
+  }
+
+  /**
+   * Follows every task whose result is owed and that nobody follows: a background follow, or a task whose waiting
+   * run no longer runs (its tool call will never take the result). A task whose waiting run still runs, here or on
+   * another gateway, is left to that run.
+   */
+  private async takeUp(): Promise<void> {
+    for (const row of await this.deps.store.a2aTasks.listRemoteTasks({ states: ['waiting', 'followed'] })) {
+      if (this.followers.has(row.taskId)) continue;
+      if (row.state === 'waiting' && row.waiterRunId && (await this.deps.store.runs.get(row.waiterRunId))?.status === 'running') continue;
+      this.follow(row);
+    }
   }
 
   stop(): void {
     this.stopped = true;
+    if (this.takeUpTimer) clearInterval(this.takeUpTimer);
     for (const controller of this.followers.values()) controller.abort();
     this.push.wakeAll();
+    // The others take up these tasks at once, instead of when the claims lapse.
+    void this.deps.store.a2aTasks.releaseFollows(this.follower).catch(() => {});
   }
 }

@@ -157,7 +157,13 @@ export class GatewayAgentExecutor implements AgentExecutor {
       );
     }
     const { sessionKey, input } = accepted;
-    await this.tasks.attachInput({ id: taskId, agentId: this.agentId, contextId, owner }, sessionKey, input.id, this.clock.now());
+    await this.tasks.attachInput(
+      { id: taskId, agentId: this.agentId, contextId, owner },
+      sessionKey,
+      input.id,
+      this.gateway.gatewayId,
+      this.clock.now(),
+    );
     // A cancel that came before the task knew its input could not stop the input's run: stop it now.
     if (this.cancelled.has(taskId)) await this.gateway.cancelInput(input.id, 'cancelled by the A2A client');
     bus.publish(

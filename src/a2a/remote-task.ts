@@ -45,6 +45,8 @@ export interface A2AClientDeps {
   enqueue: (row: NewOutboxRow) => Promise<void>;
   log: (message: string) => void;
   random?: () => number;
+  /** This gateway's id: the follower that claims the remote tasks it follows in the background. */
+  gatewayId?: string;
 }
 
 export const stateName = (state: TaskState | undefined) =>

@@ -79,11 +79,12 @@ export class ActiveTaskCache implements A2ATaskStore {
     task: Pick<A2ATaskRecord, 'id' | 'agentId' | 'contextId' | 'owner'>,
     sessionKey: string,
     inputId: string,
+    executor: string,
     now: number,
   ): Promise<void> {
-    await this.store.attachInput(task, sessionKey, inputId, now);
+    await this.store.attachInput(task, sessionKey, inputId, executor, now);
     const entry = this.entries.get(task.id) ?? this.recent(task.id);
-    if (entry) entry.record = { ...entry.record, sessionKey, inputId, updatedAt: now, lastActivityAt: now };
+    if (entry) entry.record = { ...entry.record, sessionKey, inputId, executor, updatedAt: now, lastActivityAt: now };
   }
 
   async listPushConfigs(taskId: string): Promise<A2APushConfigRecord[]> {
@@ -139,6 +140,14 @@ export class ActiveTaskCache implements A2ATaskStore {
 
   listRemoteTasks(filter: { states: RemoteTaskRecord['state'][]; waiterRunId?: string }): Promise<RemoteTaskRecord[]> {
     return this.store.listRemoteTasks(filter);
+  }
+
+  claimFollow(taskId: string, follower: string, until: number, now: number): Promise<boolean> {
+    return this.store.claimFollow(taskId, follower, until, now);
+  }
+
+  releaseFollows(follower: string): Promise<void> {
+    return this.store.releaseFollows(follower);
   }
 
   appendEvent(taskId: string, type: string, detail: unknown, now: number): Promise<void> {

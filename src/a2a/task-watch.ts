@@ -4,6 +4,10 @@
  * outcome as soon as the run commits; a task with no activity past `a2a.server.taskStallSeconds` is
  * failed with a diagnostic instead of staying `working` forever. Subscribers that attached after a
  * restart get the final events on the task's event bus.
+ *
+ * With several gateways on one database, a task whose executor runs on another gateway that is alive is that
+ * executor's to finish: here, a subscriber (a resubscribe that reached this gateway) gets the final state that
+ * gateway saved, once it has. A task whose executor's gateway is gone is finished here, as after a restart.
  */
 import { Task, TaskState, taskStateToJSON } from '@a2a-js/sdk';
 import { AgentEvent, ServerCallContext, type ExecutionEventBusManager, type PushNotificationSender } from '@a2a-js/sdk/server';
@@ -15,6 +19,7 @@ import { agentMessage, finalOutcome, requestedInput, stalledOutcome, type FinalO
 import { PeerUser } from './peers.js';
 import { SerialTask } from '../gateway/serial-task.js';
 
+const MIRROR_RECHECK_MS = 300;
 const UNFINISHED = [taskStateToJSON(TaskState.TASK_STATE_SUBMITTED), taskStateToJSON(TaskState.TASK_STATE_WORKING)];
 
 export interface WatchedAgent {
@@ -35,6 +40,9 @@ export class A2ATaskWatch {
    * every unfinished task on every run's end costs, under load, a scan per request.
    */
   private orphans = 0;
+  /** Unfinished tasks another live gateway's executor works on, relayed to subscribers here when they end. */
+  private mirrored = new Set<string>();
+  private recheck?: NodeJS.Timeout;
 
   constructor(
     private readonly gateway: GatewayApi,
@@ -50,8 +58,15 @@ export class A2ATaskWatch {
   /** Resolves after the first pass. */
   start(intervalMs: number): Promise<void> {
     this.unsubscribe = this.gateway.subscribe((event) => {
-      if (this.orphans > 0 && event.type === 'journal' && (event.event.type === 'run.completed' || event.event.type === 'input.dropped'))
-        void this.passes.kick();
+      if (this.orphans === 0 || event.type !== 'journal' || (event.event.type !== 'run.completed' && event.event.type !== 'input.dropped'))
+        return;
+      void this.passes.kick();
+      // Another gateway's executor saves its task's end a moment after the run: look again then.
+      if (this.mirrored.size > 0 && !this.recheck)
+        this.recheck = setTimeout(() => {
+          this.recheck = undefined;
+          void this.passes.kick();
+        }, MIRROR_RECHECK_MS);
     });
     this.timer = setInterval(() => void this.passes.kick(), intervalMs);
     return this.passes.kick();
@@ -60,19 +75,27 @@ export class A2ATaskWatch {
   /** Stops watching; resolves once a pass in progress has ended. */
   async stop(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
+    if (this.recheck) clearTimeout(this.recheck);
     this.unsubscribe?.();
     await this.passes.idle();
   }
 
   private async pass(): Promise<void> {
     const stallMs = this.config.a2a.server.taskStallSeconds * 1000;
+    const unfinished = await this.tasks.list({ states: UNFINISHED, limit: 10_000 });
+    const alive = await this.liveExecutors(unfinished);
     let orphans = 0;
-    for (const record of await this.tasks.list({ states: UNFINISHED, limit: 10_000 })) {
+    const mirrored = new Set<string>();
+    for (const record of unfinished) {
       const agent = this.agents.get(record.agentId);
       if (!agent || agent.isActive(record.id)) continue;
-      orphans += 1;
-      // Subscribers that come after a restart need a bus to wait on.
+      // Subscribers that come after a restart, or to another gateway than the executor's, need a bus to wait on.
       agent.buses.createOrGetByTaskId(record.id, this.contextOf(record));
+      if (record.executor && alive.has(record.executor)) {
+        mirrored.add(record.id);
+        continue;
+      }
+      orphans += 1;
       const outcome = record.inputId ? await this.gateway.inputOutcome(record.inputId) : undefined;
       if (outcome) {
         const question =
@@ -85,7 +108,39 @@ export class A2ATaskWatch {
         await this.finish(record, agent, stalledOutcome(stallMs));
       }
     }
-    this.orphans = orphans;
+    for (const id of this.mirrored) if (!mirrored.has(id)) await this.relayEnd(id);
+    this.mirrored = mirrored;
+    this.orphans = orphans + mirrored.size;
+  }
+
+  /** The other gateways that are alive, when some unfinished task's executor is one of them. */
+  private async liveExecutors(unfinished: readonly A2ATaskRecord[]): Promise<Set<string>> {
+    const me = this.gateway.gatewayId;
+    if (!unfinished.some((record) => record.executor && record.executor !== me)) return new Set();
+    const gateways = await this.gateway.gateways();
+    return new Set(gateways.filter((gateway) => gateway.alive && gateway.id !== me).map((gateway) => gateway.id));
+  }
+
+  /** A task another gateway's executor ended: its subscribers here get the state (and answer) that gateway saved. */
+  private async relayEnd(taskId: string): Promise<void> {
+    const record = await this.tasks.get(taskId);
+    const agent = record && this.agents.get(record.agentId);
+    if (!record || !agent) return;
+    const context = this.contextOf(record);
+    const bus = agent.buses.getByTaskId(taskId, context);
+    if (!bus) return;
+    const task = Task.fromJSON(record.task);
+    try {
+      for (const artifact of task.artifacts)
+        bus.publish(
+          AgentEvent.artifactUpdate({ taskId, contextId: record.contextId, artifact, append: false, lastChunk: true, metadata: {} }),
+        );
+      if (task.status) bus.publish(AgentEvent.statusUpdate({ taskId, contextId: record.contextId, status: task.status, metadata: {} }));
+      bus.finished();
+    } catch (error) {
+      this.onError(new Error(`task ${taskId}: ${errorMessage(error)}`));
+    }
+    agent.buses.cleanupByTaskId(taskId, context);
   }
 
   private contextOf(record: A2ATaskRecord): ServerCallContext {

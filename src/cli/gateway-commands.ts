@@ -50,6 +50,7 @@ program
       logLevel: options.logLevel,
       logFormat: options.logFormat,
       storeUrl: options.store,
+      version: VERSION,
     });
     const { gateway } = running;
     const recovered = gateway.lastRecovery;
@@ -106,9 +107,11 @@ program
 
 program
   .command('status')
-  .description('show the running gateway: lanes, active runs, recovery')
+  .description('show the running gateway (lanes, active runs, recovery) and every gateway on its database')
   .action(async () => {
-    const status = await client().request<ReturnType<import('../gateway/gateway.js').Gateway['status']>>('GET', '/v1/status');
+    const status = await client().request<
+      ReturnType<import('../gateway/gateway.js').Gateway['status']> & { gateways: import('../gateway/presence.js').GatewayView[] }
+    >('GET', '/v1/status');
     print(status, () =>
       [
         `gateway ${status.gatewayId}, up ${Math.round(status.uptimeMs / 1000)}s`,
@@ -117,9 +120,19 @@ program
         `active runs: ${status.activeRuns.length ? status.activeRuns.map((run) => `${run.runId} on ${run.sessionKey}`).join(', ') : 'none'}`,
         `stalled lanes: ${status.stalledLanes.length ? status.stalledLanes.map((stall) => stall.sessionKey).join(', ') : 'none'}`,
         `last recovery: ${status.lastRecovery.interruptedRuns.length} interrupted run(s), ${status.lastRecovery.requeuedInputs.length} requeued, ${status.lastRecovery.droppedInputs.length} dropped input(s)`,
+        `taken over: ${status.takenOver.runs} run(s)${status.takenOver.lastAt ? `, last at ${new Date(status.takenOver.lastAt).toISOString()}` : ''}`,
+        'gateways on this database:',
+        ...status.gateways.map(describeGateway),
       ].join('\n'),
     );
   });
+
+function describeGateway(gateway: import('../gateway/presence.js').GatewayView): string {
+  const state = gateway.stoppedAt !== null ? 'stopped' : gateway.alive ? 'alive' : 'gone';
+  const beat = `heartbeat ${(gateway.heartbeatAgeMs / 1000).toFixed(1)}s ago`;
+  const work = `${gateway.sessionsHeld} session(s) held, ${gateway.report.activeRuns} active run(s), journal lag ${gateway.journalLag}`;
+  return `  ${gateway.id} ${state} (${beat}): ${work}; pid ${gateway.pid} on ${gateway.host}${gateway.url ? `, ${gateway.url}` : ''}, ${gateway.version}`;
+}
 
 program
   .command('token')

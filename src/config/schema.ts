@@ -235,6 +235,11 @@ export const configSchema = z.strictObject({
       subagent: z.strictObject({ maxConcurrent: positiveInt.optional() }).prefault({}),
       nested: z.strictObject({ maxConcurrent: positiveInt.default(8) }).prefault({}),
       maxWaiting: positiveInt.default(10_000),
+      /**
+       * How long a run's lease on its session holds without renewal (renewed every third of it). With several gateways
+       * on one database, a dead gateway's runs are taken over once their leases expire.
+       */
+      leaseTtlSeconds: z.number().int().min(2).max(3600).default(30),
     })
     .prefault({}),
   recovery: z.strictObject({ retryInterrupted: z.number().int().min(0).max(10).default(1) }).prefault({}),

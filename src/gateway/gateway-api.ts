@@ -12,6 +12,7 @@ import type { GatewayControl } from './gateway-control.js';
 import type { LaneName, StalledLane } from './lanes.js';
 import type { OutboxHandler } from './outbox.js';
 import type { AgentRegistry } from './registry.js';
+import type { GatewayView } from './presence.js';
 
 export interface GatewayStatus {
   gatewayId: string;
@@ -22,6 +23,8 @@ export interface GatewayStatus {
   activeRuns: { sessionKey: string; runId: string | null }[];
   stalledLanes: StalledLane[];
   lastRecovery: RecoveryReport;
+  /** Runs this gateway recovered after their leases expired (another gateway's, or its own renewed too late). */
+  takenOver: { runs: number; lastAt: number | null };
 }
 
 export interface GatewayApi
@@ -59,9 +62,13 @@ export interface GatewayApi
   > {
   // configuration and the address book
   readonly config: SwitchboardConfig;
+  /** This gateway's id: stable across its restarts, one per data directory. */
+  readonly gatewayId: string;
   readonly agents: AgentRegistry;
   readonly stopping: boolean;
   status(): GatewayStatus;
+  /** Every gateway on this database: alive or gone, its heartbeat, the sessions it holds, its journal lag. */
+  gateways(): Promise<GatewayView[]>;
   ready(): Promise<boolean>;
   reloadConfig(next: SwitchboardConfig): ConfigReload;
   /** Takes the config's secrets (tokens, keys, header values) out of a text before it leaves the gateway. */

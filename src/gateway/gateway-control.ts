@@ -7,7 +7,7 @@ import { GatewayIntake } from './gateway-intake.js';
 import type { WaitResult } from './gateway-queries.js';
 import { waitUntil, type Wakeups } from './wait-until.js';
 import type { EventBus } from './event-bus.js';
-import type { RunRecord } from '../ports/index.js';
+import type { EventRecord, NewEvent, RunRecord } from '../ports/index.js';
 
 export abstract class GatewayControl extends GatewayIntake {
   /** What every wait sleeps on: journal events, the clock and the gateway stopping. */
@@ -16,6 +16,9 @@ export abstract class GatewayControl extends GatewayIntake {
   abstract readonly bus: EventBus;
   /** After an input was dropped: journalled, and an exchange waiting on it told. */
   protected abstract onInputDropped(inputId: string, journal?: boolean): Promise<void>;
+  /** Appends an event to the journal and publishes it. */
+  protected abstract journalEvent(event: NewEvent): Promise<EventRecord>;
+  abstract readonly gatewayId: string;
 
   /**
    * Waits until the input has been consumed by a run that ended (or was stored, or dropped). Every
@@ -48,17 +51,30 @@ export abstract class GatewayControl extends GatewayIntake {
     return (await this.store.inputs.get(inputId))?.runId ?? undefined;
   }
 
-  /** Cancels an active run: it is recorded `cancelled` with its partial output. */
+  /** Cancels an active run, on whichever gateway runs it: it is recorded `cancelled` with its partial output. */
   async cancelRun(runId: string): Promise<boolean> {
     const { run } = await this.getRun(runId);
     if (isTerminalRunStatus(run.status)) return false;
-    return this.lanes.abortRun(runId, 'cancel');
+    return this.abortRun(runId, 'cancel');
+  }
+
+  /**
+   * Aborts a run wherever it runs: at once when it runs here; otherwise through the journal, whose every gateway
+   * reads the request and the one running it aborts it (a gateway that died has its runs taken over instead).
+   * False when the run is not running.
+   */
+  protected async abortRun(runId: string, reason: 'cancel' | 'interrupt'): Promise<boolean> {
+    if (this.lanes.abortRun(runId, reason)) return true;
+    const run = await this.store.runs.get(runId);
+    if (run?.status !== 'running') return false;
+    await this.journalEvent({ type: 'run.abort_requested', sessionKey: run.sessionKey, runId, payload: { reason, by: this.gatewayId } });
+    return true;
   }
 
   /** Stops what an input is doing: its active run is cancelled, or, still queued, it is dropped with `why`. */
   async cancelInput(inputId: string, why: string): Promise<void> {
     const input = await this.store.inputs.get(inputId);
-    if (input?.runId && (await this.store.runs.get(input.runId))?.status === 'running') await this.lanes.abortRun(input.runId, 'cancel');
+    if (input?.runId && (await this.store.runs.get(input.runId))?.status === 'running') await this.abortRun(input.runId, 'cancel');
     else if (input?.status === 'queued') {
       for (const dropped of await this.store.inputs.drop([inputId], why, this.clock.now())) await this.onInputDropped(dropped);
     }

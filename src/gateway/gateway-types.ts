@@ -1,6 +1,6 @@
 /** What the gateway is built from: its dependencies and the extensions the composition root plugs in. */
 import type { SwitchboardConfig } from '../config/schema.js';
-import type { Clock, IdGenerator, InputRecord, NewInput, NewOutboxRow, Store } from '../ports/index.js';
+import type { Clock, IdGenerator, InputRecord, NewInput, NewOutboxRow, RecoveryReport, Store } from '../ports/index.js';
 import type { AgentMessaging } from './messaging.js';
 import type { HeldResultSource } from './held-results.js';
 import type { OutboxHandler } from './outbox.js';
@@ -25,6 +25,8 @@ export interface GatewayDeps {
   /** The data directory, for sub-agent worktrees (`<dataDir>/worktrees`). */
   dataDir?: string;
   log?: (level: 'info' | 'warn' | 'error', message: string, fields?: Record<string, unknown>) => void;
+  /** This build's version, shown in the gateways' registry (`switchboard status`). */
+  version?: string;
   /** Benchmarks only, to measure what the tool-call ledger costs: calls are keyed by tool-call id and not recorded. */
   withoutToolLedger?: boolean;
 }
@@ -55,6 +57,8 @@ export interface GatewayExtension {
   deliveries?: Record<string, OutboxHandler>;
   /** Results its tools hand to waiting runs, settled by the gateway's one redelivery path when a run commits. */
   heldResults?: HeldResultSource;
+  /** After runs were recovered (taken over, or interrupted at a stop): take up what they waited for. */
+  afterRecovery?: (report: RecoveryReport) => Promise<void>;
   start?: () => Promise<void>;
   stop?: () => void;
 }

@@ -33,6 +33,8 @@ import { EXCHANGE_STEP_KIND, ExchangeFlow, exchangeStepRow } from './exchanges.j
 import { AgentMessaging } from './messaging.js';
 import { Subagents } from './subagents.js';
 import { HeldResults } from './held-results.js';
+import { RunRecovery } from './recovery.js';
+import { GatewayPresence, type GatewayView } from './presence.js';
 import { journalPause, type Wakeups } from './wait-until.js';
 import type { GatewayApi, GatewayStatus } from './gateway-api.js';
 import { GatewayControl } from './gateway-control.js';
@@ -40,8 +42,6 @@ import type { GatewayDeps, GatewayExtension, GatewayParts } from './gateway-type
 
 export type { WaitResult } from './gateway-queries.js';
 import { COMPLETION_KIND } from '../core/subagent.js';
-
-export const LEASE_TTL_MS = 30_000;
 
 export type { GatewayDeps, GatewayExtension, GatewayParts } from './gateway-types.js';
 export type { SendRequest, SendResult } from './send-request.js';
@@ -60,7 +60,6 @@ export class Gateway extends GatewayControl implements GatewayApi {
   readonly bus = new EventBus();
   readonly gatewayId: string;
   readonly startedAt: number;
-  lastRecovery: RecoveryReport = { interruptedRuns: [], requeuedInputs: [], droppedInputs: [] };
   lastStalls: StalledLane[] = [];
   protected readonly clock: Clock;
   protected readonly ids: IdGenerator;
@@ -73,6 +72,12 @@ export class Gateway extends GatewayControl implements GatewayApi {
   private readonly heldResults: HeldResults;
   /** Sub-agents: spawning, completion delivery, waits, kills, recovery and archiving. */
   readonly subagents: Subagents;
+  /** Crash recovery at start and the takeover sweep (recovery.ts). */
+  private readonly recovery: RunRecovery;
+  /** How long a run's lease holds without renewal (lanes.leaseTtlSeconds). */
+  private readonly leaseTtlMs: number;
+  /** This gateway in the registry every gateway on the database shares. */
+  private readonly presence: GatewayPresence;
   private readonly models: ModelRegistry;
   /** Takes the config's secrets out of a text; made again when a reload brings new ones. */
   redact: (text: string) => string;
@@ -98,6 +103,7 @@ export class Gateway extends GatewayControl implements GatewayApi {
     this.ids = deps.ids ?? uuidIds;
     this.log = deps.log ?? (() => {});
     this.startedAt = this.clock.now();
+    this.leaseTtlMs = deps.config.lanes.leaseTtlSeconds * 1000;
     this.agents = new AgentRegistry(deps.config);
     this.models = new ModelRegistry(deps.config.models.providers);
     this.redact = redactor(secretsOf(deps.config));
@@ -131,11 +137,45 @@ export class Gateway extends GatewayControl implements GatewayApi {
     this.lanes = new LaneScheduler(
       this.store,
       this.clock,
-      laneOptions(deps.config, this.gatewayId, LEASE_TTL_MS),
+      laneOptions(deps.config, this.gatewayId, this.leaseTtlMs),
       this.newSessionRunner(deps),
       (error, sessionKey) => this.log('error', `lane ${sessionKey}: ${error instanceof Error ? error.stack : String(error)}`),
       () => void this.journal.kick(),
+      (sessionKey) =>
+        void this.journalEvent({ type: 'run.abort_requested', sessionKey, payload: { reason: 'interrupt', by: this.gatewayId } }).catch(
+          (error) => this.log('error', `interrupt of ${sessionKey}: ${errorMessage(error)}`),
+        ),
     );
+    // A request to abort a run another gateway received: the gateway running it aborts it.
+    this.bus.subscribe((live) => {
+      if (live.type !== 'journal' || live.event.type !== 'run.abort_requested') return;
+      const reason = (live.event.payload as { reason?: string }).reason === 'interrupt' ? 'interrupt' : 'cancel';
+      if (live.event.runId) this.lanes.abortRun(live.event.runId, reason);
+      else if (live.event.sessionKey) this.lanes.abortSession(live.event.sessionKey, reason);
+    });
+    this.recovery = new RunRecovery({
+      store: this.store,
+      clock: this.clock,
+      gatewayId: this.gatewayId,
+      leaseTtlMs: this.leaseTtlMs,
+      maxRetries: () => this.config.recovery.retryInterrupted,
+      wake: (sessionKey) => this.lanes.wake(sessionKey),
+      heldResults: this.heldResults,
+      recoverSubagents: () => this.subagents.recover(),
+      onInputDropped: (inputId) => this.onInputDropped(inputId),
+      afterRecovery: this.extensions.flatMap((extension) => (extension.afterRecovery ? [extension.afterRecovery] : [])),
+      publish: () => this.journal.kick(),
+      log: this.log,
+    });
+    this.presence = new GatewayPresence({
+      registry: this.store.gateways,
+      clock: this.clock,
+      gatewayId: this.gatewayId,
+      version: deps.version ?? 'unknown',
+      leaseTtlMs: this.leaseTtlMs,
+      report: () => ({ activeRuns: this.lanes.activeRuns().length, lanes: this.lanes.stats(), publishedSeq: this.journal.publishedSeq }),
+      log: (message) => this.log('warn', message),
+    });
   }
 
   private newMessaging(): AgentMessaging {
@@ -166,7 +206,7 @@ export class Gateway extends GatewayControl implements GatewayApi {
       worktreeRoot: deps.dataDir ? join(deps.dataDir, 'worktrees') : undefined,
       accept: (input) => this.accept(input),
       wake: (sessionKey) => this.lanes.wake(sessionKey),
-      abortRun: (runId) => this.lanes.abortRun(runId, 'cancel'),
+      abortRun: (runId) => this.abortRun(runId, 'cancel'),
       toolNames: async (sessionKey) => (await this.toolsOf(sessionKey)).map((tool) => tool.name),
       checkModel: (model) => void this.models.resolve(model),
       validateMessage: (message) => this.validateMessage(message),
@@ -204,7 +244,7 @@ export class Gateway extends GatewayControl implements GatewayApi {
       clock: this.clock,
       ids: this.ids,
       owner: this.gatewayId,
-      leaseTtlMs: LEASE_TTL_MS,
+      leaseTtlMs: this.leaseTtlMs,
       agents: this.agents,
       models: this.models,
       tools: this.tools,
@@ -238,39 +278,43 @@ export class Gateway extends GatewayControl implements GatewayApi {
 
   /** Recovers what a previous process left behind, then starts scheduling. */
   static async start(deps: GatewayDeps): Promise<Gateway> {
-    const gateway = new Gateway(deps);
+    // Every gateway on the database signs sub-agent handles with one secret: a handle made on one works on all.
+    const secret = await deps.store.gateways.sharedSecret(
+      'subagent-handles',
+      deps.capabilitySecret ?? randomBytes(32).toString('base64url'),
+    );
+    const gateway = new Gateway({ ...deps, capabilitySecret: secret });
+    await gateway.presence.start();
     await gateway.journal.init();
     // Other gateways on a shared database commit events nothing here kicks for.
     gateway.journal.poll(JOURNAL_POLL_MS);
-    await gateway.recover();
+    await gateway.recovery.atStart();
     await gateway.outbox.start();
     for (const extension of gateway.extensions) await extension.start?.();
+    gateway.recovery.startSweeps();
     gateway.watchdog = setInterval(() => void gateway.checkLanes(), deps.config.watchdog.intervalMs);
     gateway.started = true;
     return gateway;
   }
 
-  /**
-   * Crash = replay, never loss: runs this gateway left `running` become `interrupted`, their inputs
-   * are queued again (with a note) or dropped once retries are spent, and every session with queued
-   * inputs is scheduled.
-   */
-  private async recover(): Promise<void> {
-    const diagnostic = `gateway ${this.gatewayId} stopped while the run was active; recovered at ${new Date(this.clock.now()).toISOString()}`;
-    this.lastRecovery = await this.store.runs.recoverOrphans(
-      this.gatewayId,
-      diagnostic,
-      this.config.recovery.retryInterrupted,
-      this.clock.now(),
-    );
-    if (this.lastRecovery.interruptedRuns.length > 0) {
-      this.log('warn', 'recovered interrupted runs', { ...this.lastRecovery });
-    }
-    for (const inputId of this.lastRecovery.droppedInputs) await this.onInputDropped(inputId);
-    await this.heldResults.recover();
-    await this.subagents.recover();
-    await this.journal.kick();
-    for (const { key } of await this.store.sessions.listWithQueuedInputs()) this.lanes.wake(key);
+  /** Its control API listens at `url`: the other gateways' `status` shows it. */
+  listening(url: string): Promise<void> {
+    return this.presence.listening(url);
+  }
+
+  /** Every gateway on this database (this one included): alive or gone, its heartbeat, the sessions it holds, its lag. */
+  async gateways(): Promise<GatewayView[]> {
+    return this.presence.list((await this.store.events.settled()).seq);
+  }
+
+  /** What the start's recovery found. */
+  get lastRecovery(): RecoveryReport {
+    return this.recovery.lastAtStart;
+  }
+
+  /** One takeover sweep now (what every gateway does every second): runs whose leases expired are recovered. */
+  sweep(): Promise<void> {
+    return this.recovery.sweep();
   }
 
   /** One readable line per run that did not succeed: where, why, and the command that shows the rest. */
@@ -315,7 +359,7 @@ export class Gateway extends GatewayControl implements GatewayApi {
     return this.outbox.settleDead(id, action);
   }
 
-  private async journalEvent(event: NewEvent): Promise<EventRecord> {
+  protected async journalEvent(event: NewEvent): Promise<EventRecord> {
     const record = await this.store.events.append(event, this.clock.now());
     await this.journal.kick();
     return record;
@@ -380,6 +424,7 @@ export class Gateway extends GatewayControl implements GatewayApi {
       activeRuns: this.lanes.activeRuns().map((slot) => ({ sessionKey: slot.sessionKey, runId: slot.runId ?? null })),
       stalledLanes: this.lastStalls,
       lastRecovery: this.lastRecovery,
+      takenOver: { ...this.recovery.takenOver },
     };
   }
 
@@ -419,14 +464,10 @@ export class Gateway extends GatewayControl implements GatewayApi {
     for (const extension of this.extensions) extension.stop?.();
     await this.lanes.stop('shutdown');
     await this.outbox.stop();
-    await this.store.runs.recoverOrphans(
-      this.gatewayId,
-      'gateway shut down while the run was active',
-      this.config.recovery.retryInterrupted,
-      this.clock.now(),
-    );
+    await this.recovery.atStop();
     await this.journal.kick();
     this.journal.stop();
+    await this.presence.stop();
   }
 
   protected publishedSeq(): number {

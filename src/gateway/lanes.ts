@@ -114,6 +114,8 @@ export class LaneScheduler {
     private readonly onError: (error: unknown, sessionKey: string) => void,
     /** Called after the scheduler itself wrote to the store (notify inputs stored). */
     private readonly afterWrite: () => void = () => {},
+    /** An `interrupt` input for a session whose run is on another gateway (it holds the lease): that run must be told. */
+    private readonly interruptElsewhere: (sessionKey: string) => void = () => {},
   ) {
     this.lanes = {
       main: new Lane(options.maxConcurrent.main),
@@ -148,6 +150,14 @@ export class LaneScheduler {
   /** Aborts the active run with this id. Returns false when no such run is active here. */
   abortRun(runId: string, reason: AbortReason): boolean {
     const slot = this.activeRuns().find((candidate) => candidate.runId === runId);
+    if (!slot) return false;
+    slot.controller.abort(reason);
+    return true;
+  }
+
+  /** Aborts the session's active run, when it has one here. */
+  abortSession(sessionKey: string, reason: AbortReason): boolean {
+    const slot = this.sessions.get(sessionKey)?.active;
     if (!slot) return false;
     slot.controller.abort(reason);
     return true;
@@ -222,10 +232,8 @@ export class LaneScheduler {
       return;
     }
 
-    const laneName = this.laneFor(
-      sessionKey,
-      runnable.filter((input) => plan.inputIds.includes(input.id)),
-    );
+    const planned = runnable.filter((input) => plan.inputIds.includes(input.id));
+    const laneName = this.laneFor(sessionKey, planned);
     const lane = this.lanes[laneName];
     const wait = lane.acquire();
     if (wait) {
@@ -264,6 +272,7 @@ export class LaneScheduler {
         state.active = undefined;
         this.running.delete(done);
         if (slot.leasedElsewhere) {
+          if (planned.some((input) => input.mode === 'interrupt')) this.interruptElsewhere(sessionKey);
           // Another gateway holds this session; look again when its lease may have expired.
           state.timer ??= setTimeout(() => {
             state.timer = undefined;

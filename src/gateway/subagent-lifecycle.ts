@@ -130,13 +130,15 @@ export abstract class SubagentLifecycle {
   async recover(): Promise<void> {
     const { store, clock } = this.deps;
     for (const record of await store.subagents.list({ states: ['running'] })) {
-      if (record.waiting || !record.runId) continue;
+      // Its retry is noted already: the run to judge is the retry's, once it starts.
+      if (record.waiting || !record.runId || record.retryOf === record.runId) continue;
       const run = await store.runs.get(record.runId);
       if (!run || run.status === 'running') continue;
       const diagnostic = run.errorMessage ?? `its run ended ${run.status} without finishing`;
       const limits = this.limitsFor(record);
       if (limits.retryInterrupted && record.attempts < 1 && (await store.inputs.listQueued(record.sessionKey)).length > 0) {
-        await store.subagents.noteRetry(record.id, diagnostic, clock.now());
+        // Of two recoveries at once (two gateways), one notes the retry; the other leaves it.
+        await store.subagents.noteRetry(record.id, record.runId, diagnostic, clock.now());
         continue;
       }
       const settled = await store.subagents.settle(

@@ -78,7 +78,8 @@ export interface SubagentDeps {
   worktreeRoot?: string;
   accept: (input: NewInput) => Promise<InputRecord>;
   wake: (sessionKey: string) => void;
-  abortRun: (runId: string) => boolean;
+  /** Aborts the run wherever it runs (on another gateway through the journal). */
+  abortRun: (runId: string) => Promise<boolean>;
   /** The names of the tools a session is offered now. */
   toolNames: (sessionKey: string) => Promise<string[]>;
   checkModel: (model: string) => void;

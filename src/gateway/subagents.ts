@@ -158,7 +158,7 @@ export class Subagents extends SubagentSpawning {
       );
       if (!settled) continue;
       cancelled.push(node.sessionKey);
-      if (settled.runId) this.deps.abortRun(settled.runId);
+      if (settled.runId) await this.deps.abortRun(settled.runId);
     }
     this.deps.afterWrite();
     return cancelled.reverse();

@@ -23,7 +23,7 @@ export function limitOf(url: URL): number | undefined {
 }
 
 export function gatewayRoutes(gw: GatewayApi, route: RouteAdder, reloadConfig?: () => ConfigReload): void {
-  route('GET', /^\/v1\/status$/, async () => gw.status());
+  route('GET', /^\/v1\/status$/, async () => ({ ...gw.status(), gateways: await gw.gateways() }));
   route('POST', /^\/v1\/config\/reload$/, async () => {
     if (!reloadConfig) throw new SwitchboardError('NOT_FOUND', 'this gateway was not started from a config file, so it has none to reload');
     return reloadConfig();

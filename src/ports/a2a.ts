@@ -21,6 +21,8 @@ export interface A2ATaskRecord {
   createdAt: number;
   updatedAt: number;
   lastActivityAt: number;
+  /** The gateway whose executor works on its latest message; null before one did (or for older rows). */
+  executor: string | null;
 }
 
 export interface A2ATaskEventRecord {
@@ -91,11 +93,15 @@ export interface A2ATaskStore {
   count(filter: A2ATaskFilter): Promise<number>;
   /** The peers that own tasks in this context of the agent: at most two (a context has one owner). */
   contextOwners(agentId: string, contextId: string): Promise<string[]>;
-  /** Records which session and input the task's latest message became (creating a placeholder row if needed). */
+  /**
+   * Records which session and input the task's latest message became, and the gateway whose executor works on it
+   * (creating a placeholder row if needed).
+   */
   attachInput(
     task: Pick<A2ATaskRecord, 'id' | 'agentId' | 'contextId' | 'owner'>,
     sessionKey: string,
     inputId: string,
+    executor: string,
     now: number,
   ): Promise<void>;
   get(id: string): Promise<A2ATaskRecord | undefined>;
@@ -111,6 +117,13 @@ export interface A2ATaskStore {
   getRemoteTask(taskId: string): Promise<RemoteTaskRecord | undefined>;
   findRemoteTaskByMessage(messageId: string): Promise<RemoteTaskRecord | undefined>;
   listRemoteTasks(filter: { states: RemoteTaskRecord['state'][]; waiterRunId?: string }): Promise<RemoteTaskRecord[]>;
+  /**
+   * Claims following a remote task in the background for `follower` until `until`: a compare-and-set that takes a
+   * claim nobody holds, one that expired by `now`, or the follower's own (renewing it). False when another holds it.
+   */
+  claimFollow(taskId: string, follower: string, until: number, now: number): Promise<boolean>;
+  /** Lets go of every follow claim `follower` holds (a clean stop): the other gateways take them up at once. */
+  releaseFollows(follower: string): Promise<void>;
   /** The per-task replay log: messages, state changes, push delivery attempts. */
   appendEvent(taskId: string, type: string, detail: unknown, now: number): Promise<void>;
   listEvents(taskId: string): Promise<A2ATaskEventRecord[]>;

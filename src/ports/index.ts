@@ -6,6 +6,7 @@ export type * from './a2a.js';
 export type * from './board.js';
 export type * from './common.js';
 export type * from './exchanges.js';
+export type * from './gateways.js';
 export type * from './journal.js';
 export type * from './runs.js';
 export type * from './sessions.js';

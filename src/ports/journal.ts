@@ -13,6 +13,7 @@ export type JournalEventType =
   | 'run.started'
   | 'run.completed'
   | 'run.interrupted'
+  | 'run.abort_requested'
   | 'input.stored'
   | 'input.dropped'
   | 'session.reply'

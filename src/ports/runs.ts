@@ -98,11 +98,12 @@ export interface RunStore {
   get(id: string): Promise<RunRecord | undefined>;
   list(filter?: { sessionKey?: string; status?: RunStatus; limit?: number }): Promise<RunRecord[]>;
   /**
-   * Crash recovery for runs left `running` by `owner` (or whose lease expired): each becomes
-   * `interrupted` with `diagnostic`, and its claimed inputs are queued again, or dropped with a note
-   * once they have been interrupted more than `maxRetries` times.
+   * Crash recovery and takeover (`OrphanRecovery`): each orphan is `interrupted` with its diagnostic, in a
+   * compare-and-set of its own, and its claimed inputs are queued again, or dropped with a note once they have been
+   * interrupted more than `maxRetries` times. Its lease's epoch grows on the way, so an owner that still lives is
+   * fenced off. Of several callers recovering one run, one does; the report lists what this call recovered.
    */
-  recoverOrphans(owner: string, diagnostic: string, maxRetries: number, now: number): Promise<RecoveryReport>;
+  recoverOrphans(recovery: OrphanRecovery, now: number): Promise<RecoveryReport>;
 }
 
 /**
@@ -123,19 +124,39 @@ export interface CommittedRun extends Journaled {
   run: RunRecord;
 }
 
+/** Which runs a recovery takes as orphans. */
+export interface OrphanRecovery {
+  /** The gateway recovering: it takes each orphan's lease and lets it go at once, its epoch grown. */
+  recoverer: string;
+  /**
+   * `own`: every run `recoverer` left running, whatever its lease says (its previous process is gone: the data
+   * directory's lock says so). `expired`: every running run whose lease expired or moved on to a later epoch, whoever
+   * owned it, judged by the database clock (a lease renewed meanwhile keeps its run).
+   */
+  scope: 'own' | 'expired';
+  /** The diagnostic recorded on a run, given its owner. */
+  diagnostic: (owner: string) => string;
+  maxRetries: number;
+}
+
 export interface RecoveryReport {
   interruptedRuns: string[];
   requeuedInputs: string[];
   droppedInputs: string[];
+  /** The sessions of the interrupted runs: each has inputs to run again or a drop to tell. */
+  sessionKeys: string[];
 }
 
 export interface LeaseStore {
   /**
    * Takes the session's lease for `owner` if it is free, expired, or already `owner`'s, bumping the
-   * fencing epoch. Expiry is judged by the database clock.
+   * fencing epoch. Expiry is judged by the database clock. A session's epoch only ever grows, across
+   * releases too, so a writer holding an older one is fenced off for good.
    */
   acquire(sessionKey: string, owner: string, ttlMs: number): Promise<{ epoch: number } | undefined>;
   renew(sessionKey: string, owner: string, epoch: number, ttlMs: number): Promise<boolean>;
+  /** Lets the lease go (it keeps its epoch, so the next holder's is higher). */
   release(sessionKey: string, owner: string, epoch: number): Promise<void>;
+  /** The lease while it is held (expired or not); undefined once released or never taken. */
   get(sessionKey: string): Promise<{ owner: string; epoch: number; expiresAt: number } | undefined>;
 }

@@ -87,6 +87,11 @@ export interface SessionStore {
   setRoute(key: string, route: ReplyRoute, now: number): Promise<void>;
   /** Keys of sessions holding queued inputs, oldest first. */
   listWithQueuedInputs(): Promise<{ key: string; oldestQueuedAt: number }[]>;
+  /**
+   * Sessions holding an input queued before `queuedBefore` whose lease nobody holds (never taken, released or
+   * expired, by the database clock): their gateway died, or never had a lane slot for them. At most `limit`.
+   */
+  listStranded(queuedBefore: number, limit: number): Promise<string[]>;
   /** Whether the session has spawned a sub-agent, and whether it has sent a message that expects a reply (in one query). */
   reachedOut(key: string): Promise<{ spawned: boolean; sent: boolean }>;
 }

@@ -2,6 +2,7 @@
 import type { A2ATaskStore } from './a2a.js';
 import type { BoardStore } from './board.js';
 import type { ExchangeStore } from './exchanges.js';
+import type { GatewayRegistry } from './gateways.js';
 import type { EventJournal, OutboxStore } from './journal.js';
 import type { LeaseStore, RunStore } from './runs.js';
 import type { InputStore, SessionStore, TranscriptStore } from './sessions.js';
@@ -27,6 +28,8 @@ export interface Store {
   readonly outbox: OutboxStore;
   readonly leases: LeaseStore;
   readonly events: EventJournal;
+  /** The gateways sharing this store, and the secrets they share. */
+  readonly gateways: GatewayRegistry;
   /** Resolves once every write committed before the call is durable (at once where each commit already is). */
   durable(): Promise<void>;
   close(): Promise<void>;

@@ -51,6 +51,8 @@ export interface SubagentRecord {
   diagnostic: string | null;
   completion: CompletionState | null;
   attempts: number;
+  /** The interrupted run whose retry was noted: recovery does not judge that run again. */
+  retryOf: string | null;
   createdAt: number;
   startedAt: number | null;
   settledAt: number | null;
@@ -137,8 +139,11 @@ export interface SubagentStore {
    * completion outbox row). Returns undefined, writing nothing, when it had already settled.
    */
   settle(id: string, settlement: SubagentSettlement, now: number): Promise<SubagentRecord | undefined>;
-  /** A crash interrupted it and one retry is allowed: counts the attempt and notes it. */
-  noteRetry(id: string, diagnostic: string, now: number): Promise<void>;
+  /**
+   * A crash interrupted its run `runId` and one retry is allowed: counts the attempt and notes it, once per run (a
+   * compare-and-set: false when this run's retry was noted already, or the sub-agent has moved on to another run).
+   */
+  noteRetry(id: string, runId: string, diagnostic: string, now: number): Promise<boolean>;
   markCompletion(id: string, completion: 'delivered' | 'skipped', now: number): Promise<void>;
   /**
    * Hands a child's completion to its parent in one transaction: reads what the parent is doing, stores the

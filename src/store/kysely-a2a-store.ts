@@ -27,6 +27,7 @@ function toTask(row: Selectable<A2ATasksTable>): A2ATaskRecord {
     createdAt: num(row.created_at),
     updatedAt: num(row.updated_at),
     lastActivityAt: num(row.last_activity_at),
+    executor: row.executor ?? null,
   };
 }
 
@@ -62,7 +63,7 @@ const taskColumns = (param: (name: TaskParam) => never) => ({
 });
 const saveTask = prepared<
   TaskParam | 'firstMessageId' | 'statusAt',
-  Pick<Selectable<A2ATasksTable>, 'session_key' | 'input_id' | 'first_message_id' | 'created_at'>
+  Pick<Selectable<A2ATasksTable>, 'session_key' | 'input_id' | 'first_message_id' | 'created_at' | 'executor'>
 >((db, param) =>
   db
     .insertInto('a2a_tasks')
@@ -84,20 +85,26 @@ const saveTask = prepared<
         last_activity_at: param('now'),
       })),
     )
-    .returning(['session_key', 'input_id', 'first_message_id', 'created_at']),
+    .returning(['session_key', 'input_id', 'first_message_id', 'created_at', 'executor']),
 );
-const attachTaskInput = prepared<TaskParam | 'sessionKey' | 'inputId', never>((db, param) =>
+const attachTaskInput = prepared<TaskParam | 'sessionKey' | 'inputId' | 'executor', never>((db, param) =>
   db
     .insertInto('a2a_tasks')
     .values({
       ...taskColumns(param),
       session_key: param('sessionKey'),
       input_id: param('inputId'),
+      executor: param('executor'),
       first_message_id: null,
       status_at: null,
     })
     .onConflict((oc) =>
-      oc.column('id').doUpdateSet({ session_key: param('sessionKey'), input_id: param('inputId'), last_activity_at: param('now') }),
+      oc.column('id').doUpdateSet({
+        session_key: param('sessionKey'),
+        input_id: param('inputId'),
+        executor: param('executor'),
+        last_activity_at: param('now'),
+      }),
     ),
 );
 const taskById = prepared<'id', Selectable<A2ATasksTable>>((db, param) =>
@@ -160,6 +167,7 @@ export class KyselyA2ATaskStore implements A2ATaskStore {
       createdAt: num(row.created_at),
       updatedAt: now,
       lastActivityAt: now,
+      executor: row.executor ?? null,
     };
   }
 
@@ -193,6 +201,7 @@ export class KyselyA2ATaskStore implements A2ATaskStore {
     task: Pick<A2ATaskRecord, 'id' | 'agentId' | 'contextId' | 'owner'>,
     sessionKey: string,
     inputId: string,
+    executor: string,
     now: number,
   ): Promise<void> {
     // Either write may come first: the executor attaches while the SDK saves the first snapshot.
@@ -206,6 +215,7 @@ export class KyselyA2ATaskStore implements A2ATaskStore {
       task: json(placeholder),
       sessionKey,
       inputId,
+      executor,
       now,
     });
   }
@@ -292,6 +302,20 @@ export class KyselyA2ATaskStore implements A2ATaskStore {
         }),
       )
       .execute();
+  }
+
+  async claimFollow(taskId: string, follower: string, until: number, now: number): Promise<boolean> {
+    const claimed = await this.db
+      .updateTable('a2a_remote_tasks')
+      .set({ follower, follow_until: until })
+      .where('task_id', '=', taskId)
+      .where((eb) => eb.or([eb('follower', 'is', null), eb('follower', '=', follower), eb('follow_until', '<', now)]))
+      .executeTakeFirst();
+    return Number(claimed.numUpdatedRows) === 1;
+  }
+
+  async releaseFollows(follower: string): Promise<void> {
+    await this.db.updateTable('a2a_remote_tasks').set({ follower: null, follow_until: 0 }).where('follower', '=', follower).execute();
   }
 
   async findRemoteTaskByMessage(messageId: string): Promise<RemoteTaskRecord | undefined> {

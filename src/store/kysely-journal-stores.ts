@@ -169,13 +169,25 @@ export class KyselyLeaseStore implements LeaseStore {
   }
 
   async release(sessionKey: string, owner: string, epoch: number): Promise<void> {
+    // Kept with its epoch (expired at once), so that the next holder's epoch is higher than every one before.
     await relaxed(this.db, this.relax, (db) =>
-      db.deleteFrom('session_lease').where('session_key', '=', sessionKey).where('owner', '=', owner).where('epoch', '=', epoch).execute(),
+      db
+        .updateTable('session_lease')
+        .set({ expires_at: 0 })
+        .where('session_key', '=', sessionKey)
+        .where('owner', '=', owner)
+        .where('epoch', '=', epoch)
+        .execute(),
     );
   }
 
   async get(sessionKey: string): Promise<{ owner: string; epoch: number; expiresAt: number } | undefined> {
-    const row = await this.db.selectFrom('session_lease').selectAll().where('session_key', '=', sessionKey).executeTakeFirst();
+    const row = await this.db
+      .selectFrom('session_lease')
+      .selectAll()
+      .where('session_key', '=', sessionKey)
+      .where('expires_at', '>', 0)
+      .executeTakeFirst();
     return row ? { owner: row.owner, epoch: num(row.epoch), expiresAt: num(row.expires_at) } : undefined;
   }
 }

@@ -1,11 +1,13 @@
 /** The run store: starting runs, steering, the atomic commit, and crash recovery. */
 import { settleToolCalls } from './kysely-tool-call-store.js';
-import type { Kysely, Selectable } from 'kysely';
+import type { Kysely, RawBuilder, Selectable } from 'kysely';
 import { SwitchboardError } from '../core/errors.js';
 import type { RunStatus } from '../core/run-status.js';
-import type { CommittedRun, NewRun, RecoveryReport, RunCommit, RunRecord, RunStore, StartedRun } from '../ports/index.js';
-import { num, toInput, toRun } from './kysely-rows.js';
+import type { CommittedRun, NewRun, OrphanRecovery, RecoveryReport, RunCommit, RunRecord, RunStore, StartedRun } from '../ports/index.js';
+import { toInput, toRun } from './kysely-rows.js';
 import { appendEvent, appendTranscript, currentEpoch, insertOutbox, type LeaseTaker, type Relax } from './kysely-writes.js';
+import { recoverOrphans } from './kysely-run-recovery.js';
+import type { SqlDialectName } from './sql-dialect.js';
 import { endSubagentRun, startSubagentRun } from './kysely-subagent-rows.js';
 import type { Database, InputsTable, RunsTable } from './schema.js';
 import { prepared, preparedPerCount } from './kysely-prepared.js';
@@ -23,8 +25,14 @@ const sessionIdle = prepared<'key' | 'now', never>((db, param) =>
     .set({ state: 'idle', updated_at: param('now') })
     .where('key', '=', param('key')),
 );
+/** Lets the lease go, keeping its epoch: the next holder's is higher, so this run's epoch stays fenced off. */
 const releaseLease = prepared<'key' | 'epoch', { epoch: number }>((db, param) =>
-  db.deleteFrom('session_lease').where('session_key', '=', param('key')).where('epoch', '=', param('epoch')).returning('epoch'),
+  db
+    .updateTable('session_lease')
+    .set({ expires_at: 0 })
+    .where('session_key', '=', param('key'))
+    .where('epoch', '=', param('epoch'))
+    .returning('epoch'),
 );
 
 const insertRun = prepared<'id' | 'sessionKey' | 'agentId' | 'owner' | 'epoch' | 'model' | 'now', never>((db, param) =>
@@ -120,6 +128,9 @@ const finishRun = prepared<FinishParam, Selectable<RunsTable>>((db, param) =>
 export class KyselyRunStore implements RunStore {
   constructor(
     private readonly db: Kysely<Database>,
+    private readonly dialect: SqlDialectName,
+    /** The database clock: recovery judges leases by it. */
+    private readonly dbNowMs: () => RawBuilder<number>,
     /** Takes the session's lease: a run's start does, in its own transaction. */
     private readonly takeLease: LeaseTaker,
     /** Starting a run and claiming steered inputs are internal writes (see `Relax`). */
@@ -165,7 +176,9 @@ export class KyselyRunStore implements RunStore {
     if (inputIds.length === 0) return [];
     return this.db.transaction().execute(async (trx) => {
       this.relax?.();
-      if ((await currentEpoch(trx, sessionKey)) !== epoch) return [];
+      // The lease's row is held to the end: a recovery that fences this run off and queues its inputs again waits
+      // for this claim, or this claim sees the grown epoch and claims nothing.
+      if ((await currentEpoch(trx, sessionKey, this.dialect === 'postgres')) !== epoch) return [];
       const rows = await trx
         .updateTable('inputs')
         .set((eb) => ({ status: 'claimed', run_id: runId, attempts: eb('attempts', '+', 1), updated_at: now }))
@@ -244,50 +257,8 @@ export class KyselyRunStore implements RunStore {
     ).map(toRun);
   }
 
-  async recoverOrphans(owner: string, diagnostic: string, maxRetries: number, now: number): Promise<RecoveryReport> {
-    return this.db.transaction().execute(async (trx) => {
-      const report: RecoveryReport = { interruptedRuns: [], requeuedInputs: [], droppedInputs: [] };
-      // Only this owner's runs: another gateway sharing the database may still be running its own.
-      const runs = await trx.selectFrom('runs').selectAll().where('status', '=', 'running').where('owner', '=', owner).execute();
-      for (const run of runs) {
-        await trx
-          .updateTable('runs')
-          .set({ status: 'interrupted', ended_at: now, error_code: 'INTERRUPTED', error_message: diagnostic })
-          .where('id', '=', run.id)
-          .execute();
-        await trx.updateTable('sessions').set({ state: 'idle', updated_at: now }).where('key', '=', run.session_key).execute();
-        await trx.deleteFrom('session_lease').where('session_key', '=', run.session_key).where('owner', '=', owner).execute();
-        const inputs = await trx.selectFrom('inputs').selectAll().where('run_id', '=', run.id).where('status', '=', 'claimed').execute();
-        for (const input of inputs) {
-          const exhausted = num(input.attempts) > maxRetries;
-          await trx
-            .updateTable('inputs')
-            .set({
-              status: exhausted ? 'dropped' : 'queued',
-              run_id: exhausted ? run.id : null,
-              note: exhausted
-                ? `dropped after ${num(input.attempts)} interrupted attempts (recovery.retryInterrupted = ${maxRetries})`
-                : `previous attempt was interrupted: ${diagnostic}`,
-              updated_at: now,
-            })
-            .where('id', '=', input.id)
-            .execute();
-          (exhausted ? report.droppedInputs : report.requeuedInputs).push(input.id);
-        }
-        report.interruptedRuns.push(run.id);
-        await appendEvent(
-          trx,
-          {
-            type: 'run.interrupted',
-            sessionKey: run.session_key,
-            runId: run.id,
-            payload: { diagnostic, inputIds: inputs.map((i) => i.id) },
-          },
-          now,
-        );
-      }
-      return report;
-    });
+  recoverOrphans(recovery: OrphanRecovery, now: number): Promise<RecoveryReport> {
+    return recoverOrphans(this.db, this.dbNowMs, recovery, now);
   }
 }
 

@@ -1,5 +1,5 @@
 /** Sessions over Kysely: created on first use, listed, routed, and found by their queued inputs. */
-import type { Kysely, Selectable } from 'kysely';
+import type { Kysely, RawBuilder, Selectable } from 'kysely';
 import type { NewSession, ReplyRoute, SessionFilter, SessionRecord, SessionStore } from '../ports/index.js';
 import { json, num, toSession } from './kysely-rows.js';
 import { prepared } from './kysely-prepared.js';
@@ -13,6 +13,8 @@ import { relaxed, type Relax } from './kysely-writes.js';
 export class KyselySessionStore implements SessionStore {
   constructor(
     private readonly db: Kysely<Database>,
+    /** The database clock: whether a lease still holds is judged by it. */
+    private readonly dbNowMs: () => RawBuilder<number>,
     private readonly relax?: Relax,
   ) {}
 
@@ -72,6 +74,28 @@ export class KyselySessionStore implements SessionStore {
       .orderBy('oldest')
       .execute();
     return rows.map((row) => ({ key: row.session_key, oldestQueuedAt: num(row.oldest as number) }));
+  }
+
+  async listStranded(queuedBefore: number, limit: number): Promise<string[]> {
+    const rows = await this.db
+      .selectFrom('inputs')
+      .select('inputs.session_key')
+      .distinct()
+      .where('inputs.status', '=', 'queued')
+      .where('inputs.created_at', '<', queuedBefore)
+      .where(({ not, exists, selectFrom }) =>
+        not(
+          exists(
+            selectFrom('session_lease')
+              .select('session_lease.epoch')
+              .whereRef('session_lease.session_key', '=', 'inputs.session_key')
+              .where('session_lease.expires_at', '>=', this.dbNowMs()),
+          ),
+        ),
+      )
+      .limit(limit)
+      .execute();
+    return rows.map((row) => row.session_key);
   }
 
   async reachedOut(key: string): Promise<{ spawned: boolean; sent: boolean }> {

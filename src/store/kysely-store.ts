@@ -9,6 +9,7 @@ import type {
   BoardStore,
   EventJournal,
   ExchangeStore,
+  GatewayRegistry,
   InputRecord,
   InputStatus,
   InputStore,
@@ -29,6 +30,7 @@ import type {
 } from '../ports/index.js';
 import { KyselyEventJournal, KyselyLeaseStore, KyselyOutboxStore } from './kysely-journal-stores.js';
 import { KyselyRunStore } from './kysely-run-store.js';
+import { KyselyGatewayRegistry } from './kysely-gateway-registry.js';
 import { KyselySessionStore } from './kysely-session-store.js';
 import { toInput, toTranscript } from './kysely-rows.js';
 import { appendEvent, appendTranscript, insertInput, leaseTaker, relaxed, type Relax } from './kysely-writes.js';
@@ -64,6 +66,7 @@ export class KyselyStore implements Store {
   readonly outbox: OutboxStore;
   readonly leases: LeaseStore;
   readonly events: EventJournal;
+  readonly gateways: GatewayRegistry;
 
   constructor(
     protected readonly db: Kysely<Database>,
@@ -82,16 +85,17 @@ export class KyselyStore implements Store {
     this.subagents = new KyselySubagentStore(db, dialect);
     this.a2aTasks = new KyselyA2ATaskStore(db);
     this.board = new KyselyBoardStore(db, dialect);
-    this.sessions = new KyselySessionStore(db, adapter.relax);
+    this.sessions = new KyselySessionStore(db, dbNowMs, adapter.relax);
     this.exchanges = new KyselyExchangeStore(db, dialect);
     this.inputs = adapter.inputs ?? new KyselyInputStore(db, dialect, adapter.relax);
     this.transcript = adapter.transcript ? adapter.transcript(new KyselyTranscriptStore(db)) : new KyselyTranscriptStore(db);
     // One statement takes a lease, for the lease store and for a run's start.
     const takeLease = leaseTaker(dbNowMs);
-    this.runs = new KyselyRunStore(db, takeLease, adapter.relax);
+    this.runs = new KyselyRunStore(db, dialect, dbNowMs, takeLease, adapter.relax);
     this.outbox = new KyselyOutboxStore(db, dialect);
     this.leases = new KyselyLeaseStore(db, dbNowMs, takeLease, adapter.relax);
     this.events = new KyselyEventJournal(db, dialect);
+    this.gateways = new KyselyGatewayRegistry(db, dbNowMs, adapter.relax);
   }
 
   matchIds(kind: IdKind, prefix: string, limit: number): Promise<string[]> {

@@ -177,16 +177,19 @@ export class KyselySubagentStore implements SubagentStore {
     });
   }
 
-  async noteRetry(id: string, diagnostic: string, now: number): Promise<void> {
-    await this.db.transaction().execute(async (trx) => {
+  async noteRetry(id: string, runId: string, diagnostic: string, now: number): Promise<boolean> {
+    return this.db.transaction().execute(async (trx) => {
       const record = await getRow(trx, id);
-      if (!record) return;
+      if (!record || record.runId !== runId || record.retryOf === runId) return false;
       const history = [...record.history, { state: 'interrupted' as const, at: now, diagnostic: `${diagnostic}; retrying once` }];
-      await trx
+      const noted = await trx
         .updateTable('subagents')
-        .set({ attempts: record.attempts + 1, history: json(history), updated_at: now })
+        .set({ attempts: record.attempts + 1, history: json(history), retry_of: runId, updated_at: now })
         .where('id', '=', id)
-        .execute();
+        .where('run_id', '=', runId)
+        .where((eb) => eb.or([eb('retry_of', 'is', null), eb('retry_of', '!=', runId)]))
+        .executeTakeFirst();
+      return Number(noted.numUpdatedRows) === 1;
     });
   }
 

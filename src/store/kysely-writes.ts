@@ -108,8 +108,10 @@ export function leaseTaker(dbNowMs: () => RawBuilder<number>): LeaseTaker {
   };
 }
 
-export async function currentEpoch(db: Db, sessionKey: string): Promise<number | undefined> {
-  const lease = await db.selectFrom('session_lease').select('epoch').where('session_key', '=', sessionKey).executeTakeFirst();
+/** The session lease's epoch; `lock` holds its row to the end of the transaction (PostgreSQL's FOR UPDATE). */
+export async function currentEpoch(db: Db, sessionKey: string, lock = false): Promise<number | undefined> {
+  const read = db.selectFrom('session_lease').select('epoch').where('session_key', '=', sessionKey);
+  const lease = await (lock ? read.forUpdate() : read).executeTakeFirst();
   return lease ? num(lease.epoch) : undefined;
 }
 

@@ -1,4 +1,7 @@
-/** The migrations for several gateways on one database (docs/deploy.md): fenced outbox attempts, a gap-safe journal. */
+/**
+ * The migrations for several gateways on one database (docs/deploy.md): fenced outbox attempts, a gap-safe journal,
+ * the gateways' registry, secrets they share, and sub-agent retries noted once.
+ */
 import { sql, type Kysely } from 'kysely';
 import type { SqlDialectName } from './sql-dialect.js';
 
@@ -21,4 +24,37 @@ export async function eventSeqAfterXid(db: Kysely<any>, dialect: SqlDialectName)
   await sql`CREATE OR REPLACE FUNCTION next_event_seq() RETURNS bigint LANGUAGE sql VOLATILE AS
     $$ SELECT CASE WHEN pg_current_xact_id() IS NOT NULL THEN nextval('events_seq_seq') END $$`.execute(db);
   await sql`ALTER TABLE events ALTER COLUMN seq SET DEFAULT next_event_seq()`.execute(db);
+}
+
+/**
+ * 0012: the gateways sharing the database, each with its heartbeat (`switchboard status`, and whose A2A executors still
+ * live); the secrets every gateway must agree on (the one that signs sub-agent handles); on a sub-agent, the run whose
+ * retry was noted, so that two recoveries of one interrupted run note one retry; on an A2A task, the gateway whose
+ * executor works on it; on a remote task followed in the background, which gateway follows it and until when.
+ */
+export async function gatewayRegistry(db: Kysely<any>): Promise<void> {
+  await db.schema
+    .createTable('gateways')
+    .addColumn('id', 'varchar(64)', (col) => col.primaryKey())
+    .addColumn('pid', 'integer', (col) => col.notNull())
+    .addColumn('host', 'varchar(256)', (col) => col.notNull())
+    .addColumn('url', 'text')
+    .addColumn('version', 'varchar(32)', (col) => col.notNull())
+    .addColumn('started_at', 'bigint', (col) => col.notNull())
+    .addColumn('heartbeat_at', 'bigint', (col) => col.notNull())
+    .addColumn('stopped_at', 'bigint')
+    .addColumn('info', 'text', (col) => col.notNull())
+    .execute();
+  await db.schema
+    .createTable('shared_secrets')
+    .addColumn('name', 'varchar(64)', (col) => col.primaryKey())
+    .addColumn('value', 'text', (col) => col.notNull())
+    .execute();
+  await db.schema.alterTable('subagents').addColumn('retry_of', 'varchar(64)').execute();
+  await db.schema.alterTable('a2a_tasks').addColumn('executor', 'varchar(64)').execute();
+  await db.schema.alterTable('a2a_remote_tasks').addColumn('follower', 'varchar(64)').execute();
+  await db.schema
+    .alterTable('a2a_remote_tasks')
+    .addColumn('follow_until', 'bigint', (col) => col.notNull().defaultTo(0))
+    .execute();
 }

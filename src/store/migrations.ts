@@ -4,7 +4,7 @@
  */
 import { type Kysely, Migrator, type Migration, type MigrationProvider } from 'kysely';
 import { boardKeys, boardTables } from './migrations-board.js';
-import { eventSeqAfterXid, outboxClaims } from './migrations-gateways.js';
+import { eventSeqAfterXid, gatewayRegistry, outboxClaims } from './migrations-gateways.js';
 import { serialKey, type SqlDialectName } from './sql-dialect.js';
 
 function migrations(dialect: SqlDialectName): Record<string, Migration> {
@@ -300,6 +300,7 @@ function migrations(dialect: SqlDialectName): Record<string, Migration> {
     '0009_board_keys': { up: (db: Kysely<any>) => boardKeys(db) },
     '0010_outbox_claims': { up: (db: Kysely<any>) => outboxClaims(db) },
     '0011_event_seq_after_xid': { up: (db: Kysely<any>) => eventSeqAfterXid(db, dialect) },
+    '0012_gateway_registry': { up: (db: Kysely<any>) => gatewayRegistry(db) },
   };
 }
 

@@ -135,6 +135,8 @@ export interface A2ATasksTable {
   created_at: number;
   updated_at: number;
   last_activity_at: number;
+  /** The gateway whose executor works on its latest message (the others' task watches leave it to that one). */
+  executor: string | null;
 }
 
 export interface A2ATaskEventsTable {
@@ -167,6 +169,9 @@ export interface A2ARemoteTasksTable {
   created_at: number;
   updated_at: number;
   message_id: string | null;
+  /** The gateway following it in the background, and until when its claim holds (renewed while it follows). */
+  follower: string | null;
+  follow_until: Generated<number>;
 }
 
 export interface SubagentsTable {
@@ -203,6 +208,8 @@ export interface SubagentsTable {
   settled_at: number | null;
   archived_at: number | null;
   updated_at: number;
+  /** The interrupted run whose retry was noted (noteRetry), so that it is noted once. */
+  retry_of: string | null;
 }
 
 export interface ToolCallsTable {
@@ -327,4 +334,24 @@ export interface Database {
   outbox: OutboxTable;
   session_lease: SessionLeaseTable;
   events: EventsTable;
+  gateways: GatewaysTable;
+  shared_secrets: SharedSecretsTable;
+}
+
+export interface GatewaysTable {
+  id: string;
+  pid: number;
+  host: string;
+  url: string | null;
+  version: string;
+  started_at: number;
+  heartbeat_at: number;
+  stopped_at: number | null;
+  /** JSON: what the gateway reports of itself at each heartbeat (GatewayReport). */
+  info: string;
+}
+
+export interface SharedSecretsTable {
+  name: string;
+  value: string;
 }

@@ -34,10 +34,10 @@ it("a cancel that comes before the task has recorded its input still stops the i
   let release!: () => void;
   const released = new Promise<void>((resolve) => (release = resolve));
   const attach = tasks.attachInput.bind(tasks);
-  tasks.attachInput = async (task, sessionKey, inputId, now) => {
+  tasks.attachInput = async (task, sessionKey, inputId, executor, now) => {
     attaching(inputId);
     await released;
-    return attach(task, sessionKey, inputId, now);
+    return attach(task, sessionKey, inputId, executor, now);
   };
 
   const executor = new GatewayAgentExecutor(gateway, 'slow', tasks, { now: () => Date.now() }, 60_000);

@@ -115,7 +115,7 @@ describe('A2A task cache', () => {
 
   it('the session and input a task became are seen on the cached copy', async () => {
     await cache.save(task('TASK_STATE_WORKING'), 1);
-    await cache.attachInput({ id: 't1', agentId: 'echo', contextId: 'c1', owner: 'peer' }, 'agent:echo:a2a:peer:c1', 'in-1', 2);
+    await cache.attachInput({ id: 't1', agentId: 'echo', contextId: 'c1', owner: 'peer' }, 'agent:echo:a2a:peer:c1', 'in-1', 'gw-1', 2);
     expect(await cache.get('t1')).toMatchObject({ sessionKey: 'agent:echo:a2a:peer:c1', inputId: 'in-1' });
     expect(await store.a2aTasks.get('t1')).toMatchObject({ sessionKey: 'agent:echo:a2a:peer:c1', inputId: 'in-1' });
   });

@@ -4,7 +4,8 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { Task, TaskState, taskStateToJSON } from '@a2a-js/sdk';
-import { DefaultExecutionEventBusManager } from '@a2a-js/sdk/server';
+import { DefaultExecutionEventBusManager, ServerCallContext } from '@a2a-js/sdk/server';
+import { PeerUser } from '../../src/a2a/peers.js';
 import { A2ATaskWatch } from '../../src/a2a/task-watch.js';
 import type { SwitchboardConfig } from '../../src/config/schema.js';
 import type { GatewayApi } from '../../src/gateway/gateway-api.js';
@@ -34,6 +35,9 @@ async function setup(active: Set<string>) {
   const listeners: LiveListener[] = [];
   const outcomes = new Map<string, WaitResult>();
   const gateway = {
+    gatewayId: 'gw-here',
+    // Another gateway is alive; 'gw-gone' is not.
+    gateways: async () => [{ id: 'gw-other', alive: true }],
     subscribe: (listener: LiveListener) => (listeners.push(listener), () => void listeners.splice(listeners.indexOf(listener), 1)),
     inputOutcome: async (inputId: string) => outcomes.get(inputId),
     history: async () => [],
@@ -50,7 +54,7 @@ async function setup(active: Set<string>) {
     await watch.stop();
     await store.close();
   };
-  const working = async (id: string, inputId: string) => {
+  const working = async (id: string, inputId: string, executor = 'gw-gone') => {
     const task: Task = {
       id,
       contextId: `ctx-${id}`,
@@ -67,6 +71,7 @@ async function setup(active: Set<string>) {
       { id, agentId: 'echo', contextId: task.contextId, owner: 'anonymous' },
       `agent:echo:a2a:anonymous:${task.contextId}`,
       inputId,
+      executor,
       Date.now(),
     );
   };
@@ -78,7 +83,7 @@ async function setup(active: Set<string>) {
       } as never);
     await new Promise((resolve) => setTimeout(resolve, 20));
   };
-  return { store, watch, working, runEnded, outcomes, lists: () => lists };
+  return { store, watch, working, runEnded, outcomes, agents, lists: () => lists };
 }
 
 const succeeded = (inputId: string): WaitResult =>
@@ -111,5 +116,35 @@ describe('A2A task watch', () => {
       await runEnded();
       return lists() === before;
     });
+  });
+
+  it("a task another live gateway's executor works on is left to it; a subscriber here gets the end that gateway saved", async () => {
+    const { store, watch, working, runEnded, outcomes, agents } = await setup(new Set());
+    await working('t3', 'in-3', 'gw-other');
+    await watch.start(60_000);
+    // A subscriber here (a resubscribe that reached this gateway) waits on the task's bus.
+    const seen: string[] = [];
+    const bus = agents.get('echo')!.buses.getByTaskId('t3', new ServerCallContext({ user: new PeerUser(undefined) }))!;
+    bus.on('event', (event) => seen.push(event.kind === 'statusUpdate' ? taskStateToJSON(event.data.status!.state) : event.kind));
+    bus.on('finished', () => seen.push('finished'));
+    // The run ends: the other gateway's executor finishes the task, not this watch.
+    outcomes.set('in-3', succeeded('in-3'));
+    await runEnded();
+    expect((await store.a2aTasks.get('t3'))?.state).toBe(WORKING);
+    const done: Task = {
+      id: 't3',
+      contextId: 'ctx-t3',
+      status: { state: TaskState.TASK_STATE_COMPLETED, message: undefined, timestamp: new Date().toISOString() },
+      artifacts: [],
+      history: [],
+      metadata: {},
+    };
+    await store.a2aTasks.save(
+      { id: 't3', agentId: 'echo', contextId: 'ctx-t3', owner: 'anonymous', state: 'TASK_STATE_COMPLETED', task: Task.toJSON(done) },
+      Date.now(),
+    );
+    await runEnded();
+    await waitUntil('the subscriber here got the saved end', () => seen.includes('TASK_STATE_COMPLETED'), 2000);
+    expect(seen).toEqual(['TASK_STATE_COMPLETED', 'finished']);
   });
 });

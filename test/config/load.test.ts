@@ -98,7 +98,13 @@ describe('config defaults', () => {
       agentToAgent: { enabled: false, allow: [], history: true, list: true },
       sessions: { visibility: 'tree' },
     });
-    expect(config.lanes).toEqual({ main: { maxConcurrent: 4 }, subagent: {}, nested: { maxConcurrent: 8 }, maxWaiting: 10_000 });
+    expect(config.lanes).toEqual({
+      main: { maxConcurrent: 4 },
+      subagent: {},
+      nested: { maxConcurrent: 8 },
+      maxWaiting: 10_000,
+      leaseTtlSeconds: 30,
+    });
     expect(config.agents.defaults.subagents).toEqual({
       maxSpawnDepth: 1,
       maxChildrenPerAgent: 5,
@@ -128,6 +134,12 @@ describe('config defaults', () => {
       '/x.json5',
       {},
     );
-    expect(partial.config.lanes).toEqual({ main: { maxConcurrent: 2 }, subagent: {}, nested: { maxConcurrent: 8 }, maxWaiting: 10_000 });
+    expect(partial.config.lanes).toEqual({
+      main: { maxConcurrent: 2 },
+      subagent: {},
+      nested: { maxConcurrent: 8 },
+      maxWaiting: 10_000,
+      leaseTtlSeconds: 30,
+    });
   });
 });

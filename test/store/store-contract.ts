@@ -163,7 +163,9 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
       expect(await store.leases.renew(S, 'gw-1', 2, 30_000)).toBe(true);
       await store.leases.release(S, 'gw-1', 2);
       expect(await store.leases.get(S)).toBeUndefined();
-      expect(await store.leases.acquire(S, 'gw-2', 30_000)).toEqual({ epoch: 1 });
+      // A released lease keeps its epoch: the next holder's is higher, so a writer holding epoch 1 or 2 stays fenced off.
+      expect(await store.leases.acquire(S, 'gw-2', 30_000)).toEqual({ epoch: 3 });
+      expect(await store.leases.renew(S, 'gw-1', 2, 30_000)).toBe(false);
     });
 
     it('leases: an expired lease can be taken over by another owner', async () => {
@@ -306,29 +308,119 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
       expect((await store.inputs.listByRun(runId)).map((i) => i.id)).toEqual([a.input.id, b.input.id]);
     });
 
-    it("runs: recoverOrphans interrupts this owner's running runs and requeues or drops their inputs", async () => {
+    const own = (recoverer: string, diagnostic: string, maxRetries = 2) =>
+      ({ recoverer, scope: 'own', diagnostic: () => diagnostic, maxRetries }) as const;
+    const expired = (recoverer: string) =>
+      ({ recoverer, scope: 'expired', diagnostic: (owner: string) => `taken over from ${owner}`, maxRetries: 2 }) as const;
+
+    it("runs: recoverOrphans 'own' interrupts this owner's running runs and requeues or drops their inputs", async () => {
       const a = await store.inputs.enqueue(newInput(S), 1000);
-      const { runId } = await startRun([a.input.id]);
-      const report = await store.runs.recoverOrphans('gw-1', 'gateway restarted', 2, 4000);
-      expect(report).toEqual({ interruptedRuns: [runId], requeuedInputs: [a.input.id], droppedInputs: [] });
+      const { runId, epoch } = await startRun([a.input.id]);
+      const report = await store.runs.recoverOrphans(own('gw-1', 'gateway restarted'), 4000);
+      expect(report).toEqual({ interruptedRuns: [runId], requeuedInputs: [a.input.id], droppedInputs: [], sessionKeys: [S] });
       expect(await store.runs.get(runId)).toMatchObject({ status: 'interrupted', errorMessage: 'gateway restarted', endedAt: 4000 });
       expect(await store.inputs.get(a.input.id)).toMatchObject({ status: 'queued', runId: null, attempts: 1 });
+      expect(await store.sessions.get(S)).toMatchObject({ state: 'idle' });
+      // The lease was let go with its epoch grown: the run's own epoch can renew nothing.
       expect(await store.leases.get(S)).toBeUndefined();
+      expect(await store.leases.renew(S, 'gw-1', epoch, 30_000)).toBe(false);
+      const [event] = (await store.events.list({ runId })).filter((e) => e.type === 'run.interrupted');
+      expect(event!.payload).toEqual({ diagnostic: 'gateway restarted', owner: 'gw-1', recoveredBy: 'gw-1', inputIds: [a.input.id] });
       // Second and third interrupted attempts: the third exceeds maxAttempts = 2 and is dropped with a note.
       const second = await startRun([a.input.id]);
-      await store.runs.recoverOrphans('gw-1', 'again', 2, 5000);
+      await store.runs.recoverOrphans(own('gw-1', 'again'), 5000);
       const third = await startRun([a.input.id]);
-      const last = await store.runs.recoverOrphans('gw-1', 'again', 2, 6000);
+      const last = await store.runs.recoverOrphans(own('gw-1', 'again'), 6000);
       expect(last.droppedInputs).toEqual([a.input.id]);
       expect(await store.inputs.get(a.input.id)).toMatchObject({ status: 'dropped', attempts: 3, runId: third.runId });
       expect((await store.inputs.get(a.input.id))?.note).toBe('dropped after 3 interrupted attempts (recovery.retryInterrupted = 2)');
       expect(second.started.inputs).toHaveLength(1);
       expect(third.started.inputs).toHaveLength(1);
-      expect(await store.runs.recoverOrphans('gw-2', 'other owner', 2, 7000)).toEqual({
+      expect(await store.runs.recoverOrphans(own('gw-2', 'other owner'), 7000)).toEqual({
         interruptedRuns: [],
         requeuedInputs: [],
         droppedInputs: [],
+        sessionKeys: [],
       });
+    });
+
+    it("runs: recoverOrphans 'expired' leaves a run whose lease holds, and takes over one whose lease expired, fencing its owner off", async () => {
+      const a = await store.inputs.enqueue(newInput(S), 1000);
+      const held = await startRun([a.input.id]);
+      expect((await store.runs.recoverOrphans(expired('gw-2'), 4000)).interruptedRuns).toEqual([]);
+      expect(await store.runs.get(held.runId)).toMatchObject({ status: 'running' });
+      // The same run with a lease that has run out (no renewal in its lifetime): another gateway takes it over.
+      const T = 'agent:support:other';
+      await store.sessions.ensure({ key: T, agentId: 'support' }, 1000);
+      const b = await store.inputs.enqueue(newInput(T), 1000);
+      const started = await store.runs.start(
+        { id: id('run'), sessionKey: T, agentId: 'support', owner: 'gw-1', leaseTtlMs: -1000, model: 'm', inputIds: [b.input.id] },
+        2000,
+      );
+      if (typeof started === 'string') throw new Error(started);
+      const [stale] = await store.runs.list({ sessionKey: T });
+      const report = await store.runs.recoverOrphans(expired('gw-2'), 5000);
+      expect(report).toEqual({ interruptedRuns: [stale!.id], requeuedInputs: [b.input.id], droppedInputs: [], sessionKeys: [T] });
+      expect(await store.runs.get(stale!.id)).toMatchObject({ status: 'interrupted', errorMessage: 'taken over from gw-1' });
+      expect(await store.inputs.get(b.input.id)).toMatchObject({ status: 'queued', runId: null });
+      // Fenced: the owner's renewal, steering and commit all fail, and write nothing.
+      expect(await store.leases.renew(T, 'gw-1', started.epoch, 30_000)).toBe(false);
+      const c = await store.inputs.enqueue(newInput(T, { mode: 'steer' }), 5100);
+      expect(await store.runs.claimMore(stale!.id, T, started.epoch, [c.input.id], 5200)).toEqual([]);
+      await expect(
+        store.runs.commit(
+          {
+            runId: stale!.id,
+            sessionKey: T,
+            epoch: started.epoch,
+            outcome: { status: 'succeeded', usage, preambleChars: 1, promptChars: 1, finalText: 'late' },
+            transcript: [{ role: 'assistant', content: 'late', provenance: null, inputId: null, runId: stale!.id }],
+            consumedInputIds: [b.input.id],
+            outbox: [],
+            events: [],
+          },
+          6000,
+        ),
+      ).rejects.toMatchObject({ code: 'LEASE_LOST' });
+      expect(await store.transcript.list(T)).toEqual([]);
+      // Recovered once: a second sweep finds nothing.
+      expect((await store.runs.recoverOrphans(expired('gw-3'), 7000)).interruptedRuns).toEqual([]);
+    });
+
+    it("runs: recoverOrphans 'expired' recovers a run whose lease moved on, leaving the new holder's lease and session as they are", async () => {
+      const a = await store.inputs.enqueue(newInput(S), 1000);
+      const stale = await store.runs.start(
+        { id: id('run'), sessionKey: S, agentId: 'support', owner: 'gw-1', leaseTtlMs: -1000, model: 'm', inputIds: [a.input.id] },
+        2000,
+      );
+      if (typeof stale === 'string') throw new Error(stale);
+      const [staleRun] = await store.runs.list({ sessionKey: S });
+      // Another gateway takes the expired lease for a run of its own before any sweep.
+      const b = await store.inputs.enqueue(newInput(S), 2500);
+      const fresh = await store.runs.start(
+        { id: id('run'), sessionKey: S, agentId: 'support', owner: 'gw-2', leaseTtlMs: 30_000, model: 'm', inputIds: [b.input.id] },
+        3000,
+      );
+      if (typeof fresh === 'string') throw new Error(fresh);
+      const report = await store.runs.recoverOrphans(expired('gw-3'), 4000);
+      expect(report.interruptedRuns).toEqual([staleRun!.id]);
+      expect(await store.inputs.get(a.input.id)).toMatchObject({ status: 'queued' });
+      expect(await store.leases.get(S)).toMatchObject({ owner: 'gw-2', epoch: fresh.epoch });
+      expect(await store.sessions.get(S)).toMatchObject({ state: 'running' });
+      expect(await store.inputs.get(b.input.id)).toMatchObject({ status: 'claimed' });
+    });
+
+    it('sessions: listStranded finds queued inputs older than a time whose session no lease holds', async () => {
+      const T = 'agent:support:t';
+      await store.sessions.ensure({ key: T, agentId: 'support' }, 1000);
+      await store.inputs.enqueue(newInput(S), 1000);
+      await store.inputs.enqueue(newInput(T), 1000);
+      expect((await store.sessions.listStranded(2000, 10)).sort()).toEqual([S, T].sort());
+      expect(await store.sessions.listStranded(1000, 10)).toEqual([]);
+      // A session whose lease is held is not stranded; one whose lease expired is.
+      await store.leases.acquire(S, 'gw-1', 30_000);
+      await store.leases.acquire(T, 'gw-1', -1000);
+      expect(await store.sessions.listStranded(2000, 10)).toEqual([T]);
     });
 
     it('outbox: duplicate idempotency keys collapse; failures back off and end dead', async () => {
@@ -639,11 +731,12 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
 
     it('a2a tasks: save and attachInput upsert without clobbering each other; list filters; events replay in order', async () => {
       const base = { id: 't1', agentId: 'support', contextId: 'c1', owner: 'peer-a' };
-      await store.a2aTasks.attachInput(base, 'agent:support:a2a:peer-a:c1', 'in-1', 1000);
+      await store.a2aTasks.attachInput(base, 'agent:support:a2a:peer-a:c1', 'in-1', 'gw-1', 1000);
       expect(await store.a2aTasks.get('t1')).toMatchObject({
         state: 'TASK_STATE_SUBMITTED',
         sessionKey: 'agent:support:a2a:peer-a:c1',
         inputId: 'in-1',
+        executor: 'gw-1',
       });
       const saved = await store.a2aTasks.save(
         {
@@ -658,6 +751,7 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
       expect(await store.a2aTasks.get('t1')).toMatchObject({
         state: 'TASK_STATE_WORKING',
         inputId: 'in-1',
+        executor: 'gw-1',
         task: { status: { state: 'TASK_STATE_WORKING' } },
         createdAt: 1000,
         lastActivityAt: 2000,
@@ -672,9 +766,10 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
         { id: 't2', agentId: 'support', contextId: 'c2', owner: 'peer-b' },
         'agent:support:a2a:peer-b:c2',
         'in-2',
+        'gw-2',
         3500,
       );
-      expect(await store.a2aTasks.get('t2')).toMatchObject({ state: 'TASK_STATE_COMPLETED', inputId: 'in-2' });
+      expect(await store.a2aTasks.get('t2')).toMatchObject({ state: 'TASK_STATE_COMPLETED', inputId: 'in-2', executor: 'gw-2' });
       expect((await store.a2aTasks.list()).map((t) => t.id)).toEqual(['t2', 't1']);
       expect((await store.a2aTasks.list({ owner: 'peer-a' })).map((t) => t.id)).toEqual(['t1']);
       expect((await store.a2aTasks.list({ states: ['TASK_STATE_WORKING', 'TASK_STATE_SUBMITTED'] })).map((t) => t.id)).toEqual(['t1']);
@@ -850,6 +945,32 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
         expect(await store.sessions.get('agent:support:subagent:c2')).toBeUndefined();
         expect(await store.subagents.findByCorrelation(S, 'corr-1')).toMatchObject({ id: 'c1' });
         expect(await store.subagents.count({ parentSession: S, states: ['pending', 'running'] })).toBe(1);
+      });
+
+      it('noteRetry notes the retry of an interrupted run once: a second note for that run, or for a run it is not on, writes nothing', async () => {
+        await spawnChild();
+        const [input] = await store.inputs.listQueued(child);
+        const started = await store.runs.start(
+          {
+            id: 'run-c1',
+            sessionKey: child,
+            agentId: 'support',
+            owner: 'gw-1',
+            leaseTtlMs: 30_000,
+            model: 'm',
+            inputIds: [input!.id],
+            subagentId: 'c1',
+          },
+          4000,
+        );
+        if (typeof started === 'string') throw new Error(started);
+        await store.runs.recoverOrphans({ recoverer: 'gw-1', scope: 'own', diagnostic: () => 'stopped', maxRetries: 1 }, 4500);
+        expect(await store.subagents.noteRetry('c1', 'run-c1', 'stopped', 5000)).toBe(true);
+        expect(await store.subagents.noteRetry('c1', 'run-c1', 'stopped', 5001)).toBe(false);
+        expect(await store.subagents.noteRetry('c1', 'run-other', 'stopped', 5002)).toBe(false);
+        const record = await store.subagents.get('c1');
+        expect(record).toMatchObject({ attempts: 1, retryOf: 'run-c1', runId: 'run-c1', state: 'running' });
+        expect(record!.history.filter((step) => step.state === 'interrupted')).toHaveLength(1);
       });
 
       it('spawn with limits: concurrent spawns of one parent never pass maxLive; a repeated correlation id is answered, not refused', async () => {

@@ -265,13 +265,13 @@ describe('handles', () => {
     }
   });
 
-  it('a handle stays valid across a restart (the secret is persisted); with another secret it is refused', async () => {
+  it("a handle stays valid across a restart and on every gateway of the store (the store keeps the secret); another store's handle is refused", async () => {
     const dir = mkdtempSync(join(tmpdir(), 'sb-handle-'));
     const { config: parsed } = parseConfigText(config(), '/t.json5');
-    const open = async (secret: string) =>
+    const open = async (secret: string, db = 'db.sqlite') =>
       startGateway({
         config: parsed,
-        store: await SqliteStore.open({ path: join(dir, 'db.sqlite') }),
+        store: await SqliteStore.open({ path: join(dir, db) }),
         gatewayId: 'gw-h',
         capabilitySecret: secret,
       });
@@ -283,7 +283,11 @@ describe('handles', () => {
     g = await open('secret-one');
     expect(await g.subagents.result(handle)).toMatchObject({ result: 'done: persist' });
     await stopTestGateway(g);
+    // Another gateway (its data directory has a secret of its own) on the same store signs with the store's.
     g = await open('secret-two');
+    expect(await g.subagents.result(handle)).toMatchObject({ result: 'done: persist' });
+    await stopTestGateway(g);
+    g = await open('secret-two', 'other.sqlite');
     await expect(g.subagents.result(handle)).rejects.toMatchObject({ code: 'CAPABILITY_INVALID' });
     gateway = g;
   });
