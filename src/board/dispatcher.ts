@@ -3,7 +3,8 @@
  * expired claims (counted as failed attempts), follows the tasks it handed out, and hands ready tasks
  * assigned to this gateway's agents (to a session `agent:<id>:board:<taskId>`) and to configured remote
  * A2A agents (as an A2A message). A pass runs every `board.sweepIntervalMs`, and sooner when the board
- * or a board session's run changes.
+ * or a board session's run changes. Every write it makes goes through the store fenced by its lease's epoch
+ * (BoardStore.fenced): once another gateway took the lease, the next write is refused and this one stops.
  */
 import { SwitchboardError, errorMessage } from '../core/errors.js';
 import { parseSessionKey } from '../core/session-key.js';
@@ -40,6 +41,8 @@ export class BoardDispatcher {
   private timer?: NodeJS.Timeout;
   private unsubscribe?: () => void;
   private leaseUntil = 0;
+  /** The store as this dispatcher writes to it while it holds the lease: each write checks the lease's fence. */
+  private writes?: BoardStore;
   private stopped = false;
   /** Set by a pass that wrote: the journal is published at its end. */
   private wrote = false;
@@ -98,8 +101,25 @@ export class BoardDispatcher {
 
   private async pass(): Promise<void> {
     if (this.stopped) return;
-    const { store, clock } = this.deps;
+    try {
+      await this.fencedPass();
+    } catch (error) {
+      if (!(SwitchboardError.isInstance(error) && error.code === 'DISPATCHER_LEASE_LOST')) throw error;
+      this.leaseLost(error.message);
+    }
+  }
+
+  private leaseLost(why: string): void {
+    this.deps.log('warn', `board: ${why}; this gateway stops dispatching`);
+    this.leaseUntil = 0;
+    this.writes = undefined;
+    this.followers.clear();
+  }
+
+  private async fencedPass(): Promise<void> {
+    const { clock } = this.deps;
     if (!(await this.holdLease())) return;
+    const store = this.writes!;
     this.wrote = false;
     for (const reclaim of await store.reclaimExpired(clock.now(), RECLAIM_BATCH)) {
       this.wrote = true;
@@ -119,19 +139,22 @@ export class BoardDispatcher {
     if (this.wrote) await this.deps.gateway().publishJournal();
   }
 
-  /** Renewed when half of it is left; on taking it, the claims it held before a restart are followed again. */
+  /**
+   * Renewed when half of it is left (the writes are fenced at the database, so nothing rests on this gateway's
+   * idea of the time); on taking it, the claims it held before a restart are followed again.
+   */
   private async holdLease(): Promise<boolean> {
     const now = this.deps.clock.now();
-    if (now < this.leaseUntil - this.leaseMs / 2) return true;
-    const held = await this.deps.store.holdDispatcher(this.deps.owner, this.leaseMs, now);
-    if (!held) {
-      if (this.leaseUntil > 0) this.deps.log('warn', 'board: another gateway holds the dispatcher lease; this one stops dispatching');
-      this.leaseUntil = 0;
-      this.followers.clear();
+    if (this.writes && now < this.leaseUntil - this.leaseMs / 2) return true;
+    const fence = await this.deps.store.holdDispatcher(this.deps.owner, this.leaseMs, now);
+    if (!fence) {
+      if (this.leaseUntil > 0) this.leaseLost('another gateway holds the dispatcher lease');
       return false;
     }
-    if (this.leaseUntil === 0) await this.resume();
+    const taken = !this.writes;
+    this.writes = this.deps.store.fenced(fence);
     this.leaseUntil = now + this.leaseMs;
+    if (taken) await this.resume();
     return true;
   }
 
@@ -144,7 +167,7 @@ export class BoardDispatcher {
     for (const task of await this.deps.store.list({ states: ['running'], limit: 10_000 })) {
       const worker = task.claimWorker ?? '';
       if (!worker.startsWith('agent:') && !worker.startsWith('a2a:')) continue;
-      const claim = await this.deps.store.heartbeat(task.id, task.token, this.claimMs, this.deps.clock.now()).catch((error) => {
+      const claim = await this.writes!.heartbeat(task.id, task.token, this.claimMs, this.deps.clock.now()).catch((error) => {
         if (SwitchboardError.isInstance(error) && error.code === 'CLAIM_LOST') return undefined;
         throw error;
       });
@@ -169,7 +192,8 @@ export class BoardDispatcher {
   }
 
   private async dispatch(): Promise<void> {
-    const { store, clock } = this.deps;
+    const { clock } = this.deps;
+    const store = this.writes!;
     const gateway = this.deps.gateway();
     const workers = [
       ...gateway.agents.list().map((agent) => ({ id: agent.config.id, worker: `agent:${agent.config.id}`, agent: true })),
@@ -241,11 +265,12 @@ export class BoardDispatcher {
         if (follower.failing || (follower.pollingSince !== undefined && now - follower.pollingSince > this.claimMs)) return;
       }
       if (now >= follower.nextBeatAt) {
-        await this.deps.store.heartbeat(follower.taskId, follower.token, this.claimMs, now);
+        await this.writes!.heartbeat(follower.taskId, follower.token, this.claimMs, now);
         follower.nextBeatAt = now + this.claimMs / 3;
       }
     } catch (error) {
       if (SwitchboardError.isInstance(error) && error.code === 'CLAIM_LOST') return this.lost(follower);
+      if (SwitchboardError.isInstance(error) && error.code === 'DISPATCHER_LEASE_LOST') throw error;
       this.deps.log('warn', `board: following task ${follower.taskId}: ${errorMessage(error)}`);
     }
   }
@@ -260,6 +285,7 @@ export class BoardDispatcher {
       .catch((error) => {
         if (this.stopped) return;
         if (SwitchboardError.isInstance(error) && error.code === 'CLAIM_LOST') return this.lost(follower);
+        if (SwitchboardError.isInstance(error) && error.code === 'DISPATCHER_LEASE_LOST') return this.leaseLost(error.message);
         follower.failing = true;
         this.deps.log('warn', `board: remote agent ${follower.remote} on task ${follower.taskId}: ${errorMessage(error)}`);
       })
@@ -300,7 +326,10 @@ export class BoardDispatcher {
 
   /** True once the remote task ended and the board task was settled from it; false while it goes on. */
   private async pollRemote(follower: Follower): Promise<boolean> {
-    const { store, clock } = this.deps;
+    const { clock } = this.deps;
+    const store = this.writes;
+    // The lease was lost while the poll was under way: the next holder follows the task.
+    if (!store) return false;
     const maxPollMs = this.deps.gateway().config.a2a.client.maxPollSeconds * 1000;
     const state = await pollRemoteTask(follower, { workers: this.deps.remote!, store, clock, maxPollMs });
     if (!ENDED.has(state.state)) return false;
@@ -311,7 +340,7 @@ export class BoardDispatcher {
 
   private async failQuietly(taskId: string, token: number, why: string): Promise<void> {
     this.wrote = true;
-    await this.deps.store.fail(taskId, token, why, this.deps.clock.now()).catch((error) => {
+    await this.writes!.fail(taskId, token, why, this.deps.clock.now()).catch((error) => {
       if (!(SwitchboardError.isInstance(error) && error.code === 'CLAIM_LOST')) throw error;
     });
   }

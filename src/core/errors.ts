@@ -14,6 +14,7 @@ export const ERROR_SPECS = {
   BOARD_MOVE_REFUSED: { http: 409 },
   DEPENDENCY_CYCLE: { http: 409 },
   CLAIM_LOST: { http: 409 },
+  DISPATCHER_LEASE_LOST: { http: 409 },
   MESSAGE_TOO_LARGE: { http: 413 },
   MESSAGE_EMPTY: { http: 400 },
   INVALID_REQUEST: { http: 400 },

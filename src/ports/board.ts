@@ -123,6 +123,12 @@ export interface BoardTaskView {
   attempts: BoardAttemptRecord[];
 }
 
+/** The dispatcher lease as one holder holds it: a later holder has a higher epoch. */
+export interface DispatcherFence {
+  owner: string;
+  epoch: number;
+}
+
 /** An expired claim taken back: the attempt counted as failed, and where the task went. */
 export interface BoardReclaim {
   taskId: string;
@@ -176,8 +182,14 @@ export interface BoardStore {
   reclaimExpired(now: number, limit: number): Promise<BoardReclaim[]>;
   events(filter: { taskId?: string; afterSeq?: number; limit?: number }): Promise<BoardEventRecord[]>;
   /**
-   * The board's dispatcher lease: one holder per store. Taken when free, expired or already `owner`'s;
-   * true while `owner` holds it.
+   * The board's dispatcher lease: one holder per store. Taken when free, expired or already `owner`'s; the fence
+   * of `owner`'s hold while it holds it (its epoch grows each time the lease changes hands), else undefined.
    */
-  holdDispatcher(owner: string, ttlMs: number, now: number): Promise<boolean>;
+  holdDispatcher(owner: string, ttlMs: number, now: number): Promise<DispatcherFence | undefined>;
+  /**
+   * This store as the dispatcher holding `fence` writes to it: every write first checks, in its transaction, that
+   * the lease is still held under the fence (holding the lease's row until it commits, so a takeover waits for it),
+   * and is refused with DISPATCHER_LEASE_LOST, writing nothing, once another gateway took the lease.
+   */
+  fenced(fence: DispatcherFence): BoardStore;
 }

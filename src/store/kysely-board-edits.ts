@@ -5,7 +5,7 @@
 import { sql, type Kysely } from 'kysely';
 import { cyclePath, initialState, refuseMove, type BoardState } from '../core/board.js';
 import { SwitchboardError } from '../core/errors.js';
-import type { BoardCommentRecord, BoardTaskRecord, NewBoardTask } from '../ports/index.js';
+import type { BoardCommentRecord, BoardTaskRecord, DispatcherFence, NewBoardTask } from '../ports/index.js';
 import { KyselyBoardReads } from './kysely-board-reads.js';
 import {
   changeByKey,
@@ -27,12 +27,33 @@ import type { Database } from './schema.js';
 import type { SqlDialectName } from './sql-dialect.js';
 
 const MAX_TX_ATTEMPTS = 8;
+export const DISPATCHER_LEASE = 'dispatcher';
+
+/**
+ * The dispatcher's fence: its lease still held under this epoch, its row held (FOR SHARE on PostgreSQL) until the
+ * transaction ends, so another gateway's takeover of the lease waits for this write, and every write after it fails.
+ */
+async function holdFence(trx: Db, dialect: SqlDialectName, fence: DispatcherFence): Promise<void> {
+  const read = trx
+    .selectFrom('board_leases')
+    .select('epoch')
+    .where('name', '=', DISPATCHER_LEASE)
+    .where('owner', '=', fence.owner)
+    .where('epoch', '=', fence.epoch);
+  if (await (dialect === 'postgres' ? read.forShare() : read).executeTakeFirst()) return;
+  throw new SwitchboardError(
+    'DISPATCHER_LEASE_LOST',
+    `the board dispatcher lease moved on from ${fence.owner} (epoch ${fence.epoch}): another gateway dispatches now; nothing was written`,
+  );
+}
 const isDeadlock = (error: unknown) => (error as { code?: unknown } | null)?.code === '40P01';
 
 export class KyselyBoardEdits extends KyselyBoardReads {
   constructor(
     db: Kysely<Database>,
     protected readonly dialect: SqlDialectName,
+    /** Set on the dispatcher's view (BoardStore.fenced): every transaction checks it first. */
+    protected readonly fence?: DispatcherFence,
   ) {
     super(db);
   }
@@ -44,7 +65,10 @@ export class KyselyBoardEdits extends KyselyBoardReads {
   protected async tx<T>(work: (trx: Db) => Promise<T>): Promise<T> {
     for (let attempt = 1; ; attempt++) {
       try {
-        return await this.db.transaction().execute(work);
+        return await this.db.transaction().execute(async (trx) => {
+          if (this.fence) await holdFence(trx, this.dialect, this.fence);
+          return work(trx);
+        });
       } catch (error) {
         if (attempt >= MAX_TX_ATTEMPTS || !(error instanceof StaleRow || isDeadlock(error))) throw error;
       }

@@ -4,12 +4,13 @@
  * claim was taken back changes nothing (CLAIM_LOST). The edits of people and agents are KyselyBoardEdits'.
  */
 import { claimInOneStatement } from './postgres/board-claim.js';
-import { KyselyBoardEdits } from './kysely-board-edits.js';
+import { DISPATCHER_LEASE, KyselyBoardEdits } from './kysely-board-edits.js';
 import { afterFailure, type BlockKind } from '../core/board.js';
 import { SwitchboardError } from '../core/errors.js';
 import { freezeResult } from '../core/subagent.js';
 import { nodeHashing } from '../hashing.js';
-import type { BoardClaim, BoardClaimRequest, BoardReclaim, BoardStore, BoardTaskRecord } from '../ports/index.js';
+import { sql } from 'kysely';
+import type { BoardClaim, BoardClaimRequest, BoardReclaim, BoardStore, BoardTaskRecord, DispatcherFence } from '../ports/index.js';
 import {
   claimOf,
   endAttempt,
@@ -27,11 +28,14 @@ import {
 } from './kysely-board-rows.js';
 import { num, type Db } from './kysely-rows.js';
 
-const DISPATCHER_LEASE = 'dispatcher';
-
 export class KyselyBoardStore extends KyselyBoardEdits implements BoardStore {
+  fenced(fence: DispatcherFence): BoardStore {
+    return new KyselyBoardStore(this.db, this.dialect, fence);
+  }
+
   claim(request: BoardClaimRequest, now: number): Promise<BoardClaim | undefined> {
-    if (this.dialect === 'postgres') return claimInOneStatement(this.db, request, now);
+    // The dispatcher's claims take the portable path, whose transaction checks its fence first.
+    if (this.dialect === 'postgres' && !this.fence) return claimInOneStatement(this.db, request, now);
     return this.tx(async (trx) => {
       let query = trx.selectFrom('board_tasks').selectAll().where('state', '=', 'ready');
       if (request.taskId) query = query.where('id', '=', request.taskId);
@@ -292,18 +296,23 @@ export class KyselyBoardStore extends KyselyBoardEdits implements BoardStore {
     return reclaimed;
   }
 
-  async holdDispatcher(owner: string, ttlMs: number, now: number): Promise<boolean> {
-    await this.db
+  async holdDispatcher(owner: string, ttlMs: number, now: number): Promise<DispatcherFence | undefined> {
+    // Taken when free, expired or already the owner's; the epoch grows only when it changes hands.
+    const [held] = await this.db
       .insertInto('board_leases')
-      .values({ name: DISPATCHER_LEASE, owner, expires_at: now + ttlMs })
+      .values({ name: DISPATCHER_LEASE, owner, expires_at: now + ttlMs, epoch: 1 })
       .onConflict((oc) =>
         oc
           .column('name')
-          .doUpdateSet({ owner, expires_at: now + ttlMs })
+          .doUpdateSet({
+            owner,
+            expires_at: now + ttlMs,
+            epoch: sql<number>`CASE WHEN board_leases.owner = ${owner} THEN board_leases.epoch ELSE board_leases.epoch + 1 END`,
+          })
           .where((eb) => eb.or([eb('board_leases.owner', '=', owner), eb('board_leases.expires_at', '<', now)])),
       )
+      .returning(['owner', 'epoch'])
       .execute();
-    const lease = await this.db.selectFrom('board_leases').select('owner').where('name', '=', DISPATCHER_LEASE).executeTakeFirst();
-    return lease?.owner === owner;
+    return held ? { owner, epoch: num(held.epoch) } : undefined;
   }
 }

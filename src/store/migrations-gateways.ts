@@ -30,7 +30,8 @@ export async function eventSeqAfterXid(db: Kysely<any>, dialect: SqlDialectName)
  * 0012: the gateways sharing the database, each with its heartbeat (`switchboard status`, and whose A2A executors still
  * live); the secrets every gateway must agree on (the one that signs sub-agent handles); on a sub-agent, the run whose
  * retry was noted, so that two recoveries of one interrupted run note one retry; on an A2A task, the gateway whose
- * executor works on it; on a remote task followed in the background, which gateway follows it and until when.
+ * executor works on it; on a remote task followed in the background, which gateway follows it and until when; and the
+ * board dispatcher lease's epoch, the fence of its every write.
  */
 export async function gatewayRegistry(db: Kysely<any>): Promise<void> {
   await db.schema
@@ -56,5 +57,9 @@ export async function gatewayRegistry(db: Kysely<any>): Promise<void> {
   await db.schema
     .alterTable('a2a_remote_tasks')
     .addColumn('follow_until', 'bigint', (col) => col.notNull().defaultTo(0))
+    .execute();
+  await db.schema
+    .alterTable('board_leases')
+    .addColumn('epoch', 'bigint', (col) => col.notNull().defaultTo(0))
     .execute();
 }

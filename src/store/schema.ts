@@ -310,6 +310,8 @@ export interface BoardLeasesTable {
   name: string;
   owner: string;
   expires_at: number;
+  /** Grows each time the lease changes hands: the fence of the holder's writes. */
+  epoch: Generated<number>;
 }
 
 export interface Database {

@@ -77,6 +77,17 @@ describe('board: agent workers', () => {
     });
   });
 
+  it('a dispatcher whose lease another gateway took stops at its next write, long before its own idea of the lease ends', async () => {
+    const { board } = await start(config());
+    const first = (await board.create({ title: 'one', assignee: 'writer' }, USER)).task;
+    await waitUntil('the first task is done', async () => (await board.store.get(first.id))?.state === 'done', 10_000);
+    // Another gateway takes the lease (as it would once this one's expired: its clock says so).
+    expect(await gateway!.store.board.holdDispatcher('gw-other', 60_000, Date.now() + 60_000)).toMatchObject({ owner: 'gw-other' });
+    const second = (await board.create({ title: 'two', assignee: 'writer' }, USER)).task;
+    await new Promise((resolve) => setTimeout(resolve, 600));
+    expect(await board.store.get(second.id)).toMatchObject({ state: 'ready', attempts: 0 });
+  });
+
   it("a task longer than the gateway's message limit is handed over cut, saying where the rest is", async () => {
     const { board } = await start(config('gateway: { maxMessageChars: 600 },'));
     const task = (await board.create({ title: 'long', body: 'x'.repeat(5000), assignee: 'writer' }, USER)).task;

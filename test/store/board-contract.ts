@@ -436,12 +436,36 @@ export function describeBoardContract(name: string, open: () => Promise<Store>):
       ]);
     });
 
-    it('the dispatcher lease: one holder at a time, taken over once it expires', async () => {
-      expect(await board.holdDispatcher('gw-1', 1000, 1000)).toBe(true);
-      expect(await board.holdDispatcher('gw-2', 1000, 1500)).toBe(false);
-      expect(await board.holdDispatcher('gw-1', 1000, 1800)).toBe(true);
-      expect(await board.holdDispatcher('gw-2', 1000, 2900)).toBe(true);
-      expect(await board.holdDispatcher('gw-1', 1000, 3000)).toBe(false);
+    it('the dispatcher lease: one holder at a time, taken over once it expires; its epoch grows when it changes hands', async () => {
+      expect(await board.holdDispatcher('gw-1', 1000, 1000)).toEqual({ owner: 'gw-1', epoch: 1 });
+      expect(await board.holdDispatcher('gw-2', 1000, 1500)).toBeUndefined();
+      expect(await board.holdDispatcher('gw-1', 1000, 1800)).toEqual({ owner: 'gw-1', epoch: 1 });
+      expect(await board.holdDispatcher('gw-2', 1000, 2900)).toEqual({ owner: 'gw-2', epoch: 2 });
+      expect(await board.holdDispatcher('gw-1', 1000, 3000)).toBeUndefined();
+    });
+
+    it("the dispatcher's writes are fenced: once another gateway took the lease, each is refused and writes nothing", async () => {
+      const fence = (await board.holdDispatcher('gw-1', 1000, 1000))!;
+      const stale = board.fenced(fence);
+      const { task } = await board.create(newTask({ assignee: 'agent:a' }), 1000);
+      const claim = (await stale.claim({ worker: 'agent:a', assignee: 'agent:a', ttlMs: 500 }, 1000))!;
+      expect(claim.taskId).toBe(task.id);
+      const { task: other } = await board.create(newTask({ assignee: 'agent:a' }), 1000);
+      // Its lease runs out and gw-2 takes it; gw-1 comes back and writes as if it still held it.
+      await board.holdDispatcher('gw-2', 1000, 2500);
+      const lost = {
+        code: 'DISPATCHER_LEASE_LOST',
+        message: 'the board dispatcher lease moved on from gw-1 (epoch 1): another gateway dispatches now; nothing was written',
+      };
+      expect(await refusal(stale.heartbeat(task.id, claim.token, TTL, 2600))).toEqual(lost);
+      expect(await refusal(stale.claim({ worker: 'agent:a', assignee: 'agent:a', ttlMs: TTL }, 2600))).toEqual(lost);
+      expect(await refusal(stale.fail(task.id, claim.token, 'its run ended', 2600))).toEqual(lost);
+      expect(await refusal(stale.reclaimExpired(2600, 10))).toEqual(lost);
+      expect(await board.get(other.id)).toMatchObject({ state: 'ready', attempts: 0 });
+      expect(await board.get(task.id)).toMatchObject({ state: 'running', failures: 0, claimExpiresAt: 1500 });
+      // The holder's own view writes.
+      const current = board.fenced((await board.holdDispatcher('gw-2', 1000, 2700))!);
+      expect(await current.reclaimExpired(2700, 10)).toMatchObject([{ taskId: task.id, state: 'ready' }]);
     });
   });
 }
