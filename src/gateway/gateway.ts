@@ -49,7 +49,8 @@ export type { SendRequest, SendResult } from './send-request.js';
 export const systemClock: Clock = { now: () => Date.now() };
 export const uuidIds: IdGenerator = { next: () => randomUUID() };
 
-const JOURNAL_POLL_MS = 250;
+/** The backstop: other gateways' events come sooner by their signal (LISTEN/NOTIFY). */
+const JOURNAL_POLL_MS = 1000;
 
 export class Gateway extends GatewayControl implements GatewayApi {
   readonly config: SwitchboardConfig;
@@ -84,6 +85,8 @@ export class Gateway extends GatewayControl implements GatewayApi {
   protected readonly tools: readonly GatewayTool[];
   private readonly log: NonNullable<GatewayDeps['log']>;
   private watchdog?: NodeJS.Timeout;
+  /** Ends listening for the other gateways' journal signals. */
+  private readonly unlisten: () => void;
   private stopped = false;
   private started = false;
   private readonly waiters = new Set<() => void>();
@@ -107,7 +110,13 @@ export class Gateway extends GatewayControl implements GatewayApi {
     this.agents = new AgentRegistry(deps.config);
     this.models = new ModelRegistry(deps.config.models.providers);
     this.redact = redactor(secretsOf(deps.config));
-    this.journal = new JournalTail(this.store, this.bus, (error) => this.log('error', `journal: ${errorMessage(error)}`));
+    this.journal = new JournalTail(
+      this.store,
+      this.bus,
+      (error) => this.log('error', `journal: ${errorMessage(error)}`),
+      () => this.store.signals.notify('journal'),
+    );
+    this.unlisten = this.store.signals.listen('journal', () => void this.journal.catchUp());
     this.outbox = new OutboxDispatcher(
       this.store,
       this.clock,
@@ -467,6 +476,7 @@ export class Gateway extends GatewayControl implements GatewayApi {
     await this.recovery.atStop();
     await this.journal.kick();
     this.journal.stop();
+    this.unlisten();
     await this.presence.stop();
   }
 

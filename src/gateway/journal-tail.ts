@@ -1,4 +1,8 @@
-/** Publishes journal events to the live bus in order, once each, after they are committed. */
+/**
+ * Publishes journal events to the live bus in order, once each, after they are committed. This gateway's own writes
+ * kick it (and are announced to the other gateways on the database, `announce`); the others' are caught up with when
+ * they announce theirs, and by a poll as the backstop.
+ */
 import type { EventRecord, Store } from '../ports/index.js';
 import type { EventBus } from './event-bus.js';
 import { SerialTask } from './serial-task.js';
@@ -16,6 +20,8 @@ export class JournalTail {
     private readonly bus: EventBus,
     /** A failed read is reported here; the next kick reads on from where this one stopped. */
     onError: (error: unknown) => void = () => {},
+    /** Tells the other gateways on the database that this one wrote to the journal. */
+    private readonly announce: () => void = () => {},
   ) {
     this.drainer = new SerialTask(() => this.drain(), onError);
   }
@@ -25,8 +31,14 @@ export class JournalTail {
     this.lastSeq = await this.store.events.latestSeq();
   }
 
-  /** Read and publish what was appended before this call; settles once it is published. */
+  /** This gateway appended events: read and publish them (settles once they are), and tell the other gateways. */
   kick(): Promise<void> {
+    this.announce();
+    return this.drainer.kick();
+  }
+
+  /** Another gateway appended events (it said so, or the poll looks): read and publish what is new. */
+  catchUp(): Promise<void> {
     return this.drainer.kick();
   }
 
@@ -36,6 +48,7 @@ export class JournalTail {
    * events come between them and are not published yet) the journal is read from where it was left.
    */
   committed(events: readonly EventRecord[]): void {
+    this.announce();
     const follows = events.every((event, index) => event.seq === this.lastSeq + 1 + index);
     if (events.length === 0 || !follows) {
       void this.kick();
@@ -64,7 +77,7 @@ export class JournalTail {
       if (settled.unsettled && !this.retry) {
         this.retry = setTimeout(() => {
           this.retry = undefined;
-          void this.kick();
+          void this.catchUp();
         }, UNSETTLED_RETRY_MS);
       }
       return;
@@ -77,11 +90,11 @@ export class JournalTail {
   }
 
   /**
-   * Reads the journal every `pollMs` as well, for the events other gateways on a shared database commit (nothing
-   * here kicks for those); `stop` ends it.
+   * Reads the journal every `pollMs` as well: the backstop for other gateways' events whose signal was lost, and for
+   * any write here that published nothing; `stop` ends it.
    */
   poll(pollMs: number): void {
-    this.timer = setInterval(() => void this.kick(), pollMs);
+    this.timer = setInterval(() => void this.catchUp(), pollMs);
     this.timer.unref();
   }
 

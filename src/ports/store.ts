@@ -6,6 +6,7 @@ import type { GatewayRegistry } from './gateways.js';
 import type { EventJournal, OutboxStore } from './journal.js';
 import type { LeaseStore, RunStore } from './runs.js';
 import type { InputStore, SessionStore, TranscriptStore } from './sessions.js';
+import type { Signals } from './signals.js';
 import type { SubagentStore } from './subagents.js';
 import type { ToolCallStore } from './tool-calls.js';
 
@@ -30,6 +31,8 @@ export interface Store {
   readonly events: EventJournal;
   /** The gateways sharing this store, and the secrets they share. */
   readonly gateways: GatewayRegistry;
+  /** Wake-ups between the gateways sharing this store (none where one gateway has it to itself). */
+  readonly signals: Signals;
   /** Resolves once every write committed before the call is durable (at once where each commit already is). */
   durable(): Promise<void>;
   close(): Promise<void>;

@@ -10,6 +10,7 @@ import type {
   EventJournal,
   ExchangeStore,
   GatewayRegistry,
+  Signals,
   InputRecord,
   InputStatus,
   InputStore,
@@ -45,6 +46,9 @@ import { matchIds } from './kysely-ids.js';
 import type { SqlDialectName } from './sql-dialect.js';
 import { prepared } from './kysely-prepared.js';
 
+/** One gateway per database (SQLite holds its file exclusively): nobody else to tell. */
+const NO_SIGNALS: Signals = { notify: () => {}, listen: () => () => {} };
+
 const inputById = prepared<'id', Selectable<InputsTable>>((db, param) => db.selectFrom('inputs').selectAll().where('id', '=', param('id')));
 const transcriptTail = prepared<'sessionKey' | 'limit', Selectable<TranscriptTable>>((db, param) =>
   db.selectFrom('transcript').selectAll().where('session_key', '=', param('sessionKey')).orderBy('seq', 'desc').limit(param('limit')),
@@ -67,6 +71,7 @@ export class KyselyStore implements Store {
   readonly leases: LeaseStore;
   readonly events: EventJournal;
   readonly gateways: GatewayRegistry;
+  readonly signals: Signals = NO_SIGNALS;
 
   constructor(
     protected readonly db: Kysely<Database>,

@@ -8,6 +8,7 @@ import { KyselyStore } from '../kysely-store.js';
 import { migrateToLatest } from '../migrations.js';
 import type { Database } from '../schema.js';
 import { DatabaseClock } from './db-clock.js';
+import { channelOf, PostgresSignals } from './signals.js';
 
 export interface PostgresStoreOptions {
   connectionString: string;
@@ -18,11 +19,13 @@ export interface PostgresStoreOptions {
 
 export class PostgresStore extends KyselyStore {
   readonly clock: DatabaseClock;
+  override readonly signals: PostgresSignals;
 
-  private constructor(db: Kysely<Database>) {
+  private constructor(db: Kysely<Database>, signals: PostgresSignals) {
     // The database clock, in epoch milliseconds.
     super(db, 'postgres', () => sql<number>`(extract(epoch from clock_timestamp()) * 1000)::bigint`);
     this.clock = new DatabaseClock(db);
+    this.signals = signals;
   }
 
   /** Connects, migrates the schema to this build's latest and measures the database's clock. */
@@ -40,20 +43,27 @@ export class PostgresStore extends KyselyStore {
     // An idle connection the server dropped is replaced on next use; the pool must not crash the process for it.
     pool.on('error', () => {});
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+    const signals = new PostgresSignals(
+      pool,
+      () => new pg.Client({ connectionString: options.connectionString, connectionTimeoutMillis: 10_000 }),
+      channelOf(schema),
+    );
+    const store = new PostgresStore(db, signals);
     try {
       await sql`CREATE SCHEMA IF NOT EXISTS ${sql.id(schema)}`.execute(db);
       await migrateToLatest(db, 'postgres', schema);
-      const store = new PostgresStore(db);
       await store.clock.start();
+      await signals.start();
       return store;
     } catch (error) {
-      await db.destroy().catch(() => {});
+      await store.close().catch(() => {});
       throw error;
     }
   }
 
   override async close(): Promise<void> {
     this.clock.stop();
+    await this.signals.close();
     await super.close();
   }
 }

@@ -1,0 +1,73 @@
+/**
+ * LISTEN/NOTIFY between two stores on one schema (two gateways): a signal reaches the other store's listeners and
+ * not the sender's own, many signals in a moment are one, another schema hears nothing, and a listening connection
+ * that the server drops comes back and says so.
+ */
+import pg from 'pg';
+import { dropSchemas, POSTGRES_URL, postgresReachable } from '../helpers/postgres.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PostgresStore } from '../../src/store/postgres/postgres-store.js';
+import { channelOf } from '../../src/store/postgres/signals.js';
+import { waitUntil } from '../helpers/wait.js';
+
+if (process.env.CI || (await postgresReachable())) {
+  describe('postgres signals (two stores, one schema)', () => {
+    const schema = `sb_signals_${process.pid}`;
+    const elsewhere = `sb_signals_other_${process.pid}`;
+    let a: PostgresStore;
+    let b: PostgresStore;
+    let other: PostgresStore;
+    beforeAll(async () => {
+      a = await PostgresStore.open({ connectionString: POSTGRES_URL, schema, maxConnections: 2 });
+      b = await PostgresStore.open({ connectionString: POSTGRES_URL, schema, maxConnections: 2 });
+      other = await PostgresStore.open({ connectionString: POSTGRES_URL, schema: elsewhere, maxConnections: 2 });
+    });
+    afterAll(async () => {
+      await a?.close();
+      await b?.close();
+      await other?.close();
+      await dropSchemas(schema, elsewhere);
+    });
+
+    it("a signal reaches the other store's listener, not the sender's, nor another schema's; a burst is one signal or two", async () => {
+      let heardByA = 0;
+      let heardByB = 0;
+      let heardElsewhere = 0;
+      const stops = [
+        a.signals.listen('journal', () => (heardByA += 1)),
+        b.signals.listen('journal', () => (heardByB += 1)),
+        other.signals.listen('journal', () => (heardElsewhere += 1)),
+      ];
+      for (let i = 0; i < 100; i += 1) b.signals.notify('journal');
+      await waitUntil('a heard it', () => heardByA > 0, 2000);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      expect(heardByA).toBeLessThanOrEqual(2);
+      expect(heardByB).toBe(0);
+      expect(heardElsewhere).toBe(0);
+      for (const stop of stops) stop();
+    });
+
+    it('a listening connection the server drops is made again; its listeners are called once it is back, and hear later signals', async () => {
+      let heard = 0;
+      const stop = a.signals.listen('journal', () => (heard += 1));
+      const admin = new pg.Client({ connectionString: POSTGRES_URL });
+      await admin.connect();
+      // Each store listens on a connection of its own: drop every one listening on this schema's channel.
+      const listening = await admin.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE query = $1', [
+        `LISTEN ${JSON.stringify(channelOf(schema))}`,
+      ]);
+      expect(listening.rows.length).toBe(2);
+      for (const { pid } of listening.rows) await admin.query('SELECT pg_terminate_backend($1)', [pid]);
+      await admin.end();
+      await waitUntil('the listener was called on reconnecting', () => heard >= 1, 5000);
+      const before = heard;
+      b.signals.notify('journal');
+      await waitUntil('a later signal was heard', () => heard > before, 5000);
+      stop();
+    });
+  });
+} else {
+  describe('postgres signals', () => {
+    it.skip(`no PostgreSQL server at ${POSTGRES_URL} (set SWITCHBOARD_TEST_POSTGRES, or run under CI=true to require one)`, () => {});
+  });
+}
