@@ -51,11 +51,11 @@ const isDeadlock = (error: unknown) => (error as { code?: unknown } | null)?.cod
 export class KyselyBoardEdits extends KyselyBoardReads {
   constructor(
     db: Kysely<Database>,
-    protected readonly dialect: SqlDialectName,
+    dialect: SqlDialectName,
     /** Set on the dispatcher's view (BoardStore.fenced): every transaction checks it first. */
     protected readonly fence?: DispatcherFence,
   ) {
-    super(db);
+    super(db, dialect);
   }
 
   /**

@@ -1,12 +1,29 @@
 /** The board's reads over Kysely: a task, its view (dependencies, comments, attempts), lists and the event log. */
 import type { Kysely } from 'kysely';
+import { num } from './kysely-rows.js';
+import { SettledPoint } from './settled-point.js';
+import type { SqlDialectName } from './sql-dialect.js';
 import type { BoardState } from '../core/board.js';
 import type { BoardEventRecord, BoardTaskFilter, BoardTaskRecord, BoardTaskView } from '../ports/index.js';
 import { toAttempt, toBoardEvent, toBoardTask, toComment } from './kysely-board-rows.js';
 import type { Database } from './schema.js';
 
 export class KyselyBoardReads {
-  constructor(protected readonly db: Kysely<Database>) {}
+  /** How far the event log can be read without skipping an event that commits late (SettledPoint). */
+  private readonly settled: SettledPoint;
+
+  constructor(
+    protected readonly db: Kysely<Database>,
+    protected readonly dialect: SqlDialectName,
+  ) {
+    this.settled = new SettledPoint(db, dialect, 'board_events_seq_seq', async () => {
+      const row = await db
+        .selectFrom('board_events')
+        .select((eb) => eb.fn.max('seq').as('seq'))
+        .executeTakeFirst();
+      return num((row?.seq as number | null) ?? 0);
+    });
+  }
 
   async get(id: string): Promise<BoardTaskRecord | undefined> {
     const row = await this.db.selectFrom('board_tasks').selectAll().where('id', '=', id).executeTakeFirst();
@@ -61,8 +78,10 @@ export class KyselyBoardReads {
     return rows.map(toBoardTask);
   }
 
+  /** Up to the settled point only: a reader paging on with `afterSeq` never passes an event still committing. */
   async events(filter: { taskId?: string; afterSeq?: number; limit?: number }): Promise<BoardEventRecord[]> {
-    let query = this.db.selectFrom('board_events').selectAll();
+    const { seq } = await this.settled.read();
+    let query = this.db.selectFrom('board_events').selectAll().where('seq', '<=', seq);
     if (filter.taskId) query = query.where('task_id', '=', filter.taskId);
     if (filter.afterSeq !== undefined) query = query.where('seq', '>', filter.afterSeq);
     const rows = await query

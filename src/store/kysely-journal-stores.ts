@@ -16,6 +16,7 @@ import type {
 import { num, toEvent, toOutbox } from './kysely-rows.js';
 import { appendEvent, insertOutbox, relaxed, type LeaseTaker, type Relax } from './kysely-writes.js';
 import { prepared } from './kysely-prepared.js';
+import { SettledPoint } from './settled-point.js';
 import type { Database, EventsTable } from './schema.js';
 import type { SqlDialectName } from './sql-dialect.js';
 
@@ -193,33 +194,18 @@ export class KyselyLeaseStore implements LeaseStore {
 }
 
 export class KyselyEventJournal implements EventJournal {
-  /** PostgreSQL: sequence values taken by then, each waiting for the transactions running then to end. */
-  private readonly unsettled: { seq: number; xmax: bigint }[] = [];
-  private settledSeq = 0;
+  private readonly point: SettledPoint;
 
   constructor(
     private readonly db: Kysely<Database>,
-    private readonly dialect: SqlDialectName,
-  ) {}
+    dialect: SqlDialectName,
+  ) {
+    this.point = new SettledPoint(db, dialect, 'events_seq_seq', () => this.latestSeq());
+  }
 
-  /**
-   * SQLite has one writer, so its newest event is settled. On PostgreSQL: an event's transaction takes its xid before
-   * its sequence value (migration 0011), so the values handed out by the time `last_value` is read belong to
-   * transactions whose xids are below the xmax of a snapshot taken after; they have all ended once a snapshot's xmin
-   * reaches that xmax (at once, when no transaction runs). A rolled-back value leaves a hole that settles the same way.
-   */
-  async settled(): Promise<{ seq: number; unsettled: boolean }> {
-    if (this.dialect !== 'postgres') return { seq: await this.latestSeq(), unsettled: false };
-    const taken = await sql<{ last_value: string; is_called: boolean }>`SELECT last_value, is_called FROM events_seq_seq`.execute(this.db);
-    const last = taken.rows[0]!.is_called ? Number(taken.rows[0]!.last_value) : 0;
-    const snapshot = await sql<{ xmin: string; xmax: string }>`
-      SELECT pg_snapshot_xmin(pg_current_snapshot())::text AS xmin, pg_snapshot_xmax(pg_current_snapshot())::text AS xmax`.execute(this.db);
-    const xmin = BigInt(snapshot.rows[0]!.xmin);
-    const xmax = BigInt(snapshot.rows[0]!.xmax);
-    if (last > (this.unsettled.at(-1)?.seq ?? this.settledSeq)) this.unsettled.push({ seq: last, xmax });
-    while (this.unsettled.length > 0 && this.unsettled[0]!.xmax <= xmin)
-      this.settledSeq = Math.max(this.settledSeq, this.unsettled.shift()!.seq);
-    return { seq: this.settledSeq, unsettled: this.unsettled.length > 0 };
+  /** See SettledPoint: how far the journal can be read without skipping an event that commits late. */
+  settled(): Promise<{ seq: number; unsettled: boolean }> {
+    return this.point.read();
   }
 
   append(event: NewEvent, now: number): Promise<EventRecord> {

@@ -30,10 +30,11 @@ export async function eventSeqAfterXid(db: Kysely<any>, dialect: SqlDialectName)
  * 0012: the gateways sharing the database, each with its heartbeat (`switchboard status`, and whose A2A executors still
  * live); the secrets every gateway must agree on (the one that signs sub-agent handles); on a sub-agent, the run whose
  * retry was noted, so that two recoveries of one interrupted run note one retry; on an A2A task, the gateway whose
- * executor works on it; on a remote task followed in the background, which gateway follows it and until when; and the
- * board dispatcher lease's epoch, the fence of its every write.
+ * executor works on it; on a remote task followed in the background, which gateway follows it and until when; the
+ * board dispatcher lease's epoch, the fence of its every write; and on PostgreSQL, the board's event log numbered after
+ * the xid as the journal is (0011), so that its readers can stop at its settled point too.
  */
-export async function gatewayRegistry(db: Kysely<any>): Promise<void> {
+export async function gatewayRegistry(db: Kysely<any>, dialect: SqlDialectName): Promise<void> {
   await db.schema
     .createTable('gateways')
     .addColumn('id', 'varchar(64)', (col) => col.primaryKey())
@@ -62,4 +63,8 @@ export async function gatewayRegistry(db: Kysely<any>): Promise<void> {
     .alterTable('board_leases')
     .addColumn('epoch', 'bigint', (col) => col.notNull().defaultTo(0))
     .execute();
+  if (dialect !== 'postgres') return;
+  await sql`CREATE OR REPLACE FUNCTION next_board_event_seq() RETURNS bigint LANGUAGE sql VOLATILE AS
+    $$ SELECT CASE WHEN pg_current_xact_id() IS NOT NULL THEN nextval('board_events_seq_seq') END $$`.execute(db);
+  await sql`ALTER TABLE board_events ALTER COLUMN seq SET DEFAULT next_board_event_seq()`.execute(db);
 }

@@ -300,7 +300,7 @@ function migrations(dialect: SqlDialectName): Record<string, Migration> {
     '0009_board_keys': { up: (db: Kysely<any>) => boardKeys(db) },
     '0010_outbox_claims': { up: (db: Kysely<any>) => outboxClaims(db) },
     '0011_event_seq_after_xid': { up: (db: Kysely<any>) => eventSeqAfterXid(db, dialect) },
-    '0012_gateway_registry': { up: (db: Kysely<any>) => gatewayRegistry(db) },
+    '0012_gateway_registry': { up: (db: Kysely<any>) => gatewayRegistry(db, dialect) },
   };
 }
 

@@ -34,6 +34,16 @@ function newTask(overrides: Partial<NewBoardTask> = {}): NewBoardTask {
   };
 }
 
+/** The board log after `afterSeq`, once it holds the task's event (the settled point moves on a read after the commit). */
+async function waitForEvents(store: Store, afterSeq: number, taskId: string) {
+  for (let tries = 0; tries < 100; tries++) {
+    const events = await store.board.events({ afterSeq });
+    if (events.some((event) => event.taskId === taskId)) return events;
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  throw new Error(`the board log never showed ${taskId}`);
+}
+
 /** What a call ended with: its value, or its error's code. */
 async function settle<T>(promise: Promise<T>): Promise<{ ok: true; value: T } | { ok: false; code: string }> {
   try {
@@ -155,6 +165,26 @@ if (process.env.CI || (await postgresReachable())) {
         expect(published).toEqual([Number(held.rows[0]!.seq), later.seq]);
       }
       tail.stop();
+    });
+
+    it("the board's event log read after a number stops below an event still committing, and never skips it", async () => {
+      for (let round = 0; round < 10; round++) {
+        const before = (await b.board.events({ afterSeq: 0, limit: 100_000 })).at(-1)?.seq ?? 0;
+        const slow = new pg.Client({ connectionString: url, options: `-c search_path=${schema}` });
+        await slow.connect();
+        await slow.query('BEGIN');
+        const held = await slow.query<{ seq: string }>(
+          `INSERT INTO board_events (task_id, board, type, actor, detail, created_at) VALUES ('t-slow', 'default', 'commented', 'x', '{}', 1) RETURNING seq`,
+        );
+        const { task } = await a.board.create(newTask(), 1000);
+        const later = await b.board.events({ afterSeq: before });
+        expect(later.map((event) => event.taskId)).not.toContain(task.id);
+        await slow.query('COMMIT');
+        await slow.end();
+        const after = await waitForEvents(b, before, task.id);
+        expect(after.map((event) => event.seq)).toEqual([...after.map((event) => event.seq)].sort((x, y) => x - y));
+        expect(after[0]!.seq).toBe(Number(held.rows[0]!.seq));
+      }
     });
 
     it('two gateways claiming one due outbox row: exactly one attempt gets it', async () => {
