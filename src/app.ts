@@ -161,7 +161,10 @@ export async function serveGateway(options: ServeOptions): Promise<RunningGatewa
     },
     { onClient: (made) => (client = made), onBoard: (made) => (board = made) },
   );
-  const token = dataDir.token();
+  // Every gateway on the store answers to one control token (its first gateway's), so that a client behind a load
+  // balancer needs one; the data directory keeps a copy for the CLI.
+  const token = await store.gateways.sharedSecret('control-token', dataDir.token());
+  if (token !== dataDir.readToken()) dataDir.writeToken(token);
   // The A2A front (the SDK's server and express) is loaded only when it is on: it is a tenth of the startup.
   const front = config.a2a.server.enabled
     ? new (await import('./a2a/server.js')).A2AServer(gateway, store.a2aTasks, undefined, (error) =>

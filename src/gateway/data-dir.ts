@@ -65,6 +65,11 @@ export class DataDir {
     return this.read('token');
   }
 
+  /** Replaces the token (with the one every gateway on the store shares), written whole or not at all. */
+  writeToken(token: string): void {
+    writeFileAtomic(join(this.path, 'token'), `${token}\n`, 0o600);
+  }
+
   /** The secret that signs sub-agent handles, so a handle stays valid across restarts. */
   capabilitySecret(): string {
     return this.readOrCreate('subagent-secret', () => randomBytes(32).toString('base64url'));

@@ -42,14 +42,32 @@ describe('a gateway on PostgreSQL', () => {
   });
 
   it('a second gateway on the same schema serves too', async () => {
-    const first = await startGatewayProcess(tempConfig(config).configPath, { SWITCHBOARD_STORE_URL: url });
+    const firstConfig = tempConfig(config).configPath;
+    const first = await startGatewayProcess(firstConfig, { SWITCHBOARD_STORE_URL: url });
     const second = await startGatewayProcess(tempConfig(config).configPath, { SWITCHBOARD_STORE_URL: url });
     const [a, b] = await Promise.all([
       first.request<{ reply: string }>('POST', '/v1/send', { target: 'echo', message: 'from a', wait: true, peer: 'a' }),
       second.request<{ reply: string }>('POST', '/v1/send', { target: 'echo', message: 'from b', wait: true, peer: 'b' }),
     ]);
     expect([a.body.reply, b.body.reply]).toEqual(['echo: from a', 'echo: from b']);
+    // One control token for the store: a client behind a load balancer needs one.
+    expect(second.token).toBe(first.token);
+    // Each lists both, alive, with where they listen.
+    const { body } = await second.request<{ gatewayId: string; gateways: { id: string; alive: boolean; url: string }[] }>(
+      'GET',
+      '/v1/status',
+    );
+    expect(
+      body.gateways
+        .filter((gateway) => gateway.alive)
+        .map((gateway) => gateway.url)
+        .sort(),
+    ).toEqual([first.url, second.url].sort());
+    const cli = await cliWith(firstConfig)('status');
+    expect(cli.stdout).toMatch(/gateways on this database:\n {2}gw-\S+ alive \(heartbeat \d+\.\ds ago\): \d+ session\(s\) held/);
     expect(await stopGatewayProcess(first)).toBe(0);
+    const after = await second.request<{ gateways: { url: string; stoppedAt: number | null; alive: boolean }[] }>('GET', '/v1/status');
+    expect(after.body.gateways.find((gateway) => gateway.url === first.url)).toMatchObject({ alive: false, stoppedAt: expect.any(Number) });
     expect(await stopGatewayProcess(second)).toBe(0);
   });
 
