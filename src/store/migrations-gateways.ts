@@ -32,7 +32,9 @@ export async function eventSeqAfterXid(db: Kysely<any>, dialect: SqlDialectName)
  * retry was noted, so that two recoveries of one interrupted run note one retry; on an A2A task, the gateway whose
  * executor works on it; on a remote task followed in the background, which gateway follows it and until when; the
  * board dispatcher lease's epoch, the fence of its every write; and on PostgreSQL, the board's event log numbered after
- * the xid as the journal is (0011), so that its readers can stop at its settled point too.
+ * the xid as the journal is (0011), so that its readers can stop at its settled point too, and outbox ids as long as
+ * a sub-agent's completion makes them (`completion-<sub-agent id>-<run id>`, 84 characters: PostgreSQL refused every
+ * completion; SQLite does not enforce a length).
  */
 export async function gatewayRegistry(db: Kysely<any>, dialect: SqlDialectName): Promise<void> {
   await db.schema
@@ -64,6 +66,7 @@ export async function gatewayRegistry(db: Kysely<any>, dialect: SqlDialectName):
     .addColumn('epoch', 'bigint', (col) => col.notNull().defaultTo(0))
     .execute();
   if (dialect !== 'postgres') return;
+  await sql`ALTER TABLE outbox ALTER COLUMN id TYPE varchar(128)`.execute(db);
   await sql`CREATE OR REPLACE FUNCTION next_board_event_seq() RETURNS bigint LANGUAGE sql VOLATILE AS
     $$ SELECT CASE WHEN pg_current_xact_id() IS NOT NULL THEN nextval('board_events_seq_seq') END $$`.execute(db);
   await sql`ALTER TABLE board_events ALTER COLUMN seq SET DEFAULT next_board_event_seq()`.execute(db);

@@ -2,6 +2,7 @@
  * The contract every Store adapter must pass unchanged. Call `describeStoreContract` from one test file
  * per adapter with a factory that returns a fresh, empty store.
  */
+import { randomUUID } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { NewInput, NewSubagent, ParentFacts, Store } from '../../src/ports/index.js';
 
@@ -888,7 +889,10 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
             worktree: null,
             ...overrides,
           },
-          newInput(child, { idempotencyKey: `spawn:${overrides.id ?? 'c1'}`, provenance: { kind: 'subagent_task', sourceSession: S } }),
+          newInput(overrides.sessionKey ?? child, {
+            idempotencyKey: `spawn:${overrides.id ?? 'c1'}`,
+            provenance: { kind: 'subagent_task', sourceSession: S },
+          }),
           now,
         );
 
@@ -1033,6 +1037,45 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
         expect(await store.subagents.countUndelivered(S)).toBe(1);
         await store.subagents.markCompletion('c1', 'delivered', 6000);
         expect(await store.subagents.countUndelivered(S)).toBe(0);
+      });
+
+      it("ids as the gateway makes them (UUIDs): a child's run commits and its completion row is stored (PostgreSQL enforces lengths)", async () => {
+        const subagentId = randomUUID();
+        const runId = randomUUID();
+        const session = `agent:support:subagent:${subagentId}`;
+        await spawnChild({ id: subagentId, sessionKey: session, firstRunId: runId, correlationId: randomUUID() });
+        const [input] = await store.inputs.listQueued(session);
+        const started = await store.runs.start(
+          {
+            id: runId,
+            sessionKey: session,
+            agentId: 'support',
+            owner: `gw-${randomUUID()}`,
+            leaseTtlMs: 30_000,
+            model: 'm',
+            inputIds: [input!.id],
+            subagentId,
+          },
+          4000,
+        );
+        if (typeof started === 'string') throw new Error(started);
+        await store.runs.commit(
+          {
+            runId,
+            sessionKey: session,
+            epoch: started.epoch,
+            outcome: { status: 'succeeded', usage, preambleChars: 0, promptChars: 0, finalText: 'done' },
+            transcript: [],
+            consumedInputIds: [input!.id],
+            outbox: [],
+            events: [],
+            subagent: { id: subagentId, error: null, maxResultChars: 1000 },
+          },
+          5000,
+        );
+        expect(await store.outbox.get(`completion-${subagentId}-${runId}`)).toMatchObject({
+          idempotencyKey: `completion:${session}:${runId}`,
+        });
       });
 
       it('a run that ends while the sub-agent still has children out freezes its answer instead of settling', async () => {
