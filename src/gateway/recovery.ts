@@ -6,7 +6,9 @@
  * - Every `SWEEP_MS`, the takeover sweep recovers every run whose lease expired or moved on, whoever owned it (a
  *   gateway that died, or was paused or cut off past its lease), judged by the database clock; and it wakes the
  *   sessions whose queued inputs wait past a lease's lifetime with no lease held (their gateway died before it ran
- *   them). Of several gateways sweeping, each run is recovered by one (a compare-and-set in the store).
+ *   them). Of several gateways sweeping, each run is recovered by one (a compare-and-set in the store). The outbox
+ *   rows a gateway held mid-delivery when its heartbeat stopped are due again at once (delivery is at least once: a
+ *   gateway that was only paused has its late mark refused, and the receiver dedupes by the row's key).
  *
  * After each recovery, what the interrupted runs held is settled as their ends would have: dropped inputs are told
  * to their exchanges, results a run took while it waited are delivered as messages, sub-agents are settled and
@@ -122,6 +124,11 @@ export class RunRecovery {
       for (const key of report.sessionKeys) this.deps.wake(key);
     }
     for (const key of await store.sessions.listStranded(now - leaseTtlMs, STRANDED_BATCH)) this.deps.wake(key);
+    // Outbox rows a gateway that died held mid-delivery are due again now, not when their claims end (outbox.claimMs).
+    for (const gone of await store.gateways.list()) {
+      if (gone.id === gatewayId || gone.stoppedAt !== null || now - gone.heartbeatAt <= leaseTtlMs) continue;
+      await store.outbox.releaseClaims(gone.id, now);
+    }
   }
 
   /** Recovers the orphans of `scope` and settles what their runs held. */
