@@ -11,6 +11,7 @@ import type { OrphanRecovery, RecoveryReport } from '../ports/index.js';
 import { num, type Db } from './kysely-rows.js';
 import { appendEvent } from './kysely-writes.js';
 import type { Database } from './schema.js';
+import type { SqlDialectName } from './sql-dialect.js';
 
 /** How many orphans one call recovers; a sweep that finds more comes back for the rest. */
 const BATCH = 100;
@@ -129,8 +130,12 @@ async function recoverOne(
   );
 }
 
+/** PostgreSQL's lock_not_available: a lock_timeout ran out. */
+const LOCK_NOT_AVAILABLE = '55P03';
+
 export async function recoverOrphans(
   db: Kysely<Database>,
+  dialect: SqlDialectName,
   dbNowMs: () => RawBuilder<number>,
   recovery: OrphanRecovery,
   now: number,
@@ -139,7 +144,17 @@ export async function recoverOrphans(
   for (const orphan of await findOrphans(db, dbNowMs, recovery)) {
     // One transaction a run: a report lists only what committed.
     const one = emptyRecovery();
-    await db.transaction().execute((trx) => recoverOne(trx, dbNowMs, recovery, orphan, now, one));
+    try {
+      await db.transaction().execute(async (trx) => {
+        // A row another transaction holds (its owner hangs mid-commit, until PostgreSQL ends that transaction) is
+        // left for the next sweep, instead of holding up this one's other orphans.
+        if (dialect === 'postgres') await sql`SET LOCAL lock_timeout = '500ms'`.execute(trx);
+        await recoverOne(trx, dbNowMs, recovery, orphan, now, one);
+      });
+    } catch (error) {
+      if ((error as { code?: string }).code === LOCK_NOT_AVAILABLE) continue;
+      throw error;
+    }
     for (const key of Object.keys(report) as (keyof RecoveryReport)[]) report[key].push(...one[key]);
   }
   report.sessionKeys = [...new Set(report.sessionKeys)];

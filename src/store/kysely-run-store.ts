@@ -258,7 +258,7 @@ export class KyselyRunStore implements RunStore {
   }
 
   recoverOrphans(recovery: OrphanRecovery, now: number): Promise<RecoveryReport> {
-    return recoverOrphans(this.db, this.dbNowMs, recovery, now);
+    return recoverOrphans(this.db, this.dialect, this.dbNowMs, recovery, now);
   }
 }
 

@@ -12,6 +12,8 @@ export interface StoreSelection {
   url?: string;
   schema: string;
   maxConnections: number;
+  /** PostgreSQL: how long a transaction may sit idle before the server ends it (half a lease's lifetime). */
+  idleTransactionTimeoutMs?: number;
   sqlite: { path: string; synchronous: 'OFF' | 'NORMAL' | 'FULL' | 'EXTRA'; exclusive?: boolean };
   /** Where the URL came from, for the error lines: `store.url`, `SWITCHBOARD_STORE_URL` or `--store`. */
   urlSource?: string;
@@ -57,6 +59,7 @@ export async function openStore(selection: StoreSelection): Promise<OpenedStore>
       connectionString: selection.url,
       schema: selection.schema,
       maxConnections: selection.maxConnections,
+      idleTransactionTimeoutMs: selection.idleTransactionTimeoutMs,
     });
     return { store, driver, clock: store.clock };
   } catch (error) {

@@ -1,9 +1,11 @@
 /**
  * LISTEN/NOTIFY between two stores on one schema (two gateways): a signal reaches the other store's listeners and
  * not the sender's own, many signals in a moment are one, another schema hears nothing, and a listening connection
- * that the server drops comes back and says so.
+ * that the server drops comes back and says so. And a connection the server ends in the middle of a transaction (a
+ * gateway paused past idle_in_transaction_session_timeout) fails that transaction, not the process.
  */
 import pg from 'pg';
+import { sql, type Kysely } from 'kysely';
 import { dropSchemas, POSTGRES_URL, postgresReachable } from '../helpers/postgres.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PostgresStore } from '../../src/store/postgres/postgres-store.js';
@@ -45,6 +47,24 @@ if (process.env.CI || (await postgresReachable())) {
       expect(heardByB).toBe(0);
       expect(heardElsewhere).toBe(0);
       for (const stop of stops) stop();
+    });
+
+    it('a transaction whose connection the server ends (it sat idle too long) fails; the store goes on', async () => {
+      const quick = await PostgresStore.open({ connectionString: POSTGRES_URL, schema, maxConnections: 2, idleTransactionTimeoutMs: 300 });
+      try {
+        const db = (quick as unknown as { db: Kysely<unknown> }).db;
+        await expect(
+          db.transaction().execute(async (trx) => {
+            await sql`SELECT 1`.execute(trx);
+            // The gateway is held up mid-transaction (paused, or its event loop stalled) past the timeout.
+            await new Promise((resolve) => setTimeout(resolve, 1200));
+            await sql`SELECT 2`.execute(trx);
+          }),
+        ).rejects.toThrow();
+        expect(await quick.sessions.list()).toEqual([]);
+      } finally {
+        await quick.close();
+      }
     });
 
     it('a listening connection the server drops is made again; its listeners are called once it is back, and hear later signals', async () => {

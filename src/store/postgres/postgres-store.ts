@@ -15,6 +15,12 @@ export interface PostgresStoreOptions {
   /** The schema the tables live in; created when missing. */
   schema?: string;
   maxConnections?: number;
+  /**
+   * How long PostgreSQL lets one of this store's transactions sit idle before it ends it (idle_in_transaction_session_
+   * timeout): a gateway that hangs or is paused mid-transaction would otherwise hold its row locks, and every other
+   * gateway's takeover of its runs would wait on them. Default 15 s; a gateway sets half its lease's lifetime.
+   */
+  idleTransactionTimeoutMs?: number;
 }
 
 export class PostgresStore extends KyselyStore {
@@ -37,11 +43,13 @@ export class PostgresStore extends KyselyStore {
     const pool = new pg.Pool({
       connectionString: options.connectionString,
       max: options.maxConnections ?? 10,
-      options: `-c search_path=${schema}`,
+      options: `-c search_path=${schema} -c idle_in_transaction_session_timeout=${options.idleTransactionTimeoutMs ?? 15_000}`,
       connectionTimeoutMillis: 10_000,
     });
-    // An idle connection the server dropped is replaced on next use; the pool must not crash the process for it.
+    // A connection the server drops (a restart, a transaction it ended for idling) fails what runs on it and is
+    // replaced on next use; neither an idle one nor one in use may crash the process with an unhandled 'error'.
     pool.on('error', () => {});
+    pool.on('connect', (client) => client.on('error', () => {}));
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
     const signals = new PostgresSignals(
       pool,
