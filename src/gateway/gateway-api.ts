@@ -75,6 +75,8 @@ export interface GatewayApi
   redact(text: string): string;
   /** Resolves once everything the store committed so far is durable. */
   durable(): Promise<void>;
+  /** A consistent copy of the store in a new file (SQLite; see Store.backup). */
+  backupStore(path: string): Promise<{ path: string; bytes: number }>;
   // cancel
   settleDeadOutbox(id: string, action: 'retry' | 'drop'): Promise<OutboxRecord>;
   // events and deliveries

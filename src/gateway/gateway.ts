@@ -411,6 +411,10 @@ export class Gateway extends GatewayControl implements GatewayApi {
   /** Resolves once everything the store committed so far is durable (a waited send that answers before its reply). */
   durable = (): Promise<void> => this.store.durable();
 
+  backupStore(path: string): Promise<{ path: string; bytes: number }> {
+    return this.store.backup(path);
+  }
+
   /** For fronts that write journal events in their own transactions (the board): publishes what is new. */
   publishJournal = (): Promise<void> => this.journal.kick();
 

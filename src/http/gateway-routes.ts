@@ -1,15 +1,18 @@
 /**
  * The control API's routes into the gateway (docs/control-api.md): status and config reload, agents, sessions and
- * their history, exchanges, A2A tasks, runs, sub-agents, the outbox, and cancels and kills. Each goes through the
+ * their history, exchanges, A2A tasks, runs, sub-agents, the outbox, a store backup, and cancels and kills. Each goes through the
  * gateway's one door.
  */
+import { z } from 'zod';
 import { SwitchboardError } from '../core/errors.js';
 import type { ConfigReload } from '../gateway/config-reload.js';
 import type { GatewayApi } from '../gateway/gateway-api.js';
 import type { OutboxStatus } from '../ports/index.js';
+import { parseBody, readJson } from './json-body.js';
 import type { RouteAdder } from './route.js';
 
 const MAX_LIMIT = 10_000;
+const backupBody = z.strictObject({ path: z.string().min(1).max(4096) });
 const OUTBOX_STATUSES: readonly OutboxStatus[] = ['pending', 'delivered', 'dead', 'dropped'];
 
 /** `?limit=`: an integer from 1 to 10,000, or none. */
@@ -82,6 +85,10 @@ export function gatewayRoutes(gw: GatewayApi, route: RouteAdder, reloadConfig?: 
   route('POST', /^\/v1\/runs\/([^/]+)\/cancel$/, async (_req, _url, [id]) => ({
     cancelled: await gw.cancelRun(await gw.resolveId('run', id)),
   }));
+  route('POST', /^\/v1\/store\/backup$/, async (request) => {
+    const { path } = parseBody(backupBody, await readJson(request));
+    return gw.backupStore(path);
+  });
   route('GET', /^\/v1\/outbox$/, async (_req, url) => {
     const status = url.searchParams.get('status') ?? undefined;
     if (status !== undefined && !OUTBOX_STATUSES.includes(status as OutboxStatus)) {

@@ -33,6 +33,11 @@ export interface Store {
   readonly gateways: GatewayRegistry;
   /** Wake-ups between the gateways sharing this store (none where one gateway has it to itself). */
   readonly signals: Signals;
+  /**
+   * A consistent copy of the whole store, made while it runs, in a new file at `path` (which must not exist), checked
+   * whole before it answers. SQLite only: PostgreSQL is backed up with the server's own tools (pg_dump), and refused.
+   */
+  backup(path: string): Promise<{ path: string; bytes: number }>;
   /** Resolves once every write committed before the call is durable (at once where each commit already is). */
   durable(): Promise<void>;
   close(): Promise<void>;

@@ -45,6 +45,8 @@ import { takeRate } from './kysely-limits.js';
 import { matchIds } from './kysely-ids.js';
 import type { SqlDialectName } from './sql-dialect.js';
 import { prepared } from './kysely-prepared.js';
+import { copyTables, firstNonEmpty, type TableCopy } from './store-copy.js';
+import { SwitchboardError } from '../core/errors.js';
 
 /** One gateway per database (SQLite holds its file exclusively): nobody else to tell. */
 const NO_SIGNALS: Signals = { notify: () => {}, listen: () => () => {} };
@@ -75,7 +77,7 @@ export class KyselyStore implements Store {
 
   constructor(
     protected readonly db: Kysely<Database>,
-    dialect: SqlDialectName,
+    protected readonly dialect: SqlDialectName,
     /** The database clock in epoch milliseconds, as an SQL expression. */
     dbNowMs: () => RawBuilder<number>,
     adapter: {
@@ -108,6 +110,28 @@ export class KyselyStore implements Store {
   }
 
   async durable(): Promise<void> {}
+
+  async backup(_path: string): Promise<{ path: string; bytes: number }> {
+    throw new SwitchboardError(
+      'INVALID_REQUEST',
+      "the store is PostgreSQL: back it up with the server's own tools (pg_dump); switchboard store backup copies a SQLite store",
+    );
+  }
+
+  /**
+   * Copies every table of this store (SQLite) into `target`, which must hold nothing yet (switchboard store copy);
+   * answers each table's rows in both, counted after the copy.
+   */
+  async copyInto(target: KyselyStore, progress?: (copy: TableCopy) => void): Promise<TableCopy[]> {
+    const taken = await firstNonEmpty(target.db);
+    if (taken) {
+      throw new SwitchboardError(
+        'INVALID_REQUEST',
+        `the target store is not empty (its ${taken.table} table holds ${taken.rows} row(s)): copy into a new database or schema (--schema)`,
+      );
+    }
+    return copyTables(this.db, target.db, target.dialect, progress);
+  }
 
   async close(): Promise<void> {
     await this.db.destroy();

@@ -1,6 +1,6 @@
 /** The embedded default store: SQLite (better-sqlite3 12) in WAL mode, through Kysely. */
-import { mkdirSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { existsSync, mkdirSync, statSync } from 'node:fs';
+import { dirname, isAbsolute } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { Kysely, SqliteDialect, sql, type Driver } from 'kysely';
 import type { Selectable } from 'kysely';
@@ -122,6 +122,26 @@ export class SqliteStore extends KyselyStore {
   override durable(): Promise<void> {
     if (this.groupCommit.open) return this.db.connection().execute(async () => this.markDurable());
     return this.wal ? this.wal.durable() : Promise.resolve();
+  }
+
+  /**
+   * SQLite's online backup, from the connection that holds the file (nothing else can read it while a gateway runs):
+   * a consistent copy of everything committed, made without stopping, then opened and checked whole.
+   */
+  override async backup(path: string): Promise<{ path: string; bytes: number }> {
+    if (!isAbsolute(path)) throw new SwitchboardError('INVALID_REQUEST', `backup path "${path}" is not absolute`);
+    if (existsSync(path)) throw new SwitchboardError('INVALID_REQUEST', `${path} exists already: give the backup the path of a new file`);
+    if (!existsSync(dirname(path))) throw new SwitchboardError('INVALID_REQUEST', `the folder ${dirname(path)} does not exist`);
+    await this.durable();
+    await this.raw.backup(path);
+    const copy = new BetterSqlite3(path, { readonly: true });
+    try {
+      const [check] = copy.pragma('integrity_check') as { integrity_check: string }[];
+      if (check?.integrity_check !== 'ok') throw new Error(`the backup at ${path} failed its integrity check: ${check?.integrity_check}`);
+    } finally {
+      copy.close();
+    }
+    return { path, bytes: statSync(path).size };
   }
 
   static async open(options: SqliteStoreOptions): Promise<SqliteStore> {
