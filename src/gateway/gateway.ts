@@ -114,7 +114,10 @@ export class Gateway extends GatewayControl implements GatewayApi {
       this.store,
       this.bus,
       (error) => this.log('error', `journal: ${errorMessage(error)}`),
-      () => this.store.signals.notify('journal'),
+      // Only another gateway needs telling; alone on the database, the round trip is saved.
+      () => {
+        if (this.presence.othersMayBeAlive) this.store.signals.notify('journal');
+      },
     );
     this.unlisten = this.store.signals.listen('journal', () => void this.journal.catchUp());
     this.outbox = new OutboxDispatcher(
@@ -174,6 +177,7 @@ export class Gateway extends GatewayControl implements GatewayApi {
       onInputDropped: (inputId) => this.onInputDropped(inputId),
       afterRecovery: this.extensions.flatMap((extension) => (extension.afterRecovery ? [extension.afterRecovery] : [])),
       publish: () => this.journal.kick(),
+      goneGateways: () => this.presence.gone,
       log: this.log,
     });
     this.presence = new GatewayPresence({

@@ -20,6 +20,8 @@ export interface GatewayView extends GatewayRecord {
 
 export class GatewayPresence {
   private timer?: NodeJS.Timeout;
+  /** The others as the last heartbeat found them: unknown (so assumed alive) until then. */
+  private others: { alive: string[]; gone: string[] } | undefined;
 
   constructor(
     private readonly deps: {
@@ -48,9 +50,28 @@ export class GatewayPresence {
   private async beat(): Promise<void> {
     try {
       await this.deps.registry.heartbeat(this.deps.gatewayId, this.deps.report(), this.deps.clock.now());
+      const now = this.deps.clock.now();
+      const others = (await this.deps.registry.list()).filter(
+        (gateway) => gateway.id !== this.deps.gatewayId && gateway.stoppedAt === null,
+      );
+      const alive = (gateway: GatewayRecord) => now - gateway.heartbeatAt <= this.deps.leaseTtlMs;
+      this.others = {
+        alive: others.filter(alive).map((gateway) => gateway.id),
+        gone: others.filter((gateway) => !alive(gateway)).map((gateway) => gateway.id),
+      };
     } catch (error) {
       this.deps.log(`heartbeat: ${errorMessage(error)}`);
     }
+  }
+
+  /** Whether another gateway may be alive on the database (true until the first heartbeat has looked). */
+  get othersMayBeAlive(): boolean {
+    return this.others === undefined || this.others.alive.length > 0;
+  }
+
+  /** The gateways whose heartbeats stopped without a clean stop, as the last heartbeat found them. */
+  get gone(): readonly string[] {
+    return this.others?.gone ?? [];
   }
 
   async stop(): Promise<void> {

@@ -41,6 +41,8 @@ export interface RunRecoveryDeps {
   onInputDropped: (inputId: string) => Promise<void>;
   /** The extensions' part (GatewayExtension.afterRecovery). */
   afterRecovery: readonly ((report: RecoveryReport) => Promise<void>)[];
+  /** The gateways whose heartbeats stopped (GatewayPresence.gone). */
+  goneGateways: () => readonly string[];
   /** Publishes what the recovery journalled. */
   publish: () => Promise<void>;
   log: (level: 'info' | 'warn' | 'error', message: string, fields?: Record<string, unknown>) => void;
@@ -125,10 +127,7 @@ export class RunRecovery {
     }
     for (const key of await store.sessions.listStranded(now - leaseTtlMs, STRANDED_BATCH)) this.deps.wake(key);
     // Outbox rows a gateway that died held mid-delivery are due again now, not when their claims end (outbox.claimMs).
-    for (const gone of await store.gateways.list()) {
-      if (gone.id === gatewayId || gone.stoppedAt !== null || now - gone.heartbeatAt <= leaseTtlMs) continue;
-      await store.outbox.releaseClaims(gone.id, now);
-    }
+    for (const gone of this.deps.goneGateways()) await store.outbox.releaseClaims(gone, now);
   }
 
   /** Recovers the orphans of `scope` and settles what their runs held. */

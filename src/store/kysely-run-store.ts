@@ -127,7 +127,7 @@ const finishRun = prepared<FinishParam, Selectable<RunsTable>>((db, param) =>
 
 export class KyselyRunStore implements RunStore {
   constructor(
-    private readonly db: Kysely<Database>,
+    protected readonly db: Kysely<Database>,
     private readonly dialect: SqlDialectName,
     /** The database clock: recovery judges leases by it. */
     private readonly dbNowMs: () => RawBuilder<number>,

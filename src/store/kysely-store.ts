@@ -86,6 +86,8 @@ export class KyselyStore implements Store {
       /** An adapter's own transcript store, where it can keep sessions' recent entries. */
       transcript?: (plain: KyselyTranscriptStore) => TranscriptStore;
       relax?: Relax;
+      /** An adapter's own run store, where it has a faster start and commit. */
+      runStore?: typeof KyselyRunStore;
     } = {},
   ) {
     this.toolCalls = new KyselyToolCallStore(db);
@@ -98,7 +100,7 @@ export class KyselyStore implements Store {
     this.transcript = adapter.transcript ? adapter.transcript(new KyselyTranscriptStore(db)) : new KyselyTranscriptStore(db);
     // One statement takes a lease, for the lease store and for a run's start.
     const takeLease = leaseTaker(dbNowMs);
-    this.runs = new KyselyRunStore(db, dialect, dbNowMs, takeLease, adapter.relax);
+    this.runs = new (adapter.runStore ?? KyselyRunStore)(db, dialect, dbNowMs, takeLease, adapter.relax);
     this.outbox = new KyselyOutboxStore(db, dialect);
     this.leases = new KyselyLeaseStore(db, dbNowMs, takeLease, adapter.relax);
     this.events = new KyselyEventJournal(db, dialect);

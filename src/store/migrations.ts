@@ -5,6 +5,7 @@
 import { type Kysely, Migrator, type Migration, type MigrationProvider } from 'kysely';
 import { boardKeys, boardTables } from './migrations-board.js';
 import { eventSeqAfterXid, gatewayRegistry, outboxClaims } from './migrations-gateways.js';
+import { postgresRunFunctions } from './migrations-postgres.js';
 import { serialKey, type SqlDialectName } from './sql-dialect.js';
 
 function migrations(dialect: SqlDialectName): Record<string, Migration> {
@@ -301,6 +302,7 @@ function migrations(dialect: SqlDialectName): Record<string, Migration> {
     '0010_outbox_claims': { up: (db: Kysely<any>) => outboxClaims(db) },
     '0011_event_seq_after_xid': { up: (db: Kysely<any>) => eventSeqAfterXid(db, dialect) },
     '0012_gateway_registry': { up: (db: Kysely<any>) => gatewayRegistry(db, dialect) },
+    '0013_postgres_run_functions': { up: async (db: Kysely<any>) => (dialect === 'postgres' ? postgresRunFunctions(db) : undefined) },
   };
 }
 

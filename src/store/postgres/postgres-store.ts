@@ -9,6 +9,7 @@ import { migrateToLatest } from '../migrations.js';
 import type { Database } from '../schema.js';
 import { DatabaseClock } from './db-clock.js';
 import { channelOf, PostgresSignals } from './signals.js';
+import { PostgresRunStore } from './postgres-run-store.js';
 
 export interface PostgresStoreOptions {
   connectionString: string;
@@ -29,7 +30,7 @@ export class PostgresStore extends KyselyStore {
 
   private constructor(db: Kysely<Database>, signals: PostgresSignals) {
     // The database clock, in epoch milliseconds.
-    super(db, 'postgres', () => sql<number>`(extract(epoch from clock_timestamp()) * 1000)::bigint`);
+    super(db, 'postgres', () => sql<number>`(extract(epoch from clock_timestamp()) * 1000)::bigint`, { runStore: PostgresRunStore });
     this.clock = new DatabaseClock(db);
     this.signals = signals;
   }

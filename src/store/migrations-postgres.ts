@@ -1,0 +1,90 @@
+/**
+ * 0013, PostgreSQL only: a run's start and a run's commit as functions, so that each is one round trip instead of a
+ * transaction of eight or nine statements (postgres/postgres-run-store.ts calls them; the portable transactions in
+ * kysely-run-store.ts do the same, and the store's contract suite runs both). A function runs inside its statement's
+ * transaction: the exceptions raised here undo everything it did, as the portable code's throws do.
+ */
+import { sql, type Kysely } from 'kysely';
+
+/** Raised when an input of the start was taken by another run: the start writes nothing. */
+export const START_TAKEN = 'SB001';
+/** Raised when the commit's run is no longer running under its lease's epoch; the message is the lease's epoch now. */
+export const COMMIT_LEASE_LOST = 'SB002';
+
+export async function postgresRunFunctions(db: Kysely<any>): Promise<void> {
+  await sql`
+    CREATE OR REPLACE FUNCTION sb_start_run(p_key text, p_owner text, p_ttl_ms bigint, p_run_id text, p_agent text,
+      p_model text, p_now bigint, p_inputs text[], p_payload text) RETURNS json LANGUAGE plpgsql AS $$
+    DECLARE
+      v_db_now bigint := (extract(epoch from clock_timestamp()) * 1000)::bigint;
+      v_epoch integer;
+      v_claimed integer;
+      v_event events;
+    BEGIN
+      -- The lease: taken when free, expired or the owner's own (kysely-writes.ts leaseTaker).
+      INSERT INTO session_lease AS l (session_key, owner, epoch, expires_at) VALUES (p_key, p_owner, 1, v_db_now + p_ttl_ms)
+        ON CONFLICT (session_key) DO UPDATE SET owner = p_owner, epoch = l.epoch + 1, expires_at = v_db_now + p_ttl_ms
+        WHERE l.owner = p_owner OR l.expires_at < v_db_now
+        RETURNING l.epoch INTO v_epoch;
+      IF v_epoch IS NULL THEN RETURN json_build_object('status', 'leased'); END IF;
+      UPDATE inputs SET status = 'claimed', run_id = p_run_id, attempts = attempts + 1, updated_at = p_now
+        WHERE id = ANY(p_inputs) AND status = 'queued';
+      GET DIAGNOSTICS v_claimed = ROW_COUNT;
+      IF v_claimed <> cardinality(p_inputs) THEN RAISE EXCEPTION USING ERRCODE = 'SB001', MESSAGE = 'an input was taken'; END IF;
+      INSERT INTO runs (id, session_key, agent_id, status, owner, epoch, model, started_at, ended_at, input_tokens, output_tokens,
+          model_calls, steps, preamble_chars, prompt_chars, final_text, error_code, error_message)
+        VALUES (p_run_id, p_key, p_agent, 'running', p_owner, v_epoch, p_model, p_now, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL);
+      UPDATE sessions SET state = 'running', updated_at = p_now, last_run_at = p_now WHERE key = p_key;
+      INSERT INTO events (type, session_key, run_id, payload, created_at) VALUES ('run.started', p_key, p_run_id, p_payload, p_now)
+        RETURNING * INTO v_event;
+      RETURN json_build_object(
+        'status', 'started',
+        'epoch', v_epoch,
+        'inputs', (SELECT json_agg(i ORDER BY i.seq) FROM inputs i WHERE i.id = ANY(p_inputs)),
+        'event', row_to_json(v_event));
+    END $$`.execute(db);
+
+  await sql`
+    CREATE OR REPLACE FUNCTION sb_commit_run(p_run_id text, p_key text, p_epoch integer, p_now bigint, p_outcome json,
+      p_transcript json, p_consumed text[], p_outbox json, p_events json) RETURNS json LANGUAGE plpgsql AS $$
+    DECLARE
+      v_epoch integer;
+      v_run runs;
+      v_events json;
+    BEGIN
+      -- The lease goes with the commit; taking it first is the fence (kysely-run-store.ts commit).
+      UPDATE session_lease SET expires_at = 0 WHERE session_key = p_key AND epoch = p_epoch RETURNING epoch INTO v_epoch;
+      IF v_epoch IS NOT NULL THEN
+        UPDATE runs SET status = p_outcome->>'status', ended_at = p_now,
+            input_tokens = (p_outcome->>'inputTokens')::bigint, output_tokens = (p_outcome->>'outputTokens')::bigint,
+            model_calls = (p_outcome->>'modelCalls')::bigint, steps = (p_outcome->>'steps')::bigint,
+            preamble_chars = (p_outcome->>'preambleChars')::bigint, prompt_chars = (p_outcome->>'promptChars')::bigint,
+            request_bytes = (p_outcome->>'requestBytes')::bigint, request_system_bytes = (p_outcome->>'requestSystemBytes')::bigint,
+            request_tool_bytes = (p_outcome->>'requestToolBytes')::bigint, cached_input_tokens = (p_outcome->>'cachedInputTokens')::bigint,
+            final_text = p_outcome->>'finalText', error_code = p_outcome->>'errorCode', error_message = p_outcome->>'errorMessage'
+          WHERE id = p_run_id AND status = 'running' AND epoch = p_epoch
+          RETURNING * INTO v_run;
+      END IF;
+      IF v_run.id IS NULL THEN
+        SELECT epoch INTO v_epoch FROM session_lease WHERE session_key = p_key;
+        RAISE EXCEPTION USING ERRCODE = 'SB002', MESSAGE = coalesce(v_epoch::text, 'none');
+      END IF;
+      INSERT INTO transcript (session_key, role, content, provenance, input_id, run_id, created_at)
+        SELECT p_key, t.value->>'role', t.value->>'content', t.value->>'provenance', t.value->>'inputId', t.value->>'runId', p_now
+        FROM json_array_elements(p_transcript) WITH ORDINALITY AS t(value, n) ORDER BY t.n;
+      UPDATE inputs SET status = 'consumed', updated_at = p_now WHERE id = ANY(p_consumed) AND run_id = p_run_id;
+      UPDATE sessions SET state = 'idle', updated_at = p_now WHERE key = p_key;
+      INSERT INTO outbox (id, kind, target, payload, idempotency_key, status, attempts, next_attempt_at, last_error, created_at, delivered_at)
+        SELECT o.value->>'id', o.value->>'kind', o.value->>'target', o.value->>'payload', o.value->>'idempotencyKey', 'pending', 0, p_now,
+          NULL, p_now, NULL
+        FROM json_array_elements(p_outbox) WITH ORDINALITY AS o(value, n) ORDER BY o.n
+        ON CONFLICT (idempotency_key) DO NOTHING;
+      WITH appended AS (
+        INSERT INTO events (type, session_key, run_id, payload, created_at)
+          SELECT e.value->>'type', e.value->>'sessionKey', e.value->>'runId', e.value->>'payload', p_now
+          FROM json_array_elements(p_events) WITH ORDINALITY AS e(value, n) ORDER BY e.n
+          RETURNING *)
+      SELECT json_agg(appended ORDER BY appended.seq) INTO v_events FROM appended;
+      RETURN json_build_object('run', row_to_json(v_run), 'events', coalesce(v_events, '[]'::json));
+    END $$`.execute(db);
+}

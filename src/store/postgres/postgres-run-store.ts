@@ -1,0 +1,84 @@
+/**
+ * The run store on PostgreSQL: a run's start and its commit each in one round trip, through the functions of migration
+ * 0013 (migrations-postgres.ts), which write what the portable transactions write. A start for a sub-agent's run, and a
+ * commit that settles a sub-agent or records tool calls, take the portable path (kysely-run-store.ts).
+ */
+import { sql, type Selectable } from 'kysely';
+import { SwitchboardError } from '../../core/errors.js';
+import type { CommittedRun, NewRun, RunCommit, StartedRun } from '../../ports/index.js';
+import { KyselyRunStore } from '../kysely-run-store.js';
+import { json, toEvent, toInput, toRun } from '../kysely-rows.js';
+import { COMMIT_LEASE_LOST, START_TAKEN } from '../migrations-postgres.js';
+import type { EventsTable, InputsTable, RunsTable } from '../schema.js';
+
+const codeOf = (error: unknown) => (error as { code?: string }).code;
+
+export class PostgresRunStore extends KyselyRunStore {
+  override async start(run: NewRun, now: number): Promise<StartedRun | 'leased' | 'taken'> {
+    if (run.subagentId) return super.start(run, now);
+    const payload = json({ inputIds: run.inputIds, model: run.model });
+    let answer:
+      | { status: 'leased' }
+      | { status: 'started'; epoch: number; inputs: Selectable<InputsTable>[]; event: Selectable<EventsTable> };
+    try {
+      const { rows } = await sql<{
+        answer: typeof answer;
+      }>`SELECT sb_start_run(${run.sessionKey}, ${run.owner}, ${run.leaseTtlMs}, ${run.id},
+        ${run.agentId}, ${run.model}, ${now}, ${run.inputIds}::text[], ${payload}) AS answer`.execute(this.db);
+      answer = rows[0]!.answer;
+    } catch (error) {
+      if (codeOf(error) === START_TAKEN) return 'taken';
+      throw error;
+    }
+    if (answer.status === 'leased') return 'leased';
+    return { epoch: answer.epoch, inputs: answer.inputs.map(toInput), events: [toEvent(answer.event)] };
+  }
+
+  override async commit(commit: RunCommit, now: number): Promise<CommittedRun> {
+    if (commit.subagent || commit.toolCalls?.length) return super.commit(commit, now);
+    const { outcome } = commit;
+    const values = {
+      status: outcome.status,
+      inputTokens: outcome.usage.inputTokens,
+      outputTokens: outcome.usage.outputTokens,
+      modelCalls: outcome.usage.modelCalls,
+      steps: outcome.usage.steps,
+      preambleChars: outcome.preambleChars,
+      promptChars: outcome.promptChars,
+      requestBytes: outcome.request?.bytes ?? 0,
+      requestSystemBytes: outcome.request?.systemBytes ?? 0,
+      requestToolBytes: outcome.request?.toolBytes ?? 0,
+      cachedInputTokens: outcome.usage.cachedInputTokens ?? 0,
+      finalText: outcome.finalText,
+      errorCode: outcome.errorCode ?? null,
+      errorMessage: outcome.errorMessage ?? null,
+    };
+    const transcript = commit.transcript.map((entry) => ({
+      role: entry.role,
+      content: json(entry.content),
+      provenance: entry.provenance ? json(entry.provenance) : null,
+      inputId: entry.inputId,
+      runId: entry.runId,
+    }));
+    const outbox = commit.outbox.map((row) => ({ ...row, payload: json(row.payload) }));
+    const events = commit.events.map((event) => ({
+      type: event.type,
+      sessionKey: event.sessionKey ?? null,
+      runId: event.runId ?? null,
+      payload: json(event.payload ?? {}),
+    }));
+    try {
+      const { rows } = await sql<{ answer: { run: Selectable<RunsTable>; events: Selectable<EventsTable>[] } }>`SELECT sb_commit_run(
+        ${commit.runId}, ${commit.sessionKey}, ${commit.epoch}, ${now}, ${JSON.stringify(values)}::json, ${JSON.stringify(transcript)}::json,
+        ${commit.consumedInputIds}::text[], ${JSON.stringify(outbox)}::json, ${JSON.stringify(events)}::json) AS answer`.execute(this.db);
+      const { run, events: appended } = rows[0]!.answer;
+      return { run: toRun(run), events: appended.map(toEvent) };
+    } catch (error) {
+      if (codeOf(error) !== COMMIT_LEASE_LOST) throw error;
+      throw new SwitchboardError(
+        'LEASE_LOST',
+        `run ${commit.runId} lost its lease on ${commit.sessionKey} (epoch ${commit.epoch}, now ${(error as Error).message}); its results were not committed`,
+      );
+    }
+  }
+}
