@@ -18,7 +18,7 @@ export interface LoadResult {
 }
 
 /** Spawns a server process and waits until what it printed is one JSON object with its URL. */
-async function startServer(args: string[], cwd: string): Promise<{ child: ChildProcess; url: string }> {
+export async function startServer(args: string[], cwd: string): Promise<{ child: ChildProcess; url: string }> {
   const child = spawn(process.execPath, args, {
     cwd,
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -41,8 +41,9 @@ async function startServer(args: string[], cwd: string): Promise<{ child: ChildP
   return { child, url };
 }
 
-async function stop(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null) return;
+export async function stop(child: ChildProcess): Promise<void> {
+  // Gone already, by its own exit or a signal (a SIGKILLed child has no exit code, only its signal).
+  if (child.exitCode !== null || child.signalCode !== null) return;
   const exited = once(child, 'exit');
   child.kill('SIGTERM');
   await exited;
@@ -56,7 +57,7 @@ const sendMessage = (n: number) => ({
   params: { message: { messageId: `load-${process.pid}-${n}`, role: 'ROLE_USER', parts: [{ text: `quick ${n}` }] } },
 });
 
-function load(
+export function load(
   url: string,
   seconds: number,
   connections: number,
@@ -93,7 +94,7 @@ function load(
  * The main lane's default of 4 runs at once is a policy for real models, whose calls take seconds; with a
  * model that answers at once it would measure that cap, not the gateway.
  */
-const LANES = 'lanes: { main: { maxConcurrent: 64 } },';
+export const LANES = 'lanes: { main: { maxConcurrent: 64 } },';
 
 export async function a2aLoad(
   root: string,

@@ -14,8 +14,11 @@ import { SqliteStore, type SqliteSynchronous } from '../src/store/sqlite/sqlite-
 import { toolJsonSchema } from '../src/gateway/tool-contract.js';
 import { a2aLoad, controlApiLoad } from './load.js';
 import { postgresClaims, sqliteClaims } from './board.js';
+import { clusterLoad, takeoverTimes } from './cluster.js';
 
 const quick = process.argv.includes('--quick');
+/** `--only cluster`: only the several-gateways section (the rest takes minutes). */
+const only = process.argv.includes('--only') ? process.argv[process.argv.indexOf('--only') + 1] : undefined;
 const ROOT = resolve(import.meta.dirname, '..');
 const tmp = () => mkdtempSync(join(tmpdir(), 'sb-bench-'));
 
@@ -438,7 +441,38 @@ async function coldStart(): Promise<{ processMs: number; gatewayMs: number }> {
   return { processMs, gatewayMs: ready.readyMs };
 }
 
+/** Several gateways on one PostgreSQL database: messages per second with 1, 2 and 3 of them and with SQLite, and takeover. */
+async function severalGateways(lines: string[]): Promise<void> {
+  const postgres = process.env.SWITCHBOARD_TEST_POSTGRES ?? 'postgres://postgres@127.0.0.1:5432/test';
+  const cluster = await clusterLoad(ROOT, postgres, quick ? 3 : 10);
+  const [one, two, three] = cluster.postgres;
+  const line = (name: string, result: { rps: number; p50: number; p99: number; errors: number; non2xx: number }) =>
+    `${name} ${fmt(result.rps, 0)}/s (p50 ${result.p50} ms, p99 ${result.p99} ms, ${result.errors + result.non2xx} failed)`;
+  lines.push(
+    `waited sends through the control API, 1,000 sessions, 120 connections spread over the gateways: ${line('SQLite, 1 gateway:', cluster.sqlite)}; ` +
+      `PostgreSQL ${line('1 gateway:', one!)}, ${line('2 gateways:', two!)}, ${line('3 gateways:', three!)}`,
+  );
+  lines.push(
+    `  2 gateways on PostgreSQL against 1: ${judged(two!.rps / one!.rps, '>=', 1.5)}; 3 against 1: ${fmt(three!.rps / one!.rps)}; 1 gateway on PostgreSQL against 1 on SQLite: ${judged(one!.rps / cluster.sqlite.rps, '>=', 0.5)}`,
+  );
+  const ttl = 3;
+  const times = await takeoverTimes(ROOT, postgres, quick ? 3 : 10, ttl);
+  lines.push(
+    `takeover after SIGKILL (2 gateways, lanes.leaseTtlSeconds ${ttl}, ${times.length} kills): p50 ${fmt(percentile(times, 50), 0)} ms, ` +
+      `max ${judged(Math.max(...times), '<=', ttl * 1000 + 2000, 'ms')} (the lease's lifetime and 2 s)`,
+  );
+}
+
 async function main() {
+  if (only === 'cluster') {
+    const lines = [
+      `Switchboard benchmarks, several gateways (${new Date().toISOString()}, node ${process.version}${quick ? ', --quick' : ''})`,
+      '',
+    ];
+    await severalGateways(lines);
+    process.stdout.write(`${lines.join('\n')}\n`);
+    return;
+  }
   const accepts = quick ? 500 : 5000;
   const trips = quick ? 100 : 1000;
   const lines: string[] = [`Switchboard benchmarks (${new Date().toISOString()}, node ${process.version}${quick ? ', --quick' : ''})`, ''];
@@ -519,6 +553,7 @@ async function main() {
       break;
     }
   }
+  await severalGateways(lines);
   const defs = await toolDefinitionChars();
   lines.push(`tool definitions sent with each call: ${judged(defs.chars, '<=', 1500, 'characters')} for ${defs.tools} tools`);
   const cold = await coldStart();
