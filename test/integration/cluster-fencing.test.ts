@@ -155,12 +155,19 @@ if (process.env.CI || (await postgresReachable())) {
           }),
         });
         expect(sent.status).toBe(200);
-        await waitUntil('A is delivering the first notification', () => held.length === 1, 10_000);
-        await pauseUntil('B delivered every notification', async () => {
-          const rows = await query<{ status: string }>(`SELECT status FROM outbox WHERE kind = 'a2a.push'`);
-          return rows.length > 0 && rows.every((row) => row.status === 'delivered');
-        });
-        // A's attempt now gets its answer; its mark comes after B's claim and changes nothing.
+        await waitUntil('a gateway is delivering the first notification', () => held.length === 1, 10_000);
+        // Either gateway's outbox may have claimed it: the one delivering it is paused.
+        const [row] = await query<{ claimed_by: string }>(`SELECT claimed_by FROM outbox WHERE idempotency_key = $1`, [keys[0]]);
+        const delivering = row!.claimed_by === (await gatewayIdOf(a)) ? a : b;
+        await pauseUntil(
+          'the other gateway delivered every notification',
+          async () => {
+            const rows = await query<{ status: string }>(`SELECT status FROM outbox WHERE kind = 'a2a.push'`);
+            return rows.length > 0 && rows.every((row) => row.status === 'delivered');
+          },
+          delivering,
+        );
+        // The paused gateway's attempt now gets its answer; its mark comes after the other's claim and changes nothing.
         held[0]!.writeHead(200).end();
         await sleep(1000);
         const first = await query<{ status: string; attempts: number; claim_token: string }>(
