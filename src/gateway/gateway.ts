@@ -28,13 +28,14 @@ import { OutboxDispatcher, type OutboxHandler } from './outbox.js';
 import { AgentRegistry } from './registry.js';
 import { redactor, secretsOf } from '../config/secrets.js';
 import { applyReload, describeReload, planReload, type ConfigReload } from './config-reload.js';
-import { createSessionRunner, type RunOutcomeReport } from './session-runner.js';
-import { EXCHANGE_STEP_KIND, ExchangeFlow, exchangeStepRow } from './exchanges.js';
+import { createSessionRunner } from './session-runner.js';
+import { EXCHANGE_STEP_KIND, ExchangeFlow } from './exchanges.js';
 import { AgentMessaging } from './messaging.js';
 import { Subagents } from './subagents.js';
 import { HeldResults } from './held-results.js';
-import { RunRecovery } from './recovery.js';
-import { GatewayPresence, type GatewayView } from './presence.js';
+import { GatewayCluster } from './cluster.js';
+import { Aftermath } from './aftermath.js';
+import type { GatewayView } from './presence.js';
 import { journalPause, type Wakeups } from './wait-until.js';
 import type { GatewayApi, GatewayStatus } from './gateway-api.js';
 import { GatewayControl } from './gateway-control.js';
@@ -73,20 +74,16 @@ export class Gateway extends GatewayControl implements GatewayApi {
   private readonly heldResults: HeldResults;
   /** Sub-agents: spawning, completion delivery, waits, kills, recovery and archiving. */
   readonly subagents: Subagents;
-  /** Crash recovery at start and the takeover sweep (recovery.ts). */
-  private readonly recovery: RunRecovery;
-  /** How long a run's lease holds without renewal (lanes.leaseTtlSeconds). */
-  private readonly leaseTtlMs: number;
-  /** This gateway in the registry every gateway on the database shares. */
-  private readonly presence: GatewayPresence;
+  /** This gateway among the others on its database: presence, recovery and takeover, aborts, signals (cluster.ts). */
+  private readonly cluster: GatewayCluster;
+  /** What follows a run's commit, an outbox row's end or an input's drop (aftermath.ts). */
+  private readonly aftermath: Aftermath;
   private readonly models: ModelRegistry;
   /** Takes the config's secrets out of a text; made again when a reload brings new ones. */
   redact: (text: string) => string;
   protected readonly tools: readonly GatewayTool[];
   private readonly log: NonNullable<GatewayDeps['log']>;
   private watchdog?: NodeJS.Timeout;
-  /** Ends listening for the other gateways' journal signals. */
-  private readonly unlisten: () => void;
   private stopped = false;
   private started = false;
   private readonly waiters = new Set<() => void>();
@@ -106,7 +103,8 @@ export class Gateway extends GatewayControl implements GatewayApi {
     this.ids = deps.ids ?? uuidIds;
     this.log = deps.log ?? (() => {});
     this.startedAt = this.clock.now();
-    this.leaseTtlMs = deps.config.lanes.leaseTtlSeconds * 1000;
+    // How long a run's lease holds without renewal.
+    const leaseTtlMs = deps.config.lanes.leaseTtlSeconds * 1000;
     this.agents = new AgentRegistry(deps.config);
     this.models = new ModelRegistry(deps.config.models.providers);
     this.redact = redactor(secretsOf(deps.config));
@@ -114,17 +112,13 @@ export class Gateway extends GatewayControl implements GatewayApi {
       this.store,
       this.bus,
       (error) => this.log('error', `journal: ${errorMessage(error)}`),
-      // Only another gateway needs telling; alone on the database, the round trip is saved.
-      () => {
-        if (this.presence.othersMayBeAlive) this.store.signals.notify('journal');
-      },
+      () => this.cluster.announce(),
     );
-    this.unlisten = this.store.signals.listen('journal', () => void this.journal.catchUp());
     this.outbox = new OutboxDispatcher(
       this.store,
       this.clock,
       { ...deps.config.outbox, owner: deps.gatewayId },
-      (row, outcome, error) => this.onOutboxSettled(row, outcome, error),
+      (row, outcome, error) => this.aftermath.outboxSettled(row, outcome, error),
       (error) => this.log('error', `outbox: ${errorMessage(error)}`),
     );
     this.exchanges = new ExchangeFlow({
@@ -146,48 +140,40 @@ export class Gateway extends GatewayControl implements GatewayApi {
       ...this.extensions.flatMap((extension) => extension.heldResults ?? []),
     ]);
     this.tools = this.extensions.flatMap((extension) => extension.tools ?? []);
+    this.aftermath = new Aftermath({
+      store: this.store,
+      ids: this.ids,
+      heldResults: this.heldResults,
+      subagents: this.subagents,
+      journalEvent: (event) => this.journalEvent(event),
+      enqueueDelivery: (row) => this.enqueueDelivery(row),
+      log: this.log,
+    });
     this.lanes = new LaneScheduler(
       this.store,
       this.clock,
-      laneOptions(deps.config, this.gatewayId, this.leaseTtlMs),
+      laneOptions(deps.config, this.gatewayId, leaseTtlMs),
       this.newSessionRunner(deps),
       (error, sessionKey) => this.log('error', `lane ${sessionKey}: ${error instanceof Error ? error.stack : String(error)}`),
       () => void this.journal.kick(),
-      (sessionKey) =>
-        void this.journalEvent({ type: 'run.abort_requested', sessionKey, payload: { reason: 'interrupt', by: this.gatewayId } }).catch(
-          (error) => this.log('error', `interrupt of ${sessionKey}: ${errorMessage(error)}`),
-        ),
+      (sessionKey) => this.cluster.interruptElsewhere(sessionKey),
     );
-    // A request to abort a run another gateway received: the gateway running it aborts it.
-    this.bus.subscribe((live) => {
-      if (live.type !== 'journal' || live.event.type !== 'run.abort_requested') return;
-      const reason = (live.event.payload as { reason?: string }).reason === 'interrupt' ? 'interrupt' : 'cancel';
-      if (live.event.runId) this.lanes.abortRun(live.event.runId, reason);
-      else if (live.event.sessionKey) this.lanes.abortSession(live.event.sessionKey, reason);
-    });
-    this.recovery = new RunRecovery({
+    this.cluster = new GatewayCluster({
       store: this.store,
       clock: this.clock,
       gatewayId: this.gatewayId,
-      leaseTtlMs: this.leaseTtlMs,
+      leaseTtlMs,
+      version: deps.version ?? 'unknown',
       maxRetries: () => this.config.recovery.retryInterrupted,
-      wake: (sessionKey) => this.lanes.wake(sessionKey),
+      lanes: this.lanes,
+      bus: this.bus,
       heldResults: this.heldResults,
       recoverSubagents: () => this.subagents.recover(),
       onInputDropped: (inputId) => this.onInputDropped(inputId),
       afterRecovery: this.extensions.flatMap((extension) => (extension.afterRecovery ? [extension.afterRecovery] : [])),
-      publish: () => this.journal.kick(),
-      goneGateways: () => this.presence.gone,
+      journal: this.journal,
+      journalEvent: (event) => this.journalEvent(event),
       log: this.log,
-    });
-    this.presence = new GatewayPresence({
-      registry: this.store.gateways,
-      clock: this.clock,
-      gatewayId: this.gatewayId,
-      version: deps.version ?? 'unknown',
-      leaseTtlMs: this.leaseTtlMs,
-      report: () => ({ activeRuns: this.lanes.activeRuns().length, lanes: this.lanes.stats(), publishedSeq: this.journal.publishedSeq }),
-      log: (message) => this.log('warn', message),
     });
   }
 
@@ -257,7 +243,7 @@ export class Gateway extends GatewayControl implements GatewayApi {
       clock: this.clock,
       ids: this.ids,
       owner: this.gatewayId,
-      leaseTtlMs: this.leaseTtlMs,
+      leaseTtlMs: deps.config.lanes.leaseTtlSeconds * 1000,
       agents: this.agents,
       models: this.models,
       tools: this.tools,
@@ -269,24 +255,10 @@ export class Gateway extends GatewayControl implements GatewayApi {
         else void this.journal.kick();
         if (wroteOutbox) this.outbox.kick();
       },
-      onCommitted: (run) => this.afterRunCommitted(run),
+      onCommitted: (run) => this.aftermath.runCommitted(run),
       onDropped: (inputId) => this.onInputDropped(inputId, false),
       redact: (text) => this.redact(text),
     });
-  }
-
-  /** A failure here must not hold up the lane: recovery settles the same exchanges on the next start. */
-  private async afterRunCommitted(run: RunOutcomeReport): Promise<void> {
-    if (run.status !== 'succeeded') this.logFailedRun(run);
-    // Results are held only by the tool calls of a run (sessions_send, a2a_send waiting for a reply).
-    if (run.calledTools) {
-      await this.heldResults
-        .afterRun(run.runId, run.status)
-        .catch((error) => this.log('error', `results held by run ${run.runId}: ${errorMessage(error)}`));
-    }
-    await this.subagents
-      .onRunCommitted(run.sessionKey, run.status)
-      .catch((error) => this.log('error', `sub-agents of run ${run.runId}: ${errorMessage(error)}`));
   }
 
   /** Recovers what a previous process left behind, then starts scheduling. */
@@ -297,14 +269,14 @@ export class Gateway extends GatewayControl implements GatewayApi {
       deps.capabilitySecret ?? randomBytes(32).toString('base64url'),
     );
     const gateway = new Gateway({ ...deps, capabilitySecret: secret });
-    await gateway.presence.start();
+    await gateway.cluster.start();
     await gateway.journal.init();
     // Other gateways on a shared database commit events nothing here kicks for.
     gateway.journal.poll(JOURNAL_POLL_MS);
-    await gateway.recovery.atStart();
+    await gateway.cluster.recovery.atStart();
     await gateway.outbox.start();
     for (const extension of gateway.extensions) await extension.start?.();
-    gateway.recovery.startSweeps();
+    gateway.cluster.recovery.startSweeps();
     gateway.watchdog = setInterval(() => void gateway.checkLanes(), deps.config.watchdog.intervalMs);
     gateway.started = true;
     return gateway;
@@ -312,33 +284,17 @@ export class Gateway extends GatewayControl implements GatewayApi {
 
   /** Its control API listens at `url`: the other gateways' `status` shows it. */
   listening(url: string): Promise<void> {
-    return this.presence.listening(url);
+    return this.cluster.listening(url);
   }
 
   /** Every gateway on this database (this one included): alive or gone, its heartbeat, the sessions it holds, its lag. */
-  async gateways(): Promise<GatewayView[]> {
-    return this.presence.list((await this.store.events.settled()).seq);
+  gateways(): Promise<GatewayView[]> {
+    return this.cluster.gateways();
   }
 
   /** What the start's recovery found. */
   get lastRecovery(): RecoveryReport {
-    return this.recovery.lastAtStart;
-  }
-
-  /** One takeover sweep now (what every gateway does every second): runs whose leases expired are recovered. */
-  sweep(): Promise<void> {
-    return this.recovery.sweep();
-  }
-
-  /** One readable line per run that did not succeed: where, why, and the command that shows the rest. */
-  private logFailedRun(run: RunOutcomeReport): void {
-    const why = run.error ?? (run.status === 'cancelled' ? 'cancelled on request' : 'no detail recorded');
-    const fields = { runId: run.runId, sessionKey: run.sessionKey, agentId: run.agentId, status: run.status };
-    this.log(
-      run.status === 'cancelled' ? 'info' : 'warn',
-      `run ${run.status}: agent ${run.agentId}, session ${run.sessionKey}: ${why} (switchboard runs show ${run.runId.slice(0, 8)})`,
-      fields,
-    );
+    return this.cluster.lastRecovery;
   }
 
   private async checkLanes(): Promise<void> {
@@ -354,19 +310,6 @@ export class Gateway extends GatewayControl implements GatewayApi {
     }
   }
 
-  private onOutboxSettled(row: OutboxRecord, outcome: 'delivered' | 'retry' | 'dead', error?: string): void {
-    if (outcome === 'delivered') return;
-    this.log(outcome === 'dead' ? 'error' : 'warn', `outbox ${row.kind} ${outcome}`, { id: row.id, error });
-    if (outcome !== 'dead') return;
-    this.journalEvent({ type: 'outbox.dead', sessionKey: row.target, payload: { id: row.id, kind: row.kind, error } }).catch((failure) =>
-      this.log('error', `outbox: ${errorMessage(failure)}`),
-    );
-    if (row.kind === COMPLETION_KIND)
-      this.subagents
-        .onCompletionDead(row, error ?? 'unknown error')
-        .catch((failure) => this.log('error', `outbox: ${errorMessage(failure)}`));
-  }
-
   /** A dead row delivered again from its first attempt, or dropped for good. */
   settleDeadOutbox(id: string, action: 'retry' | 'drop'): Promise<OutboxRecord> {
     return this.outbox.settleDead(id, action);
@@ -378,17 +321,9 @@ export class Gateway extends GatewayControl implements GatewayApi {
     return record;
   }
 
-  /**
-   * After an input was dropped (by recovery or a cancel): journalled, and, if it belongs to an exchange,
-   * the exchange is told, so nobody waits for it in vain. The runner journals its own drops.
-   */
-  protected async onInputDropped(inputId: string, journal = true): Promise<void> {
-    const input = await this.store.inputs.get(inputId);
-    if (!input) return;
-    const why = input.note ?? 'dropped';
-    if (journal) await this.journalEvent({ type: 'input.dropped', sessionKey: input.sessionKey, payload: { inputId, note: why } });
-    const row = exchangeStepRow(input, { runId: null, status: 'dropped', text: null, error: why }, this.ids.next());
-    if (row) await this.enqueueDelivery(row);
+  /** After an input was dropped (by recovery or a cancel): journalled, and its exchange told (aftermath.ts). */
+  protected onInputDropped(inputId: string, journal = true): Promise<void> {
+    return this.aftermath.inputDropped(inputId, journal);
   }
 
   /**
@@ -441,7 +376,7 @@ export class Gateway extends GatewayControl implements GatewayApi {
       activeRuns: this.lanes.activeRuns().map((slot) => ({ sessionKey: slot.sessionKey, runId: slot.runId ?? null })),
       stalledLanes: this.lastStalls,
       lastRecovery: this.lastRecovery,
-      takenOver: { ...this.recovery.takenOver },
+      takenOver: { ...this.cluster.recovery.takenOver },
     };
   }
 
@@ -481,11 +416,10 @@ export class Gateway extends GatewayControl implements GatewayApi {
     for (const extension of this.extensions) extension.stop?.();
     await this.lanes.stop('shutdown');
     await this.outbox.stop();
-    await this.recovery.atStop();
+    await this.cluster.stop();
     await this.journal.kick();
     this.journal.stop();
-    this.unlisten();
-    await this.presence.stop();
+    await this.cluster.stopped();
   }
 
   protected publishedSeq(): number {
