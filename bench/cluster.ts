@@ -11,6 +11,24 @@ import { LANES, load, startServer, stop, type LoadResult } from './load.js';
 
 const CONNECTIONS = 120;
 
+/** The machine's busy and total CPU time so far, in jiffies (Linux /proc/stat; zeros where there is none). */
+function cpuTimes(): { busy: number; total: number } {
+  try {
+    const fields = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
+    const total = fields.reduce((sum, value) => sum + value, 0);
+    // idle and iowait
+    return { busy: total - fields[3]! - (fields[4] ?? 0), total };
+  } catch {
+    return { busy: 0, total: 0 };
+  }
+}
+
+/** A load's result with what the whole machine spent on it: the share of its CPU that was busy, and CPU ms per message. */
+export interface MeasuredLoad extends LoadResult {
+  busyShare: number;
+  cpuMsPerMessage: number;
+}
+
 function gatewayDir(configText: string): { dir: string; configPath: string } {
   const dir = mkdtempSync(join(tmpdir(), 'sb-bench-cluster-'));
   const configPath = join(dir, 'switchboard.json5');
@@ -28,7 +46,7 @@ async function dropSchema(url: string, schema: string): Promise<void> {
 }
 
 /** `gateways` processes on one store (`store` is the config's store section), loaded together for `seconds`. */
-async function loadGateways(root: string, store: string, gateways: number, seconds: number): Promise<LoadResult> {
+async function loadGateways(root: string, store: string, gateways: number, seconds: number): Promise<MeasuredLoad> {
   const started: { child: import('node:child_process').ChildProcess; url: string; dir: string }[] = [];
   try {
     for (let i = 0; i < gateways; i += 1) {
@@ -63,8 +81,15 @@ async function loadGateways(root: string, store: string, gateways: number, secon
         ),
       );
     await run(1);
+    const before = cpuTimes();
     const results = await run(seconds);
+    const after = cpuTimes();
+    const rps = results.reduce((sum, result) => sum + result.rps, 0);
+    // Jiffies are 1/100 s on Linux: busy jiffies over the messages carried, in ms of one core.
+    const busyShare = (after.busy - before.busy) / Math.max(1, after.total - before.total);
     return {
+      busyShare,
+      cpuMsPerMessage: ((after.busy - before.busy) * 10) / Math.max(1, rps * seconds),
       rps: results.reduce((sum, result) => sum + result.rps, 0),
       p50: Math.max(...results.map((result) => result.p50)),
       p99: Math.max(...results.map((result) => result.p99)),
@@ -77,13 +102,13 @@ async function loadGateways(root: string, store: string, gateways: number, secon
 }
 
 export interface ClusterLoad {
-  sqlite: LoadResult;
-  postgres: LoadResult[];
+  sqlite: MeasuredLoad;
+  postgres: MeasuredLoad[];
 }
 
 export async function clusterLoad(root: string, url: string, seconds: number): Promise<ClusterLoad> {
   const sqlite = await loadGateways(root, '', 1, seconds);
-  const postgres: LoadResult[] = [];
+  const postgres: MeasuredLoad[] = [];
   for (const gateways of [1, 2, 3]) {
     const schema = `sb_bench_cluster_${process.pid}_${gateways}`;
     try {

@@ -14,7 +14,7 @@ import { SqliteStore, type SqliteSynchronous } from '../src/store/sqlite/sqlite-
 import { toolJsonSchema } from '../src/gateway/tool-contract.js';
 import { a2aLoad, controlApiLoad } from './load.js';
 import { postgresClaims, sqliteClaims } from './board.js';
-import { clusterLoad, takeoverTimes } from './cluster.js';
+import { clusterLoad, takeoverTimes, type MeasuredLoad } from './cluster.js';
 
 const quick = process.argv.includes('--quick');
 /** `--only cluster`: only the several-gateways section (the rest takes minutes). */
@@ -446,14 +446,17 @@ async function severalGateways(lines: string[]): Promise<void> {
   const postgres = process.env.SWITCHBOARD_TEST_POSTGRES ?? 'postgres://postgres@127.0.0.1:5432/test';
   const cluster = await clusterLoad(ROOT, postgres, quick ? 3 : 10);
   const [one, two, three] = cluster.postgres;
-  const line = (name: string, result: { rps: number; p50: number; p99: number; errors: number; non2xx: number }) =>
-    `${name} ${fmt(result.rps, 0)}/s (p50 ${result.p50} ms, p99 ${result.p99} ms, ${result.errors + result.non2xx} failed)`;
+  const line = (name: string, result: MeasuredLoad) =>
+    `${name} ${fmt(result.rps, 0)}/s (p50 ${result.p50} ms, p99 ${result.p99} ms, ${result.errors + result.non2xx} failed; machine ${fmt(result.busyShare * 100, 0)}% busy, ${fmt(result.cpuMsPerMessage)} CPU ms per message)`;
   lines.push(
     `waited sends through the control API, 1,000 sessions, 120 connections spread over the gateways: ${line('SQLite, 1 gateway:', cluster.sqlite)}; ` +
       `PostgreSQL ${line('1 gateway:', one!)}, ${line('2 gateways:', two!)}, ${line('3 gateways:', three!)}`,
   );
   lines.push(
     `  2 gateways on PostgreSQL against 1: ${judged(two!.rps / one!.rps, '>=', 1.5)}; 3 against 1: ${fmt(three!.rps / one!.rps)}; 1 gateway on PostgreSQL against 1 on SQLite: ${judged(one!.rps / cluster.sqlite.rps, '>=', 0.5)}`,
+  );
+  lines.push(
+    `  CPU per message, the whole machine (gateways, PostgreSQL, load): 2 gateways against 1 ${fmt(two!.cpuMsPerMessage / one!.cpuMsPerMessage)}, 3 against 1 ${fmt(three!.cpuMsPerMessage / one!.cpuMsPerMessage)}`,
   );
   const ttl = 3;
   const times = await takeoverTimes(ROOT, postgres, quick ? 3 : 10, ttl);

@@ -79,9 +79,14 @@ export class GatewayCluster {
     return this.presence.start();
   }
 
+  /** Whether another gateway may be alive on the database (until the first heartbeat looked, yes). */
+  get shared(): boolean {
+    return this.presence.othersMayBeAlive;
+  }
+
   /** This gateway wrote to the journal: the others are told, if any may be alive (alone, the round trip is saved). */
   announce(): void {
-    if (this.presence.othersMayBeAlive) this.deps.store.signals.notify('journal');
+    if (this.shared) this.deps.store.signals.notify('journal');
   }
 
   /** An `interrupt` message for a session whose run another gateway holds: that gateway is asked to abort it. */

@@ -113,6 +113,7 @@ export class Gateway extends GatewayControl implements GatewayApi {
       this.bus,
       (error) => this.log('error', `journal: ${errorMessage(error)}`),
       () => this.cluster.announce(),
+      () => this.cluster.shared,
     );
     this.outbox = new OutboxDispatcher(
       this.store,

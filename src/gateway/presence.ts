@@ -38,6 +38,8 @@ export class GatewayPresence {
   async start(): Promise<void> {
     const { registry, clock, gatewayId, version } = this.deps;
     await registry.register({ id: gatewayId, pid: process.pid, host: hostname(), version }, clock.now());
+    // Whether others are alive is known from the start (a gateway alone skips what only others need).
+    await this.beat();
     this.timer = setInterval(() => void this.beat(), HEARTBEAT_MS);
     this.timer.unref();
   }
