@@ -79,7 +79,8 @@ export function load(
       (error, result) => {
         if (error) return reject(error);
         resolve({
-          rps: result.requests.average,
+          // Answers that succeeded, a second: a refusal (a 429, a 5xx) is not throughput.
+          rps: result['2xx'] / result.duration,
           p50: result.latency.p50,
           p99: result.latency.p99,
           errors: result.errors,
@@ -95,6 +96,7 @@ export function load(
  * model that answers at once it would measure that cap, not the gateway.
  */
 export const LANES = 'lanes: { main: { maxConcurrent: 64 } },';
+const PEER_TOKEN = 'bench-peer-token-0123456789';
 
 export async function a2aLoad(
   root: string,
@@ -104,7 +106,8 @@ export async function a2aLoad(
   const configPath = join(dir, 'a2a-load.json5');
   writeFileSync(
     configPath,
-    `{ ${LANES} agents: { list: [{ id: "echo", model: "scripted/echo" }] }, a2a: { server: { enabled: true, requireAuth: false } },
+    // A configured peer: callers without credentials are held to a2a.server.anonymousMaxRequestsPerMinute (120).
+    `{ ${LANES} agents: { list: [{ id: "echo", model: "scripted/echo" }] }, a2a: { server: { enabled: true, peers: [{ id: "load", token: "${PEER_TOKEN}", maxRequestsPerMinute: 1000000 }] } },
        models: { providers: { scripted: { type: "scripted", models: { echo: { rules: [{ reply: "echo: {{input}}" }] } } } } } }`,
   );
   const connections = 50;
@@ -113,9 +116,10 @@ export async function a2aLoad(
   try {
     // A short warm-up of each, then the measured runs.
     await load(`${reference.url}/rpc`, 1, connections);
-    await load(`${gateway.url}/a2a/echo/jsonrpc`, 1, connections);
+    const peer = { 'a2a-version': '1.0', authorization: `Bearer ${PEER_TOKEN}` };
+    await load(`${gateway.url}/a2a/echo/jsonrpc`, 1, connections, sendMessage, peer);
     const referenceResult = await load(`${reference.url}/rpc`, seconds, connections);
-    const ours = await load(`${gateway.url}/a2a/echo/jsonrpc`, seconds, connections);
+    const ours = await load(`${gateway.url}/a2a/echo/jsonrpc`, seconds, connections, sendMessage, peer);
     return { ours, reference: referenceResult, ratio: ours.rps / referenceResult.rps };
   } finally {
     await stop(gateway.child);
