@@ -16,11 +16,11 @@ import { SwitchboardError, errorMessage } from '../core/errors.js';
 import { backoffDelay } from '../gateway/outbox.js';
 import { waitUntil } from '../gateway/wait-until.js';
 import { PushCallbacks } from './push-callbacks.js';
+import { RemoteFollowers } from './followers.js';
 import { RemoteAgents } from './remote-agents.js';
 import type { HeldResult } from '../gateway/held-results.js';
-import type { NewInput, NewOutboxRow, OutboxRecord, RemoteTaskRecord } from '../ports/index.js';
+import type { NewInput, OutboxRecord, RemoteTaskRecord } from '../ports/index.js';
 import {
-  RESULT_KIND,
   SETTLED,
   applyStreamEvent,
   TASK_CREATION_MS,
@@ -35,12 +35,9 @@ import {
 
 export { CALLBACK_PATH, RESULT_KIND, summarizeTask, type A2AClientDeps, type RemoteRef, type RemoteResult } from './remote-task.js';
 
-/** How often a gateway looks for remote tasks nobody follows (their follower's claim lapsed). */
-const TAKE_UP_MS = 5_000;
-
 export class A2AClientService {
-  private readonly followers = new Map<string, AbortController>();
-  private takeUpTimer?: NodeJS.Timeout;
+  /** Remote tasks followed in the background (followers.ts). */
+  private readonly followers: RemoteFollowers;
   /** Followed tasks waiting for the callback base to register their push config. */
   private stopped = false;
 
@@ -51,6 +48,14 @@ export class A2AClientService {
   constructor(private readonly deps: A2AClientDeps) {
     this.push = new PushCallbacks(deps);
     this.remotes = new RemoteAgents(deps.config);
+    this.followers = new RemoteFollowers({
+      ...deps,
+      remotes: this.remotes,
+      push: this.push,
+      poll: (client, task, deadline, signal) => this.poll(client, task, deadline, signal),
+      backoff: (attempt) => this.backoff(attempt),
+      record: (task, remote, sessionKey, state) => this.record(task, remote, sessionKey, state),
+    });
   }
 
   /** a2a_discover, a2a_get_task and a2a_cancel: plain calls to a remote agent. */
@@ -145,7 +150,7 @@ export class A2AClientService {
       return result;
     }
     await this.record(task, target.remote, requester.sessionKey, 'followed', { waiterRunId: null });
-    this.follow(await this.deps.store.a2aTasks.getRemoteTask(task.id));
+    this.followers.follow(await this.deps.store.a2aTasks.getRemoteTask(task.id));
     return {
       state: 'timeout',
       taskId: task.id,
@@ -167,7 +172,7 @@ export class A2AClientService {
         note: 'this message was sent before (the same call, before a restart); its result is delivered to this session as a message',
       };
     }
-    this.follow(row);
+    this.followers.follow(row);
     return {
       ...base,
       note: 'this message was sent before (the same call, before a restart) and the remote task is still being followed; its result will arrive in this session as a message',
@@ -264,89 +269,6 @@ export class A2AClientService {
     return this.push.receive(taskId, token);
   }
 
-  private resultRow(remote: string, sessionKey: string, result: RemoteResult): NewOutboxRow {
-    return {
-      id: randomUUID(),
-      kind: RESULT_KIND,
-      target: sessionKey,
-      payload: { remote, sessionKey, result },
-      idempotencyKey: `a2a-result:${result.taskId}`,
-    };
-  }
-
-  private get follower(): string {
-    return this.deps.gatewayId ?? 'gateway';
-  }
-
-  /** How long a follow claim holds without renewal: a lease's lifetime. */
-  private get claimMs(): number {
-    return this.deps.config.lanes.leaseTtlSeconds * 1000;
-  }
-
-  /** Follows a remote task in the background until it settles, then hands its result to the outbox; once claimed. */
-  private follow(row: RemoteTaskRecord | undefined): void {
-    if (!row || this.followers.has(row.taskId) || this.stopped) return;
-    const controller = new AbortController();
-    this.followers.set(row.taskId, controller);
-    let renewal: NodeJS.Timeout | undefined;
-    void (async () => {
-      // Another gateway follows it: its claim holds, and lapses only if that gateway stops renewing it.
-      if (!(await this.claim(row.taskId))) return;
-      renewal = setInterval(() => {
-        this.claim(row.taskId).then(
-          (held) => held || controller.abort(),
-          () => {},
-        );
-      }, this.claimMs / 3);
-      await this.followClaimed(row, controller.signal);
-    })()
-      .catch((error) => this.deps.log(`a2a follow of task ${row.taskId}: ${errorMessage(error)}; resumed at the next start`))
-      .finally(() => {
-        clearInterval(renewal);
-        this.followers.delete(row.taskId);
-        this.push.forget(row.taskId);
-      });
-  }
-
-  private claim(taskId: string): Promise<boolean> {
-    const now = this.deps.clock.now();
-    return this.deps.store.a2aTasks.claimFollow(taskId, this.follower, now + this.claimMs, now);
-  }
-
-  private async followClaimed(row: RemoteTaskRecord, signal: AbortSignal): Promise<void> {
-    const target = this.remotes.targetOf(row.remote);
-    // Every follow has a deadline, and a failure (the remote down, a refused card) is retried with backoff.
-    const deadline = row.createdAt + this.deps.config.a2a.client.followTimeoutSeconds * 1000;
-    let task: Task | undefined;
-    for (let attempt = 0; !signal.aborted && this.deps.clock.now() < deadline; attempt += 1) {
-      try {
-        const client = await this.remotes.client(target);
-        if (attempt === 0 || !row.pushToken) await this.push.register(client, row);
-        task = await client.getTask({ tenant: '', id: row.taskId, historyLength: 0 });
-        task = await this.poll(client, task, deadline, signal);
-        break;
-      } catch (error) {
-        this.deps.log(`a2a follow of task ${row.taskId} on ${row.remote}: ${errorMessage(error)}; trying again`);
-        await this.push.pause(row.taskId, Math.min(this.backoff(attempt), Math.max(0, deadline - this.deps.clock.now())));
-      }
-    }
-    if (signal.aborted) return;
-    if (task && SETTLED.has(task.status?.state ?? 0)) {
-      await this.record(task, row.remote, row.sessionKey, 'followed');
-      await this.deps.enqueue(this.resultRow(row.remote, row.sessionKey, summarizeTask(task)));
-      return;
-    }
-    // Past the deadline: the session is told the truth rather than left waiting for a result forever.
-    await this.deps.enqueue(
-      this.resultRow(row.remote, row.sessionKey, {
-        state: task ? stateName(task.status?.state) : 'unknown',
-        taskId: row.taskId,
-        contextId: row.contextId,
-        text: `stopped following the task after ${this.deps.config.a2a.client.followTimeoutSeconds}s (a2a.client.followTimeoutSeconds) without a final result; ask for it with a2a_get_task`,
-      }),
-    );
-  }
-
   /** The outbox handler: the result becomes a message in the calling session, once. */
   /** The message that brings a remote task's result into the session that sent it (one key per task: given once). */
   private resultInput(remote: string, sessionKey: string, result: RemoteResult): Omit<NewInput, 'id'> {
@@ -370,39 +292,18 @@ export class A2AClientService {
    * Crash recovery: follows the tasks whose results are still owed (a tool that waited at a crash
    * included). Results returned to runs that never committed were settled by the gateway's recovery.
    */
-  async start(): Promise<void> {
-    await this.takeUp();
-    this.takeUpTimer = setInterval(
-      () => void this.takeUp().catch((error) => this.deps.log(`a2a follows: ${errorMessage(error)}`)),
-      TAKE_UP_MS,
-    );
-    this.takeUpTimer.unref();
+  start(): Promise<void> {
+    return this.followers.start();
   }
 
   /** After runs were taken over or interrupted: the tasks they waited for are followed now. */
-  async afterRecovery(): Promise<void> {
-    await this.takeUp();
-  }
-
-  /**
-   * Follows every task whose result is owed and that nobody follows: a background follow, or a task whose waiting
-   * run no longer runs (its tool call will never take the result). A task whose waiting run still runs, here or on
-   * another gateway, is left to that run.
-   */
-  private async takeUp(): Promise<void> {
-    for (const row of await this.deps.store.a2aTasks.listRemoteTasks({ states: ['waiting', 'followed'] })) {
-      if (this.followers.has(row.taskId)) continue;
-      if (row.state === 'waiting' && row.waiterRunId && (await this.deps.store.runs.get(row.waiterRunId))?.status === 'running') continue;
-      this.follow(row);
-    }
+  afterRecovery(): Promise<void> {
+    return this.followers.takeUp();
   }
 
   stop(): void {
     this.stopped = true;
-    if (this.takeUpTimer) clearInterval(this.takeUpTimer);
-    for (const controller of this.followers.values()) controller.abort();
+    this.followers.stop();
     this.push.wakeAll();
-    // The others take up these tasks at once, instead of when the claims lapse.
-    void this.deps.store.a2aTasks.releaseFollows(this.follower).catch(() => {});
   }
 }
