@@ -3,7 +3,17 @@ import { settleToolCalls } from './kysely-tool-call-store.js';
 import type { Kysely, RawBuilder, Selectable } from 'kysely';
 import { SwitchboardError } from '../core/errors.js';
 import type { RunStatus } from '../core/run-status.js';
-import type { CommittedRun, NewRun, OrphanRecovery, RecoveryReport, RunCommit, RunRecord, RunStore, StartedRun } from '../ports/index.js';
+import type {
+  CommittedRun,
+  NewRun,
+  OrphanRecovery,
+  RecoveryReport,
+  RunCommit,
+  RunOutcome,
+  RunRecord,
+  RunStore,
+  StartedRun,
+} from '../ports/index.js';
 import { toInput, toRun } from './kysely-rows.js';
 import { appendEvent, appendTranscript, currentEpoch, insertOutbox, type LeaseTaker, type Relax } from './kysely-writes.js';
 import { recoverOrphans } from './kysely-run-recovery.js';
@@ -125,6 +135,26 @@ const finishRun = prepared<FinishParam, Selectable<RunsTable>>((db, param) =>
     .returningAll(),
 );
 
+/** A run's outcome as the values its row takes (the portable commit's and PostgreSQL's sb_commit_run's). */
+export function outcomeValues(outcome: RunOutcome) {
+  return {
+    status: outcome.status,
+    inputTokens: outcome.usage.inputTokens,
+    outputTokens: outcome.usage.outputTokens,
+    modelCalls: outcome.usage.modelCalls,
+    steps: outcome.usage.steps,
+    preambleChars: outcome.preambleChars,
+    promptChars: outcome.promptChars,
+    requestBytes: outcome.request?.bytes ?? 0,
+    requestSystemBytes: outcome.request?.systemBytes ?? 0,
+    requestToolBytes: outcome.request?.toolBytes ?? 0,
+    cachedInputTokens: outcome.usage.cachedInputTokens ?? 0,
+    finalText: outcome.finalText,
+    errorCode: outcome.errorCode ?? null,
+    errorMessage: outcome.errorMessage ?? null,
+  };
+}
+
 export class KyselyRunStore implements RunStore {
   constructor(
     protected readonly db: Kysely<Database>,
@@ -197,27 +227,7 @@ export class KyselyRunStore implements RunStore {
       // first is also the fence: no row with this epoch means another owner has the session.
       const [released] = await releaseLease(trx, { key: commit.sessionKey, epoch: commit.epoch });
       const { outcome } = commit;
-      const [run] = !released
-        ? []
-        : await finishRun(trx, {
-            id: commit.runId,
-            epoch: commit.epoch,
-            status: outcome.status,
-            now,
-            inputTokens: outcome.usage.inputTokens,
-            outputTokens: outcome.usage.outputTokens,
-            modelCalls: outcome.usage.modelCalls,
-            steps: outcome.usage.steps,
-            preambleChars: outcome.preambleChars,
-            promptChars: outcome.promptChars,
-            requestBytes: outcome.request?.bytes ?? 0,
-            requestSystemBytes: outcome.request?.systemBytes ?? 0,
-            requestToolBytes: outcome.request?.toolBytes ?? 0,
-            cachedInputTokens: outcome.usage.cachedInputTokens ?? 0,
-            finalText: outcome.finalText,
-            errorCode: outcome.errorCode ?? null,
-            errorMessage: outcome.errorMessage ?? null,
-          });
+      const [run] = !released ? [] : await finishRun(trx, { id: commit.runId, epoch: commit.epoch, now, ...outcomeValues(outcome) });
       if (!run) {
         // Thrown before anything else is written; the transaction undoes the two statements above.
         const epoch = await currentEpoch(trx, commit.sessionKey);

@@ -6,6 +6,7 @@
 import pg from 'pg';
 import { dropSchemas, POSTGRES_URL, postgresReachable } from '../helpers/postgres.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { settle } from '../helpers/settle.js';
 import type { NewBoardTask, Store } from '../../src/ports/index.js';
 import { PostgresStore } from '../../src/store/postgres/postgres-store.js';
 import { EventBus } from '../../src/gateway/event-bus.js';
@@ -42,15 +43,6 @@ async function waitForEvents(store: Store, afterSeq: number, taskId: string) {
     await new Promise((resolve) => setTimeout(resolve, 10));
   }
   throw new Error(`the board log never showed ${taskId}`);
-}
-
-/** What a call ended with: its value, or its error's code. */
-async function settle<T>(promise: Promise<T>): Promise<{ ok: true; value: T } | { ok: false; code: string }> {
-  try {
-    return { ok: true, value: await promise };
-  } catch (error) {
-    return { ok: false, code: (error as { code?: string }).code ?? String(error) };
-  }
 }
 
 if (process.env.CI || (await postgresReachable())) {

@@ -5,6 +5,7 @@
  */
 import { dropSchemas, POSTGRES_URL, postgresReachable } from '../helpers/postgres.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { settle } from '../helpers/settle.js';
 import type { NewInput, OrphanRecovery, Store } from '../../src/ports/index.js';
 import { PostgresStore } from '../../src/store/postgres/postgres-store.js';
 
@@ -21,14 +22,6 @@ let counter = 0;
 function input(sessionKey: string, mode: NewInput['mode'] = 'followup'): NewInput {
   const id = `in-${process.pid}-${++counter}`;
   return { id, sessionKey, idempotencyKey: `key-${id}`, mode, text: 'x', provenance: { kind: 'user' } };
-}
-
-async function settle<T>(promise: Promise<T>): Promise<{ ok: true; value: T } | { ok: false; code: string }> {
-  try {
-    return { ok: true, value: await promise };
-  } catch (error) {
-    return { ok: false, code: (error as { code?: string }).code ?? String(error) };
-  }
 }
 
 if (process.env.CI || (await postgresReachable())) {

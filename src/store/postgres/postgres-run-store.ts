@@ -6,7 +6,7 @@
 import { sql, type Selectable } from 'kysely';
 import { SwitchboardError } from '../../core/errors.js';
 import type { CommittedRun, NewRun, RunCommit, StartedRun } from '../../ports/index.js';
-import { KyselyRunStore } from '../kysely-run-store.js';
+import { KyselyRunStore, outcomeValues } from '../kysely-run-store.js';
 import { json, toEvent, toInput, toRun } from '../kysely-rows.js';
 import { COMMIT_LEASE_LOST, START_TAKEN } from '../migrations-postgres.js';
 import type { EventsTable, InputsTable, RunsTable } from '../schema.js';
@@ -36,23 +36,7 @@ export class PostgresRunStore extends KyselyRunStore {
 
   override async commit(commit: RunCommit, now: number): Promise<CommittedRun> {
     if (commit.subagent || commit.toolCalls?.length) return super.commit(commit, now);
-    const { outcome } = commit;
-    const values = {
-      status: outcome.status,
-      inputTokens: outcome.usage.inputTokens,
-      outputTokens: outcome.usage.outputTokens,
-      modelCalls: outcome.usage.modelCalls,
-      steps: outcome.usage.steps,
-      preambleChars: outcome.preambleChars,
-      promptChars: outcome.promptChars,
-      requestBytes: outcome.request?.bytes ?? 0,
-      requestSystemBytes: outcome.request?.systemBytes ?? 0,
-      requestToolBytes: outcome.request?.toolBytes ?? 0,
-      cachedInputTokens: outcome.usage.cachedInputTokens ?? 0,
-      finalText: outcome.finalText,
-      errorCode: outcome.errorCode ?? null,
-      errorMessage: outcome.errorMessage ?? null,
-    };
+    const values = outcomeValues(commit.outcome);
     const transcript = commit.transcript.map((entry) => ({
       role: entry.role,
       content: json(entry.content),
