@@ -3,7 +3,8 @@
  * a retried first message of a task (same messageId, no task id yet) is answered with the task it made
  * before instead of starting a second task and run; messages without parts or a role, and negative
  * history lengths, are refused as invalid parameters; a push config created without an id gets one and
- * the answer carries it. A blocking SendMessage is noted, so that its run does not stream chunks nobody reads.
+ * the answer carries it; ids longer than the store keeps are refused. A blocking SendMessage is noted, so that its run
+ * does not stream chunks nobody reads.
  */
 import { randomUUID } from 'node:crypto';
 import {
@@ -26,6 +27,11 @@ const SETTLED = new Set([
   TaskState.TASK_STATE_CANCELED,
   TaskState.TASK_STATE_REJECTED,
 ]);
+
+const MAX_MESSAGE_ID = 256;
+const MAX_CONTEXT_ID = 128;
+const MAX_TASK_ID = 64;
+const MAX_CONFIG_ID = 128;
 
 export class GatewayRequestHandler extends DefaultRequestHandler {
   constructor(
@@ -67,6 +73,8 @@ export class GatewayRequestHandler extends DefaultRequestHandler {
   }
 
   override async createTaskPushNotificationConfig(params: TaskPushNotificationConfig, context: ServerCallContext) {
+    if (params.id.length > MAX_CONFIG_ID)
+      throw new RequestMalformedError(`the push config's id is ${params.id.length} characters; at most ${MAX_CONFIG_ID} are accepted`);
     return super.createTaskPushNotificationConfig(params.id ? params : { ...params, id: randomUUID() }, context);
   }
 
@@ -85,4 +93,15 @@ function checkMessage(params: SendMessageRequest): void {
   if (message.parts.length === 0) throw new RequestMalformedError('message.parts must hold at least one part');
   if (message.role === Role.ROLE_UNSPECIFIED) throw new RequestMalformedError('message.role is required (ROLE_USER)');
   if (!message.messageId) throw new RequestMalformedError('message.messageId is required');
+  // Ids are stored (a contextId is part of its session's key): longer ones are refused here, saying so.
+  for (const [field, value, max] of [
+    ['message.messageId', message.messageId, MAX_MESSAGE_ID],
+    ['message.contextId', message.contextId, MAX_CONTEXT_ID],
+    ['message.taskId', message.taskId, MAX_TASK_ID],
+  ] as const) {
+    if (value && value.length > max) throw new RequestMalformedError(`${field} is ${value.length} characters; at most ${max} are accepted`);
+  }
+  const pushId = params.configuration?.taskPushNotificationConfig?.id ?? '';
+  if (pushId.length > MAX_CONFIG_ID)
+    throw new RequestMalformedError(`the push config's id is ${pushId.length} characters; at most ${MAX_CONFIG_ID} are accepted`);
 }

@@ -7,10 +7,26 @@ import type { ListTasksRequest, ListTasksResponse } from '@a2a-js/sdk';
 import type { ServerCallContext, TaskStore } from '@a2a-js/sdk/server';
 import { RequestMalformedError } from '@a2a-js/sdk/errors';
 import { ANONYMOUS_PEER } from '../config/schema.js';
+import { toSwitchboardError } from '../core/errors.js';
 import type { A2ATaskStore, Clock } from '../ports/index.js';
 
 export function ownerOf(context: ServerCallContext): string {
   return context.user?.isAuthenticated ? context.user.userName : ANONYMOUS_PEER;
+}
+
+/**
+ * A store call as the SDK answers its failure: a value the store cannot keep as invalid parameters, any other failure
+ * as an internal error in the gateway's words, never the database's.
+ */
+async function storeCall<T>(call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (error) {
+    const known = toSwitchboardError(error);
+    if (known.code === 'INVALID_REQUEST') throw new RequestMalformedError(known.message);
+    if (known.code === 'STORE_FAILED') throw new Error(known.message);
+    throw error;
+  }
 }
 
 export class GatewayTaskStore implements TaskStore {
@@ -23,23 +39,25 @@ export class GatewayTaskStore implements TaskStore {
   async save(task: Task, context: ServerCallContext): Promise<void> {
     const state = taskStateToJSON(task.status?.state ?? 0);
     const statusAt = task.status?.timestamp ? Date.parse(task.status.timestamp) : NaN;
-    await this.tasks.save(
-      {
-        id: task.id,
-        agentId: this.agentId,
-        contextId: task.contextId,
-        owner: ownerOf(context),
-        state,
-        task: Task.toJSON(task),
-        firstMessageId: task.history[0]?.messageId || null,
-        statusAt: Number.isNaN(statusAt) ? null : statusAt,
-      },
-      this.clock.now(),
+    await storeCall(() =>
+      this.tasks.save(
+        {
+          id: task.id,
+          agentId: this.agentId,
+          contextId: task.contextId,
+          owner: ownerOf(context),
+          state,
+          task: Task.toJSON(task),
+          firstMessageId: task.history[0]?.messageId || null,
+          statusAt: Number.isNaN(statusAt) ? null : statusAt,
+        },
+        this.clock.now(),
+      ),
     );
   }
 
   async load(taskId: string, context: ServerCallContext): Promise<Task | undefined> {
-    const record = await this.tasks.get(taskId);
+    const record = await storeCall(() => this.tasks.get(taskId));
     if (!record || record.agentId !== this.agentId || record.owner !== ownerOf(context)) return undefined;
     return Task.fromJSON(record.task);
   }

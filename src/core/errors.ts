@@ -100,5 +100,13 @@ export function toSwitchboardError(error: unknown): SwitchboardError {
       { cause: code },
     );
   }
+  // PostgreSQL's data exceptions (class 22: a value too long, out of range, badly encoded) come from what was sent.
+  if (typeof code === 'string' && /^22[0-9A-Z]{3}$/.test(code)) {
+    return new SwitchboardError(
+      'INVALID_REQUEST',
+      `a value in the request is not one the store can keep (${code}: too long, out of range or badly encoded); nothing was changed by it`,
+      { cause: code },
+    );
+  }
   return new SwitchboardError('INTERNAL', errorMessage(error));
 }

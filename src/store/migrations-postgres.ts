@@ -88,3 +88,13 @@ export async function postgresRunFunctions(db: Kysely<any>): Promise<void> {
       RETURN json_build_object('run', row_to_json(v_run), 'events', coalesce(v_events, '[]'::json));
     END $$`.execute(db);
 }
+
+/**
+ * 0014, PostgreSQL only: idempotency keys as text. A client's key is stored scoped to its target session
+ * (`client:<session key>:<key>`), so one the API accepts (512 characters) could exceed a varchar(512); SQLite never
+ * enforced the length, PostgreSQL refused the input.
+ */
+export async function postgresKeysAsText(db: Kysely<any>): Promise<void> {
+  for (const table of ['inputs', 'outbox', 'board_tasks', 'board_events'])
+    await sql`ALTER TABLE ${sql.table(table)} ALTER COLUMN idempotency_key TYPE text`.execute(db);
+}

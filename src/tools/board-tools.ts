@@ -12,7 +12,7 @@ import type { BoardActor, BoardService } from '../board/board.js';
 import type { BoardTaskRecord } from '../ports/index.js';
 import { defineTool, unlisted, type AvailabilityContext, type GatewayTool, type ToolContext } from '../gateway/tool-contract.js';
 import { asToolResult } from './session-tools.js';
-import { choice, flag, number, text, textList } from './schema.js';
+import { choice, flag, key, number, text, textList } from './schema.js';
 
 const actor = (context: ToolContext): BoardActor => ({ kind: 'agent', agentId: context.agentId, sessionKey: context.sessionKey });
 
@@ -67,7 +67,7 @@ export function createBoardTools(board: BoardService, agentPatterns: readonly st
         body: text().optional(),
         assignee: text().optional(),
         dependsOn: textList(0, 50, 'task ids').optional(),
-        key: unlisted(text().optional()),
+        key: unlisted(key().optional()),
         board: unlisted(text().optional()),
         priority: unlisted(number(-1000, 1000).optional()),
         labels: unlisted(textList(0, 20).optional()),

@@ -8,6 +8,13 @@ const expected = (what: string) => (issue: { input?: unknown }) => (issue.input 
 
 export const text = () => z.string({ error: expected('a string') });
 
+/** A key the model chooses (an idempotency key, a correlation id): stored, so bounded. */
+export const key = () =>
+  z
+    .string({ error: expected('a string of 1 to 200 characters') })
+    .min(1, { error: 'must be a string of 1 to 200 characters' })
+    .max(200, { error: 'must be a string of 1 to 200 characters' });
+
 export const number = (min: number, max: number) => {
   const range = `a number from ${min} to ${max}`;
   return z

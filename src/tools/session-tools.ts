@@ -8,7 +8,7 @@ import { toSwitchboardError } from '../core/errors.js';
 import { QUEUE_MODES } from '../core/queue-mode.js';
 import type { AgentMessaging, Requester } from '../gateway/messaging.js';
 import { z } from 'zod';
-import { choice, flag, number, text, textList } from './schema.js';
+import { choice, flag, key, number, text, textList } from './schema.js';
 import { defineTool, unlisted, type GatewayTool, type ToolContext } from '../gateway/tool-contract.js';
 
 const SESSION_KINDS = ['main', 'direct', 'group', 'subagent', 'a2a'] as const;
@@ -85,7 +85,7 @@ export function createSessionTools(messaging: AgentMessaging): GatewayTool[] {
         label: unlisted(text().optional()),
         timeoutSeconds: number(0, 3600).optional(),
         mode: unlisted(choice(QUEUE_MODES).optional()),
-        idempotencyKey: unlisted(text().optional()),
+        idempotencyKey: unlisted(key().optional()),
       }),
       execute: (args, context) =>
         asToolResult(async () =>

@@ -9,7 +9,7 @@ import type { SessionDirectory } from '../gateway/session-directory.js';
 import type { Subagents } from '../gateway/subagents.js';
 import type { SubagentRecord } from '../ports/index.js';
 import { asToolResult } from './session-tools.js';
-import { choice, flag, number, text, textList } from './schema.js';
+import { choice, flag, key, number, text, textList } from './schema.js';
 import { defineTool, unlisted, type GatewayTool, type ToolContext } from '../gateway/tool-contract.js';
 
 const MAX_WAIT_MS = 3_600_000;
@@ -59,7 +59,7 @@ export function createSubagentTools(subagents: Subagents, directory: Pick<Sessio
         model: unlisted(text().optional()),
         tools: unlisted(textList(0, 100).optional()),
         timeoutSeconds: unlisted(number(1, 86_400).optional()),
-        correlationId: unlisted(text().optional()),
+        correlationId: unlisted(key().optional()),
         cwd: unlisted(text().optional()),
         worktree: unlisted(flag().optional()),
       }),

@@ -67,10 +67,24 @@ describe('A2A edge: JSON-RPC requests checked before the SDK', () => {
       [call('GetTask', { id: 't', historyLength: -1 }), 'historyLength must be a non-negative integer'],
       [call('ListTasks', { statusTimestampAfter: 'yesterday' }), 'params.statusTimestampAfter must be an ISO 8601 timestamp'],
       [call('ListTasks', { pageToken: 'zzz' }), 'params.pageToken is not a page token this server gave'],
+      // Ids are stored, a contextId in its session's key: longer ones than the store keeps are refused, on any driver.
+      [
+        call('SendMessage', { message: message('x', { contextId: 'c'.repeat(129) }) }),
+        'message.contextId is 129 characters; at most 128 are accepted',
+      ],
+      [
+        call('SendMessage', { message: message('x', { messageId: 'm'.repeat(257) }) }),
+        'message.messageId is 257 characters; at most 256 are accepted',
+      ],
+      [
+        call('SendMessage', { message: message('x', { taskId: 't'.repeat(65) }) }),
+        'message.taskId is 65 characters; at most 64 are accepted',
+      ],
     ];
     for (const [body, reason] of cases) {
       const response = await rpc(body, (body as { method: string }).method.includes('/') ? {} : { 'A2A-Version': '1.0' });
-      expect({ reason, error: errorOf(response.text) }).toEqual({ reason, error: { code: -32602, message: reason } });
+      const { code, message } = errorOf(response.text);
+      expect({ reason, error: { code, message } }).toEqual({ reason, error: { code: -32602, message: reason } });
     }
     const listed = JSON.parse((await rpc(call('ListTasks', {}))).text).result;
     expect(listed.tasks ?? []).toEqual([]);

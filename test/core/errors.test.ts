@@ -21,6 +21,14 @@ describe('errors at the edge', () => {
     expect(toSwitchboardError(new Error('wrapped', { cause: Object.assign(new Error('inner'), { code: 'SQLITE_FULL' }) })).code).toBe(
       'STORE_FAILED',
     );
+    // A value PostgreSQL cannot keep (too long, say) came from the request: a 400, without the database's words.
+    const tooLong = Object.assign(new Error('value too long for type character varying(128)'), { code: '22001' });
+    expect(toSwitchboardError(tooLong).toJSON()).toEqual({
+      code: 'INVALID_REQUEST',
+      message:
+        'a value in the request is not one the store can keep (22001: too long, out of range or badly encoded); nothing was changed by it',
+      details: { cause: '22001' },
+    });
     const own = new SwitchboardError('CLAIM_LOST', 'claim lost');
     expect(toSwitchboardError(own)).toBe(own);
     expect(toSwitchboardError(new TypeError('x is undefined')).toJSON()).toEqual({ code: 'INTERNAL', message: 'x is undefined' });

@@ -107,6 +107,14 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
       expect(await store.sessions.get(S)).toMatchObject({ route: { channel: 'cli', peer: 'alice' }, updatedAt: 3000 });
     });
 
+    it("inputs: a key as long as a client's may be, scoped to its session, is stored and dedupes (PostgreSQL enforces lengths)", async () => {
+      const key = `client:agent:support:api:direct:${'p'.repeat(256)}:${'k'.repeat(512)}`;
+      const first = await store.inputs.enqueue(newInput(S, { idempotencyKey: key }), 1000);
+      const again = await store.inputs.enqueue(newInput(S, { idempotencyKey: key }), 1000);
+      expect(first.created).toBe(true);
+      expect(again).toMatchObject({ created: false, input: { id: first.input.id } });
+    });
+
     it('inputs: a duplicate idempotency key returns the existing row and writes nothing', async () => {
       const first = await store.inputs.enqueue(newInput(S, { idempotencyKey: 'same', text: 'one' }), 1000);
       const second = await store.inputs.enqueue(newInput(S, { idempotencyKey: 'same', text: 'two' }), 1001);
