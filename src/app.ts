@@ -20,6 +20,7 @@ import { BoardService } from './board/board.js';
 import { BoardDispatcher } from './board/dispatcher.js';
 import { createBoardTools } from './tools/board-tools.js';
 import { BUILTIN_TOOLS } from './tools/builtin.js';
+import { createExecTool } from './tools/exec-tool.js';
 import { createSessionTools } from './tools/session-tools.js';
 import { createSubagentTools } from './tools/subagent-tools.js';
 
@@ -58,6 +59,7 @@ export function standardExtensions(parts: GatewayParts, hooks: StandardHooks = {
     {
       tools: [
         ...BUILTIN_TOOLS,
+        createExecTool(config),
         ...createSessionTools(parts.messaging),
         ...createSubagentTools(parts.subagents, parts.messaging),
         requestInputTool,

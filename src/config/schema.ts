@@ -6,6 +6,7 @@
 import { z } from 'zod';
 import { AGENT_ID_PATTERN } from '../core/session-key.js';
 import { QUEUE_MODES } from '../core/queue-mode.js';
+import { agentMemory, execPolicy, mcpSection, memorySection } from './schema-tools.js';
 
 /** The data directory when the config names none: `.switchboard` beside the config file. */
 export const DEFAULT_DATA_DIR = '.switchboard';
@@ -77,6 +78,7 @@ const agentDefaults = z.strictObject({
   historyLimit: z.number().int().min(0).default(200),
   timeoutSeconds: positiveInt.default(600),
   tools: toolPolicy.default({}),
+  exec: execPolicy.default({}),
   subagents: subagentDefaults.prefault({}),
 });
 
@@ -126,6 +128,10 @@ const agent = z.strictObject({
     })
     .optional(),
   subagents: subagentLimits.optional(),
+  exec: execPolicy.optional(),
+  /** MCP servers (names in mcp.servers) whose tools this agent is offered, under its tool policy. */
+  mcp: z.array(z.string()).optional(),
+  memory: agentMemory.optional(),
   a2a: z.strictObject({ description: z.string().optional(), skills: z.array(a2aSkill).default([]) }).optional(),
 });
 
@@ -273,6 +279,8 @@ export const configSchema = z.strictObject({
       sweepIntervalMs: positiveInt.default(1000),
     })
     .prefault({}),
+  mcp: mcpSection,
+  memory: memorySection,
   models: z.strictObject({ providers: z.record(z.string(), provider).default({}) }).prefault({}),
   a2a: z
     .strictObject({

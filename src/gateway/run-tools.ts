@@ -8,7 +8,14 @@
 import type { LanguageModelV3 } from '@ai-sdk/provider';
 import { jsonSchema, tool, wrapLanguageModel, type ToolSet } from 'ai';
 import type { NewToolCall } from '../ports/index.js';
-import { parseToolArgs, toolJsonSchema, type AvailabilityContext, type GatewayTool, type ToolContext } from './tool-contract.js';
+import {
+  parseToolArgs,
+  toolJsonSchema,
+  type AvailabilityContext,
+  type EarlierEffect,
+  type GatewayTool,
+  type ToolContext,
+} from './tool-contract.js';
 import { throughLedger, type LedgerDeps } from './tool-ledger.js';
 import type { RefusedTool } from './tool-offer.js';
 
@@ -50,8 +57,14 @@ export function runToolSet(options: RunToolsOptions, places: CallPlaces): ToolSe
         const parsed = parseToolArgs(gatewayTool.parameters, args);
         if (!parsed.ok) return { status: 'error', code: 'INVALID_REQUEST', error: parsed.error };
         const context = { ...options.toolContext, toolCallId, signal: abortSignal ?? options.signal };
+        const ledger = options.ledger;
         const call = (idempotencyKey: string, ledgerRow?: NewToolCall) =>
-          gatewayTool.execute(parsed.value, { ...context, idempotencyKey, call: ledgerRow });
+          gatewayTool.execute(parsed.value, {
+            ...context,
+            idempotencyKey,
+            call: ledgerRow,
+            beginEffect: ledger && ledgerRow ? (intent) => beginEffect(ledger, ledgerRow, intent, context.clock.now()) : undefined,
+          });
         if (!gatewayTool.effects || !options.ledger) return call(`${options.toolContext.runId}:${toolCallId}`);
         return throughLedger(options.ledger, gatewayTool, position, parsed.value, call);
       },
@@ -61,6 +74,11 @@ export function runToolSet(options: RunToolsOptions, places: CallPlaces): ToolSe
     tools[refused.name] = tool({ description: '', inputSchema: jsonSchema({ type: 'object' }), execute: async () => refused.refusal });
   }
   return tools;
+}
+
+async function beginEffect(ledger: LedgerDeps, call: NewToolCall, intent: unknown, now: number): Promise<EarlierEffect | undefined> {
+  const { record, earlier } = await ledger.store.begin(call, intent, now);
+  return earlier ? { state: record.state, recorded: record.result } : undefined;
 }
 
 /** Which tools are on offer: those without an availability check, and each other one from the first step it says yes. */

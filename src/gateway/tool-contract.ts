@@ -89,10 +89,22 @@ export interface ToolContext {
   idempotencyKey: string;
   /** The call's ledger row, for a tool to write in its effect's transaction (tools with `effects`). */
   call?: NewToolCall;
+  /**
+   * For an effect outside the store (tools with `effects`, when the gateway keeps a ledger): records the call
+   * with `intent` before the effect. Undefined when the call is new; else what the earlier, crashed attempt
+   * recorded, so the tool can tell whether its effect happened and never do it twice.
+   */
+  beginEffect?(intent: unknown): Promise<EarlierEffect | undefined>;
   signal: AbortSignal;
   clock: Clock;
   /** The agent-to-agent conversation the run's inputs belong to, if any (for the hop budget). */
   conversation?: { id: string; hop: number };
+}
+
+/** A call's record from an earlier attempt: its intent while `started`, its result once `completed`. */
+export interface EarlierEffect {
+  state: 'started' | 'completed';
+  recorded: unknown;
 }
 
 /** What an availability check is asked about; `once` shares a lookup between the checks of one step. */

@@ -48,6 +48,13 @@ export interface ToolCallRecord extends ToolCallPosition {
  */
 export interface ToolCallStore {
   get(key: string): Promise<ToolCallRecord | undefined>;
+  /**
+   * For an effect outside the store (a file written, a command run): records the call as `started`, with
+   * `intent` as its result until the run's commit settles it, in a transaction of its own before the effect.
+   * Answers the row, and whether it was there already (a crashed run made the call: the tool decides from the
+   * recorded intent whether the effect happened, never doing it twice).
+   */
+  begin(call: NewToolCall, intent: unknown, now: number): Promise<{ record: ToolCallRecord; earlier: boolean }>;
   /** Oldest first. */
   list(filter: { sessionKey?: string; runId?: string; limit?: number }): Promise<ToolCallRecord[]>;
 }

@@ -28,7 +28,7 @@ function toToolCall(row: Selectable<ToolCallsTable>): ToolCallRecord {
  * Records a call, inside the caller's transaction, unless it is already there. A call new at a position
  * that holds another call (a rerun whose model chose other arguments) names the one it diverged from.
  */
-export async function recordToolCall(db: Db, call: NewToolCall, now: number): Promise<void> {
+export async function recordToolCall(db: Db, call: NewToolCall, now: number, intent: unknown = null): Promise<boolean> {
   const earlier = await db
     .selectFrom('tool_calls')
     .select('key')
@@ -38,7 +38,7 @@ export async function recordToolCall(db: Db, call: NewToolCall, now: number): Pr
     .where('key', '<>', call.key)
     .orderBy('created_at', 'desc')
     .executeTakeFirst();
-  await db
+  const inserted = await db
     .insertInto('tool_calls')
     .values({
       key: call.key,
@@ -51,14 +51,15 @@ export async function recordToolCall(db: Db, call: NewToolCall, now: number): Pr
       first_run_id: call.runId,
       run_id: call.runId,
       state: 'started',
-      result: null,
+      result: intent === null ? null : json(intent),
       diverged_from: earlier?.key ?? null,
       calls: 1,
       created_at: now,
       updated_at: now,
     })
     .onConflict((oc) => oc.column('key').doNothing())
-    .execute();
+    .executeTakeFirst();
+  return Number(inserted.numInsertedOrUpdatedRows ?? 0) > 0;
 }
 
 /** A run's calls and their results, inside its commit's transaction. */
@@ -85,6 +86,13 @@ export class KyselyToolCallStore implements ToolCallStore {
   async get(key: string): Promise<ToolCallRecord | undefined> {
     const row = await this.db.selectFrom('tool_calls').selectAll().where('key', '=', key).executeTakeFirst();
     return row ? toToolCall(row) : undefined;
+  }
+
+  async begin(call: NewToolCall, intent: unknown, now: number): Promise<{ record: ToolCallRecord; earlier: boolean }> {
+    const created = await this.db.transaction().execute((trx) => recordToolCall(trx, call, now, intent));
+    const record = await this.get(call.key);
+    if (!record) throw new Error(`tool call ${call.key} was recorded but cannot be read back`);
+    return { record, earlier: !created };
   }
 
   async list(filter: { sessionKey?: string; runId?: string; limit?: number }): Promise<ToolCallRecord[]> {

@@ -27,7 +27,7 @@ const WITH_EFFECTS = [
 /** Tools that only read, each with why it needs no ledger. */
 const READ_ONLY: Record<string, string> = {
   time_now: 'reads the clock',
-  workspace_read: 'reads a file in the workspace',
+  read_file: 'reads a file in the workspace',
   agents_list: 'reads the address book',
   sessions_list: 'reads sessions',
   sessions_history: 'reads a transcript',

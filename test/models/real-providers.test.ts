@@ -86,7 +86,7 @@ describe.each(providers)('real provider over its wire format: $name', (p) => {
       'sessions_wait',
       'subagents',
     ];
-    // The agent has no workspace: nothing for workspace_read either.
+    // The agent has no workspace: nothing for read_file either.
     expect(p.toolsOf(request.body)).toEqual(['time_now', ...SESSION_TOOL_NAMES.filter((name) => !unavailable.includes(name))]);
     // The run records what was sent: the body's bytes on the wire, its tool definitions and its system text.
     const run = (result as { run: { request: { bytes: number; toolBytes: number; systemBytes: number } } }).run;

@@ -572,6 +572,29 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
       expect(await store.sessions.reachedOut('agent:expert:main')).toEqual({ spawned: false, sent: false });
     });
 
+    it('tool calls: begin records an effect outside the store with its intent once; a second begin answers the first intent', async () => {
+      const call = {
+        key: 'tc:in-9:0:0:write_file:bbbb',
+        scope: 'in-9',
+        step: 0,
+        index: 0,
+        tool: 'write_file',
+        argsHash: 'bbbb',
+        sessionKey: S,
+        runId: 'run-9',
+      };
+      const first = await store.toolCalls.begin(call, { path: 'a.md', before: 'absent', after: 'h1' }, 1000);
+      expect(first).toMatchObject({
+        earlier: false,
+        record: { state: 'started', result: { path: 'a.md', before: 'absent', after: 'h1' } },
+      });
+      const again = await store.toolCalls.begin({ ...call, runId: 'run-10' }, { path: 'a.md', before: 'h1', after: 'h1' }, 2000);
+      expect(again).toMatchObject({
+        earlier: true,
+        record: { state: 'started', firstRunId: 'run-9', result: { before: 'absent', after: 'h1' } },
+      });
+    });
+
     it('tool calls: recorded with the effect in its transaction, settled with the run commit; a rerun counts; another call at the position diverges', async () => {
       const call = {
         key: 'tc:in-1:0:0:sessions_send:aaaa',

@@ -30,6 +30,9 @@ const config = (subagents = '', agentExtra = '', rules = '{ reply: "done: {{inpu
   models: { providers: { scripted: { type: "scripted", models: { main: { rules: [${rules}] } } } } },
 }`;
 
+/** The tools every session of this config has, before any session tools. */
+const BASIC = ['time_now', 'read_file', 'write_file', 'edit_file', 'list_files', 'search_files', 'exec'];
+
 const from = (sessionKey: string, agentId = 'main') => ({ sessionKey, agentId, idempotencyKey: `test:${Math.random()}` });
 
 async function start(text: string): Promise<Gateway> {
@@ -49,7 +52,7 @@ describe('limits, each refused with its exact error', () => {
   it('maxSpawnDepth: the default 1 lets a top session spawn a leaf, and the leaf neither has nor may use sessions_spawn', async () => {
     const g = await start(config());
     const { childSessionKey } = await g.subagents.spawn(from(MAIN), { task: 'one' });
-    expect((await g.toolsOf(childSessionKey)).map((tool) => tool.name)).toEqual(['time_now', 'workspace_read']);
+    expect((await g.toolsOf(childSessionKey)).map((tool) => tool.name)).toEqual(BASIC);
     await expect(g.subagents.spawn(from(childSessionKey), { task: 'two' })).rejects.toMatchObject({
       code: 'SPAWN_DENIED',
       message:
@@ -80,19 +83,12 @@ describe('limits, each refused with its exact error', () => {
     const names = async (key: string) => (await g.toolsOf(key)).map((tool) => tool.name);
     expect(await names(MAIN)).toEqual(expect.arrayContaining(['sessions_send', 'sessions_spawn', 'subagents']));
     const lead = await g.subagents.spawn(from(MAIN), { task: 'lead', role: 'orchestrator' });
-    expect(await names(lead.childSessionKey)).toEqual([
-      'time_now',
-      'workspace_read',
-      'sessions_list',
-      'sessions_history',
-      'sessions_spawn',
-      'subagents',
-    ]);
+    expect(await names(lead.childSessionKey)).toEqual([...BASIC, 'sessions_list', 'sessions_history', 'sessions_spawn', 'subagents']);
     const leaf = await g.subagents.spawn(from(MAIN), { task: 'leaf' });
-    expect(await names(leaf.childSessionKey)).toEqual(['time_now', 'workspace_read']);
+    expect(await names(leaf.childSessionKey)).toEqual(BASIC);
     const worker = await g.subagents.spawn(from(lead.childSessionKey), { task: 'worker' });
     expect(worker.handle).toMatchObject({ depth: 2, role: 'leaf' });
-    expect(await names(worker.childSessionKey)).toEqual(['time_now', 'workspace_read']);
+    expect(await names(worker.childSessionKey)).toEqual(BASIC);
     await expect(g.subagents.spawn(from(worker.childSessionKey), { task: 'deeper' })).rejects.toMatchObject({ code: 'SPAWN_DENIED' });
     const ended = await settled(g, lead.childSessionKey);
     await expect(g.subagents.spawn(from(lead.childSessionKey), { task: 'late' })).rejects.toMatchObject({
@@ -156,14 +152,14 @@ describe('tool narrowing', () => {
     await expect(g.subagents.spawn(from(MAIN), { task: 'x', tools: ['time_now', 'shell', 'http_get'] })).rejects.toMatchObject({
       code: 'TOOL_DENIED',
       message: expect.stringMatching(
-        /^a sub-agent's tools are a subset of yours; you do not have "shell", "http_get" \(yours: time_now, workspace_read, /,
+        /^a sub-agent's tools are a subset of yours; you do not have "shell", "http_get" \(yours: time_now, read_file, /,
       ),
       details: { layer: 'tool', extra: ['shell', 'http_get'] },
     });
   });
 
   it('a parent denied a tool cannot hand it on, and the sub-agent layer narrows further', async () => {
-    const g = await start(config('tools: { deny: ["workspace_read"] }', ', tools: { deny: ["sessions_send"] }'));
+    const g = await start(config('tools: { deny: ["*_file*", "exec"] }', ', tools: { deny: ["sessions_send"] }'));
     expect((await g.toolsOf(MAIN)).map((tool) => tool.name)).not.toContain('sessions_send');
     await expect(g.subagents.spawn(from(MAIN), { task: 'x', tools: ['sessions_send'] })).rejects.toMatchObject({ code: 'TOOL_DENIED' });
     const child = await g.subagents.spawn(from(MAIN), { task: 'x' });
@@ -173,8 +169,8 @@ describe('tool narrowing', () => {
 
 describe('the sandbox layer', () => {
   it('sandbox.tools narrows only sandboxed sessions: with mode "non-main" the main session keeps its tools and its sub-agents lose them', async () => {
-    const g = await start(config('', ', sandbox: { mode: "non-main", tools: { deny: ["workspace_read"] } }'));
-    expect((await g.toolsOf(MAIN)).map((tool) => tool.name)).toContain('workspace_read');
+    const g = await start(config('', ', sandbox: { mode: "non-main", tools: { deny: ["*_file*", "exec"] } }'));
+    expect((await g.toolsOf(MAIN)).map((tool) => tool.name)).toContain('read_file');
     const child = await g.subagents.spawn(from(MAIN), { task: 'x' });
     expect((await g.toolsOf(child.childSessionKey)).map((tool) => tool.name)).toEqual(['time_now']);
   });

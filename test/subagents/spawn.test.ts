@@ -51,7 +51,7 @@ describe('sessions_spawn at depth 1', () => {
       'AGENTS.md': 'rules: be brief',
       'SOUL.md': 'persona: pirate',
       'USER.md': 'user: Alice',
-      'TOOLS.md': 'tools: use workspace_read',
+      'TOOLS.md': 'tools: use read_file',
     })) {
       writeFileSync(join(dir, name), text);
     }

@@ -3,9 +3,9 @@
  * names it); archiving removes the folder and keeps the branch. cwd must stay inside the workspace.
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseConfigText } from '../../src/config/load.js';
 import type { Gateway } from '../../src/gateway/gateway.js';
@@ -41,7 +41,8 @@ async function start(workspace: string): Promise<Gateway> {
       agents: { list: [{ id: "coder", model: "scripted/c", workspace: ${JSON.stringify(workspace)} }] },
       models: { providers: { scripted: { type: "scripted", models: { c: { rules: [
         { match: "sub-agent", reply: "noted" },
-        { match: "read (\\\\S+)", steps: [{ toolCalls: [{ tool: "workspace_read", args: { path: "{{match.1}}" } }] }, { text: "read: {{tool.workspace_read.content}}" }] },
+        { match: "write (\\\\S+)", steps: [{ toolCalls: [{ tool: "write_file", args: { path: "{{match.1}}", content: "from the child" } }] }, { text: "{{tool.write_file}}" }] },
+        { match: "read (\\\\S+)", steps: [{ toolCalls: [{ tool: "read_file", args: { path: "{{match.1}}" } }] }, { text: "read: {{tool.read_file.content}}" }] },
       ] } } } } },
     }`,
     '/t.json5',
@@ -98,6 +99,33 @@ describe('sub-agent worktrees', () => {
         .sort(),
     ).toEqual([wa.branch, wb.branch].sort());
     expect(await g.getSession(a.childSessionKey)).toMatchObject({ state: 'archived' });
+  });
+
+  it("a child in a worktree writes its own copy and cannot write the parent's tree, by relative or absolute path", async () => {
+    const workspace = repo();
+    const g = await start(workspace);
+    const finished = async (task: string) => {
+      const child = await g.subagents.spawn({ ...from, idempotencyKey: task }, { task, worktree: true });
+      return waitUntil('settled', async () => {
+        const record = await g.store.subagents.getBySession(child.childSessionKey);
+        return record?.state === 'succeeded' && record;
+      });
+    };
+    const own = await finished('write README.md');
+    expect(JSON.parse(own.result!)).toEqual({ status: 'ok', path: 'README.md', bytes: 14 });
+    expect(readFileSync(join(own.worktree!.path, 'README.md'), 'utf8')).toBe('from the child');
+    expect(readFileSync(join(workspace, 'README.md'), 'utf8')).toBe('shared file\n');
+    for (const path of [join(workspace, 'README.md'), `../../${basename(workspace)}/README.md`]) {
+      const refused = await finished(`write ${path}`);
+      expect(JSON.parse(refused.result!)).toEqual({
+        status: 'error',
+        error: expect.stringMatching(
+          new RegExp(`^path "${path.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}" is outside the workspace ${refused.workdir}`),
+        ),
+      });
+    }
+    expect(readFileSync(join(workspace, 'README.md'), 'utf8')).toBe('shared file\n');
+    expect(git(workspace, 'status', '--porcelain')).toBe('');
   });
 
   it('a workspace that is a folder inside the repository maps to the same folder in the worktree', async () => {
