@@ -23,6 +23,7 @@ import { BUILTIN_TOOLS } from './tools/builtin.js';
 import { createExecTool } from './tools/exec-tool.js';
 import { createSessionTools } from './tools/session-tools.js';
 import { createSubagentTools } from './tools/subagent-tools.js';
+import { McpService } from './mcp/mcp-tools.js';
 
 /** What a caller of `startGateway` may want to hold on to: the A2A client, the board and its dispatcher. */
 export interface StandardHooks {
@@ -55,6 +56,7 @@ export function standardExtensions(parts: GatewayParts, hooks: StandardHooks = {
   board.onChange = () => void dispatcher.kick();
   hooks.onBoard?.(board, dispatcher);
   const calling = config.a2a.remoteAgents.length > 0 || config.a2a.client.allowUrls;
+  const mcp = new McpService(config, { log: parts.log });
   return [
     {
       tools: [
@@ -74,6 +76,7 @@ export function standardExtensions(parts: GatewayParts, hooks: StandardHooks = {
       stop: () => client.stop(),
     },
     { tools: createBoardTools(board, config.board.agents), start: () => dispatcher.start(), stop: () => dispatcher.stop() },
+    { agentTools: (agentId) => mcp.toolsFor(agentId), stop: () => void mcp.stop() },
   ];
 }
 

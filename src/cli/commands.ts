@@ -11,5 +11,6 @@ import './exchange-commands.js';
 import './outbox-commands.js';
 import './board-commands.js';
 import './store-commands.js';
+import './mcp-commands.js';
 
 export { program } from './shared.js';

@@ -58,6 +58,48 @@ export function crossCheck(config: SwitchboardConfig): string[] {
       'a2a.server.peers: the A2A server requires credentials and has no peers; add peers, or set a2a.server.requireAuth: false to let anyone in',
     );
   }
+  problems.push(...toolProblems(config, seen));
+  return problems;
+}
+
+/** MCP servers an agent attaches must exist; a memory grant must be given on both sides (docs/memory.md). */
+function toolProblems(config: SwitchboardConfig, agentIndex: Map<string, number>): string[] {
+  const problems: string[] = [];
+  const servers = Object.keys(config.mcp.servers);
+  config.agents.list.forEach((agent, index) => {
+    for (const name of agent.mcp ?? [])
+      if (!config.mcp.servers[name])
+        problems.push(
+          `agents.list[${index}].mcp: unknown MCP server "${name}" (configured under mcp.servers: ${servers.join(', ') || 'none'})`,
+        );
+    const memory = agent.memory;
+    memory?.readFrom.forEach((grant, at) => {
+      const owner = agentIndex.get(grant.agent);
+      if (owner === undefined) {
+        problems.push(
+          `agents.list[${index}].memory.readFrom[${at}].agent: unknown agent "${grant.agent}" (agents: ${[...agentIndex.keys()].join(', ')})`,
+        );
+        return;
+      }
+      if (!config.agents.list[owner].memory?.shareWith.includes(agent.id))
+        problems.push(
+          `agents.list[${index}].memory.readFrom[${at}]: "${agent.id}" reads the memory of "${grant.agent}", but agents.list[${owner}].memory.shareWith does not list "${agent.id}"; a grant needs both keys`,
+        );
+    });
+    memory?.shareWith.forEach((reader, at) => {
+      const readerIndex = agentIndex.get(reader);
+      if (readerIndex === undefined) {
+        problems.push(
+          `agents.list[${index}].memory.shareWith[${at}]: unknown agent "${reader}" (agents: ${[...agentIndex.keys()].join(', ')})`,
+        );
+        return;
+      }
+      if (!config.agents.list[readerIndex].memory?.readFrom.some((grant) => grant.agent === agent.id))
+        problems.push(
+          `agents.list[${index}].memory.shareWith[${at}]: "${agent.id}" shares its memory with "${reader}", but agents.list[${readerIndex}].memory.readFrom has no entry for "${agent.id}"; a grant needs both keys`,
+        );
+    });
+  });
   return problems;
 }
 

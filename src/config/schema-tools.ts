@@ -3,6 +3,7 @@
  * docs/memory.md). Part of the config schema (schema.ts); every key and its default is in docs/configuration.md.
  */
 import { z } from 'zod';
+import { headers, secretString } from './secret-schema.js';
 
 const positiveInt = z.number().int().positive();
 
@@ -21,24 +22,38 @@ const serverName = z
   .string()
   .regex(/^[a-z0-9_-]{1,32}$/, { error: 'expected 1-32 characters [a-z0-9_-] (tool names are mcp__<server>__<tool>)' });
 
-const stdioServer = z.strictObject({
-  command: z.string().min(1),
-  args: z.array(z.string()).default([]),
-  /** Added to a small safe environment (PATH, HOME and the like); values may be ${ENV} references. */
-  env: z.record(z.string(), z.string()).default({}),
-  cwd: z.string().optional(),
-});
-
-const httpServer = z.strictObject({
-  url: z.url(),
-  headers: z.record(z.string(), z.string()).optional(),
-  /** Lets the server be on a loopback, private or link-local address (the outbound guard refuses those otherwise). */
-  allowPrivate: z.boolean().default(false),
-});
+/**
+ * A server started as a child process (`command`, `args`, `env`, `cwd`), or reached over Streamable HTTP (`url`,
+ * `headers`, `allowPrivate`). One object rather than a union, so that an error names the key at fault and never
+ * prints the value (env and headers hold secrets).
+ */
+const mcpServer = z
+  .strictObject({
+    command: z.string().min(1).optional(),
+    args: z.array(z.string()).default([]),
+    /** Added to a small safe environment (PATH, HOME and the like); values may be ${ENV} references. */
+    env: z.record(z.string(), secretString()).default({}),
+    cwd: z.string().optional(),
+    url: z.url().optional(),
+    headers: headers(),
+    /** Lets the server be on a loopback, private or link-local address (the outbound guard refuses those otherwise). */
+    allowPrivate: z.boolean().default(false),
+  })
+  .superRefine((server, context) => {
+    if (!server.command === !server.url)
+      context.addIssue({
+        code: 'custom',
+        message: 'give either command (a process on stdio) or url (Streamable HTTP), not both or neither',
+      });
+    else if (server.url && (server.args.length || Object.keys(server.env).length || server.cwd))
+      context.addIssue({ code: 'custom', message: 'args, env and cwd are for a command; a url server takes headers and allowPrivate' });
+    else if (server.command && (server.headers || server.allowPrivate))
+      context.addIssue({ code: 'custom', message: 'headers and allowPrivate are for a url; a command server takes args, env and cwd' });
+  });
 
 export const mcpSection = z
   .strictObject({
-    servers: z.record(serverName, z.union([stdioServer, httpServer])).default({}),
+    servers: z.record(serverName, mcpServer).default({}),
     /** A tool's description as the server gives it, cut to this many characters. */
     maxDescriptionChars: z.number().int().min(0).max(10_000).default(300),
     /** How long one tool call may take. */
@@ -68,6 +83,6 @@ export const memorySection = z
   })
   .prefault({});
 
-export type McpServerConfig = z.infer<typeof stdioServer> | z.infer<typeof httpServer>;
+export type McpServerConfig = z.infer<typeof mcpServer>;
 export type McpConfig = z.infer<typeof mcpSection>;
 export type AgentMemoryConfig = z.infer<typeof agentMemory>;

@@ -7,21 +7,14 @@ import { z } from 'zod';
 import { AGENT_ID_PATTERN } from '../core/session-key.js';
 import { QUEUE_MODES } from '../core/queue-mode.js';
 import { agentMemory, execPolicy, mcpSection, memorySection } from './schema-tools.js';
+import { headers, secret, secretString } from './secret-schema.js';
+
+export { secretSchemas } from './secret-schema.js';
 
 /** The data directory when the config names none: `.switchboard` beside the config file. */
 export const DEFAULT_DATA_DIR = '.switchboard';
 /** The A2A owner of every caller without credentials (a2a.server.requireAuth: false). */
 export const ANONYMOUS_PEER = 'anonymous';
-
-/** Schemas whose values are secrets: no error message shows them (load.ts). */
-export const secretSchemas = new WeakSet<z.ZodType>();
-const secret = <T extends z.ZodType>(schema: T): T => {
-  secretSchemas.add(schema);
-  return schema;
-};
-const secretString = () => secret(z.string());
-/** Header values carry credentials as often as not. */
-const headers = () => z.record(z.string(), secretString()).optional();
 
 const agentId = z.string({ error: 'expected a string of 1-64 characters [a-z0-9_-]' }).regex(AGENT_ID_PATTERN, {
   error: 'expected a string of 1-64 characters [a-z0-9_-]',

@@ -20,7 +20,8 @@ export abstract class GatewayIntake extends GatewayQueries {
   protected abstract readonly clock: Clock;
   protected abstract readonly ids: IdGenerator;
   protected abstract readonly lanes: LaneScheduler;
-  protected abstract readonly tools: readonly GatewayTool[];
+  /** Every tool an agent's sessions may be offered: the gateway's, and those its extensions give this agent (MCP). */
+  protected abstract toolsFor(agentId: string): Promise<readonly GatewayTool[]>;
   abstract get stopping(): boolean;
   /** Stores an input produced inside the gateway and wakes its session. */
   protected abstract accept(input: NewInput): Promise<InputRecord>;
@@ -172,7 +173,7 @@ export abstract class GatewayIntake extends GatewayQueries {
   private async offeredToolsOf(sessionKey: string): Promise<ReturnType<typeof offeredTools>> {
     const agent = this.agents.agentOfSession(sessionKey);
     const spawned = parseSessionKey(sessionKey)?.kind === 'subagent' ? await this.store.subagents.getBySession(sessionKey) : undefined;
-    return offeredTools(agent, this.config, this.tools, sessionKey, spawned);
+    return offeredTools(agent, this.config, await this.toolsFor(agent.config.id), sessionKey, spawned);
   }
 
   /**

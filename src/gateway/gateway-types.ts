@@ -54,6 +54,8 @@ export interface GatewayParts {
  */
 export interface GatewayExtension {
   tools?: readonly GatewayTool[];
+  /** Tools given to one agent, asked at each run (MCP servers' tools, which are known only once a server is up). */
+  agentTools?: (agentId: string) => Promise<readonly GatewayTool[]>;
   deliveries?: Record<string, OutboxHandler>;
   /** Results its tools hand to waiting runs, settled by the gateway's one redelivery path when a run commits. */
   heldResults?: HeldResultSource;

@@ -82,6 +82,7 @@ export class Gateway extends GatewayControl implements GatewayApi {
   /** Takes the config's secrets out of a text; made again when a reload brings new ones. */
   redact: (text: string) => string;
   protected readonly tools: readonly GatewayTool[];
+  private readonly agentTools: ((agentId: string) => Promise<readonly GatewayTool[]>)[];
   private readonly log: NonNullable<GatewayDeps['log']>;
   private watchdog?: NodeJS.Timeout;
   private stopped = false;
@@ -141,6 +142,7 @@ export class Gateway extends GatewayControl implements GatewayApi {
       ...this.extensions.flatMap((extension) => extension.heldResults ?? []),
     ]);
     this.tools = this.extensions.flatMap((extension) => extension.tools ?? []);
+    this.agentTools = this.extensions.flatMap((extension) => (extension.agentTools ? [extension.agentTools] : []));
     this.aftermath = new Aftermath({
       store: this.store,
       ids: this.ids,
@@ -221,6 +223,11 @@ export class Gateway extends GatewayControl implements GatewayApi {
     });
   }
 
+  protected async toolsFor(agentId: string): Promise<readonly GatewayTool[]> {
+    if (this.agentTools.length === 0) return this.tools;
+    return [...this.tools, ...(await Promise.all(this.agentTools.map((tools) => tools(agentId)))).flat()];
+  }
+
   /** What extensions are built from (GatewayParts). */
   private parts(): GatewayParts {
     return {
@@ -247,7 +254,7 @@ export class Gateway extends GatewayControl implements GatewayApi {
       leaseTtlMs: deps.config.lanes.leaseTtlSeconds * 1000,
       agents: this.agents,
       models: this.models,
-      tools: this.tools,
+      toolsFor: (agentId) => this.toolsFor(agentId),
       promptFiles: new PromptFileCache(),
       bus: this.bus,
       toolLedger: !deps.withoutToolLedger,

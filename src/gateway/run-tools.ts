@@ -50,11 +50,11 @@ export function runToolSet(options: RunToolsOptions, places: CallPlaces): ToolSe
   for (const gatewayTool of options.tools) {
     tools[gatewayTool.name] = tool({
       description: gatewayTool.description,
-      inputSchema: jsonSchema(toolJsonSchema(gatewayTool.parameters) as never),
+      inputSchema: jsonSchema((gatewayTool.shownSchema ?? toolJsonSchema(gatewayTool.parameters)) as never),
       execute: async (args: unknown, { toolCallId, abortSignal }) => {
         const position = places.next();
         // Checked here, against the schema the model was shown: a bad argument is data the model can correct.
-        const parsed = parseToolArgs(gatewayTool.parameters, args);
+        const parsed = gatewayTool.shownSchema ? ownArgs(args) : parseToolArgs(gatewayTool.parameters, args);
         if (!parsed.ok) return { status: 'error', code: 'INVALID_REQUEST', error: parsed.error };
         const context = { ...options.toolContext, toolCallId, signal: abortSignal ?? options.signal };
         const ledger = options.ledger;
@@ -74,6 +74,13 @@ export function runToolSet(options: RunToolsOptions, places: CallPlaces): ToolSe
     tools[refused.name] = tool({ description: '', inputSchema: jsonSchema({ type: 'object' }), execute: async () => refused.refusal });
   }
   return tools;
+}
+
+/** The arguments of a tool that checks its own: any object. */
+function ownArgs(args: unknown): { ok: true; value: Record<string, unknown> } | { ok: false; error: string } {
+  if (args === undefined || args === null) return { ok: true, value: {} };
+  if (typeof args === 'object' && !Array.isArray(args)) return { ok: true, value: args as Record<string, unknown> };
+  return { ok: false, error: 'the arguments must be an object' };
 }
 
 async function beginEffect(ledger: LedgerDeps, call: NewToolCall, intent: unknown, now: number): Promise<EarlierEffect | undefined> {

@@ -30,7 +30,8 @@ export interface SessionRunnerDeps {
   leaseTtlMs: number;
   agents: AgentRegistry;
   models: ModelRegistry;
-  tools: readonly GatewayTool[];
+  /** The tools an agent's sessions may be offered (the tool policy then narrows them). */
+  toolsFor(agentId: string): Promise<readonly GatewayTool[]>;
   promptFiles: PromptFileCache;
   bus: EventBus;
   /** False only in benchmarks that measure the ledger's cost. */
@@ -137,7 +138,7 @@ export function createSessionRunner(deps: SessionRunnerDeps) {
         model: deps.models.resolve(run.model),
         system: context.system,
         messages: context.messages,
-        ...offeredTools(agent, deps.config, deps.tools, slot.sessionKey, subagent),
+        ...offeredTools(agent, deps.config, await deps.toolsFor(agent.config.id), slot.sessionKey, subagent),
         toolContext: {
           runId,
           sessionKey: slot.sessionKey,

@@ -134,6 +134,11 @@ export interface GatewayTool {
   available?(session: AvailabilityContext): Promise<boolean>;
   /** The arguments, once: the model is shown their JSON Schema, and `execute` gets them checked. */
   parameters: ToolArgs;
+  /**
+   * A JSON Schema shown instead of the one `parameters` gives, for a tool that checks its own arguments (an MCP
+   * server's): the model's arguments then reach `execute` as it sent them, an object.
+   */
+  shownSchema?: Record<string, unknown>;
   /** Receives the arguments as `parameters` parsed them. */
   execute(args: Record<string, unknown>, context: ToolContext): Promise<unknown>;
 }

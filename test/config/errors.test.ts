@@ -73,9 +73,49 @@ const invalidAt: Record<string, { config: string; at: string }> = {
     config: `models: { providers: { ${scriptedProvider}, o: { type: "anthropic", headers: { "x-api-key": ${NUMBER} } } } }`,
     at: 'models.providers.o.headers.x-api-key',
   },
+  'mcp.servers.*.env.*': {
+    config: `mcp: { servers: { s: { command: "x", env: { TOKEN: ${NUMBER} } } } }`,
+    at: 'mcp.servers.s.env.TOKEN',
+  },
+  'mcp.servers.*.headers.*': {
+    config: `mcp: { servers: { s: { url: "http://x.example", headers: { authorization: ${NUMBER} } } } }`,
+    at: 'mcp.servers.s.headers.authorization',
+  },
 };
 
 describe('config errors', () => {
+  it('an unknown MCP server, a server that is neither or both kinds, and a memory grant given on one side only, each naming its keys', () => {
+    const message = errorOf(`{
+      agents: { list: [
+        { id: "a", model: "scripted/echo", mcp: ["gitub"], memory: { readFrom: [{ agent: "b" }] } },
+        { id: "b", model: "scripted/echo", memory: { shareWith: ["c"] } },
+        { id: "c", model: "scripted/echo" },
+      ] },
+      mcp: { servers: { github: { command: "npx", url: "http://x.example" } } },
+      ${scripted},
+    }`);
+    expect(message).toContain(
+      '\n  mcp.servers.github: give either command (a process on stdio) or url (Streamable HTTP), not both or neither\n',
+    );
+    const grants = errorOf(`{
+      agents: { list: [
+        { id: "a", model: "scripted/echo", mcp: ["gitub"], memory: { readFrom: [{ agent: "b" }] } },
+        { id: "b", model: "scripted/echo", memory: { shareWith: ["c"] } },
+        { id: "c", model: "scripted/echo" },
+      ] },
+      mcp: { servers: { github: { command: "npx" } } },
+      ${scripted},
+    }`);
+    expect(grants).toBe(
+      [
+        'invalid config /etc/sb.json5:',
+        '  agents.list[0].mcp: unknown MCP server "gitub" (configured under mcp.servers: github)',
+        '  agents.list[0].memory.readFrom[0]: "a" reads the memory of "b", but agents.list[1].memory.shareWith does not list "a"; a grant needs both keys',
+        '  agents.list[1].memory.shareWith[0]: "b" shares its memory with "c", but agents.list[2].memory.readFrom has no entry for "b"; a grant needs both keys',
+      ].join('\n'),
+    );
+  });
+
   it('every unknown key gets a did-you-mean hint, in sections with defaults too', () => {
     const message = errorOf(
       `{ ${agents}, ${scripted}, tools: { agentToAgnet: { enabled: true }, sessions: { visiblity: "all" } }, a2a: { server: { requireAuht: false } } }`,
