@@ -24,11 +24,13 @@ import { createExecTool } from './tools/exec-tool.js';
 import { createSessionTools } from './tools/session-tools.js';
 import { createSubagentTools } from './tools/subagent-tools.js';
 import { McpService } from './mcp/mcp-tools.js';
+import { MemoryService } from './memory/memory-service.js';
 
 /** What a caller of `startGateway` may want to hold on to: the A2A client, the board and its dispatcher. */
 export interface StandardHooks {
   onClient?: (client: A2AClientService) => void;
   onBoard?: (board: BoardService, dispatcher: BoardDispatcher) => void;
+  onMemory?: (memory: MemoryService) => void;
 }
 
 /** The tools and services every gateway runs with: built-in, session, sub-agent and board tools, the A2A client and the board's dispatcher. */
@@ -57,6 +59,8 @@ export function standardExtensions(parts: GatewayParts, hooks: StandardHooks = {
   hooks.onBoard?.(board, dispatcher);
   const calling = config.a2a.remoteAgents.length > 0 || config.a2a.client.allowUrls;
   const mcp = new McpService(config, { log: parts.log });
+  const memory = new MemoryService(config, parts);
+  hooks.onMemory?.(memory);
   return [
     {
       tools: [
@@ -77,6 +81,7 @@ export function standardExtensions(parts: GatewayParts, hooks: StandardHooks = {
     },
     { tools: createBoardTools(board, config.board.agents), start: () => dispatcher.start(), stop: () => dispatcher.stop() },
     { agentTools: (agentId) => mcp.toolsFor(agentId), stop: () => void mcp.stop() },
+    { tools: config.memory.enabled ? memory.tools : [], start: () => memory.start(), stop: () => memory.stop() },
   ];
 }
 
@@ -155,6 +160,7 @@ export async function serveGateway(options: ServeOptions): Promise<RunningGatewa
   // The log gets no secret either; a reload that brings new ones makes the redactor again.
   let redact = redactor(secretsOf(config));
   let board!: BoardService;
+  let memory!: MemoryService;
   const gateway = await startGateway(
     {
       config,
@@ -166,7 +172,7 @@ export async function serveGateway(options: ServeOptions): Promise<RunningGatewa
       version: options.version,
       log: (level, message, fields) => logger[level](redactFields(fields, redact), redact(message)),
     },
-    { onClient: (made) => (client = made), onBoard: (made) => (board = made) },
+    { onClient: (made) => (client = made), onBoard: (made) => (board = made), onMemory: (made) => (memory = made) },
   );
   // Every gateway on the store answers to one control token (its first gateway's), so that a client behind a load
   // balancer needs one; the data directory keeps a copy for the CLI.
@@ -184,6 +190,7 @@ export async function serveGateway(options: ServeOptions): Promise<RunningGatewa
     token,
     front,
     board,
+    memory,
     a2aCallback: (taskId, secret) => client.receivePush(taskId, secret),
     reloadConfig: () => reloadConfig(),
   });

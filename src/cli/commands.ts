@@ -12,5 +12,6 @@ import './outbox-commands.js';
 import './board-commands.js';
 import './store-commands.js';
 import './mcp-commands.js';
+import './memory-commands.js';
 
 export { program } from './shared.js';

@@ -13,6 +13,8 @@ import type { GatewayApi } from '../gateway/gateway-api.js';
 import type { EventRecord } from '../ports/index.js';
 import type { BoardService } from '../board/board.js';
 import { boardRoutes } from './board-routes.js';
+import { memoryRoutes } from './memory-routes.js';
+import type { MemoryService } from '../memory/memory-service.js';
 import { gatewayRoutes, limitOf } from './gateway-routes.js';
 import type { Handler, RouteAdder } from './route.js';
 import { sendRoutes } from './send-routes.js';
@@ -37,6 +39,8 @@ export interface ControlApiOptions {
   };
   /** The task board's routes (/v1/board/...), when the gateway has one. */
   board?: BoardService;
+  /** The memory routes (/v1/memory...), when the gateway has memory. */
+  memory?: MemoryService;
   /** Push notifications from remote A2A agents (`/a2a-callback/<taskId>`); false when the task's secret does not match. */
   a2aCallback?: (taskId: string, token: string | undefined) => Promise<boolean>;
   /** `POST /v1/config/reload`: the config file read again and applied (app.ts). */
@@ -104,6 +108,7 @@ export class ControlApi {
     const route: RouteAdder = (method, pattern, handler) => this.route(method, pattern, handler);
     gatewayRoutes(this.gateway, route, this.options.reloadConfig);
     if (this.options.board) boardRoutes(this.options.board, route, limitOf);
+    if (this.options.memory) memoryRoutes(this.options.memory, route);
     sendRoutes(this.gateway, route);
   }
 

@@ -14,3 +14,4 @@ export type * from './signals.js';
 export type * from './store.js';
 export type * from './subagents.js';
 export type * from './tool-calls.js';
+export type * from './memory.js';

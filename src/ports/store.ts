@@ -9,6 +9,7 @@ import type { InputStore, SessionStore, TranscriptStore } from './sessions.js';
 import type { Signals } from './signals.js';
 import type { SubagentStore } from './subagents.js';
 import type { ToolCallStore } from './tool-calls.js';
+import type { MemoryStore } from './memory.js';
 
 /** The records whose ids a person may shorten (`runs show bd29b5f4`, as git does). */
 export type IdKind = 'run' | 'subagent' | 'outbox' | 'exchange' | 'a2a_task' | 'input' | 'board_task';
@@ -17,6 +18,8 @@ export interface Store {
   /** Ids of `kind` that start with `prefix`, at most `limit`, in id order; an id equal to `prefix` alone. */
   matchIds(kind: IdKind, prefix: string, limit: number): Promise<string[]>;
   readonly toolCalls: ToolCallStore;
+  /** Agents' memory and its full-text index (docs/memory.md). */
+  readonly memory: MemoryStore;
   readonly subagents: SubagentStore;
   readonly a2aTasks: A2ATaskStore;
   /** The task board's own port (src/board). */

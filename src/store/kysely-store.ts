@@ -25,6 +25,7 @@ import type {
   TranscriptEntry,
   TranscriptStore,
   ToolCallStore,
+  MemoryStore,
   RateLimit,
   LimitReached,
   NewToolCall,
@@ -40,6 +41,7 @@ import { KyselyA2ATaskStore } from './kysely-a2a-store.js';
 import { KyselyBoardStore } from './kysely-board-store.js';
 import { KyselySubagentStore } from './kysely-subagent-store.js';
 import type { Database, InputsTable, TranscriptTable } from './schema.js';
+import { KyselyMemoryStore } from './kysely-memory-store.js';
 import { KyselyToolCallStore, recordToolCall } from './kysely-tool-call-store.js';
 import { takeRate } from './kysely-limits.js';
 import { matchIds } from './kysely-ids.js';
@@ -61,6 +63,7 @@ const queuedInputs = prepared<'sessionKey', Selectable<InputsTable>>((db, param)
 
 export class KyselyStore implements Store {
   readonly toolCalls: ToolCallStore;
+  readonly memory: MemoryStore;
   readonly subagents: SubagentStore;
   readonly a2aTasks: A2ATaskStore;
   readonly board: BoardStore;
@@ -91,6 +94,7 @@ export class KyselyStore implements Store {
     } = {},
   ) {
     this.toolCalls = new KyselyToolCallStore(db);
+    this.memory = new KyselyMemoryStore(db, dialect);
     this.subagents = new KyselySubagentStore(db, dialect);
     this.a2aTasks = new KyselyA2ATaskStore(db);
     this.board = new KyselyBoardStore(db, dialect);

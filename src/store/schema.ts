@@ -338,6 +338,29 @@ export interface Database {
   events: EventsTable;
   gateways: GatewaysTable;
   shared_secrets: SharedSecretsTable;
+  memory_docs: MemoryDocsTable;
+  memory_chunks: MemoryChunksTable;
+}
+
+export interface MemoryDocsTable {
+  agent_id: string;
+  path: string;
+  source: string;
+  hash: string;
+  bytes: number;
+  modified_at: number;
+  indexed_at: number;
+  idempotency_key: string | null;
+}
+
+export interface MemoryChunksTable {
+  seq: Generated<number>;
+  agent_id: string;
+  path: string;
+  start_line: number;
+  end_line: number;
+  text: string;
+  modified_at: number;
 }
 
 export interface GatewaysTable {

@@ -32,6 +32,8 @@ const TABLES = {
   board_leases: false,
   gateways: false,
   shared_secrets: false,
+  memory_docs: false,
+  memory_chunks: true,
 } as const satisfies Record<keyof Database, boolean>;
 
 export type TableName = keyof typeof TABLES;

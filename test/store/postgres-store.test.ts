@@ -8,6 +8,7 @@ import { afterAll, describe, it } from 'vitest';
 import { PostgresStore } from '../../src/store/postgres/postgres-store.js';
 import { describeStoreContract } from './store-contract.js';
 import { describeBoardContract } from './board-contract.js';
+import { describeMemoryContract } from './memory-contract.js';
 
 const url = POSTGRES_URL;
 
@@ -21,6 +22,7 @@ if (process.env.CI || (await postgresReachable())) {
   };
   describeStoreContract('postgres', open);
   describeBoardContract('postgres', open);
+  describeMemoryContract('postgres', open);
   afterAll(async () => {
     await dropSchemas(...schemas);
   });

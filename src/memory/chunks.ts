@@ -1,0 +1,26 @@
+/**
+ * Memory documents cut into chunks for the index: whole lines, a new chunk at each Markdown heading or once a chunk
+ * holds CHUNK_CHARS, each with its line range, so a hit can say where it is and memory_get can read around it.
+ */
+import type { MemoryChunk } from '../ports/index.js';
+
+const CHUNK_CHARS = 1200;
+
+export function chunkText(text: string): MemoryChunk[] {
+  const chunks: MemoryChunk[] = [];
+  const lines = text.split('\n');
+  let start = 0;
+  let size = 0;
+  const flush = (end: number) => {
+    const body = lines.slice(start, end).join('\n').trim();
+    if (body) chunks.push({ startLine: start + 1, endLine: end, text: body });
+    start = end;
+    size = 0;
+  };
+  lines.forEach((line, index) => {
+    if (index > start && (/^#{1,6}\s/.test(line) || size + line.length > CHUNK_CHARS)) flush(index);
+    size += line.length + 1;
+  });
+  flush(lines.length);
+  return chunks;
+}

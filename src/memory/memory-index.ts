@@ -1,0 +1,244 @@
+/**
+ * Keeps each agent's memory index current (docs/memory.md): the Markdown files under `<workspace>/memory/`, scanned
+ * at start and every `memory.scanIntervalSeconds`, and sooner when a watch sees a change; and, for agents with
+ * `memory.transcripts`, their sessions' transcripts. A file is indexed again only when its content changed. A source
+ * that yields nothing is reported with the reason, never left silent.
+ */
+import { createHash } from 'node:crypto';
+import { watch, type FSWatcher } from 'node:fs';
+import { readdir, readFile, realpath, stat } from 'node:fs/promises';
+import { join, relative } from 'node:path';
+import type { SwitchboardConfig } from '../config/schema.js';
+import { errorMessage } from '../core/errors.js';
+import { isInside } from '../gateway/workdir.js';
+import type { Clock, MemoryStore, SessionStore, TranscriptStore } from '../ports/index.js';
+import { chunkText } from './chunks.js';
+
+export interface AgentMemoryStatus {
+  agentId: string;
+  folder: string | null;
+  files: number;
+  entries: number;
+  transcripts: number;
+  chunks: number;
+  lastScanAt: number | null;
+  /** Why a configured source holds nothing, or what went wrong in the last scan. */
+  warnings: string[];
+}
+
+export interface MemoryIndexDeps {
+  config: SwitchboardConfig;
+  memory: MemoryStore;
+  sessions: SessionStore;
+  transcript: TranscriptStore;
+  clock: Clock;
+  log: (message: string) => void;
+}
+
+const sha = (text: string) => createHash('sha256').update(text).digest('hex');
+
+export class MemoryIndex {
+  private readonly watchers = new Map<string, FSWatcher>();
+  private readonly pending = new Map<string, NodeJS.Timeout>();
+  private readonly scans = new Map<string, Promise<void>>();
+  private readonly lastScan = new Map<string, { at: number; warnings: string[] }>();
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(private readonly deps: MemoryIndexDeps) {}
+
+  /** The folder an agent's memory files live in, when it has a workspace. */
+  folderOf(agentId: string): string | null {
+    const agent = this.deps.config.agents.list.find((candidate) => candidate.id === agentId);
+    const workspace = agent?.workspace ?? this.deps.config.agents.defaults.workspace;
+    return workspace ? join(workspace, 'memory') : null;
+  }
+
+  async start(): Promise<void> {
+    if (!this.deps.config.memory.enabled) return;
+    await this.scanAll();
+    this.timer = setInterval(() => void this.scanAll(), this.deps.config.memory.scanIntervalSeconds * 1000);
+    this.timer.unref();
+  }
+
+  stop(): void {
+    clearInterval(this.timer);
+    for (const timer of this.pending.values()) clearTimeout(timer);
+    for (const watcher of this.watchers.values()) watcher.close();
+    this.watchers.clear();
+  }
+
+  async scanAll(): Promise<void> {
+    await Promise.all(this.deps.config.agents.list.map((agent) => this.scan(agent.id)));
+  }
+
+  /** One agent's sources brought up to date; scans of one agent never overlap. */
+  scan(agentId: string): Promise<void> {
+    const running = this.scans.get(agentId);
+    if (running) return running.then(() => this.scan(agentId));
+    const scan = this.scanNow(agentId).finally(() => this.scans.delete(agentId));
+    this.scans.set(agentId, scan);
+    return scan;
+  }
+
+  /** Forgets what was indexed from files and scans again from nothing (`switchboard memory reindex`). */
+  async reindex(agentId: string): Promise<void> {
+    for (const document of await this.deps.memory.documents(agentId)) {
+      if (document.source !== 'entry') await this.deps.memory.remove(agentId, document.path);
+    }
+    await this.scan(agentId);
+  }
+
+  async status(): Promise<AgentMemoryStatus[]> {
+    const stats = await this.deps.memory.stats();
+    return this.deps.config.agents.list.map((agent) => {
+      const mine = stats.filter((row) => row.agentId === agent.id);
+      const count = (source: string) => mine.find((row) => row.source === source)?.documents ?? 0;
+      const last = this.lastScan.get(agent.id);
+      return {
+        agentId: agent.id,
+        folder: this.folderOf(agent.id),
+        files: count('file'),
+        entries: count('entry'),
+        transcripts: count('transcript'),
+        chunks: mine.reduce((sum, row) => sum + row.chunks, 0),
+        lastScanAt: last?.at ?? null,
+        warnings: last?.warnings ?? (this.deps.config.memory.enabled ? ['not scanned yet'] : ['memory is off (memory.enabled: false)']),
+      };
+    });
+  }
+
+  private async scanNow(agentId: string): Promise<void> {
+    const warnings: string[] = [];
+    try {
+      await this.scanFiles(agentId, warnings);
+      if (this.deps.config.agents.list.find((agent) => agent.id === agentId)?.memory?.transcripts)
+        await this.scanTranscripts(agentId, warnings);
+    } catch (error) {
+      warnings.push(`the scan failed: ${errorMessage(error)}`);
+    }
+    for (const warning of warnings)
+      if (!this.lastScan.get(agentId)?.warnings.includes(warning)) this.deps.log(`memory of agent "${agentId}": ${warning}`);
+    this.lastScan.set(agentId, { at: this.deps.clock.now(), warnings });
+  }
+
+  private async scanFiles(agentId: string, warnings: string[]): Promise<void> {
+    const folder = this.folderOf(agentId);
+    const indexed = new Map((await this.deps.memory.documents(agentId, 'file')).map((document) => [document.path, document]));
+    const found = new Set<string>();
+    if (!folder) {
+      if (indexed.size === 0 && (await this.deps.memory.documents(agentId, 'entry')).length === 0)
+        warnings.push('no memory files: the agent has no workspace (agents.list[].workspace); only memory_write entries can be indexed');
+    } else {
+      const root = await realpath(folder).catch(() => undefined);
+      if (!root) warnings.push(`no memory files: ${folder} does not exist; create it and put Markdown (.md) files in it`);
+      else {
+        this.watch(agentId, root);
+        const { files, others } = await markdownUnder(root);
+        if (files.length === 0)
+          warnings.push(
+            others > 0
+              ? `no memory files: ${folder} holds ${others} files, none of them Markdown (.md)`
+              : `no memory files: ${folder} is empty; put Markdown (.md) files in it`,
+          );
+        for (const file of files) {
+          const path = relative(root, file).split('\\').join('/');
+          found.add(path);
+          await this.indexFile(agentId, path, file, indexed.get(path)?.modifiedAt, warnings);
+        }
+      }
+    }
+    for (const path of indexed.keys()) if (!found.has(path)) await this.deps.memory.remove(agentId, path);
+  }
+
+  private async indexFile(agentId: string, path: string, file: string, indexedAt: number | undefined, warnings: string[]): Promise<void> {
+    try {
+      const info = await stat(file);
+      const modifiedAt = Math.floor(info.mtimeMs);
+      if (indexedAt === modifiedAt) return;
+      const max = this.deps.config.memory.maxFileBytes;
+      let text = (await readFile(file)).subarray(0, max).toString('utf8');
+      if (info.size > max) {
+        text = text.slice(0, text.lastIndexOf('\n') + 1 || text.length);
+        warnings.push(`${path} is ${info.size} bytes; indexed up to memory.maxFileBytes (${max})`);
+      }
+      const document = { agentId, path, source: 'file' as const, hash: sha(text), bytes: info.size, modifiedAt };
+      await this.deps.memory.index(document, chunkText(text), this.deps.clock.now());
+    } catch (error) {
+      warnings.push(`${path} could not be indexed: ${errorMessage(error)}`);
+    }
+  }
+
+  private async scanTranscripts(agentId: string, warnings: string[]): Promise<void> {
+    const since = this.lastScan.get(agentId)?.at;
+    const sessions = await this.deps.sessions.list({ agentId, ...(since ? { updatedSince: since - 60_000 } : {}), limit: 1000 });
+    for (const session of sessions) {
+      const entries = await this.deps.transcript.list(session.key, { limit: 2000 });
+      const lines = entries
+        .filter((entry) => entry.role === 'user' || entry.role === 'assistant')
+        .map((entry) => `${entry.role}: ${textOf(entry.content)}`);
+      if (lines.length === 0) continue;
+      const text = lines.join('\n');
+      const document = {
+        agentId,
+        path: `sessions/${session.key}`,
+        source: 'transcript' as const,
+        hash: sha(text),
+        bytes: text.length,
+        modifiedAt: session.updatedAt,
+      };
+      await this.deps.memory.index(document, chunkText(text), this.deps.clock.now());
+    }
+    if (!since && sessions.length === 0) warnings.push('memory.transcripts is on, and the agent has no sessions yet');
+  }
+
+  /** A change under the folder scans the agent again, a moment later (editors write in several steps). */
+  private watch(agentId: string, root: string): void {
+    if (this.watchers.has(agentId)) return;
+    try {
+      const watcher = watch(root, { recursive: true }, () => {
+        clearTimeout(this.pending.get(agentId));
+        this.pending.set(
+          agentId,
+          setTimeout(() => void this.scan(agentId), 200),
+        );
+      });
+      watcher.on('error', () => {
+        watcher.close();
+        this.watchers.delete(agentId);
+      });
+      this.watchers.set(agentId, watcher);
+    } catch {
+      // The periodic scan is the backstop.
+    }
+  }
+}
+
+/** Markdown files below `root` (links only when they stay inside it), and how many other files there are. */
+async function markdownUnder(root: string): Promise<{ files: string[]; others: number }> {
+  const files: string[] = [];
+  let others = 0;
+  const walk = async (folder: string): Promise<void> => {
+    for (const entry of await readdir(folder, { withFileTypes: true })) {
+      if (entry.name.startsWith('.')) continue;
+      const path = join(folder, entry.name);
+      const real = entry.isSymbolicLink() ? await realpath(path).catch(() => undefined) : path;
+      if (!real || !isInside(root, real)) continue;
+      const kind = entry.isSymbolicLink() ? await stat(real) : entry;
+      if (kind.isDirectory()) await walk(path);
+      else if (entry.name.endsWith('.md')) files.push(path);
+      else others += 1;
+    }
+  };
+  await walk(root);
+  return { files: files.sort(), others };
+}
+
+function textOf(content: unknown): string {
+  if (typeof content === 'string') return content;
+  if (Array.isArray(content))
+    return content
+      .map((part) => (part && typeof part === 'object' && 'text' in part ? String((part as { text: unknown }).text) : ''))
+      .filter(Boolean)
+      .join(' ');
+  return '';
+}
