@@ -15,9 +15,10 @@ import { toolJsonSchema } from '../src/gateway/tool-contract.js';
 import { a2aLoad, controlApiLoad } from './load.js';
 import { postgresClaims, sqliteClaims } from './board.js';
 import { clusterLoad, takeoverTimes, type MeasuredLoad } from './cluster.js';
+import { mcpCallOverhead, mcpDefinitionBytes, memorySearch, wireBytes } from './tools.js';
 
 const quick = process.argv.includes('--quick');
-/** `--only cluster`: only the several-gateways section (the rest takes minutes). */
+/** `--only cluster` or `--only tools`: only that section (the rest takes minutes). */
 const only = process.argv.includes('--only') ? process.argv[process.argv.indexOf('--only') + 1] : undefined;
 const ROOT = resolve(import.meta.dirname, '..');
 const tmp = () => mkdtempSync(join(tmpdir(), 'sb-bench-'));
@@ -349,59 +350,6 @@ async function subagents(count: number, fanOut: number, sdkCallMs: number) {
   };
 }
 
-/**
- * The waited send with five ping-pong turns and an announce, on a fake OpenAI-compatible server (the wire
- * format OpenClaw was measured on): the bytes of the HTTP request bodies of its nine model calls.
- */
-async function wireBytes(): Promise<{ bytes: number; calls: number; recorded: number }> {
-  const { FakeProviderServer } = await import('../test/helpers/fake-provider.js');
-  const server = await new FakeProviderServer().start();
-  const { config } = parseConfigText(
-    `{
-      tools: { agentToAgent: { enabled: true }, sessions: { visibility: "all" } },
-      session: { agentToAgent: { maxPingPongTurns: 5 } },
-      agents: { list: [{ id: "a", model: "fake/m" }, { id: "b", model: "fake/m" }] },
-      models: { providers: { fake: { type: "openai-compatible", baseURL: "${server.url}/v1" } } },
-    }`,
-    '/bench-wire.json5',
-    {},
-  );
-  const store = await SqliteStore.open({ path: ':memory:' });
-  const gateway = await startGateway({ config, store, gatewayId: 'bench-wire' });
-  const target = 'agent:b:bench:direct:p';
-  // b's session has a channel (a user wrote to it), so the announce step runs.
-  server.reply({ text: 'hello back' });
-  await gateway.waitForInput((await gateway.send({ target, message: 'hello', inbound: { channel: 'bench', peer: 'p' } })).input.id, 10_000);
-  const before = server.requests.length;
-  const since = Date.now();
-  server.reply(
-    { toolCall: { name: 'sessions_send', args: { sessionKey: target, message: 'question', timeoutSeconds: 30 } } },
-    { text: 'the answer' },
-    { text: 'b said: the answer' },
-    ...['a follows up', 'b follows up', 'a follows up again', 'b follows up again', 'a, last turn'].map((text) => ({ text })),
-    { text: 'b announces the outcome' },
-  );
-  const requester = 'agent:a:bench:direct:p';
-  await gateway.waitForInput((await gateway.send({ target: requester, message: 'ask b' })).input.id, 10_000);
-  for (;;) {
-    const [exchange] = await gateway.listExchanges({ sessionKey: requester });
-    if (exchange?.phase === 'done') break;
-    await new Promise((r) => setTimeout(r, 5));
-  }
-  const requests = server.requests.slice(before);
-  const runs = [...(await gateway.listRuns({ sessionKey: requester })), ...(await gateway.listRuns({ sessionKey: target }))].filter(
-    (run) => run.startedAt >= since,
-  );
-  await gateway.stop();
-  await store.close();
-  await server.close();
-  return {
-    bytes: requests.reduce((sum, request) => sum + request.bytes, 0),
-    calls: requests.length,
-    recorded: runs.reduce((sum, run) => sum + run.request.bytes, 0),
-  };
-}
-
 /** Characters of tool definitions sent with every model call: names, descriptions and JSON schemas. */
 async function toolDefinitionChars(): Promise<{ chars: number; tools: number }> {
   const { BUILTIN_TOOLS } = await import('../src/tools/builtin.js');
@@ -466,7 +414,36 @@ async function severalGateways(lines: string[]): Promise<void> {
   );
 }
 
+/** The tools for real work: bytes with all of them enabled, memory_search, MCP definitions and calls. */
+async function workTools(lines: string[]): Promise<void> {
+  const wire = await wireBytes(ROOT, true);
+  lines.push(
+    `the same with every tool enabled for both agents (workspaces with prompt files, the workspace tools, exec, memory, an MCP server with 6 tools): ${wire.calls} model calls, ` +
+      `${fmt(wire.bytes, 0)} request bytes (tool definitions ${fmt(wire.toolBytes, 0)}), ${judged(OPENCLAW_BYTES / wire.bytes, '>=', 20, 'times less')} than OpenClaw's ${OPENCLAW_BYTES} bytes (aim: 25)`,
+  );
+  const memory = await memorySearch(quick ? 1000 : 10_000, quick ? 50 : 300);
+  lines.push(
+    `memory_search over ${quick ? '1,000' : '10,000'} indexed files (${memory.chunks} chunks, SQLite): p50 ${fmt(memory.p50)} ms, p99 ${fmt(memory.p99)} ms; a raw FTS5 query on the same data p50 ${fmt(memory.rawP50)} ms, p99 ${fmt(memory.rawP99)} ms; ` +
+      `p50 ratio ${judged(memory.p50 / memory.rawP50, '<=', 2)}, p99 ratio ${judged(memory.p99 / memory.rawP99, '<=', 2)}`,
+  );
+  const defs = await mcpDefinitionBytes(ROOT);
+  lines.push(
+    `tool definition bytes in one model call: ${defs.none} with no MCP server; ${defs.threeOneAllowed} with three attached (6 tools each) and one allowed (its tools named in tools_load); ${defs.loaded} once two of its tools are loaded`,
+  );
+  const mcp = await mcpCallOverhead(ROOT, quick ? 50 : 300);
+  lines.push(
+    `an MCP tool call, p50: ${fmt(mcp.direct, 3)} ms with the SDK's client directly; through the gateway's tool path ${fmt(mcp.readOnly, 3)} ms for a read-only tool, ratio ${judged(mcp.readOnly / mcp.direct, '<=', 1.5)}; ` +
+      `${fmt(mcp.withLedger, 3)} ms for a tool with effects (its ledger record is a durable write before the call), ratio ${judged(mcp.withLedger / mcp.direct, '<=', 1.5)}`,
+  );
+}
+
 async function main() {
+  if (only === 'tools') {
+    const lines = [`Switchboard benchmarks, tools (${new Date().toISOString()}, node ${process.version}${quick ? ', --quick' : ''})`, ''];
+    await workTools(lines);
+    process.stdout.write(`${lines.join('\n')}\n`);
+    return;
+  }
   if (only === 'cluster') {
     const lines = [
       `Switchboard benchmarks, several gateways (${new Date().toISOString()}, node ${process.version}${quick ? ', --quick' : ''})`,
@@ -512,11 +489,12 @@ async function main() {
         `largest framework text in one run ${judged(a2a.maxPreamble, '<=', 2000, 'characters')}`,
     );
   }
-  const wire = await wireBytes();
+  const wire = await wireBytes(ROOT, false);
   lines.push(
     `the same on the wire (a fake OpenAI-compatible server, all five turns and the announce): ${wire.calls} model calls, ${fmt(wire.bytes, 0)} request bytes received by the server ` +
       `(${fmt(wire.recorded, 0)} recorded on the runs), ${judged(OPENCLAW_BYTES / wire.bytes, '>=', 25, 'times less')} than OpenClaw's ${OPENCLAW_BYTES} bytes`,
   );
+  await workTools(lines);
   const ledger = await ledgerCost(quick ? 30 : 200, floor);
   lines.push(
     `tool-call ledger on the waited sessions_send (ping-pong 0, until the exchange is done): p50 ${fmt(ledger.withMs)} ms with it, ${fmt(ledger.withoutMs)} ms without it; ratio ${judged(ledger.ratio, '<=', 1.1)}`,

@@ -17,6 +17,7 @@ import { statusForAbort, type AbortReason, type TerminalRunStatus } from '../cor
 import { addRequest, measureRequest, NO_REQUEST } from '../models/request-size.js';
 import type { RunRequestSize, RunUsage } from '../ports/index.js';
 import { CallPlaces, runToolSet, ToolOffer } from './run-tools.js';
+import { loadedInHistory, ToolCatalogue } from './tool-catalogue.js';
 import type { GatewayTool, ToolContext } from './tool-contract.js';
 import type { LedgerDeps } from './tool-ledger.js';
 import type { RefusedTool } from './tool-offer.js';
@@ -58,8 +59,11 @@ export interface ExecutedRun {
 
 export async function executeRun(options: ExecuteRunOptions): Promise<ExecutedRun> {
   const places = new CallPlaces();
-  const tools = runToolSet(options, places);
-  const offer = new ToolOffer(options.tools, options.toolContext);
+  const deferred = new Map(options.tools.filter((tool) => tool.deferred).map((tool) => [tool.name, tool]));
+  const catalogue = deferred.size > 0 ? new ToolCatalogue(deferred, loadedInHistory(options.messages)) : undefined;
+  const runTools = catalogue ? [...options.tools, catalogue.tool()] : options.tools;
+  const tools = runToolSet({ ...options, tools: runTools }, places);
+  const offer = new ToolOffer(runTools, options.toolContext, catalogue);
 
   const initialCount = options.messages.length;
   // Steered messages are re-inserted at their place on every step: the SDK rebuilds each step's

@@ -18,6 +18,7 @@ import {
 } from './tool-contract.js';
 import { throughLedger, type LedgerDeps } from './tool-ledger.js';
 import type { RefusedTool } from './tool-offer.js';
+import { CATALOGUE_TOOL, type ToolCatalogue } from './tool-catalogue.js';
 
 export interface RunToolsOptions {
   tools: readonly GatewayTool[];
@@ -88,14 +89,19 @@ async function beginEffect(ledger: LedgerDeps, call: NewToolCall, intent: unknow
   return earlier ? { state: record.state, recorded: record.result } : undefined;
 }
 
-/** Which tools are on offer: those without an availability check, and each other one from the first step it says yes. */
+/**
+ * Which tools are on offer: those without an availability check, and each other one from the first step it says
+ * yes; of the deferred ones, only those loaded, the rest named in the catalogue tool's description.
+ */
 export class ToolOffer {
   private readonly ready: Set<string>;
   private offered = new Set<string>();
+  private pending: string[] = [];
 
   constructor(
     private readonly tools: readonly GatewayTool[],
     private readonly session: Pick<AvailabilityContext, 'sessionKey' | 'agentId' | 'workspace'>,
+    private readonly catalogue?: ToolCatalogue,
   ) {
     this.ready = new Set(tools.filter((candidate) => !candidate.available).map((candidate) => candidate.name));
   }
@@ -113,17 +119,30 @@ export class ToolOffer {
     for (const candidate of this.tools) {
       if (!this.ready.has(candidate.name) && (await candidate.available!(session).catch(() => false))) this.ready.add(candidate.name);
     }
-    this.offered = new Set(this.tools.filter((candidate) => this.ready.has(candidate.name)).map((candidate) => candidate.name));
+    this.pending = this.catalogue?.pending(this.ready) ?? [];
+    const waiting = new Set(this.pending);
+    this.offered = new Set(
+      this.tools
+        .filter((candidate) => this.ready.has(candidate.name) && !waiting.has(candidate.name))
+        .filter((candidate) => candidate.name !== CATALOGUE_TOOL || waiting.size > 0)
+        .map((candidate) => candidate.name),
+    );
   }
 
-  /** The model, sent only the tools on offer at each call. */
+  /** The model, sent only the tools on offer at each call; the catalogue tool names the deferred ones still to load. */
   wrap(model: LanguageModelV3): LanguageModelV3 {
     return wrapLanguageModel({
       model,
       middleware: {
         specificationVersion: 'v3',
         transformParams: async ({ params }) => {
-          const sent = params.tools?.filter((candidate) => this.offered.has(candidate.name));
+          const sent = params.tools
+            ?.filter((candidate) => this.offered.has(candidate.name))
+            .map((candidate) =>
+              candidate.name === CATALOGUE_TOOL && this.catalogue
+                ? { ...candidate, description: this.catalogue.description(this.pending) }
+                : candidate,
+            );
           return sent?.length ? { ...params, tools: sent } : { ...params, tools: undefined, toolChoice: undefined };
         },
       },

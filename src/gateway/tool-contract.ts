@@ -132,6 +132,11 @@ export interface GatewayTool {
    * tool policy still decides what a session may use at all, and a call the model makes anyway is run.
    */
   available?(session: AvailabilityContext): Promise<boolean>;
+  /**
+   * Sent as a name in `tools_load`'s catalogue until the model loads it (or the session's history shows it loaded
+   * or used): for tools most runs never need (tool-catalogue.ts).
+   */
+  deferred?: true;
   /** The arguments, once: the model is shown their JSON Schema, and `execute` gets them checked. */
   parameters: ToolArgs;
   /**

@@ -82,8 +82,13 @@ export class McpConnection {
 
   async call(tool: string, args: Record<string, unknown>, signal: AbortSignal, timeoutMs: number): Promise<CallToolResult> {
     const client = await this.connect();
+    // A signal of the call's own: the SDK leaves a listener on the signal it is given, and a run's signal is shared
+    // by all of the run's calls.
+    const own = new AbortController();
+    const abort = () => own.abort(signal.reason);
+    signal.addEventListener('abort', abort, { once: true });
     try {
-      return (await client.callTool({ name: tool, arguments: args }, undefined, { signal, timeout: timeoutMs })) as CallToolResult;
+      return (await client.callTool({ name: tool, arguments: args }, undefined, { signal: own.signal, timeout: timeoutMs })) as CallToolResult;
     } catch (error) {
       // A transport failure (the process died, the connection was refused) takes the server down; a tool's own
       // error or a timeout does not.
@@ -92,6 +97,8 @@ export class McpConnection {
         throw new McpUnavailableError(this.downMessage());
       }
       throw error;
+    } finally {
+      signal.removeEventListener('abort', abort);
     }
   }
 

@@ -3,7 +3,8 @@
  * agents that attach it (`agents.list[].mcp`); its tools are offered to them as `mcp__<server>__<tool>`, under the
  * tool policy like any other, with the server's description cut to `mcp.maxDescriptionChars`. A server starts with
  * the first run that needs it. A tool that changes nothing (`readOnlyHint`) is called freely; any other goes
- * through the tool-call ledger, and a crashed run's retry calls it again only when the server marks it idempotent.
+ * through the tool-call ledger: one not marked idempotent is recorded before the call, and a crashed run's retry does not
+ * call it again.
  */
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { SwitchboardConfig } from '../config/schema.js';
@@ -103,14 +104,17 @@ export class McpService {
     return {
       name: mcpToolName(connection.name, tool.name),
       description: description.length > max ? `${description.slice(0, Math.max(0, max - 1))}…` : description,
+      deferred: true,
       parameters: ANY_ARGS,
       shownSchema: shownSchema(tool.inputSchema),
       ...(readOnly ? {} : { effects: true as const }),
       execute: async (args, context) => {
-        if (!readOnly) {
+        // Recorded before the call (a durable write) only where a second call would do harm: a retry may call a
+        // read-only or idempotent tool again.
+        if (!readOnly && !idempotent) {
           const earlier = await context.beginEffect?.({ server: connection.name, tool: tool.name });
           if (earlier?.state === 'completed') return earlier.recorded;
-          if (earlier && !idempotent)
+          if (earlier)
             return {
               status: 'error',
               error: `an earlier attempt of this run called ${tool.name} on MCP server "${connection.name}" and then the gateway stopped; the tool is not marked idempotent, so it is not called a second time. Check its effect, then call it again if that is safe`,

@@ -28,9 +28,14 @@ export function age(from: number, now: number): string {
 }
 
 export function createMemoryTools(config: SwitchboardConfig, memory: MemoryStore): GatewayTool[] {
+  // Offered to an agent with a memory: a workspace (its memory/ folder), or a memory section of its own.
+  const available = async (session: { agentId: string; workspace: string | undefined }) =>
+    session.workspace !== undefined || config.agents.list.some((agent) => agent.id === session.agentId && agent.memory !== undefined);
   const search = defineTool({
     name: 'memory_search',
     description: 'Search your memory (and memory shared with you).',
+    deferred: true,
+    available,
     parameters: z.object({ query: text(), agent: unlisted(text().optional()) }),
     async execute({ query, agent }, context) {
       const scopes = searchScopes(config, context.agentId, agent);
@@ -56,6 +61,8 @@ export function createMemoryTools(config: SwitchboardConfig, memory: MemoryStore
   const get = defineTool({
     name: 'memory_get',
     description: 'Read a memory document found by memory_search.',
+    deferred: true,
+    available,
     parameters: z.object({ path: text(), agent: text().optional(), fromLine: unlisted(number(1, 10_000_000).optional()) }),
     async execute({ path, agent, fromLine = 1 }, context) {
       const owner = agent ?? context.agentId;
@@ -85,6 +92,8 @@ export function createMemoryTools(config: SwitchboardConfig, memory: MemoryStore
   const write = defineTool({
     name: 'memory_write',
     description: 'Keep a note in your memory for later runs.',
+    deferred: true,
+    available,
     effects: true,
     parameters: z.object({ text: text() }),
     async execute({ text: note }, context) {

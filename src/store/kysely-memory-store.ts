@@ -72,16 +72,21 @@ export class KyselyMemoryStore implements MemoryStore {
         .values(row)
         .onConflict((oc) => oc.columns(['agent_id', 'path']).doUpdateSet({ ...row }))
         .execute();
-      await this.insertChunks(trx, document.agentId, document.path, chunks, document.modifiedAt);
+      await this.insertChunks(trx, document, chunks);
       return true;
     });
   }
 
-  private async insertChunks(db: Kysely<Database>, agentId: string, path: string, chunks: readonly MemoryChunk[], modifiedAt: number) {
+  private async insertChunks(
+    db: Kysely<Database>,
+    { agentId, path, source, modifiedAt }: Pick<MemoryDocument, 'agentId' | 'path' | 'source' | 'modifiedAt'>,
+    chunks: readonly MemoryChunk[],
+  ) {
     for (let at = 0; at < chunks.length; at += 200) {
       const page = chunks.slice(at, at + 200).map((chunk) => ({
         agent_id: agentId,
         path,
+        source,
         start_line: chunk.startLine,
         end_line: chunk.endLine,
         text: chunk.text,
@@ -131,7 +136,7 @@ export class KyselyMemoryStore implements MemoryStore {
         return { path: first.path, created: false };
       }
       const lines = entry.text.split('\n').length;
-      await this.insertChunks(trx, entry.agentId, entry.path, [{ startLine: 1, endLine: lines, text: entry.text }], entry.modifiedAt);
+      await this.insertChunks(trx, { ...entry, source: 'entry' }, [{ startLine: 1, endLine: lines, text: entry.text }]);
       return { path: entry.path, created: true };
     });
   }
@@ -142,19 +147,16 @@ export class KyselyMemoryStore implements MemoryStore {
     const rows =
       this.dialect === 'postgres'
         ? await sql<HitRow>`
-            SELECT c.agent_id, c.path, c.start_line, c.end_line, c.text, c.modified_at, d.source, ts_rank_cd(c.tsv, q) AS score
-            FROM memory_chunks c
-            JOIN memory_docs d ON d.agent_id = c.agent_id AND d.path = c.path,
-              websearch_to_tsquery('english', ${words.join(' or ')}) q
+            SELECT c.agent_id, c.path, c.start_line, c.end_line, c.text, c.modified_at, c.source, ts_rank_cd(c.tsv, q) AS score
+            FROM memory_chunks c, websearch_to_tsquery('english', ${words.join(' or ')}) q
             WHERE c.tsv @@ q AND ${scopeFilter(scopes)}
             ORDER BY score DESC, c.modified_at DESC
             LIMIT ${limit}`.execute(this.db)
         : // bm25 is lower for a better match; the hit's score is its negation.
           await sql<HitRow>`
-            SELECT c.agent_id, c.path, c.start_line, c.end_line, c.text, c.modified_at, d.source, -bm25(memory_fts) AS score
+            SELECT c.agent_id, c.path, c.start_line, c.end_line, c.text, c.modified_at, c.source, -bm25(memory_fts) AS score
             FROM memory_fts
             JOIN memory_chunks c ON c.seq = memory_fts.rowid
-            JOIN memory_docs d ON d.agent_id = c.agent_id AND d.path = c.path
             WHERE memory_fts MATCH ${words.map((word) => `"${word}"`).join(' OR ')} AND ${scopeFilter(scopes)}
             ORDER BY bm25(memory_fts), c.modified_at DESC
             LIMIT ${limit}`.execute(this.db);

@@ -23,6 +23,8 @@ export async function memoryTables(db: Kysely<any>, dialect: SqlDialectName): Pr
   await serialKey(db.schema.createTable('memory_chunks'), 'seq', dialect)
     .addColumn('agent_id', 'varchar(64)', (col) => col.notNull())
     .addColumn('path', 'varchar(1024)', (col) => col.notNull())
+    // The document's source again, so that a search reads no document row.
+    .addColumn('source', 'varchar(16)', (col) => col.notNull())
     .addColumn('start_line', 'integer', (col) => col.notNull())
     .addColumn('end_line', 'integer', (col) => col.notNull())
     .addColumn('text', 'text', (col) => col.notNull())

@@ -357,6 +357,7 @@ export interface MemoryChunksTable {
   seq: Generated<number>;
   agent_id: string;
   path: string;
+  source: string;
   start_line: number;
   end_line: number;
   text: string;

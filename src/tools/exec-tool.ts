@@ -95,6 +95,7 @@ export function createExecTool(config: SwitchboardConfig): GatewayTool {
     name: 'exec',
     description: 'Run a command (no shell) in your workspace.',
     effects: true,
+    deferred: true,
     available: async (session) =>
       session.workspace !== undefined && !('refused' in execPolicyOf(config, session.agentId, session.sessionKey)),
     parameters: z.object({ command: text(), args: textList(0, 200, 'arguments').optional() }),

@@ -84,6 +84,7 @@ async function writeOnce(
 export const readFileTool = defineTool({
   name: 'read_file',
   description: 'Read a text file in your workspace.',
+  deferred: true,
   available: hasWorkspace,
   parameters: z.object({ path: text(), startLine: unlisted(number(1, 10_000_000).optional()) }),
   async execute({ path, startLine = 1 }, context) {
@@ -116,6 +117,7 @@ export const writeFileTool = defineTool({
   name: 'write_file',
   description: 'Create or replace a file in your workspace.',
   effects: true,
+  deferred: true,
   available: hasWorkspace,
   parameters: z.object({ path: text(), content: text() }),
   async execute({ path, content }, context) {
@@ -139,6 +141,7 @@ export const editFileTool = defineTool({
   name: 'edit_file',
   description: 'Replace exact text in a file in your workspace; it must match once unless all is true.',
   effects: true,
+  deferred: true,
   available: hasWorkspace,
   parameters: z.object({ path: text(), old: text(), new: text(), all: unlisted(flag().optional()) }),
   async execute(args, context) {
@@ -182,6 +185,7 @@ export function applyEdit(
 export const listFilesTool = defineTool({
   name: 'list_files',
   description: 'List a folder in your workspace (folders end with /).',
+  deferred: true,
   available: hasWorkspace,
   parameters: z.object({ path: text().optional(), recursive: unlisted(flag().optional()) }),
   async execute({ path = '.', recursive = false }, context) {
@@ -196,6 +200,7 @@ export const listFilesTool = defineTool({
 export const searchFilesTool = defineTool({
   name: 'search_files',
   description: 'Search the files in your workspace for a regular expression.',
+  deferred: true,
   available: hasWorkspace,
   parameters: z.object({ pattern: text(), path: text().optional(), maxResults: unlisted(number(1, 500).optional()) }),
   async execute({ pattern, path = '.', maxResults = 50 }, context) {

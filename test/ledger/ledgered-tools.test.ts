@@ -22,12 +22,20 @@ const WITH_EFFECTS = [
   'board_complete',
   'board_request_review',
   'board_block',
+  'write_file',
+  'edit_file',
+  'exec',
+  'memory_write',
 ];
 
 /** Tools that only read, each with why it needs no ledger. */
 const READ_ONLY: Record<string, string> = {
   time_now: 'reads the clock',
   read_file: 'reads a file in the workspace',
+  list_files: 'reads a folder in the workspace',
+  search_files: 'reads files in the workspace',
+  memory_search: 'reads the memory index',
+  memory_get: 'reads the memory index',
   agents_list: 'reads the address book',
   sessions_list: 'reads sessions',
   sessions_history: 'reads a transcript',
@@ -56,6 +64,7 @@ afterAll(async () => {
 });
 
 describe('the tool-call ledger covers every tool with effects', () => {
+  // MCP tools are classed by the server's readOnlyHint (test/tools/mcp.test.ts); tools_load changes what a run is sent.
   it('every tool is classed, and each one with effects is ledgered', () => {
     const tools = (gateway as unknown as { tools: readonly GatewayTool[] }).tools;
     const names = tools.map((tool) => tool.name).sort();

@@ -31,7 +31,9 @@ const config = (subagents = '', agentExtra = '', rules = '{ reply: "done: {{inpu
 }`;
 
 /** The tools every session of this config has, before any session tools. */
-const BASIC = ['time_now', 'read_file', 'write_file', 'edit_file', 'list_files', 'search_files', 'exec'];
+const FILES = ['time_now', 'read_file', 'write_file', 'edit_file', 'list_files', 'search_files', 'exec'];
+const MEMORY = ['memory_search', 'memory_get', 'memory_write'];
+const BASIC = [...FILES, ...MEMORY];
 
 const from = (sessionKey: string, agentId = 'main') => ({ sessionKey, agentId, idempotencyKey: `test:${Math.random()}` });
 
@@ -83,7 +85,14 @@ describe('limits, each refused with its exact error', () => {
     const names = async (key: string) => (await g.toolsOf(key)).map((tool) => tool.name);
     expect(await names(MAIN)).toEqual(expect.arrayContaining(['sessions_send', 'sessions_spawn', 'subagents']));
     const lead = await g.subagents.spawn(from(MAIN), { task: 'lead', role: 'orchestrator' });
-    expect(await names(lead.childSessionKey)).toEqual([...BASIC, 'sessions_list', 'sessions_history', 'sessions_spawn', 'subagents']);
+    expect(await names(lead.childSessionKey)).toEqual([
+      ...FILES,
+      'sessions_list',
+      'sessions_history',
+      'sessions_spawn',
+      'subagents',
+      ...MEMORY,
+    ]);
     const leaf = await g.subagents.spawn(from(MAIN), { task: 'leaf' });
     expect(await names(leaf.childSessionKey)).toEqual(BASIC);
     const worker = await g.subagents.spawn(from(lead.childSessionKey), { task: 'worker' });
@@ -159,7 +168,7 @@ describe('tool narrowing', () => {
   });
 
   it('a parent denied a tool cannot hand it on, and the sub-agent layer narrows further', async () => {
-    const g = await start(config('tools: { deny: ["*_file*", "exec"] }', ', tools: { deny: ["sessions_send"] }'));
+    const g = await start(config('tools: { deny: ["*_file*", "exec", "memory_*"] }', ', tools: { deny: ["sessions_send"] }'));
     expect((await g.toolsOf(MAIN)).map((tool) => tool.name)).not.toContain('sessions_send');
     await expect(g.subagents.spawn(from(MAIN), { task: 'x', tools: ['sessions_send'] })).rejects.toMatchObject({ code: 'TOOL_DENIED' });
     const child = await g.subagents.spawn(from(MAIN), { task: 'x' });
@@ -169,7 +178,7 @@ describe('tool narrowing', () => {
 
 describe('the sandbox layer', () => {
   it('sandbox.tools narrows only sandboxed sessions: with mode "non-main" the main session keeps its tools and its sub-agents lose them', async () => {
-    const g = await start(config('', ', sandbox: { mode: "non-main", tools: { deny: ["*_file*", "exec"] } }'));
+    const g = await start(config('', ', sandbox: { mode: "non-main", tools: { deny: ["*_file*", "exec", "memory_*"] } }'));
     expect((await g.toolsOf(MAIN)).map((tool) => tool.name)).toContain('read_file');
     const child = await g.subagents.spawn(from(MAIN), { task: 'x' });
     expect((await g.toolsOf(child.childSessionKey)).map((tool) => tool.name)).toEqual(['time_now']);

@@ -128,7 +128,7 @@ describe('MCP servers as tools', () => {
     expect(await waitUntil('back', async () => (await add.execute({ a: 2, b: 2 }, context)) === '4')).toBe(true);
   }, 30_000);
 
-  it('a denied MCP tool is never in the request the model receives; descriptions are cut to mcp.maxDescriptionChars', async () => {
+  it('a denied MCP tool is never in the request the model receives, not even by name; the others are loaded by name, then sent whole', async () => {
     const provider = await new FakeProviderServer().start();
     try {
       const config = `{
@@ -137,20 +137,37 @@ describe('MCP servers as tools', () => {
         models: { providers: { fake: { type: "openai-compatible", baseURL: "${provider.url}/v1" } } },
       }`;
       gateway = await startTestGateway(config);
-      provider.reply({ toolCall: { name: 'mcp__local__echo', args: { text: 'wire' } } }, { text: 'done' });
+      provider.reply(
+        { toolCall: { name: 'tools_load', args: { names: ['mcp__local__echo', 'mcp__local__secret'] } } },
+        { toolCall: { name: 'mcp__local__echo', args: { text: 'wire' } } },
+        { text: 'done' },
+        { toolCall: { name: 'mcp__local__echo', args: { text: 'again' } } },
+        { text: 'done again' },
+      );
       expect(await ask(gateway, 'go')).toBe('done');
-      const sent = provider.requests.map((request) =>
-        (request.body.tools ?? []).map((tool: { function: { name: string } }) => tool.function.name),
-      );
-      expect(sent[0]).toContain('mcp__local__echo');
-      for (const names of sent) expect(names).not.toContain('mcp__local__secret');
-      const echo = provider.requests[0].body.tools.find(
-        (tool: { function: { name: string } }) => tool.function.name === 'mcp__local__echo',
-      );
+      const tools = (index: number) =>
+        provider.requests[index].body.tools as { function: { name: string; description: string; parameters: unknown } }[];
+      const names = (index: number) => tools(index).map((tool) => tool.function.name);
+      // First call: the MCP tools only as names in tools_load's description, the denied one not even there.
+      expect(names(0)).not.toContain('mcp__local__echo');
+      const catalogue = tools(0).find((tool) => tool.function.name === 'tools_load')!.function.description;
+      expect(catalogue).toBe('Load tools before use: mcp__local__{echo,add,bump,pid,reveal}');
+      // The load answers what it loaded and refuses what this agent does not have.
+      expect(JSON.parse(provider.requests[1].body.messages.at(-1).content)).toMatchObject({
+        loaded: [{ name: 'mcp__local__echo' }],
+        unknown: ['mcp__local__secret'],
+      });
+      const echo = tools(1).find((tool) => tool.function.name === 'mcp__local__echo')!;
       expect(echo.function.description).toHaveLength(40);
       expect(echo.function.parameters).toMatchObject({ type: 'object', properties: { text: { type: 'string' } }, required: ['text'] });
-      // The tool's answer went back to the model.
-      expect(JSON.stringify(provider.requests[1].body.messages)).toContain('echo: wire');
+      expect(JSON.stringify(provider.requests[2].body.messages)).toContain('echo: wire');
+      for (const request of provider.requests) expect(JSON.stringify(request.body.tools ?? [])).not.toContain('secret');
+      // The session's next run is sent echo whole from its first call: its history loaded it.
+      expect(await ask(gateway, 'again')).toBe('done again');
+      expect(names(3)).toContain('mcp__local__echo');
+      expect(tools(3).find((tool) => tool.function.name === 'tools_load')!.function.description).toBe(
+        'Load tools before use: mcp__local__{add,bump,pid,reveal}',
+      );
     } finally {
       await provider.close();
     }

@@ -1,0 +1,36 @@
+/** The deferred tools' catalogue: names listed compactly, loads that take effect, and what a session's history loaded. */
+import { describe, expect, it } from 'vitest';
+import { listNames, loadedInHistory, ToolCatalogue } from '../../src/gateway/tool-catalogue.js';
+import type { GatewayTool, ToolContext } from '../../src/gateway/tool-contract.js';
+
+const tool = (name: string) => ({ name, description: `does ${name}` }) as GatewayTool;
+
+describe('tool catalogue', () => {
+  it('lists names with each MCP server prefix once', () => {
+    expect(listNames(['read_file', 'mcp__files__read_text_file', 'mcp__files__list_directory', 'exec', 'mcp__my_db__query'])).toBe(
+      'read_file exec mcp__files__{read_text_file,list_directory} mcp__my_db__query',
+    );
+  });
+
+  it('tools_load loads what is deferred, refuses other names exactly, and keeps the rest pending', async () => {
+    const catalogue = new ToolCatalogue(new Map(['read_file', 'write_file'].map((name) => [name, tool(name)])), []);
+    expect(catalogue.pending(['time_now', 'read_file', 'write_file'])).toEqual(['read_file', 'write_file']);
+    const answer = await catalogue.tool().execute({ names: ['read_file', 'shell'] }, {} as ToolContext);
+    expect(answer).toEqual({
+      loaded: [{ name: 'read_file', description: 'does read_file' }],
+      note: 'call them from your next step',
+      unknown: ['shell'],
+      error: 'no such tool to load: shell',
+    });
+    expect(catalogue.pending(['read_file', 'write_file'])).toEqual(['write_file']);
+  });
+
+  it("a session's history keeps loaded what it loaded or called", () => {
+    const loaded = loadedInHistory([
+      { role: 'user', content: 'hi' },
+      { role: 'assistant', content: [{ type: 'tool-call', toolCallId: '1', toolName: 'tools_load', input: { names: ['exec'] } }] },
+      { role: 'assistant', content: [{ type: 'tool-call', toolCallId: '2', toolName: 'read_file', input: { path: 'a' } }] },
+    ]);
+    expect([...loaded].sort()).toEqual(['exec', 'read_file', 'tools_load']);
+  });
+});
