@@ -88,7 +88,10 @@ export class McpConnection {
     const abort = () => own.abort(signal.reason);
     signal.addEventListener('abort', abort, { once: true });
     try {
-      return (await client.callTool({ name: tool, arguments: args }, undefined, { signal: own.signal, timeout: timeoutMs })) as CallToolResult;
+      return (await client.callTool({ name: tool, arguments: args }, undefined, {
+        signal: own.signal,
+        timeout: timeoutMs,
+      })) as CallToolResult;
     } catch (error) {
       // A transport failure (the process died, the connection was refused) takes the server down; a tool's own
       // error or a timeout does not.

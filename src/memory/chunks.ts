@@ -12,8 +12,12 @@ export function chunkText(text: string): MemoryChunk[] {
   let start = 0;
   let size = 0;
   const flush = (end: number) => {
-    const body = lines.slice(start, end).join('\n').trim();
-    if (body) chunks.push({ startLine: start + 1, endLine: end, text: body });
+    // The range names the chunk's text, without the blank lines around it.
+    let first = start;
+    let last = end;
+    while (first < last && !lines[first].trim()) first += 1;
+    while (last > first && !lines[last - 1].trim()) last -= 1;
+    if (last > first) chunks.push({ startLine: first + 1, endLine: last, text: lines.slice(first, last).join('\n') });
     start = end;
     size = 0;
   };

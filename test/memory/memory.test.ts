@@ -94,7 +94,7 @@ describe.each(stores)('memory on %s', (name, open) => {
     expect(found.hits[0]).toMatchObject({
       agent: 'ops',
       path: 'runbooks/deploy.md',
-      lines: '1-4',
+      lines: '1-3',
       age: expect.stringMatching(/^(now|\d+[mhd])$/),
     });
     expect(found.hits.map((hit) => hit.path)).toContain('private/oncall.md');
