@@ -116,8 +116,13 @@ export class MemoryIndex {
     } catch (error) {
       warnings.push(`the scan failed: ${errorMessage(error)}`);
     }
+    // Every warning is in `memory status`; the log gets each new one for an agent whose memory is configured (a
+    // `memory` section), and a failure for any agent, so that a workspace without a memory folder is not a warning
+    // at every start.
+    const configured = this.deps.config.agents.list.find((agent) => agent.id === agentId)?.memory !== undefined;
     for (const warning of warnings)
-      if (!this.lastScan.get(agentId)?.warnings.includes(warning)) this.deps.log(`memory of agent "${agentId}": ${warning}`);
+      if ((configured || !warning.startsWith('no memory files')) && !this.lastScan.get(agentId)?.warnings.includes(warning))
+        this.deps.log(`memory of agent "${agentId}": ${warning}`);
     this.lastScan.set(agentId, { at: this.deps.clock.now(), warnings });
   }
 
@@ -126,7 +131,8 @@ export class MemoryIndex {
     const indexed = new Map((await this.deps.memory.documents(agentId, 'file')).map((document) => [document.path, document]));
     const found = new Set<string>();
     if (!folder) {
-      if (indexed.size === 0 && (await this.deps.memory.documents(agentId, 'entry')).length === 0)
+      const agent = this.deps.config.agents.list.find((candidate) => candidate.id === agentId);
+      if (agent?.memory && indexed.size === 0 && (await this.deps.memory.documents(agentId, 'entry')).length === 0)
         warnings.push('no memory files: the agent has no workspace (agents.list[].workspace); only memory_write entries can be indexed');
     } else {
       const root = await realpath(folder).catch(() => undefined);
