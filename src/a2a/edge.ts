@@ -26,7 +26,6 @@ const V1_METHODS = new Set([
   'DeleteTaskPushNotificationConfig',
   'GetExtendedAgentCard',
 ]);
-const STREAMING = new Set(['SendStreamingMessage', 'SubscribeToTask', 'message/stream', 'tasks/resubscribe']);
 /** v0.3 methods whose params name a task by `id`. */
 const LEGACY_TASK_ID = new Set([
   'tasks/get',
@@ -82,15 +81,8 @@ export function paramsProblem(method: string, params: unknown): string | undefin
   return undefined;
 }
 
-function rpcError(response: Response, id: unknown, code: number, message: string, stream: boolean): void {
-  const body = { jsonrpc: '2.0', id: validId(id) ? (id ?? null) : null, error: { code, message } };
-  if (stream) {
-    // A streaming call's caller reads Server-Sent Events, errors included.
-    response.status(200).setHeader('Content-Type', 'text/event-stream').setHeader('Cache-Control', 'no-cache');
-    response.end(`data: ${JSON.stringify(body)}\n\n`);
-    return;
-  }
-  response.status(200).json(body);
+function rpcError(response: Response, id: unknown, code: number, message: string): void {
+  response.status(200).json({ jsonrpc: '2.0', id: validId(id) ? (id ?? null) : null, error: { code, message } });
 }
 
 /** Parses and checks a JSON-RPC request before the SDK's handler; answers itself when it is invalid. */
@@ -109,7 +101,6 @@ export function jsonRpcEdge(): express.RequestHandler[] {
           Array.isArray(body)
             ? 'batch requests are not supported: send one JSON-RPC request per call'
             : 'the body must be a JSON-RPC request object',
-          false,
         );
       const method = body.method;
       if (body.jsonrpc !== '2.0' || typeof method !== 'string' || method === '' || !validId(body.id)) {
@@ -118,23 +109,13 @@ export function jsonRpcEdge(): express.RequestHandler[] {
           body.id,
           INVALID_REQUEST,
           'not a JSON-RPC 2.0 request: it needs jsonrpc "2.0", a method name and a string, number or null id',
-          false,
         );
       }
       if (V1_METHODS.has(method) && !request.headers['a2a-version']) request.headers['a2a-version'] = '1.0';
       const problem = paramsProblem(method, body.params);
-      if (problem) return rpcError(response, body.id, INVALID_PARAMS, problem, STREAMING.has(method));
-      if (STREAMING.has(method)) {
-        // The SDK answers an error found before the stream starts (an unknown task, say) as plain JSON;
-        // a streaming caller reads events, so it gets the same error as one.
-        const json = response.json.bind(response);
-        response.json = (payload: unknown) => {
-          const error = isObject(payload) && isObject(payload.error) ? payload.error : undefined;
-          if (!error || response.headersSent) return json(payload);
-          rpcError(response, (payload as Json).id, Number(error.code), String(error.message), true);
-          return response;
-        };
-      }
+      // Before a stream starts, an error is a plain JSON-RPC error, as the SDK answers its own (an unknown or
+      // terminal task) and as the A2A TCK requires (STREAM-SUB-003).
+      if (problem) return rpcError(response, body.id, INVALID_PARAMS, problem);
       next();
     },
   ];

@@ -5,6 +5,7 @@
  * the gateway. The default agent's card is also at `/.well-known/agent-card.json`. It shares the control
  * API's listener but none of its credentials: peers authenticate with their own.
  */
+import { createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import express from 'express';
 import { AGENT_CARD_PATH, type AgentCard } from '@a2a-js/sdk';
@@ -25,10 +26,15 @@ import { GatewayTaskStore } from './task-store.js';
 import { ActiveTaskCache } from './task-cache.js';
 import { A2ATaskWatch, type WatchedAgent } from './task-watch.js';
 
+/** How long a client may keep an Agent Card (seconds): the cards change only when the gateway restarts. */
+const CARD_MAX_AGE = 300;
+
 type Binding = 'jsonrpc' | 'rest';
 
 export class A2AServer {
   private app?: express.Express;
+  /** When the cards were built (they are built once, at start): their Last-Modified. */
+  private cardsBuiltAt = new Date();
   private watch?: A2ATaskWatch;
   readonly guard: PeerGuard;
 
@@ -78,6 +84,7 @@ export class A2AServer {
   async start(listenUrl: string): Promise<void> {
     const baseUrl = this.gateway.config.a2a.server.publicUrl ?? listenUrl;
     const app = express();
+    this.cardsBuiltAt = new Date(Math.floor(Date.now() / 1000) * 1000);
     app.disable('x-powered-by');
     app.set('env', 'production');
     const stallMs = this.gateway.config.a2a.server.taskStallSeconds * 1000;
@@ -164,12 +171,25 @@ export class A2AServer {
     await this.tasks.flush();
   }
 
-  /** v0.3 callers (no A2A-Version header, or 0.3) get the SDK's v0.3 card; everyone else the v1.0 card. */
+  /**
+   * The v1.0 card, which the v1.0 schema accepts and the SDK's v0.3 clients read too (they find the 0.3 interfaces in
+   * it); the v0.3-shaped card only to a caller that asks for it with `A2A-Version: 0.3`. Cached for CARD_MAX_AGE
+   * seconds, with an ETag and the time the cards were built, so a conditional request gets a 304.
+   */
   private serveCard(app: express.Express, path: string, provider: { getAgentCard(): Promise<AgentCard> }): void {
-    app.use(path, legacyAgentCardRouter({ agentCardProvider: provider, cache: { maxAge: 0 } }));
-    app.get(path, async (_request, response) => {
+    const legacy = legacyAgentCardRouter({ agentCardProvider: provider, cache: { maxAge: CARD_MAX_AGE } });
+    app.use(path, (request, response, next) => (request.header('A2A-Version') ? legacy(request, response, next) : next()));
+    app.get(path, async (request, response) => {
+      const body = JSON.stringify(agentCardToJson(await provider.getAgentCard()));
       response.setHeader('Vary', 'A2A-Version');
-      response.json(agentCardToJson(await provider.getAgentCard()));
+      response.setHeader('Cache-Control', `public, max-age=${CARD_MAX_AGE}`);
+      response.setHeader('ETag', `W/"${createHash('sha256').update(body).digest('hex').slice(0, 16)}"`);
+      response.setHeader('Last-Modified', this.cardsBuiltAt.toUTCString());
+      if (request.fresh) {
+        response.status(304).end();
+        return;
+      }
+      response.type('application/json').send(body);
     });
   }
 

@@ -90,19 +90,28 @@ describe('A2A edge: JSON-RPC requests checked before the SDK', () => {
     expect(listed.tasks ?? []).toEqual([]);
   });
 
-  it('a streaming call refused for its parameters gets the error as a Server-Sent Event', async () => {
-    const response = await rpc(call('SendStreamingMessage', { message: message('x', { parts: [] }) }, 7));
-    expect(response.type).toContain('text/event-stream');
-    expect(response.text).toBe(
-      `data: ${JSON.stringify({ jsonrpc: '2.0', id: 7, error: { code: -32602, message: 'params.message.parts must hold at least one part' } })}\n\n`,
-    );
-  });
-
-  it('an error the SDK finds before a stream starts (an unknown task) also comes as a Server-Sent Event', async () => {
-    const response = await rpc(call('SubscribeToTask', { id: 'no-such-task' }, 8));
-    expect(response.type).toContain('text/event-stream');
-    const event = JSON.parse(response.text.replace(/^data: /, ''));
-    expect(event).toMatchObject({ jsonrpc: '2.0', id: 8, error: { code: -32001 } });
+  it('a streaming call refused before its stream starts gets a plain JSON-RPC error, as from the SDK (TCK STREAM-SUB-003)', async () => {
+    const refused = await rpc(call('SendStreamingMessage', { message: message('x', { parts: [] }) }, 7));
+    expect(refused.type).toContain('application/json');
+    expect(JSON.parse(refused.text)).toEqual({
+      jsonrpc: '2.0',
+      id: 7,
+      error: { code: -32602, message: 'params.message.parts must hold at least one part' },
+    });
+    const unknown = await rpc(call('SubscribeToTask', { id: 'no-such-task' }, 8));
+    expect(unknown.type).toContain('application/json');
+    expect(JSON.parse(unknown.text)).toMatchObject({ jsonrpc: '2.0', id: 8, error: { code: -32001 } });
+    // A task that has ended cannot be subscribed to: UnsupportedOperationError, with its ErrorInfo.
+    const done = JSON.parse((await rpc(call('SendMessage', { message: message('finish') }))).text).result.task;
+    expect(done.status.state).toBe('TASK_STATE_COMPLETED');
+    const terminal = await rpc(call('SubscribeToTask', { id: done.id }, 9));
+    expect(terminal.type).toContain('application/json');
+    const error = JSON.parse(terminal.text).error;
+    expect(error).toEqual({
+      code: -32004,
+      message: `Task ${done.id} is in a terminal state (3) and cannot be subscribed to.`,
+      data: [{ '@type': 'type.googleapis.com/google.rpc.ErrorInfo', reason: 'UNSUPPORTED_OPERATION', domain: 'a2a-protocol.org' }],
+    });
   });
 
   it('v1.0 method names are served as v1.0 without an A2A-Version header', async () => {

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AGENT_CARD_PATH, Role, TaskState, type Message, type Task } from '@a2a-js/sdk';
 import { ClientFactory, DefaultAgentCardResolver, JsonRpcTransportFactory, RestTransportFactory, type Client } from '@a2a-js/sdk/client';
 import { LegacyJsonRpcTransport } from '@a2a-js/sdk/compat/v0_3/client';
+import { get } from 'node:http';
 import { cliWith, startGatewayProcess, stopGatewayProcess, tempConfig, type GatewayProcess } from '../helpers/process.js';
 import { waitUntil } from '../helpers/wait.js';
 
@@ -126,9 +127,33 @@ describe('A2A server: Agent Cards', () => {
     expect(resolved.securitySchemes.apiKey.scheme?.$case).toBe('apiKeySecurityScheme');
   });
 
-  it('a request without A2A-Version is a v0.3 client: it gets a v0.3-shaped card, not a refusal', async () => {
-    const card = await (await fetch(`${gw.url}/a2a/support/${AGENT_CARD_PATH}`)).json();
-    expect(card).toMatchObject({ protocolVersion: '0.3', url: `${gw.url}/a2a/support/jsonrpc`, preferredTransport: 'JSONRPC' });
+  it('without A2A-Version the card is the v1.0 card (the TCK validates it), which the v0.3 client reads too; A2A-Version: 0.3 gets the v0.3 shape', async () => {
+    const plain = await fetch(`${gw.url}/a2a/support/${AGENT_CARD_PATH}`);
+    const card = await plain.json();
+    expect(
+      Object.keys(card).filter((key) => ['url', 'preferredTransport', 'protocolVersion', 'additionalInterfaces'].includes(key)),
+    ).toEqual([]);
+    expect(card.supportedInterfaces).toContainEqual({
+      url: `${gw.url}/a2a/support/jsonrpc`,
+      protocolBinding: 'JSONRPC',
+      tenant: '',
+      protocolVersion: '0.3',
+    });
+    // Cached, with a validator: a conditional request gets a 304 (TCK CARD-CACHE-001/002/003).
+    expect(plain.headers.get('cache-control')).toBe('public, max-age=300');
+    const etag = plain.headers.get('etag')!;
+    expect(etag).toMatch(/^W\/"[0-9a-f]{16}"$/);
+    expect(new Date(plain.headers.get('last-modified')!).getTime()).toBeLessThanOrEqual(Date.now());
+    // (Node's fetch adds Cache-Control: no-cache to a conditional request, which always makes it stale: so node:http.)
+    const conditional = await new Promise<number>((resolve, reject) =>
+      get(`${gw.url}/a2a/support/${AGENT_CARD_PATH}`, { headers: { 'If-None-Match': etag } }, (response) => {
+        response.resume();
+        resolve(response.statusCode!);
+      }).on('error', reject),
+    );
+    expect(conditional).toBe(304);
+    const legacy = await (await fetch(`${gw.url}/a2a/support/${AGENT_CARD_PATH}`, { headers: { 'A2A-Version': '0.3' } })).json();
+    expect(legacy).toMatchObject({ protocolVersion: '0.3', url: `${gw.url}/a2a/support/jsonrpc`, preferredTransport: 'JSONRPC' });
   });
 
   it('an agent that is not exposed has no endpoints', async () => {
