@@ -111,7 +111,7 @@ export class GatewayAgentExecutor implements AgentExecutor {
     }
 
     // A context belongs to the peer that opened it: another peer's id is refused, not joined.
-    if ((await this.tasks.contextOwners(this.agentId, contextId)).some((other) => other !== owner)) {
+    if ((await this.tasks.otherContextOwner(this.agentId, contextId, owner)) !== undefined) {
       return this.finish(
         bus,
         taskId,

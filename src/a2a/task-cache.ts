@@ -118,8 +118,8 @@ export class ActiveTaskCache implements A2ATaskStore {
     return this.store.count(filter);
   }
 
-  contextOwners(agentId: string, contextId: string): Promise<string[]> {
-    return this.store.contextOwners(agentId, contextId);
+  otherContextOwner(agentId: string, contextId: string, owner: string): Promise<string | undefined> {
+    return this.store.otherContextOwner(agentId, contextId, owner);
   }
 
   list(filter?: A2ATaskFilter): Promise<A2ATaskRecord[]> {

@@ -91,8 +91,8 @@ export interface A2ATaskStore {
   findByFirstMessage(agentId: string, owner: string, messageId: string): Promise<A2ATaskRecord | undefined>;
   /** How many tasks match (limit and offset ignored). */
   count(filter: A2ATaskFilter): Promise<number>;
-  /** The peers that own tasks in this context of the agent: at most two (a context has one owner). */
-  contextOwners(agentId: string, contextId: string): Promise<string[]>;
+  /** A peer other than `owner` with tasks in this context of the agent, if any (a context belongs to one peer). */
+  otherContextOwner(agentId: string, contextId: string, owner: string): Promise<string | undefined>;
   /**
    * Records which session and input the task's latest message became, and the gateway whose executor works on it
    * (creating a placeholder row if needed).

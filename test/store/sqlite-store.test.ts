@@ -166,3 +166,23 @@ describe('sqlite: synchronous FULL, with the WAL synced off the event loop', () 
     await memory.close();
   });
 });
+
+describe('sqlite: what an A2A request reads does not grow with the stored tasks', () => {
+  it("the context-owner check reads the context's rows (a2a_tasks_context), not every task of the agent", async () => {
+    const store = await SqliteStore.open({ path: ':memory:' });
+    try {
+      const statements: string[] = [];
+      const prepare = store.raw.prepare.bind(store.raw);
+      (store.raw as unknown as { prepare: (sql: string) => unknown }).prepare = (sql: string) => {
+        statements.push(sql);
+        return prepare(sql);
+      };
+      expect(await store.a2aTasks.otherContextOwner('support', 'c1', 'peer-a')).toBeUndefined();
+      const sql = statements.find((statement) => statement.includes('"context_id" = ?'))!;
+      const plan = store.raw.prepare(`EXPLAIN QUERY PLAN ${sql}`).all('support', 'c1', 'peer-a', 1) as { detail: string }[];
+      expect(plan.map((row) => row.detail)).toEqual(['SEARCH a2a_tasks USING INDEX a2a_tasks_context (agent_id=? AND context_id=?)']);
+    } finally {
+      await store.close();
+    }
+  });
+});

@@ -828,20 +828,23 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
       expect(await store.a2aTasks.findByFirstMessage('support', 'peer-b', 'm-1')).toBeUndefined();
       expect(await store.a2aTasks.findByFirstMessage('other', 'peer-a', 'm-1')).toBeUndefined();
       expect(await store.a2aTasks.findByFirstMessage('support', 'peer-a', 'm-2')).toBeUndefined();
-      // A context's owners: one peer, none for an unknown context, and each peer once.
-      expect(await store.a2aTasks.contextOwners('support', 'c1')).toEqual(['peer-a']);
-      expect(await store.a2aTasks.contextOwners('support', 'c9')).toEqual([]);
-      expect(await store.a2aTasks.contextOwners('other', 'c1')).toEqual([]);
+      // Another owner of a context: none for its own peer, an unknown context or another agent; peer-a for peer-b.
+      expect(await store.a2aTasks.otherContextOwner('support', 'c1', 'peer-a')).toBeUndefined();
+      expect(await store.a2aTasks.otherContextOwner('support', 'c1', 'peer-b')).toBe('peer-a');
+      expect(await store.a2aTasks.otherContextOwner('support', 'c9', 'peer-b')).toBeUndefined();
+      expect(await store.a2aTasks.otherContextOwner('other', 'c1', 'peer-b')).toBeUndefined();
       await store.a2aTasks.save(
         { id: 't3', agentId: 'support', contextId: 'c1', owner: 'peer-a', state: 'TASK_STATE_WORKING', task: {} },
         5000,
       );
-      expect(await store.a2aTasks.contextOwners('support', 'c1')).toEqual(['peer-a']);
+      expect(await store.a2aTasks.otherContextOwner('support', 'c1', 'peer-a')).toBeUndefined();
       await store.a2aTasks.save(
         { id: 't4', agentId: 'support', contextId: 'c1', owner: 'peer-b', state: 'TASK_STATE_WORKING', task: {} },
         5001,
       );
-      expect((await store.a2aTasks.contextOwners('support', 'c1')).sort()).toEqual(['peer-a', 'peer-b']);
+      // Two owners (two peers racing to open one context id): each sees the other.
+      expect(await store.a2aTasks.otherContextOwner('support', 'c1', 'peer-a')).toBe('peer-b');
+      expect(await store.a2aTasks.otherContextOwner('support', 'c1', 'peer-b')).toBe('peer-a');
     });
 
     it('a2a push configs: saved by task and id, replaced on a repeated id, deleted one or all', async () => {
