@@ -56,6 +56,8 @@ export const mcpSection = z
     servers: z.record(serverName, mcpServer).default({}),
     /** A tool's description as the server gives it, cut to this many characters. */
     maxDescriptionChars: z.number().int().min(0).max(10_000).default(300),
+    /** How long a run waits for a server that is starting before it goes on without its tools. */
+    startTimeoutSeconds: positiveInt.default(30),
     /** How long one tool call may take. */
     callTimeoutSeconds: positiveInt.default(120),
     /** The longest pause between restarts of a server that keeps failing. */

@@ -34,6 +34,8 @@ const STDERR_KEPT = 2000;
 
 export class McpConnection {
   private client: Client | undefined;
+  /** The client of a start under way, so that closing ends its process too. */
+  private opening: Client | undefined;
   private starting: Promise<Client> | undefined;
   private known: McpTool[] | undefined;
   private failure: string | undefined;
@@ -108,9 +110,9 @@ export class McpConnection {
   async close(): Promise<void> {
     this.closed = true;
     clearTimeout(this.retryTimer);
-    const client = this.client;
+    const clients = [this.client, this.opening];
     this.client = undefined;
-    await client?.close().catch(() => {});
+    await Promise.all(clients.map((client) => client?.close().catch(() => {})));
   }
 
   private downMessage(): string {
@@ -120,6 +122,7 @@ export class McpConnection {
 
   private async start(): Promise<Client> {
     const client = new Client({ name: 'switchboard', version: this.options.version ?? '0' }, { capabilities: {} });
+    this.opening = client;
     this.stderr = '';
     try {
       await client.connect(this.transport());
@@ -134,8 +137,15 @@ export class McpConnection {
       await this.refresh(client);
     } catch (error) {
       await client.close().catch(() => {});
+      if (this.closed) throw new McpUnavailableError(`MCP server "${this.name}" is stopped (the gateway is stopping)`);
       this.wentDown(this.lastWords(errorMessage(error)));
       throw new McpUnavailableError(this.downMessage());
+    } finally {
+      this.opening = undefined;
+    }
+    if (this.closed) {
+      await client.close().catch(() => {});
+      throw new McpUnavailableError(`MCP server "${this.name}" is stopped (the gateway is stopping)`);
     }
     this.client = client;
     this.failure = undefined;

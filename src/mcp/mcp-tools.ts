@@ -68,7 +68,14 @@ export class McpService {
     const lists = await Promise.all(
       names.map(async (name) => {
         const connection = this.connection(name);
-        await connection.connect().catch(() => {});
+        // A run waits for a starting server only so long; it goes on without the tools of one that is slower (a
+        // first `npx` download, a hung server), and a later run is offered them once it is up.
+        let timer: NodeJS.Timeout | undefined;
+        const waited = new Promise<void>((resolve) => {
+          timer = setTimeout(resolve, this.config.mcp.startTimeoutSeconds * 1000);
+        });
+        await Promise.race([connection.connect().catch(() => {}), waited]);
+        clearTimeout(timer);
         return this.toolsOf(connection);
       }),
     );

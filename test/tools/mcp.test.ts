@@ -173,6 +173,19 @@ describe('MCP servers as tools', () => {
     }
   }, 30_000);
 
+  it('a server that never answers its start does not hold runs past mcp.startTimeoutSeconds; its tools are simply not offered', async () => {
+    const config = `{
+      mcp: { servers: { mute: { command: "sleep", args: ["30"] } }, startTimeoutSeconds: 1 },
+      agents: { list: [{ id: "main", model: "scripted/m", mcp: ["mute"] }] },
+      ${scripted('{ reply: "answered without it" }')},
+    }`;
+    gateway = await startTestGateway(config);
+    const started = Date.now();
+    expect(await ask(gateway, 'hello')).toBe('answered without it');
+    expect(Date.now() - started).toBeLessThan(10_000);
+    expect((await gateway.toolsOf('agent:main:main')).filter((tool) => tool.name.startsWith('mcp__'))).toEqual([]);
+  }, 30_000);
+
   it("a tool with an effect is not called again by a crashed run's retry unless the server marks it idempotent", async () => {
     const bumps = join(mkdtempSync(join(tmpdir(), 'sb-mcp-')), 'bumps.log');
     service = new McpService(
