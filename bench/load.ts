@@ -98,11 +98,33 @@ export function load(
 export const LANES = 'lanes: { main: { maxConcurrent: 64 } },';
 const PEER_TOKEN = 'bench-peer-token-0123456789';
 
+/** CPU time a process has used so far, in milliseconds (Linux /proc; 0 where there is none). */
+function cpuMsOf(pid: number | undefined): number {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    // utime and stime, fields 14 and 15 of the line (11 and 12 after the command), in clock ticks of 10 ms.
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return 0;
+  }
+}
+
+export interface A2AServerRound extends LoadResult {
+  /** CPU of the server process per answered request, in ms. */
+  cpuMsPerRequest: number;
+}
+
+/**
+ * Issue 30's comparison: the SDK's in-memory reference server, the durable peer built from the SDK's own parts
+ * (a2a-durable-peer.ts), and this gateway, each in a process of its own, in `rounds` alternating rounds of `seconds`
+ * with 50 connections, a new task per request; requests per second and the server's CPU per request, each round.
+ */
 export async function a2aLoad(
   root: string,
   dir: string,
   seconds: number,
-): Promise<{ ours: LoadResult; reference: LoadResult; ratio: number }> {
+  rounds = 3,
+): Promise<{ reference: A2AServerRound[]; durablePeer: A2AServerRound[]; ours: A2AServerRound[] }> {
   const configPath = join(dir, 'a2a-load.json5');
   writeFileSync(
     configPath,
@@ -111,19 +133,30 @@ export async function a2aLoad(
        models: { providers: { scripted: { type: "scripted", models: { echo: { rules: [{ reply: "echo: {{input}}" }] } } } } } }`,
   );
   const connections = 50;
-  const reference = await startServer(['--import', 'tsx', join(root, 'bench/a2a-reference-server.ts')], root);
-  const gateway = await startServer([join(root, 'bin/switchboard.js'), '--json', '--config', configPath, 'gateway', '--port', '0'], root);
+  const peer = { 'a2a-version': '1.0', authorization: `Bearer ${PEER_TOKEN}` };
+  const servers = {
+    reference: await startServer(['--import', 'tsx', join(root, 'bench/a2a-reference-server.ts')], root),
+    durablePeer: await startServer(['--import', 'tsx', join(root, 'bench/a2a-durable-peer.ts')], root),
+    ours: await startServer([join(root, 'bin/switchboard.js'), '--json', '--config', configPath, 'gateway', '--port', '0'], root),
+  };
+  const target = (name: keyof typeof servers) =>
+    name === 'ours' ? ([`${servers.ours.url}/a2a/echo/jsonrpc`, peer] as const) : ([`${servers[name].url}/rpc`, undefined] as const);
+  const results = { reference: [] as A2AServerRound[], durablePeer: [] as A2AServerRound[], ours: [] as A2AServerRound[] };
   try {
-    // A short warm-up of each, then the measured runs.
-    await load(`${reference.url}/rpc`, 1, connections);
-    const peer = { 'a2a-version': '1.0', authorization: `Bearer ${PEER_TOKEN}` };
-    await load(`${gateway.url}/a2a/echo/jsonrpc`, 1, connections, sendMessage, peer);
-    const referenceResult = await load(`${reference.url}/rpc`, seconds, connections);
-    const ours = await load(`${gateway.url}/a2a/echo/jsonrpc`, seconds, connections, sendMessage, peer);
-    return { ours, reference: referenceResult, ratio: ours.rps / referenceResult.rps };
+    // A warm-up of each (the JIT, the first pages of each store), then the measured rounds, alternating.
+    for (const name of ['reference', 'durablePeer', 'ours'] as const)
+      await load(target(name)[0], Math.min(5, seconds), connections, sendMessage, target(name)[1]);
+    for (let round = 0; round < rounds; round += 1) {
+      for (const name of ['reference', 'durablePeer', 'ours'] as const) {
+        const before = cpuMsOf(servers[name].child.pid);
+        const result = await load(target(name)[0], seconds, connections, sendMessage, target(name)[1]);
+        const answered = result.rps * seconds;
+        results[name].push({ ...result, cpuMsPerRequest: answered > 0 ? (cpuMsOf(servers[name].child.pid) - before) / answered : 0 });
+      }
+    }
+    return results;
   } finally {
-    await stop(gateway.child);
-    await stop(reference.child);
+    for (const server of Object.values(servers)) await stop(server.child);
   }
 }
 

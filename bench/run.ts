@@ -18,7 +18,7 @@ import { clusterLoad, takeoverTimes, type MeasuredLoad } from './cluster.js';
 import { mcpCallOverhead, mcpDefinitionBytes, memorySearch, wireBytes } from './tools.js';
 
 const quick = process.argv.includes('--quick');
-/** `--only cluster` or `--only tools`: only that section (the rest takes minutes). */
+/** `--only cluster`, `--only tools` or `--only a2a`: only that section (the rest takes minutes). */
 const only = process.argv.includes('--only') ? process.argv[process.argv.indexOf('--only') + 1] : undefined;
 const ROOT = resolve(import.meta.dirname, '..');
 const tmp = () => mkdtempSync(join(tmpdir(), 'sb-bench-'));
@@ -414,6 +414,30 @@ async function severalGateways(lines: string[]): Promise<void> {
   );
 }
 
+/**
+ * Issue 30's side-by-side: the gateway against the SDK's in-memory server and the durable peer built from the SDK's
+ * own parts, alternating rounds in one run; requests per second (medians), the ratios unrounded, and CPU per request
+ * per round (flat cost: the third round against the first).
+ */
+async function a2aComparison(lines: string[]): Promise<void> {
+  const rounds = await a2aLoad(ROOT, tmp(), quick ? 2 : 10, 3);
+  const median = (values: number[]) => percentile(values, 50);
+  const rps = (name: keyof typeof rounds) => median(rounds[name].map((round) => round.rps));
+  const cpu = (name: keyof typeof rounds) => rounds[name].map((round) => fmt(round.cpuMsPerRequest)).join(' -> ');
+  const p99 = (name: keyof typeof rounds) => Math.max(...rounds[name].map((round) => round.p99));
+  const failed = (name: keyof typeof rounds) => rounds[name].reduce((sum, round) => sum + round.errors + round.non2xx, 0);
+  lines.push(
+    `A2A SendMessage, blocking, 50 connections, a new task per request, three alternating rounds (median requests/s; CPU ms per request by round): ` +
+      `SDK in-memory ${fmt(rps('reference'), 0)}/s (${cpu('reference')}); SDK durable peer ${fmt(rps('durablePeer'), 0)}/s (${cpu('durablePeer')}); ` +
+      `Switchboard ${fmt(rps('ours'), 0)}/s (${cpu('ours')}), p99 ${judged(p99('ours'), '<', 250, 'ms')}, ${failed('ours')} failed`,
+  );
+  const [first, , third] = rounds.ours.map((round) => round.cpuMsPerRequest);
+  lines.push(
+    `  Switchboard against the durable peer: ${judged(rps('ours') / rps('durablePeer'), '>=', 1)} (aim 1.5); against the in-memory server ${fmt(rps('ours') / rps('reference'), 3)}; ` +
+      `CPU per request, third round against the first: ${judged(third! / first!, '<=', 1.1)}`,
+  );
+}
+
 /** The tools for real work: bytes with all of them enabled, memory_search, MCP definitions and calls. */
 async function workTools(lines: string[]): Promise<void> {
   const wire = await wireBytes(ROOT, true);
@@ -438,6 +462,12 @@ async function workTools(lines: string[]): Promise<void> {
 }
 
 async function main() {
+  if (only === 'a2a') {
+    const lines = [`Switchboard benchmarks, A2A (${new Date().toISOString()}, node ${process.version}${quick ? ', --quick' : ''})`, ''];
+    await a2aComparison(lines);
+    process.stdout.write(`${lines.join('\n')}\n`);
+    return;
+  }
   if (only === 'tools') {
     const lines = [`Switchboard benchmarks, tools (${new Date().toISOString()}, node ${process.version}${quick ? ', --quick' : ''})`, ''];
     await workTools(lines);
@@ -507,11 +537,7 @@ async function main() {
     `${sub.fanOut} sub-agents through the subagent lane (maxConcurrent 8): spawned in ${fmt(sub.spawnedMs, 0)} ms, all completions consumed by the parent after ${fmt(sub.totalMs, 0)} ms; ` +
       `peak RSS ${judged(sub.peakRssMb, '<=', 512, 'MB')}; ${sub.succeeded} succeeded, ${sub.lost} lost, ${sub.twice} completed twice, ${sub.consumedOnce} completions in the parent's transcript once`,
   );
-  const load = await a2aLoad(ROOT, tmp(), quick ? 2 : 10);
-  lines.push(
-    `A2A SendMessage under load (50 connections, a new task per request, synchronous=FULL): ${fmt(load.ours.rps, 0)} requests/s through the gateway (p50 ${load.ours.p50} ms, p99 ${load.ours.p99} ms, ${load.ours.errors + load.ours.non2xx} failed), ` +
-      `${fmt(load.reference.rps, 0)}/s through the SDK's in-memory reference server (p50 ${load.reference.p50} ms, p99 ${load.reference.p99} ms): ratio ${judged(load.ratio, '>=', 1.5)}`,
-  );
+  await a2aComparison(lines);
   const api = await controlApiLoad(ROOT, tmp(), quick ? 2 : 10);
   lines.push(
     `waited sends through the control API, 1,000 sessions, 200 connections (synchronous=FULL): ${judged(api.rps, '>=', 1000, 'messages/s')}, p50 ${api.p50} ms, p99 ${judged(api.p99, '<', 1000, 'ms')}, ${api.errors + api.non2xx} failed`,

@@ -11,6 +11,7 @@ import {
   InMemoryTaskStore,
   type AgentExecutor,
   type ExecutionEventBus,
+  type TaskStore,
 } from '@a2a-js/sdk/server';
 import { agentCardHandler, jsonRpcHandler, UserBuilder } from '@a2a-js/sdk/server/express';
 
@@ -115,6 +116,7 @@ export async function referenceServer(
   executor: ReferenceExecutor,
   push?: InMemoryPushNotificationStore,
   port = 0,
+  tasks: TaskStore = new InMemoryTaskStore(),
 ): Promise<{ server: Server; url: string }> {
   const app = express();
   const server = app.listen(port, '127.0.0.1');
@@ -146,8 +148,8 @@ export async function referenceServer(
     signatures: [],
   };
   const handler = push
-    ? new DefaultRequestHandler(card, new InMemoryTaskStore(), executor, undefined, push, new DefaultPushNotificationSender(push))
-    : new DefaultRequestHandler(card, new InMemoryTaskStore(), executor);
+    ? new DefaultRequestHandler(card, tasks, executor, undefined, push, new DefaultPushNotificationSender(push))
+    : new DefaultRequestHandler(card, tasks, executor);
   app.use(`/${AGENT_CARD_PATH}`, agentCardHandler({ agentCardProvider: handler }));
   app.use(
     '/rpc',
