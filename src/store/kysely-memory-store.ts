@@ -50,14 +50,6 @@ export class KyselyMemoryStore implements MemoryStore {
 
   async index(document: Omit<MemoryDocument, 'indexedAt'>, chunks: readonly MemoryChunk[], now: number): Promise<boolean> {
     return this.db.transaction().execute(async (trx) => {
-      const existing = await trx
-        .selectFrom('memory_docs')
-        .select('hash')
-        .where('agent_id', '=', document.agentId)
-        .where('path', '=', document.path)
-        .executeTakeFirst();
-      if (existing?.hash === document.hash) return false;
-      await trx.deleteFrom('memory_chunks').where('agent_id', '=', document.agentId).where('path', '=', document.path).execute();
       const row = {
         agent_id: document.agentId,
         path: document.path,
@@ -67,11 +59,21 @@ export class KyselyMemoryStore implements MemoryStore {
         modified_at: document.modifiedAt,
         indexed_at: now,
       };
-      await trx
+      // The document's row is the compare-and-set: it is written (and held to the commit) only when its hash
+      // changes, so of two gateways indexing one file at once, one writes the chunks and the other finds it done.
+      const changed = await trx
         .insertInto('memory_docs')
         .values(row)
-        .onConflict((oc) => oc.columns(['agent_id', 'path']).doUpdateSet({ ...row }))
-        .execute();
+        .onConflict((oc) =>
+          oc
+            .columns(['agent_id', 'path'])
+            .doUpdateSet({ ...row })
+            .where('memory_docs.hash', '<>', document.hash),
+        )
+        .returning('path')
+        .executeTakeFirst();
+      if (!changed) return false;
+      await trx.deleteFrom('memory_chunks').where('agent_id', '=', document.agentId).where('path', '=', document.path).execute();
       await this.insertChunks(trx, document, chunks);
       return true;
     });
