@@ -23,7 +23,7 @@ import type { GatewayTool } from './tool-contract.js';
 import { PromptFileCache } from './context.js';
 import { EventBus, type LiveListener } from './event-bus.js';
 import { JournalTail } from './journal-tail.js';
-import { LaneScheduler, laneOptions, type StalledLane } from './lanes.js';
+import { LaneScheduler, laneOptions } from './lanes.js';
 import { OutboxDispatcher, type OutboxHandler } from './outbox.js';
 import { AgentRegistry } from './registry.js';
 import { redactor, secretsOf } from '../config/secrets.js';
@@ -35,11 +35,13 @@ import { Subagents } from './subagents.js';
 import { HeldResults } from './held-results.js';
 import { GatewayCluster } from './cluster.js';
 import { Aftermath } from './aftermath.js';
+import { Extensions } from './extensions.js';
+import { Watchdog } from './watchdog.js';
 import type { GatewayView } from './presence.js';
 import { journalPause, type Wakeups } from './wait-until.js';
 import type { GatewayApi, GatewayStatus } from './gateway-api.js';
 import { GatewayControl } from './gateway-control.js';
-import type { GatewayDeps, GatewayExtension, GatewayParts } from './gateway-types.js';
+import type { GatewayDeps, GatewayParts } from './gateway-types.js';
 
 export type { WaitResult } from './gateway-queries.js';
 import { COMPLETION_KIND } from '../core/subagent.js';
@@ -62,14 +64,13 @@ export class Gateway extends GatewayControl implements GatewayApi {
   readonly bus = new EventBus();
   readonly gatewayId: string;
   readonly startedAt: number;
-  lastStalls: StalledLane[] = [];
   protected readonly clock: Clock;
   protected readonly ids: IdGenerator;
   protected readonly lanes: LaneScheduler;
   private readonly outbox: OutboxDispatcher;
   private readonly journal: JournalTail;
   private readonly exchanges: ExchangeFlow;
-  private readonly extensions: GatewayExtension[];
+  private readonly extensions: Extensions;
   /** Results runs took while they waited: kept if the run commits, delivered as messages if not. */
   private readonly heldResults: HeldResults;
   /** Sub-agents: spawning, completion delivery, waits, kills, recovery and archiving. */
@@ -81,10 +82,8 @@ export class Gateway extends GatewayControl implements GatewayApi {
   private readonly models: ModelRegistry;
   /** Takes the config's secrets out of a text; made again when a reload brings new ones. */
   redact: (text: string) => string;
-  protected readonly tools: readonly GatewayTool[];
-  private readonly agentTools: ((agentId: string) => Promise<readonly GatewayTool[]>)[];
   private readonly log: NonNullable<GatewayDeps['log']>;
-  private watchdog?: NodeJS.Timeout;
+  private readonly watchdog: Watchdog;
   private stopped = false;
   private started = false;
   private readonly waiters = new Set<() => void>();
@@ -134,15 +133,12 @@ export class Gateway extends GatewayControl implements GatewayApi {
     this.messaging = this.newMessaging();
     this.subagents = this.newSubagents(deps);
     this.outbox.register(COMPLETION_KIND, (row) => this.subagents.deliverCompletion(row));
-    this.extensions = deps.extensions?.(this.parts()) ?? [];
-    for (const extension of this.extensions)
-      for (const [kind, handler] of Object.entries(extension.deliveries ?? {})) this.outbox.register(kind, handler);
+    this.extensions = new Extensions(deps.extensions?.(this.parts()) ?? []);
+    this.extensions.registerDeliveries(this.outbox);
     this.heldResults = new HeldResults({ store: this.store, newId: () => this.ids.next(), accept: (input) => this.accept(input) }, [
       this.exchanges,
-      ...this.extensions.flatMap((extension) => extension.heldResults ?? []),
+      ...this.extensions.heldResults,
     ]);
-    this.tools = this.extensions.flatMap((extension) => extension.tools ?? []);
-    this.agentTools = this.extensions.flatMap((extension) => (extension.agentTools ? [extension.agentTools] : []));
     this.aftermath = new Aftermath({
       store: this.store,
       ids: this.ids,
@@ -173,8 +169,14 @@ export class Gateway extends GatewayControl implements GatewayApi {
       heldResults: this.heldResults,
       recoverSubagents: () => this.subagents.recover(),
       onInputDropped: (inputId) => this.onInputDropped(inputId),
-      afterRecovery: this.extensions.flatMap((extension) => (extension.afterRecovery ? [extension.afterRecovery] : [])),
+      afterRecovery: this.extensions.afterRecovery,
       journal: this.journal,
+      journalEvent: (event) => this.journalEvent(event),
+      log: this.log,
+    });
+    this.watchdog = new Watchdog({
+      lanes: this.lanes,
+      subagents: this.subagents,
       journalEvent: (event) => this.journalEvent(event),
       log: this.log,
     });
@@ -223,9 +225,8 @@ export class Gateway extends GatewayControl implements GatewayApi {
     });
   }
 
-  protected async toolsFor(agentId: string): Promise<readonly GatewayTool[]> {
-    if (this.agentTools.length === 0) return this.tools;
-    return [...this.tools, ...(await Promise.all(this.agentTools.map((tools) => tools(agentId)))).flat()];
+  protected toolsFor(agentId: string): Promise<readonly GatewayTool[]> {
+    return this.extensions.toolsFor(agentId);
   }
 
   /** What extensions are built from (GatewayParts). */
@@ -283,9 +284,9 @@ export class Gateway extends GatewayControl implements GatewayApi {
     gateway.journal.poll(JOURNAL_POLL_MS);
     await gateway.cluster.recovery.atStart();
     await gateway.outbox.start();
-    for (const extension of gateway.extensions) await extension.start?.();
+    await gateway.extensions.start();
     gateway.cluster.recovery.startSweeps();
-    gateway.watchdog = setInterval(() => void gateway.checkLanes(), deps.config.watchdog.intervalMs);
+    gateway.watchdog.start(deps.config.watchdog.intervalMs);
     gateway.started = true;
     return gateway;
   }
@@ -303,19 +304,6 @@ export class Gateway extends GatewayControl implements GatewayApi {
   /** What the start's recovery found. */
   get lastRecovery(): RecoveryReport {
     return this.cluster.lastRecovery;
-  }
-
-  private async checkLanes(): Promise<void> {
-    await this.subagents.archive().catch((error) => this.log('error', `sub-agent archive: ${errorMessage(error)}`));
-    try {
-      this.lastStalls = await this.lanes.findAndRepairStalls();
-      for (const stall of this.lastStalls) {
-        this.log('warn', 'lane stalled: queued inputs and no active run; woken again', { ...stall });
-        await this.journalEvent({ type: 'lane.stalled', sessionKey: stall.sessionKey, payload: { ...stall } });
-      }
-    } catch (error) {
-      this.log('error', `watchdog: ${String(error)}`);
-    }
   }
 
   /** A dead row delivered again from its first attempt, or dropped for good. */
@@ -382,7 +370,7 @@ export class Gateway extends GatewayControl implements GatewayApi {
       agents: this.agents.list().map((agent) => agent.config.id),
       lanes: this.lanes.stats(),
       activeRuns: this.lanes.activeRuns().map((slot) => ({ sessionKey: slot.sessionKey, runId: slot.runId ?? null })),
-      stalledLanes: this.lastStalls,
+      stalledLanes: this.watchdog.lastStalls,
       lastRecovery: this.lastRecovery,
       takenOver: { ...this.cluster.recovery.takenOver },
     };
@@ -419,9 +407,9 @@ export class Gateway extends GatewayControl implements GatewayApi {
   async stop(): Promise<void> {
     if (this.stopped) return;
     this.stopped = true;
-    if (this.watchdog) clearInterval(this.watchdog);
+    this.watchdog.stop();
     for (const wake of this.waiters) wake();
-    for (const extension of this.extensions) extension.stop?.();
+    this.extensions.stop();
     await this.lanes.stop('shutdown');
     await this.outbox.stop();
     await this.cluster.stop();

@@ -1,16 +1,10 @@
-/** A2A tasks and their replay log over Kysely. */
-import type { Kysely, Selectable } from 'kysely';
-import type {
-  A2APushConfigRecord,
-  A2ATaskEventRecord,
-  RemoteTaskRecord,
-  A2ATaskFilter,
-  A2ATaskRecord,
-  A2ATaskStore,
-} from '../ports/index.js';
+/** A2A tasks, their push configs and their replay log over Kysely; the remote tasks the client follows are in kysely-a2a-remote-tasks.ts. */
+import type { Selectable } from 'kysely';
+import type { A2APushConfigRecord, A2ATaskEventRecord, A2ATaskFilter, A2ATaskRecord, A2ATaskStore } from '../ports/index.js';
 import { prepared } from './kysely-prepared.js';
 import { json, num, numOrNull, parse } from './kysely-rows.js';
-import type { A2APushConfigsTable, A2ARemoteTasksTable, A2ATasksTable, Database } from './schema.js';
+import { KyselyRemoteTasks } from './kysely-a2a-remote-tasks.js';
+import type { A2APushConfigsTable, A2ATasksTable } from './schema.js';
 
 function toTask(row: Selectable<A2ATasksTable>): A2ATaskRecord {
   return {
@@ -28,23 +22,6 @@ function toTask(row: Selectable<A2ATasksTable>): A2ATaskRecord {
     updatedAt: num(row.updated_at),
     lastActivityAt: num(row.last_activity_at),
     executor: row.executor ?? null,
-  };
-}
-
-function toRemoteTask(row: Selectable<A2ARemoteTasksTable>): RemoteTaskRecord {
-  return {
-    taskId: row.task_id,
-    remote: row.remote,
-    contextId: row.context_id,
-    sessionKey: row.session_key,
-    state: row.state as RemoteTaskRecord['state'],
-    remoteState: row.remote_state,
-    pushToken: row.push_token,
-    waiterRunId: row.waiter_run_id,
-    result: parse(row.result),
-    messageId: row.message_id,
-    createdAt: num(row.created_at),
-    updatedAt: num(row.updated_at),
   };
 }
 
@@ -140,9 +117,7 @@ const pushConfigsOf = prepared<'taskId', Selectable<A2APushConfigsTable>>((db, p
   db.selectFrom('a2a_push_configs').selectAll().where('task_id', '=', param('taskId')).orderBy('created_at').orderBy('config_id'),
 );
 
-export class KyselyA2ATaskStore implements A2ATaskStore {
-  constructor(private readonly db: Kysely<Database>) {}
-
+export class KyselyA2ATaskStore extends KyselyRemoteTasks implements A2ATaskStore {
   async save(
     task: Pick<A2ATaskRecord, 'id' | 'agentId' | 'contextId' | 'owner' | 'state' | 'task'> &
       Partial<Pick<A2ATaskRecord, 'firstMessageId' | 'statusAt'>>,
@@ -272,69 +247,6 @@ export class KyselyA2ATaskStore implements A2ATaskStore {
     let query = this.db.deleteFrom('a2a_push_configs').where('task_id', '=', taskId);
     if (configId !== undefined) query = query.where('config_id', '=', configId);
     await query.execute();
-  }
-
-  async saveRemoteTask(task: RemoteTaskRecord, now: number): Promise<void> {
-    await this.db
-      .insertInto('a2a_remote_tasks')
-      .values({
-        task_id: task.taskId,
-        remote: task.remote,
-        context_id: task.contextId,
-        session_key: task.sessionKey,
-        state: task.state,
-        remote_state: task.remoteState,
-        push_token: task.pushToken,
-        waiter_run_id: task.waiterRunId,
-        result: task.result === null || task.result === undefined ? null : json(task.result),
-        message_id: task.messageId ?? null,
-        created_at: now,
-        updated_at: now,
-      })
-      .onConflict((oc) =>
-        oc.column('task_id').doUpdateSet({
-          state: task.state,
-          remote_state: task.remoteState,
-          push_token: task.pushToken,
-          waiter_run_id: task.waiterRunId,
-          result: task.result === null || task.result === undefined ? null : json(task.result),
-          // Set once, by the send that made the task; later saves keep it.
-          message_id: (eb) => eb.fn.coalesce('a2a_remote_tasks.message_id', eb.val(task.messageId ?? null)),
-          updated_at: now,
-        }),
-      )
-      .execute();
-  }
-
-  async claimFollow(taskId: string, follower: string, until: number, now: number): Promise<boolean> {
-    const claimed = await this.db
-      .updateTable('a2a_remote_tasks')
-      .set({ follower, follow_until: until })
-      .where('task_id', '=', taskId)
-      .where((eb) => eb.or([eb('follower', 'is', null), eb('follower', '=', follower), eb('follow_until', '<', now)]))
-      .executeTakeFirst();
-    return Number(claimed.numUpdatedRows) === 1;
-  }
-
-  async releaseFollows(follower: string): Promise<void> {
-    await this.db.updateTable('a2a_remote_tasks').set({ follower: null, follow_until: 0 }).where('follower', '=', follower).execute();
-  }
-
-  async findRemoteTaskByMessage(messageId: string): Promise<RemoteTaskRecord | undefined> {
-    const row = await this.db.selectFrom('a2a_remote_tasks').selectAll().where('message_id', '=', messageId).executeTakeFirst();
-    return row ? toRemoteTask(row) : undefined;
-  }
-
-  async getRemoteTask(taskId: string): Promise<RemoteTaskRecord | undefined> {
-    const row = await this.db.selectFrom('a2a_remote_tasks').selectAll().where('task_id', '=', taskId).executeTakeFirst();
-    return row ? toRemoteTask(row) : undefined;
-  }
-
-  async listRemoteTasks(filter: { states: RemoteTaskRecord['state'][]; waiterRunId?: string }): Promise<RemoteTaskRecord[]> {
-    let query = this.db.selectFrom('a2a_remote_tasks').selectAll().where('state', 'in', filter.states);
-    if (filter.waiterRunId) query = query.where('waiter_run_id', '=', filter.waiterRunId);
-    const rows = await query.orderBy('created_at').execute();
-    return rows.map(toRemoteTask);
   }
 
   async appendEvent(taskId: string, type: string, detail: unknown, now: number): Promise<void> {

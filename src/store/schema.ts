@@ -1,5 +1,19 @@
 /** Table types for Kysely. JSON columns hold text; times are integer milliseconds. */
 import type { Generated } from 'kysely';
+import type { A2APushConfigsTable, A2ARemoteTasksTable, A2ATaskEventsTable, A2ATasksTable } from './schema-a2a.js';
+import type {
+  BoardAttemptsTable,
+  BoardCommentsTable,
+  BoardDepsTable,
+  BoardEventsTable,
+  BoardLeasesTable,
+  BoardTasksTable,
+} from './schema-board.js';
+import type { GatewaysTable, MemoryChunksTable, MemoryDocsTable, SharedSecretsTable } from './schema-shared.js';
+
+export type * from './schema-a2a.js';
+export type * from './schema-board.js';
+export type * from './schema-shared.js';
 
 export interface SessionsTable {
   key: string;
@@ -121,59 +135,6 @@ export interface ExchangesTable {
   updated_at: number;
 }
 
-export interface A2ATasksTable {
-  id: string;
-  agent_id: string;
-  context_id: string;
-  owner: string;
-  state: string;
-  task: string;
-  session_key: string | null;
-  input_id: string | null;
-  first_message_id: string | null;
-  status_at: number | null;
-  created_at: number;
-  updated_at: number;
-  last_activity_at: number;
-  /** The gateway whose executor works on its latest message (the others' task watches leave it to that one). */
-  executor: string | null;
-}
-
-export interface A2ATaskEventsTable {
-  seq: Generated<number>;
-  task_id: string;
-  type: string;
-  detail: string;
-  created_at: number;
-}
-
-export interface A2APushConfigsTable {
-  task_id: string;
-  config_id: string;
-  owner: string;
-  config: string;
-  wire_version: string;
-  created_at: number;
-}
-
-export interface A2ARemoteTasksTable {
-  task_id: string;
-  remote: string;
-  context_id: string;
-  session_key: string;
-  state: string;
-  remote_state: string;
-  push_token: string | null;
-  waiter_run_id: string | null;
-  result: string | null;
-  created_at: number;
-  updated_at: number;
-  message_id: string | null;
-  /** The gateway following it in the background, and until when its claim holds (renewed while it follows). */
-  follower: string | null;
-  follow_until: Generated<number>;
-}
-
 export interface SubagentsTable {
   id: string;
   session_key: string;
@@ -236,84 +197,6 @@ export interface RateMarksTable {
   ref: string;
 }
 
-export interface BoardTasksTable {
-  id: string;
-  board: string;
-  title: string;
-  body: string;
-  assignee: string | null;
-  priority: number;
-  labels: string;
-  creator: string;
-  idempotency_key: string | null;
-  state: string;
-  block_kind: string | null;
-  block_reason: string | null;
-  max_attempts: number;
-  max_runtime_ms: number | null;
-  attempts: number;
-  failures: number;
-  token: number;
-  claim_worker: string | null;
-  claimed_at: number | null;
-  claim_expires_at: number | null;
-  result: string | null;
-  result_hash: string | null;
-  result_chars: number | null;
-  created_at: number;
-  updated_at: number;
-  done_at: number | null;
-}
-
-export interface BoardDepsTable {
-  task_id: string;
-  depends_on: string;
-  created_at: number;
-}
-
-export interface BoardCommentsTable {
-  seq: Generated<number>;
-  task_id: string;
-  author: string;
-  body: string;
-  attempt: number | null;
-  created_at: number;
-}
-
-export interface BoardAttemptsTable {
-  task_id: string;
-  attempt: number;
-  token: number;
-  worker: string;
-  ref: string | null;
-  started_at: number;
-  heartbeat_at: number;
-  ended_at: number | null;
-  outcome: string | null;
-  summary: string | null;
-  error: string | null;
-}
-
-export interface BoardEventsTable {
-  seq: Generated<number>;
-  task_id: string;
-  board: string;
-  type: string;
-  actor: string;
-  detail: string;
-  /** The ledger key of the tool call that made this change, if one did. */
-  idempotency_key: string | null;
-  created_at: number;
-}
-
-export interface BoardLeasesTable {
-  name: string;
-  owner: string;
-  expires_at: number;
-  /** Grows each time the lease changes hands: the fence of the holder's writes. */
-  epoch: Generated<number>;
-}
-
 export interface Database {
   board_tasks: BoardTasksTable;
   board_deps: BoardDepsTable;
@@ -340,44 +223,4 @@ export interface Database {
   shared_secrets: SharedSecretsTable;
   memory_docs: MemoryDocsTable;
   memory_chunks: MemoryChunksTable;
-}
-
-export interface MemoryDocsTable {
-  agent_id: string;
-  path: string;
-  source: string;
-  hash: string;
-  bytes: number;
-  modified_at: number;
-  indexed_at: number;
-  idempotency_key: string | null;
-}
-
-export interface MemoryChunksTable {
-  seq: Generated<number>;
-  agent_id: string;
-  path: string;
-  source: string;
-  start_line: number;
-  end_line: number;
-  text: string;
-  modified_at: number;
-}
-
-export interface GatewaysTable {
-  id: string;
-  pid: number;
-  host: string;
-  url: string | null;
-  version: string;
-  started_at: number;
-  heartbeat_at: number;
-  stopped_at: number | null;
-  /** JSON: what the gateway reports of itself at each heartbeat (GatewayReport). */
-  info: string;
-}
-
-export interface SharedSecretsTable {
-  name: string;
-  value: string;
 }

@@ -66,7 +66,7 @@ afterAll(async () => {
 describe('the tool-call ledger covers every tool with effects', () => {
   // MCP tools are classed by the server's readOnlyHint (test/tools/mcp.test.ts); tools_load changes what a run is sent.
   it('every tool is classed, and each one with effects is ledgered', () => {
-    const tools = (gateway as unknown as { tools: readonly GatewayTool[] }).tools;
+    const tools = (gateway as unknown as { extensions: { tools: readonly GatewayTool[] } }).extensions.tools;
     const names = tools.map((tool) => tool.name).sort();
     expect(names).toEqual([...WITH_EFFECTS, ...Object.keys(READ_ONLY)].sort());
     expect(tools.filter((tool) => WITH_EFFECTS.includes(tool.name) && !tool.effects).map((tool) => tool.name)).toEqual([]);

@@ -1,0 +1,47 @@
+/**
+ * The gateway's extensions (gateway-types.ts) taken together: the tools they give every agent and each agent, the
+ * outbox kinds they deliver, the held results they settle, and their lives (started after recovery, stopped first).
+ */
+import type { HeldResultSource } from './held-results.js';
+import type { GatewayExtension } from './gateway-types.js';
+import type { OutboxDispatcher } from './outbox.js';
+import type { RecoveryReport } from '../ports/index.js';
+import type { GatewayTool } from './tool-contract.js';
+
+export class Extensions {
+  /** The tools every agent may be offered. */
+  readonly tools: readonly GatewayTool[];
+  private readonly agentTools: ((agentId: string) => Promise<readonly GatewayTool[]>)[];
+
+  constructor(private readonly list: readonly GatewayExtension[]) {
+    this.tools = list.flatMap((extension) => extension.tools ?? []);
+    this.agentTools = list.flatMap((extension) => (extension.agentTools ? [extension.agentTools] : []));
+  }
+
+  /** The tools an agent's sessions may be offered: every agent's, and those given to this one (MCP servers'). */
+  async toolsFor(agentId: string): Promise<readonly GatewayTool[]> {
+    if (this.agentTools.length === 0) return this.tools;
+    return [...this.tools, ...(await Promise.all(this.agentTools.map((tools) => tools(agentId)))).flat()];
+  }
+
+  registerDeliveries(outbox: Pick<OutboxDispatcher, 'register'>): void {
+    for (const extension of this.list)
+      for (const [kind, handler] of Object.entries(extension.deliveries ?? {})) outbox.register(kind, handler);
+  }
+
+  get heldResults(): HeldResultSource[] {
+    return this.list.flatMap((extension) => extension.heldResults ?? []);
+  }
+
+  get afterRecovery(): ((report: RecoveryReport) => Promise<void>)[] {
+    return this.list.flatMap((extension) => (extension.afterRecovery ? [extension.afterRecovery] : []));
+  }
+
+  async start(): Promise<void> {
+    for (const extension of this.list) await extension.start?.();
+  }
+
+  stop(): void {
+    for (const extension of this.list) extension.stop?.();
+  }
+}
