@@ -3,6 +3,9 @@
  * cluster tests: start them, kill and restart one, and send to whichever is up, as a client behind a load balancer
  * would (every gateway of the store answers to one token).
  */
+import pg from 'pg';
+import { afterAll, beforeAll, beforeEach } from 'vitest';
+import { dropSchemas, POSTGRES_URL } from './postgres.js';
 import { startGatewayProcess, stopGatewayProcess, tempConfig, type GatewayProcess } from './process.js';
 
 export interface Kill {
@@ -84,4 +87,49 @@ export class Cluster {
     for (const gateway of this.alive()) await stopGatewayProcess(gateway);
     this.members.fill(undefined);
   }
+}
+
+/**
+ * Two gateway processes on one config (one PostgreSQL schema) for a suite, with a client on that schema: started
+ * before its tests, stopped after them (a paused gateway resumed first), the schema dropped; a failed test shows what
+ * both gateways logged.
+ */
+export function twoGatewaysForSuite(
+  configText: string,
+  schema: string,
+): { readonly a: GatewayProcess; readonly b: GatewayProcess; db: pg.Client } {
+  const gateways: (GatewayProcess | undefined)[] = [];
+  const db = new pg.Client({ connectionString: POSTGRES_URL, options: `-c search_path=${schema}` });
+  beforeAll(async () => {
+    gateways.push(await startGatewayProcess(tempConfig(configText).configPath));
+    gateways.push(await startGatewayProcess(tempConfig(configText).configPath));
+    await db.connect();
+  });
+  beforeEach(({ onTestFailed }) =>
+    onTestFailed(() =>
+      console.error(gateways.map((gateway, index) => `gateway ${'AB'[index]} stderr:\n${gateway?.stderr() || '(nothing)'}`).join('\n')),
+    ),
+  );
+  afterAll(async () => {
+    for (const gateway of gateways) {
+      gateway?.child.kill('SIGCONT');
+      if (gateway) await stopGatewayProcess(gateway);
+    }
+    await db.end().catch(() => {});
+    await dropSchemas(schema);
+  });
+  const member = (index: number) => {
+    const gateway = gateways[index];
+    if (!gateway) throw new Error('the suite gateways are not running (used outside a test?)');
+    return gateway;
+  };
+  return {
+    get a() {
+      return member(0);
+    },
+    get b() {
+      return member(1);
+    },
+    db,
+  };
 }

@@ -3,10 +3,10 @@
  * and so does an `interrupt` message for its session, which then runs; each is journalled as run.abort_requested and
  * done by the gateway running the run, within moments, not when the run would have ended.
  */
-import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { dropSchemas, POSTGRES_URL, postgresReachable } from '../helpers/postgres.js';
-import { startGatewayProcess, stopGatewayProcess, tempConfig, type GatewayProcess } from '../helpers/process.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { POSTGRES_URL, postgresReachable } from '../helpers/postgres.js';
+import { twoGatewaysForSuite } from '../helpers/cluster.js';
+import type { GatewayProcess } from '../helpers/process.js';
 import { waitUntil } from '../helpers/wait.js';
 
 const schema = `sb_aborts_${process.pid}`;
@@ -21,19 +21,12 @@ const configText = `{
 
 if (process.env.CI || (await postgresReachable())) {
   describe('aborts reach a run on another gateway', () => {
+    const suite = twoGatewaysForSuite(configText, schema);
+    const { db } = suite;
     let a: GatewayProcess;
     let b: GatewayProcess;
-    const db = new pg.Client({ connectionString: POSTGRES_URL, options: `-c search_path=${schema}` });
-    beforeAll(async () => {
-      a = await startGatewayProcess(tempConfig(configText).configPath);
-      b = await startGatewayProcess(tempConfig(configText).configPath);
-      await db.connect();
-    });
-    afterAll(async () => {
-      if (a) await stopGatewayProcess(a);
-      if (b) await stopGatewayProcess(b);
-      await db.end().catch(() => {});
-      await dropSchemas(schema);
+    beforeAll(() => {
+      ({ a, b } = suite);
     });
 
     /** Sends to A and waits until A runs it; answers the run's id and session. */

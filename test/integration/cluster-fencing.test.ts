@@ -5,10 +5,11 @@
  */
 import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import pg from 'pg';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { dropSchemas, POSTGRES_URL, postgresReachable } from '../helpers/postgres.js';
-import { startGatewayProcess, stopGatewayProcess, tempConfig, type GatewayProcess } from '../helpers/process.js';
+import type pg from 'pg';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { POSTGRES_URL, postgresReachable } from '../helpers/postgres.js';
+import { twoGatewaysForSuite } from '../helpers/cluster.js';
+import type { GatewayProcess } from '../helpers/process.js';
 import { waitUntil } from '../helpers/wait.js';
 
 const schema = `sb_fencing_${process.pid}`;
@@ -32,26 +33,14 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 if (process.env.CI || (await postgresReachable())) {
   describe('a gateway paused past its leases, then resumed', () => {
+    const suite = twoGatewaysForSuite(configText, schema);
+    const { db } = suite;
     let a: GatewayProcess;
     let b: GatewayProcess;
-    const db = new pg.Client({ connectionString: POSTGRES_URL, options: `-c search_path=${schema}` });
-    beforeAll(async () => {
-      a = await startGatewayProcess(tempConfig(configText).configPath);
-      b = await startGatewayProcess(tempConfig(configText).configPath);
-      await db.connect();
+    beforeAll(() => {
+      ({ a, b } = suite);
     });
-    beforeEach(({ onTestFailed }) =>
-      onTestFailed(() =>
-        console.error(`gateway A stderr:\n${a?.stderr() || '(nothing)'}\ngateway B stderr:\n${b?.stderr() || '(nothing)'}`),
-      ),
-    );
-    afterAll(async () => {
-      a?.child.kill('SIGCONT');
-      if (a) await stopGatewayProcess(a);
-      if (b) await stopGatewayProcess(b);
-      await db.end().catch(() => {});
-      await dropSchemas(schema);
-    });
+
     const query = async <T extends pg.QueryResultRow>(text: string, values: unknown[] = []) => (await db.query<T>(text, values)).rows;
     const gatewayIdOf = async (gateway: GatewayProcess) =>
       (await gateway.request<{ gatewayId: string }>('GET', '/v1/status')).body.gatewayId;
