@@ -4,12 +4,12 @@
  * `memory.transcripts`, their sessions' transcripts. A file is indexed again only when its content changed. A source
  * that yields nothing is reported with the reason, never left silent.
  */
-import { createHash } from 'node:crypto';
 import { watch, type FSWatcher } from 'node:fs';
 import { readdir, readFile, realpath, stat } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import type { SwitchboardConfig } from '../config/schema.js';
 import { errorMessage } from '../core/errors.js';
+import { nodeHashing } from '../hashing.js';
 import { isInside } from '../gateway/workdir.js';
 import type { Clock, MemoryStore, SessionStore, TranscriptStore } from '../ports/index.js';
 import { chunkText } from './chunks.js';
@@ -34,8 +34,6 @@ export interface MemoryIndexDeps {
   clock: Clock;
   log: (message: string) => void;
 }
-
-const sha = (text: string) => createHash('sha256').update(text).digest('hex');
 
 export class MemoryIndex {
   private readonly watchers = new Map<string, FSWatcher>();
@@ -167,7 +165,7 @@ export class MemoryIndex {
         text = text.slice(0, text.lastIndexOf('\n') + 1 || text.length);
         warnings.push(`${path} is ${info.size} bytes; indexed up to memory.maxFileBytes (${max})`);
       }
-      const document = { agentId, path, source: 'file' as const, hash: sha(text), bytes: info.size, modifiedAt };
+      const document = { agentId, path, source: 'file' as const, hash: nodeHashing.sha256(text), bytes: info.size, modifiedAt };
       await this.deps.memory.index(document, chunkText(text), this.deps.clock.now());
     } catch (error) {
       warnings.push(`${path} could not be indexed: ${errorMessage(error)}`);
@@ -188,7 +186,7 @@ export class MemoryIndex {
         agentId,
         path: `sessions/${session.key}`,
         source: 'transcript' as const,
-        hash: sha(text),
+        hash: nodeHashing.sha256(text),
         bytes: text.length,
         modifiedAt: session.updatedAt,
       };

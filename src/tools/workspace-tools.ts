@@ -4,9 +4,9 @@
  * are atomic and go through the tool-call ledger, so a crashed run's retry does not write twice, and does not
  * write over a change made since.
  */
-import { createHash } from 'node:crypto';
 import { readFile, stat } from 'node:fs/promises';
 import { z } from 'zod';
+import { nodeHashing } from '../hashing.js';
 import { defineTool, unlisted, type GatewayTool, type ToolContext } from '../gateway/tool-contract.js';
 import { flag, number, text } from './schema.js';
 import {
@@ -45,7 +45,7 @@ async function readText(real: string, path: string): Promise<string | undefined>
   return readFile(real, 'utf8');
 }
 
-const digest = (content: string | undefined) => (content === undefined ? 'absent' : createHash('sha256').update(content).digest('hex'));
+const digest = (content: string | undefined) => (content === undefined ? 'absent' : nodeHashing.sha256(content));
 
 interface WriteIntent {
   path: string;
