@@ -51,9 +51,13 @@ export class MemoryIndex {
     return workspace ? join(workspace, 'memory') : null;
   }
 
-  async start(): Promise<void> {
+  /** Resolves once the first scan of every agent is done (memory status and searches wait for it). */
+  indexed: Promise<void> = Promise.resolve();
+
+  /** Starts the first scan without waiting for it: a gateway with thousands of memory files is ready at once. */
+  start(): void {
     if (!this.deps.config.memory.enabled) return;
-    await this.scanAll();
+    this.indexed = this.scanAll();
     this.timer = setInterval(() => void this.scanAll(), this.deps.config.memory.scanIntervalSeconds * 1000);
     this.timer.unref();
   }
@@ -87,6 +91,7 @@ export class MemoryIndex {
   }
 
   async status(): Promise<AgentMemoryStatus[]> {
+    await this.indexed;
     const stats = await this.deps.memory.stats();
     return this.deps.config.agents.list.map((agent) => {
       const mine = stats.filter((row) => row.agentId === agent.id);

@@ -24,11 +24,11 @@ export class MemoryService {
       clock: parts.clock,
       log: parts.log,
     });
-    this.tools = createMemoryTools(config, store.memory);
+    this.tools = createMemoryTools(config, store.memory, () => this.index.indexed);
   }
 
-  start(): Promise<void> {
-    return this.index.start();
+  async start(): Promise<void> {
+    this.index.start();
   }
 
   stop(): void {
@@ -44,6 +44,7 @@ export class MemoryService {
     this.known(agent);
     const scopes = searchScopes(this.config, agent);
     if ('refused' in scopes) throw new SwitchboardError('VISIBILITY_DENIED', scopes.refused);
+    await this.index.indexed;
     return this.parts.store.memory.search(query, scopes, limit ?? this.config.memory.maxResults);
   }
 

@@ -27,7 +27,12 @@ export function age(from: number, now: number): string {
   return 'now';
 }
 
-export function createMemoryTools(config: SwitchboardConfig, memory: MemoryStore): GatewayTool[] {
+/** `indexed`: resolves once the gateway's first scan of the memory folders is done; a search waits for it. */
+export function createMemoryTools(
+  config: SwitchboardConfig,
+  memory: MemoryStore,
+  indexed: () => Promise<void> = async () => {},
+): GatewayTool[] {
   // Offered to an agent with a memory: a workspace (its memory/ folder), or a memory section of its own.
   const available = async (session: { agentId: string; workspace: string | undefined }) =>
     session.workspace !== undefined || config.agents.list.some((agent) => agent.id === session.agentId && agent.memory !== undefined);
@@ -40,6 +45,7 @@ export function createMemoryTools(config: SwitchboardConfig, memory: MemoryStore
     async execute({ query, agent }, context) {
       const scopes = searchScopes(config, context.agentId, agent);
       if ('refused' in scopes) return { status: 'forbidden', error: scopes.refused };
+      await indexed();
       const now = context.clock.now();
       const hits = await memory.search(query, scopes, config.memory.maxResults);
       if (hits.length === 0)
@@ -68,6 +74,7 @@ export function createMemoryTools(config: SwitchboardConfig, memory: MemoryStore
       const owner = agent ?? context.agentId;
       const allowed = mayRead(config, context.agentId, owner, path);
       if (allowed !== true) return { status: 'forbidden', error: allowed.refused };
+      await indexed();
       const found = await memory.read(owner, path);
       if (!found) return { status: 'error', error: `no memory document "${path}" for agent "${owner}"; memory_search finds them` };
       const chunks = found.chunks.filter((chunk) => chunk.endLine >= fromLine);

@@ -167,3 +167,29 @@ describe.each(stores)('memory on %s', (name, open) => {
     expect(((await (await tool(gateway, 'ops', 'memory_search'))({ query: 'Ada' })) as { hits: unknown[] }).hits).toEqual([]);
   });
 });
+
+describe('memory at start', () => {
+  it('a gateway is ready before its first memory scan ends; status and searches wait for that scan', async () => {
+    const root = workspaces('start');
+    const store = await SqliteStore.open({ path: ':memory:' });
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const documents = store.memory.documents.bind(store.memory);
+    store.memory.documents = async (...args) => {
+      await gate;
+      return documents(...args);
+    };
+    let memory!: MemoryService;
+    gateway = await startTestGateway(config(root), {}, store, { onMemory: (made) => (memory = made) });
+    expect(await gateway.ready()).toBe(true);
+    let answered = false;
+    const status = memory.status().then((agents) => {
+      answered = true;
+      return agents;
+    });
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(answered).toBe(false);
+    release();
+    expect((await status).find((agent) => agent.agentId === 'ops')).toMatchObject({ files: 2 });
+  });
+});
