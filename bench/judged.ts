@@ -19,3 +19,11 @@ export function judged(value: number, op: '>=' | '<=' | '<', target: number, uni
   const suffix = unit ? ` ${unit}` : '';
   return `${value.toFixed(digits)}${suffix} (target ${op} ${target}${suffix}: ${meets(value) ? 'met' : 'not met'})`;
 }
+
+/** The value at percentile `p` (0-100) of `values`. */
+export function percentile(values: number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0;
+}
+
+export const fmt = (n: number, digits = 2) => n.toFixed(digits);

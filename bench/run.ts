@@ -2,7 +2,7 @@
  * `npm run bench`: the numbers in BENCHMARKS.md. Each comparison is a ratio measured in the same run,
  * because the machines are noisy. Pass --quick for a short smoke run.
  */
-import { judged, OPENCLAW_BYTES } from './judged.js';
+import { fmt, judged, OPENCLAW_BYTES, percentile } from './judged.js';
 import { spawn } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -12,22 +12,17 @@ import { parseConfigText } from '../src/config/load.js';
 import { startGateway } from '../src/app.js';
 import { SqliteStore, type SqliteSynchronous } from '../src/store/sqlite/sqlite-store.js';
 import { toolJsonSchema } from '../src/gateway/tool-contract.js';
-import { a2aLoad, controlApiLoad } from './load.js';
+import { controlApiLoad } from './load.js';
 import { postgresClaims, sqliteClaims } from './board.js';
 import { clusterLoad, takeoverTimes, type MeasuredLoad } from './cluster.js';
-import { mcpCallOverhead, mcpDefinitionBytes, memorySearch, wireBytes } from './tools.js';
+import { a2aComparison, workTools } from './sections.js';
+import { wireBytes } from './tools.js';
 
 const quick = process.argv.includes('--quick');
 /** `--only cluster`, `--only tools` or `--only a2a`: only that section (the rest takes minutes). */
 const only = process.argv.includes('--only') ? process.argv[process.argv.indexOf('--only') + 1] : undefined;
 const ROOT = resolve(import.meta.dirname, '..');
 const tmp = () => mkdtempSync(join(tmpdir(), 'sb-bench-'));
-
-function percentile(values: number[], p: number): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
-}
-const fmt = (n: number, digits = 2) => n.toFixed(digits);
 
 /** Accepts per second: raw single-row inserts vs the store's enqueue, alternating, best of `rounds` each. */
 async function acceptThroughput(synchronous: SqliteSynchronous, count: number, rounds = 3) {
@@ -414,73 +409,22 @@ async function severalGateways(lines: string[]): Promise<void> {
   );
 }
 
-/**
- * Issue 30's side-by-side: the gateway against the SDK's in-memory server and the durable peer built from the SDK's
- * own parts, alternating rounds in one run; requests per second (medians), the ratios unrounded, and CPU per request
- * per round (flat cost: the third round against the first).
- */
-async function a2aComparison(lines: string[]): Promise<void> {
-  const rounds = await a2aLoad(ROOT, tmp(), quick ? 2 : 10, 3);
-  const median = (values: number[]) => percentile(values, 50);
-  const rps = (name: keyof typeof rounds) => median(rounds[name].map((round) => round.rps));
-  const cpu = (name: keyof typeof rounds) => rounds[name].map((round) => fmt(round.cpuMsPerRequest)).join(' -> ');
-  const p99 = (name: keyof typeof rounds) => Math.max(...rounds[name].map((round) => round.p99));
-  const failed = (name: keyof typeof rounds) => rounds[name].reduce((sum, round) => sum + round.errors + round.non2xx, 0);
-  lines.push(
-    `A2A SendMessage, blocking, 50 connections, a new task per request, three alternating rounds (median requests/s; CPU ms per request by round): ` +
-      `SDK in-memory ${fmt(rps('reference'), 0)}/s (${cpu('reference')}); SDK durable peer ${fmt(rps('durablePeer'), 0)}/s (${cpu('durablePeer')}); ` +
-      `Switchboard ${fmt(rps('ours'), 0)}/s (${cpu('ours')}), p99 ${judged(p99('ours'), '<', 250, 'ms')}, ${failed('ours')} failed`,
-  );
-  const [first, , third] = rounds.ours.map((round) => round.cpuMsPerRequest);
-  lines.push(
-    `  Switchboard against the durable peer: ${judged(rps('ours') / rps('durablePeer'), '>=', 1)} (aim 1.5); against the in-memory server ${fmt(rps('ours') / rps('reference'), 3)}; ` +
-      // "Within 10% of the first" either way: a third round far cheaper than the first means the first was not steady.
-      `CPU per request, third round against the first ${fmt(third! / first!, 3)}, off by ${judged(Math.abs(third! / first! - 1), '<=', 0.1)}`,
-  );
-}
-
-/** The tools for real work: bytes with all of them enabled, memory_search, MCP definitions and calls. */
-async function workTools(lines: string[]): Promise<void> {
-  const wire = await wireBytes(ROOT, true);
-  lines.push(
-    `the same with every tool enabled for both agents (workspaces with prompt files, the workspace tools, exec, memory, an MCP server with 6 tools): ${wire.calls} model calls, ` +
-      `${fmt(wire.bytes, 0)} request bytes (tool definitions ${fmt(wire.toolBytes, 0)}), ${judged(OPENCLAW_BYTES / wire.bytes, '>=', 20, 'times less')} than OpenClaw's ${OPENCLAW_BYTES} bytes (aim: 25)`,
-  );
-  const memory = await memorySearch(quick ? 1000 : 10_000, quick ? 50 : 300);
-  lines.push(
-    `memory_search over ${quick ? '1,000' : '10,000'} indexed files (${memory.chunks} chunks, SQLite): p50 ${fmt(memory.p50)} ms, p99 ${fmt(memory.p99)} ms; a raw FTS5 query on the same data p50 ${fmt(memory.rawP50)} ms, p99 ${fmt(memory.rawP99)} ms; ` +
-      `p50 ratio ${judged(memory.p50 / memory.rawP50, '<=', 2)}, p99 ratio ${judged(memory.p99 / memory.rawP99, '<=', 2)}`,
-  );
-  const defs = await mcpDefinitionBytes(ROOT);
-  lines.push(
-    `tool definition bytes in one model call: ${defs.none} with no MCP server; ${defs.threeOneAllowed} with three attached (6 tools each) and one allowed (its tools named in tools_load); ${defs.loaded} once two of its tools are loaded`,
-  );
-  const mcp = await mcpCallOverhead(ROOT, quick ? 50 : 300);
-  lines.push(
-    `an MCP tool call, p50: ${fmt(mcp.direct, 3)} ms with the SDK's client directly; through the gateway's tool path ${fmt(mcp.readOnly, 3)} ms for a read-only tool, ratio ${judged(mcp.readOnly / mcp.direct, '<=', 1.5)}; ` +
-      `${fmt(mcp.withLedger, 3)} ms for a tool with effects (its ledger record is a durable write before the call), ratio ${judged(mcp.withLedger / mcp.direct, '<=', 1.5)}`,
-  );
-}
+/** What `--only <name>` runs alone. */
+const SECTIONS: Record<string, { title: string; run: (lines: string[]) => Promise<void> }> = {
+  cluster: { title: 'several gateways', run: (lines) => severalGateways(lines) },
+  tools: { title: 'tools', run: (lines) => workTools(lines, { root: ROOT, quick }) },
+  a2a: { title: 'A2A', run: (lines) => a2aComparison(lines, { root: ROOT, quick }) },
+};
 
 async function main() {
-  if (only === 'a2a') {
-    const lines = [`Switchboard benchmarks, A2A (${new Date().toISOString()}, node ${process.version}${quick ? ', --quick' : ''})`, ''];
-    await a2aComparison(lines);
-    process.stdout.write(`${lines.join('\n')}\n`);
-    return;
-  }
-  if (only === 'tools') {
-    const lines = [`Switchboard benchmarks, tools (${new Date().toISOString()}, node ${process.version}${quick ? ', --quick' : ''})`, ''];
-    await workTools(lines);
-    process.stdout.write(`${lines.join('\n')}\n`);
-    return;
-  }
-  if (only === 'cluster') {
+  const section = only ? SECTIONS[only] : undefined;
+  if (only && !section) throw new Error(`unknown section "${only}" for --only (sections: ${Object.keys(SECTIONS).join(', ')})`);
+  if (section) {
     const lines = [
-      `Switchboard benchmarks, several gateways (${new Date().toISOString()}, node ${process.version}${quick ? ', --quick' : ''})`,
+      `Switchboard benchmarks, ${section.title} (${new Date().toISOString()}, node ${process.version}${quick ? ', --quick' : ''})`,
       '',
     ];
-    await severalGateways(lines);
+    await section.run(lines);
     process.stdout.write(`${lines.join('\n')}\n`);
     return;
   }
@@ -525,7 +469,7 @@ async function main() {
     `the same on the wire (a fake OpenAI-compatible server, all five turns and the announce): ${wire.calls} model calls, ${fmt(wire.bytes, 0)} request bytes received by the server ` +
       `(${fmt(wire.recorded, 0)} recorded on the runs), ${judged(OPENCLAW_BYTES / wire.bytes, '>=', 25, 'times less')} than OpenClaw's ${OPENCLAW_BYTES} bytes`,
   );
-  await workTools(lines);
+  await workTools(lines, { root: ROOT, quick });
   const ledger = await ledgerCost(quick ? 30 : 200, floor);
   lines.push(
     `tool-call ledger on the waited sessions_send (ping-pong 0, until the exchange is done): p50 ${fmt(ledger.withMs)} ms with it, ${fmt(ledger.withoutMs)} ms without it; ratio ${judged(ledger.ratio, '<=', 1.1)}`,
@@ -538,7 +482,7 @@ async function main() {
     `${sub.fanOut} sub-agents through the subagent lane (maxConcurrent 8): spawned in ${fmt(sub.spawnedMs, 0)} ms, all completions consumed by the parent after ${fmt(sub.totalMs, 0)} ms; ` +
       `peak RSS ${judged(sub.peakRssMb, '<=', 512, 'MB')}; ${sub.succeeded} succeeded, ${sub.lost} lost, ${sub.twice} completed twice, ${sub.consumedOnce} completions in the parent's transcript once`,
   );
-  await a2aComparison(lines);
+  await a2aComparison(lines, { root: ROOT, quick });
   const api = await controlApiLoad(ROOT, tmp(), quick ? 2 : 10);
   lines.push(
     `waited sends through the control API, 1,000 sessions, 200 connections (synchronous=FULL): ${judged(api.rps, '>=', 1000, 'messages/s')}, p50 ${api.p50} ms, p99 ${judged(api.p99, '<', 1000, 'ms')}, ${api.errors + api.non2xx} failed`,

@@ -15,11 +15,7 @@ import { configSchema } from '../src/config/schema.js';
 import type { ToolContext } from '../src/gateway/tool-contract.js';
 import { McpService } from '../src/mcp/mcp-tools.js';
 import { SqliteStore } from '../src/store/sqlite/sqlite-store.js';
-
-const percentile = (values: number[], p: number) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0;
-};
+import { percentile } from './judged.js';
 
 /** The test MCP server (test/helpers/mcp-server.ts) on stdio, as a config entry. */
 export const mcpServer = (root: string) => ({

@@ -1,0 +1,65 @@
+/**
+ * The benchmark sections of the work on tools (issue 29) and on the A2A front's speed (issue 30), each a list of
+ * judged lines: `npm run bench` prints them in the full run, and `--only tools` or `--only a2a` alone.
+ */
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fmt, judged, OPENCLAW_BYTES, percentile } from './judged.js';
+import { a2aLoad } from './load.js';
+import { mcpCallOverhead, mcpDefinitionBytes, memorySearch, wireBytes } from './tools.js';
+
+export interface SectionOptions {
+  root: string;
+  quick: boolean;
+}
+
+const tmp = () => mkdtempSync(join(tmpdir(), 'sb-bench-'));
+
+/**
+ * Issue 30's side-by-side: the gateway against the SDK's in-memory server and the durable peer built from the SDK's
+ * own parts, alternating rounds in one run; requests per second (medians), the ratios unrounded, and CPU per request
+ * per round (flat cost: the third round against the first).
+ */
+export async function a2aComparison(lines: string[], { root, quick }: SectionOptions): Promise<void> {
+  const rounds = await a2aLoad(root, tmp(), quick ? 2 : 10, 3);
+  const median = (values: number[]) => percentile(values, 50);
+  const rps = (name: keyof typeof rounds) => median(rounds[name].map((round) => round.rps));
+  const cpu = (name: keyof typeof rounds) => rounds[name].map((round) => fmt(round.cpuMsPerRequest)).join(' -> ');
+  const p99 = (name: keyof typeof rounds) => Math.max(...rounds[name].map((round) => round.p99));
+  const failed = (name: keyof typeof rounds) => rounds[name].reduce((sum, round) => sum + round.errors + round.non2xx, 0);
+  lines.push(
+    `A2A SendMessage, blocking, 50 connections, a new task per request, three alternating rounds (median requests/s; CPU ms per request by round): ` +
+      `SDK in-memory ${fmt(rps('reference'), 0)}/s (${cpu('reference')}); SDK durable peer ${fmt(rps('durablePeer'), 0)}/s (${cpu('durablePeer')}); ` +
+      `Switchboard ${fmt(rps('ours'), 0)}/s (${cpu('ours')}), p99 ${judged(p99('ours'), '<', 250, 'ms')}, ${failed('ours')} failed`,
+  );
+  const [first, , third] = rounds.ours.map((round) => round.cpuMsPerRequest);
+  lines.push(
+    `  Switchboard against the durable peer: ${judged(rps('ours') / rps('durablePeer'), '>=', 1)} (aim 1.5); against the in-memory server ${fmt(rps('ours') / rps('reference'), 3)}; ` +
+      // "Within 10% of the first" either way: a third round far cheaper than the first means the first was not steady.
+      `CPU per request, third round against the first ${fmt(third! / first!, 3)}, off by ${judged(Math.abs(third! / first! - 1), '<=', 0.1)}`,
+  );
+}
+
+/** The tools for real work: bytes with all of them enabled, memory_search, MCP definitions and calls. */
+export async function workTools(lines: string[], { root, quick }: SectionOptions): Promise<void> {
+  const wire = await wireBytes(root, true);
+  lines.push(
+    `the same with every tool enabled for both agents (workspaces with prompt files, the workspace tools, exec, memory, an MCP server with 6 tools): ${wire.calls} model calls, ` +
+      `${fmt(wire.bytes, 0)} request bytes (tool definitions ${fmt(wire.toolBytes, 0)}), ${judged(OPENCLAW_BYTES / wire.bytes, '>=', 20, 'times less')} than OpenClaw's ${OPENCLAW_BYTES} bytes (aim: 25)`,
+  );
+  const memory = await memorySearch(quick ? 1000 : 10_000, quick ? 50 : 300);
+  lines.push(
+    `memory_search over ${quick ? '1,000' : '10,000'} indexed files (${memory.chunks} chunks, SQLite): p50 ${fmt(memory.p50)} ms, p99 ${fmt(memory.p99)} ms; a raw FTS5 query on the same data p50 ${fmt(memory.rawP50)} ms, p99 ${fmt(memory.rawP99)} ms; ` +
+      `p50 ratio ${judged(memory.p50 / memory.rawP50, '<=', 2)}, p99 ratio ${judged(memory.p99 / memory.rawP99, '<=', 2)}`,
+  );
+  const defs = await mcpDefinitionBytes(root);
+  lines.push(
+    `tool definition bytes in one model call: ${defs.none} with no MCP server; ${defs.threeOneAllowed} with three attached (6 tools each) and one allowed (its tools named in tools_load); ${defs.loaded} once two of its tools are loaded`,
+  );
+  const mcp = await mcpCallOverhead(root, quick ? 50 : 300);
+  lines.push(
+    `an MCP tool call, p50: ${fmt(mcp.direct, 3)} ms with the SDK's client directly; through the gateway's tool path ${fmt(mcp.readOnly, 3)} ms for a read-only tool, ratio ${judged(mcp.readOnly / mcp.direct, '<=', 1.5)}; ` +
+      `${fmt(mcp.withLedger, 3)} ms for a tool with effects (its ledger record is a durable write before the call), ratio ${judged(mcp.withLedger / mcp.direct, '<=', 1.5)}`,
+  );
+}
