@@ -5,9 +5,10 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import autocannon from 'autocannon';
+import { prefillTasks } from './prefill.js';
 
 export interface LoadResult {
   rps: number;
@@ -57,24 +58,31 @@ const sendMessage = (n: number) => ({
   params: { message: { messageId: `load-${process.pid}-${n}`, role: 'ROLE_USER', parts: [{ text: `quick ${n}` }] } },
 });
 
+/**
+ * Requests sent by this process so far: each request's number is new across calls, so a round never repeats an
+ * earlier round's messageId (the gateway answers a repeated first message with the task it made, without a run).
+ */
+let sent = 0;
+
 export function load(
   url: string,
   seconds: number,
   connections: number,
   body: (n: number) => unknown = sendMessage,
   headers: Record<string, string> = { 'a2a-version': '1.0' },
+  /** Send this many requests in all instead of loading for `seconds`. */
+  amount?: number,
 ): Promise<LoadResult> {
-  let counter = 0;
   return new Promise((resolve, reject) => {
     autocannon(
       {
         url,
         method: 'POST',
         connections,
-        duration: seconds,
+        ...(amount === undefined ? { duration: seconds } : { amount }),
         timeout: 60,
         headers: { 'content-type': 'application/json', ...headers },
-        requests: [{ setupRequest: (request) => ({ ...request, body: JSON.stringify(body(++counter)) }) }],
+        requests: [{ setupRequest: (request) => ({ ...request, body: JSON.stringify(body(++sent)) }) }],
       },
       (error, result) => {
         if (error) return reject(error);
@@ -114,40 +122,71 @@ export interface A2AServerRound extends LoadResult {
   cpuMsPerRequest: number;
 }
 
+/** The gateway with the A2A server, serving `configPath` (a new data directory beside it). */
+const gatewayArgs = (root: string, configPath: string) => [
+  join(root, 'bin/switchboard.js'),
+  '--json',
+  '--config',
+  configPath,
+  'gateway',
+  '--port',
+  '0',
+];
+
+/**
+ * A gateway whose store already holds `tasks` finished A2A tasks: started once for one real request (whose rows are
+ * the template), stopped, filled with copies of those rows (prefill.ts), and started again.
+ */
+async function prefilledGateway(root: string, configPath: string, tasks: number, headers: Record<string, string>) {
+  const first = await startServer(gatewayArgs(root, configPath), root);
+  await load(`${first.url}/a2a/echo/jsonrpc`, 0, 1, sendMessage, headers, 1);
+  await stop(first.child);
+  prefillTasks(join(dirname(configPath), '.switchboard', 'switchboard.db'), tasks - 1);
+  return startServer(gatewayArgs(root, configPath), root);
+}
+
+export type A2AServerName = 'reference' | 'durablePeer' | 'ours' | 'prefilled';
+
 /**
  * Issue 30's comparison: the SDK's in-memory reference server, the durable peer built from the SDK's own parts
- * (a2a-durable-peer.ts), and this gateway, each in a process of its own, in `rounds` alternating rounds of `seconds`
- * with 50 connections, a new task per request; requests per second and the server's CPU per request, each round.
+ * (a2a-durable-peer.ts), this gateway, and this gateway over a store that holds `prefill` tasks before it starts, each
+ * in a process of its own, in `rounds` alternating rounds of `seconds` with 50 connections, a new task per request;
+ * requests per second and the server's CPU per request, each round.
  */
 export async function a2aLoad(
   root: string,
   dir: string,
   seconds: number,
   rounds = 3,
-): Promise<{ reference: A2AServerRound[]; durablePeer: A2AServerRound[]; ours: A2AServerRound[] }> {
-  const configPath = join(dir, 'a2a-load.json5');
-  writeFileSync(
-    configPath,
-    // A configured peer: callers without credentials are held to a2a.server.anonymousMaxRequestsPerMinute (120).
-    `{ ${LANES} agents: { list: [{ id: "echo", model: "scripted/echo" }] }, a2a: { server: { enabled: true, peers: [{ id: "load", token: "${PEER_TOKEN}", maxRequestsPerMinute: 1000000 }] } },
-       models: { providers: { scripted: { type: "scripted", models: { echo: { rules: [{ reply: "echo: {{input}}" }] } } } } } }`,
-  );
+  prefill = 100_000,
+): Promise<Record<A2AServerName, A2AServerRound[]>> {
+  const config = `{ ${LANES} agents: { list: [{ id: "echo", model: "scripted/echo" }] }, a2a: { server: { enabled: true, peers: [{ id: "load", token: "${PEER_TOKEN}", maxRequestsPerMinute: 1000000 }] } },
+       models: { providers: { scripted: { type: "scripted", models: { echo: { rules: [{ reply: "echo: {{input}}" }] } } } } } }`;
+  // A configured peer: callers without credentials are held to a2a.server.anonymousMaxRequestsPerMinute (120).
+  const configPaths = { ours: join(dir, 'ours', 'a2a-load.json5'), prefilled: join(dir, 'prefilled', 'a2a-load.json5') };
+  for (const path of Object.values(configPaths)) {
+    mkdirSync(dirname(path), { recursive: true });
+    writeFileSync(path, config);
+  }
   const connections = 50;
   const peer = { 'a2a-version': '1.0', authorization: `Bearer ${PEER_TOKEN}` };
-  const servers = {
+  const servers: Record<A2AServerName, { child: ChildProcess; url: string }> = {
     reference: await startServer(['--import', 'tsx', join(root, 'bench/a2a-reference-server.ts')], root),
     durablePeer: await startServer(['--import', 'tsx', join(root, 'bench/a2a-durable-peer.ts')], root),
-    ours: await startServer([join(root, 'bin/switchboard.js'), '--json', '--config', configPath, 'gateway', '--port', '0'], root),
+    ours: await startServer(gatewayArgs(root, configPaths.ours), root),
+    prefilled: await prefilledGateway(root, configPaths.prefilled, prefill, peer),
   };
-  const target = (name: keyof typeof servers) =>
-    name === 'ours' ? ([`${servers.ours.url}/a2a/echo/jsonrpc`, peer] as const) : ([`${servers[name].url}/rpc`, undefined] as const);
-  const results = { reference: [] as A2AServerRound[], durablePeer: [] as A2AServerRound[], ours: [] as A2AServerRound[] };
+  const names = Object.keys(servers) as A2AServerName[];
+  const target = (name: A2AServerName) =>
+    name === 'ours' || name === 'prefilled'
+      ? ([`${servers[name].url}/a2a/echo/jsonrpc`, peer] as const)
+      : ([`${servers[name].url}/rpc`, undefined] as const);
+  const results = Object.fromEntries(names.map((name) => [name, [] as A2AServerRound[]])) as Record<A2AServerName, A2AServerRound[]>;
   try {
     // A warm-up of each (the JIT, the first pages of each store), then the measured rounds, alternating.
-    for (const name of ['reference', 'durablePeer', 'ours'] as const)
-      await load(target(name)[0], Math.min(5, seconds), connections, sendMessage, target(name)[1]);
+    for (const name of names) await load(target(name)[0], Math.min(5, seconds), connections, sendMessage, target(name)[1]);
     for (let round = 0; round < rounds; round += 1) {
-      for (const name of ['reference', 'durablePeer', 'ours'] as const) {
+      for (const name of names) {
         const before = cpuMsOf(servers[name].child.pid);
         const result = await load(target(name)[0], seconds, connections, sendMessage, target(name)[1]);
         const answered = result.rps * seconds;

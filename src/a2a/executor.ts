@@ -4,7 +4,7 @@
  * final state: completed (its answer as an artifact, with a data part when the answer is JSON), failed,
  * canceled, or rejected when the peer may not use the skill it named (task-outcome.ts decides which).
  */
-import { TaskState, type Message, type TaskStatus } from '@a2a-js/sdk';
+import { Task, TaskState, type Message, type TaskArtifactUpdateEvent, type TaskStatus } from '@a2a-js/sdk';
 import { AgentEvent, type AgentExecutor, type ExecutionEventBus, type RequestContext, type ServerCallContext } from '@a2a-js/sdk/server';
 import { errorMessage } from '../core/errors.js';
 import { matchesAny } from '../core/tool-policy.js';
@@ -13,7 +13,8 @@ import type { WaitResult } from '../gateway/gateway.js';
 import type { GatewayApi } from '../gateway/gateway-api.js';
 import type { A2ATaskStore, Clock } from '../ports/index.js';
 import { ownerOf } from './task-store.js';
-import { agentMessage, finalOutcome, messageText, requestedInput, textPart } from './task-outcome.js';
+import { agentMessage, finalOutcome, messageText, requestedInput, type FinalOutcome } from './task-outcome.js';
+import { answerArtifactId, NO_RELAY, relayDeltas, type DeltaRelay } from './delta-relay.js';
 import type { PeerUser } from './peers.js';
 
 export { textPart } from './task-outcome.js';
@@ -53,7 +54,8 @@ export class GatewayAgentExecutor implements AgentExecutor {
     };
   }
 
-  private async finish(bus: ExecutionEventBus, taskId: string, contextId: string, state: TaskState, text?: string): Promise<void> {
+  /** Notes that this executor finished the task now (see `finishedAt`). */
+  private noteFinished(taskId: string): void {
     const now = this.clock.now();
     this.finishedAt.delete(taskId);
     this.finishedAt.set(taskId, now);
@@ -61,30 +63,18 @@ export class GatewayAgentExecutor implements AgentExecutor {
       if (now - at < 60_000) break;
       this.finishedAt.delete(id);
     }
+  }
+
+  private async finish(bus: ExecutionEventBus, taskId: string, contextId: string, state: TaskState, text?: string): Promise<void> {
+    this.noteFinished(taskId);
     bus.publish(AgentEvent.statusUpdate({ taskId, contextId, status: this.status(state, taskId, contextId, text), metadata: {} }));
-    await this.tasks.appendEvent(
-      taskId,
-      'state',
-      { state: TaskState[state], ...(text === undefined ? {} : { message: text }) },
-      this.clock.now(),
-    );
+    await this.tasks.appendEvent(taskId, 'state', stateEvent(state, text), this.clock.now());
     bus.finished();
   }
 
   async execute(context: RequestContext, bus: ExecutionEventBus): Promise<void> {
-    this.active.add(context.taskId);
-    try {
-      await this.run(context, bus);
-    } finally {
-      this.active.delete(context.taskId);
-    }
-  }
-
-  private async run(context: RequestContext, bus: ExecutionEventBus): Promise<void> {
     const { taskId, contextId } = context;
     const message = context.userMessage;
-    const peer = (context.context.user as PeerUser | undefined)?.peer;
-    const owner = ownerOf(context.context);
     // Every execution starts with the task (the SDK requires it, follow-up messages included); the SDK
     // has already added this message to a known task's history.
     bus.publish(
@@ -99,185 +89,251 @@ export class GatewayAgentExecutor implements AgentExecutor {
         },
       ),
     );
-    const text = messageText(message);
-    await this.tasks.appendEvent(taskId, 'message', { role: 'user', messageId: message.messageId, peer: owner, text }, this.clock.now());
+    const owner = ownerOf(context.context);
+    const call: MessageCall = { taskId, contextId, owner, peer: (context.context.user as PeerUser | undefined)?.peer, checkContext: true };
+    await this.tasks.appendEvent(taskId, 'message', messageEvent(message, owner), this.clock.now());
+    let sessionKey = '';
+    let inputId = '';
+    const progress: TaskProgress = {
+      relay: () =>
+        this.blockingCalls.has(context.context)
+          ? NO_RELAY
+          : relayDeltas(this.gateway, bus, { taskId, contextId, sessionKey: a2aSessionKey(this.agentId, owner, contextId) }),
+      attached: async (session, input) => {
+        sessionKey = session;
+        inputId = input;
+        await this.tasks.attachInput(
+          { id: taskId, agentId: this.agentId, contextId, owner },
+          session,
+          input,
+          this.gateway.gatewayId,
+          this.clock.now(),
+        );
+      },
+      working: async () => {
+        bus.publish(
+          AgentEvent.statusUpdate({
+            taskId,
+            contextId,
+            status: this.status(TaskState.TASK_STATE_WORKING, taskId, contextId),
+            metadata: {},
+          }),
+        );
+        await this.tasks.appendEvent(taskId, 'state', workingEvent(sessionKey, inputId), this.clock.now());
+      },
+      end: async (outcome) => {
+        if (outcome.parts && outcome.inputId) bus.publish(AgentEvent.artifactUpdate(answerUpdate(taskId, contextId, outcome)));
+        await this.finish(bus, taskId, contextId, outcome.state, outcome.text);
+      },
+    };
+    await this.track(taskId, () => this.process(message, call, progress));
+  }
 
-    const skillId = typeof message.metadata?.skillId === 'string' ? message.metadata.skillId : undefined;
-    if (peer?.skills && !(skillId && matchesAny(skillId, peer.skills))) {
-      const why = skillId
-        ? `peer "${peer.id}" may not use skill "${skillId}" (a2a.server.peers[].skills allows ${peer.skills.join(', ')})`
-        : `peer "${peer.id}" may only use the skills ${peer.skills.join(', ')}; name one in the message's metadata as skillId`;
-      return this.finish(bus, taskId, contextId, TaskState.TASK_STATE_REJECTED, why);
-    }
-
-    // A context belongs to the peer that opened it: another peer's id is refused, not joined.
-    if ((await this.tasks.otherContextOwner(this.agentId, contextId, owner)) !== undefined) {
-      return this.finish(
-        bus,
-        taskId,
-        contextId,
-        TaskState.TASK_STATE_REJECTED,
-        `context "${contextId}" belongs to another peer; send without a contextId to start a context of your own`,
+  /**
+   * A blocking SendMessage of a new task, without the SDK's ResultManager (which loads and saves the whole task on
+   * each event): the task is written when it starts working, with its input, and when it ends; subscribers that
+   * came meanwhile (through ListTasks) get its events on `bus`. Resolves to the task as it ended.
+   */
+  async answerBlocking(message: Message, call: MessageCall, bus: ExecutionEventBus): Promise<Task> {
+    const { taskId, contextId, owner } = call;
+    const task: Task = {
+      id: taskId,
+      contextId,
+      status: this.status(TaskState.TASK_STATE_WORKING, taskId, contextId),
+      artifacts: [],
+      history: [message],
+      metadata: {},
+    };
+    const save = (attach: { sessionKey?: string; inputId?: string; executor?: string } = {}) =>
+      this.tasks.save(
+        {
+          id: taskId,
+          agentId: this.agentId,
+          contextId,
+          owner,
+          state: TaskState[task.status!.state],
+          task: Task.toJSON(task),
+          firstMessageId: message.messageId,
+          statusAt: this.clock.now(),
+          ...attach,
+        },
+        this.clock.now(),
       );
-    }
+    // The message's event is written with the task's first state.
+    let events = [{ type: 'message', detail: messageEvent(message, owner) }];
+    let attach: { sessionKey: string; inputId: string } | undefined;
+    const how = await this.track(taskId, () =>
+      this.process(message, call, {
+        relay: () => NO_RELAY,
+        attached: async (sessionKey, inputId) => {
+          attach = { sessionKey, inputId };
+        },
+        working: async () => {
+          await save({ ...attach, executor: this.gateway.gatewayId });
+          await this.tasks.appendEvents(
+            taskId,
+            [...events, { type: 'state', detail: workingEvent(attach!.sessionKey, attach!.inputId) }],
+            this.clock.now(),
+          );
+          events = [];
+        },
+        end: async (outcome) => {
+          this.noteFinished(taskId);
+          task.status = this.status(outcome.state, taskId, contextId, outcome.text);
+          if (task.status.message) task.history.push(task.status.message);
+          const update = outcome.parts && outcome.inputId ? answerUpdate(taskId, contextId, outcome) : undefined;
+          if (update?.artifact) task.artifacts.push(update.artifact);
+          await save();
+          await this.tasks.appendEvents(
+            taskId,
+            [...events, { type: 'state', detail: stateEvent(outcome.state, outcome.text) }],
+            this.clock.now(),
+          );
+          if (update) bus.publish(AgentEvent.artifactUpdate(update));
+          bus.publish(AgentEvent.statusUpdate({ taskId, contextId, status: task.status, metadata: {} }));
+          bus.finished();
+        },
+      }),
+    );
+    // Cancelled by the client: the cancel publishes and saves the canceled state, maybe after this answer.
+    if (how === 'cancelled') task.status = this.status(TaskState.TASK_STATE_CANCELED, taskId, contextId, CANCELED_TEXT);
+    // Ended here, or left working by a gateway that stops (it is finished after the restart).
+    return task;
+  }
 
-    const relay = this.blockingCalls.has(context.context)
-      ? NO_RELAY
-      : relayDeltas(this.gateway, bus, { taskId, contextId, sessionKey: a2aSessionKey(this.agentId, owner, contextId) });
+  /** Runs `work` with the task counted as active here. */
+  private async track<T>(taskId: string, work: () => Promise<T>): Promise<T> {
+    this.active.add(taskId);
     try {
-      await this.answer(bus, message, { taskId, contextId, owner, text }, relay);
+      return await work();
+    } finally {
+      this.active.delete(taskId);
+    }
+  }
+
+  /**
+   * One message of a task, from the peer's checks to the task's end: the message becomes an input of the session of its
+   * context, and the input's outcome the task's final state. Resolves to how it ended here: with a final state, or not
+   * at all because the client cancelled it or the gateway is stopping (it is finished after the restart).
+   */
+  private async process(message: Message, call: MessageCall, progress: TaskProgress): Promise<'ended' | 'cancelled' | 'stopping'> {
+    const { taskId, contextId, owner } = call;
+    const refusal = await this.refusal(message, call);
+    if (refusal !== undefined) {
+      await progress.end({ state: TaskState.TASK_STATE_REJECTED, text: refusal });
+      return 'ended';
+    }
+    const relay = progress.relay();
+    try {
+      let accepted: Awaited<ReturnType<GatewayApi['acceptA2AMessage']>>;
+      try {
+        accepted = await this.gateway.acceptA2AMessage({
+          agentId: this.agentId,
+          contextId,
+          taskId,
+          messageId: message.messageId,
+          text: messageText(message),
+          peer: owner,
+        });
+      } catch (error) {
+        await progress.end({ state: TaskState.TASK_STATE_FAILED, text: `the gateway did not accept the message: ${errorMessage(error)}` });
+        return 'ended';
+      }
+      const { sessionKey, input } = accepted;
+      await progress.attached(sessionKey, input.id);
+      // A cancel that came before the task knew its input could not stop the input's run: stop it now.
+      if (this.cancelled.has(taskId)) await this.gateway.cancelInput(input.id, 'cancelled by the A2A client');
+      await progress.working();
+      relay.start(input.id);
+
+      let result: WaitResult;
+      try {
+        result = await this.gateway.waitForInput(input.id, this.stallMs);
+      } finally {
+        await relay.stop();
+      }
+      if (this.cancelled.delete(taskId)) return 'cancelled';
+      // A gateway that stops ends every wait: the task stays working and is finished after the restart.
+      if (result.status === 'timeout' && this.gateway.stopping) return 'stopping';
+      if (result.status === 'timeout') await this.gateway.cancelInput(input.id, 'its A2A task stalled and was failed');
+
+      const question =
+        result.status === 'completed' && result.run.status === 'succeeded' ? await requestedInput(this.gateway, result.run) : undefined;
+      await progress.end({ ...finalOutcome(result, this.stallMs, question), inputId: input.id });
+      return 'ended';
     } finally {
       await relay.stop();
     }
   }
 
-  private async answer(
-    bus: ExecutionEventBus,
-    message: Message,
-    { taskId, contextId, owner, text }: { taskId: string; contextId: string; owner: string; text: string },
-    relay: DeltaRelay,
-  ): Promise<void> {
-    let accepted: Awaited<ReturnType<GatewayApi['acceptA2AMessage']>>;
-    try {
-      accepted = await this.gateway.acceptA2AMessage({
-        agentId: this.agentId,
-        contextId,
-        taskId,
-        messageId: message.messageId,
-        text,
-        peer: owner,
-      });
-    } catch (error) {
-      return this.finish(
-        bus,
-        taskId,
-        contextId,
-        TaskState.TASK_STATE_FAILED,
-        `the gateway did not accept the message: ${errorMessage(error)}`,
-      );
+  /** Why this peer may not send this message here, if it may not: a skill it may not use, or another peer's context. */
+  private async refusal(message: Message, { contextId, owner, peer, checkContext }: MessageCall): Promise<string | undefined> {
+    const skillId = typeof message.metadata?.skillId === 'string' ? message.metadata.skillId : undefined;
+    if (peer?.skills && !(skillId && matchesAny(skillId, peer.skills))) {
+      return skillId
+        ? `peer "${peer.id}" may not use skill "${skillId}" (a2a.server.peers[].skills allows ${peer.skills.join(', ')})`
+        : `peer "${peer.id}" may only use the skills ${peer.skills.join(', ')}; name one in the message's metadata as skillId`;
     }
-    const { sessionKey, input } = accepted;
-    await this.tasks.attachInput(
-      { id: taskId, agentId: this.agentId, contextId, owner },
-      sessionKey,
-      input.id,
-      this.gateway.gatewayId,
-      this.clock.now(),
-    );
-    // A cancel that came before the task knew its input could not stop the input's run: stop it now.
-    if (this.cancelled.has(taskId)) await this.gateway.cancelInput(input.id, 'cancelled by the A2A client');
-    bus.publish(
-      AgentEvent.statusUpdate({ taskId, contextId, status: this.status(TaskState.TASK_STATE_WORKING, taskId, contextId), metadata: {} }),
-    );
-    await this.tasks.appendEvent(taskId, 'state', { state: 'TASK_STATE_WORKING', sessionKey, inputId: input.id }, this.clock.now());
-    relay.start(input.id);
-
-    let result: WaitResult;
-    try {
-      result = await this.gateway.waitForInput(input.id, this.stallMs);
-    } finally {
-      await relay.stop();
-    }
-    if (this.cancelled.delete(taskId)) return;
-    // A gateway that stops ends every wait: the task stays working and is finished after the restart.
-    if (result.status === 'timeout' && this.gateway.stopping) return;
-    if (result.status === 'timeout') await this.gateway.cancelInput(input.id, 'its A2A task stalled and was failed');
-
-    const question =
-      result.status === 'completed' && result.run.status === 'succeeded' ? await requestedInput(this.gateway, result.run) : undefined;
-    const outcome = finalOutcome(result, this.stallMs, question);
-    if (outcome.parts) {
-      bus.publish(
-        AgentEvent.artifactUpdate({
-          taskId,
-          contextId,
-          artifact: {
-            artifactId: answerArtifactId(input.id),
-            name: 'answer',
-            description: '',
-            parts: outcome.parts,
-            metadata: { runId: outcome.runId },
-            extensions: [],
-          },
-          append: false,
-          lastChunk: true,
-          metadata: {},
-        }),
-      );
-    }
-    return this.finish(bus, taskId, contextId, outcome.state, outcome.text);
+    // A context belongs to the peer that opened it: another peer's id is refused, not joined.
+    if (checkContext && (await this.tasks.otherContextOwner(this.agentId, contextId, owner)) !== undefined)
+      return `context "${contextId}" belongs to another peer; send without a contextId to start a context of your own`;
+    return undefined;
   }
 
   async cancelTask(taskId: string, bus: ExecutionEventBus): Promise<void> {
     const record = await this.tasks.get(taskId);
     this.cancelled.add(taskId);
     if (record?.inputId) await this.gateway.cancelInput(record.inputId, 'cancelled by the A2A client');
-    await this.finish(bus, taskId, record?.contextId ?? '', TaskState.TASK_STATE_CANCELED, 'canceled by the client');
+    await this.finish(bus, taskId, record?.contextId ?? '', TaskState.TASK_STATE_CANCELED, CANCELED_TEXT);
   }
 }
 
-const answerArtifactId = (inputId: string) => `answer-${inputId}`;
-
-interface DeltaRelay {
-  /** The task is working on this input: pass on its run's chunks (those written so far first). */
-  start(inputId: string): void;
-  /** No more chunks; resolves once those already taken are published. */
-  stop(): Promise<void>;
+/** Who sent a message of a task, and whether its context must be checked (a context the client named). */
+export interface MessageCall {
+  taskId: string;
+  contextId: string;
+  owner: string;
+  peer?: PeerUser['peer'];
+  /** The client named the context (not a new one this server made): it must be the client's own. */
+  checkContext: boolean;
 }
 
-const NO_RELAY: DeltaRelay = { start: () => {}, stop: async () => {} };
+/** What `process` reports as the task moves, for the SDK's event bus or for the blocking path's own writes. */
+interface TaskProgress {
+  /** Where the run's text goes while it is written. */
+  relay(): DeltaRelay;
+  /** The message became this input of this session. */
+  attached(sessionKey: string, inputId: string): Promise<void>;
+  /** The task is working on its input. */
+  working(): Promise<void>;
+  end(outcome: FinalOutcome & { inputId?: string }): Promise<void>;
+}
 
-/**
- * The run's text as it is written, as chunks of one artifact; the final answer replaces them. Watched from
- * before the input is stored, so that its run streams and no chunk is missed, and held until the task
- * is working. Only the run that took this message counts (another task of the same context may run
- * first): a delta from a run not yet known is checked against the input's run, in order.
- */
-function relayDeltas(
-  gateway: GatewayApi,
-  bus: ExecutionEventBus,
-  { taskId, contextId, sessionKey }: { taskId: string; contextId: string; sessionKey: string },
-): DeltaRelay {
-  let started!: (inputId: string | undefined) => void;
-  const working = new Promise<string | undefined>((resolve) => (started = resolve));
-  const runs = new Map<string, boolean>();
-  let chunks = 0;
-  let pending = Promise.resolve();
-  const unwatch = gateway.watchDeltas(sessionKey);
-  const unsubscribe = gateway.subscribe((live) => {
-    if (live.type !== 'delta' || live.sessionKey !== sessionKey) return;
-    pending = pending.then(async () => {
-      const inputId = await working;
-      if (inputId === undefined) return;
-      // Never reject: nobody awaits this chain until the end.
-      if (!runs.has(live.runId)) runs.set(live.runId, (await gateway.inputRunId(inputId).catch(() => undefined)) === live.runId);
-      if (!runs.get(live.runId)) return;
-      bus.publish(
-        AgentEvent.artifactUpdate({
-          taskId,
-          contextId,
-          artifact: {
-            artifactId: answerArtifactId(inputId),
-            name: 'answer',
-            description: '',
-            parts: [textPart(live.text)],
-            metadata: {},
-            extensions: [],
-          },
-          append: chunks++ > 0,
-          lastChunk: false,
-          metadata: {},
-        }),
-      );
-    });
-  });
+const CANCELED_TEXT = 'canceled by the client';
+const messageEvent = (message: Message, owner: string) => ({
+  role: 'user',
+  messageId: message.messageId,
+  peer: owner,
+  text: messageText(message),
+});
+const workingEvent = (sessionKey: string, inputId: string) => ({ state: 'TASK_STATE_WORKING', sessionKey, inputId });
+const stateEvent = (state: TaskState, text?: string) => ({ state: TaskState[state], ...(text === undefined ? {} : { message: text }) });
+
+/** The answer as the final chunk of its artifact. */
+function answerUpdate(taskId: string, contextId: string, outcome: FinalOutcome & { inputId?: string }): TaskArtifactUpdateEvent {
   return {
-    start: (inputId) => started(inputId),
-    stop: async () => {
-      unsubscribe();
-      unwatch();
-      started(undefined);
-      await pending;
+    taskId,
+    contextId,
+    artifact: {
+      artifactId: answerArtifactId(outcome.inputId!),
+      name: 'answer',
+      description: '',
+      parts: outcome.parts!,
+      metadata: { runId: outcome.runId },
+      extensions: [],
     },
+    append: false,
+    lastChunk: true,
+    metadata: {},
   };
 }

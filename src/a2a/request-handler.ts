@@ -3,13 +3,15 @@
  * a retried first message of a task (same messageId, no task id yet) is answered with the task it made
  * before instead of starting a second task and run; messages without parts or a role, and negative
  * history lengths, are refused as invalid parameters; a push config created without an id gets one and
- * the answer carries it; ids longer than the store keeps are refused. A blocking SendMessage is noted, so that its run
- * does not stream chunks nobody reads.
+ * the answer carries it; ids longer than the store keeps are refused. A blocking SendMessage of a new task goes past the
+ * SDK's ResultManager (see `GatewayAgentExecutor.answerBlocking`); one that cannot (it sets a push config) is noted, so
+ * that its run does not stream chunks nobody reads.
  */
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import {
   Role,
   Task,
+  type AgentCard,
   TaskState,
   type GetTaskRequest,
   type SendMessageRequest,
@@ -17,9 +19,21 @@ import {
   type TaskPushNotificationConfig,
 } from '@a2a-js/sdk';
 import { RequestMalformedError } from '@a2a-js/sdk/errors';
-import { DefaultRequestHandler, type ServerCallContext } from '@a2a-js/sdk/server';
+import {
+  DefaultRequestHandler,
+  type ExecutionEventBusManager,
+  type PushNotificationSender,
+  type PushNotificationStore,
+  type ServerCallContext,
+  type TaskStore,
+} from '@a2a-js/sdk/server';
 import type { A2ATaskStore } from '../ports/index.js';
+import type { GatewayAgentExecutor } from './executor.js';
+import type { PeerUser } from './peers.js';
 import { ownerOf } from './task-store.js';
+
+/** States in which the SDK keeps a task's event bus for the messages that follow. */
+const INTERRUPTED = new Set([TaskState.TASK_STATE_INPUT_REQUIRED, TaskState.TASK_STATE_AUTH_REQUIRED]);
 
 const SETTLED = new Set([
   TaskState.TASK_STATE_COMPLETED,
@@ -33,23 +47,77 @@ const MAX_CONTEXT_ID = 128;
 const MAX_TASK_ID = 64;
 const MAX_CONFIG_ID = 128;
 
+export interface HandlerParts {
+  tasks: A2ATaskStore;
+  agentId: string;
+  card: AgentCard;
+  taskStore: TaskStore;
+  executor: GatewayAgentExecutor;
+  buses: ExecutionEventBusManager;
+  pushStore: PushNotificationStore;
+  push: PushNotificationSender;
+  /** Where blocking SendMessage calls are noted for the executor (their runs need not stream). */
+  blockingCalls: WeakSet<ServerCallContext>;
+}
+
 export class GatewayRequestHandler extends DefaultRequestHandler {
-  constructor(
-    private readonly tasks: A2ATaskStore,
-    private readonly agentId: string,
-    /** Where blocking SendMessage calls are noted for the executor (their runs need not stream). */
-    private readonly blockingCalls: WeakSet<ServerCallContext>,
-    ...args: ConstructorParameters<typeof DefaultRequestHandler>
-  ) {
-    super(...args);
+  private readonly tasks: A2ATaskStore;
+  private readonly agentId: string;
+  private readonly executor: GatewayAgentExecutor;
+  private readonly buses: ExecutionEventBusManager;
+  private readonly push: PushNotificationSender;
+  private readonly blockingCalls: WeakSet<ServerCallContext>;
+
+  constructor(parts: HandlerParts) {
+    super(parts.card, parts.taskStore, parts.executor, parts.buses, parts.pushStore, parts.push);
+    ({
+      tasks: this.tasks,
+      agentId: this.agentId,
+      executor: this.executor,
+      buses: this.buses,
+      push: this.push,
+      blockingCalls: this.blockingCalls,
+    } = parts);
   }
 
   override async sendMessage(params: SendMessageRequest, context: ServerCallContext) {
     checkMessage(params);
     const task = await this.retried(params, context);
     if (task) return task;
-    if (params.configuration?.returnImmediately !== true) this.blockingCalls.add(context);
+    if (params.configuration?.returnImmediately !== true) {
+      if (!params.message!.taskId && !params.configuration?.taskPushNotificationConfig) return this.blocking(params, context);
+      this.blockingCalls.add(context);
+    }
     return super.sendMessage(params, context);
+  }
+
+  /**
+   * A blocking SendMessage that starts a task. Its id, and its context's when the client names none, are made from the
+   * agent, the peer and the messageId: a client that sends the message again after a crash (the input accepted, the
+   * task not yet written) reaches the same task, session and input, and the input runs once.
+   */
+  private async blocking(params: SendMessageRequest, context: ServerCallContext): Promise<Task> {
+    const message = params.message!;
+    const owner = ownerOf(context);
+    const taskId = firstMessageId('task', this.agentId, owner, message.messageId);
+    const contextId = message.contextId || firstMessageId('context', this.agentId, owner, message.messageId);
+    const bus = this.buses.createOrGetByTaskId(taskId, context);
+    let task: Task | undefined;
+    try {
+      task = await this.executor.answerBlocking(
+        { ...message, taskId, contextId },
+        { taskId, contextId, owner, peer: (context.user as PeerUser | undefined)?.peer, checkContext: Boolean(message.contextId) },
+        bus,
+      );
+    } finally {
+      if (!task?.status || !INTERRUPTED.has(task.status.state)) this.buses.cleanupByTaskId(taskId, context);
+    }
+    // A push config created for the task while it ran (its id is in ListTasks) hears how it ended.
+    if (task.status)
+      await this.push
+        .send({ payload: { $case: 'statusUpdate', value: { taskId, contextId, status: task.status, metadata: {} } } }, context, task)
+        .catch(() => {});
+    return withHistoryLength(task, params.configuration?.historyLength);
   }
 
   override async *sendMessageStream(
@@ -85,6 +153,21 @@ export class GatewayRequestHandler extends DefaultRequestHandler {
     const record = await this.tasks.findByFirstMessage(this.agentId, ownerOf(context), message.messageId);
     return record ? Task.fromJSON(record.task) : undefined;
   }
+}
+
+/** The id of a new task, or of its new context, for a first message: the same agent, peer and messageId give the same id. */
+export function firstMessageId(kind: 'task' | 'context', agentId: string, owner: string, messageId: string): string {
+  const hex = createHash('sha256')
+    .update(JSON.stringify([kind, agentId, owner, messageId]))
+    .digest('hex');
+  // A UUID in form (version 8, "custom"), as clients expect of a task id.
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-8${hex.slice(13, 16)}-${((Number.parseInt(hex[16]!, 16) & 3) | 8).toString(16)}${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
+}
+
+/** The task with at most `historyLength` of its latest messages, as the SDK answers (none for 0, all when unset). */
+function withHistoryLength(task: Task, historyLength: number | undefined): Task {
+  if (historyLength === undefined) return task;
+  return { ...task, history: historyLength === 0 ? [] : task.history.slice(-historyLength) };
 }
 
 function checkMessage(params: SendMessageRequest): void {

@@ -99,17 +99,17 @@ export class A2AServer {
       const buses = new DefaultExecutionEventBusManager();
       const push = new OutboxPushSender(this.gateway, pushStore);
       watched.set(id, { isActive: (taskId) => executor.handles(taskId), buses, push });
-      const handler = new GatewayRequestHandler(
-        this.tasks,
-        id,
+      const handler = new GatewayRequestHandler({
+        tasks: this.tasks,
+        agentId: id,
         blockingCalls,
-        buildAgentCard(agent, this.gateway.config, baseUrl),
-        new GatewayTaskStore(this.tasks, id, this.clock),
+        card: buildAgentCard(agent, this.gateway.config, baseUrl),
+        taskStore: new GatewayTaskStore(this.tasks, id, this.clock),
         executor,
         buses,
         pushStore,
         push,
-      );
+      });
       cards.set(id, handler);
       const base = agentBasePath(id);
       this.serveCard(app, `${base}/${AGENT_CARD_PATH}`, handler);

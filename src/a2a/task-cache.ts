@@ -47,7 +47,8 @@ export class ActiveTaskCache implements A2ATaskStore {
 
   async save(task: TaskSave, now: number): Promise<A2ATaskRecord> {
     const entry = this.entries.get(task.id);
-    if (entry && entry.stored === task.state && ACTIVE.has(task.state)) {
+    // A save that keeps the state is held here, unless it also records the task's input.
+    if (entry && entry.stored === task.state && ACTIVE.has(task.state) && task.inputId === undefined) {
       entry.record = {
         ...entry.record,
         task: task.task,
@@ -152,6 +153,10 @@ export class ActiveTaskCache implements A2ATaskStore {
 
   appendEvent(taskId: string, type: string, detail: unknown, now: number): Promise<void> {
     return this.store.appendEvent(taskId, type, detail, now);
+  }
+
+  appendEvents(taskId: string, events: readonly { type: string; detail: unknown }[], now: number): Promise<void> {
+    return this.store.appendEvents(taskId, events, now);
   }
 
   listEvents(taskId: string): Promise<Awaited<ReturnType<A2ATaskStore['listEvents']>>> {

@@ -80,13 +80,20 @@ export interface A2ATaskFilter {
   offset?: number;
 }
 
+/**
+ * A task snapshot to save; with `sessionKey`, `inputId` and `executor`, also which input its latest message became (as
+ * `attachInput` records it), in the same write.
+ */
+export type A2ATaskSave = Pick<A2ATaskRecord, 'id' | 'agentId' | 'contextId' | 'owner' | 'state' | 'task'> &
+  Partial<Pick<A2ATaskRecord, 'firstMessageId' | 'statusAt'>> & {
+    sessionKey?: string;
+    inputId?: string;
+    executor?: string;
+  };
+
 export interface A2ATaskStore {
-  /** Inserts or replaces the task snapshot; the session mapping is left as it is. Returns the task as stored. */
-  save(
-    task: Pick<A2ATaskRecord, 'id' | 'agentId' | 'contextId' | 'owner' | 'state' | 'task'> &
-      Partial<Pick<A2ATaskRecord, 'firstMessageId' | 'statusAt'>>,
-    now: number,
-  ): Promise<A2ATaskRecord>;
+  /** Inserts or replaces the task snapshot; a session mapping not given is left as it is. Returns the task as stored. */
+  save(task: A2ATaskSave, now: number): Promise<A2ATaskRecord>;
   /** The task a peer created with this first message, if any. */
   findByFirstMessage(agentId: string, owner: string, messageId: string): Promise<A2ATaskRecord | undefined>;
   /** How many tasks match (limit and offset ignored). */
@@ -126,5 +133,7 @@ export interface A2ATaskStore {
   releaseFollows(follower: string): Promise<void>;
   /** The per-task replay log: messages, state changes, push delivery attempts. */
   appendEvent(taskId: string, type: string, detail: unknown, now: number): Promise<void>;
+  /** Several events of one task in one write, in order. */
+  appendEvents(taskId: string, events: readonly { type: string; detail: unknown }[], now: number): Promise<void>;
   listEvents(taskId: string): Promise<A2ATaskEventRecord[]>;
 }

@@ -1,7 +1,7 @@
 /** A2A tasks, their push configs and their replay log over Kysely; the remote tasks the client follows are in kysely-a2a-remote-tasks.ts. */
 import type { Selectable } from 'kysely';
-import type { A2APushConfigRecord, A2ATaskEventRecord, A2ATaskFilter, A2ATaskRecord, A2ATaskStore } from '../ports/index.js';
-import { prepared } from './kysely-prepared.js';
+import type { A2APushConfigRecord, A2ATaskEventRecord, A2ATaskSave, A2ATaskFilter, A2ATaskRecord, A2ATaskStore } from '../ports/index.js';
+import { prepared, preparedPerCount } from './kysely-prepared.js';
 import { json, num, numOrNull, parse } from './kysely-rows.js';
 import { KyselyRemoteTasks } from './kysely-a2a-remote-tasks.js';
 import type { A2APushConfigsTable, A2ATasksTable } from './schema.js';
@@ -39,15 +39,16 @@ const taskColumns = (param: (name: TaskParam) => never) => ({
   last_activity_at: param('now'),
 });
 const saveTask = prepared<
-  TaskParam | 'firstMessageId' | 'statusAt',
+  TaskParam | 'firstMessageId' | 'statusAt' | 'sessionKey' | 'inputId' | 'executor',
   Pick<Selectable<A2ATasksTable>, 'session_key' | 'input_id' | 'first_message_id' | 'created_at' | 'executor'>
 >((db, param) =>
   db
     .insertInto('a2a_tasks')
     .values({
       ...taskColumns(param),
-      session_key: null,
-      input_id: null,
+      session_key: param('sessionKey'),
+      input_id: param('inputId'),
+      executor: param('executor'),
       first_message_id: param('firstMessageId'),
       status_at: param('statusAt'),
     })
@@ -57,6 +58,10 @@ const saveTask = prepared<
         task: param('task'),
         // The first message is the first one saved; later saves never change it.
         first_message_id: eb.fn.coalesce('a2a_tasks.first_message_id', eb.val(param('firstMessageId'))),
+        // A save without the session mapping keeps the one stored.
+        session_key: eb.fn.coalesce(eb.val(param('sessionKey')), 'a2a_tasks.session_key'),
+        input_id: eb.fn.coalesce(eb.val(param('inputId')), 'a2a_tasks.input_id'),
+        executor: eb.fn.coalesce(eb.val(param('executor')), 'a2a_tasks.executor'),
         status_at: param('statusAt'),
         updated_at: param('now'),
         last_activity_at: param('now'),
@@ -108,21 +113,22 @@ const otherContextOwner = prepared<'agentId' | 'contextId' | 'owner', { owner: s
     .where('owner', '<>', param('owner'))
     .limit(1),
 );
-const insertTaskEvent = prepared<'taskId' | 'type' | 'detail' | 'now', never>((db, param) =>
-  db
-    .insertInto('a2a_task_events')
-    .values({ task_id: param('taskId'), type: param('type'), detail: param('detail'), created_at: param('now') }),
+const insertTaskEvents = preparedPerCount<'taskId' | 'now', 'type' | 'detail', never>((db, count, param, item) =>
+  db.insertInto('a2a_task_events').values(
+    Array.from({ length: count }, (_, i) => ({
+      task_id: param('taskId'),
+      type: item('type', i),
+      detail: item('detail', i),
+      created_at: param('now'),
+    })),
+  ),
 );
 const pushConfigsOf = prepared<'taskId', Selectable<A2APushConfigsTable>>((db, param) =>
   db.selectFrom('a2a_push_configs').selectAll().where('task_id', '=', param('taskId')).orderBy('created_at').orderBy('config_id'),
 );
 
 export class KyselyA2ATaskStore extends KyselyRemoteTasks implements A2ATaskStore {
-  async save(
-    task: Pick<A2ATaskRecord, 'id' | 'agentId' | 'contextId' | 'owner' | 'state' | 'task'> &
-      Partial<Pick<A2ATaskRecord, 'firstMessageId' | 'statusAt'>>,
-    now: number,
-  ): Promise<A2ATaskRecord> {
+  async save(task: A2ATaskSave, now: number): Promise<A2ATaskRecord> {
     const statusAt = task.statusAt ?? null;
     const [row] = await saveTask(this.db, {
       id: task.id,
@@ -133,6 +139,9 @@ export class KyselyA2ATaskStore extends KyselyRemoteTasks implements A2ATaskStor
       task: json(task.task),
       firstMessageId: task.firstMessageId ?? null,
       statusAt,
+      sessionKey: task.sessionKey ?? null,
+      inputId: task.inputId ?? null,
+      executor: task.executor ?? null,
       now,
     });
     return {
@@ -250,7 +259,17 @@ export class KyselyA2ATaskStore extends KyselyRemoteTasks implements A2ATaskStor
   }
 
   async appendEvent(taskId: string, type: string, detail: unknown, now: number): Promise<void> {
-    await insertTaskEvent(this.db, { taskId, type, detail: json(detail), now });
+    await this.appendEvents(taskId, [{ type, detail }], now);
+  }
+
+  async appendEvents(taskId: string, events: readonly { type: string; detail: unknown }[], now: number): Promise<void> {
+    if (events.length === 0) return;
+    await insertTaskEvents(this.db, events.length, {
+      taskId,
+      now,
+      type: events.map((event) => event.type),
+      detail: events.map((event) => json(event.detail)),
+    });
   }
 
   async listEvents(taskId: string): Promise<A2ATaskEventRecord[]> {

@@ -847,6 +847,43 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
       expect(await store.a2aTasks.otherContextOwner('support', 'c1', 'peer-b')).toBe('peer-a');
     });
 
+    it('a2a tasks: a save with the session mapping records it in the same write; a later save without one keeps it; events go in together, in order', async () => {
+      const base = { id: 't3', agentId: 'support', contextId: 'c3', owner: 'peer-a' };
+      await store.a2aTasks.save(
+        {
+          ...base,
+          state: 'TASK_STATE_WORKING',
+          task: { id: 't3' },
+          firstMessageId: 'm-3',
+          statusAt: 1000,
+          sessionKey: 'agent:support:a2a:peer-a:c3',
+          inputId: 'in-3',
+          executor: 'gw-1',
+        },
+        1000,
+      );
+      const mapped = { sessionKey: 'agent:support:a2a:peer-a:c3', inputId: 'in-3', executor: 'gw-1' };
+      expect(await store.a2aTasks.get('t3')).toMatchObject({ state: 'TASK_STATE_WORKING', ...mapped });
+      const ended = await store.a2aTasks.save({ ...base, state: 'TASK_STATE_COMPLETED', task: { id: 't3' }, statusAt: 2000 }, 2000);
+      expect(ended).toMatchObject({ state: 'TASK_STATE_COMPLETED', firstMessageId: 'm-3', ...mapped });
+      expect(await store.a2aTasks.get('t3')).toMatchObject({ state: 'TASK_STATE_COMPLETED', ...mapped });
+      await store.a2aTasks.appendEvents('t3', [], 2000);
+      await store.a2aTasks.appendEvents(
+        't3',
+        [
+          { type: 'message', detail: { text: 'hi' } },
+          { type: 'state', detail: { state: 'TASK_STATE_WORKING' } },
+        ],
+        2500,
+      );
+      await store.a2aTasks.appendEvents('t3', [{ type: 'state', detail: { state: 'TASK_STATE_COMPLETED' } }], 3000);
+      expect((await store.a2aTasks.listEvents('t3')).map((e) => [e.type, e.detail, e.createdAt])).toEqual([
+        ['message', { text: 'hi' }, 2500],
+        ['state', { state: 'TASK_STATE_WORKING' }, 2500],
+        ['state', { state: 'TASK_STATE_COMPLETED' }, 3000],
+      ]);
+    });
+
     it('a2a push configs: saved by task and id, replaced on a repeated id, deleted one or all', async () => {
       const config = (configId: string, url: string) => ({
         taskId: 't1',

@@ -1,0 +1,176 @@
+/**
+ * A blocking SendMessage of a new task goes past the SDK's ResultManager: its task is written when it starts working
+ * (with its input) and when it ends, and nothing else. It keeps what the SDK's path gives: a cancel from another call
+ * stops its run, a client that subscribes while it runs sees it end, and a first message sent again after a crash
+ * reaches the input the first copy became.
+ */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { randomUUID } from 'node:crypto';
+import { Role, TaskState, type Message, type Task } from '@a2a-js/sdk';
+import { ClientFactory, JsonRpcTransportFactory, type Client } from '@a2a-js/sdk/client';
+import { afterEach, expect, it } from 'vitest';
+import { firstMessageId } from '../../src/a2a/request-handler.js';
+import { A2AServer } from '../../src/a2a/server.js';
+import type { Gateway } from '../../src/gateway/gateway.js';
+import type { A2ATaskStore } from '../../src/ports/index.js';
+import { startTestGateway, stopTestGateway } from '../helpers/gateway.js';
+import { waitUntil } from '../helpers/wait.js';
+
+const TOKEN = 'partner-token-0123456789';
+const CONFIG = `{
+  a2a: { server: { enabled: true, peers: [{ id: "partner", token: "${TOKEN}" }] } },
+  agents: { list: [{ id: "talk", model: "scripted/talk" }, { id: "slow", model: "scripted/slow" }] },
+  models: { providers: { scripted: { type: "scripted", models: {
+    talk: { rules: [{ reply: "heard: {{input}}" }] },
+    slow: { rules: [{ delayMs: 1500, reply: "late" }] },
+  } } } },
+}`;
+
+let gateway: Gateway | undefined;
+let front: A2AServer | undefined;
+let listener: Server | undefined;
+afterEach(async () => {
+  listener?.close();
+  await front?.stop();
+  if (gateway) await stopTestGateway(gateway);
+  gateway = undefined;
+  front = undefined;
+  listener = undefined;
+});
+
+/** The gateway's A2A front on 127.0.0.1, over `tasks` (the store's, or a spy on it). */
+async function serve(tasks?: (store: A2ATaskStore) => A2ATaskStore): Promise<string> {
+  gateway = await startTestGateway(CONFIG);
+  const server = new A2AServer(gateway, tasks ? tasks(gateway.store.a2aTasks) : gateway.store.a2aTasks);
+  front = server;
+  listener = createServer((request, response) => server.handle(request, response));
+  await new Promise<void>((resolve) => listener!.listen(0, '127.0.0.1', resolve));
+  const url = `http://127.0.0.1:${(listener.address() as AddressInfo).port}`;
+  await server.start(url);
+  return url;
+}
+
+function client(url: string, agentId: string): Promise<Client> {
+  const fetchImpl: typeof fetch = (input, init) =>
+    fetch(input, { ...init, headers: { ...(init?.headers as Record<string, string>), authorization: `Bearer ${TOKEN}` } });
+  return new ClientFactory({ transports: [new JsonRpcTransportFactory({ fetchImpl })] }).createFromUrl(`${url}/a2a/${agentId}/`);
+}
+
+function message(text: string, messageId: string = randomUUID()): Message {
+  return {
+    messageId,
+    contextId: '',
+    taskId: '',
+    role: Role.ROLE_USER,
+    parts: [{ content: { $case: 'text', value: text }, metadata: {}, filename: '', mediaType: 'text/plain' }],
+    metadata: {},
+    extensions: [],
+    referenceTaskIds: [],
+  };
+}
+
+const send = (a2a: Client, sent: Message) =>
+  a2a.sendMessage({ tenant: '', message: sent, configuration: undefined, metadata: {} }) as Promise<Task>;
+
+it('writes the task when it starts working, with its input, and when it ends: two saves and two event writes', async () => {
+  const calls: string[] = [];
+  const url = await serve(
+    (store) =>
+      new Proxy(store, {
+        get(target, name, receiver) {
+          const value = Reflect.get(target, name, receiver);
+          if (typeof value !== 'function') return value;
+          return (...args: unknown[]) => {
+            if (['save', 'attachInput', 'appendEvent', 'appendEvents'].includes(String(name))) calls.push(String(name));
+            return value.apply(target, args);
+          };
+        },
+      }),
+  );
+  const task = await send(await client(url, 'talk'), message('hello'));
+  expect(task.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
+  expect(task.artifacts[0]?.parts[0]?.content).toEqual({ $case: 'text', value: 'heard: hello' });
+  expect(task.history.map((entry) => entry.role)).toEqual([Role.ROLE_USER, Role.ROLE_AGENT]);
+  expect(calls).toEqual(['save', 'appendEvents', 'save', 'appendEvents']);
+
+  const stored = await gateway!.store.a2aTasks.get(task.id);
+  expect(stored).toMatchObject({ state: 'TASK_STATE_COMPLETED', firstMessageId: task.history[0]!.messageId, executor: 'gw-test' });
+  expect(stored?.sessionKey).toBe(`agent:talk:a2a:partner:${task.contextId}`);
+  const input = await gateway!.store.inputs.get(stored!.inputId!);
+  expect(input?.status).toBe('consumed');
+  const events = await gateway!.store.a2aTasks.listEvents(task.id);
+  expect(events.map((event) => [event.type, (event.detail as { state?: string }).state])).toEqual([
+    ['message', undefined],
+    ['state', 'TASK_STATE_WORKING'],
+    ['state', 'TASK_STATE_COMPLETED'],
+  ]);
+});
+
+it('a first message accepted before a crash wrote its task, sent again, reaches the same input: one run answers it', async () => {
+  const url = await serve();
+  const messageId = 'm-crashed';
+  const ids = (kind: 'task' | 'context') => firstMessageId(kind, 'talk', 'partner', messageId);
+  // What the first copy left: its input, accepted (and run), but no task.
+  const { input } = await gateway!.acceptA2AMessage({
+    agentId: 'talk',
+    contextId: ids('context'),
+    taskId: ids('task'),
+    messageId,
+    text: 'once',
+    peer: 'partner',
+  });
+  await gateway!.waitForInput(input.id, 10_000);
+  expect(await gateway!.store.a2aTasks.get(ids('task'))).toBeUndefined();
+
+  const task = await send(await client(url, 'talk'), message('once', messageId));
+  expect(task.id).toBe(ids('task'));
+  expect(task.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
+  expect(task.artifacts[0]?.parts[0]?.content).toEqual({ $case: 'text', value: 'heard: once' });
+  expect((await gateway!.store.a2aTasks.get(task.id))?.inputId).toBe(input.id);
+  const runs = await gateway!.store.runs.list({ sessionKey: `agent:talk:a2a:partner:${ids('context')}` });
+  expect(runs.map((run) => run.status)).toEqual(['succeeded']);
+  // And sent once more, it is answered with that task.
+  expect((await send(await client(url, 'talk'), message('once', messageId))).id).toBe(task.id);
+});
+
+/** The task of the one blocking SendMessage in flight to "slow", once it is working. */
+async function workingTask(): Promise<string> {
+  return waitUntil('the blocking task is working', async () => {
+    const [task] = await gateway!.store.a2aTasks.list({ agentId: 'slow', states: ['TASK_STATE_WORKING'] });
+    return task?.id;
+  });
+}
+
+it('a CancelTask from another call stops its run, and the blocking call answers canceled', async () => {
+  const url = await serve();
+  const a2a = await client(url, 'slow');
+  const answer = send(a2a, message('take your time'));
+  const taskId = await workingTask();
+  const cancelled = await a2a.cancelTask({ tenant: '', id: taskId, metadata: {} });
+  expect(cancelled.status?.state).toBe(TaskState.TASK_STATE_CANCELED);
+  const answered = await answer;
+  expect(answered.id).toBe(taskId);
+  expect(answered.status?.state).toBe(TaskState.TASK_STATE_CANCELED);
+  const record = await gateway!.store.a2aTasks.get(taskId);
+  await waitUntil('the run is cancelled', async () => {
+    const [run] = await gateway!.store.runs.list({ sessionKey: record!.sessionKey! });
+    return run?.status === 'cancelled';
+  });
+  expect(record?.state).toBe('TASK_STATE_CANCELED');
+});
+
+it('a client that subscribes while the task runs sees it complete with its answer', async () => {
+  const url = await serve();
+  const a2a = await client(url, 'slow');
+  const answer = send(a2a, message('and then?'));
+  const taskId = await workingTask();
+  const seen: { state?: TaskState; text?: unknown }[] = [];
+  for await (const event of a2a.resubscribeTask({ tenant: '', id: taskId })) {
+    const payload = (event as { payload?: { $case: string; value: Task & { artifact?: Task['artifacts'][number] } } }).payload;
+    if (payload?.$case === 'statusUpdate') seen.push({ state: payload.value.status?.state });
+    if (payload?.$case === 'artifactUpdate') seen.push({ text: payload.value.artifact?.parts[0]?.content });
+  }
+  expect(seen).toEqual([{ text: { $case: 'text', value: 'late' } }, { state: TaskState.TASK_STATE_COMPLETED }]);
+  expect((await answer).status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
+});
