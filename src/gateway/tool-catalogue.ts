@@ -42,6 +42,11 @@ export function listNames(names: readonly string[]): string {
   return [...plain, ...grouped].join(' ');
 }
 
+/** One schema for every run's `tools_load`, so its JSON Schema is made once (toolJsonSchema keeps it per schema). */
+const LOAD_ARGS = z.object({
+  names: z.array(z.string({ error: 'must be a list of tool names' }), { error: 'must be a list of tool names' }),
+});
+
 export class ToolCatalogue {
   readonly loaded: Set<string>;
 
@@ -67,9 +72,7 @@ export class ToolCatalogue {
     return defineTool({
       name: CATALOGUE_TOOL,
       description: 'Load tools before use.',
-      parameters: z.object({
-        names: z.array(z.string({ error: 'must be a list of tool names' }), { error: 'must be a list of tool names' }),
-      }),
+      parameters: LOAD_ARGS,
       execute: async ({ names }) => {
         const unknown = names.filter((name) => !this.deferred.has(name));
         const found = names.filter((name) => this.deferred.has(name));
