@@ -30,7 +30,7 @@ import {
 import type { A2ATaskStore } from '../ports/index.js';
 import type { GatewayAgentExecutor } from './executor.js';
 import type { PeerUser } from './peers.js';
-import { ownerOf } from './task-store.js';
+import { ownerOf, storeCall } from './task-store.js';
 
 /** States in which the SDK keeps a task's event bus for the messages that follow. */
 const INTERRUPTED = new Set([TaskState.TASK_STATE_INPUT_REQUIRED, TaskState.TASK_STATE_AUTH_REQUIRED]);
@@ -104,11 +104,18 @@ export class GatewayRequestHandler extends DefaultRequestHandler {
     const bus = this.buses.createOrGetByTaskId(taskId, context);
     let task: Task | undefined;
     try {
-      task = await this.executor.answerBlocking(
-        { ...message, taskId, contextId },
-        { taskId, contextId, owner, peer: (context.user as PeerUser | undefined)?.peer, checkContext: Boolean(message.contextId) },
-        bus,
+      // Its writes fail as the SDK's task store's do: in the gateway's words, never the database's.
+      task = await storeCall(() =>
+        this.executor.answerBlocking(
+          { ...message, taskId, contextId },
+          { taskId, contextId, owner, peer: (context.user as PeerUser | undefined)?.peer, checkContext: Boolean(message.contextId) },
+          bus,
+        ),
       );
+    } catch (error) {
+      // Subscribers that came meanwhile are not left waiting for an end that will not come.
+      bus.finished();
+      throw error;
     } finally {
       if (!task?.status || !INTERRUPTED.has(task.status.state)) this.buses.cleanupByTaskId(taskId, context);
     }

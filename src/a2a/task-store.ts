@@ -18,7 +18,7 @@ export function ownerOf(context: ServerCallContext): string {
  * A store call as the SDK answers its failure: a value the store cannot keep as invalid parameters, any other failure
  * as an internal error in the gateway's words, never the database's.
  */
-async function storeCall<T>(call: () => Promise<T>): Promise<T> {
+export async function storeCall<T>(call: () => Promise<T>): Promise<T> {
   try {
     return await call();
   } catch (error) {
