@@ -172,6 +172,8 @@ if (process.env.CI || (await postgresReachable())) {
         chaos(),
       ]);
       await sleep(LOAD_MS);
+      // At least three kills, however fast the load went (a long kill waits out its lease, so two can fill LOAD_MS).
+      await waitUntil('three kills under load', async () => cluster.kills.length >= 3, 30_000, 100);
       loading = false;
       await load;
       for (let index = 0; index < 3; index += 1) if (!cluster.members[index]) await cluster.restart(index);
