@@ -8,6 +8,7 @@ import { A2AClientService, RESULT_KIND } from './a2a/client.js';
 import { createA2AClientTools, requestInputTool } from './a2a/tools.js';
 import { redactor, secretsOf } from './config/secrets.js';
 import { configWarnings } from './config/warnings.js';
+import { errorMessage } from './core/errors.js';
 import type { ConfigReload } from './gateway/config-reload.js';
 import { loadConfigFile } from './config/load.js';
 import type { SwitchboardConfig } from './config/schema.js';
@@ -219,6 +220,19 @@ export async function serveGateway(options: ServeOptions): Promise<RunningGatewa
   }
   client.setCallbackBase(config.a2a.client.callbackUrl ?? config.a2a.server.publicUrl ?? url);
   await gateway.listening(url);
+  // The LAN is a convenience: a gateway whose advertising fails serves all the same, and says why peers will not find it.
+  const advertised =
+    front && config.a2a.server.mdns.enabled
+      ? await front
+          .advertise(url, (warning) => logger.warn({}, warning))
+          .catch((error: unknown) => {
+            logger.error(
+              { error: errorMessage(error) },
+              'a2a.server.mdns: could not advertise the agents on the LAN; peers will not discover them',
+            );
+            return undefined;
+          })
+      : undefined;
   dataDir.writeRuntime({ url, configPath, pid: process.pid, gatewayId, startedAt: Date.now() });
   let stopping: Promise<void> | undefined;
   return {
@@ -231,6 +245,8 @@ export async function serveGateway(options: ServeOptions): Promise<RunningGatewa
     reloadConfig,
     stop() {
       stopping ??= (async () => {
+        // Goodbye on the LAN first, so peers stop finding an agent that is going.
+        await advertised?.stop();
         // The gateway first: it ends pending waits, so the API's open requests can finish and it can close.
         await gateway.stop();
         await api.close();

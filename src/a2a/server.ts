@@ -25,6 +25,7 @@ import { GatewayPushStore, OutboxPushSender, PUSH_KIND, pushDeliverer } from './
 import { GatewayTaskStore } from './task-store.js';
 import { ActiveTaskCache } from './task-cache.js';
 import { A2ATaskWatch, type WatchedAgent } from './task-watch.js';
+import { advertiseAgents, type Advertisement, type MdnsTransport } from './mdns.js';
 
 /** How long a client may keep an Agent Card (seconds): the cards change only when the gateway restarts. */
 const CARD_MAX_AGE = 300;
@@ -59,15 +60,43 @@ export class A2AServer {
 
   /** Where each exposed agent's Agent Card is, and the gateway's default card (for the banner). */
   cardUrls(listenUrl: string): { agentId: string; url: string }[] {
-    const base = (this.gateway.config.a2a.server.publicUrl ?? listenUrl).replace(/\/$/, '');
     const fallback = this.defaultAgent();
     return [
-      ...(fallback ? [{ agentId: `${fallback.config.id} (default)`, url: `${base}/${AGENT_CARD_PATH}` }] : []),
-      ...this.exposedAgents().map((agent) => ({
-        agentId: agent.config.id,
-        url: `${base}${agentBasePath(agent.config.id)}/${AGENT_CARD_PATH}`,
-      })),
+      ...(fallback ? [{ agentId: `${fallback.config.id} (default)`, url: `${this.baseUrl(listenUrl)}/${AGENT_CARD_PATH}` }] : []),
+      ...this.agentCardUrls(listenUrl),
     ];
+  }
+
+  private baseUrl(listenUrl: string): string {
+    return (this.gateway.config.a2a.server.publicUrl ?? listenUrl).replace(/\/$/, '');
+  }
+
+  private agentCardUrls(listenUrl: string): { agentId: string; url: string }[] {
+    return this.exposedAgents().map((agent) => ({
+      agentId: agent.config.id,
+      url: `${this.baseUrl(listenUrl)}${agentBasePath(agent.config.id)}/${AGENT_CARD_PATH}`,
+    }));
+  }
+
+  /**
+   * Advertises each exposed agent on the LAN (a2a.server.mdns) at the URL peers reach it at; `warn` hears when that
+   * URL is one no other machine can reach.
+   */
+  async advertise(listenUrl: string, warn: (warning: string) => void, transport?: MdnsTransport): Promise<Advertisement> {
+    const { mdns } = this.gateway.config.a2a.server;
+    const base = new URL(this.baseUrl(listenUrl));
+    if (isLoopbackHost(base.hostname))
+      warn(
+        `a2a.server.mdns advertises the cards at ${base.origin}, a loopback address no other machine can reach: set a2a.server.publicUrl to the LAN address (and gateway.host to listen on it)`,
+      );
+    const port = Number(base.port || (base.protocol === 'https:' ? 443 : 80));
+    const agents = this.agentCardUrls(listenUrl).map(({ agentId, url }) => ({ agentId, cardUrl: url }));
+    return advertiseAgents(agents, {
+      port,
+      pi: mdns.pi,
+      transport: transport ?? (mdns.interface ? { interface: mdns.interface } : {}),
+      onError: this.onError,
+    });
   }
 
   /** The agent whose card is at `/.well-known/agent-card.json`: the one the bindings give channel "a2a" (no peer), if exposed, else the first exposed. */
@@ -227,3 +256,5 @@ function runChain(
   };
   step(0)();
 }
+
+const isLoopbackHost = (host: string) => host === 'localhost' || host === '[::1]' || host.startsWith('127.');

@@ -1,4 +1,4 @@
-/** `switchboard agents add|delete|bind|unbind|set-identity`: edits of the config file that keep its comments. */
+/** `switchboard agents add|delete|bind|unbind|set-identity` and `a2a add`: edits of the config file that keep its comments. */
 import { readFileSync, existsSync } from 'node:fs';
 import JSON5 from 'json5';
 import { parseConfigText } from '../config/load.js';
@@ -8,6 +8,7 @@ import { writeFileAtomic } from '../files.js';
 
 interface RawConfig {
   agents?: { list?: { id?: string; identity?: Record<string, unknown> }[] };
+  a2a?: { remoteAgents?: { id?: string; url?: string }[] };
   bindings?: { agentId?: string; match?: { channel?: string; account?: string; peer?: string } }[];
 }
 
@@ -82,5 +83,22 @@ export function setIdentity(path: string, id: string, identity: { name?: string;
     const index = agentIndex(raw, id);
     const merged = { ...(raw.agents?.list?.[index]?.identity ?? {}), ...identity };
     doc.setKey(['agents', 'list', index], 'identity', toJson5(merged));
+  });
+}
+
+/** A remote A2A agent under a2a.remoteAgents (its id new, its URL not configured yet). */
+export function addRemoteAgent(path: string, remote: { id: string; url: string }): void {
+  edit(path, (doc, raw) => {
+    const known = raw.a2a?.remoteAgents ?? [];
+    const same = known.find((existing) => existing.id === remote.id || existing.url === remote.url);
+    if (same)
+      throw new SwitchboardError(
+        'AGENT_EXISTS',
+        `a2a.remoteAgents already has "${same.id}" at ${same.url} in ${path}; pick another --id, or edit that entry`,
+      );
+    const entry = toJson5(remote);
+    if (doc.has(['a2a', 'remoteAgents'])) doc.appendToArray(['a2a', 'remoteAgents'], entry);
+    else if (doc.has(['a2a'])) doc.setKey(['a2a'], 'remoteAgents', `[${entry}]`);
+    else doc.setKey([], 'a2a', `{ remoteAgents: [${entry}] }`);
   });
 }

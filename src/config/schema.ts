@@ -4,6 +4,7 @@
  * Every key and its default is documented in docs/configuration.md.
  */
 import { z } from 'zod';
+import { discoverySection, serverMdns } from './schema-discovery.js';
 import { AGENT_ID_PATTERN } from '../core/session-key.js';
 import { QUEUE_MODES } from '../core/queue-mode.js';
 import { agentMemory, execPolicy, mcpSection, memorySection } from './schema-tools.js';
@@ -293,8 +294,11 @@ export const configSchema = z.strictObject({
           peers: z.array(a2aPeer).default([]),
           /** A task with no progress for this long (its run died or stalled) is failed with a diagnostic. */
           taskStallSeconds: positiveInt.default(900),
+          /** Advertise each exposed agent on the LAN over DNS-SD (`_a2a._tcp`; docs/a2a.md). */
+          mdns: serverMdns,
         })
         .prefault({}),
+      discovery: discoverySection,
       /** Remote A2A agents this gateway's agents may call with the a2a_* tools. */
       remoteAgents: z
         .array(

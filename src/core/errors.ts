@@ -26,6 +26,7 @@ export const ERROR_SPECS = {
   LANE_QUEUE_FULL: { http: 429 },
   VISIBILITY_DENIED: { http: 403 },
   A2A_POLICY_DENIED: { http: 403 },
+  A2A_CARD_INVALID: { http: 502 },
   TOOL_DENIED: { http: 403 },
   HOP_LIMIT_EXCEEDED: { http: 429 },
   RATE_LIMITED: { http: 429 },
