@@ -4,17 +4,13 @@
  * stops its run, a client that subscribes while it runs sees it end, and a first message sent again after a crash
  * reaches the input the first copy became.
  */
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { randomUUID } from 'node:crypto';
 import { Role, TaskState, type Message, type Task } from '@a2a-js/sdk';
 import { ClientFactory, JsonRpcTransportFactory, type Client } from '@a2a-js/sdk/client';
 import { afterEach, expect, it } from 'vitest';
 import { firstMessageId } from '../../src/a2a/request-handler.js';
-import { A2AServer } from '../../src/a2a/server.js';
 import type { Gateway } from '../../src/gateway/gateway.js';
 import type { A2ATaskStore } from '../../src/ports/index.js';
-import { startTestGateway, stopTestGateway } from '../helpers/gateway.js';
+import { serveA2AFront, userMessage, type A2AFront } from '../helpers/a2a-front.js';
 import { waitUntil } from '../helpers/wait.js';
 
 const TOKEN = 'partner-token-0123456789';
@@ -27,47 +23,25 @@ const CONFIG = `{
   } } } },
 }`;
 
+let served: A2AFront | undefined;
 let gateway: Gateway | undefined;
-let front: A2AServer | undefined;
-let listener: Server | undefined;
 afterEach(async () => {
-  listener?.close();
-  await front?.stop();
-  if (gateway) await stopTestGateway(gateway);
+  await served?.close();
+  served = undefined;
   gateway = undefined;
-  front = undefined;
-  listener = undefined;
 });
 
 /** The gateway's A2A front on 127.0.0.1, over `tasks` (the store's, or a spy on it). */
 async function serve(tasks?: (store: A2ATaskStore) => A2ATaskStore): Promise<string> {
-  gateway = await startTestGateway(CONFIG);
-  const server = new A2AServer(gateway, tasks ? tasks(gateway.store.a2aTasks) : gateway.store.a2aTasks);
-  front = server;
-  listener = createServer((request, response) => server.handle(request, response));
-  await new Promise<void>((resolve) => listener!.listen(0, '127.0.0.1', resolve));
-  const url = `http://127.0.0.1:${(listener.address() as AddressInfo).port}`;
-  await server.start(url);
-  return url;
+  served = await serveA2AFront(CONFIG, tasks);
+  gateway = served.gateway;
+  return served.url;
 }
 
 function client(url: string, agentId: string): Promise<Client> {
   const fetchImpl: typeof fetch = (input, init) =>
     fetch(input, { ...init, headers: { ...(init?.headers as Record<string, string>), authorization: `Bearer ${TOKEN}` } });
   return new ClientFactory({ transports: [new JsonRpcTransportFactory({ fetchImpl })] }).createFromUrl(`${url}/a2a/${agentId}/`);
-}
-
-function message(text: string, messageId: string = randomUUID()): Message {
-  return {
-    messageId,
-    contextId: '',
-    taskId: '',
-    role: Role.ROLE_USER,
-    parts: [{ content: { $case: 'text', value: text }, metadata: {}, filename: '', mediaType: 'text/plain' }],
-    metadata: {},
-    extensions: [],
-    referenceTaskIds: [],
-  };
 }
 
 const send = (a2a: Client, sent: Message) =>
@@ -88,7 +62,7 @@ it('writes the task when it starts working, with its input, and when it ends: tw
         },
       }),
   );
-  const task = await send(await client(url, 'talk'), message('hello'));
+  const task = await send(await client(url, 'talk'), userMessage('hello'));
   expect(task.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
   expect(task.artifacts[0]?.parts[0]?.content).toEqual({ $case: 'text', value: 'heard: hello' });
   expect(task.history.map((entry) => entry.role)).toEqual([Role.ROLE_USER, Role.ROLE_AGENT]);
@@ -123,7 +97,7 @@ it('a first message accepted before a crash wrote its task, sent again, reaches 
   await gateway!.waitForInput(input.id, 10_000);
   expect(await gateway!.store.a2aTasks.get(ids('task'))).toBeUndefined();
 
-  const task = await send(await client(url, 'talk'), message('once', messageId));
+  const task = await send(await client(url, 'talk'), userMessage('once', { messageId }));
   expect(task.id).toBe(ids('task'));
   expect(task.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
   expect(task.artifacts[0]?.parts[0]?.content).toEqual({ $case: 'text', value: 'heard: once' });
@@ -131,7 +105,7 @@ it('a first message accepted before a crash wrote its task, sent again, reaches 
   const runs = await gateway!.store.runs.list({ sessionKey: `agent:talk:a2a:partner:${ids('context')}` });
   expect(runs.map((run) => run.status)).toEqual(['succeeded']);
   // And sent once more, it is answered with that task.
-  expect((await send(await client(url, 'talk'), message('once', messageId))).id).toBe(task.id);
+  expect((await send(await client(url, 'talk'), userMessage('once', { messageId }))).id).toBe(task.id);
 });
 
 /** The task of the one blocking SendMessage in flight to "slow", once it is working. */
@@ -145,7 +119,7 @@ async function workingTask(): Promise<string> {
 it('a CancelTask from another call stops its run, and the blocking call answers canceled', async () => {
   const url = await serve();
   const a2a = await client(url, 'slow');
-  const answer = send(a2a, message('take your time'));
+  const answer = send(a2a, userMessage('take your time'));
   const taskId = await workingTask();
   const cancelled = await a2a.cancelTask({ tenant: '', id: taskId, metadata: {} });
   expect(cancelled.status?.state).toBe(TaskState.TASK_STATE_CANCELED);
@@ -163,7 +137,7 @@ it('a CancelTask from another call stops its run, and the blocking call answers 
 it('a client that subscribes while the task runs sees it complete with its answer', async () => {
   const url = await serve();
   const a2a = await client(url, 'slow');
-  const answer = send(a2a, message('and then?'));
+  const answer = send(a2a, userMessage('and then?'));
   const taskId = await workingTask();
   const seen: { state?: TaskState; text?: unknown }[] = [];
   for await (const event of a2a.resubscribeTask({ tenant: '', id: taskId })) {

@@ -5,14 +5,11 @@
  * host's loopback carries no multicast.
  */
 import { readFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterEach, expect, it } from 'vitest';
 import { discoverPeers } from '../../src/a2a/discovery.js';
-import { A2AServer } from '../../src/a2a/server.js';
+import type { A2AServer } from '../../src/a2a/server.js';
 import { parseConfigText } from '../../src/config/load.js';
-import type { Gateway } from '../../src/gateway/gateway.js';
-import { startTestGateway, stopTestGateway } from '../helpers/gateway.js';
+import { serveA2AFront, type A2AFront } from '../helpers/a2a-front.js';
 import { MdnsBus } from '../helpers/mdns-bus.js';
 import { cliWith, tempConfig } from '../helpers/process.js';
 
@@ -26,27 +23,16 @@ const CONFIG = `{
   models: { providers: { scripted: { type: "scripted", models: { s: { rules: [{ reply: "ok" }] } } } } },
 }`;
 
-let gateway: Gateway | undefined;
-let front: A2AServer | undefined;
-let listener: Server | undefined;
+let served: A2AFront | undefined;
 afterEach(async () => {
-  listener?.close();
-  await front?.stop();
-  if (gateway) await stopTestGateway(gateway);
-  gateway = undefined;
-  front = undefined;
-  listener = undefined;
+  await served?.close();
+  served = undefined;
 });
 
-async function serve(): Promise<string> {
-  gateway = await startTestGateway(CONFIG);
-  const server = new A2AServer(gateway, gateway.store.a2aTasks);
-  front = server;
-  listener = createServer((request, response) => server.handle(request, response));
-  await new Promise<void>((resolve) => listener!.listen(0, '127.0.0.1', resolve));
-  const url = `http://127.0.0.1:${(listener.address() as AddressInfo).port}`;
-  await server.start(url);
-  return url;
+/** The A2A front, and the front whose agents the tests advertise. */
+async function serve(): Promise<{ url: string; front: A2AServer }> {
+  served = await serveA2AFront(CONFIG);
+  return served;
 }
 
 const MINIMAL = `agents: { list: [{ id: "me", model: "scripted/s" }] }, models: { providers: { scripted: { type: "scripted", models: { s: { rules: [{ reply: "ok" }] } } } } }`;
@@ -54,10 +40,10 @@ const browser = (extra = '') =>
   parseConfigText(`{ ${MINIMAL}, a2a: { discovery: { mdns: true, seconds: 1 }${extra} } }`, '/test/browser.json5', {}).config;
 
 it('each exposed agent is advertised on _a2a._tcp and _pi-a2a._tcp with its card URL; a browse reads each card; after stop a browse finds none', async () => {
-  const url = await serve();
+  const { url, front } = await serve();
   const bus = new MdnsBus();
   const warnings: string[] = [];
-  const advertised = await front!.advertise(url, (warning) => warnings.push(warning), { socket: bus.socket(), multicast: false });
+  const advertised = await front.advertise(url, (warning) => warnings.push(warning), { socket: bus.socket(), multicast: false });
   expect(warnings).toEqual([
     `a2a.server.mdns advertises the cards at ${url}, a loopback address no other machine can reach: set a2a.server.publicUrl to the LAN address (and gateway.host to listen on it)`,
   ]);
@@ -81,9 +67,9 @@ it('each exposed agent is advertised on _a2a._tcp and _pi-a2a._tcp with its card
 });
 
 it('a peer found on the LAN is read through the guarded client: on a private address only with a2a.client.allowPrivateTargets; discovery is off by default', async () => {
-  const url = await serve();
+  const { url, front } = await serve();
   const bus = new MdnsBus();
-  const advertised = await front!.advertise(url, () => {}, { socket: bus.socket(), multicast: false });
+  const advertised = await front.advertise(url, () => {}, { socket: bus.socket(), multicast: false });
   try {
     const found = await discoverPeers(browser(), { socket: bus.socket(), multicast: false });
     expect(found).toHaveLength(4);
@@ -101,7 +87,7 @@ it('a peer found on the LAN is read through the guarded client: on a private add
 });
 
 it('switchboard a2a add reads the card and configures the agent under a2a.remoteAgents, once; a URL that is not one is refused', async () => {
-  const url = await serve();
+  const { url } = await serve();
   const { configPath } = tempConfig(`// my gateway
 {
   agents: { list: [{ id: "me", model: "scripted/s" }] },

@@ -9,6 +9,7 @@ import { ClientFactory, DefaultAgentCardResolver, JsonRpcTransportFactory, RestT
 import { LegacyJsonRpcTransport } from '@a2a-js/sdk/compat/v0_3/client';
 import { get } from 'node:http';
 import { cliWith, startGatewayProcess, stopGatewayProcess, tempConfig, type GatewayProcess } from '../helpers/process.js';
+import { userMessage } from '../helpers/a2a-front.js';
 import { waitUntil } from '../helpers/wait.js';
 
 const PARTNER = 'partner-token-0123456789';
@@ -64,20 +65,6 @@ async function client(agentId: string, fetchImpl: typeof fetch, transport: 'JSON
     preferredTransports: [transport],
   });
   return factory.createFromUrl(`${gw.url}/a2a/${agentId}/`);
-}
-
-function userMessage(text: string, extra: Partial<Message> = {}): Message {
-  return {
-    messageId: randomUUID(),
-    contextId: '',
-    taskId: '',
-    role: Role.ROLE_USER,
-    parts: [{ content: { $case: 'text', value: text }, metadata: {}, filename: '', mediaType: 'text/plain' }],
-    metadata: {},
-    extensions: [],
-    referenceTaskIds: [],
-    ...extra,
-  };
 }
 
 const send = (text: string, extra: Partial<Message> = {}, returnImmediately = false) => ({

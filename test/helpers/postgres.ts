@@ -1,5 +1,7 @@
 /** The PostgreSQL the tests use: SWITCHBOARD_TEST_POSTGRES, default the local server .ci/run starts. */
 import pg from 'pg';
+import { afterAll, beforeAll } from 'vitest';
+import { PostgresStore } from '../../src/store/postgres/postgres-store.js';
 
 export const POSTGRES_URL = process.env.SWITCHBOARD_TEST_POSTGRES ?? 'postgres://postgres@127.0.0.1:5432/test';
 
@@ -22,4 +24,26 @@ export async function dropSchemas(...schemas: string[]): Promise<void> {
   await client.connect();
   for (const schema of schemas) await client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
   await client.end();
+}
+
+/**
+ * Two stores on one new schema, as two gateways on one database are, for a describe block: opened before its tests
+ * (each with a pool of 4, so one store's transactions also run at once), closed and the schema dropped after them.
+ * Returns the schema's name.
+ */
+export function twoStoresOnOneSchema(prefix: string, take: (a: PostgresStore, b: PostgresStore) => void): string {
+  const schema = `${prefix}_${process.pid}`;
+  let a: PostgresStore | undefined;
+  let b: PostgresStore | undefined;
+  beforeAll(async () => {
+    a = await PostgresStore.open({ connectionString: POSTGRES_URL, schema, maxConnections: 4 });
+    b = await PostgresStore.open({ connectionString: POSTGRES_URL, schema, maxConnections: 4 });
+    take(a, b);
+  });
+  afterAll(async () => {
+    await a?.close();
+    await b?.close();
+    await dropSchemas(schema);
+  });
+  return schema;
 }

@@ -4,11 +4,10 @@
  * failed on the code before its fix (a write by id only, an unlocked read of dependencies, an unfenced mark).
  */
 import pg from 'pg';
-import { dropSchemas, POSTGRES_URL, postgresReachable } from '../helpers/postgres.js';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { POSTGRES_URL, postgresReachable, twoStoresOnOneSchema } from '../helpers/postgres.js';
+import { describe, expect, it } from 'vitest';
 import { settle } from '../helpers/settle.js';
 import type { NewBoardTask, Store } from '../../src/ports/index.js';
-import { PostgresStore } from '../../src/store/postgres/postgres-store.js';
 import { EventBus } from '../../src/gateway/event-bus.js';
 import { JournalTail } from '../../src/gateway/journal-tail.js';
 
@@ -47,17 +46,11 @@ async function waitForEvents(store: Store, afterSeq: number, taskId: string) {
 
 if (process.env.CI || (await postgresReachable())) {
   describe('postgres races (two stores, one schema)', () => {
-    const schema = `sb_race_${process.pid}`;
     let a: Store;
     let b: Store;
-    beforeAll(async () => {
-      a = await PostgresStore.open({ connectionString: url, schema, maxConnections: 4 });
-      b = await PostgresStore.open({ connectionString: url, schema, maxConnections: 4 });
-    });
-    afterAll(async () => {
-      await a?.close();
-      await b?.close();
-      await dropSchemas(schema);
+    const schema = twoStoresOnOneSchema('sb_race', (first, second) => {
+      a = first;
+      b = second;
     });
 
     it('complete racing the take-back: the task is done once or taken back, never ready with a result', async () => {

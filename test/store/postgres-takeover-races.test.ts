@@ -3,11 +3,10 @@
  * taking over runs whose leases expired, or two gateways taking over at once. Each race runs many times; after
  * each, exactly one side has won and nothing is left half done.
  */
-import { dropSchemas, POSTGRES_URL, postgresReachable } from '../helpers/postgres.js';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { POSTGRES_URL, postgresReachable, twoStoresOnOneSchema } from '../helpers/postgres.js';
+import { describe, expect, it } from 'vitest';
 import { settle } from '../helpers/settle.js';
 import type { NewInput, OrphanRecovery, Store } from '../../src/ports/index.js';
-import { PostgresStore } from '../../src/store/postgres/postgres-store.js';
 
 const ROUNDS = 40;
 const usage = { inputTokens: 1, outputTokens: 1, modelCalls: 1, steps: 1 };
@@ -26,17 +25,11 @@ function input(sessionKey: string, mode: NewInput['mode'] = 'followup'): NewInpu
 
 if (process.env.CI || (await postgresReachable())) {
   describe('postgres takeover races (two stores, one schema)', () => {
-    const schema = `sb_takeover_${process.pid}`;
     let a: Store;
     let b: Store;
-    beforeAll(async () => {
-      a = await PostgresStore.open({ connectionString: POSTGRES_URL, schema, maxConnections: 4 });
-      b = await PostgresStore.open({ connectionString: POSTGRES_URL, schema, maxConnections: 4 });
-    });
-    afterAll(async () => {
-      await a?.close();
-      await b?.close();
-      await dropSchemas(schema);
+    twoStoresOnOneSchema('sb_takeover', (first, second) => {
+      a = first;
+      b = second;
     });
 
     /** A run of gw-1 on a new session whose lease has already run out: every sweep may take it over. */
