@@ -1,50 +1,45 @@
 /**
  * The gateway: owns the store, the lanes, the outbox and the journal, and is the one API every front
- * (HTTP, CLI, tools, A2A) goes through, by the narrower GatewayApi.
+ * (HTTP, CLI, tools, A2A) goes through, by the narrower GatewayApi. Its parts are built and wired in
+ * gateway-assembly.ts; here are its life (start, ready, reload, stop) and the calls the fronts make.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
-import { join } from 'node:path';
-import { errorMessage } from '../core/errors.js';
 import type { SwitchboardConfig } from '../config/schema.js';
+import { redactor, secretsOf } from '../config/secrets.js';
 import { ModelRegistry } from '../models/model-registry.js';
 import type {
   Clock,
   EventRecord,
   IdGenerator,
+  InputRecord,
   NewEvent,
   NewInput,
   NewOutboxRow,
   OutboxRecord,
-  InputRecord,
   RecoveryReport,
   Store,
 } from '../ports/index.js';
-import type { GatewayTool } from './tool-contract.js';
-import { PromptFileCache } from './context.js';
-import { EventBus, type LiveListener } from './event-bus.js';
-import { JournalTail } from './journal-tail.js';
-import { LaneScheduler, laneOptions } from './lanes.js';
-import { OutboxDispatcher, type OutboxHandler } from './outbox.js';
-import { AgentRegistry } from './registry.js';
-import { redactor, secretsOf } from '../config/secrets.js';
+import type { Aftermath } from './aftermath.js';
+import type { GatewayCluster } from './cluster.js';
 import { applyReload, describeReload, planReload, type ConfigReload } from './config-reload.js';
-import { createSessionRunner } from './session-runner.js';
-import { EXCHANGE_STEP_KIND, ExchangeFlow } from './exchanges.js';
-import { AgentMessaging } from './messaging.js';
-import { Subagents } from './subagents.js';
-import { HeldResults } from './held-results.js';
-import { GatewayCluster } from './cluster.js';
-import { Aftermath } from './aftermath.js';
-import { Extensions } from './extensions.js';
-import { Watchdog } from './watchdog.js';
-import type { GatewayView } from './presence.js';
-import { journalPause, type Wakeups } from './wait-until.js';
+import { EventBus, type LiveListener } from './event-bus.js';
+import type { Extensions } from './extensions.js';
 import type { GatewayApi, GatewayStatus } from './gateway-api.js';
+import { assembleGateway } from './gateway-assembly.js';
 import { GatewayControl } from './gateway-control.js';
-import type { GatewayDeps, GatewayParts } from './gateway-types.js';
+import type { GatewayDeps } from './gateway-types.js';
+import type { JournalTail } from './journal-tail.js';
+import type { LaneScheduler } from './lanes.js';
+import type { AgentMessaging } from './messaging.js';
+import type { OutboxDispatcher, OutboxHandler } from './outbox.js';
+import type { GatewayView } from './presence.js';
+import { AgentRegistry } from './registry.js';
+import type { Subagents } from './subagents.js';
+import type { GatewayTool } from './tool-contract.js';
+import { journalPause, type Wakeups } from './wait-until.js';
+import type { Watchdog } from './watchdog.js';
 
 export type { WaitResult } from './gateway-queries.js';
-import { COMPLETION_KIND } from '../core/subagent.js';
 
 export type { GatewayDeps, GatewayExtension, GatewayParts } from './gateway-types.js';
 export type { SendRequest, SendResult } from './send-request.js';
@@ -69,10 +64,7 @@ export class Gateway extends GatewayControl implements GatewayApi {
   protected readonly lanes: LaneScheduler;
   private readonly outbox: OutboxDispatcher;
   private readonly journal: JournalTail;
-  private readonly exchanges: ExchangeFlow;
   private readonly extensions: Extensions;
-  /** Results runs took while they waited: kept if the run commits, delivered as messages if not. */
-  private readonly heldResults: HeldResults;
   /** Sub-agents: spawning, completion delivery, waits, kills, recovery and archiving. */
   readonly subagents: Subagents;
   /** This gateway among the others on its database: presence, recovery and takeover, aborts, signals (cluster.ts). */
@@ -103,171 +95,43 @@ export class Gateway extends GatewayControl implements GatewayApi {
     this.ids = deps.ids ?? uuidIds;
     this.log = deps.log ?? (() => {});
     this.startedAt = this.clock.now();
-    // How long a run's lease holds without renewal.
-    const leaseTtlMs = deps.config.lanes.leaseTtlSeconds * 1000;
     this.agents = new AgentRegistry(deps.config);
     this.models = new ModelRegistry(deps.config.models.providers);
     this.redact = redactor(secretsOf(deps.config));
-    this.journal = new JournalTail(
-      this.store,
-      this.bus,
-      (error) => this.log('error', `journal: ${errorMessage(error)}`),
-      () => this.cluster.announce(),
-      () => this.cluster.shared,
-    );
-    this.outbox = new OutboxDispatcher(
-      this.store,
-      this.clock,
-      { ...deps.config.outbox, owner: deps.gatewayId },
-      (row, outcome, error) => this.aftermath.outboxSettled(row, outcome, error),
-      (error) => this.log('error', `outbox: ${errorMessage(error)}`),
-    );
-    this.exchanges = new ExchangeFlow({
-      store: this.store,
-      clock: this.clock,
-      ids: this.ids,
-      accept: (input) => this.accept(input),
-      journal: (event) => this.journalEvent(event),
-    });
-    this.outbox.register(EXCHANGE_STEP_KIND, (row) => this.exchanges.onStep(row));
-    this.messaging = this.newMessaging();
-    this.subagents = this.newSubagents(deps);
-    this.outbox.register(COMPLETION_KIND, (row) => this.subagents.deliverCompletion(row));
-    this.extensions = new Extensions(deps.extensions?.(this.parts()) ?? []);
-    this.extensions.registerDeliveries(this.outbox);
-    this.heldResults = new HeldResults({ store: this.store, newId: () => this.ids.next(), accept: (input) => this.accept(input) }, [
-      this.exchanges,
-      ...this.extensions.heldResults,
-    ]);
-    this.aftermath = new Aftermath({
-      store: this.store,
-      ids: this.ids,
-      heldResults: this.heldResults,
-      subagents: this.subagents,
-      journalEvent: (event) => this.journalEvent(event),
-      enqueueDelivery: (row) => this.enqueueDelivery(row),
-      log: this.log,
-    });
-    this.lanes = new LaneScheduler(
-      this.store,
-      this.clock,
-      laneOptions(deps.config, this.gatewayId, leaseTtlMs),
-      this.newSessionRunner(deps),
-      (error, sessionKey) => this.log('error', `lane ${sessionKey}: ${error instanceof Error ? error.stack : String(error)}`),
-      () => void this.journal.kick(),
-      (sessionKey) => this.cluster.interruptElsewhere(sessionKey),
-    );
-    this.cluster = new GatewayCluster({
-      store: this.store,
-      clock: this.clock,
-      gatewayId: this.gatewayId,
-      leaseTtlMs,
-      version: deps.version ?? 'unknown',
-      maxRetries: () => this.config.recovery.retryInterrupted,
-      lanes: this.lanes,
-      bus: this.bus,
-      heldResults: this.heldResults,
-      recoverSubagents: () => this.subagents.recover(),
-      onInputDropped: (inputId) => this.onInputDropped(inputId),
-      afterRecovery: this.extensions.afterRecovery,
+    ({
       journal: this.journal,
-      journalEvent: (event) => this.journalEvent(event),
-      log: this.log,
-    });
-    this.watchdog = new Watchdog({
-      lanes: this.lanes,
+      outbox: this.outbox,
+      messaging: this.messaging,
       subagents: this.subagents,
-      journalEvent: (event) => this.journalEvent(event),
-      log: this.log,
-    });
-  }
-
-  private newMessaging(): AgentMessaging {
-    return new AgentMessaging({
-      config: this.config,
-      store: this.store,
-      agents: this.agents,
-      clock: this.clock,
-      ids: this.ids,
-      openSession: (sessionKey, agentId) => this.openSession(sessionKey, agentId),
-      wake: (sessionKey) => this.lanes.wake(sessionKey),
-      isBusy: (sessionKey) => this.lanes.isBusy(sessionKey),
-      wakeups: this.wakeups,
-      isStopping: () => this.stopped,
-      validateMessage: (message) => this.validateMessage(message),
-      flow: this.exchanges,
-    });
-  }
-
-  private newSubagents(deps: GatewayDeps): Subagents {
-    return new Subagents({
-      config: this.config,
-      store: this.store,
-      agents: this.agents,
-      clock: this.clock,
-      ids: this.ids,
-      secret: deps.capabilitySecret ?? randomBytes(32).toString('base64url'),
-      worktreeRoot: deps.dataDir ? join(deps.dataDir, 'worktrees') : undefined,
-      accept: (input) => this.accept(input),
-      wake: (sessionKey) => this.lanes.wake(sessionKey),
-      abortRun: (runId) => this.abortRun(runId, 'cancel'),
-      toolNames: async (sessionKey) => (await this.toolsOf(sessionKey)).map((tool) => tool.name),
-      checkModel: (model) => void this.models.resolve(model),
-      validateMessage: (message) => this.validateMessage(message),
-      wakeups: this.wakeups,
-      isStopping: () => this.stopped,
-      journal: (event) => this.journalEvent(event),
-      afterWrite: () => {
-        void this.journal.kick();
-        this.outbox.kick();
+      extensions: this.extensions,
+      aftermath: this.aftermath,
+      lanes: this.lanes,
+      cluster: this.cluster,
+      watchdog: this.watchdog,
+    } = assembleGateway(
+      { ...deps, clock: this.clock, ids: this.ids, log: this.log },
+      {
+        bus: this.bus,
+        agents: this.agents,
+        models: this.models,
+        wakeups: this.wakeups,
+        accept: (input) => this.accept(input),
+        journalEvent: (event) => this.journalEvent(event),
+        enqueueDelivery: (row) => this.enqueueDelivery(row),
+        onInputDropped: (inputId, journal) => this.onInputDropped(inputId, journal),
+        openSession: (sessionKey, agentId) => this.openSession(sessionKey, agentId),
+        validateMessage: (message) => this.validateMessage(message),
+        abortRun: (runId, reason) => this.abortRun(runId, reason),
+        toolNames: async (sessionKey) => (await this.toolsOf(sessionKey)).map((tool) => tool.name),
+        redact: (text) => this.redact(text),
+        isStopping: () => this.stopped,
+        api: () => this,
       },
-      log: (message) => this.log('warn', message),
-    });
+    ));
   }
 
   protected toolsFor(agentId: string): Promise<readonly GatewayTool[]> {
     return this.extensions.toolsFor(agentId);
-  }
-
-  /** What extensions are built from (GatewayParts). */
-  private parts(): GatewayParts {
-    return {
-      config: this.config,
-      store: this.store,
-      clock: this.clock,
-      messaging: this.messaging,
-      subagents: this.subagents,
-      accept: (input) => this.accept(input),
-      enqueueDelivery: (row) => this.enqueueDelivery(row),
-      log: (message) => this.log('warn', message),
-      gatewayId: this.gatewayId,
-      api: () => this,
-    };
-  }
-
-  private newSessionRunner(deps: GatewayDeps) {
-    return createSessionRunner({
-      config: this.config,
-      store: this.store,
-      clock: this.clock,
-      ids: this.ids,
-      owner: this.gatewayId,
-      leaseTtlMs: deps.config.lanes.leaseTtlSeconds * 1000,
-      agents: this.agents,
-      models: this.models,
-      toolsFor: (agentId) => this.toolsFor(agentId),
-      promptFiles: new PromptFileCache(),
-      bus: this.bus,
-      toolLedger: !deps.withoutToolLedger,
-      afterCommit: (wroteOutbox, events) => {
-        if (events) this.journal.committed(events);
-        else void this.journal.kick();
-        if (wroteOutbox) this.outbox.kick();
-      },
-      onCommitted: (run) => this.aftermath.runCommitted(run),
-      onDropped: (inputId) => this.onInputDropped(inputId, false),
-      redact: (text) => this.redact(text),
-    });
   }
 
   /** Recovers what a previous process left behind, then starts scheduling. */

@@ -1,0 +1,213 @@
+/**
+ * The gateway's working parts and how they are wired: to each other (the outbox hands rows to the exchange flow and the
+ * sub-agents, a run's commit goes to the aftermath, the journal asks the cluster) and back to the gateway (`host`: its
+ * accept, journal and policy checks). The gateway (gateway.ts) holds the parts and is the one door; this is only how
+ * they are put together. Parts built later are reached through closures, so the order here is the order of need.
+ */
+import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
+import { errorMessage } from '../core/errors.js';
+import { COMPLETION_KIND } from '../core/subagent.js';
+import type { ModelRegistry } from '../models/model-registry.js';
+import type { EventRecord, InputRecord, NewEvent, NewInput, NewOutboxRow, SessionRecord } from '../ports/index.js';
+import { Aftermath } from './aftermath.js';
+import { GatewayCluster } from './cluster.js';
+import { PromptFileCache } from './context.js';
+import type { EventBus } from './event-bus.js';
+import { EXCHANGE_STEP_KIND, ExchangeFlow } from './exchanges.js';
+import { Extensions } from './extensions.js';
+import type { GatewayApi } from './gateway-api.js';
+import type { GatewayDeps, GatewayParts } from './gateway-types.js';
+import { HeldResults } from './held-results.js';
+import { JournalTail } from './journal-tail.js';
+import { LaneScheduler, laneOptions } from './lanes.js';
+import { AgentMessaging } from './messaging.js';
+import { OutboxDispatcher } from './outbox.js';
+import type { AgentRegistry } from './registry.js';
+import { createSessionRunner } from './session-runner.js';
+import { Subagents } from './subagents.js';
+import type { Wakeups } from './wait-until.js';
+import { Watchdog } from './watchdog.js';
+
+/** What the parts call back into the gateway for. */
+export interface AssemblyHost {
+  readonly bus: EventBus;
+  readonly agents: AgentRegistry;
+  readonly models: ModelRegistry;
+  readonly wakeups: Wakeups;
+  accept(input: NewInput): Promise<InputRecord>;
+  journalEvent(event: NewEvent): Promise<EventRecord>;
+  enqueueDelivery(row: NewOutboxRow): Promise<void>;
+  onInputDropped(inputId: string, journal?: boolean): Promise<void>;
+  openSession(sessionKey: string, agentId: string): Promise<SessionRecord>;
+  validateMessage(message: unknown): string;
+  abortRun(runId: string, reason: 'cancel' | 'interrupt'): Promise<boolean>;
+  /** The names of the tools a session's agent is offered. */
+  toolNames(sessionKey: string): Promise<string[]>;
+  redact(text: string): string;
+  isStopping(): boolean;
+  api(): GatewayApi;
+}
+
+export interface GatewayAssembly {
+  journal: JournalTail;
+  outbox: OutboxDispatcher;
+  messaging: AgentMessaging;
+  subagents: Subagents;
+  extensions: Extensions;
+  aftermath: Aftermath;
+  lanes: LaneScheduler;
+  cluster: GatewayCluster;
+  watchdog: Watchdog;
+}
+
+export function assembleGateway(deps: GatewayDeps, host: AssemblyHost): GatewayAssembly {
+  const { config, store, gatewayId } = deps;
+  const clock = deps.clock!;
+  const ids = deps.ids!;
+  const log = deps.log ?? (() => {});
+  // How long a run's lease holds without renewal.
+  const leaseTtlMs = config.lanes.leaseTtlSeconds * 1000;
+  // Built further down; the closures that reach them run only once the gateway is up.
+  let lanes!: LaneScheduler;
+  let cluster!: GatewayCluster;
+  let aftermath!: Aftermath;
+
+  const journal = new JournalTail(
+    store,
+    host.bus,
+    (error) => log('error', `journal: ${errorMessage(error)}`),
+    () => cluster.announce(),
+    () => cluster.shared,
+  );
+  const outbox = new OutboxDispatcher(
+    store,
+    clock,
+    { ...config.outbox, owner: gatewayId },
+    (row, outcome, error) => aftermath.outboxSettled(row, outcome, error),
+    (error) => log('error', `outbox: ${errorMessage(error)}`),
+  );
+  const exchanges = new ExchangeFlow({
+    store,
+    clock,
+    ids,
+    accept: (input) => host.accept(input),
+    journal: (event) => host.journalEvent(event),
+  });
+  outbox.register(EXCHANGE_STEP_KIND, (row) => exchanges.onStep(row));
+  const messaging = new AgentMessaging({
+    config,
+    store,
+    agents: host.agents,
+    clock,
+    ids,
+    openSession: (sessionKey, agentId) => host.openSession(sessionKey, agentId),
+    wake: (sessionKey) => lanes.wake(sessionKey),
+    isBusy: (sessionKey) => lanes.isBusy(sessionKey),
+    wakeups: host.wakeups,
+    isStopping: () => host.isStopping(),
+    validateMessage: (message) => host.validateMessage(message),
+    flow: exchanges,
+  });
+  const subagents = new Subagents({
+    config,
+    store,
+    agents: host.agents,
+    clock,
+    ids,
+    secret: deps.capabilitySecret ?? randomBytes(32).toString('base64url'),
+    worktreeRoot: deps.dataDir ? join(deps.dataDir, 'worktrees') : undefined,
+    accept: (input) => host.accept(input),
+    wake: (sessionKey) => lanes.wake(sessionKey),
+    abortRun: (runId) => host.abortRun(runId, 'cancel'),
+    toolNames: (sessionKey) => host.toolNames(sessionKey),
+    checkModel: (model) => void host.models.resolve(model),
+    validateMessage: (message) => host.validateMessage(message),
+    wakeups: host.wakeups,
+    isStopping: () => host.isStopping(),
+    journal: (event) => host.journalEvent(event),
+    afterWrite: () => {
+      void journal.kick();
+      outbox.kick();
+    },
+    log: (message) => log('warn', message),
+  });
+  outbox.register(COMPLETION_KIND, (row) => subagents.deliverCompletion(row));
+  const parts: GatewayParts = {
+    config,
+    store,
+    clock,
+    messaging,
+    subagents,
+    accept: (input) => host.accept(input),
+    enqueueDelivery: (row) => host.enqueueDelivery(row),
+    log: (message) => log('warn', message),
+    gatewayId,
+    api: () => host.api(),
+  };
+  const extensions = new Extensions(deps.extensions?.(parts) ?? []);
+  extensions.registerDeliveries(outbox);
+  const heldResults = new HeldResults({ store, newId: () => ids.next(), accept: (input) => host.accept(input) }, [
+    exchanges,
+    ...extensions.heldResults,
+  ]);
+  aftermath = new Aftermath({
+    store,
+    ids,
+    heldResults,
+    subagents,
+    journalEvent: (event) => host.journalEvent(event),
+    enqueueDelivery: (row) => host.enqueueDelivery(row),
+    log,
+  });
+  const runner = createSessionRunner({
+    config,
+    store,
+    clock,
+    ids,
+    owner: gatewayId,
+    leaseTtlMs,
+    agents: host.agents,
+    models: host.models,
+    toolsFor: (agentId) => extensions.toolsFor(agentId),
+    promptFiles: new PromptFileCache(),
+    bus: host.bus,
+    toolLedger: !deps.withoutToolLedger,
+    afterCommit: (wroteOutbox, events) => {
+      if (events) journal.committed(events);
+      else void journal.kick();
+      if (wroteOutbox) outbox.kick();
+    },
+    onCommitted: (run) => aftermath.runCommitted(run),
+    onDropped: (inputId) => host.onInputDropped(inputId, false),
+    redact: (text) => host.redact(text),
+  });
+  lanes = new LaneScheduler(
+    store,
+    clock,
+    laneOptions(config, gatewayId, leaseTtlMs),
+    runner,
+    (error, sessionKey) => log('error', `lane ${sessionKey}: ${error instanceof Error ? error.stack : String(error)}`),
+    () => void journal.kick(),
+    (sessionKey) => cluster.interruptElsewhere(sessionKey),
+  );
+  cluster = new GatewayCluster({
+    store,
+    clock,
+    gatewayId,
+    leaseTtlMs,
+    version: deps.version ?? 'unknown',
+    maxRetries: () => config.recovery.retryInterrupted,
+    lanes,
+    bus: host.bus,
+    heldResults,
+    recoverSubagents: () => subagents.recover(),
+    onInputDropped: (inputId) => host.onInputDropped(inputId),
+    afterRecovery: extensions.afterRecovery,
+    journal,
+    journalEvent: (event) => host.journalEvent(event),
+    log,
+  });
+  const watchdog = new Watchdog({ lanes, subagents, journalEvent: (event) => host.journalEvent(event), log });
+  return { journal, outbox, messaging, subagents, extensions, aftermath, lanes, cluster, watchdog };
+}
