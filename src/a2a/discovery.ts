@@ -31,9 +31,7 @@ export function cardUrlOf(url: string): string {
 export async function readCard(cardUrl: string, fetchImpl: typeof fetch): Promise<CardSummary> {
   const response = await fetchImpl(cardUrl, { headers: { accept: 'application/json' }, signal: AbortSignal.timeout(CARD_TIMEOUT_MS) });
   if (!response.ok) throw new SwitchboardError('A2A_CARD_INVALID', `${cardUrl} answered ${response.status}, not an Agent Card`);
-  const text = await response.text();
-  if (text.length > MAX_CARD_BYTES)
-    throw new SwitchboardError('A2A_CARD_INVALID', `the card at ${cardUrl} is over ${MAX_CARD_BYTES} bytes`);
+  const text = await boundedText(response, MAX_CARD_BYTES, () => `the card at ${cardUrl} is over ${MAX_CARD_BYTES} bytes`);
   let card: { name?: unknown; description?: unknown; skills?: unknown; version?: unknown };
   try {
     card = JSON.parse(text) as typeof card;
@@ -49,6 +47,23 @@ export async function readCard(cardUrl: string, fetchImpl: typeof fetch): Promis
     skills: skills.flatMap((skill: { id?: unknown }) => (typeof skill?.id === 'string' ? [skill.id] : [])),
     ...(typeof card.version === 'string' ? { version: card.version } : {}),
   };
+}
+
+/** The body as text, read no further than `max` bytes: a peer that sends more is refused with `tooLarge()`. */
+async function boundedText(response: Response, max: number, tooLarge: () => string): Promise<string> {
+  const reader = response.body?.getReader();
+  if (!reader) return '';
+  const chunks: Uint8Array[] = [];
+  let bytes = 0;
+  for (let read = await reader.read(); !read.done; read = await reader.read()) {
+    bytes += read.value.byteLength;
+    if (bytes > max) {
+      await reader.cancel();
+      throw new SwitchboardError('A2A_CARD_INVALID', tooLarge());
+    }
+    chunks.push(read.value);
+  }
+  return Buffer.concat(chunks).toString('utf8');
 }
 
 /**
