@@ -27,6 +27,7 @@ import {
   type ServerCallContext,
   type TaskStore,
 } from '@a2a-js/sdk/server';
+import { errorMessage } from '../core/errors.js';
 import type { A2ATaskStore } from '../ports/index.js';
 import type { GatewayAgentExecutor } from './executor.js';
 import type { PeerUser } from './peers.js';
@@ -58,6 +59,8 @@ export interface HandlerParts {
   push: PushNotificationSender;
   /** Where blocking SendMessage calls are noted for the executor (their runs need not stream). */
   blockingCalls: WeakSet<ServerCallContext>;
+  /** Hears what failed after the answer was settled (the A2A server logs it). */
+  onError: (error: unknown) => void;
 }
 
 export class GatewayRequestHandler extends DefaultRequestHandler {
@@ -67,6 +70,7 @@ export class GatewayRequestHandler extends DefaultRequestHandler {
   private readonly buses: ExecutionEventBusManager;
   private readonly push: PushNotificationSender;
   private readonly blockingCalls: WeakSet<ServerCallContext>;
+  private readonly onError: (error: unknown) => void;
 
   constructor(parts: HandlerParts) {
     super(parts.card, parts.taskStore, parts.executor, parts.buses, parts.pushStore, parts.push);
@@ -77,6 +81,7 @@ export class GatewayRequestHandler extends DefaultRequestHandler {
       buses: this.buses,
       push: this.push,
       blockingCalls: this.blockingCalls,
+      onError: this.onError,
     } = parts);
   }
 
@@ -123,7 +128,7 @@ export class GatewayRequestHandler extends DefaultRequestHandler {
     if (task.status)
       await this.push
         .send({ payload: { $case: 'statusUpdate', value: { taskId, contextId, status: task.status, metadata: {} } } }, context, task)
-        .catch(() => {});
+        .catch((error: unknown) => this.onError(new Error(`push notification for task ${taskId} not queued: ${errorMessage(error)}`)));
     return withHistoryLength(task, params.configuration?.historyLength);
   }
 

@@ -138,6 +138,7 @@ export class A2AServer {
         buses,
         pushStore,
         push,
+        onError: this.onError,
       });
       cards.set(id, handler);
       const base = agentBasePath(id);

@@ -4,6 +4,8 @@
  * stops its run, a client that subscribes while it runs sees it end, and a first message sent again after a crash
  * reaches the input the first copy became.
  */
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { Role, TaskState, type Message, type Task } from '@a2a-js/sdk';
 import { ClientFactory, JsonRpcTransportFactory, type Client } from '@a2a-js/sdk/client';
 import { afterEach, expect, it } from 'vitest';
@@ -15,7 +17,7 @@ import { waitUntil } from '../helpers/wait.js';
 
 const TOKEN = 'partner-token-0123456789';
 const CONFIG = `{
-  a2a: { server: { enabled: true, peers: [{ id: "partner", token: "${TOKEN}" }] } },
+  a2a: { server: { enabled: true, peers: [{ id: "partner", token: "${TOKEN}" }] }, push: { allowPrivateTargets: true } },
   agents: { list: [{ id: "talk", model: "scripted/talk" }, { id: "slow", model: "scripted/slow" }] },
   models: { providers: { scripted: { type: "scripted", models: {
     talk: { rules: [{ reply: "heard: {{input}}" }] },
@@ -147,4 +149,38 @@ it('a client that subscribes while the task runs sees it complete with its answe
   }
   expect(seen).toEqual([{ text: { $case: 'text', value: 'late' } }, { state: TaskState.TASK_STATE_COMPLETED }]);
   expect((await answer).status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
+});
+
+it('a push config created while the task runs hears how it ended', async () => {
+  const received: { statusUpdate?: { taskId: string; status: { state: string } } }[] = [];
+  const hook = createServer((request, response) => {
+    let text = '';
+    request.on('data', (chunk) => (text += chunk));
+    request.on('end', () => {
+      received.push(JSON.parse(text));
+      response.end();
+    });
+  });
+  await new Promise<void>((resolve) => hook.listen(0, '127.0.0.1', resolve));
+  try {
+    const url = await serve();
+    const a2a = await client(url, 'slow');
+    const answer = send(a2a, userMessage('tell me later'));
+    const taskId = await workingTask();
+    await a2a.createTaskPushNotificationConfig({
+      tenant: '',
+      id: 'hook',
+      taskId,
+      url: `http://127.0.0.1:${(hook.address() as AddressInfo).port}/`,
+      token: '',
+      authentication: undefined,
+    });
+    expect((await answer).status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
+    const ended = await waitUntil('the webhook hears the task completed', async () =>
+      received.find((body) => body.statusUpdate?.taskId === taskId && body.statusUpdate.status.state === 'TASK_STATE_COMPLETED'),
+    );
+    expect(ended.statusUpdate?.taskId).toBe(taskId);
+  } finally {
+    hook.close();
+  }
 });
