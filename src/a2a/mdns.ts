@@ -78,22 +78,16 @@ export interface DiscoveredPeer {
   version?: string;
 }
 
-/** What answers a browse for `_a2a._tcp` and `_pi-a2a._tcp` within `seconds`, each service once. */
+/** What answers a browse for `_a2a._tcp` and `_pi-a2a._tcp` within `seconds` and is still up at its end, each service once. */
 export async function browsePeers(options: { seconds: number; transport?: MdnsTransport }): Promise<DiscoveredPeer[]> {
   const mdns = await bonjour(options.transport ?? {}, () => {});
-  const found = new Map<string, DiscoveredPeer>();
-  const note = (service: Service) => {
-    const peer = toPeer(service);
-    if (peer) found.set(`${peer.service} ${peer.name}`, peer);
-  };
-  const browsers = [A2A_SERVICE, PI_SERVICE].map((type) => mdns.find({ type }, note));
+  const browsers = [A2A_SERVICE, PI_SERVICE].map((type) => mdns.find({ type }));
   await new Promise((resolve) => setTimeout(resolve, options.seconds * 1000));
-  for (const browser of browsers) {
-    for (const service of browser.services) note(service);
-    browser.stop();
-  }
+  // What is up at the end: a service that said goodbye meanwhile is gone from its browser's list.
+  const peers = browsers.flatMap((browser) => browser.services.flatMap((service) => toPeer(service) ?? []));
+  for (const browser of browsers) browser.stop();
   await new Promise<void>((resolve) => mdns.destroy(() => resolve()));
-  return [...found.values()].sort((a, b) => a.name.localeCompare(b.name));
+  return peers.sort((a, b) => a.name.localeCompare(b.name) || a.service.localeCompare(b.service));
 }
 
 function toPeer(service: Service): DiscoveredPeer | undefined {

@@ -12,6 +12,7 @@ import { AGENT_CARD_PATH, type AgentCard } from '@a2a-js/sdk';
 import { DefaultExecutionEventBusManager, type DefaultRequestHandler, type ServerCallContext } from '@a2a-js/sdk/server';
 import { jsonRpcHandler, restHandler } from '@a2a-js/sdk/server/express';
 import { legacyAgentCardRouter } from '@a2a-js/sdk/compat/v0_3/server/express';
+import { isLoopbackHost } from '../config/cross-check.js';
 import { matchesAny } from '../core/tool-policy.js';
 import type { GatewayApi } from '../gateway/gateway-api.js';
 import type { ResolvedAgent } from '../gateway/registry.js';
@@ -257,5 +258,3 @@ function runChain(
   };
   step(0)();
 }
-
-const isLoopbackHost = (host: string) => host === 'localhost' || host === '[::1]' || host.startsWith('127.');

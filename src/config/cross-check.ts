@@ -103,8 +103,8 @@ function toolProblems(config: SwitchboardConfig, agentIndex: Map<string, number>
   return problems;
 }
 
-/** A host the gateway can listen on that only this machine reaches. */
-function isLoopbackHost(host: string): boolean {
+/** A host (a name or an address, IPv6 bare or in brackets) that only this machine reaches. */
+export function isLoopbackHost(host: string): boolean {
   const bare = host.replace(/^\[|\]$/g, '').toLowerCase();
   return bare === 'localhost' || bare === '::1' || /^127\.\d+\.\d+\.\d+$/.test(bare) || /^::ffff:127\./.test(bare);
 }

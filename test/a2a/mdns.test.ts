@@ -36,8 +36,8 @@ async function serve(): Promise<{ url: string; front: A2AServer }> {
 }
 
 const MINIMAL = `agents: { list: [{ id: "me", model: "scripted/s" }] }, models: { providers: { scripted: { type: "scripted", models: { s: { rules: [{ reply: "ok" }] } } } } }`;
-const browser = (extra = '') =>
-  parseConfigText(`{ ${MINIMAL}, a2a: { discovery: { mdns: true, seconds: 1 }${extra} } }`, '/test/browser.json5', {}).config;
+const browser = (extra = '', seconds = 1) =>
+  parseConfigText(`{ ${MINIMAL}, a2a: { discovery: { mdns: true, seconds: ${seconds} }${extra} } }`, '/test/browser.json5', {}).config;
 
 it('each exposed agent is advertised on _a2a._tcp and _pi-a2a._tcp with its card URL; a browse reads each card; after stop a browse finds none', async () => {
   const { url, front } = await serve();
@@ -120,4 +120,15 @@ it('switchboard a2a add reads the card and configures the agent under a2a.remote
   expect((await cli('a2a', 'add', `${url}/a2a/nobody/`)).stderr).toBe(
     `switchboard: ${url}/a2a/nobody/.well-known/agent-card.json answered 404, not an Agent Card\n`,
   );
+});
+
+it('an agent that says goodbye while a browse listens is not in what the browse finds', async () => {
+  const { url, front } = await serve();
+  const bus = new MdnsBus();
+  const advertised = await front.advertise(url, () => {}, { socket: bus.socket(), multicast: false });
+  const browsing = discoverPeers(browser('', 3), { socket: bus.socket(), multicast: false });
+  // Seen first: the answer to the browse's query has come (after the advertiser's probe).
+  await new Promise((resolve) => setTimeout(resolve, 1500));
+  await advertised.stop();
+  expect(await browsing).toEqual([]);
 });
