@@ -153,16 +153,19 @@ describe('announce', () => {
     expect(
       await gateway.sendAs(support.sessionKey, { sessionKey: group, message: 'status?', timeoutSeconds: 5, idempotencyKey: 'ann' }),
     ).toMatchObject({ status: 'ok' });
-    await waitUntil('the exchange is done', async () => (await gateway.store.exchanges.list())[0]?.phase === 'done');
+    // The journal's line comes after the exchange's row changes (exchanges.ts setPhase): wait for the line.
+    const done = await waitUntil('the exchange is done, in the journal', async () =>
+      (await gateway.journalAfter(0)).find(
+        (event) => event.type === 'exchange.updated' && (event.payload as { phase: string }).phase === 'done',
+      ),
+    );
+    expect((await gateway.store.exchanges.list())[0]?.phase).toBe('done');
     const announceRuns = (await gateway.listRuns({ sessionKey: group })).filter((run) => run.finalText === 'ANNOUNCE_SKIP');
     expect(announceRuns).toHaveLength(1);
     const replies = (await gateway.journalAfter(0, { sessionKey: group }))
       .filter((event) => event.type === 'session.reply')
       .map((e) => (e.payload as { text: string }).text);
     expect(replies).toEqual(['reply to hello']);
-    const done = (await gateway.journalAfter(0)).find(
-      (event) => event.type === 'exchange.updated' && (event.payload as { phase: string }).phase === 'done',
-    );
-    expect(done?.payload).toMatchObject({ announced: false });
+    expect(done.payload).toMatchObject({ announced: false });
   });
 });
