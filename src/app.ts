@@ -26,12 +26,15 @@ import { createSessionTools } from './tools/session-tools.js';
 import { createSubagentTools } from './tools/subagent-tools.js';
 import { McpService } from './mcp/mcp-tools.js';
 import { MemoryService } from './memory/memory-service.js';
+import { MailboxService, REPLY_KIND as MAILBOX_REPLY_KIND, SEND_KIND as MAILBOX_SEND_KIND } from './mailbox/mailbox.js';
+import { createMailboxTools } from './mailbox/mailbox-tools.js';
 
 /** What a caller of `startGateway` may want to hold on to: the A2A client, the board and its dispatcher. */
 export interface StandardHooks {
   onClient?: (client: A2AClientService) => void;
   onBoard?: (board: BoardService, dispatcher: BoardDispatcher) => void;
   onMemory?: (memory: MemoryService) => void;
+  onMailbox?: (mailbox: MailboxService) => void;
 }
 
 /** The tools and services every gateway runs with: built-in, session, sub-agent and board tools, the A2A client and the board's dispatcher. */
@@ -62,6 +65,18 @@ export function standardExtensions(parts: GatewayParts, hooks: StandardHooks = {
   const mcp = new McpService(config, { log: parts.log });
   const memory = new MemoryService(config, parts);
   hooks.onMemory?.(memory);
+  const mailbox = new MailboxService({
+    config,
+    dataDir: parts.dataDir,
+    store: parts.store.mailbox,
+    clock: parts.clock,
+    gatewayId: parts.gatewayId,
+    api: parts.api,
+    enqueue: (row) => parts.enqueueDelivery(row),
+    log: parts.log,
+  });
+  hooks.onMailbox?.(mailbox);
+  const deliver = (row: Parameters<MailboxService['deliver']>[0]) => mailbox.deliver(row);
   return [
     {
       tools: [
@@ -83,6 +98,13 @@ export function standardExtensions(parts: GatewayParts, hooks: StandardHooks = {
     { tools: createBoardTools(board, config.board.agents), start: () => dispatcher.start(), stop: () => dispatcher.stop() },
     { agentTools: (agentId) => mcp.toolsFor(agentId), stop: () => void mcp.stop() },
     { tools: config.memory.enabled ? memory.tools : [], start: () => memory.start(), stop: () => memory.stop() },
+    {
+      tools: config.mailbox.enabled ? createMailboxTools(mailbox) : [],
+      deliveries: config.mailbox.enabled ? { [MAILBOX_REPLY_KIND]: deliver, [MAILBOX_SEND_KIND]: deliver } : {},
+      writeGuard: (agentId, path) => mailbox.writeRefusal(agentId, path),
+      start: () => mailbox.start(),
+      stop: () => void mailbox.stop(),
+    },
   ];
 }
 

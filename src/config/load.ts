@@ -119,6 +119,7 @@ export function parseConfigText(
   for (const agent of config.agents.list) if (agent.workspace) agent.workspace = absolute(agent.workspace);
   if (config.agents.defaults.workspace) config.agents.defaults.workspace = absolute(config.agents.defaults.workspace);
   for (const server of Object.values(config.mcp.servers)) if (server.cwd) server.cwd = absolute(server.cwd);
+  if (config.mailbox.dir) config.mailbox.dir = absolute(config.mailbox.dir);
   if (config.store.sqlite.path && config.store.sqlite.path !== ':memory:') config.store.sqlite.path = absolute(config.store.sqlite.path);
   return { config, path: resolve(path), dataDir: absolute(config.gateway.dataDir) };
 }

@@ -8,6 +8,7 @@ import { discoverySection, serverMdns } from './schema-discovery.js';
 import { AGENT_ID_PATTERN } from '../core/session-key.js';
 import { QUEUE_MODES } from '../core/queue-mode.js';
 import { agentMemory, execPolicy, mcpSection, memorySection } from './schema-tools.js';
+import { agentMailbox, mailboxSection, teamsSection } from './schema-mailbox.js';
 import { headers, secret, secretString } from './secret-schema.js';
 
 export { secretSchemas } from './secret-schema.js';
@@ -126,6 +127,7 @@ const agent = z.strictObject({
   /** MCP servers (names in mcp.servers) whose tools this agent is offered, under its tool policy. */
   mcp: z.array(z.string()).optional(),
   memory: agentMemory.optional(),
+  mailbox: agentMailbox.optional(),
   a2a: z.strictObject({ description: z.string().optional(), skills: z.array(a2aSkill).default([]) }).optional(),
 });
 
@@ -274,6 +276,10 @@ export const configSchema = z.strictObject({
     })
     .prefault({}),
   mcp: mcpSection,
+  /** The shared file mailbox (docs/mailbox.md). */
+  mailbox: mailboxSection,
+  /** Teams of a lead and members on a shared board (docs/teams.md). */
+  teams: teamsSection,
   memory: memorySection,
   models: z.strictObject({ providers: z.record(z.string(), provider).default({}) }).prefault({}),
   a2a: z

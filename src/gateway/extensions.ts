@@ -37,6 +37,15 @@ export class Extensions {
     return this.list.flatMap((extension) => (extension.afterRecovery ? [extension.afterRecovery] : []));
   }
 
+  /** Why a write to this absolute path is refused to the agent now (a path another holds reserved), or undefined. */
+  async writeRefusal(agentId: string, path: string): Promise<string | undefined> {
+    for (const extension of this.list) {
+      const refusal = await extension.writeGuard?.(agentId, path);
+      if (refusal) return refusal;
+    }
+    return undefined;
+  }
+
   async start(): Promise<void> {
     for (const extension of this.list) await extension.start?.();
   }

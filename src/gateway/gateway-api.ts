@@ -35,6 +35,7 @@ export interface GatewayApi
     | 'sendAs'
     | 'acceptA2AMessage'
     | 'acceptBoardTask'
+    | 'acceptMailboxMessage'
     // wait
     | 'waitForInput'
     | 'inputOutcome'

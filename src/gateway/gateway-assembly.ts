@@ -143,6 +143,7 @@ export function assembleGateway(deps: GatewayDeps, host: AssemblyHost): GatewayA
     enqueueDelivery: (row) => host.enqueueDelivery(row),
     log: (message) => log('warn', message),
     gatewayId,
+    dataDir: deps.dataDir,
     api: () => host.api(),
   };
   const extensions = new Extensions(deps.extensions?.(parts) ?? []);
@@ -181,6 +182,8 @@ export function assembleGateway(deps: GatewayDeps, host: AssemblyHost): GatewayA
     onCommitted: (run) => aftermath.runCommitted(run),
     onDropped: (inputId) => host.onInputDropped(inputId, false),
     redact: (text) => host.redact(text),
+    writeRefusal: (agentId, path) => extensions.writeRefusal(agentId, path),
+    replyDelivery: (channel) => (outbox.handles(`reply:${channel}`) ? `reply:${channel}` : undefined),
   });
   lanes = new LaneScheduler(
     store,

@@ -4,7 +4,7 @@
  * message; plus the sessions they open and the tools a session is offered. The gateway extends this.
  */
 import { SwitchboardError } from '../core/errors.js';
-import { a2aSessionKey, boardSessionKey, parseSessionKey } from '../core/session-key.js';
+import { a2aSessionKey, boardSessionKey, directSessionKey, parseSessionKey } from '../core/session-key.js';
 import type { SwitchboardConfig } from '../config/schema.js';
 import type { Clock, IdGenerator, InputRecord, NewInput, Provenance, ReplyRoute, SessionRecord } from '../ports/index.js';
 import { GatewayQueries } from './gateway-queries.js';
@@ -83,6 +83,43 @@ export abstract class GatewayIntake extends GatewayQueries {
       provenance: { kind: 'a2a', channel: 'a2a', peer: request.peer },
     });
     return { sessionKey, input };
+  }
+
+  /**
+   * A message from the file mailbox (src/mailbox): stored in the session of its sender
+   * (`agent:<id>:mailbox:direct:<from>`) with provenance `mailbox` and the message's id, and the session's replies
+   * routed back to the sender's inbox. One input per inbox, sender and message id, however often the file is read.
+   */
+  async acceptMailboxMessage(request: {
+    agentId: string;
+    inbox: string;
+    from: string;
+    messageId: string;
+    text: string;
+  }): Promise<{ sessionKey: string; input: InputRecord; created: boolean }> {
+    if (this.stopping)
+      throw new SwitchboardError('GATEWAY_STOPPING', 'the gateway is shutting down; the file is read again once it has restarted');
+    const text = this.validateMessage(request.text);
+    const agent = this.agents.get(request.agentId);
+    const sessionKey = directSessionKey(agent.config.id, 'mailbox', request.from);
+    const route: ReplyRoute = { channel: 'mailbox', peer: request.from, account: request.inbox };
+    const session = await this.openSession(sessionKey, agent.config.id, route);
+    if (JSON.stringify(session.route) !== JSON.stringify(route)) await this.store.sessions.setRoute(sessionKey, route, this.clock.now());
+    const channelSetting = this.config.messages.queue.byChannel.mailbox;
+    const mode = (typeof channelSetting === 'object' ? channelSetting.mode : channelSetting) ?? this.config.messages.queue.mode;
+    const { input, created } = await this.store.inputs.enqueue(
+      {
+        id: this.ids.next(),
+        sessionKey,
+        idempotencyKey: `mailbox:${request.inbox}:${request.from}:${request.messageId}`,
+        mode,
+        text,
+        provenance: { kind: 'mailbox', channel: 'mailbox', peer: request.from, messageId: request.messageId },
+      },
+      this.clock.now(),
+    );
+    if (created) this.lanes.wake(sessionKey);
+    return { sessionKey, input, created };
   }
 
   /**

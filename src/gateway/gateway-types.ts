@@ -44,6 +44,8 @@ export interface GatewayParts {
   enqueueDelivery: (row: NewOutboxRow) => Promise<void>;
   log: (message: string) => void;
   gatewayId: string;
+  /** The data directory, when the gateway has one (the file mailbox's default folder is in it). */
+  dataDir?: string;
   /** The gateway's one door (GatewayApi), for services that use it once the gateway is built: from `start()` on. */
   api: () => GatewayApi;
 }
@@ -61,6 +63,8 @@ export interface GatewayExtension {
   heldResults?: HeldResultSource;
   /** After runs were recovered (taken over, or interrupted at a stop): take up what they waited for. */
   afterRecovery?: (report: RecoveryReport) => Promise<void>;
+  /** Why the workspace tools may not write this absolute path for the agent now (the mailbox's reservations), or undefined. */
+  writeGuard?: (agentId: string, path: string) => Promise<string | undefined>;
   start?: () => Promise<void>;
   stop?: () => void;
 }

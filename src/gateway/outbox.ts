@@ -71,6 +71,10 @@ export class OutboxDispatcher {
     this.handlers.set(kind, handler);
   }
 
+  handles(kind: string): boolean {
+    return this.handlers.has(kind);
+  }
+
   async start(): Promise<void> {
     // This owner's earlier process is gone: its attempts' holds end now, not claimMs later.
     await this.store.outbox.releaseClaims(this.owner, this.clock.now());

@@ -86,7 +86,13 @@ export interface RunWrites {
   outbox: NewOutboxRow[];
 }
 
-export function runWrites(run: FinishedRun, ids: IdGenerator): RunWrites {
+/**
+ * Where a reply to a channel is delivered by the outbox rather than read from the journal (the mailbox writes a file):
+ * the outbox kind that delivers replies to `channel`, or undefined.
+ */
+export type ReplyDelivery = (channel: string) => string | undefined;
+
+export function runWrites(run: FinishedRun, ids: IdGenerator, replyDelivery: ReplyDelivery = () => undefined): RunWrites {
   const consumed = [...run.inputs, ...run.steered];
   const { runId, executed } = run;
   const step = { runId, status: executed.status, text: executed.finalText, error: executed.error?.message ?? null };
@@ -94,5 +100,20 @@ export function runWrites(run: FinishedRun, ids: IdGenerator): RunWrites {
     const row = exchangeStepRow(input, step, ids.next());
     return row ? [row] : [];
   });
-  return { transcript: transcriptOf(run), consumed, events: eventsOf(run, consumed), outbox };
+  const events = eventsOf(run, consumed);
+  const reply = events.find((event) => event.type === 'session.reply');
+  const route = run.session.route;
+  const kind = reply && route ? replyDelivery(route.channel) : undefined;
+  if (kind && route) {
+    // The message answered: the newest one from the route's peer that carried an id of its own.
+    const answered = consumed.filter((input) => input.provenance.peer === route.peer && input.provenance.messageId).at(-1);
+    outbox.push({
+      id: ids.next(),
+      kind,
+      target: route.peer ?? '',
+      payload: { route, text: executed.finalText, runId, replyTo: answered?.provenance.messageId ?? null },
+      idempotencyKey: `reply:${runId}`,
+    });
+  }
+  return { transcript: transcriptOf(run), consumed, events, outbox };
 }

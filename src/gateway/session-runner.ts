@@ -15,7 +15,7 @@ import { assembleContext, renderInput, type PromptFileCache } from './context.js
 import type { EventBus } from './event-bus.js';
 import type { RunSlot } from './lanes.js';
 import type { AgentRegistry, ResolvedAgent } from './registry.js';
-import { runWrites, type FinishedRun } from './run-commit.js';
+import { runWrites, type FinishedRun, type ReplyDelivery } from './run-commit.js';
 import { executeRun, type ExecutedRun } from './run-executor.js';
 import { offeredTools } from './tool-offer.js';
 import { spawnerLimits } from './subagents.js';
@@ -45,6 +45,10 @@ export interface SessionRunnerDeps {
   onCommitted: (run: RunOutcomeReport) => Promise<void>;
   /** Called for an input dropped here (so an exchange waiting on it is told). */
   onDropped: (inputId: string) => Promise<void>;
+  /** Why the workspace tools may not write a path for an agent now (extensions' write guards). */
+  writeRefusal: (agentId: string, path: string) => Promise<string | undefined>;
+  /** Which outbox kind delivers a reply to a channel, when one does (the mailbox's `reply:mailbox`). */
+  replyDelivery: ReplyDelivery;
   /** Takes the config's secrets out of a run's error (a provider quoting the key it was given). */
   redact: (text: string) => string;
 }
@@ -146,6 +150,7 @@ export function createSessionRunner(deps: SessionRunnerDeps) {
           workspace: subagent?.workdir ?? agent.workspace,
           clock,
           conversation: conversationOf(inputs),
+          writeRefusal: (path: string) => deps.writeRefusal(agent.config.id, path),
         },
         ledger: deps.toolLedger
           ? { store: store.toolCalls, scope: inputs[0]?.id ?? runId, sessionKey: slot.sessionKey, runId, settled: toolCalls }
@@ -195,7 +200,7 @@ export function createSessionRunner(deps: SessionRunnerDeps) {
     toolCalls: SettledToolCall[],
   ): Promise<boolean> {
     const { executed } = finished;
-    const writes = runWrites(finished, ids);
+    const writes = runWrites(finished, ids, deps.replyDelivery);
     const { subagent } = run;
     const settles = subagent
       ? {

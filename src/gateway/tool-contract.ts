@@ -97,6 +97,8 @@ export interface ToolContext {
   beginEffect?(intent: unknown): Promise<EarlierEffect | undefined>;
   signal: AbortSignal;
   clock: Clock;
+  /** Why a write to this absolute path is refused now (another holds it reserved in the mailbox), or undefined. */
+  writeRefusal?(path: string): Promise<string | undefined>;
   /** The agent-to-agent conversation the run's inputs belong to, if any (for the hop budget). */
   conversation?: { id: string; hop: number };
 }

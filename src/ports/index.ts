@@ -15,3 +15,4 @@ export type * from './store.js';
 export type * from './subagents.js';
 export type * from './tool-calls.js';
 export type * from './memory.js';
+export type * from './mailbox.js';

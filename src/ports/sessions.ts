@@ -14,6 +14,8 @@ export interface Provenance {
   sourceAgent?: string;
   sourceTool?: string;
   conversationId?: string;
+  /** A mailbox message's own id (its reply names it in `replyTo`). */
+  messageId?: string;
   hop?: number;
   /** Set on inputs that belong to a sessions_send exchange (request, reply, ping-pong turn, announce). */
   exchange?: ExchangeStepRef;

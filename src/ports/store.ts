@@ -10,6 +10,7 @@ import type { Signals } from './signals.js';
 import type { SubagentStore } from './subagents.js';
 import type { ToolCallStore } from './tool-calls.js';
 import type { MemoryStore } from './memory.js';
+import type { MailboxStore } from './mailbox.js';
 
 /** The records whose ids a person may shorten (`runs show bd29b5f4`, as git does). */
 export type IdKind = 'run' | 'subagent' | 'outbox' | 'exchange' | 'a2a_task' | 'input' | 'board_task';
@@ -20,6 +21,8 @@ export interface Store {
   readonly toolCalls: ToolCallStore;
   /** Agents' memory and its full-text index (docs/memory.md). */
   readonly memory: MemoryStore;
+  /** The file mailbox's reservations (docs/mailbox.md). */
+  readonly mailbox: MailboxStore;
   readonly subagents: SubagentStore;
   readonly a2aTasks: A2ATaskStore;
   /** The task board's own port (src/board). */

@@ -26,6 +26,7 @@ import type {
   TranscriptStore,
   ToolCallStore,
   MemoryStore,
+  MailboxStore,
   RateLimit,
   LimitReached,
   NewToolCall,
@@ -42,6 +43,7 @@ import { KyselyBoardStore } from './kysely-board-store.js';
 import { KyselySubagentStore } from './kysely-subagent-store.js';
 import type { Database, InputsTable, TranscriptTable } from './schema.js';
 import { KyselyMemoryStore } from './kysely-memory-store.js';
+import { KyselyMailboxStore } from './kysely-mailbox-store.js';
 import { KyselyToolCallStore, recordToolCall } from './kysely-tool-call-store.js';
 import { takeRate } from './kysely-limits.js';
 import { matchIds } from './kysely-ids.js';
@@ -64,6 +66,7 @@ const queuedInputs = prepared<'sessionKey', Selectable<InputsTable>>((db, param)
 export class KyselyStore implements Store {
   readonly toolCalls: ToolCallStore;
   readonly memory: MemoryStore;
+  readonly mailbox: MailboxStore;
   readonly subagents: SubagentStore;
   readonly a2aTasks: A2ATaskStore;
   readonly board: BoardStore;
@@ -95,6 +98,7 @@ export class KyselyStore implements Store {
   ) {
     this.toolCalls = new KyselyToolCallStore(db);
     this.memory = new KyselyMemoryStore(db, dialect);
+    this.mailbox = new KyselyMailboxStore(db, dialect);
     this.subagents = new KyselySubagentStore(db, dialect);
     this.a2aTasks = new KyselyA2ATaskStore(db);
     this.board = new KyselyBoardStore(db, dialect);

@@ -3,6 +3,8 @@
  * session's transcript; its text is kept in chunks with their line ranges. The full-text index is each engine's
  * own: an FTS5 table over the chunks on SQLite (kept by triggers), a generated `tsvector` with a GIN index on
  * PostgreSQL. Both stem English words (porter / the `english` configuration), so both find "runs" for "running".
+ *
+ * Migration 0016: the file mailbox's reservations (docs/mailbox.md), one row per holder and pattern.
  */
 import { sql, type Kysely } from 'kysely';
 import { serialKey, type SqlDialectName } from './sql-dialect.js';
@@ -43,4 +45,17 @@ export async function memoryTables(db: Kysely<any>, dialect: SqlDialectName): Pr
     INSERT INTO memory_fts(rowid, text) VALUES (new.seq, new.text); END`.execute(db);
   await sql`CREATE TRIGGER memory_chunks_ad AFTER DELETE ON memory_chunks BEGIN
     INSERT INTO memory_fts(memory_fts, rowid, text) VALUES ('delete', old.seq, old.text); END`.execute(db);
+}
+
+export async function mailboxTables(db: Kysely<any>): Promise<void> {
+  await db.schema
+    .createTable('mailbox_reservations')
+    .addColumn('holder', 'varchar(64)', (col) => col.notNull())
+    .addColumn('pattern', 'varchar(1024)', (col) => col.notNull())
+    .addColumn('absolute', 'varchar(4096)', (col) => col.notNull())
+    .addColumn('reason', 'text')
+    .addColumn('since', 'bigint', (col) => col.notNull())
+    .addColumn('expires_at', 'bigint', (col) => col.notNull())
+    .addPrimaryKeyConstraint('mailbox_reservations_pk', ['holder', 'pattern'])
+    .execute();
 }

@@ -5,7 +5,7 @@
 import { type Kysely, Migrator, type Migration, type MigrationProvider } from 'kysely';
 import { boardKeys, boardTables } from './migrations-board.js';
 import { coreMigrations } from './migrations-core.js';
-import { memoryTables } from './migrations-memory.js';
+import { mailboxTables, memoryTables } from './migrations-memory.js';
 import { eventSeqAfterXid, gatewayRegistry, outboxClaims } from './migrations-gateways.js';
 import { postgresKeysAsText, postgresRunFunctions } from './migrations-postgres.js';
 import type { SqlDialectName } from './sql-dialect.js';
@@ -21,6 +21,7 @@ function migrations(dialect: SqlDialectName): Record<string, Migration> {
     '0013_postgres_run_functions': { up: async (db: Kysely<any>) => (dialect === 'postgres' ? postgresRunFunctions(db) : undefined) },
     '0014_postgres_keys_as_text': { up: async (db: Kysely<any>) => (dialect === 'postgres' ? postgresKeysAsText(db) : undefined) },
     '0015_memory': { up: (db: Kysely<any>) => memoryTables(db, dialect) },
+    '0016_mailbox': { up: (db: Kysely<any>) => mailboxTables(db) },
   };
 }
 

@@ -40,3 +40,12 @@ export interface SharedSecretsTable {
   name: string;
   value: string;
 }
+
+export interface MailboxReservationsTable {
+  holder: string;
+  pattern: string;
+  absolute: string;
+  reason: string | null;
+  since: number;
+  expires_at: number;
+}

@@ -9,7 +9,7 @@ import type {
   BoardLeasesTable,
   BoardTasksTable,
 } from './schema-board.js';
-import type { GatewaysTable, MemoryChunksTable, MemoryDocsTable, SharedSecretsTable } from './schema-shared.js';
+import type { GatewaysTable, MailboxReservationsTable, MemoryChunksTable, MemoryDocsTable, SharedSecretsTable } from './schema-shared.js';
 
 export type * from './schema-a2a.js';
 export type * from './schema-board.js';
@@ -223,4 +223,5 @@ export interface Database {
   shared_secrets: SharedSecretsTable;
   memory_docs: MemoryDocsTable;
   memory_chunks: MemoryChunksTable;
+  mailbox_reservations: MailboxReservationsTable;
 }

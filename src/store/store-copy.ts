@@ -34,6 +34,7 @@ const TABLES = {
   shared_secrets: false,
   memory_docs: false,
   memory_chunks: true,
+  mailbox_reservations: false,
 } as const satisfies Record<keyof Database, boolean>;
 
 export type TableName = keyof typeof TABLES;

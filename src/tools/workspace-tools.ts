@@ -123,6 +123,8 @@ export const writeFileTool = defineTool({
   async execute({ path, content }, context) {
     return inWorkspace(context, path, async (root) => {
       const real = await resolveForWrite(root, path);
+      const refused = await context.writeRefusal?.(real);
+      if (refused) return { status: 'error', error: refused };
       const before = await readText(real, path);
       const shown = shownPath(root, real);
       return writeOnce(
@@ -147,6 +149,8 @@ export const editFileTool = defineTool({
   async execute(args, context) {
     return inWorkspace(context, args.path, async (root) => {
       const real = await resolveExisting(root, args.path);
+      const refused = await context.writeRefusal?.(real);
+      if (refused) return { status: 'error', error: refused };
       const shown = shownPath(root, real);
       const before = await readText(real, args.path);
       if (before === undefined) return { status: 'error', error: describeFsError({ code: 'ENOENT' }, args.path) };

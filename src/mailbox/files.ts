@@ -1,0 +1,94 @@
+/**
+ * The mailbox's file operations, safe against what else writes the shared directory: a file arrives whole or not at
+ * all (a temporary name beside it, fsync, rename, fsync of the folder), a symlink is never followed, and a file past
+ * the size limit is refused before it is read.
+ */
+import { randomUUID } from 'node:crypto';
+import {
+  closeSync,
+  constants,
+  fstatSync,
+  fsyncSync,
+  lstatSync,
+  mkdirSync,
+  openSync,
+  readSync,
+  renameSync,
+  rmSync,
+  writeSync,
+} from 'node:fs';
+import { join } from 'node:path';
+
+const READ_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
+const CREATE_FLAGS = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW;
+
+/** A folder made if missing; refused when the name is a symlink or a file (someone else's link must not redirect writes). */
+export function ensureRealDir(path: string): void {
+  mkdirSync(path, { recursive: true });
+  const stat = lstatSync(path);
+  if (!stat.isDirectory())
+    throw new Error(`${path} is ${stat.isSymbolicLink() ? 'a symlink' : 'not a folder'}; the mailbox writes only into real folders`);
+}
+
+function syncDir(path: string): void {
+  const fd = openSync(path, constants.O_RDONLY);
+  try {
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** `text` as `dir/name`, whole: readers that list `*.json` never see a part of it, and a crash leaves no file or all of it. */
+export function writeWhole(dir: string, name: string, text: string): void {
+  ensureRealDir(dir);
+  const temp = join(dir, `.${name}.${randomUUID()}.tmp`);
+  const fd = openSync(temp, CREATE_FLAGS, 0o644);
+  try {
+    writeSync(fd, text);
+    fsyncSync(fd);
+  } catch (error) {
+    closeSync(fd);
+    rmSync(temp, { force: true });
+    throw error;
+  }
+  closeSync(fd);
+  try {
+    renameSync(temp, join(dir, name));
+  } catch (error) {
+    rmSync(temp, { force: true });
+    throw error;
+  }
+  syncDir(dir);
+}
+
+export type ReadOutcome = { kind: 'text'; text: string; modifiedAt: number } | { kind: 'gone' } | { kind: 'refused'; error: string };
+
+/** A message file's text, unless it is gone, not a regular file (a symlink, a folder, a fifo) or larger than `maxBytes`. */
+export function readMessageFile(path: string, maxBytes: number): ReadOutcome {
+  let fd: number;
+  try {
+    fd = openSync(path, READ_FLAGS);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') return { kind: 'gone' };
+    if (code === 'ELOOP') return { kind: 'refused', error: 'the file is a symlink; the mailbox reads only regular files' };
+    throw error;
+  }
+  try {
+    const stat = fstatSync(fd);
+    if (!stat.isFile()) return { kind: 'refused', error: 'not a regular file; the mailbox reads only regular files' };
+    if (stat.size > maxBytes)
+      return { kind: 'refused', error: `the file is ${stat.size} bytes; the limit is ${maxBytes} (mailbox.maxFileBytes)` };
+    const buffer = Buffer.alloc(stat.size);
+    let read = 0;
+    while (read < stat.size) {
+      const n = readSync(fd, buffer, read, stat.size - read, read);
+      if (n === 0) break;
+      read += n;
+    }
+    return { kind: 'text', text: buffer.subarray(0, read).toString('utf8'), modifiedAt: stat.mtimeMs };
+  } finally {
+    closeSync(fd);
+  }
+}

@@ -1,0 +1,192 @@
+/**
+ * Ingest of one inbox (docs/mailbox.md): a file is claimed by renaming it into `.processing/` (two readers cannot
+ * both win a rename), read, checked and accepted as an input, and only then deleted. A file that fails its checks
+ * moves to `.rejected/` with `<file>.error` beside it; one that does not parse yet and changed within the grace
+ * period may still be being written, and is tried again. What a crash leaves in `.processing/` is ingested again at
+ * start: the input's idempotency key makes that harmless. fs.watch wakes a pass; a periodic scan is the backstop.
+ */
+import { readdirSync, renameSync, rmSync, watch, type FSWatcher } from 'node:fs';
+import { join } from 'node:path';
+import { errorMessage } from '../core/errors.js';
+import { SerialTask } from '../gateway/serial-task.js';
+import { readMessageFile, ensureRealDir, writeWhole } from './files.js';
+import { checkMessage, type MailboxLayout, type MailMessage } from './layout.js';
+
+/** A message the gateway will never take (its policy refused it, its text is empty): rejected, with the layer that said no. */
+export class MessageRefused extends Error {
+  override readonly name = 'MessageRefused';
+  constructor(
+    message: string,
+    readonly layer: string,
+  ) {
+    super(message);
+  }
+}
+
+export interface IngestOptions {
+  layout: MailboxLayout;
+  name: string;
+  maxFileBytes: number;
+  partialGraceMs: number;
+  scanIntervalMs: number;
+  /** Resolves once the message is a durable input; MessageRefused rejects the file, any other error tries it later. */
+  accept(message: MailMessage, file: string): Promise<void>;
+  onRejected?(file: string, reason: string): void;
+  log(level: 'info' | 'warn' | 'error', message: string): void;
+}
+
+const RETRY_MS = 1000;
+
+export class InboxIngest {
+  private readonly passes: SerialTask;
+  private watcher?: FSWatcher;
+  private timer?: NodeJS.Timeout;
+  private stopped = false;
+  /** Files in `.processing/` to look at again no sooner than this (still being written, or the gateway said later). */
+  private readonly retryAt = new Map<string, number>();
+  readonly counts = { accepted: 0, rejected: 0 };
+
+  constructor(private readonly options: IngestOptions) {
+    this.passes = new SerialTask(
+      () => this.pass(),
+      (error) => options.log('error', `mailbox ${options.name}: ${errorMessage(error)}`),
+    );
+  }
+
+  private get inbox(): string {
+    return this.options.layout.inbox(this.options.name);
+  }
+
+  private get processing(): string {
+    return this.options.layout.processing(this.options.name);
+  }
+
+  async start(): Promise<void> {
+    ensureRealDir(this.inbox);
+    ensureRealDir(this.processing);
+    ensureRealDir(this.options.layout.rejected(this.options.name));
+    try {
+      this.watcher = watch(this.inbox, () => this.kick());
+      this.watcher.on('error', (error) =>
+        this.options.log('warn', `mailbox ${this.options.name}: fs.watch failed (${errorMessage(error)}); scanning only`),
+      );
+    } catch (error) {
+      this.options.log('warn', `mailbox ${this.options.name}: fs.watch unavailable (${errorMessage(error)}); scanning only`);
+    }
+    this.timer = setInterval(() => this.kick(), this.options.scanIntervalMs);
+    await this.passes.kick();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.watcher?.close();
+    if (this.timer) clearInterval(this.timer);
+    await this.passes.idle();
+  }
+
+  kick(): void {
+    if (!this.stopped) void this.passes.kick();
+  }
+
+  /** Settles once a pass that started after the call has ended (tests, the CLI's wait). */
+  settle(): Promise<void> {
+    return this.passes.kick();
+  }
+
+  /** What `.processing/` holds (left by a crash, or waiting), then every message file in the inbox, oldest first. */
+  private async pass(): Promise<void> {
+    for (const file of messageFiles(this.processing)) {
+      if (this.stopped) return;
+      if ((this.retryAt.get(file) ?? 0) > Date.now()) continue;
+      await this.handle(file);
+    }
+    for (const file of messageFiles(this.inbox)) {
+      if (this.stopped) return;
+      try {
+        renameSync(join(this.inbox, file), join(this.processing, file));
+      } catch (error) {
+        // Another reader claimed it first (a second gateway on this folder); the rename is the claim.
+        if ((error as NodeJS.ErrnoException).code === 'ENOENT') continue;
+        throw error;
+      }
+      await this.handle(file);
+    }
+  }
+
+  private async handle(file: string): Promise<void> {
+    const path = join(this.processing, file);
+    const read = readMessageFile(path, this.options.maxFileBytes);
+    if (read.kind === 'gone') return void this.retryAt.delete(file);
+    if (read.kind === 'refused') return this.reject(file, read.error);
+    let value: unknown;
+    try {
+      value = JSON.parse(read.text);
+    } catch (error) {
+      const age = Date.now() - read.modifiedAt;
+      if (age < this.options.partialGraceMs) {
+        this.retryAt.set(file, Date.now() + Math.min(RETRY_MS, this.options.partialGraceMs - age + 10));
+        return;
+      }
+      return this.reject(file, `not JSON (${errorMessage(error)}), and unchanged for ${Math.round(age)} ms (mailbox.partialGraceMs)`);
+    }
+    const checked = checkMessage(value, this.options.name);
+    if (!checked.ok) return this.reject(file, checked.error);
+    try {
+      await this.options.accept(checked.message, file);
+    } catch (error) {
+      if (error instanceof MessageRefused) return this.reject(file, `refused by ${error.layer}: ${error.message}`);
+      this.retryAt.set(file, Date.now() + RETRY_MS);
+      this.options.log('warn', `mailbox ${this.options.name}: ${file} not taken yet, tried again soon: ${errorMessage(error)}`);
+      return;
+    }
+    this.retryAt.delete(file);
+    this.counts.accepted += 1;
+    rmSync(path, { force: true });
+  }
+
+  private reject(file: string, reason: string): void {
+    this.retryAt.delete(file);
+    const rejected = this.options.layout.rejected(this.options.name);
+    const name = uniqueName(rejected, file);
+    try {
+      renameSync(join(this.processing, file), join(rejected, name));
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
+      throw error;
+    }
+    writeWhole(rejected, `${name}.error`, `${new Date().toISOString()} ${reason}\n`);
+    this.counts.rejected += 1;
+    this.options.log('warn', `mailbox ${this.options.name}: rejected ${file}: ${reason}`);
+    this.options.onRejected?.(name, reason);
+  }
+}
+
+/** The message files of a folder in name order (oldest first): `*.json`, not our dot-files and temporaries. */
+export function messageFiles(dir: string): string[] {
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    throw error;
+  }
+  return names.filter((name) => name.endsWith('.json') && !name.startsWith('.')).sort();
+}
+
+/** `file`, or `file` with a counter before `.json` when `.rejected/` already has one of that name. */
+function uniqueName(dir: string, file: string): string {
+  const taken = new Set(safeList(dir));
+  if (!taken.has(file)) return file;
+  for (let n = 1; ; n++) {
+    const candidate = file.replace(/\.json$/, `.${n}.json`);
+    if (!taken.has(candidate)) return candidate;
+  }
+}
+
+function safeList(dir: string): string[] {
+  try {
+    return readdirSync(dir);
+  } catch {
+    return [];
+  }
+}

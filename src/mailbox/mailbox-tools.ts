@@ -1,0 +1,116 @@
+/**
+ * The mailbox tools (docs/mailbox.md): `mailbox_send` (through the outbox, once per call even when a crashed run is
+ * retried), `mailbox_list` (who is in the directory, alive or gone, with their reservations), and `mailbox_reserve` /
+ * `mailbox_release` (paths others should not write while you work on them; the workspace tools respect them).
+ */
+import { z } from 'zod';
+import { agentToAgentAllowed } from '../core/session-access.js';
+import { SwitchboardError } from '../core/errors.js';
+import { defineTool, unlisted, type AvailabilityContext, type GatewayTool } from '../gateway/tool-contract.js';
+import { number, text, textList } from '../tools/schema.js';
+import type { MailboxService } from './mailbox.js';
+
+const MAX_TEXT = 64_000;
+
+export function createMailboxTools(mailbox: MailboxService): GatewayTool[] {
+  const available = async (session: AvailabilityContext) => mailbox.enabled && mailbox.nameOf(session.agentId) !== undefined;
+  const refused = (error: unknown) => {
+    if (SwitchboardError.isInstance(error)) return { status: 'error', code: error.code, error: error.message };
+    throw error;
+  };
+  const send = defineTool({
+    name: 'mailbox_send',
+    description: 'Send a message to a name in the shared file mailbox (another agent or process on this machine).',
+    effects: true,
+    deferred: true,
+    available,
+    parameters: z.object({ to: text(), text: text(), replyTo: unlisted(text().optional()) }),
+    async execute(args, context) {
+      const from = mailbox.nameOf(context.agentId);
+      if (!from) return { status: 'error', error: `agent "${context.agentId}" is not in the mailbox (agents.list[].mailbox.enabled)` };
+      if (args.text.trim() === '' || args.text.length > MAX_TEXT)
+        return { status: 'error', error: `text must be 1 to ${MAX_TEXT} characters` };
+      const targetAgent = mailbox.names().get(args.to);
+      if (targetAgent && !agentToAgentAllowed(mailbox.policy, context.agentId, targetAgent))
+        return {
+          status: 'forbidden',
+          layer: 'agentToAgent',
+          error: `agent "${context.agentId}" may not message agent "${targetAgent}" (tools.agentToAgent)`,
+        };
+      try {
+        const sent = await mailbox.send({ from, to: args.to, text: args.text, replyTo: args.replyTo ?? null }, context.idempotencyKey);
+        return { status: 'queued', id: sent.id, from, to: sent.to };
+      } catch (error) {
+        return refused(error);
+      }
+    },
+  });
+  const list = defineTool({
+    name: 'mailbox_list',
+    description: 'Who is in the shared file mailbox: names, alive or gone, activity and reserved paths.',
+    deferred: true,
+    available,
+    parameters: z.object({}),
+    async execute(_args, context) {
+      const own = mailbox.nameOf(context.agentId);
+      return {
+        you: own,
+        participants: mailbox.list().map((participant) => ({
+          name: participant.name,
+          status: participant.alive ? 'alive' : participant.registration ? 'gone' : 'inbox only',
+          ...(participant.registration?.statusMessage ? { status_message: participant.registration.statusMessage } : {}),
+          ...(participant.registration ? { last_activity: participant.registration.activity?.lastActivityAt } : {}),
+          reservations: (participant.registration?.reservations ?? []).map((reservation) =>
+            reservation.reason ? `${reservation.pattern} (${reservation.reason})` : reservation.pattern,
+          ),
+          waiting: participant.waiting,
+        })),
+      };
+    },
+  });
+  const reserve = defineTool({
+    name: 'mailbox_reserve',
+    description: 'Reserve paths (a pattern ending in / covers a folder) so that others do not write them while you work.',
+    deferred: true,
+    available,
+    parameters: z.object({
+      paths: textList(1, 50, 'paths'),
+      reason: unlisted(text().optional()),
+      ttlSeconds: unlisted(number(1, 86_400).optional()),
+    }),
+    async execute(args, context) {
+      try {
+        const outcome = await mailbox.reserve(context.agentId, args.paths, args.reason, args.ttlSeconds);
+        if ('conflict' in outcome)
+          return {
+            status: 'conflict',
+            error: `"${outcome.conflict.pattern}" overlaps "${outcome.conflict.heldPattern}", reserved by ${outcome.conflict.holder}${outcome.conflict.reason ? ` (${outcome.conflict.reason})` : ''}; nothing was reserved`,
+            holder: outcome.conflict.holder,
+            reason: outcome.conflict.reason,
+          };
+        return {
+          status: 'reserved',
+          paths: outcome.reserved.map((reservation) => reservation.pattern),
+          until: new Date(outcome.reserved[0].expiresAt).toISOString(),
+        };
+      } catch (error) {
+        return refused(error);
+      }
+    },
+  });
+  const release = defineTool({
+    name: 'mailbox_release',
+    description: 'Release paths you reserved (all of them without paths).',
+    deferred: true,
+    available,
+    parameters: z.object({ paths: unlisted(textList(1, 50, 'paths').optional()) }),
+    async execute(args, context) {
+      try {
+        return { status: 'released', paths: await mailbox.release(context.agentId, args.paths) };
+      } catch (error) {
+        return refused(error);
+      }
+    },
+  });
+  return [send, list, reserve, release];
+}
