@@ -13,5 +13,6 @@ import './board-commands.js';
 import './store-commands.js';
 import './mcp-commands.js';
 import './memory-commands.js';
+import './mailbox-commands.js';
 
 export { program } from './shared.js';

@@ -74,7 +74,8 @@ export class InboxIngest {
       this.options.log('warn', `mailbox ${this.options.name}: fs.watch unavailable (${errorMessage(error)}); scanning only`);
     }
     this.timer = setInterval(() => this.kick(), this.options.scanIntervalMs);
-    await this.passes.kick();
+    // The first pass (leftovers of a crash, then what arrived meanwhile) runs beside the gateway's start, not before it.
+    this.kick();
   }
 
   async stop(): Promise<void> {

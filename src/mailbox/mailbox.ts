@@ -13,10 +13,9 @@ import type { SwitchboardConfig } from '../config/schema.js';
 import type { Clock, MailboxReservationRecord, MailboxStore, NewOutboxRow, OutboxRecord } from '../ports/index.js';
 import type { GatewayApi } from '../gateway/gateway-api.js';
 import { PermanentDeliveryError } from '../gateway/outbox.js';
-import { writeWhole } from './files.js';
 import { InboxIngest, MessageRefused } from './ingest.js';
 import { MailboxLayout, mailboxDir, messageFileName, stableMessageId, stableSuffix, type MailMessage } from './layout.js';
-import { isKnownRecipient, participants, removeRegistration, writeRegistration, type Participant } from './registry.js';
+import { checkRecipient, participants, postMessage, removeRegistration, writeRegistration, type Participant } from './registry.js';
 import { reservationsOverlap } from '../core/reservations.js';
 
 export const REPLY_KIND = 'reply:mailbox';
@@ -146,19 +145,9 @@ export class MailboxService {
     this.lastActivity.set(inbox, new Date().toISOString());
   }
 
-  /** An unknown recipient is an error naming the known ones: a message never makes an inbox nobody reads. */
-  checkRecipient(to: string): void {
-    if (isKnownRecipient(this.layout, to)) return;
-    const known = participants(this.layout).map((participant) => participant.name);
-    throw new SwitchboardError(
-      'MAILBOX_RECIPIENT_UNKNOWN',
-      `no one named "${to}" in the mailbox ${this.layout.root} (known: ${known.join(', ') || 'none'}); a recipient registers or has an inbox folder`,
-    );
-  }
-
   /** A message from `from` (a name of this gateway) to `to`, through the outbox; `key` makes a repeated call one message. */
   async send(message: Outgoing, key: string): Promise<{ id: string; to: string }> {
-    this.checkRecipient(message.to);
+    checkRecipient(this.layout, message.to);
     const idempotencyKey = `mailbox-send:${key}`;
     await this.deps.enqueue({ id: randomUUID(), kind: SEND_KIND, target: message.to, payload: message, idempotencyKey });
     return { id: stableMessageId(idempotencyKey), to: message.to };
@@ -168,7 +157,7 @@ export class MailboxService {
   async deliver(row: OutboxRecord): Promise<void> {
     const outgoing = row.kind === REPLY_KIND ? replyOf(row) : (row.payload as Outgoing);
     try {
-      this.checkRecipient(outgoing.to);
+      checkRecipient(this.layout, outgoing.to);
     } catch (error) {
       throw new PermanentDeliveryError(errorMessage(error));
     }
@@ -180,8 +169,7 @@ export class MailboxService {
       timestamp: new Date(row.createdAt).toISOString(),
       replyTo: outgoing.replyTo,
     };
-    const file = messageFileName(row.createdAt, stableSuffix(row.idempotencyKey));
-    writeWhole(this.layout.inbox(outgoing.to), file, `${JSON.stringify(message, null, 2)}\n`);
+    postMessage(this.layout, message, messageFileName(row.createdAt, stableSuffix(row.idempotencyKey)));
     this.lastActivity.set(outgoing.from, new Date().toISOString());
   }
 

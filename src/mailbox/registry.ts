@@ -4,8 +4,9 @@
  */
 import { readFileSync, readdirSync, rmSync } from 'node:fs';
 import { existsSync, lstatSync } from 'node:fs';
+import { SwitchboardError } from '../core/errors.js';
 import { writeWhole } from './files.js';
-import { isMailboxName, type MailboxLayout, type Reservation } from './layout.js';
+import { isMailboxName, type MailboxLayout, type MailMessage, type Reservation } from './layout.js';
 
 export interface Registration {
   name: string;
@@ -102,4 +103,20 @@ export function isKnownRecipient(layout: MailboxLayout, name: string): boolean {
   } catch {
     return false;
   }
+}
+
+/** A message written whole into its recipient's inbox under `file`, as pi-messenger's readers expect it. */
+export function postMessage(layout: MailboxLayout, message: MailMessage, file: string): string {
+  writeWhole(layout.inbox(message.to), file, `${JSON.stringify(message, null, 2)}\n`);
+  return `${layout.inbox(message.to)}/${file}`;
+}
+
+/** An unknown recipient is an error naming the known ones: a message never makes an inbox nobody reads. */
+export function checkRecipient(layout: MailboxLayout, to: string): void {
+  if (isKnownRecipient(layout, to)) return;
+  const known = participants(layout).map((participant) => participant.name);
+  throw new SwitchboardError(
+    'MAILBOX_RECIPIENT_UNKNOWN',
+    `no one named "${to}" in the mailbox ${layout.root} (known: ${known.join(', ') || 'none'}); a recipient registers or has an inbox folder`,
+  );
 }

@@ -9,6 +9,7 @@ import { PostgresStore } from '../../src/store/postgres/postgres-store.js';
 import { describeStoreContract } from './store-contract.js';
 import { describeBoardContract } from './board-contract.js';
 import { describeMemoryContract } from './memory-contract.js';
+import { describeMailboxContract } from './mailbox-contract.js';
 
 const url = POSTGRES_URL;
 
@@ -23,6 +24,7 @@ if (process.env.CI || (await postgresReachable())) {
   describeStoreContract('postgres', open);
   describeBoardContract('postgres', open);
   describeMemoryContract('postgres', open);
+  describeMailboxContract('postgres', open);
   afterAll(async () => {
     await dropSchemas(...schemas);
   });

@@ -10,10 +10,12 @@ import type { WalSync } from '../../src/store/sqlite/wal-sync.js';
 import { describeStoreContract } from './store-contract.js';
 import { describeBoardContract } from './board-contract.js';
 import { describeMemoryContract } from './memory-contract.js';
+import { describeMailboxContract } from './mailbox-contract.js';
 
 describeStoreContract('sqlite (file, WAL)', () => SqliteStore.open({ path: join(mkdtempSync(join(tmpdir(), 'sb-store-')), 'test.db') }));
 describeStoreContract('sqlite (memory)', () => SqliteStore.open({ path: ':memory:' }));
 describeMemoryContract('sqlite (memory)', () => SqliteStore.open({ path: ':memory:' }));
+describeMailboxContract('sqlite (memory)', () => SqliteStore.open({ path: ':memory:' }));
 describeBoardContract('sqlite (file, WAL)', () => SqliteStore.open({ path: join(mkdtempSync(join(tmpdir(), 'sb-board-')), 'test.db') }));
 
 describe('sqlite: the fast accept path', () => {
