@@ -28,6 +28,8 @@ import { McpService } from './mcp/mcp-tools.js';
 import { MemoryService } from './memory/memory-service.js';
 import { MailboxService, REPLY_KIND as MAILBOX_REPLY_KIND, SEND_KIND as MAILBOX_SEND_KIND } from './mailbox/mailbox.js';
 import { createMailboxTools } from './mailbox/mailbox-tools.js';
+import { Teams } from './mailbox/teams.js';
+import { createTeamTools } from './mailbox/team-tools.js';
 
 /** What a caller of `startGateway` may want to hold on to: the A2A client, the board and its dispatcher. */
 export interface StandardHooks {
@@ -35,6 +37,7 @@ export interface StandardHooks {
   onBoard?: (board: BoardService, dispatcher: BoardDispatcher) => void;
   onMemory?: (memory: MemoryService) => void;
   onMailbox?: (mailbox: MailboxService) => void;
+  onTeams?: (teams: Teams) => void;
 }
 
 /** The tools and services every gateway runs with: built-in, session, sub-agent and board tools, the A2A client and the board's dispatcher. */
@@ -51,20 +54,6 @@ export function standardExtensions(parts: GatewayParts, hooks: StandardHooks = {
   });
   hooks.onClient?.(client);
   const board = new BoardService(parts.store.board, parts.api, parts.clock);
-  const dispatcher = new BoardDispatcher({
-    store: parts.store.board,
-    gateway: parts.api,
-    clock: parts.clock,
-    owner: parts.gatewayId,
-    remote: client.boardWorkers,
-    log: (_level, message) => parts.log(message),
-  });
-  board.onChange = () => void dispatcher.kick();
-  hooks.onBoard?.(board, dispatcher);
-  const calling = config.a2a.remoteAgents.length > 0 || config.a2a.client.allowUrls;
-  const mcp = new McpService(config, { log: parts.log });
-  const memory = new MemoryService(config, parts);
-  hooks.onMemory?.(memory);
   const mailbox = new MailboxService({
     config,
     dataDir: parts.dataDir,
@@ -76,6 +65,37 @@ export function standardExtensions(parts: GatewayParts, hooks: StandardHooks = {
     log: parts.log,
   });
   hooks.onMailbox?.(mailbox);
+  const teams = new Teams({
+    config,
+    board: parts.store.board,
+    store: parts.store.mailbox,
+    clock: parts.clock,
+    api: parts.api,
+    kick: () => void dispatcher.kick(),
+    tellOutside: async (lead, member, text, key) => {
+      const from = config.mailbox.enabled ? mailbox.nameOf(lead) : undefined;
+      if (from) await mailbox.send({ from, to: member, text, replyTo: null }, key);
+    },
+    alive: (name) => (config.mailbox.enabled ? mailbox.list().find((participant) => participant.name === name)?.alive : undefined),
+    log: parts.log,
+  });
+  hooks.onTeams?.(teams);
+  const dispatcher = new BoardDispatcher({
+    store: parts.store.board,
+    gateway: parts.api,
+    clock: parts.clock,
+    owner: parts.gatewayId,
+    remote: client.boardWorkers,
+    seats: () => teams.seats(),
+    afterPass: () => teams.afterPass(),
+    log: (_level, message) => parts.log(message),
+  });
+  board.onChange = () => void dispatcher.kick();
+  hooks.onBoard?.(board, dispatcher);
+  const calling = config.a2a.remoteAgents.length > 0 || config.a2a.client.allowUrls;
+  const mcp = new McpService(config, { log: parts.log });
+  const memory = new MemoryService(config, parts);
+  hooks.onMemory?.(memory);
   const deliver = (row: Parameters<MailboxService['deliver']>[0]) => mailbox.deliver(row);
   return [
     {
@@ -95,7 +115,12 @@ export function standardExtensions(parts: GatewayParts, hooks: StandardHooks = {
       start: () => client.start(),
       stop: () => client.stop(),
     },
-    { tools: createBoardTools(board, config.board.agents), start: () => dispatcher.start(), stop: () => dispatcher.stop() },
+    {
+      // A team's lead coordinates its board: it gets the board tools with the agents board.agents names.
+      tools: [...createBoardTools(board, [...config.board.agents, ...config.teams.map((team) => team.lead)]), ...createTeamTools(teams)],
+      start: () => dispatcher.start(),
+      stop: () => dispatcher.stop(),
+    },
     { agentTools: (agentId) => mcp.toolsFor(agentId), stop: () => void mcp.stop() },
     { tools: config.memory.enabled ? memory.tools : [], start: () => memory.start(), stop: () => memory.stop() },
     {
@@ -184,6 +209,7 @@ export async function serveGateway(options: ServeOptions): Promise<RunningGatewa
   let redact = redactor(secretsOf(config));
   let board!: BoardService;
   let memory!: MemoryService;
+  let teams!: Teams;
   const gateway = await startGateway(
     {
       config,
@@ -195,7 +221,12 @@ export async function serveGateway(options: ServeOptions): Promise<RunningGatewa
       version: options.version,
       log: (level, message, fields) => logger[level](redactFields(fields, redact), redact(message)),
     },
-    { onClient: (made) => (client = made), onBoard: (made) => (board = made), onMemory: (made) => (memory = made) },
+    {
+      onClient: (made) => (client = made),
+      onBoard: (made) => (board = made),
+      onMemory: (made) => (memory = made),
+      onTeams: (made) => (teams = made),
+    },
   );
   // Every gateway on the store answers to one control token (its first gateway's), so that a client behind a load
   // balancer needs one; the data directory keeps a copy for the CLI.
@@ -214,6 +245,7 @@ export async function serveGateway(options: ServeOptions): Promise<RunningGatewa
     front,
     board,
     memory,
+    teams,
     a2aCallback: (taskId, secret) => client.receivePush(taskId, secret),
     reloadConfig: () => reloadConfig(),
   });

@@ -21,6 +21,19 @@ export type { RemoteTaskState, RemoteWorkers } from './remote-follow.js';
 const EVENTS_THAT_WAKE = new Set(['created', 'moved', 'promoted', 'released', 'reclaimed', 'attempt_failed', 'linked']);
 const RECLAIM_BATCH = 100;
 
+/**
+ * A team member's seat at its team's board (docs/teams.md): with `work`, the agent takes the next ready task of the
+ * board that is unassigned and matches its skills, one at a time; with `finish`, it takes none; with `release`, what
+ * it holds is given back (its run stopped, the claim released, not counted as a failure).
+ */
+export interface TeamSeat {
+  agentId: string;
+  board: string;
+  /** A task with labels is taken only by a member with one of them; a member without skills takes any. */
+  skills: readonly string[];
+  mode: 'work' | 'finish' | 'release';
+}
+
 export interface DispatcherDeps {
   store: BoardStore;
   /** A getter: the dispatcher is built with the gateway's extensions, before the gateway exists. */
@@ -32,6 +45,10 @@ export interface DispatcherDeps {
   /** This gateway's id: the dispatcher lease's owner. */
   owner: string;
   remote?: RemoteWorkers;
+  /** Team members' seats, asked at each pass (docs/teams.md). */
+  seats?: () => Promise<readonly TeamSeat[]>;
+  /** After each pass this gateway made as the lease holder: the teams' notices. */
+  afterPass?: () => Promise<void>;
   log: (level: 'info' | 'warn' | 'error', message: string) => void;
 }
 
@@ -136,7 +153,44 @@ export class BoardDispatcher {
     }
     for (const follower of [...this.followers.values()]) await this.check(follower);
     if (!this.stopped) await this.dispatch();
+    if (!this.stopped) await this.seatTeams();
     if (this.wrote) await this.deps.gateway().publishJournal();
+    await this.deps.afterPass?.().catch((error) => this.deps.log('warn', `board: teams: ${errorMessage(error)}`));
+  }
+
+  /** Each team member without a task of its team's board takes the next one it may (docs/teams.md). */
+  private async seatTeams(): Promise<void> {
+    const store = this.writes!;
+    for (const seat of (await this.deps.seats?.()) ?? []) {
+      if (this.stopped) return;
+      const holding = [...this.followers.values()].filter((follower) => follower.agentId === seat.agentId && follower.board === seat.board);
+      if (seat.mode === 'release') {
+        for (const follower of holding) await this.giveBack(follower, 'the team was shut down');
+        continue;
+      }
+      if (seat.mode === 'finish' || holding.length > 0) continue;
+      for (const task of await store.list({ board: seat.board, states: ['ready'], limit: 100 })) {
+        if (task.assignee !== null || !skillsMatch(task.labels, seat.skills)) continue;
+        const claim = await store.claim(
+          { worker: `agent:${seat.agentId}`, board: seat.board, taskId: task.id, ttlMs: this.claimMs },
+          this.deps.clock.now(),
+        );
+        if (!claim) continue;
+        this.wrote = true;
+        await this.handToAgent(claim, seat.agentId);
+        break;
+      }
+    }
+  }
+
+  /** A task handed back: its run stopped, its claim released (not a failed attempt). */
+  private async giveBack(follower: Follower, why: string): Promise<void> {
+    this.followers.delete(follower.taskId);
+    await this.stopRun(follower);
+    this.wrote = true;
+    await this.writes!.release(follower.taskId, follower.token, why, this.deps.clock.now()).catch((error) => {
+      if (!(SwitchboardError.isInstance(error) && error.code === 'CLAIM_LOST')) throw error;
+    });
   }
 
   /**
@@ -241,6 +295,7 @@ export class BoardDispatcher {
         token: claim.token,
         attempt: claim.attempt,
         agentId,
+        board: view.task.board,
         inputId: input.id,
         nextBeatAt: 0,
         nextPollAt: 0,
@@ -344,4 +399,8 @@ export class BoardDispatcher {
       if (!(SwitchboardError.isInstance(error) && error.code === 'CLAIM_LOST')) throw error;
     });
   }
+}
+
+function skillsMatch(labels: readonly string[], skills: readonly string[]): boolean {
+  return skills.length === 0 || labels.length === 0 || labels.some((label) => skills.includes(label));
 }

@@ -31,6 +31,8 @@ export interface Follower {
   attempt: number;
   /** The agent of this gateway working on it, or the remote A2A agent. */
   agentId?: string;
+  /** The task's board (known for agents' tasks). */
+  board?: string;
   remote?: string;
   inputId?: string;
   remoteTaskId?: string;

@@ -14,5 +14,6 @@ import './store-commands.js';
 import './mcp-commands.js';
 import './memory-commands.js';
 import './mailbox-commands.js';
+import './team-commands.js';
 
 export { program } from './shared.js';

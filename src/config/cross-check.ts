@@ -1,4 +1,5 @@
 /** The config's rules that zod cannot see one field at a time: ids, models, bindings, lanes, the A2A server. */
+import { MAILBOX_NAME_PATTERN } from './schema-mailbox.js';
 import type { SwitchboardConfig } from './schema.js';
 
 /** Rules zod cannot see one field at a time. */
@@ -59,6 +60,46 @@ export function crossCheck(config: SwitchboardConfig): string[] {
     );
   }
   problems.push(...toolProblems(config, seen));
+  problems.push(...mailboxProblems(config, seen));
+  return problems;
+}
+
+/** Mailbox names are one per agent; a team's lead is an agent, its members agents or mailbox names, each once. */
+function mailboxProblems(config: SwitchboardConfig, agentIndex: Map<string, number>): string[] {
+  const problems: string[] = [];
+  const names = new Map<string, string>();
+  config.agents.list.forEach((agent, index) => {
+    if (!config.mailbox.enabled || agent.mailbox?.enabled === false) return;
+    const name = agent.mailbox?.name ?? agent.id;
+    const other = names.get(name);
+    if (other === agent.id) return;
+    if (other) problems.push(`agents.list[${index}].mailbox.name: "${name}" is already the mailbox name of agent "${other}"`);
+    else if (!MAILBOX_NAME_PATTERN.test(name))
+      problems.push(
+        `agents.list[${index}].mailbox.name: the agent id "${name}" is not a mailbox name (1-50 characters [A-Za-z0-9_-], not starting with "-"); set one`,
+      );
+    names.set(name, agent.id);
+  });
+  const teamIds = new Set<string>();
+  const agents = [...agentIndex.keys()].join(', ');
+  config.teams.forEach((team, index) => {
+    if (teamIds.has(team.id)) problems.push(`teams[${index}].id: duplicate team id "${team.id}"`);
+    teamIds.add(team.id);
+    if (!agentIndex.has(team.lead)) problems.push(`teams[${index}].lead: unknown agent "${team.lead}" (agents: ${agents})`);
+    const seen = new Set<string>();
+    team.members.forEach((member, at) => {
+      if (member === team.lead)
+        problems.push(`teams[${index}].members[${at}]: "${member}" is the team's lead; a lead is not also a member`);
+      if (seen.has(member)) problems.push(`teams[${index}].members[${at}]: "${member}" is listed twice`);
+      seen.add(member);
+      if (!agentIndex.has(member) && !MAILBOX_NAME_PATTERN.test(member))
+        problems.push(
+          `teams[${index}].members[${at}]: "${member}" is neither an agent (agents: ${agents}) nor a mailbox name of an outside process`,
+        );
+    });
+    for (const member of Object.keys(team.skills))
+      if (!seen.has(member)) problems.push(`teams[${index}].skills.${member}: "${member}" is not a member of the team`);
+  });
   return problems;
 }
 

@@ -86,9 +86,10 @@ export abstract class GatewayIntake extends GatewayQueries {
   }
 
   /**
-   * A message from the file mailbox (src/mailbox): stored in the session of its sender
-   * (`agent:<id>:mailbox:direct:<from>`) with provenance `mailbox` and the message's id, and the session's replies
-   * routed back to the sender's inbox. One input per inbox, sender and message id, however often the file is read.
+   * A message from a file mailbox (src/mailbox; `channel` is `mailbox`, or `claude` for a Claude Code team's inboxes):
+   * stored in the session of its sender (`agent:<id>:<channel>:direct:<from>`) with provenance `mailbox` and the
+   * message's id, and the session's replies routed back to the sender. One input per channel, inbox, sender and
+   * message id, however often the file is read.
    */
   async acceptMailboxMessage(request: {
     agentId: string;
@@ -96,25 +97,27 @@ export abstract class GatewayIntake extends GatewayQueries {
     from: string;
     messageId: string;
     text: string;
+    channel?: string;
   }): Promise<{ sessionKey: string; input: InputRecord; created: boolean }> {
     if (this.stopping)
       throw new SwitchboardError('GATEWAY_STOPPING', 'the gateway is shutting down; the file is read again once it has restarted');
     const text = this.validateMessage(request.text);
     const agent = this.agents.get(request.agentId);
-    const sessionKey = directSessionKey(agent.config.id, 'mailbox', request.from);
-    const route: ReplyRoute = { channel: 'mailbox', peer: request.from, account: request.inbox };
+    const channel = request.channel ?? 'mailbox';
+    const sessionKey = directSessionKey(agent.config.id, channel, request.from);
+    const route: ReplyRoute = { channel, peer: request.from, account: request.inbox };
     const session = await this.openSession(sessionKey, agent.config.id, route);
     if (JSON.stringify(session.route) !== JSON.stringify(route)) await this.store.sessions.setRoute(sessionKey, route, this.clock.now());
-    const channelSetting = this.config.messages.queue.byChannel.mailbox;
+    const channelSetting = this.config.messages.queue.byChannel[channel];
     const mode = (typeof channelSetting === 'object' ? channelSetting.mode : channelSetting) ?? this.config.messages.queue.mode;
     const { input, created } = await this.store.inputs.enqueue(
       {
         id: this.ids.next(),
         sessionKey,
-        idempotencyKey: `mailbox:${request.inbox}:${request.from}:${request.messageId}`,
+        idempotencyKey: `${channel}:${request.inbox}:${request.from}:${request.messageId}`,
         mode,
         text,
-        provenance: { kind: 'mailbox', channel: 'mailbox', peer: request.from, messageId: request.messageId },
+        provenance: { kind: 'mailbox', channel, peer: request.from, messageId: request.messageId },
       },
       this.clock.now(),
     );

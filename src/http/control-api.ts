@@ -14,6 +14,8 @@ import type { EventRecord } from '../ports/index.js';
 import type { BoardService } from '../board/board.js';
 import { boardRoutes } from './board-routes.js';
 import { memoryRoutes } from './memory-routes.js';
+import { teamRoutes } from './team-routes.js';
+import type { Teams } from '../mailbox/teams.js';
 import type { MemoryService } from '../memory/memory-service.js';
 import { gatewayRoutes, limitOf } from './gateway-routes.js';
 import type { Handler, RouteAdder } from './route.js';
@@ -41,6 +43,8 @@ export interface ControlApiOptions {
   board?: BoardService;
   /** The memory routes (/v1/memory...), when the gateway has memory. */
   memory?: MemoryService;
+  /** The team routes (/v1/teams...). */
+  teams?: Teams;
   /** Push notifications from remote A2A agents (`/a2a-callback/<taskId>`); false when the task's secret does not match. */
   a2aCallback?: (taskId: string, token: string | undefined) => Promise<boolean>;
   /** `POST /v1/config/reload`: the config file read again and applied (app.ts). */
@@ -109,6 +113,7 @@ export class ControlApi {
     gatewayRoutes(this.gateway, route, this.options.reloadConfig);
     if (this.options.board) boardRoutes(this.options.board, route, limitOf);
     if (this.options.memory) memoryRoutes(this.options.memory, route);
+    if (this.options.teams) teamRoutes(this.options.teams, route);
     sendRoutes(this.gateway, route);
   }
 

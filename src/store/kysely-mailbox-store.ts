@@ -5,7 +5,7 @@
  */
 import { sql, type Kysely, type Selectable } from 'kysely';
 import { reservationsOverlap } from '../core/reservations.js';
-import type { MailboxReservationRecord, MailboxStore, ReserveOutcome } from '../ports/index.js';
+import type { MailboxReservationRecord, MailboxStore, ReserveOutcome, TeamState, TeamStateRecord } from '../ports/index.js';
 import { num } from './kysely-rows.js';
 import type { Database, MailboxReservationsTable } from './schema.js';
 import type { SqlDialectName } from './sql-dialect.js';
@@ -73,5 +73,36 @@ export class KyselyMailboxStore implements MailboxStore {
     let query = this.db.selectFrom('mailbox_reservations').selectAll().where('expires_at', '>', now);
     if (holder !== undefined) query = query.where('holder', '=', holder);
     return (await query.orderBy('since').orderBy('holder').orderBy('pattern').execute()).map(toReservation);
+  }
+
+  async teamState(teamId: string): Promise<TeamStateRecord> {
+    const row = await this.db.selectFrom('team_states').selectAll().where('team_id', '=', teamId).executeTakeFirst();
+    if (!row) return { teamId, state: 'active', release: false, changedAt: 0 };
+    return { teamId, state: row.state as TeamState, release: num(row.release) === 1, changedAt: num(row.changed_at) };
+  }
+
+  async setTeamState(
+    teamId: string,
+    from: readonly TeamState[],
+    to: { state: TeamState; release: boolean },
+    now: number,
+  ): Promise<TeamStateRecord | undefined> {
+    const values = { state: to.state, release: to.release ? 1 : 0, changed_at: now };
+    // A team never shut down has no row: it is `active`, and its first change inserts one.
+    if (from.includes('active')) {
+      const inserted = await this.db
+        .insertInto('team_states')
+        .values({ team_id: teamId, ...values })
+        .onConflict((conflict) => conflict.column('team_id').doNothing())
+        .executeTakeFirst();
+      if (Number(inserted.numInsertedOrUpdatedRows ?? 0) === 1) return { teamId, ...to, changedAt: now };
+    }
+    const updated = await this.db
+      .updateTable('team_states')
+      .set(values)
+      .where('team_id', '=', teamId)
+      .where('state', 'in', [...from])
+      .executeTakeFirst();
+    return Number(updated.numUpdatedRows) === 1 ? { teamId, ...to, changedAt: now } : undefined;
   }
 }

@@ -4,7 +4,8 @@
  * own: an FTS5 table over the chunks on SQLite (kept by triggers), a generated `tsvector` with a GIN index on
  * PostgreSQL. Both stem English words (porter / the `english` configuration), so both find "runs" for "running".
  *
- * Migration 0016: the file mailbox's reservations (docs/mailbox.md), one row per holder and pattern.
+ * Migration 0016: the file mailbox's reservations (docs/mailbox.md), one row per holder and pattern, and the teams'
+ * states (docs/teams.md).
  */
 import { sql, type Kysely } from 'kysely';
 import { serialKey, type SqlDialectName } from './sql-dialect.js';
@@ -57,5 +58,12 @@ export async function mailboxTables(db: Kysely<any>): Promise<void> {
     .addColumn('since', 'bigint', (col) => col.notNull())
     .addColumn('expires_at', 'bigint', (col) => col.notNull())
     .addPrimaryKeyConstraint('mailbox_reservations_pk', ['holder', 'pattern'])
+    .execute();
+  await db.schema
+    .createTable('team_states')
+    .addColumn('team_id', 'varchar(64)', (col) => col.primaryKey())
+    .addColumn('state', 'varchar(16)', (col) => col.notNull())
+    .addColumn('release', 'integer', (col) => col.notNull())
+    .addColumn('changed_at', 'bigint', (col) => col.notNull())
     .execute();
 }

@@ -49,3 +49,10 @@ export interface MailboxReservationsTable {
   since: number;
   expires_at: number;
 }
+
+export interface TeamStatesTable {
+  team_id: string;
+  state: string;
+  release: number;
+  changed_at: number;
+}

@@ -9,7 +9,14 @@ import type {
   BoardLeasesTable,
   BoardTasksTable,
 } from './schema-board.js';
-import type { GatewaysTable, MailboxReservationsTable, MemoryChunksTable, MemoryDocsTable, SharedSecretsTable } from './schema-shared.js';
+import type {
+  GatewaysTable,
+  MailboxReservationsTable,
+  MemoryChunksTable,
+  MemoryDocsTable,
+  SharedSecretsTable,
+  TeamStatesTable,
+} from './schema-shared.js';
 
 export type * from './schema-a2a.js';
 export type * from './schema-board.js';
@@ -224,4 +231,5 @@ export interface Database {
   memory_docs: MemoryDocsTable;
   memory_chunks: MemoryChunksTable;
   mailbox_reservations: MailboxReservationsTable;
+  team_states: TeamStatesTable;
 }

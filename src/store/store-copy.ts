@@ -35,6 +35,7 @@ const TABLES = {
   memory_docs: false,
   memory_chunks: true,
   mailbox_reservations: false,
+  team_states: false,
 } as const satisfies Record<keyof Database, boolean>;
 
 export type TableName = keyof typeof TABLES;

@@ -80,6 +80,30 @@ describe('config loading', () => {
     ]);
   });
 
+  it('config: cross-checks mailbox names and teams', () => {
+    const message = errorOf(`{ mailbox: { enabled: true }, agents: { list: [
+        { id: "a", model: "scripted/echo", mailbox: { name: "Same" } }, { id: "b", model: "scripted/echo", mailbox: { name: "Same" } },
+        { id: "-c", model: "scripted/echo" }] },
+      teams: [{ id: "t", lead: "ghost", members: ["a", "a", "t/x", "ghost"], skills: { zed: ["docs"] } }, { id: "t", lead: "a", members: ["a"] }],
+      ${scripted} }`);
+    expect(
+      message
+        .split('\n')
+        .slice(1)
+        .map((line) => line.trim()),
+    ).toEqual([
+      'agents.list[1].mailbox.name: "Same" is already the mailbox name of agent "a"',
+      'agents.list[2].mailbox.name: the agent id "-c" is not a mailbox name (1-50 characters [A-Za-z0-9_-], not starting with "-"); set one',
+      'teams[0].lead: unknown agent "ghost" (agents: a, b, -c)',
+      'teams[0].members[1]: "a" is listed twice',
+      'teams[0].members[2]: "t/x" is neither an agent (agents: a, b, -c) nor a mailbox name of an outside process',
+      'teams[0].members[3]: "ghost" is the team\'s lead; a lead is not also a member',
+      'teams[0].skills.zed: "zed" is not a member of the team',
+      'teams[1].id: duplicate team id "t"',
+      'teams[1].members[0]: "a" is the team\'s lead; a lead is not also a member',
+    ]);
+  });
+
   it('config: bad enum values and types', () => {
     const message = errorOf(
       `{ agents: { list: [{ id: "a", model: "scripted/echo" }] }, messages: { queue: { mode: "later" } }, gateway: { port: "80" }, ${scripted} }`,
