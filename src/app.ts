@@ -30,6 +30,7 @@ import { MailboxService, REPLY_KIND as MAILBOX_REPLY_KIND, SEND_KIND as MAILBOX_
 import { createMailboxTools } from './mailbox/mailbox-tools.js';
 import { Teams } from './mailbox/teams.js';
 import { createTeamTools } from './mailbox/team-tools.js';
+import { CLAUDE_REPLY_KIND, ClaudeTeams } from './mailbox/claude-team.js';
 
 /** What a caller of `startGateway` may want to hold on to: the A2A client, the board and its dispatcher. */
 export interface StandardHooks {
@@ -38,6 +39,7 @@ export interface StandardHooks {
   onMemory?: (memory: MemoryService) => void;
   onMailbox?: (mailbox: MailboxService) => void;
   onTeams?: (teams: Teams) => void;
+  onClaude?: (claude: ClaudeTeams) => void;
 }
 
 /** The tools and services every gateway runs with: built-in, session, sub-agent and board tools, the A2A client and the board's dispatcher. */
@@ -80,6 +82,8 @@ export function standardExtensions(parts: GatewayParts, hooks: StandardHooks = {
     log: parts.log,
   });
   hooks.onTeams?.(teams);
+  const claude = new ClaudeTeams({ config, board, api: parts.api, log: parts.log });
+  hooks.onClaude?.(claude);
   const dispatcher = new BoardDispatcher({
     store: parts.store.board,
     gateway: parts.api,
@@ -129,6 +133,11 @@ export function standardExtensions(parts: GatewayParts, hooks: StandardHooks = {
       writeGuard: (agentId, path) => mailbox.writeRefusal(agentId, path),
       start: () => mailbox.start(),
       stop: () => void mailbox.stop(),
+    },
+    {
+      deliveries: claude.mirrors.size > 0 ? { [CLAUDE_REPLY_KIND]: (row) => claude.deliver(row) } : {},
+      start: () => claude.start(),
+      stop: () => void claude.stop(),
     },
   ];
 }

@@ -4,6 +4,7 @@
  * problem as `<path>: <what was expected>, got <value>`. Nothing is guessed.
  */
 import { readFileSync, existsSync } from 'node:fs';
+import { homedir } from 'node:os';
 import { dirname, isAbsolute, resolve } from 'node:path';
 import JSON5 from 'json5';
 import type { z } from 'zod';
@@ -120,6 +121,7 @@ export function parseConfigText(
   if (config.agents.defaults.workspace) config.agents.defaults.workspace = absolute(config.agents.defaults.workspace);
   for (const server of Object.values(config.mcp.servers)) if (server.cwd) server.cwd = absolute(server.cwd);
   if (config.mailbox.dir) config.mailbox.dir = absolute(config.mailbox.dir);
+  for (const team of config.teams) if (team.claudeDir) team.claudeDir = absolute(team.claudeDir.replace(/^~(?=$|\/)/, homedir()));
   if (config.store.sqlite.path && config.store.sqlite.path !== ':memory:') config.store.sqlite.path = absolute(config.store.sqlite.path);
   return { config, path: resolve(path), dataDir: absolute(config.gateway.dataDir) };
 }

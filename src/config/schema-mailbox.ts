@@ -46,6 +46,8 @@ export const teamsSection = z
       board: z.string().min(1).optional(),
       /** What each member is good at: a task with labels goes to a member with one of them (a member without skills takes any). */
       skills: z.record(z.string(), z.array(z.string().min(1))).default({}),
+      /** Mirror the team in Claude Code's files under this folder (usually "~/.claude") so its teammates can join; off when unset. */
+      claudeDir: z.string().min(1).optional(),
     }),
   )
   .default([]);

@@ -63,5 +63,25 @@ export function describeMailboxContract(name: string, open: () => Promise<Store>
       expect(await mailbox.reservations(1200, 'Ops')).toEqual([]);
       expect(await mailbox.release('Nobody', undefined, 1200)).toEqual([]);
     });
+
+    it('team state: active until changed, each change a compare-and-set from the states it may leave', async () => {
+      expect(await mailbox.teamState('crew')).toEqual({ teamId: 'crew', state: 'active', release: false, changedAt: 0 });
+      expect(await mailbox.setTeamState('crew', ['stopping'], { state: 'stopped', release: false }, 5)).toBeUndefined();
+      expect(await mailbox.setTeamState('crew', ['active'], { state: 'stopping', release: true }, 10)).toEqual({
+        teamId: 'crew',
+        state: 'stopping',
+        release: true,
+        changedAt: 10,
+      });
+      expect(await mailbox.setTeamState('crew', ['active'], { state: 'stopping', release: false }, 11)).toBeUndefined();
+      expect(await mailbox.setTeamState('crew', ['stopping'], { state: 'stopped', release: false }, 12)).toMatchObject({
+        state: 'stopped',
+      });
+      expect(await mailbox.teamState('crew')).toEqual({ teamId: 'crew', state: 'stopped', release: false, changedAt: 12 });
+      expect(await mailbox.setTeamState('crew', ['stopping', 'stopped'], { state: 'active', release: false }, 13)).toMatchObject({
+        state: 'active',
+      });
+      expect((await mailbox.teamState('other')).state).toBe('active');
+    });
   });
 }

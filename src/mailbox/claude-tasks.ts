@@ -1,0 +1,155 @@
+/**
+ * A team's board mirrored as Claude Code's task list (`tasks/<team>/<n>.json`, `.highwatermark`, and `.lock` held
+ * while it is rewritten): each board task is a numbered file with its subject, description, status, owner and
+ * dependencies. A Claude Code teammate's own changes are read before anything is written: setting a pending task
+ * `in_progress` with itself as owner claims the board task for it, `completed` completes it, `pending` again releases
+ * it. Then the board's truth is written back, so a change the board refused (a task someone else holds) is undone.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { errorMessage } from '../core/errors.js';
+import type { TeamConfig } from '../config/schema-mailbox.js';
+import type { BoardService } from '../board/board.js';
+import type { BoardTaskRecord } from '../ports/index.js';
+import { ensureRealDir, writeWhole } from './files.js';
+import { readJsonFile, withLock, writeJsonFile } from './claude-files.js';
+
+type ClaudeStatus = 'pending' | 'in_progress' | 'completed';
+
+interface ClaudeTask {
+  id: string;
+  subject: string;
+  description: string;
+  owner?: string;
+  status: ClaudeStatus;
+  blocks: string[];
+  blockedBy: string[];
+}
+
+/** What the mirror remembers (`.switchboard.json`, beside the tasks): numbers, what it wrote last, the claims it holds for teammates. */
+interface MirrorState {
+  ids: Record<string, number>;
+  last: Record<string, { status: ClaudeStatus; owner: string | null }>;
+  claims: Record<string, { worker: string; token: number }>;
+}
+
+const BEAT_MS = 60_000;
+
+function statusOf(task: BoardTaskRecord): ClaudeStatus {
+  if (task.state === 'running') return 'in_progress';
+  if (task.state === 'done' || task.state === 'review' || task.state === 'cancelled') return 'completed';
+  return 'pending';
+}
+
+export class ClaudeTasks {
+  private readonly beats = new Map<string, number>();
+
+  constructor(
+    private readonly team: TeamConfig & { claudeDir: string },
+    private readonly board: BoardService,
+    private readonly ours: () => string[],
+    private readonly log: (message: string) => void,
+  ) {}
+
+  get dir(): string {
+    return join(this.team.claudeDir, 'tasks', this.team.id);
+  }
+
+  private get boardName(): string {
+    return this.team.board ?? this.team.id;
+  }
+
+  async sync(): Promise<void> {
+    ensureRealDir(this.dir);
+    const lockTarget = join(this.dir, '.lock');
+    // The file Claude Code locks (its lock is `.lock.lock`, made with mkdir), created empty as it creates it.
+    if (!existsSync(lockTarget)) writeWhole(this.dir, '.lock', '');
+    await withLock(lockTarget, async () => {
+      const statePath = join(this.dir, '.switchboard.json');
+      const state = readJsonFile<MirrorState>(statePath, { ids: {}, last: {}, claims: {} });
+      for (const [boardId, n] of Object.entries(state.ids)) await this.readBack(boardId, String(n), state);
+      await this.keepClaims(state);
+      let highest =
+        Number(existsSync(join(this.dir, '.highwatermark')) ? readFileSync(join(this.dir, '.highwatermark'), 'utf8').trim() : 0) || 0;
+      const tasks = await this.board.store.list({ board: this.boardName, limit: 1000 });
+      for (const task of tasks) state.ids[task.id] ??= ++highest;
+      const numberOf = (id: string) => (state.ids[id] === undefined ? undefined : String(state.ids[id]));
+      for (const task of tasks) {
+        const n = String(state.ids[task.id]);
+        const view = await this.board.store.view(task.id, { comments: 0 });
+        const owner = task.state === 'running' && task.claimWorker ? task.claimWorker.replace(/^agent:/, '') : undefined;
+        const note =
+          task.state === 'blocked' ? `\n\n[blocked: ${task.blockReason ?? ''}]` : task.state === 'cancelled' ? '\n\n[cancelled]' : '';
+        const mirrored: ClaudeTask = {
+          id: n,
+          subject: task.title,
+          description: `${task.body}${note}`,
+          ...(owner ? { owner } : {}),
+          status: statusOf(task),
+          blocks: (view?.dependents ?? []).flatMap((dependent) => numberOf(dependent.id) ?? []),
+          blockedBy: (view?.dependsOn ?? []).flatMap((dependency) => numberOf(dependency.id) ?? []),
+        };
+        const path = join(this.dir, `${n}.json`);
+        if (JSON.stringify(readJsonFile<unknown>(path, null)) !== JSON.stringify(mirrored)) writeJsonFile(path, mirrored);
+        state.last[n] = { status: mirrored.status, owner: owner ?? null };
+      }
+      writeJsonFile(statePath, state);
+      writeJsonFile(join(this.dir, '.highwatermark'), highest);
+    });
+  }
+
+  /** A teammate's change to a task file since the mirror last wrote it, done on the board as that teammate. */
+  private async readBack(boardId: string, n: string, state: MirrorState): Promise<void> {
+    const before = state.last[n];
+    let file: Partial<ClaudeTask> | null;
+    try {
+      file = readJsonFile<Partial<ClaudeTask> | null>(join(this.dir, `${n}.json`), null);
+    } catch {
+      return;
+    }
+    if (!before || !file || (file.status === before.status && (file.owner ?? null) === before.owner)) return;
+    const claim = state.claims[n];
+    const owner = typeof file.owner === 'string' && file.owner && !this.ours().includes(file.owner) ? file.owner : undefined;
+    try {
+      if (file.status === 'in_progress' && before.status === 'pending' && owner) await this.claimFor(boardId, n, owner, state);
+      else if (file.status === 'completed' && before.status !== 'completed') {
+        if (!claim && owner) await this.claimFor(boardId, n, owner, state);
+        const held = state.claims[n];
+        if (held) {
+          await this.board.complete(boardId, held.token, `completed by ${held.worker} in Claude Code's task list`);
+          delete state.claims[n];
+        }
+      } else if (file.status === 'pending' && claim) {
+        await this.board.release(boardId, claim.token, `released by ${claim.worker} in Claude Code's task list`);
+        delete state.claims[n];
+      }
+    } catch (error) {
+      // Refused (someone else holds it, the claim was taken back): the board's truth is written over the change.
+      this.log(`team ${this.team.id}: task ${n} as changed in Claude Code's task list: ${errorMessage(error)}`);
+      if (state.claims[n] && (await this.board.store.get(boardId))?.token !== state.claims[n].token) delete state.claims[n];
+    }
+  }
+
+  private async claimFor(boardId: string, n: string, worker: string, state: MirrorState): Promise<void> {
+    const answer = await this.board.claim({ worker, taskId: boardId, board: this.boardName });
+    if (answer) {
+      state.claims[n] = { worker, token: answer.claim.token };
+      this.beats.set(n, Date.now());
+    }
+  }
+
+  /** Claims held for teammates are kept alive while their task files say in_progress; a claim taken back is forgotten. */
+  private async keepClaims(state: MirrorState): Promise<void> {
+    for (const [n, claim] of Object.entries(state.claims)) {
+      const boardId = Object.entries(state.ids).find(([, number]) => String(number) === n)?.[0];
+      if (!boardId) continue;
+      if (Date.now() - (this.beats.get(n) ?? 0) < BEAT_MS) continue;
+      try {
+        await this.board.heartbeat(boardId, claim.token);
+        this.beats.set(n, Date.now());
+      } catch {
+        delete state.claims[n];
+      }
+    }
+  }
+}

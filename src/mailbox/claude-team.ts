@@ -1,0 +1,258 @@
+/**
+ * A team mirrored in Claude Code's files (docs/teams.md, `teams[].claudeDir`), so that Claude Code teammates join it:
+ * `teams/<team>/config.json` names the members; `teams/<team>/inboxes/<name>.json` is each one's inbox (an array,
+ * rewritten under `<inbox>.lock`); the board's tasks are mirrored as the team's task list (claude-tasks.ts).
+ *
+ * A message in one of our agents' inboxes becomes an input first and is marked read after, under the lock, on the
+ * array as it is then: nothing a teammate wrote meanwhile is lost, and a crash between the two reads it again as the
+ * same input (its key is a hash of sender, time and text). Replies are appended to the sender's inbox through the
+ * outbox, once.
+ */
+import { createHash } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { SwitchboardError, errorMessage } from '../core/errors.js';
+import { agentToAgentAllowed } from '../core/session-access.js';
+import type { TeamConfig } from '../config/schema-mailbox.js';
+import type { SwitchboardConfig } from '../config/schema.js';
+import type { OutboxRecord } from '../ports/index.js';
+import type { GatewayApi } from '../gateway/gateway-api.js';
+import { PermanentDeliveryError } from '../gateway/outbox.js';
+import { SerialTask } from '../gateway/serial-task.js';
+import type { BoardService } from '../board/board.js';
+import { ClaudeTasks } from './claude-tasks.js';
+import {
+  appendToInbox,
+  isInboxEntry,
+  readInbox,
+  readJsonFile,
+  sameEntry,
+  withLock,
+  writeJsonFile,
+  type ClaudeInboxEntry,
+} from './claude-files.js';
+
+export const CLAUDE_REPLY_KIND = 'reply:claude';
+
+interface ClaudeMember {
+  agentId: string;
+  name: string;
+  agentType: string;
+  model?: string;
+  joinedAt?: number;
+  [key: string]: unknown;
+}
+
+interface ClaudeTeamConfig {
+  name: string;
+  description?: string;
+  leadAgentId: string;
+  members: ClaudeMember[];
+  [key: string]: unknown;
+}
+
+export interface ClaudeTeamDeps {
+  config: SwitchboardConfig;
+  board: BoardService;
+  api: () => Pick<GatewayApi, 'acceptMailboxMessage'>;
+  log: (message: string) => void;
+}
+
+/** What an idle notice from a Claude Code teammate says, in words for the agent; other texts as they are. */
+export function readableText(text: string): string {
+  if (!text.startsWith('{')) return text;
+  try {
+    const value = JSON.parse(text) as { type?: unknown; from?: unknown; idleReason?: unknown };
+    if (value.type === 'idle_notification')
+      return `${String(value.from ?? 'a teammate')} is idle${value.idleReason ? ` (${String(value.idleReason)})` : ''}.`;
+  } catch {}
+  return text;
+}
+
+export class ClaudeTeam {
+  constructor(
+    private readonly team: TeamConfig & { claudeDir: string },
+    private readonly deps: ClaudeTeamDeps,
+  ) {}
+
+  get root(): string {
+    return join(this.team.claudeDir, 'teams', this.team.id);
+  }
+
+  inbox(name: string): string {
+    return join(this.root, 'inboxes', `${name}.json`);
+  }
+
+  /** The team's agents of this gateway: the lead and the members that are agents. */
+  ours(): string[] {
+    const agents = new Set(this.deps.config.agents.list.map((agent) => agent.id));
+    return [this.team.lead, ...this.team.members.filter((member) => agents.has(member))];
+  }
+
+  /** config.json with our agents in it (teammates that joined are kept), and an inbox for each of them. */
+  async publish(): Promise<void> {
+    const path = join(this.root, 'config.json');
+    await withLock(path, () => {
+      const current = readJsonFile<Partial<ClaudeTeamConfig>>(path, {});
+      const members = Array.isArray(current.members) ? [...current.members] : [];
+      for (const name of this.ours()) {
+        if (members.some((member) => member?.name === name)) continue;
+        const agent = this.deps.config.agents.list.find((candidate) => candidate.id === name);
+        members.push({
+          agentId: `${name}@${this.team.id}`,
+          name,
+          agentType: name === this.team.lead ? 'team-lead' : 'switchboard',
+          model: agent?.model ?? this.deps.config.agents.defaults.model,
+          joinedAt: Date.now(),
+        });
+      }
+      writeJsonFile(path, {
+        ...current,
+        name: this.team.id,
+        description: current.description ?? `Switchboard team ${this.team.id}`,
+        leadAgentId: `${this.team.lead}@${this.team.id}`,
+        members,
+      });
+    });
+    for (const name of this.ours())
+      if (!existsSync(this.inbox(name)))
+        await withLock(this.inbox(name), () => existsSync(this.inbox(name)) || writeJsonFile(this.inbox(name), []));
+  }
+
+  /** Every unread message in our agents' inboxes becomes an input, then is marked read. */
+  async ingest(): Promise<void> {
+    for (const agentId of this.ours()) {
+      const path = this.inbox(agentId);
+      const unread = (await withLock(path, () => readInbox(path))).filter(
+        (entry): entry is ClaudeInboxEntry => isInboxEntry(entry) && entry.read !== true,
+      );
+      if (unread.length === 0) continue;
+      const taken: ClaudeInboxEntry[] = [];
+      for (const entry of unread) {
+        try {
+          await this.accept(agentId, entry);
+          taken.push(entry);
+        } catch (error) {
+          // Taken again at the next pass: an entry is marked read only once it is an input.
+          this.deps.log(`team ${this.team.id}: a message from ${entry.from} to ${agentId} was not taken yet: ${errorMessage(error)}`);
+          break;
+        }
+      }
+      if (taken.length === 0) continue;
+      await withLock(path, () => {
+        const entries = readInbox(path);
+        writeJsonFile(
+          path,
+          entries.map((entry) =>
+            isInboxEntry(entry) && entry.read !== true && taken.some((done) => sameEntry(done, entry)) ? { ...entry, read: true } : entry,
+          ),
+        );
+      });
+    }
+  }
+
+  private async accept(agentId: string, entry: ClaudeInboxEntry): Promise<void> {
+    const policy = this.deps.config.tools.agentToAgent;
+    const sender = this.deps.config.agents.list.find((agent) => agent.id === entry.from);
+    if (sender && !agentToAgentAllowed(policy, sender.id, agentId)) {
+      this.deps.log(
+        `team ${this.team.id}: agent "${sender.id}" may not message agent "${agentId}" (tools.agentToAgent); marked read, not taken`,
+      );
+      return;
+    }
+    await this.deps.api().acceptMailboxMessage({
+      channel: 'claude',
+      agentId,
+      inbox: `${this.team.id}/${agentId}`,
+      from: entry.from,
+      messageId: createHash('sha256').update(`${entry.from}\n${entry.timestamp}\n${entry.text}`).digest('hex').slice(0, 32),
+      text: readableText(entry.text),
+    });
+  }
+
+  /** A reply from one of our agents, appended to the teammate's inbox once (a repeat finds it there). */
+  async deliver(row: OutboxRecord, from: string): Promise<void> {
+    const payload = row.payload as { route: { peer?: string }; text: string | null };
+    const to = payload.route.peer ?? '';
+    const members = readJsonFile<Partial<ClaudeTeamConfig>>(join(this.root, 'config.json'), {}).members ?? [];
+    if (!existsSync(this.inbox(to)) && !members.some((member) => member?.name === to))
+      throw new PermanentDeliveryError(
+        `no teammate "${to}" in Claude Code team ${this.team.id} (members: ${members.map((member) => member.name).join(', ') || 'none'})`,
+      );
+    const text = payload.text ?? '';
+    await appendToInbox(this.inbox(to), {
+      from,
+      text,
+      timestamp: new Date(row.createdAt).toISOString(),
+      read: false,
+      summary: text.split('\n')[0].slice(0, 60),
+    });
+  }
+}
+
+/** The mirrors of the teams that have a `claudeDir`: published at start, then read and written every second. */
+export class ClaudeTeams {
+  readonly mirrors = new Map<string, { team: ClaudeTeam; tasks: ClaudeTasks }>();
+  private readonly passes: SerialTask;
+  private timer?: NodeJS.Timeout;
+  private stopped = false;
+
+  constructor(private readonly deps: ClaudeTeamDeps) {
+    for (const config of deps.config.teams) {
+      if (!config.claudeDir) continue;
+      const withDir = { ...config, claudeDir: config.claudeDir };
+      const team = new ClaudeTeam(withDir, deps);
+      this.mirrors.set(config.id, { team, tasks: new ClaudeTasks(withDir, deps.board, () => team.ours(), deps.log) });
+    }
+    this.passes = new SerialTask(
+      () => this.pass(),
+      (error) => deps.log(`team: Claude Code files: ${errorMessage(error)}`),
+    );
+  }
+
+  async start(): Promise<void> {
+    if (this.mirrors.size === 0) return;
+    await this.each((mirror) => mirror.team.publish());
+    this.timer = setInterval(() => this.kick(), 1000);
+    this.kick();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearInterval(this.timer);
+    await this.passes.idle();
+  }
+
+  kick(): void {
+    if (!this.stopped) void this.passes.kick();
+  }
+
+  /** Settles once a pass that started after the call has ended (tests). */
+  settle(): Promise<void> {
+    return this.passes.kick();
+  }
+
+  private async pass(): Promise<void> {
+    await this.each(async (mirror) => {
+      await mirror.team.ingest();
+      await mirror.tasks.sync();
+    });
+  }
+
+  /** A reply whose route names `<team>/<agent>` as the inbox it came in by. */
+  async deliver(row: OutboxRecord): Promise<void> {
+    const account = (row.payload as { route: { account?: string } }).route.account ?? '';
+    const [teamId, agentId] = account.split('/');
+    const mirror = this.mirrors.get(teamId);
+    if (!mirror) throw new PermanentDeliveryError(`no Claude Code team "${teamId}" (teams[].claudeDir) to reply into`);
+    await mirror.team.deliver(row, agentId);
+  }
+
+  /** One team's failure (a lock held too long, a file that is not JSON) does not hold up the others. */
+  private async each(step: (mirror: { team: ClaudeTeam; tasks: ClaudeTasks }) => Promise<void>): Promise<void> {
+    for (const [id, mirror] of this.mirrors)
+      await step(mirror).catch((error) =>
+        this.deps.log(`team ${id}: Claude Code files: ${SwitchboardError.isInstance(error) ? error.message : errorMessage(error)}`),
+      );
+  }
+}
