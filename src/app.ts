@@ -26,11 +26,10 @@ import { createSessionTools } from './tools/session-tools.js';
 import { createSubagentTools } from './tools/subagent-tools.js';
 import { McpService } from './mcp/mcp-tools.js';
 import { MemoryService } from './memory/memory-service.js';
-import { MailboxService, REPLY_KIND as MAILBOX_REPLY_KIND, SEND_KIND as MAILBOX_SEND_KIND } from './mailbox/mailbox.js';
-import { createMailboxTools } from './mailbox/mailbox-tools.js';
-import { Teams } from './mailbox/teams.js';
-import { createTeamTools } from './mailbox/team-tools.js';
-import { CLAUDE_REPLY_KIND, ClaudeTeams } from './mailbox/claude-team.js';
+import type { MailboxService } from './mailbox/mailbox.js';
+import type { Teams } from './mailbox/teams.js';
+import type { ClaudeTeams } from './mailbox/claude-team.js';
+import { mailboxFront } from './mailbox/front.js';
 
 /** What a caller of `startGateway` may want to hold on to: the A2A client, the board and its dispatcher. */
 export interface StandardHooks {
@@ -56,42 +55,18 @@ export function standardExtensions(parts: GatewayParts, hooks: StandardHooks = {
   });
   hooks.onClient?.(client);
   const board = new BoardService(parts.store.board, parts.api, parts.clock);
-  const mailbox = new MailboxService({
-    config,
-    dataDir: parts.dataDir,
-    store: parts.store.mailbox,
-    clock: parts.clock,
-    gatewayId: parts.gatewayId,
-    api: parts.api,
-    enqueue: (row) => parts.enqueueDelivery(row),
-    log: parts.log,
-  });
-  hooks.onMailbox?.(mailbox);
-  const teams = new Teams({
-    config,
-    board: parts.store.board,
-    store: parts.store.mailbox,
-    clock: parts.clock,
-    api: parts.api,
-    kick: () => void dispatcher.kick(),
-    tellOutside: async (lead, member, text, key) => {
-      const from = config.mailbox.enabled ? mailbox.nameOf(lead) : undefined;
-      if (from) await mailbox.send({ from, to: member, text, replyTo: null }, key);
-    },
-    alive: (name) => (config.mailbox.enabled ? mailbox.list().find((participant) => participant.name === name)?.alive : undefined),
-    log: parts.log,
-  });
-  hooks.onTeams?.(teams);
-  const claude = new ClaudeTeams({ config, board, api: parts.api, log: parts.log });
-  hooks.onClaude?.(claude);
+  const front = mailboxFront(parts, board, () => void dispatcher.kick());
+  hooks.onMailbox?.(front.mailbox);
+  hooks.onTeams?.(front.teams);
+  hooks.onClaude?.(front.claude);
   const dispatcher = new BoardDispatcher({
     store: parts.store.board,
     gateway: parts.api,
     clock: parts.clock,
     owner: parts.gatewayId,
     remote: client.boardWorkers,
-    seats: () => teams.seats(),
-    afterPass: () => teams.afterPass(),
+    seats: () => front.teams.seats(),
+    afterPass: () => front.teams.afterPass(),
     log: (_level, message) => parts.log(message),
   });
   board.onChange = () => void dispatcher.kick();
@@ -100,7 +75,6 @@ export function standardExtensions(parts: GatewayParts, hooks: StandardHooks = {
   const mcp = new McpService(config, { log: parts.log });
   const memory = new MemoryService(config, parts);
   hooks.onMemory?.(memory);
-  const deliver = (row: Parameters<MailboxService['deliver']>[0]) => mailbox.deliver(row);
   return [
     {
       tools: [
@@ -121,24 +95,13 @@ export function standardExtensions(parts: GatewayParts, hooks: StandardHooks = {
     },
     {
       // A team's lead coordinates its board: it gets the board tools with the agents board.agents names.
-      tools: [...createBoardTools(board, [...config.board.agents, ...config.teams.map((team) => team.lead)]), ...createTeamTools(teams)],
+      tools: createBoardTools(board, [...config.board.agents, ...config.teams.map((team) => team.lead)]),
       start: () => dispatcher.start(),
       stop: () => dispatcher.stop(),
     },
     { agentTools: (agentId) => mcp.toolsFor(agentId), stop: () => void mcp.stop() },
     { tools: config.memory.enabled ? memory.tools : [], start: () => memory.start(), stop: () => memory.stop() },
-    {
-      tools: config.mailbox.enabled ? createMailboxTools(mailbox) : [],
-      deliveries: config.mailbox.enabled ? { [MAILBOX_REPLY_KIND]: deliver, [MAILBOX_SEND_KIND]: deliver } : {},
-      writeGuard: (agentId, path) => mailbox.writeRefusal(agentId, path),
-      start: () => mailbox.start(),
-      stop: () => void mailbox.stop(),
-    },
-    {
-      deliveries: claude.mirrors.size > 0 ? { [CLAUDE_REPLY_KIND]: (row) => claude.deliver(row) } : {},
-      start: () => claude.start(),
-      stop: () => void claude.stop(),
-    },
+    ...front.extensions,
   ];
 }
 

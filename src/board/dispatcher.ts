@@ -13,26 +13,15 @@ import type { Clock } from '../ports/index.js';
 import type { GatewayApi } from '../gateway/gateway-api.js';
 import type { WaitResult } from '../gateway/gateway-queries.js';
 import { SerialTask } from '../gateway/serial-task.js';
-import { ENDED, pollRemoteTask, settleFromRemote, type Follower, type RemoteWorkers } from './remote-follow.js';
-import { agentTaskPrompt } from './task-prompt.js';
+import { pollAndSettle, type Follower, type RemoteWorkers } from './remote-follow.js';
+import { agentTaskPrompt, runEndReason } from './task-prompt.js';
+import { seatTeams, type TeamSeat } from './team-seats.js';
 
 export type { RemoteTaskState, RemoteWorkers } from './remote-follow.js';
+export type { TeamSeat } from './team-seats.js';
 
 const EVENTS_THAT_WAKE = new Set(['created', 'moved', 'promoted', 'released', 'reclaimed', 'attempt_failed', 'linked']);
 const RECLAIM_BATCH = 100;
-
-/**
- * A team member's seat at its team's board (docs/teams.md): with `work`, the agent takes the next ready task of the
- * board that is unassigned and matches its skills, one at a time; with `finish`, it takes none; with `release`, what
- * it holds is given back (its run stopped, the claim released, not counted as a failure).
- */
-export interface TeamSeat {
-  agentId: string;
-  board: string;
-  /** A task with labels is taken only by a member with one of them; a member without skills takes any. */
-  skills: readonly string[];
-  mode: 'work' | 'finish' | 'release';
-}
 
 export interface DispatcherDeps {
   store: BoardStore;
@@ -160,27 +149,19 @@ export class BoardDispatcher {
 
   /** Each team member without a task of its team's board takes the next one it may (docs/teams.md). */
   private async seatTeams(): Promise<void> {
-    const store = this.writes!;
-    for (const seat of (await this.deps.seats?.()) ?? []) {
-      if (this.stopped) return;
-      const holding = [...this.followers.values()].filter((follower) => follower.agentId === seat.agentId && follower.board === seat.board);
-      if (seat.mode === 'release') {
-        for (const follower of holding) await this.giveBack(follower, 'the team was shut down');
-        continue;
-      }
-      if (seat.mode === 'finish' || holding.length > 0) continue;
-      for (const task of await store.list({ board: seat.board, states: ['ready'], limit: 100 })) {
-        if (task.assignee !== null || !skillsMatch(task.labels, seat.skills)) continue;
-        const claim = await store.claim(
-          { worker: `agent:${seat.agentId}`, board: seat.board, taskId: task.id, ttlMs: this.claimMs },
-          this.deps.clock.now(),
-        );
-        if (!claim) continue;
+    await seatTeams((await this.deps.seats?.()) ?? [], {
+      store: this.writes!,
+      claimMs: this.claimMs,
+      now: () => this.deps.clock.now(),
+      stopped: () => this.stopped,
+      holding: (agentId, board) =>
+        [...this.followers.values()].filter((follower) => follower.agentId === agentId && follower.board === board),
+      handToAgent: async (claim, agentId) => {
         this.wrote = true;
-        await this.handToAgent(claim, seat.agentId);
-        break;
-      }
-    }
+        await this.handToAgent(claim, agentId);
+      },
+      giveBack: (follower, why) => this.giveBack(follower, why),
+    });
   }
 
   /** A task handed back: its run stopped, its claim released (not a failed attempt). */
@@ -370,27 +351,23 @@ export class BoardDispatcher {
     this.followers.delete(follower.taskId);
     const task = await this.deps.store.get(follower.taskId);
     if (task?.state !== 'running' || task.token !== follower.token) return;
-    const why =
-      outcome.status === 'completed'
-        ? `run ${outcome.run.id} ${outcome.run.status} without completing or blocking the task${outcome.run.errorMessage ? ` (${outcome.run.errorMessage})` : ''}`
-        : outcome.status === 'dropped'
-          ? `the task's input was dropped: ${outcome.input.note ?? 'no reason recorded'}`
-          : 'the task was stored in the session without a run';
-    await this.failQuietly(follower.taskId, follower.token, why);
+    await this.failQuietly(follower.taskId, follower.token, runEndReason(outcome));
   }
 
   /** True once the remote task ended and the board task was settled from it; false while it goes on. */
   private async pollRemote(follower: Follower): Promise<boolean> {
-    const { clock } = this.deps;
     const store = this.writes;
     // The lease was lost while the poll was under way: the next holder follows the task.
     if (!store) return false;
-    const maxPollMs = this.deps.gateway().config.a2a.client.maxPollSeconds * 1000;
-    const state = await pollRemoteTask(follower, { workers: this.deps.remote!, store, clock, maxPollMs });
-    if (!ENDED.has(state.state)) return false;
-    this.followers.delete(follower.taskId);
-    await settleFromRemote(store, follower, state, this.settings.maxResultChars, clock.now());
-    return true;
+    const ended = await pollAndSettle(follower, {
+      workers: this.deps.remote!,
+      store,
+      clock: this.deps.clock,
+      maxPollMs: this.deps.gateway().config.a2a.client.maxPollSeconds * 1000,
+      maxResultChars: this.settings.maxResultChars,
+    });
+    if (ended) this.followers.delete(follower.taskId);
+    return ended;
   }
 
   private async failQuietly(taskId: string, token: number, why: string): Promise<void> {
@@ -399,8 +376,4 @@ export class BoardDispatcher {
       if (!(SwitchboardError.isInstance(error) && error.code === 'CLAIM_LOST')) throw error;
     });
   }
-}
-
-function skillsMatch(labels: readonly string[], skills: readonly string[]): boolean {
-  return skills.length === 0 || labels.length === 0 || labels.some((label) => skills.includes(label));
 }

@@ -81,3 +81,14 @@ export async function settleFromRemote(
     await store.block(follower.taskId, follower.token, { kind: 'failed', reason: `${from} ended ${state.state}: ${state.text}` }, now);
   }
 }
+
+/** One poll of a remote task; once it ended, the board task settled from it. True when it ended. */
+export async function pollAndSettle(
+  follower: Follower,
+  deps: { workers: RemoteWorkers; store: BoardStore; clock: Clock; maxPollMs: number; maxResultChars: number },
+): Promise<boolean> {
+  const state = await pollRemoteTask(follower, deps);
+  if (!ENDED.has(state.state)) return false;
+  await settleFromRemote(deps.store, follower, state, deps.maxResultChars, deps.clock.now());
+  return true;
+}

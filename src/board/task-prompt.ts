@@ -1,5 +1,6 @@
 /** What a worker is given: the task, the results of the tasks it depends on, the last comments and earlier attempts. */
 import type { BoardTaskView } from '../ports/index.js';
+import type { WaitResult } from '../gateway/gateway-queries.js';
 
 const MAX_DEPENDENCY_RESULT = 4000;
 const MAX_COMMENTS = 10;
@@ -46,4 +47,12 @@ export function taskBrief(view: BoardTaskView): string {
       );
   }
   return lines.join('\n');
+}
+
+/** Why an agent's attempt failed when its run ended without completing or blocking the task. */
+export function runEndReason(outcome: Exclude<WaitResult, { status: 'timeout' }>): string {
+  if (outcome.status === 'completed')
+    return `run ${outcome.run.id} ${outcome.run.status} without completing or blocking the task${outcome.run.errorMessage ? ` (${outcome.run.errorMessage})` : ''}`;
+  if (outcome.status === 'dropped') return `the task's input was dropped: ${outcome.input.note ?? 'no reason recorded'}`;
+  return 'the task was stored in the session without a run';
 }

@@ -1,0 +1,64 @@
+/**
+ * The mailbox front as the composition root plugs it in (src/app.ts): the file mailbox, the teams on the board and
+ * their Claude Code mirrors, with the tools, deliveries and lives of each as gateway extensions.
+ */
+import type { BoardService } from '../board/board.js';
+import type { GatewayExtension, GatewayParts } from '../gateway/gateway-types.js';
+import { CLAUDE_REPLY_KIND, ClaudeTeams } from './claude-team.js';
+import { MailboxService, REPLY_KIND, SEND_KIND } from './mailbox.js';
+import { createMailboxTools } from './mailbox-tools.js';
+import { createTeamTools } from './team-tools.js';
+import { Teams } from './teams.js';
+
+export interface MailboxFront {
+  mailbox: MailboxService;
+  teams: Teams;
+  claude: ClaudeTeams;
+  extensions: GatewayExtension[];
+}
+
+/** `kick` has the board's dispatcher look at the teams' seats again (it is built after this, from `teams`). */
+export function mailboxFront(parts: GatewayParts, board: BoardService, kick: () => void): MailboxFront {
+  const { config } = parts;
+  const mailbox = new MailboxService({
+    config,
+    dataDir: parts.dataDir,
+    store: parts.store.mailbox,
+    clock: parts.clock,
+    gatewayId: parts.gatewayId,
+    api: parts.api,
+    enqueue: (row) => parts.enqueueDelivery(row),
+    log: parts.log,
+  });
+  const teams = new Teams({
+    config,
+    board: parts.store.board,
+    store: parts.store.mailbox,
+    clock: parts.clock,
+    api: parts.api,
+    kick,
+    tellOutside: async (lead, member, text, key) => {
+      const from = config.mailbox.enabled ? mailbox.nameOf(lead) : undefined;
+      if (from) await mailbox.send({ from, to: member, text, replyTo: null }, key);
+    },
+    alive: (name) => (config.mailbox.enabled ? mailbox.list().find((participant) => participant.name === name)?.alive : undefined),
+    log: parts.log,
+  });
+  const claude = new ClaudeTeams({ config, board, api: parts.api, log: parts.log });
+  const deliver = (row: Parameters<MailboxService['deliver']>[0]) => mailbox.deliver(row);
+  const extensions: GatewayExtension[] = [
+    {
+      tools: [...(config.mailbox.enabled ? createMailboxTools(mailbox) : []), ...createTeamTools(teams)],
+      deliveries: config.mailbox.enabled ? { [REPLY_KIND]: deliver, [SEND_KIND]: deliver } : {},
+      writeGuard: (agentId, path) => mailbox.writeRefusal(agentId, path),
+      start: () => mailbox.start(),
+      stop: () => void mailbox.stop(),
+    },
+    {
+      deliveries: claude.mirrors.size > 0 ? { [CLAUDE_REPLY_KIND]: (row) => claude.deliver(row) } : {},
+      start: () => claude.start(),
+      stop: () => void claude.stop(),
+    },
+  ];
+  return { mailbox, teams, claude, extensions };
+}
