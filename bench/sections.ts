@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fmt, judged, OPENCLAW_BYTES, percentile } from './judged.js';
 import { a2aLoad } from './load.js';
+import { mailboxBench } from './mailbox.js';
 import { mcpCallOverhead, mcpDefinitionBytes, memorySearch, wireBytes } from './tools.js';
 
 export interface SectionOptions {
@@ -68,4 +69,28 @@ export async function workTools(lines: string[], { root, quick }: SectionOptions
     `an MCP tool call, p50: ${fmt(mcp.direct, 3)} ms with the SDK's client directly; through the gateway's tool path ${fmt(mcp.readOnly, 3)} ms for a read-only tool, ratio ${judged(mcp.readOnly / mcp.direct, '<=', 1.5)}; ` +
       `${fmt(mcp.withLedger, 3)} ms for a tool with effects (its ledger record is a durable write before the call), ratio ${judged(mcp.withLedger / mcp.direct, '<=', 1.5)}`,
   );
+}
+
+/**
+ * Issue 31: a mailbox hop against a raw tmp+rename+fs.watch hop (the target), and against the same raw hop with one
+ * durable insert (what a hop that survives a crash cannot do without); a 10,000-message burst.
+ */
+export async function mailboxSection(lines: string[], { quick }: SectionOptions): Promise<void> {
+  for (const mode of ['followup', 'notify'] as const) {
+    const { hop, raw, rawDurable, burst } = await mailboxBench(quick ? 100 : 500, quick ? 2000 : 10_000, mode);
+    const what =
+      mode === 'followup'
+        ? 'the agent answering each message (a run each, in the same process)'
+        : 'the messages only stored (notify: the ingest alone)';
+    lines.push(
+      `mailbox hop, one message at a time, ${what} (an outside tmp+rename until the input is committed, synchronous=FULL): p50 ${fmt(hop.p50)} ms, p99 ${fmt(hop.p99)} ms; ` +
+        `raw tmp+rename+fs.watch+read p50 ${fmt(raw.p50, 3)} ms, p99 ${fmt(raw.p99, 3)} ms; the same raw hop with one durable SQLite insert p50 ${fmt(rawDurable.p50, 3)} ms, p99 ${fmt(rawDurable.p99, 3)} ms`,
+    );
+    lines.push(
+      `  p50 against the raw hop ${judged(hop.p50 / raw.p50, '<=', 2)}; against the raw hop with a durable insert ${fmt(hop.p50 / rawDurable.p50, 3)}`,
+    );
+    lines.push(
+      `  burst of ${burst.messages} messages written at once: ${fmt(burst.perSec, 0)} messages/s until the last is an input; ${judged(burst.lost, '<=', 0, 'lost')}, ${burst.twice} taken twice, ${burst.leftOver} left in the inbox`,
+    );
+  }
 }

@@ -107,6 +107,8 @@ export abstract class GatewayIntake extends GatewayQueries {
     const sessionKey = directSessionKey(agent.config.id, channel, request.from);
     const route: ReplyRoute = { channel, peer: request.from, account: request.inbox };
     const session = await this.openSession(sessionKey, agent.config.id, route);
+    // The file stays where it is and is taken when the lane has room: a flood of senders waits in the folder.
+    this.refuseWhenLaneFull(sessionKey);
     if (JSON.stringify(session.route) !== JSON.stringify(route)) await this.store.sessions.setRoute(sessionKey, route, this.clock.now());
     const channelSetting = this.config.messages.queue.byChannel[channel];
     const mode = (typeof channelSetting === 'object' ? channelSetting.mode : channelSetting) ?? this.config.messages.queue.mode;
@@ -176,13 +178,7 @@ export abstract class GatewayIntake extends GatewayQueries {
             ...(inbound.account ? { account: inbound.account } : {}),
           };
     const session = await this.openSession(sessionKey, agent.config.id, route);
-    if (this.lanes.isLaneFull(sessionKey) && !this.lanes.isBusy(sessionKey)) {
-      throw new SwitchboardError(
-        'LANE_QUEUE_FULL',
-        `the ${this.lanes.laneFor(sessionKey)} lane already has ${this.config.lanes.maxWaiting} sessions waiting (lanes.maxWaiting); retry later`,
-        { retryAfterMs: 1000 },
-      );
-    }
+    this.refuseWhenLaneFull(sessionKey);
     const channelSetting = this.config.messages.queue.byChannel[inbound.channel];
     const channelMode = typeof channelSetting === 'object' ? channelSetting.mode : channelSetting;
     const mode = request.mode ?? channelMode ?? this.config.messages.queue.mode;
@@ -203,6 +199,17 @@ export abstract class GatewayIntake extends GatewayQueries {
       : await this.store.inputs.enqueue(row, this.clock.now());
     if (created) this.lanes.wake(sessionKey);
     return { input, sessionKey, created };
+  }
+
+  /** A new waiting session is refused while its lane already has `lanes.maxWaiting` of them; a busy one takes more. */
+  private refuseWhenLaneFull(sessionKey: string): void {
+    if (this.lanes.isLaneFull(sessionKey) && !this.lanes.isBusy(sessionKey)) {
+      throw new SwitchboardError(
+        'LANE_QUEUE_FULL',
+        `the ${this.lanes.laneFor(sessionKey)} lane already has ${this.config.lanes.maxWaiting} sessions waiting (lanes.maxWaiting); retry later`,
+        { retryAfterMs: 1000 },
+      );
+    }
   }
 
   /** The tools a session is offered now (for a sub-agent: narrowed by its spawn and its role). */

@@ -48,7 +48,7 @@ export function mailboxFront(parts: GatewayParts, board: BoardService, kick: () 
   const deliver = (row: Parameters<MailboxService['deliver']>[0]) => mailbox.deliver(row);
   const extensions: GatewayExtension[] = [
     {
-      tools: [...(config.mailbox.enabled ? createMailboxTools(mailbox) : []), ...createTeamTools(teams)],
+      tools: [...(config.mailbox.enabled ? createMailboxTools(mailbox) : []), ...(config.teams.length > 0 ? createTeamTools(teams) : [])],
       deliveries: config.mailbox.enabled ? { [REPLY_KIND]: deliver, [SEND_KIND]: deliver } : {},
       writeGuard: (agentId, path) => mailbox.writeRefusal(agentId, path),
       start: () => mailbox.start(),

@@ -36,6 +36,8 @@ export interface IngestOptions {
 }
 
 const RETRY_MS = 1000;
+/** Files looked at together: each sender's in order, different senders' at once. */
+const WINDOW = 64;
 
 export class InboxIngest {
   private readonly passes: SerialTask;
@@ -94,31 +96,48 @@ export class InboxIngest {
     return this.passes.kick();
   }
 
-  /** What `.processing/` holds (left by a crash, or waiting), then every message file in the inbox, oldest first. */
+  /**
+   * What `.processing/` holds (left by a crash, or waiting), then every message file in the inbox, oldest first, in
+   * windows: within one, each sender's messages are taken in order, one at a time, and different senders' at once
+   * (their commits then share a sync).
+   */
   private async pass(): Promise<void> {
-    for (const file of messageFiles(this.processing)) {
-      if (this.stopped) return;
-      if ((this.retryAt.get(file) ?? 0) > Date.now()) continue;
-      await this.handle(file);
-    }
-    for (const file of messageFiles(this.inbox)) {
-      if (this.stopped) return;
+    const waiting = messageFiles(this.processing).filter((file) => (this.retryAt.get(file) ?? 0) <= Date.now());
+    const claimed = messageFiles(this.inbox).filter((file) => {
       try {
         renameSync(join(this.inbox, file), join(this.processing, file));
+        return true;
       } catch (error) {
         // Another reader claimed it first (a second gateway on this folder); the rename is the claim.
-        if ((error as NodeJS.ErrnoException).code === 'ENOENT') continue;
+        if ((error as NodeJS.ErrnoException).code === 'ENOENT') return false;
         throw error;
       }
-      await this.handle(file);
+    });
+    const files = [...waiting, ...claimed];
+    for (let at = 0; at < files.length && !this.stopped; at += WINDOW) {
+      const bySender = new Map<string, { file: string; message: MailMessage }[]>();
+      for (const file of files.slice(at, at + WINDOW)) {
+        const message = this.prepare(file);
+        if (message) bySender.set(message.from, [...(bySender.get(message.from) ?? []), { file, message }]);
+      }
+      await Promise.all(
+        [...bySender.values()].map(async (queue) => {
+          for (const [index, { file, message }] of queue.entries()) {
+            if (await this.take(file, message)) continue;
+            // Its later messages wait with it, so that they do not overtake it.
+            for (const later of queue.slice(index + 1)) this.retryAt.set(later.file, this.retryAt.get(file)!);
+            return;
+          }
+        }),
+      );
     }
   }
 
-  private async handle(file: string): Promise<void> {
-    const path = join(this.processing, file);
-    const read = readMessageFile(path, this.options.maxFileBytes);
+  /** The file's message, checked; undefined when it was rejected, is gone, or may still be being written. */
+  private prepare(file: string): MailMessage | undefined {
+    const read = readMessageFile(join(this.processing, file), this.options.maxFileBytes);
     if (read.kind === 'gone') return void this.retryAt.delete(file);
-    if (read.kind === 'refused') return this.reject(file, read.error);
+    if (read.kind === 'refused') return void this.reject(file, read.error);
     let value: unknown;
     try {
       value = JSON.parse(read.text);
@@ -126,23 +145,32 @@ export class InboxIngest {
       const age = Date.now() - read.modifiedAt;
       if (age < this.options.partialGraceMs) {
         this.retryAt.set(file, Date.now() + Math.min(RETRY_MS, this.options.partialGraceMs - age + 10));
-        return;
+        return undefined;
       }
-      return this.reject(file, `not JSON (${errorMessage(error)}), and unchanged for ${Math.round(age)} ms (mailbox.partialGraceMs)`);
+      return void this.reject(file, `not JSON (${errorMessage(error)}), and unchanged for ${Math.round(age)} ms (mailbox.partialGraceMs)`);
     }
     const checked = checkMessage(value, this.options.name);
-    if (!checked.ok) return this.reject(file, checked.error);
+    if (!checked.ok) return void this.reject(file, checked.error);
+    return checked.message;
+  }
+
+  /** Accepted, then deleted; refused, then rejected. False when the gateway could not take it yet (its sender's later files wait too). */
+  private async take(file: string, message: MailMessage): Promise<boolean> {
     try {
-      await this.options.accept(checked.message, file);
+      await this.options.accept(message, file);
     } catch (error) {
-      if (error instanceof MessageRefused) return this.reject(file, `refused by ${error.layer}: ${error.message}`);
+      if (error instanceof MessageRefused) {
+        this.reject(file, `refused by ${error.layer}: ${error.message}`);
+        return true;
+      }
       this.retryAt.set(file, Date.now() + RETRY_MS);
       this.options.log('warn', `mailbox ${this.options.name}: ${file} not taken yet, tried again soon: ${errorMessage(error)}`);
-      return;
+      return false;
     }
     this.retryAt.delete(file);
     this.counts.accepted += 1;
-    rmSync(path, { force: true });
+    rmSync(join(this.processing, file), { force: true });
+    return true;
   }
 
   private reject(file: string, reason: string): void {

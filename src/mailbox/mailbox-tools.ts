@@ -71,6 +71,7 @@ export function createMailboxTools(mailbox: MailboxService): GatewayTool[] {
   const reserve = defineTool({
     name: 'mailbox_reserve',
     description: 'Reserve paths (a pattern ending in / covers a folder) so that others do not write them while you work.',
+    effects: true,
     deferred: true,
     available,
     parameters: z.object({
@@ -101,6 +102,7 @@ export function createMailboxTools(mailbox: MailboxService): GatewayTool[] {
   const release = defineTool({
     name: 'mailbox_release',
     description: 'Release paths you reserved (all of them without paths).',
+    effects: true,
     deferred: true,
     available,
     parameters: z.object({ paths: unlisted(textList(1, 50, 'paths').optional()) }),

@@ -47,6 +47,8 @@ export class MailboxService {
   private readonly lastActivity = new Map<string, string>();
   private timer?: NodeJS.Timeout;
   private running = false;
+  /** The names watched, and their agents, as they were at start (a reload renames nothing until the next start). */
+  private watched = new Map<string, string>();
 
   constructor(private readonly deps: MailboxDeps) {}
 
@@ -89,7 +91,8 @@ export class MailboxService {
     if (!this.enabled) return;
     this.running = true;
     const options = this.deps.config.mailbox;
-    for (const name of this.names().keys()) {
+    this.watched = this.names();
+    for (const name of this.watched.keys()) {
       const ingest = new InboxIngest({
         layout: this.layout,
         name,
@@ -127,7 +130,7 @@ export class MailboxService {
     const routed = config.bindings.find(
       (binding) => binding.match.channel === 'mailbox' && binding.match.account === inbox && binding.match.peer === message.from,
     );
-    const agentId = routed?.agentId ?? this.names().get(inbox);
+    const agentId = routed?.agentId ?? this.watched.get(inbox);
     if (!agentId) throw new MessageRefused(`no agent answers to "${inbox}" any more`, 'binding');
     const sender = this.names().get(message.from);
     if (sender && !agentToAgentAllowed(config.tools.agentToAgent, sender, agentId))
@@ -185,7 +188,7 @@ export class MailboxService {
 
   /** The name's registration as pi-messenger reads it, with its live reservations. */
   private async register(name: string): Promise<void> {
-    const agentId = this.names().get(name)!;
+    const agentId = this.watched.get(name)!;
     const agent = this.deps.config.agents.list.find((candidate) => candidate.id === agentId);
     const reservations = await this.deps.store.reservations(this.deps.clock.now(), name);
     writeRegistration(this.layout, {

@@ -48,6 +48,7 @@ export function createTeamTools(teams: Teams): GatewayTool[] {
     defineTool({
       name: 'team_shutdown',
       description: 'Shut your team down: members take no new tasks and finish what they hold (release: true gives it back now).',
+      effects: true,
       deferred: true,
       available,
       parameters: z.object({ team: unlisted(text().optional()), release: flag().optional() }),

@@ -3,6 +3,9 @@
  * below classes every tool a gateway offers; a new tool fails this test until it is classed, and one classed as
  * having effects fails unless it is ledgered (`effects: true`).
  */
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Gateway } from '../../src/gateway/gateway.js';
 import type { GatewayTool } from '../../src/gateway/tool-contract.js';
@@ -26,6 +29,10 @@ const WITH_EFFECTS = [
   'edit_file',
   'exec',
   'memory_write',
+  'mailbox_send',
+  'mailbox_reserve',
+  'mailbox_release',
+  'team_shutdown',
 ];
 
 /** Tools that only read, each with why it needs no ledger. */
@@ -47,12 +54,16 @@ const READ_ONLY: Record<string, string> = {
   a2a_discover: "reads a remote agent's card",
   a2a_get_task: 'reads a remote task',
   a2a_request_input: "its question is the run's answer, written with the run's commit",
+  mailbox_list: 'reads the mailbox folder',
+  team_status: "reads the team's board and state",
 };
 
 let gateway: Gateway;
 beforeAll(async () => {
   gateway = await startTestGateway(`{
     board: { agents: ["*"] },
+    mailbox: { enabled: true, dir: "${mkdtempSync(join(tmpdir(), 'sb-ledger-mailbox-'))}" },
+    teams: [{ id: "t", lead: "a", members: ["Outside"] }],
     tools: { agentToAgent: { enabled: true }, sessions: { visibility: "all" } },
     a2a: { remoteAgents: [{ id: "far", url: "http://127.0.0.1:9/" }] },
     agents: { list: [{ id: "a", model: "scripted/a" }] },

@@ -1,0 +1,161 @@
+/**
+ * Issue 31's benchmark: a mailbox hop (an outside process's write until the message is a committed input) against a
+ * raw hop in the same run (temporary file, rename, fs.watch, read and parse; and the same plus one durable SQLite
+ * insert, the least a durable hop costs), one at a time, alternating; then a burst of 10,000 messages written at
+ * once: messages per second until the last is an input, and how many were lost.
+ */
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, watch, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import BetterSqlite3 from 'better-sqlite3';
+import { startGateway } from '../src/app.js';
+import { parseConfigText } from '../src/config/load.js';
+import { MailboxService } from '../src/mailbox/mailbox.js';
+import { SqliteStore } from '../src/store/sqlite/sqlite-store.js';
+import { percentile } from './judged.js';
+
+const tmp = () => mkdtempSync(join(tmpdir(), 'sb-bench-mailbox-'));
+
+/** How a writer that does it right puts a file in an inbox: a temporary name, then a rename. Message `id` is `m-<key>`. */
+function post(inbox: string, key: string, i: number, to: string): void {
+  const name = `${Date.now()}-${i.toString(36).padStart(6, '0').slice(-6)}.json`;
+  const message = { id: `m-${key}`, from: 'Writer', to, text: `message ${key}`, timestamp: new Date().toISOString(), replyTo: null };
+  writeFileSync(join(inbox, `.${name}.tmp`), JSON.stringify(message));
+  renameSync(join(inbox, `.${name}.tmp`), join(inbox, name));
+}
+
+/** The raw hop: the watcher sees the file, reads and parses it (and, `durable`, inserts it with synchronous=FULL). */
+async function rawHops(count: number, durable: boolean): Promise<number[]> {
+  const dir = tmp();
+  const inbox = join(dir, 'inbox');
+  mkdirSync(inbox);
+  const db = new BetterSqlite3(join(dir, 'raw.db'));
+  db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = FULL');
+  db.exec('CREATE TABLE inputs (key TEXT PRIMARY KEY, text TEXT NOT NULL)');
+  const insert = db.prepare('INSERT OR IGNORE INTO inputs (key, text) VALUES (?, ?)');
+  let waiting: ((at: number) => void) | undefined;
+  const watcher = watch(inbox, () => {
+    for (const file of readdirSync(inbox).filter((name) => name.endsWith('.json') && !name.startsWith('.'))) {
+      const parsed = JSON.parse(readFileSync(join(inbox, file), 'utf8')) as { id: string; text: string };
+      if (durable) insert.run(parsed.id, parsed.text);
+      renameSync(join(inbox, file), join(dir, file));
+      waiting?.(performance.now());
+    }
+  });
+  const times: number[] = [];
+  for (let i = 0; i < count; i++) {
+    const done = new Promise<number>((resolve) => (waiting = resolve));
+    const start = performance.now();
+    post(inbox, String(i), i, 'raw');
+    times.push((await done) - start);
+  }
+  watcher.close();
+  db.close();
+  return times;
+}
+
+/** A gateway with one agent in the mailbox; `committed` hears each message id when its input is committed. */
+async function mailboxGateway(mode: 'followup' | 'notify') {
+  const dir = tmp();
+  const text = `{ messages: { queue: { byChannel: { mailbox: "${mode}" } } }, agents: { list: [{ id: "ops", model: "scripted/m", mailbox: { name: "Ops" } }] },
+    models: { providers: { scripted: { type: "scripted", models: { m: { rules: [{ reply: "ok" }] } } } } } }`;
+  const { config } = parseConfigText(text, join(dir, 'switchboard.json5'), {});
+  const store = await SqliteStore.open({ path: join(dir, 'store.db') });
+  const gateway = await startGateway({ config, store, gatewayId: 'bench' });
+  // The gateway's own mailbox is off; this one is the same code, with its accepts timed.
+  const listeners = new Set<(id: string, at: number) => void>();
+  const mailbox = new MailboxService({
+    config: { ...config, mailbox: { ...config.mailbox, enabled: true, dir: join(dir, 'mailbox'), scanIntervalMs: 1000 } },
+    dataDir: dir,
+    store: store.mailbox,
+    clock: { now: () => Date.now() },
+    gatewayId: 'bench',
+    api: () => ({
+      acceptMailboxMessage: async (request) => {
+        const answer = await gateway.acceptMailboxMessage(request);
+        for (const listener of listeners) listener(request.messageId, performance.now());
+        return answer;
+      },
+    }),
+    enqueue: (row) => gateway.enqueueDelivery(row),
+    log: () => {},
+  });
+  await mailbox.start();
+  return {
+    inbox: join(dir, 'mailbox', 'inbox', 'Ops'),
+    mailbox,
+    listen(listener: (id: string, at: number) => void) {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
+    async stop() {
+      await mailbox.stop();
+      await gateway.stop();
+      await store.close();
+    },
+  };
+}
+
+async function mailboxHops(gateway: Awaited<ReturnType<typeof mailboxGateway>>, from: number, count: number): Promise<number[]> {
+  const times: number[] = [];
+  for (let i = from; i < from + count; i++) {
+    const done = new Promise<number>((resolve) => {
+      const stop = gateway.listen((id, at) => {
+        if (id !== `m-${i}`) return;
+        stop();
+        resolve(at);
+      });
+    });
+    const start = performance.now();
+    post(gateway.inbox, String(i), i, 'Ops');
+    times.push((await done) - start);
+  }
+  return times;
+}
+
+export interface MailboxBench {
+  hop: { p50: number; p99: number };
+  raw: { p50: number; p99: number };
+  rawDurable: { p50: number; p99: number };
+  burst: { messages: number; perSec: number; lost: number; twice: number; leftOver: number };
+}
+
+/** `followup`: the agent answers every message (a run each); `notify`: the messages are only stored (the ingest alone). */
+export async function mailboxBench(hops: number, burst: number, mode: 'followup' | 'notify'): Promise<MailboxBench> {
+  const gateway = await mailboxGateway(mode);
+  const ours: number[] = [];
+  const raw: number[] = [];
+  const rawDurable: number[] = [];
+  const rounds = 5;
+  await mailboxHops(gateway, 1_000_000, 20);
+  for (let round = 0; round < rounds; round++) {
+    raw.push(...(await rawHops(hops / rounds, false)));
+    rawDurable.push(...(await rawHops(hops / rounds, true)));
+    ours.push(...(await mailboxHops(gateway, round * hops, hops / rounds)));
+  }
+  const stats = (values: number[]) => ({ p50: percentile(values, 50), p99: percentile(values, 99) });
+  // The burst: every file written first, then the clock runs until the last one is an input.
+  const seen = new Map<string, number>();
+  let last = 0;
+  const all = new Promise<void>((resolve) =>
+    gateway.listen((id, at) => {
+      if (!id.startsWith('m-b')) return;
+      seen.set(id, (seen.get(id) ?? 0) + 1);
+      last = at;
+      if (seen.size === burst) resolve();
+    }),
+  );
+  const start = performance.now();
+  for (let i = 0; i < burst; i++) post(gateway.inbox, `b${i}`, i, 'Ops');
+  await Promise.race([all, new Promise((resolve) => setTimeout(resolve, 300_000))]);
+  const perSec = seen.size / ((last - start) / 1000);
+  const leftOver = readdirSync(gateway.inbox).filter((name) => name.endsWith('.json')).length;
+  await gateway.stop();
+  return {
+    hop: stats(ours),
+    raw: stats(raw),
+    rawDurable: stats(rawDurable),
+    burst: { messages: burst, perSec, lost: burst - seen.size, twice: [...seen.values()].filter((count) => count > 1).length, leftOver },
+  };
+}
