@@ -148,7 +148,9 @@ export async function mailboxBench(hops: number, burst: number, mode: 'followup'
   );
   const start = performance.now();
   for (let i = 0; i < burst; i++) post(gateway.inbox, `b${i}`, i, 'Ops');
-  await Promise.race([all, new Promise((resolve) => setTimeout(resolve, 300_000))]);
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([all, new Promise((resolve) => (timer = setTimeout(resolve, 300_000)))]);
+  clearTimeout(timer);
   const perSec = seen.size / ((last - start) / 1000);
   const leftOver = readdirSync(gateway.inbox).filter((name) => name.endsWith('.json')).length;
   await gateway.stop();
