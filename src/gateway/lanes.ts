@@ -8,6 +8,9 @@ import { parseSessionKey } from '../core/session-key.js';
 import type { SwitchboardConfig } from '../config/schema.js';
 import type { Clock, InputRecord, Store } from '../ports/index.js';
 
+/** Queued inputs of a session read from its head to plan the next run; those that act from anywhere are read beyond it. */
+const PLAN_HEAD = 64;
+
 /** nested: runs that only answer other agents (sessions_send), so a waiting requester cannot starve them. */
 export type LaneName = 'main' | 'subagent' | 'nested';
 
@@ -201,14 +204,17 @@ export class LaneScheduler {
   }
 
   private async step(sessionKey: string, state: SessionState): Promise<void> {
-    const queued = await this.store.inputs.listQueued(sessionKey);
+    // The queue's head, and whatever acts from further back (a deep queue is not read whole at every wake).
+    const queued = await this.store.inputs.listQueuedForPlan(sessionKey, PLAN_HEAD);
     const runnable = [];
-    for (const input of queued) {
+    for (const [index, input] of queued.entries()) {
       const action = decideOnArrival(input.mode, state.active !== undefined);
       // 'steer' inputs are claimed by the active run at its next step boundary; 'wait' ones stay queued.
       if (action === 'store') {
         await this.store.inputs.absorbNotify(input.id, this.clock.now());
         this.afterWrite();
+        // A notify stored from the head makes room in it: look again, so the next head is not missed.
+        if (index < PLAN_HEAD && queued.length >= PLAN_HEAD) state.dirty = true;
       } else if (action === 'interrupt' && state.active) {
         state.active.controller.abort('interrupt');
       } else {

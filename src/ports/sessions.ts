@@ -146,6 +146,12 @@ export interface InputStore {
   get(id: string): Promise<InputRecord | undefined>;
   getByIdempotencyKey(idempotencyKey: string): Promise<InputRecord | undefined>;
   listQueued(sessionKey: string): Promise<InputRecord[]>;
+  /**
+   * What the scheduler needs to plan a session's next run without reading a deep queue whole: its first `headLimit`
+   * queued inputs, then every later queued input whose mode acts from anywhere in the queue (`notify`, `interrupt`,
+   * `collect`), in queue order.
+   */
+  listQueuedForPlan(sessionKey: string, headLimit: number): Promise<InputRecord[]>;
   listByRun(runId: string): Promise<InputRecord[]>;
   list(filter: { sessionKey?: string; status?: InputStatus; limit?: number }): Promise<InputRecord[]>;
   /** Appends a notify input to the transcript and marks it consumed, in one transaction. */

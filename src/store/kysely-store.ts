@@ -63,6 +63,27 @@ const queuedInputs = prepared<'sessionKey', Selectable<InputsTable>>((db, param)
   db.selectFrom('inputs').selectAll().where('session_key', '=', param('sessionKey')).where('status', '=', 'queued').orderBy('seq'),
 );
 
+const queuedHead = prepared<'sessionKey' | 'limit', Selectable<InputsTable>>((db, param) =>
+  db
+    .selectFrom('inputs')
+    .selectAll()
+    .where('session_key', '=', param('sessionKey'))
+    .where('status', '=', 'queued')
+    .orderBy('seq')
+    .limit(param('limit')),
+);
+/** The modes that act from anywhere in a queue (core/queue-mode.ts): stored at once, interrupting, or collected. */
+const queuedActingAfter = prepared<'sessionKey' | 'after', Selectable<InputsTable>>((db, param) =>
+  db
+    .selectFrom('inputs')
+    .selectAll()
+    .where('session_key', '=', param('sessionKey'))
+    .where('status', '=', 'queued')
+    .where('seq', '>', param('after'))
+    .where('mode', 'in', ['notify', 'interrupt', 'collect'])
+    .orderBy('seq'),
+);
+
 export class KyselyStore implements Store {
   readonly toolCalls: ToolCallStore;
   readonly memory: MemoryStore;
@@ -193,6 +214,13 @@ export class KyselyInputStore implements InputStore {
 
   async listQueued(sessionKey: string): Promise<InputRecord[]> {
     return (await queuedInputs(this.db, { sessionKey })).map(toInput);
+  }
+
+  async listQueuedForPlan(sessionKey: string, headLimit: number): Promise<InputRecord[]> {
+    const head = await queuedHead(this.db, { sessionKey, limit: headLimit });
+    if (head.length < headLimit) return head.map(toInput);
+    const after = await queuedActingAfter(this.db, { sessionKey, after: head.at(-1)!.seq });
+    return [...head, ...after].map(toInput);
   }
 
   async listByRun(runId: string): Promise<InputRecord[]> {

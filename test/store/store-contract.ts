@@ -140,6 +140,24 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
       expect(b.input.attempts).toBe(0);
     });
 
+    it('inputs: listQueuedForPlan reads the head, then only the inputs that act from further back', async () => {
+      const modes = ['followup', 'steer', 'followup', 'followup', 'notify', 'followup', 'interrupt', 'collect', 'followup'] as const;
+      for (const [index, mode] of modes.entries())
+        await store.inputs.enqueue(newInput(S, { mode, text: `${mode}-${index}` }), 1000 + index);
+      expect((await store.inputs.listQueuedForPlan(S, 3)).map((input) => input.text)).toEqual([
+        'followup-0',
+        'steer-1',
+        'followup-2',
+        'notify-4',
+        'interrupt-6',
+        'collect-7',
+      ]);
+      expect((await store.inputs.listQueuedForPlan(S, 20)).map((input) => input.text)).toEqual(
+        modes.map((mode, index) => `${mode}-${index}`),
+      );
+      expect(await store.inputs.listQueuedForPlan('agent:nobody:main', 3)).toEqual([]);
+    });
+
     it('inputs: absorbNotify stores the message in the transcript once, without a run', async () => {
       const { input } = await store.inputs.enqueue(newInput(S, { mode: 'notify', text: 'fyi' }), 1000);
       expect(await store.inputs.absorbNotify(input.id, 1100)).toBe(true);
