@@ -39,14 +39,17 @@ function syncDir(path: string): void {
   }
 }
 
-/** `text` as `dir/name`, whole: readers that list `*.json` never see a part of it, and a crash leaves no file or all of it. */
-export function writeWhole(dir: string, name: string, text: string): void {
+/**
+ * `text` as `dir/name`, whole: readers that list `*.json` never see a part of it, and a crash leaves no file or all of
+ * it. Without `sync`, the file may be lost in a crash (a rejection's reason), but never seen half-written.
+ */
+export function writeWhole(dir: string, name: string, text: string, sync = true): void {
   ensureRealDir(dir);
   const temp = join(dir, `.${name}.${randomUUID()}.tmp`);
   const fd = openSync(temp, CREATE_FLAGS, 0o644);
   try {
     writeSync(fd, text);
-    fsyncSync(fd);
+    if (sync) fsyncSync(fd);
   } catch (error) {
     closeSync(fd);
     rmSync(temp, { force: true });
@@ -59,7 +62,7 @@ export function writeWhole(dir: string, name: string, text: string): void {
     rmSync(temp, { force: true });
     throw error;
   }
-  syncDir(dir);
+  if (sync) syncDir(dir);
 }
 
 export type ReadOutcome = { kind: 'text'; text: string; modifiedAt: number } | { kind: 'gone' } | { kind: 'refused'; error: string };

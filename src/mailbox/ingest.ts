@@ -5,7 +5,7 @@
  * period may still be being written, and is tried again. What a crash leaves in `.processing/` is ingested again at
  * start: the input's idempotency key makes that harmless. fs.watch wakes a pass; a periodic scan is the backstop.
  */
-import { readdirSync, renameSync, rmSync, watch, type FSWatcher } from 'node:fs';
+import { existsSync, readdirSync, renameSync, rmSync, watch, type FSWatcher } from 'node:fs';
 import { join } from 'node:path';
 import { errorMessage } from '../core/errors.js';
 import { SerialTask } from '../gateway/serial-task.js';
@@ -183,7 +183,8 @@ export class InboxIngest {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
       throw error;
     }
-    writeWhole(rejected, `${name}.error`, `${new Date().toISOString()} ${reason}\n`);
+    // Not synced: a crash may lose the reason, never the file, which is in .rejected/ already.
+    writeWhole(rejected, `${name}.error`, `${new Date().toISOString()} ${reason}\n`, false);
     this.counts.rejected += 1;
     this.options.log('warn', `mailbox ${this.options.name}: rejected ${file}: ${reason}`);
     this.options.onRejected?.(name, reason);
@@ -204,18 +205,9 @@ export function messageFiles(dir: string): string[] {
 
 /** `file`, or `file` with a counter before `.json` when `.rejected/` already has one of that name. */
 function uniqueName(dir: string, file: string): string {
-  const taken = new Set(safeList(dir));
-  if (!taken.has(file)) return file;
+  if (!existsSync(join(dir, file))) return file;
   for (let n = 1; ; n++) {
     const candidate = file.replace(/\.json$/, `.${n}.json`);
-    if (!taken.has(candidate)) return candidate;
-  }
-}
-
-function safeList(dir: string): string[] {
-  try {
-    return readdirSync(dir);
-  } catch {
-    return [];
+    if (!existsSync(join(dir, candidate))) return candidate;
   }
 }

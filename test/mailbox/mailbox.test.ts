@@ -140,9 +140,9 @@ describe('the file mailbox', () => {
     expect(peer.inbox()).toHaveLength(1);
   });
 
-  it('rejects malformed, mistyped, oversized and symlinked files with the reason, and takes a slowly written file once complete', async () => {
+  it('rejects malformed, mistyped, 20 MB and symlinked files with the reason, and takes a slowly written file once complete', async () => {
     const { root, dir, config } = setup();
-    gateway = await startTestGateway(config.replace('partialGraceMs: 400', 'partialGraceMs: 1500, maxFileBytes: 100000'));
+    gateway = await startTestGateway(config.replace('partialGraceMs: 400', 'partialGraceMs: 1500'));
     const peer = piPeer(dir, 'Slow');
     const inbox = join(dir, 'inbox', 'Ops');
     writeFileSync(join(inbox, '1-bad.json'), '{"id": "x", "from": ');
@@ -150,7 +150,8 @@ describe('the file mailbox', () => {
       join(inbox, '2-types.json'),
       JSON.stringify({ id: 7, from: 'Slow', to: 'Ops', text: 'x', timestamp: 'now', replyTo: null }),
     );
-    writeFileSync(join(inbox, '3-big.json'), `{"text": "${'x'.repeat(200_000)}"}`);
+    // 20 MB against the default limit of 1 MB: refused unread.
+    writeFileSync(join(inbox, '3-big.json'), `{"text": "${'x'.repeat(20 * 1024 * 1024)}"}`);
     writeFileSync(join(root, 'secret.txt'), 'secret');
     symlinkSync(join(root, 'secret.txt'), join(inbox, '4-link.json'));
     writeFileSync(
@@ -180,13 +181,46 @@ describe('the file mailbox', () => {
         .trim();
     expect(reason('1-bad.json')).toMatch(/^not JSON \(.+\), and unchanged for \d+ ms \(mailbox\.partialGraceMs\)$/);
     expect(reason('2-types.json')).toBe('id: Invalid input: expected string, received number');
-    expect(reason('3-big.json')).toMatch(/^the file is 2000\d\d bytes; the limit is 100000 \(mailbox\.maxFileBytes\)$/);
+    expect(reason('3-big.json')).toBe(`the file is ${20 * 1024 * 1024 + 12} bytes; the limit is 1000000 (mailbox.maxFileBytes)`);
     expect(reason('4-link.json')).toBe('the file is a symlink; the mailbox reads only regular files');
     expect(reason('5-wrongbox.json')).toBe('to: the message is addressed to "dev" but sits in the inbox of "Ops"');
     const [reply] = await waitUntil('the slow one is answered', () => peer.received(), 10_000);
     expect(reply.message).toMatchObject({ text: 'got: slowly', replyTo: 'slow-1' });
     expect(readFileSync(join(root, 'secret.txt'), 'utf8')).toBe('secret');
   });
+
+  it('a flood of 2,000 malformed files is rejected with reasons while the good messages among them are taken', async () => {
+    const { dir, config } = setup();
+    gateway = await startTestGateway(config);
+    const peer = piPeer(dir, 'Flood');
+    const inbox = join(dir, 'inbox', 'Ops');
+    const bad = [
+      '{',
+      '[]',
+      'null',
+      '{"id": 1}',
+      JSON.stringify({ id: 'x', from: '../etc', to: 'Ops', text: 'x', timestamp: 't', replyTo: null }),
+    ];
+    for (let i = 0; i < 2000; i++) writeFileSync(join(inbox, `${1000 + i}-bad.json`), bad[i % bad.length]);
+    const good = [0, 1, 2].map((i) => peer.send('Ops', `good ${i}`));
+    await waitUntil(
+      'all rejected',
+      () => readdirSync(join(inbox, '.rejected')).filter((file) => file.endsWith('.error')).length === 2000,
+      30_000,
+    );
+    await waitUntil('the good ones answered', () => peer.inbox().length === 3, 10_000);
+    expect(new Set(peer.inbox().map((entry) => entry.message.replyTo))).toEqual(new Set(good.map((sent) => sent.id)));
+    const reason = (file: string) =>
+      readFileSync(join(inbox, '.rejected', `${file}.error`), 'utf8')
+        .replace(/^\S+ /, '')
+        .trim();
+    expect(reason('1000-bad.json')).toMatch(/^not JSON \(.+\), and unchanged for \d+ ms \(mailbox\.partialGraceMs\)$/);
+    expect(reason('1001-bad.json')).toBe('Invalid input: expected object, received array');
+    expect(reason('1002-bad.json')).toBe('Invalid input: expected object, received null');
+    expect(reason('1003-bad.json')).toBe('id: Invalid input: expected string, received number');
+    expect(reason('1004-bad.json')).toBe('from: expected a mailbox name (1-50 characters [A-Za-z0-9_-])');
+    expect(readdirSync(join(inbox, '.processing'))).toEqual([]);
+  }, 60_000);
 
   it('mailbox_send: once per call, to a known name only, and refused by the agent-to-agent policy between agents', async () => {
     const { dir, config } = setup('tools: { agentToAgent: { enabled: false } },');
