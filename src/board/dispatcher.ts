@@ -13,7 +13,7 @@ import type { Clock } from '../ports/index.js';
 import type { GatewayApi } from '../gateway/gateway-api.js';
 import type { WaitResult } from '../gateway/gateway-queries.js';
 import { SerialTask } from '../gateway/serial-task.js';
-import { pollAndSettle, type Follower, type RemoteWorkers } from './remote-follow.js';
+import { newFollower, pollAndSettle, type Follower, type RemoteWorkers } from './remote-follow.js';
 import { agentTaskPrompt, runEndReason } from './task-prompt.js';
 import { seatTeams, type TeamSeat } from './team-seats.js';
 
@@ -212,16 +212,8 @@ export class BoardDispatcher {
       else if (worker.startsWith('a2a:') && this.deps.remote) {
         const view = await this.deps.store.view(task.id);
         const ref = view?.attempts.at(-1)?.ref ?? undefined;
-        this.followers.set(task.id, {
-          taskId: task.id,
-          token: task.token,
-          attempt: task.attempts,
-          remote: worker.slice('a2a:'.length),
-          remoteTaskId: ref,
-          nextBeatAt: 0,
-          nextPollAt: 0,
-          polls: 0,
-        });
+        const follower = newFollower({ ...claim, attempt: task.attempts }, { remote: worker.slice('a2a:'.length), remoteTaskId: ref });
+        this.followers.set(task.id, follower);
       }
     }
   }
@@ -246,16 +238,7 @@ export class BoardDispatcher {
         this.wrote = true;
         free -= 1;
         if (agent) await this.handToAgent(claim, id);
-        else
-          this.followers.set(claim.taskId, {
-            taskId: claim.taskId,
-            token: claim.token,
-            attempt: claim.attempt,
-            remote: id,
-            nextBeatAt: 0,
-            nextPollAt: 0,
-            polls: 0,
-          });
+        else this.followers.set(claim.taskId, newFollower(claim, { remote: id }));
       }
     }
   }
@@ -271,17 +254,7 @@ export class BoardDispatcher {
         attempt: claim.attempt,
         text: agentTaskPrompt(view, this.deps.gateway().config.gateway.maxMessageChars),
       });
-      this.followers.set(claim.taskId, {
-        taskId: claim.taskId,
-        token: claim.token,
-        attempt: claim.attempt,
-        agentId,
-        board: view.task.board,
-        inputId: input.id,
-        nextBeatAt: 0,
-        nextPollAt: 0,
-        polls: 0,
-      });
+      this.followers.set(claim.taskId, newFollower(claim, { agentId, board: view.task.board, inputId: input.id }));
     } catch (error) {
       if (SwitchboardError.isInstance(error) && error.code === 'GATEWAY_STOPPING') return;
       await this.failQuietly(claim.taskId, claim.token, `could not hand the task to agent ${agentId}: ${errorMessage(error)}`);

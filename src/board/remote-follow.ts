@@ -45,6 +45,11 @@ export interface Follower {
   failing?: boolean;
 }
 
+/** A follower of a claim just taken or renewed: nothing sent, polled or renewed yet. */
+export function newFollower(claim: { taskId: string; token: number; attempt: number }, who: Partial<Follower>): Follower {
+  return { taskId: claim.taskId, token: claim.token, attempt: claim.attempt, ...who, nextBeatAt: 0, nextPollAt: 0, polls: 0 };
+}
+
 /** Sends the task the first time, polls it after; backed off before the call, so a failing remote is not asked at every pass. */
 export async function pollRemoteTask(
   follower: Follower,
