@@ -3,8 +3,7 @@
  * its default is in docs/configuration.md.
  */
 import { z } from 'zod';
-
-const positiveInt = z.number().int().positive();
+import { agentId, positiveInt } from './schema-common.js';
 
 /** pi-messenger's rule for a name: it is a file and a folder name in the shared directory. */
 export const MAILBOX_NAME_PATTERN = /^[A-Za-z0-9_][A-Za-z0-9_-]{0,49}$/;
@@ -32,12 +31,11 @@ export const mailboxSection = z
   })
   .prefault({});
 
-const teamId = z.string().regex(/^[a-z0-9_-]{1,64}$/, { error: 'expected a string of 1-64 characters [a-z0-9_-]' });
-
 export const teamsSection = z
   .array(
     z.strictObject({
-      id: teamId,
+      /** Same rule as an agent id. */
+      id: agentId,
       /** An agent id of this gateway. */
       lead: z.string().min(1),
       /** Agent ids of this gateway, or names of outside processes in the mailbox. */

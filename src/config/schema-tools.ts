@@ -3,9 +3,8 @@
  * docs/memory.md). Part of the config schema (schema.ts); every key and its default is in docs/configuration.md.
  */
 import { z } from 'zod';
+import { positiveInt } from './schema-common.js';
 import { headers, secretString } from './secret-schema.js';
-
-const positiveInt = z.number().int().positive();
 
 /** `exec`: off unless an agent turns it on; never in sandboxed sessions. Unset keys fall back to agents.defaults.exec. */
 export const execPolicy = z.strictObject({

@@ -4,28 +4,24 @@
  * Every key and its default is documented in docs/configuration.md.
  */
 import { z } from 'zod';
-import { discoverySection, serverMdns } from './schema-discovery.js';
-import { AGENT_ID_PATTERN } from '../core/session-key.js';
 import { QUEUE_MODES } from '../core/queue-mode.js';
 import { agentMemory, execPolicy, mcpSection, memorySection } from './schema-tools.js';
 import { agentMailbox, mailboxSection, teamsSection } from './schema-mailbox.js';
-import { headers, secret, secretString } from './secret-schema.js';
+import { headers, secretString } from './secret-schema.js';
+import { a2aSection, a2aSkill } from './schema-a2a.js';
+import { agentId, positiveInt } from './schema-common.js';
+
+export { ANONYMOUS_PEER, type A2APeerConfig } from './schema-a2a.js';
 
 export { secretSchemas } from './secret-schema.js';
 
 /** The data directory when the config names none: `.switchboard` beside the config file. */
 export const DEFAULT_DATA_DIR = '.switchboard';
-/** The A2A owner of every caller without credentials (a2a.server.requireAuth: false). */
-export const ANONYMOUS_PEER = 'anonymous';
 
-const agentId = z.string({ error: 'expected a string of 1-64 characters [a-z0-9_-]' }).regex(AGENT_ID_PATTERN, {
-  error: 'expected a string of 1-64 characters [a-z0-9_-]',
-});
 const modelRef = z.string().regex(/^[A-Za-z0-9_.-]+\/.+$/, { error: 'expected "<provider>/<model>", e.g. "openai/gpt-4o-mini"' });
 const toolNames = z.array(z.string().min(1));
 const toolPolicy = z.strictObject({ allow: toolNames.optional(), deny: toolNames.optional() });
 const queueMode = z.enum(QUEUE_MODES);
-const positiveInt = z.number().int().positive();
 
 const spawnDepth = z.number().int().min(0).max(5);
 const resultChars = z.number().int().min(1000).max(1_000_000);
@@ -75,33 +71,6 @@ const agentDefaults = z.strictObject({
   tools: toolPolicy.default({}),
   exec: execPolicy.default({}),
   subagents: subagentDefaults.prefault({}),
-});
-
-const a2aSkill = z.strictObject({
-  id: z.string().min(1),
-  name: z.string().min(1),
-  description: z.string().default(''),
-  tags: z.array(z.string()).default([]),
-  examples: z.array(z.string()).default([]),
-  inputModes: z.array(z.string()).default([]),
-  outputModes: z.array(z.string()).default([]),
-});
-
-/** A caller allowed in through the A2A server: its credential and what it may call. */
-const a2aPeer = z.strictObject({
-  id: z
-    .string()
-    .regex(/^[A-Za-z0-9_.-]{1,64}$/, { error: 'expected 1-64 characters [A-Za-z0-9_.-]' })
-    .refine((id) => id !== ANONYMOUS_PEER, {
-      error: `"${ANONYMOUS_PEER}" is reserved for callers without credentials; give the peer another id`,
-    }),
-  /** Sent as `Authorization: Bearer <token>`. */
-  token: secret(z.string().min(16, { error: 'expected at least 16 characters (use ${ENV} for secrets)' })).optional(),
-  /** Sent as `X-API-Key: <apiKey>`. */
-  apiKey: secret(z.string().min(16, { error: 'expected at least 16 characters (use ${ENV} for secrets)' })).optional(),
-  agents: z.array(z.string()).default(['*']),
-  skills: z.array(z.string()).optional(),
-  maxRequestsPerMinute: positiveInt.default(120),
 });
 
 const agent = z.strictObject({
@@ -282,65 +251,7 @@ export const configSchema = z.strictObject({
   teams: teamsSection,
   memory: memorySection,
   models: z.strictObject({ providers: z.record(z.string(), provider).default({}) }).prefault({}),
-  a2a: z
-    .strictObject({
-      server: z
-        .strictObject({
-          enabled: z.boolean().default(false),
-          /** How peers reach this gateway, for the URLs in the Agent Cards; default: the address it listens on. */
-          publicUrl: z.url().optional(),
-          /** Agent ids (patterns with `*`) exposed as A2A agents. */
-          agents: z.array(z.string()).default(['*']),
-          /** Only `false` lets callers in without credentials (all of them one peer, `anonymous`; docs/a2a.md). */
-          requireAuth: z.boolean().default(true),
-          /** With requireAuth off, lets the server listen beyond loopback (gateway.host) all the same. */
-          allowAnonymous: z.boolean().default(false),
-          /** Requests a minute from one address without credentials, like a peer's maxRequestsPerMinute. */
-          anonymousMaxRequestsPerMinute: positiveInt.default(120),
-          peers: z.array(a2aPeer).default([]),
-          /** A task with no progress for this long (its run died or stalled) is failed with a diagnostic. */
-          taskStallSeconds: positiveInt.default(900),
-          /** Advertise each exposed agent on the LAN over DNS-SD (`_a2a._tcp`; docs/a2a.md). */
-          mdns: serverMdns,
-        })
-        .prefault({}),
-      discovery: discoverySection,
-      /** Remote A2A agents this gateway's agents may call with the a2a_* tools. */
-      remoteAgents: z
-        .array(
-          z.strictObject({
-            id: agentId,
-            /** The agent's base URL (its card is at <url>/.well-known/agent-card.json) or the card's own URL. */
-            url: z.url(),
-            token: secretString().optional(),
-            apiKey: secretString().optional(),
-            headers: headers(),
-          }),
-        )
-        .default([]),
-      client: z
-        .strictObject({
-          /** Lets a2a_discover and a2a_send take a URL instead of a configured remote agent. */
-          allowUrls: z.boolean().default(false),
-          /** Lets a remote agent called by URL be on a private, loopback or link-local address. */
-          allowPrivateTargets: z.boolean().default(false),
-          /** The longest pause between two polls of a remote task. */
-          maxPollSeconds: positiveInt.default(30),
-          /** How long a remote task is followed in the background before the session is told it was given up. */
-          followTimeoutSeconds: positiveInt.default(86_400),
-          /** The base URL remotes post push notifications to; default a2a.server.publicUrl, else the listen address. */
-          callbackUrl: z.url().optional(),
-        })
-        .prefault({}),
-      push: z
-        .strictObject({
-          /** Lets push notifications go to private, loopback and link-local addresses (tests, one-host setups). */
-          allowPrivateTargets: z.boolean().default(false),
-          timeoutMs: positiveInt.default(10_000),
-        })
-        .prefault({}),
-    })
-    .prefault({}),
+  a2a: a2aSection,
 });
 
 export type SwitchboardConfig = z.infer<typeof configSchema>;
@@ -349,4 +260,3 @@ export type ProviderConfig = z.infer<typeof provider>;
 export type ScriptedModelConfig = z.infer<typeof scriptedModel>;
 export type ScriptedRule = z.infer<typeof scriptedRule>;
 export type IdentityConfig = z.infer<typeof identity>;
-export type A2APeerConfig = z.infer<typeof a2aPeer>;

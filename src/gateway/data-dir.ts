@@ -5,7 +5,8 @@ import { join } from 'node:path';
 import { SwitchboardError } from '../core/errors.js';
 import { createFileAtomic, writeFileAtomic } from '../files.js';
 
-function isAlive(pid: number): boolean {
+/** Whether a process with this pid runs (one of another user's counts). */
+export function isAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;

@@ -37,3 +37,44 @@ export class SerialTask {
       });
   }
 }
+
+/** A SerialTask run every `intervalMs` and whenever it is kicked, until it is stopped: a poll with wake-ups. */
+export class PeriodicTask {
+  private readonly serial: SerialTask;
+  private timer?: NodeJS.Timeout;
+  private halted = false;
+
+  constructor(
+    task: () => Promise<void>,
+    onError: (error: unknown) => void,
+    private readonly intervalMs: number,
+  ) {
+    this.serial = new SerialTask(task, onError);
+  }
+
+  /** True once `stop` was called: a run under way checks it between its steps. */
+  get stopped(): boolean {
+    return this.halted;
+  }
+
+  /** The timer, and a first run beside the caller (not awaited). */
+  start(): void {
+    this.timer = setInterval(() => this.kick(), this.intervalMs);
+    this.kick();
+  }
+
+  kick(): void {
+    if (!this.halted) void this.serial.kick();
+  }
+
+  /** Settles once a run that started after the call has ended (tests, benchmarks). */
+  settle(): Promise<void> {
+    return this.serial.kick();
+  }
+
+  async stop(): Promise<void> {
+    this.halted = true;
+    if (this.timer) clearInterval(this.timer);
+    await this.serial.idle();
+  }
+}

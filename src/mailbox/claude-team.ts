@@ -18,7 +18,7 @@ import type { SwitchboardConfig } from '../config/schema.js';
 import type { OutboxRecord } from '../ports/index.js';
 import type { GatewayApi } from '../gateway/gateway-api.js';
 import { PermanentDeliveryError } from '../gateway/outbox.js';
-import { SerialTask } from '../gateway/serial-task.js';
+import { PeriodicTask } from '../gateway/serial-task.js';
 import type { BoardService } from '../board/board.js';
 import { ClaudeTasks } from './claude-tasks.js';
 import {
@@ -193,9 +193,7 @@ export class ClaudeTeam {
 /** The mirrors of the teams that have a `claudeDir`: published at start, then read and written every second. */
 export class ClaudeTeams {
   readonly mirrors = new Map<string, { team: ClaudeTeam; tasks: ClaudeTasks }>();
-  private readonly passes: SerialTask;
-  private timer?: NodeJS.Timeout;
-  private stopped = false;
+  private readonly passes: PeriodicTask;
 
   constructor(private readonly deps: ClaudeTeamDeps) {
     for (const config of deps.config.teams) {
@@ -204,32 +202,21 @@ export class ClaudeTeams {
       const team = new ClaudeTeam(withDir, deps);
       this.mirrors.set(config.id, { team, tasks: new ClaudeTasks(withDir, deps.board, () => team.ours(), deps.log) });
     }
-    this.passes = new SerialTask(
+    this.passes = new PeriodicTask(
       () => this.pass(),
       (error) => deps.log(`team: Claude Code files: ${errorMessage(error)}`),
+      1000,
     );
   }
 
   async start(): Promise<void> {
     if (this.mirrors.size === 0) return;
     await this.each((mirror) => mirror.team.publish());
-    this.timer = setInterval(() => this.kick(), 1000);
-    this.kick();
+    this.passes.start();
   }
 
-  async stop(): Promise<void> {
-    this.stopped = true;
-    if (this.timer) clearInterval(this.timer);
-    await this.passes.idle();
-  }
-
-  kick(): void {
-    if (!this.stopped) void this.passes.kick();
-  }
-
-  /** Settles once a pass that started after the call has ended (tests). */
-  settle(): Promise<void> {
-    return this.passes.kick();
+  stop(): Promise<void> {
+    return this.passes.stop();
   }
 
   private async pass(): Promise<void> {

@@ -8,7 +8,7 @@
 import { existsSync, readdirSync, renameSync, rmSync, watch, type FSWatcher } from 'node:fs';
 import { join } from 'node:path';
 import { errorMessage } from '../core/errors.js';
-import { SerialTask } from '../gateway/serial-task.js';
+import { PeriodicTask } from '../gateway/serial-task.js';
 import { readMessageFile, ensureRealDir, writeWhole } from './files.js';
 import { checkMessage, type MailboxLayout, type MailMessage } from './layout.js';
 
@@ -31,7 +31,6 @@ export interface IngestOptions {
   scanIntervalMs: number;
   /** Resolves once the message is a durable input; MessageRefused rejects the file, any other error tries it later. */
   accept(message: MailMessage, file: string): Promise<void>;
-  onRejected?(file: string, reason: string): void;
   log(level: 'info' | 'warn' | 'error', message: string): void;
 }
 
@@ -40,18 +39,16 @@ const RETRY_MS = 1000;
 const WINDOW = 64;
 
 export class InboxIngest {
-  private readonly passes: SerialTask;
+  private readonly passes: PeriodicTask;
   private watcher?: FSWatcher;
-  private timer?: NodeJS.Timeout;
-  private stopped = false;
   /** Files in `.processing/` to look at again no sooner than this (still being written, or the gateway said later). */
   private readonly retryAt = new Map<string, number>();
-  readonly counts = { accepted: 0, rejected: 0 };
 
   constructor(private readonly options: IngestOptions) {
-    this.passes = new SerialTask(
+    this.passes = new PeriodicTask(
       () => this.pass(),
       (error) => options.log('error', `mailbox ${options.name}: ${errorMessage(error)}`),
+      options.scanIntervalMs,
     );
   }
 
@@ -75,25 +72,22 @@ export class InboxIngest {
     } catch (error) {
       this.options.log('warn', `mailbox ${this.options.name}: fs.watch unavailable (${errorMessage(error)}); scanning only`);
     }
-    this.timer = setInterval(() => this.kick(), this.options.scanIntervalMs);
     // The first pass (leftovers of a crash, then what arrived meanwhile) runs beside the gateway's start, not before it.
-    this.kick();
+    this.passes.start();
   }
 
   async stop(): Promise<void> {
-    this.stopped = true;
     this.watcher?.close();
-    if (this.timer) clearInterval(this.timer);
-    await this.passes.idle();
+    await this.passes.stop();
   }
 
   kick(): void {
-    if (!this.stopped) void this.passes.kick();
+    this.passes.kick();
   }
 
-  /** Settles once a pass that started after the call has ended (tests, the CLI's wait). */
+  /** Settles once a pass that started after the call has ended (tests). */
   settle(): Promise<void> {
-    return this.passes.kick();
+    return this.passes.settle();
   }
 
   /**
@@ -114,7 +108,7 @@ export class InboxIngest {
       }
     });
     const files = [...waiting, ...claimed];
-    for (let at = 0; at < files.length && !this.stopped; at += WINDOW) {
+    for (let at = 0; at < files.length && !this.passes.stopped; at += WINDOW) {
       const bySender = new Map<string, { file: string; message: MailMessage }[]>();
       for (const file of files.slice(at, at + WINDOW)) {
         const message = this.prepare(file);
@@ -168,7 +162,6 @@ export class InboxIngest {
       return false;
     }
     this.retryAt.delete(file);
-    this.counts.accepted += 1;
     rmSync(join(this.processing, file), { force: true });
     return true;
   }
@@ -185,9 +178,7 @@ export class InboxIngest {
     }
     // Not synced: a crash may lose the reason, never the file, which is in .rejected/ already.
     writeWhole(rejected, `${name}.error`, `${new Date().toISOString()} ${reason}\n`, false);
-    this.counts.rejected += 1;
     this.options.log('warn', `mailbox ${this.options.name}: rejected ${file}: ${reason}`);
-    this.options.onRejected?.(name, reason);
   }
 }
 

@@ -195,7 +195,8 @@ export class MailboxService {
       name,
       pid: process.pid,
       sessionId: `${this.deps.gatewayId}:${agentId}`,
-      cwd: agent?.workspace ?? this.deps.config.agents.defaults.workspace ?? process.cwd(),
+      // The folder its relative reservations are read against, here and by every peer.
+      cwd: this.folderOf(agentId),
       model: agent?.model ?? this.deps.config.agents.defaults.model ?? 'unknown',
       startedAt: this.startedAt,
       reservations: reservations.map((reservation) => ({
@@ -238,22 +239,22 @@ export class MailboxService {
       if (outside) return { conflict: { pattern, holder: outside.holder, heldPattern: outside.pattern, reason: outside.reason ?? null } };
     }
     const reserved: MailboxReservationRecord[] = [];
+    const taken: string[] = [];
     for (const pattern of patterns) {
+      const now = this.deps.clock.now();
       const outcome = await this.deps.store.reserve(
         { holder, pattern, absolute: absolutePattern(folder, pattern), reason: reason ?? null, ttlMs },
-        this.deps.clock.now(),
+        now,
       );
       if (!outcome.ok) {
-        await this.deps.store.release(
-          holder,
-          reserved.map((taken) => taken.pattern),
-          this.deps.clock.now(),
-        );
+        // Only what this call took is given back: a pattern the holder held before keeps its reservation.
+        await this.deps.store.release(holder, taken, this.deps.clock.now());
         return {
           conflict: { pattern, holder: outcome.conflict.holder, heldPattern: outcome.conflict.pattern, reason: outcome.conflict.reason },
         };
       }
       reserved.push(outcome.reservation);
+      if (outcome.reservation.since === now) taken.push(pattern);
     }
     await this.register(holder).catch(() => {});
     return { reserved };

@@ -5,6 +5,7 @@
 import { readFileSync, readdirSync, rmSync } from 'node:fs';
 import { existsSync, lstatSync } from 'node:fs';
 import { SwitchboardError } from '../core/errors.js';
+import { isAlive } from '../gateway/data-dir.js';
 import { writeWhole } from './files.js';
 import { isMailboxName, type MailboxLayout, type MailMessage, type Reservation } from './layout.js';
 
@@ -31,15 +32,9 @@ export interface Participant {
   waiting: number;
 }
 
-export function processAlive(pid: unknown): boolean {
-  if (typeof pid !== 'number' || !Number.isInteger(pid) || pid <= 0) return false;
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    // The process exists but belongs to another user.
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
+/** A registration's pid, read from a file anyone may write: only a positive integer is a process (kill(0) is a group). */
+function processAlive(pid: unknown): boolean {
+  return typeof pid === 'number' && Number.isInteger(pid) && pid > 0 && isAlive(pid);
 }
 
 export function writeRegistration(layout: MailboxLayout, registration: Registration): void {

@@ -123,6 +123,8 @@ export class Teams {
       const { state } = await this.deps.store.teamState(team.id);
       if (state === 'stopped') continue;
       const held = await this.holding(team);
+      // The whole board is read once, and only while some member is seen idle for the first time since the start.
+      let board: Map<string, Ended> | undefined;
       for (const member of team.members) {
         const key = `${team.id}\n${member}`;
         const before = this.seen.get(key);
@@ -131,7 +133,7 @@ export class Teams {
         if (task || before === null) continue;
         // Busy before and idle now; or first seen idle since this gateway started (a notice it may have missed is sent,
         // and one already sent is the same input).
-        const ended = await this.lastEnded(team, member, before?.taskId);
+        const ended = before ? (await this.lastEnded(team, before.taskId)).get(member) : (board ??= await this.lastEnded(team)).get(member);
         if (ended) await this.notify(team, member, ended);
       }
       if (state === 'stopping' && held.size === 0) {
@@ -152,24 +154,24 @@ export class Teams {
     }
   }
 
-  /** The member's newest ended attempt on the team's board (of `taskId` when given). */
-  private async lastEnded(team: TeamConfig, member: string, taskId?: string): Promise<Ended | undefined> {
+  /** Each member's newest ended attempt on the team's board (only on `taskId` when given), each task read once. */
+  private async lastEnded(team: TeamConfig, taskId?: string): Promise<Map<string, Ended>> {
     const tasks = taskId ? [await this.deps.board.get(taskId)] : await this.deps.board.list({ board: this.boardOf(team), limit: 1000 });
-    let newest: Ended | undefined;
+    const newest = new Map<string, Ended>();
     for (const task of tasks) {
       if (!task || task.attempts === 0) continue;
       const view = await this.deps.board.view(task.id, { comments: 0 });
       for (const attempt of view?.attempts ?? []) {
-        if (attempt.endedAt === null || (attempt.worker !== `agent:${member}` && attempt.worker !== member)) continue;
-        if (newest && newest.at >= attempt.endedAt) continue;
-        newest = {
+        const member = team.members.find((name) => attempt.worker === `agent:${name}` || attempt.worker === name);
+        if (!member || attempt.endedAt === null || (newest.get(member)?.at ?? -1) >= attempt.endedAt) continue;
+        newest.set(member, {
           taskId: task.id,
           title: task.title,
           attempt: attempt.attempt,
           outcome: attempt.outcome ?? 'ended',
           text: attempt.summary ?? attempt.error ?? (attempt.outcome === 'completed' ? view!.task.result : null),
           at: attempt.endedAt,
-        };
+        });
       }
     }
     return newest;
@@ -203,12 +205,13 @@ export class Teams {
     const tasks: Record<string, number> = {};
     for (const task of await this.deps.board.list({ board: this.boardOf(team), limit: 10_000 }))
       tasks[task.state] = (tasks[task.state] ?? 0) + 1;
+    const ended = await this.lastEnded(team);
     const members: TeamMemberStatus[] = [];
     for (const name of team.members) {
       const kind = this.isAgent(name) ? 'agent' : 'outside';
       const task = held.get(name);
       const gone = kind === 'outside' && this.deps.alive?.(name) === false;
-      const last = await this.lastEnded(team, name);
+      const last = ended.get(name);
       members.push({
         name,
         kind,

@@ -15,6 +15,13 @@ function errorOf(text: string, env: NodeJS.ProcessEnv = {}): string {
   throw new Error('expected the config to be rejected');
 }
 
+/** The problems a rejected config lists, one per line after the first. */
+const problemsOf = (text: string) =>
+  errorOf(text)
+    .split('\n')
+    .slice(1)
+    .map((line) => line.trim());
+
 describe('config loading', () => {
   it('config: fills every default for a minimal file', () => {
     const { config, dataDir } = parseConfigText(
@@ -64,15 +71,10 @@ describe('config loading', () => {
   });
 
   it('config: cross-checks duplicate ids, unknown providers, scripted models and bindings', () => {
-    const message =
-      errorOf(`{ agents: { list: [{ id: "a", model: "scripted/echo" }, { id: "a", model: "nope/x" }, { id: "b", model: "scripted/missing" }] },
+    const problems =
+      problemsOf(`{ agents: { list: [{ id: "a", model: "scripted/echo" }, { id: "a", model: "nope/x" }, { id: "b", model: "scripted/missing" }] },
       bindings: [{ agentId: "ghost", match: { channel: "cli" } }], ${scripted} }`);
-    expect(
-      message
-        .split('\n')
-        .slice(1)
-        .map((line) => line.trim()),
-    ).toEqual([
+    expect(problems).toEqual([
       'agents.list[1].id: duplicate agent id "a" (also agents.list[0].id)',
       'agents.list[1].model: unknown model provider "nope" in "nope/x" (configured under models.providers: scripted)',
       'agents.list[2].model: scripted model "missing" is not defined under models.providers.scripted.models (defined: echo)',
@@ -81,17 +83,12 @@ describe('config loading', () => {
   });
 
   it('config: cross-checks mailbox names and teams', () => {
-    const message = errorOf(`{ mailbox: { enabled: true }, agents: { list: [
+    const problems = problemsOf(`{ mailbox: { enabled: true }, agents: { list: [
         { id: "a", model: "scripted/echo", mailbox: { name: "Same" } }, { id: "b", model: "scripted/echo", mailbox: { name: "Same" } },
         { id: "-c", model: "scripted/echo" }] },
       teams: [{ id: "t", lead: "ghost", members: ["a", "a", "t/x", "ghost"], skills: { zed: ["docs"] } }, { id: "t", lead: "a", members: ["a"] }],
       ${scripted} }`);
-    expect(
-      message
-        .split('\n')
-        .slice(1)
-        .map((line) => line.trim()),
-    ).toEqual([
+    expect(problems).toEqual([
       'agents.list[1].mailbox.name: "Same" is already the mailbox name of agent "a"',
       'agents.list[2].mailbox.name: the agent id "-c" is not a mailbox name (1-50 characters [A-Za-z0-9_-], not starting with "-"); set one',
       'teams[0].lead: unknown agent "ghost" (agents: a, b, -c)',

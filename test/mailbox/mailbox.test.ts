@@ -287,6 +287,14 @@ describe('the file mailbox', () => {
     );
     expect(existsSync(join(root, 'dev', 'src', 'a.ts'))).toBe(false);
     expect(await write('other.ts')).toBe('ok ');
+    // A call that meets a conflict gives back only what it took: ../shared/ was held before and stays held.
+    await devReserve({ paths: ['../dev/lib/'] });
+    expect(await reserve({ paths: ['../shared/', '../notes/', '../dev/lib/x.ts'] })).toMatchObject({ status: 'conflict', holder: 'dev' });
+    expect((await gateway.store.mailbox.reservations(Date.now(), 'Ops')).map((held) => held.pattern)).toEqual([
+      '../shared/',
+      '../dev/src/',
+    ]);
+    await (await tool(gateway, 'dev', 'mailbox_release'))({});
     const release = await tool(gateway, 'ops', 'mailbox_release');
     expect(await release({})).toEqual({ status: 'released', paths: ['../shared/', '../dev/src/'] });
     expect(await write('src/a.ts')).toBe('ok ');
