@@ -3,13 +3,16 @@ import { randomUUID } from 'node:crypto';
 import { closeSync, existsSync, fsyncSync, linkSync, openSync, realpathSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 
-/** A new file beside `target` holding `text`, synced; its caller moves or links it into place. */
-function writeTemp(target: string, text: string, mode: number): string {
+/**
+ * A new file beside `target` holding `text`, synced unless `sync` is false; its caller moves or links it into place.
+ * Its name starts with a dot and ends in `.tmp`, so that no reader of `*.json` (or of `target`'s name) takes it.
+ */
+export function writeTemp(target: string, text: string, mode: number, sync = true): string {
   const temp = join(dirname(target), `.${basename(target)}.${randomUUID()}.tmp`);
   const fd = openSync(temp, 'wx', mode);
   try {
     writeSync(fd, text);
-    fsyncSync(fd);
+    if (sync) fsyncSync(fd);
   } catch (error) {
     closeSync(fd);
     rmSync(temp, { force: true });

@@ -7,7 +7,6 @@
  * (BoardStore.fenced): once another gateway took the lease, the next write is refused and this one stops.
  */
 import { SwitchboardError, errorMessage } from '../core/errors.js';
-import { parseSessionKey } from '../core/session-key.js';
 import type { BoardClaim, BoardStore } from '../ports/index.js';
 import type { Clock } from '../ports/index.js';
 import type { GatewayApi } from '../gateway/gateway-api.js';
@@ -15,12 +14,12 @@ import type { WaitResult } from '../gateway/gateway-queries.js';
 import { SerialTask } from '../gateway/serial-task.js';
 import { newFollower, pollAndSettle, type Follower, type RemoteWorkers } from './remote-follow.js';
 import { agentTaskPrompt, runEndReason } from './task-prompt.js';
+import { dispatcherWakeup } from './wakeups.js';
 import { seatTeams, type TeamSeat } from './team-seats.js';
 
 export type { RemoteTaskState, RemoteWorkers } from './remote-follow.js';
 export type { TeamSeat } from './team-seats.js';
 
-const EVENTS_THAT_WAKE = new Set(['created', 'moved', 'promoted', 'released', 'reclaimed', 'attempt_failed', 'linked']);
 const RECLAIM_BATCH = 100;
 
 export interface DispatcherDeps {
@@ -75,20 +74,11 @@ export class BoardDispatcher {
   async start(): Promise<void> {
     this.unsubscribe = this.deps.gateway().subscribe((live) => {
       if (live.type !== 'journal') return;
-      const { event } = live;
-      const payload = event.payload;
-      const board = event.type === 'board.updated' ? (payload as { event?: string; taskId?: string; state?: string }) : undefined;
+      const { wake, cancelled } = dispatcherWakeup(live.event);
       // A followed task cancelled by hand: its claim is checked at once, and its run stopped.
-      const followed = board?.state === 'cancelled' ? this.followers.get(board.taskId ?? '') : undefined;
+      const followed = cancelled === undefined ? undefined : this.followers.get(cancelled);
       if (followed) followed.nextBeatAt = 0;
-      // A board session's run ended (or its input was dropped): the task it worked on may need settling.
-      const sessionEnded =
-        (event.type === 'run.completed' || event.type === 'input.dropped') &&
-        event.sessionKey !== null &&
-        parseSessionKey(event.sessionKey)?.kind === 'board';
-      if (board ? followed || EVENTS_THAT_WAKE.has(board.event ?? '') : sessionEnded) {
-        void this.kick();
-      }
+      if (wake || followed) void this.kick();
     });
     this.timer = setInterval(() => void this.kick(), this.settings.sweepIntervalMs);
     await this.kick();

@@ -3,24 +3,11 @@
  * all (a temporary name beside it, fsync, rename, fsync of the folder), a symlink is never followed, and a file past
  * the size limit is refused before it is read.
  */
-import { randomUUID } from 'node:crypto';
-import {
-  closeSync,
-  constants,
-  fstatSync,
-  fsyncSync,
-  lstatSync,
-  mkdirSync,
-  openSync,
-  readSync,
-  renameSync,
-  rmSync,
-  writeSync,
-} from 'node:fs';
+import { closeSync, constants, fstatSync, fsyncSync, lstatSync, mkdirSync, openSync, readSync, renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
+import { writeTemp } from '../files.js';
 
 const READ_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
-const CREATE_FLAGS = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW;
 
 /** A folder made if missing; refused when the name is a symlink or a file (someone else's link must not redirect writes). */
 export function ensureRealDir(path: string): void {
@@ -45,17 +32,8 @@ function syncDir(path: string): void {
  */
 export function writeWhole(dir: string, name: string, text: string, sync = true): void {
   ensureRealDir(dir);
-  const temp = join(dir, `.${name}.${randomUUID()}.tmp`);
-  const fd = openSync(temp, CREATE_FLAGS, 0o644);
-  try {
-    writeSync(fd, text);
-    if (sync) fsyncSync(fd);
-  } catch (error) {
-    closeSync(fd);
-    rmSync(temp, { force: true });
-    throw error;
-  }
-  closeSync(fd);
+  // Created with O_EXCL: a symlink planted at the temporary name is refused, never followed.
+  const temp = writeTemp(join(dir, name), text, 0o644, sync);
   try {
     renameSync(temp, join(dir, name));
   } catch (error) {
