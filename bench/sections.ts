@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { fmt, judged, OPENCLAW_BYTES, percentile } from './judged.js';
 import { a2aLoad } from './load.js';
 import { mailboxBench } from './mailbox.js';
+import { runtimesBench } from './runtimes.js';
 import { mcpCallOverhead, mcpDefinitionBytes, memorySearch, wireBytes } from './tools.js';
 
 export interface SectionOptions {
@@ -93,4 +94,17 @@ export async function mailboxSection(lines: string[], { quick }: SectionOptions)
       `  burst of ${burst.messages} messages written at once: ${fmt(burst.perSec, 0)} messages/s until the last is an input; ${judged(burst.lost, '<=', 0, 'lost')}, ${burst.twice} taken twice, ${burst.leftOver} left in the inbox`,
     );
   }
+}
+
+/** Issue 32: an ACP sub-agent against the same fake agent driven directly with the SDK, and 50 children at once. */
+export async function runtimesSection(lines: string[], { quick }: SectionOptions): Promise<void> {
+  const { direct, gateway, fan } = await runtimesBench(quick ? 10 : 50, 50);
+  lines.push(
+    `ACP sub-agent from spawn to its settled result (the fake ACP agent, a new process each; SQLite synchronous=FULL): p50 ${fmt(gateway.p50)} ms, p99 ${fmt(gateway.p99)} ms; ` +
+      `the same agent driven directly with the SDK's client p50 ${fmt(direct.p50)} ms, p99 ${fmt(direct.p99)} ms; p50 ratio ${judged(gateway.p50 / direct.p50, '<=', 1.3)}`,
+  );
+  lines.push(
+    `${fan.children} ACP children at once (200 ms each) through the ACP lane (acp.maxConcurrentSessions 8): at most ${judged(fan.peakActive, '<=', 8, 'running at once')}, ` +
+      `all settled after ${fmt(fan.totalMs, 0)} ms, ${fan.succeeded} succeeded; the gateway's peak RSS ${fmt(fan.peakRssMb, 0)} MB`,
+  );
 }

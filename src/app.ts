@@ -30,6 +30,8 @@ import type { MailboxService } from './mailbox/mailbox.js';
 import type { Teams } from './mailbox/teams.js';
 import type { ClaudeTeams } from './mailbox/claude-team.js';
 import { mailboxFront } from './mailbox/front.js';
+import { runtimesFront } from './runtimes/front.js';
+import { resolveLimits } from './core/subagent.js';
 
 /** What a caller of `startGateway` may want to hold on to: the A2A client, the board and its dispatcher. */
 export interface StandardHooks {
@@ -73,17 +75,18 @@ export function standardExtensions(parts: GatewayParts, hooks: StandardHooks = {
   hooks.onBoard?.(board, dispatcher);
   const calling = config.a2a.remoteAgents.length > 0 || config.a2a.client.allowUrls;
   const mcp = new McpService(config, { log: parts.log });
+  // sessions_spawn shows `runtime` and `agent` only to agents allowed an external runtime (read at each run: reloads apply).
+  const [spawnTool, subagentsTool] = createSubagentTools(parts.subagents, parts.messaging);
+  const [runtimeSpawnTool] = createSubagentTools(parts.subagents, parts.messaging, { listRuntimes: true });
+  const allowsRuntimes = (agentId: string) =>
+    resolveLimits(config.agents.defaults.subagents, config.agents.list.find((agent) => agent.id === agentId)?.subagents, agentId)
+      .allowRuntimes.length > 0;
   const memory = new MemoryService(config, parts);
   hooks.onMemory?.(memory);
   return [
     {
-      tools: [
-        ...BUILTIN_TOOLS,
-        createExecTool(config),
-        ...createSessionTools(parts.messaging),
-        ...createSubagentTools(parts.subagents, parts.messaging),
-        requestInputTool,
-      ],
+      tools: [...BUILTIN_TOOLS, createExecTool(config), ...createSessionTools(parts.messaging), subagentsTool, requestInputTool],
+      agentTools: async (agentId) => [allowsRuntimes(agentId) ? runtimeSpawnTool : spawnTool],
     },
     {
       tools: calling ? createA2AClientTools(client) : [],
@@ -102,6 +105,7 @@ export function standardExtensions(parts: GatewayParts, hooks: StandardHooks = {
     { agentTools: (agentId) => mcp.toolsFor(agentId), stop: () => void mcp.stop() },
     { tools: config.memory.enabled ? memory.tools : [], start: () => memory.start(), stop: () => memory.stop() },
     ...front.extensions,
+    runtimesFront(parts),
   ];
 }
 

@@ -74,7 +74,36 @@ export function describeEvent(event: EventRecord): string {
         : `${time} #${event.seq} sub-agent ${p.childSessionKey}: ${p.state}${p.waiting ? ', waiting for its sub-agents' : ''}${p.diagnostic ? ` - ${p.diagnostic}` : ''}`;
     case 'board.updated':
       return `${time} #${event.seq} board ${String(p.taskId).slice(0, 8)} ${p.event} by ${p.actor}: ${p.state}${p.reason ? ` (${clip(p.reason)})` : p.error ? ` (${clip(p.error)})` : ''}`;
+    case 'runtime.update':
+      return ((p.updates as Record<string, unknown>[] | undefined) ?? [])
+        .map((update) => `${time} #${event.seq}${run} ${describeRuntimeUpdate(update, clip)}`)
+        .join('\n');
     default:
       return `${time} #${event.seq} ${event.type}${run} ${clip(JSON.stringify(p))}`;
+  }
+}
+
+/** One thing an external runtime's child did (docs/runtimes.md), in a line. */
+function describeRuntimeUpdate(update: Record<string, unknown>, clip: (text: unknown) => string): string {
+  const { kind } = update;
+  switch (kind) {
+    case 'message':
+    case 'thought':
+      return `${kind}: ${clip(update.text)}`;
+    case 'tool_call':
+    case 'tool_call_update':
+      return `tool ${update.title ?? update.id} ${update.status ?? ''}${update.output ? `: ${clip(update.output)}` : ''}`;
+    case 'permission':
+      return `permission for ${update.title ?? update.toolCallId}: ${update.answered} (${update.why})`;
+    case 'file':
+      return `file ${update.op} ${update.path}${update.why ? `: ${update.why}` : ''}`;
+    case 'terminal':
+      return `terminal ${update.op} ${update.terminalId}${update.command ? `: ${clip(update.command)}` : ''}`;
+    case 'line':
+      return `line ${clip(update.text)}`;
+    case 'stop':
+      return `stop: ${update.stopReason}`;
+    default:
+      return `${kind} ${clip(JSON.stringify(update))}`;
   }
 }

@@ -116,7 +116,9 @@ program
       [
         `gateway ${status.gatewayId}, up ${Math.round(status.uptimeMs / 1000)}s`,
         `agents: ${status.agents.join(', ')}`,
-        `lanes: main ${status.lanes.main.active}/${status.lanes.main.max} active, ${status.lanes.main.waiting} waiting; subagent ${status.lanes.subagent.active}/${status.lanes.subagent.max} active, ${status.lanes.subagent.waiting} waiting`,
+        `lanes: ${Object.entries(status.lanes)
+          .map(([name, lane]) => `${name} ${lane.active}/${lane.max} active, ${lane.waiting} waiting`)
+          .join('; ')}`,
         `active runs: ${status.activeRuns.length ? status.activeRuns.map((run) => `${run.runId} on ${run.sessionKey}`).join(', ') : 'none'}`,
         `stalled lanes: ${status.stalledLanes.length ? status.stalledLanes.map((stall) => stall.sessionKey).join(', ') : 'none'}`,
         `last recovery: ${status.lastRecovery.interruptedRuns.length} interrupted run(s), ${status.lastRecovery.requeuedInputs.length} requeued, ${status.lastRecovery.droppedInputs.length} dropped input(s)`,

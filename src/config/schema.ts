@@ -6,6 +6,7 @@
 import { z } from 'zod';
 import { QUEUE_MODES } from '../core/queue-mode.js';
 import { agentMemory, execPolicy, mcpSection, memorySection } from './schema-tools.js';
+import { acpSection, runtimesSection } from './schema-runtimes.js';
 import { agentMailbox, mailboxSection, teamsSection } from './schema-mailbox.js';
 import { headers, secretString } from './secret-schema.js';
 import { a2aSection, a2aSkill } from './schema-a2a.js';
@@ -37,6 +38,7 @@ const subagentLimits = z.strictObject({
   maxResultChars: resultChars.optional(),
   completionMode: completionMode.optional(),
   retryInterrupted: z.boolean().optional(),
+  allowRuntimes: z.array(z.string()).optional(),
   /** The sub-agent layer of the tool policy: narrows what a spawned session of this agent may use. */
   tools: toolPolicy.optional(),
 });
@@ -52,6 +54,8 @@ const subagentDefaults = z.strictObject({
   maxResultChars: resultChars.default(32_000),
   completionMode: completionMode.default('steer'),
   retryInterrupted: z.boolean().default(false),
+  /** External runtimes (`acp:<name>`, `process:<name>`, `*` wildcards) this agent may spawn sub-agents on; none by default. */
+  allowRuntimes: z.array(z.string()).default([]),
   tools: toolPolicy.default({}),
 });
 
@@ -252,6 +256,10 @@ export const configSchema = z.strictObject({
   memory: memorySection,
   models: z.strictObject({ providers: z.record(z.string(), provider).default({}) }).prefault({}),
   a2a: a2aSection,
+  /** ACP agents as sub-agents (docs/runtimes.md). */
+  acp: acpSection,
+  /** CLI agents as child-process sub-agents (docs/runtimes.md). */
+  runtimes: runtimesSection,
 });
 
 export type SwitchboardConfig = z.infer<typeof configSchema>;

@@ -41,6 +41,8 @@ export const ERROR_SPECS = {
   SUBAGENT_NOT_RUNNING: { http: 409 },
   CAPABILITY_INVALID: { http: 403 },
   WORKTREE_FAILED: { http: 400 },
+  RUNTIME_UNAVAILABLE: { http: 400 },
+  RUNTIME_FAILED: { http: 502 },
   LEASE_LOST: { http: 409 },
   MODEL_PROVIDER_NOT_FOUND: { http: 400 },
   MODEL_PROVIDER_ERROR: { http: 502 },

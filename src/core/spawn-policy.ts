@@ -82,3 +82,50 @@ export function childTools(ask: Pick<SpawnAsk, 'tools' | 'parentTools' | 'role'>
   const orchestrating = ask.role === 'orchestrator' ? ORCHESTRATOR_TOOLS.filter((name) => ask.parentTools.includes(name)) : [];
   return [...new Set([...ask.tools, ...orchestrating])];
 }
+
+/** What a spawn on an external runtime asks (docs/runtimes.md): which runtime, from which session. */
+export interface RuntimeAsk {
+  spawnerAgent: string;
+  kind: 'acp' | 'process';
+  /** The runtime's name under `acp.agents` or `runtimes`. */
+  name: string;
+  /** The names configured for that kind. */
+  configured: readonly string[];
+  /** Set when the spawning session is sandboxed: the config key that sandboxes it. */
+  sandboxedBy?: string;
+  /** Whether the child has a folder to work in (the agent's workspace, a folder of it, or a worktree). */
+  hasWorkdir: boolean;
+}
+
+/** The refusal of a spawn on an external runtime, or undefined when it may go ahead (the other checks still apply). */
+export function runtimeRefusal(ask: RuntimeAsk, limits: ResolvedLimits): SwitchboardError | undefined {
+  const { kind, name } = ask;
+  const section = kind === 'acp' ? 'acp.agents' : 'runtimes';
+  if (!ask.configured.includes(name)) {
+    return new SwitchboardError(
+      'RUNTIME_UNAVAILABLE',
+      `no ${kind} runtime "${name}" in ${section} (configured: ${ask.configured.length ? ask.configured.join(', ') : 'none'})`,
+    );
+  }
+  if (ask.sandboxedBy) {
+    return new SwitchboardError(
+      'SPAWN_DENIED',
+      `external runtimes run on the host, never from a sandboxed session (${ask.sandboxedBy}); spawn a model sub-agent instead`,
+      { layer: 'sandbox' },
+    );
+  }
+  if (!matchesAny(`${kind}:${name}`, limits.allowRuntimes)) {
+    return new SwitchboardError(
+      'SPAWN_DENIED',
+      `agent "${ask.spawnerAgent}" may not spawn on runtime "${kind}:${name}": it is not in ${limits.source('allowRuntimes')} (${limits.allowRuntimes.length ? limits.allowRuntimes.join(', ') : 'empty'})`,
+      { layer: 'spawn', limit: 'allowRuntimes' },
+    );
+  }
+  if (!ask.hasWorkdir) {
+    return new SwitchboardError(
+      'INVALID_REQUEST',
+      `a ${kind} sub-agent needs a folder to work in: give agent "${ask.spawnerAgent}" a workspace (agents.list[${ask.spawnerAgent}].workspace)`,
+    );
+  }
+  return undefined;
+}

@@ -211,6 +211,7 @@ export interface SubagentLimits {
   maxResultChars: number;
   completionMode: 'steer' | 'followup' | 'collect' | 'interrupt';
   retryInterrupted: boolean;
+  allowRuntimes: readonly string[];
 }
 
 const LIMIT_KEYS = [
@@ -222,6 +223,7 @@ const LIMIT_KEYS = [
   'maxResultChars',
   'completionMode',
   'retryInterrupted',
+  'allowRuntimes',
 ] as const;
 
 /**

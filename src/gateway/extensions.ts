@@ -7,14 +7,19 @@ import type { GatewayExtension } from './gateway-types.js';
 import type { OutboxDispatcher } from './outbox.js';
 import type { RecoveryReport } from '../ports/index.js';
 import type { GatewayTool } from './tool-contract.js';
+import type { ExternalRuntimes } from './external-run.js';
 
 export class Extensions {
   /** The tools every agent may be offered. */
   readonly tools: readonly GatewayTool[];
   private readonly agentTools: ((agentId: string) => Promise<readonly GatewayTool[]>)[];
 
+  /** The external runtimes sub-agents may run on (docs/runtimes.md). */
+  readonly runtimes: ExternalRuntimes;
+
   constructor(private readonly list: readonly GatewayExtension[]) {
     this.tools = list.flatMap((extension) => extension.tools ?? []);
+    this.runtimes = Object.assign({}, ...list.map((extension) => extension.runtimes ?? {}));
     this.agentTools = list.flatMap((extension) => (extension.agentTools ? [extension.agentTools] : []));
   }
 

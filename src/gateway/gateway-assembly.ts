@@ -184,6 +184,8 @@ export function assembleGateway(deps: GatewayDeps, host: AssemblyHost): GatewayA
     redact: (text) => host.redact(text),
     writeRefusal: (agentId, path) => extensions.writeRefusal(agentId, path),
     replyDelivery: (channel) => (outbox.handles(`reply:${channel}`) ? `reply:${channel}` : undefined),
+    runtimes: () => extensions.runtimes,
+    journal: (event) => host.journalEvent(event),
   });
   lanes = new LaneScheduler(
     store,

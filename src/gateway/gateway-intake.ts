@@ -4,7 +4,7 @@
  * message; plus the sessions they open and the tools a session is offered. The gateway extends this.
  */
 import { SwitchboardError } from '../core/errors.js';
-import { a2aSessionKey, boardSessionKey, directSessionKey, parseSessionKey } from '../core/session-key.js';
+import { a2aSessionKey, boardSessionKey, directSessionKey, isSpawnedKind, parseSessionKey } from '../core/session-key.js';
 import type { SwitchboardConfig } from '../config/schema.js';
 import type { Clock, IdGenerator, InputRecord, NewInput, Provenance, ReplyRoute, SessionRecord } from '../ports/index.js';
 import { GatewayQueries } from './gateway-queries.js';
@@ -219,7 +219,7 @@ export abstract class GatewayIntake extends GatewayQueries {
 
   private async offeredToolsOf(sessionKey: string): Promise<ReturnType<typeof offeredTools>> {
     const agent = this.agents.agentOfSession(sessionKey);
-    const spawned = parseSessionKey(sessionKey)?.kind === 'subagent' ? await this.store.subagents.getBySession(sessionKey) : undefined;
+    const spawned = isSpawnedKind(parseSessionKey(sessionKey)?.kind) ? await this.store.subagents.getBySession(sessionKey) : undefined;
     return offeredTools(agent, this.config, await this.toolsFor(agent.config.id), sessionKey, spawned);
   }
 
@@ -231,7 +231,7 @@ export abstract class GatewayIntake extends GatewayQueries {
     const session = await this.store.sessions.get(sessionKey);
     if (session) return session;
     const kind = parseSessionKey(sessionKey)?.kind;
-    if (kind === 'subagent' || kind === 'a2a' || kind === 'board') {
+    if (isSpawnedKind(kind) || kind === 'a2a' || kind === 'board') {
       throw new SwitchboardError(
         'SESSION_NOT_FOUND',
         `no session "${sessionKey}" (sub-agent, A2A and board sessions are created by their own flows; list the sessions with "switchboard sessions list" or sessions_list)`,

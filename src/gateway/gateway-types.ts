@@ -7,6 +7,7 @@ import type { OutboxHandler } from './outbox.js';
 import type { Subagents } from './subagents.js';
 import type { GatewayTool } from './tool-contract.js';
 import type { GatewayApi } from './gateway-api.js';
+import type { ExternalRuntimes } from './external-run.js';
 
 export interface GatewayDeps {
   config: SwitchboardConfig;
@@ -65,6 +66,8 @@ export interface GatewayExtension {
   afterRecovery?: (report: RecoveryReport) => Promise<void>;
   /** Why the workspace tools may not write this absolute path for the agent now (the mailbox's reservations), or undefined. */
   writeGuard?: (agentId: string, path: string) => Promise<string | undefined>;
+  /** External runtimes sub-agents may run on (the ACP agents and CLI processes of src/runtimes). */
+  runtimes?: ExternalRuntimes;
   start?: () => Promise<void>;
   stop?: () => void;
 }

@@ -12,7 +12,8 @@ import type { Clock, InputRecord, Store } from '../ports/index.js';
 const PLAN_HEAD = 64;
 
 /** nested: runs that only answer other agents (sessions_send), so a waiting requester cannot starve them. */
-export type LaneName = 'main' | 'subagent' | 'nested';
+/** `acp`: sub-agents on external runtimes (ACP agents, CLI children; acp.maxConcurrentSessions). */
+export type LaneName = 'main' | 'subagent' | 'nested' | 'acp';
 
 /**
  * What the scheduler hands the runner: the run must end (commit or give up) before it resolves. The
@@ -62,6 +63,7 @@ export function laneOptions(config: SwitchboardConfig, owner: string, leaseTtlMs
       main: config.lanes.main.maxConcurrent,
       subagent: config.agents.defaults.subagents.maxConcurrent,
       nested: config.lanes.nested.maxConcurrent,
+      acp: config.acp.maxConcurrentSessions,
     },
     maxWaiting: config.lanes.maxWaiting,
     stallMs: config.watchdog.stallMs,
@@ -124,11 +126,14 @@ export class LaneScheduler {
       main: new Lane(options.maxConcurrent.main),
       subagent: new Lane(options.maxConcurrent.subagent),
       nested: new Lane(options.maxConcurrent.nested),
+      acp: new Lane(options.maxConcurrent.acp),
     };
   }
 
   laneFor(sessionKey: string, inputs: readonly InputRecord[] = []): LaneName {
-    if (parseSessionKey(sessionKey)?.kind === 'subagent') return 'subagent';
+    const kind = parseSessionKey(sessionKey)?.kind;
+    if (kind === 'subagent') return 'subagent';
+    if (kind === 'acp' || kind === 'process') return 'acp';
     return inputs.length > 0 && inputs.every((input) => input.provenance.exchange !== undefined) ? 'nested' : 'main';
   }
 
@@ -147,7 +152,7 @@ export class LaneScheduler {
 
   stats(): Record<LaneName, { active: number; waiting: number; max: number }> {
     const of = (lane: Lane) => ({ active: lane.active, waiting: lane.waiting.length, max: lane.max });
-    return { main: of(this.lanes.main), subagent: of(this.lanes.subagent), nested: of(this.lanes.nested) };
+    return { main: of(this.lanes.main), subagent: of(this.lanes.subagent), nested: of(this.lanes.nested), acp: of(this.lanes.acp) };
   }
 
   /** Aborts the active run with this id. Returns false when no such run is active here. */

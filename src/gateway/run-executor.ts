@@ -273,7 +273,7 @@ function withCacheBreakpoints(
   };
 }
 
-function abortMessage(reason: AbortReason): string {
+export function abortMessage(reason: AbortReason): string {
   switch (reason) {
     case 'timeout':
       return 'run exceeded its hard timeout (agents.defaults.timeoutSeconds or agents.list[].timeoutSeconds) and was aborted';

@@ -5,9 +5,19 @@
 import { NO_REQUEST } from '../models/request-size.js';
 import type { ModelMessage } from 'ai';
 import { SwitchboardError, errorMessage } from '../core/errors.js';
-import { parseSessionKey } from '../core/session-key.js';
+import { isSpawnedKind, parseSessionKey } from '../core/session-key.js';
 import type { TerminalRunStatus } from '../core/run-status.js';
-import type { Clock, CommittedRun, EventRecord, IdGenerator, InputRecord, SettledToolCall, Store, SubagentRecord } from '../ports/index.js';
+import type {
+  Clock,
+  CommittedRun,
+  EventRecord,
+  IdGenerator,
+  InputRecord,
+  NewEvent,
+  SettledToolCall,
+  Store,
+  SubagentRecord,
+} from '../ports/index.js';
 import type { ModelRegistry } from '../models/model-registry.js';
 import type { SwitchboardConfig } from '../config/schema.js';
 import type { GatewayTool } from './tool-contract.js';
@@ -16,6 +26,7 @@ import type { EventBus } from './event-bus.js';
 import type { RunSlot } from './lanes.js';
 import type { AgentRegistry, ResolvedAgent } from './registry.js';
 import { runWrites, type FinishedRun, type ReplyDelivery } from './run-commit.js';
+import { parseRuntime, type ExternalRuntimes } from './external-run.js';
 import { executeRun, type ExecutedRun } from './run-executor.js';
 import { offeredTools } from './tool-offer.js';
 import { spawnerLimits } from './subagents.js';
@@ -51,6 +62,10 @@ export interface SessionRunnerDeps {
   replyDelivery: ReplyDelivery;
   /** Takes the config's secrets out of a run's error (a provider quoting the key it was given). */
   redact: (text: string) => string;
+  /** The external runtimes sub-agents may run on (docs/runtimes.md), by kind. */
+  runtimes: () => ExternalRuntimes;
+  /** Journals an event and publishes it (an external child's updates). */
+  journal: (event: NewEvent) => Promise<unknown>;
 }
 
 /** A run as it committed: what the gateway does next, and logs, depends on it. */
@@ -108,8 +123,9 @@ export function createSessionRunner(deps: SessionRunnerDeps) {
 
   /** Takes the session's lease and claims the slot's inputs in one transaction; undefined when another owner holds it. */
   async function startRun(slot: RunSlot, agent: ResolvedAgent): Promise<LeasedRun | undefined> {
-    const subagent =
-      parseSessionKey(slot.sessionKey)?.kind === 'subagent' ? await store.subagents.getBySession(slot.sessionKey) : undefined;
+    const subagent = isSpawnedKind(parseSessionKey(slot.sessionKey)?.kind)
+      ? await store.subagents.getBySession(slot.sessionKey)
+      : undefined;
     // The first run of a sub-agent takes the run id sessions_spawn promised.
     const runId = subagent && subagent.runId === null ? subagent.firstRunId : ids.next();
     const model = subagent?.model ?? agent.model;
@@ -134,7 +150,11 @@ export function createSessionRunner(deps: SessionRunnerDeps) {
     const timeoutSeconds = subagent?.timeoutSeconds ?? agent.timeoutSeconds;
     const timeout = setTimeout(() => slot.controller.abort('timeout'), timeoutSeconds * 1000);
     let frameworkChars = 0;
+    const timeoutMessage = subagent
+      ? `sub-agent run exceeded its timeout of ${timeoutSeconds}s (sessions_spawn timeoutSeconds, else ${spawnerLimits(deps.config, deps.agents, subagent.parentSession).source('runTimeoutSeconds')}) and was aborted`
+      : undefined;
     try {
+      if (subagent?.runtime) return { executed: await runExternal(slot, run, subagent, timeoutMessage), frameworkChars };
       const history = await store.transcript.list(slot.sessionKey, { limit: agent.historyLimit });
       const context = assembleContext(agent.config, deps.promptFiles.read(agent.workspace), history, inputs, subagent);
       frameworkChars = context.frameworkChars;
@@ -155,9 +175,7 @@ export function createSessionRunner(deps: SessionRunnerDeps) {
         ledger: deps.toolLedger
           ? { store: store.toolCalls, scope: inputs[0]?.id ?? runId, sessionKey: slot.sessionKey, runId, settled: toolCalls }
           : undefined,
-        timeoutMessage: subagent
-          ? `sub-agent run exceeded its timeout of ${timeoutSeconds}s (sessions_spawn timeoutSeconds, else ${spawnerLimits(deps.config, deps.agents, subagent.parentSession).source('runTimeoutSeconds')}) and was aborted`
-          : undefined,
+        timeoutMessage,
         maxSteps: agent.maxSteps,
         signal: slot.controller.signal,
         takeSteered: async () => {
@@ -189,6 +207,42 @@ export function createSessionRunner(deps: SessionRunnerDeps) {
     } finally {
       clearTimeout(timeout);
     }
+  }
+
+  /** A sub-agent on an external runtime (an ACP agent, a CLI child): its child does the work; the commit is the same. */
+  async function runExternal(
+    slot: RunSlot,
+    run: LeasedRun,
+    subagent: SubagentRecord,
+    timeoutMessage: string | undefined,
+  ): Promise<ExecutedRun> {
+    const parsed = parseRuntime(subagent.runtime ?? '');
+    const runtime = parsed && deps.runtimes()[parsed.kind];
+    if (!parsed || !runtime)
+      throw new SwitchboardError(
+        'RUNTIME_UNAVAILABLE',
+        `runtime "${subagent.runtime}" is not available in this gateway (docs/runtimes.md)`,
+      );
+    const { runId } = run;
+    // A runtime sub-agent is spawned only with a workdir (subagent-spawn.ts); an older row without one cannot run.
+    if (!subagent.workdir) throw new SwitchboardError('RUNTIME_UNAVAILABLE', `sub-agent ${subagent.id} has no workdir to run in`);
+    return runtime.run({
+      runId,
+      sessionKey: slot.sessionKey,
+      agentId: run.agent.config.id,
+      subagent,
+      name: parsed.name,
+      prompt: run.inputs.map((input) => input.text).join('\n\n'),
+      workdir: subagent.workdir,
+      signal: slot.controller.signal,
+      timeoutMessage: timeoutMessage ?? '',
+      report: async (updates) =>
+        void (await deps.journal({ type: 'runtime.update', sessionKey: slot.sessionKey, runId, payload: { updates } })),
+      delta: deps.bus.wantsDeltas(slot.sessionKey)
+        ? (text) => deps.bus.publish({ type: 'delta', sessionKey: slot.sessionKey, runId, text })
+        : undefined,
+      writeRefusal: (path) => deps.writeRefusal(run.agent.config.id, path),
+    });
   }
 
   /** The run's one commit, fenced by its lease's epoch; false when another owner took the session meanwhile. */

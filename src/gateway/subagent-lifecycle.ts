@@ -6,7 +6,7 @@
  */
 import type { QueueMode } from '../core/queue-mode.js';
 import type { TerminalRunStatus } from '../core/run-status.js';
-import { parseSessionKey } from '../core/session-key.js';
+import { isSpawnedKind, parseSessionKey } from '../core/session-key.js';
 import {
   LIVE_SUBAGENT_STATES,
   isSettled,
@@ -115,7 +115,7 @@ export abstract class SubagentLifecycle {
 
   /** After a run in a sub-agent's session commits: a sub-agent that ended badly takes its descendants with it. */
   async onRunCommitted(sessionKey: string, status: TerminalRunStatus): Promise<void> {
-    if (status === 'succeeded' || status === 'interrupted' || parseSessionKey(sessionKey)?.kind !== 'subagent') return;
+    if (status === 'succeeded' || status === 'interrupted' || !isSpawnedKind(parseSessionKey(sessionKey)?.kind)) return;
     const record = await this.deps.store.subagents.getBySession(sessionKey);
     if (!record || !isSettled(record.state)) return;
     for (const child of await this.deps.store.subagents.list({ parentSession: sessionKey, states: [...LIVE_SUBAGENT_STATES] })) {
@@ -136,7 +136,9 @@ export abstract class SubagentLifecycle {
       if (!run || run.status === 'running') continue;
       const diagnostic = run.errorMessage ?? `its run ended ${run.status} without finishing`;
       const limits = this.limitsFor(record);
-      if (limits.retryInterrupted && record.attempts < 1 && (await store.inputs.listQueued(record.sessionKey)).length > 0) {
+      // An external runtime's child is never run again by itself: its work outside the gateway may be half done.
+      const retry = limits.retryInterrupted && record.runtime === null && record.attempts < 1;
+      if (retry && (await store.inputs.listQueued(record.sessionKey)).length > 0) {
         // Of two recoveries at once (two gateways), one notes the retry; the other leaves it.
         await store.subagents.noteRetry(record.id, record.runId, diagnostic, clock.now());
         continue;

@@ -5,7 +5,9 @@
  */
 import { SwitchboardError } from '../core/errors.js';
 import { parseSessionKey } from '../core/session-key.js';
-import { childLimitRefusal, childTools, spawnRefusal, type SpawnAsk } from '../core/spawn-policy.js';
+import { childLimitRefusal, childTools, runtimeRefusal, spawnRefusal, type ResolvedLimits, type SpawnAsk } from '../core/spawn-policy.js';
+import { sandboxedBy } from '../core/session-access.js';
+import type { RuntimeKind } from '../core/session-key.js';
 import { LIVE_SUBAGENT_STATES, isSettled, resolveLimits, signHandle, type SubagentHandle } from '../core/subagent.js';
 import type { SwitchboardConfig } from '../config/schema.js';
 import type { SubagentRecord } from '../ports/index.js';
@@ -65,6 +67,7 @@ export abstract class SubagentSpawning extends SubagentLifecycle {
     const refused = spawnRefusal(ask, limits);
     if (refused) throw refused;
     const agent = this.deps.agents.get(ask.agentId);
+    const runtime = this.runtimeOf(request, spawner, agent.workspace !== undefined || request.worktree === true, limits);
     // A cheap early refusal, before a worktree is made; the spawn's transaction counts again and decides.
     const live = await store.subagents.count({ parentSession: spawner.sessionKey, states: [...LIVE_SUBAGENT_STATES] });
     if (live >= limits.maxChildrenPerAgent) throw childLimitRefusal(live, limits);
@@ -83,12 +86,11 @@ export abstract class SubagentSpawning extends SubagentLifecycle {
     const dropWorktree = async () => {
       if (worktree) await removeWorktree(worktree).catch((failure) => this.deps.log(String(failure)));
     };
-    const outcome = await this.storeChild(spawner, request, { id, task, correlationId, ask, parent, workdir, worktree }, limits).catch(
-      async (error: unknown) => {
-        await dropWorktree();
-        throw error;
-      },
-    );
+    const child = { id, task, correlationId, ask, parent, workdir, worktree, runtime };
+    const outcome = await this.storeChild(spawner, request, child, limits).catch(async (error: unknown) => {
+      await dropWorktree();
+      throw error;
+    });
     if ('refused' in outcome) {
       await dropWorktree();
       throw childLimitRefusal(outcome.refused.live, limits);
@@ -116,13 +118,15 @@ export abstract class SubagentSpawning extends SubagentLifecycle {
       parent: SubagentRecord | undefined;
       workdir: string | null;
       worktree: SubagentRecord['worktree'];
+      runtime: { kind: RuntimeKind; name: string } | undefined;
     },
     limits: ReturnType<SubagentSpawning['limits']>,
   ) {
     const { store, clock, ids } = this.deps;
     const { id, task, ask, parent } = child;
     const segments = spawner.sessionKey.split(':').slice(2);
-    const sessionKey = `agent:${ask.agentId}:${parent ? `${segments.join(':')}:` : ''}subagent:${id}`;
+    const last = child.runtime?.kind ?? 'subagent';
+    const sessionKey = `agent:${ask.agentId}:${parent ? `${segments.join(':')}:` : ''}${last}:${id}`;
     const firstRunId = ids.next();
     const text = request.context?.trim() ? `${task}\n\nContext from your parent:\n${request.context.trim()}` : task;
     const record = {
@@ -137,11 +141,13 @@ export abstract class SubagentSpawning extends SubagentLifecycle {
       task,
       correlationId: child.correlationId,
       firstRunId,
-      model: request.model ?? null,
-      tools: childTools(ask),
+      model: child.runtime ? null : (request.model ?? null),
+      // The harness brings its own tools.
+      tools: child.runtime ? [] : childTools(ask),
       timeoutSeconds: ask.timeoutSeconds,
       workdir: child.workdir,
       worktree: child.worktree,
+      runtime: child.runtime ? `${child.runtime.kind}:${child.runtime.name}` : null,
     };
     const provenance = {
       kind: 'subagent_task' as const,
@@ -153,6 +159,42 @@ export abstract class SubagentSpawning extends SubagentLifecycle {
     };
     const input = { id: ids.next(), sessionKey, idempotencyKey: `spawn:${id}`, mode: 'followup' as const, text, provenance };
     return store.subagents.spawn(record, input, clock.now(), { maxLive: limits.maxChildrenPerAgent, call: spawner.call });
+  }
+
+  /** The external runtime a spawn asks for, checked (configured, allowed, not sandboxed, with a workdir); undefined for a model. */
+  private runtimeOf(
+    request: SpawnRequest,
+    spawner: Spawner,
+    hasWorkdir: boolean,
+    limits: ResolvedLimits,
+  ): { kind: RuntimeKind; name: string } | undefined {
+    const kind = request.runtime ?? 'model';
+    if (kind === 'model') {
+      if (request.agent)
+        throw new SwitchboardError('INVALID_REQUEST', 'agent names an external runtime: give it with runtime "acp" or "process"');
+      return undefined;
+    }
+    if (!request.agent)
+      throw new SwitchboardError(
+        'INVALID_REQUEST',
+        `runtime "${kind}" needs agent: the name of one of ${kind === 'acp' ? 'acp.agents' : 'runtimes'} to run the task`,
+      );
+    if (request.agentId && request.agentId !== spawner.agentId)
+      throw new SwitchboardError('INVALID_REQUEST', `a ${kind} sub-agent belongs to its spawner's agent; leave agentId out`);
+    const { config } = this.deps;
+    const refused = runtimeRefusal(
+      {
+        spawnerAgent: spawner.agentId,
+        kind,
+        name: request.agent,
+        configured: Object.keys(kind === 'acp' ? config.acp.agents : config.runtimes),
+        sandboxedBy: sandboxedBy(this.deps.agents.get(spawner.agentId).config, spawner.sessionKey),
+        hasWorkdir,
+      },
+      limits,
+    );
+    if (refused) throw refused;
+    return { kind, name: request.agent };
   }
 
   private accepted(record: SubagentRecord): SpawnResult {

@@ -26,6 +26,10 @@ export interface SpawnRequest {
   correlationId?: string;
   cwd?: string;
   worktree?: boolean;
+  /** An external runtime instead of a model in this gateway (docs/runtimes.md); `agent` names it. */
+  runtime?: 'model' | 'acp' | 'process';
+  /** The runtime's name under `acp.agents` (runtime acp) or `runtimes` (runtime process). */
+  agent?: string;
 }
 
 export interface SpawnResult {

@@ -21,7 +21,9 @@ export type JournalEventType =
   | 'outbox.dead'
   | 'exchange.updated'
   | 'subagent.updated'
-  | 'board.updated';
+  | 'board.updated'
+  /** What an external runtime's child reported during a run (docs/runtimes.md): ACP session updates, a CLI's JSON lines. */
+  | 'runtime.update';
 
 export interface NewEvent {
   type: JournalEventType;

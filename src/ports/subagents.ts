@@ -39,6 +39,8 @@ export interface SubagentRecord {
   /** Where its tools work: the agent's workspace, a folder in it, or its own git worktree. */
   workdir: string | null;
   worktree: { path: string; branch: string; repo: string } | null;
+  /** The external runtime it runs on (`acp:<name>`, `process:<name>`; docs/runtimes.md), or null for a model in the gateway. */
+  runtime: string | null;
   state: SubagentState;
   history: SubagentTransition[];
   /** Its run ended while descendants were still working: the answer below stands unless a wake run gives another. */
@@ -78,7 +80,8 @@ export type NewSubagent = Pick<
   | 'timeoutSeconds'
   | 'workdir'
   | 'worktree'
->;
+> &
+  Partial<Pick<SubagentRecord, 'runtime'>>;
 
 export interface SubagentFilter {
   parentSession?: string;

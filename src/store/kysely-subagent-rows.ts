@@ -48,6 +48,7 @@ export function toSubagent(row: Selectable<SubagentsTable>): SubagentRecord {
     completion: row.completion as CompletionState | null,
     attempts: num(row.attempts),
     retryOf: row.retry_of ?? null,
+    runtime: row.runtime ?? null,
     createdAt: num(row.created_at),
     startedAt: numOrNull(row.started_at),
     settledAt: numOrNull(row.settled_at),

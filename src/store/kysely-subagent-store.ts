@@ -95,6 +95,7 @@ export class KyselySubagentStore implements SubagentStore {
           timeout_seconds: subagent.timeoutSeconds,
           workdir: subagent.workdir,
           worktree: subagent.worktree ? json(subagent.worktree) : null,
+          runtime: subagent.runtime ?? null,
           state: 'pending',
           history: json([{ state: 'pending', at: now }]),
           waiting: 0,

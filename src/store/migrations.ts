@@ -22,6 +22,8 @@ function migrations(dialect: SqlDialectName): Record<string, Migration> {
     '0014_postgres_keys_as_text': { up: async (db: Kysely<any>) => (dialect === 'postgres' ? postgresKeysAsText(db) : undefined) },
     '0015_memory': { up: (db: Kysely<any>) => memoryTables(db, dialect) },
     '0016_mailbox': { up: (db: Kysely<any>) => mailboxTables(db) },
+    // The external runtime (`acp:<name>`, `process:<name>`) a sub-agent runs on, when not a model in the gateway.
+    '0017_subagent_runtime': { up: (db: Kysely<any>) => db.schema.alterTable('subagents').addColumn('runtime', 'varchar(200)').execute() },
   };
 }
 

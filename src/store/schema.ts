@@ -178,6 +178,7 @@ export interface SubagentsTable {
   updated_at: number;
   /** The interrupted run whose retry was noted (noteRetry), so that it is noted once. */
   retry_of: string | null;
+  runtime: string | null;
 }
 
 export interface ToolCallsTable {

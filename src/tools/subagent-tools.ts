@@ -44,7 +44,16 @@ const subagentsArgs = z.object({
   recursive: unlisted(flag().optional()),
 });
 
-export function createSubagentTools(subagents: Subagents, directory: Pick<SessionDirectory, 'hasSpawned'>): GatewayTool[] {
+/**
+ * `listRuntimes`: `runtime` and `agent` are shown to the model (agents whose `allowRuntimes` names some runtime get
+ * this variant); otherwise they are still accepted but not shown, since every character is sent with every call.
+ */
+export function createSubagentTools(
+  subagents: Subagents,
+  directory: Pick<SessionDirectory, 'hasSpawned'>,
+  { listRuntimes = false }: { listRuntimes?: boolean } = {},
+): GatewayTool[] {
+  const shown = <T extends z.ZodType>(schema: T) => (listRuntimes ? schema : unlisted(schema));
   return [
     defineTool({
       name: 'sessions_spawn',
@@ -62,6 +71,8 @@ export function createSubagentTools(subagents: Subagents, directory: Pick<Sessio
         correlationId: unlisted(key().optional()),
         cwd: unlisted(text().optional()),
         worktree: unlisted(flag().optional()),
+        runtime: shown(choice(['model', 'acp', 'process']).optional()),
+        agent: shown(text().optional()),
       }),
       execute: (args, context) =>
         asToolResult(async () => {

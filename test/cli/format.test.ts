@@ -1,4 +1,4 @@
-/** How `sessions tail` prints sub-agent events. */
+/** How `sessions tail` prints sub-agent events and what external runtimes' children did. */
 import { describe, expect, it } from 'vitest';
 import { describeEvent } from '../../src/cli/format.js';
 import type { EventRecord } from '../../src/ports/index.js';
@@ -28,5 +28,31 @@ describe('describeEvent: subagent.updated', () => {
     expect(describeEvent(event({ subagentId: 'a1', completion: 'skipped', why: 'parent sub-agent cancelled' }))).toBe(
       '10:00:00.000 #7 sub-agent a1: completion skipped: parent sub-agent cancelled',
     );
+  });
+});
+
+describe('describeEvent: runtime.update', () => {
+  it('one line per thing the child did', () => {
+    const updates = [
+      { kind: 'message', text: 'Working on it' },
+      { kind: 'tool_call', id: 'c1', title: 'Write a.txt', status: 'pending', toolKind: 'edit' },
+      {
+        kind: 'permission',
+        toolCallId: 'c1',
+        title: 'Write a.txt',
+        answered: 'denied',
+        why: 'edit is denied (acp.agents.fake.permissions.edit)',
+      },
+      { kind: 'file', op: 'refused', path: '/etc/passwd', why: 'outside' },
+      { kind: 'stop', stopReason: 'end_turn' },
+    ];
+    const record: EventRecord = { ...event({ updates }), type: 'runtime.update', runId: 'abcdef1234' };
+    expect(describeEvent(record).split('\n')).toEqual([
+      '10:00:00.000 #7 run abcdef12 message: Working on it',
+      '10:00:00.000 #7 run abcdef12 tool Write a.txt pending',
+      '10:00:00.000 #7 run abcdef12 permission for Write a.txt: denied (edit is denied (acp.agents.fake.permissions.edit))',
+      '10:00:00.000 #7 run abcdef12 file refused /etc/passwd: outside',
+      '10:00:00.000 #7 run abcdef12 stop: end_turn',
+    ]);
   });
 });

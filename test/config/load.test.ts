@@ -136,8 +136,11 @@ describe('config defaults', () => {
       maxResultChars: 32_000,
       completionMode: 'steer',
       retryInterrupted: false,
+      allowRuntimes: [],
       tools: {},
     });
+    expect(config.acp).toEqual({ agents: {}, maxConcurrentSessions: 8, cancelGraceMs: 3000 });
+    expect(config.runtimes).toEqual({});
     expect(config.recovery).toEqual({ retryInterrupted: 1 });
     expect(config.watchdog).toEqual({ intervalMs: 5000, stallMs: 30_000 });
     expect(config.outbox).toEqual({ maxAttempts: 10, baseDelayMs: 500, maxDelayMs: 300_000, concurrencyPerKind: 8, claimMs: 300_000 });

@@ -23,6 +23,12 @@ describe('session keys', () => {
       depth: 0,
     });
     expect(parseSessionKey('agent:w:subagent:u1:subagent:u2')).toEqual({ agentId: 'w', kind: 'subagent', depth: 2 });
+    // External runtimes' children (a last acp: or process: pair) and editors' sessions (docs/runtimes.md).
+    expect(parseSessionKey('agent:w:acp:u1')).toEqual({ agentId: 'w', kind: 'acp', depth: 1 });
+    expect(parseSessionKey('agent:w:subagent:u1:process:u2')).toEqual({ agentId: 'w', kind: 'process', depth: 2 });
+    expect(parseSessionKey('agent:w:acp-client:u1')).toEqual({ agentId: 'w', kind: 'acp-client', depth: 0 });
+    // A channel may be called acp: its direct sessions are three segments, not a runtime child.
+    expect(parseSessionKey('agent:w:acp:direct:zed')).toMatchObject({ kind: 'direct', channel: 'acp', peer: 'zed' });
     expect(parseSessionKey('agent:w:a2a:partner:ctx-1')).toEqual({ agentId: 'w', kind: 'a2a', peer: 'partner', depth: 0 });
     // Peer and context are one segment each, whatever they contain: two peers never share a context's session.
     expect(a2aSessionKey('w', 'partner', 'a:b/c')).toBe('agent:w:a2a:partner:a%3ab%2fc');
@@ -36,6 +42,8 @@ describe('session keys', () => {
       'user:x:main',
       'agent:x:subagent',
       'agent:x:subagent:a:other:b',
+      'agent:x:acp:a:subagent:b',
+      'agent:x:subagent:a:acp:',
       'agent:x:slack:dm:y',
       'agent:x:a2a:',
       'agent:x:a2a:ctx-only',

@@ -85,6 +85,7 @@ describe('results, handles, roles and limits', () => {
       maxResultChars: 32_000,
       completionMode: 'steer' as const,
       retryInterrupted: false,
+      allowRuntimes: [],
     };
     const limits = resolveLimits(defaults, { maxSpawnDepth: 2 }, 'lead');
     expect(limits).toMatchObject({ maxSpawnDepth: 2, maxChildrenPerAgent: 5 });

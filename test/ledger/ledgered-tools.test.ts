@@ -76,8 +76,10 @@ afterAll(async () => {
 
 describe('the tool-call ledger covers every tool with effects', () => {
   // MCP tools are classed by the server's readOnlyHint (test/tools/mcp.test.ts); tools_load changes what a run is sent.
-  it('every tool is classed, and each one with effects is ledgered', () => {
-    const tools = (gateway as unknown as { extensions: { tools: readonly GatewayTool[] } }).extensions.tools;
+  it('every tool is classed, and each one with effects is ledgered', async () => {
+    // Every agent's tools and the ones given per agent (sessions_spawn, in its variant for this agent).
+    const extensions = (gateway as unknown as { extensions: { toolsFor(agentId: string): Promise<readonly GatewayTool[]> } }).extensions;
+    const tools = await extensions.toolsFor('a');
     const names = tools.map((tool) => tool.name).sort();
     expect(names).toEqual([...WITH_EFFECTS, ...Object.keys(READ_ONLY)].sort());
     expect(tools.filter((tool) => WITH_EFFECTS.includes(tool.name) && !tool.effects).map((tool) => tool.name)).toEqual([]);

@@ -89,9 +89,10 @@ describe('limits, each refused with its exact error', () => {
       ...FILES,
       'sessions_list',
       'sessions_history',
-      'sessions_spawn',
       'subagents',
       ...MEMORY,
+      // Given per agent (its variant shows `runtime` and `agent` only to agents allowed a runtime), so after the rest.
+      'sessions_spawn',
     ]);
     const leaf = await g.subagents.spawn(from(MAIN), { task: 'leaf' });
     expect(await names(leaf.childSessionKey)).toEqual(BASIC);

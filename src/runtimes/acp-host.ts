@@ -1,0 +1,173 @@
+/**
+ * What the gateway serves an ACP agent as its client (docs/runtimes.md): text files read and written inside the
+ * workdir only, with the workspace tools' checks (after symlinks, atomic writes, the mailbox's reservations), and
+ * terminals (commands run in the workdir, each in a process group of its own) when the policy allows `execute`.
+ * Everything it does is noted in the run's journal; every terminal is ended with the run.
+ */
+import type {
+  CreateTerminalRequest,
+  ReadTextFileRequest,
+  TerminalExitStatus,
+  TerminalOutputResponse,
+  WriteTextFileRequest,
+} from '@agentclientprotocol/sdk';
+import { RequestError } from '@agentclientprotocol/sdk';
+import { readFile, stat } from 'node:fs/promises';
+import { atomicWrite, describeFsError, resolveExisting, resolveForWrite, shownPath } from '../tools/workspace-fs.js';
+import { type ChildRecords, RuntimeChild } from './child-process.js';
+import type { PermissionPolicy } from './acp-permissions.js';
+import type { RunRecorder } from './run-recorder.js';
+
+const MAX_READ_BYTES = 10 * 1024 * 1024;
+const DEFAULT_OUTPUT_BYTES = 1024 * 1024;
+const MAX_TERMINALS = 16;
+
+interface Terminal {
+  child: RuntimeChild;
+  output: string;
+  truncated: boolean;
+  limit: number;
+  exit?: TerminalExitStatus;
+}
+
+export interface HostOptions {
+  /** The workdir after symlinks: every path must lead inside it. */
+  root: string;
+  policy: PermissionPolicy;
+  /** The config key the policy is under, for refusals. */
+  source: string;
+  recorder: RunRecorder;
+  records: ChildRecords;
+  /** A prefix for the terminals' pid records (the run id). */
+  recordPrefix: string;
+  writeRefusal: (path: string) => Promise<string | undefined>;
+  graceMs: number;
+}
+
+export class AcpHost {
+  private readonly terminals = new Map<string, Terminal>();
+  private made = 0;
+
+  constructor(private readonly options: HostOptions) {}
+
+  /** Whether the agent is told it may use terminals (initialize's client capabilities). */
+  get terminalsAllowed(): boolean {
+    return this.options.policy.execute === 'allow';
+  }
+
+  async readTextFile(request: ReadTextFileRequest): Promise<{ content: string }> {
+    const { root } = this.options;
+    const path = await this.checked(request.path, () => resolveExisting(root, request.path));
+    const size = (await stat(path)).size;
+    if (size > MAX_READ_BYTES) throw RequestError.invalidParams(undefined, `${request.path} is ${size} bytes, past ${MAX_READ_BYTES}`);
+    let content = await readFile(path, 'utf8');
+    if (request.line || request.limit) {
+      const from = Math.max(0, (request.line ?? 1) - 1);
+      const lines = content.split('\n');
+      content = lines.slice(from, request.limit ? from + request.limit : undefined).join('\n');
+    }
+    this.options.recorder.note({ kind: 'file', op: 'read', path: shownPath(root, path), chars: content.length });
+    return { content };
+  }
+
+  async writeTextFile(request: WriteTextFileRequest): Promise<Record<string, never>> {
+    const { root, policy, source } = this.options;
+    if (policy.edit === 'deny') throw RequestError.invalidParams(undefined, `writing files is denied (${source}.edit)`);
+    const path = await this.checked(request.path, () => resolveForWrite(root, request.path));
+    const refusal = await this.options.writeRefusal(path);
+    if (refusal) throw RequestError.invalidParams(undefined, refusal);
+    const bytes = await atomicWrite(path, request.content);
+    this.options.recorder.note({ kind: 'file', op: 'write', path: shownPath(root, path), bytes });
+    return {};
+  }
+
+  async createTerminal(request: CreateTerminalRequest): Promise<{ terminalId: string }> {
+    const { root, source } = this.options;
+    if (!this.terminalsAllowed)
+      throw RequestError.invalidParams(undefined, `running commands is denied (${source}.execute is not "allow")`);
+    if (this.terminals.size >= MAX_TERMINALS)
+      throw RequestError.invalidParams(undefined, `${MAX_TERMINALS} terminals are open already; release one first`);
+    const cwd = await this.checked(request.cwd ?? '.', () => resolveExisting(root, request.cwd ?? '.'));
+    const terminalId = `term-${++this.made}`;
+    const env = Object.fromEntries((request.env ?? []).map((variable) => [variable.name, variable.value]));
+    const child = new RuntimeChild(
+      { command: request.command, args: request.args ?? [], env, cwd },
+      this.options.records,
+      `${this.options.recordPrefix}-${terminalId}`,
+    );
+    child.process.stdin?.end();
+    const terminal: Terminal = { child, output: '', truncated: false, limit: request.outputByteLimit ?? DEFAULT_OUTPUT_BYTES };
+    const take = (chunk: Buffer) => {
+      terminal.output += chunk.toString('utf8');
+      if (Buffer.byteLength(terminal.output) > terminal.limit) {
+        // Truncated from the beginning, at a character boundary (the protocol's rule).
+        const bytes = Buffer.from(terminal.output);
+        terminal.output = bytes
+          .subarray(bytes.length - terminal.limit)
+          .toString('utf8')
+          .replace(/^\uFFFD/, '');
+        terminal.truncated = true;
+      }
+    };
+    child.process.stdout?.on('data', take);
+    child.process.stderr?.on('data', take);
+    void child.exited.then((exit) => {
+      terminal.exit = { exitCode: exit.code, signal: exit.signal };
+    });
+    this.terminals.set(terminalId, terminal);
+    this.options.recorder.note({
+      kind: 'terminal',
+      op: 'create',
+      terminalId,
+      command: [request.command, ...(request.args ?? [])].join(' '),
+    });
+    return { terminalId };
+  }
+
+  terminalOutput(terminalId: string): TerminalOutputResponse {
+    const terminal = this.terminal(terminalId);
+    return { output: terminal.output, truncated: terminal.truncated, exitStatus: terminal.exit ?? null };
+  }
+
+  async waitForExit(terminalId: string): Promise<TerminalExitStatus> {
+    const exit = await this.terminal(terminalId).child.exited;
+    return { exitCode: exit.code, signal: exit.signal };
+  }
+
+  async killTerminal(terminalId: string): Promise<Record<string, never>> {
+    await this.terminal(terminalId).child.terminate(this.options.graceMs);
+    return {};
+  }
+
+  async releaseTerminal(terminalId: string): Promise<Record<string, never>> {
+    const terminal = this.terminal(terminalId);
+    this.terminals.delete(terminalId);
+    await terminal.child.terminate(this.options.graceMs);
+    this.options.recorder.note({ kind: 'terminal', op: 'release', terminalId, exit: terminal.exit ?? null });
+    return {};
+  }
+
+  /** Ends every terminal still open (the run is over). */
+  async close(): Promise<void> {
+    const open = [...this.terminals.values()];
+    this.terminals.clear();
+    await Promise.all(open.map((terminal) => terminal.child.terminate(this.options.graceMs)));
+  }
+
+  private terminal(terminalId: string): Terminal {
+    const terminal = this.terminals.get(terminalId);
+    if (!terminal) throw RequestError.invalidParams(undefined, `no terminal "${terminalId}" (released, or never created)`);
+    return terminal;
+  }
+
+  /** A path resolved inside the workdir, or the refusal the agent is answered with (and the journal notes). */
+  private async checked(path: string, resolve: () => Promise<string>): Promise<string> {
+    try {
+      return await resolve();
+    } catch (error) {
+      const why = describeFsError(error, path).replace('the workspace', `the workdir ${this.options.root}`);
+      this.options.recorder.note({ kind: 'file', op: 'refused', path, why });
+      throw RequestError.invalidParams(undefined, why);
+    }
+  }
+}

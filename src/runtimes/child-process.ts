@@ -1,0 +1,172 @@
+/**
+ * A runtime's child process (docs/runtimes.md): started in a process group of its own, so that a kill or a timeout
+ * ends everything it started (`terminate`), with the last lines of its stderr kept for the report of a crash. While it
+ * runs, its pid is recorded in `<dataDir>/runtimes/`, so that a gateway that was killed ends what its previous process
+ * left running when it starts again (`reapLeftovers`), instead of leaving agents working for nobody.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { writeFileAtomic } from '../files.js';
+
+const STDERR_LINES = 20;
+
+export interface ChildSpec {
+  command: string;
+  args: readonly string[];
+  env: Record<string, string>;
+  cwd: string;
+}
+
+export interface ChildExit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  /** Set when the program could not be started at all (ENOENT and the like). */
+  spawnError?: string;
+}
+
+/** The start time of a process in clock ticks since boot (/proc/<pid>/stat), to tell a pid from a reused one. */
+function startTicks(pid: number): string | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // The command name (field 2) may hold spaces and parentheses: count from the last ')'.
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
+  } catch {
+    return undefined;
+  }
+}
+
+/** Where the gateway records the children it runs: one file per child, removed when the child is gone. */
+export class ChildRecords {
+  constructor(private readonly dir: string | undefined) {}
+
+  add(name: string, pid: number): void {
+    if (!this.dir) return;
+    mkdirSync(this.dir, { recursive: true });
+    writeFileAtomic(join(this.dir, `${name}.json`), JSON.stringify({ pid, ticks: startTicks(pid) ?? null }));
+  }
+
+  remove(name: string): void {
+    if (this.dir) rmSync(join(this.dir, `${name}.json`), { force: true });
+  }
+
+  /** Ends the process groups of children a previous process of this gateway left (it was killed); returns their pids. */
+  reapLeftovers(): number[] {
+    if (!this.dir) return [];
+    const reaped: number[] = [];
+    let names: string[];
+    try {
+      names = readdirSync(this.dir).filter((name) => name.endsWith('.json'));
+    } catch {
+      return [];
+    }
+    for (const name of names) {
+      const file = join(this.dir, name);
+      try {
+        const { pid, ticks } = JSON.parse(readFileSync(file, 'utf8')) as { pid: number; ticks: string | null };
+        // A pid the system gave to another process since is left alone. A leader that is gone may have left its group
+        // (what it started): the system never gives a live group's id to a new process, so that group is the child's.
+        const now = Number.isInteger(pid) && pid > 1 ? startTicks(pid) : 'invalid';
+        if ((now === undefined || ticks === null || now === ticks) && killGroup(pid, 'SIGKILL')) reaped.push(pid);
+      } catch {
+        // A record half-written by a killed gateway names nothing to end.
+      }
+      rmSync(file, { force: true });
+    }
+    return reaped;
+  }
+}
+
+/** Signals the process group a child leads (it was started detached); false when the group is gone. */
+function killGroup(pid: number, signal: NodeJS.Signals): boolean {
+  try {
+    process.kill(-pid, signal);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export class RuntimeChild {
+  readonly process: ChildProcess;
+  /** Settles once the process has exited (or could not start). */
+  readonly exited: Promise<ChildExit>;
+  private readonly stderr: string[] = [];
+  private partialStderr = '';
+  private done = false;
+
+  constructor(
+    spec: ChildSpec,
+    private readonly records: ChildRecords,
+    private readonly recordName: string,
+    onStderr?: (line: string) => void,
+  ) {
+    this.process = spawn(spec.command, [...spec.args], {
+      cwd: spec.cwd,
+      env: { ...process.env, ...spec.env },
+      stdio: ['pipe', 'pipe', 'pipe'],
+      // Its own process group: a kill ends what it started too.
+      detached: true,
+    });
+    this.exited = new Promise((resolve) => {
+      this.process.once('error', (error) => {
+        this.finish();
+        resolve({ code: null, signal: null, spawnError: error.message });
+      });
+      this.process.once('exit', (code, signal) => {
+        this.finish();
+        resolve({ code, signal });
+      });
+    });
+    if (this.process.pid !== undefined) records.add(recordName, this.process.pid);
+    this.process.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
+      const lines = (this.partialStderr + chunk).split('\n');
+      this.partialStderr = lines.pop() ?? '';
+      for (const line of lines) this.keep(line, onStderr);
+    });
+    // A child that stops reading its stdin must not crash the gateway with EPIPE.
+    this.process.stdin?.on('error', () => {});
+  }
+
+  get pid(): number | undefined {
+    return this.process.pid;
+  }
+
+  private keep(line: string, onStderr?: (line: string) => void): void {
+    if (line.trim() === '') return;
+    this.stderr.push(line.length > 500 ? `${line.slice(0, 500)}...` : line);
+    if (this.stderr.length > STDERR_LINES) this.stderr.shift();
+    onStderr?.(line);
+  }
+
+  private finish(): void {
+    this.done = true;
+    this.records.remove(this.recordName);
+  }
+
+  /** The last lines it wrote to stderr. */
+  stderrTail(): string[] {
+    return this.partialStderr.trim() ? [...this.stderr, this.partialStderr] : [...this.stderr];
+  }
+
+  /** Ends its process group: SIGTERM, then SIGKILL after `graceMs`; settles once the child has exited. */
+  async terminate(graceMs: number): Promise<ChildExit> {
+    const pid = this.process.pid;
+    if (pid !== undefined && !this.done) {
+      killGroup(pid, 'SIGTERM');
+      const timer = setTimeout(() => killGroup(pid, 'SIGKILL'), graceMs);
+      await this.exited;
+      clearTimeout(timer);
+    }
+    // The child is gone; what it started in its group may not be.
+    if (pid !== undefined) killGroup(pid, 'SIGKILL');
+    return this.exited;
+  }
+}
+
+/** How a child that ended by itself is described: its exit code or signal, and its last stderr lines. */
+export function describeExit(exit: ChildExit, stderr: readonly string[]): string {
+  if (exit.spawnError) return `could not be started: ${exit.spawnError}`;
+  const how = exit.signal ? `was killed by ${exit.signal}` : `exited with code ${exit.code}`;
+  return stderr.length > 0 ? `${how}; its last stderr lines:\n${stderr.join('\n')}` : how;
+}
