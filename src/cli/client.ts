@@ -111,7 +111,13 @@ export class ControlClient {
   }
 
   /** Follows the SSE stream; resolves when the stream ends or `signal` aborts. */
-  async stream(path: string, onEvent: (event: { event: string; id?: string; data: string }) => void, signal?: AbortSignal): Promise<void> {
+  async stream(
+    path: string,
+    onEvent: (event: { event: string; id?: string; data: string }) => void,
+    signal?: AbortSignal,
+    /** Called once the gateway accepted the stream: nothing it journals from then on is missed. */
+    onOpen?: () => void,
+  ): Promise<void> {
     let response: Response;
     try {
       response = await fetch(`${this.target.url}${path}`, { headers: { authorization: `Bearer ${this.target.token}` }, signal });
@@ -123,6 +129,7 @@ export class ControlClient {
       const body = (await response.json().catch(() => ({}))) as { error?: { code?: ErrorCode; message?: string } };
       throw this.refusal(body.error?.code ?? 'INTERNAL', body.error?.message ?? `HTTP ${response.status}`);
     }
+    onOpen?.();
     // The SSE format in full (multi-line data, CRLF, comments, retry) is eventsource-parser's job.
     const parser = createParser({ onEvent: (event) => onEvent({ event: event.event ?? 'message', id: event.id, data: event.data }) });
     const decoder = new TextDecoder();

@@ -15,5 +15,6 @@ import './mcp-commands.js';
 import './memory-commands.js';
 import './mailbox-commands.js';
 import './team-commands.js';
+import './acp-command.js';
 
 export { program } from './shared.js';
