@@ -59,6 +59,8 @@ export interface SubagentView {
   history: SubagentRecord['history'];
   resultChars: number | null;
   worktree: { path: string; branch: string } | null;
+  /** The external runtime it runs on (`acp:<name>`, `process:<name>`), or null for a model in the gateway. */
+  runtime: string | null;
 }
 
 export interface WaitOutcome {

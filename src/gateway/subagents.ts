@@ -81,6 +81,7 @@ export class Subagents extends SubagentSpawning {
       history: record.history,
       resultChars: record.resultChars,
       worktree: record.worktree ? { path: record.worktree.path, branch: record.worktree.branch } : null,
+      runtime: record.runtime,
     };
   }
 

@@ -10,6 +10,9 @@ import type { ExternalRunRequest, RuntimeUpdate } from '../gateway/external-run.
 const FLUSH_MS = 100;
 /** A tool call's output is kept in the transcript up to this many characters. */
 const OUTPUT_CHARS = 4000;
+/** What one run keeps and journals of a child's text and tool calls at most: a runaway child does not fill the store. */
+const RUN_CHARS = 4_000_000;
+const MILESTONES = new Set(['session', 'process', 'stop', 'result', 'truncated']);
 
 export interface ToolCallSeen {
   id: string;
@@ -30,12 +33,22 @@ export class RunRecorder {
   private writing: Promise<void> = Promise.resolve();
   private failure: unknown;
   private result: string | undefined;
+  private budget = RUN_CHARS;
 
   constructor(private readonly request: Pick<ExternalRunRequest, 'report' | 'delta'>) {}
 
+  /** Takes `chars` from the run's budget; once it is spent, says so once in the journal and keeps nothing more. */
+  private afford(chars: number): boolean {
+    if (this.budget <= 0) return false;
+    this.budget -= chars;
+    if (this.budget > 0) return true;
+    this.pending.push({ kind: 'truncated', why: `the child produced more than ${RUN_CHARS} characters; the rest is not kept` });
+    return false;
+  }
+
   /** Text of the agent's message, as it streams. */
   text(chunk: string): void {
-    if (chunk === '') return;
+    if (chunk === '' || !this.afford(chunk.length)) return;
     const last = this.segments.at(-1);
     if (last?.type === 'text') last.text += chunk;
     else this.segments.push({ type: 'text', text: chunk });
@@ -45,7 +58,7 @@ export class RunRecorder {
 
   /** A whole message (a CLI prints each when it is done): a segment of its own, journaled unless it was streamed before. */
   message(text: string, streamed = false): void {
-    if (text === '') return;
+    if (text === '' || !this.afford(text.length)) return;
     this.segments.push({ type: 'text', text });
     if (!streamed) {
       this.request.delta?.(text);
@@ -55,14 +68,14 @@ export class RunRecorder {
 
   /** Text streamed ahead of the whole message that will carry it (pi's deltas): shown live and journaled only. */
   streamed(chunk: string): void {
-    if (chunk === '') return;
+    if (chunk === '' || !this.afford(chunk.length)) return;
     this.request.delta?.(chunk);
     this.chunk('message', chunk);
   }
 
   /** The agent's reasoning, as it streams: journaled, not part of the result. */
   thought(chunk: string): void {
-    if (chunk !== '') this.chunk('thought', chunk);
+    if (chunk !== '' && this.afford(chunk.length)) this.chunk('thought', chunk);
   }
 
   toolCall(call: ToolCallSeen): void {
@@ -71,7 +84,8 @@ export class RunRecorder {
       this.toolUpdate(call);
       return;
     }
-    const kept = { ...call, output: clip(call.output) };
+    const kept = { ...call, input: clipInput(call.input), output: clip(call.output) };
+    if (!this.afford(JSON.stringify(kept).length)) return;
     this.calls.set(call.id, kept);
     this.segments.push({ type: 'tool', call: kept });
     this.note({ ...kept, kind: 'tool_call', toolKind: kept.kind });
@@ -83,15 +97,17 @@ export class RunRecorder {
       this.toolCall({ title: update.title ?? update.id, ...update });
       return;
     }
-    for (const [key, value] of Object.entries(update)) if (value !== undefined) (call as unknown as Record<string, unknown>)[key] = value;
-    call.output = clip(call.output);
-    this.note({ ...update, kind: 'tool_call_update', toolKind: update.kind, output: clip(update.output) });
+    const clipped = { ...update, input: clipInput(update.input), output: clip(update.output) };
+    for (const [key, value] of Object.entries(clipped)) if (value !== undefined) (call as unknown as Record<string, unknown>)[key] = value;
+    this.note({ ...clipped, kind: 'tool_call_update', toolKind: update.kind });
   }
 
-  /** Anything else worth journaling (a plan, a permission answered, a file served, a line of a CLI). */
+  /** Anything else worth journaling (a plan, a permission answered, a file served, a line of a CLI), with what is pending. */
   note(update: RuntimeUpdate): void {
+    // The run's own milestones are kept whatever the child spent.
+    if (!MILESTONES.has(update.kind) && !this.afford(JSON.stringify(update).length)) return;
     this.pending.push(update);
-    this.flush();
+    this.timer ??= setTimeout(() => this.flush(), FLUSH_MS);
   }
 
   private chunk(kind: 'message' | 'thought', text: string): void {
@@ -161,6 +177,13 @@ export class RunRecorder {
 function toolNameOf(call: ToolCallSeen): string {
   const name = (call.kind ?? call.title).replace(/[^A-Za-z0-9_-]+/g, '_').slice(0, 64);
   return name || 'tool';
+}
+
+/** A tool call's input as kept: whole up to OUTPUT_CHARS of JSON (a write's input may hold a whole file), else its start. */
+function clipInput(input: unknown): unknown {
+  if (input === undefined) return undefined;
+  const text = JSON.stringify(input) ?? '';
+  return text.length <= OUTPUT_CHARS ? input : { clipped: clip(text) };
 }
 
 function clip(text: string | undefined): string | undefined {
