@@ -3,7 +3,7 @@
  * over stdio; it is a thin client of a running gateway's control API, so the work and its record are the gateway's
  * and an editor that crashes loses nothing. `session/new` opens `agent:<id>:acp-client:<uuid>` (the ACP session id is
  * the session key), `session/load` replays a session's transcript as updates, `session/prompt` sends an input and
- * streams its run back (the text as it streams, then its tool calls, sub-agents and exchanges), `session/cancel`
+ * streams its run back (the text as it streams, its sub-agents, exchanges and board hand-offs, then its tool calls), `session/cancel`
  * cancels that run.
  */
 import {
@@ -158,8 +158,22 @@ export class AcpEditorServer {
       .catch((error: unknown) => {
         if (!stop.signal.aborted) throw error;
       });
+    // Board events carry no session: the run's hand-offs are those whose actor is this session.
+    let boardOpened!: () => void;
+    const boardOpen = new Promise<void>((resolve) => (boardOpened = resolve));
+    const board = this.control
+      .stream(
+        '/v1/events?type=board.',
+        (message) => {
+          const data = JSON.parse(message.data) as JournalEvent;
+          if (data.payload?.actor === sessionId) void notify(boardUpdate(data));
+        },
+        stop.signal,
+        () => boardOpened(),
+      )
+      .catch(() => boardOpened());
     try {
-      await Promise.race([open, following]);
+      await Promise.race([Promise.all([open, boardOpen]), following]);
       const sent = await this.control.request<{ inputId: string }>('POST', '/v1/send', {
         target: sessionId,
         message: text,
@@ -168,6 +182,7 @@ export class AcpEditorServer {
       });
       prompt.inputId = sent.inputId;
       await following;
+      await board;
       if (!ended)
         throw RequestError.internalError(undefined, 'the gateway ended the event stream before the run ended; load the session to see it');
       if (prompt.runId) for (const update of await this.toolCallsOf(sessionId, prompt.runId)) await notify(update);
@@ -242,6 +257,18 @@ function toolUpdate(part: Part): SessionUpdate | undefined {
     };
   }
   return undefined;
+}
+
+/** A board task the session created or moved, as a tool call the editor can follow. */
+function boardUpdate(event: JournalEvent): SessionUpdate {
+  const p = event.payload ?? {};
+  return {
+    sessionUpdate: 'tool_call',
+    toolCallId: `board:${p.taskId}`,
+    title: `board task ${p.taskId}: ${p.event} (${p.state})`,
+    kind: 'other',
+    status: p.state === 'done' ? 'completed' : 'in_progress',
+  };
 }
 
 /** What the run set going among agents (its sub-agents, its exchanges), as tool calls the editor can follow. */

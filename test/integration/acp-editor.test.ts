@@ -12,8 +12,10 @@ import { waitUntil } from '../helpers/wait.js';
 
 const { configPath } = tempConfig(`{
   agents: { list: [{ id: "main", model: "scripted/main" }] },
+  board: { agents: ["main"] },
   models: { providers: { scripted: { type: "scripted", models: { main: { rules: [
     { match: "slowly", delayMs: 20000, reply: "too late" },
+    { match: "plan", steps: [{ toolCalls: [{ tool: "board_create", args: { title: "write the docs" } }] }, { text: "put it on the board" }] },
     { match: "time", steps: [{ toolCalls: [{ tool: "current_time", args: {} }] }, { text: "It is {{tool.current_time}}" }] },
     { match: ".*", reply: "echo: {{input}}" },
   ] } } } } },
@@ -75,6 +77,14 @@ describe('switchboard acp', () => {
       expect(kinds).toEqual(expect.arrayContaining(['tool_call', 'tool_call_update', 'agent_message_chunk']));
       expect(first.updates.find((note) => note.update.sessionUpdate === 'tool_call')?.update).toMatchObject({ title: 'current_time' });
       expect(textOf(first.updates, 'agent_message_chunk')).toMatch(/^It is /);
+
+      // A board hand-off the run made is followed too.
+      first.updates.length = 0;
+      await first.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'plan the work' }] });
+      const handOff = first.updates
+        .map((note) => note.update)
+        .find((update) => update.sessionUpdate === 'tool_call' && update.toolCallId.startsWith('board:'));
+      expect(handOff).toMatchObject({ title: expect.stringMatching(/^board task .+: created \((todo|ready)\)$/) });
 
       // Cancel: the run is cancelled at the gateway and the prompt says so.
       const slow = first.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'answer slowly' }] });

@@ -3,29 +3,36 @@
  * child is reported `interrupted` to its parent once, is not run again, and its process tree is gone.
  */
 import { join } from 'node:path';
-import { readFileSync, realpathSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { startGatewayProcess, stopGatewayProcess, tempConfig } from '../helpers/process.js';
 import { waitUntil } from '../helpers/wait.js';
 import { alive, pidsIn } from '../runtimes/runtime-helpers.js';
 
 const FAKE = join(import.meta.dirname, '../runtimes/fake-acp-agent.mjs');
+const CLI = join(import.meta.dirname, '../runtimes/fake-cli.mjs');
 
 describe('an ACP sub-agent across a gateway crash', () => {
-  it('is reported interrupted after SIGKILL, never restarted, and its process tree is gone', async () => {
+  it('is reported interrupted after SIGKILL, never restarted, and its process tree is gone (and a process runtime child too)', async () => {
     const { dir, configPath } = tempConfig('{}');
     const workspace = realpathSync(dir);
+    const cliPids = join(workspace, 'cli');
+    mkdirSync(cliPids);
     writeFileSync(
       configPath,
       `{
         agents: {
-          defaults: { subagents: { allowRuntimes: ["acp:fake"], retryInterrupted: true } },
+          defaults: { subagents: { allowRuntimes: ["acp:fake", "process:cli"], retryInterrupted: true } },
           list: [{ id: "boss", model: "scripted/boss", workspace: ${JSON.stringify(workspace)} }],
         },
+        runtimes: { cli: { command: ${JSON.stringify(process.execPath)}, args: [${JSON.stringify(CLI)}], env: { FAKE_PIDS_DIR: ${JSON.stringify(cliPids)} } } },
         acp: { agents: { fake: { command: ${JSON.stringify(process.execPath)}, args: [${JSON.stringify(FAKE)}], env: { FAKE_PIDS_DIR: ${JSON.stringify(workspace)} } } } },
         models: { providers: { scripted: { type: "scripted", models: { boss: { rules: [
           { match: "^sub-agent", reply: "heard: {{input}}" },
-          { match: "delegate", steps: [{ toolCalls: [{ tool: "sessions_spawn", args: { task: "stubborn work", runtime: "acp", agent: "fake" } }] }, { text: "spawned" }] },
+          { match: "delegate", steps: [{ toolCalls: [
+            { tool: "sessions_spawn", args: { task: "stubborn work", runtime: "acp", agent: "fake" } },
+            { tool: "sessions_spawn", args: { task: "stubborn cli work", runtime: "process", agent: "cli" } },
+          ] }, { text: "spawned" }] },
         ] } } } } },
       }`,
     );
@@ -36,35 +43,43 @@ describe('an ACP sub-agent across a gateway crash', () => {
       () => (pidsIn(workspace).grandchild ? pidsIn(workspace) : undefined),
       10_000,
     );
+    const cli = await waitUntil('the cli and its grandchild run', () => (pidsIn(cliPids).grandchild ? pidsIn(cliPids) : undefined), 10_000);
     await stopGatewayProcess(gw, 'SIGKILL');
     gw = await startGatewayProcess(configPath);
     const list = async () =>
       (await gw.request<{ subagents: { subagentId: string; state: string; diagnostic: string | null }[] }>('GET', '/v1/subagents')).body
         .subagents;
-    const [child] = await waitUntil(
-      'the child settled',
+    const children = await waitUntil(
+      'the children settled',
       async () => {
-        const children = await list();
-        return children.length === 1 && children[0].state !== 'running' ? children : undefined;
+        const all = await list();
+        return all.length === 2 && all.every((child) => child.state !== 'running') ? all : undefined;
       },
       20_000,
     );
-    expect(child.state).toBe('interrupted');
-    expect(child.diagnostic).toContain('stopped while the run was active');
-    await waitUntil('the tree is gone', () => !alive(pids.agent) && !alive(pids.grandchild), 10_000);
-    // Never started again: one agent process was ever started.
+    for (const child of children) {
+      expect(child.state).toBe('interrupted');
+      expect(child.diagnostic).toContain('stopped while the run was active');
+    }
+    await waitUntil(
+      'the trees are gone',
+      () => [pids.agent, pids.grandchild, cli.agent, cli.grandchild].every((pid) => !alive(pid)),
+      10_000,
+    );
+    // Never started again: one process of each was ever started.
     await new Promise((resolve) => setTimeout(resolve, 1000));
     expect(readFileSync(join(workspace, 'pids'), 'utf8').trim().split('\n')).toHaveLength(2);
-    // The parent heard it once: one completion in its history, saying interrupted.
+    expect(readFileSync(join(cliPids, 'pids'), 'utf8').trim().split('\n')).toHaveLength(2);
+    // The parent heard each once: one completion each in its history, saying interrupted.
     const history = await waitUntil('the parent heard', async () => {
       const { body } = await gw.request<{ entries: { role: string; content: unknown }[] }>(
         'GET',
         `/v1/sessions/${encodeURIComponent('agent:boss:main')}/history?limit=100`,
       );
       const told = body.entries.filter((entry) => entry.role === 'user' && JSON.stringify(entry.content).includes('interrupted'));
-      return told.length > 0 ? told : undefined;
+      return told.length > 1 ? told : undefined;
     });
-    expect(history).toHaveLength(1);
+    expect(history).toHaveLength(2);
     expect(await stopGatewayProcess(gw)).toBe(0);
   });
 });
