@@ -77,6 +77,7 @@ subagents
         completion: string | null;
         runId: string | null;
         worktree: { path: string; branch: string } | null;
+        runtime: string | null;
       }
     >('GET', `/v1/subagents/${encodeURIComponent(target)}`);
     print(shown, () =>
@@ -86,7 +87,7 @@ subagents
         `  parent:   ${shown.parentSessionKey}`,
         `  state:    ${stateText(shown)}${shown.diagnostic ? ` - ${shown.diagnostic}` : ''}`,
         `  task:     ${shown.task}`,
-        `  tools:    ${shown.tools.join(', ') || '-'}`,
+        shown.runtime ? `  runtime:  ${shown.runtime} (its own tools; docs/runtimes.md)` : `  tools:    ${shown.tools.join(', ') || '-'}`,
         `  run:      ${shown.runId ?? '-'}; completion to parent: ${shown.completion ?? '-'}`,
         ...(shown.worktree ? [`  worktree: ${shown.worktree.path} (branch ${shown.worktree.branch})`] : []),
         '  history:',
