@@ -3,9 +3,10 @@ import { readFileSync } from 'node:fs';
 import { InvalidArgumentError } from 'commander';
 import { BOARD_STATES } from '../core/board.js';
 import type { BoardClaim, BoardTaskRecord, BoardTaskView } from '../ports/index.js';
-import type { EventRecord } from '../ports/index.js';
+import { cliCommand } from './client.js';
+import { followJournal } from './follow.js';
 import { ago, describeEvent } from './format.js';
-import { program, globals, client, parseLimit, parseSeq, withQuery, print } from './shared.js';
+import { program, globals, client, configPath, parseLimit, parseSeq, withQuery, print } from './shared.js';
 
 const board = program.command('board').description('the task board: shared work that agents, outside workers and remote agents claim');
 
@@ -275,15 +276,13 @@ board
   .option('--after <seq>', 'first replay the journal after this sequence number (0 = all of it)', parseSeq)
   .option('--task <id>', 'only this task')
   .action(async (options: { after?: number; task?: string }) => {
-    const stop = new AbortController();
-    process.once('SIGINT', () => stop.abort());
-    await client().stream(
-      withQuery('/v1/events', { type: 'board.', after: options.after }),
-      (event) => {
-        const record = JSON.parse(event.data) as EventRecord;
+    await followJournal(client, {
+      query: { type: 'board.' },
+      after: options.after,
+      resume: (after) => cliCommand(`board watch --after ${after}${options.task ? ` --task ${options.task}` : ''}`, configPath()),
+      onEvent: (record, raw) => {
         if (options.task && !String((record.payload as { taskId?: string }).taskId).startsWith(options.task)) return;
-        process.stdout.write(`${globals().json ? event.data : describeEvent(record)}\n`);
+        process.stdout.write(`${globals().json ? raw : describeEvent(record)}\n`);
       },
-      stop.signal,
-    );
+    });
   });

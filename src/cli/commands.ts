@@ -16,5 +16,6 @@ import './memory-commands.js';
 import './mailbox-commands.js';
 import './team-commands.js';
 import './acp-command.js';
+import './event-commands.js';
 
 export { program } from './shared.js';

@@ -14,10 +14,15 @@ export function table(rows: Record<string, unknown>[], columns: string[]): strin
 }
 
 function cell(value: unknown): string {
+  return shorten(value, 60);
+}
+
+/** A value on one line of at most `max` characters: text as it is, anything else as JSON, `-` for nothing. */
+export function shorten(value: unknown, max: number): string {
   if (value === null || value === undefined) return '-';
   const text = typeof value === 'string' ? value : JSON.stringify(value);
   const flat = text.replace(/\s+/g, ' ');
-  return flat.length > 60 ? `${flat.slice(0, 57)}...` : flat;
+  return flat.length > max ? `${flat.slice(0, max - 3)}...` : flat;
 }
 
 /** One name per state wherever it is shown: A2A's `TASK_STATE_INPUT_REQUIRED` is `input_required`, as in lists. */

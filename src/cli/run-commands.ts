@@ -1,6 +1,7 @@
 /** `switchboard runs`: list, show and cancel runs. */
 import type { InputRecord, RunRecord } from '../ports/index.js';
-import { table } from './format.js';
+import type { RunToolCall } from '../gateway/gateway-queries.js';
+import { shorten, table } from './format.js';
 import { program, client, parseLimit, withQuery, print, runRow } from './shared.js';
 
 interface RunCompletions {
@@ -27,9 +28,9 @@ runs
   });
 runs
   .command('show <id>')
-  .description('one run (by id or a unique prefix of it): status, usage, prompt size, inputs, reply')
+  .description('one run (by id or a unique prefix of it): status, usage, prompt size, inputs, tool calls and results, reply')
   .action(async (id: string) => {
-    const shown = await client().request<{ run: RunRecord; inputs: InputRecord[]; completions: RunCompletions }>(
+    const shown = await client().request<{ run: RunRecord; inputs: InputRecord[]; toolCalls: RunToolCall[]; completions: RunCompletions }>(
       'GET',
       `/v1/runs/${encodeURIComponent(id)}`,
     );
@@ -43,6 +44,8 @@ runs
         `  request:  ${run.request.bytes} bytes sent in ${run.usage.modelCalls} call(s): tool definitions ${run.request.toolBytes}, system text ${run.request.systemBytes}, messages ${run.request.bytes - run.request.toolBytes - run.request.systemBytes}`,
         `  prompt:   ${run.promptChars} characters of messages and system text; the framework's own ${run.preambleChars}`,
         `  inputs:   ${shown.inputs.map((input) => `${input.id} (${input.mode}, ${input.provenance.kind})`).join(', ') || '-'}`,
+        `  tools:    ${shown.toolCalls.length === 0 ? '-' : `${shown.toolCalls.length} call(s)`}`,
+        ...shown.toolCalls.map((call) => `    ${call.toolName}(${shorten(call.input, 80)}) -> ${shorten(call.output, 100)}`),
         `  reply:    ${run.finalText ?? '-'}`,
         ...completions.sent.map(
           (sent) =>

@@ -1,7 +1,12 @@
 /** `switchboard sessions`: list, show, history and tail. */
-import type { EventRecord, RunRecord, SessionRecord, TranscriptEntry } from '../ports/index.js';
-import { ago, contentText, describeEvent, table } from './format.js';
-import { program, globals, client, parseLimit, parseSeq, withQuery, print, runRow } from './shared.js';
+import type { RunToolCall } from '../gateway/gateway-queries.js';
+import type { EventRecord, InputRecord, Provenance, RunRecord, SessionRecord, TranscriptEntry } from '../ports/index.js';
+import { SwitchboardError } from '../core/errors.js';
+import { parseSessionKey } from '../core/session-key.js';
+import { cliCommand, type ControlClient } from './client.js';
+import { followJournal } from './follow.js';
+import { ago, contentText, describeEvent, shorten, table } from './format.js';
+import { program, globals, client, configPath, parseLimit, parseSeq, withQuery, print, runRow } from './shared.js';
 
 const sessions = program.command('sessions').description('inspect sessions');
 sessions
@@ -74,33 +79,77 @@ sessions
 
 sessions
   .command('tail <key>')
-  .description("follow a session's events live (Ctrl-C ends)")
+  .description("follow a session live: each message with its sender, each run's tool calls and end (Ctrl-C ends)")
   .option('--after <seq>', 'first replay the events after this sequence number (0 = all of them)', parseSeq)
   .option('--deltas', 'also print the model text as it streams')
   .action(async (key: string, options: { after?: number; deltas?: boolean }) => {
-    const query = withQuery('/v1/events', { sessionKey: key, after: options.after, deltas: options.deltas ? 1 : undefined });
-    const stop = new AbortController();
-    process.once('SIGINT', () => stop.abort());
+    await checkTailable(client(), key);
     // Streamed text has no newline of its own: the next event line starts on a line of its own.
     let midLine = false;
     const line = (text: string) => {
       process.stdout.write(`${midLine ? '\n' : ''}${text}\n`);
       midLine = false;
     };
-    await client().stream(
-      query,
-      (event) => {
-        if (event.event === 'delta') {
-          const delta = JSON.parse(event.data) as { text: string };
-          if (globals().json) return line(event.data);
-          process.stdout.write(delta.text);
-          midLine = delta.text.length > 0 && !delta.text.endsWith('\n');
-          return;
-        }
-        const record = JSON.parse(event.data) as EventRecord;
-        line(globals().json ? event.data : describeEvent(record));
+    await followJournal(client, {
+      query: { sessionKey: key, deltas: options.deltas ? 1 : undefined },
+      after: options.after,
+      resume: (after) => cliCommand(`sessions tail ${key} --after ${after}`, configPath()),
+      onDelta: (delta, raw) => {
+        if (globals().json) return line(raw);
+        process.stdout.write(delta.text);
+        midLine = delta.text.length > 0 && !delta.text.endsWith('\n');
       },
-      stop.signal,
-    );
+      onEvent: async (record, raw) => {
+        if (globals().json) return line(raw);
+        // A client made now: a gateway that restarted may listen elsewhere.
+        for (const text of await runDetails(client(), record, 'before')) line(text);
+        line(describeEvent(record));
+        for (const text of await runDetails(client(), record, 'after')) line(text);
+      },
+    });
     if (midLine) process.stdout.write('\n');
   });
+
+/**
+ * A key that can never have events is an error, not a silent wait: one that is not a session key, or whose agent the
+ * gateway does not have. A session not created yet (its first message is still to come) is waited for, and said so.
+ */
+async function checkTailable(control: ControlClient, key: string): Promise<void> {
+  try {
+    await control.request('GET', `/v1/sessions/${encodeURIComponent(key)}`);
+    return;
+  } catch (error) {
+    if (!SwitchboardError.isInstance(error) || error.code !== 'SESSION_NOT_FOUND') throw error;
+  }
+  const parsed = parseSessionKey(key);
+  if (!parsed)
+    throw new SwitchboardError(
+      'INVALID_REQUEST',
+      `"${key}" is not a session key (agent:<agentId>:main, agent:<agentId>:<channel>:direct:<peer>, ...; list them with "switchboard sessions list")`,
+    );
+  const { agents } = await control.request<{ agents: { id: string }[] }>('GET', '/v1/agents');
+  if (!agents.some((agent) => agent.id === parsed.agentId))
+    throw new SwitchboardError(
+      'AGENT_NOT_FOUND',
+      `no session "${key}", and the gateway has no agent "${parsed.agentId}" (it has: ${agents.map((agent) => agent.id).join(', ')})`,
+    );
+  process.stderr.write(`switchboard: no session ${key} yet; following it from its first event (Ctrl-C ends)\n`);
+}
+
+/** What `sessions tail` prints about a run besides its events: the messages it took (before), its tool calls (after). */
+async function runDetails(control: ControlClient, record: EventRecord, when: 'before' | 'after'): Promise<string[]> {
+  if (!record.runId || (record.type !== 'run.started' && record.type !== 'run.completed')) return [];
+  if ((when === 'before') !== (record.type === 'run.started')) return [];
+  const shown = await control.request<{ inputs: InputRecord[]; toolCalls: RunToolCall[] }>(
+    'GET',
+    `/v1/runs/${encodeURIComponent(record.runId)}`,
+  );
+  if (record.type === 'run.started') return shown.inputs.map((input) => `  <- ${senderOf(input.provenance)}: ${shorten(input.text, 160)}`);
+  return shown.toolCalls.map((call) => `  tool ${call.toolName}(${shorten(call.input, 80)}) -> ${shorten(call.output, 120)}`);
+}
+
+/** Who a message came from, as its provenance says. */
+function senderOf(provenance: Provenance): string {
+  const from = provenance.sourceSession ?? provenance.peer ?? provenance.channel ?? 'user';
+  return `${provenance.kind} from ${from}${provenance.channel && from !== provenance.channel ? ` via ${provenance.channel}` : ''}`;
+}

@@ -50,6 +50,7 @@ export interface GatewayApi
     | 'listRuns'
     | 'getRun'
     | 'runCompletions'
+    | 'runToolCalls'
     | 'listExchanges'
     | 'listSubagents'
     | 'getSubagent'

@@ -207,8 +207,40 @@ export abstract class GatewayQueries {
     return { run, inputs: await this.store.inputs.listByRun(runId) };
   }
 
+  /** The tool calls a run made, each with its arguments and its result (from the run's transcript entries). */
+  async runToolCalls(run: Pick<RunRecord, 'id' | 'sessionKey'>): Promise<RunToolCall[]> {
+    const calls = new Map<string, RunToolCall>();
+    for (const entry of await this.store.transcript.listByRun(run.sessionKey, run.id)) {
+      if (!Array.isArray(entry.content)) continue;
+      for (const part of entry.content as { type?: string; toolCallId?: string; toolName?: string; input?: unknown; output?: unknown }[]) {
+        if (!part.toolCallId) continue;
+        if (part.type === 'tool-call')
+          calls.set(part.toolCallId, {
+            toolCallId: part.toolCallId,
+            toolName: part.toolName ?? '',
+            input: part.input ?? null,
+            output: null,
+          });
+        else if (part.type === 'tool-result') {
+          const call = calls.get(part.toolCallId);
+          const output = (part.output as { value?: unknown } | undefined)?.value ?? part.output ?? null;
+          if (call) call.output = output;
+        }
+      }
+    }
+    return [...calls.values()];
+  }
+
   /** Outbox rows, oldest first (`switchboard outbox list`). */
   listOutbox(filter: { status?: OutboxStatus; limit?: number }): Promise<OutboxRecord[]> {
     return this.store.outbox.list(filter);
   }
+}
+
+/** One tool call of a run (`runs show`): what it was asked and what it answered (null while it had no result). */
+export interface RunToolCall {
+  toolCallId: string;
+  toolName: string;
+  input: unknown;
+  output: unknown;
 }

@@ -59,7 +59,8 @@ export function gatewayRoutes(gw: GatewayApi, route: RouteAdder, reloadConfig?: 
   }));
   route('GET', /^\/v1\/runs\/([^/]+)$/, async (_req, _url, [given]) => {
     const id = await gw.resolveId('run', given);
-    return { ...(await gw.getRun(id)), completions: await gw.runCompletions(id) };
+    const shown = await gw.getRun(id);
+    return { ...shown, toolCalls: await gw.runToolCalls(shown.run), completions: await gw.runCompletions(id) };
   });
   route('GET', /^\/v1\/subagents$/, async (_req, url) => ({
     subagents: await gw.listSubagents(url.searchParams.get('sessionKey') ?? undefined, url.searchParams.get('recursive') === 'true'),

@@ -178,5 +178,7 @@ export type NewTranscriptEntry = Omit<TranscriptEntry, 'seq' | 'sessionKey' | 'c
 
 export interface TranscriptStore {
   list(sessionKey: string, options?: { limit?: number }): Promise<TranscriptEntry[]>;
+  /** What one run of the session added (its messages, tool calls and results), oldest first (`runs show`). */
+  listByRun(sessionKey: string, runId: string): Promise<TranscriptEntry[]>;
   append(sessionKey: string, entries: NewTranscriptEntry[], now: number): Promise<void>;
 }

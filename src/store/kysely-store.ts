@@ -299,6 +299,17 @@ export class KyselyTranscriptStore implements TranscriptStore {
     return rows.reverse().map(toTranscript);
   }
 
+  async listByRun(sessionKey: string, runId: string): Promise<TranscriptEntry[]> {
+    const rows = await this.db
+      .selectFrom('transcript')
+      .selectAll()
+      .where('session_key', '=', sessionKey)
+      .where('run_id', '=', runId)
+      .orderBy('seq')
+      .execute();
+    return rows.map(toTranscript);
+  }
+
   async append(sessionKey: string, entries: NewTranscriptEntry[], now: number): Promise<void> {
     await appendTranscript(this.db, sessionKey, entries, now);
   }

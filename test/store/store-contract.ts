@@ -246,6 +246,11 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
       expect(committed.events).toEqual((await store.events.list({ runId })).filter((event) => event.type === 'run.completed'));
       expect((await store.transcript.list(S)).map((e) => e.role)).toEqual(['user', 'assistant']);
       expect((await store.transcript.list(S, { limit: 1 })).map((e) => e.role)).toEqual(['assistant']);
+      expect((await store.transcript.listByRun(S, runId)).map((e) => [e.role, e.runId])).toEqual([
+        ['user', runId],
+        ['assistant', runId],
+      ]);
+      expect(await store.transcript.listByRun(S, 'another-run')).toEqual([]);
       expect(await store.outbox.listDue(3000, 10)).toHaveLength(1);
       const events = await store.events.list({ runId });
       expect(events.map((e) => e.type)).toEqual(['run.started', 'run.completed']);

@@ -50,6 +50,10 @@ export class TranscriptTails implements TranscriptStore {
     return limit === 0 ? [] : tail.entries.slice(-limit);
   }
 
+  listByRun(sessionKey: string, runId: string): Promise<TranscriptEntry[]> {
+    return this.plain.listByRun(sessionKey, runId);
+  }
+
   append(sessionKey: string, entries: NewTranscriptEntry[], now: number): Promise<void> {
     return this.plain.append(sessionKey, entries, now);
   }

@@ -1,0 +1,89 @@
+/**
+ * What the terminal shows of a session (issue 33's terminal part), against a real gateway process: `sessions tail`
+ * with each message's sender, each tool call and result, and the run's end; `runs show` with the tool calls; the
+ * whole journal with `events`; a key that can have no events refused; a follower that reconnects after the gateway
+ * restarted, with no event lost.
+ */
+import { spawn } from 'node:child_process';
+import { afterAll, describe, expect, it } from 'vitest';
+import { BIN, ROOT, cliWith, startGatewayProcess, stopGatewayProcess, tempConfig } from '../helpers/process.js';
+import { waitUntil } from '../helpers/wait.js';
+
+const { configPath } = tempConfig(`{
+  agents: { list: [{ id: "main", model: "scripted/main" }] },
+  models: { providers: { scripted: { type: "scripted", models: { main: { rules: [
+    { match: "time", steps: [{ toolCalls: [{ tool: "time_now", args: {} }] }, { text: "checked the clock" }] },
+    { reply: "echo: {{input}}" },
+  ] } } } } },
+}`);
+const cli = cliWith(configPath);
+
+function follow(...args: string[]) {
+  const child = spawn(process.execPath, [BIN, '--config', configPath, ...args], { cwd: ROOT });
+  let out = '';
+  let err = '';
+  child.stdout.on('data', (chunk) => (out += chunk));
+  child.stderr.on('data', (chunk) => (err += chunk));
+  return { child, out: () => out, err: () => err };
+}
+
+const followers: ReturnType<typeof follow>[] = [];
+afterAll(() => {
+  for (const follower of followers) follower.child.kill();
+});
+
+describe('following from the terminal', () => {
+  it('sessions tail, runs show and events; a reconnect after a restart loses nothing', async () => {
+    let gw = await startGatewayProcess(configPath);
+    try {
+      expect((await cli('send', 'main', 'hello', '--wait')).stdout).toBe('echo: hello\n');
+      const tail = follow('sessions', 'tail', 'agent:main:main', '--after', '0');
+      const events = follow('events', '--type', 'run.');
+      followers.push(tail, events);
+      await waitUntil('the tail replayed the first run', () => tail.out().includes('completed') || tail.out().includes('succeeded'));
+      expect(tail.out()).toMatch(/ {2}<- user from cli: hello\n/);
+
+      const sent = await cli('--json', 'send', 'main', 'what time is it', '--wait');
+      const { runId } = JSON.parse(sent.stdout) as { runId: string };
+      await waitUntil('the tail printed the tool call', () => /tool time_now\(\{\}\) -> /.test(tail.out()));
+      expect(tail.out()).toMatch(/ {2}<- user from cli: what time is it\n/);
+      expect(tail.out()).toMatch(/succeeded: checked the clock/);
+      const shown = await cli('runs', 'show', runId);
+      expect(shown.stdout).toMatch(/ {2}tools: {4}1 call\(s\)\n {4}time_now\(\{\}\) -> /);
+      await waitUntil('events printed both runs of the new one', () => events.out().includes(`run ${runId.slice(0, 8)}`));
+      expect(events.out()).toContain('[agent:main:main]');
+
+      // The gateway goes away and comes back: the tail says so, reconnects, and prints what happened meanwhile.
+      await stopGatewayProcess(gw);
+      await waitUntil('the tail said the gateway went away', () => tail.err().includes('reconnecting from event #'), 15_000);
+      expect(tail.err()).toMatch(/or resume later with: switchboard --config \S+ sessions tail agent:main:main --after \d+\)/);
+      gw = await startGatewayProcess(configPath);
+      expect((await cli('send', 'main', 'after the restart', '--wait')).stdout).toBe('echo: after the restart\n');
+      await waitUntil('the tail reconnected and printed the new run', () => tail.out().includes('after the restart'), 20_000);
+      expect(tail.err()).toContain('switchboard: reconnected');
+      // Each run's end once, the restart notwithstanding.
+      expect(tail.out().match(/ succeeded: /g)).toHaveLength(3);
+    } finally {
+      await stopGatewayProcess(gw);
+    }
+  }, 90_000);
+
+  it('a key that can have no events is refused; a session not created yet is waited for, and said so', async () => {
+    const gw = await startGatewayProcess(configPath);
+    try {
+      expect(await cli('sessions', 'tail', 'main')).toMatchObject({
+        code: 1,
+        stderr: expect.stringContaining('switchboard: "main" is not a session key (agent:<agentId>:main'),
+      });
+      expect(await cli('sessions', 'tail', 'agent:ghost:main')).toMatchObject({
+        code: 1,
+        stderr: 'switchboard: no session "agent:ghost:main", and the gateway has no agent "ghost" (it has: main)\n',
+      });
+      const waiting = follow('sessions', 'tail', 'agent:main:cli:direct:later');
+      followers.push(waiting);
+      await waitUntil('the tail said it waits', () => waiting.err().includes('no session agent:main:cli:direct:later yet'));
+    } finally {
+      await stopGatewayProcess(gw);
+    }
+  });
+});
