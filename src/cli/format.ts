@@ -78,7 +78,7 @@ export function describeEvent(event: EventRecord): string {
         ? `${time} #${event.seq} sub-agent ${p.childSessionKey ?? p.subagentId}: completion ${p.completion}${p.mode ? ` (${p.mode})` : ''}${p.why ? `: ${p.why}` : ''}`
         : `${time} #${event.seq} sub-agent ${p.childSessionKey}: ${p.state}${p.waiting ? ', waiting for its sub-agents' : ''}${p.diagnostic ? ` - ${p.diagnostic}` : ''}`;
     case 'board.updated':
-      return `${time} #${event.seq} board ${String(p.taskId).slice(0, 8)} ${p.event} by ${p.actor}: ${p.state}${p.reason ? ` (${clip(p.reason)})` : p.error ? ` (${clip(p.error)})` : ''}`;
+      return `${time} #${event.seq} board ${String(p.taskId).slice(0, 8)} ${p.event} by ${p.actor}: ${p.state}${p.blockKind ? ` ${p.blockKind}` : ''}${p.reason ? ` (${clip(p.reason)})` : p.error ? ` (${clip(p.error)})` : ''}`;
     case 'runtime.update':
       return ((p.updates as Record<string, unknown>[] | undefined) ?? [])
         .map((update) => `${time} #${event.seq}${run} ${describeRuntimeUpdate(update, clip)}`)

@@ -235,7 +235,7 @@ export class KyselyBoardStore extends KyselyBoardEdits implements BoardStore {
       {
         type: outcome === 'expired' ? 'reclaimed' : 'attempt_failed',
         actor: 'board',
-        detail: { attempt: task.attempts, worker: task.claimWorker, error, failures },
+        detail: { attempt: task.attempts, worker: task.claimWorker, error, failures, ...(reason ? { blockKind: 'gave_up' } : {}) },
       },
       now,
     );

@@ -56,3 +56,20 @@ describe('describeEvent: runtime.update', () => {
     ]);
   });
 });
+
+describe('describeEvent: board.updated', () => {
+  it('a task that gave up says gave_up', () => {
+    const record: EventRecord = {
+      ...event({
+        taskId: 'abcdef123456',
+        event: 'attempt_failed',
+        actor: 'board',
+        state: 'blocked',
+        blockKind: 'gave_up',
+        error: 'timed out',
+      }),
+      type: 'board.updated',
+    };
+    expect(describeEvent(record)).toBe('10:00:00.000 #7 board abcdef12 attempt_failed by board: blocked gave_up (timed out)');
+  });
+});

@@ -211,6 +211,9 @@ export function describeBoardContract(name: string, open: () => Promise<Store>):
       expect(await board.reclaimExpired(5000, 100)).toEqual([{ taskId: task.id, attempt: 2, worker: 'w2', state: 'blocked' }]);
       const blocked = (await board.get(task.id))!;
       expect(blocked).toMatchObject({ state: 'blocked', blockKind: 'gave_up', failures: 2, attempts: 2 });
+      // The event that gave up says so (board watch prints it), the one before it does not.
+      const failures = (await board.events({ taskId: task.id })).filter((event) => ['attempt_failed', 'reclaimed'].includes(event.type));
+      expect(failures.map((event) => (event.detail as { blockKind?: string }).blockKind)).toEqual([undefined, 'gave_up']);
       expect(blocked.blockReason).toBe(
         `gave up after 2 failed attempts (max 2):\nattempt 1 (w1): the run ended without completing its task\nattempt 2 (w2): claim expired: no heartbeat since ${new Date(3000).toISOString()}`,
       );
