@@ -7,6 +7,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { BOARD_STATES, type BlockKind, type BoardState } from '../core/board.js';
+import { boardSessionKey } from '../core/session-key.js';
 import { SwitchboardError } from '../core/errors.js';
 import { agentToAgentAllowed } from '../core/session-access.js';
 import type { BoardClaim, BoardCommentRecord, BoardEventRecord, BoardStore, BoardTaskRecord, BoardTaskView } from '../ports/index.js';
@@ -50,7 +51,7 @@ export interface ClaimAnswer {
   view: BoardTaskView;
 }
 
-type BoardGateway = Pick<GatewayApi, 'config' | 'agents' | 'resolveId' | 'publishJournal'>;
+type BoardGateway = Pick<GatewayApi, 'config' | 'agents' | 'resolveId' | 'publishJournal' | 'inputRunId'>;
 
 function bad(message: string): SwitchboardError {
   return new SwitchboardError('INVALID_REQUEST', message);
@@ -208,7 +209,16 @@ export class BoardService {
   async view(id: string, actor: BoardActor, comments?: number): Promise<BoardTaskView> {
     const task = await this.load(id);
     this.checkAccess(actor, task, 'read');
-    return (await this.store.view(task.id, { comments }))!;
+    const view = (await this.store.view(task.id, { comments }))!;
+    // An agent's attempt names the session it ran in and the run that took it (`board show`).
+    const attempts = await Promise.all(
+      view.attempts.map(async (attempt) => {
+        if (!attempt.worker.startsWith('agent:')) return attempt;
+        const runId = attempt.ref ? ((await this.gateway().inputRunId(attempt.ref)) ?? null) : null;
+        return { ...attempt, session: boardSessionKey(attempt.worker.slice('agent:'.length), task.id), runId };
+      }),
+    );
+    return { ...view, attempts };
   }
 
   async move(id: string, to: BoardState, actor: BoardActor, reason?: string): Promise<BoardTaskRecord> {

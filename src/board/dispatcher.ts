@@ -245,6 +245,8 @@ export class BoardDispatcher {
         text: agentTaskPrompt(view, this.deps.gateway().config.gateway.maxMessageChars),
       });
       this.followers.set(claim.taskId, newFollower(claim, { agentId, board: view.task.board, inputId: input.id }));
+      // The attempt names its input, so that `board show` can name the run that took it; a claim lost meanwhile leaves it unnamed.
+      await this.deps.store.noteRef(claim.taskId, claim.token, input.id, this.deps.clock.now()).catch(() => {});
     } catch (error) {
       if (SwitchboardError.isInstance(error) && error.code === 'GATEWAY_STOPPING') return;
       await this.failQuietly(claim.taskId, claim.token, `could not hand the task to agent ${agentId}: ${errorMessage(error)}`);

@@ -65,6 +65,7 @@ function describeView(view: BoardTaskView): string {
       const detail = attempt.error ?? attempt.summary;
       lines.push(
         `  ${attempt.attempt}. ${attempt.worker}, ${ago(attempt.startedAt)}: ${attempt.outcome ?? 'running'}${detail ? ` - ${detail}` : ''}`,
+        ...(attempt.session ? [`     session ${attempt.session}, run ${attempt.runId ?? '(not started)'}`] : []),
       );
     }
   }

@@ -120,7 +120,8 @@ export interface BoardTaskView {
   dependsOn: Pick<BoardTaskRecord, 'id' | 'title' | 'state' | 'result'>[];
   dependents: Pick<BoardTaskRecord, 'id' | 'title' | 'state'>[];
   comments: BoardCommentRecord[];
-  attempts: BoardAttemptRecord[];
+  /** An agent's attempt also names its session and the run that took it (null until one did). */
+  attempts: (BoardAttemptRecord & { session?: string; runId?: string | null })[];
 }
 
 /** The dispatcher lease as one holder holds it: a later holder has a higher epoch. */

@@ -71,6 +71,10 @@ describe('board: agent workers', () => {
     );
     const view = (await board.store.view(second.id))!;
     expect(view.attempts).toMatchObject([{ worker: 'agent:writer', outcome: 'completed' }]);
+    // Seen through the board (board show), an agent's attempt names its session and the run that took it.
+    const [attempt] = (await board.view(second.id, { kind: 'user', name: 'user' })).attempts;
+    const [run] = await gateway!.listRuns({ sessionKey: `agent:writer:board:${second.id}` });
+    expect(attempt).toMatchObject({ session: `agent:writer:board:${second.id}`, runId: run.id });
     expect(await gateway!.store.sessions.get(`agent:writer:board:${second.id}`)).toMatchObject({
       agentId: 'writer',
       label: `board:${second.id}`,
