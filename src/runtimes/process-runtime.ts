@@ -67,7 +67,7 @@ export class ProcessRuntime implements ExternalRuntime {
       lines.close();
       await recorder.settled();
       const exit = outcome.kind === 'done' ? outcome.value : outcome.kind === 'exited' ? outcome.exit : undefined;
-      if (!exit || exit.code !== 0) {
+      if (exit?.code !== 0) {
         const ended = exit ? { kind: 'exited' as const, exit } : (outcome as Exclude<typeof outcome, { kind: 'done' }>);
         return executedRun(recorder, request, unfinished(ended, child, request, `process runtime "${request.name}"`));
       }
