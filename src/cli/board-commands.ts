@@ -26,13 +26,17 @@ function parseInteger(value: string): number {
 const collect = (value: string, previous: string[] = []) => [...previous, value];
 const path = (id: string, verb = '') => `/v1/board/tasks/${encodeURIComponent(id)}${verb ? `/${verb}` : ''}`;
 
-function taskLine(task: BoardTaskRecord): string {
+/** A task as `GET /v1/board/tasks` lists it: with the tasks it depends on. */
+type ListedTask = BoardTaskRecord & { dependsOn: string[] };
+
+function taskLine(task: ListedTask): string {
   const who = task.state === 'running' ? ` [${task.claimWorker}, attempt ${task.attempts}]` : task.assignee ? ` [${task.assignee}]` : '';
-  return `  ${task.id.slice(0, 8)}  ${task.priority !== 0 ? `p${task.priority} ` : ''}${task.title}${who}${task.blockReason ? ` - ${task.blockKind}: ${task.blockReason.split('\n')[0]}` : ''}`;
+  const after = task.dependsOn.length ? ` (after ${task.dependsOn.map((id) => id.slice(0, 8)).join(', ')})` : '';
+  return `  ${task.id.slice(0, 8)}  ${task.priority !== 0 ? `p${task.priority} ` : ''}${task.title}${who}${after}${task.blockReason ? ` - ${task.blockKind}: ${task.blockReason.split('\n')[0]}` : ''}`;
 }
 
 /** The board as columns of a kanban, one state after another, in the order work flows. */
-function kanban(tasks: BoardTaskRecord[]): string {
+function kanban(tasks: ListedTask[]): string {
   if (tasks.length === 0) return '(no tasks)';
   return BOARD_STATES.map((state) => {
     const column = tasks.filter((task) => task.state === state);
@@ -82,7 +86,7 @@ board
   .option('--assignee <who>', 'only tasks assigned to this agent or worker')
   .option('--limit <n>', 'at most n', parseLimit)
   .action(async (options: { board?: string; state?: string; assignee?: string; limit?: number }) => {
-    const { tasks } = await client().request<{ tasks: BoardTaskRecord[] }>('GET', withQuery('/v1/board/tasks', { ...options }));
+    const { tasks } = await client().request<{ tasks: ListedTask[] }>('GET', withQuery('/v1/board/tasks', { ...options }));
     print({ tasks }, () => kanban(tasks));
   });
 

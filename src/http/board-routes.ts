@@ -68,17 +68,17 @@ export function boardRoutes(board: BoardService, route: RouteAdder, limit: (url:
   const body = async <T>(schema: z.ZodType<T>, request: IncomingMessage) => parseBody(schema, await readJson(request));
   route('GET', /^\/v1\/board\/tasks$/, async (_req, url) => {
     const states = url.searchParams.get('state')?.split(',').map(parseBoardState);
-    return {
-      tasks: await board.list(
-        {
-          board: url.searchParams.get('board') ?? undefined,
-          states,
-          assignee: url.searchParams.get('assignee') ?? undefined,
-          limit: limit(url),
-        },
-        user(),
-      ),
-    };
+    const tasks = await board.list(
+      {
+        board: url.searchParams.get('board') ?? undefined,
+        states,
+        assignee: url.searchParams.get('assignee') ?? undefined,
+        limit: limit(url),
+      },
+      user(),
+    );
+    const deps = await board.store.dependencies(tasks.map((task) => task.id));
+    return { tasks: tasks.map((task) => ({ ...task, dependsOn: deps[task.id] ?? [] })) };
   });
   route('POST', /^\/v1\/board\/tasks$/, async (request) => {
     const { creator, ...task } = await body(createBody, request);

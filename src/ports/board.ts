@@ -148,6 +148,8 @@ export interface BoardStore {
   view(id: string, options?: { comments?: number }): Promise<BoardTaskView | undefined>;
   /** Highest priority first, then oldest. */
   list(filter?: BoardTaskFilter): Promise<BoardTaskRecord[]>;
+  /** The tasks each of these depends on; a task with none is left out. */
+  dependencies(taskIds: readonly string[]): Promise<Record<string, string[]>>;
   /** `taskId` depends on `dependsOn` from now on; a cycle is refused with its path. A ready task goes back to todo. */
   link(taskId: string, dependsOn: string, actor: string, now: number): Promise<BoardTaskRecord>;
   /** A move by hand (core/board.ts `refuseMove`); to `cancelled` from running, the claim is fenced out. */

@@ -78,6 +78,23 @@ export class KyselyBoardReads {
     return rows.map(toBoardTask);
   }
 
+  /** The tasks each of these depends on (`board list`); a task with none is left out. */
+  async dependencies(taskIds: readonly string[]): Promise<Record<string, string[]>> {
+    const deps: Record<string, string[]> = {};
+    // In pages, under every driver's limit of bound parameters.
+    for (let at = 0; at < taskIds.length; at += 500) {
+      const rows = await this.db
+        .selectFrom('board_deps')
+        .select(['task_id', 'depends_on'])
+        .where('task_id', 'in', taskIds.slice(at, at + 500))
+        .orderBy('task_id')
+        .orderBy('depends_on')
+        .execute();
+      for (const row of rows) (deps[row.task_id] ??= []).push(row.depends_on);
+    }
+    return deps;
+  }
+
   /** Up to the settled point only: a reader paging on with `afterSeq` never passes an event still committing. */
   async events(filter: { taskId?: string; afterSeq?: number; limit?: number }): Promise<BoardEventRecord[]> {
     const { seq } = await this.settled.read();

@@ -115,6 +115,10 @@ describe('board: outside workers through the CLI', () => {
     expect(views[2].attempts[0].startedAt).toBeGreaterThanOrEqual(views[1].task.doneAt!);
     expect(views[2].task.result).toContain('draft after outline: intro, body, end');
     expect(views[2].task.result).toMatch(/^ref: Board task /);
+    // board list shows what each task waited for.
+    const listed = await cli('board', 'list');
+    expect(listed.stdout).toContain(`${draft.id.slice(0, 8)}  draft [ext] (after ${outline.id.slice(0, 8)})`);
+    expect(listed.stdout).toContain(`${review.id.slice(0, 8)}  review [ref] (after ${draft.id.slice(0, 8)})`);
   });
 });
 

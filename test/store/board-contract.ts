@@ -312,6 +312,8 @@ export function describeBoardContract(name: string, open: () => Promise<Store>):
       const c = (await board.create(newTask({ dependsOn: [b.id] }), 1000)).task;
       const d = (await board.create(newTask(), 1000)).task;
       expect(await board.link(d.id, a.id, 'user', 2000)).toMatchObject({ state: 'todo' });
+      expect(await board.dependencies([a.id, b.id, c.id, d.id])).toEqual({ [b.id]: [a.id], [c.id]: [b.id], [d.id]: [a.id] });
+      expect(await board.dependencies([])).toEqual({});
       expect(await refusal(board.link(a.id, c.id, 'user', 2000))).toEqual({
         code: 'DEPENDENCY_CYCLE',
         message: `refused: ${a.id} depending on ${c.id} would close a cycle: ${a.id} -> ${c.id} -> ${b.id} -> ${a.id}`,
