@@ -16,6 +16,7 @@ import {
 } from '@agentclientprotocol/sdk';
 import type { AgentContext } from '@agentclientprotocol/sdk';
 import { randomUUID } from 'node:crypto';
+import type { RunToolCall } from '../gateway/gateway-queries.js';
 
 /** The control API calls this needs (the CLI's ControlClient). */
 export interface ControlPort {
@@ -33,7 +34,6 @@ interface JournalEvent {
 interface HistoryEntry {
   role: string;
   content: unknown;
-  runId: string | null;
 }
 
 type Part = { type: string; text?: string; toolCallId?: string; toolName?: string; input?: unknown; output?: unknown };
@@ -185,7 +185,7 @@ export class AcpEditorServer {
       await board;
       if (!ended)
         throw RequestError.internalError(undefined, 'the gateway ended the event stream before the run ended; load the session to see it');
-      if (prompt.runId) for (const update of await this.toolCallsOf(sessionId, prompt.runId)) await notify(update);
+      if (prompt.runId) for (const update of await this.toolCallsOf(prompt.runId)) await notify(update);
       if (!streamed && ended.finalText)
         await notify({ sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: ended.finalText } });
       const stopReason = STOPS[ended.status];
@@ -205,10 +205,14 @@ export class AcpEditorServer {
     return entries;
   }
 
-  /** The run's tool calls and their results, from the session's transcript. */
-  private async toolCallsOf(sessionId: string, runId: string): Promise<SessionUpdate[]> {
-    const entries = (await this.history(sessionId)).filter((entry) => entry.runId === runId);
-    return entries.flatMap((entry) => partsOf(entry.content).flatMap((part) => toolUpdate(part) ?? []));
+  /** The run's tool calls and their results (`GET /v1/runs/<id>`), as the updates the editor shows. */
+  private async toolCallsOf(runId: string): Promise<SessionUpdate[]> {
+    const { toolCalls } = await this.control.request<{ toolCalls: RunToolCall[] }>('GET', `/v1/runs/${encodeURIComponent(runId)}`);
+    const parts: Part[] = toolCalls.flatMap(({ toolCallId, toolName, input, output }) => [
+      { type: 'tool-call', toolCallId, toolName, input },
+      ...(output === null ? [] : [{ type: 'tool-result', toolCallId, output: { value: output } }]),
+    ]);
+    return parts.flatMap((part) => toolUpdate(part) ?? []);
   }
 
   /** `session/load`: the whole transcript again, as the updates that would have streamed. */

@@ -105,11 +105,10 @@ export class AcpRuntime implements ExternalRuntime {
     });
     connection.close();
     await host.close();
+    if (outcome.kind === 'done') recorder.note({ kind: 'stop', stopReason: outcome.value.stopReason });
     await recorder.settled();
     if (outcome.kind !== 'done') return executedRun(recorder, request, unfinished(outcome, child, request, `ACP agent "${request.name}"`));
     const { stopReason } = outcome.value;
-    recorder.note({ kind: 'stop', stopReason });
-    await recorder.settled();
     const failure = STOP_FAILURES[stopReason];
     if (failure) return executedRun(recorder, request, { status: 'failed', error: { code: 'RUNTIME_FAILED', message: failure } });
     return executedRun(recorder, request, { status: 'succeeded' });

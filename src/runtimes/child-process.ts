@@ -8,6 +8,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { writeFileAtomic } from '../files.js';
+import { killGroup } from '../processes.js';
 
 const STDERR_LINES = 20;
 
@@ -74,16 +75,6 @@ export class ChildRecords {
       rmSync(file, { force: true });
     }
     return reaped;
-  }
-}
-
-/** Signals the process group a child leads (it was started detached); false when the group is gone. */
-function killGroup(pid: number, signal: NodeJS.Signals): boolean {
-  try {
-    process.kill(-pid, signal);
-    return true;
-  } catch {
-    return false;
   }
 }
 

@@ -82,8 +82,6 @@ export class JsonLineReader {
         return;
       }
       case 'assistant':
-        this.claudeContent(message?.content);
-        return;
       case 'user':
         this.claudeContent(message?.content);
         return;

@@ -66,11 +66,12 @@ export class ProcessRuntime implements ExternalRuntime {
       const outcome = await supervise({ child, work, signal: request.signal, graceMs: config.acp.cancelGraceMs });
       lines.close();
       await recorder.settled();
-      const exit = outcome.kind === 'done' ? outcome.value : outcome.kind === 'exited' ? outcome.exit : undefined;
-      if (exit?.code !== 0) {
-        const ended = exit ? { kind: 'exited' as const, exit } : (outcome as Exclude<typeof outcome, { kind: 'done' }>);
-        return executedRun(recorder, request, unfinished(ended, child, request, `process runtime "${request.name}"`));
-      }
+      const what = `process runtime "${request.name}"`;
+      // The work is the output read to its end and the exit; an exit seen first (its pipe still draining) is the same.
+      if (outcome.kind !== 'done' && outcome.kind !== 'exited')
+        return executedRun(recorder, request, unfinished(outcome, child, request, what));
+      const exit = outcome.kind === 'done' ? outcome.value : outcome.exit;
+      if (exit.code !== 0) return executedRun(recorder, request, unfinished({ kind: 'exited', exit }, child, request, what));
       if (reader?.verdict.failure)
         return executedRun(recorder, request, { status: 'failed', error: { code: 'RUNTIME_FAILED', message: reader.verdict.failure } });
       if (runtime.resultFrom === 'file') {

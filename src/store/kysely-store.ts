@@ -2,7 +2,7 @@
  * The store ports over Kysely, in SQL that SQLite and PostgreSQL both accept. An adapter supplies the
  * Kysely instance and one expression for the database clock (lease time comes from the database).
  */
-import type { Kysely, RawBuilder, Selectable } from 'kysely';
+import type { Kysely, RawBuilder, Selectable, SelectQueryBuilder } from 'kysely';
 import type {
   IdKind,
   A2ATaskStore,
@@ -275,19 +275,14 @@ export class KyselyInputStore implements InputStore {
   }
 }
 
+type TranscriptQuery = SelectQueryBuilder<Database, 'transcript', Selectable<TranscriptTable>>;
+
 export class KyselyTranscriptStore implements TranscriptStore {
   constructor(private readonly db: Kysely<Database>) {}
 
   /** The session's entries after `seq`, oldest first. */
-  async listAfter(sessionKey: string, seq: number): Promise<TranscriptEntry[]> {
-    const rows = await this.db
-      .selectFrom('transcript')
-      .selectAll()
-      .where('session_key', '=', sessionKey)
-      .where('seq', '>', seq)
-      .orderBy('seq')
-      .execute();
-    return rows.map(toTranscript);
+  listAfter(sessionKey: string, seq: number): Promise<TranscriptEntry[]> {
+    return this.entries(sessionKey, (query) => query.where('seq', '>', seq));
   }
 
   async list(sessionKey: string, options: { limit?: number } = {}): Promise<TranscriptEntry[]> {
@@ -299,12 +294,13 @@ export class KyselyTranscriptStore implements TranscriptStore {
     return rows.reverse().map(toTranscript);
   }
 
-  async listByRun(sessionKey: string, runId: string): Promise<TranscriptEntry[]> {
-    const rows = await this.db
-      .selectFrom('transcript')
-      .selectAll()
-      .where('session_key', '=', sessionKey)
-      .where('run_id', '=', runId)
+  listByRun(sessionKey: string, runId: string): Promise<TranscriptEntry[]> {
+    return this.entries(sessionKey, (query) => query.where('run_id', '=', runId));
+  }
+
+  /** The session's entries that `narrow` keeps, oldest first. */
+  private async entries(sessionKey: string, narrow: (query: TranscriptQuery) => TranscriptQuery): Promise<TranscriptEntry[]> {
+    const rows = await narrow(this.db.selectFrom('transcript').selectAll().where('session_key', '=', sessionKey))
       .orderBy('seq')
       .execute();
     return rows.map(toTranscript);

@@ -8,6 +8,7 @@ import { z } from 'zod';
 import { EXEC_DEFAULTS } from '../config/schema-tools.js';
 import type { SwitchboardConfig } from '../config/schema.js';
 import { sandboxedBy } from '../core/session-access.js';
+import { killGroup } from '../processes.js';
 import { defineTool, type GatewayTool } from '../gateway/tool-contract.js';
 import { text, textList } from './schema.js';
 import { describeFsError, workspaceRoot } from './workspace-fs.js';
@@ -51,11 +52,7 @@ export function runCommand(command: string, args: string[], cwd: string, limits:
     let truncated = false;
     let timedOut = false;
     const kill = () => {
-      try {
-        if (child.pid) process.kill(-child.pid, 'SIGKILL');
-      } catch {
-        // already gone
-      }
+      if (child.pid) killGroup(child.pid, 'SIGKILL');
     };
     const collect = (stream: 'stdout' | 'stderr') => (chunk: Buffer) => {
       const room = limits.maxOutputBytes - kept;
