@@ -15,11 +15,11 @@ import { toolJsonSchema } from '../src/gateway/tool-contract.js';
 import { controlApiLoad } from './load.js';
 import { postgresClaims, sqliteClaims } from './board.js';
 import { clusterLoad, takeoverTimes, type MeasuredLoad } from './cluster.js';
-import { a2aComparison, mailboxSection, runtimesSection, workTools } from './sections.js';
+import { a2aComparison, consoleSection, mailboxSection, runtimesSection, workTools } from './sections.js';
 import { wireBytes } from './tools.js';
 
 const quick = process.argv.includes('--quick');
-/** `--only cluster`, `--only tools`, `--only a2a`, `--only mailbox` or `--only runtimes`: only that section (the rest takes minutes). */
+/** `--only cluster`, `--only tools`, `--only a2a`, `--only mailbox`, `--only runtimes` or `--only console`: only that section (the rest takes minutes). */
 const only = process.argv.includes('--only') ? process.argv[process.argv.indexOf('--only') + 1] : undefined;
 const ROOT = resolve(import.meta.dirname, '..');
 const tmp = () => mkdtempSync(join(tmpdir(), 'sb-bench-'));
@@ -416,6 +416,7 @@ const SECTIONS: Record<string, { title: string; run: (lines: string[]) => Promis
   a2a: { title: 'A2A', run: (lines) => a2aComparison(lines, { root: ROOT, quick }) },
   mailbox: { title: 'file mailbox', run: (lines) => mailboxSection(lines, { root: ROOT, quick }) },
   runtimes: { title: 'external runtimes', run: (lines) => runtimesSection(lines, { root: ROOT, quick }) },
+  console: { title: 'web console', run: (lines) => consoleSection(lines, { root: ROOT, quick }) },
 };
 
 async function main() {
@@ -487,6 +488,7 @@ async function main() {
   await a2aComparison(lines, { root: ROOT, quick });
   await mailboxSection(lines, { root: ROOT, quick });
   await runtimesSection(lines, { root: ROOT, quick });
+  await consoleSection(lines, { root: ROOT, quick });
   const api = await controlApiLoad(ROOT, tmp(), quick ? 2 : 10);
   lines.push(
     `waited sends through the control API, 1,000 sessions, 200 connections (synchronous=FULL): ${judged(api.rps, '>=', 1000, 'messages/s')}, p50 ${api.p50} ms, p99 ${judged(api.p99, '<', 1000, 'ms')}, ${api.errors + api.non2xx} failed`,

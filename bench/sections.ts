@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fmt, judged, OPENCLAW_BYTES, percentile } from './judged.js';
 import { a2aLoad } from './load.js';
+import { consoleBench } from './console.js';
 import { mailboxBench } from './mailbox.js';
 import { runtimesBench } from './runtimes.js';
 import { mcpCallOverhead, mcpDefinitionBytes, memorySearch, wireBytes } from './tools.js';
@@ -106,5 +107,16 @@ export async function runtimesSection(lines: string[], { quick }: SectionOptions
   lines.push(
     `${fan.children} ACP children at once (200 ms each) through the ACP lane (acp.maxConcurrentSessions 8): at most ${judged(fan.peakActive, '<=', 8, 'running at once')}, ` +
       `all settled after ${fmt(fan.totalMs, 0)} ms, ${fan.succeeded} succeeded; the gateway's peak RSS ${fmt(fan.peakRssMb, 0)} MB`,
+  );
+}
+
+/** The web console in headless Chromium over 1,000 sessions and 100,000 journal events (issue 33). */
+export async function consoleSection(lines: string[], { root }: SectionOptions): Promise<void> {
+  const { treeMs, sessionMs } = await consoleBench(root, 5);
+  const list = (values: number[]) => values.map((value) => fmt(value, 0)).join(', ');
+  lines.push(
+    `web console, 1,000 sessions and 100,000 journal events in the store, headless Chromium, median of 5 loads: ` +
+      `the sessions tree's first screen ${judged(percentile(treeMs, 50), '<', 1000, 'ms')} (${list(treeMs)}); ` +
+      `a session page with 2,000 entries ${judged(percentile(sessionMs, 50), '<', 1000, 'ms')} (${list(sessionMs)})`,
   );
 }

@@ -3,6 +3,7 @@
  * extensions (the tools agents get, the A2A client) and the fronts (control API, A2A server), and starts
  * a whole gateway process from a config file. Everything else depends downwards only.
  */
+import { ConsoleFront } from './console/console-front.js';
 import { randomUUID } from 'node:crypto';
 import { A2AClientService, RESULT_KIND } from './a2a/client.js';
 import { createA2AClientTools, requestInputTool } from './a2a/tools.js';
@@ -222,6 +223,7 @@ export async function serveGateway(options: ServeOptions): Promise<RunningGatewa
     board,
     memory,
     teams,
+    console: config.console.enabled ? new ConsoleFront(token, config.console.sessionHours) : undefined,
     a2aCallback: (taskId, secret) => client.receivePush(taskId, secret),
     reloadConfig: () => reloadConfig(),
   });

@@ -48,7 +48,7 @@ export function resolveClientTarget(configPath: string, explicitUrl?: string): C
 }
 
 export class ControlClient {
-  constructor(private readonly target: ClientTarget) {}
+  constructor(readonly target: ClientTarget) {}
 
   /**
    * The gateway's refusal. A token refusal's hint names the config this CLI found the token with; an unknown agent

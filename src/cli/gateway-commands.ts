@@ -72,6 +72,9 @@ program
           `  agents:   ${gateway.status().agents.join(', ')}`,
           `  data:     ${running.dataDir.path}`,
           `  token:    ${cli} token`,
+          gateway.config.console.enabled
+            ? `  console:  ${running.url}/ (a login link: ${cli} console)`
+            : '  console:  off (console.enabled)',
           ...(running.a2aCards.length
             ? ['  A2A Agent Cards:', ...running.a2aCards.map((card) => `    ${card.agentId}: ${card.url}`)]
             : ['  A2A:      off (a2a.server.enabled)']),
@@ -152,4 +155,14 @@ config
   .action(async () => {
     const report = await client().request<ConfigReload>('POST', '/v1/config/reload');
     print(report, () => describeReload(report));
+  });
+
+program
+  .command('console')
+  .description("print a one-time login link to the gateway's web console (valid for 5 minutes, used once)")
+  .action(async () => {
+    const control = client();
+    const link = await control.request<{ path: string; expiresAt: number }>('POST', '/v1/console/links');
+    const url = `${control.target.url}${link.path}`;
+    print({ url, expiresAt: link.expiresAt }, () => `${url}\n(open it within 5 minutes; it logs one browser in once)`);
   });

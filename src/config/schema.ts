@@ -254,7 +254,34 @@ export const configSchema = z.strictObject({
   /** Teams of a lead and members on a shared board (docs/teams.md). */
   teams: teamsSection,
   memory: memorySection,
-  models: z.strictObject({ providers: z.record(z.string(), provider).default({}) }).prefault({}),
+  models: z
+    .strictObject({
+      providers: z.record(z.string(), provider).default({}),
+      /** Prices per million tokens by model (`provider/model`), for the console's cost figures; unpriced models show tokens only. */
+      prices: z
+        .record(
+          z.string(),
+          z.strictObject({
+            input: z.number().nonnegative(),
+            output: z.number().nonnegative(),
+            cachedInput: z.number().nonnegative().optional(),
+          }),
+        )
+        .default({}),
+    })
+    .prefault({}),
+  /** The web console served at `/` on the control port (docs/console.md). */
+  console: z
+    .strictObject({
+      enabled: z.boolean().default(true),
+      /** How long a login lasts before the console asks for a new link or the token again. */
+      sessionHours: z
+        .number()
+        .positive()
+        .max(24 * 30)
+        .default(12),
+    })
+    .prefault({}),
   a2a: a2aSection,
   /** ACP agents as sub-agents (docs/runtimes.md). */
   acp: acpSection,

@@ -22,6 +22,7 @@ export const ERROR_SPECS = {
   IDEMPOTENCY_KEY_REUSED: { http: 409 },
   METHOD_NOT_ALLOWED: { http: 405 },
   UNAUTHORIZED: { http: 401 },
+  FORBIDDEN: { http: 403 },
   NOT_FOUND: { http: 404 },
   LANE_QUEUE_FULL: { http: 429 },
   VISIBILITY_DENIED: { http: 403 },

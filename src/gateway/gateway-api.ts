@@ -57,6 +57,10 @@ export interface GatewayApi
     | 'listA2ATasks'
     | 'getA2ATask'
     | 'listOutbox'
+    | 'annotateSession'
+    | 'usageSince'
+    | 'collaboration'
+    | 'messagePath'
     // cancel
     | 'cancelInput'
     | 'cancelRun'

@@ -14,11 +14,18 @@ import type {
   OutboxRecord,
   OutboxStatus,
   RunRecord,
+  SessionAnnotation,
+  SessionFilter,
   SessionRecord,
   Store,
   SubagentRecord,
   TranscriptEntry,
+  UsageTotal,
 } from '../ports/index.js';
+import { type CollaborationGraph, collaborationGraph } from './collaboration.js';
+import { type MessagePath, messagePath, type RunToolCall } from './message-path.js';
+
+export type { RunToolCall };
 import type { AgentRegistry } from './registry.js';
 import type { Subagents, SubagentView } from './subagents.js';
 
@@ -75,9 +82,31 @@ export abstract class GatewayQueries {
     );
   }
 
-  listSessions(filter: { agentId?: string; limit?: number } = {}): Promise<SessionRecord[]> {
+  listSessions(filter: Pick<SessionFilter, 'agentId' | 'archived' | 'limit'> = {}): Promise<SessionRecord[]> {
     if (filter.agentId) this.agents.get(filter.agentId);
     return this.store.sessions.list(filter);
+  }
+
+  /** A person relabels or (un)archives a session (the console, `sessions label` and `sessions archive`). */
+  async annotateSession(key: string, change: SessionAnnotation): Promise<SessionRecord> {
+    const session = await this.store.sessions.annotate(key, change, Date.now());
+    if (!session) throw new SwitchboardError('SESSION_NOT_FOUND', `no session "${key}" (list them with "switchboard sessions list")`);
+    return session;
+  }
+
+  /** Tokens per agent and model over the runs started since a time (the console's cost figures). */
+  usageSince(since: number): Promise<UsageTotal[]> {
+    return this.store.runs.usageSince(since);
+  }
+
+  /** Who worked with whom in a time window: exchanges, spawns, A2A tasks and board hand-offs (`GET /v1/graph`). */
+  collaboration(window: { since: number; until: number }): Promise<CollaborationGraph> {
+    return collaborationGraph(this.store, window);
+  }
+
+  /** The path one input took: accept, lane, run, tool calls, the sessions it reached and their runs, the reply. */
+  messagePath(inputId: string): Promise<MessagePath> {
+    return messagePath(this.store, inputId, (run) => this.runToolCalls(run));
   }
 
   async getSession(key: string): Promise<SessionRecord> {
@@ -235,12 +264,4 @@ export abstract class GatewayQueries {
   listOutbox(filter: { status?: OutboxStatus; limit?: number }): Promise<OutboxRecord[]> {
     return this.store.outbox.list(filter);
   }
-}
-
-/** One tool call of a run (`runs show`): what it was asked and what it answered (null while it had no result). */
-export interface RunToolCall {
-  toolCallId: string;
-  toolName: string;
-  input: unknown;
-  output: unknown;
 }

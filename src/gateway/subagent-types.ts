@@ -61,6 +61,8 @@ export interface SubagentView {
   worktree: { path: string; branch: string } | null;
   /** The external runtime it runs on (`acp:<name>`, `process:<name>`), or null for a model in the gateway. */
   runtime: string | null;
+  /** The model it was spawned with; null when it runs on its agent's own. */
+  model: string | null;
 }
 
 export interface WaitOutcome {

@@ -82,6 +82,7 @@ export class Subagents extends SubagentSpawning {
       resultChars: record.resultChars,
       worktree: record.worktree ? { path: record.worktree.path, branch: record.worktree.branch } : null,
       runtime: record.runtime,
+      model: record.model,
     };
   }
 

@@ -18,6 +18,7 @@ import { teamRoutes } from './team-routes.js';
 import type { Teams } from '../mailbox/teams.js';
 import type { MemoryService } from '../memory/memory-service.js';
 import { gatewayRoutes, limitOf } from './gateway-routes.js';
+import { insightRoutes } from './insight-routes.js';
 import type { Handler, RouteAdder } from './route.js';
 import { sendRoutes } from './send-routes.js';
 import { readBody } from './json-body.js';
@@ -47,6 +48,13 @@ export interface ControlApiOptions {
   teams?: Teams;
   /** Push notifications from remote A2A agents (`/a2a-callback/<taskId>`); false when the task's secret does not match. */
   a2aCallback?: (taskId: string, token: string | undefined) => Promise<boolean>;
+  /** The web console (src/console): its pages and login on this listener, and its login cookie accepted by the API. */
+  console?: {
+    handles(pathname: string): boolean;
+    handle(request: IncomingMessage, response: ServerResponse, url: URL): Promise<void>;
+    routes(route: RouteAdder): void;
+    auth: { loggedIn(request: IncomingMessage): boolean };
+  };
   /** `POST /v1/config/reload`: the config file read again and applied (app.ts). */
   reloadConfig?: () => ConfigReload;
 }
@@ -111,10 +119,12 @@ export class ControlApi {
   private defineRoutes(): void {
     const route: RouteAdder = (method, pattern, handler) => this.route(method, pattern, handler);
     gatewayRoutes(this.gateway, route, this.options.reloadConfig);
+    insightRoutes(this.gateway, route);
     if (this.options.board) boardRoutes(this.options.board, route, limitOf);
     if (this.options.memory) memoryRoutes(this.options.memory, route);
     if (this.options.teams) teamRoutes(this.options.teams, route);
     sendRoutes(this.gateway, route);
+    this.options.console?.routes(route);
   }
 
   private async handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
@@ -127,6 +137,7 @@ export class ControlApi {
           `the A2A server is off on this gateway, so ${url.pathname} serves nothing: set a2a.server.enabled: true in its config (with a2a.server.peers) and restart it`,
         );
       }
+      if (this.options.console?.handles(url.pathname)) return await this.options.console.handle(request, response, url);
       const callback = url.pathname.match(/^\/a2a-callback\/([^/]+)$/);
       if (callback && request.method === 'POST') return await this.receivePush(request, response, decodeSegment(callback[1]));
       // Probes for process supervisors: no token, and nothing in the answer but the state.
@@ -184,6 +195,18 @@ export class ControlApi {
 
   private authorize(request: IncomingMessage): void {
     const header = request.headers.authorization;
+    if (header === undefined && this.options.console?.auth.loggedIn(request)) {
+      // The cookie goes with any request from this host, whatever page made it (SameSite does not look at ports): a
+      // change must also carry the console's header, which no other page can add without a CORS preflight this API
+      // never answers.
+      if (request.method !== 'GET' && request.headers['x-switchboard-console'] !== '1') {
+        throw new SwitchboardError(
+          'FORBIDDEN',
+          'a change made with the console\'s login must carry the header "X-Switchboard-Console: 1"; scripts use "Authorization: Bearer <token>"',
+        );
+      }
+      return;
+    }
     if (!header?.startsWith('Bearer ')) {
       throw new SwitchboardError('UNAUTHORIZED', `missing bearer token: send "Authorization: Bearer <token>" (${TOKEN_HINT})`);
     }

@@ -25,6 +25,14 @@ export function limitOf(url: URL): number | undefined {
   return value;
 }
 
+/** `?archived=true|false`, or none (both). */
+function archivedOf(url: URL): boolean | undefined {
+  const raw = url.searchParams.get('archived');
+  if (raw === null) return undefined;
+  if (raw === 'true' || raw === 'false') return raw === 'true';
+  throw new SwitchboardError('INVALID_REQUEST', `archived: expected true or false, got "${raw.slice(0, 40)}"`);
+}
+
 export function gatewayRoutes(gw: GatewayApi, route: RouteAdder, reloadConfig?: () => ConfigReload): void {
   route('GET', /^\/v1\/status$/, async () => ({ ...gw.status(), gateways: await gw.gateways() }));
   route('POST', /^\/v1\/config\/reload$/, async () => {
@@ -42,7 +50,11 @@ export function gatewayRoutes(gw: GatewayApi, route: RouteAdder, reloadConfig?: 
     })),
   }));
   route('GET', /^\/v1\/sessions$/, async (_req, url) => ({
-    sessions: await gw.listSessions({ agentId: url.searchParams.get('agentId') ?? undefined, limit: limitOf(url) }),
+    sessions: await gw.listSessions({
+      agentId: url.searchParams.get('agentId') ?? undefined,
+      archived: archivedOf(url),
+      limit: limitOf(url),
+    }),
   }));
   route('GET', /^\/v1\/sessions\/([^/]+)$/, async (_req, _url, [key]) => gw.describeSession(key));
   route('GET', /^\/v1\/sessions\/([^/]+)\/history$/, async (_req, url, [key]) => ({ entries: await gw.history(key, limitOf(url)) }));

@@ -20,6 +20,16 @@ export interface RunRequestSize {
   toolBytes: number;
 }
 
+/** Runs' usage summed for one agent on one model. */
+export interface UsageTotal {
+  agentId: string;
+  model: string;
+  runs: number;
+  inputTokens: number;
+  outputTokens: number;
+  cachedInputTokens: number;
+}
+
 export interface RunRecord {
   id: string;
   sessionKey: string;
@@ -97,6 +107,8 @@ export interface RunStore {
   commit(commit: RunCommit, now: number): Promise<CommittedRun>;
   get(id: string): Promise<RunRecord | undefined>;
   list(filter?: { sessionKey?: string; status?: RunStatus; limit?: number }): Promise<RunRecord[]>;
+  /** The usage of the runs started at or after `since`, summed per agent and model. */
+  usageSince(since: number): Promise<UsageTotal[]>;
   /**
    * Crash recovery and takeover (`OrphanRecovery`): each orphan is `interrupted` with its diagnostic, in a
    * compare-and-set of its own, and its claimed inputs are queued again, or dropped with a note once they have been

@@ -59,6 +59,8 @@ export interface SessionRecord {
   createdAt: number;
   updatedAt: number;
   lastRunAt: number | null;
+  /** When a person archived it; null while it is current. An archived session still takes messages. */
+  archivedAt: number | null;
 }
 
 export interface NewSession {
@@ -77,7 +79,15 @@ export interface SessionFilter {
   parentKey?: string;
   /** Only sessions updated at or after this time. */
   updatedSince?: number;
+  /** true: only archived sessions; false: only current ones; absent: both. */
+  archived?: boolean;
   limit?: number;
+}
+
+/** What a person may change on a session: its label (null removes it) and whether it is archived. */
+export interface SessionAnnotation {
+  label?: string | null;
+  archived?: boolean;
 }
 
 export interface SessionStore {
@@ -87,6 +97,8 @@ export interface SessionStore {
   /** Most recently updated first. */
   list(filter?: SessionFilter): Promise<SessionRecord[]>;
   setRoute(key: string, route: ReplyRoute, now: number): Promise<void>;
+  /** Relabels or (un)archives a session; undefined when there is no such session. */
+  annotate(key: string, change: SessionAnnotation, now: number): Promise<SessionRecord | undefined>;
   /** Keys of sessions holding queued inputs, oldest first. */
   listWithQueuedInputs(): Promise<{ key: string; oldestQueuedAt: number }[]>;
   /**

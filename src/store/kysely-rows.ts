@@ -47,6 +47,7 @@ export function toSession(row: Selectable<SessionsTable>): SessionRecord {
     createdAt: num(row.created_at),
     updatedAt: num(row.updated_at),
     lastRunAt: numOrNull(row.last_run_at),
+    archivedAt: numOrNull(row.archived_at),
   };
 }
 

@@ -10,6 +10,7 @@ import type {
   RecoveryReport,
   RunCommit,
   RunOutcome,
+  UsageTotal,
   RunRecord,
   RunStore,
   StartedRun,
@@ -265,6 +266,32 @@ export class KyselyRunStore implements RunStore {
         .limit(filter.limit ?? 1000)
         .execute()
     ).map(toRun);
+  }
+
+  async usageSince(since: number): Promise<UsageTotal[]> {
+    const rows = await this.db
+      .selectFrom('runs')
+      .select(({ fn }) => [
+        'agent_id',
+        'model',
+        fn.countAll().as('runs'),
+        fn.sum('input_tokens').as('input_tokens'),
+        fn.sum('output_tokens').as('output_tokens'),
+        fn.sum('cached_input_tokens').as('cached_input_tokens'),
+      ])
+      .where('started_at', '>=', since)
+      .groupBy(['agent_id', 'model'])
+      .orderBy('agent_id')
+      .orderBy('model')
+      .execute();
+    return rows.map((row) => ({
+      agentId: row.agent_id,
+      model: row.model,
+      runs: Number(row.runs),
+      inputTokens: Number(row.input_tokens ?? 0),
+      outputTokens: Number(row.output_tokens ?? 0),
+      cachedInputTokens: Number(row.cached_input_tokens ?? 0),
+    }));
   }
 
   recoverOrphans(recovery: OrphanRecovery, now: number): Promise<RecoveryReport> {

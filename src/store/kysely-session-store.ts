@@ -1,6 +1,6 @@
 /** Sessions over Kysely: created on first use, listed, routed, and found by their queued inputs. */
 import type { Kysely, RawBuilder, Selectable } from 'kysely';
-import type { NewSession, ReplyRoute, SessionFilter, SessionRecord, SessionStore } from '../ports/index.js';
+import type { NewSession, ReplyRoute, SessionAnnotation, SessionFilter, SessionRecord, SessionStore } from '../ports/index.js';
 import { json, num, toSession } from './kysely-rows.js';
 import { prepared } from './kysely-prepared.js';
 import type { Database, SessionsTable } from './schema.js';
@@ -47,6 +47,7 @@ export class KyselySessionStore implements SessionStore {
     if (filter.label !== undefined) query = query.where('label', '=', filter.label);
     if (filter.parentKey !== undefined) query = query.where('parent_key', '=', filter.parentKey);
     if (filter.updatedSince !== undefined) query = query.where('updated_at', '>=', filter.updatedSince);
+    if (filter.archived !== undefined) query = query.where('archived_at', filter.archived ? 'is not' : 'is', null);
     const rows = await query
       .orderBy('updated_at', 'desc')
       .orderBy('key')
@@ -63,6 +64,14 @@ export class KyselySessionStore implements SessionStore {
         .where('key', '=', key)
         .execute(),
     );
+  }
+
+  async annotate(key: string, change: SessionAnnotation, now: number): Promise<SessionRecord | undefined> {
+    const set: { label?: string | null; archived_at?: number | null } = {};
+    if (change.label !== undefined) set.label = change.label;
+    if (change.archived !== undefined) set.archived_at = change.archived ? now : null;
+    if (Object.keys(set).length > 0) await this.db.updateTable('sessions').set(set).where('key', '=', key).execute();
+    return this.get(key);
   }
 
   async listWithQueuedInputs(): Promise<{ key: string; oldestQueuedAt: number }[]> {

@@ -24,7 +24,14 @@ function migrations(dialect: SqlDialectName): Record<string, Migration> {
     '0016_mailbox': { up: (db: Kysely<any>) => mailboxTables(db) },
     // The external runtime (`acp:<name>`, `process:<name>`) a sub-agent runs on, when not a model in the gateway.
     '0017_subagent_runtime': { up: (db: Kysely<any>) => db.schema.alterTable('subagents').addColumn('runtime', 'varchar(200)').execute() },
+    '0018_console': { up: (db: Kysely<any>) => consoleColumns(db) },
   };
+}
+
+/** The console's needs: a session can be archived, and today's usage is read by run start time. */
+async function consoleColumns(db: Kysely<any>): Promise<void> {
+  await db.schema.alterTable('sessions').addColumn('archived_at', 'bigint').execute();
+  await db.schema.createIndex('runs_started').on('runs').column('started_at').execute();
 }
 
 class StaticMigrationProvider implements MigrationProvider {

@@ -33,6 +33,8 @@ export interface SessionsTable {
   created_at: number;
   updated_at: number;
   last_run_at: number | null;
+  /** Set when a person archived the session (the console, `sessions archive`); null while it is current. */
+  archived_at: number | null;
 }
 
 export interface InputsTable {

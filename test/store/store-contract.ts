@@ -102,6 +102,52 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
       expect(await store.sessions.list({ label: 'none' })).toEqual([]);
     });
 
+    it('sessions: annotate relabels and (un)archives a session, and list filters by archived', async () => {
+      await store.sessions.ensure({ key: 'agent:expert:main', agentId: 'expert' }, 2000);
+      expect(await store.sessions.annotate(S, { label: 'triage', archived: true }, 5000)).toMatchObject({
+        key: S,
+        label: 'triage',
+        archivedAt: 5000,
+        updatedAt: 1000,
+      });
+      expect((await store.sessions.list({ archived: true })).map((s) => s.key)).toEqual([S]);
+      expect((await store.sessions.list({ archived: false })).map((s) => s.key)).toEqual(['agent:expert:main']);
+      expect(await store.sessions.annotate(S, { archived: false }, 6000)).toMatchObject({ label: 'triage', archivedAt: null });
+      expect(await store.sessions.annotate(S, { label: null }, 7000)).toMatchObject({ label: null, archivedAt: null });
+      expect(await store.sessions.annotate('agent:nobody:main', { label: 'x' }, 7000)).toBeUndefined();
+    });
+
+    it('runs: usageSince sums the usage of the runs started since a time, per agent and model', async () => {
+      expect(await store.runs.usageSince(0)).toEqual([]);
+      const first = await store.inputs.enqueue(newInput(S), 1000);
+      const { runId, epoch } = await startRun([first.input.id]);
+      const outcome = { status: 'succeeded' as const, usage, preambleChars: 0, promptChars: 0, finalText: 'ok' };
+      await store.runs.commit(
+        { runId, sessionKey: S, epoch, outcome, transcript: [], consumedInputIds: [first.input.id], outbox: [], events: [] },
+        3000,
+      );
+      const second = await store.inputs.enqueue(newInput(S), 3000);
+      const next = await startRun([second.input.id]);
+      await store.runs.commit(
+        {
+          runId: next.runId,
+          sessionKey: S,
+          epoch: next.epoch,
+          outcome,
+          transcript: [],
+          consumedInputIds: [second.input.id],
+          outbox: [],
+          events: [],
+        },
+        4000,
+      );
+      const total = { agentId: 'support', model: 'scripted/x', runs: 2 };
+      expect(await store.runs.usageSince(2000)).toEqual([
+        { ...total, inputTokens: 2 * usage.inputTokens, outputTokens: 2 * usage.outputTokens, cachedInputTokens: 0 },
+      ]);
+      expect(await store.runs.usageSince(2001)).toEqual([]);
+    });
+
     it('sessions: the reply route is stored', async () => {
       await store.sessions.setRoute(S, { channel: 'cli', peer: 'alice' }, 3000);
       expect(await store.sessions.get(S)).toMatchObject({ route: { channel: 'cli', peer: 'alice' }, updatedAt: 3000 });

@@ -1,0 +1,120 @@
+/**
+ * Who worked with whom over a time window (the console's collaboration map, `GET /v1/graph`): sessions_send
+ * exchanges, sub-agent spawns, A2A tasks in and out, and board hand-offs, as edges between agents (and the peers,
+ * remote agents and workers outside). Read from the rows the gateway keeps anyway.
+ */
+import { parseSessionKey } from '../core/session-key.js';
+import type { Store } from '../ports/index.js';
+
+export type LinkKind = 'exchange' | 'spawn' | 'a2a' | 'board';
+
+/** One hand-off: an exchange, a spawn, an A2A task or a board task. */
+export interface CollaborationLink {
+  kind: LinkKind;
+  from: string;
+  to: string;
+  /** The exchange, sub-agent, A2A task or board task id. */
+  id: string;
+  at: number;
+  fromSession: string | null;
+  toSession: string | null;
+  status: string;
+}
+
+export interface CollaborationEdge {
+  kind: LinkKind;
+  from: string;
+  to: string;
+  count: number;
+  lastAt: number;
+  /** The newest hand-offs of the edge, newest first (at most LINKS_PER_EDGE). */
+  links: CollaborationLink[];
+}
+
+export interface CollaborationGraph {
+  since: number;
+  until: number;
+  /** Agent ids as they are; outside parties as `peer:<id>` (A2A callers), `remote:<id>`, `worker:<name>`, `user`. */
+  nodes: string[];
+  edges: CollaborationEdge[];
+  /** True when a source had more rows in the window than were read (the newest SOURCE_LIMIT of each are). */
+  partial: boolean;
+}
+
+const SOURCE_LIMIT = 5000;
+const LINKS_PER_EDGE = 20;
+
+export async function collaborationGraph(store: Store, window: { since: number; until: number }): Promise<CollaborationGraph> {
+  const agentOf = (key: string | null) => (key ? (parseSessionKey(key)?.agentId ?? key) : 'user');
+  const [exchanges, spawns, served, remote, board] = await Promise.all([
+    store.exchanges.list({ newest: true, limit: SOURCE_LIMIT }),
+    store.subagents.list({ limit: SOURCE_LIMIT }),
+    store.a2aTasks.list({ limit: SOURCE_LIMIT }),
+    store.a2aTasks.listRemoteTasks({ states: ['waiting', 'followed', 'returned', 'delivered'] }),
+    store.board.list({ limit: SOURCE_LIMIT }),
+  ]);
+  const links: CollaborationLink[] = [
+    ...exchanges.map((row) => ({
+      kind: 'exchange' as const,
+      from: row.requesterAgent,
+      to: row.targetAgent,
+      id: row.id,
+      at: row.createdAt,
+      fromSession: row.requesterSession,
+      toSession: row.targetSession,
+      status: `${row.phase}/${row.replyState}`,
+    })),
+    ...spawns.map((row) => ({
+      kind: 'spawn' as const,
+      from: agentOf(row.parentSession),
+      to: row.agentId,
+      id: row.id,
+      at: row.createdAt,
+      fromSession: row.parentSession,
+      toSession: row.sessionKey,
+      status: row.state,
+    })),
+    ...served.map((row) => ({
+      kind: 'a2a' as const,
+      from: `peer:${row.owner}`,
+      to: row.agentId,
+      id: row.id,
+      at: row.createdAt,
+      fromSession: null,
+      toSession: row.sessionKey,
+      status: row.state,
+    })),
+    ...remote.map((row) => ({
+      kind: 'a2a' as const,
+      from: agentOf(row.sessionKey),
+      to: `remote:${row.remote}`,
+      id: row.taskId,
+      at: row.createdAt,
+      fromSession: row.sessionKey,
+      toSession: null,
+      status: row.remoteState,
+    })),
+    ...board.map((task) => ({
+      kind: 'board' as const,
+      from: task.creator.startsWith('agent:') ? agentOf(task.creator) : task.creator === 'user' ? 'user' : `worker:${task.creator}`,
+      to: task.assignee ?? (task.claimWorker ? `worker:${task.claimWorker}` : 'anyone'),
+      id: task.id,
+      at: task.createdAt,
+      fromSession: task.creator.startsWith('agent:') ? task.creator : null,
+      toSession: null,
+      status: task.state,
+    })),
+  ].filter((link) => link.at >= window.since && link.at <= window.until);
+  const edges = new Map<string, CollaborationEdge>();
+  for (const link of links.sort((a, b) => b.at - a.at)) {
+    const key = `${link.kind}\u0000${link.from}\u0000${link.to}`;
+    const edge = edges.get(key) ?? { kind: link.kind, from: link.from, to: link.to, count: 0, lastAt: link.at, links: [] };
+    edge.count += 1;
+    if (edge.links.length < LINKS_PER_EDGE) edge.links.push(link);
+    edges.set(key, edge);
+  }
+  const nodes = new Set<string>();
+  for (const edge of edges.values()) nodes.add(edge.from).add(edge.to);
+  const partial = [exchanges, spawns, served, board].some((rows) => rows.length === SOURCE_LIMIT);
+  return { ...window, nodes: [...nodes].sort(), edges: [...edges.values()], partial };
+}

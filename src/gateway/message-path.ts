@@ -1,0 +1,144 @@
+/**
+ * The path one message took, as seed 000's "universal flow" steps it: accepted into a session, waited in its lane,
+ * ran, called tools, reached another session (a sessions_send exchange or a spawned sub-agent), whose run answered,
+ * and the reply. Read from what the store already keeps (inputs, runs, the tool-call ledger, exchanges, sub-agents);
+ * nothing is recorded for it.
+ */
+import { SwitchboardError } from '../core/errors.js';
+import type { InputRecord, RunRecord, Store } from '../ports/index.js';
+
+/** One tool call of a run (`runs show`): what it was asked and what it answered (null while it had no result). */
+export interface RunToolCall {
+  toolCallId: string;
+  toolName: string;
+  input: unknown;
+  output: unknown;
+}
+
+export type PathStepKind = 'accepted' | 'run.started' | 'tool.call' | 'exchange' | 'spawn' | 'run.ended' | 'reply';
+
+export interface PathStep {
+  kind: PathStepKind;
+  /** When it happened (ms since the epoch); null when the store kept no time for it (a tool call without an effect). */
+  at: number | null;
+  sessionKey: string;
+  /** How deep in the path: 0 for the message's own session, 1 for the session it reached, and so on. */
+  depth: number;
+  summary: string;
+  runId?: string;
+  inputId?: string;
+  /** The exchange or sub-agent the step opened, for a link to it. */
+  ref?: { kind: 'exchange' | 'subagent'; id: string };
+  /** The other session's steps, when the step reached one. */
+  children?: PathStep[];
+}
+
+export interface MessagePath {
+  input: Pick<InputRecord, 'id' | 'sessionKey' | 'text' | 'provenance' | 'status' | 'createdAt'>;
+  steps: PathStep[];
+}
+
+/** How many sessions deep a path is followed (a chain of exchanges or spawns). */
+const MAX_DEPTH = 4;
+
+export async function messagePath(
+  store: Store,
+  inputId: string,
+  toolCallsOf: (run: RunRecord) => Promise<RunToolCall[]>,
+): Promise<MessagePath> {
+  const input = await store.inputs.get(inputId);
+  if (!input) throw new SwitchboardError('NOT_FOUND', `no input "${inputId}" (a transcript entry's inputId names one)`);
+  const steps = await inputSteps(store, input, 0, toolCallsOf);
+  const { id, sessionKey, text, provenance, status, createdAt } = input;
+  return { input: { id, sessionKey, text: clip(text), provenance, status, createdAt }, steps };
+}
+
+async function inputSteps(
+  store: Store,
+  input: InputRecord,
+  depth: number,
+  toolCallsOf: (run: RunRecord) => Promise<RunToolCall[]>,
+): Promise<PathStep[]> {
+  const at = { sessionKey: input.sessionKey, depth, inputId: input.id };
+  const steps: PathStep[] = [
+    { kind: 'accepted', at: input.createdAt, ...at, summary: `${input.provenance.kind} message accepted (${input.mode})` },
+  ];
+  const run = input.runId ? await store.runs.get(input.runId) : undefined;
+  if (!run) {
+    steps.push({
+      kind: 'run.started',
+      at: null,
+      ...at,
+      summary: input.status === 'dropped' ? `dropped: ${input.note}` : `not run yet (${input.status})`,
+    });
+    return steps;
+  }
+  const waited = run.startedAt - input.createdAt;
+  steps.push({
+    kind: 'run.started',
+    at: run.startedAt,
+    ...at,
+    runId: run.id,
+    summary: `run started on ${run.model} after ${Math.max(0, waited)} ms in the lane`,
+  });
+  const [calls, ledger, exchanges, spawned] = await Promise.all([
+    toolCallsOf(run),
+    store.toolCalls.list({ runId: run.id, limit: 1000 }),
+    store.exchanges.list({ requesterSession: run.sessionKey, newest: true, limit: 1000 }),
+    store.subagents.list({ parentSession: run.sessionKey, limit: 1000 }),
+  ]);
+  const during = (time: number) => time >= run.startedAt && (run.endedAt === null || time <= run.endedAt);
+  for (const call of calls) {
+    const recorded = ledger.find((row) => row.tool === call.toolName && row.runId === run.id);
+    steps.push({
+      kind: 'tool.call',
+      at: recorded?.createdAt ?? null,
+      ...at,
+      runId: run.id,
+      summary: `${call.toolName}(${clip(JSON.stringify(call.input) ?? '', 120)})`,
+    });
+  }
+  for (const exchange of exchanges.filter((row) => during(row.createdAt)).reverse()) {
+    const request = await store.inputs.get(exchange.requestInputId);
+    steps.push({
+      kind: 'exchange',
+      at: exchange.createdAt,
+      ...at,
+      runId: run.id,
+      summary: `asked ${exchange.targetAgent} (${exchange.targetSession}): ${exchange.phase}, reply ${exchange.replyState}`,
+      ref: { kind: 'exchange', id: exchange.id },
+      children: request && depth < MAX_DEPTH ? await inputSteps(store, request, depth + 1, toolCallsOf) : undefined,
+    });
+  }
+  for (const child of spawned.filter((row) => during(row.createdAt))) {
+    const task = (await store.inputs.list({ sessionKey: child.sessionKey, limit: 1 }))[0];
+    steps.push({
+      kind: 'spawn',
+      at: child.createdAt,
+      ...at,
+      runId: run.id,
+      summary: `spawned ${child.agentId} sub-agent${child.label ? ` "${child.label}"` : ''} (${child.state})`,
+      ref: { kind: 'subagent', id: child.id },
+      children: task && depth < MAX_DEPTH ? await inputSteps(store, task, depth + 1, toolCallsOf) : undefined,
+    });
+  }
+  steps.push({
+    kind: 'run.ended',
+    at: run.endedAt,
+    ...at,
+    runId: run.id,
+    summary:
+      run.endedAt === null
+        ? `running (${run.status})`
+        : `run ${run.status} in ${run.endedAt - run.startedAt} ms, ${run.usage.inputTokens}+${run.usage.outputTokens} tokens`,
+  });
+  if (run.finalText) steps.push({ kind: 'reply', at: run.endedAt, ...at, runId: run.id, summary: clip(run.finalText) });
+  // Time order (a stable sort): a tool call the ledger kept no time for stays just after the run's start, and a run
+  // still going ends the list.
+  const timeOf = (step: PathStep) => step.at ?? (step.kind === 'tool.call' ? run.startedAt : Number.MAX_SAFE_INTEGER);
+  return steps.sort((a, b) => timeOf(a) - timeOf(b));
+}
+
+function clip(text: string, max = 400): string {
+  return text.length > max ? `${text.slice(0, max)}…` : text;
+}

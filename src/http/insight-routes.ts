@@ -1,0 +1,70 @@
+/**
+ * What the console shows beyond the plain lists (docs/control-api.md): the collaboration graph, tokens and cost per
+ * agent, the path one message took, and a person's labels and archive marks on sessions. Scriptable like every route.
+ */
+import { z } from 'zod';
+import { SwitchboardError } from '../core/errors.js';
+import type { GatewayApi } from '../gateway/gateway-api.js';
+import type { UsageTotal } from '../ports/index.js';
+import { parseBody, readJson } from './json-body.js';
+import type { RouteAdder } from './route.js';
+
+const DAY_MS = 86_400_000;
+const annotateBody = z
+  .strictObject({ label: z.string().trim().min(1).max(256).nullable().optional(), archived: z.boolean().optional() })
+  .refine((body) => body.label !== undefined || body.archived !== undefined, {
+    error: 'give label (a string, or null to remove it) or archived',
+  });
+
+/** `?<name>=<ms since the epoch>`, or the fallback. */
+function timeOf(url: URL, name: string, fallback: number): number {
+  const raw = url.searchParams.get(name);
+  if (raw === null) return fallback;
+  const value = /^\d{1,16}$/.test(raw) ? Number(raw) : Number.NaN;
+  if (!Number.isSafeInteger(value))
+    throw new SwitchboardError('INVALID_REQUEST', `${name}: expected a time in milliseconds since the epoch, got "${raw.slice(0, 40)}"`);
+  return value;
+}
+
+/** Midnight UTC of the day `now` falls on. */
+function startOfDay(now: number): number {
+  return now - (now % DAY_MS);
+}
+
+export function insightRoutes(gw: GatewayApi, route: RouteAdder): void {
+  route('GET', /^\/v1\/graph$/, async (_req, url) => {
+    const now = Date.now();
+    const until = timeOf(url, 'until', now);
+    const since = timeOf(url, 'since', until - DAY_MS);
+    if (since > until) throw new SwitchboardError('INVALID_REQUEST', `since (${since}) is after until (${until})`);
+    return gw.collaboration({ since, until });
+  });
+  route('GET', /^\/v1\/usage$/, async (_req, url) => {
+    const since = timeOf(url, 'since', startOfDay(Date.now()));
+    const prices = gw.config.models.prices;
+    const rows = (await gw.usageSince(since)).map((row) => ({ ...row, cost: costOf(row, prices[row.model]) }));
+    const agents = new Map<string, { agentId: string; runs: number; inputTokens: number; outputTokens: number; cost: number | null }>();
+    for (const row of rows) {
+      const agent = agents.get(row.agentId) ?? { agentId: row.agentId, runs: 0, inputTokens: 0, outputTokens: 0, cost: 0 };
+      agent.runs += row.runs;
+      agent.inputTokens += row.inputTokens;
+      agent.outputTokens += row.outputTokens;
+      // A cost is only a sum when every model behind it is priced.
+      agent.cost = agent.cost === null || row.cost === null ? null : agent.cost + row.cost;
+      agents.set(row.agentId, agent);
+    }
+    return { since, currency: 'USD', models: rows, agents: [...agents.values()] };
+  });
+  route('GET', /^\/v1\/inputs\/([^/]+)\/path$/, async (_req, _url, [id]) => gw.messagePath(await gw.resolveId('input', id)));
+  route('PATCH', /^\/v1\/sessions\/([^/]+)$/, async (request, _url, [key]) => {
+    const body = parseBody(annotateBody, await readJson(request));
+    return { session: await gw.annotateSession(key, body) };
+  });
+}
+
+function costOf(row: UsageTotal, price: { input: number; output: number; cachedInput?: number } | undefined): number | null {
+  if (!price) return null;
+  const cached = price.cachedInput === undefined ? 0 : row.cachedInputTokens;
+  const fresh = row.inputTokens - cached;
+  return (fresh * price.input + cached * (price.cachedInput ?? 0) + row.outputTokens * price.output) / 1_000_000;
+}

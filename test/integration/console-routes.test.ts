@@ -1,0 +1,140 @@
+/**
+ * The control API routes the console reads (docs/control-api.md, "Console"), against a real gateway process: the
+ * collaboration graph, tokens and cost, a message's path, labels and archive marks; the login cookie and its
+ * refusals. Bad input gets its exact error.
+ */
+import { describe, expect, it } from 'vitest';
+import { gatewayForSuite, tempConfig } from '../helpers/process.js';
+
+const { configPath } = tempConfig(`{
+  tools: { agentToAgent: { enabled: true, allow: ["front", "back"] }, sessions: { visibility: "all" } },
+  session: { agentToAgent: { maxPingPongTurns: 0 } },
+  messages: { queue: { debounceMs: 0 } },
+  agents: { list: [{ id: "front", model: "scripted/front" }, { id: "back", model: "scripted/back" }] },
+  models: {
+    prices: { "scripted/front": { input: 2, output: 10 } },
+    providers: { scripted: { type: "scripted", models: {
+      front: { rules: [{ steps: [{ toolCalls: [{ tool: "sessions_send", args: { agentId: "back", message: "check: {{input}}", timeoutSeconds: 20 } }] }, { text: "back says {{tool.sessions_send.reply}}" }] }] },
+      back: { rules: [{ reply: "ok ({{input}})" }] },
+    } } },
+  },
+}`);
+
+const suite = gatewayForSuite(configPath);
+
+async function ask(message: string) {
+  const sent = await suite.gw.request<{ status: string; inputId: string; reply: string }>('POST', '/v1/send', {
+    target: 'front',
+    message,
+    wait: true,
+  });
+  expect(sent.body).toMatchObject({ status: 'ok', reply: `back says ok (check: ${message})` });
+  return sent.body;
+}
+
+describe('the console routes against a real gateway process', () => {
+  it('GET /v1/graph: the exchange from front to back in the window, none outside it; a bad window is refused', async () => {
+    const before = Date.now();
+    await ask('graph');
+    const { status, body } = await suite.gw.request<any>('GET', `/v1/graph?since=${before}`);
+    expect(status).toBe(200);
+    expect(body.nodes).toEqual(['back', 'front']);
+    expect(body.edges).toEqual([
+      expect.objectContaining({
+        kind: 'exchange',
+        from: 'front',
+        to: 'back',
+        count: 1,
+        links: [expect.objectContaining({ fromSession: 'agent:front:main', toSession: 'agent:back:main', status: 'done/delivered' })],
+      }),
+    ]);
+    expect((await suite.gw.request<any>('GET', `/v1/graph?since=0&until=${before - 1}`)).body.edges).toEqual([]);
+    expect(await suite.gw.request('GET', '/v1/graph?since=yesterday')).toEqual({
+      status: 400,
+      body: { error: { code: 'INVALID_REQUEST', message: 'since: expected a time in milliseconds since the epoch, got "yesterday"' } },
+    });
+    expect(await suite.gw.request('GET', '/v1/graph?since=5&until=4')).toEqual({
+      status: 400,
+      body: { error: { code: 'INVALID_REQUEST', message: 'since (5) is after until (4)' } },
+    });
+  });
+
+  it('GET /v1/usage: tokens per agent and model, priced from models.prices; an unpriced model has no cost', async () => {
+    await ask('usage');
+    const { body } = await suite.gw.request<any>('GET', '/v1/usage?since=0');
+    const front = body.models.find((row: any) => row.model === 'scripted/front');
+    expect(front.cost).toBeCloseTo((front.inputTokens * 2 + front.outputTokens * 10) / 1_000_000, 12);
+    expect(body.models.find((row: any) => row.model === 'scripted/back').cost).toBeNull();
+    expect(body.agents.find((row: any) => row.agentId === 'back')).toMatchObject({ cost: null });
+    expect(body.agents.find((row: any) => row.agentId === 'front').runs).toBe(front.runs);
+  });
+
+  it("GET /v1/inputs/<id>/path: accepted, the run, the tool call, the exchange with back's own steps, the reply", async () => {
+    const sent = await ask('path');
+    const { body } = await suite.gw.request<any>('GET', `/v1/inputs/${sent.inputId}/path`);
+    expect(body.input).toMatchObject({ id: sent.inputId, text: 'path', sessionKey: 'agent:front:main' });
+    expect(body.steps.map((step: any) => step.kind)).toEqual(['accepted', 'run.started', 'tool.call', 'exchange', 'run.ended', 'reply']);
+    const exchange = body.steps.find((step: any) => step.kind === 'exchange');
+    expect(exchange.children.map((step: any) => [step.kind, step.sessionKey, step.depth])).toEqual([
+      ['accepted', 'agent:back:main', 1],
+      ['run.started', 'agent:back:main', 1],
+      ['run.ended', 'agent:back:main', 1],
+      ['reply', 'agent:back:main', 1],
+    ]);
+    expect(body.steps.at(-1).summary).toBe('back says ok (check: path)');
+    expect(await suite.gw.request('GET', '/v1/inputs/nope-nope/path')).toMatchObject({ status: 404 });
+  });
+
+  it('PATCH /v1/sessions/<key>: a label and an archive mark, listed by ?archived; bad input is refused', async () => {
+    await ask('label');
+    const labelled = await suite.gw.request<any>('PATCH', '/v1/sessions/agent:back:main', { label: 'checks', archived: true });
+    expect(labelled.body.session).toMatchObject({ key: 'agent:back:main', label: 'checks', archivedAt: expect.any(Number) });
+    const archived = await suite.gw.request<any>('GET', '/v1/sessions?archived=true');
+    expect(archived.body.sessions.map((session: any) => session.key)).toEqual(['agent:back:main']);
+    const current = await suite.gw.request<any>('GET', '/v1/sessions?archived=false');
+    expect(current.body.sessions.map((session: any) => session.key)).not.toContain('agent:back:main');
+    await suite.gw.request('PATCH', '/v1/sessions/agent:back:main', { label: null, archived: false });
+    expect(await suite.gw.request('PATCH', '/v1/sessions/agent:back:main', {})).toEqual({
+      status: 400,
+      body: {
+        error: {
+          code: 'INVALID_REQUEST',
+          message: 'invalid request body: (root): give label (a string, or null to remove it) or archived',
+          details: { problems: ['(root): give label (a string, or null to remove it) or archived'] },
+        },
+      },
+    });
+    expect(await suite.gw.request('PATCH', '/v1/sessions/agent:none:main', { archived: true })).toEqual({
+      status: 404,
+      body: { error: { code: 'SESSION_NOT_FOUND', message: 'no session "agent:none:main" (list them with "switchboard sessions list")' } },
+    });
+    expect(await suite.gw.request('GET', '/v1/sessions?archived=maybe')).toEqual({
+      status: 400,
+      body: { error: { code: 'INVALID_REQUEST', message: 'archived: expected true or false, got "maybe"' } },
+    });
+  });
+
+  it('login: a token typed in sets an HttpOnly SameSite=Strict cookie the API accepts; a forged or wrong one is refused', async () => {
+    const wrong = await fetch(`${suite.gw.url}/login`, { method: 'POST', body: JSON.stringify({ token: 'nope' }) });
+    expect(wrong.status).toBe(401);
+    const login = await fetch(`${suite.gw.url}/login`, { method: 'POST', body: JSON.stringify({ token: suite.gw.token }) });
+    const cookie = login.headers.get('set-cookie')!;
+    expect(cookie).toMatch(/^switchboard_console=v1\.\d+\.[A-Za-z0-9_-]{43}; HttpOnly; SameSite=Strict; Path=\/; Max-Age=43200$/);
+    const value = cookie.split(';')[0];
+    expect((await fetch(`${suite.gw.url}/v1/status`, { headers: { cookie: value } })).status).toBe(200);
+    // Another expiry with the same signature, or a signature made with another key: not a login.
+    const [name, rest] = value.split('=');
+    const [, expiresAt, signature] = rest.split('.');
+    const forged = [`${name}=v1.${Number(expiresAt) + 1}.${signature}`, `${name}=v1.${expiresAt}.${'A'.repeat(43)}`];
+    for (const bad of forged) expect((await fetch(`${suite.gw.url}/v1/status`, { headers: { cookie: bad } })).status).toBe(401);
+    const link = await suite.gw.request<{ path: string }>('POST', '/v1/console/links');
+    const redeemed = await fetch(`${suite.gw.url}${link.body.path}`, { redirect: 'manual' });
+    expect([
+      redeemed.status,
+      redeemed.headers.get('location'),
+      redeemed.headers.get('set-cookie')?.startsWith('switchboard_console=v1.'),
+    ]).toEqual([303, '/', true]);
+    const reused = await fetch(`${suite.gw.url}${link.body.path}`, { redirect: 'manual' });
+    expect([reused.status, reused.headers.get('location'), reused.headers.get('set-cookie')]).toEqual([303, '/#/login?link=expired', null]);
+  });
+});

@@ -1,0 +1,118 @@
+/**
+ * The console's only way to the gateway: the control API (docs/control-api.md), with the login cookie. A change
+ * carries the console's header, which the API requires of cookie logins. A 401 sends the browser to the login page.
+ */
+
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export async function api<T = any>(path: string, options: { method?: string; body?: unknown } = {}): Promise<T> {
+  const response = await fetch(path, {
+    method: options.method ?? 'GET',
+    credentials: 'same-origin',
+    headers: {
+      'x-switchboard-console': '1',
+      ...(options.body === undefined ? {} : { 'content-type': 'application/json' }),
+    },
+    body: options.body === undefined ? undefined : JSON.stringify(options.body),
+  });
+  const text = await response.text();
+  const data = text ? JSON.parse(text) : {};
+  if (!response.ok) {
+    const error = data?.error ?? {};
+    if (response.status === 401 && !path.startsWith('/login')) location.hash = '#/login';
+    throw new ApiError(response.status, error.code ?? 'HTTP_ERROR', error.message ?? `${response.status} ${response.statusText}`);
+  }
+  return data as T;
+}
+
+export interface JournalEvent {
+  seq: number;
+  type: string;
+  sessionKey: string | null;
+  runId: string | null;
+  payload: any;
+  createdAt: number;
+}
+
+export interface Delta {
+  type: 'delta';
+  sessionKey: string;
+  runId: string;
+  text: string;
+}
+
+/**
+ * Follows the journal over SSE (`/v1/events`). The browser's EventSource resumes after a dropped connection with
+ * Last-Event-ID; across a reload, the last event seen is kept in sessionStorage under `resumeKey`, and the stream
+ * starts after it, so nothing published while the page reloaded is missed.
+ */
+export function follow(
+  query: { sessionKey?: string; type?: string; deltas?: boolean },
+  resumeKey: string,
+  onEvent: (event: JournalEvent) => void,
+  onDelta?: (delta: Delta) => void,
+  onState?: (connected: boolean) => void,
+): () => void {
+  const params = new URLSearchParams();
+  if (query.sessionKey) params.set('sessionKey', query.sessionKey);
+  if (query.type) params.set('type', query.type);
+  if (query.deltas) params.set('deltas', '1');
+  const stored = sessionStorage.getItem(`resume:${resumeKey}`);
+  if (stored) params.set('after', stored);
+  const source = new EventSource(`/v1/events?${params}`);
+  const onMessage = (message: MessageEvent) => {
+    const event = JSON.parse(message.data) as JournalEvent;
+    sessionStorage.setItem(`resume:${resumeKey}`, String(event.seq));
+    onEvent(event);
+  };
+  const types = [
+    'run.started',
+    'run.completed',
+    'run.interrupted',
+    'run.abort_requested',
+    'input.stored',
+    'input.dropped',
+    'session.reply',
+    'lane.stalled',
+    'outbox.dead',
+    'exchange.updated',
+    'subagent.updated',
+    'board.updated',
+    'runtime.update',
+  ];
+  for (const type of types) source.addEventListener(type, onMessage as EventListener);
+  if (onDelta) source.addEventListener('delta', ((message: MessageEvent) => onDelta(JSON.parse(message.data))) as EventListener);
+  source.onopen = () => onState?.(true);
+  source.onerror = () => onState?.(false);
+  return () => source.close();
+}
+
+/** "3.2 s", "4 min 10 s", "2 h 5 min". */
+export function duration(ms: number): string {
+  if (ms < 1000) return `${Math.max(0, Math.round(ms))} ms`;
+  const seconds = Math.round(ms / 1000);
+  if (seconds < 60) return `${(ms / 1000).toFixed(1)} s`;
+  if (seconds < 3600) return `${Math.floor(seconds / 60)} min ${seconds % 60} s`;
+  return `${Math.floor(seconds / 3600)} h ${Math.floor((seconds % 3600) / 60)} min`;
+}
+
+export function time(ms: number | null | undefined): string {
+  if (!ms) return '';
+  return new Date(ms).toISOString().replace('T', ' ').slice(0, 19);
+}
+
+export function clip(text: string, max = 200): string {
+  return text.length > max ? `${text.slice(0, max)}…` : text;
+}
+
+export function enc(value: string): string {
+  return encodeURIComponent(value);
+}

@@ -1,0 +1,85 @@
+/** The console's shell: the navigation and a hash router (`#/sessions`, `#/session/<key>`, ...). */
+import { useEffect, useState } from 'preact/hooks';
+import { html } from './html.js';
+import { api } from './api.js';
+import { A2APage, A2ATaskPage } from './pages/a2a.js';
+import { BoardPage, BoardTaskPage } from './pages/board.js';
+import { LoginPage } from './pages/login.js';
+import { MapPage } from './pages/map.js';
+import { OverviewPage } from './pages/overview.js';
+import { PathPage } from './pages/path.js';
+import { SessionPage } from './pages/session.js';
+import { SessionsPage } from './pages/sessions.js';
+import { SubagentsPage } from './pages/subagents.js';
+
+const NAV = [
+  ['#/', 'Overview'],
+  ['#/sessions', 'Sessions'],
+  ['#/map', 'Map'],
+  ['#/subagents', 'Sub-agents'],
+  ['#/board', 'Board'],
+  ['#/a2a', 'A2A'],
+] as const;
+
+function useHash(): string {
+  const [hash, setHash] = useState(location.hash || '#/');
+  useEffect(() => {
+    const changed = () => setHash(location.hash || '#/');
+    addEventListener('hashchange', changed);
+    // A change made between the first render and this effect fired no event we heard.
+    changed();
+    return () => removeEventListener('hashchange', changed);
+  }, []);
+  return hash;
+}
+
+function page(hash: string) {
+  const [path, query = ''] = hash.slice(1).split('?');
+  const parts = path.split('/').slice(1).map(decodeURIComponent);
+  switch (parts[0]) {
+    case '':
+      return html`<${OverviewPage} />`;
+    case 'login':
+      return html`<${LoginPage} expired=${new URLSearchParams(query).get('link') === 'expired'} />`;
+    case 'sessions':
+      return html`<${SessionsPage} />`;
+    case 'session':
+      return html`<${SessionPage} key=${parts[1]} sessionKey=${parts[1]} />`;
+    case 'map':
+      return html`<${MapPage} />`;
+    case 'subagents':
+      return html`<${SubagentsPage} />`;
+    case 'board':
+      return parts[1] ? html`<${BoardTaskPage} key=${parts[1]} id=${parts[1]} />` : html`<${BoardPage} />`;
+    case 'a2a':
+      return parts[1] ? html`<${A2ATaskPage} key=${parts[1]} id=${parts[1]} />` : html`<${A2APage} />`;
+    case 'path':
+      return html`<${PathPage} key=${parts[1]} inputId=${parts[1]} />`;
+    default:
+      return html`<p class="error">No page "${path}".</p>`;
+  }
+}
+
+function Shell() {
+  const hash = useHash();
+  const current = `#/${hash.slice(2).split(/[/?]/)[0]}`;
+  const logout = async () => {
+    await api('/logout', { method: 'POST' });
+    location.hash = '#/login';
+  };
+  if (hash.startsWith('#/login')) return html`<main class="login">${page(hash)}</main>`;
+  return html`
+    <header>
+      <strong class="brand">Switchboard</strong>
+      <nav>
+        ${NAV.map(([href, label]) => html`<a href=${href} class=${current === href || (href !== '#/' && current.startsWith(href.replace(/s$/, ''))) ? 'active' : ''}>${label}</a>`)}
+      </nav>
+      <button class="link" onClick=${logout}>Log out</button>
+    </header>
+    <main>${page(hash)}</main>
+  `;
+}
+
+export function App() {
+  return html`<${Shell} />`;
+}

@@ -1,0 +1,40 @@
+/** A2A: the tasks this gateway serves, each with its event history and its push deliveries and their attempts. */
+import { useEffect, useState } from 'preact/hooks';
+import { api, clip, enc, time } from '../api.js';
+import { html } from '../html.js';
+
+export function A2APage() {
+  const [tasks, setTasks] = useState<any[] | null>(null);
+  useEffect(() => {
+    api('/v1/a2a/tasks?limit=500').then((data) => setTasks(data.tasks));
+  }, []);
+  if (!tasks) return html`<p>Loading…</p>`;
+  return html`
+    <h1>A2A tasks</h1>
+    ${tasks.length === 0 && html`<p>No A2A task yet. Serve agents over A2A with <code>a2a.server.enabled</code> (docs/a2a.md).</p>`}
+    <table>
+      <thead><tr><th>task</th><th>agent</th><th>peer</th><th>state</th><th>last activity</th></tr></thead>
+      <tbody>${tasks.map((task) => html`<tr><td><a href=${`#/a2a/${enc(task.id)}`}>${task.id}</a></td><td>${task.agentId}</td><td>${task.owner}</td><td>${task.state}</td><td>${time(task.lastActivityAt)}</td></tr>`)}</tbody>
+    </table>
+  `;
+}
+
+export function A2ATaskPage({ id }: { id: string }) {
+  const [data, setData] = useState<any>(null);
+  const [error, setError] = useState<string | null>(null);
+  useEffect(() => {
+    api(`/v1/a2a/tasks/${enc(id)}`).then(setData, (failure) => setError(failure.message));
+  }, [id]);
+  if (error) return html`<p class="error">${error}</p>`;
+  if (!data) return html`<p>Loading…</p>`;
+  const pushes = data.events.filter((event: any) => event.type.includes('push'));
+  return html`
+    <h1>A2A task ${data.task.id}</h1>
+    <p>agent ${data.task.agentId} · peer ${data.task.owner} · <b>${data.task.state}</b> · context ${data.task.contextId}
+      ${data.task.sessionKey && html` · <a href=${`#/session/${enc(data.task.sessionKey)}`}>session</a>`}</p>
+    <h2>Events</h2>
+    <ol class="steps">${data.events.map((event: any) => html`<li><span class="muted">${time(event.createdAt)}</span> <b>${event.type}</b> ${clip(JSON.stringify(event.detail ?? {}), 300)}</li>`)}</ol>
+    <h2>Push deliveries (${pushes.length})</h2>
+    ${pushes.length === 0 ? html`<p>none</p>` : html`<ol class="steps">${pushes.map((event: any) => html`<li><span class="muted">${time(event.createdAt)}</span> <b>${event.type}</b> ${clip(JSON.stringify(event.detail ?? {}), 300)}</li>`)}</ol>`}
+  `;
+}

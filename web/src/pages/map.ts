@@ -1,0 +1,108 @@
+/**
+ * The collaboration map: who sent to whom in a time window (exchanges, spawns, A2A calls, board hand-offs) as a
+ * graph. Clicking an edge lists its hand-offs; clicking one opens the conversation.
+ */
+import { useEffect, useState } from 'preact/hooks';
+import { api, clip, enc, time } from '../api.js';
+import { html } from '../html.js';
+
+const WINDOWS = [
+  ['1 hour', 3_600_000],
+  ['24 hours', 86_400_000],
+  ['7 days', 7 * 86_400_000],
+] as const;
+const NODE_RADIUS = 28;
+const COLORS: Record<string, string> = { exchange: '#2563eb', spawn: '#16a34a', a2a: '#c026d3', board: '#ea580c' };
+
+/** `from` moved towards `to` by a node's radius, so that an edge starts and ends at the circles, its arrow showing. */
+function trim([x, y]: [number, number], [tx, ty]: [number, number]): [number, number] {
+  const length = Math.hypot(tx - x, ty - y) || 1;
+  return [x + ((tx - x) * NODE_RADIUS) / length, y + ((ty - y) * NODE_RADIUS) / length];
+}
+
+function Conversation({ link }: { link: any }) {
+  const [detail, setDetail] = useState<any>(null);
+  useEffect(() => {
+    if (link.kind === 'exchange') api(`/v1/exchanges/${enc(link.id)}`).then(setDetail);
+  }, [link.id]);
+  const sessions = [link.fromSession, link.toSession].filter(Boolean);
+  return html`
+    <div class="card" data-testid="conversation">
+      <h3>${link.kind} ${link.id.slice(0, 8)} · ${link.status}</h3>
+      <p>${sessions.map((key: string) => html`<a href=${`#/session/${enc(key)}`}>${key}</a> `)}</p>
+      ${link.kind === 'board' && html`<a href=${`#/board/${enc(link.id)}`}>open the task</a>`}
+      ${link.kind === 'a2a' && link.toSession && html`<a href=${`#/a2a/${enc(link.id)}`}>open the A2A task</a>`}
+      ${
+        detail &&
+        html`<ol class="steps">
+          ${detail.inputs.map((input: any) => html`<li><b>${input.provenance.exchange?.step ?? input.provenance.kind}</b> into ${input.sessionKey}: ${clip(input.text, 400)} <a href=${`#/path/${enc(input.id)}`}>path</a></li>`)}
+          ${detail.exchange.replyText && html`<li><b>reply</b>: ${clip(detail.exchange.replyText, 400)}</li>`}
+        </ol>`
+      }
+    </div>
+  `;
+}
+
+export function MapPage() {
+  const [windowMs, setWindowMs] = useState<number>(86_400_000);
+  const [graph, setGraph] = useState<any>(null);
+  const [edge, setEdge] = useState<any>(null);
+  const [link, setLink] = useState<any>(null);
+  useEffect(() => {
+    api(`/v1/graph?since=${Date.now() - windowMs}`).then(setGraph);
+  }, [windowMs]);
+  if (!graph) return html`<p>Loading…</p>`;
+  const open = (item: any) => {
+    setEdge(item);
+    setLink(null);
+  };
+  const size = 520;
+  const radius = 200;
+  const at = new Map<string, [number, number]>(
+    graph.nodes.map((node: string, i: number) => {
+      const angle = (2 * Math.PI * i) / Math.max(1, graph.nodes.length) - Math.PI / 2;
+      return [node, [size / 2 + radius * Math.cos(angle), size / 2 + radius * Math.sin(angle)]];
+    }),
+  );
+  return html`
+    <h1>Collaboration map</h1>
+    <div class="toolbar">
+      ${WINDOWS.map(([label, ms]) => html`<button class=${ms === windowMs ? 'active' : ''} onClick=${() => setWindowMs(ms)}>${label}</button>`)}
+      ${Object.entries(COLORS).map(([kind, color]) => html`<span class="legend"><span class="swatch" style=${{ background: color }}></span>${kind}</span>`)}
+      ${graph.partial && html`<span class="warn">only the newest rows of each kind are shown</span>`}
+    </div>
+    <div class="split">
+      <svg viewBox=${`0 0 ${size} ${size}`} class="map" data-testid="map">
+        <defs><marker id="arrow" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="6" markerHeight="6" orient="auto-start-reverse"><path d="M 0 0 L 10 5 L 0 10 z" /></marker></defs>
+        ${graph.edges.map((item: any, i: number) => {
+          const [x1, y1] = trim(at.get(item.from)!, at.get(item.to)!);
+          const [x2, y2] = trim(at.get(item.to)!, at.get(item.from)!);
+          const bend = 12 * ((i % 3) - 1);
+          const cx = (x1 + x2) / 2 + bend;
+          const cy = (y1 + y2) / 2 + bend;
+          // The label sits on the curve, halfway: a quadratic Bézier's point at t = 0.5.
+          const lx = 0.25 * x1 + 0.5 * cx + 0.25 * x2;
+          const ly = 0.25 * y1 + 0.5 * cy + 0.25 * y2;
+          return html`<g class="edge" data-testid=${`edge-${item.kind}-${item.from}-${item.to}`} onClick=${() => open(item)}>
+            <path d=${`M ${x1} ${y1} Q ${cx} ${cy} ${x2} ${y2}`} stroke=${COLORS[item.kind]} marker-end="url(#arrow)" />
+            <circle cx=${lx} cy=${ly} r="11" stroke=${COLORS[item.kind]} />
+            <text x=${lx} y=${ly + 4}>${item.count}</text>
+          </g>`;
+        })}
+        ${graph.nodes.map((node: string) => {
+          const [x, y] = at.get(node)!;
+          return html`<g class="node"><circle cx=${x} cy=${y} r=${NODE_RADIUS - 2} /><text x=${x} y=${y + 4}>${clip(node, 14)}</text></g>`;
+        })}
+      </svg>
+      <div class="panel">
+        ${graph.edges.length === 0 && html`<p>Nobody worked with anybody in this window.</p>`}
+        ${
+          edge &&
+          html`<h2>${edge.from} → ${edge.to} (${edge.kind}, ${edge.count})</h2>
+            <ul class="links">${edge.links.map((item: any) => html`<li><button class="link" onClick=${() => setLink(item)}>${time(item.at)} · ${item.status}</button></li>`)}</ul>`
+        }
+        ${link && html`<${Conversation} key=${link.id} link=${link} />`}
+      </div>
+    </div>
+  `;
+}

@@ -1,0 +1,96 @@
+/** Overview: agents, lanes, live runs with their elapsed time, the outbox backlog, dead letters, stalled lanes, today's tokens and cost. */
+import { useEffect, useState } from 'preact/hooks';
+import { api, duration, enc, follow, type JournalEvent, time } from '../api.js';
+import { html } from '../html.js';
+
+interface Overview {
+  status: any;
+  agents: any[];
+  runs: any[];
+  pending: number;
+  dead: any[];
+  usage: any;
+}
+
+async function load(): Promise<Overview> {
+  const [status, agents, runs, pending, dead, usage] = await Promise.all([
+    api('/v1/status'),
+    api('/v1/agents'),
+    api('/v1/runs?limit=200'),
+    api('/v1/outbox?status=pending&limit=10000'),
+    api('/v1/outbox?status=dead&limit=100'),
+    api('/v1/usage'),
+  ]);
+  return {
+    status,
+    agents: agents.agents,
+    runs: runs.runs.filter((run: any) => run.status === 'running'),
+    pending: pending.rows.length,
+    dead: dead.rows,
+    usage,
+  };
+}
+
+export function OverviewPage() {
+  const [data, setData] = useState<Overview | null>(null);
+  const [events, setEvents] = useState<JournalEvent[]>([]);
+  const [now, setNow] = useState(Date.now());
+  useEffect(() => {
+    let stale = true;
+    const refresh = () => void load().then(setData, () => undefined);
+    refresh();
+    const timer = setInterval(() => {
+      setNow(Date.now());
+      if (stale) refresh();
+      stale = false;
+    }, 1000);
+    const stop = follow({}, 'overview', (event) => {
+      stale = true;
+      setEvents((list) => [event, ...list].slice(0, 50));
+    });
+    return () => {
+      clearInterval(timer);
+      stop();
+    };
+  }, []);
+  if (!data) return html`<p>Loading…</p>`;
+  const { status, usage } = data;
+  const usageOf = (id: string) => usage.agents.find((row: any) => row.agentId === id);
+  return html`
+    <h1>Overview</h1>
+    <section class="grid">
+      <div class="card"><h2>Gateway</h2><p>${status.gatewayId}</p><p>up ${duration(status.uptimeMs)}</p></div>
+      <div class="card"><h2>Outbox</h2><p><b data-testid="outbox-pending">${data.pending}</b> pending</p><p><b>${data.dead.length}</b> dead letters</p></div>
+      <div class="card"><h2>Stalled lanes</h2>${status.stalledLanes.length === 0 ? html`<p>none</p>` : status.stalledLanes.map((lane: any) => html`<p class="warn">${lane.lane}: ${JSON.stringify(lane)}</p>`)}</div>
+    </section>
+    <h2>Lanes</h2>
+    <table>
+      <thead><tr><th>lane</th><th>active</th><th>waiting</th><th>cap</th></tr></thead>
+      <tbody>${Object.entries(status.lanes).map(([name, lane]: [string, any]) => html`<tr><td>${name}</td><td>${lane.active}</td><td>${lane.waiting}</td><td>${lane.max}</td></tr>`)}</tbody>
+    </table>
+    <h2>Agents, today</h2>
+    <table>
+      <thead><tr><th>agent</th><th>model</th><th>runs</th><th>tokens in</th><th>tokens out</th><th>cost (${usage.currency})</th></tr></thead>
+      <tbody>
+        ${data.agents.map((agent) => {
+          const used = usageOf(agent.id);
+          return html`<tr><td>${agent.id}${agent.default ? ' (default)' : ''}</td><td>${agent.model}</td><td>${used?.runs ?? 0}</td><td>${used?.inputTokens ?? 0}</td><td>${used?.outputTokens ?? 0}</td><td>${used ? (used.cost === null ? 'unpriced' : used.cost.toFixed(4)) : '0'}</td></tr>`;
+        })}
+      </tbody>
+    </table>
+    <h2>Live runs</h2>
+    ${
+      data.runs.length === 0
+        ? html`<p>No run is going.</p>`
+        : html`<table>
+            <thead><tr><th>session</th><th>agent</th><th>model</th><th>elapsed</th></tr></thead>
+            <tbody>${data.runs.map((run) => html`<tr><td><a href=${`#/session/${enc(run.sessionKey)}`}>${run.sessionKey}</a></td><td>${run.agentId}</td><td>${run.model}</td><td>${duration(now - run.startedAt)}</td></tr>`)}</tbody>
+          </table>`
+    }
+    ${data.dead.length > 0 && html`<h2>Dead letters</h2><ul>${data.dead.map((row) => html`<li>${row.kind} to ${row.target}: ${row.lastError}</li>`)}</ul>`}
+    <h2>Latest events</h2>
+    <ul class="events" data-testid="events">
+      ${events.map((event) => html`<li><span class="muted">${time(event.createdAt)} #${event.seq}</span> <b>${event.type}</b> ${event.sessionKey && html`<a href=${`#/session/${enc(event.sessionKey)}`}>${event.sessionKey}</a>`}</li>`)}
+    </ul>
+  `;
+}

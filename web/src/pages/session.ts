@@ -1,0 +1,147 @@
+/**
+ * One session, live: its transcript with each model step, each tool call and its result (collapsible), provenance
+ * lines and run boundaries with status and usage; the reply streaming in; a composer with a queue mode; its label
+ * and archive mark.
+ */
+import { useEffect, useState } from 'preact/hooks';
+import { api, clip, duration, enc, follow, time } from '../api.js';
+import { html } from '../html.js';
+
+const MODES = ['followup', 'steer', 'collect', 'interrupt', 'notify'];
+
+interface Entry {
+  seq: number;
+  role: string;
+  content: any;
+  provenance: any;
+  inputId: string | null;
+  runId: string | null;
+  createdAt: number;
+}
+
+function provenanceLine(provenance: any): string | null {
+  if (!provenance) return null;
+  const from = provenance.sourceAgent ? ` from ${provenance.sourceAgent}` : provenance.peer ? ` from ${provenance.peer}` : '';
+  const via = provenance.channel ? ` via ${provenance.channel}` : '';
+  const step = provenance.exchange ? ` (exchange ${provenance.exchange.step})` : provenance.subagent ? ' (sub-agent)' : '';
+  return `${provenance.kind}${from}${via}${step}`;
+}
+
+function Part({ part }: { part: any }) {
+  if (typeof part === 'string') return html`<div class="text">${part}</div>`;
+  switch (part.type) {
+    case 'text':
+      return html`<div class="text">${part.text}</div>`;
+    case 'tool-call':
+      return html`<details class="tool"><summary>tool call <b>${part.toolName}</b> ${clip(JSON.stringify(part.input ?? {}), 80)}</summary><pre>${JSON.stringify(part.input, null, 2)}</pre></details>`;
+    case 'tool-result': {
+      const output = part.output?.value ?? part.output;
+      return html`<details class="tool result"><summary>result of <b>${part.toolName}</b> ${clip(JSON.stringify(output ?? null), 80)}</summary><pre>${JSON.stringify(output, null, 2)}</pre></details>`;
+    }
+    default:
+      return html`<pre class="muted">${JSON.stringify(part)}</pre>`;
+  }
+}
+
+function EntryView({ entry }: { entry: Entry }) {
+  const parts = Array.isArray(entry.content) ? entry.content : [entry.content];
+  const line = provenanceLine(entry.provenance);
+  return html`
+    <div class=${`entry ${entry.role}`} data-testid="entry">
+      <div class="meta">
+        <b>${entry.role}</b> <span class="muted">${time(entry.createdAt)}</span>
+        ${line && html` <span class="provenance">${line}</span>`}
+        ${entry.inputId && html` <a class="muted" href=${`#/path/${enc(entry.inputId)}`}>path</a>`}
+      </div>
+      ${parts.map((part: any) => html`<${Part} part=${part} />`)}
+    </div>
+  `;
+}
+
+export function SessionPage({ sessionKey }: { sessionKey: string }) {
+  const [session, setSession] = useState<any>(null);
+  const [entries, setEntries] = useState<Entry[]>([]);
+  const [runs, setRuns] = useState<Map<string, any>>(new Map());
+  const [live, setLive] = useState('');
+  const [error, setError] = useState<string | null>(null);
+  const [sent, setSent] = useState<string | null>(null);
+  useEffect(() => {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const refresh = async () => {
+      try {
+        const [described, history, runList] = await Promise.all([
+          api(`/v1/sessions/${enc(sessionKey)}`),
+          api(`/v1/sessions/${enc(sessionKey)}/history?limit=2000`),
+          api(`/v1/runs?sessionKey=${enc(sessionKey)}&limit=1000`),
+        ]);
+        setSession(described);
+        setEntries(history.entries);
+        setRuns(new Map(runList.runs.map((run: any) => [run.id, run])));
+      } catch (failure) {
+        setError((failure as Error).message);
+      }
+    };
+    void refresh();
+    const stop = follow(
+      { sessionKey, deltas: true },
+      `session:${sessionKey}`,
+      (event) => {
+        if (event.type === 'run.completed' || event.type === 'run.interrupted') setLive('');
+        clearTimeout(timer);
+        timer = setTimeout(refresh, 50);
+      },
+      (delta) => setLive((text) => text + delta.text),
+    );
+    return () => {
+      clearTimeout(timer);
+      stop();
+    };
+  }, [sessionKey]);
+  const send = async (event: Event) => {
+    event.preventDefault();
+    const form = event.target as HTMLFormElement;
+    const data = new FormData(form);
+    try {
+      const answer = await api('/v1/send', {
+        method: 'POST',
+        body: { target: sessionKey, message: data.get('message'), mode: data.get('mode') },
+      });
+      setSent(`accepted (${answer.mode})`);
+      (form.elements.namedItem('message') as HTMLTextAreaElement).value = '';
+    } catch (failure) {
+      setSent((failure as Error).message);
+    }
+  };
+  const annotate = async (change: { label?: string | null; archived?: boolean }) => {
+    const answer = await api(`/v1/sessions/${enc(sessionKey)}`, { method: 'PATCH', body: change });
+    setSession({ ...session, session: answer.session });
+  };
+  if (error) return html`<p class="error">${error}</p>`;
+  if (!session) return html`<p>Loading…</p>`;
+  const record = session.session;
+  let lastRun: string | null = null;
+  return html`
+    <h1>${record.key}</h1>
+    <div class="toolbar">
+      <span>agent <b>${record.agentId}</b></span>
+      <span>state <b data-testid="session-state">${record.state}</b></span>
+      ${record.parentKey && html`<a href=${`#/session/${enc(record.parentKey)}`}>parent</a>`}
+      <input aria-label="label" placeholder="label" value=${record.label ?? ''} onChange=${(e: Event) => annotate({ label: (e.target as HTMLInputElement).value.trim() || null })} />
+      <button onClick=${() => annotate({ archived: !record.archivedAt })}>${record.archivedAt ? 'unarchive' : 'archive'}</button>
+    </div>
+    <div class="transcript" data-testid="transcript">
+      ${entries.map((entry) => {
+        const boundary = entry.runId && entry.runId !== lastRun ? runs.get(entry.runId) : null;
+        lastRun = entry.runId ?? lastRun;
+        return html`${boundary && html`<div class="run" data-testid="run">run ${boundary.id.slice(0, 8)} · <b>${boundary.status}</b> · ${boundary.model} · ${boundary.endedAt ? duration(boundary.endedAt - boundary.startedAt) : 'running'} · ${boundary.usage.inputTokens}+${boundary.usage.outputTokens} tokens, ${boundary.usage.steps} steps</div>`}<${EntryView} entry=${entry} />`;
+      })}
+      ${live && html`<div class="entry assistant live" data-testid="live"><div class="meta"><b>assistant</b> <span class="muted">streaming</span></div><div class="text">${live}</div></div>`}
+    </div>
+    <form class="composer" onSubmit=${send}>
+      <textarea name="message" rows="3" placeholder="a message to this session" aria-label="message" required></textarea>
+      <select name="mode" aria-label="queue mode">${MODES.map((mode) => html`<option value=${mode}>${mode}</option>`)}</select>
+      <button type="submit">Send</button>
+      ${sent && html`<span class="muted" data-testid="sent">${sent}</span>`}
+    </form>
+  `;
+}
