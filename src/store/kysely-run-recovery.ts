@@ -83,13 +83,21 @@ async function recoverOne(
   now: number,
   report: RecoveryReport,
 ): Promise<void> {
+  // The run was last known alive when its lease last ran out: it ends there, not when a gateway came back to find it,
+  // so that the time a gateway was down is not counted in it (beyond one lease lifetime at most).
+  const lease = await trx
+    .selectFrom('session_lease')
+    .select(['epoch', 'expires_at'])
+    .where('session_key', '=', orphan.session_key)
+    .executeTakeFirst();
+  const endedAt = lease && num(lease.epoch) === num(orphan.epoch) ? Math.min(now, num(lease.expires_at)) : now;
   const fenced = await fence(trx, dbNowMs, recovery, orphan);
   if (fenced === 'held') return;
   const diagnostic = recovery.diagnostic(orphan.owner);
   // The compare-and-set: of two gateways recovering the same run, one finds it running.
   const interrupted = await trx
     .updateTable('runs')
-    .set({ status: 'interrupted', ended_at: now, error_code: 'INTERRUPTED', error_message: diagnostic })
+    .set({ status: 'interrupted', ended_at: endedAt, error_code: 'INTERRUPTED', error_message: diagnostic })
     .where('id', '=', orphan.id)
     .where('status', '=', 'running')
     .returning('id')

@@ -461,6 +461,21 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
         ),
       ).rejects.toMatchObject({ code: 'LEASE_LOST' });
       expect(await store.transcript.list(T)).toEqual([]);
+      // It ended when its lease ran out (a minute ago by the database's clock), not when it was found.
+      const U = 'agent:support:downtime';
+      await store.sessions.ensure({ key: U, agentId: 'support' }, 1000);
+      const d = await store.inputs.enqueue(newInput(U), 1000);
+      const before = Date.now();
+      const long = await store.runs.start(
+        { id: id('run'), sessionKey: U, agentId: 'support', owner: 'gw-1', leaseTtlMs: -60_000, model: 'm', inputIds: [d.input.id] },
+        before - 120_000,
+      );
+      if (typeof long === 'string') throw new Error(long);
+      const [down] = await store.runs.list({ sessionKey: U });
+      await store.runs.recoverOrphans(expired('gw-2'), Date.now());
+      const ended = (await store.runs.get(down!.id))!.endedAt!;
+      expect(ended).toBeGreaterThanOrEqual(before - 65_000);
+      expect(ended).toBeLessThanOrEqual(Date.now() - 55_000);
       // Recovered once: a second sweep finds nothing.
       expect((await store.runs.recoverOrphans(expired('gw-3'), 7000)).interruptedRuns).toEqual([]);
     });
