@@ -211,9 +211,11 @@ export async function serveGateway(options: ServeOptions): Promise<RunningGatewa
   if (token !== dataDir.readToken()) dataDir.writeToken(token);
   // The A2A front (the SDK's server and express) is loaded only when it is on: it is a tenth of the startup.
   const front = config.a2a.server.enabled
-    ? new (await import('./a2a/server.js')).A2AServer(gateway, store.a2aTasks, undefined, (error) =>
-        logger.error({ error: String(error) }, 'a2a'),
-      )
+    ? new (await import('./a2a/server.js')).A2AServer(gateway, store.a2aTasks, undefined, {
+        error: (error) => logger.error({ error: String(error) }, 'a2a'),
+        warn: (fields, message) => logger.warn(fields, message),
+        info: (fields, message) => logger.info(fields, message),
+      })
     : undefined;
   const api = new ControlApi(gateway, {
     host: config.gateway.host,

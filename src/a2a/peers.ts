@@ -4,6 +4,7 @@
  * `maxRequestsPerMinute` times a minute. Refusals use HTTP 401, 403 and 429 with a JSON-RPC error body
  * on the JSON-RPC endpoint and a google.rpc.Status-shaped body on the HTTP+JSON one.
  */
+import type { RefusalReport } from './refusals.js';
 import { timingSafeEqual } from 'node:crypto';
 import type { NextFunction, Request, Response } from 'express';
 import type { User } from '@a2a-js/sdk/server';
@@ -37,6 +38,8 @@ type Refusal = {
   reason: 'UNAUTHENTICATED' | 'PERMISSION_DENIED' | 'RESOURCE_EXHAUSTED';
   message: string;
   retryAfterS?: number;
+  /** The peer refused, when its credentials were valid. */
+  peer?: string;
 };
 
 /**
@@ -53,6 +56,8 @@ export class PeerGuard {
   constructor(
     private readonly config: SwitchboardConfig,
     private readonly clock: Clock,
+    /** Each refusal the middleware answers (journaled and logged by the server through a RefusalReporter). */
+    private readonly onRefused: (refusal: Omit<RefusalReport, 'count'>) => void = () => {},
   ) {}
 
   /** Who is calling, from the Authorization or X-API-Key header; undefined when nobody matches. */
@@ -84,6 +89,7 @@ export class PeerGuard {
         status: 403,
         reason: 'PERMISSION_DENIED',
         message: `peer "${peer.id}" may not call agent "${agentId}" (a2a.server.peers[].agents allows ${peer.agents.join(', ')})`,
+        peer: peer.id,
       };
     }
     const limited = this.limit(
@@ -92,7 +98,7 @@ export class PeerGuard {
       `peer "${peer.id}"`,
       'a2a.server.peers[].maxRequestsPerMinute',
     );
-    return limited ?? { user: new PeerUser(peer) };
+    return limited ? { ...limited, peer: peer.id } : { user: new PeerUser(peer) };
   }
 
   /** A caller without credentials: the shared peer `anonymous`, limited per remote address. */
@@ -129,6 +135,14 @@ export class PeerGuard {
         (request as Request & { a2aUser?: PeerUser }).a2aUser = result.user;
         return next();
       }
+      this.onRefused({
+        agentId,
+        status: result.status,
+        reason: result.reason,
+        message: result.message,
+        peer: result.peer ?? null,
+        address: request.socket.remoteAddress ?? 'unknown',
+      });
       if (result.status === 401) response.setHeader('WWW-Authenticate', 'Bearer realm="switchboard"');
       if (result.retryAfterS) response.setHeader('Retry-After', String(result.retryAfterS));
       const body =

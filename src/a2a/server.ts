@@ -5,6 +5,7 @@
  * the gateway. The default agent's card is also at `/.well-known/agent-card.json`. It shares the control
  * API's listener but none of its credentials: peers authenticate with their own.
  */
+import { RefusalReporter, REFUSAL_WINDOW_MS } from './refusals.js';
 import { createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import express from 'express';
@@ -33,6 +34,15 @@ const CARD_MAX_AGE = 300;
 
 type Binding = 'jsonrpc' | 'rest';
 
+/** Where the A2A front reports: failures it cannot answer to a caller, refusals (warn), task state changes (info). */
+export interface A2ALog {
+  error(error: unknown): void;
+  warn(fields: object, message: string): void;
+  info(fields: object, message: string): void;
+}
+
+const QUIET: A2ALog = { error: () => {}, warn: () => {}, info: () => {} };
+
 export class A2AServer {
   private app?: express.Express;
   /** When the cards were built (they are built once, at start): their Last-Modified. */
@@ -42,15 +52,29 @@ export class A2AServer {
 
   /** The A2A front's own state (its tasks, push configs and replay log), with the active tasks cached. */
   private readonly tasks: ActiveTaskCache;
+  private readonly onError = (error: unknown) => this.log.error(error);
 
   constructor(
     private readonly gateway: GatewayApi,
     tasks: A2ATaskStore,
     private readonly clock: Clock = { now: () => Date.now() },
-    private readonly onError: (error: unknown) => void = () => {},
+    private readonly log: A2ALog = QUIET,
   ) {
-    this.tasks = new ActiveTaskCache(tasks, clock);
-    this.guard = new PeerGuard(gateway.config, clock);
+    const onError = this.onError;
+    this.tasks = new ActiveTaskCache(tasks, clock, (task, from) => {
+      log.info(
+        { taskId: task.id, agentId: task.agentId, peer: task.owner, from, state: task.state },
+        `A2A task ${task.id} of ${task.agentId}: ${from ?? 'new'} -> ${task.state}`,
+      );
+      gateway.publishJournal().catch(onError);
+    });
+    const refusals = new RefusalReporter((refusal) => {
+      const who = refusal.peer ? `peer "${refusal.peer}"` : `a caller at ${refusal.address}`;
+      const times = refusal.count > 1 ? ` (${refusal.count} times in ${REFUSAL_WINDOW_MS / 1000} s)` : '';
+      log.warn({ ...refusal }, `A2A call to ${refusal.agentId} by ${who} refused with ${refusal.status}${times}: ${refusal.message}`);
+      gateway.recordEvent({ type: 'a2a.refused', payload: refusal }).catch(onError);
+    }, clock);
+    this.guard = new PeerGuard(gateway.config, clock, (refusal) => refusals.refused(refusal));
     gateway.registerDelivery(PUSH_KIND, pushDeliverer(this.tasks, gateway.config, clock));
   }
 

@@ -43,6 +43,8 @@ export class ActiveTaskCache implements A2ATaskStore {
   constructor(
     private readonly store: A2ATaskStore,
     private readonly clock: Clock = { now: () => Date.now() },
+    /** A save changed the task's state and journaled it: the server publishes the event and logs the change. */
+    private readonly onStateChange: (task: A2ATaskRecord, from: string | null) => void = () => {},
   ) {}
 
   async save(task: TaskSave, now: number): Promise<A2ATaskRecord> {
@@ -59,7 +61,11 @@ export class ActiveTaskCache implements A2ATaskStore {
       entry.pending = { save: task, now };
       return entry.record;
     }
-    const record = await this.store.save(task, now);
+    // A state a client can see change is journaled with the write (`a2a.task`); the journal's tail is told after.
+    const before = (entry ?? this.recent(task.id))?.stored ?? null;
+    const changed = before !== task.state;
+    const record = await this.store.save(task, now, changed ? { from: before } : undefined);
+    if (changed) this.onStateChange(record, before);
     const pushConfigs = (entry ?? this.recent(task.id))?.pushConfigs;
     this.entries.delete(task.id);
     this.ended.delete(task.id);

@@ -5,7 +5,7 @@
  * gets its own store port from the composition root. The Gateway implements it (gateway.ts).
  */
 import type { SwitchboardConfig } from '../config/schema.js';
-import type { NewOutboxRow, OutboxRecord, RecoveryReport } from '../ports/index.js';
+import type { NewEvent, NewOutboxRow, OutboxRecord, RecoveryReport } from '../ports/index.js';
 import type { ConfigReload } from './config-reload.js';
 import type { LiveListener } from './event-bus.js';
 import type { GatewayControl } from './gateway-control.js';
@@ -88,6 +88,8 @@ export interface GatewayApi
   // events and deliveries
   subscribe(listener: LiveListener): () => void;
   publishJournal(): Promise<void>;
+  /** Appends a front's own event to the journal (`a2a.refused`) and publishes it. */
+  recordEvent(event: NewEvent): Promise<void>;
   watchDeltas(sessionKey?: string): () => void;
   registerDelivery(kind: string, handler: OutboxHandler): void;
   enqueueDelivery(row: NewOutboxRow): Promise<void>;

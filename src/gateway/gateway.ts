@@ -217,6 +217,11 @@ export class Gateway extends GatewayControl implements GatewayApi {
   /** For fronts that write journal events in their own transactions (the board): publishes what is new. */
   publishJournal = (): Promise<void> => this.journal.kick();
 
+  /** A front's own event in the journal (the A2A server's refusals), published at once. */
+  async recordEvent(event: NewEvent): Promise<void> {
+    await this.journalEvent(event);
+  }
+
   subscribe(listener: LiveListener): () => void {
     return this.bus.subscribe(listener);
   }

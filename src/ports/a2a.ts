@@ -92,8 +92,11 @@ export type A2ATaskSave = Pick<A2ATaskRecord, 'id' | 'agentId' | 'contextId' | '
   };
 
 export interface A2ATaskStore {
-  /** Inserts or replaces the task snapshot; a session mapping not given is left as it is. Returns the task as stored. */
-  save(task: A2ATaskSave, now: number): Promise<A2ATaskRecord>;
+  /**
+   * Inserts or replaces the task snapshot; a session mapping not given is left as it is. Returns the task as stored.
+   * With `stateChange`, an `a2a.task` journal event saying so is written in the same transaction.
+   */
+  save(task: A2ATaskSave, now: number, stateChange?: { from: string | null }): Promise<A2ATaskRecord>;
   /** The task a peer created with this first message, if any. */
   findByFirstMessage(agentId: string, owner: string, messageId: string): Promise<A2ATaskRecord | undefined>;
   /** How many tasks match (limit and offset ignored). */

@@ -23,7 +23,11 @@ export type JournalEventType =
   | 'subagent.updated'
   | 'board.updated'
   /** What an external runtime's child reported during a run (docs/runtimes.md): ACP session updates, a CLI's JSON lines. */
-  | 'runtime.update';
+  | 'runtime.update'
+  /** An A2A task served here changed state (docs/a2a.md). */
+  | 'a2a.task'
+  /** The A2A server refused a call: 401, 403 or 429 (docs/a2a.md). */
+  | 'a2a.refused';
 
 export interface NewEvent {
   type: JournalEventType;

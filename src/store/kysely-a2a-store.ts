@@ -2,7 +2,8 @@
 import type { Selectable } from 'kysely';
 import type { A2APushConfigRecord, A2ATaskEventRecord, A2ATaskSave, A2ATaskFilter, A2ATaskRecord, A2ATaskStore } from '../ports/index.js';
 import { prepared, preparedPerCount } from './kysely-prepared.js';
-import { json, num, numOrNull, parse } from './kysely-rows.js';
+import { type Db, json, num, numOrNull, parse } from './kysely-rows.js';
+import { appendEvent } from './kysely-writes.js';
 import { KyselyRemoteTasks } from './kysely-a2a-remote-tasks.js';
 import type { A2APushConfigsTable, A2ATasksTable } from './schema.js';
 
@@ -128,9 +129,26 @@ const pushConfigsOf = prepared<'taskId', Selectable<A2APushConfigsTable>>((db, p
 );
 
 export class KyselyA2ATaskStore extends KyselyRemoteTasks implements A2ATaskStore {
-  async save(task: A2ATaskSave, now: number): Promise<A2ATaskRecord> {
+  async save(task: A2ATaskSave, now: number, stateChange?: { from: string | null }): Promise<A2ATaskRecord> {
+    if (!stateChange) return this.write(this.db, task, now);
+    return this.db.transaction().execute(async (trx) => {
+      const record = await this.write(trx, task, now);
+      const payload = {
+        taskId: task.id,
+        agentId: task.agentId,
+        peer: task.owner,
+        contextId: task.contextId,
+        from: stateChange.from,
+        state: task.state,
+      };
+      await appendEvent(trx, { type: 'a2a.task', sessionKey: record.sessionKey, payload }, now);
+      return record;
+    });
+  }
+
+  private async write(db: Db, task: A2ATaskSave, now: number): Promise<A2ATaskRecord> {
     const statusAt = task.statusAt ?? null;
-    const [row] = await saveTask(this.db, {
+    const [row] = await saveTask(db, {
       id: task.id,
       agentId: task.agentId,
       contextId: task.contextId,

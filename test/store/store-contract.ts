@@ -931,6 +931,37 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
       expect(await store.a2aTasks.otherContextOwner('support', 'c1', 'peer-b')).toBe('peer-a');
     });
 
+    it('a2a tasks: a save with a state change journals an a2a.task event with it; one without writes no event', async () => {
+      const base = {
+        id: 't9',
+        agentId: 'support',
+        contextId: 'c9',
+        owner: 'peer-a',
+        task: { id: 't9' },
+        sessionKey: 'agent:support:a2a:peer-a:c9',
+      };
+      const before = await store.events.latestSeq();
+      await store.a2aTasks.save({ ...base, state: 'TASK_STATE_WORKING' }, 1000, { from: null });
+      await store.a2aTasks.save({ ...base, state: 'TASK_STATE_WORKING' }, 1100);
+      await store.a2aTasks.save({ ...base, state: 'TASK_STATE_COMPLETED' }, 1200, { from: 'TASK_STATE_WORKING' });
+      const events = await store.events.list({ afterSeq: before });
+      expect(events.map((event) => [event.type, event.sessionKey, event.payload, event.createdAt])).toEqual([
+        [
+          'a2a.task',
+          base.sessionKey,
+          { taskId: 't9', agentId: 'support', peer: 'peer-a', contextId: 'c9', from: null, state: 'TASK_STATE_WORKING' },
+          1000,
+        ],
+        [
+          'a2a.task',
+          base.sessionKey,
+          { taskId: 't9', agentId: 'support', peer: 'peer-a', contextId: 'c9', from: 'TASK_STATE_WORKING', state: 'TASK_STATE_COMPLETED' },
+          1200,
+        ],
+      ]);
+      expect(await store.a2aTasks.get('t9')).toMatchObject({ state: 'TASK_STATE_COMPLETED' });
+    });
+
     it('a2a tasks: a save with the session mapping records it in the same write; a later save without one keeps it; events go in together, in order', async () => {
       const base = { id: 't3', agentId: 'support', contextId: 'c3', owner: 'peer-a' };
       await store.a2aTasks.save(

@@ -87,6 +87,8 @@ export function follow(
     'subagent.updated',
     'board.updated',
     'runtime.update',
+    'a2a.task',
+    'a2a.refused',
   ];
   for (const type of types) source.addEventListener(type, onMessage as EventListener);
   if (onDelta) source.addEventListener('delta', ((message: MessageEvent) => onDelta(JSON.parse(message.data))) as EventListener);
