@@ -79,7 +79,7 @@ export class ControlClient {
     return `cannot reach the gateway at ${this.target.url}${start}`;
   }
 
-  async request<T>(method: 'GET' | 'POST', path: string, body?: unknown, signal?: AbortSignal): Promise<T> {
+  async request<T>(method: 'GET' | 'POST' | 'PATCH', path: string, body?: unknown, signal?: AbortSignal): Promise<T> {
     let response: Response;
     try {
       response = await fetch(`${this.target.url}${path}`, {

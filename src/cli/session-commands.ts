@@ -13,24 +13,49 @@ sessions
   .command('list')
   .description('sessions, newest first')
   .option('--agent <id>', 'only this agent')
+  .option('--archived', 'only archived sessions')
+  .option('--current', 'only sessions not archived')
   .option('--limit <n>', 'at most n', parseLimit)
-  .action(async (options: { agent?: string; limit?: number }) => {
+  .action(async (options: { agent?: string; archived?: boolean; current?: boolean; limit?: number }) => {
+    if (options.archived && options.current)
+      throw new SwitchboardError('INVALID_REQUEST', '--archived and --current exclude each other; give one');
+    const archived = options.archived ? 'true' : options.current ? 'false' : undefined;
     const { sessions: rows } = await client().request<{ sessions: SessionRecord[] }>(
       'GET',
-      withQuery('/v1/sessions', { agentId: options.agent, limit: options.limit }),
+      withQuery('/v1/sessions', { agentId: options.agent, archived, limit: options.limit }),
     );
     print({ sessions: rows }, () =>
       table(
         rows.map((s) => ({
           key: s.key,
           agent: s.agentId,
-          state: s.state,
+          label: s.label,
+          state: s.archivedAt ? 'archived' : s.state,
           route: s.route ? s.route.channel : null,
           updated: ago(s.updatedAt),
         })),
-        ['key', 'agent', 'state', 'route', 'updated'],
+        ['key', 'agent', 'label', 'state', 'route', 'updated'],
       ),
     );
+  });
+sessions
+  .command('label <key> [label]')
+  .description('label a session (as the console does); without a label, remove it')
+  .action(async (key: string, label: string | undefined) => {
+    const { session } = await client().request<{ session: SessionRecord }>('PATCH', `/v1/sessions/${encodeURIComponent(key)}`, {
+      label: label ?? null,
+    });
+    print({ session }, () => (session.label ? `${session.key} is labelled "${session.label}"` : `${session.key} has no label`));
+  });
+sessions
+  .command('archive <key>')
+  .description("archive a session: it leaves the console's tree and `sessions list --current`, and still takes messages")
+  .option('--undo', 'make it current again')
+  .action(async (key: string, options: { undo?: boolean }) => {
+    const { session } = await client().request<{ session: SessionRecord }>('PATCH', `/v1/sessions/${encodeURIComponent(key)}`, {
+      archived: !options.undo,
+    });
+    print({ session }, () => `${session.key} is ${session.archivedAt ? 'archived' : 'current'}`);
   });
 sessions
   .command('history <key>')

@@ -4,7 +4,7 @@
  * refusals. Bad input gets its exact error.
  */
 import { describe, expect, it } from 'vitest';
-import { gatewayForSuite, tempConfig } from '../helpers/process.js';
+import { cliWith, gatewayForSuite, tempConfig } from '../helpers/process.js';
 
 const { configPath } = tempConfig(`{
   tools: { agentToAgent: { enabled: true, allow: ["front", "back"] }, sessions: { visibility: "all" } },
@@ -111,6 +111,28 @@ describe('the console routes against a real gateway process', () => {
     expect(await suite.gw.request('GET', '/v1/sessions?archived=maybe')).toEqual({
       status: 400,
       body: { error: { code: 'INVALID_REQUEST', message: 'archived: expected true or false, got "maybe"' } },
+    });
+  });
+
+  it('the CLI labels and archives as the console does: sessions label, sessions archive [--undo], sessions list --current', async () => {
+    await ask('cli');
+    const cli = cliWith(configPath);
+    expect(await cli('sessions', 'label', 'agent:back:main', 'checks')).toMatchObject({
+      code: 0,
+      stdout: 'agent:back:main is labelled "checks"\n',
+    });
+    expect(await cli('sessions', 'archive', 'agent:back:main')).toMatchObject({ code: 0, stdout: 'agent:back:main is archived\n' });
+    const current = JSON.parse((await cli('--json', 'sessions', 'list', '--current')).stdout) as { sessions: { key: string }[] };
+    expect(current.sessions.map((session) => session.key)).toEqual(['agent:front:main']);
+    expect((await cli('sessions', 'list', '--archived')).stdout).toMatch(/agent:back:main\s+back\s+checks\s+archived/);
+    expect(await cli('sessions', 'archive', 'agent:back:main', '--undo')).toMatchObject({
+      code: 0,
+      stdout: 'agent:back:main is current\n',
+    });
+    expect(await cli('sessions', 'label', 'agent:back:main')).toMatchObject({ code: 0, stdout: 'agent:back:main has no label\n' });
+    expect(await cli('sessions', 'list', '--archived', '--current')).toMatchObject({
+      code: 1,
+      stderr: 'switchboard: --archived and --current exclude each other; give one\n',
     });
   });
 

@@ -8,6 +8,8 @@ import { api, clip, duration, enc, follow, time } from '../api.js';
 import { html } from '../html.js';
 
 const MODES = ['followup', 'steer', 'collect', 'interrupt', 'notify'];
+/** The newest entries a session page reads. */
+const HISTORY = 2000;
 
 interface Entry {
   seq: number;
@@ -71,7 +73,7 @@ export function SessionPage({ sessionKey }: { sessionKey: string }) {
       try {
         const [described, history, runList] = await Promise.all([
           api(`/v1/sessions/${enc(sessionKey)}`),
-          api(`/v1/sessions/${enc(sessionKey)}/history?limit=2000`),
+          api(`/v1/sessions/${enc(sessionKey)}/history?limit=${HISTORY}`),
           api(`/v1/runs?sessionKey=${enc(sessionKey)}&limit=1000`),
         ]);
         setSession(described);
@@ -129,6 +131,7 @@ export function SessionPage({ sessionKey }: { sessionKey: string }) {
       <input aria-label="label" placeholder="label" value=${record.label ?? ''} onChange=${(e: Event) => annotate({ label: (e.target as HTMLInputElement).value.trim() || null })} />
       <button onClick=${() => annotate({ archived: !record.archivedAt })}>${record.archivedAt ? 'unarchive' : 'archive'}</button>
     </div>
+    ${entries.length === HISTORY && html`<p class="muted">The newest ${HISTORY} entries are shown; <code>switchboard sessions history</code> reads older ones.</p>`}
     <div class="transcript" data-testid="transcript">
       ${entries.map((entry) => {
         const boundary = entry.runId && entry.runId !== lastRun ? runs.get(entry.runId) : null;

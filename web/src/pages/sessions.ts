@@ -7,6 +7,8 @@ import { api, enc, time } from '../api.js';
 import { html } from '../html.js';
 
 const PAGE = 100;
+/** The most sessions read at once (the control API's largest page). */
+const LIMIT = 10_000;
 
 interface Session {
   key: string;
@@ -51,7 +53,7 @@ export function SessionsPage() {
   const [archived, setArchived] = useState(false);
   const [page, setPage] = useState(0);
   useEffect(() => {
-    api(`/v1/sessions?limit=10000&archived=${archived}`).then((data) => setSessions(data.sessions));
+    api(`/v1/sessions?limit=${LIMIT}&archived=${archived}`).then((data) => setSessions(data.sessions));
   }, [archived]);
   const rows = useMemo(() => {
     if (!sessions) return [];
@@ -84,7 +86,7 @@ export function SessionsPage() {
         ${agents.map((id) => html`<option value=${id}>${id}</option>`)}
       </select>
       <label><input type="checkbox" checked=${archived} onChange=${() => refilter(() => setArchived(!archived))} /> archived</label>
-      <span class="muted">${rows.length} sessions</span>
+      <span class="muted">${rows.length} sessions${sessions.length === LIMIT ? ` (the newest ${LIMIT} are read)` : ''}</span>
     </div>
     <table class="tree" data-testid="sessions-tree">
       <thead><tr><th>session</th><th>label</th><th>state</th><th>updated</th></tr></thead>
