@@ -4,10 +4,10 @@
  * one per caller, agent and status every 10 s with a count, so that a flood of bad requests does not flood the journal.
  */
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { RefusalReporter } from '../../src/a2a/refusals.js';
 import type { EventRecord } from '../../src/ports/index.js';
-import { type GatewayProcess, startGatewayProcess, stopGatewayProcess, tempConfig } from '../helpers/process.js';
+import { gatewayForSuite, tempConfig } from '../helpers/process.js';
 import { waitUntil } from '../helpers/wait.js';
 
 const TOKEN = 'journal-peer-token-0123456789';
@@ -20,16 +20,10 @@ const { configPath } = tempConfig(`{
   models: { providers: { scripted: { type: "scripted", models: { echo: { rules: [{ reply: "echo: {{input}}" }] } } } } },
 }`);
 
-let gw: GatewayProcess;
-beforeAll(async () => {
-  gw = await startGatewayProcess(configPath);
-});
-afterAll(async () => {
-  await stopGatewayProcess(gw);
-});
+const suite = gatewayForSuite(configPath);
 
 function send(token: string | undefined, text: string) {
-  return fetch(`${gw.url}/a2a/echo/jsonrpc`, {
+  return fetch(`${suite.gw.url}/a2a/echo/jsonrpc`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', 'A2A-Version': '1.0', ...(token ? { authorization: `Bearer ${token}` } : {}) },
     body: JSON.stringify({
@@ -42,7 +36,9 @@ function send(token: string | undefined, text: string) {
 }
 
 async function journal(type: string): Promise<EventRecord[] | undefined> {
-  const response = await fetch(`${gw.url}/v1/events?after=0&type=${type}`, { headers: { authorization: `Bearer ${gw.token}` } });
+  const response = await fetch(`${suite.gw.url}/v1/events?after=0&type=${type}`, {
+    headers: { authorization: `Bearer ${suite.gw.token}` },
+  });
   // The stream stays open: read what is there within a moment, then stop.
   const reader = response.body!.getReader();
   let text = '';
