@@ -9,11 +9,18 @@ export function SubagentsPage() {
   const [children, setChildren] = useState<any[] | null>(null);
   const [models, setModels] = useState<Map<string, string>>(new Map());
   const [note, setNote] = useState<string | null>(null);
-  const refresh = () => api('/v1/subagents').then((data) => setChildren(data.subagents));
+  const [fetchedAt, setFetchedAt] = useState(Date.now());
+  const [now, setNow] = useState(Date.now());
+  // Read again when a sub-agent changes (its journal events), not on a timer: the list can be long.
+  const refresh = () =>
+    api('/v1/subagents').then((data) => {
+      setChildren(data.subagents);
+      setFetchedAt(Date.now());
+    });
   useEffect(() => {
     void refresh();
     api('/v1/agents').then((data) => setModels(new Map(data.agents.map((agent: any) => [agent.id, agent.model]))));
-    const timer = setInterval(refresh, 2000);
+    const timer = setInterval(() => setNow(Date.now()), 1000);
     const stop = follow({ type: 'subagent.' }, 'subagents', () => void refresh());
     return () => {
       clearInterval(timer);
@@ -51,7 +58,7 @@ export function SubagentsPage() {
     <tr data-testid="subagent" data-state=${child.state}>
       <td style=${{ paddingLeft: `${child.depth}em` }}><a href=${`#/session/${enc(child.childSessionKey)}`}>${child.label ?? child.subagentId.slice(0, 8)}</a></td>
       <td>${child.agentId}</td><td>${child.model ?? models.get(child.agentId) ?? ''}${child.runtime ? ` (${child.runtime})` : ''}</td>
-      <td class="state">${child.state}</td><td>${duration(child.elapsedMs)}</td><td>${child.tokens.input}+${child.tokens.output}</td>
+      <td class="state">${child.state}</td><td>${duration(child.elapsedMs + (LIVE.has(child.state) ? now - fetchedAt : 0))}</td><td>${child.tokens.input}+${child.tokens.output}</td>
       <td>${
         LIVE.has(child.state) &&
         html`<button class="danger" onClick=${() => kill(child)}>kill</button>
