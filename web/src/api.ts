@@ -24,7 +24,13 @@ export async function api<T = any>(path: string, options: { method?: string; bod
     body: options.body === undefined ? undefined : JSON.stringify(options.body),
   });
   const text = await response.text();
-  const data = text ? JSON.parse(text) : {};
+  let data: any = {};
+  try {
+    data = text ? JSON.parse(text) : {};
+  } catch {
+    // Not JSON (a proxy's page, or the gateway's plain-text 503): its first line is the message.
+    data = { error: { code: 'HTTP_ERROR', message: text.split('\n')[0].slice(0, 300) } };
+  }
   if (!response.ok) {
     const error = data?.error ?? {};
     if (response.status === 401 && !path.startsWith('/login')) location.hash = '#/login';
