@@ -5,16 +5,21 @@
  */
 import { describe, expect, it } from 'vitest';
 import { cliWith, gatewayForSuite, tempConfig } from '../helpers/process.js';
+import { waitUntil } from '../helpers/wait.js';
 
 const { configPath } = tempConfig(`{
   tools: { agentToAgent: { enabled: true, allow: ["front", "back"] }, sessions: { visibility: "all" } },
   session: { agentToAgent: { maxPingPongTurns: 0 } },
   messages: { queue: { debounceMs: 0 } },
-  agents: { list: [{ id: "front", model: "scripted/front" }, { id: "back", model: "scripted/back" }] },
+  agents: { list: [{ id: "front", model: "scripted/front", subagents: { allowAgents: ["back"] } }, { id: "back", model: "scripted/back" }] },
   models: {
     prices: { "scripted/front": { input: 2, output: 10 } },
     providers: { scripted: { type: "scripted", models: {
-      front: { rules: [{ steps: [{ toolCalls: [{ tool: "sessions_send", args: { agentId: "back", message: "check: {{input}}", timeoutSeconds: 20 } }] }, { text: "back says {{tool.sessions_send.reply}}" }] }] },
+      front: { rules: [
+        { match: "^delegate (.+)", steps: [{ toolCalls: [{ tool: "sessions_spawn", args: { agentId: "back", label: "helper", task: "{{match.1}}" } }] }, { text: "spawned" }] },
+        { match: "sub-agent", reply: "noted" },
+        { steps: [{ toolCalls: [{ tool: "sessions_send", args: { agentId: "back", message: "check: {{input}}", timeoutSeconds: 20 } }] }, { text: "back says {{tool.sessions_send.reply}}" }] },
+      ] },
       back: { rules: [{ reply: "ok ({{input}})" }] },
     } } },
   },
@@ -85,6 +90,28 @@ describe('the console routes against a real gateway process', () => {
     expect(await suite.gw.request('GET', '/v1/inputs/nope-nope/path')).toMatchObject({ status: 404 });
   });
 
+  it("GET /v1/inputs/<id>/path: a spawn, with the sub-agent's own steps", async () => {
+    const sent = await suite.gw.request<{ inputId: string; reply: string }>('POST', '/v1/send', {
+      target: 'front',
+      message: 'delegate sums',
+      // A session of its own (a peer's): the sub-agent's completion goes there, not into the other tests' session.
+      peer: 'spawner',
+      wait: true,
+    });
+    expect(sent.body.reply).toBe('spawned');
+    const path = await waitUntil('the sub-agent ran', async () => {
+      const { body } = await suite.gw.request<any>('GET', `/v1/inputs/${sent.body.inputId}/path`);
+      const spawn = body.steps.find((step: any) => step.kind === 'spawn');
+      return spawn?.children?.some((step: any) => step.kind === 'reply') ? body : undefined;
+    });
+    const spawn = path.steps.find((step: any) => step.kind === 'spawn');
+    expect(spawn.summary).toMatch(/^spawned back sub-agent "helper" \((running|succeeded)\)$/);
+    expect(spawn.ref.kind).toBe('subagent');
+    expect(spawn.children.map((step: any) => step.kind)).toEqual(['accepted', 'run.started', 'run.ended', 'reply']);
+    expect(spawn.children[0].sessionKey).toMatch(/^agent:back:subagent:/);
+    expect(spawn.children.at(-1).summary).toBe('ok (sums)');
+  });
+
   it('PATCH /v1/sessions/<key>: a label and an archive mark, listed by ?archived; bad input is refused', async () => {
     await ask('label');
     const labelled = await suite.gw.request<any>('PATCH', '/v1/sessions/agent:back:main', { label: 'checks', archived: true });
@@ -123,7 +150,8 @@ describe('the console routes against a real gateway process', () => {
     });
     expect(await cli('sessions', 'archive', 'agent:back:main')).toMatchObject({ code: 0, stdout: 'agent:back:main is archived\n' });
     const current = JSON.parse((await cli('--json', 'sessions', 'list', '--current')).stdout) as { sessions: { key: string }[] };
-    expect(current.sessions.map((session) => session.key)).toEqual(['agent:front:main']);
+    expect(current.sessions.map((session) => session.key)).toContain('agent:front:main');
+    expect(current.sessions.map((session) => session.key)).not.toContain('agent:back:main');
     expect((await cli('sessions', 'list', '--archived')).stdout).toMatch(/agent:back:main\s+back\s+checks\s+archived/);
     expect(await cli('sessions', 'archive', 'agent:back:main', '--undo')).toMatchObject({
       code: 0,
