@@ -162,6 +162,28 @@ export interface CompletionEvent {
   worktree: { path: string; branch: string } | null;
 }
 
+/** What elapsedWithoutDowntime needs of a run. */
+export interface RunSpan {
+  startedAt: number;
+  endedAt: number | null;
+  status: string;
+}
+
+/**
+ * The time from `start` to `end` less the time a gateway was down: for each run a crash interrupted, from the run's end
+ * (its lease's last expiry, when it was last known alive) to the next run's start, or to `end` when none followed.
+ */
+export function elapsedWithoutDowntime(start: number, end: number, runs: readonly RunSpan[]): number {
+  const sorted = [...runs].sort((a, b) => a.startedAt - b.startedAt);
+  let down = 0;
+  sorted.forEach((run, index) => {
+    if (run.status !== 'interrupted' || run.endedAt === null) return;
+    const resumed = Math.min(end, sorted[index + 1]?.startedAt ?? end);
+    down += Math.max(0, resumed - Math.max(start, run.endedAt));
+  });
+  return Math.max(0, end - start - down);
+}
+
 export function statsLine(usage: SubagentUsage): string {
   const seconds = (usage.durationMs / 1000).toFixed(1);
   return `runtime ${seconds}s, tokens ${usage.inputTokens} in / ${usage.outputTokens} out (${usage.inputTokens + usage.outputTokens} total), ${usage.modelCalls} model calls in ${usage.runs} runs`;

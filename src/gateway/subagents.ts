@@ -9,7 +9,7 @@
  * steer and the handle's result.
  */
 import { SwitchboardError } from '../core/errors.js';
-import { isSettled, verifyHandle } from '../core/subagent.js';
+import { elapsedWithoutDowntime, isSettled, verifyHandle } from '../core/subagent.js';
 import type { SubagentRecord } from '../ports/index.js';
 import { waitUntil } from './wait-until.js';
 import { nodeHashing } from '../hashing.js';
@@ -57,8 +57,10 @@ export class Subagents extends SubagentSpawning {
 
   async view(record: SubagentRecord): Promise<SubagentView> {
     let tokens = { input: record.usage?.inputTokens ?? 0, output: record.usage?.outputTokens ?? 0 };
+    // Its runs tell the tokens of a live one, and the time a gateway was down for one a crash interrupted.
+    const interrupted = record.state === 'interrupted' || record.history.some((step) => step.state === 'interrupted');
+    const runs = !record.usage || interrupted ? await this.deps.store.runs.list({ sessionKey: record.sessionKey, limit: 1000 }) : [];
     if (!record.usage) {
-      const runs = await this.deps.store.runs.list({ sessionKey: record.sessionKey, limit: 1000 });
       tokens = {
         input: runs.reduce((sum, run) => sum + run.usage.inputTokens, 0),
         output: runs.reduce((sum, run) => sum + run.usage.outputTokens, 0),
@@ -74,7 +76,7 @@ export class Subagents extends SubagentSpawning {
       role: record.role,
       state: record.state,
       waitingForSubagents: record.waiting,
-      elapsedMs: (record.settledAt ?? this.deps.clock.now()) - record.createdAt,
+      elapsedMs: elapsedWithoutDowntime(record.createdAt, record.settledAt ?? this.deps.clock.now(), runs),
       tokens,
       diagnostic: record.diagnostic,
       runId: record.runId,

@@ -1,6 +1,8 @@
 /** Sub-agent rows over Kysely: the mapping and the writes made inside other transactions (a run's start and commit, a spawn, a settle). */
 import type { Selectable } from 'kysely';
 import {
+  elapsedWithoutDowntime,
+  type RunSpan,
   COMPLETION_KIND,
   decideRunEnd,
   freezeResult,
@@ -155,6 +157,12 @@ export async function endSubagentRun(db: Db, commit: RunCommit, now: number): Pr
   );
 }
 
+/** The runs of a session with their spans (for the time it ran without the time its gateway was down). */
+export async function runSpans(db: Db, sessionKey: string): Promise<RunSpan[]> {
+  const rows = await db.selectFrom('runs').select(['started_at', 'ended_at', 'status']).where('session_key', '=', sessionKey).execute();
+  return rows.map((row) => ({ startedAt: num(row.started_at), endedAt: numOrNull(row.ended_at), status: row.status }));
+}
+
 export async function settleRow(
   db: Db,
   record: SubagentRecord,
@@ -176,7 +184,7 @@ export async function settleRow(
     outputTokens: num(runs?.output ?? 0),
     modelCalls: num(runs?.calls ?? 0),
     runs: num(runs?.runs ?? 0),
-    durationMs: Math.max(0, now - (record.startedAt ?? record.createdAt)),
+    durationMs: elapsedWithoutDowntime(record.startedAt ?? record.createdAt, now, await runSpans(db, record.sessionKey)),
   };
   const frozen = freezeResult(settlement.text ?? record.frozenText, settlement.maxResultChars, nodeHashing.sha256);
   const history = [

@@ -2,6 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   decideRunEnd,
+  elapsedWithoutDowntime,
   freezeResult,
   resolveLimits,
   roleAllowsTool,
@@ -91,5 +92,22 @@ describe('results, handles, roles and limits', () => {
     expect(limits).toMatchObject({ maxSpawnDepth: 2, maxChildrenPerAgent: 5 });
     expect(limits.source('maxSpawnDepth')).toBe('agents.list[lead].subagents.maxSpawnDepth');
     expect(limits.source('maxChildrenPerAgent')).toBe('agents.defaults.subagents.maxChildrenPerAgent');
+  });
+});
+
+describe('elapsedWithoutDowntime', () => {
+  it('leaves out, for each interrupted run, the time from its end to the next run (or the end), and nothing else', () => {
+    // Spawned at 0; a run 10-40 interrupted (its lease last ran out at 40), the gateway back and the retry at 1,000;
+    // the retry ends at 1,050. Elapsed: 1,050 less the 960 ms down.
+    const runs = [
+      { startedAt: 1000, endedAt: 1050, status: 'succeeded' },
+      { startedAt: 10, endedAt: 40, status: 'interrupted' },
+    ];
+    expect(elapsedWithoutDowntime(0, 1050, runs)).toBe(90);
+    // Interrupted and not retried: the downtime runs to the end (its settling at recovery).
+    expect(elapsedWithoutDowntime(0, 500, [{ startedAt: 10, endedAt: 40, status: 'interrupted' }])).toBe(40);
+    // No interruption: the wall clock; a run still going counts up to the end.
+    expect(elapsedWithoutDowntime(0, 500, [{ startedAt: 10, endedAt: null, status: 'running' }])).toBe(500);
+    expect(elapsedWithoutDowntime(100, 50, [])).toBe(0);
   });
 });
