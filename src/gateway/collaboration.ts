@@ -37,7 +37,7 @@ export interface CollaborationGraph {
   /** Agent ids as they are; outside parties as `peer:<id>` (A2A callers), `remote:<id>`, `worker:<name>`, `user`. */
   nodes: string[];
   edges: CollaborationEdge[];
-  /** True when a source had more rows in the window than were read (the newest SOURCE_LIMIT of each are). */
+  /** True when a kind had more rows in the window than the SOURCE_LIMIT read of it. */
   partial: boolean;
 }
 
@@ -48,10 +48,10 @@ export async function collaborationGraph(store: Store, window: { since: number; 
   const agentOf = (key: string | null) => (key ? (parseSessionKey(key)?.agentId ?? key) : 'user');
   const [exchanges, spawns, served, remote, board] = await Promise.all([
     store.exchanges.list({ newest: true, limit: SOURCE_LIMIT }),
-    store.subagents.list({ limit: SOURCE_LIMIT }),
+    store.subagents.list({ createdSince: window.since, limit: SOURCE_LIMIT }),
     store.a2aTasks.list({ limit: SOURCE_LIMIT }),
     store.a2aTasks.listRemoteTasks({ states: ['waiting', 'followed', 'returned', 'delivered'] }),
-    store.board.list({ limit: SOURCE_LIMIT }),
+    store.board.list({ createdSince: window.since, limit: SOURCE_LIMIT }),
   ]);
   const links: CollaborationLink[] = [
     ...exchanges.map((row) => ({
@@ -115,6 +115,12 @@ export async function collaborationGraph(store: Store, window: { since: number; 
   }
   const nodes = new Set<string>();
   for (const edge of edges.values()) nodes.add(edge.from).add(edge.to);
-  const partial = [exchanges, spawns, served, board].some((rows) => rows.length === SOURCE_LIMIT);
+  // Exchanges and A2A tasks come newest first: cut short only when the oldest read is still in the window.
+  const full = (rows: readonly unknown[]) => rows.length === SOURCE_LIMIT;
+  const partial =
+    (full(exchanges) && exchanges.at(-1)!.createdAt >= window.since) ||
+    (full(served) && served.at(-1)!.lastActivityAt >= window.since) ||
+    full(spawns) ||
+    full(board);
   return { ...window, nodes: [...nodes].sort(), edges: [...edges.values()], partial };
 }

@@ -85,11 +85,16 @@ async function inputSteps(
     toolCallsOf(run),
     store.toolCalls.list({ runId: run.id, limit: 1000 }),
     store.exchanges.list({ requesterSession: run.sessionKey, newest: true, limit: 1000 }),
-    store.subagents.list({ parentSession: run.sessionKey, limit: 1000 }),
+    store.subagents.list({ parentSession: run.sessionKey, createdSince: run.startedAt, limit: 1000 }),
   ]);
   const during = (time: number) => time >= run.startedAt && (run.endedAt === null || time <= run.endedAt);
+  // The run's calls of one tool, in the order it made them (by step, then position in the step), matched to its
+  // transcript's calls of that tool in the same order.
+  const recordedOf = new Map<string, typeof ledger>();
+  for (const row of [...ledger].sort((a, b) => a.step - b.step || a.index - b.index))
+    recordedOf.set(row.tool, [...(recordedOf.get(row.tool) ?? []), row]);
   for (const call of calls) {
-    const recorded = ledger.find((row) => row.tool === call.toolName && row.runId === run.id);
+    const recorded = recordedOf.get(call.toolName)?.shift();
     steps.push({
       kind: 'tool.call',
       at: recorded?.createdAt ?? null,

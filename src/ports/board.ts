@@ -101,6 +101,8 @@ export interface BoardTaskFilter {
   board?: string;
   states?: BoardState[];
   assignee?: string;
+  /** Only tasks created at or after this time. */
+  createdSince?: number;
   limit?: number;
 }
 

@@ -89,6 +89,8 @@ export interface SubagentFilter {
   states?: SubagentState[];
   /** Settled before this time and not yet archived. */
   settledBefore?: number;
+  /** Only sub-agents spawned at or after this time. */
+  createdSince?: number;
   limit?: number;
 }
 

@@ -69,6 +69,7 @@ export class KyselyBoardReads {
     if (filter.board) query = query.where('board', '=', filter.board);
     if (filter.states?.length) query = query.where('state', 'in', filter.states);
     if (filter.assignee) query = query.where('assignee', '=', filter.assignee);
+    if (filter.createdSince !== undefined) query = query.where('created_at', '>=', filter.createdSince);
     const rows = await query
       .orderBy('priority', 'desc')
       .orderBy('created_at')

@@ -146,6 +146,7 @@ export class KyselySubagentStore implements SubagentStore {
     if (filter.rootSession) query = query.where('root_session', '=', filter.rootSession);
     if (filter.states) query = query.where('state', 'in', filter.states);
     if (filter.settledBefore !== undefined) query = query.where('settled_at', '<', filter.settledBefore).where('archived_at', 'is', null);
+    if (filter.createdSince !== undefined) query = query.where('created_at', '>=', filter.createdSince);
     return query;
   }
 

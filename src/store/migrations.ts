@@ -28,10 +28,15 @@ function migrations(dialect: SqlDialectName): Record<string, Migration> {
   };
 }
 
-/** The console's needs: a session can be archived, and today's usage is read by run start time. */
+/**
+ * The console's needs: a session can be archived; today's usage is read by run start time; the collaboration map
+ * reads the sub-agents and board tasks of a time window.
+ */
 async function consoleColumns(db: Kysely<any>): Promise<void> {
   await db.schema.alterTable('sessions').addColumn('archived_at', 'bigint').execute();
   await db.schema.createIndex('runs_started').on('runs').column('started_at').execute();
+  await db.schema.createIndex('subagents_created').on('subagents').column('created_at').execute();
+  await db.schema.createIndex('board_tasks_created').on('board_tasks').column('created_at').execute();
 }
 
 class StaticMigrationProvider implements MigrationProvider {

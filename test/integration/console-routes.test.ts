@@ -18,6 +18,11 @@ const { configPath } = tempConfig(`{
       front: { rules: [
         { match: "^delegate (.+)", steps: [{ toolCalls: [{ tool: "sessions_spawn", args: { agentId: "back", label: "helper", task: "{{match.1}}" } }] }, { text: "spawned" }] },
         { match: "sub-agent", reply: "noted" },
+        { match: "^twice", steps: [
+          { toolCalls: [{ tool: "sessions_send", args: { agentId: "back", message: "one", timeoutSeconds: 20 } }] },
+          { toolCalls: [{ tool: "sessions_send", args: { agentId: "back", message: "two", timeoutSeconds: 20 } }] },
+          { text: "both" },
+        ] },
         { steps: [{ toolCalls: [{ tool: "sessions_send", args: { agentId: "back", message: "check: {{input}}", timeoutSeconds: 20 } }] }, { text: "back says {{tool.sessions_send.reply}}" }] },
       ] },
       back: { rules: [{ reply: "ok ({{input}})" }] },
@@ -88,6 +93,21 @@ describe('the console routes against a real gateway process', () => {
     ]);
     expect(body.steps.at(-1).summary).toBe('back says ok (check: path)');
     expect(await suite.gw.request('GET', '/v1/inputs/nope-nope/path')).toMatchObject({ status: 404 });
+  });
+
+  it('GET /v1/inputs/<id>/path: two calls of one tool each get the time of their own effect', async () => {
+    const sent = await suite.gw.request<{ inputId: string; reply: string }>('POST', '/v1/send', {
+      target: 'front',
+      message: 'twice',
+      wait: true,
+      peer: 'twice',
+    });
+    expect(sent.body.reply).toBe('both');
+    const { body } = await suite.gw.request<any>('GET', `/v1/inputs/${sent.body.inputId}/path`);
+    const at = (kind: string) => body.steps.filter((step: any) => step.kind === kind).map((step: any) => step.at);
+    expect(at('exchange')).toHaveLength(2);
+    expect(at('exchange')[0]).toBeLessThan(at('exchange')[1]);
+    expect(at('tool.call')).toEqual(at('exchange'));
   });
 
   it("GET /v1/inputs/<id>/path: a spawn, with the sub-agent's own steps", async () => {

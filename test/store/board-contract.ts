@@ -71,6 +71,10 @@ export function describeBoardContract(name: string, open: () => Promise<Store>):
       expect(dependent.task.state).toBe('todo');
       expect((await board.create(newTask({ triage: true, dependsOn: [first.task.id] }), 1000)).task.state).toBe('triage');
       expect((await board.view(dependent.task.id))!.dependsOn.map((task) => task.id)).toEqual([first.task.id]);
+      // Listed by creation time (the collaboration map's window).
+      await board.create(newTask({ title: 'later' }), 5000);
+      expect((await board.list({ createdSince: 5000 })).map((task) => task.title)).toEqual(['later']);
+      expect(await board.list({ createdSince: 1000 })).toHaveLength(4);
       expect(await refusal(board.create(newTask({ dependsOn: ['nope-1', first.task.id] }), 1000))).toEqual({
         code: 'BOARD_TASK_NOT_FOUND',
         message: 'dependsOn: no board task "nope-1"',

@@ -1288,6 +1288,9 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
           newInput(`${child}:subagent:g1`),
           3500,
         );
+        // Listed by spawn time (the collaboration map's window).
+        expect((await store.subagents.list({ createdSince: 3500 })).map((row) => row.id)).toEqual(['g1']);
+        expect((await store.subagents.list({ createdSince: 3000 })).map((row) => row.id)).toEqual(['c1', 'g1']);
         await runChild('first answer');
         expect(await store.subagents.get('c1')).toMatchObject({
           state: 'running',
