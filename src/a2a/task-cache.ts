@@ -62,11 +62,12 @@ export class ActiveTaskCache implements A2ATaskStore {
       return entry.record;
     }
     // A state a client can see change is journaled with the write (`a2a.task`); the journal's tail is told after.
-    const before = (entry ?? this.recent(task.id))?.stored ?? null;
+    const known = entry ?? this.recent(task.id);
+    const before = known?.stored ?? null;
     const changed = before !== task.state;
     const record = await this.store.save(task, now, changed ? { from: before } : undefined);
     if (changed) this.onStateChange(record, before);
-    const pushConfigs = (entry ?? this.recent(task.id))?.pushConfigs;
+    const pushConfigs = known?.pushConfigs;
     this.entries.delete(task.id);
     this.ended.delete(task.id);
     if (ACTIVE.has(task.state)) {

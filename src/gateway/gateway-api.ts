@@ -57,6 +57,7 @@ export interface GatewayApi
     | 'listA2ATasks'
     | 'getA2ATask'
     | 'listOutbox'
+    | 'outboxBacklog'
     | 'annotateSession'
     | 'usageSince'
     | 'collaboration'

@@ -260,6 +260,11 @@ export abstract class GatewayQueries {
     return [...calls.values()];
   }
 
+  /** How many deliveries are pending and how many dead (`GET /v1/status`, the console's overview). */
+  outboxBacklog(): Promise<{ pending: number; dead: number }> {
+    return this.store.outbox.backlog();
+  }
+
   /** Outbox rows, oldest first (`switchboard outbox list`). */
   listOutbox(filter: { status?: OutboxStatus; limit?: number }): Promise<OutboxRecord[]> {
     return this.store.outbox.list(filter);

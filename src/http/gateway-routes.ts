@@ -34,7 +34,7 @@ function archivedOf(url: URL): boolean | undefined {
 }
 
 export function gatewayRoutes(gw: GatewayApi, route: RouteAdder, reloadConfig?: () => ConfigReload): void {
-  route('GET', /^\/v1\/status$/, async () => ({ ...gw.status(), gateways: await gw.gateways() }));
+  route('GET', /^\/v1\/status$/, async () => ({ ...gw.status(), outbox: await gw.outboxBacklog(), gateways: await gw.gateways() }));
   route('POST', /^\/v1\/config\/reload$/, async () => {
     if (!reloadConfig) throw new SwitchboardError('NOT_FOUND', 'this gateway was not started from a config file, so it has none to reload');
     return reloadConfig();

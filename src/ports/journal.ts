@@ -73,6 +73,8 @@ export interface OutboxStore {
   markFailed(id: string, token: number, error: string, nextAttemptAt: number, dead: boolean): Promise<boolean>;
   get(id: string): Promise<OutboxRecord | undefined>;
   list(filter?: { status?: OutboxStatus; limit?: number }): Promise<OutboxRecord[]>;
+  /** The backlog: how many rows are pending and how many dead (counted, not read). */
+  backlog(): Promise<{ pending: number; dead: number }>;
   /** Compare-and-set from `dead`: pending again with its attempts reset, due now. Undefined when it was not dead. */
   retry(id: string, now: number): Promise<OutboxRecord | undefined>;
   /** Compare-and-set from `dead` to `dropped`. Undefined when it was not dead. */

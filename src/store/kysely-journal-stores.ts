@@ -122,6 +122,17 @@ export class KyselyOutboxStore implements OutboxStore {
     ).map(toOutbox);
   }
 
+  async backlog(): Promise<{ pending: number; dead: number }> {
+    const rows = await this.db
+      .selectFrom('outbox')
+      .select(['status', (eb) => eb.fn.countAll<number>().as('n')])
+      .where('status', 'in', ['pending', 'dead'])
+      .groupBy('status')
+      .execute();
+    const count = (status: OutboxStatus) => num(rows.find((row) => row.status === status)?.n ?? 0);
+    return { pending: count('pending'), dead: count('dead') };
+  }
+
   async retry(id: string, now: number): Promise<OutboxRecord | undefined> {
     const moved = await this.db
       .updateTable('outbox')

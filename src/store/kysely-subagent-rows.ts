@@ -2,7 +2,6 @@
 import type { Selectable } from 'kysely';
 import {
   elapsedWithoutDowntime,
-  type RunSpan,
   COMPLETION_KIND,
   decideRunEnd,
   freezeResult,
@@ -157,34 +156,34 @@ export async function endSubagentRun(db: Db, commit: RunCommit, now: number): Pr
   );
 }
 
-/** The runs of a session with their spans (for the time it ran without the time its gateway was down). */
-export async function runSpans(db: Db, sessionKey: string): Promise<RunSpan[]> {
-  const rows = await db.selectFrom('runs').select(['started_at', 'ended_at', 'status']).where('session_key', '=', sessionKey).execute();
-  return rows.map((row) => ({ startedAt: num(row.started_at), endedAt: numOrNull(row.ended_at), status: row.status }));
-}
-
 export async function settleRow(
   db: Db,
   record: SubagentRecord,
   settlement: SubagentSettlement,
   now: number,
 ): Promise<SubagentRecord | undefined> {
-  const runs = await db
-    .selectFrom('runs')
-    .select((eb) => [
-      eb.fn.sum<number>('input_tokens').as('input'),
-      eb.fn.sum<number>('output_tokens').as('output'),
-      eb.fn.sum<number>('model_calls').as('calls'),
-      eb.fn.countAll<number>().as('runs'),
-    ])
-    .where('session_key', '=', record.sessionKey)
-    .executeTakeFirst();
+  // The child's runs, once: their usage summed, and their spans for the time it ran without a gateway's downtime.
+  const runs = (
+    await db
+      .selectFrom('runs')
+      .select(['input_tokens', 'output_tokens', 'model_calls', 'started_at', 'ended_at', 'status'])
+      .where('session_key', '=', record.sessionKey)
+      .execute()
+  ).map((row) => ({
+    inputTokens: num(row.input_tokens),
+    outputTokens: num(row.output_tokens),
+    modelCalls: num(row.model_calls),
+    startedAt: num(row.started_at),
+    endedAt: numOrNull(row.ended_at),
+    status: row.status,
+  }));
+  const total = (field: 'inputTokens' | 'outputTokens' | 'modelCalls') => runs.reduce((sum, run) => sum + run[field], 0);
   const usage: SubagentUsage = {
-    inputTokens: num(runs?.input ?? 0),
-    outputTokens: num(runs?.output ?? 0),
-    modelCalls: num(runs?.calls ?? 0),
-    runs: num(runs?.runs ?? 0),
-    durationMs: elapsedWithoutDowntime(record.startedAt ?? record.createdAt, now, await runSpans(db, record.sessionKey)),
+    inputTokens: total('inputTokens'),
+    outputTokens: total('outputTokens'),
+    modelCalls: total('modelCalls'),
+    runs: runs.length,
+    durationMs: elapsedWithoutDowntime(record.startedAt ?? record.createdAt, now, runs),
   };
   const frozen = freezeResult(settlement.text ?? record.frozenText, settlement.maxResultChars, nodeHashing.sha256);
   const history = [

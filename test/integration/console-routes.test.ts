@@ -77,6 +77,8 @@ describe('the console routes against a real gateway process', () => {
     expect(body.models.find((row: any) => row.model === 'scripted/back').cost).toBeNull();
     expect(body.agents.find((row: any) => row.agentId === 'back')).toMatchObject({ cost: null });
     expect(body.agents.find((row: any) => row.agentId === 'front').runs).toBe(front.runs);
+    // The overview's outbox backlog is counted in the status.
+    expect((await suite.gw.request<any>('GET', '/v1/status')).body.outbox).toEqual({ pending: 0, dead: 0 });
   });
 
   it("GET /v1/inputs/<id>/path: accepted, the run, the tool call, the exchange with back's own steps, the reply", async () => {

@@ -608,6 +608,13 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
       expect(await store.outbox.drop(row.id)).toMatchObject({ status: 'dropped' });
       expect(await store.outbox.retry(row.id, 6000)).toBeUndefined();
       expect((await store.outbox.list({ status: 'dropped' })).map((listed) => listed.id)).toEqual([row.id]);
+      // The backlog counts pending and dead rows only.
+      expect(await store.outbox.backlog()).toEqual({ pending: 0, dead: 0 });
+      await store.outbox.add({ id: id('ob'), kind: 'k', target: 't', payload: {}, idempotencyKey: 'pending-one' }, 7000);
+      const doomed = await store.outbox.add({ id: id('ob'), kind: 'k', target: 't', payload: {}, idempotencyKey: 'dead-two' }, 7000);
+      const last = (await store.outbox.claim(doomed.id, 'gw-1', 7000, 60_000))!;
+      await store.outbox.markFailed(doomed.id, last.claimToken, 'gone', 8000, true);
+      expect(await store.outbox.backlog()).toEqual({ pending: 1, dead: 1 });
     });
 
     function newExchange(exchangeId = id('ex')) {
