@@ -1,17 +1,13 @@
 /** The board: the kanban columns live, a task page with attempts, comments and dependencies, and a person's moves. */
-import { useEffect, useState } from 'preact/hooks';
-import { api, clip, enc, follow, time } from '../api.js';
+import { useState } from 'preact/hooks';
+import { api, clip, enc, time } from '../api.js';
 import { html } from '../html.js';
+import { useLive } from '../live.js';
 
 const COLUMNS = ['triage', 'todo', 'ready', 'running', 'review', 'blocked', 'done'];
 const STATES = ['triage', 'todo', 'ready', 'running', 'review', 'done', 'blocked', 'cancelled', 'archived'];
 
-function useBoardEvents(refresh: () => void, key: string) {
-  useEffect(() => {
-    void refresh();
-    return follow({ type: 'board.' }, key, () => void refresh());
-  }, []);
-}
+const useBoardEvents = (refresh: () => unknown, resumeKey: string) => useLive({ query: { type: 'board.' }, resumeKey, refresh });
 
 export function BoardPage() {
   const [tasks, setTasks] = useState<any[] | null>(null);

@@ -1,7 +1,8 @@
 /** Overview: agents, lanes, live runs with their elapsed time, the outbox backlog, dead letters, stalled lanes, today's tokens and cost. */
-import { useEffect, useState } from 'preact/hooks';
-import { api, duration, enc, follow, type JournalEvent, time } from '../api.js';
+import { useState } from 'preact/hooks';
+import { api, duration, enc, type JournalEvent, time } from '../api.js';
 import { html } from '../html.js';
+import { useLive, useNow } from '../live.js';
 
 interface Overview {
   status: any;
@@ -26,25 +27,14 @@ async function load(): Promise<Overview> {
 export function OverviewPage() {
   const [data, setData] = useState<Overview | null>(null);
   const [events, setEvents] = useState<JournalEvent[]>([]);
-  const [now, setNow] = useState(Date.now());
-  useEffect(() => {
-    let stale = true;
-    const refresh = () => void load().then(setData, () => undefined);
-    refresh();
-    const timer = setInterval(() => {
-      setNow(Date.now());
-      if (stale) refresh();
-      stale = false;
-    }, 1000);
-    const stop = follow({}, 'overview', (event) => {
-      stale = true;
-      setEvents((list) => [event, ...list].slice(0, 50));
-    });
-    return () => {
-      clearInterval(timer);
-      stop();
-    };
-  }, []);
+  const now = useNow();
+  useLive({
+    query: {},
+    resumeKey: 'overview',
+    refresh: () => load().then(setData, () => undefined),
+    onEvent: (event) => setEvents((list) => [event, ...list].slice(0, 50)),
+    everyMs: 1000,
+  });
   if (!data) return html`<p>Loading…</p>`;
   const { status, usage } = data;
   const usageOf = (id: string) => usage.agents.find((row: any) => row.agentId === id);

@@ -3,9 +3,10 @@
  * lines and run boundaries with status and usage; the reply streaming in; a composer with a queue mode; its label
  * and archive mark.
  */
-import { useEffect, useState } from 'preact/hooks';
-import { api, clip, duration, enc, follow, time } from '../api.js';
+import { useState } from 'preact/hooks';
+import { api, clip, duration, enc, time } from '../api.js';
 import { html } from '../html.js';
+import { useLive } from '../live.js';
 
 const MODES = ['followup', 'steer', 'collect', 'interrupt', 'notify'];
 /** The newest entries a session page reads. */
@@ -67,38 +68,32 @@ export function SessionPage({ sessionKey }: { sessionKey: string }) {
   const [live, setLive] = useState('');
   const [error, setError] = useState<string | null>(null);
   const [sent, setSent] = useState<string | null>(null);
-  useEffect(() => {
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const refresh = async () => {
-      try {
-        const [described, history, runList] = await Promise.all([
-          api(`/v1/sessions/${enc(sessionKey)}`),
-          api(`/v1/sessions/${enc(sessionKey)}/history?limit=${HISTORY}`),
-          api(`/v1/runs?sessionKey=${enc(sessionKey)}&limit=1000`),
-        ]);
-        setSession(described);
-        setEntries(history.entries);
-        setRuns(new Map(runList.runs.map((run: any) => [run.id, run])));
-      } catch (failure) {
-        setError((failure as Error).message);
-      }
-    };
-    void refresh();
-    const stop = follow(
-      { sessionKey, deltas: true },
-      `session:${sessionKey}`,
-      (event) => {
-        if (event.type === 'run.completed' || event.type === 'run.interrupted') setLive('');
-        clearTimeout(timer);
-        timer = setTimeout(refresh, 50);
+  useLive(
+    {
+      query: { sessionKey, deltas: true },
+      resumeKey: `session:${sessionKey}`,
+      refresh: async () => {
+        try {
+          const [described, history, runList] = await Promise.all([
+            api(`/v1/sessions/${enc(sessionKey)}`),
+            api(`/v1/sessions/${enc(sessionKey)}/history?limit=${HISTORY}`),
+            api(`/v1/runs?sessionKey=${enc(sessionKey)}&limit=1000`),
+          ]);
+          setSession(described);
+          setEntries(history.entries);
+          setRuns(new Map(runList.runs.map((run: any) => [run.id, run])));
+        } catch (failure) {
+          setError((failure as Error).message);
+        }
       },
-      (delta) => setLive((text) => text + delta.text),
-    );
-    return () => {
-      clearTimeout(timer);
-      stop();
-    };
-  }, [sessionKey]);
+      onEvent: (event) => {
+        if (event.type === 'run.completed' || event.type === 'run.interrupted') setLive('');
+      },
+      onDelta: (delta) => setLive((text) => text + delta.text),
+      everyMs: 200,
+    },
+    [sessionKey],
+  );
   const send = async (event: Event) => {
     event.preventDefault();
     const form = event.target as HTMLFormElement;

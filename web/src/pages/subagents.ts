@@ -1,7 +1,8 @@
 /** Sub-agents: the live board of children with agent, model, elapsed time and tokens, kill and steer, and the spawn tree. */
 import { useEffect, useState } from 'preact/hooks';
-import { api, duration, enc, follow } from '../api.js';
+import { api, duration, enc } from '../api.js';
 import { html } from '../html.js';
+import { useLive, useNow } from '../live.js';
 
 const LIVE = new Set(['pending', 'running']);
 
@@ -10,22 +11,16 @@ export function SubagentsPage() {
   const [models, setModels] = useState<Map<string, string>>(new Map());
   const [note, setNote] = useState<string | null>(null);
   const [fetchedAt, setFetchedAt] = useState(Date.now());
-  const [now, setNow] = useState(Date.now());
+  const now = useNow();
   // Read again when a sub-agent changes (its journal events), not on a timer: the list can be long.
   const refresh = () =>
     api('/v1/subagents').then((data) => {
       setChildren(data.subagents);
       setFetchedAt(Date.now());
     });
+  useLive({ query: { type: 'subagent.' }, resumeKey: 'subagents', refresh });
   useEffect(() => {
-    void refresh();
     api('/v1/agents').then((data) => setModels(new Map(data.agents.map((agent: any) => [agent.id, agent.model]))));
-    const timer = setInterval(() => setNow(Date.now()), 1000);
-    const stop = follow({ type: 'subagent.' }, 'subagents', () => void refresh());
-    return () => {
-      clearInterval(timer);
-      stop();
-    };
   }, []);
   if (!children) return html`<p>Loading…</p>`;
   const kill = async (child: any) => {
