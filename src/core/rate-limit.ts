@@ -27,16 +27,53 @@ export function retryAfterMs(rate: RateLimit, limited: LimitReached['limited'], 
   return Math.max(0, limited.oldestAt + rate.windowMs - now);
 }
 
-/** The same rule over marks held in memory (lost on restart: for limits that guard a process, not data). */
+/** A bucket's marks, oldest first; those before `head` have left the window. */
+interface MemoryMarks {
+  times: number[];
+  head: number;
+  windowMs: number;
+}
+
+/**
+ * The same rule over marks held in memory (lost on restart: for limits that guard a process, not data).
+ * Marks are kept in the order taken, so a take drops the ones that left the window from the front and
+ * costs the same whatever the window holds (a busy peer's minute holds tens of thousands). A clock that
+ * steps back only keeps an older mark counted a little longer: stricter, never looser.
+ */
 export class MemoryRateLimiter {
-  private readonly marks = new Map<string, number[]>();
+  private readonly marks = new Map<string, MemoryMarks>();
+  private takes = 0;
+
+  /** Buckets held (one per peer or address that took within its window, and any not yet swept). */
+  get buckets(): number {
+    return this.marks.size;
+  }
 
   take(rate: RateLimit, now: number): LimitReached | undefined {
-    const recent = (this.marks.get(rate.bucket) ?? []).filter((at) => at > now - rate.windowMs);
-    const reached = limitReached(rate, recent.length, recent[0] ?? now);
-    if (!reached) recent.push(now);
-    if (recent.length > 0) this.marks.set(rate.bucket, recent);
-    else this.marks.delete(rate.bucket);
+    // Now and then, buckets whose last mark has left the window are let go: callers that came once and left.
+    this.takes += 1;
+    if (this.takes % 1024 === 0) this.sweep(now);
+    let marks = this.marks.get(rate.bucket);
+    if (!marks) this.marks.set(rate.bucket, (marks = { times: [], head: 0, windowMs: rate.windowMs }));
+    marks.windowMs = rate.windowMs;
+    const { times } = marks;
+    while (marks.head < times.length && times[marks.head]! <= now - rate.windowMs) marks.head += 1;
+    // The dropped marks are let go once they are half the array, so a bucket holds at most twice its window.
+    if (marks.head > 64 && marks.head * 2 > times.length) {
+      marks.times = times.slice(marks.head);
+      marks.head = 0;
+    }
+    const count = marks.times.length - marks.head;
+    const reached = limitReached(rate, count, count > 0 ? marks.times[marks.head]! : now);
+    if (!reached) marks.times.push(now);
+    else if (count === 0) this.marks.delete(rate.bucket);
     return reached;
+  }
+
+  private sweep(now: number): void {
+    for (const [bucket, marks] of this.marks) {
+      const last = marks.times[marks.times.length - 1];
+      if (last === undefined || last <= now - marks.windowMs) this.marks.delete(bucket);
+    }
   }
 }

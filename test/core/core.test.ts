@@ -136,4 +136,37 @@ describe('the rate limit rule', () => {
     expect(limitReached(rate, 1, 0)).toBeUndefined();
     expect(limitReached(rate, 2, 7)).toEqual({ limited: { count: 2, oldestAt: 7 } });
   });
+
+  it('decides as the rule over every mark would, over a long run of takes (the marks are trimmed from the front)', () => {
+    // The rule applied to all marks ever taken: what the limiter must answer, however it keeps its marks.
+    const all: number[] = [];
+    const reference = (rate: { windowMs: number; max: number }, now: number) => {
+      const recent = all.filter((at) => at > now - rate.windowMs);
+      const reached = limitReached({ bucket: 'b', ...rate }, recent.length, recent[0] ?? now);
+      if (!reached) all.push(now);
+      return reached;
+    };
+    const limiter = new MemoryRateLimiter();
+    const rate = { bucket: 'b', windowMs: 1000, max: 50 };
+    let now = 0;
+    let refused = 0;
+    for (let i = 0; i < 20_000; i += 1) {
+      // Bursts and lulls, a clock that sometimes stands still: the window fills, empties and refuses.
+      now += i % 500 < 400 ? (i % 3 === 0 ? 0 : 7) : 60;
+      const expected = reference(rate, now);
+      expect(limiter.take(rate, now)).toEqual(expected);
+      if (expected) refused += 1;
+    }
+    expect(refused).toBeGreaterThan(1000);
+  });
+
+  it('lets go of the buckets of callers that came once and left', () => {
+    const limiter = new MemoryRateLimiter();
+    const rate = { windowMs: 1000, max: 5 };
+    for (let i = 0; i < 1000; i += 1) limiter.take({ ...rate, bucket: `address-${i}` }, i);
+    expect(limiter.buckets).toBe(1000);
+    // Later, one caller keeps coming: the others' marks have left the window, and a sweep drops their buckets.
+    for (let i = 0; i < 1024; i += 1) limiter.take({ ...rate, bucket: 'steady' }, 10_000 + i * 300);
+    expect(limiter.buckets).toBe(1);
+  });
 });
