@@ -11,7 +11,7 @@ import { matchesAny } from '../core/tool-policy.js';
 import { a2aSessionKey } from '../core/session-key.js';
 import type { WaitResult } from '../gateway/gateway.js';
 import type { GatewayApi } from '../gateway/gateway-api.js';
-import type { A2ATaskStore, Clock } from '../ports/index.js';
+import type { A2ATaskEventInput, A2ATaskStore, Clock } from '../ports/index.js';
 import { ownerOf } from './task-store.js';
 import { agentMessage, finalOutcome, messageText, requestedInput, type FinalOutcome } from './task-outcome.js';
 import { answerArtifactId, NO_RELAY, relayDeltas, type DeltaRelay } from './delta-relay.js';
@@ -144,7 +144,8 @@ export class GatewayAgentExecutor implements AgentExecutor {
       history: [message],
       metadata: {},
     };
-    const save = (attach: { sessionKey?: string; inputId?: string; executor?: string } = {}) =>
+    // The task's replay log is written with its state: the message with the first state, each state with its save.
+    const save = (events: A2ATaskEventInput[], attach: { sessionKey?: string; inputId?: string; executor?: string } = {}) =>
       this.tasks.save(
         {
           id: taskId,
@@ -156,11 +157,11 @@ export class GatewayAgentExecutor implements AgentExecutor {
           firstMessageId: message.messageId,
           statusAt: this.clock.now(),
           ...attach,
+          events,
         },
         this.clock.now(),
       );
-    // The message's event is written with the task's first state.
-    let events = [{ type: 'message', detail: messageEvent(message, owner) }];
+    let unsaved = [{ type: 'message', detail: messageEvent(message, owner) }];
     let attach: { sessionKey: string; inputId: string } | undefined;
     const how = await this.track(taskId, () =>
       this.process(message, call, {
@@ -169,13 +170,11 @@ export class GatewayAgentExecutor implements AgentExecutor {
           attach = { sessionKey, inputId };
         },
         working: async () => {
-          await save({ ...attach, executor: this.gateway.gatewayId });
-          await this.tasks.appendEvents(
-            taskId,
-            [...events, { type: 'state', detail: workingEvent(attach!.sessionKey, attach!.inputId) }],
-            this.clock.now(),
-          );
-          events = [];
+          await save([...unsaved, { type: 'state', detail: workingEvent(attach!.sessionKey, attach!.inputId) }], {
+            ...attach,
+            executor: this.gateway.gatewayId,
+          });
+          unsaved = [];
         },
         end: async (outcome) => {
           this.noteFinished(taskId);
@@ -183,12 +182,7 @@ export class GatewayAgentExecutor implements AgentExecutor {
           if (task.status.message) task.history.push(task.status.message);
           const update = outcome.parts && outcome.inputId ? answerUpdate(taskId, contextId, outcome) : undefined;
           if (update?.artifact) task.artifacts.push(update.artifact);
-          await save();
-          await this.tasks.appendEvents(
-            taskId,
-            [...events, { type: 'state', detail: stateEvent(outcome.state, outcome.text) }],
-            this.clock.now(),
-          );
+          await save([...unsaved, { type: 'state', detail: stateEvent(outcome.state, outcome.text) }]);
           if (update) bus.publish(AgentEvent.artifactUpdate(update));
           bus.publish(AgentEvent.statusUpdate({ taskId, contextId, status: task.status, metadata: {} }));
           bus.finished();

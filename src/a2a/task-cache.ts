@@ -13,7 +13,15 @@
  * After a crash, the store holds each task's last state change; chunks streamed since are gone, and
  * the final answer replaces them when the recovered run finishes.
  */
-import type { A2APushConfigRecord, A2ATaskFilter, A2ATaskRecord, A2ATaskStore, Clock, RemoteTaskRecord } from '../ports/index.js';
+import type {
+  A2APushConfigRecord,
+  A2ATaskEventInput,
+  A2ATaskFilter,
+  A2ATaskRecord,
+  A2ATaskStore,
+  Clock,
+  RemoteTaskRecord,
+} from '../ports/index.js';
 
 /** States in which the SDK goes on saving the task as the execution runs. */
 const ACTIVE = new Set(['TASK_STATE_SUBMITTED', 'TASK_STATE_WORKING']);
@@ -49,8 +57,8 @@ export class ActiveTaskCache implements A2ATaskStore {
 
   async save(task: TaskSave, now: number): Promise<A2ATaskRecord> {
     const entry = this.entries.get(task.id);
-    // A save that keeps the state is held here, unless it also records the task's input.
-    if (entry && entry.stored === task.state && ACTIVE.has(task.state) && task.inputId === undefined) {
+    // A save that keeps the state is held here, unless it also records the task's input or adds to its replay log.
+    if (entry && entry.stored === task.state && ACTIVE.has(task.state) && task.inputId === undefined && !task.events?.length) {
       entry.record = {
         ...entry.record,
         task: task.task,
@@ -162,7 +170,7 @@ export class ActiveTaskCache implements A2ATaskStore {
     return this.store.appendEvent(taskId, type, detail, now);
   }
 
-  appendEvents(taskId: string, events: readonly { type: string; detail: unknown }[], now: number): Promise<void> {
+  appendEvents(taskId: string, events: readonly A2ATaskEventInput[], now: number): Promise<void> {
     return this.store.appendEvents(taskId, events, now);
   }
 

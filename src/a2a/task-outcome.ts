@@ -64,17 +64,10 @@ export interface FinalOutcome {
   runId?: string;
 }
 
-/** The question the run asked its caller with a2a_request_input, if it did. */
+/** The question the run asked its caller with a2a_request_input, if it did (its last one). */
 export async function requestedInput(gateway: GatewayApi, run: RunRecord): Promise<string | undefined> {
-  const entries = (await gateway.history(run.sessionKey, 200)).filter(
-    (entry) => entry.runId === run.id && entry.role === 'assistant' && Array.isArray(entry.content),
-  );
-  const calls = entries.flatMap((entry) =>
-    (entry.content as { type: string; toolName?: string; input?: { question?: unknown } }[]).filter(
-      (part) => part.type === 'tool-call' && part.toolName === REQUEST_INPUT_TOOL,
-    ),
-  );
-  const question = calls.at(-1)?.input?.question;
+  const asked = (await gateway.runToolCalls(run)).filter((call) => call.toolName === REQUEST_INPUT_TOOL);
+  const question = (asked.at(-1)?.input as { question?: unknown } | null | undefined)?.question;
   return typeof question === 'string' ? question : undefined;
 }
 

@@ -82,14 +82,22 @@ export interface A2ATaskFilter {
 
 /**
  * A task snapshot to save; with `sessionKey`, `inputId` and `executor`, also which input its latest message became (as
- * `attachInput` records it), in the same write.
+ * `attachInput` records it), in the same write; with `events`, entries of its replay log (as `appendEvents` adds them),
+ * in the same transaction.
  */
 export type A2ATaskSave = Pick<A2ATaskRecord, 'id' | 'agentId' | 'contextId' | 'owner' | 'state' | 'task'> &
   Partial<Pick<A2ATaskRecord, 'firstMessageId' | 'statusAt'>> & {
     sessionKey?: string;
     inputId?: string;
     executor?: string;
+    events?: readonly A2ATaskEventInput[];
   };
+
+/** An entry for a task's replay log. */
+export interface A2ATaskEventInput {
+  type: string;
+  detail: unknown;
+}
 
 export interface A2ATaskStore {
   /**
@@ -137,6 +145,6 @@ export interface A2ATaskStore {
   /** The per-task replay log: messages, state changes, push delivery attempts. */
   appendEvent(taskId: string, type: string, detail: unknown, now: number): Promise<void>;
   /** Several events of one task in one write, in order. */
-  appendEvents(taskId: string, events: readonly { type: string; detail: unknown }[], now: number): Promise<void>;
+  appendEvents(taskId: string, events: readonly A2ATaskEventInput[], now: number): Promise<void>;
   listEvents(taskId: string): Promise<A2ATaskEventRecord[]>;
 }

@@ -1,6 +1,14 @@
 /** A2A tasks, their push configs and their replay log over Kysely; the remote tasks the client follows are in kysely-a2a-remote-tasks.ts. */
 import type { Selectable } from 'kysely';
-import type { A2APushConfigRecord, A2ATaskEventRecord, A2ATaskSave, A2ATaskFilter, A2ATaskRecord, A2ATaskStore } from '../ports/index.js';
+import type {
+  A2APushConfigRecord,
+  A2ATaskEventInput,
+  A2ATaskEventRecord,
+  A2ATaskSave,
+  A2ATaskFilter,
+  A2ATaskRecord,
+  A2ATaskStore,
+} from '../ports/index.js';
 import { prepared, preparedPerCount } from './kysely-prepared.js';
 import { type Db, json, num, numOrNull, parse } from './kysely-rows.js';
 import { appendEvent } from './kysely-writes.js';
@@ -124,29 +132,39 @@ const insertTaskEvents = preparedPerCount<'taskId' | 'now', 'type' | 'detail', n
     })),
   ),
 );
+const insertEvents = (db: Db, taskId: string, events: readonly A2ATaskEventInput[], now: number) =>
+  insertTaskEvents(db, events.length, {
+    taskId,
+    now,
+    type: events.map((event) => event.type),
+    detail: events.map((event) => json(event.detail)),
+  });
 const pushConfigsOf = prepared<'taskId', Selectable<A2APushConfigsTable>>((db, param) =>
   db.selectFrom('a2a_push_configs').selectAll().where('task_id', '=', param('taskId')).orderBy('created_at').orderBy('config_id'),
 );
 
 export class KyselyA2ATaskStore extends KyselyRemoteTasks implements A2ATaskStore {
   async save(task: A2ATaskSave, now: number, stateChange?: { from: string | null }): Promise<A2ATaskRecord> {
-    if (!stateChange) return this.write(this.db, task, now);
+    if (!stateChange && !task.events?.length) return this.write(this.db, task, now);
     return this.db.transaction().execute(async (trx) => {
       const record = await this.write(trx, task, now);
-      const payload = {
-        taskId: task.id,
-        agentId: task.agentId,
-        peer: task.owner,
-        contextId: task.contextId,
-        from: stateChange.from,
-        state: task.state,
-      };
-      await appendEvent(trx, { type: 'a2a.task', sessionKey: record.sessionKey, payload }, now);
+      if (stateChange) {
+        const payload = {
+          taskId: task.id,
+          agentId: task.agentId,
+          peer: task.owner,
+          contextId: task.contextId,
+          from: stateChange.from,
+          state: task.state,
+        };
+        await appendEvent(trx, { type: 'a2a.task', sessionKey: record.sessionKey, payload }, now);
+      }
+      if (task.events?.length) await insertEvents(trx, task.id, task.events, now);
       return record;
     });
   }
 
-  private async write(db: Db, task: A2ATaskSave, now: number): Promise<A2ATaskRecord> {
+  private async write(db: Db, { events: _events, ...task }: A2ATaskSave, now: number): Promise<A2ATaskRecord> {
     const statusAt = task.statusAt ?? null;
     const [row] = await saveTask(db, {
       id: task.id,
@@ -280,14 +298,8 @@ export class KyselyA2ATaskStore extends KyselyRemoteTasks implements A2ATaskStor
     await this.appendEvents(taskId, [{ type, detail }], now);
   }
 
-  async appendEvents(taskId: string, events: readonly { type: string; detail: unknown }[], now: number): Promise<void> {
-    if (events.length === 0) return;
-    await insertTaskEvents(this.db, events.length, {
-      taskId,
-      now,
-      type: events.map((event) => event.type),
-      detail: events.map((event) => json(event.detail)),
-    });
+  async appendEvents(taskId: string, events: readonly A2ATaskEventInput[], now: number): Promise<void> {
+    if (events.length > 0) await insertEvents(this.db, taskId, events, now);
   }
 
   async listEvents(taskId: string): Promise<A2ATaskEventRecord[]> {

@@ -40,7 +40,7 @@ async function setup(active: Set<string>) {
     gateways: async () => [{ id: 'gw-other', alive: true }],
     subscribe: (listener: LiveListener) => (listeners.push(listener), () => void listeners.splice(listeners.indexOf(listener), 1)),
     inputOutcome: async (inputId: string) => outcomes.get(inputId),
-    history: async () => [],
+    runToolCalls: async () => [],
     cancelInput: async () => undefined,
   } as unknown as GatewayApi;
   const config = { a2a: { server: { taskStallSeconds: 600, peers: [] } } } as unknown as SwitchboardConfig;

@@ -1006,6 +1006,37 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
       ]);
     });
 
+    it('a2a tasks: a save with events adds them to the replay log in its transaction, with or without a state change', async () => {
+      const base = { id: 't4', agentId: 'support', contextId: 'c4', owner: 'peer-a', task: { id: 't4' } };
+      const working = await store.a2aTasks.save(
+        {
+          ...base,
+          state: 'TASK_STATE_WORKING',
+          events: [
+            { type: 'message', detail: { text: 'hi' } },
+            { type: 'state', detail: { state: 'TASK_STATE_WORKING' } },
+          ],
+        },
+        1000,
+        { from: null },
+      );
+      expect(working).not.toHaveProperty('events');
+      await store.a2aTasks.save({ ...base, state: 'TASK_STATE_WORKING', events: [{ type: 'note', detail: { n: 1 } }] }, 1500);
+      await store.a2aTasks.save({ ...base, state: 'TASK_STATE_COMPLETED', events: [] }, 1800);
+      // One transaction: an event that cannot be written takes the task's write back with it.
+      await expect(
+        store.a2aTasks.save({ ...base, state: 'TASK_STATE_FAILED', events: [{ type: 'lost', detail: 1n }] }, 1900, {
+          from: 'TASK_STATE_COMPLETED',
+        }),
+      ).rejects.toThrow(/BigInt/);
+      expect((await store.a2aTasks.listEvents('t4')).map((e) => [e.type, e.detail, e.createdAt])).toEqual([
+        ['message', { text: 'hi' }, 1000],
+        ['state', { state: 'TASK_STATE_WORKING' }, 1000],
+        ['note', { n: 1 }, 1500],
+      ]);
+      expect(await store.a2aTasks.get('t4')).toMatchObject({ state: 'TASK_STATE_COMPLETED' });
+    });
+
     it('a2a push configs: saved by task and id, replaced on a repeated id, deleted one or all', async () => {
       const config = (configId: string, url: string) => ({
         taskId: 't1',
