@@ -122,8 +122,12 @@ export interface A2AServerRound extends LoadResult {
   cpuMsPerRequest: number;
 }
 
+/** How docs/deploy.md says to run a gateway under load (and `npm start` does): a larger young generation. */
+export const GATEWAY_NODE_FLAGS = ['--max-semi-space-size=64'];
+
 /** The gateway with the A2A server, serving `configPath` (a new data directory beside it). */
 const gatewayArgs = (root: string, configPath: string) => [
+  ...GATEWAY_NODE_FLAGS,
   join(root, 'bin/switchboard.js'),
   '--json',
   '--config',
@@ -209,7 +213,7 @@ export async function controlApiLoad(root: string, dir: string, seconds: number)
     configPath,
     `{ ${LANES} agents: { list: [{ id: "echo", model: "scripted/echo" }] }, models: { providers: { scripted: { type: "scripted", models: { echo: { rules: [{ reply: "echo: {{input}}" }] } } } } } }`,
   );
-  const gateway = await startServer([join(root, 'bin/switchboard.js'), '--json', '--config', configPath, 'gateway', '--port', '0'], root);
+  const gateway = await startServer([...GATEWAY_NODE_FLAGS, join(root, 'bin/switchboard.js'), '--json', '--config', configPath, 'gateway', '--port', '0'], root);
   try {
     const token = readFileSync(join(dir, '.switchboard', 'token'), 'utf8').trim();
     const body = (n: number) => ({
