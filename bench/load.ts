@@ -106,6 +106,15 @@ export function load(
 export const LANES = 'lanes: { main: { maxConcurrent: 64 } },';
 const PEER_TOKEN = 'bench-peer-token-0123456789';
 
+/**
+ * The gateway of the A2A load: one scripted agent, exposed over A2A to one configured peer (callers without
+ * credentials are held to a2a.server.anonymousMaxRequestsPerMinute, 120).
+ */
+export const A2A_LOAD_CONFIG = `{ ${LANES} agents: { list: [{ id: "echo", model: "scripted/echo" }] }, a2a: { server: { enabled: true, peers: [{ id: "load", token: "${PEER_TOKEN}", maxRequestsPerMinute: 1000000 }] } },
+       models: { providers: { scripted: { type: "scripted", models: { echo: { rules: [{ reply: "echo: {{input}}" }] } } } } } }`;
+/** The headers of that peer's requests. */
+export const A2A_LOAD_PEER = { 'a2a-version': '1.0', authorization: `Bearer ${PEER_TOKEN}` };
+
 /** CPU time a process has used so far, in milliseconds (Linux /proc; 0 where there is none). */
 function cpuMsOf(pid: number | undefined): number {
   try {
@@ -164,16 +173,14 @@ export async function a2aLoad(
   rounds = 3,
   prefill = 100_000,
 ): Promise<Record<A2AServerName, A2AServerRound[]>> {
-  const config = `{ ${LANES} agents: { list: [{ id: "echo", model: "scripted/echo" }] }, a2a: { server: { enabled: true, peers: [{ id: "load", token: "${PEER_TOKEN}", maxRequestsPerMinute: 1000000 }] } },
-       models: { providers: { scripted: { type: "scripted", models: { echo: { rules: [{ reply: "echo: {{input}}" }] } } } } } }`;
-  // A configured peer: callers without credentials are held to a2a.server.anonymousMaxRequestsPerMinute (120).
+  const config = A2A_LOAD_CONFIG;
   const configPaths = { ours: join(dir, 'ours', 'a2a-load.json5'), prefilled: join(dir, 'prefilled', 'a2a-load.json5') };
   for (const path of Object.values(configPaths)) {
     mkdirSync(dirname(path), { recursive: true });
     writeFileSync(path, config);
   }
   const connections = 50;
-  const peer = { 'a2a-version': '1.0', authorization: `Bearer ${PEER_TOKEN}` };
+  const peer = A2A_LOAD_PEER;
   const servers: Record<A2AServerName, { child: ChildProcess; url: string }> = {
     reference: await startServer(['--import', 'tsx', join(root, 'bench/a2a-reference-server.ts')], root),
     durablePeer: await startServer(['--import', 'tsx', join(root, 'bench/a2a-durable-peer.ts')], root),
@@ -213,7 +220,10 @@ export async function controlApiLoad(root: string, dir: string, seconds: number)
     configPath,
     `{ ${LANES} agents: { list: [{ id: "echo", model: "scripted/echo" }] }, models: { providers: { scripted: { type: "scripted", models: { echo: { rules: [{ reply: "echo: {{input}}" }] } } } } } }`,
   );
-  const gateway = await startServer([...GATEWAY_NODE_FLAGS, join(root, 'bin/switchboard.js'), '--json', '--config', configPath, 'gateway', '--port', '0'], root);
+  const gateway = await startServer(
+    [...GATEWAY_NODE_FLAGS, join(root, 'bin/switchboard.js'), '--json', '--config', configPath, 'gateway', '--port', '0'],
+    root,
+  );
   try {
     const token = readFileSync(join(dir, '.switchboard', 'token'), 'utf8').trim();
     const body = (n: number) => ({

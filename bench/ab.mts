@@ -1,0 +1,97 @@
+/**
+ * A paired A/B of two gateway trees (or one tree with two settings) on the A2A load of `--only a2a`: blocking
+ * SendMessage, a new task per request, 50 connections. Each variant is a gateway process of its own; after a 5 s
+ * warm-up each, they alternate short rounds, and each round of B is compared with the round of A just before it.
+ * Short rounds keep the machine's drift (which on a shared 2-core machine moves by a quarter over a minute) out of the
+ * pairs; the median of the paired ratios is the figure to quote.
+ *
+ *   npx tsx bench/ab.mts <root>[|NAME=value,...] <root>[|NAME=value,...]
+ *   ROUNDS=12 SECS=4 npx tsx bench/ab.mts /tmp/old "/work/main|NODE_OPTIONS=--max-semi-space-size=64"
+ *
+ * A root is a checkout with a built dist/ (for an older commit: `git worktree add /tmp/old <rev>`, link its
+ * node_modules, `npx tsc -p tsconfig.build.json` there). After the `|`, environment variables for that gateway.
+ */
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { A2A_LOAD_CONFIG, A2A_LOAD_PEER, load, startServer, stop } from './load.js';
+
+const peer = A2A_LOAD_PEER;
+const rounds = Number(process.env.ROUNDS ?? 12);
+const seconds = Number(process.env.SECS ?? 4);
+
+interface Round {
+  rps: number;
+  cpuMsPerRequest: number;
+  p99: number;
+  failed: number;
+}
+
+function parseVariant(spec: string): { root: string; env: Record<string, string> } {
+  const [root, settings = ''] = spec.split('|');
+  const env = Object.fromEntries(
+    settings
+      .split(',')
+      .filter(Boolean)
+      .map((setting) => [setting.slice(0, setting.indexOf('=')), setting.slice(setting.indexOf('=') + 1)]),
+  );
+  return { root: root!, env };
+}
+
+async function startGateway(spec: string, index: number) {
+  const { root, env } = parseVariant(spec);
+  const dir = join(tmpdir(), `switchboard-ab-${process.pid}-${index}`);
+  mkdirSync(dir, { recursive: true });
+  const config = join(dir, 'a2a-load.json5');
+  writeFileSync(config, A2A_LOAD_CONFIG);
+  Object.assign(process.env, env);
+  try {
+    const server = await startServer([join(root, 'bin/switchboard.js'), '--json', '--config', config, 'gateway', '--port', '0'], root);
+    return { ...server, url: `${server.url}/a2a/echo/jsonrpc` };
+  } finally {
+    for (const name of Object.keys(env)) delete process.env[name];
+  }
+}
+
+/** CPU time a process has used so far, in ms (utime and stime from /proc, in ticks of 10 ms). */
+function cpuMs(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+}
+
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+
+const specs = process.argv.slice(2);
+if (specs.length !== 2) throw new Error('give two variants: <root>[|NAME=value,...] <root>[|NAME=value,...]');
+const gateways = [await startGateway(specs[0]!, 0), await startGateway(specs[1]!, 1)];
+try {
+  for (const gateway of gateways) await load(gateway.url, 5, 50, undefined, peer);
+  const results: Round[][] = [[], []];
+  for (let round = 0; round < rounds; round += 1) {
+    for (const [i, gateway] of gateways.entries()) {
+      const before = cpuMs(gateway.child.pid!);
+      const result = await load(gateway.url, seconds, 50, undefined, peer);
+      const answered = result.rps * seconds;
+      results[i]!.push({
+        rps: result.rps,
+        cpuMsPerRequest: (cpuMs(gateway.child.pid!) - before) / answered,
+        p99: result.p99,
+        failed: result.errors + result.non2xx,
+      });
+    }
+  }
+  for (const [i, spec] of specs.entries()) {
+    console.log(`${i === 0 ? 'A' : 'B'}: ${spec}`);
+    for (const round of results[i]!)
+      console.log(
+        `  ${round.rps.toFixed(0)}/s, ${round.cpuMsPerRequest.toFixed(2)} ms CPU per request, p99 ${round.p99} ms, ${round.failed} failed`,
+      );
+  }
+  const [a, b] = results as [Round[], Round[]];
+  const paired = (pick: (round: Round) => number) => a.map((round, i) => pick(b[i]!) / pick(round));
+  console.log(
+    `B against A, median of the ${rounds} paired rounds: requests/s ${median(paired((round) => round.rps)).toFixed(3)}, CPU per request ${median(paired((round) => round.cpuMsPerRequest)).toFixed(3)}`,
+  );
+} finally {
+  for (const gateway of gateways) await stop(gateway.child);
+}
