@@ -3,7 +3,8 @@
  * SendMessage, a new task per request, 50 connections. Each variant is a gateway process of its own; after a 5 s
  * warm-up each, they alternate short rounds, and each round of B is compared with the round of A just before it.
  * Short rounds keep the machine's drift (which on a shared 2-core machine moves by a quarter over a minute) out of the
- * pairs; the median of the paired ratios is the figure to quote.
+ * pairs; the median of the paired ratios (of 12, the upper of the two middle ones, as `percentile` takes it) is the
+ * figure to quote.
  *
  *   npx tsx bench/ab.mts <root>[|NAME=value,...] <root>[|NAME=value,...]
  *   ROUNDS=12 SECS=4 npx tsx bench/ab.mts /tmp/old "/work/main|NODE_OPTIONS=--max-semi-space-size=64"
@@ -11,12 +12,12 @@
  * A root is a checkout with a built dist/ (for an older commit: `git worktree add /tmp/old <rev>`, link its
  * node_modules, `npx tsc -p tsconfig.build.json` there). After the `|`, environment variables for that gateway.
  */
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { A2A_LOAD_CONFIG, A2A_LOAD_PEER, load, startServer, stop } from './load.js';
+import { percentile } from './judged.js';
+import { A2A_LOAD_CONFIG, A2A_LOAD_PEER, cpuMsOf, load, startServer, stop } from './load.js';
 
-const peer = A2A_LOAD_PEER;
 const rounds = Number(process.env.ROUNDS ?? 12);
 const seconds = Number(process.env.SECS ?? 4);
 
@@ -44,37 +45,27 @@ async function startGateway(spec: string, index: number) {
   mkdirSync(dir, { recursive: true });
   const config = join(dir, 'a2a-load.json5');
   writeFileSync(config, A2A_LOAD_CONFIG);
-  Object.assign(process.env, env);
-  try {
-    const server = await startServer([join(root, 'bin/switchboard.js'), '--json', '--config', config, 'gateway', '--port', '0'], root);
-    return { ...server, url: `${server.url}/a2a/echo/jsonrpc` };
-  } finally {
-    for (const name of Object.keys(env)) delete process.env[name];
-  }
+  const server = await startServer([join(root, 'bin/switchboard.js'), '--json', '--config', config, 'gateway', '--port', '0'], root, env);
+  return { ...server, url: `${server.url}/a2a/echo/jsonrpc` };
 }
 
-/** CPU time a process has used so far, in ms (utime and stime from /proc, in ticks of 10 ms). */
-function cpuMs(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * 10;
-}
-
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+/** The median as the rest of the benchmarks take it (of an even count, the upper of the two middle values). */
+const median = (values: number[]) => percentile(values, 50);
 
 const specs = process.argv.slice(2);
 if (specs.length !== 2) throw new Error('give two variants: <root>[|NAME=value,...] <root>[|NAME=value,...]');
 const gateways = [await startGateway(specs[0]!, 0), await startGateway(specs[1]!, 1)];
 try {
-  for (const gateway of gateways) await load(gateway.url, 5, 50, undefined, peer);
+  for (const gateway of gateways) await load(gateway.url, 5, 50, undefined, A2A_LOAD_PEER);
   const results: Round[][] = [[], []];
   for (let round = 0; round < rounds; round += 1) {
     for (const [i, gateway] of gateways.entries()) {
-      const before = cpuMs(gateway.child.pid!);
-      const result = await load(gateway.url, seconds, 50, undefined, peer);
+      const before = cpuMsOf(gateway.child.pid);
+      const result = await load(gateway.url, seconds, 50, undefined, A2A_LOAD_PEER);
       const answered = result.rps * seconds;
       results[i]!.push({
         rps: result.rps,
-        cpuMsPerRequest: (cpuMs(gateway.child.pid!) - before) / answered,
+        cpuMsPerRequest: (cpuMsOf(gateway.child.pid) - before) / answered,
         p99: result.p99,
         failed: result.errors + result.non2xx,
       });

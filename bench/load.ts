@@ -18,12 +18,16 @@ export interface LoadResult {
   non2xx: number;
 }
 
-/** Spawns a server process and waits until what it printed is one JSON object with its URL. */
-export async function startServer(args: string[], cwd: string): Promise<{ child: ChildProcess; url: string }> {
+/** Spawns a server process (with `env` added to this one's) and waits until what it printed is one JSON object with its URL. */
+export async function startServer(
+  args: string[],
+  cwd: string,
+  env: Record<string, string> = {},
+): Promise<{ child: ChildProcess; url: string }> {
   const child = spawn(process.execPath, args, {
     cwd,
     stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, SWITCHBOARD_LOG_LEVEL: 'error' },
+    env: { ...process.env, SWITCHBOARD_LOG_LEVEL: 'error', ...env },
   });
   let out = '';
   let err = '';
@@ -116,7 +120,7 @@ export const A2A_LOAD_CONFIG = `{ ${LANES} agents: { list: [{ id: "echo", model:
 export const A2A_LOAD_PEER = { 'a2a-version': '1.0', authorization: `Bearer ${PEER_TOKEN}` };
 
 /** CPU time a process has used so far, in milliseconds (Linux /proc; 0 where there is none). */
-function cpuMsOf(pid: number | undefined): number {
+export function cpuMsOf(pid: number | undefined): number {
   try {
     const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
     // utime and stime, fields 14 and 15 of the line (11 and 12 after the command), in clock ticks of 10 ms.
@@ -132,7 +136,7 @@ export interface A2AServerRound extends LoadResult {
 }
 
 /** How docs/deploy.md says to run a gateway under load (and `npm start` does): a larger young generation. */
-export const GATEWAY_NODE_FLAGS = ['--max-semi-space-size=64'];
+const GATEWAY_NODE_FLAGS = ['--max-semi-space-size=64'];
 
 /** The gateway with the A2A server, serving `configPath` (a new data directory beside it). */
 const gatewayArgs = (root: string, configPath: string) => [

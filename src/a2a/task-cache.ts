@@ -13,15 +13,7 @@
  * After a crash, the store holds each task's last state change; chunks streamed since are gone, and
  * the final answer replaces them when the recovered run finishes.
  */
-import type {
-  A2APushConfigRecord,
-  A2ATaskEventInput,
-  A2ATaskFilter,
-  A2ATaskRecord,
-  A2ATaskStore,
-  Clock,
-  RemoteTaskRecord,
-} from '../ports/index.js';
+import type { A2APushConfigRecord, A2ATaskFilter, A2ATaskRecord, A2ATaskStore, Clock, RemoteTaskRecord } from '../ports/index.js';
 
 /** States in which the SDK goes on saving the task as the execution runs. */
 const ACTIVE = new Set(['TASK_STATE_SUBMITTED', 'TASK_STATE_WORKING']);
@@ -168,10 +160,6 @@ export class ActiveTaskCache implements A2ATaskStore {
 
   appendEvent(taskId: string, type: string, detail: unknown, now: number): Promise<void> {
     return this.store.appendEvent(taskId, type, detail, now);
-  }
-
-  appendEvents(taskId: string, events: readonly A2ATaskEventInput[], now: number): Promise<void> {
-    return this.store.appendEvents(taskId, events, now);
   }
 
   listEvents(taskId: string): Promise<Awaited<ReturnType<A2ATaskStore['listEvents']>>> {

@@ -82,7 +82,7 @@ export interface A2ATaskFilter {
 
 /**
  * A task snapshot to save; with `sessionKey`, `inputId` and `executor`, also which input its latest message became (as
- * `attachInput` records it), in the same write; with `events`, entries of its replay log (as `appendEvents` adds them),
+ * `attachInput` records it), in the same write; with `events`, entries of its replay log (as `appendEvent` adds one),
  * in the same transaction.
  */
 export type A2ATaskSave = Pick<A2ATaskRecord, 'id' | 'agentId' | 'contextId' | 'owner' | 'state' | 'task'> &
@@ -144,7 +144,5 @@ export interface A2ATaskStore {
   releaseFollows(follower: string): Promise<void>;
   /** The per-task replay log: messages, state changes, push delivery attempts. */
   appendEvent(taskId: string, type: string, detail: unknown, now: number): Promise<void>;
-  /** Several events of one task in one write, in order. */
-  appendEvents(taskId: string, events: readonly A2ATaskEventInput[], now: number): Promise<void>;
   listEvents(taskId: string): Promise<A2ATaskEventRecord[]>;
 }

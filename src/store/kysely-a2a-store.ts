@@ -295,11 +295,7 @@ export class KyselyA2ATaskStore extends KyselyRemoteTasks implements A2ATaskStor
   }
 
   async appendEvent(taskId: string, type: string, detail: unknown, now: number): Promise<void> {
-    await this.appendEvents(taskId, [{ type, detail }], now);
-  }
-
-  async appendEvents(taskId: string, events: readonly A2ATaskEventInput[], now: number): Promise<void> {
-    if (events.length > 0) await insertEvents(this.db, taskId, events, now);
+    await insertEvents(this.db, taskId, [{ type, detail }], now);
   }
 
   async listEvents(taskId: string): Promise<A2ATaskEventRecord[]> {

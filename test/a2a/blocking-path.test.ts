@@ -58,7 +58,7 @@ it('writes the task when it starts working, with its input, and when it ends: tw
           const value = Reflect.get(target, name, receiver);
           if (typeof value !== 'function') return value;
           return (...args: unknown[]) => {
-            if (['save', 'attachInput', 'appendEvent', 'appendEvents'].includes(String(name))) calls.push(String(name));
+            if (['save', 'attachInput', 'appendEvent'].includes(String(name))) calls.push(String(name));
             return value.apply(target, args);
           };
         },

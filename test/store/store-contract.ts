@@ -969,7 +969,7 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
       expect(await store.a2aTasks.get('t9')).toMatchObject({ state: 'TASK_STATE_COMPLETED' });
     });
 
-    it('a2a tasks: a save with the session mapping records it in the same write; a later save without one keeps it; events go in together, in order', async () => {
+    it('a2a tasks: a save with the session mapping records it in the same write; a later save without one keeps it; events are listed in the order written', async () => {
       const base = { id: 't3', agentId: 'support', contextId: 'c3', owner: 'peer-a' };
       await store.a2aTasks.save(
         {
@@ -989,16 +989,9 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
       const ended = await store.a2aTasks.save({ ...base, state: 'TASK_STATE_COMPLETED', task: { id: 't3' }, statusAt: 2000 }, 2000);
       expect(ended).toMatchObject({ state: 'TASK_STATE_COMPLETED', firstMessageId: 'm-3', ...mapped });
       expect(await store.a2aTasks.get('t3')).toMatchObject({ state: 'TASK_STATE_COMPLETED', ...mapped });
-      await store.a2aTasks.appendEvents('t3', [], 2000);
-      await store.a2aTasks.appendEvents(
-        't3',
-        [
-          { type: 'message', detail: { text: 'hi' } },
-          { type: 'state', detail: { state: 'TASK_STATE_WORKING' } },
-        ],
-        2500,
-      );
-      await store.a2aTasks.appendEvents('t3', [{ type: 'state', detail: { state: 'TASK_STATE_COMPLETED' } }], 3000);
+      await store.a2aTasks.appendEvent('t3', 'message', { text: 'hi' }, 2500);
+      await store.a2aTasks.appendEvent('t3', 'state', { state: 'TASK_STATE_WORKING' }, 2500);
+      await store.a2aTasks.appendEvent('t3', 'state', { state: 'TASK_STATE_COMPLETED' }, 3000);
       expect((await store.a2aTasks.listEvents('t3')).map((e) => [e.type, e.detail, e.createdAt])).toEqual([
         ['message', { text: 'hi' }, 2500],
         ['state', { state: 'TASK_STATE_WORKING' }, 2500],
