@@ -153,6 +153,7 @@ export function storeSelection(config: SwitchboardConfig, defaultSqlitePath: str
     urlSource,
     schema: config.store.schema,
     maxConnections: config.store.maxConnections,
+    preparedStatements: config.store.preparedStatements,
     // A transaction left open by a gateway that hangs must not hold up the others' takeover beyond the lease.
     idleTransactionTimeoutMs: config.lanes.leaseTtlSeconds * 500,
     sqlite: { path: config.store.sqlite.path ?? defaultSqlitePath, synchronous: config.store.sqlite.synchronous, exclusive: true },

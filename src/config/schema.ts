@@ -151,6 +151,8 @@ export const configSchema = z.strictObject({
         .regex(/^[a-z_][a-z0-9_]{0,62}$/, { error: 'expected a schema name of lower-case letters, digits and _' })
         .default('public'),
       maxConnections: positiveInt.default(10),
+      /** PostgreSQL only: send the store's repeated queries as server-side prepared statements. */
+      preparedStatements: z.boolean().default(true),
       sqlite: z
         .strictObject({ path: z.string().optional(), synchronous: z.enum(['OFF', 'NORMAL', 'FULL', 'EXTRA']).default('FULL') })
         .prefault({}),

@@ -14,6 +14,8 @@ export interface StoreSelection {
   maxConnections: number;
   /** PostgreSQL: how long a transaction may sit idle before the server ends it (half a lease's lifetime). */
   idleTransactionTimeoutMs?: number;
+  /** PostgreSQL: server-side prepared statements for the store's repeated queries (default true). */
+  preparedStatements?: boolean;
   sqlite: { path: string; synchronous: 'OFF' | 'NORMAL' | 'FULL' | 'EXTRA'; exclusive?: boolean };
   /** Where the URL came from, for the error lines: `store.url`, `SWITCHBOARD_STORE_URL` or `--store`. */
   urlSource?: string;
@@ -60,6 +62,7 @@ export async function openStore(selection: StoreSelection): Promise<OpenedStore>
       schema: selection.schema,
       maxConnections: selection.maxConnections,
       idleTransactionTimeoutMs: selection.idleTransactionTimeoutMs,
+      preparedStatements: selection.preparedStatements,
     });
     return { store, driver, clock: store.clock };
   } catch (error) {

@@ -114,7 +114,13 @@ describe('config loading', () => {
 describe('config defaults', () => {
   it("config: every section left out is filled from its keys' defaults", () => {
     const { config } = parseConfigText(`{ agents: { list: [{ id: "a", model: "scripted/echo" }] }, ${scripted} }`, '/x.json5', {});
-    expect(config.store).toEqual({ driver: 'sqlite', schema: 'public', maxConnections: 10, sqlite: { synchronous: 'FULL' } });
+    expect(config.store).toEqual({
+      driver: 'sqlite',
+      schema: 'public',
+      maxConnections: 10,
+      preparedStatements: true,
+      sqlite: { synchronous: 'FULL' },
+    });
     expect(config.tools).toEqual({
       agentToAgent: { enabled: false, allow: [], history: true, list: true },
       sessions: { visibility: 'tree' },

@@ -8,6 +8,7 @@ import { KyselyStore } from '../kysely-store.js';
 import { migrateToLatest } from '../migrations.js';
 import type { Database } from '../schema.js';
 import { DatabaseClock } from './db-clock.js';
+import { StatementNames, withNamedStatements } from './named-statements.js';
 import { channelOf, PostgresSignals } from './signals.js';
 import { PostgresRunStore } from './postgres-run-store.js';
 
@@ -22,6 +23,8 @@ export interface PostgresStoreOptions {
    * gateway's takeover of its runs would wait on them. Default 15 s; a gateway sets half its lease's lifetime.
    */
   idleTransactionTimeoutMs?: number;
+  /** Server-side prepared statements for the store's repeated queries (named-statements.ts). Default true. */
+  preparedStatements?: boolean;
 }
 
 export class PostgresStore extends KyselyStore {
@@ -51,7 +54,9 @@ export class PostgresStore extends KyselyStore {
     // replaced on next use; neither an idle one nor one in use may crash the process with an unhandled 'error'.
     pool.on('error', () => {});
     pool.on('connect', (client) => client.on('error', () => {}));
-    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+    const db = new Kysely<Database>({
+      dialect: new PostgresDialect({ pool: options.preparedStatements === false ? pool : withNamedStatements(pool, new StatementNames()) }),
+    });
     const signals = new PostgresSignals(
       pool,
       () => new pg.Client({ connectionString: options.connectionString, connectionTimeoutMillis: 10_000 }),
