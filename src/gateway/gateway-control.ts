@@ -24,14 +24,22 @@ export abstract class GatewayControl extends GatewayIntake {
    * Waits until the input has been consumed by a run that ended (or was stored, or dropped). Every
    * wait has a deadline: on timeout the input is still delivered and will still be processed. A gateway
    * that stops ends every wait the same way, at once: the input is processed after the restart.
+   *
+   * `fresh`: the caller created the input a moment ago and waits at once (a waited send), so it is still queued and
+   * the first look needs no read. Were it settled in between, the wait would find out at its next look (a second at
+   * most), never answer wrongly.
    */
-  async waitForInput(inputId: string, timeoutMs: number): Promise<WaitResult> {
+  async waitForInput(inputId: string, timeoutMs: number, fresh = false): Promise<WaitResult> {
     // The commit that consumes the input hands over its run: the answer needs no read of the input and the run.
     let committed: RunRecord | undefined;
     const unsubscribe = this.bus.onSettled(inputId, (run) => (committed = run));
+    let looks = 0;
     try {
-      const check = async () =>
-        committed ? { status: 'completed' as const, run: committed, reply: committed.finalText } : this.inputOutcome(inputId);
+      const check = async () => {
+        looks += 1;
+        if (committed) return { status: 'completed' as const, run: committed, reply: committed.finalText };
+        return fresh && looks === 1 ? undefined : this.inputOutcome(inputId);
+      };
       // A run taking the input changes no answer: only its end, a drop or a store does.
       const settled = await waitUntil(this.clock.now() + timeoutMs, check, this.wakeups, {
         keys: [`input:${inputId}`],

@@ -56,7 +56,7 @@ export function sendRoutes(gw: GatewayApi, route: RouteAdder): void {
     };
     if (!body.wait) return accepted;
     const timeoutMs = (body.timeoutSeconds ?? gw.config.gateway.waitTimeoutSeconds) * 1000;
-    const result = await gw.waitForInput(sent.input.id, timeoutMs);
+    const result = await gw.waitForInput(sent.input.id, timeoutMs, sent.created);
     switch (result.status) {
       case 'completed':
         return {

@@ -80,6 +80,34 @@ describe('a wait on an input', () => {
     expect(reads).toEqual({ inputs: 1, runs: 0 });
   });
 
+  it('of a waited send that just created its input (fresh) reads nothing: the commit answers it', async () => {
+    const started = await gatewayWith('echo', '{ reply: "echo: {{input}}" }');
+    gateway = started.gateway;
+    const store = started.store;
+    const reads = { inputs: 0, runs: 0 };
+    const inputsGet = store.inputs.get.bind(store.inputs);
+    const runsGet = store.runs.get.bind(store.runs);
+    store.inputs.get = (id) => ((reads.inputs += 1), inputsGet(id));
+    store.runs.get = (id) => ((reads.runs += 1), runsGet(id));
+
+    const began = Date.now();
+    for (let i = 0; i < 10; i += 1) {
+      const sent = await gateway.send({ target: `agent:echo:test:direct:p${i}`, message: `m${i}`, waiting: true });
+      expect(await gateway.waitForInput(sent.input.id, 10_000, sent.created)).toMatchObject({ status: 'completed', reply: `echo: m${i}` });
+    }
+    expect(reads).toEqual({ inputs: 0, runs: 0 });
+    // Woken by their commits, not by the once-a-second backstop.
+    expect(Date.now() - began).toBeLessThan(5_000);
+  });
+
+  it('called fresh on an input that has already ended still answers it, at its next look', async () => {
+    const started = await gatewayWith('echo', '{ reply: "echo: {{input}}" }');
+    gateway = started.gateway;
+    const sent = await gateway.send({ target: 'echo', message: 'early', waiting: true });
+    expect(await gateway.waitForInput(sent.input.id, 10_000)).toMatchObject({ status: 'completed' });
+    expect(await gateway.waitForInput(sent.input.id, 10_000, true)).toMatchObject({ status: 'completed', reply: 'echo: early' });
+  });
+
   it("wakes on its commit's event, not on the once-a-second look that is the backstop", async () => {
     const started = await gatewayWith('echo', '{ reply: "echo: {{input}}" }');
     gateway = started.gateway;
