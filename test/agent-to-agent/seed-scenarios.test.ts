@@ -183,10 +183,13 @@ describe('seed 001 9.2: analyst + critic ping-pong', () => {
       "1:requester:(critic's reply, which your sessions_send returned above)",
       '2:target:analyst revision 1',
     ]);
-    const ended = (await gateway.journalAfter(0)).find(
-      (event) => event.type === 'exchange.updated' && (event.payload as { phase: string }).phase === 'done',
+    // The exchange's row moves to done before its event is journaled: wait for the event.
+    const ended = await waitUntil('the exchange is journaled done', async () =>
+      (await gateway.journalAfter(0)).find(
+        (event) => event.type === 'exchange.updated' && (event.payload as { phase: string }).phase === 'done',
+      ),
     );
-    expect(ended?.payload).toMatchObject({
+    expect(ended.payload).toMatchObject({
       endedAtTurn: 2,
       skipped: true,
       announce: 'skipped: the target session has no channel to post to',
