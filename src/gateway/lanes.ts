@@ -31,6 +31,8 @@ export interface RunSlot {
   runId?: string;
   /** Set by the runner when its commit released the lease, which then needs no write of its own. */
   leaseReleased?: boolean;
+  /** Set by the runner from its commit: whether the session still held queued inputs (CommittedRun.queued). */
+  queuedAfter?: boolean;
 }
 
 export type RunSessionFn = (slot: RunSlot) => Promise<void>;
@@ -97,6 +99,8 @@ interface SessionState {
   dirty: boolean;
   waitingForSlot: boolean;
   timer?: NodeJS.Timeout;
+  /** Wakes so far: a run whose commit saw no queued input looks at the queue again only if one came after. */
+  wakes: number;
 }
 
 export interface StalledLane {
@@ -180,7 +184,7 @@ export class LaneScheduler {
   private state(sessionKey: string): SessionState {
     let state = this.sessions.get(sessionKey);
     if (!state) {
-      state = { pumping: false, dirty: false, waitingForSlot: false };
+      state = { pumping: false, dirty: false, waitingForSlot: false, wakes: 0 };
       this.sessions.set(sessionKey, state);
     }
     return state;
@@ -192,6 +196,7 @@ export class LaneScheduler {
 
   private async pump(sessionKey: string): Promise<void> {
     const state = this.state(sessionKey);
+    state.wakes += 1;
     if (state.pumping) {
       state.dirty = true;
       return;
@@ -254,6 +259,7 @@ export class LaneScheduler {
       if (this.stopping) return lane.release();
     }
     const slot: RunSlot = { sessionKey, inputIds: plan.inputIds, controller: new AbortController() };
+    const wakesBefore = state.wakes;
     state.active = slot;
     const renew = setInterval(
       () => {
@@ -289,8 +295,9 @@ export class LaneScheduler {
             state.timer = undefined;
             this.wake(sessionKey);
           }, this.options.leaseTtlMs);
-        } else if (!failed) {
-          // After an unexpected failure, no hot retry loop: the watchdog looks again after `stallMs`.
+        } else if (!failed && (slot.queuedAfter !== false || state.wakes !== wakesBefore)) {
+          // Look again unless the commit saw no queued input and none was accepted here since the run began (each
+          // wakes the lane). After an unexpected failure, no hot retry loop: the watchdog looks again after `stallMs`.
           this.wake(sessionKey);
         }
         this.forget(sessionKey, state);

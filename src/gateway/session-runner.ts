@@ -283,6 +283,7 @@ export function createSessionRunner(deps: SessionRunnerDeps) {
         clock.now(),
       );
       slot.leaseReleased = true;
+      slot.queuedAfter = committed.queued;
     } catch (error) {
       if (!(SwitchboardError.isInstance(error) && error.code === 'LEASE_LOST')) throw error;
       // Fenced off: another owner has the session; recovery of that owner's view decides.

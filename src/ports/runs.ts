@@ -134,6 +134,12 @@ export interface StartedRun extends Journaled {
 
 export interface CommittedRun extends Journaled {
   run: RunRecord;
+  /**
+   * Whether the session still holds queued inputs, as the commit saw them once it held the session's lease: an input
+   * whose own start found the lease still held (another gateway's) is among them, so a lane that ends its run with
+   * `false` and took no new input since need not read the queue again.
+   */
+  queued: boolean;
 }
 
 /** Which runs a recovery takes as orphans. */

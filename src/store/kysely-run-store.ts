@@ -36,6 +36,10 @@ const sessionIdle = prepared<'key' | 'now', never>((db, param) =>
     .set({ state: 'idle', updated_at: param('now') })
     .where('key', '=', param('key')),
 );
+/** One queued input of the session, if it holds any. */
+const anyQueued = prepared<'key', { seq: number }>((db, param) =>
+  db.selectFrom('inputs').select('seq').where('session_key', '=', param('key')).where('status', '=', 'queued').limit(1),
+);
 /** Lets the lease go, keeping its epoch: the next holder's is higher, so this run's epoch stays fenced off. */
 const releaseLease = prepared<'key' | 'epoch', { epoch: number }>((db, param) =>
   db
@@ -246,7 +250,9 @@ export class KyselyRunStore implements RunStore {
       for (const row of commit.outbox) await insertOutbox(trx, row, now);
       const events = [];
       for (const event of commit.events) events.push(await appendEvent(trx, event, now));
-      return { run: toRun(run), events };
+      // Read with the lease's row held since the transaction's first statement (CommittedRun.queued).
+      const queued = (await anyQueued(trx, { key: commit.sessionKey })).length > 0;
+      return { run: toRun(run), events, queued };
     });
   }
 

@@ -98,3 +98,21 @@ export async function postgresKeysAsText(db: Kysely<any>): Promise<void> {
   for (const table of ['inputs', 'outbox', 'board_tasks', 'board_events'])
     await sql`ALTER TABLE ${sql.table(table)} ALTER COLUMN idempotency_key TYPE text`.execute(db);
 }
+
+/**
+ * 0019, PostgreSQL only: a run's commit also says whether its session still holds queued inputs (CommittedRun.queued),
+ * read after sb_commit_run has taken the session's lease row. A start on another gateway that found the lease still
+ * held came before that, after the input it had accepted, so this read sees the input; a start after it waits for the
+ * row and then takes the released lease itself.
+ */
+export async function postgresCommitSaysQueued(db: Kysely<any>): Promise<void> {
+  await sql`
+    CREATE OR REPLACE FUNCTION sb_commit_run_queued(p_run_id text, p_key text, p_epoch integer, p_now bigint, p_outcome json,
+      p_transcript json, p_consumed text[], p_outbox json, p_events json) RETURNS json LANGUAGE plpgsql AS $$
+    DECLARE
+      v_answer json := sb_commit_run(p_run_id, p_key, p_epoch, p_now, p_outcome, p_transcript, p_consumed, p_outbox, p_events);
+    BEGIN
+      RETURN json_build_object('run', v_answer->'run', 'events', v_answer->'events',
+        'queued', EXISTS (SELECT 1 FROM inputs WHERE session_key = p_key AND status = 'queued'));
+    END $$`.execute(db);
+}

@@ -7,7 +7,7 @@ import { boardKeys, boardTables } from './migrations-board.js';
 import { coreMigrations } from './migrations-core.js';
 import { mailboxTables, memoryTables } from './migrations-memory.js';
 import { eventSeqAfterXid, gatewayRegistry, outboxClaims } from './migrations-gateways.js';
-import { postgresKeysAsText, postgresRunFunctions } from './migrations-postgres.js';
+import { postgresCommitSaysQueued, postgresKeysAsText, postgresRunFunctions } from './migrations-postgres.js';
 import type { SqlDialectName } from './sql-dialect.js';
 
 function migrations(dialect: SqlDialectName): Record<string, Migration> {
@@ -25,6 +25,9 @@ function migrations(dialect: SqlDialectName): Record<string, Migration> {
     // The external runtime (`acp:<name>`, `process:<name>`) a sub-agent runs on, when not a model in the gateway.
     '0017_subagent_runtime': { up: (db: Kysely<any>) => db.schema.alterTable('subagents').addColumn('runtime', 'varchar(200)').execute() },
     '0018_console': { up: (db: Kysely<any>) => consoleColumns(db) },
+    '0019_postgres_commit_says_queued': {
+      up: async (db: Kysely<any>) => (dialect === 'postgres' ? postgresCommitSaysQueued(db) : undefined),
+    },
   };
 }
 

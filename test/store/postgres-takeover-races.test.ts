@@ -46,6 +46,60 @@ if (process.env.CI || (await postgresReachable())) {
       return { sessionKey, runId, epoch: started.epoch, inputId: queued.id };
     }
 
+    it('a commit racing a start elsewhere for an input accepted there: the commit sees the input, or the start takes the lease', async () => {
+      let seen = 0;
+      let startedThere = 0;
+      // The window is narrow: more rounds than the others, so that a read outside the lease's row lock is caught.
+      const rounds = ROUNDS * 4;
+      for (let round = 0; round < rounds; round++) {
+        const sessionKey = `agent:w:commit-race-${round}-${++counter}`;
+        await a.sessions.ensure({ key: sessionKey, agentId: 'w' }, 1000);
+        const { input: first } = await a.inputs.enqueue(input(sessionKey), 1000);
+        const runId = `run-${process.pid}-${++counter}`;
+        const started = await a.runs.start(
+          { id: runId, sessionKey, agentId: 'w', owner: 'gw-1', leaseTtlMs: 60_000, model: 'm', inputIds: [first.id] },
+          1000,
+        );
+        if (typeof started === 'string') throw new Error(`the run did not start: ${started}`);
+        const commit = a.runs.commit(
+          {
+            runId,
+            sessionKey,
+            epoch: started.epoch,
+            outcome: { status: 'succeeded', usage, preambleChars: 0, promptChars: 0, finalText: 'ok' },
+            transcript: [],
+            consumedInputIds: [first.id],
+            outbox: [],
+            events: [],
+          },
+          2000,
+        );
+        // The other gateway accepts an input for the session, then tries to run it.
+        const elsewhere = (async () => {
+          const { input: next } = await b.inputs.enqueue(input(sessionKey), 2000);
+          return b.runs.start(
+            {
+              id: `run-${process.pid}-${++counter}`,
+              sessionKey,
+              agentId: 'w',
+              owner: 'gw-2',
+              leaseTtlMs: 60_000,
+              model: 'm',
+              inputIds: [next.id],
+            },
+            2000,
+          );
+        })();
+        const [committed, there] = await Promise.all([commit, elsewhere]);
+        // Never both "nothing queued" here and "leased" there: that input would wait out the lease.
+        expect(committed.queued || there !== 'leased').toBe(true);
+        if (committed.queued) seen += 1;
+        if (there !== 'leased') startedThere += 1;
+      }
+      // Both sides of the race were taken.
+      expect(seen + startedThere).toBeGreaterThanOrEqual(rounds);
+    });
+
     it('two gateways taking over one expired run: one of them does, once', async () => {
       for (let round = 0; round < ROUNDS; round++) {
         const run = await expiredRun(round);

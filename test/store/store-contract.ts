@@ -327,6 +327,31 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
       expect((await store.events.list({ sessionKey: S })).map((event) => event.type)).toEqual(['run.started']);
     });
 
+    it('runs: a commit says whether its session still holds queued inputs', async () => {
+      const commit = (runId: string, epoch: number, consumed: string[]) =>
+        store.runs.commit(
+          {
+            runId,
+            sessionKey: S,
+            epoch,
+            outcome: { status: 'succeeded', usage, preambleChars: 0, promptChars: 0, finalText: 'ok' },
+            transcript: [],
+            consumedInputIds: consumed,
+            outbox: [],
+            events: [],
+          },
+          3000,
+        );
+      const { input: first } = await store.inputs.enqueue(newInput(S), 1000);
+      const one = await startRun([first.id]);
+      // Another session's queued input is not this one's.
+      await store.inputs.enqueue(newInput('agent:support:other'), 1100);
+      const { input: second } = await store.inputs.enqueue(newInput(S), 1200);
+      expect((await commit(one.runId, one.epoch, [first.id])).queued).toBe(true);
+      const two = await startRun([second.id]);
+      expect((await commit(two.runId, two.epoch, [second.id])).queued).toBe(false);
+    });
+
     it('runs: commit with a lost lease throws LEASE_LOST and writes nothing', async () => {
       const { input } = await store.inputs.enqueue(newInput(S), 1000);
       const { runId, epoch } = await startRun([input.id]);

@@ -1,6 +1,6 @@
 /**
- * The run store on PostgreSQL: a run's start and its commit each in one round trip, through the functions of migration
- * 0013 (migrations-postgres.ts), which write what the portable transactions write. A start for a sub-agent's run, and a
+ * The run store on PostgreSQL: a run's start and its commit each in one round trip, through the functions of migrations
+ * 0013 and 0019 (migrations-postgres.ts), which write what the portable transactions write. A start for a sub-agent's run, and a
  * commit that settles a sub-agent or records tool calls, take the portable path (kysely-run-store.ts).
  */
 import { sql, type Selectable } from 'kysely';
@@ -52,11 +52,13 @@ export class PostgresRunStore extends KyselyRunStore {
       payload: json(event.payload ?? {}),
     }));
     try {
-      const { rows } = await sql<{ answer: { run: Selectable<RunsTable>; events: Selectable<EventsTable>[] } }>`SELECT sb_commit_run(
+      const { rows } = await sql<{
+        answer: { run: Selectable<RunsTable>; events: Selectable<EventsTable>[]; queued: boolean };
+      }>`SELECT sb_commit_run_queued(
         ${commit.runId}, ${commit.sessionKey}, ${commit.epoch}, ${now}, ${JSON.stringify(values)}::json, ${JSON.stringify(transcript)}::json,
         ${commit.consumedInputIds}::text[], ${JSON.stringify(outbox)}::json, ${JSON.stringify(events)}::json) AS answer`.execute(this.db);
-      const { run, events: appended } = rows[0]!.answer;
-      return { run: toRun(run), events: appended.map(toEvent) };
+      const { run, events: appended, queued } = rows[0]!.answer;
+      return { run: toRun(run), events: appended.map(toEvent), queued };
     } catch (error) {
       if (codeOf(error) !== COMMIT_LEASE_LOST) throw error;
       throw new SwitchboardError(
