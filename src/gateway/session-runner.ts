@@ -17,6 +17,7 @@ import type {
   SettledToolCall,
   Store,
   SubagentRecord,
+  TranscriptEntry,
 } from '../ports/index.js';
 import type { ModelRegistry } from '../models/model-registry.js';
 import type { SwitchboardConfig } from '../config/schema.js';
@@ -98,6 +99,8 @@ interface LeasedRun {
   agent: ResolvedAgent;
   subagent: SubagentRecord | undefined;
   inputs: InputRecord[];
+  /** The history the run reads, when the store handed it back with the start (StartedRun.history). */
+  history?: TranscriptEntry[];
 }
 
 const NOTHING_RAN = { inputTokens: 0, outputTokens: 0, modelCalls: 0, steps: 0 };
@@ -130,13 +133,15 @@ export function createSessionRunner(deps: SessionRunnerDeps) {
     const runId = subagent && subagent.runId === null ? subagent.firstRunId : ids.next();
     const model = subagent?.model ?? agent.model;
     const run = { id: runId, sessionKey: slot.sessionKey, agentId: agent.config.id, owner: deps.owner, leaseTtlMs: deps.leaseTtlMs, model };
-    const started = await store.runs.start({ ...run, inputIds: slot.inputIds, subagentId: subagent?.id }, clock.now());
+    // A run in the gateway reads the session's history next; an external runtime's child keeps its own.
+    const historyLimit = subagent?.runtime ? undefined : agent.historyLimit;
+    const started = await store.runs.start({ ...run, inputIds: slot.inputIds, subagentId: subagent?.id, historyLimit }, clock.now());
     if (started === 'leased') slot.leasedElsewhere = true;
     if (typeof started === 'string') return undefined;
     slot.epoch = started.epoch;
     slot.runId = runId;
     deps.afterCommit(false, started.events);
-    return { runId, epoch: started.epoch, model, agent, subagent, inputs: started.inputs };
+    return { runId, epoch: started.epoch, model, agent, subagent, inputs: started.inputs, history: started.history };
   }
 
   /** The tool loop, under the run's hard timeout. A failure before or in it (an unreadable prompt file, an unknown model) is the run's outcome. */
@@ -155,7 +160,7 @@ export function createSessionRunner(deps: SessionRunnerDeps) {
       : undefined;
     try {
       if (subagent?.runtime) return { executed: await runExternal(slot, run, subagent, timeoutMessage), frameworkChars };
-      const history = await store.transcript.list(slot.sessionKey, { limit: agent.historyLimit });
+      const history = run.history ?? (await store.transcript.list(slot.sessionKey, { limit: agent.historyLimit }));
       const context = assembleContext(agent.config, deps.promptFiles.read(agent.workspace), history, inputs, subagent);
       frameworkChars = context.frameworkChars;
       const executed = await executeRun({

@@ -1,7 +1,7 @@
 /** Runs: what one model-tool loop used and sent, its commit, its lease, and recovery. Times are milliseconds since the Unix epoch. */
 import type { RunStatus, TerminalRunStatus } from '../core/run-status.js';
 import type { EventRecord, NewEvent, NewOutboxRow } from './journal.js';
-import type { InputRecord, NewTranscriptEntry } from './sessions.js';
+import type { InputRecord, NewTranscriptEntry, TranscriptEntry } from './sessions.js';
 import type { SettledToolCall } from './tool-calls.js';
 
 export interface RunUsage {
@@ -61,6 +61,8 @@ export interface NewRun {
   inputIds: string[];
   /** Set when the session is a sub-agent's: its first run marks it running, in the same transaction. */
   subagentId?: string;
+  /** The history the run will read: a store may hand back the session's newest entries with the start (StartedRun.history). */
+  historyLimit?: number;
 }
 
 export interface RunOutcome {
@@ -130,6 +132,11 @@ export interface Journaled {
 export interface StartedRun extends Journaled {
   epoch: number;
   inputs: InputRecord[];
+  /**
+   * With `historyLimit`, where the store reads it in the same round trip (PostgreSQL): the session's newest that many
+   * transcript entries, oldest first, as `transcript.list(key, { limit })` gives them. Undefined elsewhere.
+   */
+  history?: TranscriptEntry[];
 }
 
 export interface CommittedRun extends Journaled {

@@ -116,3 +116,21 @@ export async function postgresCommitSaysQueued(db: Kysely<any>): Promise<void> {
         'queued', EXISTS (SELECT 1 FROM inputs WHERE session_key = p_key AND status = 'queued'));
     END $$`.execute(db);
 }
+
+/**
+ * 0020, PostgreSQL only: a run's start also hands back the history the run reads next (StartedRun.history): the
+ * session's newest `p_history_limit` transcript entries, read under the lease the start took.
+ */
+export async function postgresStartWithHistory(db: Kysely<any>): Promise<void> {
+  await sql`
+    CREATE OR REPLACE FUNCTION sb_start_run_history(p_key text, p_owner text, p_ttl_ms bigint, p_run_id text, p_agent text,
+      p_model text, p_now bigint, p_inputs text[], p_payload text, p_history_limit integer) RETURNS json LANGUAGE plpgsql AS $$
+    DECLARE
+      v_answer json := sb_start_run(p_key, p_owner, p_ttl_ms, p_run_id, p_agent, p_model, p_now, p_inputs, p_payload);
+    BEGIN
+      IF v_answer->>'status' <> 'started' THEN RETURN v_answer; END IF;
+      RETURN json_build_object('status', 'started', 'epoch', v_answer->'epoch', 'inputs', v_answer->'inputs',
+        'event', v_answer->'event', 'history', coalesce((SELECT json_agg(t ORDER BY t.seq) FROM
+          (SELECT * FROM transcript WHERE session_key = p_key ORDER BY seq DESC LIMIT p_history_limit) t), '[]'::json));
+    END $$`.execute(db);
+}

@@ -7,7 +7,7 @@ import { boardKeys, boardTables } from './migrations-board.js';
 import { coreMigrations } from './migrations-core.js';
 import { mailboxTables, memoryTables } from './migrations-memory.js';
 import { eventSeqAfterXid, gatewayRegistry, outboxClaims } from './migrations-gateways.js';
-import { postgresCommitSaysQueued, postgresKeysAsText, postgresRunFunctions } from './migrations-postgres.js';
+import { postgresCommitSaysQueued, postgresKeysAsText, postgresRunFunctions, postgresStartWithHistory } from './migrations-postgres.js';
 import type { SqlDialectName } from './sql-dialect.js';
 
 function migrations(dialect: SqlDialectName): Record<string, Migration> {
@@ -27,6 +27,9 @@ function migrations(dialect: SqlDialectName): Record<string, Migration> {
     '0018_console': { up: (db: Kysely<any>) => consoleColumns(db) },
     '0019_postgres_commit_says_queued': {
       up: async (db: Kysely<any>) => (dialect === 'postgres' ? postgresCommitSaysQueued(db) : undefined),
+    },
+    '0020_postgres_start_with_history': {
+      up: async (db: Kysely<any>) => (dialect === 'postgres' ? postgresStartWithHistory(db) : undefined),
     },
   };
 }

@@ -1,15 +1,15 @@
 /**
  * The run store on PostgreSQL: a run's start and its commit each in one round trip, through the functions of migrations
- * 0013 and 0019 (migrations-postgres.ts), which write what the portable transactions write. A start for a sub-agent's run, and a
+ * 0013, 0019 and 0020 (migrations-postgres.ts), which write what the portable transactions write. A start for a sub-agent's run, and a
  * commit that settles a sub-agent or records tool calls, take the portable path (kysely-run-store.ts).
  */
 import { sql, type Selectable } from 'kysely';
 import { SwitchboardError } from '../../core/errors.js';
 import type { CommittedRun, NewRun, RunCommit, StartedRun } from '../../ports/index.js';
 import { KyselyRunStore, outcomeValues } from '../kysely-run-store.js';
-import { json, toEvent, toInput, toRun } from '../kysely-rows.js';
+import { json, toEvent, toInput, toRun, toTranscript } from '../kysely-rows.js';
 import { COMMIT_LEASE_LOST, START_TAKEN } from '../migrations-postgres.js';
-import type { EventsTable, InputsTable, RunsTable } from '../schema.js';
+import type { EventsTable, InputsTable, RunsTable, TranscriptTable } from '../schema.js';
 
 const codeOf = (error: unknown) => (error as { code?: string }).code;
 
@@ -19,19 +19,32 @@ export class PostgresRunStore extends KyselyRunStore {
     const payload = json({ inputIds: run.inputIds, model: run.model });
     let answer:
       | { status: 'leased' }
-      | { status: 'started'; epoch: number; inputs: Selectable<InputsTable>[]; event: Selectable<EventsTable> };
+      | {
+          status: 'started';
+          epoch: number;
+          inputs: Selectable<InputsTable>[];
+          event: Selectable<EventsTable>;
+          history?: Selectable<TranscriptTable>[];
+        };
     try {
-      const { rows } = await sql<{
-        answer: typeof answer;
-      }>`SELECT sb_start_run(${run.sessionKey}, ${run.owner}, ${run.leaseTtlMs}, ${run.id},
-        ${run.agentId}, ${run.model}, ${now}, ${run.inputIds}::text[], ${payload}) AS answer`.execute(this.db);
+      const { rows } = await (run.historyLimit === undefined
+        ? sql<{ answer: typeof answer }>`SELECT sb_start_run(${run.sessionKey}, ${run.owner}, ${run.leaseTtlMs}, ${run.id},
+            ${run.agentId}, ${run.model}, ${now}, ${run.inputIds}::text[], ${payload}) AS answer`
+        : sql<{ answer: typeof answer }>`SELECT sb_start_run_history(${run.sessionKey}, ${run.owner}, ${run.leaseTtlMs}, ${run.id},
+            ${run.agentId}, ${run.model}, ${now}, ${run.inputIds}::text[], ${payload}, ${run.historyLimit}::integer) AS answer`
+      ).execute(this.db);
       answer = rows[0]!.answer;
     } catch (error) {
       if (codeOf(error) === START_TAKEN) return 'taken';
       throw error;
     }
     if (answer.status === 'leased') return 'leased';
-    return { epoch: answer.epoch, inputs: answer.inputs.map(toInput), events: [toEvent(answer.event)] };
+    return {
+      epoch: answer.epoch,
+      inputs: answer.inputs.map(toInput),
+      events: [toEvent(answer.event)],
+      ...(answer.history ? { history: answer.history.map(toTranscript) } : {}),
+    };
   }
 
   override async commit(commit: RunCommit, now: number): Promise<CommittedRun> {

@@ -1,0 +1,123 @@
+/**
+ * On PostgreSQL a run's start hands back the history the run reads next (StartedRun.history, migration 0020), so a
+ * run makes no read of its own for it: the same entries `transcript.list` gives, and a gateway's runs use them.
+ */
+import { afterAll, describe, expect, it, vi } from 'vitest';
+import { startGateway } from '../../src/app.js';
+import { parseConfigText } from '../../src/config/load.js';
+import type { NewInput } from '../../src/ports/index.js';
+import { PostgresStore } from '../../src/store/postgres/postgres-store.js';
+import { dropSchemas, POSTGRES_URL, postgresReachable } from '../helpers/postgres.js';
+
+const usage = { inputTokens: 1, outputTokens: 1, modelCalls: 1, steps: 1 };
+let counter = 0;
+const input = (sessionKey: string): NewInput => {
+  const id = `in-${process.pid}-${++counter}`;
+  return { id, sessionKey, idempotencyKey: `key-${id}`, mode: 'followup', text: 'x', provenance: { kind: 'user' } };
+};
+
+if (process.env.CI || (await postgresReachable())) {
+  describe('a run start on PostgreSQL', () => {
+    const schemas: string[] = [];
+    const open = () => {
+      const schema = `sb_start_${process.pid}_${schemas.length}`;
+      schemas.push(schema);
+      return PostgresStore.open({ connectionString: POSTGRES_URL, schema, maxConnections: 2 });
+    };
+    afterAll(async () => {
+      await dropSchemas(...schemas);
+    });
+
+    it('hands back the newest historyLimit entries, oldest first, as transcript.list gives them', async () => {
+      const store = await open();
+      try {
+        const S = 'agent:w:main';
+        await store.sessions.ensure({ key: S, agentId: 'w' }, 1000);
+        const start = async (historyLimit?: number) => {
+          const { input: queued } = await store.inputs.enqueue(input(S), 1000);
+          const runId = `run-${process.pid}-${++counter}`;
+          const started = await store.runs.start(
+            { id: runId, sessionKey: S, agentId: 'w', owner: 'gw', leaseTtlMs: 60_000, model: 'm', inputIds: [queued.id], historyLimit },
+            2000,
+          );
+          if (typeof started === 'string') throw new Error(`the run did not start: ${started}`);
+          return { runId, started, inputId: queued.id };
+        };
+        const first = await start(5);
+        expect(first.started.history).toEqual([]);
+        await store.runs.commit(
+          {
+            runId: first.runId,
+            sessionKey: S,
+            epoch: first.started.epoch,
+            outcome: { status: 'succeeded', usage, preambleChars: 0, promptChars: 0, finalText: 'ok' },
+            transcript: [
+              { role: 'user', content: 'one', provenance: { kind: 'user' }, inputId: first.inputId, runId: first.runId },
+              { role: 'assistant', content: [{ type: 'text', text: 'two' }], provenance: null, inputId: null, runId: first.runId },
+              { role: 'user', content: 'three', provenance: null, inputId: null, runId: first.runId },
+            ],
+            consumedInputIds: [first.inputId],
+            outbox: [],
+            events: [],
+          },
+          3000,
+        );
+        const second = await start(2);
+        expect(second.started.history).toEqual(await store.transcript.list(S, { limit: 2 }));
+        expect(second.started.history?.map((entry) => entry.content)).toEqual([[{ type: 'text', text: 'two' }], 'three']);
+        // Without a limit the start reads nothing more.
+        const other = 'agent:w:other';
+        await store.sessions.ensure({ key: other, agentId: 'w' }, 1000);
+        const { input: queued } = await store.inputs.enqueue(input(other), 1000);
+        const plain = await store.runs.start(
+          {
+            id: `run-${process.pid}-${++counter}`,
+            sessionKey: other,
+            agentId: 'w',
+            owner: 'gw',
+            leaseTtlMs: 60_000,
+            model: 'm',
+            inputIds: [queued.id],
+          },
+          2000,
+        );
+        expect(typeof plain !== 'string' && plain.history).toBeUndefined();
+      } finally {
+        await store.close();
+      }
+    });
+
+    it("a gateway's runs take their history from the start, with no read of their own", async () => {
+      const store = await open();
+      const { config } = parseConfigText(
+        `{ agents: { list: [{ id: "echo", model: "scripted/echo" }] }, models: { providers: { scripted: { type: "scripted", models: { echo: { rules: [{ reply: "echo: {{input}}" }] } } } } } }`,
+        '/test.json5',
+        {},
+      );
+      const gateway = await startGateway({ config, store, gatewayId: 'gw-history' });
+      try {
+        const reads = vi.spyOn(store.transcript, 'list');
+        const replies = [];
+        const runs = [];
+        for (const message of ['first message', 'second']) {
+          const sent = await gateway.send({ target: 'echo', message, waiting: true });
+          const result = await gateway.waitForInput(sent.input.id, 10_000, true);
+          if (result.status !== 'completed') throw new Error(`not completed: ${result.status}`);
+          replies.push(result.reply);
+          runs.push(result.run);
+        }
+        expect(replies).toEqual(['echo: first message', 'echo: second']);
+        expect(reads).not.toHaveBeenCalled();
+        // The second run's prompt held the first exchange: its history came with its start.
+        expect(runs[1]!.promptChars - runs[0]!.promptChars).toBeGreaterThanOrEqual('first message'.length + 'echo: first message'.length);
+      } finally {
+        await gateway.stop();
+        await store.close();
+      }
+    });
+  });
+} else {
+  describe('a run start on PostgreSQL', () => {
+    it.skip(`no PostgreSQL server at ${POSTGRES_URL} (set SWITCHBOARD_TEST_POSTGRES, or run under CI=true to require one)`, () => {});
+  });
+}
