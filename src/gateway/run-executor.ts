@@ -41,6 +41,8 @@ export interface ExecuteRunOptions {
   onDelta?: (text: string) => void;
   /** What a timed-out run's error says (which limit applied). */
   timeoutMessage?: string;
+  /** Availability lookups already answered for the first step (AvailabilityContext.once keys), read with the start. */
+  firstStepLookups?: Record<string, unknown>;
 }
 
 export interface ExecutedRun {
@@ -63,7 +65,7 @@ export async function executeRun(options: ExecuteRunOptions): Promise<ExecutedRu
   const catalogue = deferred.size > 0 ? new ToolCatalogue(deferred, loadedInHistory(options.messages)) : undefined;
   const runTools = catalogue ? [...options.tools, catalogue.tool()] : options.tools;
   const tools = runToolSet({ ...options, tools: runTools }, places);
-  const offer = new ToolOffer(runTools, options.toolContext, catalogue);
+  const offer = new ToolOffer(runTools, options.toolContext, catalogue, options.firstStepLookups);
 
   const initialCount = options.messages.length;
   // Steered messages are re-inserted at their place on every step: the SDK rebuilds each step's

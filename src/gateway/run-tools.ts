@@ -102,13 +102,19 @@ export class ToolOffer {
     private readonly tools: readonly GatewayTool[],
     private readonly session: Pick<AvailabilityContext, 'sessionKey' | 'agentId' | 'workspace'>,
     private readonly catalogue?: ToolCatalogue,
+    /** Lookups answered already for the first step (read with the run's start). */
+    private primed?: Record<string, unknown>,
   ) {
     this.ready = new Set(tools.filter((candidate) => !candidate.available).map((candidate) => candidate.name));
   }
 
   /** Asked at each step: a check that says yes once is not asked again; lookups are shared within the step. */
   async refresh(): Promise<void> {
-    const lookups = new Map<string, Promise<unknown>>();
+    const lookups = new Map<string, Promise<unknown>>(
+      Object.entries(this.primed ?? {}).map(([key, value]) => [key, Promise.resolve(value)]),
+    );
+    // Later steps look again: the run may have changed the answers.
+    this.primed = undefined;
     const session: AvailabilityContext = {
       ...this.session,
       once: <T>(key: string, lookup: () => Promise<T>) => {

@@ -4,7 +4,7 @@
  * spawned tree), and the read-only session tools (agents_list, sessions_list, sessions_history,
  * session_status). AgentMessaging builds sends and waits on top of it.
  */
-import type { AvailabilityContext } from './tool-contract.js';
+import { REACHED_OUT, type AvailabilityContext } from './tool-contract.js';
 import { SwitchboardError } from '../core/errors.js';
 import {
   checkSessionAccess,
@@ -104,7 +104,7 @@ export abstract class SessionDirectory {
 
   /** Both facts in one query, once per model step. */
   private reachedOut(session: AvailabilityContext): Promise<{ spawned: boolean; sent: boolean }> {
-    return session.once('reachedOut', () => this.deps.store.sessions.reachedOut(session.sessionKey));
+    return session.once(REACHED_OUT, () => this.deps.store.sessions.reachedOut(session.sessionKey));
   }
 
   /** Throws VISIBILITY_DENIED or A2A_POLICY_DENIED (details.layer names the layer) when not allowed. */

@@ -21,7 +21,7 @@ import type {
 } from '../ports/index.js';
 import type { ModelRegistry } from '../models/model-registry.js';
 import type { SwitchboardConfig } from '../config/schema.js';
-import type { GatewayTool } from './tool-contract.js';
+import { REACHED_OUT, type GatewayTool } from './tool-contract.js';
 import { assembleContext, renderInput, type PromptFileCache } from './context.js';
 import type { EventBus } from './event-bus.js';
 import type { RunSlot } from './lanes.js';
@@ -101,6 +101,8 @@ interface LeasedRun {
   inputs: InputRecord[];
   /** The history the run reads, when the store handed it back with the start (StartedRun.history). */
   history?: TranscriptEntry[];
+  /** Whether the session has spawned or messaged anyone, when the start read it (the first step's tool offer uses it). */
+  reachedOut?: { spawned: boolean; sent: boolean };
 }
 
 const NOTHING_RAN = { inputTokens: 0, outputTokens: 0, modelCalls: 0, steps: 0 };
@@ -141,7 +143,8 @@ export function createSessionRunner(deps: SessionRunnerDeps) {
     slot.epoch = started.epoch;
     slot.runId = runId;
     deps.afterCommit(false, started.events);
-    return { runId, epoch: started.epoch, model, agent, subagent, inputs: started.inputs, history: started.history };
+    const { history, reachedOut } = started;
+    return { runId, epoch: started.epoch, model, agent, subagent, inputs: started.inputs, history, reachedOut };
   }
 
   /** The tool loop, under the run's hard timeout. A failure before or in it (an unreadable prompt file, an unknown model) is the run's outcome. */
@@ -181,6 +184,7 @@ export function createSessionRunner(deps: SessionRunnerDeps) {
           ? { store: store.toolCalls, scope: inputs[0]?.id ?? runId, sessionKey: slot.sessionKey, runId, settled: toolCalls }
           : undefined,
         timeoutMessage,
+        firstStepLookups: run.reachedOut ? { [REACHED_OUT]: run.reachedOut } : undefined,
         maxSteps: agent.maxSteps,
         signal: slot.controller.signal,
         takeSteered: async () => {

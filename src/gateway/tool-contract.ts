@@ -110,6 +110,9 @@ export interface EarlierEffect {
 }
 
 /** What an availability check is asked about; `once` shares a lookup between the checks of one step. */
+/** The lookup of whether a session has spawned or messaged anyone (SessionStore.reachedOut), shared within a step. */
+export const REACHED_OUT = 'reachedOut';
+
 export interface AvailabilityContext {
   sessionKey: string;
   agentId: string;

@@ -137,6 +137,8 @@ export interface StartedRun extends Journaled {
    * transcript entries, oldest first, as `transcript.list(key, { limit })` gives them. Undefined elsewhere.
    */
   history?: TranscriptEntry[];
+  /** Read with the history, where it is: whether the session has spawned or messaged anyone (SessionStore.reachedOut). */
+  reachedOut?: { spawned: boolean; sent: boolean };
 }
 
 export interface CommittedRun extends Journaled {

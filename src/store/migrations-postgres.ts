@@ -118,8 +118,9 @@ export async function postgresCommitSaysQueued(db: Kysely<any>): Promise<void> {
 }
 
 /**
- * 0020, PostgreSQL only: a run's start also hands back the history the run reads next (StartedRun.history): the
- * session's newest `p_history_limit` transcript entries, read under the lease the start took.
+ * 0020, PostgreSQL only: a run's start also hands back what the run reads next (StartedRun.history and reachedOut):
+ * the session's newest `p_history_limit` transcript entries, and whether it has spawned or messaged anyone, read under
+ * the lease the start took.
  */
 export async function postgresStartWithHistory(db: Kysely<any>): Promise<void> {
   await sql`
@@ -131,6 +132,8 @@ export async function postgresStartWithHistory(db: Kysely<any>): Promise<void> {
       IF v_answer->>'status' <> 'started' THEN RETURN v_answer; END IF;
       RETURN json_build_object('status', 'started', 'epoch', v_answer->'epoch', 'inputs', v_answer->'inputs',
         'event', v_answer->'event', 'history', coalesce((SELECT json_agg(t ORDER BY t.seq) FROM
-          (SELECT * FROM transcript WHERE session_key = p_key ORDER BY seq DESC LIMIT p_history_limit) t), '[]'::json));
+          (SELECT * FROM transcript WHERE session_key = p_key ORDER BY seq DESC LIMIT p_history_limit) t), '[]'::json),
+        'spawned', EXISTS (SELECT 1 FROM sessions WHERE parent_key = p_key),
+        'sent', EXISTS (SELECT 1 FROM exchanges WHERE requester_session = p_key));
     END $$`.execute(db);
 }

@@ -9,7 +9,8 @@ import type { ModelMessage } from 'ai';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { executeRun } from '../../src/gateway/run-executor.js';
-import { defineTool } from '../../src/gateway/tool-contract.js';
+import { ToolOffer } from '../../src/gateway/run-tools.js';
+import { defineTool, REACHED_OUT } from '../../src/gateway/tool-contract.js';
 import { ScriptedLanguageModel } from '../../src/models/scripted-model.js';
 
 /** The scripted model, with every prompt it was sent kept. */
@@ -124,5 +125,25 @@ describe.each([false, true])('executeRun (streamed: %s)', (stream) => {
       counts.push(executed.promptChars);
     }
     expect(new Set(counts).size).toBe(1);
+  });
+});
+
+describe('the tool offer, primed with what the run start read', () => {
+  it('answers the first step from the primed lookups and looks again at the next', async () => {
+    let looks = 0;
+    const gated = defineTool({
+      name: 'gated',
+      description: 'Offered once the session has spawned.',
+      available: async (session) => (await session.once(REACHED_OUT, async () => ((looks += 1), { spawned: true, sent: false }))).spawned,
+      parameters: z.object({}),
+      execute: async () => ({}),
+    });
+    const offer = new ToolOffer([gated], { sessionKey: 'agent:a:main', agentId: 'a', workspace: undefined }, undefined, {
+      [REACHED_OUT]: { spawned: false, sent: false },
+    });
+    await offer.refresh();
+    expect(looks).toBe(0);
+    await offer.refresh();
+    expect(looks).toBe(1);
   });
 });

@@ -45,6 +45,7 @@ if (process.env.CI || (await postgresReachable())) {
         };
         const first = await start(5);
         expect(first.started.history).toEqual([]);
+        expect(first.started.reachedOut).toEqual(await store.sessions.reachedOut(S));
         await store.runs.commit(
           {
             runId: first.runId,
@@ -62,9 +63,12 @@ if (process.env.CI || (await postgresReachable())) {
           },
           3000,
         );
+        // A child of the session: the next start says the session has spawned.
+        await store.sessions.ensure({ key: 'agent:w:subagent:child', agentId: 'w', parentKey: S, depth: 1 }, 3000);
         const second = await start(2);
         expect(second.started.history).toEqual(await store.transcript.list(S, { limit: 2 }));
         expect(second.started.history?.map((entry) => entry.content)).toEqual([[{ type: 'text', text: 'two' }], 'three']);
+        expect(second.started.reachedOut).toEqual({ spawned: true, sent: false });
         // Without a limit the start reads nothing more.
         const other = 'agent:w:other';
         await store.sessions.ensure({ key: other, agentId: 'w' }, 1000);
@@ -87,7 +91,7 @@ if (process.env.CI || (await postgresReachable())) {
       }
     });
 
-    it("a gateway's runs take their history from the start, with no read of their own", async () => {
+    it("a gateway's runs take their history and the tool offer's facts from the start, with no read of their own", async () => {
       const store = await open();
       const { config } = parseConfigText(
         `{ agents: { list: [{ id: "echo", model: "scripted/echo" }] }, models: { providers: { scripted: { type: "scripted", models: { echo: { rules: [{ reply: "echo: {{input}}" }] } } } } } }`,
@@ -97,6 +101,7 @@ if (process.env.CI || (await postgresReachable())) {
       const gateway = await startGateway({ config, store, gatewayId: 'gw-history' });
       try {
         const reads = vi.spyOn(store.transcript, 'list');
+        const facts = vi.spyOn(store.sessions, 'reachedOut');
         const replies = [];
         const runs = [];
         for (const message of ['first message', 'second']) {
@@ -108,6 +113,7 @@ if (process.env.CI || (await postgresReachable())) {
         }
         expect(replies).toEqual(['echo: first message', 'echo: second']);
         expect(reads).not.toHaveBeenCalled();
+        expect(facts).not.toHaveBeenCalled();
         // The second run's prompt held the first exchange: its history came with its start.
         expect(runs[1]!.promptChars - runs[0]!.promptChars).toBeGreaterThanOrEqual('first message'.length + 'echo: first message'.length);
       } finally {

@@ -25,6 +25,8 @@ export class PostgresRunStore extends KyselyRunStore {
           inputs: Selectable<InputsTable>[];
           event: Selectable<EventsTable>;
           history?: Selectable<TranscriptTable>[];
+          spawned?: boolean;
+          sent?: boolean;
         };
     try {
       const { rows } = await (run.historyLimit === undefined
@@ -44,6 +46,7 @@ export class PostgresRunStore extends KyselyRunStore {
       inputs: answer.inputs.map(toInput),
       events: [toEvent(answer.event)],
       ...(answer.history ? { history: answer.history.map(toTranscript) } : {}),
+      ...(answer.spawned !== undefined && answer.sent !== undefined ? { reachedOut: { spawned: answer.spawned, sent: answer.sent } } : {}),
     };
   }
 
