@@ -109,10 +109,10 @@ export interface EarlierEffect {
   recorded: unknown;
 }
 
-/** What an availability check is asked about; `once` shares a lookup between the checks of one step. */
 /** The lookup of whether a session has spawned or messaged anyone (SessionStore.reachedOut), shared within a step. */
 export const REACHED_OUT = 'reachedOut';
 
+/** What an availability check is asked about; `once` shares a lookup between the checks of one step. */
 export interface AvailabilityContext {
   sessionKey: string;
   agentId: string;

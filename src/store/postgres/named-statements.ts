@@ -2,7 +2,7 @@
  * Server-side prepared statements for the store's queries on PostgreSQL (`store.preparedStatements`).
  *
  * Kysely sends every query as an unnamed statement, which PostgreSQL parses and plans anew each time; for the
- * store's short lookups that is half the backend's work (measured in docs/deploy.md). The store's queries come from a
+ * store's short lookups that is half the backend's work (measured in BENCHMARKS.md). The store's queries come from a
  * small set of SQL texts, so a text with parameters seen a second time gets a name of its own, and each connection
  * parses it once under that name and then only binds and executes it. Names are never given to another text, and at
  * most `maxNames` texts are named (each is kept by every connection of the pool, in the server's memory); the rest go
