@@ -60,16 +60,21 @@ describe('waited sends and durability (synchronous FULL)', () => {
   });
 });
 
+/** Counts the store's reads of inputs and runs by id; `runsGet` reads a run without being counted. */
+function countReads(store: SqliteStore) {
+  const reads = { inputs: 0, runs: 0 };
+  const inputsGet = store.inputs.get.bind(store.inputs);
+  const runsGet = store.runs.get.bind(store.runs);
+  store.inputs.get = (id) => ((reads.inputs += 1), inputsGet(id));
+  store.runs.get = (id) => ((reads.runs += 1), runsGet(id));
+  return { reads, runsGet };
+}
+
 describe('a wait on an input', () => {
   it('is answered by the commit that consumed it: no read of the run, and no read of the input after the first', async () => {
     const started = await gatewayWith('echo', '{ delayMs: 50, reply: "echo: {{input}}" }');
     gateway = started.gateway;
-    const store = started.store;
-    const reads = { inputs: 0, runs: 0 };
-    const inputsGet = store.inputs.get.bind(store.inputs);
-    const runsGet = store.runs.get.bind(store.runs);
-    store.inputs.get = (id) => ((reads.inputs += 1), inputsGet(id));
-    store.runs.get = (id) => ((reads.runs += 1), runsGet(id));
+    const { reads, runsGet } = countReads(started.store);
 
     const sent = await gateway.send({ target: 'echo', message: 'hi', waiting: true });
     const result = await gateway.waitForInput(sent.input.id, 10_000);
@@ -83,12 +88,7 @@ describe('a wait on an input', () => {
   it('of a waited send that just created its input (fresh) reads nothing: the commit answers it', async () => {
     const started = await gatewayWith('echo', '{ reply: "echo: {{input}}" }');
     gateway = started.gateway;
-    const store = started.store;
-    const reads = { inputs: 0, runs: 0 };
-    const inputsGet = store.inputs.get.bind(store.inputs);
-    const runsGet = store.runs.get.bind(store.runs);
-    store.inputs.get = (id) => ((reads.inputs += 1), inputsGet(id));
-    store.runs.get = (id) => ((reads.runs += 1), runsGet(id));
+    const { reads } = countReads(started.store);
 
     const began = Date.now();
     for (let i = 0; i < 10; i += 1) {
