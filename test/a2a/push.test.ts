@@ -92,6 +92,12 @@ describe('A2A push notifications', () => {
       () => received.find((r) => r.body.statusUpdate?.status.state === 'TASK_STATE_COMPLETED'),
       10_000,
     );
+    // The refused notification's retry is its own outbox row's, after a backoff: it may come after the completed one.
+    await waitUntil(
+      'the refused notification was retried',
+      () => received.some((r) => r.headers['idempotency-key'] === refusedKeys[0]),
+      10_000,
+    );
     expect(done.headers['x-a2a-notification-token']).toBe('secret-hook-token');
     expect(done.headers['content-type']).toMatch(/application\/(a2a\+)?json/);
     // Every notification carries its outbox row's key; the retry of the refused one carries the same key.
