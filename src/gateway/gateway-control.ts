@@ -33,12 +33,13 @@ export abstract class GatewayControl extends GatewayIntake {
     // The commit that consumes the input hands over its run: the answer needs no read of the input and the run.
     let committed: RunRecord | undefined;
     const unsubscribe = this.bus.onSettled(inputId, (run) => (committed = run));
-    let looks = 0;
+    let skipRead = fresh;
     try {
       const check = async () => {
-        looks += 1;
         if (committed) return { status: 'completed' as const, run: committed, reply: committed.finalText };
-        return fresh && looks === 1 ? undefined : this.inputOutcome(inputId);
+        if (!skipRead) return this.inputOutcome(inputId);
+        skipRead = false;
+        return undefined;
       };
       // A run taking the input changes no answer: only its end, a drop or a store does.
       const settled = await waitUntil(this.clock.now() + timeoutMs, check, this.wakeups, {

@@ -120,7 +120,7 @@ export async function postgresCommitSaysQueued(db: Kysely<any>): Promise<void> {
 /**
  * 0020, PostgreSQL only: a run's start also hands back what the run reads next (StartedRun.history and reachedOut):
  * the session's newest `p_history_limit` transcript entries, and whether it has spawned or messaged anyone, read under
- * the lease the start took.
+ * the lease the start took. With a NULL limit it is sb_start_run's answer alone.
  */
 export async function postgresStartWithHistory(db: Kysely<any>): Promise<void> {
   await sql`
@@ -129,11 +129,11 @@ export async function postgresStartWithHistory(db: Kysely<any>): Promise<void> {
     DECLARE
       v_answer json := sb_start_run(p_key, p_owner, p_ttl_ms, p_run_id, p_agent, p_model, p_now, p_inputs, p_payload);
     BEGIN
-      IF v_answer->>'status' <> 'started' THEN RETURN v_answer; END IF;
+      IF v_answer->>'status' <> 'started' OR p_history_limit IS NULL THEN RETURN v_answer; END IF;
       RETURN json_build_object('status', 'started', 'epoch', v_answer->'epoch', 'inputs', v_answer->'inputs',
         'event', v_answer->'event', 'history', coalesce((SELECT json_agg(t ORDER BY t.seq) FROM
           (SELECT * FROM transcript WHERE session_key = p_key ORDER BY seq DESC LIMIT p_history_limit) t), '[]'::json),
-        'spawned', EXISTS (SELECT 1 FROM sessions WHERE parent_key = p_key),
-        'sent', EXISTS (SELECT 1 FROM exchanges WHERE requester_session = p_key));
+        'reachedOut', json_build_object('spawned', EXISTS (SELECT 1 FROM sessions WHERE parent_key = p_key),
+          'sent', EXISTS (SELECT 1 FROM exchanges WHERE requester_session = p_key)));
     END $$`.execute(db);
 }

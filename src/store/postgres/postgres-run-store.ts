@@ -24,17 +24,14 @@ export class PostgresRunStore extends KyselyRunStore {
           epoch: number;
           inputs: Selectable<InputsTable>[];
           event: Selectable<EventsTable>;
+          // Both come with a history limit, neither without one.
           history?: Selectable<TranscriptTable>[];
-          spawned?: boolean;
-          sent?: boolean;
+          reachedOut?: { spawned: boolean; sent: boolean };
         };
     try {
-      const { rows } = await (run.historyLimit === undefined
-        ? sql<{ answer: typeof answer }>`SELECT sb_start_run(${run.sessionKey}, ${run.owner}, ${run.leaseTtlMs}, ${run.id},
-            ${run.agentId}, ${run.model}, ${now}, ${run.inputIds}::text[], ${payload}) AS answer`
-        : sql<{ answer: typeof answer }>`SELECT sb_start_run_history(${run.sessionKey}, ${run.owner}, ${run.leaseTtlMs}, ${run.id},
-            ${run.agentId}, ${run.model}, ${now}, ${run.inputIds}::text[], ${payload}, ${run.historyLimit}::integer) AS answer`
-      ).execute(this.db);
+      const { rows } = await sql<{ answer: typeof answer }>`SELECT sb_start_run_history(${run.sessionKey}, ${run.owner},
+        ${run.leaseTtlMs}, ${run.id}, ${run.agentId}, ${run.model}, ${now}, ${run.inputIds}::text[], ${payload},
+        ${run.historyLimit ?? null}::integer) AS answer`.execute(this.db);
       answer = rows[0]!.answer;
     } catch (error) {
       if (codeOf(error) === START_TAKEN) return 'taken';
@@ -45,8 +42,7 @@ export class PostgresRunStore extends KyselyRunStore {
       epoch: answer.epoch,
       inputs: answer.inputs.map(toInput),
       events: [toEvent(answer.event)],
-      ...(answer.history ? { history: answer.history.map(toTranscript) } : {}),
-      ...(answer.spawned !== undefined && answer.sent !== undefined ? { reachedOut: { spawned: answer.spawned, sent: answer.sent } } : {}),
+      ...(answer.history ? { history: answer.history.map(toTranscript), reachedOut: answer.reachedOut } : {}),
     };
   }
 
