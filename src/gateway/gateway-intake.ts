@@ -9,7 +9,7 @@ import type { SwitchboardConfig } from '../config/schema.js';
 import type { Clock, IdGenerator, InputRecord, NewInput, Provenance, ReplyRoute, SessionRecord } from '../ports/index.js';
 import { GatewayQueries } from './gateway-queries.js';
 import type { SendRequest, SendResult } from './send-request.js';
-import type { LaneScheduler } from './lanes.js';
+import { PLAN_HEAD, type LaneScheduler } from './lanes.js';
 import type { AgentMessaging, AgentSendRequest, AgentSendResult } from './messaging.js';
 import { offeredTools } from './tool-offer.js';
 import type { GatewayTool } from './tool-contract.js';
@@ -106,13 +106,12 @@ export abstract class GatewayIntake extends GatewayQueries {
     const channel = request.channel ?? 'mailbox';
     const sessionKey = directSessionKey(agent.config.id, channel, request.from);
     const route: ReplyRoute = { channel, peer: request.from, account: request.inbox };
-    const session = await this.openSession(sessionKey, agent.config.id, route);
     // The file stays where it is and is taken when the lane has room: a flood of senders waits in the folder.
     this.refuseWhenLaneFull(sessionKey);
-    if (JSON.stringify(session.route) !== JSON.stringify(route)) await this.store.sessions.setRoute(sessionKey, route, this.clock.now());
     const channelSetting = this.config.messages.queue.byChannel[channel];
     const mode = (typeof channelSetting === 'object' ? channelSetting.mode : channelSetting) ?? this.config.messages.queue.mode;
-    const { input, created } = await this.store.inputs.enqueue(
+    const accepted = await this.store.inputs.enqueueOpening(
+      { key: sessionKey, agentId: agent.config.id, route, create: true },
       {
         id: this.ids.next(),
         sessionKey,
@@ -122,8 +121,12 @@ export abstract class GatewayIntake extends GatewayQueries {
         provenance: { kind: 'mailbox', channel, peer: request.from, messageId: request.messageId },
       },
       this.clock.now(),
+      { planHead: PLAN_HEAD },
     );
-    if (created) this.lanes.wake(sessionKey);
+    // A direct session is always created on first use.
+    if (accepted === 'missing') throw noSuchSession(sessionKey);
+    const { input, created } = accepted;
+    if (created) this.lanes.wake(sessionKey, accepted.queued);
     return { sessionKey, input, created };
   }
 
@@ -177,13 +180,10 @@ export abstract class GatewayIntake extends GatewayQueries {
             ...(inbound.peer ? { peer: inbound.peer } : {}),
             ...(inbound.account ? { account: inbound.account } : {}),
           };
-    const session = await this.openSession(sessionKey, agent.config.id, route);
     this.refuseWhenLaneFull(sessionKey);
     const channelSetting = this.config.messages.queue.byChannel[inbound.channel];
     const channelMode = typeof channelSetting === 'object' ? channelSetting.mode : channelSetting;
     const mode = request.mode ?? channelMode ?? this.config.messages.queue.mode;
-    if (route && JSON.stringify(session.route) !== JSON.stringify(route))
-      await this.store.sessions.setRoute(sessionKey, route, this.clock.now());
     const id = this.ids.next();
     // A caller's key is scoped to the target session and kept out of the gateway's own key namespace.
     const row = {
@@ -194,10 +194,12 @@ export abstract class GatewayIntake extends GatewayQueries {
       text: message,
       provenance,
     };
-    const { input, created } = request.waiting
-      ? await this.store.inputs.enqueueUnsynced(row, this.clock.now())
-      : await this.store.inputs.enqueue(row, this.clock.now());
-    if (created) this.lanes.wake(sessionKey);
+    const opening = { key: sessionKey, agentId: agent.config.id, route, create: mayCreate(sessionKey) };
+    const options = { unsynced: request.waiting, planHead: PLAN_HEAD };
+    const accepted = await this.store.inputs.enqueueOpening(opening, row, this.clock.now(), options);
+    if (accepted === 'missing') throw noSuchSession(sessionKey);
+    const { input, created } = accepted;
+    if (created) this.lanes.wake(sessionKey, accepted.queued);
     return { input, sessionKey, created };
   }
 
@@ -230,13 +232,20 @@ export abstract class GatewayIntake extends GatewayQueries {
   async openSession(sessionKey: string, agentId: string, route?: ReplyRoute): Promise<SessionRecord> {
     const session = await this.store.sessions.get(sessionKey);
     if (session) return session;
-    const kind = parseSessionKey(sessionKey)?.kind;
-    if (isSpawnedKind(kind) || kind === 'a2a' || kind === 'board') {
-      throw new SwitchboardError(
-        'SESSION_NOT_FOUND',
-        `no session "${sessionKey}" (sub-agent, A2A and board sessions are created by their own flows; list the sessions with "switchboard sessions list" or sessions_list)`,
-      );
-    }
+    if (!mayCreate(sessionKey)) throw noSuchSession(sessionKey);
     return this.store.sessions.ensure({ key: sessionKey, agentId, route }, this.clock.now());
   }
+}
+
+/** Main, direct and group sessions are created on first use; the others only by their own flows. */
+function mayCreate(sessionKey: string): boolean {
+  const kind = parseSessionKey(sessionKey)?.kind;
+  return !(isSpawnedKind(kind) || kind === 'a2a' || kind === 'board');
+}
+
+function noSuchSession(sessionKey: string): SwitchboardError {
+  return new SwitchboardError(
+    'SESSION_NOT_FOUND',
+    `no session "${sessionKey}" (sub-agent, A2A and board sessions are created by their own flows; list the sessions with "switchboard sessions list" or sessions_list)`,
+  );
 }

@@ -9,7 +9,7 @@ import type { SwitchboardConfig } from '../config/schema.js';
 import type { Clock, InputRecord, Store } from '../ports/index.js';
 
 /** Queued inputs of a session read from its head to plan the next run; those that act from anywhere are read beyond it. */
-const PLAN_HEAD = 64;
+export const PLAN_HEAD = 64;
 
 /** nested: runs that only answer other agents (sessions_send), so a waiting requester cannot starve them. */
 /** `acp`: sub-agents on external runtimes (ACP agents, CLI children; acp.maxConcurrentSessions). */
@@ -175,10 +175,14 @@ export class LaneScheduler {
     return true;
   }
 
-  /** Something changed for this session (an input arrived, a run ended): look at it again. */
-  wake(sessionKey: string): void {
+  /**
+   * Something changed for this session (an input arrived, a run ended): look at it again. `queued`: its queue as
+   * `listQueuedForPlan(key, PLAN_HEAD)` read it just now, when the caller has it (OpenedInput.queued), so the
+   * first look makes no read of its own.
+   */
+  wake(sessionKey: string, queued?: InputRecord[]): void {
     if (this.stopping) return;
-    void this.pump(sessionKey).catch((error) => this.onError(error, sessionKey));
+    void this.pump(sessionKey, queued).catch((error) => this.onError(error, sessionKey));
   }
 
   private state(sessionKey: string): SessionState {
@@ -194,7 +198,7 @@ export class LaneScheduler {
     if (!state.active && !state.pumping && !state.timer && !state.waitingForSlot) this.sessions.delete(sessionKey);
   }
 
-  private async pump(sessionKey: string): Promise<void> {
+  private async pump(sessionKey: string, queued?: InputRecord[]): Promise<void> {
     const state = this.state(sessionKey);
     state.wakes += 1;
     if (state.pumping) {
@@ -203,9 +207,12 @@ export class LaneScheduler {
     }
     state.pumping = true;
     try {
+      // Only the first look may take the caller's read: a later one comes after changes it did not see.
+      let read = queued;
       do {
         state.dirty = false;
-        await this.step(sessionKey, state);
+        await this.step(sessionKey, state, read);
+        read = undefined;
       } while (state.dirty && !this.stopping);
     } finally {
       state.pumping = false;
@@ -213,9 +220,9 @@ export class LaneScheduler {
     }
   }
 
-  private async step(sessionKey: string, state: SessionState): Promise<void> {
+  private async step(sessionKey: string, state: SessionState, read?: InputRecord[]): Promise<void> {
     // The queue's head, and whatever acts from further back (a deep queue is not read whole at every wake).
-    const queued = await this.store.inputs.listQueuedForPlan(sessionKey, PLAN_HEAD);
+    const queued = read ?? (await this.store.inputs.listQueuedForPlan(sessionKey, PLAN_HEAD));
     const runnable = [];
     for (const [index, input] of queued.entries()) {
       const action = decideOnArrival(input.mode, state.active !== undefined);

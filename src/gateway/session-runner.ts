@@ -14,6 +14,7 @@ import type {
   IdGenerator,
   InputRecord,
   NewEvent,
+  SessionRecord,
   SettledToolCall,
   Store,
   SubagentRecord,
@@ -98,6 +99,8 @@ interface LeasedRun {
   model: string;
   agent: ResolvedAgent;
   subagent: SubagentRecord | undefined;
+  /** The session as the start left it: its route is where the run's reply goes. */
+  session: SessionRecord;
   inputs: InputRecord[];
   /** The history the run reads, when the store handed it back with the start (StartedRun.history). */
   history?: TranscriptEntry[];
@@ -126,8 +129,11 @@ export function createSessionRunner(deps: SessionRunnerDeps) {
     deps.afterCommit(false);
   }
 
-  /** Takes the session's lease and claims the slot's inputs in one transaction; undefined when another owner holds it. */
-  async function startRun(slot: RunSlot, agent: ResolvedAgent): Promise<LeasedRun | undefined> {
+  /**
+   * Takes the session's lease and claims the slot's inputs in one transaction; undefined when another owner holds it or
+   * an input was taken, `missing` when the session does not exist.
+   */
+  async function startRun(slot: RunSlot, agent: ResolvedAgent): Promise<LeasedRun | 'missing' | undefined> {
     const subagent = isSpawnedKind(parseSessionKey(slot.sessionKey)?.kind)
       ? await store.subagents.getBySession(slot.sessionKey)
       : undefined;
@@ -139,12 +145,13 @@ export function createSessionRunner(deps: SessionRunnerDeps) {
     const historyLimit = subagent?.runtime ? undefined : agent.historyLimit;
     const started = await store.runs.start({ ...run, inputIds: slot.inputIds, subagentId: subagent?.id, historyLimit }, clock.now());
     if (started === 'leased') slot.leasedElsewhere = true;
+    if (started === 'missing') return started;
     if (typeof started === 'string') return undefined;
     slot.epoch = started.epoch;
     slot.runId = runId;
     deps.afterCommit(false, started.events);
     const { history, reachedOut } = started;
-    return { runId, epoch: started.epoch, model, agent, subagent, inputs: started.inputs, history, reachedOut };
+    return { runId, epoch: started.epoch, model, agent, subagent, session: started.session, inputs: started.inputs, history, reachedOut };
   }
 
   /** The tool loop, under the run's hard timeout. A failure before or in it (an unreadable prompt file, an unknown model) is the run's outcome. */
@@ -311,11 +318,13 @@ export function createSessionRunner(deps: SessionRunnerDeps) {
   }
 
   return async function runSession(slot: RunSlot): Promise<void> {
-    const session = await store.sessions.get(slot.sessionKey);
-    const agentId = session?.agentId ?? parseSessionKey(slot.sessionKey)?.agentId;
-    if (!session) return dropUnrunnable(slot, `session ${slot.sessionKey} does not exist`);
-    if (!agentId || !deps.agents.has(agentId)) return dropUnrunnable(slot, `agent "${agentId}" is no longer configured (agents.list)`);
+    const missing = `session ${slot.sessionKey} does not exist`;
+    // A session's key names its agent; the start reads the session itself.
+    const agentId = parseSessionKey(slot.sessionKey)?.agentId ?? (await store.sessions.get(slot.sessionKey))?.agentId;
+    if (!agentId) return dropUnrunnable(slot, missing);
+    if (!deps.agents.has(agentId)) return dropUnrunnable(slot, `agent "${agentId}" is no longer configured (agents.list)`);
     const run = await startRun(slot, deps.agents.get(agentId));
+    if (run === 'missing') return dropUnrunnable(slot, missing);
     if (!run) return;
     const steered: InputRecord[] = [];
     const toolCalls: SettledToolCall[] = [];
@@ -324,7 +333,8 @@ export function createSessionRunner(deps: SessionRunnerDeps) {
     // Shutdown and lease loss leave the run uncommitted: recovery requeues its inputs.
     const reason = slot.controller.signal.reason;
     if (slot.controller.signal.aborted && (reason === 'shutdown' || reason === 'lease_lost')) return;
-    if (!(await commit(slot, run, { runId: run.runId, session, inputs: run.inputs, steered, executed }, frameworkChars, toolCalls))) return;
+    const finished = { runId: run.runId, session: run.session, inputs: run.inputs, steered, executed };
+    if (!(await commit(slot, run, finished, frameworkChars, toolCalls))) return;
     await deps.onCommitted({
       runId: run.runId,
       sessionKey: slot.sessionKey,

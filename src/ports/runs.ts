@@ -1,7 +1,7 @@
 /** Runs: what one model-tool loop used and sent, its commit, its lease, and recovery. Times are milliseconds since the Unix epoch. */
 import type { RunStatus, TerminalRunStatus } from '../core/run-status.js';
 import type { EventRecord, NewEvent, NewOutboxRow } from './journal.js';
-import type { InputRecord, NewTranscriptEntry, TranscriptEntry } from './sessions.js';
+import type { InputRecord, NewTranscriptEntry, SessionRecord, TranscriptEntry } from './sessions.js';
 import type { SettledToolCall } from './tool-calls.js';
 
 export interface RunUsage {
@@ -95,10 +95,11 @@ export interface RunCommit {
 export interface RunStore {
   /**
    * Takes the session's lease for `run.owner` (as `LeaseStore.acquire` does) and, in the same transaction,
-   * creates the run and claims its inputs. Writes nothing and answers `leased` when another owner holds an
-   * unexpired lease, or `taken` when an input is no longer queued.
+   * creates the run, claims its inputs and marks the session running. Writes nothing and answers `leased` when another
+   * owner holds an unexpired lease, `taken` when an input is no longer queued, or `missing` when the session does not
+   * exist.
    */
-  start(run: NewRun, now: number): Promise<StartedRun | 'leased' | 'taken'>;
+  start(run: NewRun, now: number): Promise<StartedRun | 'leased' | 'taken' | 'missing'>;
   /** Claims more queued inputs into a running run (steering). Returns the ids actually claimed. */
   claimMore(runId: string, sessionKey: string, epoch: number, inputIds: string[], now: number): Promise<string[]>;
   /**
@@ -132,6 +133,8 @@ export interface Journaled {
 export interface StartedRun extends Journaled {
   epoch: number;
   inputs: InputRecord[];
+  /** The run's session as the start left it (running): the run reads its route from here, not again. */
+  session: SessionRecord;
   /**
    * With `historyLimit`, where the store reads it in the same round trip (PostgreSQL): the session's newest that many
    * transcript entries, oldest first, as `transcript.list(key, { limit })` gives them. Undefined elsewhere.

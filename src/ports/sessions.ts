@@ -137,6 +137,28 @@ export interface NewInput {
   provenance: Provenance;
 }
 
+/** An input as `enqueueOpening` accepted it. */
+export interface OpenedInput {
+  input: InputRecord;
+  created: boolean;
+  /**
+   * With `planHead`, where the store reads it in the same round trip (PostgreSQL), for an input it created: the
+   * session's queued inputs right after, as `listQueuedForPlan(key, planHead)` gives them, when there are fewer than
+   * `planHead`. Undefined otherwise.
+   */
+  queued?: InputRecord[];
+}
+
+/** The session an input opens on its way in (InputStore.enqueueOpening). */
+export interface SessionOpening {
+  key: string;
+  agentId: string;
+  /** Where the session's replies go from now: a new session is created with it, one that exists takes it when it differs. */
+  route?: ReplyRoute;
+  /** Whether a missing session may be created here (sub-agent, A2A and board sessions are created by their own flows). */
+  create: boolean;
+}
+
 export interface InputStore {
   /**
    * Accept = durable. Contract: when this resolves, the row is committed. A repeated idempotency key
@@ -155,6 +177,17 @@ export interface InputStore {
    * it resolves (SQLite FULL answers without waiting for its sync).
    */
   enqueueUnsynced(input: NewInput, now: number): Promise<{ input: InputRecord; created: boolean }>;
+  /**
+   * `enqueue` (`enqueueUnsynced` with `unsynced`) into a session opened on the way: created when it is missing and
+   * `session.create` allows it, and given `session.route` when that differs, before the input is written. Answers
+   * `missing`, writing nothing, when the session is missing and may not be created.
+   */
+  enqueueOpening(
+    session: SessionOpening,
+    input: NewInput,
+    now: number,
+    options?: { unsynced?: boolean; planHead?: number },
+  ): Promise<OpenedInput | 'missing'>;
   get(id: string): Promise<InputRecord | undefined>;
   getByIdempotencyKey(idempotencyKey: string): Promise<InputRecord | undefined>;
   listQueued(sessionKey: string): Promise<InputRecord[]>;

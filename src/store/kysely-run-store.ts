@@ -15,20 +15,21 @@ import type {
   RunStore,
   StartedRun,
 } from '../ports/index.js';
-import { toInput, toRun } from './kysely-rows.js';
+import { toInput, toRun, toSession } from './kysely-rows.js';
 import { appendEvent, appendTranscript, currentEpoch, insertOutbox, type LeaseTaker, type Relax } from './kysely-writes.js';
 import { recoverOrphans } from './kysely-run-recovery.js';
 import type { SqlDialectName } from './sql-dialect.js';
 import { endSubagentRun, startSubagentRun } from './kysely-subagent-rows.js';
-import type { Database, InputsTable, RunsTable } from './schema.js';
+import type { Database, InputsTable, RunsTable, SessionsTable } from './schema.js';
 import { prepared, preparedPerCount } from './kysely-prepared.js';
 
 // The statements every run makes, compiled once.
-const sessionRunning = prepared<'key' | 'now', never>((db, param) =>
+const sessionRunning = prepared<'key' | 'now', Selectable<SessionsTable>>((db, param) =>
   db
     .updateTable('sessions')
     .set({ state: 'running', updated_at: param('now'), last_run_at: param('now') })
-    .where('key', '=', param('key')),
+    .where('key', '=', param('key'))
+    .returningAll(),
 );
 const sessionIdle = prepared<'key' | 'now', never>((db, param) =>
   db
@@ -172,7 +173,7 @@ export class KyselyRunStore implements RunStore {
     private readonly relax?: Relax,
   ) {}
 
-  async start(run: NewRun, now: number): Promise<StartedRun | 'leased' | 'taken'> {
+  async start(run: NewRun, now: number): Promise<StartedRun | 'leased' | 'taken' | 'missing'> {
     return this.db
       .transaction()
       .execute(async (trx): Promise<StartedRun | 'leased'> => {
@@ -182,7 +183,7 @@ export class KyselyRunStore implements RunStore {
         if (!lease) return 'leased';
         const claimed = await claimInputs(trx, run.inputIds.length, { runId: run.id, now, ids: run.inputIds });
         // Someone else took an input first: undo the lease and the claim by throwing inside the transaction.
-        if (claimed.length !== run.inputIds.length) throw new StartConflict();
+        if (claimed.length !== run.inputIds.length) throw new StartConflict('taken');
         await insertRun(trx, {
           id: run.id,
           sessionKey: run.sessionKey,
@@ -192,17 +193,19 @@ export class KyselyRunStore implements RunStore {
           model: run.model,
           now,
         });
-        await sessionRunning(trx, { key: run.sessionKey, now });
+        const [session] = await sessionRunning(trx, { key: run.sessionKey, now });
+        if (!session) throw new StartConflict('missing');
         const started = await appendEvent(
           trx,
           { type: 'run.started', sessionKey: run.sessionKey, runId: run.id, payload: { inputIds: run.inputIds, model: run.model } },
           now,
         );
         if (run.subagentId) await startSubagentRun(trx, run.subagentId, run.id, now);
-        return { epoch: lease.epoch, inputs: claimed.map(toInput).sort((a, b) => a.seq - b.seq), events: [started] };
+        const inputs = claimed.map(toInput).sort((a, b) => a.seq - b.seq);
+        return { epoch: lease.epoch, inputs, session: toSession(session), events: [started] };
       })
       .catch((error: unknown) => {
-        if (error instanceof StartConflict) return 'taken' as const;
+        if (error instanceof StartConflict) return error.answer;
         throw error;
       });
   }
@@ -305,4 +308,9 @@ export class KyselyRunStore implements RunStore {
   }
 }
 
-class StartConflict extends Error {}
+/** Undoes a start by throwing inside its transaction, with what the start answers. */
+class StartConflict extends Error {
+  constructor(readonly answer: 'taken' | 'missing') {
+    super(`the run did not start: ${answer}`);
+  }
+}

@@ -1,6 +1,14 @@
 /** Sessions over Kysely: created on first use, listed, routed, and found by their queued inputs. */
 import type { Kysely, RawBuilder, Selectable } from 'kysely';
-import type { NewSession, ReplyRoute, SessionAnnotation, SessionFilter, SessionRecord, SessionStore } from '../ports/index.js';
+import type {
+  NewSession,
+  ReplyRoute,
+  SessionAnnotation,
+  SessionFilter,
+  SessionOpening,
+  SessionRecord,
+  SessionStore,
+} from '../ports/index.js';
 import { json, num, toSession } from './kysely-rows.js';
 import { prepared } from './kysely-prepared.js';
 import type { Database, SessionsTable } from './schema.js';
@@ -19,21 +27,7 @@ export class KyselySessionStore implements SessionStore {
   ) {}
 
   async ensure(session: NewSession, now: number): Promise<SessionRecord> {
-    const [created] = await relaxed(this.db, this.relax, (db) =>
-      insertSession(db, {
-        key: session.key,
-        agentId: session.agentId,
-        label: session.label ?? null,
-        parentKey: session.parentKey ?? null,
-        depth: session.depth ?? 0,
-        route: session.route ? json(session.route) : null,
-        now,
-      }),
-    );
-    // Only a session that was there already is read.
-    const row = created ?? (await sessionByKey(this.db, { key: session.key }))[0];
-    if (!row) throw new Error(`session ${session.key} was neither created nor found`);
-    return toSession(row);
+    return toSession(await ensureSession(this.db, this.relax, session, now));
   }
 
   async get(key: string): Promise<SessionRecord | undefined> {
@@ -57,13 +51,7 @@ export class KyselySessionStore implements SessionStore {
   }
 
   async setRoute(key: string, route: ReplyRoute, now: number): Promise<void> {
-    await relaxed(this.db, this.relax, (db) =>
-      db
-        .updateTable('sessions')
-        .set({ route: json(route), updated_at: now })
-        .where('key', '=', key)
-        .execute(),
-    );
+    await setRoute(this.db, this.relax, key, route, now);
   }
 
   async annotate(key: string, change: SessionAnnotation, now: number): Promise<SessionRecord | undefined> {
@@ -112,6 +100,46 @@ export class KyselySessionStore implements SessionStore {
     // PostgreSQL answers booleans, SQLite 0 or 1.
     return { spawned: truthy(row.spawned), sent: truthy(row.sent) };
   }
+}
+
+/** The session, created when missing (an internal write); only one that was there already is read. */
+async function ensureSession(db: Kysely<Database>, relax: Relax | undefined, session: NewSession, now: number) {
+  const [created] = await relaxed(db, relax, (trx) =>
+    insertSession(trx, {
+      key: session.key,
+      agentId: session.agentId,
+      label: session.label ?? null,
+      parentKey: session.parentKey ?? null,
+      depth: session.depth ?? 0,
+      route: session.route ? json(session.route) : null,
+      now,
+    }),
+  );
+  const row = created ?? (await sessionByKey(db, { key: session.key }))[0];
+  if (!row) throw new Error(`session ${session.key} was neither created nor found`);
+  return row;
+}
+
+async function setRoute(db: Kysely<Database>, relax: Relax | undefined, key: string, route: ReplyRoute, now: number) {
+  await relaxed(db, relax, (trx) =>
+    trx
+      .updateTable('sessions')
+      .set({ route: json(route), updated_at: now })
+      .where('key', '=', key)
+      .execute(),
+  );
+}
+
+/**
+ * The session an input opens (InputStore.enqueueOpening), in the statements a gateway would make: read, created when
+ * missing and allowed, given the route when it differs. False when it is missing and may not be created.
+ */
+export async function openSession(db: Kysely<Database>, relax: Relax | undefined, open: SessionOpening, now: number): Promise<boolean> {
+  const [found] = await sessionByKey(db, { key: open.key });
+  if (!found && !open.create) return false;
+  const session = toSession(found ?? (await ensureSession(db, relax, open, now)));
+  if (open.route && JSON.stringify(session.route) !== JSON.stringify(open.route)) await setRoute(db, relax, open.key, open.route, now);
+  return true;
 }
 
 /** A new session, or nothing when one with its key is there already. */

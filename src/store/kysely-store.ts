@@ -16,9 +16,11 @@ import type {
   InputStore,
   LeaseStore,
   NewInput,
+  OpenedInput,
   NewTranscriptEntry,
   OutboxStore,
   RunStore,
+  SessionOpening,
   SessionStore,
   Store,
   SubagentStore,
@@ -34,7 +36,7 @@ import type {
 import { KyselyEventJournal, KyselyLeaseStore, KyselyOutboxStore } from './kysely-journal-stores.js';
 import { KyselyRunStore } from './kysely-run-store.js';
 import { KyselyGatewayRegistry } from './kysely-gateway-registry.js';
-import { KyselySessionStore } from './kysely-session-store.js';
+import { KyselySessionStore, openSession } from './kysely-session-store.js';
 import { toInput, toTranscript } from './kysely-rows.js';
 import { appendEvent, appendTranscript, insertInput, leaseTaker, relaxed, type Relax } from './kysely-writes.js';
 import { KyselyExchangeStore } from './kysely-exchange-store.js';
@@ -178,6 +180,16 @@ export class KyselyInputStore implements InputStore {
 
   enqueueUnsynced(input: NewInput, now: number): Promise<{ input: InputRecord; created: boolean }> {
     return relaxed(this.db, this.relax, (db) => insertInput(db, input, now));
+  }
+
+  async enqueueOpening(
+    session: SessionOpening,
+    input: NewInput,
+    now: number,
+    options: { unsynced?: boolean; planHead?: number } = {},
+  ): Promise<OpenedInput | 'missing'> {
+    if (!(await openSession(this.db, this.relax, session, now))) return 'missing';
+    return options.unsynced ? this.enqueueUnsynced(input, now) : this.enqueue(input, now);
   }
 
   enqueue(input: NewInput, now: number): Promise<{ input: InputRecord; created: boolean }>;

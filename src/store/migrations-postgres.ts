@@ -8,6 +8,8 @@ import { sql, type Kysely } from 'kysely';
 
 /** Raised when an input of the start was taken by another run: the start writes nothing. */
 export const START_TAKEN = 'SB001';
+/** Raised when the start's session does not exist: the start writes nothing (migration 0021). */
+export const START_NO_SESSION = 'SB003';
 /** Raised when the commit's run is no longer running under its lease's epoch; the message is the lease's epoch now. */
 export const COMMIT_LEASE_LOST = 'SB002';
 
@@ -135,5 +137,71 @@ export async function postgresStartWithHistory(db: Kysely<any>): Promise<void> {
           (SELECT * FROM transcript WHERE session_key = p_key ORDER BY seq DESC LIMIT p_history_limit) t), '[]'::json),
         'reachedOut', json_build_object('spawned', EXISTS (SELECT 1 FROM sessions WHERE parent_key = p_key),
           'sent', EXISTS (SELECT 1 FROM exchanges WHERE requester_session = p_key)));
+    END $$`.execute(db);
+}
+
+/**
+ * 0021, PostgreSQL only: the reads of a session go with the writes that follow them. A run's start hands back its
+ * session as the start left it (StartedRun.session), and refuses, writing nothing, a session that does not exist; an
+ * input opens its session and is accepted in one call, which also hands back the session's queue when it is short
+ * (InputStore.enqueueOpening, as kysely-session-store.ts openSession, kysely-writes.ts insertInput and
+ * listQueuedForPlan do it).
+ */
+export async function postgresSessionReads(db: Kysely<any>): Promise<void> {
+  await sql`
+    CREATE OR REPLACE FUNCTION sb_enqueue_opening(p_key text, p_agent text, p_route text, p_create boolean, p_id text,
+      p_idempotency_key text, p_mode text, p_text text, p_provenance text, p_now bigint, p_plan_head integer)
+      RETURNS json LANGUAGE plpgsql AS $$
+    DECLARE
+      v_session sessions;
+      v_input inputs;
+      v_queued json;
+      v_count integer;
+    BEGIN
+      SELECT * INTO v_session FROM sessions WHERE key = p_key;
+      IF NOT FOUND THEN
+        IF NOT p_create THEN RETURN json_build_object('status', 'missing'); END IF;
+        INSERT INTO sessions (key, agent_id, label, parent_key, depth, route, state, created_at, updated_at, last_run_at)
+          VALUES (p_key, p_agent, NULL, NULL, 0, p_route, 'idle', p_now, p_now, NULL)
+          ON CONFLICT (key) DO NOTHING RETURNING * INTO v_session;
+        -- Another caller created it in between.
+        IF NOT FOUND THEN SELECT * INTO v_session FROM sessions WHERE key = p_key; END IF;
+      END IF;
+      IF p_route IS NOT NULL AND v_session.route IS DISTINCT FROM p_route THEN
+        UPDATE sessions SET route = p_route, updated_at = p_now WHERE key = p_key;
+      END IF;
+      INSERT INTO inputs (id, session_key, idempotency_key, mode, status, attempts, text, provenance, run_id, note, created_at, updated_at)
+        VALUES (p_id, p_key, p_idempotency_key, p_mode, 'queued', 0, p_text, p_provenance, NULL, NULL, p_now, p_now)
+        ON CONFLICT (idempotency_key) DO NOTHING RETURNING * INTO v_input;
+      IF FOUND THEN
+        -- The session's queue for the scheduler's plan, when it is shallower than the plan's head.
+        IF p_plan_head IS NOT NULL THEN
+          SELECT count(*), json_agg(q ORDER BY q.seq) INTO v_count, v_queued
+            FROM (SELECT * FROM inputs WHERE session_key = p_key AND status = 'queued' ORDER BY seq LIMIT p_plan_head) q;
+          IF v_count >= p_plan_head THEN v_queued := NULL; END IF;
+        END IF;
+        RETURN json_build_object('status', 'created', 'input', row_to_json(v_input), 'queued', v_queued);
+      END IF;
+      SELECT * INTO v_input FROM inputs WHERE idempotency_key = p_idempotency_key;
+      RETURN json_build_object('status', 'existing', 'input', row_to_json(v_input));
+    END $$`.execute(db);
+
+  await sql`
+    CREATE OR REPLACE FUNCTION sb_start_run_history(p_key text, p_owner text, p_ttl_ms bigint, p_run_id text, p_agent text,
+      p_model text, p_now bigint, p_inputs text[], p_payload text, p_history_limit integer) RETURNS json LANGUAGE plpgsql AS $$
+    DECLARE
+      v_answer json := sb_start_run(p_key, p_owner, p_ttl_ms, p_run_id, p_agent, p_model, p_now, p_inputs, p_payload);
+      v_session sessions;
+    BEGIN
+      IF v_answer->>'status' <> 'started' THEN RETURN v_answer; END IF;
+      SELECT * INTO v_session FROM sessions WHERE key = p_key;
+      IF NOT FOUND THEN RAISE EXCEPTION USING ERRCODE = 'SB003', MESSAGE = 'no session ' || p_key; END IF;
+      RETURN json_build_object('status', 'started', 'epoch', v_answer->'epoch', 'inputs', v_answer->'inputs',
+        'event', v_answer->'event', 'session', row_to_json(v_session),
+        'history', CASE WHEN p_history_limit IS NOT NULL THEN coalesce((SELECT json_agg(t ORDER BY t.seq) FROM
+          (SELECT * FROM transcript WHERE session_key = p_key ORDER BY seq DESC LIMIT p_history_limit) t), '[]'::json) END,
+        'reachedOut', CASE WHEN p_history_limit IS NOT NULL THEN json_build_object(
+          'spawned', EXISTS (SELECT 1 FROM sessions WHERE parent_key = p_key),
+          'sent', EXISTS (SELECT 1 FROM exchanges WHERE requester_session = p_key)) END);
     END $$`.execute(db);
 }

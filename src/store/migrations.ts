@@ -7,7 +7,13 @@ import { boardKeys, boardTables } from './migrations-board.js';
 import { coreMigrations } from './migrations-core.js';
 import { mailboxTables, memoryTables } from './migrations-memory.js';
 import { eventSeqAfterXid, gatewayRegistry, outboxClaims } from './migrations-gateways.js';
-import { postgresCommitSaysQueued, postgresKeysAsText, postgresRunFunctions, postgresStartWithHistory } from './migrations-postgres.js';
+import {
+  postgresCommitSaysQueued,
+  postgresKeysAsText,
+  postgresRunFunctions,
+  postgresStartWithHistory,
+  postgresSessionReads,
+} from './migrations-postgres.js';
 import type { SqlDialectName } from './sql-dialect.js';
 
 function migrations(dialect: SqlDialectName): Record<string, Migration> {
@@ -30,6 +36,9 @@ function migrations(dialect: SqlDialectName): Record<string, Migration> {
     },
     '0020_postgres_start_with_history': {
       up: async (db: Kysely<any>) => (dialect === 'postgres' ? postgresStartWithHistory(db) : undefined),
+    },
+    '0021_postgres_session_reads': {
+      up: async (db: Kysely<any>) => (dialect === 'postgres' ? postgresSessionReads(db) : undefined),
     },
   };
 }

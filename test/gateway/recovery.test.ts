@@ -89,6 +89,27 @@ describe('inputs nothing can run', () => {
     expect(await store.runs.list({})).toHaveLength(0);
   });
 
+  it('recovery: queued inputs for a session that was never created are dropped with the reason, and no run is made', async () => {
+    const store = await SqliteStore.open({ path: ':memory:' });
+    await store.inputs.enqueue(
+      {
+        id: 'in-8',
+        sessionKey: 'agent:w:api:direct:nobody',
+        idempotencyKey: 'k8',
+        mode: 'followup',
+        text: 'hi',
+        provenance: { kind: 'user' },
+      },
+      1,
+    );
+    gateway = await startTestGateway(config(), {}, store);
+    expect(await gateway.waitForInput('in-8', 5000)).toMatchObject({
+      status: 'dropped',
+      input: { note: 'dropped: session agent:w:api:direct:nobody does not exist' },
+    });
+    expect(await store.runs.list({})).toHaveLength(0);
+  });
+
   it('leases: a session whose lease another gateway holds is left alone, and runs once the lease is free', async () => {
     const store = await SqliteStore.open({ path: ':memory:' });
     await store.sessions.ensure({ key: S, agentId: 'w' }, 1);

@@ -1,6 +1,8 @@
 /**
- * On PostgreSQL a run's start hands back the history the run reads next (StartedRun.history, migration 0020), so a
- * run makes no read of its own for it: the same entries `transcript.list` gives, and a gateway's runs use them.
+ * On PostgreSQL a run's start hands back the history the run reads next (StartedRun.history, migration 0020) and its
+ * session (StartedRun.session, 0021), so a run makes no read of its own for them: the same entries `transcript.list`
+ * gives, and a gateway's runs use them. A send opens its session with its input and hands the lane the session's
+ * queue (0021), so that a waited send makes no read of its own: the accept, the start and the commit.
  */
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { startGateway } from '../../src/app.js';
@@ -8,6 +10,7 @@ import { parseConfigText } from '../../src/config/load.js';
 import type { NewInput } from '../../src/ports/index.js';
 import { PostgresStore } from '../../src/store/postgres/postgres-store.js';
 import { dropSchemas, POSTGRES_URL, postgresReachable } from '../helpers/postgres.js';
+import { waitUntil } from '../helpers/wait.js';
 
 const usage = { inputTokens: 1, outputTokens: 1, modelCalls: 1, steps: 1 };
 let counter = 0;
@@ -91,7 +94,7 @@ if (process.env.CI || (await postgresReachable())) {
       }
     });
 
-    it("a gateway's runs take their history and the tool offer's facts from the start, with no read of their own", async () => {
+    it("a gateway's sends and runs read no session, and runs take their history and the tool offer's facts from the start", async () => {
       const store = await open();
       const { config } = parseConfigText(
         `{ agents: { list: [{ id: "echo", model: "scripted/echo" }] }, models: { providers: { scripted: { type: "scripted", models: { echo: { rules: [{ reply: "echo: {{input}}" }] } } } } } }`,
@@ -102,6 +105,8 @@ if (process.env.CI || (await postgresReachable())) {
       try {
         const reads = vi.spyOn(store.transcript, 'list');
         const facts = vi.spyOn(store.sessions, 'reachedOut');
+        const sessions = vi.spyOn(store.sessions, 'get');
+        const plans = vi.spyOn(store.inputs, 'listQueuedForPlan');
         const replies = [];
         const runs = [];
         for (const message of ['first message', 'second']) {
@@ -114,8 +119,63 @@ if (process.env.CI || (await postgresReachable())) {
         expect(replies).toEqual(['echo: first message', 'echo: second']);
         expect(reads).not.toHaveBeenCalled();
         expect(facts).not.toHaveBeenCalled();
+        // The send opened the session with its input, and the run's start handed the session back.
+        expect(sessions).not.toHaveBeenCalled();
+        // The send handed the lane the session's queue, and each commit said nothing was left in it.
+        expect(plans).not.toHaveBeenCalled();
         // The second run's prompt held the first exchange: its history came with its start.
         expect(runs[1]!.promptChars - runs[0]!.promptChars).toBeGreaterThanOrEqual('first message'.length + 'echo: first message'.length);
+      } finally {
+        await gateway.stop();
+        await store.close();
+      }
+    });
+
+    it('an input that opens its session hands back the queue when it is shorter than the plan head, and only then', async () => {
+      const store = await open();
+      try {
+        const S = 'agent:w:api:direct:ann';
+        const opening = { key: S, agentId: 'w', route: { channel: 'api', peer: 'ann' }, create: true };
+        const one = await store.inputs.enqueueOpening(opening, input(S), 1000, { planHead: 3 });
+        if (one === 'missing') throw new Error('refused');
+        expect(one.queued).toEqual(await store.inputs.listQueuedForPlan(S, 3));
+        expect(one.queued?.map((queued) => queued.id)).toEqual([one.input.id]);
+        const two = await store.inputs.enqueueOpening(opening, input(S), 1000, { planHead: 3 });
+        expect(two !== 'missing' && two.queued?.length).toBe(2);
+        // As deep as the head: the lane reads the queue itself (listQueuedForPlan reads past the head).
+        const three = await store.inputs.enqueueOpening(opening, input(S), 1000, { planHead: 3 });
+        expect(three !== 'missing' && three.queued).toBeUndefined();
+        // Without a plan head, or for an input that was there already, nothing is read.
+        expect(await store.inputs.enqueueOpening(opening, input(S), 1000)).not.toHaveProperty('queued');
+        const again = await store.inputs.enqueueOpening(opening, { ...input(S), idempotencyKey: one.input.idempotencyKey }, 1000, {
+          planHead: 9,
+        });
+        expect(again).toEqual({ input: one.input, created: false });
+      } finally {
+        await store.close();
+      }
+    });
+
+    it('a lane that took the queue from a send still runs what was sent during a run, and is interrupted by an interrupt', async () => {
+      const store = await open();
+      const { config } = parseConfigText(
+        `{ agents: { list: [{ id: "w", model: "scripted/w" }] }, models: { providers: { scripted: { type: "scripted", models: {
+          w: { rules: [{ match: "slow", delayMs: 400, reply: "slow done" }, { reply: "got: {{inputs}}" }] } } } } } }`,
+        '/test.json5',
+        {},
+      );
+      const gateway = await startGateway({ config, store, gatewayId: 'gw-lanes' });
+      try {
+        const slow = await gateway.send({ target: 'w', message: 'slow' });
+        await waitUntil('the slow run is active', () => gateway.status().activeRuns.length === 1);
+        const next = await gateway.send({ target: 'w', message: 'next' });
+        expect(await gateway.waitForInput(slow.input.id, 5000)).toMatchObject({ status: 'completed', reply: 'slow done' });
+        expect(await gateway.waitForInput(next.input.id, 5000)).toMatchObject({ status: 'completed', reply: 'got: next' });
+        const long = await gateway.send({ target: 'w', message: 'slow again' });
+        await waitUntil('the second slow run is active', () => gateway.status().activeRuns.length === 1);
+        const interrupt = await gateway.send({ target: 'w', message: 'stop that', mode: 'interrupt' });
+        expect(await gateway.waitForInput(long.input.id, 5000)).toMatchObject({ status: 'completed', run: { status: 'interrupted' } });
+        expect(await gateway.waitForInput(interrupt.input.id, 5000)).toMatchObject({ status: 'completed', reply: 'got: stop that' });
       } finally {
         await gateway.stop();
         await store.close();

@@ -204,6 +204,40 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
       expect(await store.inputs.listQueuedForPlan('agent:nobody:main', 3)).toEqual([]);
     });
 
+    it('inputs: enqueueOpening creates a missing session with its route, routes one that exists, and refuses one it may not create', async () => {
+      const key = 'agent:support:api:direct:ann';
+      const route = { channel: 'api', peer: 'ann' };
+      const first = await store.inputs.enqueueOpening({ key, agentId: 'support', route, create: true }, newInput(key), 1000);
+      expect(first).toMatchObject({ created: true, input: { sessionKey: key, status: 'queued', createdAt: 1000 } });
+      expect(await store.sessions.get(key)).toMatchObject({ agentId: 'support', route, state: 'idle', createdAt: 1000, updatedAt: 1000 });
+      // The same route again leaves the session as it was; a new one is written with the input.
+      await store.inputs.enqueueOpening({ key, agentId: 'support', route, create: true }, newInput(key), 1500);
+      expect(await store.sessions.get(key)).toMatchObject({ route, updatedAt: 1000 });
+      const moved = { channel: 'api', peer: 'ann', account: 'work' };
+      await store.inputs.enqueueOpening({ key, agentId: 'support', route: moved, create: false }, newInput(key), 2000);
+      expect(await store.sessions.get(key)).toMatchObject({ route: moved, updatedAt: 2000 });
+      // No route keeps the one there.
+      await store.inputs.enqueueOpening({ key, agentId: 'support', create: true }, newInput(key), 2500);
+      expect(await store.sessions.get(key)).toMatchObject({ route: moved, updatedAt: 2000 });
+      // A repeated key answers the row there, whatever the session.
+      if (first === 'missing') throw new Error('the first input was refused');
+      const repeated = newInput(key, { idempotencyKey: first.input.idempotencyKey });
+      const again = await store.inputs.enqueueOpening({ key, agentId: 'support', route, create: true }, repeated, 3000);
+      expect(again).toEqual({ created: false, input: first.input });
+      expect(await store.inputs.listQueued(key)).toHaveLength(4);
+      // A session that may not be created here: nothing is written.
+      const child = 'agent:support:subagent:nobody';
+      const refused = await store.inputs.enqueueOpening({ key: child, agentId: 'support', route, create: false }, newInput(child), 3000);
+      expect(refused).toBe('missing');
+      expect(await store.sessions.get(child)).toBeUndefined();
+      expect(await store.inputs.listQueued(child)).toEqual([]);
+      // Unsynced, as a waited send's: the same rows.
+      const unsynced = await store.inputs.enqueueOpening({ key: S, agentId: 'support', create: false }, newInput(S), 3000, {
+        unsynced: true,
+      });
+      expect(unsynced).toMatchObject({ created: true, input: { sessionKey: S, status: 'queued' } });
+    });
+
     it('inputs: absorbNotify stores the message in the transcript once, without a run', async () => {
       const { input } = await store.inputs.enqueue(newInput(S, { mode: 'notify', text: 'fyi' }), 1000);
       expect(await store.inputs.absorbNotify(input.id, 1100)).toBe(true);
@@ -250,10 +284,11 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
     it('runs: start claims inputs; commit consumes them, appends transcript, outbox and events atomically', async () => {
       const { input } = await store.inputs.enqueue(newInput(S), 1000);
       const { runId, epoch, started } = await startRun([input.id]);
-      // start answers the lease's epoch, the inputs it claimed and the event it wrote, as stored.
+      // start answers the lease's epoch, the inputs it claimed, the session and the event it wrote, as stored.
       expect(started).toEqual({
         epoch: (await store.leases.get(S))!.epoch,
         inputs: [await store.inputs.get(input.id)],
+        session: await store.sessions.get(S),
         events: await store.events.list({ runId }),
       });
       expect(started.events.map((event) => event.type)).toEqual(['run.started']);
@@ -325,6 +360,31 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
       expect(await store.inputs.get(other.id)).toMatchObject({ status: 'queued', runId: null });
       expect(await store.runs.list({ sessionKey: S })).toHaveLength(1);
       expect((await store.events.list({ sessionKey: S })).map((event) => event.type)).toEqual(['run.started']);
+    });
+
+    it('runs: a start on a session that does not exist answers missing and writes nothing', async () => {
+      const nowhere = 'agent:support:api:direct:nobody';
+      const { input } = await store.inputs.enqueue(newInput(nowhere), 1000);
+      const runId = id('run');
+      const started = await store.runs.start(
+        {
+          id: runId,
+          sessionKey: nowhere,
+          agentId: 'support',
+          owner: 'gw-1',
+          leaseTtlMs: 30_000,
+          model: 'm',
+          inputIds: [input.id],
+          historyLimit: 10,
+        },
+        2000,
+      );
+      expect(started).toBe('missing');
+      expect(await store.inputs.get(input.id)).toMatchObject({ status: 'queued', runId: null, attempts: 0 });
+      expect(await store.runs.get(runId)).toBeUndefined();
+      expect(await store.leases.get(nowhere)).toBeUndefined();
+      expect(await store.events.list({ sessionKey: nowhere })).toEqual([]);
+      expect(await store.sessions.get(nowhere)).toBeUndefined();
     });
 
     it('runs: a commit says whether its session still holds queued inputs', async () => {

@@ -1,20 +1,21 @@
 /**
- * The run store on PostgreSQL: a run's start and its commit each in one round trip, through the functions of migrations
- * 0013, 0019 and 0020 (migrations-postgres.ts), which write what the portable transactions write. A start for a sub-agent's run, and a
- * commit that settles a sub-agent or records tool calls, take the portable path (kysely-run-store.ts).
+ * The run store on PostgreSQL: a run's start and its commit each in one round trip, through the functions of
+ * migrations 0013 and 0019-0021 (migrations-postgres.ts), which write what the portable transactions write. A start
+ * for a sub-agent's run, and a commit that settles a sub-agent or records tool calls, take the portable path
+ * (kysely-run-store.ts).
  */
 import { sql, type Selectable } from 'kysely';
 import { SwitchboardError } from '../../core/errors.js';
 import type { CommittedRun, NewRun, RunCommit, StartedRun } from '../../ports/index.js';
 import { KyselyRunStore, outcomeValues } from '../kysely-run-store.js';
-import { json, toEvent, toInput, toRun, toTranscript } from '../kysely-rows.js';
-import { COMMIT_LEASE_LOST, START_TAKEN } from '../migrations-postgres.js';
-import type { EventsTable, InputsTable, RunsTable, TranscriptTable } from '../schema.js';
+import { json, toEvent, toInput, toRun, toSession, toTranscript } from '../kysely-rows.js';
+import { COMMIT_LEASE_LOST, START_NO_SESSION, START_TAKEN } from '../migrations-postgres.js';
+import type { EventsTable, InputsTable, RunsTable, SessionsTable, TranscriptTable } from '../schema.js';
 
 const codeOf = (error: unknown) => (error as { code?: string }).code;
 
 export class PostgresRunStore extends KyselyRunStore {
-  override async start(run: NewRun, now: number): Promise<StartedRun | 'leased' | 'taken'> {
+  override async start(run: NewRun, now: number): Promise<StartedRun | 'leased' | 'taken' | 'missing'> {
     if (run.subagentId) return super.start(run, now);
     const payload = json({ inputIds: run.inputIds, model: run.model });
     let answer:
@@ -24,9 +25,10 @@ export class PostgresRunStore extends KyselyRunStore {
           epoch: number;
           inputs: Selectable<InputsTable>[];
           event: Selectable<EventsTable>;
+          session: Selectable<SessionsTable>;
           // Both come with a history limit, neither without one.
-          history?: Selectable<TranscriptTable>[];
-          reachedOut?: { spawned: boolean; sent: boolean };
+          history: Selectable<TranscriptTable>[] | null;
+          reachedOut: { spawned: boolean; sent: boolean } | null;
         };
     try {
       const { rows } = await sql<{ answer: typeof answer }>`SELECT sb_start_run_history(${run.sessionKey}, ${run.owner},
@@ -35,6 +37,7 @@ export class PostgresRunStore extends KyselyRunStore {
       answer = rows[0]!.answer;
     } catch (error) {
       if (codeOf(error) === START_TAKEN) return 'taken';
+      if (codeOf(error) === START_NO_SESSION) return 'missing';
       throw error;
     }
     if (answer.status === 'leased') return 'leased';
@@ -42,7 +45,8 @@ export class PostgresRunStore extends KyselyRunStore {
       epoch: answer.epoch,
       inputs: answer.inputs.map(toInput),
       events: [toEvent(answer.event)],
-      ...(answer.history ? { history: answer.history.map(toTranscript), reachedOut: answer.reachedOut } : {}),
+      session: toSession(answer.session),
+      ...(answer.history && answer.reachedOut ? { history: answer.history.map(toTranscript), reachedOut: answer.reachedOut } : {}),
     };
   }
 

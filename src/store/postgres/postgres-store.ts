@@ -10,6 +10,7 @@ import type { Database } from '../schema.js';
 import { DatabaseClock } from './db-clock.js';
 import { StatementNames, withNamedStatements } from './named-statements.js';
 import { channelOf, PostgresSignals } from './signals.js';
+import { PostgresInputStore } from './postgres-input-store.js';
 import { PostgresRunStore } from './postgres-run-store.js';
 
 export interface PostgresStoreOptions {
@@ -33,7 +34,10 @@ export class PostgresStore extends KyselyStore {
 
   private constructor(db: Kysely<Database>, signals: PostgresSignals) {
     // The database clock, in epoch milliseconds.
-    super(db, 'postgres', () => sql<number>`(extract(epoch from clock_timestamp()) * 1000)::bigint`, { runStore: PostgresRunStore });
+    super(db, 'postgres', () => sql<number>`(extract(epoch from clock_timestamp()) * 1000)::bigint`, {
+      runStore: PostgresRunStore,
+      inputs: new PostgresInputStore(db, 'postgres'),
+    });
     this.clock = new DatabaseClock(db);
     this.signals = signals;
   }

@@ -1,0 +1,32 @@
+/**
+ * Inputs on PostgreSQL: an input that opens its session is accepted in one round trip, through migration 0021's
+ * sb_enqueue_opening (migrations-postgres.ts), which writes what the portable path writes and reads the session's
+ * queue after it. Every commit here is synchronous, so an unsynced accept is as durable as any other.
+ */
+import { sql, type Selectable } from 'kysely';
+import type { NewInput, OpenedInput, SessionOpening } from '../../ports/index.js';
+import { KyselyInputStore } from '../kysely-store.js';
+import { json, toInput } from '../kysely-rows.js';
+import type { InputsTable } from '../schema.js';
+
+export class PostgresInputStore extends KyselyInputStore {
+  override async enqueueOpening(
+    session: SessionOpening,
+    input: NewInput,
+    now: number,
+    options: { planHead?: number } = {},
+  ): Promise<OpenedInput | 'missing'> {
+    const route = session.route ? json(session.route) : null;
+    const { rows } = await sql<{
+      answer:
+        | { status: 'missing' }
+        | { status: 'created' | 'existing'; input: Selectable<InputsTable>; queued?: Selectable<InputsTable>[] | null };
+    }>`SELECT sb_enqueue_opening(${session.key}, ${session.agentId}, ${route}, ${session.create}, ${input.id},
+      ${input.idempotencyKey}, ${input.mode}, ${input.text}, ${json(input.provenance)}, ${now},
+      ${options.planHead ?? null}::integer) AS answer`.execute(this.db);
+    const { answer } = rows[0]!;
+    if (answer.status === 'missing') return 'missing';
+    const opened = { input: toInput(answer.input), created: answer.status === 'created' };
+    return answer.queued ? { ...opened, queued: answer.queued.map(toInput) } : opened;
+  }
+}
