@@ -18,6 +18,7 @@ import {
 import { randomUUID } from 'node:crypto';
 import type {
   Clock,
+  EventRecord,
   ExchangeChanges,
   ExchangeRecord,
   IdGenerator,
@@ -41,7 +42,8 @@ export interface ExchangeFlowDeps {
   ids: IdGenerator;
   /** Stores an input and wakes its session's lane. */
   accept: (input: NewInput) => Promise<InputRecord>;
-  journal: (event: NewEvent) => Promise<unknown>;
+  /** Publishes events a store write appended (a move of an exchange journals its own, in its transaction). */
+  published: (events: readonly EventRecord[]) => void;
 }
 
 const isSkip = (text: string | null, token: string) => (text ?? '').trim() === token;
@@ -113,13 +115,17 @@ export class ExchangeFlow {
     // A waiter holds the exchange: it takes the reply. The run that sent it holds it: the reply is kept for that
     // run. Nobody does: the reply is delivered as a message.
     // A waiter (a tool call, sessions_wait or an API request) may take or let go of the exchange while the reply comes.
-    const { exchange } = await this.moveFrom(initial, ({ replyState }): ExchangeChanges | undefined => {
-      if (replyState === 'awaiting') return { replyState: 'replied', ...reply };
-      if (replyState === 'held') return { replyState: 'reply_held', ...reply };
-      if (replyState === 'detached') return { replyState: 'delivered', waiterRunId: null, ...reply };
-      return undefined;
-    });
-    await this.deps.journal(exchangeEvent(exchange, { replyState: exchange.replyState }));
+    const { exchange } = await this.moveFrom(
+      initial,
+      ({ replyState }): ExchangeChanges | undefined => {
+        if (replyState === 'awaiting') return { replyState: 'replied', ...reply };
+        if (replyState === 'held') return { replyState: 'reply_held', ...reply };
+        if (replyState === 'detached') return { replyState: 'delivered', waiterRunId: null, ...reply };
+        return undefined;
+      },
+      undefined,
+      (moved) => exchangeEvent(moved, { replyState: moved.replyState }),
+    );
     // Kept for the run that sent it: the conversation goes on when that run takes the reply (claim) or ends (release).
     if (exchange.replyState !== 'reply_held') await this.afterReply(exchange);
   }
@@ -163,13 +169,17 @@ export class ExchangeFlow {
    */
   async claim(initial: ExchangeRecord, waiterId: string): Promise<{ exchange: ExchangeRecord; taken: boolean }> {
     // The reply may come (held -> reply_held) between the read and the move.
-    const { exchange, moved } = await this.moveFrom(initial, (current) =>
-      claimable(current, waiterId)
-        ? { replyState: current.replyState === 'reply_held' ? 'replied' : 'awaiting', waiterRunId: waiterId }
-        : undefined,
+    const { exchange, moved } = await this.moveFrom(
+      initial,
+      (current) =>
+        claimable(current, waiterId)
+          ? { replyState: current.replyState === 'reply_held' ? 'replied' : 'awaiting', waiterRunId: waiterId }
+          : undefined,
+      undefined,
+      // Taking a reply that had come is a change the journal shows; starting to wait is not.
+      (taken) => (taken.replyState === 'awaiting' ? undefined : exchangeEvent(taken, { replyState: 'replied' })),
     );
     if (!moved || exchange.replyState === 'awaiting') return { exchange, taken: moved };
-    await this.deps.journal(exchangeEvent(exchange, { replyState: 'replied' }));
     await this.afterReply(exchange);
     return { exchange: (await this.deps.store.exchanges.get(exchange.id)) ?? exchange, taken: true };
   }
@@ -219,8 +229,19 @@ export class ExchangeFlow {
     changes: { phase?: ExchangeRecord['phase']; turn?: number },
     detail: Record<string, unknown> = {},
   ) {
-    const moved = await this.deps.store.exchanges.transition(exchange.id, { phases: from }, changes, this.deps.clock.now());
-    if (moved.changed) await this.deps.journal(exchangeEvent(moved.exchange, detail));
+    await this.transition(exchange.id, { phases: from }, changes, (moved) => exchangeEvent(moved, detail));
+  }
+
+  /** A move of the exchange, journalled with it when `journal` makes an event of it (ExchangeStore.transition). */
+  private async transition(
+    id: string,
+    from: Parameters<Store['exchanges']['transition']>[1],
+    changes: ExchangeChanges,
+    journal?: (moved: ExchangeRecord) => NewEvent | undefined,
+  ): Promise<{ exchange: ExchangeRecord; changed: boolean }> {
+    const moved = await this.deps.store.exchanges.transition(id, from, changes, this.deps.clock.now(), journal);
+    if (moved.events.length > 0) this.deps.published(moved.events);
+    return moved;
   }
 
   /**
@@ -243,13 +264,12 @@ export class ExchangeFlow {
         // A caller of the control API took its reply in the HTTP response: there is nothing to deliver again.
         redelivery: isApiWaiter(exchange.waiterRunId) ? undefined : redelivery,
         settle: async (redelivered) => {
-          const moved = await store.exchanges.transition(
+          await this.transition(
             exchange.id,
             { replyStates: ['replied'] },
             { replyState: 'delivered', ...(redelivered ? { waiterRunId: null } : {}) },
-            clock.now(),
+            (moved) => (redelivered ? exchangeEvent(moved, { redelivered: true }) : undefined),
           );
-          if (redelivered && moved.changed) await this.deps.journal(exchangeEvent(moved.exchange, { redelivered: true }));
         },
       };
     });
@@ -273,28 +293,27 @@ export class ExchangeFlow {
     // The conversation goes on first, as if nobody had held the reply; a crash before the move below does it again,
     // which writes nothing new.
     await this.afterReply({ ...exchange, waiterRunId: null });
-    const moved = await store.exchanges.transition(
+    await this.transition(
       exchange.id,
       { replyStates: [exchange.replyState], waiterRunId: holder },
       { replyState: 'delivered', waiterRunId: null },
-      clock.now(),
+      (moved) => exchangeEvent(moved, { replyState: 'delivered' }),
     );
-    if (moved.changed) await this.deps.journal(exchangeEvent(moved.exchange, { replyState: 'delivered' }));
   }
 
   /**
    * One compare-and-set from the state the exchange is in (and, given, its holder), tried again from the state it
    * finds, until a move lands or `next` has none for the state found. Every hand-over of an exchange goes this way.
    */
-  private async moveFrom(initial: ExchangeRecord, next: (current: ExchangeRecord) => ExchangeChanges | undefined, waiterRunId?: string) {
+  private async moveFrom(
+    initial: ExchangeRecord,
+    next: (current: ExchangeRecord) => ExchangeChanges | undefined,
+    waiterRunId?: string,
+    journal?: (moved: ExchangeRecord) => NewEvent | undefined,
+  ) {
     let exchange = initial;
     for (let changes = next(exchange); changes; changes = next(exchange)) {
-      const moved = await this.deps.store.exchanges.transition(
-        exchange.id,
-        { replyStates: [exchange.replyState], waiterRunId },
-        changes,
-        this.deps.clock.now(),
-      );
+      const moved = await this.transition(exchange.id, { replyStates: [exchange.replyState], waiterRunId }, changes, journal);
       exchange = moved.exchange;
       if (moved.changed) return { exchange, moved: true };
     }

@@ -92,7 +92,7 @@ export function assembleGateway(deps: GatewayDeps, host: AssemblyHost): GatewayA
     clock,
     ids,
     accept: (input) => host.accept(input),
-    journal: (event) => host.journalEvent(event),
+    published: (events) => journal.committed(events),
   });
   outbox.register(EXCHANGE_STEP_KIND, (row) => exchanges.onStep(row));
   const messaging = new AgentMessaging({

@@ -4,8 +4,10 @@
  * dependencies. A Claude Code teammate's own changes are read before anything is written: setting a pending task
  * `in_progress` with itself as owner claims the board task for it, `completed` completes it, `pending` again releases
  * it. Then the board's truth is written back, so a change the board refused (a task someone else holds) is undone.
+ * A pass that finds neither a new board event nor a task file changed since the last one does nothing but keep the
+ * teammates' claims alive.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { errorMessage } from '../core/errors.js';
 import type { TeamConfig } from '../config/schema-mailbox.js';
@@ -34,6 +36,8 @@ interface MirrorState {
 }
 
 const BEAT_MS = 60_000;
+/** Board events read at a time while catching up with the board's journal. */
+const EVENT_PAGE = 500;
 
 function statusOf(task: BoardTaskRecord): ClaudeStatus {
   if (task.state === 'running') return 'in_progress';
@@ -43,6 +47,10 @@ function statusOf(task: BoardTaskRecord): ClaudeStatus {
 
 export class ClaudeTasks {
   private readonly beats = new Map<string, number>();
+  /** The last board event seen (of any board: a change anywhere makes the next pass a full one). */
+  private cursor = 0;
+  /** What the last full pass left: the board up to `seq`, each task file as written (`mark`), and the mirror's state. */
+  private last?: { seq: number; files: Map<string, string>; state: MirrorState };
 
   constructor(
     private readonly team: TeamConfig & { claudeDir: string },
@@ -60,6 +68,13 @@ export class ClaudeTasks {
   }
 
   async sync(): Promise<void> {
+    const seq = await this.boardSeq();
+    const last = this.last;
+    if (last && last.seq === seq && [...last.files].every(([name, mark]) => this.mark(name) === mark)) {
+      // Nothing to mirror either way; a claim found lost makes a full pass write the state down.
+      if (await this.keepClaims(last.state)) return;
+    }
+    this.last = undefined;
     ensureRealDir(this.dir);
     const lockTarget = join(this.dir, '.lock');
     // The file Claude Code locks (its lock is `.lock.lock`, made with mkdir), created empty as it creates it.
@@ -95,7 +110,28 @@ export class ClaudeTasks {
       }
       writeJsonFile(statePath, state);
       writeJsonFile(join(this.dir, '.highwatermark'), highest);
+      const files = ['.highwatermark', ...Object.values(state.ids).map((n) => `${n}.json`)];
+      this.last = { seq, files: new Map(files.map((name) => [name, this.mark(name)])), state };
     });
+  }
+
+  /** The newest board event, read on from the last one seen. */
+  private async boardSeq(): Promise<number> {
+    for (;;) {
+      const events = await this.board.store.events({ afterSeq: this.cursor, limit: EVENT_PAGE });
+      if (events.length > 0) this.cursor = events.at(-1)!.seq;
+      if (events.length < EVENT_PAGE) return this.cursor;
+    }
+  }
+
+  /** A task file's identity and last change (a rewrite in place or a rename over it changes it), or that it is gone. */
+  private mark(name: string): string {
+    try {
+      const stat = statSync(join(this.dir, name), { bigint: true });
+      return `${stat.ino}:${stat.size}:${stat.mtimeNs}`;
+    } catch {
+      return 'missing';
+    }
   }
 
   /** A teammate's change to a task file since the mirror last wrote it, done on the board as that teammate. */
@@ -138,8 +174,12 @@ export class ClaudeTasks {
     }
   }
 
-  /** Claims held for teammates are kept alive while their task files say in_progress; a claim taken back is forgotten. */
-  private async keepClaims(state: MirrorState): Promise<void> {
+  /**
+   * Claims held for teammates are kept alive while their task files say in_progress; a claim taken back is forgotten.
+   * False when one was.
+   */
+  private async keepClaims(state: MirrorState): Promise<boolean> {
+    let kept = true;
     for (const [n, claim] of Object.entries(state.claims)) {
       const boardId = Object.entries(state.ids).find(([, number]) => String(number) === n)?.[0];
       if (!boardId) continue;
@@ -149,7 +189,9 @@ export class ClaudeTasks {
         this.beats.set(n, Date.now());
       } catch {
         delete state.claims[n];
+        kept = false;
       }
     }
+    return kept;
   }
 }

@@ -1,5 +1,7 @@
 /** Agent-to-agent exchanges (sessions_send): the request, its reply, the turns and the announce. Times are milliseconds since the Unix epoch. */
 import type { LimitReached, RateLimit } from '../core/rate-limit.js';
+import type { NewEvent } from './journal.js';
+import type { Journaled } from './runs.js';
 import type { InputRecord, NewInput } from './sessions.js';
 import type { NewToolCall } from './tool-calls.js';
 
@@ -78,13 +80,16 @@ export interface ExchangeStore {
   /**
    * Compare-and-set: applies `changes` only while the row still has one of the `from` reply states
    * (and, when given, one of the `phases` and the `waiterRunId`). Returns the row as it is afterwards and whether it changed.
+   * With `journal`, a move that lands appends the event `journal` makes of the exchange as moved (none when it answers
+   * undefined) in the same transaction, and answers it in `events`; a move that does not land appends nothing.
    */
   transition(
     id: string,
     from: { replyStates?: ExchangeReplyState[]; phases?: ExchangePhase[]; waiterRunId?: string },
     changes: ExchangeChanges,
     now: number,
-  ): Promise<{ exchange: ExchangeRecord; changed: boolean }>;
+    journal?: (moved: ExchangeRecord) => NewEvent | undefined,
+  ): Promise<{ exchange: ExchangeRecord; changed: boolean } & Journaled>;
   /** Oldest first; with `newest: true`, the newest `limit` rows, newest first. */
   list(filter?: ExchangeFilter): Promise<ExchangeRecord[]>;
 }

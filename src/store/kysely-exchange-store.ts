@@ -2,6 +2,7 @@
 import { SwitchboardError } from '../core/errors.js';
 import type { Kysely } from 'kysely';
 import type {
+  EventRecord,
   ExchangeChanges,
   ExchangeFilter,
   ExchangePhase,
@@ -10,13 +11,14 @@ import type {
   ExchangeStore,
   InputRecord,
   LimitReached,
+  NewEvent,
   NewExchange,
   NewInput,
   NewToolCall,
   RateLimit,
 } from '../ports/index.js';
 import { toExchange } from './kysely-rows.js';
-import { insertInput } from './kysely-writes.js';
+import { appendEvent, insertInput } from './kysely-writes.js';
 import type { Database, ExchangesTable } from './schema.js';
 import { takeRate } from './kysely-limits.js';
 import { recordToolCall } from './kysely-tool-call-store.js';
@@ -99,7 +101,8 @@ export class KyselyExchangeStore implements ExchangeStore {
     from: { replyStates?: ExchangeReplyState[]; phases?: ExchangePhase[]; waiterRunId?: string },
     changes: ExchangeChanges,
     now: number,
-  ): Promise<{ exchange: ExchangeRecord; changed: boolean }> {
+    journal?: (moved: ExchangeRecord) => NewEvent | undefined,
+  ): Promise<{ exchange: ExchangeRecord; changed: boolean; events: EventRecord[] }> {
     const set: Partial<ExchangesTable> = { updated_at: now };
     if (changes.phase !== undefined) set.phase = changes.phase;
     if (changes.turn !== undefined) set.turn = changes.turn;
@@ -108,14 +111,21 @@ export class KyselyExchangeStore implements ExchangeStore {
     if (changes.replyRunId !== undefined) set.reply_run_id = changes.replyRunId;
     if (changes.replyStatus !== undefined) set.reply_status = changes.replyStatus;
     if (changes.replyText !== undefined) set.reply_text = changes.replyText;
-    let update = this.db.updateTable('exchanges').set(set).where('id', '=', id);
-    if (from.replyStates) update = update.where('reply_state', 'in', from.replyStates);
-    if (from.phases) update = update.where('phase', 'in', from.phases);
-    if (from.waiterRunId) update = update.where('waiter_run_id', '=', from.waiterRunId);
-    const result = await update.executeTakeFirst();
-    const exchange = await this.get(id);
-    if (!exchange) throw new Error(`no exchange "${id}"`);
-    return { exchange, changed: Number(result.numUpdatedRows) > 0 };
+    return this.db.transaction().execute(async (trx) => {
+      let update = trx.updateTable('exchanges').set(set).where('id', '=', id);
+      if (from.replyStates) update = update.where('reply_state', 'in', from.replyStates);
+      if (from.phases) update = update.where('phase', 'in', from.phases);
+      if (from.waiterRunId) update = update.where('waiter_run_id', '=', from.waiterRunId);
+      const moved = await update.returningAll().executeTakeFirst();
+      if (moved) {
+        const exchange = toExchange(moved);
+        const event = journal?.(exchange);
+        return { exchange, changed: true, events: event ? [await appendEvent(trx, event, now)] : [] };
+      }
+      const current = await trx.selectFrom('exchanges').selectAll().where('id', '=', id).executeTakeFirst();
+      if (!current) throw new Error(`no exchange "${id}"`);
+      return { exchange: toExchange(current), changed: false, events: [] };
+    });
   }
 
   async list(filter: ExchangeFilter = {}): Promise<ExchangeRecord[]> {

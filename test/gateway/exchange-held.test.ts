@@ -5,7 +5,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ExchangeFlow } from '../../src/gateway/exchanges.js';
-import type { ExchangeReplyState, InputRecord, NewEvent, NewInput } from '../../src/ports/index.js';
+import type { EventRecord, ExchangeReplyState, InputRecord, NewInput } from '../../src/ports/index.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 
 const A = 'agent:asker:main';
@@ -14,7 +14,7 @@ const reply = { replyRunId: 'run-b', replyStatus: 'succeeded', replyText: 'the a
 
 let store: SqliteStore;
 let accepted: NewInput[];
-let events: NewEvent[];
+let events: EventRecord[];
 let flow: ExchangeFlow;
 let next = 0;
 
@@ -30,7 +30,7 @@ beforeEach(async () => {
       accepted.push(input);
       return (await store.inputs.enqueue(input, 1_000)).input as InputRecord;
     },
-    journal: async (event) => void events.push(event),
+    published: (appended) => void events.push(...appended),
   });
 });
 afterEach(async () => store.close());

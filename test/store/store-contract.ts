@@ -4,7 +4,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { NewInput, NewSubagent, ParentFacts, Store } from '../../src/ports/index.js';
+import type { ExchangeRecord, NewInput, NewSubagent, ParentFacts, Store } from '../../src/ports/index.js';
 
 let counter = 0;
 const id = (prefix: string) => `${prefix}-${++counter}-${Math.random().toString(16).slice(2, 10)}`;
@@ -927,6 +927,26 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
       expect((await store.exchanges.list({ replyStates: ['replied'], waiterRunId: 'run-a' })).map((e) => e.id)).toEqual(['ex-c']);
       expect(await store.exchanges.list({ replyStates: ['awaiting'] })).toEqual([]);
       expect((await store.exchanges.list({ requesterSession: S, targetSession: 'agent:expert:main' })).length).toBe(1);
+    });
+
+    it('exchanges: a move that lands journals its event with it; one that does not, or whose builder answers none, journals nothing', async () => {
+      await store.exchanges.open(newExchange('ex-j'), newInput('agent:expert:main'), 1000);
+      const journal = (moved: ExchangeRecord) => ({
+        type: 'exchange.updated' as const,
+        sessionKey: S,
+        payload: { exchangeId: moved.id, phase: moved.phase, replyState: moved.replyState },
+      });
+      const moved = await store.exchanges.transition('ex-j', { replyStates: ['awaiting'] }, { replyState: 'replied' }, 2000, journal);
+      expect(moved.changed).toBe(true);
+      expect(moved.events).toEqual(await store.events.list({ sessionKey: S }));
+      expect(moved.events.map((event) => [event.type, event.payload, event.createdAt])).toEqual([
+        ['exchange.updated', { exchangeId: 'ex-j', phase: 'request', replyState: 'replied' }, 2000],
+      ]);
+      const late = await store.exchanges.transition('ex-j', { replyStates: ['awaiting'] }, { replyState: 'detached' }, 3000, journal);
+      expect(late).toMatchObject({ changed: false, events: [] });
+      const quiet = await store.exchanges.transition('ex-j', { phases: ['request'] }, { phase: 'done' }, 3000, () => undefined);
+      expect(quiet).toMatchObject({ changed: true, events: [] });
+      expect(await store.events.list({ sessionKey: S })).toHaveLength(1);
     });
 
     it('exchanges: list is oldest first, or the newest n with newest: true', async () => {
