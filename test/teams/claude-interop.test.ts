@@ -8,9 +8,10 @@ import { once } from 'node:events';
 import { mkdtempSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { BoardService } from '../../src/board/board.js';
 import type { Gateway } from '../../src/gateway/gateway.js';
+import { ClaudeTasks } from '../../src/mailbox/claude-tasks.js';
 import type { Teams } from '../../src/mailbox/teams.js';
 import { startTestGateway, stopTestGateway } from '../helpers/gateway.js';
 import { waitUntil } from '../helpers/wait.js';
@@ -19,6 +20,7 @@ let gateway: Gateway | undefined;
 afterEach(async () => {
   if (gateway) await stopTestGateway(gateway);
   gateway = undefined;
+  vi.restoreAllMocks();
 });
 
 const setup = () => {
@@ -50,6 +52,49 @@ for (let i = 0; i < count; i++) {
   fs.rmdirSync(inbox + '.lock');
   if (i % 20 === 19) sleep(15);
 }`;
+
+describe('Claude Code task list passes', () => {
+  it("an idle pass reads no task; a teammate's edit or a board change makes the next pass a full one", async () => {
+    const { config, claudeDir } = setup();
+    let board!: BoardService;
+    gateway = await startTestGateway(config, {}, undefined, { onBoard: (made) => (board = made) });
+    const user = { kind: 'user' as const, name: 'user' };
+    const first = (await board.create({ title: 'spec', board: 'solo' }, user)).task;
+    // A mirror of a team of its own, passed by hand (the gateway's passes mirror "crew", whose board stays empty).
+    const mirror = new ClaudeTasks(
+      { id: 'solo', lead: 'lead', members: ['claudey'], skills: {}, claudeDir },
+      board,
+      () => ['lead'],
+      () => {},
+    );
+    const views = vi.spyOn(board.store, 'view');
+    const lists = vi.spyOn(board.store, 'list');
+    const solo = () => lists.mock.calls.filter(([filter]) => filter?.board === 'solo').length;
+    await mirror.sync();
+    expect([solo(), views.mock.calls.length]).toEqual([1, 1]);
+    await mirror.sync();
+    await mirror.sync();
+    expect([solo(), views.mock.calls.length]).toEqual([1, 1]);
+    // The teammate claims the task in its file: read back, and claimed on the board.
+    const path = join(claudeDir, 'tasks', 'solo', '1.json');
+    writeFileSync(path, JSON.stringify({ ...JSON.parse(readFileSync(path, 'utf8')), status: 'in_progress', owner: 'claudey' }));
+    await mirror.sync();
+    expect(solo()).toBe(2);
+    expect(await board.store.get(first.id)).toMatchObject({ state: 'running', claimWorker: 'claudey' });
+    // The claim was a board event: one more full pass, then quiet again.
+    await mirror.sync();
+    await mirror.sync();
+    expect(solo()).toBe(3);
+    // A change on the board reaches the file at the next pass.
+    await board.create({ title: 'build', board: 'solo', dependsOn: [first.id] }, user);
+    await mirror.sync();
+    expect(solo()).toBe(4);
+    expect(JSON.parse(readFileSync(join(claudeDir, 'tasks', 'solo', '2.json'), 'utf8'))).toMatchObject({
+      subject: 'build',
+      blockedBy: ['1'],
+    });
+  });
+});
 
 describe('Claude Code team files', () => {
   it('a teammate writing the lead inbox under its lock, concurrently, loses nothing; each reply lands once in its inbox', async () => {
