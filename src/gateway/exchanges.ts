@@ -250,8 +250,7 @@ export class ExchangeFlow {
    * the run held but did not take is let go, and its reply, once it comes, is delivered as a message.
    */
   async held(runId?: string): Promise<HeldResult[]> {
-    const { store, clock } = this.deps;
-    const exchanges = await store.exchanges.list({
+    const exchanges = await this.deps.store.exchanges.list({
       waiterRunId: runId,
       replyStates: ['awaiting', 'held', 'reply_held', 'replied'],
       limit: 100_000,
@@ -280,7 +279,6 @@ export class ExchangeFlow {
    * has come (it came too late for the run to see it), delivers it as a message.
    */
   private async release(initial: ExchangeRecord): Promise<void> {
-    const { store, clock } = this.deps;
     const holder = initial.waiterRunId ?? undefined;
     const waiting = (current: ExchangeRecord) => current.replyState === 'awaiting' || current.replyState === 'held';
     const { exchange, moved: letGoOf } = await this.moveFrom(
