@@ -37,11 +37,15 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
       await store.close();
     });
 
-    async function startRun(inputIds: string[], runId = id('run')) {
-      const started = await store.runs.start(
-        { id: runId, sessionKey: S, agentId: 'support', owner: 'gw-1', leaseTtlMs: 30_000, model: 'scripted/x', inputIds },
+    /** A run's start on session S (or `sessionKey`) by gw-1, as the store answers it. */
+    const tryStart = (inputIds: string[], runId: string, more: { sessionKey?: string; historyLimit?: number } = {}) =>
+      store.runs.start(
+        { id: runId, sessionKey: S, agentId: 'support', owner: 'gw-1', leaseTtlMs: 30_000, model: 'scripted/x', inputIds, ...more },
         2000,
       );
+
+    async function startRun(inputIds: string[], runId = id('run')) {
+      const started = await tryStart(inputIds, runId);
       if (typeof started === 'string') throw new Error(`run ${runId} did not start: ${started}`);
       return { runId, epoch: started.epoch, started };
     }
@@ -366,20 +370,7 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
       const nowhere = 'agent:support:api:direct:nobody';
       const { input } = await store.inputs.enqueue(newInput(nowhere), 1000);
       const runId = id('run');
-      const started = await store.runs.start(
-        {
-          id: runId,
-          sessionKey: nowhere,
-          agentId: 'support',
-          owner: 'gw-1',
-          leaseTtlMs: 30_000,
-          model: 'm',
-          inputIds: [input.id],
-          historyLimit: 10,
-        },
-        2000,
-      );
-      expect(started).toBe('missing');
+      expect(await tryStart([input.id], runId, { sessionKey: nowhere, historyLimit: 10 })).toBe('missing');
       expect(await store.inputs.get(input.id)).toMatchObject({ status: 'queued', runId: null, attempts: 0 });
       expect(await store.runs.get(runId)).toBeUndefined();
       expect(await store.leases.get(nowhere)).toBeUndefined();
