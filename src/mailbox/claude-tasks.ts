@@ -4,8 +4,8 @@
  * dependencies. A Claude Code teammate's own changes are read before anything is written: setting a pending task
  * `in_progress` with itself as owner claims the board task for it, `completed` completes it, `pending` again releases
  * it. Then the board's truth is written back, so a change the board refused (a task someone else holds) is undone.
- * A pass that finds neither a new board event nor a task file changed since the last one does nothing but keep the
- * teammates' claims alive.
+ * A pass that finds neither a new event of the team's board nor a task file changed since the last one does nothing
+ * but keep the teammates' claims alive.
  */
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
@@ -47,7 +47,7 @@ function statusOf(task: BoardTaskRecord): ClaudeStatus {
 
 export class ClaudeTasks {
   private readonly beats = new Map<string, number>();
-  /** The last board event seen (of any board: a change anywhere makes the next pass a full one). */
+  /** The last event of the team's board seen. */
   private cursor = 0;
   /** What the last full pass left: the board up to `seq`, each task file as written (`mark`), and the mirror's state. */
   private last?: { seq: number; files: Map<string, string>; state: MirrorState };
@@ -115,10 +115,10 @@ export class ClaudeTasks {
     });
   }
 
-  /** The newest board event, read on from the last one seen. */
+  /** The newest event of the team's board, read on from the last one seen. */
   private async boardSeq(): Promise<number> {
     for (;;) {
-      const events = await this.board.store.events({ afterSeq: this.cursor, limit: EVENT_PAGE });
+      const events = await this.board.store.events({ board: this.boardName, afterSeq: this.cursor, limit: EVENT_PAGE });
       if (events.length > 0) this.cursor = events.at(-1)!.seq;
       if (events.length < EVENT_PAGE) return this.cursor;
     }

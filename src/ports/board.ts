@@ -185,7 +185,8 @@ export interface BoardStore {
   noteRef(id: string, token: number, ref: string, now: number): Promise<void>;
   /** Takes back claims that expired (or outran the task's max runtime) before `now`. */
   reclaimExpired(now: number, limit: number): Promise<BoardReclaim[]>;
-  events(filter: { taskId?: string; afterSeq?: number; limit?: number }): Promise<BoardEventRecord[]>;
+  /** The board's events in seq order: of one task, of one board, after a seq. */
+  events(filter: { taskId?: string; board?: string; afterSeq?: number; limit?: number }): Promise<BoardEventRecord[]>;
   /**
    * The board's dispatcher lease: one holder per store. Taken when free, expired or already `owner`'s; the fence
    * of `owner`'s hold while it holds it (its epoch grows each time the lease changes hands), else undefined.

@@ -97,10 +97,11 @@ export class KyselyBoardReads {
   }
 
   /** Up to the settled point only: a reader paging on with `afterSeq` never passes an event still committing. */
-  async events(filter: { taskId?: string; afterSeq?: number; limit?: number }): Promise<BoardEventRecord[]> {
+  async events(filter: { taskId?: string; board?: string; afterSeq?: number; limit?: number }): Promise<BoardEventRecord[]> {
     const { seq } = await this.settled.read();
     let query = this.db.selectFrom('board_events').selectAll().where('seq', '<=', seq);
     if (filter.taskId) query = query.where('task_id', '=', filter.taskId);
+    if (filter.board) query = query.where('board', '=', filter.board);
     if (filter.afterSeq !== undefined) query = query.where('seq', '>', filter.afterSeq);
     const rows = await query
       .orderBy('seq')

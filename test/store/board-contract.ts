@@ -443,6 +443,10 @@ export function describeBoardContract(name: string, open: () => Promise<Store>):
         'claimed',
         'completed',
       ]);
+      // Of one board: another board's task is not among them.
+      const elsewhere = (await board.create(newTask({ board: 'other' }), 4000)).task;
+      expect(await board.events({ board: task.board, afterSeq: events[0].seq })).toEqual(events.slice(1));
+      expect((await board.events({ board: 'other' })).map((event) => [event.taskId, event.type])).toEqual([[elsewhere.id, 'created']]);
     });
 
     it('the dispatcher lease: one holder at a time, taken over once it expires; its epoch grows when it changes hands', async () => {

@@ -54,7 +54,7 @@ for (let i = 0; i < count; i++) {
 }`;
 
 describe('Claude Code task list passes', () => {
-  it("an idle pass reads no task; a teammate's edit or a board change makes the next pass a full one", async () => {
+  it("an idle pass reads no task; a teammate's edit or a change of the team's board makes the next pass a full one", async () => {
     const { config, claudeDir } = setup();
     let board!: BoardService;
     gateway = await startTestGateway(config, {}, undefined, { onBoard: (made) => (board = made) });
@@ -75,6 +75,10 @@ describe('Claude Code task list passes', () => {
     await mirror.sync();
     await mirror.sync();
     expect([solo(), views.mock.calls.length]).toEqual([1, 1]);
+    // Another board's change is not the team's.
+    await board.create({ title: 'elsewhere', board: 'other' }, user);
+    await mirror.sync();
+    expect(solo()).toBe(1);
     // The teammate claims the task in its file: read back, and claimed on the board.
     const path = join(claudeDir, 'tasks', 'solo', '1.json');
     writeFileSync(path, JSON.stringify({ ...JSON.parse(readFileSync(path, 'utf8')), status: 'in_progress', owner: 'claudey' }));
