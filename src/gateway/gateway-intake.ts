@@ -229,11 +229,10 @@ export abstract class GatewayIntake extends GatewayQueries {
    * The session at this address, created on first use for main, direct and group sessions; sub-agent
    * and A2A sessions exist only once their own flow has created them.
    */
-  async openSession(sessionKey: string, agentId: string, route?: ReplyRoute): Promise<SessionRecord> {
-    const session = await this.store.sessions.get(sessionKey);
-    if (session) return session;
-    if (!mayCreate(sessionKey)) throw noSuchSession(sessionKey);
-    return this.store.sessions.ensure({ key: sessionKey, agentId, route }, this.clock.now());
+  async openSession(sessionKey: string, agentId: string): Promise<SessionRecord> {
+    const session = await this.store.sessions.open({ key: sessionKey, agentId, create: mayCreate(sessionKey) }, this.clock.now());
+    if (!session) throw noSuchSession(sessionKey);
+    return session;
   }
 }
 

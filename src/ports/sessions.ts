@@ -93,6 +93,11 @@ export interface SessionAnnotation {
 export interface SessionStore {
   /** Creates the session if it does not exist; returns the stored row either way. */
   ensure(session: NewSession, now: number): Promise<SessionRecord>;
+  /**
+   * The session at `session.key`: created when it is missing and `session.create` allows it, given `session.route`
+   * when that differs. Undefined, writing nothing, when it is missing and may not be created.
+   */
+  open(session: SessionOpening, now: number): Promise<SessionRecord | undefined>;
   get(key: string): Promise<SessionRecord | undefined>;
   /** Most recently updated first. */
   list(filter?: SessionFilter): Promise<SessionRecord[]>;

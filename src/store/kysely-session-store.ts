@@ -30,6 +30,10 @@ export class KyselySessionStore implements SessionStore {
     return toSession(await ensureSession(this.db, this.relax, session, now));
   }
 
+  open(session: SessionOpening, now: number): Promise<SessionRecord | undefined> {
+    return openSession(this.db, this.relax, session, now);
+  }
+
   async get(key: string): Promise<SessionRecord | undefined> {
     const [row] = await sessionByKey(this.db, { key });
     return row ? toSession(row) : undefined;
@@ -131,15 +135,21 @@ async function setRoute(db: Kysely<Database>, relax: Relax | undefined, key: str
 }
 
 /**
- * The session an input opens (InputStore.enqueueOpening), in the statements a gateway would make: read, created when
- * missing and allowed, given the route when it differs. False when it is missing and may not be created.
+ * SessionStore.open, also the first half of InputStore.enqueueOpening: read, created when missing and allowed, given
+ * the route when it differs.
  */
-export async function openSession(db: Kysely<Database>, relax: Relax | undefined, open: SessionOpening, now: number): Promise<boolean> {
+export async function openSession(
+  db: Kysely<Database>,
+  relax: Relax | undefined,
+  open: SessionOpening,
+  now: number,
+): Promise<SessionRecord | undefined> {
   const [found] = await sessionByKey(db, { key: open.key });
-  if (!found && !open.create) return false;
+  if (!found && !open.create) return undefined;
   const session = toSession(found ?? (await ensureSession(db, relax, open, now)));
-  if (open.route && JSON.stringify(session.route) !== JSON.stringify(open.route)) await setRoute(db, relax, open.key, open.route, now);
-  return true;
+  if (!open.route || JSON.stringify(session.route) === JSON.stringify(open.route)) return session;
+  await setRoute(db, relax, open.key, open.route, now);
+  return { ...session, route: open.route, updatedAt: now };
 }
 
 /** A new session, or nothing when one with its key is there already. */

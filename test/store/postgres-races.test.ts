@@ -180,6 +180,31 @@ if (process.env.CI || (await postgresReachable())) {
       }
     });
 
+    it('two sends opening one new session at once: one session, each input once, the route one of theirs', async () => {
+      for (let round = 0; round < ROUNDS; round++) {
+        const key = `agent:w:api:direct:race-${round}`;
+        const open = (store: Store, peer: string) =>
+          store.inputs.enqueueOpening(
+            { key, agentId: 'w', route: { channel: 'api', peer }, create: true },
+            {
+              id: `in-${round}-${peer}`,
+              sessionKey: key,
+              idempotencyKey: `k-${round}-${peer}`,
+              mode: 'followup',
+              text: peer,
+              provenance: { kind: 'user' },
+            },
+            1000,
+            { planHead: 64 },
+          );
+        const [first, second] = await Promise.all([open(a, 'one'), open(b, 'two')]);
+        expect([first !== 'missing' && first.created, second !== 'missing' && second.created]).toEqual([true, true]);
+        expect((await a.inputs.listQueued(key)).map((input) => input.text).sort()).toEqual(['one', 'two']);
+        expect((await a.sessions.list({ agentId: 'w' })).filter((session) => session.key === key)).toHaveLength(1);
+        expect(['one', 'two']).toContain((await a.sessions.get(key))?.route?.peer);
+      }
+    });
+
     it('link(a, b) racing link(b, a): one of them is refused as a cycle', async () => {
       for (let round = 0; round < ROUNDS; round++) {
         const x = (await a.board.create(newTask(), 1000)).task;

@@ -242,6 +242,18 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
       expect(unsynced).toMatchObject({ created: true, input: { sessionKey: S, status: 'queued' } });
     });
 
+    it('sessions: open creates a missing session it may, routes one that exists, and answers none for one it may not create', async () => {
+      const key = 'agent:support:api:direct:bo';
+      expect(await store.sessions.open({ key, agentId: 'support', create: false }, 1000)).toBeUndefined();
+      expect(await store.sessions.get(key)).toBeUndefined();
+      const opened = await store.sessions.open({ key, agentId: 'support', create: true }, 1000);
+      expect(opened).toEqual(await store.sessions.get(key));
+      expect(opened).toMatchObject({ agentId: 'support', route: null, createdAt: 1000 });
+      const route = { channel: 'api', peer: 'bo' };
+      expect(await store.sessions.open({ key, agentId: 'support', route, create: false }, 2000)).toEqual(await store.sessions.get(key));
+      expect(await store.sessions.get(key)).toMatchObject({ route, updatedAt: 2000 });
+    });
+
     it('inputs: absorbNotify stores the message in the transcript once, without a run', async () => {
       const { input } = await store.inputs.enqueue(newInput(S, { mode: 'notify', text: 'fyi' }), 1000);
       expect(await store.inputs.absorbNotify(input.id, 1100)).toBe(true);
