@@ -36,6 +36,7 @@ async function serve(): Promise<{ url: string; front: A2AServer }> {
 }
 
 const MINIMAL = `agents: { list: [{ id: "me", model: "scripted/s" }] }, models: { providers: { scripted: { type: "scripted", models: { s: { rules: [{ reply: "ok" }] } } } } }`;
+// A browse that must find every service listens for 3 s: under a loaded CI run an answer came after 1 s once.
 const browser = (extra = '', seconds = 1) =>
   parseConfigText(`{ ${MINIMAL}, a2a: { discovery: { mdns: true, seconds: ${seconds} }${extra} } }`, '/test/browser.json5', {}).config;
 
@@ -49,7 +50,7 @@ it('each exposed agent is advertised on _a2a._tcp and _pi-a2a._tcp with its card
   ]);
   expect(advertised.names).toHaveLength(4);
 
-  const found = await discoverPeers(browser(', client: { allowPrivateTargets: true }'), { socket: bus.socket(), multicast: false });
+  const found = await discoverPeers(browser(', client: { allowPrivateTargets: true }', 3), { socket: bus.socket(), multicast: false });
   const port = Number(new URL(url).port);
   expect(found.map((peer) => [peer.service, peer.cardUrl, peer.version, peer.card?.name, peer.card?.skills])).toEqual(
     expect.arrayContaining([
@@ -71,7 +72,7 @@ it('a peer found on the LAN is read through the guarded client: on a private add
   const bus = new MdnsBus();
   const advertised = await front.advertise(url, () => {}, { socket: bus.socket(), multicast: false });
   try {
-    const found = await discoverPeers(browser(), { socket: bus.socket(), multicast: false });
+    const found = await discoverPeers(browser('', 3), { socket: bus.socket(), multicast: false });
     expect(found).toHaveLength(4);
     for (const peer of found) {
       expect(peer.card).toBeUndefined();
