@@ -156,7 +156,12 @@ export function storeSelection(config: SwitchboardConfig, defaultSqlitePath: str
     preparedStatements: config.store.preparedStatements,
     // A transaction left open by a gateway that hangs must not hold up the others' takeover beyond the lease.
     idleTransactionTimeoutMs: config.lanes.leaseTtlSeconds * 500,
-    sqlite: { path: config.store.sqlite.path ?? defaultSqlitePath, synchronous: config.store.sqlite.synchronous, exclusive: true },
+    sqlite: {
+      path: config.store.sqlite.path ?? defaultSqlitePath,
+      synchronous: config.store.sqlite.synchronous,
+      mmapBytes: config.store.sqlite.mmapMb * 1024 * 1024,
+      exclusive: true,
+    },
   };
 }
 

@@ -154,7 +154,12 @@ export const configSchema = z.strictObject({
       /** PostgreSQL only: send the store's repeated queries as server-side prepared statements. */
       preparedStatements: z.boolean().default(true),
       sqlite: z
-        .strictObject({ path: z.string().optional(), synchronous: z.enum(['OFF', 'NORMAL', 'FULL', 'EXTRA']).default('FULL') })
+        .strictObject({
+          path: z.string().optional(),
+          synchronous: z.enum(['OFF', 'NORMAL', 'FULL', 'EXTRA']).default('FULL'),
+          /** How many MB of the database file SQLite reads through a memory map; 0 reads with read() only. */
+          mmapMb: z.number().int().min(0).max(2047).default(2047),
+        })
         .prefault({}),
     })
     .prefault({}),

@@ -4,7 +4,7 @@
  * what to check, never a stack; the URL's password never appears in it.
  */
 import type { Clock, Store } from '../ports/index.js';
-import { SqliteStore } from './sqlite/sqlite-store.js';
+import { SqliteStore, type SqliteStoreOptions } from './sqlite/sqlite-store.js';
 
 export interface StoreSelection {
   driver: 'sqlite' | 'postgres';
@@ -16,7 +16,7 @@ export interface StoreSelection {
   idleTransactionTimeoutMs?: number;
   /** PostgreSQL: server-side prepared statements for the store's repeated queries (default true). */
   preparedStatements?: boolean;
-  sqlite: { path: string; synchronous: 'OFF' | 'NORMAL' | 'FULL' | 'EXTRA'; exclusive?: boolean };
+  sqlite: SqliteStoreOptions;
   /** Where the URL came from, for the error lines: `store.url`, `SWITCHBOARD_STORE_URL` or `--store`. */
   urlSource?: string;
 }

@@ -119,7 +119,7 @@ describe('config defaults', () => {
       schema: 'public',
       maxConnections: 10,
       preparedStatements: true,
-      sqlite: { synchronous: 'FULL' },
+      sqlite: { synchronous: 'FULL', mmapMb: 2047 },
     });
     expect(config.tools).toEqual({
       agentToAgent: { enabled: false, allow: [], history: true, list: true },

@@ -156,6 +156,31 @@ describe('sqlite: synchronous FULL, with the WAL synced off the event loop', () 
     }
   });
 
+  it("mmapBytes maps that much of the file (the gateway's default, store.sqlite.mmapMb 2047, just under the build's cap of 2,147,418,112 bytes), and reads stay right across checkpoints", async () => {
+    const path = join(mkdtempSync(join(tmpdir(), 'sb-mmap-')), 'test.db');
+    const mapped = await SqliteStore.open({ path, mmapBytes: 2047 * 1024 * 1024 });
+    try {
+      expect(mapped.raw.pragma('mmap_size', { simple: true })).toBe(2047 * 1024 * 1024);
+      const key = (n: number) => `agent:a:s${n}`;
+      for (let n = 0; n < 300; n += 1) await mapped.sessions.ensure({ key: key(n), agentId: 'a' }, 1000 + n);
+      // A checkpoint writes the WAL's pages into the file under the map; the next reads see them.
+      await mapped.durable();
+      expect(mapped.raw.pragma('wal_checkpoint(TRUNCATE)')).toEqual([{ busy: 0, log: 0, checkpointed: 0 }]);
+      for (let n = 300; n < 600; n += 1) await mapped.sessions.ensure({ key: key(n), agentId: 'a' }, 1000 + n);
+      expect((await mapped.sessions.get(key(0)))?.key).toBe(key(0));
+      expect((await mapped.sessions.get(key(599)))?.key).toBe(key(599));
+    } finally {
+      await mapped.close();
+    }
+    const unmapped = await SqliteStore.open({ path, mmapBytes: 0 });
+    try {
+      expect(unmapped.raw.pragma('mmap_size', { simple: true })).toBe(0);
+      expect((await unmapped.sessions.list({})).length).toBe(600);
+    } finally {
+      await unmapped.close();
+    }
+  });
+
   it('NORMAL, EXTRA and a database in memory are left to SQLite', async () => {
     for (const synchronous of ['NORMAL', 'EXTRA'] as const) {
       const store = await SqliteStore.open({ path: join(mkdtempSync(join(tmpdir(), 'sb-wal-')), 'test.db'), synchronous });
