@@ -154,6 +154,7 @@ export function storeSelection(config: SwitchboardConfig, defaultSqlitePath: str
     schema: config.store.schema,
     maxConnections: config.store.maxConnections,
     preparedStatements: config.store.preparedStatements,
+    analyze: config.store.analyze,
     // A transaction left open by a gateway that hangs must not hold up the others' takeover beyond the lease.
     idleTransactionTimeoutMs: config.lanes.leaseTtlSeconds * 500,
     sqlite: {
@@ -186,6 +187,10 @@ export async function serveGateway(options: ServeOptions): Promise<RunningGatewa
     throw error;
   }
   const { store } = opened;
+  if (opened.analyzing)
+    logger.warn(
+      'PostgreSQL: autovacuum is off on this server, so nothing analyzes the tables and the plans made while they were small would stay; the gateway analyzes its own tables as they change (store.analyze). Turn autovacuum on (docs/deploy.md)',
+    );
   const gatewayId = dataDir.gatewayId();
   let client!: A2AClientService;
   // The log gets no secret either; a reload that brings new ones makes the redactor again.

@@ -153,6 +153,8 @@ export const configSchema = z.strictObject({
       maxConnections: positiveInt.default(10),
       /** PostgreSQL only: send the store's repeated queries as server-side prepared statements. */
       preparedStatements: z.boolean().default(true),
+      /** PostgreSQL only: analyze the store's tables when the server's autovacuum is off (`auto`), or never (`off`). */
+      analyze: z.enum(['auto', 'off']).default('auto'),
       sqlite: z
         .strictObject({
           path: z.string().optional(),

@@ -16,6 +16,8 @@ export interface StoreSelection {
   idleTransactionTimeoutMs?: number;
   /** PostgreSQL: server-side prepared statements for the store's repeated queries (default true). */
   preparedStatements?: boolean;
+  /** PostgreSQL: analyze the store's tables when the server's autovacuum is off (`auto`, the default) or never. */
+  analyze?: 'auto' | 'off';
   sqlite: SqliteStoreOptions;
   /** Where the URL came from, for the error lines: `store.url`, `SWITCHBOARD_STORE_URL` or `--store`. */
   urlSource?: string;
@@ -26,6 +28,8 @@ export interface OpenedStore {
   driver: 'sqlite' | 'postgres';
   /** The database's clock on PostgreSQL (several gateways keep one time); undefined on SQLite. */
   clock?: Clock;
+  /** PostgreSQL: the gateway analyzes the store's tables itself, the server's autovacuum being off. */
+  analyzing?: boolean;
 }
 
 export class StoreOpenError extends Error {
@@ -63,8 +67,9 @@ export async function openStore(selection: StoreSelection): Promise<OpenedStore>
       maxConnections: selection.maxConnections,
       idleTransactionTimeoutMs: selection.idleTransactionTimeoutMs,
       preparedStatements: selection.preparedStatements,
+      analyze: selection.analyze,
     });
-    return { store, driver, clock: store.clock };
+    return { store, driver, clock: store.clock, analyzing: store.analyzing };
   } catch (error) {
     throw new StoreOpenError(describePostgresFailure(error, parsed, source));
   }

@@ -119,6 +119,7 @@ describe('config defaults', () => {
       schema: 'public',
       maxConnections: 10,
       preparedStatements: true,
+      analyze: 'auto',
       sqlite: { synchronous: 'FULL', mmapMb: 2047 },
     });
     expect(config.tools).toEqual({

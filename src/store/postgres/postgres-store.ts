@@ -12,6 +12,7 @@ import { StatementNames, withNamedStatements } from './named-statements.js';
 import { channelOf, PostgresSignals } from './signals.js';
 import { PostgresInputStore } from './postgres-input-store.js';
 import { PostgresRunStore } from './postgres-run-store.js';
+import { type AnalyzeMode, TableStatistics } from './table-statistics.js';
 
 export interface PostgresStoreOptions {
   connectionString: string;
@@ -26,13 +27,18 @@ export interface PostgresStoreOptions {
   idleTransactionTimeoutMs?: number;
   /** Server-side prepared statements for the store's repeated queries (named-statements.ts). Default true. */
   preparedStatements?: boolean;
+  /** `auto` (the default): analyze the store's tables when the server's autovacuum is off (table-statistics.ts). */
+  analyze?: AnalyzeMode;
 }
 
 export class PostgresStore extends KyselyStore {
   readonly clock: DatabaseClock;
   override readonly signals: PostgresSignals;
+  readonly statistics: TableStatistics;
+  /** True when this store analyzes its own tables, the server's autovacuum being off. */
+  analyzing = false;
 
-  private constructor(db: Kysely<Database>, signals: PostgresSignals) {
+  private constructor(db: Kysely<Database>, signals: PostgresSignals, schema: string) {
     // The database clock, in epoch milliseconds.
     super(db, 'postgres', () => sql<number>`(extract(epoch from clock_timestamp()) * 1000)::bigint`, {
       runStore: PostgresRunStore,
@@ -40,6 +46,7 @@ export class PostgresStore extends KyselyStore {
     });
     this.clock = new DatabaseClock(db);
     this.signals = signals;
+    this.statistics = new TableStatistics(db, schema);
   }
 
   /** Connects, migrates the schema to this build's latest and measures the database's clock. */
@@ -66,12 +73,13 @@ export class PostgresStore extends KyselyStore {
       () => new pg.Client({ connectionString: options.connectionString, connectionTimeoutMillis: 10_000 }),
       channelOf(schema),
     );
-    const store = new PostgresStore(db, signals);
+    const store = new PostgresStore(db, signals, schema);
     try {
       await sql`CREATE SCHEMA IF NOT EXISTS ${sql.id(schema)}`.execute(db);
       await migrateToLatest(db, 'postgres', schema);
       await store.clock.start();
       await signals.start();
+      store.analyzing = await store.statistics.start(options.analyze ?? 'auto');
       return store;
     } catch (error) {
       await store.close().catch(() => {});
@@ -81,6 +89,7 @@ export class PostgresStore extends KyselyStore {
 
   override async close(): Promise<void> {
     this.clock.stop();
+    this.statistics.stop();
     await this.signals.close();
     await super.close();
   }

@@ -1,0 +1,65 @@
+/**
+ * The store's tables analyzed when the server does not (`store.analyze`, docs/deploy.md). PostgreSQL plans a statement
+ * from its tables' statistics, which ANALYZE gathers and autovacuum keeps current as rows change. With autovacuum off,
+ * the store's tables are never analyzed: the plans that its prepared statements and functions keep are those made
+ * while the tables were empty, and stay (a run found by id through the index on every run's status, a scan of every
+ * input to find one by id), so each message costs more the more are stored. Where the server's autovacuum is off, this
+ * analyzes the store's own tables by autovacuum's default rule: a table whose rows changed since its last analyze by
+ * more than 50 plus a tenth of its rows. An ANALYZE makes every connection plan its statements on that table again.
+ */
+import { sql, type Kysely } from 'kysely';
+import type { Database } from '../schema.js';
+
+/** autovacuum_analyze_threshold and autovacuum_analyze_scale_factor's defaults. */
+const THRESHOLD = 50;
+const SCALE = 0.1;
+
+export type AnalyzeMode = 'auto' | 'off';
+
+export class TableStatistics {
+  private timer?: NodeJS.Timeout;
+  private passing?: Promise<string[]>;
+
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly schema: string,
+    private readonly intervalMs = 2_000,
+  ) {}
+
+  /** True when the server's autovacuum is off (or the statistics it would act on are not counted). */
+  async serverLeavesItToUs(): Promise<boolean> {
+    const { rows } = await sql<{ autovacuum: string; track_counts: string }>`
+      SELECT current_setting('autovacuum') AS autovacuum, current_setting('track_counts') AS track_counts`.execute(this.db);
+    return rows[0]!.autovacuum !== 'on' && rows[0]!.track_counts === 'on';
+  }
+
+  /** With `auto`, starts analyzing in the background when the server's autovacuum is off; answers whether it did. */
+  async start(mode: AnalyzeMode): Promise<boolean> {
+    if (mode === 'off' || !(await this.serverLeavesItToUs())) return false;
+    this.timer = setInterval(() => void this.pass().catch(() => {}), this.intervalMs);
+    this.timer.unref();
+    return true;
+  }
+
+  stop(): void {
+    if (this.timer) clearInterval(this.timer);
+  }
+
+  /**
+   * Analyzes the tables that changed enough, and answers their names. SKIP_LOCKED passes over a table that another
+   * gateway is analyzing at that moment; its analyze resets the count, so the table is not taken twice.
+   */
+  pass(): Promise<string[]> {
+    this.passing ??= this.analyzeChanged().finally(() => (this.passing = undefined));
+    return this.passing;
+  }
+
+  private async analyzeChanged(): Promise<string[]> {
+    const { rows } = await sql<{ relname: string }>`
+      SELECT relname FROM pg_stat_user_tables
+      WHERE schemaname = ${this.schema} AND n_mod_since_analyze > ${sql.lit(THRESHOLD)} + ${sql.lit(SCALE)} * n_live_tup
+      ORDER BY relname`.execute(this.db);
+    for (const { relname } of rows) await sql`ANALYZE (SKIP_LOCKED) ${sql.id(this.schema, relname)}`.execute(this.db);
+    return rows.map((row) => row.relname);
+  }
+}

@@ -1,0 +1,81 @@
+/**
+ * The store's tables analyzed where the server's autovacuum is off (store.analyze, table-statistics.ts): without it a
+ * plan made while a table was empty is kept however large the table grows. This machine's PostgreSQL runs with
+ * autovacuum off, as CI's does; the pass itself is tested whatever the server's setting.
+ */
+import pg from 'pg';
+import { afterAll, describe, expect, it } from 'vitest';
+import { PostgresStore } from '../../src/store/postgres/postgres-store.js';
+import { dropSchemas, POSTGRES_URL, postgresReachable } from '../helpers/postgres.js';
+import { waitUntil } from '../helpers/wait.js';
+
+if (process.env.CI || (await postgresReachable())) {
+  describe('PostgreSQL: table statistics when autovacuum is off', () => {
+    const schemas: string[] = [];
+    const open = (analyze?: 'auto' | 'off') => {
+      const schema = `sb_stats_${process.pid}_${schemas.length}`;
+      schemas.push(schema);
+      return PostgresStore.open({ connectionString: POSTGRES_URL, schema, maxConnections: 2, analyze });
+    };
+    afterAll(async () => {
+      await dropSchemas(...schemas);
+    });
+
+    it('auto analyzes exactly when the server does not; off never', async () => {
+      const client = new pg.Client({ connectionString: POSTGRES_URL });
+      await client.connect();
+      const { rows } = await client.query<{ autovacuum: string }>(`SELECT current_setting('autovacuum') AS autovacuum`);
+      await client.end();
+      const auto = await open();
+      const off = await open('off');
+      try {
+        expect(auto.analyzing).toBe(rows[0]!.autovacuum === 'off');
+        expect(off.analyzing).toBe(false);
+      } finally {
+        await auto.close();
+        await off.close();
+      }
+    });
+
+    it('a pass analyzes the tables that changed by more than 50 and a tenth of their rows, and a plan cached while the table was empty is made again', async () => {
+      const store = await open('off');
+      const schema = schemas.at(-1)!;
+      const client = new pg.Client({ connectionString: POSTGRES_URL, options: `-c search_path=${schema}` });
+      await client.connect();
+      try {
+        // A plan made while inputs is empty, kept as a prepared statement's generic plan is (and a function's).
+        await client.query('SET plan_cache_mode = force_generic_plan');
+        await client.query('PREPARE by_ids(text[]) AS SELECT * FROM inputs WHERE id = ANY($1)');
+        const plan = async () =>
+          (await client.query<{ 'QUERY PLAN': string }>(`EXPLAIN EXECUTE by_ids('{in-1}')`)).rows
+            .map((row) => row['QUERY PLAN'])
+            .join('\n');
+        expect(await plan()).toContain('Seq Scan on inputs');
+        await store.sessions.ensure({ key: 'agent:a:main', agentId: 'a' }, 1000);
+        await client.query(
+          `INSERT INTO inputs (id, session_key, idempotency_key, mode, status, attempts, text, provenance, created_at, updated_at)
+           SELECT 'in-' || g, 'agent:a:main', 'key-' || g, 'followup', 'consumed', 1, 'x', '{"kind":"user"}', 1000, 1000 FROM generate_series(1, 3000) g`,
+        );
+        // Nothing has told the planner the table grew: the plan that reads every input to find one stays.
+        expect(await plan()).toContain('Seq Scan on inputs');
+        // This connection's counts of changed rows go to the server's statistics at once, not within seconds.
+        await client.query('SELECT pg_stat_force_next_flush()');
+        await client.query('SELECT 1');
+        await waitUntil('a pass analyzes inputs', async () => (await store.statistics.pass()).includes('inputs'), 20_000, 200);
+        expect(await plan()).toContain('inputs_id_key');
+        expect(await plan()).not.toContain('Seq Scan');
+        // Its count of changes starts again from the analyze: the next pass leaves it.
+        expect(await store.statistics.pass()).not.toContain('inputs');
+        // sessions changed by one row, under the threshold.
+        expect(await store.statistics.pass()).not.toContain('sessions');
+      } finally {
+        await client.end();
+        await store.close();
+      }
+    });
+  });
+} else {
+  describe('PostgreSQL: table statistics when autovacuum is off', () => {
+    it.skip(`no PostgreSQL server at ${POSTGRES_URL} (set SWITCHBOARD_TEST_POSTGRES, or run under CI=true to require one)`, () => {});
+  });
+}
