@@ -10,13 +10,18 @@
  *   ROUNDS=12 SECS=4 npx tsx bench/ab.mts /tmp/old "/work/main|NODE_OPTIONS=--max-semi-space-size=64"
  *
  * A root is a checkout with a built dist/ (for an older commit: `git worktree add /tmp/old <rev>`, link its
- * node_modules, `npx tsc -p tsconfig.build.json` there). After the `|`, environment variables for that gateway.
+ * node_modules, `npx tsc -p tsconfig.build.json` there). After the `|`, environment variables for that gateway, and
+ * `PREFILL=<n>`, which starts that gateway on a store already holding n finished tasks (prefill.ts): whether a
+ * request costs more as tasks pile up, paired within one run:
+ *
+ *   npx tsx bench/ab.mts . ".|PREFILL=100000"
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { percentile } from './judged.js';
 import { A2A_LOAD_CONFIG, A2A_LOAD_PEER, cpuMsOf, load, startServer, stop } from './load.js';
+import { prefillTasks } from './prefill.js';
 
 const rounds = Number(process.env.ROUNDS ?? 12);
 const seconds = Number(process.env.SECS ?? 4);
@@ -41,11 +46,20 @@ function parseVariant(spec: string): { root: string; env: Record<string, string>
 
 async function startGateway(spec: string, index: number) {
   const { root, env } = parseVariant(spec);
+  const { PREFILL: prefill, ...gatewayEnv } = env;
   const dir = join(tmpdir(), `switchboard-ab-${process.pid}-${index}`);
   mkdirSync(dir, { recursive: true });
   const config = join(dir, 'a2a-load.json5');
   writeFileSync(config, A2A_LOAD_CONFIG);
-  const server = await startServer([join(root, 'bin/switchboard.js'), '--json', '--config', config, 'gateway', '--port', '0'], root, env);
+  const args = [join(root, 'bin/switchboard.js'), '--json', '--config', config, 'gateway', '--port', '0'];
+  if (prefill) {
+    // One real request's rows are the template of the copies (as `--only a2a` fills its fourth server).
+    const first = await startServer(args, root, gatewayEnv);
+    await load(`${first.url}/a2a/echo/jsonrpc`, 0, 1, undefined, A2A_LOAD_PEER, 1);
+    await stop(first.child);
+    prefillTasks(join(dir, '.switchboard', 'switchboard.db'), Number(prefill) - 1);
+  }
+  const server = await startServer(args, root, gatewayEnv);
   return { ...server, url: `${server.url}/a2a/echo/jsonrpc` };
 }
 
