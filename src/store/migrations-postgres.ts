@@ -14,6 +14,15 @@ export const START_NO_SESSION = 'SB003';
 export const COMMIT_LEASE_LOST = 'SB002';
 
 export async function postgresRunFunctions(db: Kysely<any>): Promise<void> {
+  await startRunFunction(db, "status = 'queued'");
+  await commitRunFunction(db, "status = 'running'");
+}
+
+/**
+ * sb_start_run; `queued` is the claim's test of an input's status (0013 and 0022 differ only there). Its inputs are
+ * found by id.
+ */
+async function startRunFunction(db: Kysely<any>, queued: string): Promise<void> {
   await sql`
     CREATE OR REPLACE FUNCTION sb_start_run(p_key text, p_owner text, p_ttl_ms bigint, p_run_id text, p_agent text,
       p_model text, p_now bigint, p_inputs text[], p_payload text) RETURNS json LANGUAGE plpgsql AS $$
@@ -30,7 +39,7 @@ export async function postgresRunFunctions(db: Kysely<any>): Promise<void> {
         RETURNING l.epoch INTO v_epoch;
       IF v_epoch IS NULL THEN RETURN json_build_object('status', 'leased'); END IF;
       UPDATE inputs SET status = 'claimed', run_id = p_run_id, attempts = attempts + 1, updated_at = p_now
-        WHERE id = ANY(p_inputs) AND status = 'queued';
+        WHERE id = ANY(p_inputs) AND ${sql.raw(queued)};
       GET DIAGNOSTICS v_claimed = ROW_COUNT;
       IF v_claimed <> cardinality(p_inputs) THEN RAISE EXCEPTION USING ERRCODE = 'SB001', MESSAGE = 'an input was taken'; END IF;
       INSERT INTO runs (id, session_key, agent_id, status, owner, epoch, model, started_at, ended_at, input_tokens, output_tokens,
@@ -45,7 +54,10 @@ export async function postgresRunFunctions(db: Kysely<any>): Promise<void> {
         'inputs', (SELECT json_agg(i ORDER BY i.seq) FROM inputs i WHERE i.id = ANY(p_inputs)),
         'event', row_to_json(v_event));
     END $$`.execute(db);
+}
 
+/** sb_commit_run; `running` is the fence's test of the run's status (0013 and 0022 differ only there). */
+async function commitRunFunction(db: Kysely<any>, running: string): Promise<void> {
   await sql`
     CREATE OR REPLACE FUNCTION sb_commit_run(p_run_id text, p_key text, p_epoch integer, p_now bigint, p_outcome json,
       p_transcript json, p_consumed text[], p_outbox json, p_events json) RETURNS json LANGUAGE plpgsql AS $$
@@ -64,7 +76,7 @@ export async function postgresRunFunctions(db: Kysely<any>): Promise<void> {
             request_bytes = (p_outcome->>'requestBytes')::bigint, request_system_bytes = (p_outcome->>'requestSystemBytes')::bigint,
             request_tool_bytes = (p_outcome->>'requestToolBytes')::bigint, cached_input_tokens = (p_outcome->>'cachedInputTokens')::bigint,
             final_text = p_outcome->>'finalText', error_code = p_outcome->>'errorCode', error_message = p_outcome->>'errorMessage'
-          WHERE id = p_run_id AND status = 'running' AND epoch = p_epoch
+          WHERE id = p_run_id AND ${sql.raw(running)} AND epoch = p_epoch
           RETURNING * INTO v_run;
       END IF;
       IF v_run.id IS NULL THEN
@@ -204,4 +216,16 @@ export async function postgresSessionReads(db: Kysely<any>): Promise<void> {
           'spawned', EXISTS (SELECT 1 FROM sessions WHERE parent_key = p_key),
           'sent', EXISTS (SELECT 1 FROM exchanges WHERE requester_session = p_key)) END);
     END $$`.execute(db);
+}
+
+/**
+ * 0022, PostgreSQL only: a run's start and commit find their rows by key alone. Their tests of status (an input still
+ * `queued`, a run still `running`) were conditions the planner could answer from the indexes on `inputs.status` and
+ * `runs.status`; where few rows are queued or running, as statistics taken between loads say, those look as cheap as
+ * the keys, and a plan that takes them is kept: each claim then read every queued input, and each commit every running
+ * run with the dead versions behind them. `(...) IS TRUE` is the same test on the row found, and no index answers it.
+ */
+export async function postgresRowsByKey(db: Kysely<any>): Promise<void> {
+  await startRunFunction(db, "(status = 'queued') IS TRUE");
+  await commitRunFunction(db, "(status = 'running') IS TRUE");
 }

@@ -13,6 +13,7 @@ import {
   postgresRunFunctions,
   postgresStartWithHistory,
   postgresSessionReads,
+  postgresRowsByKey,
 } from './migrations-postgres.js';
 import type { SqlDialectName } from './sql-dialect.js';
 
@@ -39,6 +40,9 @@ function migrations(dialect: SqlDialectName): Record<string, Migration> {
     },
     '0021_postgres_session_reads': {
       up: async (db: Kysely<any>) => (dialect === 'postgres' ? postgresSessionReads(db) : undefined),
+    },
+    '0022_postgres_rows_by_key': {
+      up: async (db: Kysely<any>) => (dialect === 'postgres' ? postgresRowsByKey(db) : undefined),
     },
   };
 }

@@ -1,13 +1,22 @@
 /**
  * The store's tables analyzed where the server's autovacuum is off (store.analyze, table-statistics.ts): without it a
  * plan made while a table was empty is kept however large the table grows. This machine's PostgreSQL runs with
- * autovacuum off, as CI's does; the pass itself is tested whatever the server's setting.
+ * autovacuum off, as CI's does; the pass itself is tested whatever the server's setting. And a run's start and commit
+ * written so that no statistics send them through the indexes on status (migration 0022).
  */
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { PostgresStore } from '../../src/store/postgres/postgres-store.js';
 import { dropSchemas, POSTGRES_URL, postgresReachable } from '../helpers/postgres.js';
 import { waitUntil } from '../helpers/wait.js';
+import type { NewInput } from '../../src/ports/index.js';
+
+const usage = { inputTokens: 1, outputTokens: 1, modelCalls: 1, steps: 1 };
+let counter = 0;
+const input = (sessionKey: string): NewInput => {
+  const id = `in-${process.pid}-${++counter}`;
+  return { id, sessionKey, idempotencyKey: `key-${id}`, mode: 'followup', text: 'x', provenance: { kind: 'user' } };
+};
 
 if (process.env.CI || (await postgresReachable())) {
   describe('PostgreSQL: table statistics when autovacuum is off', () => {
@@ -68,6 +77,85 @@ if (process.env.CI || (await postgresReachable())) {
         expect(await store.statistics.pass()).not.toContain('inputs');
         // sessions changed by one row, under the threshold.
         expect(await store.statistics.pass()).not.toContain('sessions');
+      } finally {
+        await client.end();
+        await store.close();
+      }
+    });
+
+    it("a run's start and commit find their rows by key, whatever the statistics say of how many are running or queued", async () => {
+      // One connection, so that its functions' plans are kept from call to call as a gateway's are.
+      const schema = `sb_stats_${process.pid}_${schemas.length}`;
+      schemas.push(schema);
+      const store = await PostgresStore.open({ connectionString: POSTGRES_URL, schema, maxConnections: 1, analyze: 'off' });
+      const client = new pg.Client({ connectionString: POSTGRES_URL, options: `-c search_path=${schema}` });
+      await client.connect();
+      try {
+        const S = 'agent:w:main';
+        await store.sessions.ensure({ key: S, agentId: 'w' }, 1000);
+        // 2,000 finished runs and inputs and none running or queued, analyzed: statistics under which the indexes on
+        // runs.status and inputs.status look as cheap as the keys for a row that is running or queued.
+        await client.query(
+          `INSERT INTO runs (id, session_key, agent_id, status, owner, epoch, model, started_at, input_tokens, output_tokens, model_calls, steps, preamble_chars, prompt_chars)
+           SELECT 'old-' || g, $1, 'w', 'succeeded', 'gw', 1, 'm', 1000, 0, 0, 0, 0, 0, 0 FROM generate_series(1, 2000) g`,
+          [S],
+        );
+        await client.query(
+          `INSERT INTO inputs (id, session_key, idempotency_key, mode, status, attempts, text, provenance, run_id, created_at, updated_at)
+           SELECT 'old-in-' || g, $1, 'old-key-' || g, 'followup', 'consumed', 1, 'x', '{"kind":"user"}', 'old-' || g, 1000, 1000 FROM generate_series(1, 2000) g`,
+          [S],
+        );
+        await client.query('ANALYZE runs, inputs');
+        const scans = async () => {
+          const { rows } = await client.query<{ indexrelname: string; idx_scan: string }>(
+            `SELECT indexrelname, idx_scan FROM pg_stat_user_indexes WHERE schemaname = $1 AND indexrelname IN ('runs_pkey', 'runs_status', 'inputs_status')`,
+            [schema],
+          );
+          return Object.fromEntries(rows.map((row) => [row.indexrelname, Number(row.idx_scan)]));
+        };
+        const before = await scans();
+        const runs = 12;
+        for (let n = 0; n < runs; n += 1) {
+          const { input: queued } = await store.inputs.enqueue(input(S), 2000);
+          const runId = `run-${process.pid}-${++counter}`;
+          const started = await store.runs.start(
+            { id: runId, sessionKey: S, agentId: 'w', owner: 'gw', leaseTtlMs: 60_000, model: 'm', inputIds: [queued.id] },
+            2000,
+          );
+          if (typeof started === 'string') throw new Error(`the run did not start: ${started}`);
+          await store.runs.commit(
+            {
+              runId,
+              sessionKey: S,
+              epoch: started.epoch,
+              outcome: { status: 'succeeded', usage, preambleChars: 0, promptChars: 0, finalText: 'ok' },
+              transcript: [],
+              consumedInputIds: [queued.id],
+              outbox: [],
+              events: [],
+            },
+            3000,
+          );
+        }
+        // Each commit looks its run up once.
+        const after = await waitUntil(
+          'the commits reach the index statistics',
+          async () => {
+            // A statement on the store's one connection: a backend sends its counts at a transaction's end, once a
+            // second has passed since it last did (an idle one only every several seconds).
+            await store.statistics.serverLeavesItToUs();
+            const now = await scans();
+            return now.runs_pkey! + now.runs_status! - before.runs_pkey! - before.runs_status! >= runs ? now : undefined;
+          },
+          20_000,
+          200,
+        );
+        // The commit's fence found each run by its key, never through the index on every run's status.
+        expect(after.runs_status! - before.runs_status!).toBe(0);
+        expect(after.runs_pkey! - before.runs_pkey!).toBe(runs);
+        // The claims found their inputs by id: what is left on inputs.status is at most the commit's look at whether
+        // the session has more queued (docs/deploy.md), one a run; before 0022 the claim added one of its own.
+        expect(after.inputs_status! - before.inputs_status!).toBeLessThanOrEqual(runs);
       } finally {
         await client.end();
         await store.close();

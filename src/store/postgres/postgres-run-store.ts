@@ -1,6 +1,6 @@
 /**
  * The run store on PostgreSQL: a run's start and its commit each in one round trip, through the functions of
- * migrations 0013 and 0019-0021 (migrations-postgres.ts), which write what the portable transactions write. A start
+ * migrations 0013 and 0019-0022 (migrations-postgres.ts), which write what the portable transactions write. A start
  * for a sub-agent's run, and a commit that settles a sub-agent or records tool calls, take the portable path
  * (kysely-run-store.ts).
  */
