@@ -181,7 +181,10 @@ export async function serveGateway(options: ServeOptions): Promise<RunningGatewa
   const unlock = dataDir.lock();
   let opened: OpenedStore;
   try {
-    opened = await openStore(storeSelection(config, dataDir.databasePath, options.storeUrl));
+    opened = await openStore({
+      ...storeSelection(config, dataDir.databasePath, options.storeUrl),
+      onBackgroundError: (error) => logger.warn(`store: ${errorMessage(error)}`),
+    });
   } catch (error) {
     unlock();
     throw error;

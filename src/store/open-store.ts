@@ -18,6 +18,8 @@ export interface StoreSelection {
   preparedStatements?: boolean;
   /** PostgreSQL: analyze the store's tables when the server's autovacuum is off (`auto`, the default) or never. */
   analyze?: 'auto' | 'off';
+  /** PostgreSQL: where a failure of the store's background work goes (the gateway's log). */
+  onBackgroundError?: (error: unknown) => void;
   sqlite: SqliteStoreOptions;
   /** Where the URL came from, for the error lines: `store.url`, `SWITCHBOARD_STORE_URL` or `--store`. */
   urlSource?: string;
@@ -68,6 +70,7 @@ export async function openStore(selection: StoreSelection): Promise<OpenedStore>
       idleTransactionTimeoutMs: selection.idleTransactionTimeoutMs,
       preparedStatements: selection.preparedStatements,
       analyze: selection.analyze,
+      onBackgroundError: selection.onBackgroundError,
     });
     return { store, driver, clock: store.clock, analyzing: store.analyzing };
   } catch (error) {

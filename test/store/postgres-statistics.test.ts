@@ -4,7 +4,11 @@
  * autovacuum off, as CI's does; the pass itself is tested whatever the server's setting. And a run's start and commit
  * written so that no statistics send them through the indexes on status (migration 0022).
  */
+import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
+import { errorMessage } from '../../src/core/errors.js';
+import type { Database } from '../../src/store/schema.js';
+import { TableStatistics } from '../../src/store/postgres/table-statistics.js';
 import { afterAll, describe, expect, it } from 'vitest';
 import { PostgresStore } from '../../src/store/postgres/postgres-store.js';
 import { dropSchemas, POSTGRES_URL, postgresReachable } from '../helpers/postgres.js';
@@ -80,6 +84,24 @@ if (process.env.CI || (await postgresReachable())) {
       } finally {
         await client.end();
         await store.close();
+      }
+    });
+
+    it('a background pass that fails is reported, with what failed, and the next one tries again', async () => {
+      const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: POSTGRES_URL, max: 1 }) }) });
+      const errors: string[] = [];
+      const statistics = new TableStatistics(db, 'sb_stats_nowhere', (error) => errors.push(errorMessage(error)), 20);
+      const leftToUs = await statistics.serverLeavesItToUs();
+      try {
+        expect(await statistics.start('auto')).toBe(leftToUs);
+        if (!leftToUs) return;
+        // Its connections gone, every pass fails: each is reported, and the timer goes on.
+        await db.destroy();
+        await waitUntil('two failed passes are reported', () => errors.length >= 2, 5000, 10);
+        expect(errors[0]).toMatch(/^analyzing the store's tables failed, tried again in 20 ms: /);
+      } finally {
+        statistics.stop();
+        await db.destroy().catch(() => {});
       }
     });
 

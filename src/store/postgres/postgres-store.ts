@@ -29,6 +29,8 @@ export interface PostgresStoreOptions {
   preparedStatements?: boolean;
   /** `auto` (the default): analyze the store's tables when the server's autovacuum is off (table-statistics.ts). */
   analyze?: AnalyzeMode;
+  /** Where a failure of the store's own background work goes (the statistics pass); by default nowhere. */
+  onBackgroundError?: (error: unknown) => void;
 }
 
 export class PostgresStore extends KyselyStore {
@@ -38,7 +40,7 @@ export class PostgresStore extends KyselyStore {
   /** True when this store analyzes its own tables, the server's autovacuum being off. */
   analyzing = false;
 
-  private constructor(db: Kysely<Database>, signals: PostgresSignals, schema: string) {
+  private constructor(db: Kysely<Database>, signals: PostgresSignals, schema: string, onError?: (error: unknown) => void) {
     // The database clock, in epoch milliseconds.
     super(db, 'postgres', () => sql<number>`(extract(epoch from clock_timestamp()) * 1000)::bigint`, {
       runStore: PostgresRunStore,
@@ -46,7 +48,7 @@ export class PostgresStore extends KyselyStore {
     });
     this.clock = new DatabaseClock(db);
     this.signals = signals;
-    this.statistics = new TableStatistics(db, schema);
+    this.statistics = new TableStatistics(db, schema, onError);
   }
 
   /** Connects, migrates the schema to this build's latest and measures the database's clock. */
@@ -73,7 +75,7 @@ export class PostgresStore extends KyselyStore {
       () => new pg.Client({ connectionString: options.connectionString, connectionTimeoutMillis: 10_000 }),
       channelOf(schema),
     );
-    const store = new PostgresStore(db, signals, schema);
+    const store = new PostgresStore(db, signals, schema, options.onBackgroundError);
     try {
       await sql`CREATE SCHEMA IF NOT EXISTS ${sql.id(schema)}`.execute(db);
       await migrateToLatest(db, 'postgres', schema);

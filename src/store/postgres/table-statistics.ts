@@ -8,6 +8,7 @@
  * more than 50 plus a tenth of its rows. An ANALYZE makes every connection plan its statements on that table again.
  */
 import { sql, type Kysely } from 'kysely';
+import { errorMessage } from '../../core/errors.js';
 import type { Database } from '../schema.js';
 
 /** autovacuum_analyze_threshold and autovacuum_analyze_scale_factor's defaults. */
@@ -23,6 +24,8 @@ export class TableStatistics {
   constructor(
     private readonly db: Kysely<Database>,
     private readonly schema: string,
+    /** A background pass that failed (the gateway logs it); the next pass tries again. */
+    private readonly onError: (error: unknown) => void = () => {},
     private readonly intervalMs = 2_000,
   ) {}
 
@@ -36,7 +39,9 @@ export class TableStatistics {
   /** With `auto`, starts analyzing in the background when the server's autovacuum is off; answers whether it did. */
   async start(mode: AnalyzeMode): Promise<boolean> {
     if (mode === 'off' || !(await this.serverLeavesItToUs())) return false;
-    this.timer = setInterval(() => void this.pass().catch(() => {}), this.intervalMs);
+    const failed = (error: unknown) =>
+      this.onError(new Error(`analyzing the store's tables failed, tried again in ${this.intervalMs} ms: ${errorMessage(error)}`));
+    this.timer = setInterval(() => void this.pass().catch(failed), this.intervalMs);
     this.timer.unref();
     return true;
   }
