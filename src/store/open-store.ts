@@ -18,7 +18,7 @@ export interface StoreSelection {
   preparedStatements?: boolean;
   /** PostgreSQL: analyze the store's tables when the server's autovacuum is off (`auto`, the default) or never. */
   analyze?: 'auto' | 'off';
-  /** PostgreSQL: where a failure of the store's background work goes (the gateway's log). */
+  /** PostgreSQL: where a failure of the store's background work goes (signals, statistics: the gateway's log). */
   onBackgroundError?: (error: unknown) => void;
   sqlite: SqliteStoreOptions;
   /** Where the URL came from, for the error lines: `store.url`, `SWITCHBOARD_STORE_URL` or `--store`. */

@@ -85,6 +85,33 @@ if (process.env.CI || (await postgresReachable())) {
       await waitUntil('a later signal was heard', () => heard > before, 5000);
       stop();
     });
+
+    it("a dropped listening connection is reported to the store's onBackgroundError, saying what failed", async () => {
+      const own = `${schema}_reported`;
+      const errors: string[] = [];
+      const store = await PostgresStore.open({
+        connectionString: POSTGRES_URL,
+        schema: own,
+        maxConnections: 1,
+        analyze: 'off',
+        onBackgroundError: (error) => errors.push((error as Error).message),
+      });
+      const admin = new pg.Client({ connectionString: POSTGRES_URL });
+      await admin.connect();
+      try {
+        const listening = await admin.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE query = $1', [
+          `LISTEN ${JSON.stringify(channelOf(own))}`,
+        ]);
+        expect(listening.rows.length).toBe(1);
+        await admin.query('SELECT pg_terminate_backend($1)', [listening.rows[0]!.pid]);
+        await waitUntil('the drop is reported', () => errors.length >= 1, 5000);
+        expect(errors[0]).toMatch(/^signals between gateways \(LISTEN\/NOTIFY\) failed; polling covers until they are back: /);
+      } finally {
+        await admin.end();
+        await store.close();
+        await dropSchemas(own);
+      }
+    });
   });
 } else {
   describe('postgres signals', () => {

@@ -4,6 +4,7 @@
  */
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
+import { errorMessage } from '../../core/errors.js';
 import { KyselyStore } from '../kysely-store.js';
 import { migrateToLatest } from '../migrations.js';
 import type { Database } from '../schema.js';
@@ -29,7 +30,7 @@ export interface PostgresStoreOptions {
   preparedStatements?: boolean;
   /** `auto` (the default): analyze the store's tables when the server's autovacuum is off (table-statistics.ts). */
   analyze?: AnalyzeMode;
-  /** Where a failure of the store's own background work goes (the statistics pass); by default nowhere. */
+  /** Where a failure of the store's own background work goes (signals, the statistics pass); by default nowhere. */
   onBackgroundError?: (error: unknown) => void;
 }
 
@@ -70,10 +71,13 @@ export class PostgresStore extends KyselyStore {
     const db = new Kysely<Database>({
       dialect: new PostgresDialect({ pool: options.preparedStatements === false ? pool : withNamedStatements(pool, new StatementNames()) }),
     });
+    const report = options.onBackgroundError ?? (() => {});
     const signals = new PostgresSignals(
       pool,
       () => new pg.Client({ connectionString: options.connectionString, connectionTimeoutMillis: 10_000 }),
       channelOf(schema),
+      (error) =>
+        report(new Error(`signals between gateways (LISTEN/NOTIFY) failed; polling covers until they are back: ${errorMessage(error)}`)),
     );
     const store = new PostgresStore(db, signals, schema, options.onBackgroundError);
     try {

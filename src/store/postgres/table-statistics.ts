@@ -2,8 +2,8 @@
  * The store's tables analyzed when the server does not (`store.analyze`, docs/deploy.md). PostgreSQL plans a statement
  * from its tables' statistics, which ANALYZE gathers and autovacuum keeps current as rows change. With autovacuum off,
  * the store's tables are never analyzed: the plans that its prepared statements and functions keep are those made
- * while the tables were empty, and stay (a run found by id through the index on every run's status, a scan of every
- * input to find one by id), so each message costs more the more are stored. Where the server's autovacuum is off, this
+ * while the tables were empty, and stay (a scan of every input to find one by id), so each message costs more the
+ * more are stored. Where the server's autovacuum is off, this
  * analyzes the store's own tables by autovacuum's default rule: a table whose rows changed since its last analyze by
  * more than 50 plus a tenth of its rows. An ANALYZE makes every connection plan its statements on that table again.
  */
@@ -20,6 +20,7 @@ export type AnalyzeMode = 'auto' | 'off';
 export class TableStatistics {
   private timer?: NodeJS.Timeout;
   private passing?: Promise<string[]>;
+  private stopped = false;
 
   constructor(
     private readonly db: Kysely<Database>,
@@ -39,14 +40,18 @@ export class TableStatistics {
   /** With `auto`, starts analyzing in the background when the server's autovacuum is off; answers whether it did. */
   async start(mode: AnalyzeMode): Promise<boolean> {
     if (mode === 'off' || !(await this.serverLeavesItToUs())) return false;
-    const failed = (error: unknown) =>
+    // A pass still running when the store closes fails on the closed pool: that is not worth a warning.
+    const failed = (error: unknown) => {
+      if (this.stopped) return;
       this.onError(new Error(`analyzing the store's tables failed, tried again in ${this.intervalMs} ms: ${errorMessage(error)}`));
+    };
     this.timer = setInterval(() => void this.pass().catch(failed), this.intervalMs);
     this.timer.unref();
     return true;
   }
 
   stop(): void {
+    this.stopped = true;
     if (this.timer) clearInterval(this.timer);
   }
 
