@@ -7,17 +7,10 @@
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { startGateway } from '../../src/app.js';
 import { parseConfigText } from '../../src/config/load.js';
-import type { NewInput } from '../../src/ports/index.js';
+import { newInput as input, newRunId, usage } from '../helpers/inputs.js';
 import { PostgresStore } from '../../src/store/postgres/postgres-store.js';
 import { dropSchemas, POSTGRES_URL, postgresReachable } from '../helpers/postgres.js';
 import { waitUntil } from '../helpers/wait.js';
-
-const usage = { inputTokens: 1, outputTokens: 1, modelCalls: 1, steps: 1 };
-let counter = 0;
-const input = (sessionKey: string): NewInput => {
-  const id = `in-${process.pid}-${++counter}`;
-  return { id, sessionKey, idempotencyKey: `key-${id}`, mode: 'followup', text: 'x', provenance: { kind: 'user' } };
-};
 
 if (process.env.CI || (await postgresReachable())) {
   describe('a run start on PostgreSQL', () => {
@@ -38,7 +31,7 @@ if (process.env.CI || (await postgresReachable())) {
         await store.sessions.ensure({ key: S, agentId: 'w' }, 1000);
         const start = async (historyLimit?: number) => {
           const { input: queued } = await store.inputs.enqueue(input(S), 1000);
-          const runId = `run-${process.pid}-${++counter}`;
+          const runId = newRunId();
           const started = await store.runs.start(
             { id: runId, sessionKey: S, agentId: 'w', owner: 'gw', leaseTtlMs: 60_000, model: 'm', inputIds: [queued.id], historyLimit },
             2000,
@@ -78,7 +71,7 @@ if (process.env.CI || (await postgresReachable())) {
         const { input: queued } = await store.inputs.enqueue(input(other), 1000);
         const plain = await store.runs.start(
           {
-            id: `run-${process.pid}-${++counter}`,
+            id: newRunId(),
             sessionKey: other,
             agentId: 'w',
             owner: 'gw',

@@ -13,14 +13,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { PostgresStore } from '../../src/store/postgres/postgres-store.js';
 import { dropSchemas, POSTGRES_URL, postgresReachable } from '../helpers/postgres.js';
 import { waitUntil } from '../helpers/wait.js';
-import type { NewInput } from '../../src/ports/index.js';
-
-const usage = { inputTokens: 1, outputTokens: 1, modelCalls: 1, steps: 1 };
-let counter = 0;
-const input = (sessionKey: string): NewInput => {
-  const id = `in-${process.pid}-${++counter}`;
-  return { id, sessionKey, idempotencyKey: `key-${id}`, mode: 'followup', text: 'x', provenance: { kind: 'user' } };
-};
+import { newInput as input, newRunId, usage } from '../helpers/inputs.js';
 
 if (process.env.CI || (await postgresReachable())) {
   describe('PostgreSQL: table statistics when autovacuum is off', () => {
@@ -139,7 +132,7 @@ if (process.env.CI || (await postgresReachable())) {
         const runs = 12;
         for (let n = 0; n < runs; n += 1) {
           const { input: queued } = await store.inputs.enqueue(input(S), 2000);
-          const runId = `run-${process.pid}-${++counter}`;
+          const runId = newRunId();
           const started = await store.runs.start(
             { id: runId, sessionKey: S, agentId: 'w', owner: 'gw', leaseTtlMs: 60_000, model: 'm', inputIds: [queued.id] },
             2000,
