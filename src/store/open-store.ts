@@ -4,6 +4,7 @@
  * what to check, never a stack; the URL's password never appears in it.
  */
 import type { Clock, Store } from '../ports/index.js';
+import type { AnalyzeMode } from './postgres/table-statistics.js';
 import { SqliteStore, type SqliteStoreOptions } from './sqlite/sqlite-store.js';
 
 export interface StoreSelection {
@@ -17,7 +18,7 @@ export interface StoreSelection {
   /** PostgreSQL: server-side prepared statements for the store's repeated queries (default true). */
   preparedStatements?: boolean;
   /** PostgreSQL: analyze the store's tables when the server's autovacuum is off (`auto`, the default) or never. */
-  analyze?: 'auto' | 'off';
+  analyze?: AnalyzeMode;
   /** PostgreSQL: where a failure of the store's background work goes (signals, statistics: the gateway's log). */
   onBackgroundError?: (error: unknown) => void;
   sqlite: SqliteStoreOptions;
@@ -72,7 +73,7 @@ export async function openStore(selection: StoreSelection): Promise<OpenedStore>
       analyze: selection.analyze,
       onBackgroundError: selection.onBackgroundError,
     });
-    return { store, driver, clock: store.clock, analyzing: store.analyzing };
+    return { store, driver, clock: store.clock, analyzing: store.statistics.running };
   } catch (error) {
     throw new StoreOpenError(describePostgresFailure(error, parsed, source));
   }

@@ -13,7 +13,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { PostgresStore } from '../../src/store/postgres/postgres-store.js';
 import { dropSchemas, POSTGRES_URL, postgresReachable } from '../helpers/postgres.js';
 import { waitUntil } from '../helpers/wait.js';
-import { newInput as input, newRunId, usage } from '../helpers/inputs.js';
+import { newInput as input, newRunId, succeededCommit } from '../helpers/inputs.js';
 
 if (process.env.CI || (await postgresReachable())) {
   describe('PostgreSQL: table statistics when autovacuum is off', () => {
@@ -35,8 +35,8 @@ if (process.env.CI || (await postgresReachable())) {
       const auto = await open();
       const off = await open('off');
       try {
-        expect(auto.analyzing).toBe(rows[0]!.autovacuum === 'off');
-        expect(off.analyzing).toBe(false);
+        expect(auto.statistics.running).toBe(rows[0]!.autovacuum === 'off');
+        expect(off.statistics.running).toBe(false);
       } finally {
         await auto.close();
         await off.close();
@@ -138,19 +138,7 @@ if (process.env.CI || (await postgresReachable())) {
             2000,
           );
           if (typeof started === 'string') throw new Error(`the run did not start: ${started}`);
-          await store.runs.commit(
-            {
-              runId,
-              sessionKey: S,
-              epoch: started.epoch,
-              outcome: { status: 'succeeded', usage, preambleChars: 0, promptChars: 0, finalText: 'ok' },
-              transcript: [],
-              consumedInputIds: [queued.id],
-              outbox: [],
-              events: [],
-            },
-            3000,
-          );
+          await store.runs.commit(succeededCommit({ runId, sessionKey: S, epoch: started.epoch, consumedInputIds: [queued.id] }), 3000);
         }
         // Each commit looks its run up once.
         const after = await waitUntil(

@@ -6,10 +6,10 @@
 import { POSTGRES_URL, postgresReachable, twoStoresOnOneSchema } from '../helpers/postgres.js';
 import { describe, expect, it } from 'vitest';
 import { settle } from '../helpers/settle.js';
-import type { NewInput, OrphanRecovery, Store } from '../../src/ports/index.js';
+import type { OrphanRecovery, Store } from '../../src/ports/index.js';
+import { newInput as input, newRunId, succeededCommit, usage } from '../helpers/inputs.js';
 
 const ROUNDS = 40;
-const usage = { inputTokens: 1, outputTokens: 1, modelCalls: 1, steps: 1 };
 const takeover = (recoverer: string): OrphanRecovery => ({
   recoverer,
   scope: 'expired',
@@ -18,10 +18,6 @@ const takeover = (recoverer: string): OrphanRecovery => ({
 });
 
 let counter = 0;
-function input(sessionKey: string, mode: NewInput['mode'] = 'followup'): NewInput {
-  const id = `in-${process.pid}-${++counter}`;
-  return { id, sessionKey, idempotencyKey: `key-${id}`, mode, text: 'x', provenance: { kind: 'user' } };
-}
 
 if (process.env.CI || (await postgresReachable())) {
   describe('postgres takeover races (two stores, one schema)', () => {
@@ -37,7 +33,7 @@ if (process.env.CI || (await postgresReachable())) {
       const sessionKey = `agent:w:race-${round}-${++counter}`;
       await a.sessions.ensure({ key: sessionKey, agentId: 'w' }, 1000);
       const { input: queued } = await a.inputs.enqueue(input(sessionKey), 1000);
-      const runId = `run-${process.pid}-${++counter}`;
+      const runId = newRunId();
       const started = await a.runs.start(
         { id: runId, sessionKey, agentId: 'w', owner: 'gw-1', leaseTtlMs: -1000, model: 'm', inputIds: [queued.id] },
         1000,
@@ -55,31 +51,19 @@ if (process.env.CI || (await postgresReachable())) {
         const sessionKey = `agent:w:commit-race-${round}-${++counter}`;
         await a.sessions.ensure({ key: sessionKey, agentId: 'w' }, 1000);
         const { input: first } = await a.inputs.enqueue(input(sessionKey), 1000);
-        const runId = `run-${process.pid}-${++counter}`;
+        const runId = newRunId();
         const started = await a.runs.start(
           { id: runId, sessionKey, agentId: 'w', owner: 'gw-1', leaseTtlMs: 60_000, model: 'm', inputIds: [first.id] },
           1000,
         );
         if (typeof started === 'string') throw new Error(`the run did not start: ${started}`);
-        const commit = a.runs.commit(
-          {
-            runId,
-            sessionKey,
-            epoch: started.epoch,
-            outcome: { status: 'succeeded', usage, preambleChars: 0, promptChars: 0, finalText: 'ok' },
-            transcript: [],
-            consumedInputIds: [first.id],
-            outbox: [],
-            events: [],
-          },
-          2000,
-        );
+        const commit = a.runs.commit(succeededCommit({ runId, sessionKey, epoch: started.epoch, consumedInputIds: [first.id] }), 2000);
         // The other gateway accepts an input for the session, then tries to run it.
         const elsewhere = (async () => {
           const { input: next } = await b.inputs.enqueue(input(sessionKey), 2000);
           return b.runs.start(
             {
-              id: `run-${process.pid}-${++counter}`,
+              id: newRunId(),
               sessionKey,
               agentId: 'w',
               owner: 'gw-2',

@@ -38,8 +38,6 @@ export class PostgresStore extends KyselyStore {
   readonly clock: DatabaseClock;
   override readonly signals: PostgresSignals;
   readonly statistics: TableStatistics;
-  /** True when this store analyzes its own tables, the server's autovacuum being off. */
-  analyzing = false;
 
   private constructor(db: Kysely<Database>, signals: PostgresSignals, schema: string, onError?: (error: unknown) => void) {
     // The database clock, in epoch milliseconds.
@@ -85,7 +83,7 @@ export class PostgresStore extends KyselyStore {
       await migrateToLatest(db, 'postgres', schema);
       await store.clock.start();
       await signals.start();
-      store.analyzing = await store.statistics.start(options.analyze ?? 'auto');
+      await store.statistics.start(options.analyze ?? 'auto');
       return store;
     } catch (error) {
       await store.close().catch(() => {});

@@ -3,9 +3,8 @@
  * from its tables' statistics, which ANALYZE gathers and autovacuum keeps current as rows change. With autovacuum off,
  * the store's tables are never analyzed: the plans that its prepared statements and functions keep are those made
  * while the tables were empty, and stay (a scan of every input to find one by id), so each message costs more the
- * more are stored. Where the server's autovacuum is off, this
- * analyzes the store's own tables by autovacuum's default rule: a table whose rows changed since its last analyze by
- * more than 50 plus a tenth of its rows. An ANALYZE makes every connection plan its statements on that table again.
+ * more are stored. Where the server's autovacuum is off, this analyzes the store's own tables by autovacuum's default
+ * rule: a table whose rows changed since its last analyze by more than 50 plus a tenth of its rows. An ANALYZE makes every connection plan its statements on that table again.
  */
 import { sql, type Kysely } from 'kysely';
 import { errorMessage } from '../../core/errors.js';
@@ -48,6 +47,11 @@ export class TableStatistics {
     this.timer = setInterval(() => void this.pass().catch(failed), this.intervalMs);
     this.timer.unref();
     return true;
+  }
+
+  /** Whether passes run in the background (start found the server's autovacuum off). */
+  get running(): boolean {
+    return this.timer !== undefined && !this.stopped;
   }
 
   stop(): void {
