@@ -229,3 +229,20 @@ export async function postgresRowsByKey(db: Kysely<any>): Promise<void> {
   await startRunFunction(db, "(status = 'queued') IS TRUE");
   await commitRunFunction(db, "(status = 'running') IS TRUE");
 }
+
+/**
+ * 0023, PostgreSQL only: the statements of the run's functions keep one plan per connection. Left to choose, the plan
+ * cache planned several of them again on every call (their plans with the call's values looked cheaper than the
+ * general one), which was about a tenth of the server's time under load. Their rows are found by key, so the general
+ * plan is the plan; statistics that change (table-statistics.ts) invalidate it, and it is made again.
+ */
+export async function postgresGenericPlans(db: Kysely<any>): Promise<void> {
+  for (const fn of [
+    'sb_start_run(text, text, bigint, text, text, text, bigint, text[], text)',
+    'sb_commit_run(text, text, integer, bigint, json, json, text[], json, json)',
+    'sb_commit_run_queued(text, text, integer, bigint, json, json, text[], json, json)',
+    'sb_start_run_history(text, text, bigint, text, text, text, bigint, text[], text, integer)',
+    'sb_enqueue_opening(text, text, text, boolean, text, text, text, text, text, bigint, integer)',
+  ])
+    await sql`ALTER FUNCTION ${sql.raw(fn)} SET plan_cache_mode = force_generic_plan`.execute(db);
+}

@@ -14,6 +14,7 @@ import {
   postgresStartWithHistory,
   postgresSessionReads,
   postgresRowsByKey,
+  postgresGenericPlans,
 } from './migrations-postgres.js';
 import type { SqlDialectName } from './sql-dialect.js';
 
@@ -43,6 +44,9 @@ function migrations(dialect: SqlDialectName): Record<string, Migration> {
     },
     '0022_postgres_rows_by_key': {
       up: async (db: Kysely<any>) => (dialect === 'postgres' ? postgresRowsByKey(db) : undefined),
+    },
+    '0023_postgres_generic_plans': {
+      up: async (db: Kysely<any>) => (dialect === 'postgres' ? postgresGenericPlans(db) : undefined),
     },
   };
 }

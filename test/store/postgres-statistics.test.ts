@@ -164,6 +164,75 @@ if (process.env.CI || (await postgresReachable())) {
         await store.close();
       }
     });
+
+    it("a run's start, commit and input keep one plan per connection: none is planned again on every call", async () => {
+      const store = await open('off');
+      const schema = schemas.at(-1)!;
+      const client = new pg.Client({ connectionString: POSTGRES_URL, options: `-c search_path=${schema}` });
+      await client.connect();
+      // Each statement's plan, as auto_explain hands it to this connection.
+      const plans: string[] = [];
+      client.on('notice', (notice) => plans.push(notice.message ?? ''));
+      try {
+        const S = 'agent:w:main';
+        await store.sessions.ensure({ key: S, agentId: 'w' }, 1000);
+        // A table of 2,000 inputs, analyzed: for one id, a plan made with the call's values finds it by index, and
+        // looks cheaper than the general plan made for an array of unknown length.
+        await client.query(
+          `INSERT INTO inputs (id, session_key, idempotency_key, mode, status, attempts, text, provenance, created_at, updated_at)
+           SELECT 'old-in-' || g, $1, 'old-key-' || g, 'followup', 'consumed', 1, 'x', '{"kind":"user"}', 1000, 1000 FROM generate_series(1, 2000) g`,
+          [S],
+        );
+        await client.query('ANALYZE inputs');
+        await client.query(
+          "LOAD 'auto_explain'; SET auto_explain.log_min_duration = 0; SET auto_explain.log_nested_statements = on; SET auto_explain.log_level = notice; SET client_min_messages = notice",
+        );
+        // The plan cache tries five plans with the call's values before it compares them with the general one.
+        for (let n = 0; n < 8; n += 1) {
+          plans.length = 0;
+          const { id, idempotencyKey } = input(S);
+          const runId = newRunId();
+          await client.query(`SELECT sb_enqueue_opening($1, 'w', NULL, false, $2, $3, 'followup', 'x', '{}', 2000, 64)`, [
+            S,
+            id,
+            idempotencyKey,
+          ]);
+          const { rows } = await client.query<{ answer: { epoch: number } }>(
+            `SELECT sb_start_run_history($1, 'gw', 60000, $2, 'w', 'm', 2000, ARRAY[$3], '{}', 40) AS answer`,
+            [S, runId, id],
+          );
+          await client.query(`SELECT sb_commit_run_queued($1, $2, $3, 3000, $4::json, '[]', ARRAY[$5], '[]', '[]')`, [
+            runId,
+            S,
+            rows[0]!.answer.epoch,
+            JSON.stringify({
+              status: 'succeeded',
+              inputTokens: 1,
+              outputTokens: 1,
+              modelCalls: 1,
+              steps: 1,
+              preambleChars: 0,
+              promptChars: 0,
+              requestBytes: 0,
+              requestSystemBytes: 0,
+              requestToolBytes: 0,
+              cachedInputTokens: 0,
+            }),
+            id,
+          ]);
+        }
+        // The last call's statements were planned once for all calls: their plans take the values as parameters ($n),
+        // and none holds this call's input, run or session.
+        const claim = plans.find((plan) => plan.includes("SET status = 'claimed'"));
+        expect(claim).toMatch(/= ANY \(\$\d+\)/);
+        const last = plans.filter((plan) => !/^Query Text: SELECT sb_/m.test(plan));
+        expect(last.length).toBeGreaterThan(10);
+        expect(last.filter((plan) => /old-in-|in-\d+-\d+|run-\d+-\d+|agent:w:main/.test(plan.split('\n').slice(1).join('\n')))).toEqual([]);
+      } finally {
+        await client.end();
+        await store.close();
+      }
+    });
   });
 } else {
   describe('PostgreSQL: table statistics when autovacuum is off', () => {
