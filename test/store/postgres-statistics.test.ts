@@ -1,8 +1,9 @@
 /**
  * The store's tables analyzed where the server's autovacuum is off (store.analyze, table-statistics.ts): without it a
  * plan made while a table was empty is kept however large the table grows. This machine's PostgreSQL runs with
- * autovacuum off, as CI's does; the pass itself is tested whatever the server's setting. And a run's start and commit
- * written so that no statistics send them through the indexes on status (migration 0022).
+ * autovacuum off, as CI's does; the pass itself is tested whatever the server's setting; a table updated in place is
+ * analyzed at most once a minute. And a run's start and commit written so that no statistics send them through the
+ * indexes on status (migration 0022), with one plan per connection (0023).
  */
 import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
@@ -74,6 +75,43 @@ if (process.env.CI || (await postgresReachable())) {
         expect(await store.statistics.pass()).not.toContain('inputs');
         // sessions changed by one row, under the threshold.
         expect(await store.statistics.pass()).not.toContain('sessions');
+      } finally {
+        await client.end();
+        await store.close();
+      }
+    });
+
+    it('a table whose rows are updated in place is analyzed again only after a minute; one whose number of rows moves, at once', async () => {
+      const store = await open('off');
+      const schema = schemas.at(-1)!;
+      const client = new pg.Client({ connectionString: POSTGRES_URL, options: `-c search_path=${schema}` });
+      await client.connect();
+      const flushed = async () => {
+        await client.query('SELECT pg_stat_force_next_flush()');
+        await client.query('SELECT 1');
+      };
+      try {
+        const sessions = (from: number, to: number) =>
+          client.query(
+            `INSERT INTO sessions (key, agent_id, depth, state, created_at, updated_at)
+             SELECT 'agent:a:s' || g, 'a', 0, 'idle', 1000, 1000 FROM generate_series(${from}, ${to}) g`,
+          );
+        await sessions(1, 100);
+        await flushed();
+        await waitUntil('a pass analyzes the new rows', async () => (await store.statistics.pass()).includes('sessions'), 20_000, 200);
+        // 300 changes, past 50 and a tenth of 100 rows, but the number of rows is the same: not within the minute.
+        for (let n = 0; n < 3; n += 1) await client.query(`UPDATE sessions SET state = 'running', updated_at = ${2000 + n}`);
+        await flushed();
+        const { rows } = await client.query<{ changed: number }>(
+          `SELECT n_mod_since_analyze::int AS changed FROM pg_stat_user_tables WHERE schemaname = $1 AND relname = 'sessions'`,
+          [schema],
+        );
+        expect(rows[0]!.changed).toBe(300);
+        expect(await store.statistics.pass()).not.toContain('sessions');
+        // 200 more rows: analyzed on the next pass, minute or not.
+        await sessions(101, 300);
+        await flushed();
+        await waitUntil('a pass analyzes the grown table', async () => (await store.statistics.pass()).includes('sessions'), 20_000, 200);
       } finally {
         await client.end();
         await store.close();

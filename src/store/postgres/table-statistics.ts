@@ -4,7 +4,11 @@
  * the store's tables are never analyzed: the plans that its prepared statements and functions keep are those made
  * while the tables were empty, and stay (a scan of every input to find one by id), so each message costs more the
  * more are stored. Where the server's autovacuum is off, this analyzes the store's own tables by autovacuum's default
- * rule: a table whose rows changed since its last analyze by more than 50 plus a tenth of its rows. An ANALYZE makes every connection plan its statements on that table again.
+ * rule, a table whose rows changed since its last analyze by more than 50 plus a tenth of its rows, at most once a
+ * minute as autovacuum visits a database (its naptime); and at once, on the next pass, a table whose number of rows
+ * moved by that much (a table that was empty when its plans were made). An ANALYZE makes every connection plan its
+ * statements on that table again, so a table whose rows are updated in place (sessions, leases) is not taken on every
+ * pass.
  */
 import { sql, type Kysely } from 'kysely';
 import { errorMessage } from '../../core/errors.js';
@@ -13,6 +17,8 @@ import type { Database } from '../schema.js';
 /** autovacuum_analyze_threshold and autovacuum_analyze_scale_factor's defaults. */
 const THRESHOLD = 50;
 const SCALE = 0.1;
+/** autovacuum_naptime's default: how often a table whose rows changed, but not their number, is analyzed. */
+const NAPTIME_SECONDS = 60;
 
 export type AnalyzeMode = 'auto' | 'off';
 
@@ -69,10 +75,14 @@ export class TableStatistics {
   }
 
   private async analyzeChanged(): Promise<string[]> {
+    // reltuples is the number of rows the last analyze counted (-1 before the first); the clock is the database's.
     const { rows } = await sql<{ relname: string }>`
-      SELECT relname FROM pg_stat_user_tables
-      WHERE schemaname = ${this.schema} AND n_mod_since_analyze > ${sql.lit(THRESHOLD)} + ${sql.lit(SCALE)} * n_live_tup
-      ORDER BY relname`.execute(this.db);
+      SELECT s.relname FROM pg_stat_user_tables s JOIN pg_class c ON c.oid = s.relid
+      WHERE s.schemaname = ${this.schema}
+        AND (abs(s.n_live_tup - greatest(c.reltuples, 0)) > ${sql.lit(THRESHOLD)} + ${sql.lit(SCALE)} * greatest(c.reltuples, 0)
+          OR (s.n_mod_since_analyze > ${sql.lit(THRESHOLD)} + ${sql.lit(SCALE)} * s.n_live_tup
+            AND coalesce(greatest(s.last_analyze, s.last_autoanalyze), '-infinity') < now() - make_interval(secs => ${sql.lit(NAPTIME_SECONDS)})))
+      ORDER BY s.relname`.execute(this.db);
     for (const { relname } of rows) await sql`ANALYZE (SKIP_LOCKED) ${sql.id(this.schema, relname)}`.execute(this.db);
     return rows.map((row) => row.relname);
   }
