@@ -229,23 +229,3 @@ export async function postgresRowsByKey(db: Kysely<any>): Promise<void> {
   await startRunFunction(db, "(status = 'queued') IS TRUE");
   await commitRunFunction(db, "(status = 'running') IS TRUE");
 }
-
-/**
- * 0023, PostgreSQL only: the statements of the run's functions keep one plan per connection, and it finds rows by key.
- * Left to choose, the plan cache planned some of them again on every call: the claim's `id = ANY(...)` looked cheaper
- * planned for the call's one id than in general for an array of unknown length; planning was about a tenth of the
- * server's time under load. A general plan is made from the statistics of its moment, though, and kept: one made
- * while `inputs` was small read the whole table to find an input until the next ANALYZE. With sequential scans off,
- * every statement here, which all look rows up by key, takes its index whatever the statistics say. An ANALYZE
- * (table-statistics.ts) still makes the plans again.
- */
-export async function postgresGenericPlans(db: Kysely<any>): Promise<void> {
-  for (const fn of [
-    'sb_start_run(text, text, bigint, text, text, text, bigint, text[], text)',
-    'sb_commit_run(text, text, integer, bigint, json, json, text[], json, json)',
-    'sb_commit_run_queued(text, text, integer, bigint, json, json, text[], json, json)',
-    'sb_start_run_history(text, text, bigint, text, text, text, bigint, text[], text, integer)',
-    'sb_enqueue_opening(text, text, text, boolean, text, text, text, text, text, bigint, integer)',
-  ])
-    await sql`ALTER FUNCTION ${sql.raw(fn)} SET plan_cache_mode = force_generic_plan SET enable_seqscan = off`.execute(db);
-}

@@ -14,8 +14,8 @@ import {
   postgresStartWithHistory,
   postgresSessionReads,
   postgresRowsByKey,
-  postgresGenericPlans,
 } from './migrations-postgres.js';
+import { postgresGenericPlans, postgresRunsInOneBody } from './migrations-postgres-runs.js';
 import type { SqlDialectName } from './sql-dialect.js';
 
 function migrations(dialect: SqlDialectName): Record<string, Migration> {
@@ -47,6 +47,9 @@ function migrations(dialect: SqlDialectName): Record<string, Migration> {
     },
     '0023_postgres_generic_plans': {
       up: async (db: Kysely<any>) => (dialect === 'postgres' ? postgresGenericPlans(db) : undefined),
+    },
+    '0024_postgres_runs_in_one_body': {
+      up: async (db: Kysely<any>) => (dialect === 'postgres' ? postgresRunsInOneBody(db) : undefined),
     },
   };
 }
