@@ -45,8 +45,11 @@ async function dropSchema(url: string, schema: string): Promise<void> {
   await client.end();
 }
 
-/** `gateways` processes on one store (`store` is the config's store section), loaded together for `seconds`. */
-async function loadGateways(root: string, store: string, gateways: number, seconds: number): Promise<MeasuredLoad> {
+/**
+ * `gateways` processes on one store (`store` is the config's store section), loaded together for `seconds` after
+ * `warmUpSeconds` of the same load.
+ */
+async function loadGateways(root: string, store: string, gateways: number, seconds: number, warmUpSeconds: number): Promise<MeasuredLoad> {
   const started: { child: import('node:child_process').ChildProcess; url: string; dir: string }[] = [];
   try {
     for (let i = 0; i < gateways; i += 1) {
@@ -80,7 +83,7 @@ async function loadGateways(root: string, store: string, gateways: number, secon
           ),
         ),
       );
-    await run(1);
+    await run(warmUpSeconds);
     const before = cpuTimes();
     const results = await run(seconds);
     const after = cpuTimes();
@@ -106,13 +109,21 @@ export interface ClusterLoad {
   postgres: MeasuredLoad[];
 }
 
-export async function clusterLoad(root: string, url: string, seconds: number): Promise<ClusterLoad> {
-  const sqlite = await loadGateways(root, '', 1, seconds);
+/**
+ * Each configuration measured after `warmUpSeconds` of its load. From a cold start a gateway's throughput climbs for
+ * about 6 s on SQLite and 10 s or more on PostgreSQL (its code is compiled as it runs, the 1,000 sessions are created
+ * by their first messages, the tables' first statistics are taken), so a short warm-up measures the start more than
+ * the load.
+ */
+export async function clusterLoad(root: string, url: string, seconds: number, warmUpSeconds: number): Promise<ClusterLoad> {
+  const sqlite = await loadGateways(root, '', 1, seconds, warmUpSeconds);
   const postgres: MeasuredLoad[] = [];
   for (const gateways of [1, 2, 3]) {
     const schema = `sb_bench_cluster_${process.pid}_${gateways}`;
     try {
-      postgres.push(await loadGateways(root, `store: { driver: "postgres", url: "${url}", schema: "${schema}" },`, gateways, seconds));
+      postgres.push(
+        await loadGateways(root, `store: { driver: "postgres", url: "${url}", schema: "${schema}" },`, gateways, seconds, warmUpSeconds),
+      );
     } finally {
       await dropSchema(url, schema);
     }

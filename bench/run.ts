@@ -387,7 +387,7 @@ async function coldStart(): Promise<{ processMs: number; gatewayMs: number }> {
 /** Several gateways on one PostgreSQL database: messages per second with 1, 2 and 3 of them and with SQLite, and takeover. */
 async function severalGateways(lines: string[]): Promise<void> {
   const postgres = process.env.SWITCHBOARD_TEST_POSTGRES ?? 'postgres://postgres@127.0.0.1:5432/test';
-  const cluster = await clusterLoad(ROOT, postgres, quick ? 3 : 10);
+  const cluster = await clusterLoad(ROOT, postgres, quick ? 3 : 10, quick ? 1 : 10);
   const [one, two, three] = cluster.postgres;
   const line = (name: string, result: MeasuredLoad) =>
     `${name} ${fmt(result.rps, 0)}/s (p50 ${result.p50} ms, p99 ${result.p99} ms, ${result.errors + result.non2xx} failed; machine ${fmt(result.busyShare * 100, 0)}% busy, ${fmt(result.cpuMsPerMessage)} CPU ms per message)`;
