@@ -13,6 +13,84 @@ export const START_NO_SESSION = 'SB003';
 /** Raised when the commit's run is no longer running under its lease's epoch; the message is the lease's epoch now. */
 export const COMMIT_LEASE_LOST = 'SB002';
 
+/*
+ * Pieces of the run functions, shared by the migrations that create them (0013, 0021 and, in migrations-postgres-runs.ts,
+ * 0024). They are the SQL as released: a database that has run a migration keeps what it created then.
+ */
+
+/** A run's lease: taken when free, expired or the owner's own; otherwise the start answers `leased`. */
+export const TAKE_LEASE = sql.raw(`
+-- The lease: taken when free, expired or the owner's own (kysely-writes.ts leaseTaker).
+INSERT INTO session_lease AS l (session_key, owner, epoch, expires_at) VALUES (p_key, p_owner, 1, v_db_now + p_ttl_ms)
+  ON CONFLICT (session_key) DO UPDATE SET owner = p_owner, epoch = l.epoch + 1, expires_at = v_db_now + p_ttl_ms
+  WHERE l.owner = p_owner OR l.expires_at < v_db_now
+  RETURNING l.epoch INTO v_epoch;
+IF v_epoch IS NULL THEN RETURN json_build_object('status', 'leased'); END IF;`);
+
+/** The run's row, running under the lease's epoch. */
+export const INSERT_RUN = sql.raw(`
+INSERT INTO runs (id, session_key, agent_id, status, owner, epoch, model, started_at, ended_at, input_tokens, output_tokens,
+    model_calls, steps, preamble_chars, prompt_chars, final_text, error_code, error_message)
+  VALUES (p_run_id, p_key, p_agent, 'running', p_owner, v_epoch, p_model, p_now, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL);`);
+
+/** The run's `run.started` event, into v_event. */
+export const STARTED_EVENT = sql.raw(`
+INSERT INTO events (type, session_key, run_id, payload, created_at) VALUES ('run.started', p_key, p_run_id, p_payload, p_now)
+  RETURNING * INTO v_event;`);
+
+/** The commit's fence: the lease, taken under the run's epoch, into v_epoch (NULL when it was lost). */
+export const FENCE = sql.raw(`
+-- The lease goes with the commit; taking it first is the fence (kysely-run-store.ts commit).
+UPDATE session_lease SET expires_at = 0 WHERE session_key = p_key AND epoch = p_epoch RETURNING epoch INTO v_epoch;`);
+
+/** The run's row as its outcome leaves it (the start of an UPDATE; the caller adds its WHERE). */
+export const OUTCOME = sql.raw(`
+UPDATE runs SET status = p_outcome->>'status', ended_at = p_now,
+    input_tokens = (p_outcome->>'inputTokens')::bigint, output_tokens = (p_outcome->>'outputTokens')::bigint,
+    model_calls = (p_outcome->>'modelCalls')::bigint, steps = (p_outcome->>'steps')::bigint,
+    preamble_chars = (p_outcome->>'preambleChars')::bigint, prompt_chars = (p_outcome->>'promptChars')::bigint,
+    request_bytes = (p_outcome->>'requestBytes')::bigint, request_system_bytes = (p_outcome->>'requestSystemBytes')::bigint,
+    request_tool_bytes = (p_outcome->>'requestToolBytes')::bigint, cached_input_tokens = (p_outcome->>'cachedInputTokens')::bigint,
+    final_text = p_outcome->>'finalText', error_code = p_outcome->>'errorCode', error_message = p_outcome->>'errorMessage'`);
+
+/** A commit that found no run to settle: SB002, with the lease's epoch now. */
+export const LOST = sql.raw(`
+IF v_run.id IS NULL THEN
+  SELECT epoch INTO v_epoch FROM session_lease WHERE session_key = p_key;
+  RAISE EXCEPTION USING ERRCODE = 'SB002', MESSAGE = coalesce(v_epoch::text, 'none');
+END IF;`);
+
+/** The run's transcript entries, in order. */
+export const TRANSCRIPT = sql.raw(`
+INSERT INTO transcript (session_key, role, content, provenance, input_id, run_id, created_at)
+  SELECT p_key, t.value->>'role', t.value->>'content', t.value->>'provenance', t.value->>'inputId', t.value->>'runId', p_now
+  FROM json_array_elements(p_transcript) WITH ORDINALITY AS t(value, n) ORDER BY t.n;`);
+
+/** The run's outbox rows, in order; a row whose key is already there is left. */
+export const OUTBOX = sql.raw(`
+INSERT INTO outbox (id, kind, target, payload, idempotency_key, status, attempts, next_attempt_at, last_error, created_at, delivered_at)
+  SELECT o.value->>'id', o.value->>'kind', o.value->>'target', o.value->>'payload', o.value->>'idempotencyKey', 'pending', 0, p_now,
+    NULL, p_now, NULL
+  FROM json_array_elements(p_outbox) WITH ORDINALITY AS o(value, n) ORDER BY o.n
+  ON CONFLICT (idempotency_key) DO NOTHING;`);
+
+/** The run's events, in order, into v_events as they were appended. */
+export const EVENTS = sql.raw(`
+WITH appended AS (
+  INSERT INTO events (type, session_key, run_id, payload, created_at)
+    SELECT e.value->>'type', e.value->>'sessionKey', e.value->>'runId', e.value->>'payload', p_now
+    FROM json_array_elements(p_events) WITH ORDINALITY AS e(value, n) ORDER BY e.n
+    RETURNING *)
+SELECT json_agg(appended ORDER BY appended.seq) INTO v_events FROM appended;`);
+
+/** The end of a start's answer: the newest p_history_limit transcript entries and whether the session reached out, with a limit; neither without one. */
+export const HISTORY = sql.raw(`
+'history', CASE WHEN p_history_limit IS NOT NULL THEN coalesce((SELECT json_agg(t ORDER BY t.seq) FROM
+  (SELECT * FROM transcript WHERE session_key = p_key ORDER BY seq DESC LIMIT p_history_limit) t), '[]'::json) END,
+'reachedOut', CASE WHEN p_history_limit IS NOT NULL THEN json_build_object(
+  'spawned', EXISTS (SELECT 1 FROM sessions WHERE parent_key = p_key),
+  'sent', EXISTS (SELECT 1 FROM exchanges WHERE requester_session = p_key)) END);`);
+
 export async function postgresRunFunctions(db: Kysely<any>): Promise<void> {
   await startRunFunction(db, "status = 'queued'");
   await commitRunFunction(db, "status = 'running'");
@@ -32,22 +110,14 @@ async function startRunFunction(db: Kysely<any>, queued: string): Promise<void> 
       v_claimed integer;
       v_event events;
     BEGIN
-      -- The lease: taken when free, expired or the owner's own (kysely-writes.ts leaseTaker).
-      INSERT INTO session_lease AS l (session_key, owner, epoch, expires_at) VALUES (p_key, p_owner, 1, v_db_now + p_ttl_ms)
-        ON CONFLICT (session_key) DO UPDATE SET owner = p_owner, epoch = l.epoch + 1, expires_at = v_db_now + p_ttl_ms
-        WHERE l.owner = p_owner OR l.expires_at < v_db_now
-        RETURNING l.epoch INTO v_epoch;
-      IF v_epoch IS NULL THEN RETURN json_build_object('status', 'leased'); END IF;
+      ${TAKE_LEASE}
       UPDATE inputs SET status = 'claimed', run_id = p_run_id, attempts = attempts + 1, updated_at = p_now
         WHERE id = ANY(p_inputs) AND ${sql.raw(queued)};
       GET DIAGNOSTICS v_claimed = ROW_COUNT;
       IF v_claimed <> cardinality(p_inputs) THEN RAISE EXCEPTION USING ERRCODE = 'SB001', MESSAGE = 'an input was taken'; END IF;
-      INSERT INTO runs (id, session_key, agent_id, status, owner, epoch, model, started_at, ended_at, input_tokens, output_tokens,
-          model_calls, steps, preamble_chars, prompt_chars, final_text, error_code, error_message)
-        VALUES (p_run_id, p_key, p_agent, 'running', p_owner, v_epoch, p_model, p_now, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL);
+      ${INSERT_RUN}
       UPDATE sessions SET state = 'running', updated_at = p_now, last_run_at = p_now WHERE key = p_key;
-      INSERT INTO events (type, session_key, run_id, payload, created_at) VALUES ('run.started', p_key, p_run_id, p_payload, p_now)
-        RETURNING * INTO v_event;
+      ${STARTED_EVENT}
       RETURN json_build_object(
         'status', 'started',
         'epoch', v_epoch,
@@ -66,39 +136,18 @@ async function commitRunFunction(db: Kysely<any>, running: string): Promise<void
       v_run runs;
       v_events json;
     BEGIN
-      -- The lease goes with the commit; taking it first is the fence (kysely-run-store.ts commit).
-      UPDATE session_lease SET expires_at = 0 WHERE session_key = p_key AND epoch = p_epoch RETURNING epoch INTO v_epoch;
+      ${FENCE}
       IF v_epoch IS NOT NULL THEN
-        UPDATE runs SET status = p_outcome->>'status', ended_at = p_now,
-            input_tokens = (p_outcome->>'inputTokens')::bigint, output_tokens = (p_outcome->>'outputTokens')::bigint,
-            model_calls = (p_outcome->>'modelCalls')::bigint, steps = (p_outcome->>'steps')::bigint,
-            preamble_chars = (p_outcome->>'preambleChars')::bigint, prompt_chars = (p_outcome->>'promptChars')::bigint,
-            request_bytes = (p_outcome->>'requestBytes')::bigint, request_system_bytes = (p_outcome->>'requestSystemBytes')::bigint,
-            request_tool_bytes = (p_outcome->>'requestToolBytes')::bigint, cached_input_tokens = (p_outcome->>'cachedInputTokens')::bigint,
-            final_text = p_outcome->>'finalText', error_code = p_outcome->>'errorCode', error_message = p_outcome->>'errorMessage'
+        ${OUTCOME}
           WHERE id = p_run_id AND ${sql.raw(running)} AND epoch = p_epoch
           RETURNING * INTO v_run;
       END IF;
-      IF v_run.id IS NULL THEN
-        SELECT epoch INTO v_epoch FROM session_lease WHERE session_key = p_key;
-        RAISE EXCEPTION USING ERRCODE = 'SB002', MESSAGE = coalesce(v_epoch::text, 'none');
-      END IF;
-      INSERT INTO transcript (session_key, role, content, provenance, input_id, run_id, created_at)
-        SELECT p_key, t.value->>'role', t.value->>'content', t.value->>'provenance', t.value->>'inputId', t.value->>'runId', p_now
-        FROM json_array_elements(p_transcript) WITH ORDINALITY AS t(value, n) ORDER BY t.n;
+      ${LOST}
+      ${TRANSCRIPT}
       UPDATE inputs SET status = 'consumed', updated_at = p_now WHERE id = ANY(p_consumed) AND run_id = p_run_id;
       UPDATE sessions SET state = 'idle', updated_at = p_now WHERE key = p_key;
-      INSERT INTO outbox (id, kind, target, payload, idempotency_key, status, attempts, next_attempt_at, last_error, created_at, delivered_at)
-        SELECT o.value->>'id', o.value->>'kind', o.value->>'target', o.value->>'payload', o.value->>'idempotencyKey', 'pending', 0, p_now,
-          NULL, p_now, NULL
-        FROM json_array_elements(p_outbox) WITH ORDINALITY AS o(value, n) ORDER BY o.n
-        ON CONFLICT (idempotency_key) DO NOTHING;
-      WITH appended AS (
-        INSERT INTO events (type, session_key, run_id, payload, created_at)
-          SELECT e.value->>'type', e.value->>'sessionKey', e.value->>'runId', e.value->>'payload', p_now
-          FROM json_array_elements(p_events) WITH ORDINALITY AS e(value, n) ORDER BY e.n
-          RETURNING *)
-      SELECT json_agg(appended ORDER BY appended.seq) INTO v_events FROM appended;
+      ${OUTBOX}
+      ${EVENTS}
       RETURN json_build_object('run', row_to_json(v_run), 'events', coalesce(v_events, '[]'::json));
     END $$`.execute(db);
 }
@@ -210,11 +259,7 @@ export async function postgresSessionReads(db: Kysely<any>): Promise<void> {
       IF NOT FOUND THEN RAISE EXCEPTION USING ERRCODE = 'SB003', MESSAGE = 'no session ' || p_key; END IF;
       RETURN json_build_object('status', 'started', 'epoch', v_answer->'epoch', 'inputs', v_answer->'inputs',
         'event', v_answer->'event', 'session', row_to_json(v_session),
-        'history', CASE WHEN p_history_limit IS NOT NULL THEN coalesce((SELECT json_agg(t ORDER BY t.seq) FROM
-          (SELECT * FROM transcript WHERE session_key = p_key ORDER BY seq DESC LIMIT p_history_limit) t), '[]'::json) END,
-        'reachedOut', CASE WHEN p_history_limit IS NOT NULL THEN json_build_object(
-          'spawned', EXISTS (SELECT 1 FROM sessions WHERE parent_key = p_key),
-          'sent', EXISTS (SELECT 1 FROM exchanges WHERE requester_session = p_key)) END);
+        ${HISTORY}
     END $$`.execute(db);
 }
 
