@@ -1,8 +1,8 @@
 /**
- * How PostgreSQL plans the store's run functions (migrations-postgres.ts): a run's start and commit find their rows by
- * key whatever the statistics say (0022), and each connection keeps one plan per statement that takes its index, made
- * once rather than on every call, and not a scan of the table when it was made while the table was small (0023); a
- * message runs no statement that reads again what a write handed back (0024).
+ * How PostgreSQL plans the store's run functions (migrations-postgres.ts and migrations-postgres-runs.ts): a run's
+ * start and commit find their rows by key whatever the statistics say (0022); each connection keeps one plan per
+ * statement, made once rather than on every call, and it takes the index even when it was made while the table was
+ * small (0023); a message runs no statement that reads again what a write handed back (0024).
  * Plans are read from auto_explain, which PostgreSQL ships, handed to the test's own connection as notices.
  */
 import pg from 'pg';
@@ -14,10 +14,19 @@ import { waitUntil } from '../helpers/wait.js';
 
 const S = 'agent:w:main';
 
+/** A run's outcome as the store hands it to sb_commit_run_queued (kysely-run-store.ts outcomeValues). */
 const OUTCOME = JSON.stringify({
   status: 'succeeded',
-  ...{ inputTokens: 1, outputTokens: 1, modelCalls: 1, steps: 1, preambleChars: 0, promptChars: 0 },
-  ...{ requestBytes: 0, requestSystemBytes: 0, requestToolBytes: 0, cachedInputTokens: 0 },
+  inputTokens: 1,
+  outputTokens: 1,
+  modelCalls: 1,
+  steps: 1,
+  preambleChars: 0,
+  promptChars: 0,
+  requestBytes: 0,
+  requestSystemBytes: 0,
+  requestToolBytes: 0,
+  cachedInputTokens: 0,
 });
 
 /** One message as a gateway's store makes it, on `client`: the input, the run's start that claims it, and its commit. */
