@@ -33,7 +33,8 @@ export async function postgresGenericPlans(db: Kysely<any>): Promise<void> {
  * function of the step before (sb_start_run, sb_commit_run) and took its answer apart again. The claim hands back the
  * inputs it claimed and the session's update the session, where each was read again after; the commit skips the
  * inserts it has no rows for. The answers are the same, and so are the errors: SB001 when an input was taken, SB003
- * when the session does not exist, SB002 with the lease's epoch when the run lost it.
+ * when the session does not exist, SB002 with the lease's epoch when the run lost it. The two inner functions are
+ * dropped.
  */
 export async function postgresRunsInOneBody(db: Kysely<any>): Promise<void> {
   await sql`
@@ -61,7 +62,7 @@ export async function postgresRunsInOneBody(db: Kysely<any>): Promise<void> {
       ${STARTED_EVENT}
       RETURN json_build_object('status', 'started', 'epoch', v_epoch, 'inputs', v_inputs,
         'event', row_to_json(v_event), 'session', row_to_json(v_session),
-        ${HISTORY}
+        ${HISTORY});
     END $$`.execute(db);
 
   await sql`
@@ -96,4 +97,8 @@ export async function postgresRunsInOneBody(db: Kysely<any>): Promise<void> {
       RETURN json_build_object('run', row_to_json(v_run), 'events', coalesce(v_events, '[]'::json),
         'queued', EXISTS (SELECT 1 FROM inputs WHERE session_key = p_key AND status = 'queued'));
     END $$`.execute(db);
+
+  // Nothing calls the two functions they called any more.
+  await sql`DROP FUNCTION sb_start_run(text, text, bigint, text, text, text, bigint, text[], text)`.execute(db);
+  await sql`DROP FUNCTION sb_commit_run(text, text, integer, bigint, json, json, text[], json, json)`.execute(db);
 }

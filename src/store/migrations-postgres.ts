@@ -83,13 +83,16 @@ WITH appended AS (
     RETURNING *)
 SELECT json_agg(appended ORDER BY appended.seq) INTO v_events FROM appended;`);
 
-/** The end of a start's answer: the newest p_history_limit transcript entries and whether the session reached out, with a limit; neither without one. */
+/**
+ * The last two fields of a start's answer: the newest p_history_limit transcript entries and whether the session
+ * reached out, with a limit; neither without one.
+ */
 export const HISTORY = sql.raw(`
 'history', CASE WHEN p_history_limit IS NOT NULL THEN coalesce((SELECT json_agg(t ORDER BY t.seq) FROM
   (SELECT * FROM transcript WHERE session_key = p_key ORDER BY seq DESC LIMIT p_history_limit) t), '[]'::json) END,
 'reachedOut', CASE WHEN p_history_limit IS NOT NULL THEN json_build_object(
   'spawned', EXISTS (SELECT 1 FROM sessions WHERE parent_key = p_key),
-  'sent', EXISTS (SELECT 1 FROM exchanges WHERE requester_session = p_key)) END);`);
+  'sent', EXISTS (SELECT 1 FROM exchanges WHERE requester_session = p_key)) END`);
 
 export async function postgresRunFunctions(db: Kysely<any>): Promise<void> {
   await startRunFunction(db, "status = 'queued'");
@@ -259,7 +262,7 @@ export async function postgresSessionReads(db: Kysely<any>): Promise<void> {
       IF NOT FOUND THEN RAISE EXCEPTION USING ERRCODE = 'SB003', MESSAGE = 'no session ' || p_key; END IF;
       RETURN json_build_object('status', 'started', 'epoch', v_answer->'epoch', 'inputs', v_answer->'inputs',
         'event', v_answer->'event', 'session', row_to_json(v_session),
-        ${HISTORY}
+        ${HISTORY});
     END $$`.execute(db);
 }
 

@@ -106,6 +106,25 @@ if (process.env.CI || (await postgresReachable())) {
         );
         expect(rows[0]!.changed).toBe(300);
         expect(await store.statistics.pass()).not.toContain('sessions');
+        // Once the naptime has passed since its analyze (here a second, by the database's clock), it is taken.
+        const db = new Kysely<Database>({
+          dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: POSTGRES_URL, max: 1 }) }),
+        });
+        try {
+          const napped = new TableStatistics(db, schema, undefined, 2_000, 1);
+          await waitUntil(
+            'a pass after the naptime analyzes sessions',
+            async () => (await napped.pass()).includes('sessions'),
+            10_000,
+            200,
+          );
+        } finally {
+          await db.destroy();
+        }
+        // 300 more changes in place, just after that analyze: left again.
+        for (let n = 0; n < 3; n += 1) await client.query(`UPDATE sessions SET state = 'idle', updated_at = ${3000 + n}`);
+        await flushed();
+        expect(await store.statistics.pass()).not.toContain('sessions');
         // 200 more rows: analyzed on the next pass, minute or not.
         await sessions(101, 300);
         await flushed();

@@ -33,6 +33,8 @@ export class TableStatistics {
     /** A background pass that failed (the gateway logs it); the next pass tries again. */
     private readonly onError: (error: unknown) => void = () => {},
     private readonly intervalMs = 2_000,
+    /** How long a table whose rows changed in place waits for its next analyze. */
+    private readonly naptimeSeconds = NAPTIME_SECONDS,
   ) {}
 
   /** True when the server's autovacuum is off (or the statistics it would act on are not counted). */
@@ -81,7 +83,7 @@ export class TableStatistics {
       WHERE s.schemaname = ${this.schema}
         AND (abs(s.n_live_tup - greatest(c.reltuples, 0)) > ${sql.lit(THRESHOLD)} + ${sql.lit(SCALE)} * greatest(c.reltuples, 0)
           OR (s.n_mod_since_analyze > ${sql.lit(THRESHOLD)} + ${sql.lit(SCALE)} * s.n_live_tup
-            AND coalesce(greatest(s.last_analyze, s.last_autoanalyze), '-infinity') < now() - make_interval(secs => ${sql.lit(NAPTIME_SECONDS)})))
+            AND coalesce(greatest(s.last_analyze, s.last_autoanalyze), '-infinity') < now() - make_interval(secs => ${sql.lit(this.naptimeSeconds)})))
       ORDER BY s.relname`.execute(this.db);
     for (const { relname } of rows) await sql`ANALYZE (SKIP_LOCKED) ${sql.id(this.schema, relname)}`.execute(this.db);
     return rows.map((row) => row.relname);
