@@ -266,6 +266,9 @@ export class KyselyInputStore implements InputStore {
 
   async absorbNotify(inputId: string, now: number): Promise<boolean> {
     return this.db.transaction().execute(async (trx) => {
+      // An internal write: the input is durable already, and one whose absorbing a power loss took back is still
+      // queued, so the gateway's start absorbs it again (recovery wakes every session with queued inputs).
+      this.relax?.();
       const updated = await trx
         .updateTable('inputs')
         .set({ status: 'consumed', updated_at: now })

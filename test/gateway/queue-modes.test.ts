@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Gateway } from '../../src/gateway/gateway.js';
+import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { startTestGateway, stopTestGateway } from '../helpers/gateway.js';
 import { waitUntil } from '../helpers/wait.js';
 
@@ -97,6 +98,18 @@ describe('queue modes on a busy session', () => {
     await gateway.waitForInput(first.input.id, 10_000);
     expect(await gateway.listRuns({ sessionKey: S })).toHaveLength(1);
     expect(await userTexts()).toContain('fyi: the build is green');
+  });
+
+  it('notify: one still queued at start (its storing lost with the power) is stored then, once', async () => {
+    // Storing a notify input is an internal write, not synced on its own: what a power loss takes back is this.
+    const store = await SqliteStore.open({ path: ':memory:' });
+    await store.sessions.ensure({ key: S, agentId: 'worker' }, Date.now());
+    const left = { id: 'in-left', sessionKey: S, idempotencyKey: 'k-left', text: 'fyi: deployed' };
+    await store.inputs.enqueue({ ...left, mode: 'notify', provenance: { kind: 'user' } }, Date.now());
+    gateway = await startTestGateway(config(), {}, store);
+    expect(await gateway.waitForInput('in-left', 5000)).toMatchObject({ status: 'stored' });
+    expect(await userTexts()).toEqual(['fyi: deployed']);
+    expect(await gateway.listRuns({ sessionKey: S })).toHaveLength(0);
   });
 
   it('queue: the per-channel default mode applies when the input names none', async () => {

@@ -101,13 +101,16 @@ describe('sqlite: synchronous FULL, with the WAL synced off the event loop', () 
       expect(wal.syncs - before).toBe(2);
     }));
 
-  it('a write that changed nothing, and an internal write (a lease, a session, a run start), start no sync', () =>
+  it('a write that changed nothing, and an internal write (a lease, a session, a notify stored, a run start), start no sync', () =>
     withStore(async (store, wal) => {
       await store.inputs.enqueue(input(1), 1000);
+      await store.inputs.enqueue({ ...input(4), mode: 'notify' }, 1000);
       const before = wal.syncs;
       expect(await store.inputs.enqueue(input(1), 1000)).toMatchObject({ created: false });
       await store.sessions.ensure({ key: 'agent:a:other', agentId: 'a' }, 1000);
       await store.leases.acquire('agent:a:other', 'me', 60_000);
+      // The notify input is durable already; a power loss that took its storing back leaves it queued, stored again at start.
+      expect(await store.inputs.absorbNotify('in-4', 1000)).toBe(true);
       expect(
         await store.runs.start(
           { id: 'run-1', sessionKey: 'agent:a:main', agentId: 'a', owner: 'me', leaseTtlMs: 60_000, model: 'm', inputIds: ['in-1'] },
