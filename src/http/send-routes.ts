@@ -68,6 +68,8 @@ export function sendRoutes(gw: GatewayApi, route: RouteAdder): void {
           error: result.run.errorMessage,
         };
       case 'stored':
+        // As "delivered": the input was accepted unsynced, and storing a notify input is an internal write.
+        await gw.durable();
         return { ...accepted, status: 'stored' };
       case 'dropped':
         return { ...accepted, status: 'dropped', error: result.input.note };

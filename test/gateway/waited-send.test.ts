@@ -58,6 +58,27 @@ describe('waited sends and durability (synchronous FULL)', () => {
     expect(await answer.json()).toMatchObject({ status: 'timeout', delivered: true });
     expect(wal.syncs).toBe(before + 1);
   });
+
+  it('a waited notify send says stored only after a sync that covers its input and its storing', async () => {
+    const started = await gatewayWith('quiet', '{ reply: "unused" }');
+    gateway = started.gateway;
+    api = new ControlApi(gateway, { host: '127.0.0.1', port: 0, token: TOKEN });
+    const url = await api.listen();
+    const wal = started.store.wal!;
+    let synced = 0;
+    const durable = wal.durable.bind(wal);
+    wal.durable = () => durable().then(() => void (synced += 1));
+    const answer = await fetch(`${url}/v1/send`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ target: 'agent:quiet:api:direct:p', message: 'fyi', mode: 'notify', wait: true }),
+    });
+    const syncedAtAnswer = synced;
+    expect(await answer.json()).toMatchObject({ status: 'stored' });
+    expect(syncedAtAnswer).toBe(1);
+    // Nothing the answer told of is left unsynced: the transaction that stored it was committed and synced.
+    expect(started.store.raw.inTransaction).toBe(false);
+  });
 });
 
 /** Counts the store's reads of inputs and runs by id; `runsGet` reads a run without being counted. */
