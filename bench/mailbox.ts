@@ -55,7 +55,10 @@ async function rawHops(count: number, durable: boolean): Promise<number[]> {
   return times;
 }
 
-/** A gateway with one agent in the mailbox; `committed` hears each message id when its input is committed. */
+/**
+ * A gateway with one agent in the mailbox; `listen` hears each message id when its input is committed, and `listenSynced`
+ * when a sync covering it has ended (the ingest deletes its file then).
+ */
 async function mailboxGateway(mode: 'followup' | 'notify') {
   const dir = tmp();
   const text = `{ messages: { queue: { byChannel: { mailbox: "${mode}" } } }, agents: { list: [{ id: "ops", model: "scripted/m", mailbox: { name: "Ops" } }] },
@@ -65,6 +68,8 @@ async function mailboxGateway(mode: 'followup' | 'notify') {
   const gateway = await startGateway({ config, store, gatewayId: 'bench' });
   // The gateway's own mailbox is off; this one is the same code, with its accepts timed.
   const listeners = new Set<(id: string, at: number) => void>();
+  const syncedListeners = new Set<(id: string, at: number) => void>();
+  let unsynced: string[] = [];
   const mailbox = new MailboxService({
     config: { ...config, mailbox: { ...config.mailbox, enabled: true, dir: join(dir, 'mailbox'), scanIntervalMs: 1000 } },
     dataDir: dir,
@@ -75,7 +80,15 @@ async function mailboxGateway(mode: 'followup' | 'notify') {
       acceptMailboxMessage: async (request) => {
         const answer = await gateway.acceptMailboxMessage(request);
         for (const listener of listeners) listener(request.messageId, performance.now());
+        unsynced.push(request.messageId);
         return answer;
+      },
+      durable: async () => {
+        const covered = unsynced;
+        unsynced = [];
+        await gateway.durable();
+        const at = performance.now();
+        for (const id of covered) for (const listener of syncedListeners) listener(id, at);
       },
     }),
     enqueue: (row) => gateway.enqueueDelivery(row),
@@ -89,6 +102,10 @@ async function mailboxGateway(mode: 'followup' | 'notify') {
       listeners.add(listener);
       return () => listeners.delete(listener);
     },
+    listenSynced(listener: (id: string, at: number) => void) {
+      syncedListeners.add(listener);
+      return () => syncedListeners.delete(listener);
+    },
     async stop() {
       await mailbox.stop();
       await gateway.stop();
@@ -97,25 +114,37 @@ async function mailboxGateway(mode: 'followup' | 'notify') {
   };
 }
 
-async function mailboxHops(gateway: Awaited<ReturnType<typeof mailboxGateway>>, from: number, count: number): Promise<number[]> {
-  const times: number[] = [];
-  for (let i = from; i < from + count; i++) {
-    const done = new Promise<number>((resolve) => {
-      const stop = gateway.listen((id, at) => {
-        if (id !== `m-${i}`) return;
+/** One message at a time: the time until its input is committed, and until a sync covers it (its file is deleted). */
+async function mailboxHops(
+  gateway: Awaited<ReturnType<typeof mailboxGateway>>,
+  from: number,
+  count: number,
+): Promise<{ committed: number[]; synced: number[] }> {
+  const committed: number[] = [];
+  const synced: number[] = [];
+  const heard = (listen: typeof gateway.listen, id: string) =>
+    new Promise<number>((resolve) => {
+      const stop = listen((heardId, at) => {
+        if (heardId !== id) return;
         stop();
         resolve(at);
       });
     });
+  for (let i = from; i < from + count; i++) {
+    const done = heard(gateway.listen, `m-${i}`);
+    const durable = heard(gateway.listenSynced, `m-${i}`);
     const start = performance.now();
     post(gateway.inbox, String(i), i, 'Ops');
-    times.push((await done) - start);
+    committed.push((await done) - start);
+    synced.push((await durable) - start);
   }
-  return times;
+  return { committed, synced };
 }
 
 export interface MailboxBench {
   hop: { p50: number; p99: number };
+  /** Until a sync covers the input and its file may be deleted. */
+  hopSynced: { p50: number; p99: number };
   raw: { p50: number; p99: number };
   rawDurable: { p50: number; p99: number };
   burst: { messages: number; perSec: number; lost: number; twice: number; leftOver: number };
@@ -125,6 +154,7 @@ export interface MailboxBench {
 export async function mailboxBench(hops: number, burst: number, mode: 'followup' | 'notify'): Promise<MailboxBench> {
   const gateway = await mailboxGateway(mode);
   const ours: number[] = [];
+  const oursSynced: number[] = [];
   const raw: number[] = [];
   const rawDurable: number[] = [];
   const rounds = 5;
@@ -132,7 +162,9 @@ export async function mailboxBench(hops: number, burst: number, mode: 'followup'
   for (let round = 0; round < rounds; round++) {
     raw.push(...(await rawHops(hops / rounds, false)));
     rawDurable.push(...(await rawHops(hops / rounds, true)));
-    ours.push(...(await mailboxHops(gateway, round * hops, hops / rounds)));
+    const { committed, synced } = await mailboxHops(gateway, round * hops, hops / rounds);
+    ours.push(...committed);
+    oursSynced.push(...synced);
   }
   const stats = (values: number[]) => ({ p50: percentile(values, 50), p99: percentile(values, 99) });
   // The burst: every file written first, then the clock runs until the last one is an input.
@@ -156,6 +188,7 @@ export async function mailboxBench(hops: number, burst: number, mode: 'followup'
   await gateway.stop();
   return {
     hop: stats(ours),
+    hopSynced: stats(oursSynced),
     raw: stats(raw),
     rawDurable: stats(rawDurable),
     burst: { messages: burst, perSec, lost: burst - seen.size, twice: [...seen.values()].filter((count) => count > 1).length, leftOver },

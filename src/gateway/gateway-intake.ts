@@ -89,7 +89,8 @@ export abstract class GatewayIntake extends GatewayQueries {
    * A message from a file mailbox (src/mailbox; `channel` is `mailbox`, or `claude` for a Claude Code team's inboxes):
    * stored in the session of its sender (`agent:<id>:<channel>:direct:<from>`) with provenance `mailbox` and the
    * message's id, and the session's replies routed back to the sender. One input per channel, inbox, sender and
-   * message id, however often the file is read.
+   * message id, however often the file is read. `unsynced`: the caller makes the input durable (`durable()`) before it
+   * lets the message go (deletes its file), so that many messages share one sync.
    */
   async acceptMailboxMessage(request: {
     agentId: string;
@@ -98,6 +99,7 @@ export abstract class GatewayIntake extends GatewayQueries {
     messageId: string;
     text: string;
     channel?: string;
+    unsynced?: boolean;
   }): Promise<{ sessionKey: string; input: InputRecord; created: boolean }> {
     if (this.stopping)
       throw new SwitchboardError('GATEWAY_STOPPING', 'the gateway is shutting down; the file is read again once it has restarted');
@@ -121,7 +123,7 @@ export abstract class GatewayIntake extends GatewayQueries {
         provenance: { kind: 'mailbox', channel, peer: request.from, messageId: request.messageId },
       },
       this.clock.now(),
-      { planHead: PLAN_HEAD },
+      { planHead: PLAN_HEAD, unsynced: request.unsynced },
     );
     // A direct session is always created on first use.
     if (accepted === 'missing') throw noSuchSession(sessionKey);

@@ -1,6 +1,7 @@
 /**
  * Ingest of one inbox (docs/mailbox.md): a file is claimed by renaming it into `.processing/` (two readers cannot
- * both win a rename), read, checked and accepted as an input, and only then deleted. A file that fails its checks
+ * both win a rename), read, checked and accepted as an input, and deleted only once that input is durable (one sync
+ * for the files taken together). A file that fails its checks
  * moves to `.rejected/` with `<file>.error` beside it; one that does not parse yet and changed within the grace
  * period may still be being written, and is tried again. What a crash leaves in `.processing/` is ingested again at
  * start: the input's idempotency key makes that harmless. fs.watch wakes a pass; a periodic scan is the backstop.
@@ -29,8 +30,10 @@ export interface IngestOptions {
   maxFileBytes: number;
   partialGraceMs: number;
   scanIntervalMs: number;
-  /** Resolves once the message is a durable input; MessageRefused rejects the file, any other error tries it later. */
+  /** Resolves once the message is a committed input; MessageRefused rejects the file, any other error tries it later. */
   accept(message: MailMessage, file: string): Promise<void>;
+  /** Resolves once every input committed before the call is durable: only then are their files deleted. */
+  durable(): Promise<void>;
   log(level: 'info' | 'warn' | 'error', message: string): void;
 }
 
@@ -114,16 +117,20 @@ export class InboxIngest {
         const message = this.prepare(file);
         if (message) bySender.set(message.from, [...(bySender.get(message.from) ?? []), { file, message }]);
       }
+      const accepted: string[] = [];
       await Promise.all(
         [...bySender.values()].map(async (queue) => {
           for (const [index, { file, message }] of queue.entries()) {
-            if (await this.take(file, message)) continue;
+            const taken = await this.take(file, message);
+            if (taken === 'accepted') accepted.push(file);
+            if (taken !== 'later') continue;
             // Its later messages wait with it, so that they do not overtake it.
             for (const later of queue.slice(index + 1)) this.retryAt.set(later.file, this.retryAt.get(file)!);
             return;
           }
         }),
       );
+      await this.release(accepted);
     }
   }
 
@@ -148,22 +155,42 @@ export class InboxIngest {
     return checked.message;
   }
 
-  /** Accepted, then deleted; refused, then rejected. False when the gateway could not take it yet (its sender's later files wait too). */
-  private async take(file: string, message: MailMessage): Promise<boolean> {
+  /** Accepted (its file is deleted by `release`), or refused and rejected; `later` when the gateway could not take it yet (its sender's later files wait too). */
+  private async take(file: string, message: MailMessage): Promise<'accepted' | 'rejected' | 'later'> {
     try {
       await this.options.accept(message, file);
     } catch (error) {
       if (error instanceof MessageRefused) {
         this.reject(file, `refused by ${error.layer}: ${error.message}`);
-        return true;
+        return 'rejected';
       }
       this.retryAt.set(file, Date.now() + RETRY_MS);
       this.options.log('warn', `mailbox ${this.options.name}: ${file} not taken yet, tried again soon: ${errorMessage(error)}`);
-      return false;
+      return 'later';
     }
-    this.retryAt.delete(file);
-    rmSync(join(this.processing, file), { force: true });
-    return true;
+    return 'accepted';
+  }
+
+  /**
+   * The files of accepted messages, deleted once their inputs are durable. When the sync fails they stay in
+   * `.processing/` and are read again soon: their idempotency keys find the inputs they became.
+   */
+  private async release(files: string[]): Promise<void> {
+    if (files.length === 0) return;
+    try {
+      await this.options.durable();
+    } catch (error) {
+      for (const file of files) this.retryAt.set(file, Date.now() + RETRY_MS);
+      this.options.log(
+        'warn',
+        `mailbox ${this.options.name}: ${files.length} accepted file(s) kept, read again soon: ${errorMessage(error)}`,
+      );
+      return;
+    }
+    for (const file of files) {
+      this.retryAt.delete(file);
+      rmSync(join(this.processing, file), { force: true });
+    }
   }
 
   private reject(file: string, reason: string): void {

@@ -27,7 +27,7 @@ export interface MailboxDeps {
   store: MailboxStore;
   clock: Clock;
   gatewayId: string;
-  api: () => Pick<GatewayApi, 'acceptMailboxMessage'>;
+  api: () => Pick<GatewayApi, 'acceptMailboxMessage' | 'durable'>;
   enqueue: (row: NewOutboxRow) => Promise<void>;
   log: (message: string) => void;
 }
@@ -100,6 +100,7 @@ export class MailboxService {
         partialGraceMs: options.partialGraceMs,
         scanIntervalMs: options.scanIntervalMs,
         accept: (message) => this.accept(name, message),
+        durable: () => this.deps.api().durable(),
         log: (_level, message) => this.deps.log(message),
       });
       this.ingests.set(name, ingest);
@@ -139,7 +140,10 @@ export class MailboxService {
         'agentToAgent',
       );
     try {
-      await this.deps.api().acceptMailboxMessage({ agentId, inbox, from: message.from, messageId: message.id, text: message.text });
+      // Not synced on its own: the ingest syncs once for the files it took together, then deletes them.
+      await this.deps
+        .api()
+        .acceptMailboxMessage({ agentId, inbox, from: message.from, messageId: message.id, text: message.text, unsynced: true });
     } catch (error) {
       if (SwitchboardError.isInstance(error) && ['MESSAGE_EMPTY', 'MESSAGE_TOO_LARGE', 'AGENT_NOT_FOUND'].includes(error.code))
         throw new MessageRefused(error.message, 'gateway');
