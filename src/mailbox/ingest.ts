@@ -1,10 +1,10 @@
 /**
  * Ingest of one inbox (docs/mailbox.md): a file is claimed by renaming it into `.processing/` (two readers cannot
  * both win a rename), read, checked and accepted as an input, and deleted only once that input is durable (one sync
- * for the files taken together). A file that fails its checks
- * moves to `.rejected/` with `<file>.error` beside it; one that does not parse yet and changed within the grace
- * period may still be being written, and is tried again. What a crash leaves in `.processing/` is ingested again at
- * start: the input's idempotency key makes that harmless. fs.watch wakes a pass; a periodic scan is the backstop.
+ * for the files taken together). A file that fails its checks moves to `.rejected/` with `<file>.error` beside it;
+ * one that does not parse yet and changed within the grace period may still be being written, and is tried again.
+ * What a crash leaves in `.processing/` is ingested again at start: the input's idempotency key makes that harmless.
+ * fs.watch wakes a pass; a periodic scan is the backstop.
  */
 import { existsSync, readdirSync, renameSync, rmSync, watch, type FSWatcher } from 'node:fs';
 import { join } from 'node:path';
@@ -155,7 +155,10 @@ export class InboxIngest {
     return checked.message;
   }
 
-  /** Accepted (its file is deleted by `release`), or refused and rejected; `later` when the gateway could not take it yet (its sender's later files wait too). */
+  /**
+   * Accepted (`release` deletes its file), or refused and rejected; `later` when the gateway could not take it yet (its
+   * sender's later files wait too).
+   */
   private async take(file: string, message: MailMessage): Promise<'accepted' | 'rejected' | 'later'> {
     try {
       await this.options.accept(message, file);
