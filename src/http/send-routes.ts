@@ -57,6 +57,9 @@ export function sendRoutes(gw: GatewayApi, route: RouteAdder): void {
     if (!body.wait) return accepted;
     const timeoutMs = (body.timeoutSeconds ?? gw.config.gateway.waitTimeoutSeconds) * 1000;
     const result = await gw.waitForInput(sent.input.id, timeoutMs, sent.created);
+    // The input was accepted unsynced: a reply comes after its run's commit is synced, which covers it; any other answer
+    // (stored, dropped, delivered) is an acknowledgement too, and is given only once what it tells of is durable.
+    if (result.status !== 'completed') await gw.durable();
     switch (result.status) {
       case 'completed':
         return {
@@ -68,14 +71,10 @@ export function sendRoutes(gw: GatewayApi, route: RouteAdder): void {
           error: result.run.errorMessage,
         };
       case 'stored':
-        // As "delivered": the input was accepted unsynced, and storing a notify input is an internal write.
-        await gw.durable();
         return { ...accepted, status: 'stored' };
       case 'dropped':
         return { ...accepted, status: 'dropped', error: result.input.note };
       case 'timeout':
-        // "Delivered" is an acknowledgement: the input, accepted unsynced for a waited send, is made durable first.
-        await gw.durable();
         return { ...accepted, status: 'timeout', delivered: true };
     }
   });

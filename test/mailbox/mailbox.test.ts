@@ -23,6 +23,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { Gateway } from '../../src/gateway/gateway.js';
 import type { ToolContext } from '../../src/gateway/tool-contract.js';
 import type { MailboxService } from '../../src/mailbox/mailbox.js';
+import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { startTestGateway, stopTestGateway } from '../helpers/gateway.js';
 import { waitUntil } from '../helpers/wait.js';
 
@@ -138,6 +139,40 @@ describe('the file mailbox', () => {
     await new Promise((resolve) => setTimeout(resolve, 300));
     expect((await gateway.history('agent:ops:mailbox:direct:PiPeer')).length).toBe(history.length);
     expect(peer.inbox()).toHaveLength(1);
+  });
+
+  it('files read together share one WAL sync, and none is deleted before it (synchronous FULL)', async () => {
+    const { root, dir, config } = setup('messages: { queue: { byChannel: { mailbox: "notify" } } },');
+    const store = await SqliteStore.open({ path: join(root, 'store.db') });
+    gateway = await startTestGateway(config, {}, store);
+    const wal = store.wal!;
+    let syncsEnded = 0;
+    const durable = wal.durable.bind(wal);
+    wal.durable = () => durable().then(() => void (syncsEnded += 1));
+    const processing = join(dir, 'inbox', 'Ops', '.processing');
+    // Each claimed file, once gone from .processing/, with how many syncs had ended by then.
+    const seen = new Set<string>();
+    const deletedAfter = new Map<string, number>();
+    const watcher = (await import('node:fs')).watch(processing, () => {
+      const present = new Set(readdirSync(processing).filter((file) => file.endsWith('.json')));
+      for (const file of present) seen.add(file);
+      for (const file of seen) if (!present.has(file) && !deletedAfter.has(file)) deletedAfter.set(file, syncsEnded);
+    });
+    try {
+      const before = wal.syncs;
+      const peer = piPeer(dir, 'PiPeer');
+      for (let i = 0; i < 20; i++) peer.send('Ops', `note ${i}`);
+      await waitUntil('all stored', async () => {
+        const inputs = await gateway!.store.inputs.list({ sessionKey: 'agent:ops:mailbox:direct:PiPeer' });
+        return (inputs.length === 20 && inputs.every((input) => input.status === 'consumed')) || undefined;
+      });
+      await waitUntil('the files deleted', () => (seen.size === 20 && deletedAfter.size === 20) || undefined);
+      // One sync for the pass (each file's own sync would be 20); the stored notes are internal writes.
+      expect(wal.syncs - before).toBeLessThanOrEqual(2);
+      expect([...deletedAfter.values()].every((syncs) => syncs >= 1)).toBe(true);
+    } finally {
+      watcher.close();
+    }
   });
 
   it('rejects malformed, mistyped, 20 MB and symlinked files with the reason, and takes a slowly written file once complete', async () => {
