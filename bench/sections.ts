@@ -79,7 +79,7 @@ export async function workTools(lines: string[], { root, quick }: SectionOptions
  */
 export async function mailboxSection(lines: string[], { quick }: SectionOptions): Promise<void> {
   for (const mode of ['followup', 'notify'] as const) {
-    const { hop, hopSynced, raw, rawDurable, burst } = await mailboxBench(quick ? 100 : 500, quick ? 2000 : 10_000, mode);
+    const { hop, hopSynced, raw, rawDurable, stream, burst } = await mailboxBench(quick ? 100 : 500, quick ? 2000 : 10_000, mode);
     const what =
       mode === 'followup'
         ? 'the agent answering each message (a run each, in the same process)'
@@ -91,6 +91,9 @@ export async function mailboxSection(lines: string[], { quick }: SectionOptions)
     );
     lines.push(
       `  p50 against the raw hop ${judged(hop.p50 / raw.p50, '<=', 2)}; synced, against the raw hop with a durable insert ${fmt(hopSynced.p50 / rawDurable.p50, 3)}`,
+    );
+    lines.push(
+      `  in a steady stream of one message every 2 ms, until the input is committed: p50 ${fmt(stream.p50)} ms, p99 ${fmt(stream.p99)} ms`,
     );
     lines.push(
       `  burst of ${burst.messages} messages written at once: ${fmt(burst.perSec, 0)} messages/s until the last is an input; ${judged(burst.lost, '<=', 0, 'lost')}, ${burst.twice} taken twice, ${burst.leftOver} left in the inbox`,

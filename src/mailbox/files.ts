@@ -3,7 +3,19 @@
  * all (a temporary name beside it, fsync, rename, fsync of the folder), a symlink is never followed, and a file past
  * the size limit is refused before it is read.
  */
-import { closeSync, constants, fstatSync, fsyncSync, lstatSync, mkdirSync, openSync, readSync, renameSync, rmSync } from 'node:fs';
+import {
+  closeSync,
+  constants,
+  existsSync,
+  fstatSync,
+  fsyncSync,
+  lstatSync,
+  mkdirSync,
+  openSync,
+  readSync,
+  renameSync,
+  rmSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { writeTemp } from '../files.js';
 
@@ -72,4 +84,20 @@ export function readMessageFile(path: string, maxBytes: number): ReadOutcome {
   } finally {
     closeSync(fd);
   }
+}
+
+/**
+ * Moves the file at `from` to `to`, the claim: `claimed`; `gone` when another reader claimed it first; `busy` when a
+ * file of that name is at `to` still (being ingested, or waiting to be tried again), which a rename would replace: it
+ * is claimed once that one is gone.
+ */
+export function claimFile(from: string, to: string): 'claimed' | 'gone' | 'busy' {
+  if (existsSync(to)) return 'busy';
+  try {
+    renameSync(from, to);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return 'gone';
+    throw error;
+  }
+  return 'claimed';
 }

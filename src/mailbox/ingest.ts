@@ -1,8 +1,9 @@
 /**
  * Ingest of one inbox (docs/mailbox.md): a file is claimed by renaming it into `.processing/` (two readers cannot
  * both win a rename), read, checked and accepted as an input, and deleted only once that input is durable (one sync
- * for the files taken together). A file that fails its checks moves to `.rejected/` with `<file>.error` beside it;
- * one that does not parse yet and changed within the grace period may still be being written, and is tried again.
+ * for the files taken together; the next pass does not wait for it). A file that fails its checks moves to
+ * `.rejected/` with `<file>.error` beside it; one that does not parse yet and changed within the grace period may
+ * still be being written, and is tried again.
  * What a crash leaves in `.processing/` is ingested again at start: the input's idempotency key makes that harmless.
  * fs.watch wakes a pass; a periodic scan is the backstop.
  */
@@ -10,7 +11,7 @@ import { existsSync, readdirSync, renameSync, rmSync, watch, type FSWatcher } fr
 import { join } from 'node:path';
 import { errorMessage } from '../core/errors.js';
 import { PeriodicTask } from '../gateway/serial-task.js';
-import { readMessageFile, ensureRealDir, writeWhole } from './files.js';
+import { claimFile, readMessageFile, ensureRealDir, writeWhole } from './files.js';
 import { checkMessage, type MailboxLayout, type MailMessage } from './layout.js';
 
 /** A message the gateway will never take (its policy refused it, its text is empty): rejected, with the layer that said no. */
@@ -46,6 +47,12 @@ export class InboxIngest {
   private watcher?: FSWatcher;
   /** Files in `.processing/` to look at again no sooner than this (still being written, or the gateway said later). */
   private readonly retryAt = new Map<string, number>();
+  /** Files whose messages are committed inputs, waiting for a sync to be deleted: the passes leave them alone. */
+  private readonly releasing = new Set<string>();
+  /** The releases under way (`stop` and `settle` wait for them). */
+  private readonly releases = new Set<Promise<void>>();
+  /** A file was left in the inbox because a file of its name is still in `.processing/`: a release that ends looks again. */
+  private deferred = false;
 
   constructor(private readonly options: IngestOptions) {
     this.passes = new PeriodicTask(
@@ -82,33 +89,35 @@ export class InboxIngest {
   async stop(): Promise<void> {
     this.watcher?.close();
     await this.passes.stop();
+    await Promise.all(this.releases);
   }
 
   kick(): void {
     this.passes.kick();
   }
 
-  /** Settles once a pass that started after the call has ended (tests). */
-  settle(): Promise<void> {
-    return this.passes.settle();
+  /** Settles once a pass that started after the call has ended, and the files it accepted are released (tests). */
+  async settle(): Promise<void> {
+    await this.passes.settle();
+    await Promise.all(this.releases);
   }
 
   /**
    * What `.processing/` holds (left by a crash, or waiting), then every message file in the inbox, oldest first, in
    * windows: within one, each sender's messages are taken in order, one at a time, and different senders' at once
-   * (their commits then share a sync).
+   * (their commits then share a sync). A window's files are deleted once a sync covers them, beside the next window
+   * and the next pass: a message that arrives meanwhile does not wait for the sync of the one before.
    */
   private async pass(): Promise<void> {
-    const waiting = messageFiles(this.processing).filter((file) => (this.retryAt.get(file) ?? 0) <= Date.now());
+    const waiting = messageFiles(this.processing).filter(
+      (file) => !this.releasing.has(file) && (this.retryAt.get(file) ?? 0) <= Date.now(),
+    );
     const claimed = messageFiles(this.inbox).filter((file) => {
-      try {
-        renameSync(join(this.inbox, file), join(this.processing, file));
-        return true;
-      } catch (error) {
-        // Another reader claimed it first (a second gateway on this folder); the rename is the claim.
-        if ((error as NodeJS.ErrnoException).code === 'ENOENT') return false;
-        throw error;
-      }
+      const claim = claimFile(join(this.inbox, file), join(this.processing, file));
+      // A second file of a name still in `.processing/` waits in the inbox until that one is done (then a pass looks).
+      if (claim === 'busy') this.deferred = true;
+      // `gone`: another reader claimed it first (a second gateway on this folder).
+      return claim === 'claimed';
     });
     const files = [...waiting, ...claimed];
     for (let at = 0; at < files.length && !this.passes.stopped; at += WINDOW) {
@@ -130,7 +139,7 @@ export class InboxIngest {
           }
         }),
       );
-      await this.release(accepted);
+      this.releaseLater(accepted);
     }
   }
 
@@ -174,25 +183,34 @@ export class InboxIngest {
     return 'accepted';
   }
 
+  /** Starts `release` for these files, without waiting for it. */
+  private releaseLater(files: string[]): void {
+    if (files.length === 0) return;
+    for (const file of files) this.releasing.add(file);
+    const release: Promise<void> = this.release(files).finally(() => {
+      for (const file of files) this.releasing.delete(file);
+      this.releases.delete(release);
+      if (!this.deferred) return;
+      this.deferred = false;
+      this.kick();
+    });
+    this.releases.add(release);
+  }
+
   /**
-   * The files of accepted messages, deleted once their inputs are durable. When the sync fails they stay in
-   * `.processing/` and are read again soon: their idempotency keys find the inputs they became.
+   * The files of accepted messages, deleted once their inputs are durable. When the sync fails, or a file cannot be
+   * deleted, they stay in `.processing/` and are read again soon: their idempotency keys find the inputs they became.
    */
   private async release(files: string[]): Promise<void> {
-    if (files.length === 0) return;
     try {
       await this.options.durable();
+      for (const file of files) {
+        rmSync(join(this.processing, file), { force: true });
+        this.retryAt.delete(file);
+      }
     } catch (error) {
-      for (const file of files) this.retryAt.set(file, Date.now() + RETRY_MS);
-      this.options.log(
-        'warn',
-        `mailbox ${this.options.name}: ${files.length} accepted file(s) kept, read again soon: ${errorMessage(error)}`,
-      );
-      return;
-    }
-    for (const file of files) {
-      this.retryAt.delete(file);
-      rmSync(join(this.processing, file), { force: true });
+      for (const file of files) if (existsSync(join(this.processing, file))) this.retryAt.set(file, Date.now() + RETRY_MS);
+      this.options.log('warn', `mailbox ${this.options.name}: accepted file(s) kept, read again soon: ${errorMessage(error)}`);
     }
   }
 

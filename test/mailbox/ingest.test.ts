@@ -1,8 +1,9 @@
 /**
  * The ingest of one inbox against a gateway it is given: accepted messages' files are deleted only once a sync has
- * covered their inputs, one sync for the files taken together; a failed sync keeps them, to be read again.
+ * covered their inputs, one sync for the files taken together, while the next messages are taken; a failed sync keeps
+ * them, to be read again.
  */
-import { mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, renameSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -36,13 +37,15 @@ function setup() {
     log: () => {},
   });
   const inbox = layout.inbox('Ops');
-  const post = (id: string) =>
-    writeFileSync(
-      join(inbox, `${Date.now()}-${id}.json`),
-      JSON.stringify({ id, from: 'Writer', to: 'Ops', text: `text of ${id}`, timestamp: new Date().toISOString(), replyTo: null }),
-    );
+  /** A message file, whole at once (a temporary name, then a rename), named `name` when given. */
+  const post = (id: string, name = `${Date.now()}-${id}.json`) => {
+    const message = { id, from: 'Writer', to: 'Ops', text: `text of ${id}`, timestamp: new Date().toISOString(), replyTo: null };
+    writeFileSync(join(inbox, `.${name}.tmp`), JSON.stringify(message));
+    renameSync(join(inbox, `.${name}.tmp`), join(inbox, name));
+  };
   const processing = () => readdirSync(join(inbox, PROCESSING)).filter((file) => file.endsWith('.json'));
-  return { inbox, accepted, syncs, post, processing };
+  const waitingInInbox = () => readdirSync(inbox).filter((file) => file.endsWith('.json'));
+  return { inbox, accepted, syncs, post, processing, waitingInInbox };
 }
 
 describe('mailbox ingest', () => {
@@ -59,6 +62,43 @@ describe('mailbox ingest', () => {
     await waitUntil('the files are deleted', () => processing().length === 0 || undefined);
     expect(readdirSync(inbox).filter((file) => file.endsWith('.json'))).toEqual([]);
     expect(readdirSync(join(inbox, '.rejected'))).toEqual([]);
+  });
+
+  it("takes a message that arrives while the last one's sync runs, and does not take that one again", async () => {
+    const { accepted, syncs, post, processing } = setup();
+    await ingest!.start();
+    post('a');
+    await waitUntil('a waits for its sync', () => syncs.length === 1 || undefined);
+    post('b');
+    await waitUntil("b is accepted before a's sync has ended", () => accepted.includes('b') || undefined);
+    // a's file is kept until its sync ends, and the passes that ran meanwhile (a scan every 50 ms) left it alone.
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    expect(accepted).toEqual(['a', 'b']);
+    expect(processing()).toHaveLength(2);
+    await waitUntil('both files are deleted', () => {
+      for (const sync of syncs) sync.release();
+      return processing().length === 0 || undefined;
+    });
+    expect(accepted).toEqual(['a', 'b']);
+  });
+
+  it('a file with the name of one still in .processing waits in the inbox instead of replacing it', async () => {
+    const { accepted, syncs, post, processing, waitingInInbox } = setup();
+    await ingest!.start();
+    post('a', 'msg.json');
+    await waitUntil('a waits for its sync', () => syncs.length === 1 || undefined);
+    // A writer that always uses one name: a claim by rename would replace a's file, and a's release would delete b's.
+    post('b', 'msg.json');
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    expect(accepted).toEqual(['a']);
+    expect(waitingInInbox()).toEqual(['msg.json']);
+    syncs[0]!.release();
+    await waitUntil('b is taken once a is done', () => syncs.length === 2 || undefined);
+    expect(accepted).toEqual(['a', 'b']);
+    expect(processing()).toEqual(['msg.json']);
+    syncs[1]!.release();
+    await waitUntil('the file is deleted', () => processing().length === 0 || undefined);
+    expect(waitingInInbox()).toEqual([]);
   });
 
   it('a failed sync keeps the files; they are read again and deleted after a sync that works', async () => {
