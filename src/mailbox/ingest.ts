@@ -51,6 +51,8 @@ export class InboxIngest {
   private readonly releasing = new Set<string>();
   /** The releases under way (`stop` and `settle` wait for them). */
   private readonly releases = new Set<Promise<void>>();
+  /** Senders with a message the gateway could not take yet, until it is tried again: their later messages wait for it. */
+  private readonly heldUntil = new Map<string, number>();
   /** A file was left in the inbox because a file of its name is still in `.processing/`: a release that ends looks again. */
   private deferred = false;
 
@@ -124,7 +126,8 @@ export class InboxIngest {
       const bySender = new Map<string, { file: string; message: MailMessage }[]>();
       for (const file of files.slice(at, at + WINDOW)) {
         const message = this.prepare(file);
-        if (message) bySender.set(message.from, [...(bySender.get(message.from) ?? []), { file, message }]);
+        if (message && !this.heldBack(file, message.from))
+          bySender.set(message.from, [...(bySender.get(message.from) ?? []), { file, message }]);
       }
       const accepted: string[] = [];
       await Promise.all(
@@ -133,7 +136,8 @@ export class InboxIngest {
             const taken = await this.take(file, message);
             if (taken === 'accepted') accepted.push(file);
             if (taken !== 'later') continue;
-            // Its later messages wait with it, so that they do not overtake it.
+            // Its later messages wait with it, so that they do not overtake it: these, and those of the passes meanwhile.
+            this.heldUntil.set(message.from, this.retryAt.get(file)!);
             for (const later of queue.slice(index + 1)) this.retryAt.set(later.file, this.retryAt.get(file)!);
             return;
           }
@@ -141,6 +145,18 @@ export class InboxIngest {
       );
       this.releaseLater(accepted);
     }
+  }
+
+  /** Whether the file waits for an earlier message of its sender that the gateway could not take yet (it is tried with it). */
+  private heldBack(file: string, from: string): boolean {
+    const until = this.heldUntil.get(from);
+    if (until === undefined) return false;
+    if (until <= Date.now()) {
+      this.heldUntil.delete(from);
+      return false;
+    }
+    this.retryAt.set(file, until);
+    return true;
   }
 
   /** The file's message, checked; undefined when it was rejected, is gone, or may still be being written. */

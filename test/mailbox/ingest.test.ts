@@ -18,8 +18,8 @@ afterEach(async () => {
   ingest = undefined;
 });
 
-/** An ingest of inbox "Ops" whose `durable` resolves or rejects when the test says. */
-function setup() {
+/** An ingest of inbox "Ops" whose `durable` resolves or rejects when the test says; `notYet` is not taken at its first try. */
+function setup(notYet?: string) {
   const layout = new MailboxLayout(mkdtempSync(join(tmpdir(), 'sb-ingest-')));
   const accepted: string[] = [];
   const syncs: { release: (error?: Error) => void; covered: string[] }[] = [];
@@ -29,7 +29,13 @@ function setup() {
     maxFileBytes: 1_000_000,
     partialGraceMs: 200,
     scanIntervalMs: 50,
-    accept: async (message: MailMessage) => void accepted.push(message.id),
+    accept: async (message: MailMessage) => {
+      if (message.id === notYet) {
+        notYet = undefined;
+        throw new Error('the lane of this session is full; try again later');
+      }
+      accepted.push(message.id);
+    },
     durable: () =>
       new Promise<void>((resolve, reject) => {
         syncs.push({ release: (error) => (error ? reject(error) : resolve()), covered: [...accepted] });
@@ -99,6 +105,24 @@ describe('mailbox ingest', () => {
     syncs[1]!.release();
     await waitUntil('the file is deleted', () => processing().length === 0 || undefined);
     expect(waitingInInbox()).toEqual([]);
+  });
+
+  it("a sender's message that the gateway could not take yet holds back that sender's later ones, in later passes too", async () => {
+    const { accepted, syncs, post, processing } = setup('a');
+    await ingest!.start();
+    post('a', '1-a.json');
+    await waitUntil('a was tried', () => processing().length === 1 || undefined);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    // b comes after a's failed try, in a pass of its own (a scan every 50 ms): it must not overtake a.
+    post('b', '2-b.json');
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(accepted).toEqual([]);
+    await waitUntil('a is tried again, with b after it', () => accepted.length === 2 || undefined, 5000);
+    expect(accepted).toEqual(['a', 'b']);
+    await waitUntil('both files are deleted', () => {
+      for (const sync of syncs) sync.release();
+      return processing().length === 0 || undefined;
+    });
   });
 
   it('a failed sync keeps the files; they are read again and deleted after a sync that works', async () => {
