@@ -30,6 +30,8 @@ export interface IngestOptions {
   name: string;
   maxFileBytes: number;
   partialGraceMs: number;
+  /** How long a file that does not parse yet holds back the files after it; PARTIAL_HOLD_MS unless a test says. */
+  partialHoldMs?: number;
   scanIntervalMs: number;
   /** Resolves once the message is a committed input; MessageRefused rejects the file, any other error tries it later. */
   accept(message: MailMessage, file: string): Promise<void>;
@@ -39,6 +41,13 @@ export interface IngestOptions {
 }
 
 const RETRY_MS = 1000;
+/**
+ * A file that does not parse yet is read again once its age has doubled (at least this much later): most are caught
+ * between a writer's open and its write (pi-messenger writes in place), and are whole a moment later.
+ */
+const PARTIAL_FIRST_RETRY_MS = 5;
+/** How long a file that does not parse yet holds back the files after it (they are newer), from when it was first seen. */
+const PARTIAL_HOLD_MS = 100;
 /** Files looked at together: each sender's in order, different senders' at once. */
 const WINDOW = 64;
 
@@ -55,6 +64,10 @@ export class InboxIngest {
   private readonly heldUntil = new Map<string, number>();
   /** A file was left in the inbox because a file of its name is still in `.processing/`: a release that ends looks again. */
   private deferred = false;
+  /** When each file that does not parse yet was first seen so (its hold of the files after it ends in partialHoldMs). */
+  private readonly partialSince = new Map<string, number>();
+  /** The pass that looks again at a file still being written, sooner than the next scan. */
+  private retryTimer?: { at: number; timer: NodeJS.Timeout };
 
   constructor(private readonly options: IngestOptions) {
     this.passes = new PeriodicTask(
@@ -90,6 +103,7 @@ export class InboxIngest {
 
   async stop(): Promise<void> {
     this.watcher?.close();
+    if (this.retryTimer) clearTimeout(this.retryTimer.timer);
     await this.passes.stop();
     await Promise.all(this.releases);
   }
@@ -122,10 +136,23 @@ export class InboxIngest {
       return claim === 'claimed';
     });
     const files = [...waiting, ...claimed];
+    /** Until when the files after one that does not parse yet (for its first partialHoldMs) wait for it. */
+    let holdUntil: number | undefined;
     for (let at = 0; at < files.length && !this.passes.stopped; at += WINDOW) {
       const bySender = new Map<string, { file: string; message: MailMessage }[]>();
       for (const file of files.slice(at, at + WINDOW)) {
+        if (holdUntil !== undefined) {
+          this.retryAt.set(file, holdUntil);
+          continue;
+        }
         const message = this.prepare(file);
+        if (message === 'partial') {
+          const since = this.partialSince.get(file) ?? Date.now();
+          this.partialSince.set(file, since);
+          if (Date.now() - since < (this.options.partialHoldMs ?? PARTIAL_HOLD_MS)) holdUntil = this.retryAt.get(file);
+          continue;
+        }
+        this.partialSince.delete(file);
         if (message && !this.heldBack(file, message.from))
           bySender.set(message.from, [...(bySender.get(message.from) ?? []), { file, message }]);
       }
@@ -147,6 +174,22 @@ export class InboxIngest {
     }
   }
 
+  /** A pass at `at` (or sooner, when one is due sooner already). */
+  private kickAt(at: number): void {
+    if (this.retryTimer && this.retryTimer.at <= at) return;
+    if (this.retryTimer) clearTimeout(this.retryTimer.timer);
+    const timer = setTimeout(
+      () => {
+        this.retryTimer = undefined;
+        this.kick();
+      },
+      // A millisecond more: the timer and Date.now() round differently, and the file must be due when the pass looks.
+      Math.max(0, at - Date.now()) + 1,
+    );
+    timer.unref();
+    this.retryTimer = { at, timer };
+  }
+
   /** Whether the file waits for an earlier message of its sender that the gateway could not take yet (it is tried with it). */
   private heldBack(file: string, from: string): boolean {
     const until = this.heldUntil.get(from);
@@ -159,8 +202,11 @@ export class InboxIngest {
     return true;
   }
 
-  /** The file's message, checked; undefined when it was rejected, is gone, or may still be being written. */
-  private prepare(file: string): MailMessage | undefined {
+  /**
+   * The file's message, checked; `partial` when it does not parse yet and may still be being written (it is read again
+   * soon); undefined when it was rejected or is gone.
+   */
+  private prepare(file: string): MailMessage | 'partial' | undefined {
     const read = readMessageFile(join(this.processing, file), this.options.maxFileBytes);
     if (read.kind === 'gone') return void this.retryAt.delete(file);
     if (read.kind === 'refused') return void this.reject(file, read.error);
@@ -170,8 +216,10 @@ export class InboxIngest {
     } catch (error) {
       const age = Date.now() - read.modifiedAt;
       if (age < this.options.partialGraceMs) {
-        this.retryAt.set(file, Date.now() + Math.min(RETRY_MS, this.options.partialGraceMs - age + 10));
-        return undefined;
+        const retryAt = Date.now() + Math.min(RETRY_MS, this.options.partialGraceMs - age + 10, Math.max(PARTIAL_FIRST_RETRY_MS, age));
+        this.retryAt.set(file, retryAt);
+        this.kickAt(retryAt);
+        return 'partial';
       }
       return void this.reject(file, `not JSON (${errorMessage(error)}), and unchanged for ${Math.round(age)} ms (mailbox.partialGraceMs)`);
     }

@@ -28,6 +28,8 @@ function setup(notYet?: string) {
     name: 'Ops',
     maxFileBytes: 1_000_000,
     partialGraceMs: 200,
+    // A file that does not parse yet holds back the files after it for 100 ms by default: long enough here for a slow run.
+    partialHoldMs: 2000,
     scanIntervalMs: 50,
     accept: async (message: MailMessage) => {
       if (message.id === notYet) {
@@ -118,6 +120,30 @@ describe('mailbox ingest', () => {
     await new Promise((resolve) => setTimeout(resolve, 300));
     expect(accepted).toEqual([]);
     await waitUntil('a is tried again, with b after it', () => accepted.length === 2 || undefined, 5000);
+    expect(accepted).toEqual(['a', 'b']);
+    await waitUntil('both files are deleted', () => {
+      for (const sync of syncs) sync.release();
+      return processing().length === 0 || undefined;
+    });
+  });
+
+  it("a file caught between its writer's open and write is read again within milliseconds, and the files after it wait", async () => {
+    const { inbox, accepted, syncs, processing } = setup();
+    await ingest!.start();
+    // As pi-messenger writes: in place, so the file exists, empty, before its text is written.
+    writeFileSync(join(inbox, '1-a.json'), '');
+    const b = { id: 'b', from: 'Other', to: 'Ops', text: 'text of b', timestamp: new Date().toISOString(), replyTo: null };
+    writeFileSync(join(inbox, '.2-b.json.tmp'), JSON.stringify(b));
+    renameSync(join(inbox, '.2-b.json.tmp'), join(inbox, '2-b.json'));
+    await waitUntil('both are claimed', () => processing().length === 2 || undefined);
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    expect(accepted).toEqual([]);
+    // The writer's write lands in the file it opened, which is in .processing/ by now.
+    writeFileSync(join(inbox, '.processing', '1-a.json'), JSON.stringify({ ...b, id: 'a', from: 'Writer', text: 'text of a' }));
+    const written = Date.now();
+    await waitUntil('both are accepted', () => accepted.length === 2 || undefined);
+    // Read again as its age doubles (1 s before, when the next message went first).
+    expect(Date.now() - written).toBeLessThan(900);
     expect(accepted).toEqual(['a', 'b']);
     await waitUntil('both files are deleted', () => {
       for (const sync of syncs) sync.release();
