@@ -53,7 +53,13 @@ function setup(notYet?: string) {
   };
   const processing = () => readdirSync(join(inbox, PROCESSING)).filter((file) => file.endsWith('.json'));
   const waitingInInbox = () => readdirSync(inbox).filter((file) => file.endsWith('.json'));
-  return { inbox, accepted, syncs, post, processing, waitingInInbox };
+  /** Lets every sync asked for end, until the files in `.processing/` are deleted. */
+  const releaseAll = () =>
+    waitUntil('the files are deleted', () => {
+      for (const sync of syncs) sync.release();
+      return processing().length === 0 || undefined;
+    });
+  return { inbox, accepted, syncs, post, processing, waitingInInbox, releaseAll };
 }
 
 describe('mailbox ingest', () => {
@@ -73,7 +79,7 @@ describe('mailbox ingest', () => {
   });
 
   it("takes a message that arrives while the last one's sync runs, and does not take that one again", async () => {
-    const { accepted, syncs, post, processing } = setup();
+    const { accepted, syncs, post, processing, releaseAll } = setup();
     await ingest!.start();
     post('a');
     await waitUntil('a waits for its sync', () => syncs.length === 1 || undefined);
@@ -83,10 +89,7 @@ describe('mailbox ingest', () => {
     await new Promise((resolve) => setTimeout(resolve, 150));
     expect(accepted).toEqual(['a', 'b']);
     expect(processing()).toHaveLength(2);
-    await waitUntil('both files are deleted', () => {
-      for (const sync of syncs) sync.release();
-      return processing().length === 0 || undefined;
-    });
+    await releaseAll();
     expect(accepted).toEqual(['a', 'b']);
   });
 
@@ -110,7 +113,7 @@ describe('mailbox ingest', () => {
   });
 
   it("a sender's message that the gateway could not take yet holds back that sender's later ones, in later passes too", async () => {
-    const { accepted, syncs, post, processing } = setup('a');
+    const { accepted, post, processing, releaseAll } = setup('a');
     await ingest!.start();
     post('a', '1-a.json');
     await waitUntil('a was tried', () => processing().length === 1 || undefined);
@@ -121,14 +124,11 @@ describe('mailbox ingest', () => {
     expect(accepted).toEqual([]);
     await waitUntil('a is tried again, with b after it', () => accepted.length === 2 || undefined, 5000);
     expect(accepted).toEqual(['a', 'b']);
-    await waitUntil('both files are deleted', () => {
-      for (const sync of syncs) sync.release();
-      return processing().length === 0 || undefined;
-    });
+    await releaseAll();
   });
 
   it("a file caught between its writer's open and write is read again within milliseconds, and the files after it wait", async () => {
-    const { inbox, accepted, syncs, processing } = setup();
+    const { inbox, accepted, processing, releaseAll } = setup();
     await ingest!.start();
     // As pi-messenger writes: in place, so the file exists, empty, before its text is written.
     writeFileSync(join(inbox, '1-a.json'), '');
@@ -145,10 +145,7 @@ describe('mailbox ingest', () => {
     // Read again as its age doubles (1 s before, when the next message went first).
     expect(Date.now() - written).toBeLessThan(900);
     expect(accepted).toEqual(['a', 'b']);
-    await waitUntil('both files are deleted', () => {
-      for (const sync of syncs) sync.release();
-      return processing().length === 0 || undefined;
-    });
+    await releaseAll();
   });
 
   it('a failed sync keeps the files; they are read again and deleted after a sync that works', async () => {
