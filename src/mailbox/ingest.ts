@@ -68,6 +68,7 @@ export class InboxIngest {
   private readonly partialSince = new Map<string, number>();
   /** The pass that looks again at a file still being written, sooner than the next scan. */
   private retryTimer?: { at: number; timer: NodeJS.Timeout };
+  private prunedAt = 0;
 
   constructor(private readonly options: IngestOptions) {
     this.passes = new PeriodicTask(
@@ -125,6 +126,7 @@ export class InboxIngest {
    * and the next pass: a message that arrives meanwhile does not wait for the sync of the one before.
    */
   private async pass(): Promise<void> {
+    this.prune();
     const waiting = messageFiles(this.processing).filter(
       (file) => !this.releasing.has(file) && (this.retryAt.get(file) ?? 0) <= Date.now(),
     );
@@ -172,6 +174,20 @@ export class InboxIngest {
       );
       this.releaseLater(accepted);
     }
+  }
+
+  /**
+   * Forgets, once per scan interval, what no longer matters: retry times and holds that have passed, and files first
+   * seen unparsed longer ago than the grace period (rejected since, or taken away by their writer, never to be listed
+   * again). A file that keeps changing is seen anew at its next read.
+   */
+  private prune(): void {
+    const now = Date.now();
+    if (now - this.prunedAt < this.options.scanIntervalMs) return;
+    this.prunedAt = now;
+    for (const [file, at] of this.retryAt) if (at <= now) this.retryAt.delete(file);
+    for (const [from, until] of this.heldUntil) if (until <= now) this.heldUntil.delete(from);
+    for (const [file, since] of this.partialSince) if (now - since > this.options.partialGraceMs) this.partialSince.delete(file);
   }
 
   /** A pass at `at` (or sooner, when one is due sooner already). */

@@ -3,7 +3,7 @@
  * covered their inputs, one sync for the files taken together, while the next messages are taken; a failed sync keeps
  * them, to be read again.
  */
-import { mkdtempSync, readdirSync, renameSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -146,6 +146,19 @@ describe('mailbox ingest', () => {
     expect(Date.now() - written).toBeLessThan(900);
     expect(accepted).toEqual(['a', 'b']);
     await releaseAll();
+  });
+
+  it('forgets a file that its writer took away while it did not parse yet', async () => {
+    const { inbox } = setup();
+    await ingest!.start();
+    writeFileSync(join(inbox, '1-a.json'), '');
+    // What the ingest keeps of files (private maps, read here to show that they do not grow).
+    const kept = ingest as unknown as { retryAt: Map<string, number>; partialSince: Map<string, number> };
+    const state = () => [kept.retryAt.size, kept.partialSince.size];
+    await waitUntil('seen unparsed', () => state()[1] === 1 || undefined);
+    rmSync(join(inbox, '.processing', '1-a.json'));
+    // Past the grace period (200 ms) and a scan (every 50 ms), nothing of it is kept.
+    await waitUntil('forgotten', () => (state()[0] === 0 && state()[1] === 0) || undefined, 3000);
   });
 
   it('a failed sync keeps the files; they are read again and deleted after a sync that works', async () => {
