@@ -7,7 +7,6 @@
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { lookup } from 'node:dns/promises';
 import { BlockList, isIP } from 'node:net';
-import { errorMessage } from '../core/errors.js';
 
 const PRIVATE = new BlockList();
 for (const [net, prefix] of [
@@ -77,7 +76,14 @@ function privateMessage(url: string, address: string, setting: string): string {
   return `"${url}" resolves to ${address}, a private, loopback or link-local address; only public targets are allowed unless ${setting} is set`;
 }
 
-/** Why this URL may not be called, or undefined when it may. `setting` names the key that would allow it. */
+/**
+ * Why this URL may not be called, or undefined when it may. `setting` names the key that would allow it.
+ *
+ * A name that does not resolve now is not refused: whatever it resolves to later is checked by the connection's own
+ * lookup (publicOnlyLookup), and a lookup that fails there fails the request as any network error does, so a caller
+ * that retries (the outbox) tries again. DNS down for a moment, or a machine with no DNS at all, is not a private
+ * target.
+ */
 export async function refusedTarget(
   url: string,
   allowPrivate: boolean,
@@ -96,8 +102,8 @@ export async function refusedTarget(
   let addresses: string[];
   try {
     addresses = isIP(host) ? [host] : (await lookup(host, { all: true })).map((entry) => entry.address);
-  } catch (error) {
-    return `cannot resolve "${host}": ${errorMessage(error)}`;
+  } catch {
+    return undefined;
   }
   const inside = addresses.find(isPrivate);
   return inside ? privateMessage(url, inside, setting) : undefined;

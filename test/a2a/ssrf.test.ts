@@ -2,7 +2,10 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { guardedFetch, isPrivateAddress } from '../../src/net/outbound-guard.js';
-import { refusedPushTarget } from '../../src/a2a/push.js';
+import { pushDeliverer, refusedPushTarget } from '../../src/a2a/push.js';
+import { configSchema } from '../../src/config/schema.js';
+import { PermanentDeliveryError } from '../../src/gateway/outbox.js';
+import type { A2ATaskStore, OutboxRecord } from '../../src/ports/index.js';
 
 describe('outbound guard', () => {
   it.each([
@@ -38,6 +41,30 @@ describe('outbound guard', () => {
     expect(await refusedPushTarget('http://127.0.0.1/hook', true)).toBeUndefined();
     expect(await refusedPushTarget('ftp://8.8.8.8/x', false)).toBe('"ftp://8.8.8.8/x" is not an http(s) URL');
     expect(await refusedPushTarget('not a url', true)).toBe('"not a url" is not a URL');
+  });
+
+  // `.invalid` never resolves (RFC 2606), with or without DNS on the machine.
+  it('does not refuse a name that does not resolve: the request fails as a network error, and a push to it is retried, not given up', async () => {
+    const url = 'https://hook.example.invalid/a2a';
+    expect(await refusedPushTarget(url, false)).toBeUndefined();
+    const failure = await guardedFetch({ setting: 'a2a.push.allowPrivateTargets' })(url, { method: 'POST' }).catch(
+      (error: unknown) => error,
+    );
+    expect(failure).toBeInstanceOf(TypeError);
+    expect((failure as { code?: string }).code).not.toBe('EPRIVATEADDRESS');
+    expect((failure as { cause?: { code?: string } }).cause?.code).toMatch(/^(ENOTFOUND|EAI_AGAIN)$/);
+
+    const logged: unknown[] = [];
+    const tasks = { appendEvent: async (_taskId: string, _type: string, detail: unknown) => void logged.push(detail) };
+    const config = configSchema.parse({ agents: { list: [{ id: 'a', model: 'scripted/x' }] } });
+    const deliver = pushDeliverer(tasks as unknown as A2ATaskStore, config, { now: () => 0 });
+    const payload = { taskId: 't1', configId: 'c1', url, headers: {}, body: '{}', contentType: 'application/json' };
+    const attempt = await deliver({ payload, attempts: 0, idempotencyKey: 'push:t1:c1:1' } as unknown as OutboxRecord).catch(
+      (error: unknown) => error,
+    );
+    expect(attempt).toBeInstanceOf(Error);
+    expect(attempt).not.toBeInstanceOf(PermanentDeliveryError);
+    expect(logged).toEqual([{ url, configId: 'c1', attempt: 1, outcome: 'failed', error: expect.stringMatching(/ENOTFOUND|EAI_AGAIN/) }]);
   });
 
   it('the guarded fetch never connects to a private address, by literal or by name', async () => {
