@@ -121,6 +121,29 @@ export function jsonRpcEdge(): express.RequestHandler[] {
   ];
 }
 
+const REST_MEDIA_TYPES = new Set(['application/json', 'application/a2a+json']);
+
+/**
+ * Before the SDK's HTTP+JSON handler: a body of a media type the binding does not take is ContentTypeNotSupportedError
+ * with the status A2A maps it to, 415 (the SDK answers 400). A request without a Content-Type goes on, as in the SDK.
+ */
+export function restEdge(): express.RequestHandler {
+  return (request: Request, response: Response, next: NextFunction) => {
+    const contentType = request.header('content-type');
+    if (contentType === undefined || REST_MEDIA_TYPES.has(contentType.split(';', 1)[0]!.trim().toLowerCase())) return next();
+    response.status(415).json({
+      error: {
+        code: 415,
+        status: 'INVALID_ARGUMENT',
+        message: `unsupported Content-Type "${contentType}": send the body as application/json (or application/a2a+json)`,
+        details: [
+          { '@type': 'type.googleapis.com/google.rpc.ErrorInfo', reason: 'CONTENT_TYPE_NOT_SUPPORTED', domain: 'a2a-protocol.org' },
+        ],
+      },
+    });
+  };
+}
+
 interface HttpError {
   status?: number;
   statusCode?: number;

@@ -19,7 +19,7 @@ import type { GatewayApi } from '../gateway/gateway-api.js';
 import type { ResolvedAgent } from '../gateway/registry.js';
 import type { A2ATaskStore, Clock } from '../ports/index.js';
 import { agentBasePath, agentCardToJson, buildAgentCard } from './agent-card.js';
-import { a2aErrorHandler, jsonRpcEdge } from './edge.js';
+import { a2aErrorHandler, jsonRpcEdge, restEdge } from './edge.js';
 import { GatewayAgentExecutor } from './executor.js';
 import { GatewayRequestHandler } from './request-handler.js';
 import { PeerGuard, userOf } from './peers.js';
@@ -174,7 +174,7 @@ export class A2AServer {
       };
       routers.set(id, endpoints);
       app.use(`${base}/jsonrpc`, this.guard.middleware(id, 'jsonrpc'), ...jsonRpcEdge(), endpoints.jsonrpc);
-      app.use(`${base}/rest`, this.guard.middleware(id, 'rest'), endpoints.rest);
+      app.use(`${base}/rest`, this.guard.middleware(id, 'rest'), restEdge(), endpoints.rest);
     }
     // The gateway's own endpoints: each peer reaches the agent the bindings give it (channel "a2a").
     for (const binding of ['jsonrpc', 'rest'] as const) {
@@ -195,7 +195,7 @@ export class A2AServer {
         }
         const handlers = [
           this.guard.middleware(bound.config.id, binding),
-          ...(binding === 'jsonrpc' ? jsonRpcEdge() : []),
+          ...(binding === 'jsonrpc' ? jsonRpcEdge() : [restEdge()]),
           endpoints[binding],
         ];
         runChain(handlers, request, response, next);

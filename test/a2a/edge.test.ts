@@ -181,6 +181,29 @@ describe('A2A edge: errors never leave as HTML or with a stack', () => {
     expect(noLeak(bad.text).error.code).toBe(-32700);
   });
 
+  it('an HTTP+JSON body of a type the binding does not take is ContentTypeNotSupportedError with 415, as A2A maps it (TCK HTTP_JSON-STATUS-001)', async () => {
+    for (const path of ['/a2a/echo/rest/message:send', '/a2a/rest/message:send']) {
+      const response = await fetch(`${gw.url}${path}`, {
+        method: 'POST',
+        headers: { 'content-type': 'text/plain', 'A2A-Version': '1.0', ...auth },
+        body: JSON.stringify({ message: message('not as JSON') }),
+      });
+      expect(response.status).toBe(415);
+      expect(noLeak(await response.text())).toEqual({
+        error: {
+          code: 415,
+          status: 'INVALID_ARGUMENT',
+          message: 'unsupported Content-Type "text/plain": send the body as application/json (or application/a2a+json)',
+          details: [
+            { '@type': 'type.googleapis.com/google.rpc.ErrorInfo', reason: 'CONTENT_TYPE_NOT_SUPPORTED', domain: 'a2a-protocol.org' },
+          ],
+        },
+      });
+    }
+    const tasks = await fetch(`${gw.url}/a2a/echo/rest/tasks`, { headers: { 'A2A-Version': '1.0', ...auth } });
+    expect(tasks.status).toBe(200);
+  });
+
   it('malformed percent-escapes in A2A URLs answer JSON', async () => {
     for (const path of ['/a2a/echo/rest/v1/tasks/%E0%A4%A', '/a2a/%E0%A4%A/jsonrpc', '/a2a/echo/rest/tasks/%E0%A4%A']) {
       const response = await fetch(`${gw.url}${path}`, { headers: auth });
