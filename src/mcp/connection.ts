@@ -208,5 +208,5 @@ export class McpConnection {
 
 function isTransportFailure(error: unknown): boolean {
   const text = errorMessage(error);
-  return /fetch failed|ECONNREFUSED|ECONNRESET|EPIPE|Connection closed|Not connected|socket hang up/i.test(text);
+  return /fetch failed|could not be reached|ECONNREFUSED|ECONNRESET|EPIPE|Connection closed|Not connected|socket hang up/i.test(text);
 }

@@ -137,6 +137,17 @@ export interface OutboundFetchOptions {
 }
 
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
+
+/**
+ * fetch's own "fetch failed" says neither where nor why. The same TypeError, naming the URL and what failed (its
+ * cause: a refused connection, a name that does not resolve, a private address), with the cause and its code kept.
+ */
+function unreachable(url: string, error: unknown): unknown {
+  const cause = (error as { cause?: unknown } | null)?.cause;
+  if (!(error instanceof TypeError) || !(cause instanceof Error)) return error;
+  const code = (cause as { code?: unknown }).code;
+  return Object.assign(new TypeError(`"${url}" could not be reached: ${cause.message}`, { cause }), code === undefined ? {} : { code });
+}
 /** Headers that carry credentials: a redirect to another origin does not take them along. */
 const CREDENTIALS = /^(authorization|proxy-authorization|cookie)$|token|secret|api-?key/i;
 
@@ -176,7 +187,9 @@ export function guardedFetch(options: OutboundFetchOptions): typeof fetch {
         body,
         redirect: 'manual',
         dispatcher,
-      } as never)) as unknown as Response;
+      } as never).catch((error: unknown) => {
+        throw unreachable(url, error);
+      })) as unknown as Response;
       const location = response.headers.get('location');
       if (mode === 'manual' || !REDIRECTS.has(response.status) || location === null) return response;
       await response.body?.cancel();
