@@ -227,13 +227,18 @@ export class A2AServer {
   }
 
   /**
-   * The v1.0 card, which the v1.0 schema accepts and the SDK's v0.3 clients read too (they find the 0.3 interfaces in
-   * it); the v0.3-shaped card only to a caller that asks for it with `A2A-Version: 0.3`. Cached for CARD_MAX_AGE
-   * seconds, with an ETag and the time the cards were built, so a conditional request gets a 304.
+   * The v1.0 card, which the v1.0 schema accepts and the v1 SDK's v0.3 clients read too (they find the 0.3 interfaces
+   * in it); the v0.3-shaped card to a caller that asks for it with `A2A-Version: 0.3`, and to every caller without the
+   * header when `a2a.server.defaultCardVersion` is 0.3 (a v0.3 SDK's client sends none and reads only that shape).
+   * Cached for CARD_MAX_AGE seconds, with an ETag and the time the cards were built, so a conditional request gets a 304.
    */
   private serveCard(app: express.Express, path: string, provider: { getAgentCard(): Promise<AgentCard> }): void {
+    // Without a header the SDK's legacy router takes the request as v0.3 and serves it; with 1.0 it passes it on.
     const legacy = legacyAgentCardRouter({ agentCardProvider: provider, cache: { maxAge: CARD_MAX_AGE } });
-    app.use(path, (request, response, next) => (request.header('A2A-Version') ? legacy(request, response, next) : next()));
+    const legacyByDefault = this.gateway.config.a2a.server.defaultCardVersion === '0.3';
+    app.use(path, (request, response, next) =>
+      request.header('A2A-Version') || legacyByDefault ? legacy(request, response, next) : next(),
+    );
     app.get(path, async (request, response) => {
       const body = JSON.stringify(agentCardToJson(await provider.getAgentCard()));
       response.setHeader('Vary', 'A2A-Version');

@@ -55,6 +55,11 @@ export const a2aSection = z
         peers: z.array(a2aPeer).default([]),
         /** A task with no progress for this long (its run died or stalled) is failed with a diagnostic. */
         taskStallSeconds: positiveInt.default(900),
+        /**
+         * The Agent Card a request without an `A2A-Version` header gets: the v1.0 card, or the v0.3-shaped one for
+         * peers on a v0.3 SDK, which send no header and read only that shape (docs/a2a.md).
+         */
+        defaultCardVersion: z.enum(['1.0', '0.3']).default('1.0'),
         /** Advertise each exposed agent on the LAN over DNS-SD (`_a2a._tcp`; docs/a2a.md). */
         mdns: serverMdns,
       })
