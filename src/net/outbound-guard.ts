@@ -148,6 +148,7 @@ function unreachable(url: string, error: unknown): unknown {
   const code = (cause as { code?: unknown }).code;
   return Object.assign(new TypeError(`"${url}" could not be reached: ${cause.message}`, { cause }), code === undefined ? {} : { code });
 }
+
 /** Headers that carry credentials: a redirect to another origin does not take them along. */
 const CREDENTIALS = /^(authorization|proxy-authorization|cookie)$|token|secret|api-?key/i;
 
