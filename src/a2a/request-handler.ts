@@ -13,6 +13,7 @@ import {
   Task,
   type AgentCard,
   TaskState,
+  type GetTaskPushNotificationConfigRequest,
   type GetTaskRequest,
   type SendMessageRequest,
   type StreamResponse,
@@ -69,6 +70,7 @@ export class GatewayRequestHandler extends DefaultRequestHandler {
   private readonly executor: GatewayAgentExecutor;
   private readonly buses: ExecutionEventBusManager;
   private readonly push: PushNotificationSender;
+  private readonly pushStore: PushNotificationStore;
   private readonly blockingCalls: WeakSet<ServerCallContext>;
   private readonly onError: (error: unknown) => void;
 
@@ -80,6 +82,7 @@ export class GatewayRequestHandler extends DefaultRequestHandler {
       executor: this.executor,
       buses: this.buses,
       push: this.push,
+      pushStore: this.pushStore,
       blockingCalls: this.blockingCalls,
       onError: this.onError,
     } = parts);
@@ -156,6 +159,17 @@ export class GatewayRequestHandler extends DefaultRequestHandler {
     if (params.id.length > MAX_CONFIG_ID)
       throw new RequestMalformedError(`the push config's id is ${params.id.length} characters; at most ${MAX_CONFIG_ID} are accepted`);
     return super.createTaskPushNotificationConfig(params.id ? params : { ...params, id: randomUUID() }, context);
+  }
+
+  /**
+   * A v0.3 client reads a task's push config without naming one: its SDK gives a config created without an id the
+   * task's id. Without an id, the config named after the task answers, else the task's first.
+   */
+  override async getTaskPushNotificationConfig(params: GetTaskPushNotificationConfigRequest, context: ServerCallContext) {
+    if (params.id) return super.getTaskPushNotificationConfig(params, context);
+    const configs = await this.pushStore.load(params.taskId, context);
+    const config = configs.find((candidate) => candidate.id === params.taskId) ?? configs[0];
+    return super.getTaskPushNotificationConfig(config ? { ...params, id: config.id } : params, context);
   }
 
   /** The task this peer's earlier copy of the same first message created, if any. */

@@ -31,7 +31,7 @@ const answerOf = (task: Task) =>
   task.artifacts?.flatMap((artifact) => artifact.parts.map((part) => (part.kind === 'text' ? part.text : ''))).join('');
 
 describe('A2A server: a peer on the v0.3 SDK', () => {
-  it('with defaultCardVersion 0.3 it finds the agent by its card, sends, and reads the task back', async () => {
+  it('with defaultCardVersion 0.3 it finds the agent by its card, sends, reads the task and its push config back', async () => {
     const client = await A2AClient.fromCardUrl(`${v03.url}/a2a/echo/.well-known/agent-card.json`);
     const sent = await client.sendMessage(message('from an old peer'));
     if ('error' in sent) throw new Error(`sendMessage failed: ${JSON.stringify(sent.error)}`);
@@ -44,6 +44,14 @@ describe('A2A server: a peer on the v0.3 SDK', () => {
     const read = await client.getTask({ id: task.id });
     if ('error' in read) throw new Error(`getTask failed: ${JSON.stringify(read.error)}`);
     expect((read.result as Task).status.state).toBe('completed');
+
+    // A push config set without an id is read back without one, as the v0.3 SDK's own server does it.
+    const hook = { url: 'https://hook.example.invalid/a2a', token: 'v03-token' };
+    const set = await client.setTaskPushNotificationConfig({ taskId: task.id, pushNotificationConfig: hook });
+    if ('error' in set) throw new Error(`setTaskPushNotificationConfig failed: ${JSON.stringify(set.error)}`);
+    const got = await client.getTaskPushNotificationConfig({ id: task.id });
+    if ('error' in got) throw new Error(`getTaskPushNotificationConfig failed: ${JSON.stringify(got.error)}`);
+    expect(got.result).toMatchObject({ taskId: task.id, pushNotificationConfig: hook });
 
     // The gateway's own card too, through the v0.3 SDK's client factory.
     const viaFactory = await new ClientFactory().createFromUrl(v03.url);
