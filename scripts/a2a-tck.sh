@@ -21,6 +21,7 @@ WORK=$(mktemp -d)
 PIDS=()
 trap 'kill "${PIDS[@]}" 2>/dev/null || true; rm -rf "$WORK"' EXIT
 read -r -a EXTRA <<<"${PYTEST_ARGS:-}"
+PORT=${TCK_PORT:-7317}
 
 SERVER='a2a: { server: { enabled: true, requireAuth: false, anonymousMaxRequestsPerMinute: 100000 }, push: { allowPrivateTargets: true } }'
 ECHO_RULES='[{ reply: "echo: {{input}}" }]'
@@ -51,11 +52,11 @@ kit() {
   (cd "$TCK" && "$PYTHON" -m pytest "$@" --transport=jsonrpc,http_json -p no:cacheprovider "${EXTRA[@]}")
 }
 
-gateway echo "$ECHO_RULES" "${TCK_PORT:-7317}"
-gateway asker "$ASK_RULES" "$((${TCK_PORT:-7317} + 1))"
+gateway echo "$ECHO_RULES" "$PORT"
+gateway asker "$ASK_RULES" "$((PORT + 1))"
 
 echo "== pass 1: the whole suite, the task completes at once"
-kit tests/compatibility/ --sut-host="http://127.0.0.1:${TCK_PORT:-7317}" -q --tb=line -rs || true
+kit tests/compatibility/ --sut-host="http://127.0.0.1:$PORT" -q --tb=line -rs || true
 
 echo "== pass 2: the tests that need a task waiting for input, one per process"
 WAITING=(
@@ -69,12 +70,12 @@ passed=0
 failed=0
 while read -r test; do
   [[ $test == *grpc* || $test != tests/* ]] && continue
-  if out=$(kit "$test" --sut-host="http://127.0.0.1:$((${TCK_PORT:-7317} + 1))" -q --tb=line -rs 2>&1); then
+  if out=$(kit "$test" --sut-host="http://127.0.0.1:$((PORT + 1))" -q --tb=line -rs 2>&1); then
     if grep -q ' passed' <<<"$out"; then passed=$((passed + 1)); else echo "skipped: $test: $(grep -m1 SKIPPED <<<"$out")"; fi
   else
     failed=$((failed + 1))
     echo "FAILED: $test"
     grep -E '^E |Error' <<<"$out" | head -5
   fi
-done < <(kit "${WAITING[@]}" --sut-host="http://127.0.0.1:$((${TCK_PORT:-7317} + 1))" --collect-only -q 2>/dev/null)
+done < <(kit "${WAITING[@]}" --sut-host="http://127.0.0.1:$((PORT + 1))" --collect-only -q 2>/dev/null)
 echo "pass 2: $passed passed, $failed failed (a test that needs a completed task is skipped here; pass 1 runs it)"

@@ -126,7 +126,10 @@ export class OutboxPushSender implements PushNotificationSender {
   }
 }
 
-/** The outbox handler: checks the target again (DNS may have changed), posts, and logs the attempt on the task. */
+/**
+ * The outbox handler: posts through the guard, which checks the target again (DNS may have changed), and logs the
+ * attempt on the task. A refused target fails for good; any other failure is retried.
+ */
 export function pushDeliverer(tasks: A2ATaskStore, config: SwitchboardConfig, clock: Clock) {
   // The connection goes only to the address the guard accepted, so DNS rebinding cannot reach inside.
   const post = guardedFetch({ setting: PUSH_SETTING, allowPrivate: config.a2a.push.allowPrivateTargets });
@@ -135,11 +138,6 @@ export function pushDeliverer(tasks: A2ATaskStore, config: SwitchboardConfig, cl
     const attempt = row.attempts + 1;
     const log = (detail: Record<string, unknown>) =>
       tasks.appendEvent(push.taskId, 'push', { url: push.url, configId: push.configId, attempt, ...detail }, clock.now());
-    const refused = await refusedPushTarget(push.url, config.a2a.push.allowPrivateTargets);
-    if (refused) {
-      await log({ outcome: 'refused', error: refused });
-      throw new PermanentDeliveryError(refused);
-    }
     let status: number;
     try {
       const response = await post(push.url, {
@@ -153,9 +151,8 @@ export function pushDeliverer(tasks: A2ATaskStore, config: SwitchboardConfig, cl
       status = response.status;
       await response.body?.cancel();
     } catch (error) {
-      const refusedNow =
-        (error as { code?: string; cause?: { code?: string } }).cause?.code === 'EPRIVATEADDRESS' ||
-        (error as { code?: string }).code === 'EPRIVATEADDRESS';
+      // The guard's refusal, before the request or at connect time (outbound-guard.ts keeps the code on both).
+      const refusedNow = (error as { code?: string }).code === 'EPRIVATEADDRESS';
       const why = errorMessage((error as { cause?: unknown }).cause ?? error);
       await log({ outcome: refusedNow ? 'refused' : 'failed', error: why });
       if (refusedNow) throw new PermanentDeliveryError(why);

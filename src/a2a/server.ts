@@ -178,6 +178,8 @@ export class A2AServer {
     }
     // The gateway's own endpoints: each peer reaches the agent the bindings give it (channel "a2a").
     for (const binding of ['jsonrpc', 'rest'] as const) {
+      // Made once, not per request: the edge's handlers keep nothing of a request.
+      const edge = binding === 'jsonrpc' ? jsonRpcEdge() : [restEdge()];
       app.use(`/a2a/${binding}`, (request, response, next) => {
         const { peer } = this.guard.identify(request);
         const bound = this.gateway.agents.bind({ channel: 'a2a', ...(peer ? { peer: peer.id } : {}) });
@@ -193,12 +195,7 @@ export class A2AServer {
           });
           return;
         }
-        const handlers = [
-          this.guard.middleware(bound.config.id, binding),
-          ...(binding === 'jsonrpc' ? jsonRpcEdge() : [restEdge()]),
-          endpoints[binding],
-        ];
-        runChain(handlers, request, response, next);
+        runChain([this.guard.middleware(bound.config.id, binding), ...edge, endpoints[binding]], request, response, next);
       });
     }
     const fallback = this.defaultAgent();

@@ -42,6 +42,8 @@ export class SerialTask {
 export class PeriodicTask {
   private readonly serial: SerialTask;
   private timer?: NodeJS.Timeout;
+  /** The one run asked for at a time of its own (`kickAt`), sooner than the next interval's. */
+  private later?: { at: number; timer: NodeJS.Timeout };
   private halted = false;
 
   constructor(
@@ -67,6 +69,22 @@ export class PeriodicTask {
     if (!this.halted) void this.serial.kick();
   }
 
+  /** A run at `at` (epoch ms), unless one is due sooner already: the earliest time asked for wins. */
+  kickAt(at: number): void {
+    if (this.halted || (this.later && this.later.at <= at)) return;
+    if (this.later) clearTimeout(this.later.timer);
+    const timer = setTimeout(
+      () => {
+        this.later = undefined;
+        this.kick();
+      },
+      // A millisecond more: the timer and Date.now() round differently, and what is due at `at` must be due by then.
+      Math.max(0, at - Date.now()) + 1,
+    );
+    timer.unref();
+    this.later = { at, timer };
+  }
+
   /** Settles once a run that started after the call has ended (tests, benchmarks). */
   settle(): Promise<void> {
     return this.serial.kick();
@@ -75,6 +93,7 @@ export class PeriodicTask {
   async stop(): Promise<void> {
     this.halted = true;
     if (this.timer) clearInterval(this.timer);
+    if (this.later) clearTimeout(this.later.timer);
     await this.serial.idle();
   }
 }

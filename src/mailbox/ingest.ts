@@ -66,8 +66,6 @@ export class InboxIngest {
   private deferred = false;
   /** When each file that does not parse yet was first seen so (its hold of the files after it ends in partialHoldMs). */
   private readonly partialSince = new Map<string, number>();
-  /** The pass that looks again at a file still being written, sooner than the next scan. */
-  private retryTimer?: { at: number; timer: NodeJS.Timeout };
   private prunedAt = 0;
 
   constructor(private readonly options: IngestOptions) {
@@ -104,7 +102,6 @@ export class InboxIngest {
 
   async stop(): Promise<void> {
     this.watcher?.close();
-    if (this.retryTimer) clearTimeout(this.retryTimer.timer);
     await this.passes.stop();
     await Promise.all(this.releases);
   }
@@ -190,22 +187,6 @@ export class InboxIngest {
     for (const [file, since] of this.partialSince) if (now - since > this.options.partialGraceMs) this.partialSince.delete(file);
   }
 
-  /** A pass at `at` (or sooner, when one is due sooner already). */
-  private kickAt(at: number): void {
-    if (this.retryTimer && this.retryTimer.at <= at) return;
-    if (this.retryTimer) clearTimeout(this.retryTimer.timer);
-    const timer = setTimeout(
-      () => {
-        this.retryTimer = undefined;
-        this.kick();
-      },
-      // A millisecond more: the timer and Date.now() round differently, and the file must be due when the pass looks.
-      Math.max(0, at - Date.now()) + 1,
-    );
-    timer.unref();
-    this.retryTimer = { at, timer };
-  }
-
   /** Whether the file waits for an earlier message of its sender that the gateway could not take yet (it is tried with it). */
   private heldBack(file: string, from: string): boolean {
     const until = this.heldUntil.get(from);
@@ -234,7 +215,8 @@ export class InboxIngest {
       if (age < this.options.partialGraceMs) {
         const retryAt = Date.now() + Math.min(RETRY_MS, this.options.partialGraceMs - age + 10, Math.max(PARTIAL_FIRST_RETRY_MS, age));
         this.retryAt.set(file, retryAt);
-        this.kickAt(retryAt);
+        // Looked at again then, sooner than the next scan.
+        this.passes.kickAt(retryAt);
         return 'partial';
       }
       return void this.reject(file, `not JSON (${errorMessage(error)}), and unchanged for ${Math.round(age)} ms (mailbox.partialGraceMs)`);

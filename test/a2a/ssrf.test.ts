@@ -70,6 +70,22 @@ describe('outbound guard', () => {
     expect(logged).toEqual([{ url, configId: 'c1', attempt: 1, outcome: 'failed', error: expect.stringMatching(/ENOTFOUND|EAI_AGAIN/) }]);
   });
 
+  it('a push to a target that is private when it is sent is refused for good, and logged as refused', async () => {
+    const logged: unknown[] = [];
+    const tasks = { appendEvent: async (_taskId: string, _type: string, detail: unknown) => void logged.push(detail) };
+    const config = configSchema.parse({ agents: { list: [{ id: 'a', model: 'scripted/x' }] } });
+    const deliver = pushDeliverer(tasks as unknown as A2ATaskStore, config, { now: () => 0 });
+    const url = 'http://127.0.0.1:1/hook';
+    const payload = { taskId: 't1', configId: 'c1', url, headers: {}, body: '{}', contentType: 'application/json' };
+    const attempt = await deliver({ payload, attempts: 2, idempotencyKey: 'push:t1:c1:2' } as unknown as OutboxRecord).catch(
+      (error: unknown) => error,
+    );
+    const refusal = `"${url}" resolves to 127.0.0.1, a private, loopback or link-local address; only public targets are allowed unless a2a.push.allowPrivateTargets is set`;
+    expect(attempt).toBeInstanceOf(PermanentDeliveryError);
+    expect((attempt as Error).message).toBe(refusal);
+    expect(logged).toEqual([{ url, configId: 'c1', attempt: 3, outcome: 'refused', error: refusal }]);
+  });
+
   it('the guarded fetch never connects to a private address, by literal or by name', async () => {
     let hits = 0;
     let seen: Record<string, unknown> = {};

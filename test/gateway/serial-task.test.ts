@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { SerialTask } from '../../src/gateway/serial-task.js';
+import { PeriodicTask, SerialTask } from '../../src/gateway/serial-task.js';
 
 function gate() {
   let open: () => void = () => {};
@@ -69,5 +69,27 @@ describe('SerialTask', () => {
     await task.kick();
     expect(calls).toBe(2);
     expect(errors.map(String)).toEqual(['Error: store unreachable']);
+  });
+});
+
+describe('PeriodicTask', () => {
+  it('kickAt runs once at the earliest time asked for, before the next interval, and not after stop', async () => {
+    const runs: number[] = [];
+    const started = Date.now();
+    const task = new PeriodicTask(
+      async () => void runs.push(Date.now() - started),
+      () => {},
+      60_000,
+    );
+    task.kickAt(started + 200);
+    task.kickAt(started + 40); // sooner: it wins
+    task.kickAt(started + 100); // later than one due already: ignored
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(runs).toHaveLength(1);
+    expect(runs[0]).toBeGreaterThanOrEqual(40);
+    task.kickAt(Date.now() + 50);
+    await task.stop();
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(runs).toHaveLength(1);
   });
 });
