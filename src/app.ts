@@ -103,7 +103,7 @@ export function standardExtensions(parts: GatewayParts, hooks: StandardHooks = {
       start: () => dispatcher.start(),
       stop: () => dispatcher.stop(),
     },
-    { agentTools: (agentId) => mcp.toolsFor(agentId), stop: () => void mcp.stop() },
+    { agentTools: (agentId) => mcp.toolsFor(agentId), stop: () => mcp.stop() },
     { tools: config.memory.enabled ? memory.tools : [], start: () => memory.start(), stop: () => memory.stop() },
     ...front.extensions,
     runtimesFront(parts),

@@ -84,10 +84,12 @@ export class BoardDispatcher {
     await this.kick();
   }
 
-  stop(): void {
+  /** Settles once the pass under way has ended. */
+  async stop(): Promise<void> {
     this.stopped = true;
     if (this.timer) clearInterval(this.timer);
     this.unsubscribe?.();
+    await this.passes.idle();
   }
 
   /** One pass soon; settles when a pass that started after the call has ended. */

@@ -55,7 +55,16 @@ export class Extensions {
     for (const extension of this.list) await extension.start?.();
   }
 
-  stop(): void {
-    for (const extension of this.list) extension.stop?.();
+  /** Asks every extension to stop at once; settles when all have (a failed stop is logged by `onError`, not thrown). */
+  stop(onError: (error: unknown) => void): Promise<void> {
+    return Promise.all(
+      this.list.map(async (extension) => {
+        try {
+          await extension.stop?.();
+        } catch (error) {
+          onError(error);
+        }
+      }),
+    ).then(() => undefined);
   }
 }

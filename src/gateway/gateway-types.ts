@@ -69,5 +69,6 @@ export interface GatewayExtension {
   /** External runtimes sub-agents may run on (the ACP agents and CLI processes of src/runtimes). */
   runtimes?: ExternalRuntimes;
   start?: () => Promise<void>;
-  stop?: () => void;
+  /** Stops taking up new work; settles once the work under way has ended (the gateway's stop waits for it). */
+  stop?: () => void | Promise<void>;
 }

@@ -7,6 +7,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import type { SwitchboardConfig } from '../config/schema.js';
 import { redactor, secretsOf } from '../config/secrets.js';
 import { ModelRegistry } from '../models/model-registry.js';
+import { errorMessage } from '../core/errors.js';
 import type {
   Clock,
   EventRecord,
@@ -278,8 +279,11 @@ export class Gateway extends GatewayControl implements GatewayApi {
     this.stopped = true;
     this.watchdog.stop();
     for (const wake of this.waiters) wake();
-    this.extensions.stop();
+    // Asked first, so no extension starts new work; waited for after the runs are stopped, since work under way may
+    // be waiting for a run.
+    const extensionsStopped = this.extensions.stop((error) => this.log('warn', `an extension failed to stop: ${errorMessage(error)}`));
     await this.lanes.stop('shutdown');
+    await extensionsStopped;
     await this.outbox.stop();
     await this.cluster.stop();
     await this.journal.kick();

@@ -52,12 +52,12 @@ export function mailboxFront(parts: GatewayParts, board: BoardService, kick: () 
       deliveries: config.mailbox.enabled ? { [REPLY_KIND]: deliver, [SEND_KIND]: deliver } : {},
       writeGuard: (agentId, path) => mailbox.writeRefusal(agentId, path),
       start: () => mailbox.start(),
-      stop: () => void mailbox.stop(),
+      stop: () => mailbox.stop(),
     },
     {
       deliveries: claude.mirrors.size > 0 ? { [CLAUDE_REPLY_KIND]: (row) => claude.deliver(row) } : {},
       start: () => claude.start(),
-      stop: () => void claude.stop(),
+      stop: () => claude.stop(),
     },
   ];
   return { mailbox, teams, claude, extensions };

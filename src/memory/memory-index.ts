@@ -35,10 +35,14 @@ export interface MemoryIndexDeps {
   log: (message: string) => void;
 }
 
+/** Thrown inside a scan once the index is stopped: the scan ends there, quietly. */
+class ScanStopped extends Error {}
+
 export class MemoryIndex {
   private readonly watchers = new Map<string, FSWatcher>();
   private readonly pending = new Map<string, NodeJS.Timeout>();
   private readonly scans = new Map<string, Promise<void>>();
+  private stopped = false;
   private readonly lastScan = new Map<string, { at: number; warnings: string[] }>();
   private timer: NodeJS.Timeout | undefined;
 
@@ -62,11 +66,14 @@ export class MemoryIndex {
     this.timer.unref();
   }
 
-  stop(): void {
+  /** Settles once the scans under way have ended; each ends at its next file (or session) once stopped. */
+  async stop(): Promise<void> {
+    this.stopped = true;
     clearInterval(this.timer);
     for (const timer of this.pending.values()) clearTimeout(timer);
     for (const watcher of this.watchers.values()) watcher.close();
     this.watchers.clear();
+    await Promise.allSettled(this.scans.values());
   }
 
   async scanAll(): Promise<void> {
@@ -117,6 +124,8 @@ export class MemoryIndex {
       if (this.deps.config.agents.list.find((agent) => agent.id === agentId)?.memory?.transcripts)
         await this.scanTranscripts(agentId, warnings);
     } catch (error) {
+      // Stopped part way: what it did is kept, and the next start scans again (a scan of unchanged files is cheap).
+      if (error instanceof ScanStopped) return;
       warnings.push(`the scan failed: ${errorMessage(error)}`);
     }
     // Every warning is in `memory status`; the log gets each new one for an agent whose memory is configured (a
@@ -150,6 +159,7 @@ export class MemoryIndex {
               : `no memory files: ${folder} is empty; put Markdown (.md) files in it`,
           );
         for (const file of files) {
+          this.checkStopped();
           const path = relative(root, file).split('\\').join('/');
           found.add(path);
           await this.indexFile(agentId, path, file, indexed.get(path)?.modifiedAt, warnings);
@@ -157,6 +167,11 @@ export class MemoryIndex {
       }
     }
     for (const path of indexed.keys()) if (!found.has(path)) await this.deps.memory.remove(agentId, path);
+  }
+
+  /** Ends a scan under way at its next step once the index is stopped (before it removes what it did not reach). */
+  private checkStopped(): void {
+    if (this.stopped) throw new ScanStopped();
   }
 
   private async indexFile(agentId: string, path: string, file: string, indexedAt: number | undefined, warnings: string[]): Promise<void> {
@@ -181,6 +196,7 @@ export class MemoryIndex {
     const since = this.lastScan.get(agentId)?.at;
     const sessions = await this.deps.sessions.list({ agentId, ...(since ? { updatedSince: since - 60_000 } : {}), limit: 1000 });
     for (const session of sessions) {
+      this.checkStopped();
       const entries = await this.deps.transcript.list(session.key, { limit: 2000 });
       const lines = entries
         .filter((entry) => entry.role === 'user' || entry.role === 'assistant')

@@ -31,8 +31,8 @@ export class MemoryService {
     this.index.start();
   }
 
-  stop(): void {
-    this.index.stop();
+  stop(): Promise<void> {
+    return this.index.stop();
   }
 
   status(): Promise<AgentMemoryStatus[]> {
