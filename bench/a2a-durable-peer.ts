@@ -2,6 +2,11 @@
  * What a user builds in an afternoon from official parts (issue 30's second row): the SDK's DefaultRequestHandler with
  * its own DatabaseTaskStore on SQLite (WAL, synchronous=FULL), and an executor that makes one AI SDK generateText call
  * on a zero-latency mock model before it publishes the completed task. In a process of its own for the A2A benchmark.
+ *
+ * With SAME_ROWS_DB (a copy of a gateway's store after one real request), the executor also writes, in one transaction
+ * of its own (WAL, synchronous=FULL) before it publishes, a copy of every row that request left: its session, lease,
+ * input, run, transcript, journal and task events, into the same tables with the same indexes. That is the peer with
+ * the rows behind Switchboard's guarantees, each written once, by prepared statements and with no query builder.
  */
 import { join } from 'node:path';
 import { mkdtempSync } from 'node:fs';
@@ -14,6 +19,7 @@ import { DatabaseTaskStore } from '@a2a-js/sdk/server/database';
 import { AgentEvent, type AgentExecutor, type ExecutionEventBus } from '@a2a-js/sdk/server';
 import { TaskState } from '@a2a-js/sdk';
 import { ReferenceExecutor, referenceServer } from '../test/helpers/a2a-reference.js';
+import { requestRows } from './prefill.js';
 
 const raw = new BetterSqlite3(join(mkdtempSync(join(tmpdir(), 'sb-durable-peer-')), 'tasks.db'));
 raw.pragma('journal_mode = WAL');
@@ -23,6 +29,18 @@ await sql`CREATE TABLE tasks (tenant TEXT NOT NULL, owner TEXT NOT NULL, id TEXT
   status_last_updated INTEGER NOT NULL, status_state TEXT, status TEXT, artifacts TEXT, history TEXT, metadata TEXT,
   protocol_version TEXT, PRIMARY KEY (tenant, owner, id))`.execute(db);
 await sql`CREATE INDEX tasks_context ON tasks (tenant, owner, context_id)`.execute(db);
+
+const sameRows = process.env.SAME_ROWS_DB ? sameRowsWriter(process.env.SAME_ROWS_DB) : undefined;
+
+/** Writes copy n of the request's rows, committed with a sync, as its own transaction. */
+function sameRowsWriter(path: string): (n: number) => void {
+  const rowsDb = new BetterSqlite3(path);
+  rowsDb.pragma('journal_mode = WAL');
+  rowsDb.pragma('synchronous = FULL');
+  const request = requestRows(rowsDb);
+  return rowsDb.transaction((n: number) => request.copy(n));
+}
+let requests = 0;
 
 const model = new MockLanguageModelV3({
   doGenerate: async () => ({
@@ -38,6 +56,7 @@ class ModelExecutor extends ReferenceExecutor {
   override async execute(context: Parameters<AgentExecutor['execute']>[0], bus: ExecutionEventBus): Promise<void> {
     const { text: answer } = await generateText({ model, prompt: 'hi' });
     const said = context.userMessage.parts.map((part) => (part.content?.$case === 'text' ? part.content.value : '')).join('');
+    sameRows?.((requests += 1));
     const part = { content: { $case: 'text' as const, value: `${answer}: ${said}` }, metadata: {}, filename: '', mediaType: 'text/plain' };
     bus.publish(
       AgentEvent.task({

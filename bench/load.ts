@@ -8,6 +8,7 @@ import { once } from 'node:events';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import autocannon from 'autocannon';
+import BetterSqlite3 from 'better-sqlite3';
 import { prefillTasks } from './prefill.js';
 
 export interface LoadResult {
@@ -152,23 +153,29 @@ const gatewayArgs = (root: string, configPath: string) => [
 
 /**
  * A gateway whose store already holds `tasks` finished A2A tasks: started once for one real request (whose rows are
- * the template), stopped, filled with copies of those rows (prefill.ts), and started again.
+ * the template), stopped, filled with copies of those rows (prefill.ts), and started again. Before the copies, the
+ * store of that one request is also copied to `templatePath`, for the durable peer that writes the same rows.
  */
-async function prefilledGateway(root: string, configPath: string, tasks: number, headers: Record<string, string>) {
+async function prefilledGateway(root: string, configPath: string, tasks: number, headers: Record<string, string>, templatePath: string) {
   const first = await startServer(gatewayArgs(root, configPath), root);
   await load(`${first.url}/a2a/echo/jsonrpc`, 0, 1, sendMessage, headers, 1);
   await stop(first.child);
-  prefillTasks(join(dirname(configPath), '.switchboard', 'switchboard.db'), tasks - 1);
+  const dbPath = join(dirname(configPath), '.switchboard', 'switchboard.db');
+  const db = new BetterSqlite3(dbPath);
+  db.prepare('VACUUM INTO ?').run(templatePath);
+  db.close();
+  prefillTasks(dbPath, tasks - 1);
   return startServer(gatewayArgs(root, configPath), root);
 }
 
-export type A2AServerName = 'reference' | 'durablePeer' | 'ours' | 'prefilled';
+export type A2AServerName = 'reference' | 'durablePeer' | 'peerSameRows' | 'ours' | 'prefilled';
 
 /**
  * Issue 30's comparison: the SDK's in-memory reference server, the durable peer built from the SDK's own parts
- * (a2a-durable-peer.ts), this gateway, and this gateway over a store that holds `prefill` tasks before it starts, each
- * in a process of its own, in `rounds` alternating rounds of `seconds` with 50 connections, a new task per request;
- * requests per second and the server's CPU per request, each round.
+ * (a2a-durable-peer.ts), that peer also writing the rows a gateway's request leaves, this gateway, and this gateway
+ * over a store that holds `prefill` tasks before it starts, each in a process of its own, in `rounds` alternating
+ * rounds of `seconds` with 50 connections, a new task per request; requests per second and the server's CPU per
+ * request, each round.
  */
 export async function a2aLoad(
   root: string,
@@ -185,11 +192,15 @@ export async function a2aLoad(
   }
   const connections = 50;
   const peer = A2A_LOAD_PEER;
+  const durablePeer = ['--import', 'tsx', join(root, 'bench/a2a-durable-peer.ts')];
+  const oneRequest = join(dir, 'one-request.db');
+  const prefilled = await prefilledGateway(root, configPaths.prefilled, prefill, peer, oneRequest);
   const servers: Record<A2AServerName, { child: ChildProcess; url: string }> = {
     reference: await startServer(['--import', 'tsx', join(root, 'bench/a2a-reference-server.ts')], root),
-    durablePeer: await startServer(['--import', 'tsx', join(root, 'bench/a2a-durable-peer.ts')], root),
+    durablePeer: await startServer(durablePeer, root),
+    peerSameRows: await startServer(durablePeer, root, { SAME_ROWS_DB: oneRequest }),
     ours: await startServer(gatewayArgs(root, configPaths.ours), root),
-    prefilled: await prefilledGateway(root, configPaths.prefilled, prefill, peer),
+    prefilled,
   };
   const names = Object.keys(servers) as A2AServerName[];
   const target = (name: A2AServerName) =>

@@ -34,12 +34,14 @@ export async function a2aComparison(lines: string[], { root, quick }: SectionOpt
   lines.push(
     `A2A SendMessage, blocking, 50 connections, a new task per request (no messageId repeats across rounds), three alternating rounds (median requests/s; CPU ms per request by round): ` +
       `SDK in-memory ${fmt(rps('reference'), 0)}/s (${cpu('reference')}); SDK durable peer ${fmt(rps('durablePeer'), 0)}/s (${cpu('durablePeer')}); ` +
+      `the durable peer also writing a copy of the rows one Switchboard request leaves ${fmt(rps('peerSameRows'), 0)}/s (${cpu('peerSameRows')}); ` +
       `Switchboard ${fmt(rps('ours'), 0)}/s (${cpu('ours')}), p99 ${judged(p99('ours'), '<', 250, 'ms')}, ${failed('ours')} failed`,
   );
   const [first, , third] = rounds.ours.map((round) => round.cpuMsPerRequest);
   lines.push(
     `  Switchboard against the durable peer: ${judged(rps('ours') / rps('durablePeer'), '>=', 1)} (aim 1.5); against the in-memory server ${fmt(rps('ours') / rps('reference'), 3)}; ` +
       // "Within 10% of the first" either way: a third round far cheaper than the first means the first was not steady.
+      `against the durable peer writing the same rows ${fmt(rps('ours') / rps('peerSameRows'), 3)}; the durable peer with those rows against without ${fmt(rps('peerSameRows') / rps('durablePeer'), 3)}; ` +
       `CPU per request, third round against the first ${fmt(third! / first!, 3)}, off by ${judged(Math.abs(third! / first! - 1), '<=', 0.1)}`,
   );
   const cpuMedian = (name: keyof typeof rounds) => median(rounds[name].map((round) => round.cpuMsPerRequest));
