@@ -118,6 +118,8 @@ export class MemoryIndex {
   }
 
   private async scanNow(agentId: string): Promise<void> {
+    // A scan queued behind one that was under way at the stop does not start.
+    if (this.stopped) return;
     const warnings: string[] = [];
     try {
       await this.scanFiles(agentId, warnings);
