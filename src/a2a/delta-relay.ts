@@ -4,10 +4,7 @@
  */
 import { AgentEvent, type ExecutionEventBus } from '@a2a-js/sdk/server';
 import type { GatewayApi } from '../gateway/gateway-api.js';
-import { textPart } from './task-outcome.js';
-
-/** The artifact that carries the answer to this input (its chunks while it streams). */
-export const answerArtifactId = (inputId: string) => `answer-${inputId}`;
+import { answerArtifactId, textPart } from './task-outcome.js';
 
 export interface DeltaRelay {
   /** The task is working on this input: pass on its run's chunks (those written so far first). */

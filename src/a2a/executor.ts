@@ -11,10 +11,21 @@ import { matchesAny } from '../core/tool-policy.js';
 import { a2aSessionKey } from '../core/session-key.js';
 import type { WaitResult } from '../gateway/gateway.js';
 import type { GatewayApi } from '../gateway/gateway-api.js';
-import type { A2ATaskEventInput, A2ATaskStore, Clock } from '../ports/index.js';
+import type { A2ATaskEventInput, A2ATaskRecord, A2ATaskStore, Clock } from '../ports/index.js';
 import { ownerOf } from './task-store.js';
-import { agentMessage, finalOutcome, messageText, requestedInput, type FinalOutcome } from './task-outcome.js';
-import { answerArtifactId, NO_RELAY, relayDeltas, type DeltaRelay } from './delta-relay.js';
+import {
+  agentMessage,
+  answerUpdate,
+  CANCELED_TEXT,
+  finalOutcome,
+  messageEvent,
+  messageText,
+  requestedInput,
+  stateEvent,
+  workingEvent,
+  type FinalOutcome,
+} from './task-outcome.js';
+import { NO_RELAY, relayDeltas, type DeltaRelay } from './delta-relay.js';
 import type { PeerUser } from './peers.js';
 
 export { textPart } from './task-outcome.js';
@@ -73,6 +84,12 @@ export class GatewayAgentExecutor implements AgentExecutor {
   }
 
   async execute(context: RequestContext, bus: ExecutionEventBus): Promise<void> {
+    // Active from before the SDK saves the task's first snapshot: until its message is an input, the task watch must
+    // not take the task for one whose executor is gone (it would adopt it a second time).
+    await this.track(context.taskId, () => this.executeTracked(context, bus));
+  }
+
+  private async executeTracked(context: RequestContext, bus: ExecutionEventBus): Promise<void> {
     const { taskId, contextId } = context;
     const message = context.userMessage;
     // Every execution starts with the task (the SDK requires it, follow-up messages included); the SDK
@@ -126,7 +143,32 @@ export class GatewayAgentExecutor implements AgentExecutor {
         await this.finish(bus, taskId, contextId, outcome.state, outcome.text);
       },
     };
-    await this.track(taskId, () => this.process(message, call, progress));
+    await this.process(message, call, progress);
+  }
+
+  /**
+   * A task whose first snapshot was saved before its message became an input, and whose executor is gone (the gateway
+   * stopped or died in between): its message is checked as a new one is and accepted (the same input if it was, since
+   * the key is the task's and the message's id), and the task is attached to it. The caller finishes the task from the
+   * input's outcome. Undefined when the snapshot holds no first message to take.
+   */
+  async adopt(record: A2ATaskRecord, peer: PeerUser['peer']): Promise<{ inputId: string } | { refused: string } | undefined> {
+    const message = Task.fromJSON(record.task).history[0];
+    if (!message?.messageId) return undefined;
+    const { id: taskId, contextId, owner } = record;
+    const refused = await this.refusal(message, { taskId, contextId, owner, peer, checkContext: true });
+    if (refused !== undefined) return { refused };
+    const { sessionKey, input } = await this.gateway.acceptA2AMessage({
+      agentId: this.agentId,
+      contextId,
+      taskId,
+      messageId: message.messageId,
+      text: messageText(message),
+      peer: owner,
+    });
+    await this.tasks.attachInput(record, sessionKey, input.id, this.gateway.gatewayId, this.clock.now());
+    await this.tasks.appendEvent(taskId, 'state', workingEvent(sessionKey, input.id), this.clock.now());
+    return { inputId: input.id };
   }
 
   /**
@@ -189,6 +231,7 @@ export class GatewayAgentExecutor implements AgentExecutor {
         },
       }),
     );
+    if (how === 'stopping' && !attach) throw new Error('the gateway is shutting down; send the message again once it has restarted');
     // Cancelled by the client: the cancel publishes and saves the canceled state, maybe after this answer.
     if (how === 'cancelled') task.status = this.status(TaskState.TASK_STATE_CANCELED, taskId, contextId, CANCELED_TEXT);
     // Ended here, or left working by a gateway that stops (it is finished after the restart).
@@ -230,6 +273,9 @@ export class GatewayAgentExecutor implements AgentExecutor {
           peer: owner,
         });
       } catch (error) {
+        // A gateway that stops takes no new input, and the message is not refused for it: a task saved already is
+        // taken up at the next start (the task watch adopts it); the blocking path saved none, and says so.
+        if (this.gateway.stopping) return 'stopping';
         await progress.end({ state: TaskState.TASK_STATE_FAILED, text: `the gateway did not accept the message: ${errorMessage(error)}` });
         return 'ended';
       }
@@ -301,33 +347,4 @@ interface TaskProgress {
   /** The task is working on its input. */
   working(): Promise<void>;
   end(outcome: FinalOutcome & { inputId?: string }): Promise<void>;
-}
-
-const CANCELED_TEXT = 'canceled by the client';
-const messageEvent = (message: Message, owner: string) => ({
-  role: 'user',
-  messageId: message.messageId,
-  peer: owner,
-  text: messageText(message),
-});
-const workingEvent = (sessionKey: string, inputId: string) => ({ state: 'TASK_STATE_WORKING', sessionKey, inputId });
-const stateEvent = (state: TaskState, text?: string) => ({ state: TaskState[state], ...(text === undefined ? {} : { message: text }) });
-
-/** The answer as the final chunk of its artifact. */
-function answerUpdate(taskId: string, contextId: string, outcome: FinalOutcome & { inputId?: string }): TaskArtifactUpdateEvent {
-  return {
-    taskId,
-    contextId,
-    artifact: {
-      artifactId: answerArtifactId(outcome.inputId!),
-      name: 'answer',
-      description: '',
-      parts: outcome.parts!,
-      metadata: { runId: outcome.runId },
-      extensions: [],
-    },
-    append: false,
-    lastChunk: true,
-    metadata: {},
-  };
 }

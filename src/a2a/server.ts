@@ -152,13 +152,18 @@ export class A2AServer {
       const executor = new GatewayAgentExecutor(this.gateway, id, this.tasks, this.clock, stallMs, blockingCalls);
       const buses = new DefaultExecutionEventBusManager();
       const push = new OutboxPushSender(this.gateway, pushStore);
-      watched.set(id, { isActive: (taskId) => executor.handles(taskId), buses, push });
+      watched.set(id, {
+        isActive: (taskId) => executor.handles(taskId),
+        adopt: (record, peer) => executor.adopt(record, peer),
+        buses,
+        push,
+      });
       const handler = new GatewayRequestHandler({
         tasks: this.tasks,
         agentId: id,
         blockingCalls,
         card: buildAgentCard(agent, this.gateway.config, baseUrl),
-        taskStore: new GatewayTaskStore(this.tasks, id, this.clock),
+        taskStore: new GatewayTaskStore(this.tasks, id, this.clock, this.gateway.gatewayId),
         executor,
         buses,
         pushStore,

@@ -3,11 +3,14 @@
  * when it is JSON), and the final state a run's end gives the task (completed, input-required, failed, canceled).
  */
 import { randomUUID } from 'node:crypto';
-import { Role, TaskState, type Message, type Part } from '@a2a-js/sdk';
+import { Role, TaskState, type Message, type Part, type TaskArtifactUpdateEvent } from '@a2a-js/sdk';
 import type { WaitResult } from '../gateway/gateway.js';
 import type { GatewayApi } from '../gateway/gateway-api.js';
 import type { RunRecord } from '../ports/index.js';
 import { REQUEST_INPUT_TOOL } from './tools.js';
+
+/** The artifact that carries the answer to this input (its chunks while it streams). */
+export const answerArtifactId = (inputId: string) => `answer-${inputId}`;
 
 export function textPart(text: string): Part {
   return { content: { $case: 'text', value: text }, metadata: {}, filename: '', mediaType: 'text/plain' };
@@ -99,5 +102,39 @@ export function stalledOutcome(stallMs: number): FinalOutcome {
   return {
     state: TaskState.TASK_STATE_FAILED,
     text: `no result within ${Math.round(stallMs / 1000)}s (a2a.server.taskStallSeconds): the run died or stalled, so the task is failed rather than left working`,
+  };
+}
+
+export const CANCELED_TEXT = 'canceled by the client';
+
+/** The entries of a task's replay log: the peer's message, and each state it took. */
+export const messageEvent = (message: Message, owner: string) => ({
+  role: 'user',
+  messageId: message.messageId,
+  peer: owner,
+  text: messageText(message),
+});
+export const workingEvent = (sessionKey: string, inputId: string) => ({ state: 'TASK_STATE_WORKING', sessionKey, inputId });
+export const stateEvent = (state: TaskState, text?: string) => ({
+  state: TaskState[state],
+  ...(text === undefined ? {} : { message: text }),
+});
+
+/** The answer as the final chunk of its artifact. */
+export function answerUpdate(taskId: string, contextId: string, outcome: FinalOutcome & { inputId?: string }): TaskArtifactUpdateEvent {
+  return {
+    taskId,
+    contextId,
+    artifact: {
+      artifactId: answerArtifactId(outcome.inputId!),
+      name: 'answer',
+      description: '',
+      parts: outcome.parts!,
+      metadata: { runId: outcome.runId },
+      extensions: [],
+    },
+    append: false,
+    lastChunk: true,
+    metadata: {},
   };
 }

@@ -34,6 +34,8 @@ export class GatewayTaskStore implements TaskStore {
     private readonly tasks: A2ATaskStore,
     private readonly agentId: string,
     private readonly clock: Clock,
+    /** This gateway: a snapshot it saves names it as the task's executor (the task watch's test of who works on it). */
+    private readonly gatewayId: string,
   ) {}
 
   async save(task: Task, context: ServerCallContext): Promise<void> {
@@ -50,6 +52,7 @@ export class GatewayTaskStore implements TaskStore {
           task: Task.toJSON(task),
           firstMessageId: task.history[0]?.messageId || null,
           statusAt: Number.isNaN(statusAt) ? null : statusAt,
+          executor: this.gatewayId,
         },
         this.clock.now(),
       ),

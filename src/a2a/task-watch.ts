@@ -15,7 +15,7 @@ import { errorMessage } from '../core/errors.js';
 import type { SwitchboardConfig } from '../config/schema.js';
 import type { GatewayApi } from '../gateway/gateway-api.js';
 import type { A2ATaskRecord, A2ATaskStore, Clock } from '../ports/index.js';
-import { agentMessage, finalOutcome, requestedInput, stalledOutcome, type FinalOutcome } from './task-outcome.js';
+import { agentMessage, answerUpdate, finalOutcome, requestedInput, stalledOutcome, type FinalOutcome } from './task-outcome.js';
 import { PeerUser } from './peers.js';
 import { SerialTask } from '../gateway/serial-task.js';
 
@@ -24,6 +24,8 @@ const UNFINISHED = [taskStateToJSON(TaskState.TASK_STATE_SUBMITTED), taskStateTo
 
 export interface WatchedAgent {
   isActive(taskId: string): boolean;
+  /** Takes up a task saved before its message became an input (GatewayAgentExecutor.adopt). */
+  adopt(record: A2ATaskRecord, peer: PeerUser['peer']): Promise<{ inputId: string } | { refused: string } | undefined>;
   buses: ExecutionEventBusManager;
   /** Sends the event to the task's push notification configs. */
   push: PushNotificationSender;
@@ -96,21 +98,38 @@ export class A2ATaskWatch {
         continue;
       }
       orphans += 1;
-      const outcome = record.inputId ? await this.gateway.inputOutcome(record.inputId) : undefined;
+      const inputId = record.inputId ?? (await this.adopt(record, agent));
+      if (inputId === null) continue;
+      const outcome = inputId ? await this.gateway.inputOutcome(inputId) : undefined;
       if (outcome) {
         const question =
           outcome.status === 'completed' && outcome.run.status === 'succeeded'
             ? await requestedInput(this.gateway, outcome.run)
             : undefined;
-        await this.finish(record, agent, finalOutcome(outcome, stallMs, question));
+        await this.finish(record, agent, { ...finalOutcome(outcome, stallMs, question), inputId });
       } else if (this.clock.now() - record.lastActivityAt > stallMs) {
-        if (record.inputId) await this.gateway.cancelInput(record.inputId, 'its A2A task stalled and was failed');
+        if (inputId) await this.gateway.cancelInput(inputId, 'its A2A task stalled and was failed');
         await this.finish(record, agent, stalledOutcome(stallMs));
       }
     }
     for (const id of this.mirrored) if (!mirrored.has(id)) await this.relayEnd(id);
     this.mirrored = mirrored;
     this.orphans = orphans + mirrored.size;
+  }
+
+  /**
+   * The input of a task whose executor stopped between saving the task and accepting its message: the message is
+   * accepted now. Null when it was refused (the task is finished as rejected here), undefined when there is no
+   * message to take (the task is left to the stall rule).
+   */
+  private async adopt(record: A2ATaskRecord, agent: WatchedAgent): Promise<string | null | undefined> {
+    const peer = this.config.a2a.server.peers.find((candidate) => candidate.id === record.owner);
+    const adopted = await agent.adopt(record, peer);
+    if (adopted && 'refused' in adopted) {
+      await this.finish(record, agent, { state: TaskState.TASK_STATE_REJECTED, text: adopted.refused });
+      return null;
+    }
+    return adopted?.inputId;
   }
 
   /** The other gateways that are alive, when some unfinished task's executor is one of them. */
@@ -148,20 +167,13 @@ export class A2ATaskWatch {
     return new ServerCallContext({ user: new PeerUser(peer) });
   }
 
-  private async finish(record: A2ATaskRecord, agent: WatchedAgent, outcome: FinalOutcome): Promise<void> {
+  /** Saves and announces the task's end; an answer (`parts`) is the artifact of the input it answers. */
+  private async finish(record: A2ATaskRecord, agent: WatchedAgent, outcome: FinalOutcome & { inputId?: string }): Promise<void> {
     const task = Task.fromJSON(record.task);
     const timestamp = new Date(this.clock.now()).toISOString();
     const message = agentMessage(record.id, record.contextId, outcome.text);
-    const artifact = outcome.parts
-      ? {
-          artifactId: `answer-${record.inputId}`,
-          name: 'answer',
-          description: '',
-          parts: outcome.parts,
-          metadata: { runId: outcome.runId },
-          extensions: [],
-        }
-      : undefined;
+    const update = outcome.parts && outcome.inputId ? answerUpdate(record.id, record.contextId, outcome) : undefined;
+    const artifact = update?.artifact;
     task.status = { state: outcome.state, message, timestamp };
     task.history = [...task.history, message];
     if (artifact) task.artifacts = [...task.artifacts.filter((existing) => existing.artifactId !== artifact.artifactId), artifact];
@@ -185,17 +197,7 @@ export class A2ATaskWatch {
       this.clock.now(),
     );
     const context = this.contextOf(record);
-    if (artifact)
-      await agent.push.send(
-        {
-          payload: {
-            $case: 'artifactUpdate',
-            value: { taskId: record.id, contextId: record.contextId, artifact, append: false, lastChunk: true, metadata: {} },
-          },
-        },
-        context,
-        task,
-      );
+    if (update) await agent.push.send({ payload: { $case: 'artifactUpdate', value: update } }, context, task);
     await agent.push.send(
       { payload: { $case: 'statusUpdate', value: { taskId: record.id, contextId: record.contextId, status: task.status, metadata: {} } } },
       context,
@@ -204,17 +206,7 @@ export class A2ATaskWatch {
     const bus = agent.buses.getByTaskId(record.id, context);
     if (bus) {
       try {
-        if (artifact)
-          bus.publish(
-            AgentEvent.artifactUpdate({
-              taskId: record.id,
-              contextId: record.contextId,
-              artifact,
-              append: false,
-              lastChunk: true,
-              metadata: {},
-            }),
-          );
+        if (update) bus.publish(AgentEvent.artifactUpdate(update));
         bus.publish(AgentEvent.statusUpdate({ taskId: record.id, contextId: record.contextId, status: task.status, metadata: {} }));
         bus.finished();
       } catch (error) {

@@ -15,13 +15,13 @@ const failingWith = (code: string) =>
 const task = { id: 't', contextId: 'c', status: undefined, artifacts: [], history: [], metadata: {} };
 
 it('a value the store cannot keep is invalid parameters; a store failure is internal, in the gateway words', async () => {
-  const tooLong = new GatewayTaskStore(failingWith('22001'), 'echo', { now: () => 0 });
+  const tooLong = new GatewayTaskStore(failingWith('22001'), 'echo', { now: () => 0 }, 'gw-test');
   const refused = await tooLong.save(task as never, new ServerCallContext()).catch((error: unknown) => error);
   expect(refused).toBeInstanceOf(RequestMalformedError);
   expect((refused as Error).message).toBe(
     'a value in the request is not one the store can keep (22001: too long, out of range or badly encoded); nothing was changed by it',
   );
-  const down = new GatewayTaskStore(failingWith('08006'), 'echo', { now: () => 0 });
+  const down = new GatewayTaskStore(failingWith('08006'), 'echo', { now: () => 0 }, 'gw-test');
   const failed = (await down.save(task as never, new ServerCallContext()).catch((error: unknown) => error)) as Error;
   expect(failed.message).not.toContain('varchar');
   expect(failed.message).toMatch(/^the store could not take this request \(08006\)/);

@@ -45,7 +45,15 @@ async function setup(active: Set<string>) {
   } as unknown as GatewayApi;
   const config = { a2a: { server: { taskStallSeconds: 600, peers: [] } } } as unknown as SwitchboardConfig;
   const agents = new Map([
-    ['echo', { isActive: (id: string) => active.has(id), buses: new DefaultExecutionEventBusManager(), push: { send: async () => {} } }],
+    [
+      'echo',
+      {
+        isActive: (id: string) => active.has(id),
+        adopt: async () => undefined,
+        buses: new DefaultExecutionEventBusManager(),
+        push: { send: async () => {} },
+      },
+    ],
   ]);
   const watch = new A2ATaskWatch(gateway, tasks, config, agents, { now: () => Date.now() }, (error) => {
     throw error;

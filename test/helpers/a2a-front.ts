@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { Role, type Message } from '@a2a-js/sdk';
 import { A2AServer } from '../../src/a2a/server.js';
 import type { Gateway } from '../../src/gateway/gateway.js';
-import type { A2ATaskStore } from '../../src/ports/index.js';
+import type { A2ATaskStore, Store } from '../../src/ports/index.js';
 import { startTestGateway, stopTestGateway } from './gateway.js';
 
 export interface A2AFront {
@@ -16,9 +16,12 @@ export interface A2AFront {
   close(): Promise<void>;
 }
 
-/** A gateway configured from `configText` with its A2A front over `tasks` (the store's, or a spy on it). */
-export async function serveA2AFront(configText: string, tasks?: (store: A2ATaskStore) => A2ATaskStore): Promise<A2AFront> {
-  const gateway = await startTestGateway(configText);
+/**
+ * A gateway configured from `configText` with its A2A front over `tasks` (the store's, or a spy on it), on `store` (a
+ * new in-memory one by default).
+ */
+export async function serveA2AFront(configText: string, tasks?: (store: A2ATaskStore) => A2ATaskStore, store?: Store): Promise<A2AFront> {
+  const gateway = await startTestGateway(configText, {}, store);
   const front = new A2AServer(gateway, tasks ? tasks(gateway.store.a2aTasks) : gateway.store.a2aTasks);
   const listener = createServer((request, response) => front.handle(request, response));
   await new Promise<void>((resolve) => listener.listen(0, '127.0.0.1', resolve));
