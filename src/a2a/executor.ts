@@ -158,14 +158,7 @@ export class GatewayAgentExecutor implements AgentExecutor {
     const { id: taskId, contextId, owner } = record;
     const refused = await this.refusal(message, { taskId, contextId, owner, peer, checkContext: true });
     if (refused !== undefined) return { refused };
-    const { sessionKey, input } = await this.gateway.acceptA2AMessage({
-      agentId: this.agentId,
-      contextId,
-      taskId,
-      messageId: message.messageId,
-      text: messageText(message),
-      peer: owner,
-    });
+    const { sessionKey, input } = await this.accept(message, record);
     await this.tasks.attachInput(record, sessionKey, input.id, this.gateway.gatewayId, this.clock.now());
     await this.tasks.appendEvent(taskId, 'state', workingEvent(sessionKey, input.id), this.clock.now());
     return { inputId: input.id };
@@ -238,6 +231,18 @@ export class GatewayAgentExecutor implements AgentExecutor {
     return task;
   }
 
+  /** The message as an input of its context's session; one input per task and message, however often it comes. */
+  private accept(message: Message, task: { id: string; contextId: string; owner: string }) {
+    return this.gateway.acceptA2AMessage({
+      agentId: this.agentId,
+      contextId: task.contextId,
+      taskId: task.id,
+      messageId: message.messageId,
+      text: messageText(message),
+      peer: task.owner,
+    });
+  }
+
   /** Runs `work` with the task counted as active here. */
   private async track<T>(taskId: string, work: () => Promise<T>): Promise<T> {
     this.active.add(taskId);
@@ -264,14 +269,7 @@ export class GatewayAgentExecutor implements AgentExecutor {
     try {
       let accepted: Awaited<ReturnType<GatewayApi['acceptA2AMessage']>>;
       try {
-        accepted = await this.gateway.acceptA2AMessage({
-          agentId: this.agentId,
-          contextId,
-          taskId,
-          messageId: message.messageId,
-          text: messageText(message),
-          peer: owner,
-        });
+        accepted = await this.accept(message, { id: taskId, contextId, owner });
       } catch (error) {
         // A gateway that stops takes no new input, and the message is not refused for it: a task saved already is
         // taken up at the next start (the task watch adopts it); the blocking path saved none, and says so.
