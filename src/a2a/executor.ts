@@ -4,14 +4,13 @@
  * final state: completed (its answer as an artifact, with a data part when the answer is JSON), failed,
  * canceled, or rejected when the peer may not use the skill it named (task-outcome.ts decides which).
  */
-import { Task, TaskState, type Message, type TaskArtifactUpdateEvent, type TaskStatus } from '@a2a-js/sdk';
+import { Task, TaskState, type Message, type TaskStatus } from '@a2a-js/sdk';
 import { AgentEvent, type AgentExecutor, type ExecutionEventBus, type RequestContext, type ServerCallContext } from '@a2a-js/sdk/server';
 import { errorMessage } from '../core/errors.js';
-import { matchesAny } from '../core/tool-policy.js';
 import { a2aSessionKey } from '../core/session-key.js';
 import type { WaitResult } from '../gateway/gateway.js';
 import type { GatewayApi } from '../gateway/gateway-api.js';
-import type { A2ATaskEventInput, A2ATaskRecord, A2ATaskStore, Clock } from '../ports/index.js';
+import type { A2ATaskEventInput, A2ATaskStore, Clock } from '../ports/index.js';
 import { ownerOf } from './task-store.js';
 import {
   agentMessage,
@@ -19,7 +18,6 @@ import {
   CANCELED_TEXT,
   finalOutcome,
   messageEvent,
-  messageText,
   requestedInput,
   stateEvent,
   workingEvent,
@@ -27,6 +25,7 @@ import {
 } from './task-outcome.js';
 import { NO_RELAY, relayDeltas, type DeltaRelay } from './delta-relay.js';
 import type { PeerUser } from './peers.js';
+import { A2AAdmission, type MessageCall } from './admission.js';
 
 export { textPart } from './task-outcome.js';
 
@@ -40,6 +39,9 @@ export class GatewayAgentExecutor implements AgentExecutor {
    * must not finish such a task a second time.
    */
   private readonly finishedAt = new Map<string, number>();
+
+  /** A message's checks and its accept (admission.ts). */
+  readonly admission: A2AAdmission;
 
   /** Whether this executor runs the task, or finished it so lately that its final state may not be saved yet. */
   handles(taskId: string): boolean {
@@ -55,7 +57,9 @@ export class GatewayAgentExecutor implements AgentExecutor {
     private readonly stallMs: number,
     /** Calls whose client waits for the final task (a blocking SendMessage): nobody reads their chunks, so the run does not stream. */
     private readonly blockingCalls: WeakSet<ServerCallContext> = new WeakSet(),
-  ) {}
+  ) {
+    this.admission = new A2AAdmission(gateway, agentId, tasks, clock);
+  }
 
   private status(state: TaskState, taskId: string, contextId: string, text?: string): TaskStatus {
     return {
@@ -147,24 +151,6 @@ export class GatewayAgentExecutor implements AgentExecutor {
   }
 
   /**
-   * A task whose first snapshot was saved before its message became an input, and whose executor is gone (the gateway
-   * stopped or died in between): its message is checked as a new one is and accepted (the same input if it was, since
-   * the key is the task's and the message's id), and the task is attached to it. The caller finishes the task from the
-   * input's outcome. Undefined when the snapshot holds no first message to take.
-   */
-  async adopt(record: A2ATaskRecord, peer: PeerUser['peer']): Promise<{ inputId: string } | { refused: string } | undefined> {
-    const message = Task.fromJSON(record.task).history[0];
-    if (!message?.messageId) return undefined;
-    const { id: taskId, contextId, owner } = record;
-    const refused = await this.refusal(message, { taskId, contextId, owner, peer, checkContext: true });
-    if (refused !== undefined) return { refused };
-    const { sessionKey, input } = await this.accept(message, record);
-    await this.tasks.attachInput(record, sessionKey, input.id, this.gateway.gatewayId, this.clock.now());
-    await this.tasks.appendEvent(taskId, 'state', workingEvent(sessionKey, input.id), this.clock.now());
-    return { inputId: input.id };
-  }
-
-  /**
    * A blocking SendMessage of a new task, without the SDK's ResultManager (which loads and saves the whole task on
    * each event): the task is written when it starts working, with its input, and when it ends; subscribers that
    * came meanwhile (through ListTasks) get its events on `bus`. Resolves to the task as it ended.
@@ -231,18 +217,6 @@ export class GatewayAgentExecutor implements AgentExecutor {
     return task;
   }
 
-  /** The message as an input of its context's session; one input per task and message, however often it comes. */
-  private accept(message: Message, task: { id: string; contextId: string; owner: string }) {
-    return this.gateway.acceptA2AMessage({
-      agentId: this.agentId,
-      contextId: task.contextId,
-      taskId: task.id,
-      messageId: message.messageId,
-      text: messageText(message),
-      peer: task.owner,
-    });
-  }
-
   /** Runs `work` with the task counted as active here. */
   private async track<T>(taskId: string, work: () => Promise<T>): Promise<T> {
     this.active.add(taskId);
@@ -260,7 +234,7 @@ export class GatewayAgentExecutor implements AgentExecutor {
    */
   private async process(message: Message, call: MessageCall, progress: TaskProgress): Promise<'ended' | 'cancelled' | 'stopping'> {
     const { taskId, contextId, owner } = call;
-    const refusal = await this.refusal(message, call);
+    const refusal = await this.admission.refusal(message, call);
     if (refusal !== undefined) {
       await progress.end({ state: TaskState.TASK_STATE_REJECTED, text: refusal });
       return 'ended';
@@ -269,7 +243,7 @@ export class GatewayAgentExecutor implements AgentExecutor {
     try {
       let accepted: Awaited<ReturnType<GatewayApi['acceptA2AMessage']>>;
       try {
-        accepted = await this.accept(message, { id: taskId, contextId, owner });
+        accepted = await this.admission.accept(message, { id: taskId, contextId, owner });
       } catch (error) {
         // A gateway that stops takes no new input, and the message is not refused for it: a task saved already is
         // taken up at the next start (the task watch adopts it); the blocking path saved none, and says so.
@@ -304,36 +278,12 @@ export class GatewayAgentExecutor implements AgentExecutor {
     }
   }
 
-  /** Why this peer may not send this message here, if it may not: a skill it may not use, or another peer's context. */
-  private async refusal(message: Message, { contextId, owner, peer, checkContext }: MessageCall): Promise<string | undefined> {
-    const skillId = typeof message.metadata?.skillId === 'string' ? message.metadata.skillId : undefined;
-    if (peer?.skills && !(skillId && matchesAny(skillId, peer.skills))) {
-      return skillId
-        ? `peer "${peer.id}" may not use skill "${skillId}" (a2a.server.peers[].skills allows ${peer.skills.join(', ')})`
-        : `peer "${peer.id}" may only use the skills ${peer.skills.join(', ')}; name one in the message's metadata as skillId`;
-    }
-    // A context belongs to the peer that opened it: another peer's id is refused, not joined.
-    if (checkContext && (await this.tasks.otherContextOwner(this.agentId, contextId, owner)) !== undefined)
-      return `context "${contextId}" belongs to another peer; send without a contextId to start a context of your own`;
-    return undefined;
-  }
-
   async cancelTask(taskId: string, bus: ExecutionEventBus): Promise<void> {
     const record = await this.tasks.get(taskId);
     this.cancelled.add(taskId);
     if (record?.inputId) await this.gateway.cancelInput(record.inputId, 'cancelled by the A2A client');
     await this.finish(bus, taskId, record?.contextId ?? '', TaskState.TASK_STATE_CANCELED, CANCELED_TEXT);
   }
-}
-
-/** Who sent a message of a task, and whether its context must be checked (a context the client named). */
-export interface MessageCall {
-  taskId: string;
-  contextId: string;
-  owner: string;
-  peer?: PeerUser['peer'];
-  /** The client named the context (not a new one this server made): it must be the client's own. */
-  checkContext: boolean;
 }
 
 /** What `process` reports as the task moves, for the SDK's event bus or for the blocking path's own writes. */

@@ -154,7 +154,7 @@ export class A2AServer {
       const push = new OutboxPushSender(this.gateway, pushStore);
       watched.set(id, {
         isActive: (taskId) => executor.handles(taskId),
-        adopt: (record, peer) => executor.adopt(record, peer),
+        adopt: (record, peer) => executor.admission.adopt(record, peer),
         buses,
         push,
       });
@@ -163,7 +163,9 @@ export class A2AServer {
         agentId: id,
         blockingCalls,
         card: buildAgentCard(agent, this.gateway.config, baseUrl),
-        taskStore: new GatewayTaskStore(this.tasks, id, this.clock, this.gateway.gatewayId),
+        taskStore: new GatewayTaskStore(this.tasks, id, this.clock, this.gateway.gatewayId, (task, context) =>
+          executor.admission.acceptFollowUp(task, context),
+        ),
         executor,
         buses,
         pushStore,

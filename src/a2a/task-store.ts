@@ -36,9 +36,12 @@ export class GatewayTaskStore implements TaskStore {
     private readonly clock: Clock,
     /** This gateway: a snapshot it saves names it as the task's executor (the task watch's test of who works on it). */
     private readonly gatewayId: string,
+    /** Runs before each save (the executor's `acceptFollowUp`); its failure fails the save. */
+    private readonly beforeSave: (task: Task, context: ServerCallContext) => Promise<void> = async () => {},
   ) {}
 
   async save(task: Task, context: ServerCallContext): Promise<void> {
+    await this.beforeSave(task, context);
     const state = taskStateToJSON(task.status?.state ?? 0);
     const statusAt = task.status?.timestamp ? Date.parse(task.status.timestamp) : NaN;
     await storeCall(() =>

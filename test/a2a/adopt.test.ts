@@ -1,9 +1,11 @@
 /**
  * A task the SDK saved before its message became an input: the gateway died between the two (a non-blocking
  * SendMessage answers the client once the task is saved). At the next start the task watch takes the message up, as a
- * new message is taken (the same checks, one input), and the task ends from that input's run.
+ * new message is taken (the same checks, one input), and the task ends from that input's run. A follow-up to a task
+ * that waits for input becomes an input before the SDK saves it into the task's history, so it never waits there.
  */
 import { Task, TaskState, taskStateToJSON, type Message } from '@a2a-js/sdk';
+import { ClientFactory, JsonRpcTransportFactory } from '@a2a-js/sdk/client';
 import { afterEach, describe, expect, it } from 'vitest';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import type { Store } from '../../src/ports/index.js';
@@ -13,7 +15,10 @@ import { waitUntil } from '../helpers/wait.js';
 const CONFIG = `{
   a2a: { server: { enabled: true, requireAuth: false } },
   agents: { list: [{ id: "echo", model: "scripted/echo" }] },
-  models: { providers: { scripted: { type: "scripted", models: { echo: { rules: [{ reply: "heard: {{input}}" }] } } } } },
+  models: { providers: { scripted: { type: "scripted", models: { echo: { rules: [
+    { match: "need details", steps: [{ toolCalls: [{ tool: "a2a_request_input", args: { question: "Which order?" } }] }, { text: "asked" }] },
+    { reply: "heard: {{input}}" },
+  ] } } } } },
 }`;
 const COMPLETED = taskStateToJSON(TaskState.TASK_STATE_COMPLETED);
 
@@ -80,5 +85,40 @@ describe('A2A: a task saved before its message became an input', () => {
       value: 'context "ctx-shared" belongs to another peer; send without a contextId to start a context of your own',
     });
     expect(await store.inputs.list({ sessionKey: 'agent:echo:a2a:anonymous:ctx-shared' })).toEqual([]);
+  });
+
+  it("a follow-up's message is an input before the SDK saves the task with it in its history", async () => {
+    const store = await SqliteStore.open({ path: ':memory:' });
+    const followUp = userMessage('order 42');
+    /** At each save of the task with the follow-up in its history: whether its input existed already. */
+    const inputBeforeSave: boolean[] = [];
+    served = await serveA2AFront(
+      CONFIG,
+      (tasks) =>
+        new Proxy(tasks, {
+          get: (target, name) => {
+            if (name !== 'save') return (Reflect.get(target, name) as (...args: unknown[]) => unknown).bind(target);
+            return async (...args: Parameters<typeof tasks.save>) => {
+              const [task] = args;
+              if (JSON.stringify(task.task).includes(followUp.messageId)) {
+                const inputs = await store.inputs.list({ sessionKey: `agent:echo:a2a:anonymous:${task.contextId}` });
+                inputBeforeSave.push(inputs.some((input) => input.text === 'order 42'));
+              }
+              return target.save(...args);
+            };
+          },
+        }),
+      store,
+    );
+    const a2a = await new ClientFactory({ transports: [new JsonRpcTransportFactory({})] }).createFromUrl(`${served.url}/a2a/echo/`);
+    const asked = (await a2a.sendMessage({ message: userMessage('I need details') } as never)) as Task;
+    expect(asked.status?.state).toBe(TaskState.TASK_STATE_INPUT_REQUIRED);
+    const answered = (await a2a.sendMessage({ message: { ...followUp, taskId: asked.id, contextId: asked.contextId } } as never)) as Task;
+    expect(answered.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
+    expect(inputBeforeSave.length).toBeGreaterThan(0);
+    expect(inputBeforeSave).toEqual(inputBeforeSave.map(() => true));
+    // One input for the follow-up, however many times it was accepted on its way.
+    const inputs = await store.inputs.list({ sessionKey: `agent:echo:a2a:anonymous:${asked.contextId}` });
+    expect(inputs.map((input) => input.text)).toEqual(['I need details', 'order 42']);
   });
 });
