@@ -24,7 +24,7 @@ const UNFINISHED = [taskStateToJSON(TaskState.TASK_STATE_SUBMITTED), taskStateTo
 
 export interface WatchedAgent {
   isActive(taskId: string): boolean;
-  /** Takes up a task saved before its message became an input (GatewayAgentExecutor.adopt). */
+  /** Takes up a task saved before its message became an input (A2AAdmission.adopt). */
   adopt(record: A2ATaskRecord, peer: PeerUser['peer']): Promise<{ inputId: string } | { refused: string } | undefined>;
   buses: ExecutionEventBusManager;
   /** Sends the event to the task's push notification configs. */
@@ -119,12 +119,23 @@ export class A2ATaskWatch {
 
   /**
    * The input of a task whose executor stopped between saving the task and accepting its message: the message is
-   * accepted now. Null when it was refused (the task is finished as rejected here), undefined when there is no
-   * message to take (the task is left to the stall rule).
+   * accepted now. Null when it was refused or could not be taken (the task is finished here as rejected or failed, as
+   * the executor would have; left for the next start when the gateway is stopping), undefined when there is no message
+   * to take (the task is left to the stall rule). One task's failure does not hold up the others.
    */
   private async adopt(record: A2ATaskRecord, agent: WatchedAgent): Promise<string | null | undefined> {
     const peer = this.config.a2a.server.peers.find((candidate) => candidate.id === record.owner);
-    const adopted = await agent.adopt(record, peer);
+    let adopted: Awaited<ReturnType<WatchedAgent['adopt']>>;
+    try {
+      adopted = await agent.adopt(record, peer);
+    } catch (error) {
+      if (this.gateway.stopping) return null;
+      await this.finish(record, agent, {
+        state: TaskState.TASK_STATE_FAILED,
+        text: `the gateway did not accept the message: ${errorMessage(error)}`,
+      });
+      return null;
+    }
     if (adopted && 'refused' in adopted) {
       await this.finish(record, agent, { state: TaskState.TASK_STATE_REJECTED, text: adopted.refused });
       return null;

@@ -87,6 +87,21 @@ describe('A2A: a task saved before its message became an input', () => {
     expect(await store.inputs.list({ sessionKey: 'agent:echo:a2a:anonymous:ctx-shared' })).toEqual([]);
   });
 
+  it('one the gateway cannot take is failed with the reason, and the others are still taken up', async () => {
+    const store = await SqliteStore.open({ path: ':memory:' });
+    await savedBeforeItsInput(store, 'task-fine', userMessage('fine', { contextId: 'ctx-fine' }));
+    // Saved last, so the watch (newest first) meets it first.
+    await savedBeforeItsInput(store, 'task-blank', userMessage('   ', { contextId: 'ctx-blank' }));
+    served = await serveA2AFront(CONFIG, undefined, store);
+    await waitUntil('the good task completes', async () => (await store.a2aTasks.get('task-fine'))?.state === COMPLETED);
+    const blank = (await store.a2aTasks.get('task-blank'))!;
+    expect(blank.state).toBe(taskStateToJSON(TaskState.TASK_STATE_FAILED));
+    expect(Task.fromJSON(blank.task).status?.message?.parts[0]?.content).toEqual({
+      $case: 'text',
+      value: 'the gateway did not accept the message: message is empty; send some text',
+    });
+  });
+
   it("a follow-up's message is an input before the SDK saves the task with it in its history", async () => {
     const store = await SqliteStore.open({ path: ':memory:' });
     const followUp = userMessage('order 42');
