@@ -41,7 +41,8 @@ export async function a2aComparison(lines: string[], { root, quick }: SectionOpt
   lines.push(
     `  Switchboard against the durable peer: ${judged(rps('ours') / rps('durablePeer'), '>=', 1)} (aim 1.5); against the in-memory server ${fmt(rps('ours') / rps('reference'), 3)}; ` +
       // "Within 10% of the first" either way: a third round far cheaper than the first means the first was not steady.
-      `against the durable peer writing the same rows ${fmt(rps('ours') / rps('peerSameRows'), 3)}; the durable peer with those rows against without ${fmt(rps('peerSameRows') / rps('durablePeer'), 3)}; ` +
+      // The like-for-like figure proposed for issue 30's 1.0x (BENCHMARKS.md), judged as a target is.
+      `against the durable peer writing the same rows ${judged(rps('ours') / rps('peerSameRows'), '>=', 1)} (proposed); the durable peer with those rows against without ${fmt(rps('peerSameRows') / rps('durablePeer'), 3)}; ` +
       `CPU per request, third round against the first ${fmt(third! / first!, 3)}, off by ${judged(Math.abs(third! / first! - 1), '<=', 0.1)}`,
   );
   const cpuMedian = (name: keyof typeof rounds) => median(rounds[name].map((round) => round.cpuMsPerRequest));

@@ -1,6 +1,7 @@
 /**
  * A gateway stopped while its memory index is still scanning: the stop waits for the scan, which ends at its next
- * file, so nothing writes to a store that is closed after it, and what was indexed before stays indexed.
+ * file, so nothing writes to a store that is closed after it, and what was indexed before stays indexed; a scan
+ * queued behind it does not start.
  */
 import { mkdirSync, mkdtempSync, realpathSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -9,6 +10,8 @@ import { describe, expect, it } from 'vitest';
 import { startGateway } from '../../src/app.js';
 import { parseConfigText } from '../../src/config/load.js';
 import type { MemoryService } from '../../src/memory/memory-service.js';
+import { MemoryIndex } from '../../src/memory/memory-index.js';
+import type { MemoryStore } from '../../src/ports/index.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 
 const FILES = 1500;
@@ -55,5 +58,41 @@ describe('memory: a stop during a scan', () => {
     const store = await SqliteStore.open({ path });
     expect((await store.memory.documents('ops', 'file')).length).toBe(FILES);
     await store.close();
+  });
+
+  it('a scan queued behind the one under way at the stop does not start: the store is not read after the stop', async () => {
+    const { config } = parseConfigText(
+      `{ agents: { list: [{ id: "ops", model: "scripted/m", workspace: "/nonexistent/sb-memory-stop", memory: {} }] }, memory: { enabled: true },
+         models: { providers: { scripted: { type: "scripted", models: { m: { rules: [{ reply: "ok" }] } } } } } }`,
+      '/test/switchboard.json5',
+      {},
+    );
+    // The first scan waits inside its first read until released; every read is counted.
+    let reads = 0;
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const memory = {
+      documents: async () => {
+        reads += 1;
+        if (reads === 1) await held;
+        return [];
+      },
+      remove: async () => {},
+    } as unknown as MemoryStore;
+    const index = new MemoryIndex({
+      config,
+      memory,
+      sessions: {} as never,
+      transcript: {} as never,
+      clock: { now: () => Date.now() },
+      log: () => {},
+    });
+    const first = index.scan('ops');
+    const queued = index.scan('ops');
+    const stopped = index.stop();
+    release();
+    await Promise.all([first, queued, stopped]);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(reads).toBe(1);
   });
 });
