@@ -73,6 +73,24 @@ describe('following from the terminal', () => {
     }
   }, 90_000);
 
+  it('events and sessions tail whose reader went away (| head) end quietly with status 0, not an EPIPE trace', async () => {
+    const gw = await startGatewayProcess(configPath);
+    try {
+      await cli('send', 'main', 'before the reader', '--wait');
+      const readers = [follow('events', '--after', '0'), follow('sessions', 'tail', 'agent:main:main', '--after', '0')];
+      followers.push(...readers);
+      for (const reader of readers) await waitUntil('the follower printed a line', () => reader.out().includes('\n'));
+      // As `| head -1` does: the reader closes its end, and the next line the follower writes has nowhere to go.
+      const ended = readers.map((reader) => new Promise<number | null>((resolve) => reader.child.once('exit', (code) => resolve(code))));
+      for (const reader of readers) reader.child.stdout.destroy();
+      await cli('send', 'main', 'after the reader left', '--wait');
+      expect(await Promise.all(ended)).toEqual([0, 0]);
+      for (const reader of readers) expect(reader.err()).toBe('');
+    } finally {
+      await stopGatewayProcess(gw);
+    }
+  }, 60_000);
+
   it('a key that can have no events is refused; a session not created yet is waited for, and said so', async () => {
     const gw = await startGatewayProcess(configPath);
     try {
