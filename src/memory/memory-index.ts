@@ -4,13 +4,12 @@
  * `memory.transcripts`, their sessions' transcripts. A file is indexed again only when its content changed. A source
  * that yields nothing is reported with the reason, never left silent.
  */
-import { watch, type FSWatcher } from 'node:fs';
-import { readdir, readFile, realpath, stat } from 'node:fs/promises';
-import { join, relative } from 'node:path';
+import { constants, watch, type FSWatcher } from 'node:fs';
+import { lstat, open, readdir, readlink, realpath } from 'node:fs/promises';
+import { dirname, join, relative } from 'node:path';
 import type { SwitchboardConfig } from '../config/schema.js';
 import { errorMessage } from '../core/errors.js';
 import { nodeHashing } from '../hashing.js';
-import { isInside } from '../gateway/workdir.js';
 import type { Clock, MemoryStore, SessionStore, TranscriptStore } from '../ports/index.js';
 import { chunkText } from './chunks.js';
 
@@ -149,11 +148,10 @@ export class MemoryIndex {
       if (agent?.memory && indexed.size === 0 && (await this.deps.memory.documents(agentId, 'entry')).length === 0)
         warnings.push('no memory files: the agent has no workspace (agents.list[].workspace); only memory_write entries can be indexed');
     } else {
-      const root = await realpath(folder).catch(() => undefined);
-      if (!root) warnings.push(`no memory files: ${folder} does not exist; create it and put Markdown (.md) files in it`);
-      else {
+      const root = await realFolder(folder, warnings);
+      if (root) {
         this.watch(agentId, root);
-        const { files, others } = await markdownUnder(root);
+        const { files, others } = await markdownUnder(root, warnings);
         if (files.length === 0)
           warnings.push(
             others > 0
@@ -177,12 +175,21 @@ export class MemoryIndex {
   }
 
   private async indexFile(agentId: string, path: string, file: string, indexedAt: number | undefined, warnings: string[]): Promise<void> {
+    let handle: Awaited<ReturnType<typeof open>> | undefined;
     try {
-      const info = await stat(file);
+      // Opened without following a link (a file swapped for one after the walk), in a folder that is still itself.
+      if ((await realpath(dirname(file))) !== dirname(file)) throw linkRefused(path);
+      handle = await open(file, READ_FLAGS).catch((error: NodeJS.ErrnoException) => {
+        throw error.code === 'ELOOP' ? linkRefused(path) : error;
+      });
+      const info = await handle.stat();
+      if (!info.isFile()) throw new Error(`${path} is not a regular file`);
       const modifiedAt = Math.floor(info.mtimeMs);
       if (indexedAt === modifiedAt) return;
       const max = this.deps.config.memory.maxFileBytes;
-      let text = (await readFile(file)).subarray(0, max).toString('utf8');
+      const buffer = Buffer.alloc(Math.min(info.size, max));
+      const { bytesRead } = await handle.read(buffer, 0, buffer.length, 0);
+      let text = buffer.subarray(0, bytesRead).toString('utf8');
       if (info.size > max) {
         text = text.slice(0, text.lastIndexOf('\n') + 1 || text.length);
         warnings.push(`${path} is ${info.size} bytes; indexed up to memory.maxFileBytes (${max})`);
@@ -190,7 +197,9 @@ export class MemoryIndex {
       const document = { agentId, path, source: 'file' as const, hash: nodeHashing.sha256(text), bytes: info.size, modifiedAt };
       await this.deps.memory.index(document, chunkText(text), this.deps.clock.now());
     } catch (error) {
-      warnings.push(`${path} could not be indexed: ${errorMessage(error)}`);
+      warnings.push(error instanceof LinkRefused ? error.message : `${path} could not be indexed: ${errorMessage(error)}`);
+    } finally {
+      await handle?.close();
     }
   }
 
@@ -240,23 +249,70 @@ export class MemoryIndex {
   }
 }
 
-/** Markdown files below `root` (links only when they stay inside it), and how many other files there are. */
-async function markdownUnder(root: string): Promise<{ files: string[]; others: number }> {
+const READ_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
+
+/** A link met inside a memory folder: skipped, with this as its warning. */
+class LinkRefused extends Error {}
+
+function linkRefused(path: string): LinkRefused {
+  return new LinkRefused(`${path} is a symbolic link, skipped: memory files and folders are read only as themselves, never through a link`);
+}
+
+/**
+ * The real path of an agent's memory folder, or undefined with the reason in `warnings`. The folder itself must not
+ * be a link: a `memory/` linked to another agent's memory would make that memory this agent's own (the workspace may
+ * be reached through a link; the operator names it in the config).
+ */
+async function realFolder(folder: string, warnings: string[]): Promise<string | undefined> {
+  const info = await lstat(folder).catch(() => undefined);
+  if (!info) {
+    warnings.push(`no memory files: ${folder} does not exist; create it and put Markdown (.md) files in it`);
+    return undefined;
+  }
+  if (info.isSymbolicLink()) {
+    const target = await readlink(folder).catch(() => '?');
+    warnings.push(
+      `${folder} is a symbolic link (to ${target}), refused: memory is read only from a real folder, never through a link, so that no agent takes another's memory as its own; replace the link with a folder (memory.readFrom and memory.shareWith share a memory between agents)`,
+    );
+    return undefined;
+  }
+  if (!info.isDirectory()) {
+    warnings.push(`no memory files: ${folder} is not a folder; make it a folder of Markdown (.md) files`);
+    return undefined;
+  }
+  const root = await realpath(folder);
+  // Checked again on the real path: the folder may have been swapped for a link since the lstat.
+  if ((await realpath(dirname(folder))) !== dirname(root)) {
+    warnings.push(`${folder} moved while it was read (its real path is ${root}); it is read again at the next scan`);
+    return undefined;
+  }
+  return root;
+}
+
+/**
+ * Markdown files below `root` (which is a real path), and how many other files there are. A link inside is never
+ * followed, wherever it points: each is a warning. A folder is walked only while its real path is still its own.
+ */
+async function markdownUnder(root: string, warnings: string[]): Promise<{ files: string[]; others: number }> {
   const files: string[] = [];
+  const links: string[] = [];
   let others = 0;
   const walk = async (folder: string): Promise<void> => {
+    if ((await realpath(folder).catch(() => undefined)) !== folder) {
+      links.push(relative(root, folder));
+      return;
+    }
     for (const entry of await readdir(folder, { withFileTypes: true })) {
       if (entry.name.startsWith('.')) continue;
       const path = join(folder, entry.name);
-      const real = entry.isSymbolicLink() ? await realpath(path).catch(() => undefined) : path;
-      if (!real || !isInside(root, real)) continue;
-      const kind = entry.isSymbolicLink() ? await stat(real) : entry;
-      if (kind.isDirectory()) await walk(path);
-      else if (entry.name.endsWith('.md')) files.push(path);
+      if (entry.isSymbolicLink()) links.push(relative(root, path));
+      else if (entry.isDirectory()) await walk(path);
+      else if (entry.isFile() && entry.name.endsWith('.md')) files.push(path);
       else others += 1;
     }
   };
   await walk(root);
+  for (const link of links.sort()) warnings.push(linkRefused(link.split('\\').join('/')).message);
   return { files: files.sort(), others };
 }
 
