@@ -1,7 +1,8 @@
 /**
  * The mailbox's file operations, safe against what else writes the shared directory: a file arrives whole or not at
- * all (a temporary name beside it, fsync, rename, fsync of the folder), a symlink is never followed, and a file past
- * the size limit is refused before it is read.
+ * all (a temporary name beside it, fsync, rename, fsync of the folder), a symlink is never followed (not at the file,
+ * not at a folder below the mailbox's root), a file past the size limit is refused before it is read, and nothing
+ * that is not a regular file is opened in a way that could block.
  */
 import {
   closeSync,
@@ -10,16 +11,79 @@ import {
   fstatSync,
   fsyncSync,
   lstatSync,
+  type Stats,
   mkdirSync,
   openSync,
   readSync,
   renameSync,
   rmSync,
 } from 'node:fs';
-import { join } from 'node:path';
+import { join, relative, sep } from 'node:path';
 import { writeTemp } from '../files.js';
 
 const READ_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
+
+/**
+ * Why `path` cannot be used as a folder of the mailbox, or undefined when it can: every folder from below `root` down to
+ * `path` must be a real folder (one missing is made, one at a time, so that a link is never made through). `root`
+ * itself is the configured folder, which may be a link. Checked before each use, not only at start: anyone who can
+ * write the shared folder can put a link where a folder was.
+ */
+export function realDirProblem(root: string, path: string): string | undefined {
+  const below = relative(root, path);
+  if (below.startsWith('..')) return `${path} is outside the mailbox folder ${root}`;
+  try {
+    mkdirSync(root, { recursive: true });
+  } catch (error) {
+    return `${root} cannot be made (${errorCode(error)})`;
+  }
+  let at = root;
+  try {
+    for (const part of below ? below.split(sep) : []) {
+      at = join(at, part);
+      let stat = lstatOrUndefined(at);
+      if (!stat) {
+        try {
+          mkdirSync(at);
+        } catch (error) {
+          if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+        }
+        stat = lstatOrUndefined(at);
+      }
+      if (!stat) return `${at} disappeared while it was made`;
+      if (stat.isSymbolicLink()) return `${at} is a symlink`;
+      if (!stat.isDirectory()) return `${at} is ${kindOf(stat)}, not a folder`;
+    }
+  } catch (error) {
+    return `${at} cannot be used (${errorCode(error)})`;
+  }
+  return undefined;
+}
+
+function lstatOrUndefined(path: string): Stats | undefined {
+  try {
+    return lstatSync(path);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw error;
+  }
+}
+
+function errorCode(error: unknown): string {
+  const { code, message } = error as NodeJS.ErrnoException;
+  return code ?? message;
+}
+
+/** What a directory entry is, in words. */
+export function kindOf(stat: Stats): string {
+  if (stat.isFile()) return 'a regular file';
+  if (stat.isDirectory()) return 'a folder';
+  if (stat.isSymbolicLink()) return 'a symlink';
+  if (stat.isSocket()) return 'a socket';
+  if (stat.isFIFO()) return 'a FIFO';
+  if (stat.isCharacterDevice() || stat.isBlockDevice()) return 'a device';
+  return 'not a regular file';
+}
 
 /** A folder made if missing; refused when the name is a symlink or a file (someone else's link must not redirect writes). */
 export function ensureRealDir(path: string): void {
@@ -39,11 +103,15 @@ function syncDir(path: string): void {
 }
 
 /**
- * `text` as `dir/name`, whole: readers that list `*.json` never see a part of it, and a crash leaves no file or all of
+ * `text` as `dir/name`, whole (every folder below `root` checked to be a real one, when it is given): readers that list `*.json` never see a part of it, and a crash leaves no file or all of
  * it. Without `sync`, the file may be lost in a crash (a rejection's reason), but never seen half-written.
  */
-export function writeWhole(dir: string, name: string, text: string, sync = true): void {
-  ensureRealDir(dir);
+export function writeWhole(dir: string, name: string, text: string, sync = true, root?: string): void {
+  if (root === undefined) ensureRealDir(dir);
+  else {
+    const problem = realDirProblem(root, dir);
+    if (problem) throw new Error(`${problem}; the mailbox writes only into real folders (make it one)`);
+  }
   // Created with O_EXCL: a symlink planted at the temporary name is refused, never followed.
   const temp = writeTemp(join(dir, name), text, 0o644, sync);
   try {

@@ -6,12 +6,15 @@
  * still be being written, and is tried again.
  * What a crash leaves in `.processing/` is ingested again at start: the input's idempotency key makes that harmless.
  * fs.watch wakes a pass; a periodic scan is the backstop.
+ * The inbox's folders are checked to be real folders before each use (anyone who can write the shared folder can put
+ * a link in place of one at any time): while one is not, the inbox is disabled, logged once, and nothing in it is
+ * touched; the gateway and its other inboxes run on, and it is taken up again once the folder is fixed.
  */
 import { existsSync, readdirSync, renameSync, rmSync, watch, type FSWatcher } from 'node:fs';
 import { join } from 'node:path';
 import { errorMessage } from '../core/errors.js';
 import { PeriodicTask } from '../gateway/serial-task.js';
-import { claimFile, readMessageFile, ensureRealDir, writeWhole } from './files.js';
+import { claimFile, readMessageFile, realDirProblem, writeWhole } from './files.js';
 import { checkMessage, type MailboxLayout, type MailMessage } from './layout.js';
 
 /** A message the gateway will never take (its policy refused it, its text is empty): rejected, with the layer that said no. */
@@ -67,6 +70,8 @@ export class InboxIngest {
   /** When each file that does not parse yet was first seen so (its hold of the files after it ends in partialHoldMs). */
   private readonly partialSince = new Map<string, number>();
   private prunedAt = 0;
+  /** Why the inbox is disabled (a folder of it is a link, or not a folder), as last logged; undefined while it is usable. */
+  private disabledBy?: string;
 
   constructor(private readonly options: IngestOptions) {
     this.passes = new PeriodicTask(
@@ -84,10 +89,19 @@ export class InboxIngest {
     return this.options.layout.processing(this.options.name);
   }
 
+  private get rejected(): string {
+    return this.options.layout.rejected(this.options.name);
+  }
+
+  /** Never throws for what is in the shared folder: an inbox whose folders are not usable is disabled, with a log line. */
   async start(): Promise<void> {
-    ensureRealDir(this.inbox);
-    ensureRealDir(this.processing);
-    ensureRealDir(this.options.layout.rejected(this.options.name));
+    if (this.usable()) this.watchInbox();
+    // The first pass (leftovers of a crash, then what arrived meanwhile) runs beside the gateway's start, not before it.
+    this.passes.start();
+  }
+
+  private watchInbox(): void {
+    if (this.watcher) return;
     try {
       this.watcher = watch(this.inbox, () => this.kick());
       this.watcher.on('error', (error) =>
@@ -96,8 +110,24 @@ export class InboxIngest {
     } catch (error) {
       this.options.log('warn', `mailbox ${this.options.name}: fs.watch unavailable (${errorMessage(error)}); scanning only`);
     }
-    // The first pass (leftovers of a crash, then what arrived meanwhile) runs beside the gateway's start, not before it.
-    this.passes.start();
+  }
+
+  /**
+   * Whether the inbox, `.processing/` and `.rejected/` are real folders now (missing ones are made): asked before each
+   * step that lists, reads, moves or deletes in them. The change either way is logged once.
+   */
+  private usable(): boolean {
+    const { root } = this.options.layout;
+    const problem = realDirProblem(root, this.processing) ?? realDirProblem(root, this.rejected);
+    if (problem === this.disabledBy) return problem === undefined;
+    this.disabledBy = problem;
+    if (problem)
+      this.options.log(
+        'error',
+        `mailbox ${this.options.name}: inbox disabled: ${problem}; the mailbox opens nothing through a link. Remove it (the gateway makes a real folder in its place) and the inbox is taken up again within mailbox.scanIntervalMs; the gateway's other inboxes and fronts run on`,
+      );
+    else this.options.log('info', `mailbox ${this.options.name}: the inbox's folders are real folders again; taking messages`);
+    return problem === undefined;
   }
 
   async stop(): Promise<void> {
@@ -124,6 +154,8 @@ export class InboxIngest {
    */
   private async pass(): Promise<void> {
     this.prune();
+    if (!this.usable()) return;
+    this.watchInbox();
     const waiting = messageFiles(this.processing).filter(
       (file) => !this.releasing.has(file) && (this.retryAt.get(file) ?? 0) <= Date.now(),
     );
@@ -138,6 +170,8 @@ export class InboxIngest {
     /** Until when the files after one that does not parse yet (for its first partialHoldMs) wait for it. */
     let holdUntil: number | undefined;
     for (let at = 0; at < files.length && !this.passes.stopped; at += WINDOW) {
+      // Checked again: the window before it waited for the gateway, and a folder may have become a link meanwhile.
+      if (!this.usable()) return;
       const bySender = new Map<string, { file: string; message: MailMessage }[]>();
       for (const file of files.slice(at, at + WINDOW)) {
         if (holdUntil !== undefined) {
@@ -266,19 +300,22 @@ export class InboxIngest {
   private async release(files: string[]): Promise<void> {
     try {
       await this.options.durable();
+      if (!this.usable()) throw new Error('the inbox is disabled (see above); the files are deleted once it is fixed');
       for (const file of files) {
         rmSync(join(this.processing, file), { force: true });
         this.retryAt.delete(file);
       }
     } catch (error) {
-      for (const file of files) if (existsSync(join(this.processing, file))) this.retryAt.set(file, Date.now() + RETRY_MS);
+      for (const file of files) this.retryAt.set(file, Date.now() + RETRY_MS);
       this.options.log('warn', `mailbox ${this.options.name}: accepted file(s) kept, read again soon: ${errorMessage(error)}`);
     }
   }
 
   private reject(file: string, reason: string): void {
+    // Not moved while a folder is a link: it would land, or be taken from, outside the mailbox.
+    if (!this.usable()) return void this.retryAt.set(file, Date.now() + RETRY_MS);
     this.retryAt.delete(file);
-    const rejected = this.options.layout.rejected(this.options.name);
+    const { rejected } = this;
     const name = uniqueName(rejected, file);
     try {
       renameSync(join(this.processing, file), join(rejected, name));

@@ -104,7 +104,9 @@ export class MailboxService {
         log: (_level, message) => this.deps.log(message),
       });
       this.ingests.set(name, ingest);
-      await this.register(name);
+      // What is in the shared folder never stops the gateway: a registration that cannot be written is logged, and
+      // written again at the next interval; an inbox whose folders are not usable disables itself with a log line.
+      await this.register(name).catch((error) => this.deps.log(`mailbox: registration of ${name}: ${errorMessage(error)}`));
       await ingest.start();
     }
     this.timer = setInterval(() => void this.registerAll(), options.registrationIntervalSeconds * 1000);
