@@ -13,7 +13,7 @@ const runtimeName = z.string().regex(RUNTIME_NAME, { error: 'expected 1-64 chara
 const command = {
   command: z.string().min(1, { error: 'expected the program to run (a name on PATH, or a path)' }),
   args: z.array(z.string()).default([]),
-  /** Added to the environment the child inherits from the gateway. */
+  /** Added to the allowlisted environment every child gets (CHILD_ENV_ALLOWLIST): the gateway's own is not inherited. */
   env: z.record(z.string(), z.string()).default({}),
   /** Where the child starts; default: the sub-agent's workdir (its worktree when it has one). */
   cwd: z.string().optional(),

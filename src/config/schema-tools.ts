@@ -5,6 +5,7 @@
 import { z } from 'zod';
 import { positiveInt } from './schema-common.js';
 import { headers, secretString } from './secret-schema.js';
+import { CHILD_ENV_ALLOWLIST } from '../processes.js';
 
 /** `exec`: off unless an agent turns it on; never in sandboxed sessions. Unset keys fall back to agents.defaults.exec. */
 export const execPolicy = z.strictObject({
@@ -15,7 +16,7 @@ export const execPolicy = z.strictObject({
   env: z.array(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, { error: 'expected an environment variable name' })).optional(),
 });
 
-export const EXEC_DEFAULTS = { enabled: false, timeoutSeconds: 60, maxOutputBytes: 65_536, env: ['PATH', 'HOME', 'LANG', 'TZ'] };
+export const EXEC_DEFAULTS = { enabled: false, timeoutSeconds: 60, maxOutputBytes: 65_536, env: CHILD_ENV_ALLOWLIST };
 
 const serverName = z
   .string()
@@ -30,7 +31,7 @@ const mcpServer = z
   .strictObject({
     command: z.string().min(1).optional(),
     args: z.array(z.string()).default([]),
-    /** Added to a small safe environment (PATH, HOME and the like); values may be ${ENV} references. */
+    /** Added to the allowlisted environment every child gets (CHILD_ENV_ALLOWLIST); values may be ${ENV} references. */
     env: z.record(z.string(), secretString()).default({}),
     cwd: z.string().optional(),
     url: z.url().optional(),

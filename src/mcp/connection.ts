@@ -12,6 +12,7 @@ import { type CallToolResult, ToolListChangedNotificationSchema, type Tool } fro
 import type { McpServerConfig } from '../config/schema-tools.js';
 import { errorMessage } from '../core/errors.js';
 import { guardedFetch } from '../net/outbound-guard.js';
+import { childEnvironment } from '../processes.js';
 
 export type McpTool = Pick<Tool, 'name' | 'description' | 'inputSchema' | 'annotations'>;
 
@@ -174,7 +175,7 @@ export class McpConnection {
     const transport = new StdioClientTransport({
       command: this.config.command!,
       args: this.config.args,
-      env: this.config.env,
+      env: childEnvironment(this.config.env),
       cwd: this.config.cwd ?? this.options.baseDir,
       stderr: 'pipe',
     });

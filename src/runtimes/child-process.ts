@@ -8,7 +8,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { writeFileAtomic } from '../files.js';
-import { killGroup } from '../processes.js';
+import { childEnvironment, killGroup } from '../processes.js';
 
 const STDERR_LINES = 20;
 
@@ -94,7 +94,8 @@ export class RuntimeChild {
   ) {
     this.process = spawn(spec.command, [...spec.args], {
       cwd: spec.cwd,
-      env: { ...process.env, ...spec.env },
+      // The allowlist and the child's own env, never the gateway's secrets.
+      env: childEnvironment(spec.env),
       stdio: ['pipe', 'pipe', 'pipe'],
       // Its own process group: a kill ends what it started too.
       detached: true,

@@ -8,7 +8,7 @@ import { z } from 'zod';
 import { EXEC_DEFAULTS } from '../config/schema-tools.js';
 import type { SwitchboardConfig } from '../config/schema.js';
 import { sandboxedBy } from '../core/session-access.js';
-import { killGroup } from '../processes.js';
+import { childEnvironment, killGroup } from '../processes.js';
 import { defineTool, type GatewayTool } from '../gateway/tool-contract.js';
 import { text, textList } from './schema.js';
 import { describeFsError, workspaceRoot } from './workspace-fs.js';
@@ -16,7 +16,7 @@ import { describeFsError, workspaceRoot } from './workspace-fs.js';
 export interface ExecLimits {
   timeoutSeconds: number;
   maxOutputBytes: number;
-  env: string[];
+  env: readonly string[];
 }
 
 /** The agent's exec settings over agents.defaults.exec, or why the session may not run commands. */
@@ -44,7 +44,7 @@ export interface ExecResult {
 
 /** Runs `command` with `args` in `cwd`, killing its process group at the timeout or on abort. */
 export function runCommand(command: string, args: string[], cwd: string, limits: ExecLimits, signal: AbortSignal): Promise<ExecResult> {
-  const env = Object.fromEntries(limits.env.filter((name) => process.env[name] !== undefined).map((name) => [name, process.env[name]!]));
+  const env = childEnvironment({}, limits.env);
   return new Promise((resolve) => {
     const child = spawn(command, args, { cwd, env, shell: false, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
     const output = { stdout: [] as Buffer[], stderr: [] as Buffer[] };

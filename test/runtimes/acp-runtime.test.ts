@@ -139,6 +139,34 @@ describe('sessions_spawn with runtime "acp"', () => {
     expect(record.state).toBe('succeeded');
   });
 
+  it("gives the agent and its terminals the allowlisted environment and their own env, never the gateway's secrets", async () => {
+    const secrets = { ANTHROPIC_API_KEY: 'sk-ant-never-shown', SWITCHBOARD_TOKEN: 'token-never-shown' };
+    Object.assign(process.env, secrets);
+    try {
+      const { config } = setup({ permissions: ', permissions: { execute: "allow" }' });
+      gateway = await startTestGateway(config);
+      const spawned = await delegate('show-env');
+      const { record } = await settled(spawned.subagentId);
+      expect(record.state).toBe('succeeded');
+      const text = (await runtimeUpdates(gateway, spawned.childSessionKey))
+        .filter((update) => update.kind === 'message')
+        .map((update) => update.text)
+        .join('');
+      const agentEnv = /agent env: (.*)/.exec(text)?.[1].split(',');
+      const terminalEnv = /terminal env: (.*)/.exec(text)?.[1].split(',');
+      // The agent: the allowlist and its configured env. A terminal: the allowlist and what the agent asked for.
+      expect(agentEnv).toEqual(expect.arrayContaining(['FAKE_PIDS_DIR', 'PATH']));
+      expect(terminalEnv).toEqual(expect.arrayContaining(['ASKED_BY_AGENT', 'PATH']));
+      expect(terminalEnv).not.toContain('FAKE_PIDS_DIR');
+      for (const name of Object.keys(secrets)) {
+        expect(agentEnv).not.toContain(name);
+        expect(terminalEnv).not.toContain(name);
+      }
+    } finally {
+      for (const name of Object.keys(secrets)) delete process.env[name];
+    }
+  });
+
   it('reports a crash as failed with the exit code and the last stderr lines', async () => {
     const { config } = setup();
     gateway = await startTestGateway(config);

@@ -1,6 +1,7 @@
 // A fake ACP agent built with the official SDK, for the runtime tests and the benchmark. What it does depends on
 // words in the prompt: "write <file>" asks permission for an edit and writes through the client, "run" asks for a
-// terminal, "wait <n>ms" takes that long, "hang" waits for session/cancel, "stubborn" ignores it (and starts a grandchild), "crash" dies with
+// terminal, "show-env" says the names of its environment variables and of a terminal's (run with one variable of its
+// own), "wait <n>ms" takes that long, "hang" waits for session/cancel, "stubborn" ignores it (and starts a grandchild), "crash" dies with
 // stderr lines. It records its pid (and a grandchild's) in $FAKE_PIDS_DIR, and exits when its stdin closes.
 import { agent, ndJsonStream, PROTOCOL_VERSION } from '@agentclientprotocol/sdk';
 import { spawn } from 'node:child_process';
@@ -97,6 +98,19 @@ const app = agent({ name: 'fake' })
       } catch (error) {
         await say(client, sessionId, `\nno terminal: ${error.message}`);
       }
+    }
+    if (text.includes('show-env')) {
+      await say(client, sessionId, `\nagent env: ${Object.keys(process.env).sort().join(',')}`);
+      const env = [{ name: 'ASKED_BY_AGENT', value: 'yes' }];
+      const { terminalId } = await client.request('terminal/create', { sessionId, command: 'env', env });
+      await client.request('terminal/wait_for_exit', { sessionId, terminalId });
+      const { output } = await client.request('terminal/output', { sessionId, terminalId });
+      await client.request('terminal/release', { sessionId, terminalId });
+      const names = output
+        .split('\n')
+        .filter((line) => line.includes('='))
+        .map((line) => line.split('=')[0]);
+      await say(client, sessionId, `\nterminal env: ${names.sort().join(',')}`);
     }
     if (text.includes('stubborn')) {
       const grandchild = spawn('sleep', ['1000'], { stdio: 'ignore' });

@@ -1,6 +1,7 @@
 // A small CLI agent for the process runtime tests: it prints pi-style JSON lines (`--mode json`) for the task it is
 // given as its last argument (or on stdin with --stdin). "crash" exits 2 with stderr lines, "stubborn" ignores
-// SIGTERM and starts a grandchild, "file" writes its result to $SWITCHBOARD_RESULT_FILE, "text" prints plain text.
+// SIGTERM and starts a grandchild, "file" writes its result to $SWITCHBOARD_RESULT_FILE, "text" prints plain text,
+// "show-env" prints the names of its environment variables, one a line.
 import { spawn } from 'node:child_process';
 import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -10,6 +11,10 @@ const pids = process.env.FAKE_PIDS_DIR;
 if (pids) appendFileSync(join(pids, 'pids'), `agent ${process.pid}\n`);
 const line = (event) => process.stdout.write(`${JSON.stringify(event)}\n`);
 
+if (task.includes('show-env')) {
+  process.stdout.write(`${Object.keys(process.env).sort().join('\n')}\n`);
+  process.exit(0);
+}
 if (task.includes('text')) {
   process.stdout.write(`plain output for ${task}\nsecond line\n`);
   process.exit(0);

@@ -97,6 +97,23 @@ describe('sessions_spawn with runtime "process"', () => {
     expect(view.diagnostic).toBe('process runtime "cli" exited with code 2; its last stderr lines:\npanic: the fake cli crashed');
   });
 
+  it("gives the child the allowlisted environment and its own env, never the gateway's secrets", async () => {
+    const secrets = { OPENAI_API_KEY: 'sk-test-never-shown', SWITCHBOARD_TOKEN: 'token-never-shown' };
+    Object.assign(process.env, secrets);
+    try {
+      await start(', output: "text"');
+      const spawned = await spawn('show-env');
+      const { record } = await settledSubagent(gateway!, spawned.handle.subagentId);
+      expect(record.state).toBe('succeeded');
+      const names = (record.result ?? '').split('\n');
+      expect(names).toEqual(expect.arrayContaining(['FAKE_PIDS_DIR', 'PATH', 'SWITCHBOARD_RESULT_FILE', 'SWITCHBOARD_RUN_ID']));
+      expect(names).not.toContain('OPENAI_API_KEY');
+      expect(names).not.toContain('SWITCHBOARD_TOKEN');
+    } finally {
+      for (const name of Object.keys(secrets)) delete process.env[name];
+    }
+  });
+
   it('kill and timeout end the process tree', async () => {
     const dir = await start('', 2);
     const killed = await spawn('stubborn one');
