@@ -3,6 +3,7 @@
  * extensions (the tools agents get, the A2A client) and the fronts (control API, A2A server), and starts
  * a whole gateway process from a config file. Everything else depends downwards only.
  */
+import { storedRevocations } from './console/console-auth.js';
 import { ConsoleFront } from './console/console-front.js';
 import { randomUUID } from 'node:crypto';
 import { A2AClientService, RESULT_KIND } from './a2a/client.js';
@@ -239,7 +240,7 @@ export async function serveGateway(options: ServeOptions): Promise<RunningGatewa
     board,
     memory,
     teams,
-    console: config.console.enabled ? new ConsoleFront(token, config.console.sessionHours) : undefined,
+    console: config.console.enabled ? new ConsoleFront(token, config.console.sessionHours, storedRevocations(store.gateways)) : undefined,
     a2aCallback: (taskId, secret) => client.receivePush(taskId, secret),
     reloadConfig: () => reloadConfig(),
   });

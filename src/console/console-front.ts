@@ -12,7 +12,7 @@ import { z } from 'zod';
 import { SwitchboardError } from '../core/errors.js';
 import { parseBody, readJson } from '../http/json-body.js';
 import type { RouteAdder } from '../http/route.js';
-import { ConsoleAuth } from './console-auth.js';
+import { ConsoleAuth, type LoginRevocations } from './console-auth.js';
 
 /** No inline script or style, nothing from elsewhere, no framing, no plugin, no form posted off the gateway. */
 export const CONTENT_SECURITY_POLICY = [
@@ -57,9 +57,10 @@ export class ConsoleFront {
   constructor(
     token: string,
     sessionHours: number,
+    revocations: LoginRevocations,
     private readonly root = webRoot(),
   ) {
-    this.auth = new ConsoleAuth(token, sessionHours * 3_600_000);
+    this.auth = new ConsoleAuth(token, sessionHours * 3_600_000, revocations);
   }
 
   handles(pathname: string): boolean {
@@ -78,10 +79,7 @@ export class ConsoleFront {
     const method = request.method ?? 'GET';
     if (url.pathname === '/login' && method === 'GET') return this.redeemLink(response, url);
     if (url.pathname === '/login' && method === 'POST') return this.logIn(request, response);
-    if (url.pathname === '/logout' && method === 'POST') {
-      response.writeHead(200, { 'set-cookie': this.auth.logoutCookie(), 'content-type': 'application/json; charset=utf-8' });
-      return void response.end('{"loggedOut":true}');
-    }
+    if (url.pathname === '/logout' && method === 'POST') return this.logOut(request, response);
     if (method !== 'GET' && method !== 'HEAD') {
       response.setHeader('Allow', 'GET, HEAD');
       throw new SwitchboardError(
@@ -122,6 +120,27 @@ export class ConsoleFront {
       'cache-control': 'no-store',
     });
     response.end('{"loggedIn":true}');
+  }
+
+  /**
+   * Ends the login for good (its id is revoked in the store) and clears the cookie. Like every change made with the
+   * cookie, it needs the console's header, which a page on another origin cannot add: such a page cannot log anyone out.
+   */
+  private async logOut(request: IncomingMessage, response: ServerResponse): Promise<void> {
+    if (request.headers['x-switchboard-console'] !== '1') {
+      throw new SwitchboardError(
+        'FORBIDDEN',
+        'logging out must carry the header "X-Switchboard-Console: 1" (the console\'s "Log out" button sends it); the login stays as it was',
+      );
+    }
+    const login = await this.auth.loginOf(request);
+    if (login) await this.auth.logOut(login);
+    response.writeHead(200, {
+      'set-cookie': this.auth.logoutCookie(),
+      'content-type': 'application/json; charset=utf-8',
+      'cache-control': 'no-store',
+    });
+    response.end('{"loggedOut":true}');
   }
 
   private async sendIndex(response: ServerResponse): Promise<void> {

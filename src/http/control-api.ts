@@ -53,7 +53,7 @@ export interface ControlApiOptions {
     handles(pathname: string): boolean;
     handle(request: IncomingMessage, response: ServerResponse, url: URL): Promise<void>;
     routes(route: RouteAdder): void;
-    auth: { loggedIn(request: IncomingMessage): boolean };
+    auth: { loggedIn(request: IncomingMessage): Promise<boolean> };
   };
   /** `POST /v1/config/reload`: the config file read again and applied (app.ts). */
   reloadConfig?: () => ConfigReload;
@@ -146,7 +146,7 @@ export class ControlApi {
         const ready = await this.gateway.ready();
         return sendJson(response, ready ? 200 : 503, { status: ready ? 'ready' : 'not ready' });
       }
-      this.authorize(request);
+      await this.authorize(request);
       if (request.method === 'GET' && url.pathname === '/v1/events') return await this.streamEvents(request, response, url);
       for (const route of this.routes) {
         const match = url.pathname.match(route.pattern);
@@ -193,9 +193,9 @@ export class ControlApi {
     sendJson(response, 200, { received: true });
   }
 
-  private authorize(request: IncomingMessage): void {
+  private async authorize(request: IncomingMessage): Promise<void> {
     const header = request.headers.authorization;
-    if (header === undefined && this.options.console?.auth.loggedIn(request)) {
+    if (header === undefined && (await this.options.console?.auth.loggedIn(request))) {
       // The cookie goes with any request from this host, whatever page made it (SameSite does not look at ports): a
       // change must also carry the console's header, which no other page can add without a CORS preflight this API
       // never answers.

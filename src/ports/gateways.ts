@@ -40,4 +40,6 @@ export interface GatewayRegistry {
    * any gateway) gets that one back.
    */
   sharedSecret(name: string, initial: string): Promise<string>;
+  /** The shared entry of that name, or undefined when no gateway stored one (nothing is stored by asking). */
+  sharedSecretOf(name: string): Promise<string | undefined>;
 }

@@ -90,4 +90,9 @@ export class KyselyGatewayRegistry implements GatewayRegistry {
     const row = await this.db.selectFrom('shared_secrets').select('value').where('name', '=', name).executeTakeFirstOrThrow();
     return row.value;
   }
+
+  async sharedSecretOf(name: string): Promise<string | undefined> {
+    const row = await this.db.selectFrom('shared_secrets').select('value').where('name', '=', name).executeTakeFirst();
+    return row?.value;
+  }
 }

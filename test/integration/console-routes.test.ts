@@ -191,20 +191,26 @@ describe('the console routes against a real gateway process', () => {
     expect(wrong.status).toBe(401);
     const login = await fetch(`${suite.gw.url}/login`, { method: 'POST', body: JSON.stringify({ token: suite.gw.token }) });
     const cookie = login.headers.get('set-cookie')!;
-    expect(cookie).toMatch(/^switchboard_console=v1\.\d+\.[A-Za-z0-9_-]{43}; HttpOnly; SameSite=Strict; Path=\/; Max-Age=43200$/);
+    expect(cookie).toMatch(
+      /^switchboard_console=v2\.\d+\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}; HttpOnly; SameSite=Strict; Path=\/; Max-Age=43200$/,
+    );
     const value = cookie.split(';')[0];
     expect((await fetch(`${suite.gw.url}/v1/status`, { headers: { cookie: value } })).status).toBe(200);
-    // Another expiry with the same signature, or a signature made with another key: not a login.
+    // Another expiry or login id with the same signature, or a signature made with another key: not a login.
     const [name, rest] = value.split('=');
-    const [, expiresAt, signature] = rest.split('.');
-    const forged = [`${name}=v1.${Number(expiresAt) + 1}.${signature}`, `${name}=v1.${expiresAt}.${'A'.repeat(43)}`];
+    const [, expiresAt, id, signature] = rest.split('.');
+    const forged = [
+      `${name}=v2.${Number(expiresAt) + 1}.${id}.${signature}`,
+      `${name}=v2.${expiresAt}.${'B'.repeat(22)}.${signature}`,
+      `${name}=v2.${expiresAt}.${id}.${'A'.repeat(43)}`,
+    ];
     for (const bad of forged) expect((await fetch(`${suite.gw.url}/v1/status`, { headers: { cookie: bad } })).status).toBe(401);
     const link = await suite.gw.request<{ path: string }>('POST', '/v1/console/links');
     const redeemed = await fetch(`${suite.gw.url}${link.body.path}`, { redirect: 'manual' });
     expect([
       redeemed.status,
       redeemed.headers.get('location'),
-      redeemed.headers.get('set-cookie')?.startsWith('switchboard_console=v1.'),
+      redeemed.headers.get('set-cookie')?.startsWith('switchboard_console=v2.'),
     ]).toEqual([303, '/', true]);
     const reused = await fetch(`${suite.gw.url}${link.body.path}`, { redirect: 'manual' });
     expect([reused.status, reused.headers.get('location'), reused.headers.get('set-cookie')]).toEqual([303, '/#/login?link=expired', null]);
