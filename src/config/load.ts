@@ -14,6 +14,7 @@ import { crossCheck } from './cross-check.js';
 import { formatIssue, formatPath, valueAt } from './issues.js';
 import { configSchema, DEFAULT_DATA_DIR, type SwitchboardConfig } from './schema.js';
 import type { PathPart } from './schema-walk.js';
+import { markFromEnv } from './secret-schema.js';
 
 export { formatPath } from './issues.js';
 
@@ -96,7 +97,8 @@ export function parseConfigText(
   );
   const unset = new Map<string, string>();
   const envProblems = new Map<string, string>();
-  const substituted = substituteEnv(raw, [], unset, env);
+  const fromEnv: EnvGiven[] = [];
+  const substituted = substituteEnv(raw, [], unset, env, fromEnv);
   if (options.unsetEnv !== 'allow')
     for (const [where, name] of unset)
       envProblems.set(where, `${where}: environment variable ${name} is not set (set it, or write \${${name}:-default})`);
@@ -115,6 +117,11 @@ export function parseConfigText(
   }
   if (problems.length > 0 || !parsed.success) throw invalid(path, problems);
   const config = parsed.data;
+  // The redactor's secrets include what ${ENV} gave a map's value (secret-schema.ts, secrets.ts).
+  for (const { path: at, values } of fromEnv) {
+    const parent = valueAt(config, at.slice(0, -1));
+    if (parent && typeof parent === 'object' && typeof at.at(-1) === 'string') markFromEnv(parent, at.at(-1) as string, values);
+  }
   const base = dirname(resolve(path));
   const absolute = (p: string) => (isAbsolute(p) ? p : resolve(base, p));
   for (const agent of config.agents.list) if (agent.workspace) agent.workspace = absolute(agent.workspace);
@@ -130,24 +137,40 @@ function invalid(path: string, problems: string[]): SwitchboardError {
   return new SwitchboardError('CONFIG_INVALID', `invalid config ${path}:\n  ${problems.join('\n  ')}`, { problems });
 }
 
+/** The values `${ENV}` references gave the string at `path`. */
+interface EnvGiven {
+  path: PathPart[];
+  values: string[];
+}
+
 /**
  * `${NAME}` and `${NAME:-default}` replaced (`$${` writes a literal `${`). An unset variable without a default
- * is noted in `unset` (path -> name) and stands for a placeholder that is a valid URL and a long string.
+ * is noted in `unset` (path -> name) and stands for a placeholder that is a valid URL and a long string. What each
+ * reference gave is noted in `given`.
  */
-function substituteEnv(value: unknown, path: PathPart[], unset: Map<string, string>, env: NodeJS.ProcessEnv): unknown {
+function substituteEnv(value: unknown, path: PathPart[], unset: Map<string, string>, env: NodeJS.ProcessEnv, given: EnvGiven[]): unknown {
   if (typeof value === 'string') {
-    return value.replace(/\$?\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g, (whole, name: string, fallback: string | undefined) => {
+    const values: string[] = [];
+    const out = value.replace(/\$?\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g, (whole, name: string, fallback: string | undefined) => {
       if (whole.startsWith('$$')) return whole.slice(1);
       const found = env[name];
-      if (found !== undefined && found !== '') return found;
-      if (fallback !== undefined) return fallback;
+      if (found !== undefined && found !== '') {
+        values.push(found);
+        return found;
+      }
+      if (fallback !== undefined) {
+        values.push(fallback);
+        return fallback;
+      }
       unset.set(formatPath(path), name);
       return unsetPlaceholder(name);
     });
+    if (values.length > 0) given.push({ path, values });
+    return out;
   }
-  if (Array.isArray(value)) return value.map((item, index) => substituteEnv(item, [...path, index], unset, env));
+  if (Array.isArray(value)) return value.map((item, index) => substituteEnv(item, [...path, index], unset, env, given));
   if (value && typeof value === 'object') {
-    return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, substituteEnv(item, [...path, key], unset, env)]));
+    return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, substituteEnv(item, [...path, key], unset, env, given)]));
   }
   return value;
 }

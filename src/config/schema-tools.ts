@@ -4,7 +4,7 @@
  */
 import { z } from 'zod';
 import { positiveInt } from './schema-common.js';
-import { headers, secretString } from './secret-schema.js';
+import { headers, namedSecretMap } from './secret-schema.js';
 import { CHILD_ENV_ALLOWLIST } from '../processes.js';
 
 /** `exec`: off unless an agent turns it on; never in sandboxed sessions. Unset keys fall back to agents.defaults.exec. */
@@ -31,8 +31,11 @@ const mcpServer = z
   .strictObject({
     command: z.string().min(1).optional(),
     args: z.array(z.string()).default([]),
-    /** Added to the allowlisted environment every child gets (CHILD_ENV_ALLOWLIST); values may be ${ENV} references. */
-    env: z.record(z.string(), secretString()).default({}),
+    /**
+     * Added to the allowlisted environment every child gets (CHILD_ENV_ALLOWLIST); values may be ${ENV} references. A
+     * value is a secret (redacted) when given as ${ENV} or under a name like *KEY*, *TOKEN* (secrets.ts).
+     */
+    env: namedSecretMap().default({}),
     cwd: z.string().optional(),
     url: z.url().optional(),
     headers: headers(),

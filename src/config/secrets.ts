@@ -1,14 +1,66 @@
 /**
- * The secrets a config holds (the values of the fields schema.ts marks secret), and a redactor that takes them
- * out of any text before it reaches a log line, an API answer or a run's error: whole, or any run of 6 or more of
- * their characters (a provider that quotes part of a wrong key, as OpenAI's "Incorrect API key provided" does).
+ * The secrets a config holds, and a redactor that takes them out of any text before it reaches a log line, an API
+ * answer or a run's error: whole, or any run of 6 or more of their characters (a provider that quotes part of a wrong
+ * key, as OpenAI's "Incorrect API key provided" does).
+ *
+ * What is a secret (docs/configuration.md#secrets), so that plain words stay readable:
+ * - a credential field (schema.ts marks them: an `apiKey`, a `token`): its whole value;
+ * - a value in a map of `env` or `headers` (secret-schema.ts's named maps) only when its key is named like a secret
+ *   (SECRET_NAME: *KEY*, *TOKEN*, *SECRET*, *PASS*, *AUTH*, *CREDENTIAL*, *COOKIE*, *PRIVATE*), without an auth
+ *   scheme such as `Bearer `; or what a `${ENV}` reference gave it, the config's way to write a secret. `MODE:
+ *   "production"` is not a secret;
+ * - in a URL (`store.url`), the password and the values of query parameters named like a secret, not the rest.
  */
 import { type SwitchboardConfig, configSchema, secretSchemas } from './schema.js';
 import { type AnySchema, layers, unwrap } from './schema-walk.js';
+import { envValuesAt, namedSecretMaps } from './secret-schema.js';
+
+/** A key of `env` or `headers` whose value is a secret even when written out in the config. */
+export const SECRET_NAME = /KEY|TOKEN|SECRET|PASS|AUTH|CREDENTIAL|COOKIE|PRIVATE/i;
+
+/** `Bearer <token>` and its kind: the scheme is a plain word; the credential after it is the secret. */
+const AUTH_SCHEME = /^(?:Bearer|Basic|Token|Bot|Digest)\s+(?=\S)/i;
+
+/** The parts of a secret value that are secret: a URL's password and secret-named parameters, or the whole value. */
+function secretParts(value: string): string[] {
+  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(value)) {
+    let url: URL | undefined;
+    try {
+      url = new URL(value);
+    } catch {
+      // Not a URL after all: the whole value is the secret.
+    }
+    if (url) {
+      const parts = url.password ? [url.password, decode(url.password)] : [];
+      for (const [name, parameter] of url.searchParams) if (SECRET_NAME.test(name)) parts.push(parameter);
+      return parts;
+    }
+  }
+  return [value.replace(AUTH_SCHEME, '')];
+}
+
+function decode(text: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return text;
+  }
+}
 
 function collect(schema: AnySchema, value: unknown, found: Set<string>): void {
-  if (layers(schema).some((layer) => secretSchemas.has(layer)) && typeof value === 'string') found.add(value);
-  if (value === null || typeof value !== 'object') return;
+  if (value === null || typeof value !== 'object') {
+    if (layers(schema).some((layer) => secretSchemas.has(layer)) && typeof value === 'string')
+      for (const part of secretParts(value)) found.add(part);
+    return;
+  }
+  if (layers(schema).some((layer) => namedSecretMaps.has(layer))) {
+    for (const [key, inner] of Object.entries(value)) {
+      if (typeof inner !== 'string') continue;
+      if (SECRET_NAME.test(key)) for (const part of secretParts(inner)) found.add(part);
+      for (const given of envValuesAt(value, key)) for (const part of secretParts(given)) found.add(part);
+    }
+    return;
+  }
   const def = unwrap(schema)?.def;
   if (def?.type === 'object')
     for (const [key, inner] of Object.entries(def.shape)) collect(inner, (value as Record<string, unknown>)[key], found);
@@ -28,7 +80,7 @@ const SHOWN = '[redacted]';
 /** The shortest run of a secret's characters that is taken out of a text. */
 const RUN = 6;
 
-/** Takes every secret, and every run of at least 6 of its characters, out of a text. */
+/** Takes every secret (secretsOf's), and every run of at least 6 of its characters, out of a text. */
 export function redactor(secrets: readonly string[]): (text: string) => string {
   const sorted = [...secrets].sort((a, b) => b.length - a.length);
   if (sorted.length === 0) return (text) => text;

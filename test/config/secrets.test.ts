@@ -1,4 +1,7 @@
-/** No secret of the config leaves the gateway in a text, whole or in part. */
+/**
+ * No secret of the config leaves the gateway in a text, whole or in part; and only secrets are secrets: a plain value
+ * of an MCP server's `env` or `headers` stays readable in logs and errors (docs/configuration.md#secrets).
+ */
 import { describe, expect, it } from 'vitest';
 import { parseConfigText } from '../../src/config/load.js';
 import { redactor, secretsOf } from '../../src/config/secrets.js';
@@ -6,23 +9,36 @@ import { redactor, secretsOf } from '../../src/config/secrets.js';
 const config = parseConfigText(
   `{
     agents: { list: [{ id: "a", model: "o/gpt" }] },
-    models: { providers: { o: { type: "openai", apiKey: "sk-proj-AbCdEf0123456789wxyz", headers: { "x-org": "org-secret-42" } } } },
+    models: { providers: { o: { type: "openai", apiKey: "sk-proj-AbCdEf0123456789wxyz", headers: { "x-api-key": "org-secret-42", "x-org": "acme-engineering" } } } },
     a2a: {
       server: { enabled: true, peers: [{ id: "p", token: "peer-token-0123456789" }] },
       remoteAgents: [{ id: "r", url: "http://r.example", apiKey: "remote-key-abcdefgh" }],
     },
+    mcp: { servers: { db: {
+      command: "db-mcp",
+      env: { MODE: "production", POOL: "process-pool", DB_PASSWORD: "hunter2-but-longer", REGION: "\${DB_REGION}" },
+    }, docs: {
+      url: "https://docs.example/mcp",
+      headers: { Authorization: "Bearer bearer-credential-9876", Accept: "application/json" },
+    } } },
+    store: { driver: "postgres", url: "postgres://switchboard:pg-pass%21word@db.example:5432/switchboard?sslmode=require" },
   }`,
   '/etc/sb.json5',
-  {},
+  { DB_REGION: 'zq8812-vault-7' },
 ).config;
 
 describe('secrets', () => {
-  it('every field marked secret is found in a config', () => {
+  it("credential fields, env and header values named like a secret or given as ${ENV}, and a URL's password are the secrets", () => {
     expect(secretsOf(config).sort()).toEqual([
+      'bearer-credential-9876',
+      'hunter2-but-longer',
       'org-secret-42',
       'peer-token-0123456789',
+      'pg-pass!word',
+      'pg-pass%21word',
       'remote-key-abcdefgh',
       'sk-proj-AbCdEf0123456789wxyz',
+      'zq8812-vault-7',
     ]);
   });
 
@@ -38,5 +54,20 @@ describe('secrets', () => {
     expect(redact('nothing here: proj- is five, org-secret is one')).toBe('nothing here: proj- is five, [redacted] is one');
     expect(redact('plain text with no key')).toBe('plain text with no key');
     expect(redactor([])('sk-proj-AbCdEf0123456789wxyz')).toBe('sk-proj-AbCdEf0123456789wxyz');
+  });
+
+  it('plain env and header values are not secrets: ordinary words stay, the real secrets beside them go', () => {
+    const redact = redactor(secretsOf(config));
+    expect(redact('the production database is unavailable')).toBe('the production database is unavailable');
+    expect(redact('ended 1 process children')).toBe('ended 1 process children');
+    expect(redact('PostgreSQL at db.example:5432 refused switchboard over application/json for acme-engineering')).toBe(
+      'PostgreSQL at db.example:5432 refused switchboard over application/json for acme-engineering',
+    );
+    expect(redact('login hunter2-but-longer failed, then hunter2-but in part; Authorization: Bearer bearer-credential-9876')).toBe(
+      'login [redacted] failed, then [redacted] in part; Authorization: Bearer [redacted]',
+    );
+    expect(redact('region zq8812-vault-7, url postgres://switchboard:pg-pass%21word@db.example')).toBe(
+      'region [redacted], url postgres://switchboard:[redacted]@db.example',
+    );
   });
 });
