@@ -243,6 +243,7 @@ export async function serveGateway(options: ServeOptions): Promise<RunningGatewa
     console: config.console.enabled ? new ConsoleFront(token, config.console.sessionHours, storedRevocations(store.gateways)) : undefined,
     a2aCallback: (taskId, secret) => client.receivePush(taskId, secret),
     reloadConfig: () => reloadConfig(),
+    log: (level, message, fields) => logger[level](redactFields(fields, redact), redact(message)),
   });
   // A file that does not load changes nothing: the error names each problem, and the running config stays.
   const reloadConfig = (): ConfigReload => {

@@ -87,10 +87,55 @@ export function errorMessage(error: unknown): string {
 
 /**
  * Error codes of the store's drivers that mean the database could not take a write, not a bug here: SQLite's, and
- * PostgreSQL's SQLSTATE classes 08 (connection), 53 (resources) and 57P0x (shutdown). Network codes such as
- * ECONNREFUSED are left out: a remote agent's refusal reaches the same edges and is no store failure.
+ * PostgreSQL's SQLSTATEs that end the transaction without keeping it: class 08 (connection), 53 (resources), 57P01-03
+ * and 57P05 (shutdown, a backend terminated, idle session timeout), 57014 (a statement cancelled), 25P03 (the
+ * transaction sat idle past idle_in_transaction_session_timeout, as a gateway paused past its lease does), 40001 and
+ * 40P01 (a serialization failure, a deadlock) and 55P03 (a lock not available). Network codes such as ECONNREFUSED
+ * are left out: a remote agent's refusal reaches the same edges and is no store failure (the PostgreSQL adapter
+ * reports its own failures to connect as STORE_FAILED itself).
  */
-const STORE_CODES = /^(SQLITE_(FULL|IOERR|BUSY|LOCKED|READONLY|CANTOPEN|CORRUPT|NOTADB)|57P0[1-3]$|53[0-9A-Z]{3}$|08[0-9A-Z]{3}$)/;
+const STORE_CODES =
+  /^(SQLITE_(FULL|IOERR|BUSY|LOCKED|READONLY|CANTOPEN|CORRUPT|NOTADB)|57P0[1-35]$|57014$|25P03$|40001$|40P01$|55P03$|53[0-9A-Z]{3}$|08[0-9A-Z]{3}$)/;
+
+/**
+ * node-postgres's own failures of a connection carry no SQLSTATE (nor any code): they are known by their messages,
+ * which are its API. Each means a statement did not reach the database or its answer did not come back, so the
+ * transaction it was part of was not committed (the one exception, a COMMIT whose answer was lost, is why a client
+ * that must not do a thing twice sends an idempotency key).
+ */
+const PG_CONNECTION_MESSAGES = [
+  'timeout exceeded when trying to connect',
+  'Connection terminated unexpectedly',
+  'Connection terminated due to connection timeout',
+  'Connection terminated',
+  'Client has encountered a connection error and is not queryable',
+  'Client was closed and is not queryable',
+  'Query read timeout',
+  'Cannot use a pool after calling end on the pool',
+];
+
+/**
+ * Why `error` is a failure of the store to take a request (a driver code or node-postgres's message), found on the
+ * error or the errors that caused it; undefined when it is something else.
+ */
+export function storeFailureCause(error: unknown): string | undefined {
+  for (let cause = error, depth = 0; cause && typeof cause === 'object' && depth < 5; depth += 1) {
+    const { code, message } = cause as { code?: unknown; message?: unknown };
+    if (typeof code === 'string' && STORE_CODES.test(code)) return code;
+    if (code === undefined && typeof message === 'string' && PG_CONNECTION_MESSAGES.includes(message)) return message;
+    cause = (cause as { cause?: unknown }).cause;
+  }
+  return undefined;
+}
+
+/** A STORE_FAILED for a request the store did not take because of `cause`: nothing was kept, so it can be sent again. */
+export function storeFailed(cause: string): SwitchboardError {
+  return new SwitchboardError(
+    'STORE_FAILED',
+    `the store could not take this request (${cause}): nothing was changed by it; try again, and check the gateway's log and disk`,
+    { cause },
+  );
+}
 
 /**
  * What a client is told of an error that reached an edge (a request handler, a tool result): a
@@ -99,14 +144,9 @@ const STORE_CODES = /^(SQLITE_(FULL|IOERR|BUSY|LOCKED|READONLY|CANTOPEN|CORRUPT|
  */
 export function toSwitchboardError(error: unknown): SwitchboardError {
   if (SwitchboardError.isInstance(error)) return error;
+  const failure = storeFailureCause(error);
+  if (failure !== undefined) return storeFailed(failure);
   const code = (error as { code?: unknown } | null)?.code ?? (error as { cause?: { code?: unknown } } | null)?.cause?.code;
-  if (typeof code === 'string' && STORE_CODES.test(code)) {
-    return new SwitchboardError(
-      'STORE_FAILED',
-      `the store could not take this request (${code}): nothing was changed by it; try again, and check the gateway's log and disk`,
-      { cause: code },
-    );
-  }
   // PostgreSQL's data exceptions (class 22: a value too long, out of range, badly encoded) come from what was sent.
   if (typeof code === 'string' && /^22[0-9A-Z]{3}$/.test(code)) {
     return new SwitchboardError(

@@ -7,7 +7,7 @@ import { timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { SwitchboardError, toSwitchboardError } from '../core/errors.js';
+import { errorMessage, SwitchboardError, toSwitchboardError } from '../core/errors.js';
 import type { ConfigReload } from '../gateway/config-reload.js';
 import type { GatewayApi } from '../gateway/gateway-api.js';
 import type { EventRecord } from '../ports/index.js';
@@ -57,6 +57,8 @@ export interface ControlApiOptions {
   };
   /** `POST /v1/config/reload`: the config file read again and applied (app.ts). */
   reloadConfig?: () => ConfigReload;
+  /** The gateway's log: a request the store did not take (warn) and one that failed inside (error). Default: none. */
+  log?: (level: 'warn' | 'error', message: string, fields: Record<string, unknown>) => void;
 }
 
 /**
@@ -167,6 +169,7 @@ export class ControlApi {
       throw new SwitchboardError('NOT_FOUND', `no such endpoint: ${request.method} ${url.pathname}`);
     } catch (error) {
       const caught = toSwitchboardError(error);
+      this.logFailure(request, caught, error);
       const failure =
         caught.code === 'INTERNAL' || caught.code === 'MODEL_PROVIDER_ERROR'
           ? new SwitchboardError(caught.code, this.gateway.redact(caught.message), caught.details)
@@ -179,6 +182,23 @@ export class ControlApi {
         sendJson(response, failure.httpStatus, { error: failure.toJSON() });
       } else response.end();
     }
+  }
+
+  /**
+   * A request the store did not take is answered 503 and can be sent again, but the operator needs to see it (a
+   * database that restarts, a gateway paused past its lease): each is logged with the driver's cause. So is a failure
+   * inside the gateway (500); refusals of the request itself are the client's to read, not logged.
+   */
+  private logFailure(request: IncomingMessage, failure: SwitchboardError, error: unknown): void {
+    if (failure.code !== 'STORE_FAILED' && failure.code !== 'INTERNAL') return;
+    const where = `${request.method} ${(request.url ?? '/').split('?')[0]}`;
+    // The driver's own words, when the store already named the failure (connect-failures.ts).
+    const driver = SwitchboardError.isInstance(error) && error.cause !== undefined ? error.cause : error;
+    if (failure.code === 'STORE_FAILED')
+      this.options.log?.('warn', `${where}: the store did not take this request (answered 503 STORE_FAILED): ${errorMessage(driver)}`, {
+        cause: failure.details?.cause,
+      });
+    else this.options.log?.('error', `${where}: failed inside the gateway (answered 500 INTERNAL): ${errorMessage(error)}`, {});
   }
 
   /** The task board's routes (/v1/board/...), when the gateway has one. */

@@ -3,6 +3,7 @@
  * not parse, a server that does not answer, a wrong password or a missing database is one line saying which and
  * what to check, never a stack; the URL's password never appears in it.
  */
+import { SwitchboardError } from '../core/errors.js';
 import type { Clock, Store } from '../ports/index.js';
 import type { AnalyzeMode } from './postgres/table-statistics.js';
 import { SqliteStore, type SqliteStoreOptions } from './sqlite/sqlite-store.js';
@@ -80,7 +81,9 @@ export async function openStore(selection: StoreSelection): Promise<OpenedStore>
 }
 
 /** One line for why PostgreSQL could not be opened. */
-function describePostgresFailure(error: unknown, url: URL, source: string): string {
+function describePostgresFailure(failure: unknown, url: URL, source: string): string {
+  // A failure to connect comes as STORE_FAILED (connect-failures.ts), the driver's error as its cause.
+  const error = SwitchboardError.isInstance(failure) && failure.code === 'STORE_FAILED' && failure.cause ? failure.cause : failure;
   const { code, message } = error as { code?: string; message?: string };
   const where = `PostgreSQL at ${url.hostname}:${url.port || 5432}`;
   const database = decodeURIComponent(url.pathname.slice(1)) || '(default)';

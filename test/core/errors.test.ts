@@ -34,4 +34,33 @@ describe('errors at the edge', () => {
     expect(toSwitchboardError(new TypeError('x is undefined')).toJSON()).toEqual({ code: 'INTERNAL', message: 'x is undefined' });
     expect(toSwitchboardError('a string').toJSON()).toEqual({ code: 'INTERNAL', message: 'a string' });
   });
+
+  it("a transaction PostgreSQL ended for idling (25P03), a cancelled or conflicting one, and node-postgres's own connection errors (no SQLSTATE) are STORE_FAILED with their cause", () => {
+    for (const code of ['25P03', '57P05', '57014', '40001', '40P01', '55P03']) {
+      expect(toSwitchboardError(Object.assign(new Error('x'), { code })).toJSON()).toMatchObject({
+        code: 'STORE_FAILED',
+        details: { cause: code },
+      });
+    }
+    for (const message of [
+      'timeout exceeded when trying to connect',
+      'Connection terminated unexpectedly',
+      'Connection terminated due to connection timeout',
+      'Client has encountered a connection error and is not queryable',
+      'Client was closed and is not queryable',
+      'Query read timeout',
+    ]) {
+      expect(toSwitchboardError(new Error(message)).toJSON()).toEqual({
+        code: 'STORE_FAILED',
+        message: `the store could not take this request (${message}): nothing was changed by it; try again, and check the gateway's log and disk`,
+        details: { cause: message },
+      });
+    }
+    // Found under the error that wraps it; but only the exact words, and only on an error without a code of its own.
+    expect(toSwitchboardError(new Error('insert failed', { cause: new Error('Connection terminated unexpectedly') })).code).toBe(
+      'STORE_FAILED',
+    );
+    expect(toSwitchboardError(new Error('the Connection terminated unexpectedly, said the agent')).code).toBe('INTERNAL');
+    expect(toSwitchboardError(Object.assign(new Error('Query read timeout'), { code: 'ERR_OTHER' })).code).toBe('INTERNAL');
+  });
 });

@@ -8,6 +8,7 @@ import { errorMessage } from '../../core/errors.js';
 import { KyselyStore } from '../kysely-store.js';
 import { migrateToLatest } from '../migrations.js';
 import type { Database } from '../schema.js';
+import { connectFailuresAsStoreFailures } from './connect-failures.js';
 import { DatabaseClock } from './db-clock.js';
 import { StatementNames, withNamedStatements } from './named-statements.js';
 import { channelOf, PostgresSignals } from './signals.js';
@@ -26,6 +27,8 @@ export interface PostgresStoreOptions {
    * gateway's takeover of its runs would wait on them. Default 15 s; a gateway sets half its lease's lifetime.
    */
   idleTransactionTimeoutMs?: number;
+  /** How long a query waits for a connection (the pool's or a new one) before it fails with STORE_FAILED. Default 10 s. */
+  connectTimeoutMs?: number;
   /** Server-side prepared statements for the store's repeated queries (named-statements.ts). Default true. */
   preparedStatements?: boolean;
   /** `auto` (the default): analyze the store's tables when the server's autovacuum is off (table-statistics.ts). */
@@ -60,14 +63,16 @@ export class PostgresStore extends KyselyStore {
       connectionString: options.connectionString,
       max: options.maxConnections ?? 10,
       options: `-c search_path=${schema} -c idle_in_transaction_session_timeout=${options.idleTransactionTimeoutMs ?? 15_000}`,
-      connectionTimeoutMillis: 10_000,
+      connectionTimeoutMillis: options.connectTimeoutMs ?? 10_000,
     });
     // A connection the server drops (a restart, a transaction it ended for idling) fails what runs on it and is
     // replaced on next use; neither an idle one nor one in use may crash the process with an unhandled 'error'.
     pool.on('error', () => {});
     pool.on('connect', (client) => client.on('error', () => {}));
     const db = new Kysely<Database>({
-      dialect: new PostgresDialect({ pool: options.preparedStatements === false ? pool : withNamedStatements(pool, new StatementNames()) }),
+      dialect: new PostgresDialect({
+        pool: connectFailuresAsStoreFailures(options.preparedStatements === false ? pool : withNamedStatements(pool, new StatementNames())),
+      }),
     });
     const report = options.onBackgroundError ?? (() => {});
     const signals = new PostgresSignals(
