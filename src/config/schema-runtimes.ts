@@ -25,7 +25,8 @@ export type AcpToolKind = (typeof ACP_TOOL_KINDS)[number];
 /**
  * How `session/request_permission` is answered, per ACP tool kind. Unset kinds: `read`, `search`, `think`, `fetch`,
  * `switch_mode` and `other` are allowed; `edit`, `delete` and `move` are allowed inside the workdir only; `execute` is
- * denied. An allowed edit whose locations leave the workdir is still denied.
+ * denied. An allowed edit whose locations leave the workdir is still denied; an edit, delete or move naming no location
+ * (which cannot be checked) is denied unless its kind is set to `allow` here.
  */
 const permissions = z.partialRecord(z.enum(ACP_TOOL_KINDS), z.enum(['allow', 'deny'])).default({});
 

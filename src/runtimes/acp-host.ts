@@ -165,7 +165,11 @@ export class AcpHost {
     try {
       return await resolve();
     } catch (error) {
-      const why = describeFsError(error, path).replace('the workspace', `the workdir ${this.options.root}`);
+      // The workspace tools' words, about the workdir: named once, whether or not the message named the root.
+      const { root } = this.options;
+      const why = describeFsError(error, path)
+        .replace(`the workspace ${root}`, 'the workspace')
+        .replace('the workspace', `the workdir ${root}`);
       this.options.recorder.note({ kind: 'file', op: 'refused', path, why });
       throw RequestError.invalidParams(undefined, why);
     }

@@ -1,7 +1,8 @@
 /**
  * `session/request_permission`, answered by policy (docs/runtimes.md): `acp.agents.<name>.permissions` per ACP tool
  * kind, over defaults that allow looking and deny running commands; edits are allowed inside the workdir only, and no
- * kind is allowed on a location outside it. No person is asked: the gateway runs unattended.
+ * kind is allowed on a location outside it. A change the gateway cannot check (an edit, delete or move that names no
+ * location) is denied unless the config allows its kind outright. No person is asked: the gateway runs unattended.
  */
 import type { PermissionOption, RequestPermissionResponse, ToolCallUpdate } from '@agentclientprotocol/sdk';
 import type { AcpToolKind } from '../config/schema-runtimes.js';
@@ -22,6 +23,9 @@ const DEFAULTS: Record<AcpToolKind, 'allow' | 'deny'> = {
   execute: 'deny',
 };
 
+/** The kinds that change files: allowed by default only where the gateway can see that they stay in the workdir. */
+const CHANGES = new Set<AcpToolKind>(['edit', 'delete', 'move']);
+
 export interface PermissionDecision {
   allow: boolean;
   why: string;
@@ -38,6 +42,11 @@ export async function decidePermission(
   const setting = policy[kind] ?? DEFAULTS[kind];
   const from = policy[kind] ? `${source}.${kind}` : `the default for ${kind}`;
   if (setting === 'deny') return { allow: false, why: `${kind} is denied (${from})` };
+  if (CHANGES.has(kind) && !policy[kind] && !call.locations?.length)
+    return {
+      allow: false,
+      why: `${kind} names no location, so the gateway cannot check that it stays inside the workdir ${root}; denied by default (set ${source}.${kind} to "allow" to allow what cannot be checked)`,
+    };
   for (const location of call.locations ?? []) {
     try {
       // An existing file or folder (the workdir itself included), else where a new file would land.

@@ -1,0 +1,60 @@
+/**
+ * What an ACP agent may do, decided by the gateway (docs/runtimes.md "Permissions and what the gateway serves"): a
+ * change the gateway cannot check against the workdir (an edit, delete or move naming no location) is denied unless
+ * the config allows it outright, and a refusal of a path names the workdir once.
+ */
+import { mkdtempSync, realpathSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { decidePermission } from '../../src/runtimes/acp-permissions.js';
+import { AcpHost } from '../../src/runtimes/acp-host.js';
+import { ChildRecords } from '../../src/runtimes/child-process.js';
+import type { RuntimeUpdate } from '../../src/gateway/external-run.js';
+import { RunRecorder } from '../../src/runtimes/run-recorder.js';
+
+const root = realpathSync(mkdtempSync(join(tmpdir(), 'sb-acp-perm-')));
+const SOURCE = 'acp.agents.fake.permissions';
+
+describe('ACP permissions', () => {
+  it('denies an edit, delete or move that names no location by default, saying why and how to allow it', async () => {
+    for (const kind of ['edit', 'delete', 'move'] as const) {
+      for (const locations of [undefined, []]) {
+        expect(await decidePermission({ kind, title: 'Change something', locations }, root, {}, SOURCE)).toEqual({
+          allow: false,
+          why: `${kind} names no location, so the gateway cannot check that it stays inside the workdir ${root}; denied by default (set ${SOURCE}.${kind} to "allow" to allow what cannot be checked)`,
+        });
+      }
+    }
+  });
+
+  it('allows an edit that names no location when the config allows edits outright, and a located one inside the workdir by default', async () => {
+    expect(await decidePermission({ kind: 'edit', title: 'Edit', locations: [] }, root, { edit: 'allow' }, SOURCE)).toEqual({
+      allow: true,
+      why: `edit is allowed (${SOURCE}.edit)`,
+    });
+    const inside = await decidePermission({ kind: 'edit', title: 'Edit', locations: [{ path: join(root, 'a.txt') }] }, root, {}, SOURCE);
+    expect(inside).toEqual({ allow: true, why: 'edit is allowed (the default for edit) inside the workdir' });
+    // Looking needs no location.
+    expect((await decidePermission({ kind: 'read', title: 'Read' }, root, {}, SOURCE)).allow).toBe(true);
+  });
+
+  it('refuses a path outside the workdir naming the workdir once', async () => {
+    const updates: RuntimeUpdate[] = [];
+    const recorder = new RunRecorder({ report: async (batch) => void updates.push(...batch) });
+    const host = new AcpHost({
+      root,
+      policy: {},
+      source: SOURCE,
+      recorder,
+      records: new ChildRecords(undefined),
+      recordPrefix: 'run-1',
+      writeRefusal: async () => undefined,
+      graceMs: 100,
+    });
+    const why = `path "/etc/hostname" is outside the workdir ${root}; give a path inside it`;
+    await expect(host.readTextFile({ sessionId: 's', path: '/etc/hostname' })).rejects.toMatchObject({ message: `Invalid params: ${why}` });
+    await recorder.settled();
+    expect(updates).toEqual([{ kind: 'file', op: 'refused', path: '/etc/hostname', why }]);
+  });
+});
