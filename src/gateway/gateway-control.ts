@@ -16,8 +16,6 @@ export abstract class GatewayControl extends GatewayIntake {
   abstract readonly bus: EventBus;
   /** After an input was dropped: journalled, and an exchange waiting on it told. */
   protected abstract onInputDropped(inputId: string, journal?: boolean): Promise<void>;
-  /** Appends an event to the journal and publishes it. */
-  protected abstract journalEvent(event: NewEvent): Promise<EventRecord>;
   abstract readonly gatewayId: string;
 
   /**

@@ -4,9 +4,20 @@
  * message; plus the sessions they open and the tools a session is offered. The gateway extends this.
  */
 import { SwitchboardError } from '../core/errors.js';
+import { hopRefusal, type Conversation } from '../core/hops.js';
 import { a2aSessionKey, boardSessionKey, directSessionKey, isSpawnedKind, parseSessionKey } from '../core/session-key.js';
 import type { SwitchboardConfig } from '../config/schema.js';
-import type { Clock, IdGenerator, InputRecord, NewInput, Provenance, ReplyRoute, SessionRecord } from '../ports/index.js';
+import type {
+  Clock,
+  EventRecord,
+  IdGenerator,
+  InputRecord,
+  NewEvent,
+  NewInput,
+  Provenance,
+  ReplyRoute,
+  SessionRecord,
+} from '../ports/index.js';
 import { GatewayQueries } from './gateway-queries.js';
 import type { SendRequest, SendResult } from './send-request.js';
 import { PLAN_HEAD, type LaneScheduler } from './lanes.js';
@@ -23,8 +34,31 @@ export abstract class GatewayIntake extends GatewayQueries {
   /** Every tool an agent's sessions may be offered: the gateway's, and those its extensions give this agent (MCP). */
   protected abstract toolsFor(agentId: string): Promise<readonly GatewayTool[]>;
   abstract get stopping(): boolean;
+  /** Appends an event to the journal and tells its followers. */
+  protected abstract journalEvent(event: NewEvent): Promise<EventRecord>;
   /** Stores an input produced inside the gateway and wakes its session. */
   protected abstract accept(input: NewInput): Promise<InputRecord>;
+
+  /**
+   * The hop budget on a carrier other than sessions_send (ARCHITECTURE.md section 7): a message that another agent's
+   * output became, carrying its conversation and hop, is refused past session.agentToAgent.maxHops with the reason in
+   * the journal (`loop.stopped`); otherwise its provenance carries the conversation on.
+   */
+  protected async admitHop(
+    carried: Conversation | undefined,
+    where: { channel: string; sessionKey: string; from: string },
+  ): Promise<Pick<Provenance, 'conversationId' | 'hop'>> {
+    if (!carried) return {};
+    const maxHops = this.config.session.agentToAgent.maxHops;
+    const refusal = hopRefusal(carried, maxHops, `${where.channel} message`);
+    if (!refusal) return { conversationId: carried.id, hop: carried.hop };
+    await this.journalEvent({
+      type: 'loop.stopped',
+      sessionKey: where.sessionKey,
+      payload: { channel: where.channel, from: where.from, conversationId: carried.id, hop: carried.hop, maxHops, reason: refusal },
+    });
+    throw new SwitchboardError('HOP_LIMIT_EXCEEDED', refusal, { hop: carried.hop, maxHops });
+  }
 
   protected validateMessage(message: unknown): string {
     if (typeof message !== 'string' || message.trim() === '') {
@@ -100,6 +134,8 @@ export abstract class GatewayIntake extends GatewayQueries {
     text: string;
     channel?: string;
     unsynced?: boolean;
+    /** The conversation and hop the message carries when another agent's output became it (the hop budget). */
+    conversation?: Conversation;
   }): Promise<{ sessionKey: string; input: InputRecord; created: boolean }> {
     if (this.stopping)
       throw new SwitchboardError('GATEWAY_STOPPING', 'the gateway is shutting down; the file is read again once it has restarted');
@@ -107,6 +143,7 @@ export abstract class GatewayIntake extends GatewayQueries {
     const agent = this.agents.get(request.agentId);
     const channel = request.channel ?? 'mailbox';
     const sessionKey = directSessionKey(agent.config.id, channel, request.from);
+    const hop = await this.admitHop(request.conversation, { channel, sessionKey, from: request.from });
     const route: ReplyRoute = { channel, peer: request.from, account: request.inbox };
     // The file stays where it is and is taken when the lane has room: a flood of senders waits in the folder.
     this.refuseWhenLaneFull(sessionKey);
@@ -120,7 +157,7 @@ export abstract class GatewayIntake extends GatewayQueries {
         idempotencyKey: `${channel}:${request.inbox}:${request.from}:${request.messageId}`,
         mode,
         text,
-        provenance: { kind: 'mailbox', channel, peer: request.from, messageId: request.messageId },
+        provenance: { kind: 'mailbox', channel, peer: request.from, messageId: request.messageId, ...hop },
       },
       this.clock.now(),
       { planHead: PLAN_HEAD, unsynced: request.unsynced },

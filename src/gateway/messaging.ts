@@ -5,6 +5,7 @@
  * with its exchange in one transaction; replies, ping-pong and announce are carried on by ExchangeFlow.
  */
 import { SwitchboardError } from '../core/errors.js';
+import { hopRefusal, onwardHop } from '../core/hops.js';
 import type { QueueMode } from '../core/queue-mode.js';
 import { retryAfterMs } from '../core/rate-limit.js';
 import type { ExchangeRecord, LimitReached, NewToolCall, Provenance, RateLimit } from '../ports/index.js';
@@ -60,18 +61,14 @@ export class AgentMessaging extends SessionDirectory {
       );
     }
     const settings = this.deps.config.session.agentToAgent;
-    const hop = (requester.conversation?.hop ?? 0) + 1;
-    if (hop > settings.maxHops) {
-      throw new SwitchboardError(
-        'HOP_LIMIT_EXCEEDED',
-        `this message would be hop ${hop} of conversation ${requester.conversation?.id}, past session.agentToAgent.maxHops (${settings.maxHops}): the agents are passing it around in a chain or a cycle; answer instead of forwarding it again`,
-        { hop, maxHops: settings.maxHops },
-      );
-    }
+    const onward = onwardHop(requester.conversation, () => this.deps.ids.next());
+    const hop = onward.hop;
+    const refusal = hopRefusal(onward, settings.maxHops);
+    if (refusal) throw new SwitchboardError('HOP_LIMIT_EXCEEDED', refusal, { hop, maxHops: settings.maxHops });
     await this.deps.openSession(target.sessionKey, target.agentId);
     const rate = this.rateFor(requester.sessionKey, target.sessionKey);
 
-    const conversationId = requester.conversation?.id ?? this.deps.ids.next();
+    const conversationId = onward.id;
     const provenance: Provenance = {
       kind: 'inter_session',
       channel: 'internal',

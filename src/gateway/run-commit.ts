@@ -3,6 +3,7 @@
  * events (the outcome, and the reply to the session's channel), and the outbox rows of the exchange steps its
  * inputs belong to. Pure: the session runner commits it (ARCHITECTURE.md section 4.2).
  */
+import { conversationOf, onwardHop } from '../core/hops.js';
 import type { IdGenerator, InputRecord, NewEvent, NewOutboxRow, NewTranscriptEntry, SessionRecord } from '../ports/index.js';
 import { ANNOUNCE_SKIP, exchangeStepRow } from './exchanges.js';
 import type { ExecutedRun } from './run-executor.js';
@@ -111,7 +112,14 @@ export function runWrites(run: FinishedRun, ids: IdGenerator, replyDelivery: Rep
       id: ids.next(),
       kind,
       target: route.peer ?? '',
-      payload: { route, text: executed.finalText, runId, replyTo: answered?.provenance.messageId ?? null },
+      payload: {
+        route,
+        text: executed.finalText,
+        runId,
+        replyTo: answered?.provenance.messageId ?? null,
+        // The hop budget: a reply that another of our agents reads is one hop further in its conversation.
+        conversation: onwardHop(conversationOf(consumed.map((input) => input.provenance)), () => runId),
+      },
       idempotencyKey: `reply:${runId}`,
     });
   }

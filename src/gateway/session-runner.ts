@@ -2,6 +2,7 @@
  * Runs one scheduled slot: creates the run row (claiming its inputs), assembles the context, executes
  * the tool loop, and commits everything the run produced in one transaction.
  */
+import { conversationOf } from '../core/hops.js';
 import { NO_REQUEST } from '../models/request-size.js';
 import type { ModelMessage } from 'ai';
 import { SwitchboardError, errorMessage } from '../core/errors.js';
@@ -80,16 +81,6 @@ export interface RunOutcomeReport {
   error: string | null;
   /** Whether it started any tool call: only a tool call can leave results held for the run. */
   calledTools: boolean;
-}
-
-/** The conversation (and its deepest hop) that a run's inter-session inputs belong to. */
-export function conversationOf(inputs: readonly InputRecord[]): { id: string; hop: number } | undefined {
-  let found: { id: string; hop: number } | undefined;
-  for (const { provenance } of inputs) {
-    if (provenance.conversationId && (!found || (provenance.hop ?? 0) > found.hop))
-      found = { id: provenance.conversationId, hop: provenance.hop ?? 0 };
-  }
-  return found;
 }
 
 /** A run that has its lease and its inputs. */
@@ -184,7 +175,7 @@ export function createSessionRunner(deps: SessionRunnerDeps) {
           agentId: agent.config.id,
           workspace: subagent?.workdir ?? agent.workspace,
           clock,
-          conversation: conversationOf(inputs),
+          conversation: conversationOf(inputs.map((input) => input.provenance)),
           writeRefusal: (path: string) => deps.writeRefusal(agent.config.id, path),
         },
         ledger: deps.toolLedger

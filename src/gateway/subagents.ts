@@ -10,7 +10,8 @@
  */
 import { SwitchboardError } from '../core/errors.js';
 import { elapsedWithoutDowntime, isSettled, verifyHandle } from '../core/subagent.js';
-import type { SubagentRecord } from '../ports/index.js';
+import { childLimitRefusal } from '../core/spawn-policy.js';
+import type { NewToolCall, SubagentRecord } from '../ports/index.js';
 import { waitUntil } from './wait-until.js';
 import { nodeHashing } from '../hashing.js';
 import { SubagentSpawning } from './subagent-spawn.js';
@@ -22,6 +23,9 @@ export { spawnerLimits } from './subagent-spawn.js';
 const PREVIEW_CHARS = 500;
 
 const FAILED_STATES = ['failed', 'timed_out', 'cancelled', 'interrupted'];
+
+/** How long a follow-up waits for the sub-agent's last completion to leave the outbox. */
+const DELIVERY_WAIT_MS = 10_000;
 
 export class Subagents extends SubagentSpawning {
   constructor(protected readonly deps: SubagentDeps) {
@@ -197,6 +201,90 @@ export class Subagents extends SubagentSpawning {
       },
     });
     return { status: 'steered', inputId: input.id };
+  }
+
+  /**
+   * A follow-up task for one of the caller's sub-agents (Codex's followup_task): a new run of the same child, with its
+   * history, after its current run (mode `followup`) or instead of it (`interrupt`: the current run is aborted and
+   * recorded interrupted, the sub-agent goes on with this). A finished child is live again and reports back with a new
+   * completion event, as after its first task. Stored with the call's ledger row in one transaction, under an
+   * idempotency key of the call's, so a retried run sends it once.
+   */
+  async followup(
+    record: SubagentRecord,
+    from: { sessionKey: string; agentId: string; idempotencyKey: string; call?: NewToolCall },
+    message: unknown,
+    mode: 'followup' | 'interrupt' = 'followup',
+    signal?: AbortSignal,
+  ): Promise<{ status: 'accepted'; inputId: string; childSessionKey: string; previousState: SubagentRecord['state']; reopened: boolean }> {
+    const { store, clock } = this.deps;
+    if (this.deps.isStopping())
+      throw new SwitchboardError('GATEWAY_STOPPING', 'the gateway is shutting down; send the follow-up again once it has restarted');
+    const text = this.deps.validateMessage(message);
+    if (record.runtime !== null)
+      throw new SwitchboardError(
+        'INVALID_REQUEST',
+        `sub-agent ${record.sessionKey} runs on an external runtime (${record.runtime}), which does one task; spawn a new one for more work`,
+      );
+    const parent = await store.subagents.getBySession(from.sessionKey);
+    if (parent && isSettled(parent.state))
+      throw new SwitchboardError(
+        'SUBAGENT_NOT_RUNNING',
+        `sub-agent ${parent.sessionKey} has already ended (${parent.state}); it cannot give its sub-agents more work`,
+      );
+    const limits = this.limitsFor(record);
+    const task = {
+      id: this.deps.ids.next(),
+      sessionKey: record.sessionKey,
+      idempotencyKey: `followup:${record.id}:${from.idempotencyKey}`,
+      mode,
+      text,
+      provenance: {
+        kind: 'subagent_task' as const,
+        channel: 'internal',
+        sourceSession: from.sessionKey,
+        sourceAgent: from.agentId,
+        sourceTool: 'subagents',
+        subagent: { id: record.id },
+      },
+    };
+    const reopen = () => store.subagents.reopen(record.id, task, clock.now(), { maxLive: limits.maxChildrenPerAgent, call: from.call });
+    // Its last completion is on its way to the parent (the outbox delivers it in a moment): wait for it, then reopen.
+    const wake = { keys: [`subagent:${record.id}`], test: () => true };
+    const outcome = await waitUntil(
+      clock.now() + DELIVERY_WAIT_MS,
+      async () => {
+        const tried = await reopen();
+        return 'delivering' in tried ? undefined : tried;
+      },
+      this.deps.wakeups,
+      wake,
+      signal,
+    );
+    if (!outcome)
+      throw new SwitchboardError(
+        'SUBAGENT_NOT_RUNNING',
+        `the last result of sub-agent ${record.sessionKey} is still being delivered to you (switchboard outbox list shows it); send the follow-up again once it has arrived`,
+      );
+    if ('refused' in outcome) throw childLimitRefusal(outcome.refused.live, limits);
+    if ('closed' in outcome)
+      throw new SwitchboardError(
+        'SUBAGENT_NOT_RUNNING',
+        outcome.closed === 'cancelled'
+          ? `sub-agent ${record.sessionKey} was cancelled (killed) and takes no more work; spawn a new one`
+          : `sub-agent ${record.sessionKey} was archived ${limits.archiveAfterMinutes} minutes after it finished (${limits.source('archiveAfterMinutes')}); spawn a new one`,
+      );
+    if (outcome.created) {
+      this.deps.afterWrite();
+      this.deps.wake(record.sessionKey);
+    }
+    return {
+      status: 'accepted',
+      inputId: outcome.input.id,
+      childSessionKey: record.sessionKey,
+      previousState: outcome.reopened ? (outcome.subagent.history.at(-2)?.state as SubagentRecord['state']) : outcome.subagent.state,
+      reopened: outcome.reopened,
+    };
   }
 
   /**

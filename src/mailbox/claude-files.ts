@@ -85,6 +85,8 @@ export interface ClaudeInboxEntry {
   read: boolean;
   color?: string;
   summary?: string;
+  /** Set by a Switchboard gateway on what its agents write: the conversation and hop (the hop budget, core/hops.ts). */
+  switchboard?: { conversation: string; hop: number };
 }
 
 export function isInboxEntry(value: unknown): value is ClaudeInboxEntry {

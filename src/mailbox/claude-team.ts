@@ -8,6 +8,7 @@
  * same input (its key is a hash of sender, time and text). Replies are appended to the sender's inbox through the
  * outbox, once.
  */
+import type { Conversation } from '../core/hops.js';
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
@@ -160,19 +161,26 @@ export class ClaudeTeam {
       );
       return;
     }
-    await this.deps.api().acceptMailboxMessage({
-      channel: 'claude',
-      agentId,
-      inbox: `${this.team.id}/${agentId}`,
-      from: entry.from,
-      messageId: createHash('sha256').update(`${entry.from}\n${entry.timestamp}\n${entry.text}`).digest('hex').slice(0, 32),
-      text: readableText(entry.text),
-    });
+    try {
+      await this.deps.api().acceptMailboxMessage({
+        channel: 'claude',
+        agentId,
+        inbox: `${this.team.id}/${agentId}`,
+        from: entry.from,
+        messageId: createHash('sha256').update(`${entry.from}\n${entry.timestamp}\n${entry.text}`).digest('hex').slice(0, 32),
+        text: readableText(entry.text),
+        conversation: carriedConversation(entry.switchboard),
+      });
+    } catch (error) {
+      if (!SwitchboardError.isInstance(error) || error.code !== 'HOP_LIMIT_EXCEEDED') throw error;
+      // Journalled by the gateway (loop.stopped); marked read so that it does not hold up the messages after it.
+      this.deps.log(`team ${this.team.id}: a message from ${entry.from} to ${agentId} was refused, marked read: ${error.message}`);
+    }
   }
 
   /** A reply from one of our agents, appended to the teammate's inbox once (a repeat finds it there). */
   async deliver(row: OutboxRecord, from: string): Promise<void> {
-    const payload = row.payload as { route: { peer?: string }; text: string | null };
+    const payload = row.payload as { route: { peer?: string }; text: string | null; conversation?: Conversation };
     const to = payload.route.peer ?? '';
     const members = readJsonFile<Partial<ClaudeTeamConfig>>(join(this.root, 'config.json'), {}).members ?? [];
     if (!existsSync(this.inbox(to)) && !members.some((member) => member?.name === to))
@@ -186,6 +194,7 @@ export class ClaudeTeam {
       timestamp: new Date(row.createdAt).toISOString(),
       read: false,
       summary: text.split('\n')[0].slice(0, 60),
+      ...(payload.conversation ? { switchboard: { conversation: payload.conversation.id, hop: payload.conversation.hop } } : {}),
     });
   }
 }
@@ -242,4 +251,14 @@ export class ClaudeTeams {
         this.deps.log(`team ${id}: Claude Code files: ${SwitchboardError.isInstance(error) ? error.message : errorMessage(error)}`),
       );
   }
+}
+
+/** The conversation an entry carries, when it is well formed (anything else is read as absent, as the file mailbox does). */
+function carriedConversation(value: unknown): Conversation | undefined {
+  const carried = value as { conversation?: unknown; hop?: unknown } | null | undefined;
+  if (!carried || typeof carried !== 'object') return undefined;
+  const { conversation, hop } = carried;
+  if (typeof conversation !== 'string' || conversation.length === 0 || conversation.length > 200) return undefined;
+  if (typeof hop !== 'number' || !Number.isInteger(hop) || hop < 1) return undefined;
+  return { id: conversation, hop };
 }

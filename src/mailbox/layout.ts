@@ -72,6 +72,14 @@ export const mailMessage = z.object({
   text: z.string(),
   timestamp: z.string().min(1).max(100),
   replyTo: z.string().max(200).nullable().default(null),
+  /**
+   * Set by a Switchboard gateway on what its agents write: the conversation and hop the message is in (the hop budget,
+   * core/hops.ts). pi-messenger ignores it; one that is not well formed is read as absent.
+   */
+  switchboard: z
+    .object({ conversation: z.string().min(1).max(200), hop: z.number().int().min(1).max(10_000) })
+    .optional()
+    .catch(undefined),
 });
 
 export type MailMessage = z.infer<typeof mailMessage>;

@@ -3,7 +3,9 @@
  * retried), `mailbox_list` (who is in the directory, alive or gone, with their reservations), and `mailbox_reserve` /
  * `mailbox_release` (paths others should not write while you work on them; the workspace tools respect them).
  */
+import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
+import { hopRefusal, onwardHop } from '../core/hops.js';
 import { agentToAgentAllowed } from '../core/session-access.js';
 import { SwitchboardError } from '../core/errors.js';
 import { defineTool, unlisted, type AvailabilityContext, type GatewayTool } from '../gateway/tool-contract.js';
@@ -37,8 +39,15 @@ export function createMailboxTools(mailbox: MailboxService): GatewayTool[] {
           layer: 'agentToAgent',
           error: `agent "${context.agentId}" may not message agent "${targetAgent}" (tools.agentToAgent)`,
         };
+      // The hop budget: refused here, where the model can answer instead, as well as by a receiving gateway.
+      const conversation = onwardHop(context.conversation, () => context.runId || randomUUID());
+      const loop = hopRefusal(conversation, mailbox.maxHops, 'mailbox message');
+      if (loop) return { status: 'error', code: 'HOP_LIMIT_EXCEEDED', error: loop };
       try {
-        const sent = await mailbox.send({ from, to: args.to, text: args.text, replyTo: args.replyTo ?? null }, context.idempotencyKey);
+        const sent = await mailbox.send(
+          { from, to: args.to, text: args.text, replyTo: args.replyTo ?? null, conversation },
+          context.idempotencyKey,
+        );
         return { status: 'queued', id: sent.id, from, to: sent.to };
       } catch (error) {
         return refused(error);

@@ -7,6 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import { realpathSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
+import type { Conversation } from '../core/hops.js';
 import { agentToAgentAllowed } from '../core/session-access.js';
 import { SwitchboardError, errorMessage } from '../core/errors.js';
 import type { SwitchboardConfig } from '../config/schema.js';
@@ -38,6 +39,8 @@ interface Outgoing {
   to: string;
   text: string;
   replyTo: string | null;
+  /** The conversation and hop the writer's run is in, one hop further (absent on rows written before it was kept). */
+  conversation?: Conversation;
 }
 
 export class MailboxService {
@@ -54,6 +57,11 @@ export class MailboxService {
 
   get policy() {
     return this.deps.config.tools.agentToAgent;
+  }
+
+  /** The hop budget every carrier between agents keeps (session.agentToAgent.maxHops). */
+  get maxHops(): number {
+    return this.deps.config.session.agentToAgent.maxHops;
   }
 
   get enabled(): boolean {
@@ -143,11 +151,20 @@ export class MailboxService {
       );
     try {
       // Not synced on its own: the ingest syncs once for the files it took together, then deletes them.
-      await this.deps
-        .api()
-        .acceptMailboxMessage({ agentId, inbox, from: message.from, messageId: message.id, text: message.text, unsynced: true });
+      await this.deps.api().acceptMailboxMessage({
+        agentId,
+        inbox,
+        from: message.from,
+        messageId: message.id,
+        text: message.text,
+        unsynced: true,
+        conversation: message.switchboard && { id: message.switchboard.conversation, hop: message.switchboard.hop },
+      });
     } catch (error) {
-      if (SwitchboardError.isInstance(error) && ['MESSAGE_EMPTY', 'MESSAGE_TOO_LARGE', 'AGENT_NOT_FOUND'].includes(error.code))
+      if (
+        SwitchboardError.isInstance(error) &&
+        ['MESSAGE_EMPTY', 'MESSAGE_TOO_LARGE', 'AGENT_NOT_FOUND', 'HOP_LIMIT_EXCEEDED'].includes(error.code)
+      )
         throw new MessageRefused(error.message, 'gateway');
       throw error;
     }
@@ -177,6 +194,7 @@ export class MailboxService {
       text: outgoing.text,
       timestamp: new Date(row.createdAt).toISOString(),
       replyTo: outgoing.replyTo,
+      ...(outgoing.conversation ? { switchboard: { conversation: outgoing.conversation.id, hop: outgoing.conversation.hop } } : {}),
     };
     postMessage(this.layout, message, messageFileName(row.createdAt, stableSuffix(row.idempotencyKey)));
     this.lastActivity.set(outgoing.from, new Date().toISOString());
@@ -317,8 +335,19 @@ export class MailboxService {
 }
 
 function replyOf(row: OutboxRecord): Outgoing {
-  const payload = row.payload as { route: { peer?: string; account?: string }; text: string | null; replyTo: string | null };
-  return { from: payload.route.account ?? '', to: payload.route.peer ?? '', text: payload.text ?? '', replyTo: payload.replyTo };
+  const payload = row.payload as {
+    route: { peer?: string; account?: string };
+    text: string | null;
+    replyTo: string | null;
+    conversation?: Conversation;
+  };
+  return {
+    from: payload.route.account ?? '',
+    to: payload.route.peer ?? '',
+    text: payload.text ?? '',
+    replyTo: payload.replyTo,
+    conversation: payload.conversation,
+  };
 }
 
 /** A pattern made absolute against a folder, keeping a trailing `/` (it reserves a folder). */

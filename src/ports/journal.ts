@@ -27,7 +27,9 @@ export type JournalEventType =
   /** An A2A task served here changed state (docs/a2a.md). */
   | 'a2a.task'
   /** The A2A server refused a call: 401, 403 or 429 (docs/a2a.md). */
-  | 'a2a.refused';
+  | 'a2a.refused'
+  /** A message from another agent was refused past the hop budget (session.agentToAgent.maxHops): a loop stopped. */
+  | 'loop.stopped';
 
 export interface NewEvent {
   type: JournalEventType;

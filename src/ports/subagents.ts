@@ -162,7 +162,22 @@ export interface SubagentStore {
     build: (parent: ParentFacts) => NewInput,
   ): Promise<{ input: InputRecord; created: boolean }>;
   markArchived(id: string, now: number): Promise<void>;
+  /**
+   * A follow-up task for a sub-agent (`subagents followup`, Codex's followup_task), in one transaction: the task input is
+   * stored (deduplicated by its idempotency key: a repeat returns the existing input and changes nothing) and, when the
+   * sub-agent had settled, it is live again (`pending`, its completion cleared), counted against `maxLive` like a spawn,
+   * with the tool call recorded when `call` is given. A live one only gets the input. Refused, writing nothing, when it
+   * was cancelled or archived (`closed`), or when its last completion has not left the outbox yet (`delivering`).
+   */
+  reopen(
+    id: string,
+    task: NewInput,
+    now: number,
+    limits: SpawnLimits & { call?: NewToolCall },
+  ): Promise<{ subagent: SubagentRecord; input: InputRecord; created: boolean; reopened: boolean } | ReopenRefused>;
 }
+
+export type ReopenRefused = SpawnRefused | { closed: 'cancelled' | 'archived'; subagent: SubagentRecord } | { delivering: SubagentRecord };
 
 /** What a parent is doing when a child's completion reaches it. */
 export interface ParentFacts {

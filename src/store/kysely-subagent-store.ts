@@ -12,8 +12,9 @@ import type {
   SpawnLimits,
   SpawnRefused,
   NewToolCall,
+  ReopenRefused,
 } from '../ports/index.js';
-import { json, num } from './kysely-rows.js';
+import { json, num, toInput } from './kysely-rows.js';
 import { appendEvent, insertInput } from './kysely-writes.js';
 import type { Database } from './schema.js';
 import { lockCounted } from './kysely-limits.js';
@@ -216,6 +217,61 @@ export class KyselySubagentStore implements SubagentStore {
       const accepted = await insertInput(trx, build({ waiting: num(parent?.waiting ?? 0) === 1, others }), now);
       await trx.updateTable('subagents').set({ completion, updated_at: now }).where('id', '=', id).execute();
       return accepted;
+    });
+  }
+
+  async reopen(
+    id: string,
+    task: NewInput,
+    now: number,
+    limits: SpawnLimits & { call?: NewToolCall },
+  ): Promise<{ subagent: SubagentRecord; input: InputRecord; created: boolean; reopened: boolean } | ReopenRefused> {
+    return this.db.transaction().execute(async (trx) => {
+      const parent = (await getRow(trx, id))?.parentSession;
+      if (parent === undefined) throw new Error(`sub-agent ${id} does not exist`);
+      // Counted with the parent's spawns: a follow-up makes a child live again, as a spawn makes a new one.
+      await lockCounted(trx, this.dialect, `spawn:${parent}`);
+      const record = (await getRow(trx, id))!;
+      const repeated = await trx.selectFrom('inputs').selectAll().where('idempotency_key', '=', task.idempotencyKey).executeTakeFirst();
+      if (repeated) return { subagent: record, input: toInput(repeated), created: false, reopened: false };
+      if (record.archivedAt !== null) return { closed: 'archived' as const, subagent: record };
+      if (record.state === 'cancelled') return { closed: 'cancelled' as const, subagent: record };
+      if (LIVE.includes(record.state)) {
+        if (limits.call) await recordToolCall(trx, limits.call, now);
+        const { input } = await insertInput(trx, task, now);
+        return { subagent: record, input, created: true, reopened: false };
+      }
+      // Its last completion still on its way would be taken for the next one's (the parent reads each once).
+      if (record.completion === 'pending') return { delivering: record };
+      const live = await trx
+        .selectFrom('subagents')
+        .select((eb) => eb.fn.countAll<number>().as('count'))
+        .where('parent_session', '=', record.parentSession)
+        .where('state', 'in', LIVE)
+        .executeTakeFirstOrThrow();
+      if (num(live.count) >= limits.maxLive) return { refused: { live: num(live.count) } };
+      if (limits.call) await recordToolCall(trx, limits.call, now);
+      const history = [...record.history, { state: 'pending' as const, at: now, diagnostic: 'follow-up task' }];
+      const reopened = await trx
+        .updateTable('subagents')
+        .set({
+          state: 'pending',
+          waiting: 0,
+          frozen_text: null,
+          diagnostic: null,
+          completion: null,
+          settled_at: null,
+          history: json(history),
+          updated_at: now,
+        })
+        .where('id', '=', id)
+        .where('state', '=', record.state)
+        .executeTakeFirst();
+      if (Number(reopened.numUpdatedRows) !== 1) throw new Error(`sub-agent ${id} changed while it was reopened`);
+      const { input } = await insertInput(trx, task, now);
+      const subagent = (await getRow(trx, id))!;
+      await appendEvent(trx, event(subagent, { reopened: true }), now);
+      return { subagent, input, created: true, reopened: true };
     });
   }
 

@@ -13,7 +13,7 @@ import { choice, flag, key, number, text, textList } from './schema.js';
 import { defineTool, unlisted, type GatewayTool, type ToolContext } from '../gateway/tool-contract.js';
 
 const MAX_WAIT_MS = 3_600_000;
-const ACTIONS = ['list', 'wait', 'kill', 'steer', 'result'] as const;
+const ACTIONS = ['list', 'wait', 'kill', 'steer', 'followup', 'result'] as const;
 
 function target(args: { target?: string }): string {
   if (!args.target)
@@ -94,7 +94,8 @@ export function createSubagentTools(
       name: 'subagents',
       effects: true,
       available: (session) => directory.hasSpawned(session),
-      description: "List, wait for (timeoutMs), kill, steer (target, message) your sub-agents, or get one's result (target).",
+      description:
+        "List, wait for (timeoutMs), kill, steer or give a followup task to (target, message) your sub-agents, or get one's result (target).",
       parameters: subagentsArgs,
       execute: (args, context) => asToolResult(() => act(subagents, args, context)),
     }),
@@ -130,6 +131,11 @@ async function act(subagents: Subagents, args: z.infer<typeof subagentsArgs>, co
     case 'steer': {
       const record = await subagents.find(target(args), self);
       return subagents.steer(record, { sessionKey: self, agentId: context.agentId }, args.message, context.idempotencyKey);
+    }
+    case 'followup': {
+      const record = await subagents.find(target(args), self);
+      const from = { sessionKey: self, agentId: context.agentId, idempotencyKey: context.idempotencyKey, call: context.call };
+      return subagents.followup(record, from, args.message, 'followup', context.signal);
     }
     case 'result':
       // By target (one of this session's own sub-agents), or by a signed handle from elsewhere.

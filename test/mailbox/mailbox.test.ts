@@ -124,6 +124,8 @@ describe('the file mailbox', () => {
       text: 'got: hello there',
       timestamp: expect.any(String),
       replyTo: sent.id,
+      // The hop budget (docs/agent-to-agent.md): pi-messenger ignores it; another Switchboard counts it.
+      switchboard: { conversation: expect.any(String), hop: 1 },
     });
     const sessions = await gateway.listSessions({ agentId: 'ops' });
     expect(sessions.map((session) => session.key)).toContain('agent:ops:mailbox:direct:PiPeer');
@@ -269,7 +271,15 @@ describe('the file mailbox', () => {
     await waitUntil('delivered', () => peer.inbox().length === 1);
     await new Promise((resolve) => setTimeout(resolve, 300));
     expect(peer.inbox().map((entry) => entry.message)).toEqual([
-      { id: (first as { id: string }).id, from: 'Ops', to: 'Reader', text: 'one', timestamp: expect.any(String), replyTo: null },
+      {
+        id: (first as { id: string }).id,
+        from: 'Ops',
+        to: 'Reader',
+        text: 'one',
+        timestamp: expect.any(String),
+        replyTo: null,
+        switchboard: { conversation: expect.any(String), hop: 1 },
+      },
     ]);
     expect(await send({ to: 'Nobody', text: 'x' })).toEqual({
       status: 'error',

@@ -1364,6 +1364,35 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
         expect(await store.subagents.countUndelivered(S)).toBe(0);
       });
 
+      it('reopen: a settled sub-agent whose completion went out is live again with its follow-up task; a repeat writes nothing', async () => {
+        await spawnChild();
+        const firstRun = await runChild('first');
+        const task = newInput(child, { idempotencyKey: 'followup:c1:k1', provenance: { kind: 'subagent_task', sourceSession: S } });
+        expect(await store.subagents.reopen('c1', task, 5500, { maxLive: 5 })).toMatchObject({ delivering: { id: 'c1' } });
+        await store.subagents.markCompletion('c1', 'delivered', 6000);
+        expect(await store.subagents.reopen('c1', task, 6500, { maxLive: 0 })).toEqual({ refused: { live: 0 } });
+        const reopened = await store.subagents.reopen('c1', task, 7000, { maxLive: 5 });
+        expect(reopened).toMatchObject({
+          created: true,
+          reopened: true,
+          subagent: { state: 'pending', completion: null, settledAt: null },
+        });
+        expect(await store.subagents.countUndelivered(S)).toBe(1);
+        expect(await store.subagents.reopen('c1', task, 7500, { maxLive: 5 })).toMatchObject({ created: false, reopened: false });
+        expect(await store.inputs.listQueued(child)).toHaveLength(1);
+        const secondRun = await runChild('second');
+        expect(await store.subagents.get('c1')).toMatchObject({
+          state: 'succeeded',
+          result: 'second',
+          completion: 'pending',
+          runId: secondRun,
+        });
+        const rows = (await store.outbox.list()).filter((candidate) => candidate.kind === 'subagent.completion');
+        expect(rows.map((row) => row.idempotencyKey).sort()).toEqual(
+          [`completion:${child}:${firstRun}`, `completion:${child}:${secondRun}`].sort(),
+        );
+      });
+
       it("ids as the gateway makes them (UUIDs): a child's run commits and its completion row is stored (PostgreSQL enforces lengths)", async () => {
         const subagentId = randomUUID();
         const runId = randomUUID();
