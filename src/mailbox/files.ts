@@ -5,6 +5,7 @@
  * that is not a regular file is opened in a way that could block.
  */
 import {
+  accessSync,
   closeSync,
   constants,
   existsSync,
@@ -29,13 +30,13 @@ const READ_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBL
  * itself is the configured folder, which may be a link. Checked before each use, not only at start: anyone who can
  * write the shared folder can put a link where a folder was.
  */
-export function realDirProblem(root: string, path: string): string | undefined {
+export function realDirProblem(root: string, path: string, access = constants.W_OK | constants.X_OK): string | undefined {
   const below = relative(root, path);
   if (below.startsWith('..')) return `${path} is outside the mailbox folder ${root}`;
   try {
     mkdirSync(root, { recursive: true });
   } catch (error) {
-    return `${root} cannot be made (${errorCode(error)})`;
+    return `${root} cannot be made (${errorCode(error)}): make it, for the gateway's user`;
   }
   let at = root;
   try {
@@ -51,11 +52,13 @@ export function realDirProblem(root: string, path: string): string | undefined {
         stat = lstatOrUndefined(at);
       }
       if (!stat) return `${at} disappeared while it was made`;
-      if (stat.isSymbolicLink()) return `${at} is a symlink`;
-      if (!stat.isDirectory()) return `${at} is ${kindOf(stat)}, not a folder`;
+      if (stat.isSymbolicLink())
+        return `${at} is a symlink, and the mailbox opens nothing through a link: remove it (the gateway makes a real folder in its place)`;
+      if (!stat.isDirectory()) return `${at} is ${kindOf(stat)}, not a folder: remove it (the gateway makes a real folder in its place)`;
     }
+    accessSync(path, access);
   } catch (error) {
-    return `${at} cannot be used (${errorCode(error)})`;
+    return `${at} cannot be used (${errorCode(error)}): give the gateway's user access to it`;
   }
   return undefined;
 }
@@ -125,20 +128,33 @@ export function writeWhole(dir: string, name: string, text: string, sync = true,
 
 export type ReadOutcome = { kind: 'text'; text: string; modifiedAt: number } | { kind: 'gone' } | { kind: 'refused'; error: string };
 
-/** A message file's text, unless it is gone, not a regular file (a symlink, a folder, a fifo) or larger than `maxBytes`. */
+const SYMLINK_REFUSED = 'the file is a symlink; the mailbox reads only regular files';
+
+/**
+ * A message file's text, unless it is gone, not a regular file (a symlink, a folder, a socket, a FIFO, a device), cannot
+ * be opened, or is larger than `maxBytes`. Never blocks (a FIFO or a socket is refused before it is opened, and the
+ * open does not wait), and never throws for what the file is: the caller sets it aside with the reason.
+ */
 export function readMessageFile(path: string, maxBytes: number): ReadOutcome {
   let fd: number;
   try {
+    const seen = lstatSync(path);
+    if (seen.isSymbolicLink()) return { kind: 'refused', error: SYMLINK_REFUSED };
+    if (!seen.isFile()) return { kind: 'refused', error: `the file is ${kindOf(seen)}; the mailbox reads only regular files` };
     fd = openSync(path, READ_FLAGS);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'ENOENT') return { kind: 'gone' };
-    if (code === 'ELOOP') return { kind: 'refused', error: 'the file is a symlink; the mailbox reads only regular files' };
-    throw error;
+    if (code === 'ELOOP') return { kind: 'refused', error: SYMLINK_REFUSED };
+    return {
+      kind: 'refused',
+      error: `the file cannot be opened (${errorCode(error)}); the mailbox reads only regular files that the gateway's user may read`,
+    };
   }
   try {
     const stat = fstatSync(fd);
-    if (!stat.isFile()) return { kind: 'refused', error: 'not a regular file; the mailbox reads only regular files' };
+    // Replaced between the lstat and the open.
+    if (!stat.isFile()) return { kind: 'refused', error: `the file is ${kindOf(stat)}; the mailbox reads only regular files` };
     if (stat.size > maxBytes)
       return { kind: 'refused', error: `the file is ${stat.size} bytes; the limit is ${maxBytes} (mailbox.maxFileBytes)` };
     const buffer = Buffer.alloc(stat.size);
@@ -149,6 +165,8 @@ export function readMessageFile(path: string, maxBytes: number): ReadOutcome {
       read += n;
     }
     return { kind: 'text', text: buffer.subarray(0, read).toString('utf8'), modifiedAt: stat.mtimeMs };
+  } catch (error) {
+    return { kind: 'refused', error: `the file cannot be read (${errorCode(error)})` };
   } finally {
     closeSync(fd);
   }

@@ -10,7 +10,7 @@
  * a link in place of one at any time): while one is not, the inbox is disabled, logged once, and nothing in it is
  * touched; the gateway and its other inboxes run on, and it is taken up again once the folder is fixed.
  */
-import { existsSync, readdirSync, renameSync, rmSync, watch, type FSWatcher } from 'node:fs';
+import { constants, existsSync, readdirSync, renameSync, rmSync, watch, type FSWatcher } from 'node:fs';
 import { join } from 'node:path';
 import { errorMessage } from '../core/errors.js';
 import { PeriodicTask } from '../gateway/serial-task.js';
@@ -51,6 +51,8 @@ const RETRY_MS = 1000;
 const PARTIAL_FIRST_RETRY_MS = 5;
 /** How long a file that does not parse yet holds back the files after it (they are newer), from when it was first seen. */
 const PARTIAL_HOLD_MS = 100;
+/** How long a refused file that could not be moved into `.rejected/` is left alone before it is tried again. */
+const SET_ASIDE_RETRY_MS = 60_000;
 /** Files looked at together: each sender's in order, different senders' at once. */
 const WINDOW = 64;
 
@@ -70,6 +72,10 @@ export class InboxIngest {
   /** When each file that does not parse yet was first seen so (its hold of the files after it ends in partialHoldMs). */
   private readonly partialSince = new Map<string, number>();
   private prunedAt = 0;
+  /** Inbox files that could not be moved into `.processing/` (logged once; tried again each pass, while they are there). */
+  private readonly unclaimable = new Set<string>();
+  /** Files of `.processing/` refused but not movable into `.rejected/` (logged once; tried again every SET_ASIDE_RETRY_MS). */
+  private readonly unmovable = new Set<string>();
   /** Why the inbox is disabled (a folder of it is a link, or not a folder), as last logged; undefined while it is usable. */
   private disabledBy?: string;
 
@@ -113,18 +119,20 @@ export class InboxIngest {
   }
 
   /**
-   * Whether the inbox, `.processing/` and `.rejected/` are real folders now (missing ones are made): asked before each
-   * step that lists, reads, moves or deletes in them. The change either way is logged once.
+   * Whether the inbox, `.processing/` and `.rejected/` are real folders the gateway may use now (missing ones are made):
+   * asked before each step that lists, reads, moves or deletes in them. The change either way is logged once.
    */
   private usable(): boolean {
     const { root } = this.options.layout;
-    const problem = realDirProblem(root, this.processing) ?? realDirProblem(root, this.rejected);
+    const all = constants.R_OK | constants.W_OK | constants.X_OK;
+    const problem =
+      realDirProblem(root, this.inbox, all) ?? realDirProblem(root, this.processing, all) ?? realDirProblem(root, this.rejected);
     if (problem === this.disabledBy) return problem === undefined;
     this.disabledBy = problem;
     if (problem)
       this.options.log(
         'error',
-        `mailbox ${this.options.name}: inbox disabled: ${problem}; the mailbox opens nothing through a link. Remove it (the gateway makes a real folder in its place) and the inbox is taken up again within mailbox.scanIntervalMs; the gateway's other inboxes and fronts run on`,
+        `mailbox ${this.options.name}: inbox disabled: ${problem}; the inbox is taken up again within mailbox.scanIntervalMs once it is fixed, and the gateway's other inboxes and fronts run on`,
       );
     else this.options.log('info', `mailbox ${this.options.name}: the inbox's folders are real folders again; taking messages`);
     return problem === undefined;
@@ -159,8 +167,11 @@ export class InboxIngest {
     const waiting = messageFiles(this.processing).filter(
       (file) => !this.releasing.has(file) && (this.retryAt.get(file) ?? 0) <= Date.now(),
     );
-    const claimed = messageFiles(this.inbox).filter((file) => {
-      const claim = claimFile(join(this.inbox, file), join(this.processing, file));
+    const listed = messageFiles(this.inbox);
+    const present = new Set(listed);
+    for (const file of this.unclaimable) if (!present.has(file)) this.unclaimable.delete(file);
+    const claimed = listed.filter((file) => {
+      const claim = this.claim(file);
       // A second file of a name still in `.processing/` waits in the inbox until that one is done (then a pass looks).
       if (claim === 'busy') this.deferred = true;
       // `gone`: another reader claimed it first (a second gateway on this folder).
@@ -178,7 +189,7 @@ export class InboxIngest {
           this.retryAt.set(file, holdUntil);
           continue;
         }
-        const message = this.prepare(file);
+        const message = this.prepareOrReject(file);
         if (message === 'partial') {
           const since = this.partialSince.get(file) ?? Date.now();
           this.partialSince.set(file, since);
@@ -233,13 +244,42 @@ export class InboxIngest {
     return true;
   }
 
+  /** Moves an inbox file into `.processing/`; one that cannot be moved is left where it is (logged once), not in the way. */
+  private claim(file: string): 'claimed' | 'gone' | 'busy' | 'skipped' {
+    try {
+      const claim = claimFile(join(this.inbox, file), join(this.processing, file));
+      this.unclaimable.delete(file);
+      return claim;
+    } catch (error) {
+      if (!this.unclaimable.has(file))
+        this.options.log(
+          'warn',
+          `mailbox ${this.options.name}: ${file} cannot be moved into .processing/ (${errorMessage(error)}); left in the inbox, and the messages after it are taken`,
+        );
+      this.unclaimable.add(file);
+      return 'skipped';
+    }
+  }
+
+  /** `prepare`, with whatever it meets that it did not expect made the file's rejection, not the end of the pass. */
+  private prepareOrReject(file: string): MailMessage | 'partial' | undefined {
+    try {
+      return this.prepare(file);
+    } catch (error) {
+      return void this.reject(file, `the file cannot be read (${errorMessage(error)})`);
+    }
+  }
+
   /**
    * The file's message, checked; `partial` when it does not parse yet and may still be being written (it is read again
    * soon); undefined when it was rejected or is gone.
    */
   private prepare(file: string): MailMessage | 'partial' | undefined {
     const read = readMessageFile(join(this.processing, file), this.options.maxFileBytes);
-    if (read.kind === 'gone') return void this.retryAt.delete(file);
+    if (read.kind === 'gone') {
+      this.unmovable.delete(file);
+      return void this.retryAt.delete(file);
+    }
     if (read.kind === 'refused') return void this.reject(file, read.error);
     let value: unknown;
     try {
@@ -316,15 +356,33 @@ export class InboxIngest {
     if (!this.usable()) return void this.retryAt.set(file, Date.now() + RETRY_MS);
     this.retryAt.delete(file);
     const { rejected } = this;
-    const name = uniqueName(rejected, file);
+    let name: string;
     try {
+      name = uniqueName(rejected, file);
       renameSync(join(this.processing, file), join(rejected, name));
+      this.unmovable.delete(file);
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
-      throw error;
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return void this.unmovable.delete(file);
+      // Set aside where it is: tried again later, and the files after it are taken meanwhile.
+      this.retryAt.set(file, Date.now() + SET_ASIDE_RETRY_MS);
+      if (!this.unmovable.has(file))
+        this.options.log(
+          'warn',
+          `mailbox ${this.options.name}: ${file} is refused (${reason}) but cannot be moved into .rejected/ (${errorMessage(error)}); left in .processing/ and tried again every ${SET_ASIDE_RETRY_MS / 1000} s, and the messages after it are taken`,
+        );
+      this.unmovable.add(file);
+      return;
     }
-    // Not synced: a crash may lose the reason, never the file, which is in .rejected/ already.
-    writeWhole(rejected, `${name}.error`, `${new Date().toISOString()} ${reason}\n`, false);
+    try {
+      // Not synced: a crash may lose the reason, never the file, which is in .rejected/ already.
+      writeWhole(rejected, `${name}.error`, `${new Date().toISOString()} ${reason}\n`, false);
+    } catch (error) {
+      this.options.log(
+        'warn',
+        `mailbox ${this.options.name}: rejected ${file} as .rejected/${name}, but its reason could not be written beside it (${errorMessage(error)}): ${reason}`,
+      );
+      return;
+    }
     this.options.log('warn', `mailbox ${this.options.name}: rejected ${file}: ${reason}`);
   }
 }

@@ -79,7 +79,7 @@ describe('mailbox folders', () => {
     expect(readdirSync(join(inbox, '.rejected'))).toEqual([]);
     expect(readdirSync(inbox).filter((file) => file.endsWith('.json'))).toEqual(['3-in.json']);
     expect(logs.filter((line) => line.includes('inbox disabled'))).toEqual([
-      `mailbox Ops: inbox disabled: ${join(inbox, '.processing')} is a symlink; the mailbox opens nothing through a link. Remove it (the gateway makes a real folder in its place) and the inbox is taken up again within mailbox.scanIntervalMs; the gateway's other inboxes and fronts run on`,
+      `mailbox Ops: inbox disabled: ${join(inbox, '.processing')} is a symlink, and the mailbox opens nothing through a link: remove it (the gateway makes a real folder in its place); the inbox is taken up again within mailbox.scanIntervalMs once it is fixed, and the gateway's other inboxes and fronts run on`,
     ]);
     rmSync(join(inbox, '.processing'));
     await waitUntil('the message is taken once the link is gone', () => accepted.includes('inside') || undefined);

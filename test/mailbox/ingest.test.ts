@@ -3,7 +3,9 @@
  * covered their inputs, one sync for the files taken together, while the next messages are taken; a failed sync keeps
  * them, to be read again.
  */
-import { mkdtempSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -174,4 +176,51 @@ describe('mailbox ingest', () => {
     syncs[1]!.release();
     await waitUntil('the file is deleted', () => processing().length === 0 || undefined);
   });
+});
+
+describe('mailbox ingest: one file never stops a pass', () => {
+  it('a Unix socket and a FIFO named *.json are rejected with the reason, without blocking, and the messages after them are taken', async () => {
+    const { inbox, accepted, post, releaseAll } = setup();
+    const rejected = join(inbox, '.rejected');
+    mkdirSync(join(inbox, PROCESSING), { recursive: true });
+    // One left in .processing/ by a gateway that stopped on it, one arriving in the inbox.
+    const server = createServer();
+    await new Promise<void>((resolve) => server.listen(join(inbox, PROCESSING, '1-socket.json'), resolve));
+    try {
+      execFileSync('mkfifo', [join(inbox, '2-fifo.json')]);
+      post('a', '3-a.json');
+      await ingest!.start();
+      await waitUntil('a is taken', () => accepted.includes('a') || undefined);
+      await waitUntil('both are rejected', () => readdirSync(rejected).filter((file) => file.endsWith('.error')).length === 2 || undefined);
+      const reason = (file: string) =>
+        readFileSync(join(rejected, `${file}.error`), 'utf8')
+          .replace(/^\S+ /, '')
+          .trim();
+      expect(reason('1-socket.json')).toBe('the file is a socket; the mailbox reads only regular files');
+      expect(reason('2-fifo.json')).toBe('the file is a FIFO; the mailbox reads only regular files');
+      post('b', '4-b.json');
+      await waitUntil('b is taken after them', () => accepted.includes('b') || undefined);
+      await releaseAll();
+    } finally {
+      server.close();
+    }
+  });
+
+  it.skipIf(process.getuid?.() === 0)(
+    'a file the gateway may not read is rejected with the reason, and the messages after it are taken',
+    async () => {
+      const { inbox, accepted, post, releaseAll } = setup();
+      post('x', '1-x.json');
+      chmodSync(join(inbox, '1-x.json'), 0o000);
+      post('a', '2-a.json');
+      await ingest!.start();
+      await waitUntil('a is taken', () => accepted.includes('a') || undefined);
+      const error = join(inbox, '.rejected', '1-x.json.error');
+      await waitUntil('x is rejected', () => existsSync(error) || undefined);
+      expect(readFileSync(error, 'utf8')).toMatch(
+        /the file cannot be opened \(EACCES\); the mailbox reads only regular files that the gateway's user may read/,
+      );
+      await releaseAll();
+    },
+  );
 });
