@@ -54,6 +54,7 @@ export interface GatewayApi
     | 'listExchanges'
     | 'listSubagents'
     | 'getSubagent'
+    | 'offeredToolNames'
     | 'listA2ATasks'
     | 'getA2ATask'
     | 'listOutbox'

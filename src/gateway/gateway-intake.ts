@@ -22,6 +22,7 @@ import { GatewayQueries } from './gateway-queries.js';
 import type { SendRequest, SendResult } from './send-request.js';
 import { PLAN_HEAD, type LaneScheduler } from './lanes.js';
 import type { AgentMessaging, AgentSendRequest, AgentSendResult } from './messaging.js';
+import { availabilityContext, availableTools } from './run-tools.js';
 import { offeredTools } from './tool-offer.js';
 import type { GatewayTool } from './tool-contract.js';
 
@@ -258,10 +259,22 @@ export abstract class GatewayIntake extends GatewayQueries {
     return (await this.offeredToolsOf(sessionKey)).tools;
   }
 
-  private async offeredToolsOf(sessionKey: string): Promise<ReturnType<typeof offeredTools>> {
+  /**
+   * The names of the tools the session's next model step is offered (`subagents show`): its tools after the policy,
+   * its spawn and its role (offeredTools), then each tool's availability check, as a run's step asks them.
+   */
+  async offeredToolNames(sessionKey: string): Promise<string[]> {
+    const agent = this.agents.agentOfSession(sessionKey);
+    const { tools, spawned } = await this.offeredToolsOf(sessionKey);
+    const session = availabilityContext({ sessionKey, agentId: agent.config.id, workspace: spawned?.workdir ?? agent.workspace });
+    const available = await availableTools(tools, session);
+    return tools.filter((tool) => available.has(tool.name)).map((tool) => tool.name);
+  }
+
+  private async offeredToolsOf(sessionKey: string) {
     const agent = this.agents.agentOfSession(sessionKey);
     const spawned = isSpawnedKind(parseSessionKey(sessionKey)?.kind) ? await this.store.subagents.getBySession(sessionKey) : undefined;
-    return offeredTools(agent, this.config, await this.toolsFor(agent.config.id), sessionKey, spawned);
+    return { ...offeredTools(agent, this.config, await this.toolsFor(agent.config.id), sessionKey, spawned), spawned };
   }
 
   /**

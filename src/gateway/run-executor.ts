@@ -62,7 +62,7 @@ export interface ExecutedRun {
 export async function executeRun(options: ExecuteRunOptions): Promise<ExecutedRun> {
   const places = new CallPlaces();
   const deferred = new Map(options.tools.filter((tool) => tool.deferred).map((tool) => [tool.name, tool]));
-  const catalogue = deferred.size > 0 ? new ToolCatalogue(deferred, loadedInHistory(options.messages)) : undefined;
+  const catalogue = deferred.size > 0 ? new ToolCatalogue(deferred, loadedInHistory(options.messages), options.refusedTools) : undefined;
   const runTools = catalogue ? [...options.tools, catalogue.tool()] : options.tools;
   const tools = runToolSet({ ...options, tools: runTools }, places);
   const offer = new ToolOffer(runTools, options.toolContext, catalogue, options.firstStepLookups);

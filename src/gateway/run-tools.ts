@@ -89,6 +89,39 @@ async function beginEffect(ledger: LedgerDeps, call: NewToolCall, intent: unknow
   return earlier ? { state: record.state, recorded: record.result } : undefined;
 }
 
+/** An availability check's context for one step: each lookup is made once (`primed` ones are answered already). */
+export function availabilityContext(
+  session: Pick<AvailabilityContext, 'sessionKey' | 'agentId' | 'workspace'>,
+  primed?: Record<string, unknown>,
+): AvailabilityContext {
+  const lookups = new Map<string, Promise<unknown>>(Object.entries(primed ?? {}).map(([key, value]) => [key, Promise.resolve(value)]));
+  return {
+    ...session,
+    once: <T>(key: string, lookup: () => Promise<T>) => {
+      if (!lookups.has(key)) lookups.set(key, lookup());
+      return lookups.get(key) as Promise<T>;
+    },
+  };
+}
+
+/**
+ * The names of the tools a step offers (before the catalogue holds back the deferred ones not loaded yet): those
+ * without an availability check, those in `known` (a check that said yes once), and each other one whose check says
+ * yes now. A check that fails says no.
+ */
+export async function availableTools(
+  tools: readonly GatewayTool[],
+  session: AvailabilityContext,
+  known: ReadonlySet<string> = new Set(),
+): Promise<Set<string>> {
+  const available = new Set<string>();
+  for (const candidate of tools) {
+    if (!candidate.available || known.has(candidate.name) || (await candidate.available(session).catch(() => false)))
+      available.add(candidate.name);
+  }
+  return available;
+}
+
 /**
  * Which tools are on offer: those without an availability check, and each other one from the first step it says
  * yes; of the deferred ones, only those loaded, the rest named in the catalogue tool's description.
@@ -110,21 +143,10 @@ export class ToolOffer {
 
   /** Asked at each step: a check that says yes once is not asked again; lookups are shared within the step. */
   async refresh(): Promise<void> {
-    const lookups = new Map<string, Promise<unknown>>(
-      Object.entries(this.primed ?? {}).map(([key, value]) => [key, Promise.resolve(value)]),
-    );
+    const session = availabilityContext(this.session, this.primed);
     // Later steps look again: the run may have changed the answers.
     this.primed = undefined;
-    const session: AvailabilityContext = {
-      ...this.session,
-      once: <T>(key: string, lookup: () => Promise<T>) => {
-        if (!lookups.has(key)) lookups.set(key, lookup());
-        return lookups.get(key) as Promise<T>;
-      },
-    };
-    for (const candidate of this.tools) {
-      if (!this.ready.has(candidate.name) && (await candidate.available!(session).catch(() => false))) this.ready.add(candidate.name);
-    }
+    for (const name of await availableTools(this.tools, session, this.ready)) this.ready.add(name);
     this.pending = this.catalogue?.pending(this.ready) ?? [];
     const waiting = new Set(this.pending);
     this.offered = new Set(

@@ -7,6 +7,7 @@
 import type { ModelMessage } from 'ai';
 import { z } from 'zod';
 import { defineTool, type GatewayTool } from './tool-contract.js';
+import type { RefusedTool } from './tool-offer.js';
 
 export const CATALOGUE_TOOL = 'tools_load';
 
@@ -49,22 +50,37 @@ const LOAD_ARGS = z.object({
 
 export class ToolCatalogue {
   readonly loaded: Set<string>;
+  private readonly refusals: ReadonlyMap<string, string>;
+  /** The deferred tools the session may load now (the offer's last answer); only these are loaded. */
+  private offerable = new Set<string>();
 
   constructor(
     private readonly deferred: ReadonlyMap<string, GatewayTool>,
     loaded: Iterable<string>,
+    /** The tools the session is not offered, with the reason each is refused (tool-offer.ts). */
+    refused: readonly RefusedTool[] = [],
   ) {
     this.loaded = new Set(loaded);
+    this.refusals = new Map(refused.map((tool) => [tool.name, tool.refusal.error]));
   }
 
-  /** The deferred tools of `offerable` not loaded yet. */
+  /** The deferred tools of `offerable` not loaded yet; `offerable` is what a load may load from now on. */
   pending(offerable: Iterable<string>): string[] {
-    return [...offerable].filter((name) => this.deferred.has(name) && !this.loaded.has(name));
+    this.offerable = new Set([...offerable].filter((name) => this.deferred.has(name)));
+    return [...this.offerable].filter((name) => !this.loaded.has(name));
   }
 
   /** What `tools_load` is shown: the names it can load. */
   description(pending: readonly string[]): string {
     return `Load tools before use: ${listNames(pending)}`;
+  }
+
+  /** Why the session may not load this tool, or undefined when it may (or no such tool exists). */
+  private refusalOf(name: string): string | undefined {
+    const refusal = this.refusals.get(name);
+    if (refusal !== undefined) return refusal;
+    if (this.deferred.has(name) && !this.offerable.has(name)) return `${name} is not available in this session (it cannot succeed here)`;
+    return undefined;
   }
 
   /** `tools_load` itself. */
@@ -74,13 +90,23 @@ export class ToolCatalogue {
       description: 'Load tools before use.',
       parameters: LOAD_ARGS,
       execute: async ({ names }) => {
-        const unknown = names.filter((name) => !this.deferred.has(name));
-        const found = names.filter((name) => this.deferred.has(name));
+        // A tool the session is not offered is refused with its reason: a model told "loaded" would call it in vain.
+        const refused = names
+          .map((name) => ({ name, reason: this.refusalOf(name) }))
+          .filter((entry): entry is { name: string; reason: string } => entry.reason !== undefined);
+        const unknown = names.filter((name) => !this.deferred.has(name) && !this.refusals.has(name));
+        const found = names.filter((name) => this.offerable.has(name));
         for (const name of found) this.loaded.add(name);
+        const errors = [
+          ...(refused.length ? [`not loaded: ${refused.map((entry) => `${entry.name} (${entry.reason})`).join('; ')}`] : []),
+          ...(unknown.length ? [`no such tool to load: ${unknown.join(', ')}`] : []),
+        ];
         return {
           loaded: found.map((name) => ({ name, description: this.deferred.get(name)!.description })),
           ...(found.length ? { note: 'call them from your next step' } : {}),
-          ...(unknown.length ? { unknown, error: `no such tool to load: ${unknown.join(', ')}` } : {}),
+          ...(refused.length ? { refused } : {}),
+          ...(unknown.length ? { unknown } : {}),
+          ...(errors.length ? { error: errors.join('; ') } : {}),
         };
       },
     });

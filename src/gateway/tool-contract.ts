@@ -138,6 +138,12 @@ export interface GatewayTool {
    */
   available?(session: AvailabilityContext): Promise<boolean>;
   /**
+   * Why the tool's own settings refuse it to this session (exec that is off for the agent), or undefined. A refused
+   * tool is not offered at all, as one the tool policy leaves out: `tools_load` and a call the model makes anyway are
+   * answered with this reason, and `subagents show` does not list it.
+   */
+  refusedTo?(session: { agentId: string; sessionKey: string }): string | undefined;
+  /**
    * Sent as a name in `tools_load`'s catalogue until the model loads it (or the session's history shows it loaded
    * or used): for tools most runs never need (tool-catalogue.ts).
    */

@@ -48,6 +48,8 @@ function refusalOf(
   }
   const denied = toolPolicyDenial(tool.name, layers);
   if (denied) return `agent "${id}" may not use ${tool.name}: the tool policy leaves it out (${denied})`;
+  const ownRefusal = tool.refusedTo?.({ agentId: id, sessionKey });
+  if (ownRefusal) return ownRefusal;
   if (tool.name === 'sessions_spawn' || tool.name === 'subagents') {
     // The deepest level never spawns (seed 002 section 2.2): past maxSpawnDepth there is nothing to manage either.
     const limits = resolveLimits(config.agents.defaults.subagents, agent.config.subagents, id);

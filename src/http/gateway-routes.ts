@@ -82,7 +82,8 @@ export function gatewayRoutes(gw: GatewayApi, route: RouteAdder, reloadConfig?: 
     return {
       ...view,
       task: record.task,
-      tools: record.tools,
+      // What the sub-agent is offered (its spawn's list narrowed by the policy, its role and each tool's check).
+      tools: record.runtime ? record.tools : await gw.offeredToolNames(record.sessionKey),
       model: record.model,
       workdir: record.workdir,
       timeoutSeconds: record.timeoutSeconds,

@@ -93,8 +93,11 @@ export function createExecTool(config: SwitchboardConfig): GatewayTool {
     description: 'Run a command (no shell) in your workspace.',
     effects: true,
     deferred: true,
-    available: async (session) =>
-      session.workspace !== undefined && !('refused' in execPolicyOf(config, session.agentId, session.sessionKey)),
+    available: async (session) => session.workspace !== undefined,
+    refusedTo: (session) => {
+      const policy = execPolicyOf(config, session.agentId, session.sessionKey);
+      return 'refused' in policy ? policy.refused : undefined;
+    },
     parameters: z.object({ command: text(), args: textList(0, 200, 'arguments').optional() }),
     async execute({ command, args = [] }, context) {
       const policy = execPolicyOf(config, context.agentId, context.sessionKey);

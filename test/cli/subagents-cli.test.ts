@@ -63,6 +63,16 @@ describe('switchboard subagents', () => {
     expect(show.stdout).toContain('  result:   lead: all booked');
     expect(show.stdout).toMatch(/ pending\n.* running\n.* waiting\n.* succeeded\n/);
 
+    // What is shown is what the sub-agent is offered: a leaf has no session tools (docs/subagents.md), exec is off.
+    const train = rows.find((row) => row.label === 'train')!;
+    const shownTools = (await cli('subagents', 'show', train.childSessionKey)).stdout.match(/^ {2}tools: {4}(.*)$/m)?.[1].split(', ');
+    expect(shownTools).toContain('time_now');
+    for (const absent of ['exec', 'sessions_send', 'sessions_spawn', 'subagents', 'sessions_list', 'tools_load'])
+      expect(shownTools).not.toContain(absent);
+    const leadTools = (await cli('subagents', 'show', lead.childSessionKey)).stdout.match(/^ {2}tools: {4}(.*)$/m)?.[1].split(', ');
+    expect(leadTools).toEqual(expect.arrayContaining(['sessions_spawn', 'subagents', 'time_now']));
+    expect(leadTools).not.toContain('sessions_send');
+
     const run = await cli('runs', 'show', lead.runId);
     expect(run.stdout).toMatch(
       new RegExp(`completion to ${MAIN}: outbox delivered after 1 attempt\\(s\\); input \\S+ consumed by run \\S+`),
@@ -70,7 +80,7 @@ describe('switchboard subagents', () => {
     const leadRuns = JSON.parse((await cli('--json', 'runs', 'list', '--session', lead.childSessionKey)).stdout).runs as { id: string }[];
     const wakeRun = await cli('runs', 'show', leadRuns[0].id);
     expect(wakeRun.stdout).toMatch(/completion from agent:main:subagent:\S+:subagent:\S+ \(input \S+\)/);
-  });
+  }, 90_000);
 
   it('kill cancels a running sub-agent; its parent is told; a second kill has nothing to do; unknown targets fail in one line', async () => {
     // The reply comes at once; the napper's result would not come within the timeout, and the send says so.

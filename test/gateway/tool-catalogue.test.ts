@@ -1,7 +1,11 @@
 /** The deferred tools' catalogue: names listed compactly, loads that take effect, and what a session's history loaded. */
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { listNames, loadedInHistory, ToolCatalogue } from '../../src/gateway/tool-catalogue.js';
 import type { GatewayTool, ToolContext } from '../../src/gateway/tool-contract.js';
+import { startTestGateway, stopTestGateway } from '../helpers/gateway.js';
 
 const tool = (name: string) => ({ name, description: `does ${name}` }) as GatewayTool;
 
@@ -24,6 +28,33 @@ describe('tool catalogue', () => {
     });
     expect(catalogue.pending(['read_file', 'write_file'])).toEqual(['write_file']);
   });
+
+  it('tools_load refuses, with the reason, a tool the agent is not offered: exec that is off for it, a tool its policy denies', async () => {
+    const workspace = mkdtempSync(join(tmpdir(), 'sb-catalogue-'));
+    const gateway = await startTestGateway(`{
+      agents: { list: [{ id: "main", model: "scripted/m", workspace: ${JSON.stringify(workspace)}, tools: { deny: ["write_file"] } }] },
+      models: { providers: { scripted: { type: "scripted", models: { m: { rules: [
+        { steps: [{ toolCalls: [{ tool: "tools_load", args: { names: ["exec", "write_file", "read_file", "shell"] } }] },
+                  { text: "{{tool.tools_load}}" }] },
+      ] } } } } },
+    }`);
+    try {
+      const sent = await gateway.send({ target: 'agent:main:main', message: 'load' });
+      const result = await gateway.waitForInput(sent.input.id, 30_000);
+      const answer = JSON.parse(('reply' in result && result.reply) || '{}') as Record<string, unknown>;
+      expect(answer.loaded).toEqual([{ name: 'read_file', description: expect.any(String) }]);
+      expect(answer.refused).toEqual([
+        { name: 'exec', reason: expect.stringContaining('exec is off for agent "main"; set agents.list[main].exec.enabled: true') },
+        { name: 'write_file', reason: expect.stringContaining('the tool policy leaves it out') },
+      ]);
+      expect(answer.unknown).toEqual(['shell']);
+      expect(answer.error).toMatch(
+        /^not loaded: exec \(exec is off for agent "main";.*\); write_file \(agent "main" may not use write_file.*\); no such tool to load: shell$/,
+      );
+    } finally {
+      await stopTestGateway(gateway);
+    }
+  }, 30_000);
 
   it("a session's history keeps loaded what it loaded or called", () => {
     const loaded = loadedInHistory([

@@ -152,10 +152,10 @@ describe('MCP servers as tools', () => {
       expect(names(0)).not.toContain('mcp__local__echo');
       const catalogue = tools(0).find((tool) => tool.function.name === 'tools_load')!.function.description;
       expect(catalogue).toBe('Load tools before use: mcp__local__{echo,add,bump,pid,reveal}');
-      // The load answers what it loaded and refuses what this agent does not have.
+      // The load answers what it loaded and refuses what this agent does not have, with the reason.
       expect(JSON.parse(provider.requests[1].body.messages.at(-1).content)).toMatchObject({
         loaded: [{ name: 'mcp__local__echo' }],
-        unknown: ['mcp__local__secret'],
+        refused: [{ name: 'mcp__local__secret', reason: expect.stringContaining('the tool policy leaves it out') }],
       });
       const echo = tools(1).find((tool) => tool.function.name === 'mcp__local__echo')!;
       expect(echo.function.description).toHaveLength(40);
