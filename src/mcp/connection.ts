@@ -97,11 +97,10 @@ export class McpConnection {
       })) as CallToolResult;
     } catch (error) {
       // A transport failure (the process died, the connection was refused) takes the server down; a tool's own
-      // error or a timeout does not.
-      if (!this.client || isTransportFailure(error)) {
-        this.wentDown(errorMessage(error));
-        throw new McpUnavailableError(this.downMessage());
-      }
+      // error or a timeout does not. One death counts once: the SDK reports the closed connection (onclose, which
+      // took this client down already) before it fails the calls in flight, and those failures are the same death.
+      if (this.client === client && isTransportFailure(error)) this.wentDown(errorMessage(error));
+      if (this.client !== client && this.failure !== undefined) throw new McpUnavailableError(this.downMessage());
       throw error;
     } finally {
       signal.removeEventListener('abort', abort);

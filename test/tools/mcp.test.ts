@@ -13,6 +13,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { configSchema } from '../../src/config/schema.js';
 import type { Gateway } from '../../src/gateway/gateway.js';
 import type { ToolContext } from '../../src/gateway/tool-contract.js';
+import { McpConnection } from '../../src/mcp/connection.js';
 import { McpService } from '../../src/mcp/mcp-tools.js';
 import { FakeProviderServer } from '../helpers/fake-provider.js';
 import { startTestGateway, stopTestGateway } from '../helpers/gateway.js';
@@ -88,6 +89,37 @@ describe('MCP servers as tools', () => {
     });
     expect(back).not.toBe(pid);
     expect(await ask(gateway, 'echo')).toBe('echo: hi');
+  }, 60_000);
+
+  it('one death is one failure: a server that dies during a call is down once, with the first backoff, not twice', async () => {
+    const logged: string[] = [];
+    const connection = new McpConnection(
+      'local',
+      configSchema.parse({ agents: { list: [{ id: 'a' }] }, mcp: { servers: { local: stdio({ MCP_DIE_TOOL: '1' }) } } }).mcp.servers.local,
+      {
+        maxBackoffMs: 30_000,
+        log: (line) => logged.push(line),
+      },
+    );
+    try {
+      expect((await connection.listTools()).map((tool) => tool.name)).toContain('die');
+      await expect(connection.call('die', {}, new AbortController().signal, 10_000)).rejects.toThrow(
+        /^MCP server "local" is down: .*; it is started again with backoff \(next try in 1s\)/,
+      );
+      // The SDK reports the closed connection and then fails the call in flight: both are this one death.
+      const down = logged.filter((line) => line.includes('is down'));
+      expect(down).toHaveLength(1);
+      expect(down[0]).toMatch(/^MCP server "local" is down: .*; next try in 500 ms$/);
+      // Back after the backoff (a start that works resets it): the next death is again one failure, not a doubled pause.
+      await waitUntil('the server is back', () => connection.state.state === 'up');
+      await expect(connection.call('die', {}, new AbortController().signal, 10_000)).rejects.toThrow(/is down/);
+      expect(logged.filter((line) => line.includes('is down')).map((line) => /next try in (\d+) ms$/.exec(line)?.[1])).toEqual([
+        '500',
+        '500',
+      ]);
+    } finally {
+      await connection.close();
+    }
   }, 60_000);
 
   it('list_changed: a tool the server adds is offered from the next run on', async () => {
