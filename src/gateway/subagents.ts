@@ -288,6 +288,50 @@ export class Subagents extends SubagentSpawning {
   }
 
   /**
+   * Interrupts a sub-agent's work and keeps it (Codex's interrupt_agent): with `message`, its active run is aborted
+   * (recorded interrupted) and it goes on at once with that task (a follow-up in mode `interrupt`); without, it is
+   * recorded `interrupted` with `reason`, its queued inputs dropped, its active run aborted and its live descendants
+   * cancelled, and it can take a follow-up later. Its parent is not told: the caller asked for it. A sub-agent that is
+   * not working is left as it is. The settling is a compare-and-set, so a retried call interrupts once.
+   */
+  async interrupt(
+    record: SubagentRecord,
+    by: { sessionKey: string; agentId: string; idempotencyKey: string; call?: NewToolCall },
+    options: { message?: unknown; reason?: string; signal?: AbortSignal },
+  ): Promise<
+    | Awaited<ReturnType<Subagents['followup']>>
+    | { status: 'interrupted' | 'not_running'; childSessionKey: string; previousState: SubagentRecord['state']; cancelled: string[] }
+  > {
+    if (options.message !== undefined) return this.followup(record, by, options.message, 'interrupt', options.signal);
+    const current = (await this.deps.store.subagents.get(record.id)) ?? record;
+    const previousState = current.state;
+    const idle = { status: 'not_running' as const, childSessionKey: record.sessionKey, previousState, cancelled: [] };
+    if (isSettled(current.state)) return idle;
+    const why = `interrupted by ${by.sessionKey}${options.reason ? `: ${options.reason}` : ''}`;
+    const cancelled: string[] = [];
+    for (const child of await this.deps.store.subagents.list({ parentSession: record.sessionKey, states: ['pending', 'running'] })) {
+      cancelled.push(...(await this.kill(child, `its parent ${record.sessionKey} was interrupted`, false)));
+    }
+    const settled = await this.deps.store.subagents.settle(
+      record.id,
+      {
+        state: 'interrupted',
+        diagnostic: why,
+        text: null,
+        dropNote: `dropped: the sub-agent was interrupted (${why})`,
+        notifyParent: false,
+        maxResultChars: this.limitsFor(record).maxResultChars,
+      },
+      this.deps.clock.now(),
+    );
+    this.deps.afterWrite();
+    // It settled meanwhile (its run ended, or another call interrupted it first).
+    if (!settled) return { ...idle, previousState: (await this.deps.store.subagents.get(record.id))?.state ?? previousState, cancelled };
+    if (settled.runId) await this.deps.abortRun(settled.runId);
+    return { status: 'interrupted', childSessionKey: record.sessionKey, previousState, cancelled };
+  }
+
+  /**
    * Waits until all (or any) of the given sub-agents have settled, the deadline passes, or more than
    * `maxFailures` of them failed. One child failing never fails the others.
    */

@@ -13,7 +13,7 @@ import { choice, flag, key, number, text, textList } from './schema.js';
 import { defineTool, unlisted, type GatewayTool, type ToolContext } from '../gateway/tool-contract.js';
 
 const MAX_WAIT_MS = 3_600_000;
-const ACTIONS = ['list', 'wait', 'kill', 'steer', 'followup', 'result'] as const;
+const ACTIONS = ['list', 'wait', 'kill', 'steer', 'followup', 'interrupt', 'result'] as const;
 
 function target(args: { target?: string }): string {
   if (!args.target)
@@ -34,6 +34,7 @@ const subagentsArgs = z.object({
   action: choice(ACTIONS),
   target: text().optional(),
   message: text().optional(),
+  reason: unlisted(text().optional()),
   timeoutMs: number(0, MAX_WAIT_MS).optional(),
   targets: unlisted(textList(1, 100).optional()),
   mode: unlisted(choice(['all', 'any']).optional()),
@@ -95,7 +96,7 @@ export function createSubagentTools(
       effects: true,
       available: (session) => directory.hasSpawned(session),
       description:
-        "List, wait for (timeoutMs), kill, steer or give a followup task to (target, message) your sub-agents, or get one's result (target).",
+        "List, wait for (timeoutMs), kill, interrupt, steer or give a followup task to (target, message) your sub-agents, or get one's result (target).",
       parameters: subagentsArgs,
       execute: (args, context) => asToolResult(() => act(subagents, args, context)),
     }),
@@ -136,6 +137,11 @@ async function act(subagents: Subagents, args: z.infer<typeof subagentsArgs>, co
       const record = await subagents.find(target(args), self);
       const from = { sessionKey: self, agentId: context.agentId, idempotencyKey: context.idempotencyKey, call: context.call };
       return subagents.followup(record, from, args.message, 'followup', context.signal);
+    }
+    case 'interrupt': {
+      const record = await subagents.find(target(args), self);
+      const by = { sessionKey: self, agentId: context.agentId, idempotencyKey: context.idempotencyKey, call: context.call };
+      return subagents.interrupt(record, by, { message: args.message, reason: args.reason, signal: context.signal });
     }
     case 'result':
       // By target (one of this session's own sub-agents), or by a signed handle from elsewhere.
