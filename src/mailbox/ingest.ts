@@ -10,7 +10,8 @@
  * a link in place of one at any time): while one is not, the inbox is disabled, logged once, and nothing in it is
  * touched; the gateway and its other inboxes run on, and it is taken up again once the folder is fixed.
  */
-import { constants, existsSync, readdirSync, renameSync, rmSync, watch, type FSWatcher } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { constants, lstatSync, readdirSync, renameSync, rmSync, watch, type FSWatcher } from 'node:fs';
 import { join } from 'node:path';
 import { errorMessage } from '../core/errors.js';
 import { PeriodicTask } from '../gateway/serial-task.js';
@@ -358,7 +359,7 @@ export class InboxIngest {
     const { rejected } = this;
     let name: string;
     try {
-      name = uniqueName(rejected, file);
+      name = rejectedName(rejected, file);
       renameSync(join(this.processing, file), join(rejected, name));
       this.unmovable.delete(file);
     } catch (error) {
@@ -375,7 +376,8 @@ export class InboxIngest {
     }
     try {
       // Not synced: a crash may lose the reason, never the file, which is in .rejected/ already.
-      writeWhole(rejected, `${name}.error`, `${new Date().toISOString()} ${reason}\n`, false);
+      const arrivedAs = name === file ? '' : ` (arrived as ${file})`;
+      writeWhole(rejected, `${name}.error`, `${new Date().toISOString()} ${reason}${arrivedAs}\n`, false);
     } catch (error) {
       this.options.log(
         'warn',
@@ -399,11 +401,53 @@ export function messageFiles(dir: string): string[] {
   return names.filter((name) => name.endsWith('.json') && !name.startsWith('.')).sort();
 }
 
-/** `file`, or `file` with a counter before `.json` when `.rejected/` already has one of that name. */
-function uniqueName(dir: string, file: string): string {
-  if (!existsSync(join(dir, file))) return file;
-  for (let n = 1; ; n++) {
-    const candidate = file.replace(/\.json$/, `.${n}.json`);
-    if (!existsSync(join(dir, candidate))) return candidate;
+/**
+ * The longest name a rejected file gets, in bytes: its reason is written as `<name>.error` through a temporary
+ * `.<name>.error.<uuid>.tmp` (48 bytes more), and all of it must fit the file-name limit (255 bytes).
+ */
+export const MAX_REJECTED_NAME_BYTES = 200;
+
+/**
+ * A name in `.rejected/` for `file` that is free there: `file`, or with a counter before `.json` when that is taken; one
+ * that would be longer than MAX_REJECTED_NAME_BYTES is cut, with a short hash of the whole name, so that the file and
+ * its `.error` always fit.
+ */
+export function rejectedName(dir: string, file: string): string {
+  for (let n = 0; ; n++) {
+    const candidate = boundedName(file, n);
+    if (!entryExists(join(dir, candidate))) return candidate;
+  }
+}
+
+function boundedName(file: string, n: number): string {
+  const ext = file.endsWith('.json') ? '.json' : '';
+  const stem = file.slice(0, file.length - ext.length);
+  const counter = n > 0 ? `.${n}` : '';
+  const whole = `${stem}${counter}${ext}`;
+  if (Buffer.byteLength(whole) <= MAX_REJECTED_NAME_BYTES) return whole;
+  const tail = `~${createHash('sha256').update(file).digest('hex').slice(0, 10)}${counter}${ext}`;
+  return `${leadingBytes(stem, MAX_REJECTED_NAME_BYTES - Buffer.byteLength(tail))}${tail}`;
+}
+
+/** The longest start of `text` of at most `bytes` bytes in UTF-8, never cutting a character. */
+function leadingBytes(text: string, bytes: number): string {
+  let used = 0;
+  let end = 0;
+  for (const char of text) {
+    used += Buffer.byteLength(char);
+    if (used > bytes) break;
+    end += char.length;
+  }
+  return text.slice(0, end);
+}
+
+/** Whether anything (a link too, not followed) has this name. */
+function entryExists(path: string): boolean {
+  try {
+    lstatSync(path);
+    return true;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return false;
+    throw error;
   }
 }

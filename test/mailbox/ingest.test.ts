@@ -223,4 +223,39 @@ describe('mailbox ingest: one file never stops a pass', () => {
       await releaseAll();
     },
   );
+
+  it('a file whose name is at the file-name limit is rejected with its reason, twice over, and the messages after it are taken', async () => {
+    const { inbox, accepted, post, releaseAll } = setup();
+    const rejected = join(inbox, '.rejected');
+    // 255 bytes, the limit: the name with `.error`, or with a counter, would be longer.
+    const long = `${'é'.repeat(100)}${'x'.repeat(50)}.json`;
+    expect(Buffer.byteLength(long)).toBe(255);
+    const reasons = () =>
+      readdirSync(rejected)
+        .filter((file) => file.endsWith('.error'))
+        .sort()
+        .map((file) => ({ file, reason: readFileSync(join(rejected, file), 'utf8').replace(/^\S+ /, '').trim() }));
+    mkdirSync(inbox, { recursive: true });
+    writeFileSync(join(inbox, long), '{"not": "a message"}');
+    await ingest!.start();
+    await waitUntil('rejected once', () => reasons().length === 1 || undefined);
+    // The same name again (a writer that reuses one name).
+    writeFileSync(join(inbox, long), '[]');
+    post('a', '9-a.json');
+    await waitUntil('a is taken', () => accepted.includes('a') || undefined);
+    await waitUntil('rejected twice', () => reasons().length === 2 || undefined);
+    const files = readdirSync(rejected).filter((file) => !file.endsWith('.error'));
+    expect(files).toHaveLength(2);
+    for (const file of readdirSync(rejected)) expect(Buffer.byteLength(file)).toBeLessThanOrEqual(255);
+    for (const { file, reason } of reasons()) {
+      expect(files).toContain(file.slice(0, -'.error'.length));
+      expect(reason).toMatch(
+        new RegExp(
+          `^(id: Invalid input: expected string, received undefined|Invalid input: expected object, received array) \\(arrived as ${long}\\)$`,
+        ),
+      );
+    }
+    expect(readdirSync(join(inbox, PROCESSING))).toEqual(['9-a.json']);
+    await releaseAll();
+  });
 });
