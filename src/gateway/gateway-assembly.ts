@@ -86,6 +86,7 @@ export function assembleGateway(deps: GatewayDeps, host: AssemblyHost): GatewayA
     { ...config.outbox, owner: gatewayId },
     (row, outcome, error) => aftermath.outboxSettled(row, outcome, error),
     (error) => log('error', `outbox: ${errorMessage(error)}`),
+    (message, fields) => log('warn', message, fields),
   );
   const exchanges = new ExchangeFlow({
     store,
@@ -186,6 +187,7 @@ export function assembleGateway(deps: GatewayDeps, host: AssemblyHost): GatewayA
     replyDelivery: (channel) => (outbox.handles(`reply:${channel}`) ? `reply:${channel}` : undefined),
     runtimes: () => extensions.runtimes,
     journal: (event) => host.journalEvent(event),
+    log,
   });
   lanes = new LaneScheduler(
     store,

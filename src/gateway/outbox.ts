@@ -59,6 +59,8 @@ export class OutboxDispatcher {
     private readonly onSettled: (row: OutboxRecord, outcome: 'delivered' | 'retry' | 'dead', error?: string) => void = () => {},
     /** A pass that failed outside any one row (the store is unreachable); the next poll tries again. */
     private readonly onError: (error: unknown) => void = () => {},
+    /** A mark the store refused because this attempt's claim was taken over (the gateway's log, at warn). */
+    private readonly onFenced: (message: string, fields: Record<string, unknown>) => void = () => {},
   ) {
     this.passes = new SerialTask(() => this.pass(), onError);
   }
@@ -156,8 +158,18 @@ export class OutboxDispatcher {
       const next = this.clock.now() + backoffDelay(row.attempts, this.options, (this.options.random ?? Math.random)());
       if (await this.store.outbox.markFailed(row.id, row.claimToken, message, next, dead))
         this.onSettled(row, dead ? 'dead' : 'retry', message);
+      else this.refused(row, 'failure');
       return;
     }
     if (await this.store.outbox.markDelivered(row.id, row.claimToken, this.clock.now())) this.onSettled(row, 'delivered');
+    else this.refused(row, 'delivery');
+  }
+
+  /** An attempt that outlived its claim (a gateway paused or slow past claimMs): its mark changed nothing. */
+  private refused(row: OutboxRecord & { claimToken: number }, mark: 'delivery' | 'failure'): void {
+    this.onFenced(
+      `outbox row ${row.id} (${row.kind} to ${row.target || '(none)'}): its ${mark} was not recorded: this gateway's claim on it (token ${row.claimToken}) ended after ${this.options.claimMs ?? DEFAULT_CLAIM_MS} ms and another attempt took the row over, which settles it (a receiver that saw both dedupes by idempotency key ${row.idempotencyKey})`,
+      { outboxId: row.id, kind: row.kind, claimToken: row.claimToken },
+    );
   }
 }

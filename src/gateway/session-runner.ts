@@ -69,6 +69,8 @@ export interface SessionRunnerDeps {
   runtimes: () => ExternalRuntimes;
   /** Journals an event and publishes it (an external child's updates). */
   journal: (event: NewEvent) => Promise<unknown>;
+  /** The gateway's log: a run whose commit its lost lease fenced off. */
+  log: (level: 'warn', message: string, fields: Record<string, unknown>) => void;
 }
 
 /** A run as it committed: what the gateway does next, and logs, depends on it. */
@@ -293,7 +295,13 @@ export function createSessionRunner(deps: SessionRunnerDeps) {
       slot.queuedAfter = committed.queued;
     } catch (error) {
       if (!(SwitchboardError.isInstance(error) && error.code === 'LEASE_LOST')) throw error;
-      // Fenced off: another owner has the session; recovery of that owner's view decides.
+      // Fenced off: another owner has the session; recovery of that owner's view decides. A gateway that was paused or
+      // cut off past its lease learns it here, and its operator from this line.
+      deps.log('warn', `commit refused: ${error.message}; the gateway that holds the session now runs its inputs`, {
+        sessionKey: slot.sessionKey,
+        runId: run.runId,
+        epoch: run.epoch,
+      });
       deps.afterCommit(false);
       return false;
     }
@@ -323,6 +331,12 @@ export function createSessionRunner(deps: SessionRunnerDeps) {
     if (executed.error) executed.error = { ...executed.error, message: deps.redact(executed.error.message) };
     // Shutdown and lease loss leave the run uncommitted: recovery requeues its inputs.
     const reason = slot.controller.signal.reason;
+    if (slot.controller.signal.aborted && reason === 'lease_lost')
+      deps.log(
+        'warn',
+        `run ${run.runId} on ${slot.sessionKey} lost its lease (epoch ${run.epoch}: a renewal was refused, another gateway took the session over); its results were not committed, and the gateway that holds the session now runs its inputs`,
+        { sessionKey: slot.sessionKey, runId: run.runId, epoch: run.epoch },
+      );
     if (slot.controller.signal.aborted && (reason === 'shutdown' || reason === 'lease_lost')) return;
     const finished = { runId: run.runId, session: run.session, inputs: run.inputs, steered, executed };
     if (!(await commit(slot, run, finished, frameworkChars, toolCalls))) return;

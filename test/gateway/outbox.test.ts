@@ -126,4 +126,38 @@ describe('outbox dispatcher failures', () => {
     expect(order.slice(3)).toEqual(['slow:1', 'slow:2', 'slow:3']);
     expect(maxRunningSlow).toBe(1);
   });
+
+  it('outbox: an attempt that outlived its claim has its mark refused, and logs that once with the row and the claim it held', async () => {
+    store = await SqliteStore.open({ path: ':memory:' });
+    const settled: string[] = [];
+    const fenced: { message: string; fields: Record<string, unknown> }[] = [];
+    dispatcher = new OutboxDispatcher(
+      store,
+      clock,
+      { maxAttempts: 3, baseDelayMs: 1, maxDelayMs: 1, pollMs: 5, claimMs: 1000, owner: 'gw-paused' },
+      (_row, outcome) => settled.push(outcome),
+      () => {},
+      (message, fields) => void fenced.push({ message, fields }),
+    );
+    let taken = false;
+    dispatcher.register('hook', async (row) => {
+      if (taken) return;
+      // The attempt is paused past its claim; another gateway claims the row meanwhile.
+      now += 1001;
+      expect(await store.outbox.claim(row.id, 'gw-other', now, 1000)).toMatchObject({ id: row.id });
+      taken = true;
+    });
+    await store.outbox.add({ id: 'o4', kind: 'hook', target: 'peer', payload: {}, idempotencyKey: 'hook:4' }, now);
+    await dispatcher.start();
+    await until(async () => fenced.length === 1);
+    expect(fenced).toEqual([
+      {
+        message:
+          "outbox row o4 (hook to peer): its delivery was not recorded: this gateway's claim on it (token 1) ended after 1000 ms and another attempt took the row over, which settles it (a receiver that saw both dedupes by idempotency key hook:4)",
+        fields: { outboxId: 'o4', kind: 'hook', claimToken: 1 },
+      },
+    ]);
+    expect(settled).toEqual([]);
+    expect(await store.outbox.get('o4')).toMatchObject({ status: 'pending' });
+  });
 });
