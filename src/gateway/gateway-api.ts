@@ -18,6 +18,8 @@ export interface GatewayStatus {
   gatewayId: string;
   startedAt: number;
   uptimeMs: number;
+  /** The newest journal event published (the console's overview starts its stream a few events before it). */
+  journalSeq: number;
   agents: string[];
   lanes: Record<LaneName, { active: number; waiting: number; max: number }>;
   activeRuns: { sessionKey: string; runId: string | null }[];

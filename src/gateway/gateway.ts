@@ -237,6 +237,7 @@ export class Gateway extends GatewayControl implements GatewayApi {
       gatewayId: this.gatewayId,
       startedAt: this.startedAt,
       uptimeMs: this.clock.now() - this.startedAt,
+      journalSeq: this.journal.publishedSeq,
       agents: this.agents.list().map((agent) => agent.config.id),
       lanes: this.lanes.stats(),
       activeRuns: this.lanes.activeRuns().map((slot) => ({ sessionKey: slot.sessionKey, runId: slot.runId ?? null })),

@@ -14,7 +14,7 @@ export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 export const SHOTS = join(ROOT, 'test-results', 'console');
 
 /** The demo config, with absolute workspaces and a research task that takes a minute when it is about "slow" things. */
-export function demoConfig(extra: Record<string, unknown> = {}): { dir: string; configPath: string } {
+export function demoConfig(extra: Record<string, unknown> = {}, edit: (demo: any) => void = () => {}): { dir: string; configPath: string } {
   const demo = JSON5.parse(readFileSync(join(ROOT, 'examples/demo.json5'), 'utf8'));
   for (const agent of demo.agents.list) agent.workspace = join(ROOT, 'examples', agent.workspace);
   demo.gateway = { port: 0 };
@@ -24,6 +24,7 @@ export function demoConfig(extra: Record<string, unknown> = {}): { dir: string; 
     delayMs: 60_000,
     reply: 'too late',
   });
+  edit(demo);
   return tempConfig(JSON.stringify({ ...demo, ...extra }, null, 2));
 }
 

@@ -58,50 +58,65 @@ export interface Delta {
 /**
  * Follows the journal over SSE (`/v1/events`). The browser's EventSource resumes after a dropped connection with
  * Last-Event-ID; across a reload, the last event seen is kept in sessionStorage under `resumeKey`, and the stream
- * starts after it, so nothing published while the page reloaded is missed.
+ * starts after it, so nothing published while the page reloaded is missed. With `recent`, the stream starts that many
+ * events before the newest instead (a page that lists the latest events shows them when it opens).
  */
 export function follow(
-  query: { sessionKey?: string; type?: string; deltas?: boolean },
+  query: { sessionKey?: string; type?: string; deltas?: boolean; recent?: number },
   resumeKey: string,
   onEvent: (event: JournalEvent) => void,
   onDelta?: (delta: Delta) => void,
   onState?: (connected: boolean) => void,
 ): () => void {
-  const params = new URLSearchParams();
-  if (query.sessionKey) params.set('sessionKey', query.sessionKey);
-  if (query.type) params.set('type', query.type);
-  if (query.deltas) params.set('deltas', '1');
-  const stored = sessionStorage.getItem(`resume:${resumeKey}`);
-  if (stored) params.set('after', stored);
-  const source = new EventSource(`/v1/events?${params}`);
-  const onMessage = (message: MessageEvent) => {
-    const event = JSON.parse(message.data) as JournalEvent;
-    sessionStorage.setItem(`resume:${resumeKey}`, String(event.seq));
-    onEvent(event);
+  let source: EventSource | undefined;
+  let closed = false;
+  const open = async () => {
+    const params = new URLSearchParams();
+    if (query.sessionKey) params.set('sessionKey', query.sessionKey);
+    if (query.type) params.set('type', query.type);
+    if (query.deltas) params.set('deltas', '1');
+    const stored = sessionStorage.getItem(`resume:${resumeKey}`);
+    if (query.recent) {
+      const status = await api<{ journalSeq: number }>('/v1/status').catch(() => undefined);
+      if (status) params.set('after', String(Math.max(0, status.journalSeq - query.recent)));
+      else if (stored) params.set('after', stored);
+    } else if (stored) params.set('after', stored);
+    if (closed) return;
+    source = new EventSource(`/v1/events?${params}`);
+    const onMessage = (message: MessageEvent) => {
+      const event = JSON.parse(message.data) as JournalEvent;
+      sessionStorage.setItem(`resume:${resumeKey}`, String(event.seq));
+      onEvent(event);
+    };
+    for (const type of EVENT_TYPES) source.addEventListener(type, onMessage as EventListener);
+    if (onDelta) source.addEventListener('delta', ((message: MessageEvent) => onDelta(JSON.parse(message.data))) as EventListener);
+    source.onopen = () => onState?.(true);
+    source.onerror = () => onState?.(false);
   };
-  const types = [
-    'run.started',
-    'run.completed',
-    'run.interrupted',
-    'run.abort_requested',
-    'input.stored',
-    'input.dropped',
-    'session.reply',
-    'lane.stalled',
-    'outbox.dead',
-    'exchange.updated',
-    'subagent.updated',
-    'board.updated',
-    'runtime.update',
-    'a2a.task',
-    'a2a.refused',
-  ];
-  for (const type of types) source.addEventListener(type, onMessage as EventListener);
-  if (onDelta) source.addEventListener('delta', ((message: MessageEvent) => onDelta(JSON.parse(message.data))) as EventListener);
-  source.onopen = () => onState?.(true);
-  source.onerror = () => onState?.(false);
-  return () => source.close();
+  void open();
+  return () => {
+    closed = true;
+    source?.close();
+  };
 }
+
+const EVENT_TYPES = [
+  'run.started',
+  'run.completed',
+  'run.interrupted',
+  'run.abort_requested',
+  'input.stored',
+  'input.dropped',
+  'session.reply',
+  'lane.stalled',
+  'outbox.dead',
+  'exchange.updated',
+  'subagent.updated',
+  'board.updated',
+  'runtime.update',
+  'a2a.task',
+  'a2a.refused',
+];
 
 /** "3.2 s", "4 min 10 s", "2 h 5 min". */
 export function duration(ms: number): string {

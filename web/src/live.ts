@@ -7,7 +7,7 @@ import { type Delta, follow, type JournalEvent } from './api.js';
 
 export interface LiveOptions {
   /** The stream's filters (`/v1/events`). */
-  query: { sessionKey?: string; type?: string; deltas?: boolean };
+  query: { sessionKey?: string; type?: string; deltas?: boolean; recent?: number };
   /** Where the last event seen is kept across reloads (sessionStorage). */
   resumeKey: string;
   refresh: () => unknown;

@@ -19,6 +19,27 @@ export function A2APage() {
   `;
 }
 
+/** A task event's detail as words: `state working`, `peer alice`, `text "..."`, a session as a link; no raw JSON. */
+function Detail({ detail }: { detail: any }) {
+  if (detail === null || typeof detail !== 'object')
+    return html`<span>${detail === undefined || detail === null ? '' : String(detail)}</span>`;
+  return html`<span class="detail">${Object.entries(detail).map(([key, value]) => {
+    const shown =
+      key === 'state' && typeof value === 'string'
+        ? value
+            .replace(/^TASK_STATE_/, '')
+            .toLowerCase()
+            .replace(/_/g, ' ')
+        : typeof value === 'string'
+          ? clip(value, 300)
+          : clip(JSON.stringify(value), 200);
+    return html`<span class="field"><span class="muted">${key}</span> ${key === 'sessionKey' ? html`<a href=${`#/session/${enc(String(value))}`}>${shown}</a>` : shown}</span>`;
+  })}</span>`;
+}
+
+const EventItem = ({ event }: { event: any }) =>
+  html`<li data-testid="a2a-event"><span class="muted">${time(event.createdAt)}</span> <b>${event.type}</b> <${Detail} detail=${event.detail} /></li>`;
+
 export function A2ATaskPage({ id }: { id: string }) {
   const [data, setData] = useState<any>(null);
   const [error, setError] = useState<string | null>(null);
@@ -33,8 +54,8 @@ export function A2ATaskPage({ id }: { id: string }) {
     <p>agent ${data.task.agentId} · peer ${data.task.owner} · <b>${data.task.state}</b> · context ${data.task.contextId}
       ${data.task.sessionKey && html` · <a href=${`#/session/${enc(data.task.sessionKey)}`}>session</a>`}</p>
     <h2>Events</h2>
-    <ol class="steps">${data.events.map((event: any) => html`<li><span class="muted">${time(event.createdAt)}</span> <b>${event.type}</b> ${clip(JSON.stringify(event.detail ?? {}), 300)}</li>`)}</ol>
+    <ol class="steps">${data.events.map((event: any) => html`<${EventItem} event=${event} />`)}</ol>
     <h2>Push deliveries (${pushes.length})</h2>
-    ${pushes.length === 0 ? html`<p>none</p>` : html`<ol class="steps">${pushes.map((event: any) => html`<li><span class="muted">${time(event.createdAt)}</span> <b>${event.type}</b> ${clip(JSON.stringify(event.detail ?? {}), 300)}</li>`)}</ol>`}
+    ${pushes.length === 0 ? html`<p>none</p>` : html`<ol class="steps">${pushes.map((event: any) => html`<${EventItem} event=${event} />`)}</ol>`}
   `;
 }

@@ -5,6 +5,7 @@ import { html } from '../html.js';
 import { useLive } from '../live.js';
 
 const COLUMNS = ['triage', 'todo', 'ready', 'running', 'review', 'blocked', 'done'];
+const FINISHED = new Set(['done', 'cancelled', 'archived']);
 const STATES = ['triage', 'todo', 'ready', 'running', 'review', 'done', 'blocked', 'cancelled', 'archived'];
 
 const useBoardEvents = (refresh: () => unknown, resumeKey: string) => useLive({ query: { type: 'board.' }, resumeKey, refresh });
@@ -36,6 +37,9 @@ export function BoardPage() {
   };
   if (error && !tasks) return html`<p class="error">${error}</p>`;
   if (!tasks) return html`<p>Loading…</p>`;
+  // A task waits only while it is not finished, and only for dependencies that are not done.
+  const stateOf = new Map(tasks.map((task) => [task.id, task.state]));
+  const waiting = (task: any) => (FINISHED.has(task.state) ? 0 : task.dependsOn.filter((id: string) => stateOf.get(id) !== 'done').length);
   return html`
     <h1>Board</h1>
     <form class="toolbar" onSubmit=${create}>
@@ -55,7 +59,7 @@ export function BoardPage() {
               (task) => html`<a class="task card" href=${`#/board/${enc(task.id)}`} data-testid="task">
                 <b>${task.title}</b>
                 <div class="muted">${task.assignee ?? 'anyone'}${task.claimWorker ? ` · ${task.claimWorker}` : ''}${task.blockKind ? ` · ${task.blockKind}` : ''}</div>
-                ${task.dependsOn.length > 0 && html`<div class="muted">waits for ${task.dependsOn.length}</div>`}
+                ${waiting(task) > 0 && html`<div class="muted">waits for ${waiting(task)}</div>`}
               </a>`,
             )}
         </section>`,
@@ -86,7 +90,7 @@ export function BoardTaskPage({ id }: { id: string }) {
     ${task.body && html`<pre class="body">${task.body}</pre>`}
     ${task.result && html`<h2>Result</h2><pre class="body" data-testid="task-result">${task.result}</pre>`}
     <div class="toolbar">
-      <select aria-label="move to" onChange=${(e: Event) => act('move', { state: (e.target as HTMLSelectElement).value })}>
+      <select aria-label="move to" key=${task.state} value="" onChange=${(e: Event) => act('move', { state: (e.target as HTMLSelectElement).value })}>
         <option value="">move to…</option>
         ${STATES.filter((state) => state !== task.state).map((state) => html`<option value=${state}>${state}</option>`)}
       </select>

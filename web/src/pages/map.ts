@@ -57,13 +57,53 @@ export function MapPage() {
     setLink(null);
   };
   const size = 520;
-  const radius = 200;
-  const at = new Map<string, [number, number]>(
-    graph.nodes.map((node: string, i: number) => {
-      const angle = (2 * Math.PI * i) / Math.max(1, graph.nodes.length) - Math.PI / 2;
-      return [node, [size / 2 + radius * Math.cos(angle), size / 2 + radius * Math.sin(angle)]];
-    }),
+  // Room outside the circle of nodes for the loops of an agent's work with itself (a sub-agent of its own kind).
+  const radius = 180;
+  const center = size / 2;
+  const angleOf = new Map<string, number>(
+    graph.nodes.map((node: string, i: number) => [node, (2 * Math.PI * i) / Math.max(1, graph.nodes.length) - Math.PI / 2]),
   );
+  const at = new Map<string, [number, number]>(
+    graph.nodes.map((node: string) => [
+      node,
+      [center + radius * Math.cos(angleOf.get(node)!), center + radius * Math.sin(angleOf.get(node)!)],
+    ]),
+  );
+  // Edges between the same two agents (a spawn and an exchange, or both directions) are spread apart, each with its count.
+  const pairs = new Map<string, any[]>();
+  for (const item of graph.edges) {
+    const pair = [item.from, item.to].sort().join('\u0000');
+    pairs.set(pair, [...(pairs.get(pair) ?? []), item]);
+  }
+  const shape = (item: any) => {
+    const pair = [item.from, item.to].sort();
+    const siblings = pairs.get(pair.join('\u0000'))!;
+    const k = siblings.indexOf(item);
+    if (item.from === item.to) {
+      // A loop outside the node, away from the middle of the map.
+      const angle = angleOf.get(item.from)!;
+      const reach = NODE_RADIUS + 34 + 24 * k;
+      const [x, y] = at.get(item.from)!;
+      const point = (da: number, r: number): [number, number] => [x + r * Math.cos(angle + da), y + r * Math.sin(angle + da)];
+      const [x1, y1] = point(-0.5, NODE_RADIUS);
+      const [x2, y2] = point(0.5, NODE_RADIUS);
+      const [c1x, c1y] = point(-0.9, reach + 14);
+      const [c2x, c2y] = point(0.9, reach + 14);
+      const [lx, ly] = point(0, reach);
+      return { d: `M ${x1} ${y1} C ${c1x} ${c1y} ${c2x} ${c2y} ${x2} ${y2}`, lx, ly };
+    }
+    const [x1, y1] = trim(at.get(item.from)!, at.get(item.to)!);
+    const [x2, y2] = trim(at.get(item.to)!, at.get(item.from)!);
+    // Offsets across the line, measured from the pair's own order, so that A->B and B->A do not meet.
+    const [ax, ay] = at.get(pair[0])!;
+    const [bx, by] = at.get(pair[1])!;
+    const length = Math.hypot(bx - ax, by - ay) || 1;
+    const offset = 40 * (k - (siblings.length - 1) / 2);
+    const cx = (x1 + x2) / 2 + (-(by - ay) / length) * offset * 2;
+    const cy = (y1 + y2) / 2 + ((bx - ax) / length) * offset * 2;
+    // The label sits on the curve, halfway: a quadratic Bézier's point at t = 0.5.
+    return { d: `M ${x1} ${y1} Q ${cx} ${cy} ${x2} ${y2}`, lx: 0.25 * x1 + 0.5 * cx + 0.25 * x2, ly: 0.25 * y1 + 0.5 * cy + 0.25 * y2 };
+  };
   return html`
     <h1>Collaboration map</h1>
     <div class="toolbar">
@@ -74,17 +114,10 @@ export function MapPage() {
     <div class="split">
       <svg viewBox=${`0 0 ${size} ${size}`} class="map" data-testid="map">
         <defs><marker id="arrow" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="6" markerHeight="6" orient="auto-start-reverse"><path d="M 0 0 L 10 5 L 0 10 z" /></marker></defs>
-        ${graph.edges.map((item: any, i: number) => {
-          const [x1, y1] = trim(at.get(item.from)!, at.get(item.to)!);
-          const [x2, y2] = trim(at.get(item.to)!, at.get(item.from)!);
-          const bend = 12 * ((i % 3) - 1);
-          const cx = (x1 + x2) / 2 + bend;
-          const cy = (y1 + y2) / 2 + bend;
-          // The label sits on the curve, halfway: a quadratic Bézier's point at t = 0.5.
-          const lx = 0.25 * x1 + 0.5 * cx + 0.25 * x2;
-          const ly = 0.25 * y1 + 0.5 * cy + 0.25 * y2;
+        ${graph.edges.map((item: any) => {
+          const { d, lx, ly } = shape(item);
           return html`<g class="edge" data-testid=${`edge-${item.kind}-${item.from}-${item.to}`} onClick=${() => open(item)}>
-            <path d=${`M ${x1} ${y1} Q ${cx} ${cy} ${x2} ${y2}`} stroke=${COLORS[item.kind]} marker-end="url(#arrow)" />
+            <path d=${d} stroke=${COLORS[item.kind]} marker-end="url(#arrow)" />
             <circle cx=${lx} cy=${ly} r="11" stroke=${COLORS[item.kind]} />
             <text x=${lx} y=${ly + 4}>${item.count}</text>
           </g>`;

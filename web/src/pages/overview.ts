@@ -29,7 +29,8 @@ export function OverviewPage() {
   const [events, setEvents] = useState<JournalEvent[]>([]);
   const now = useNow();
   useLive({
-    query: {},
+    // The latest events are listed from the journal when the page opens, not only those published after it.
+    query: { recent: 50 },
     resumeKey: 'overview',
     refresh: () => load().then(setData, () => undefined),
     onEvent: (event) => setEvents((list) => [event, ...list].slice(0, 50)),
@@ -56,7 +57,7 @@ export function OverviewPage() {
       <tbody>
         ${data.agents.map((agent) => {
           const used = usageOf(agent.id);
-          return html`<tr><td>${agent.id}${agent.default ? ' (default)' : ''}</td><td>${agent.model}</td><td>${used?.runs ?? 0}</td><td>${used?.inputTokens ?? 0}</td><td>${used?.outputTokens ?? 0}</td><td>${used ? (used.cost === null ? 'unpriced' : used.cost.toFixed(4)) : '0'}</td></tr>`;
+          return html`<tr><td><a href=${`#/session/${enc(`agent:${agent.id}:main`)}`} title="message this agent">${agent.id}</a>${agent.default ? ' (default)' : ''}</td><td>${agent.model}</td><td>${used?.runs ?? 0}</td><td>${used?.inputTokens ?? 0}</td><td>${used?.outputTokens ?? 0}</td><td>${used ? (used.cost === null ? 'unpriced' : used.cost.toFixed(4)) : '0'}</td></tr>`;
         })}
       </tbody>
     </table>

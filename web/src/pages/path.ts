@@ -7,8 +7,7 @@ function Steps({ steps, start }: { steps: any[]; start: number }) {
   return html`<ol class="path">
     ${steps.map(
       (step) => html`<li class=${`step ${step.kind}`} data-testid="step">
-        <span class="muted">${step.at === null ? '—' : `+${duration(step.at - start)}`}</span>
-        <b>${step.kind}</b> <a href=${`#/session/${enc(step.sessionKey)}`}>${step.sessionKey}</a>
+        <span class="muted">${step.at === null ? '—' : `+${duration(step.at - start)}`}</span>${' '}<b>${step.kind}</b> <a href=${`#/session/${enc(step.sessionKey)}`}>${step.sessionKey}</a>
         <div>${step.summary}</div>
         ${step.children && html`<${Steps} steps=${step.children} start=${start} />`}
       </li>`,

@@ -3,8 +3,8 @@
  * lines and run boundaries with status and usage; the reply streaming in; a composer with a queue mode; its label
  * and archive mark.
  */
-import { useState } from 'preact/hooks';
-import { api, clip, duration, enc, time } from '../api.js';
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { ApiError, api, clip, duration, enc, time } from '../api.js';
 import { html } from '../html.js';
 import { useLive } from '../live.js';
 
@@ -61,13 +61,30 @@ function EntryView({ entry }: { entry: Entry }) {
   `;
 }
 
+/** A message sent from this page, shown at once and until its entry is in the transcript. */
+interface Pending {
+  inputId: string;
+  text: string;
+  mode: string;
+}
+
+/** Whether the page is scrolled to (near) its end, so that new entries keep it there. */
+const atEnd = () => innerHeight + scrollY >= document.documentElement.scrollHeight - 80;
+
 export function SessionPage({ sessionKey }: { sessionKey: string }) {
   const [session, setSession] = useState<any>(null);
+  // True when the session does not exist yet: the page offers the composer, whose first message starts it.
+  const [fresh, setFresh] = useState(false);
   const [entries, setEntries] = useState<Entry[]>([]);
   const [runs, setRuns] = useState<Map<string, any>>(new Map());
   const [live, setLive] = useState('');
   const [error, setError] = useState<string | null>(null);
   const [sent, setSent] = useState<string | null>(null);
+  const [pending, setPending] = useState<Pending[]>([]);
+  // The label being typed: kept apart from the record, so that a live refresh does not wipe it.
+  const [labelDraft, setLabelDraft] = useState<string | null>(null);
+  const [stopping, setStopping] = useState<string | null>(null);
+  const followEnd = useRef(true);
   useLive(
     {
       query: { sessionKey, deltas: true },
@@ -79,11 +96,16 @@ export function SessionPage({ sessionKey }: { sessionKey: string }) {
             api(`/v1/sessions/${enc(sessionKey)}/history?limit=${HISTORY}`),
             api(`/v1/runs?sessionKey=${enc(sessionKey)}&limit=1000`),
           ]);
+          followEnd.current = followEnd.current || atEnd();
           setSession(described);
+          setFresh(false);
           setEntries(history.entries);
           setRuns(new Map(runList.runs.map((run: any) => [run.id, run])));
+          const shown = new Set(history.entries.map((entry: Entry) => entry.inputId));
+          setPending((list) => list.filter((item) => !shown.has(item.inputId)));
         } catch (failure) {
-          setError((failure as Error).message);
+          if (failure instanceof ApiError && failure.code === 'SESSION_NOT_FOUND' && /^agent:[^:]+:/.test(sessionKey)) setFresh(true);
+          else setError((failure as Error).message);
         }
       },
       onEvent: (event) => {
@@ -94,38 +116,67 @@ export function SessionPage({ sessionKey }: { sessionKey: string }) {
     },
     [sessionKey],
   );
+  // The page opens at the newest entries, and stays at the end as entries come while it is there.
+  useEffect(() => {
+    if (!followEnd.current || (!session && !fresh)) return;
+    followEnd.current = false;
+    scrollTo(0, document.documentElement.scrollHeight);
+  }, [entries, pending, live, session, fresh]);
   const send = async (event: Event) => {
     event.preventDefault();
     const form = event.target as HTMLFormElement;
     const data = new FormData(form);
+    const message = data.get('message') as string;
     try {
       const answer = await api('/v1/send', {
         method: 'POST',
-        body: { target: sessionKey, message: data.get('message'), mode: data.get('mode') },
+        body: { target: sessionKey, message, mode: data.get('mode') },
       });
       setSent(`accepted (${answer.mode})`);
+      followEnd.current = true;
+      setPending((list) => [...list, { inputId: answer.inputId, text: message, mode: answer.mode }]);
       (form.elements.namedItem('message') as HTMLTextAreaElement).value = '';
     } catch (failure) {
       setSent((failure as Error).message);
     }
   };
+  const stop = async (runId: string) => {
+    setStopping(runId);
+    try {
+      const answer = await api(`/v1/runs/${enc(runId)}/cancel`, { method: 'POST' });
+      setSent(answer.cancelled ? 'stopping the run' : 'the run had ended already');
+    } catch (failure) {
+      setSent((failure as Error).message);
+      setStopping(null);
+    }
+  };
   const annotate = async (change: { label?: string | null; archived?: boolean }) => {
-    const answer = await api(`/v1/sessions/${enc(sessionKey)}`, { method: 'PATCH', body: change });
-    setSession({ ...session, session: answer.session });
+    try {
+      const answer = await api(`/v1/sessions/${enc(sessionKey)}`, { method: 'PATCH', body: change });
+      setSession({ ...session, session: answer.session });
+      if ('label' in change) setLabelDraft(null);
+    } catch (failure) {
+      setSent((failure as Error).message);
+    }
   };
   if (error) return html`<p class="error">${error}</p>`;
-  if (!session) return html`<p>Loading…</p>`;
-  const record = session.session;
+  if (!session && !fresh) return html`<p>Loading…</p>`;
+  const record = session?.session;
+  const running = [...runs.values()].filter((run) => run.status === 'running');
   let lastRun: string | null = null;
   return html`
-    <h1>${record.key}</h1>
-    <div class="toolbar">
+    <h1>${sessionKey}</h1>
+    ${
+      record
+        ? html`<div class="toolbar">
       <span>agent <b>${record.agentId}</b></span>
       <span>state <b data-testid="session-state">${record.state}</b></span>
       ${record.parentKey && html`<a href=${`#/session/${enc(record.parentKey)}`}>parent</a>`}
-      <input aria-label="label" placeholder="label" value=${record.label ?? ''} onChange=${(e: Event) => annotate({ label: (e.target as HTMLInputElement).value.trim() || null })} />
+      <input aria-label="label" placeholder="label" value=${labelDraft ?? record.label ?? ''} onInput=${(e: Event) => setLabelDraft((e.target as HTMLInputElement).value)} onChange=${(e: Event) => annotate({ label: (e.target as HTMLInputElement).value.trim() || null })} />
       <button onClick=${() => annotate({ archived: !record.archivedAt })}>${record.archivedAt ? 'unarchive' : 'archive'}</button>
-    </div>
+    </div>`
+        : html`<p class="muted" data-testid="fresh">No message in this session yet: the first one you send starts the conversation.</p>`
+    }
     ${entries.length === HISTORY && html`<p class="muted">The newest ${HISTORY} entries are shown; <code>switchboard sessions history</code> reads older ones.</p>`}
     <div class="transcript" data-testid="transcript">
       ${entries.map((entry) => {
@@ -133,6 +184,14 @@ export function SessionPage({ sessionKey }: { sessionKey: string }) {
         lastRun = entry.runId ?? lastRun;
         return html`${boundary && html`<div class="run" data-testid="run">run ${boundary.id.slice(0, 8)} · <b>${boundary.status}</b> · ${boundary.model} · ${boundary.endedAt ? duration(boundary.endedAt - boundary.startedAt) : 'running'} · ${boundary.usage.inputTokens}+${boundary.usage.outputTokens} tokens, ${boundary.usage.steps} steps</div>`}<${EntryView} entry=${entry} />`;
       })}
+      ${pending.map(
+        (item) =>
+          html`<div class="entry user pending" data-testid="pending"><div class="meta"><b>user</b> <span class="muted">${item.mode} · ${running.length > 0 ? 'in the run' : 'waiting for a run'}</span></div><div class="text">${item.text}</div></div>`,
+      )}
+      ${running.map(
+        (run) => html`<div class="run working" data-testid="working">run ${run.id.slice(0, 8)} · <b>working</b> on ${run.model}
+          <button class="danger" disabled=${stopping === run.id} onClick=${() => stop(run.id)}>${stopping === run.id ? 'Stopping…' : 'Stop'}</button></div>`,
+      )}
       ${live && html`<div class="entry assistant live" data-testid="live"><div class="meta"><b>assistant</b> <span class="muted">streaming</span></div><div class="text">${live}</div></div>`}
     </div>
     <form class="composer" onSubmit=${send}>

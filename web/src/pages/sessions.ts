@@ -52,9 +52,19 @@ export function SessionsPage() {
   const [agent, setAgent] = useState('');
   const [archived, setArchived] = useState(false);
   const [page, setPage] = useState(0);
+  const [configured, setConfigured] = useState<string[]>([]);
   useEffect(() => {
     api(`/v1/sessions?limit=${LIMIT}&archived=${archived}`).then((data) => setSessions(data.sessions));
   }, [archived]);
+  useEffect(() => {
+    api('/v1/agents').then((data) => setConfigured(data.agents.map((item: any) => item.id)));
+  }, []);
+  // A conversation with any configured agent starts on its main session's page, which exists once a message is sent.
+  const start = (event: Event) => {
+    event.preventDefault();
+    const id = new FormData(event.target as HTMLFormElement).get('agent') as string;
+    if (id) location.hash = `#/session/${enc(`agent:${id}:main`)}`;
+  };
   const rows = useMemo(() => {
     if (!sessions) return [];
     const needle = filter.toLowerCase();
@@ -79,6 +89,10 @@ export function SessionsPage() {
   let lastAgent = '';
   return html`
     <h1>Sessions</h1>
+    <form class="toolbar" onSubmit=${start}>
+      <select name="agent" aria-label="talk to agent">${configured.map((id) => html`<option value=${id}>${id}</option>`)}</select>
+      <button type="submit">Message an agent</button>
+    </form>
     <div class="toolbar">
       <input placeholder="filter by key or label" value=${filter} onInput=${(e: Event) => refilter(() => setFilter((e.target as HTMLInputElement).value))} aria-label="filter" />
       <select value=${agent} onChange=${(e: Event) => refilter(() => setAgent((e.target as HTMLSelectElement).value))} aria-label="agent">

@@ -1,0 +1,144 @@
+/**
+ * The web console while work goes on, in headless Chromium against a real gateway process on the demo agents: a
+ * conversation started with an agent that has no session yet, a message shown as soon as it is sent, the reply
+ * streamed and a Stop button for the running run, a label being typed that a live refresh leaves alone, the board's
+ * "move to" menu after a move, the overview's latest events when it is opened after work was done, and pages that fit
+ * a phone's width.
+ */
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type GatewayProcess, startGatewayProcess, stopGatewayProcess } from '../helpers/process.js';
+import { CHROMIUM, demoConfig, launch, loginLink, SHOTS } from './console-helpers.js';
+
+let gateway: GatewayProcess;
+let configPath: string;
+let browser: Browser;
+let page: Page;
+
+const shot = (name: string) => page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
+const missing = !existsSync(CHROMIUM) && !process.env.CI;
+
+beforeAll(async () => {
+  if (missing) return;
+  ({ configPath } = demoConfig({}, (demo) => {
+    // support says something, then asks expert a question that takes a minute: its run is going for that long.
+    demo.models.providers.scripted.models.support.rules.unshift({
+      match: 'ask slowly',
+      steps: [
+        {
+          text: 'Let me ask our expert first.',
+          toolCalls: [{ tool: 'sessions_send', args: { agentId: 'expert', message: 'Research for a customer: slow', timeoutSeconds: 90 } }],
+        },
+        { text: 'done' },
+      ],
+    });
+  }));
+  gateway = await startGatewayProcess(configPath);
+  browser = await launch();
+  page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+  await page.goto(await loginLink(configPath));
+  await page.waitForURL(`${gateway.url}/`);
+}, 60_000);
+
+afterAll(async () => {
+  await browser?.close();
+  if (gateway) await stopGatewayProcess(gateway);
+});
+
+describe.skipIf(missing)('the web console while work goes on', () => {
+  it('starts a conversation with an agent that has no session yet, from the sessions page', async () => {
+    await page.goto(`${gateway.url}/#/sessions`);
+    await page.getByLabel('talk to agent').selectOption('critic');
+    await page.getByRole('button', { name: 'Message an agent' }).click();
+    await page.waitForURL(/#\/session\/agent%3Acritic%3Amain$/);
+    await expect.poll(() => page.getByTestId('fresh').textContent()).toContain('the first one you send starts the conversation');
+    await page.getByLabel('message').fill('please review this');
+    await page.getByRole('button', { name: 'Send' }).click();
+    await expect.poll(() => page.getByTestId('entry').count(), { timeout: 15_000 }).toBe(2);
+    expect(await page.getByTestId('session-state').count()).toBe(1);
+  });
+
+  it('shows a sent message at once, streams the reply, and stops the running run with its Stop button', async () => {
+    await page.goto(`${gateway.url}/#/session/${encodeURIComponent('agent:support:main')}`);
+    await expect.poll(() => page.getByTestId('fresh').count()).toBe(1);
+    await page.getByLabel('message').fill('ask slowly about the database');
+    await page.getByRole('button', { name: 'Send' }).click();
+    // The run goes on for a minute: the message, the text said so far and the Stop button are shown meanwhile.
+    await expect.poll(() => page.getByTestId('pending').textContent()).toContain('ask slowly about the database');
+    await expect.poll(() => page.getByTestId('live').textContent(), { timeout: 15_000 }).toContain('Let me ask our expert first.');
+    await expect.poll(() => page.getByTestId('working').count()).toBe(1);
+    await shot('session-working');
+    await page.getByTestId('working').getByRole('button', { name: 'Stop' }).click();
+    await expect.poll(() => page.getByTestId('working').count(), { timeout: 15_000 }).toBe(0);
+    await expect.poll(() => page.getByTestId('run').last().textContent()).toContain('cancelled');
+    await expect.poll(() => page.getByTestId('live').count()).toBe(0);
+  });
+
+  it('opens a session at its newest messages', async () => {
+    const key = 'agent:critic:web:direct:long';
+    for (let i = 0; i < 12; i += 1)
+      expect((await gateway.request('POST', '/v1/send', { target: key, message: `hello ${i}`, wait: true })).body).toMatchObject({
+        status: 'ok',
+      });
+    await page.goto(`${gateway.url}/#/session/${encodeURIComponent(key)}`);
+    await expect.poll(() => page.getByTestId('entry').count()).toBe(24);
+    await expect.poll(() => page.getByLabel('message').isVisible()).toBe(true);
+    await expect.poll(() => page.evaluate(() => innerHeight + scrollY >= document.documentElement.scrollHeight - 2)).toBe(true);
+  });
+
+  it('keeps a label being typed when the page refreshes itself', async () => {
+    const key = 'agent:critic:web:direct:labelled';
+    expect((await gateway.request('POST', '/v1/send', { target: key, message: 'hello', wait: true })).body).toMatchObject({ status: 'ok' });
+    await page.goto(`${gateway.url}/#/session/${encodeURIComponent(key)}`);
+    await expect.poll(() => page.getByTestId('entry').count()).toBe(2);
+    await page.getByLabel('label').fill('half-typ');
+    await gateway.request('POST', '/v1/send', { target: key, message: 'hello again', wait: true });
+    await expect.poll(() => page.getByTestId('entry').count()).toBe(4);
+    expect(await page.getByLabel('label').inputValue()).toBe('half-typ');
+  });
+
+  it("resets the board's move menu after a move, the new state shown as the task's state", async () => {
+    const created = await gateway.request<{ task: { id: string } }>('POST', '/v1/board/tasks', {
+      title: 'a task to move',
+      assignee: 'nobody',
+    });
+    await page.goto(`${gateway.url}/#/board/${created.body.task.id}`);
+    await expect.poll(() => page.getByTestId('task-state').textContent()).toBe('ready');
+    await page.getByLabel('move to').selectOption('todo');
+    await expect.poll(() => page.getByTestId('task-state').textContent()).toBe('todo');
+    expect(await page.getByLabel('move to').inputValue()).toBe('');
+    expect(await page.getByLabel('move to').locator('option').allTextContents()).not.toContain('todo');
+  });
+
+  it('lists the latest events on an overview opened after the work was done', async () => {
+    const fresh = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+    await fresh.context().addCookies(await page.context().cookies());
+    await fresh.goto(`${gateway.url}/#/`);
+    await expect.poll(() => fresh.getByTestId('events').locator('li').count()).toBeGreaterThan(5);
+    expect(await fresh.getByTestId('events').locator('b').allTextContents()).toContain('run.completed');
+    await fresh.close();
+  });
+
+  it('fits every page in a phone-width screen, with no sideways scrolling', async () => {
+    const phone = await browser.newPage({ viewport: { width: 375, height: 740 } });
+    await phone.context().addCookies(await page.context().cookies());
+    for (const [name, hash] of [
+      ['overview', '#/'],
+      ['sessions', '#/sessions'],
+      ['session', `#/session/${encodeURIComponent('agent:support:main')}`],
+      ['map', '#/map'],
+      ['subagents', '#/subagents'],
+      ['board', '#/board'],
+      ['a2a', '#/a2a'],
+    ]) {
+      await phone.goto(`${gateway.url}/${hash}`);
+      await expect.poll(() => phone.locator('main h1').count()).toBe(1);
+      await phone.screenshot({ path: join(SHOTS, `phone-${name}.png`), fullPage: true });
+      const widths = await phone.evaluate(() => [document.documentElement.scrollWidth, document.documentElement.clientWidth]);
+      expect({ page: name, widths }).toEqual({ page: name, widths: [widths[1], widths[1]] });
+    }
+    await phone.close();
+  });
+});
