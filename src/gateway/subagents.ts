@@ -272,7 +272,7 @@ export class Subagents extends SubagentSpawning {
         'SUBAGENT_NOT_RUNNING',
         outcome.closed === 'cancelled'
           ? `sub-agent ${record.sessionKey} was cancelled (killed) and takes no more work; spawn a new one`
-          : `sub-agent ${record.sessionKey} was archived ${limits.archiveAfterMinutes} minutes after it finished (${limits.source('archiveAfterMinutes')}); spawn a new one`,
+          : `sub-agent ${record.sessionKey} was archived ${limits.archiveAfterMinutes} minutes after it finished (${limits.source('archiveAfterMinutes')}) and its worktree removed; spawn a new one`,
       );
     if (outcome.created) {
       this.deps.afterWrite();

@@ -166,8 +166,9 @@ export interface SubagentStore {
    * A follow-up task for a sub-agent (`subagents followup`, Codex's followup_task), in one transaction: the task input is
    * stored (deduplicated by its idempotency key: a repeat returns the existing input and changes nothing) and, when the
    * sub-agent had settled, it is live again (`pending`, its completion cleared), counted against `maxLive` like a spawn,
-   * with the tool call recorded when `call` is given. A live one only gets the input. Refused, writing nothing, when it
-   * was cancelled or archived (`closed`), or when its last completion has not left the outbox yet (`delivering`).
+   * with the tool call recorded when `call` is given; an archived one without a worktree is taken out of the archive
+   * (its session and history were kept). A live one only gets the input. Refused, writing nothing, when it was cancelled,
+   * or archived with its worktree removed (`closed`), or when its last completion has not left the outbox yet (`delivering`).
    */
   reopen(
     id: string,

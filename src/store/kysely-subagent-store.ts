@@ -234,7 +234,8 @@ export class KyselySubagentStore implements SubagentStore {
       const record = (await getRow(trx, id))!;
       const repeated = await trx.selectFrom('inputs').selectAll().where('idempotency_key', '=', task.idempotencyKey).executeTakeFirst();
       if (repeated) return { subagent: record, input: toInput(repeated), created: false, reopened: false };
-      if (record.archivedAt !== null) return { closed: 'archived' as const, subagent: record };
+      // Archived with its worktree removed, it has nowhere to work; without one, its session and history are all there.
+      if (record.archivedAt !== null && record.worktree !== null) return { closed: 'archived' as const, subagent: record };
       if (record.state === 'cancelled') return { closed: 'cancelled' as const, subagent: record };
       if (LIVE.includes(record.state)) {
         if (limits.call) await recordToolCall(trx, limits.call, now);
@@ -261,6 +262,7 @@ export class KyselySubagentStore implements SubagentStore {
           diagnostic: null,
           completion: null,
           settled_at: null,
+          archived_at: null,
           history: json(history),
           updated_at: now,
         })
@@ -268,6 +270,8 @@ export class KyselySubagentStore implements SubagentStore {
         .where('state', '=', record.state)
         .executeTakeFirst();
       if (Number(reopened.numUpdatedRows) !== 1) throw new Error(`sub-agent ${id} changed while it was reopened`);
+      if (record.archivedAt !== null)
+        await trx.updateTable('sessions').set({ state: 'idle', updated_at: now }).where('key', '=', record.sessionKey).execute();
       const { input } = await insertInput(trx, task, now);
       const subagent = (await getRow(trx, id))!;
       await appendEvent(trx, event(subagent, { reopened: true }), now);

@@ -1393,6 +1393,26 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
         );
       });
 
+      it('reopen refuses a cancelled sub-agent, and an archived one whose worktree was removed, writing nothing', async () => {
+        await spawnChild({ worktree: { path: '/tmp/wt-c1', branch: 'switchboard/subagent-c1', repo: '/tmp/repo' } });
+        await runChild('done');
+        await store.subagents.markCompletion('c1', 'delivered', 6000);
+        await store.subagents.markArchived('c1', 7000);
+        const task = newInput(child, { idempotencyKey: 'followup:c1:k2', provenance: { kind: 'subagent_task', sourceSession: S } });
+        expect(await store.subagents.reopen('c1', task, 8000, { maxLive: 5 })).toMatchObject({ closed: 'archived' });
+        const other = 'agent:support:subagent:c3';
+        await spawnChild({ id: 'c3', sessionKey: other, correlationId: 'corr-3' });
+        await store.subagents.settle(
+          'c3',
+          { state: 'cancelled', diagnostic: 'killed', text: null, notifyParent: false, maxResultChars: 100 },
+          8000,
+        );
+        const toOther = newInput(other, { idempotencyKey: 'followup:c3:k1', provenance: { kind: 'subagent_task', sourceSession: S } });
+        expect(await store.subagents.reopen('c3', toOther, 8500, { maxLive: 5 })).toMatchObject({ closed: 'cancelled' });
+        expect(await store.inputs.listQueued(child)).toHaveLength(0);
+        expect(await store.inputs.listQueued(other)).toHaveLength(1);
+      });
+
       it("ids as the gateway makes them (UUIDs): a child's run commits and its completion row is stored (PostgreSQL enforces lengths)", async () => {
         const subagentId = randomUUID();
         const runId = randomUUID();

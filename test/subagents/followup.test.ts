@@ -1,7 +1,8 @@
 /**
  * Codex's followup_task as `subagents followup`: a finished sub-agent takes another task in its own session, is live
  * again and reports back with a new completion event; a busy one takes it after its current run; a repeat of the
- * same call sends it once; a killed one, an archived one or one past the children limit is refused with the reason.
+ * same call sends it once; an archived one comes back with its history (Codex reloads an evicted agent); a killed one or one
+ * past the children limit is refused with the reason.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Gateway } from '../../src/gateway/gateway.js';
@@ -124,13 +125,18 @@ describe('subagents followup', () => {
     );
   });
 
-  it('an archived sub-agent is refused with the setting that archived it', async () => {
+  it('an archived sub-agent (Codex: evicted) comes back out of the archive with its session and history', async () => {
     gateway = await startTestGateway(config(RULES));
     const child = await finishedCounter();
     await gateway.store.subagents.markArchived(child.handle.subagentId, Date.now());
-    await expect(gateway.subagents.followup(await record(child.childSessionKey), from(), 'count goats')).rejects.toMatchObject({
-      code: 'SUBAGENT_NOT_RUNNING',
-      message: expect.stringContaining('agents.defaults.subagents.archiveAfterMinutes'),
+    expect((await gateway.store.sessions.get(child.childSessionKey))!.state).toBe('archived');
+    const again = await gateway.subagents.followup(await record(child.childSessionKey), from(), 'count goats');
+    expect(again).toMatchObject({ reopened: true, previousState: 'succeeded' });
+    const done = await waitUntil('the follow-up settled', async () => {
+      const current = await record(child.childSessionKey);
+      return current.state === 'succeeded' && current;
     });
+    expect(done).toMatchObject({ result: 'counted goats', archivedAt: null });
+    expect((await gateway.store.sessions.get(child.childSessionKey))!.state).not.toBe('archived');
   });
 });
