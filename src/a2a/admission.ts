@@ -4,6 +4,7 @@
  * idempotency key is made of both ids). Used by the executor for each message, by the task store before the SDK saves a
  * follow-up into its task's history, and by the task watch for a task saved before its message became an input.
  */
+import { carriedConversation } from '../core/hops.js';
 import { Role, Task, TaskState, type Message } from '@a2a-js/sdk';
 import type { ServerCallContext } from '@a2a-js/sdk/server';
 import { matchesAny } from '../core/tool-policy.js';
@@ -81,6 +82,7 @@ export class A2AAdmission {
       messageId: message.messageId,
       text: messageText(message),
       peer: task.owner,
+      conversation: carriedConversation(message.metadata?.switchboard),
     });
   }
 

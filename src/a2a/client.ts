@@ -9,6 +9,7 @@
  * while it follows; a gateway takes up the tasks whose follower's claim lapsed (it died) and the tasks a run waited
  * for when that run was interrupted. A task whose waiting run still runs, on any gateway, is that run's.
  */
+import { carried, type Conversation } from '../core/hops.js';
 import { randomUUID } from 'node:crypto';
 import { taskStateToJSON, type Message, type Task } from '@a2a-js/sdk';
 import type { Client } from '@a2a-js/sdk/client';
@@ -80,11 +81,25 @@ export class A2AClientService {
    * a2a_send: sends and waits up to `timeoutSeconds` for the task to settle. If it has not by then, the
    * task is followed in the background and its result arrives in `sessionKey` as a message.
    */
+  /** The hop budget every carrier between agents keeps (session.agentToAgent.maxHops). */
+  get maxHops(): number {
+    return this.deps.config.session.agentToAgent.maxHops;
+  }
+
   async send(
     requester: { agentId: string; sessionKey: string; runId?: string },
     ref: RemoteRef,
     /** `messageId`: stable across retries (the tool-call ledger's key), so the remote can dedupe the send. */
-    request: { message: string; timeoutSeconds: number; messageId?: string; contextId?: string; taskId?: string; signal?: AbortSignal },
+    request: {
+      message: string;
+      timeoutSeconds: number;
+      messageId?: string;
+      contextId?: string;
+      taskId?: string;
+      signal?: AbortSignal;
+      /** The sending run's conversation, one hop further: a Switchboard on the far side counts it (the hop budget). */
+      conversation?: Conversation;
+    },
   ): Promise<RemoteResult | { state: 'timeout'; taskId: string; contextId: string; note: string }> {
     const target = this.remotes.resolve(requester.agentId, ref);
     // A rerun of the same call (same ledger key): pick up the task the first attempt made, send nothing.
@@ -93,6 +108,7 @@ export class A2AClientService {
     const client = await this.remotes.client(target);
     const card = await client.getAgentCard();
     const message = textMessage(request.message, request.messageId ?? randomUUID(), request.contextId, request.taskId);
+    if (request.conversation) message.metadata = { ...message.metadata, switchboard: carried(request.conversation) };
     const deadline = this.deps.clock.now() + request.timeoutSeconds * 1000;
     const params = {
       tenant: '',

@@ -6,7 +6,7 @@
  */
 import { Task, TaskState, type Message, type TaskStatus } from '@a2a-js/sdk';
 import { AgentEvent, type AgentExecutor, type ExecutionEventBus, type RequestContext, type ServerCallContext } from '@a2a-js/sdk/server';
-import { errorMessage } from '../core/errors.js';
+import { SwitchboardError, errorMessage } from '../core/errors.js';
 import { a2aSessionKey } from '../core/session-key.js';
 import type { WaitResult } from '../gateway/gateway.js';
 import type { GatewayApi } from '../gateway/gateway-api.js';
@@ -248,6 +248,11 @@ export class GatewayAgentExecutor implements AgentExecutor {
         // A gateway that stops takes no new input, and the message is not refused for it: a task saved already is
         // taken up at the next start (the task watch adopts it); the blocking path saved none, and says so.
         if (this.gateway.stopping) return 'stopping';
+        // Past the hop budget the message is refused, as a policy refusal is: the agents were passing it around.
+        if (SwitchboardError.isInstance(error) && error.code === 'HOP_LIMIT_EXCEEDED') {
+          await progress.end({ state: TaskState.TASK_STATE_REJECTED, text: error.message });
+          return 'ended';
+        }
         await progress.end({ state: TaskState.TASK_STATE_FAILED, text: `the gateway did not accept the message: ${errorMessage(error)}` });
         return 'ended';
       }

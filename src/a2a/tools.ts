@@ -1,5 +1,7 @@
 /** Tools for A2A: answering A2A callers, and calling remote A2A agents. */
+import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
+import { hopRefusal, onwardHop } from '../core/hops.js';
 import { SwitchboardError } from '../core/errors.js';
 import { defineTool, type GatewayTool } from '../gateway/tool-contract.js';
 import { asToolResult } from '../tools/session-tools.js';
@@ -53,6 +55,10 @@ export function createA2AClientTools(client: A2AClientService): GatewayTool[] {
       execute: (args, context) =>
         asToolResult(async () => {
           if (args.message.trim() === '') throw new SwitchboardError('INVALID_REQUEST', 'message is required');
+          // The hop budget: refused here, where the model can answer instead, as well as by a receiving Switchboard.
+          const conversation = onwardHop(context.conversation, () => context.runId || randomUUID());
+          const loop = hopRefusal(conversation, client.maxHops, 'A2A message');
+          if (loop) throw new SwitchboardError('HOP_LIMIT_EXCEEDED', loop, { hop: conversation.hop });
           return client.send({ agentId: context.agentId, sessionKey: context.sessionKey, runId: context.runId }, ref(args), {
             message: args.message,
             timeoutSeconds: args.timeoutSeconds ?? 60,
@@ -60,6 +66,7 @@ export function createA2AClientTools(client: A2AClientService): GatewayTool[] {
             ...(args.taskId ? { taskId: args.taskId } : {}),
             ...(args.contextId ? { contextId: args.contextId } : {}),
             signal: context.signal,
+            conversation,
           });
         }),
     }),

@@ -6,6 +6,7 @@
  * publishes it and wakes the dispatcher.
  */
 import { randomUUID } from 'node:crypto';
+import { closest } from '../config/issues.js';
 import { BOARD_STATES, type BlockKind, type BoardState } from '../core/board.js';
 import { boardSessionKey } from '../core/session-key.js';
 import { SwitchboardError } from '../core/errors.js';
@@ -136,7 +137,7 @@ export class BoardService {
     }
   }
 
-  async create(request: CreateTaskRequest, actor: BoardActor): Promise<{ task: BoardTaskRecord; created: boolean }> {
+  async create(request: CreateTaskRequest, actor: BoardActor): Promise<{ task: BoardTaskRecord; created: boolean; warning?: string }> {
     const title = request.title.trim();
     if (title.length === 0 || title.length > MAX_TITLE) throw bad(`title: expected 1 to ${MAX_TITLE} characters`);
     const body = request.body ?? '';
@@ -183,7 +184,25 @@ export class BoardService {
       },
       this.clock.now(),
     );
-    return created.created ? this.changed(created) : created;
+    const warning = assignee ? await this.unknownAssignee(assignee) : undefined;
+    const answer = warning ? { ...created, warning } : created;
+    return created.created ? this.changed(answer) : answer;
+  }
+
+  /**
+   * Why a task for this assignee may wait forever: it is no agent of this gateway, no remote agent, and no worker
+   * ever claimed a task under that name (a typo, say). The task is created all the same: a new outside worker
+   * may be about to start.
+   */
+  private async unknownAssignee(assignee: string): Promise<string | undefined> {
+    const gateway = this.gateway();
+    if (gateway.agents.has(assignee) || this.isRemoteAgent(assignee) || (await this.store.workerSeen(assignee))) return undefined;
+    const agents = [
+      ...gateway.agents.list().map((agent) => agent.config.id),
+      ...gateway.config.a2a.remoteAgents.map((remote) => remote.id),
+    ];
+    const near = closest(assignee, agents);
+    return `assignee "${assignee}" is no agent of this gateway (${agents.join(', ') || 'none'}) and no worker has claimed a task under that name yet, so the task waits until one does${near ? ` (did you mean "${near}"?)` : ''}`;
   }
 
   private isRemoteAgent(id: string): boolean {

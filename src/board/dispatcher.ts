@@ -7,7 +7,9 @@
  * (BoardStore.fenced): once another gateway took the lease, the next write is refused and this one stops.
  */
 import { SwitchboardError, errorMessage } from '../core/errors.js';
-import type { BoardClaim, BoardStore } from '../ports/index.js';
+import type { BoardClaim, BoardStore, BoardTaskRecord } from '../ports/index.js';
+import type { Conversation } from '../core/hops.js';
+import { boardTaskOfSession } from '../core/session-key.js';
 import type { Clock } from '../ports/index.js';
 import type { GatewayApi } from '../gateway/gateway-api.js';
 import type { WaitResult } from '../gateway/gateway-queries.js';
@@ -245,12 +247,23 @@ export class BoardDispatcher {
         taskId: claim.taskId,
         attempt: claim.attempt,
         text: agentTaskPrompt(view, this.deps.gateway().config.gateway.maxMessageChars),
+        conversation: await this.conversationOf(view.task),
       });
       this.followers.set(claim.taskId, newFollower(claim, { agentId, board: view.task.board, inputId: input.id }));
       // The attempt names its input, so that `board show` can name the run that took it; a claim lost meanwhile leaves it unnamed.
       await this.deps.store.noteRef(claim.taskId, claim.token, input.id, this.deps.clock.now()).catch(() => {});
     } catch (error) {
       if (SwitchboardError.isInstance(error) && error.code === 'GATEWAY_STOPPING') return;
+      if (SwitchboardError.isInstance(error) && error.code === 'HOP_LIMIT_EXCEEDED') {
+        // Another attempt would be refused the same way: the task waits for a person, with the reason.
+        this.wrote = true;
+        await this.writes!.block(claim.taskId, claim.token, { kind: 'failed', reason: error.message }, this.deps.clock.now()).catch(
+          (blocked) => {
+            if (!(SwitchboardError.isInstance(blocked) && blocked.code === 'CLAIM_LOST')) throw blocked;
+          },
+        );
+        return;
+      }
       await this.failQuietly(claim.taskId, claim.token, `could not hand the task to agent ${agentId}: ${errorMessage(error)}`);
     }
   }
@@ -335,6 +348,28 @@ export class BoardDispatcher {
     });
     if (ended) this.followers.delete(follower.taskId);
     return ended;
+  }
+
+  /**
+   * The hop budget on the board: a task that an agent created while it worked on a board task is one hop further than
+   * that task, so agents that hand each other tasks stop at session.agentToAgent.maxHops. The chain of creators is
+   * walked (at most one step past the budget); a task a person or an outside worker created starts none.
+   */
+  private async conversationOf(task: BoardTaskRecord): Promise<Conversation | undefined> {
+    const limit = this.deps.gateway().config.session.agentToAgent.maxHops + 1;
+    let hop = 0;
+    let root = task;
+    const seen = new Set([task.id]);
+    while (hop < limit) {
+      const parentId = boardTaskOfSession(root.creator);
+      if (!parentId || seen.has(parentId)) break;
+      const parent = await this.deps.store.get(parentId);
+      if (!parent) break;
+      seen.add(parentId);
+      hop += 1;
+      root = parent;
+    }
+    return hop === 0 ? undefined : { id: `board:${root.id}`, hop };
   }
 
   private async failQuietly(taskId: string, token: number, why: string): Promise<void> {

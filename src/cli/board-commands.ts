@@ -127,7 +127,7 @@ board
         triage?: boolean;
       },
     ) => {
-      const answer = await client().request<{ task: BoardTaskRecord; created: boolean }>('POST', '/v1/board/tasks', {
+      const answer = await client().request<{ task: BoardTaskRecord; created: boolean; warning?: string }>('POST', '/v1/board/tasks', {
         title,
         body: options.body,
         board: options.board,
@@ -141,6 +141,8 @@ board
         triage: options.triage,
       });
       print(answer, () => `${answer.created ? 'created' : 'already there (same key)'}: ${answer.task.id} (${answer.task.state})`);
+      // In --json too, on stderr: a typo in --assignee would otherwise wait forever without a word.
+      if (answer.warning) process.stderr.write(`switchboard: warning: ${answer.warning}\n`);
     },
   );
 

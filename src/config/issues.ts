@@ -66,7 +66,8 @@ function secretShown(value: unknown): string {
     : `a ${Array.isArray(value) ? 'list' : typeof value} (not shown)`;
 }
 
-function closest(word: string, candidates: string[]): string | undefined {
+/** The candidate nearest to `word` (a typo of it), or undefined when none is near: for "did you mean" hints. */
+export function closest(word: string, candidates: readonly string[]): string | undefined {
   let best: string | undefined;
   let bestDistance = Infinity;
   for (const candidate of candidates) {

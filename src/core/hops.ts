@@ -34,3 +34,23 @@ export function hopRefusal(conversation: Conversation, maxHops: number, what = '
     `session.agentToAgent.maxHops (${maxHops}): the agents are passing it around in a chain or a cycle; answer instead of forwarding it again`
   );
 }
+
+/** What a message carries for the budget, as it is written into a file, an inbox entry or A2A metadata. */
+export interface CarriedHop {
+  conversation: string;
+  hop: number;
+}
+
+export function carried(conversation: Conversation): CarriedHop {
+  return { conversation: conversation.id, hop: conversation.hop };
+}
+
+/** The conversation a message carries, when it is well formed; anything else is read as absent (a message from outside). */
+export function carriedConversation(value: unknown): Conversation | undefined {
+  const found = value as Partial<Record<keyof CarriedHop, unknown>> | null | undefined;
+  if (!found || typeof found !== 'object') return undefined;
+  const { conversation, hop } = found;
+  if (typeof conversation !== 'string' || conversation.length === 0 || conversation.length > 200) return undefined;
+  if (typeof hop !== 'number' || !Number.isInteger(hop) || hop < 1) return undefined;
+  return { id: conversation, hop };
+}

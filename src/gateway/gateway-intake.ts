@@ -103,11 +103,14 @@ export abstract class GatewayIntake extends GatewayQueries {
     messageId: string;
     text: string;
     peer: string;
+    /** The conversation and hop the message carries when another Switchboard agent sent it (the hop budget). */
+    conversation?: Conversation;
   }): Promise<{ sessionKey: string; input: InputRecord }> {
     if (this.stopping) throw new SwitchboardError('GATEWAY_STOPPING', 'the gateway is shutting down; send again once it has restarted');
     const text = this.validateMessage(request.text);
     const agent = this.agents.get(request.agentId);
     const sessionKey = a2aSessionKey(agent.config.id, request.peer, request.contextId);
+    const hop = await this.admitHop(request.conversation, { channel: 'a2a', sessionKey, from: request.peer });
     await this.store.sessions.ensure({ key: sessionKey, agentId: agent.config.id }, this.clock.now());
     const input = await this.accept({
       id: this.ids.next(),
@@ -115,7 +118,7 @@ export abstract class GatewayIntake extends GatewayQueries {
       idempotencyKey: `a2a:${request.taskId}:${request.messageId}`,
       mode: 'followup',
       text,
-      provenance: { kind: 'a2a', channel: 'a2a', peer: request.peer },
+      provenance: { kind: 'a2a', channel: 'a2a', peer: request.peer, ...hop },
     });
     return { sessionKey, input };
   }
@@ -179,6 +182,8 @@ export abstract class GatewayIntake extends GatewayQueries {
     taskId: string;
     attempt: number;
     text: string;
+    /** How many times the task was passed on from agent to agent through the board (the hop budget). */
+    conversation?: Conversation;
   }): Promise<{ sessionKey: string; input: InputRecord }> {
     if (this.stopping)
       throw new SwitchboardError(
@@ -187,6 +192,7 @@ export abstract class GatewayIntake extends GatewayQueries {
       );
     const agent = this.agents.get(request.agentId);
     const sessionKey = boardSessionKey(agent.config.id, request.taskId);
+    const hop = await this.admitHop(request.conversation, { channel: 'board', sessionKey, from: request.taskId });
     await this.store.sessions.ensure({ key: sessionKey, agentId: agent.config.id, label: `board:${request.taskId}` }, this.clock.now());
     const input = await this.accept({
       id: this.ids.next(),
@@ -194,7 +200,7 @@ export abstract class GatewayIntake extends GatewayQueries {
       idempotencyKey: `board:${request.taskId}:${request.attempt}`,
       mode: 'followup',
       text: this.validateMessage(request.text),
-      provenance: { kind: 'board', channel: 'board', peer: request.taskId },
+      provenance: { kind: 'board', channel: 'board', peer: request.taskId, ...hop },
     });
     return { sessionKey, input };
   }

@@ -4,6 +4,7 @@
  * written whole (temporary file, fsync, rename) and only under the lock, after reading what is there: nothing another
  * writer put in the file is lost.
  */
+import type { CarriedHop } from '../core/hops.js';
 import { mkdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { basename, dirname } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -86,7 +87,7 @@ export interface ClaudeInboxEntry {
   color?: string;
   summary?: string;
   /** Set by a Switchboard gateway on what its agents write: the conversation and hop (the hop budget, core/hops.ts). */
-  switchboard?: { conversation: string; hop: number };
+  switchboard?: CarriedHop;
 }
 
 export function isInboxEntry(value: unknown): value is ClaudeInboxEntry {

@@ -8,7 +8,7 @@
  * same input (its key is a hash of sender, time and text). Replies are appended to the sender's inbox through the
  * outbox, once.
  */
-import type { Conversation } from '../core/hops.js';
+import { carried, carriedConversation, type Conversation } from '../core/hops.js';
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
@@ -194,7 +194,7 @@ export class ClaudeTeam {
       timestamp: new Date(row.createdAt).toISOString(),
       read: false,
       summary: text.split('\n')[0].slice(0, 60),
-      ...(payload.conversation ? { switchboard: { conversation: payload.conversation.id, hop: payload.conversation.hop } } : {}),
+      ...(payload.conversation ? { switchboard: carried(payload.conversation) } : {}),
     });
   }
 }
@@ -251,14 +251,4 @@ export class ClaudeTeams {
         this.deps.log(`team ${id}: Claude Code files: ${SwitchboardError.isInstance(error) ? error.message : errorMessage(error)}`),
       );
   }
-}
-
-/** The conversation an entry carries, when it is well formed (anything else is read as absent, as the file mailbox does). */
-function carriedConversation(value: unknown): Conversation | undefined {
-  const carried = value as { conversation?: unknown; hop?: unknown } | null | undefined;
-  if (!carried || typeof carried !== 'object') return undefined;
-  const { conversation, hop } = carried;
-  if (typeof conversation !== 'string' || conversation.length === 0 || conversation.length > 200) return undefined;
-  if (typeof hop !== 'number' || !Number.isInteger(hop) || hop < 1) return undefined;
-  return { id: conversation, hop };
 }

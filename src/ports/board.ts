@@ -150,6 +150,8 @@ export interface BoardStore {
   view(id: string, options?: { comments?: number }): Promise<BoardTaskView | undefined>;
   /** Highest priority first, then oldest. */
   list(filter?: BoardTaskFilter): Promise<BoardTaskRecord[]>;
+  /** Whether a worker of this name ever claimed a task of this store (an attempt names it). */
+  workerSeen(worker: string): Promise<boolean>;
   /** The tasks each of these depends on; a task with none is left out. */
   dependencies(taskIds: readonly string[]): Promise<Record<string, string[]>>;
   /** `taskId` depends on `dependsOn` from now on; a cycle is refused with its path. A ready task goes back to todo. */

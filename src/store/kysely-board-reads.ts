@@ -80,6 +80,12 @@ export class KyselyBoardReads {
   }
 
   /** The tasks each of these depends on (`board list`); a task with none is left out. */
+  async workerSeen(worker: string): Promise<boolean> {
+    // Asked only for an assignee that is no agent (board create): a scan that stops at the first attempt it finds.
+    const row = await this.db.selectFrom('board_attempts').select('task_id').where('worker', '=', worker).limit(1).executeTakeFirst();
+    return row !== undefined;
+  }
+
   async dependencies(taskIds: readonly string[]): Promise<Record<string, string[]>> {
     const deps: Record<string, string[]> = {};
     // In pages, under every driver's limit of bound parameters.

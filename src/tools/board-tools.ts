@@ -76,8 +76,11 @@ export function createBoardTools(board: BoardService, agentPatterns: readonly st
       execute: (args, context) =>
         asToolResult(async () => {
           // Without a key, the ledger's key for this call: a retried run creates nothing twice.
-          const { task, created } = await board.create({ ...args, idempotencyKey: args.key ?? context.idempotencyKey }, actor(context));
-          return { created, task: brief(task) };
+          const { task, created, warning } = await board.create(
+            { ...args, idempotencyKey: args.key ?? context.idempotencyKey },
+            actor(context),
+          );
+          return { created, task: brief(task), ...(warning ? { warning } : {}) };
         }),
     }),
     defineTool({

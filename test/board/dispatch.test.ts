@@ -49,6 +49,24 @@ const config = (extra = '') => `{
   } } } },
 }`;
 
+describe('board: an assignee nobody will take', () => {
+  it('create warns about an assignee that is no agent and no worker seen yet, with a "did you mean"; agents, remote agents and seen workers pass quietly', async () => {
+    const { board } = await start(config('a2a: { remoteAgents: [{ id: "far", url: "http://127.0.0.1:9" }] },'));
+    const typo = await board.create({ title: 'intro', assignee: 'writr' }, USER);
+    expect(typo.task.assignee).toBe('writr');
+    expect(typo.warning).toBe(
+      'assignee "writr" is no agent of this gateway (writer, lazy, blocker, planner, slow, twice, far) and no worker has claimed a task under that name yet, so the task waits until one does (did you mean "writer"?)',
+    );
+    expect((await board.create({ title: 'etl', assignee: 'nightly-etl' }, USER)).warning).toMatch(
+      /^assignee "nightly-etl" is no agent of this gateway \(.*\) and no worker has claimed a task under that name yet, so the task waits until one does$/,
+    );
+    for (const known of ['lazy', 'far']) expect((await board.create({ title: known, assignee: known }, USER)).warning).toBeUndefined();
+    await board.claim({ worker: 'nightly-etl', assignee: 'nightly-etl' });
+    expect((await board.create({ title: 'etl 2', assignee: 'nightly-etl' }, USER)).warning).toBeUndefined();
+    expect((await board.create({ title: 'anyone' }, USER)).warning).toBeUndefined();
+  });
+});
+
 async function start(configText: string): Promise<{ board: BoardService; dispatcher: BoardDispatcher }> {
   let board!: BoardService;
   let dispatcher!: BoardDispatcher;

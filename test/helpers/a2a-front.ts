@@ -18,13 +18,18 @@ export interface A2AFront {
 
 /**
  * A gateway configured from `configText` with its A2A front over `tasks` (the store's, or a spy on it), on `store` (a
- * new in-memory one by default).
+ * new in-memory one by default), listening on `port` (any free one by default).
  */
-export async function serveA2AFront(configText: string, tasks?: (store: A2ATaskStore) => A2ATaskStore, store?: Store): Promise<A2AFront> {
+export async function serveA2AFront(
+  configText: string,
+  tasks?: (store: A2ATaskStore) => A2ATaskStore,
+  store?: Store,
+  port = 0,
+): Promise<A2AFront> {
   const gateway = await startTestGateway(configText, {}, store);
   const front = new A2AServer(gateway, tasks ? tasks(gateway.store.a2aTasks) : gateway.store.a2aTasks);
   const listener = createServer((request, response) => front.handle(request, response));
-  await new Promise<void>((resolve) => listener.listen(0, '127.0.0.1', resolve));
+  await new Promise<void>((resolve) => listener.listen(port, '127.0.0.1', resolve));
   const url = `http://127.0.0.1:${(listener.address() as AddressInfo).port}`;
   await front.start(url);
   return {

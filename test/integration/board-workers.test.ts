@@ -143,6 +143,18 @@ describe('board: watching', () => {
 });
 
 describe('board: bad input', () => {
+  it('create with an assignee that is no agent and no worker seen yet warns, in the text output and in the JSON answer', async () => {
+    const text = await cli('board', 'create', 'x', '--assignee', 'writr');
+    expect(text.code).toBe(0);
+    expect(text.stdout).toMatch(/^created: \S+ \(ready\)\n$/);
+    expect(text.stderr).toBe(
+      'switchboard: warning: assignee "writr" is no agent of this gateway (writer, ref) and no worker has claimed a task under that name yet, so the task waits until one does (did you mean "writer"?)\n',
+    );
+    const { body } = await suite.gw.request<{ warning?: string }>('POST', '/v1/board/tasks', { title: 'y', assignee: 'writr' });
+    expect(body.warning).toContain('(did you mean "writer"?)');
+    expect((await cli('board', 'create', 'z', '--assignee', 'writer')).stderr).toBe('');
+  });
+
   it('each refusal is a 4xx naming what is wrong', async () => {
     const { gw } = suite;
     expect(await gw.request('POST', '/v1/board/tasks', { body: 'no title' })).toEqual({

@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadConfigFile } from '../../src/config/load.js';
+import type { BoardService } from '../../src/board/board.js';
 import type { Gateway } from '../../src/gateway/gateway.js';
 import { startGateway } from '../../src/app.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
@@ -36,6 +37,36 @@ describe('the demo (examples/demo.json5)', () => {
     expect((reply.payload as { text: string }).text).toBe(
       'Our researcher is done. In short: Technical take on "Research for a customer: cache invalidation": state the expected behaviour as a test, reproduce it, and change one thing at a time.\nWant me to dig deeper into any part of it?',
     );
+  });
+
+  it('each demo agent finishes a board task given to it (board_complete), so a first "board create --assignee" works', async () => {
+    const { config } = loadConfigFile(join(ROOT, 'examples/demo.json5'));
+    let board!: BoardService;
+    gateway = await startGateway(
+      { config, store: await SqliteStore.open({ path: ':memory:' }), gatewayId: 'gw-demo' },
+      { onBoard: (made) => (board = made) },
+    );
+    const user = { kind: 'user' as const, name: 'user' };
+    // A title with words the agents' other rules answer (error, time): a task is a task, whatever it says.
+    const tasks = await Promise.all(
+      ['support', 'expert', 'critic'].map(
+        async (agent) => (await board.create({ title: `look at the timeout error ${agent}`, assignee: agent }, user)).task,
+      ),
+    );
+    const ended = await waitUntil(
+      'every task ended',
+      async () => {
+        const now = await Promise.all(tasks.map((task) => board.store.get(task.id)));
+        return now.every((task) => task && !['ready', 'running'].includes(task.state)) && now;
+      },
+      20_000,
+    );
+    expect(ended.map((task) => [task!.assignee, task!.state, task!.failures])).toEqual([
+      ['support', 'done', 0],
+      ['expert', 'done', 0],
+      ['critic', 'done', 0],
+    ]);
+    for (const task of ended) expect(task!.result).toContain(`"look at the timeout error ${task!.assignee}"`);
   });
 
   it('a greeting with a question gets the answer, not only the greeting', async () => {

@@ -132,6 +132,14 @@ export function describeBoardContract(name: string, open: () => Promise<Store>):
       expect((await board.claim({ worker: 'w', assignee: 'carol', ttlMs: TTL }, 2000))!.taskId).toBe(assigned.id);
     });
 
+    it('workerSeen: a name is seen once a worker claimed a task under it, not when a task is only assigned to it', async () => {
+      await board.create(newTask({ assignee: 'dave' }), 1000);
+      expect(await board.workerSeen('dave')).toBe(false);
+      await board.claim({ worker: 'dave', ttlMs: TTL }, 2000);
+      expect(await board.workerSeen('dave')).toBe(true);
+      expect(await board.workerSeen('Dave')).toBe(false);
+    });
+
     it('claim: concurrent claims never take one task twice', async () => {
       for (let i = 0; i < 10; i++) await board.create(newTask(), 1000 + i);
       const claims = await Promise.all(Array.from({ length: 20 }, (_, i) => board.claim({ worker: `w${i}`, ttlMs: TTL }, 5000)));
