@@ -6,6 +6,20 @@
  */
 import express, { type NextFunction, type Request, type Response } from 'express';
 
+const ERROR_INFO_TYPE = 'type.googleapis.com/google.rpc.ErrorInfo';
+/** ErrorInfo's domain for A2A's own errors (A2A 1.0, section 11.6). */
+export const A2A_ERROR_DOMAIN = 'a2a-protocol.org';
+/** ErrorInfo's domain for this gateway's refusals, which are not A2A errors: authentication, permission, rate limit. */
+export const GATEWAY_ERROR_DOMAIN = 'switchboard';
+
+/**
+ * A `google.rpc.ErrorInfo` detail, as A2A 1.0 puts one in JSON-RPC's `error.data` array and HTTP+JSON's
+ * `error.details` (sections 9.5 and 11.6). Metadata values are strings, as ErrorInfo's map is.
+ */
+export function errorInfo(reason: string, domain: string, metadata?: Record<string, string>): Record<string, unknown> {
+  return { '@type': ERROR_INFO_TYPE, reason, domain, ...(metadata ? { metadata } : {}) };
+}
+
 const INVALID_REQUEST = -32600;
 const INVALID_PARAMS = -32602;
 const PARSE_ERROR = -32700;
@@ -136,9 +150,7 @@ export function restEdge(): express.RequestHandler {
         code: 415,
         status: 'INVALID_ARGUMENT',
         message: `unsupported Content-Type "${contentType}": send the body as application/json (or application/a2a+json)`,
-        details: [
-          { '@type': 'type.googleapis.com/google.rpc.ErrorInfo', reason: 'CONTENT_TYPE_NOT_SUPPORTED', domain: 'a2a-protocol.org' },
-        ],
+        details: [errorInfo('CONTENT_TYPE_NOT_SUPPORTED', A2A_ERROR_DOMAIN)],
       },
     });
   };

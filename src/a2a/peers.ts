@@ -1,8 +1,8 @@
 /**
  * Inbound A2A security: credentials are required unless the operator turned them off. A peer presents
  * its bearer token or API key; it may call only the agents (and skills) its entry allows, at most
- * `maxRequestsPerMinute` times a minute. Refusals use HTTP 401, 403 and 429 with a JSON-RPC error body
- * on the JSON-RPC endpoint and a google.rpc.Status-shaped body on the HTTP+JSON one.
+ * `maxRequestsPerMinute` times a minute. Refusals use HTTP 401, 403 and 429 in each binding's A2A error shape: a
+ * JSON-RPC error with a `google.rpc.ErrorInfo` in its `data` array, or a google.rpc.Status body with one in `details`.
  */
 import type { RefusalReport } from './refusals.js';
 import { timingSafeEqual } from 'node:crypto';
@@ -13,6 +13,7 @@ import { MemoryRateLimiter, retryAfterMs } from '../core/rate-limit.js';
 import { matchesAny } from '../core/tool-policy.js';
 import type { Clock } from '../ports/index.js';
 import { API_KEY_HEADER } from './agent-card.js';
+import { errorInfo, GATEWAY_ERROR_DOMAIN } from './edge.js';
 
 /** The caller as the SDK sees it; `peer` is its config entry (absent for an anonymous caller). */
 export class PeerUser implements User {
@@ -40,14 +41,22 @@ type Refusal = {
   retryAfterS?: number;
   /** The peer refused, when its credentials were valid. */
   peer?: string;
+  /** The config key that set the limit or the list that refused. */
+  setting?: string;
 };
 
 /**
- * JSON-RPC codes for refusals before the A2A layer (401, 403, 429). They lie outside both JSON-RPC's
- * reserved range and A2A's own codes (-32001 TaskNotFound, -32003, -32005, ...), so that no client
- * mistakes "unauthenticated" for "task not found".
+ * JSON-RPC codes for refusals before the A2A layer. A2A 1.0 defines no error for any of them: it calls an
+ * authentication or authorization error a "JSON-RPC custom error" (section 3.3.2), so 401 and 403 use codes outside
+ * JSON-RPC's reserved range and A2A's own, where no client mistakes "unauthenticated" for "task not found"; a rate
+ * limit is one of its "system errors", so 429 uses -32000, the one code of JSON-RPC's implementation-defined server
+ * error range (-32000 to -32099) that A2A does not keep for its own errors (-32001 to -32099). The ErrorInfo beside
+ * each (reason, and domain "switchboard") says which refusal it is.
  */
-export const PEER_ERROR_CODES: Record<number, number> = { 401: -31401, 403: -31403, 429: -31429 };
+export const PEER_ERROR_CODES: Record<number, number> = { 401: -31401, 403: -31403, 429: -32000 };
+
+/** ErrorInfo's reason for each refusal. */
+const ERROR_INFO_REASONS: Record<number, string> = { 401: 'UNAUTHENTICATED', 403: 'PERMISSION_DENIED', 429: 'RATE_LIMIT_EXCEEDED' };
 
 export class PeerGuard {
   /** Per peer, in memory: it guards this process before any work, and a restart may forget it. */
@@ -90,6 +99,7 @@ export class PeerGuard {
         reason: 'PERMISSION_DENIED',
         message: `peer "${peer.id}" may not call agent "${agentId}" (a2a.server.peers[].agents allows ${peer.agents.join(', ')})`,
         peer: peer.id,
+        setting: 'a2a.server.peers[].agents',
       };
     }
     const limited = this.limit(
@@ -124,6 +134,7 @@ export class PeerGuard {
       reason: 'RESOURCE_EXHAUSTED',
       message: `${who} made ${reached.limited.count} requests in the last minute, its limit (${key}); retry later`,
       retryAfterS: Math.max(1, Math.ceil(retryAfterMs(rate, reached.limited, now) / 1000)),
+      setting: key,
     };
   }
 
@@ -145,14 +156,20 @@ export class PeerGuard {
       });
       if (result.status === 401) response.setHeader('WWW-Authenticate', 'Bearer realm="switchboard"');
       if (result.retryAfterS) response.setHeader('Retry-After', String(result.retryAfterS));
+      // A2A 1.0's error details (sections 9.5, 11.6): an ErrorInfo, and for a rate limit a RetryInfo as well.
+      const details = [
+        errorInfo(ERROR_INFO_REASONS[result.status]!, GATEWAY_ERROR_DOMAIN, {
+          agent: agentId,
+          ...(result.peer ? { peer: result.peer } : {}),
+          ...(result.setting ? { setting: result.setting } : {}),
+          ...(result.retryAfterS ? { retryAfterSeconds: String(result.retryAfterS) } : {}),
+        }),
+        ...(result.retryAfterS ? [{ '@type': 'type.googleapis.com/google.rpc.RetryInfo', retryDelay: `${result.retryAfterS}s` }] : []),
+      ];
       const body =
         binding === 'jsonrpc'
-          ? {
-              jsonrpc: '2.0',
-              id: null,
-              error: { code: PEER_ERROR_CODES[result.status], message: result.message, data: { reason: result.reason } },
-            }
-          : { error: { code: result.status, status: result.reason, message: result.message } };
+          ? { jsonrpc: '2.0', id: null, error: { code: PEER_ERROR_CODES[result.status], message: result.message, data: details } }
+          : { error: { code: result.status, status: result.reason, message: result.message, details } };
       response.status(result.status).json(body);
     };
   }

@@ -66,6 +66,7 @@ describe('A2A server without credentials', () => {
       message:
         'the caller without credentials at 10.9.0.1 made 2 requests in the last minute, its limit (a2a.server.anonymousMaxRequestsPerMinute); retry later',
       retryAfterS: 60,
+      setting: 'a2a.server.anonymousMaxRequestsPerMinute',
     });
     now += 60_001;
     expect(outcomes()).toEqual(['anonymous', 'anonymous']);

@@ -8,8 +8,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGatewayProcess, stopGatewayProcess, tempConfig, type GatewayProcess } from '../helpers/process.js';
 
 const TOKEN = 'edge-peer-token-0123456789';
+const LIMITED = 'edge-limited-token-0123456789';
 const { configPath } = tempConfig(`{
-  a2a: { server: { enabled: true, agents: ["echo"], peers: [{ id: "peer", token: "${TOKEN}" }] }, push: { allowPrivateTargets: true } },
+  a2a: { server: { enabled: true, agents: ["echo"], peers: [{ id: "peer", token: "${TOKEN}" }, { id: "limited", token: "${LIMITED}", maxRequestsPerMinute: 2 }] }, push: { allowPrivateTargets: true } },
   agents: { list: [{ id: "echo", model: "scripted/echo" }] },
   models: { providers: { scripted: { type: "scripted", models: { echo: { rules: [{ reply: "echo: {{input}}" }] } } } } },
 }`);
@@ -147,14 +148,67 @@ describe('A2A edge: JSON-RPC requests checked before the SDK', () => {
     expect(created.result.id).toMatch(/^[0-9a-f-]{36}$/);
   });
 
-  it("401 uses a code outside A2A's range", async () => {
+  it("past its rate limit a peer gets 429 in each binding's A2A error shape: JSON-RPC -32000 with an ErrorInfo in data, HTTP+JSON with one in details", async () => {
+    const limited = { authorization: `Bearer ${LIMITED}` };
+    for (let i = 0; i < 2; i += 1)
+      expect((await rpc(call('GetTask', { id: 'none' }), { 'A2A-Version': '1.0', ...limited })).status).toBe(200);
+    const message = 'peer "limited" made 2 requests in the last minute, its limit (a2a.server.peers[].maxRequestsPerMinute); retry later';
+    const details = (retryAfter: string) => [
+      {
+        '@type': 'type.googleapis.com/google.rpc.ErrorInfo',
+        reason: 'RATE_LIMIT_EXCEEDED',
+        domain: 'switchboard',
+        metadata: { agent: 'echo', peer: 'limited', setting: 'a2a.server.peers[].maxRequestsPerMinute', retryAfterSeconds: retryAfter },
+      },
+      { '@type': 'type.googleapis.com/google.rpc.RetryInfo', retryDelay: `${retryAfter}s` },
+    ];
+    const viaRpc = await fetch(`${gw.url}/a2a/echo/jsonrpc`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...limited },
+      body: JSON.stringify(call('GetTask', { id: 'none' })),
+    });
+    expect(viaRpc.status).toBe(429);
+    const rpcAfter = viaRpc.headers.get('retry-after')!;
+    expect(rpcAfter).toMatch(/^\d+$/);
+    expect(await viaRpc.json()).toEqual({ jsonrpc: '2.0', id: null, error: { code: -32000, message, data: details(rpcAfter) } });
+    const viaRest = await fetch(`${gw.url}/a2a/echo/rest/tasks/none`, { headers: limited });
+    expect(viaRest.status).toBe(429);
+    const restAfter = viaRest.headers.get('retry-after')!;
+    expect(await viaRest.json()).toEqual({ error: { code: 429, status: 'RESOURCE_EXHAUSTED', message, details: details(restAfter) } });
+  });
+
+  it("401 uses a code outside A2A's range, with an ErrorInfo in data and in details", async () => {
     const response = await fetch(`${gw.url}/a2a/echo/jsonrpc`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify(call('GetTask', { id: 'x' })),
     });
     expect(response.status).toBe(401);
-    expect((await response.json()).error.code).toBe(-31401);
+    const info = (reason: string) => ({
+      '@type': 'type.googleapis.com/google.rpc.ErrorInfo',
+      reason,
+      domain: 'switchboard',
+      metadata: { agent: 'echo' },
+    });
+    expect(await response.json()).toEqual({
+      jsonrpc: '2.0',
+      id: null,
+      error: {
+        code: -31401,
+        message: 'credentials required: send "Authorization: Bearer <token>" or "X-API-Key: <key>"',
+        data: [info('UNAUTHENTICATED')],
+      },
+    });
+    const rest = await fetch(`${gw.url}/a2a/echo/rest/tasks/x`, { headers: { authorization: 'Bearer wrong' } });
+    expect(rest.status).toBe(401);
+    expect(await rest.json()).toEqual({
+      error: {
+        code: 401,
+        status: 'UNAUTHENTICATED',
+        message: 'the credentials are not valid for this gateway',
+        details: [info('UNAUTHENTICATED')],
+      },
+    });
   });
 });
 

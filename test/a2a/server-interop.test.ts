@@ -365,7 +365,14 @@ describe('A2A server: inbound security', () => {
       error: {
         code: -31401,
         message: 'credentials required: send "Authorization: Bearer <token>" or "X-API-Key: <key>"',
-        data: { reason: 'UNAUTHENTICATED' },
+        data: [
+          {
+            '@type': 'type.googleapis.com/google.rpc.ErrorInfo',
+            reason: 'UNAUTHENTICATED',
+            domain: 'switchboard',
+            metadata: { agent: 'support' },
+          },
+        ],
       },
     });
     const wrong = await fetch(`${gw.url}/a2a/support/rest/message:send`, {
@@ -375,7 +382,19 @@ describe('A2A server: inbound security', () => {
     });
     expect(wrong.status).toBe(401);
     expect(await wrong.json()).toEqual({
-      error: { code: 401, status: 'UNAUTHENTICATED', message: 'the credentials are not valid for this gateway' },
+      error: {
+        code: 401,
+        status: 'UNAUTHENTICATED',
+        message: 'the credentials are not valid for this gateway',
+        details: [
+          {
+            '@type': 'type.googleapis.com/google.rpc.ErrorInfo',
+            reason: 'UNAUTHENTICATED',
+            domain: 'switchboard',
+            metadata: { agent: 'support' },
+          },
+        ],
+      },
     });
   });
 
