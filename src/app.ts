@@ -33,6 +33,7 @@ import type { Teams } from './mailbox/teams.js';
 import type { ClaudeTeams } from './mailbox/claude-team.js';
 import { mailboxFront } from './mailbox/front.js';
 import { runtimesFront } from './runtimes/front.js';
+import { openChildRecords } from './processes.js';
 import { resolveLimits } from './core/subagent.js';
 
 /** What a caller of `startGateway` may want to hold on to: the A2A client, the board and its dispatcher. */
@@ -84,10 +85,12 @@ export function standardExtensions(parts: GatewayParts, hooks: StandardHooks = {
     resolveLimits(config.agents.defaults.subagents, config.agents.list.find((agent) => agent.id === agentId)?.subagents, agentId)
       .allowRuntimes.length > 0;
   const memory = new MemoryService(config, parts);
+  // exec commands, runtime children and terminals, in one record; what a killed previous process left is ended now.
+  const children = openChildRecords(parts.dataDir, parts.log);
   hooks.onMemory?.(memory);
   return [
     {
-      tools: [...BUILTIN_TOOLS, createExecTool(config), ...createSessionTools(parts.messaging), subagentsTool, requestInputTool],
+      tools: [...BUILTIN_TOOLS, createExecTool(config, children), ...createSessionTools(parts.messaging), subagentsTool, requestInputTool],
       agentTools: async (agentId) => [allowsRuntimes(agentId) ? runtimeSpawnTool : spawnTool],
     },
     {
@@ -107,7 +110,7 @@ export function standardExtensions(parts: GatewayParts, hooks: StandardHooks = {
     { agentTools: (agentId) => mcp.toolsFor(agentId), stop: () => mcp.stop() },
     { tools: config.memory.enabled ? memory.tools : [], start: () => memory.start(), stop: () => memory.stop() },
     ...front.extensions,
-    runtimesFront(parts),
+    runtimesFront(parts, children),
   ];
 }
 

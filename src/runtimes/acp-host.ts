@@ -14,7 +14,8 @@ import type {
 import { RequestError } from '@agentclientprotocol/sdk';
 import { readFile, stat } from 'node:fs/promises';
 import { atomicWrite, describeFsError, resolveExisting, resolveForWrite, shownPath } from '../tools/workspace-fs.js';
-import { type ChildRecords, RuntimeChild } from './child-process.js';
+import type { ChildRecords } from '../processes.js';
+import { RuntimeChild } from './child-process.js';
 import type { PermissionPolicy } from './acp-permissions.js';
 import type { RunRecorder } from './run-recorder.js';
 

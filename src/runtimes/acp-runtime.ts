@@ -15,7 +15,8 @@ import type { ExternalRunRequest, ExternalRuntime } from '../gateway/external-ru
 import type { ExecutedRun } from '../gateway/run-executor.js';
 import { answerWith, decidePermission } from './acp-permissions.js';
 import { AcpHost } from './acp-host.js';
-import { type ChildRecords, RuntimeChild } from './child-process.js';
+import type { ChildRecords } from '../processes.js';
+import { RuntimeChild } from './child-process.js';
 import { RunRecorder } from './run-recorder.js';
 import { executedRun, supervise, unfinished } from './supervise.js';
 

@@ -1,14 +1,11 @@
 /**
  * A runtime's child process (docs/runtimes.md): started in a process group of its own, so that a kill or a timeout
  * ends everything it started (`terminate`), with the last lines of its stderr kept for the report of a crash. While it
- * runs, its pid is recorded in `<dataDir>/runtimes/`, so that a gateway that was killed ends what its previous process
- * left running when it starts again (`reapLeftovers`), instead of leaving agents working for nobody.
+ * runs, its pid is recorded (ChildRecords, src/processes.ts), so that a gateway that was killed ends what its previous
+ * process left running when it starts again, instead of leaving agents working for nobody.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { join } from 'node:path';
-import { writeFileAtomic } from '../files.js';
-import { childEnvironment, killGroup } from '../processes.js';
+import { type ChildRecords, childEnvironment, killGroup } from '../processes.js';
 
 const STDERR_LINES = 20;
 
@@ -24,58 +21,6 @@ export interface ChildExit {
   signal: NodeJS.Signals | null;
   /** Set when the program could not be started at all (ENOENT and the like). */
   spawnError?: string;
-}
-
-/** The start time of a process in clock ticks since boot (/proc/<pid>/stat), to tell a pid from a reused one. */
-function startTicks(pid: number): string | undefined {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    // The command name (field 2) may hold spaces and parentheses: count from the last ')'.
-    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
-  } catch {
-    return undefined;
-  }
-}
-
-/** Where the gateway records the children it runs: one file per child, removed when the child is gone. */
-export class ChildRecords {
-  constructor(private readonly dir: string | undefined) {}
-
-  add(name: string, pid: number): void {
-    if (!this.dir) return;
-    mkdirSync(this.dir, { recursive: true });
-    writeFileAtomic(join(this.dir, `${name}.json`), JSON.stringify({ pid, ticks: startTicks(pid) ?? null }));
-  }
-
-  remove(name: string): void {
-    if (this.dir) rmSync(join(this.dir, `${name}.json`), { force: true });
-  }
-
-  /** Ends the process groups of children a previous process of this gateway left (it was killed); returns their pids. */
-  reapLeftovers(): number[] {
-    if (!this.dir) return [];
-    const reaped: number[] = [];
-    let names: string[];
-    try {
-      names = readdirSync(this.dir).filter((name) => name.endsWith('.json'));
-    } catch {
-      return [];
-    }
-    for (const name of names) {
-      const file = join(this.dir, name);
-      try {
-        const { pid, ticks } = JSON.parse(readFileSync(file, 'utf8')) as { pid: number; ticks: string | null };
-        // A pid the system gave to another process since is left alone. A leader that is gone may have left its group
-        // (what it started): the system never gives a live group's id to a new process, so that group is the child's.
-        const now = Number.isInteger(pid) && pid > 1 ? startTicks(pid) : 'invalid';
-        if ((now === undefined || ticks === null || now === ticks) && killGroup(pid, 'SIGKILL')) reaped.push(pid);
-      } catch {
-        // A record half-written by a killed gateway names nothing to end.
-      }
-      rmSync(file, { force: true });
-    }
-    return reaped;
-  }
 }
 
 export class RuntimeChild {

@@ -1,14 +1,16 @@
 /**
  * `exec` (docs/tools.md): a command run in the session's workspace without a shell, under a timeout, an output
  * cap and an environment allowlist. Off unless the agent's `exec.enabled`; never in a sandboxed session. A call
- * goes through the tool-call ledger: a crashed run's retry does not run the command a second time.
+ * goes through the tool-call ledger: a crashed run's retry does not run the command a second time. While a command
+ * runs, its pid is recorded with the gateway's other children: a gateway killed meanwhile ends it when it starts again.
  */
 import { spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { EXEC_DEFAULTS } from '../config/schema-tools.js';
 import type { SwitchboardConfig } from '../config/schema.js';
 import { sandboxedBy } from '../core/session-access.js';
-import { childEnvironment, killGroup } from '../processes.js';
+import { type ChildRecords, childEnvironment, killGroup } from '../processes.js';
 import { defineTool, type GatewayTool } from '../gateway/tool-contract.js';
 import { text, textList } from './schema.js';
 import { describeFsError, workspaceRoot } from './workspace-fs.js';
@@ -42,11 +44,20 @@ export interface ExecResult {
   truncated?: true;
 }
 
-/** Runs `command` with `args` in `cwd`, killing its process group at the timeout or on abort. */
-export function runCommand(command: string, args: string[], cwd: string, limits: ExecLimits, signal: AbortSignal): Promise<ExecResult> {
+/** Runs `command` with `args` in `cwd`, killing its process group at the timeout or on abort; recorded in `records` while it runs. */
+export function runCommand(
+  command: string,
+  args: string[],
+  cwd: string,
+  limits: ExecLimits,
+  signal: AbortSignal,
+  records?: ChildRecords,
+): Promise<ExecResult> {
   const env = childEnvironment({}, limits.env);
   return new Promise((resolve) => {
     const child = spawn(command, args, { cwd, env, shell: false, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    const recordName = `exec-${randomUUID()}`;
+    if (child.pid !== undefined) records?.add(recordName, child.pid);
     const output = { stdout: [] as Buffer[], stderr: [] as Buffer[] };
     let kept = 0;
     let truncated = false;
@@ -71,6 +82,7 @@ export function runCommand(command: string, args: string[], cwd: string, limits:
     const finish = (exitCode: number | null, exitSignal: string | null, failure?: string) => {
       clearTimeout(timer);
       signal.removeEventListener('abort', kill);
+      records?.remove(recordName);
       resolve({
         exitCode,
         signal: exitSignal,
@@ -87,7 +99,7 @@ export function runCommand(command: string, args: string[], cwd: string, limits:
   });
 }
 
-export function createExecTool(config: SwitchboardConfig): GatewayTool {
+export function createExecTool(config: SwitchboardConfig, records?: ChildRecords): GatewayTool {
   return defineTool({
     name: 'exec',
     description: 'Run a command (no shell) in your workspace.',
@@ -116,7 +128,7 @@ export function createExecTool(config: SwitchboardConfig): GatewayTool {
           error:
             'an earlier attempt of this run started this command and then the gateway stopped; it is not run a second time, and its output is lost. Check its effects, then run it again if that is safe',
         };
-      const result = await runCommand(command, args, root, policy, context.signal);
+      const result = await runCommand(command, args, root, policy, context.signal, records);
       const status = result.exitCode === 0 ? 'ok' : 'error';
       const why = result.timedOut ? { error: `timed out after ${policy.timeoutSeconds}s (exec.timeoutSeconds) and was killed` } : {};
       return {

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { decidePermission } from '../../src/runtimes/acp-permissions.js';
 import { AcpHost } from '../../src/runtimes/acp-host.js';
-import { ChildRecords } from '../../src/runtimes/child-process.js';
+import { ChildRecords } from '../../src/processes.js';
 import type { RuntimeUpdate } from '../../src/gateway/external-run.js';
 import { RunRecorder } from '../../src/runtimes/run-recorder.js';
 
