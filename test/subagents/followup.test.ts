@@ -6,6 +6,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Gateway } from '../../src/gateway/gateway.js';
+import type { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { startTestGateway, stopTestGateway } from '../helpers/gateway.js';
 import { waitUntil } from '../helpers/wait.js';
 
@@ -123,6 +124,18 @@ describe('subagents followup', () => {
     expect((await gateway.store.inputs.list({ sessionKey: busy.childSessionKey })).map((input) => input.idempotencyKey)).not.toContainEqual(
       expect.stringMatching(/^followup:/),
     );
+  });
+
+  it("a follow-up made while the child's last completion is still on its way waits for it, then reopens the child", async () => {
+    gateway = await startTestGateway(config(RULES));
+    const child = await finishedCounter();
+    // As if the completion's outbox row had not been delivered yet.
+    (gateway.store as SqliteStore).raw.prepare("UPDATE subagents SET completion = 'pending' WHERE id = ?").run(child.handle.subagentId);
+    const followup = gateway.subagents.followup(await record(child.childSessionKey), from(), 'count goats');
+    expect((await record(child.childSessionKey)).state).toBe('succeeded');
+    await gateway.store.subagents.markCompletion(child.handle.subagentId, 'delivered', Date.now());
+    expect(await followup).toMatchObject({ reopened: true, previousState: 'succeeded' });
+    await waitUntil('the follow-up settled', async () => (await record(child.childSessionKey)).result === 'counted goats');
   });
 
   it('an archived sub-agent (Codex: evicted) comes back out of the archive with its session and history', async () => {
