@@ -34,6 +34,14 @@ beforeAll(async () => {
         { text: 'done' },
       ],
     });
+    // expert splits a question with a sub-agent of its own kind: an edge from expert to itself.
+    demo.models.providers.scripted.models.expert.rules.unshift({
+      match: '^split (.+)',
+      steps: [
+        { toolCalls: [{ tool: 'sessions_spawn', args: { agentId: 'expert', label: 'part', task: 'a part of {{match.1}}' } }] },
+        { text: 'split' },
+      ],
+    });
   }));
   gateway = await startGatewayProcess(configPath);
   browser = await launch();
@@ -119,6 +127,63 @@ describe.skipIf(missing)('the web console while work goes on', () => {
     await expect.poll(() => fresh.getByTestId('events').locator('li').count()).toBeGreaterThan(5);
     expect(await fresh.getByTestId('events').locator('b').allTextContents()).toContain('run.completed');
     await fresh.close();
+  });
+
+  it("draws the map's spawn and exchange between the same two agents apart, and a sub-agent of an agent's own kind", async () => {
+    const asks = ['research caching', 'the app shows an error on login'];
+    for (const message of asks)
+      expect((await gateway.request('POST', '/v1/send', { target: 'support', message, wait: true })).body).toMatchObject({ status: 'ok' });
+    expect((await gateway.request('POST', '/v1/send', { target: 'expert', message: 'split the work', wait: true })).body).toMatchObject({
+      status: 'ok',
+    });
+    await page.goto(`${gateway.url}/#/map`);
+    const label = async (testId: string) => {
+      const circle = page.getByTestId(testId).locator('circle');
+      return { x: Number(await circle.getAttribute('cx')), y: Number(await circle.getAttribute('cy')) };
+    };
+    await expect.poll(() => page.getByTestId('edge-spawn-expert-expert').count(), { timeout: 15_000 }).toBe(1);
+    const spawn = await label('edge-spawn-support-expert');
+    const exchange = await label('edge-exchange-support-expert');
+    // Each count's circle (radius 11) is clear of the other.
+    expect(Math.hypot(spawn.x - exchange.x, spawn.y - exchange.y)).toBeGreaterThan(22);
+    const loop = await page.getByTestId('edge-spawn-expert-expert').locator('path').boundingBox();
+    expect(loop!.width).toBeGreaterThan(20);
+    expect(loop!.height).toBeGreaterThan(20);
+    // The map takes the width it is given (not a fixed box).
+    const box = await page.getByTestId('map').boundingBox();
+    expect(box!.width).toBeGreaterThan(600);
+    await shot('map-pairs');
+  });
+
+  it('keeps a long title inside its board card, and a card whose dependency is done waits for nothing', async () => {
+    const run = async (title: string, dependsOn: string[] = []) => {
+      const created = await gateway.request<any>('POST', '/v1/board/tasks', { title, assignee: 'shell', dependsOn });
+      const claimed = await gateway.request<any>('POST', '/v1/board/claim', { worker: 'w', assignee: 'shell' });
+      expect(claimed.body.claim.taskId).toBe(created.body.task.id);
+      const done = await gateway.request('POST', `/v1/board/tasks/${created.body.task.id}/complete`, {
+        token: claimed.body.claim.token,
+        result: 'ok',
+      });
+      expect(done.status).toBe(200);
+      return created.body.task.id as string;
+    };
+    const first = await run('x'.repeat(160));
+    await run('the second step', [first]);
+    await page.goto(`${gateway.url}/#/board`);
+    const cards = page.getByTestId('column-done').getByTestId('task');
+    await expect.poll(() => cards.count()).toBe(2);
+    for (const card of await cards.all()) {
+      expect(await card.evaluate((element) => element.scrollWidth <= element.clientWidth)).toBe(true);
+      expect(await card.textContent()).not.toContain('waits for');
+    }
+    await shot('board-done');
+  });
+
+  it("spaces a path's steps: the time, then what happened", async () => {
+    const sent = await gateway.request<any>('POST', '/v1/send', { target: 'critic', message: 'a path', wait: true });
+    await page.goto(`${gateway.url}/#/path/${sent.body.inputId}`);
+    await expect.poll(() => page.getByTestId('step').count()).toBeGreaterThanOrEqual(2);
+    expect(await page.getByTestId('step').first().textContent()).toMatch(/^\s*\+\d+ ms accepted /);
   });
 
   it('fits every page in a phone-width screen, with no sideways scrolling', async () => {

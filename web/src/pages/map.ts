@@ -82,14 +82,16 @@ export function MapPage() {
     if (item.from === item.to) {
       // A loop outside the node, away from the middle of the map.
       const angle = angleOf.get(item.from)!;
-      const reach = NODE_RADIUS + 34 + 24 * k;
+      const reach = NODE_RADIUS + 60 + 30 * k;
       const [x, y] = at.get(item.from)!;
       const point = (da: number, r: number): [number, number] => [x + r * Math.cos(angle + da), y + r * Math.sin(angle + da)];
-      const [x1, y1] = point(-0.5, NODE_RADIUS);
-      const [x2, y2] = point(0.5, NODE_RADIUS);
-      const [c1x, c1y] = point(-0.9, reach + 14);
-      const [c2x, c2y] = point(0.9, reach + 14);
-      const [lx, ly] = point(0, reach);
+      const [x1, y1] = point(-0.45, NODE_RADIUS);
+      const [x2, y2] = point(0.45, NODE_RADIUS);
+      const [c1x, c1y] = point(-0.55, reach);
+      const [c2x, c2y] = point(0.55, reach);
+      // The label sits on the loop, halfway: a cubic Bézier's point at t = 0.5.
+      const lx = (x1 + 3 * c1x + 3 * c2x + x2) / 8;
+      const ly = (y1 + 3 * c1y + 3 * c2y + y2) / 8;
       return { d: `M ${x1} ${y1} C ${c1x} ${c1y} ${c2x} ${c2y} ${x2} ${y2}`, lx, ly };
     }
     const [x1, y1] = trim(at.get(item.from)!, at.get(item.to)!);
