@@ -113,7 +113,7 @@ export function writeWhole(dir: string, name: string, text: string, sync = true,
   if (root === undefined) ensureRealDir(dir);
   else {
     const problem = realDirProblem(root, dir);
-    if (problem) throw new Error(`${problem}; the mailbox writes only into real folders (make it one)`);
+    if (problem) throw new Error(problem);
   }
   // Created with O_EXCL: a symlink planted at the temporary name is refused, never followed.
   const temp = writeTemp(join(dir, name), text, 0o644, sync);

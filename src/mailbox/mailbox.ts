@@ -16,7 +16,8 @@ import type { GatewayApi } from '../gateway/gateway-api.js';
 import { PermanentDeliveryError } from '../gateway/outbox.js';
 import { InboxIngest, MessageRefused } from './ingest.js';
 import { MailboxLayout, mailboxDir, messageFileName, stableMessageId, stableSuffix, type MailMessage } from './layout.js';
-import { checkRecipient, participants, postMessage, removeRegistration, writeRegistration, type Participant } from './registry.js';
+import { writeWhole } from './files.js';
+import { checkRecipient, participants, removeRegistration, writeRegistration, type Participant } from './registry.js';
 import { reservationsOverlap } from '../core/reservations.js';
 
 export const REPLY_KIND = 'reply:mailbox';
@@ -196,7 +197,9 @@ export class MailboxService {
       replyTo: outgoing.replyTo,
       ...(outgoing.conversation ? { switchboard: { conversation: outgoing.conversation.id, hop: outgoing.conversation.hop } } : {}),
     };
-    postMessage(this.layout, message, messageFileName(row.createdAt, stableSuffix(row.idempotencyKey)));
+    // Through real folders only (every one below the mailbox's root), as every write of the mailbox.
+    const file = messageFileName(row.createdAt, stableSuffix(row.idempotencyKey));
+    writeWhole(this.layout.inbox(outgoing.to), file, `${JSON.stringify(message, null, 2)}\n`, true, this.layout.root);
     this.lastActivity.set(outgoing.from, new Date().toISOString());
   }
 
