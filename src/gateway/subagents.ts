@@ -291,7 +291,7 @@ export class Subagents extends SubagentSpawning {
    * Interrupts a sub-agent's work and keeps it (Codex's interrupt_agent): with `message`, its active run is aborted
    * (recorded interrupted) and it goes on at once with that task (a follow-up in mode `interrupt`); without, it is
    * recorded `interrupted` with `reason`, its queued inputs dropped, its active run aborted and its live descendants
-   * cancelled, and it can take a follow-up later. Its parent is not told: the caller asked for it. A sub-agent that is
+   * cancelled, and it can take a follow-up later. Its parent is told only if it is not the caller. A sub-agent that is
    * not working is left as it is. The settling is a compare-and-set, so a retried call interrupts once.
    */
   async interrupt(
@@ -319,7 +319,8 @@ export class Subagents extends SubagentSpawning {
         diagnostic: why,
         text: null,
         dropNote: `dropped: the sub-agent was interrupted (${why})`,
-        notifyParent: false,
+        // A parent that did not ask for it (an orchestrator whose worker its own parent interrupted) is told, or it would wait for good.
+        notifyParent: record.parentSession !== by.sessionKey,
         maxResultChars: this.limitsFor(record).maxResultChars,
       },
       this.deps.clock.now(),

@@ -19,6 +19,7 @@ const from = (idempotencyKey = `test:${Math.random()}`) => ({ sessionKey: MAIN, 
 const config = `{
   agents: { defaults: { subagents: { maxSpawnDepth: 2, maxChildrenPerAgent: 5 } }, list: [{ id: "main", model: "scripted/main" }] },
   models: { providers: { scripted: { type: "scripted", models: { main: { rules: [
+    { match: "All your sub-agents have finished", reply: "lead done" },
     { match: "sub-agent \\"counter\\"", reply: "noted" },
     { match: "stop it", steps: [
         { toolCalls: [{ tool: "subagents", args: { action: "interrupt", target: "counter", reason: "wrong approach" } }] },
@@ -85,6 +86,25 @@ describe('subagents interrupt', () => {
     expect((await gateway.getRun(child.runId)).run.status).toBe('interrupted');
     expect(done.history.map((step) => step.state)).toEqual(['pending', 'running', 'succeeded']);
     expect(await completionRows(child.childSessionKey)).toHaveLength(1);
+  });
+
+  it("interrupting a worker of one's orchestrator tells the orchestrator, which is woken instead of waiting for good", async () => {
+    gateway = await startTestGateway(config);
+    await gateway.openSession(MAIN, 'main');
+    const lead = await gateway.subagents.spawn(from(), { task: 'lead', role: 'orchestrator' });
+    const [worker] = await waitUntil('the lead waits for its running worker', async () => {
+      const workers = await gateway.listSubagents(lead.childSessionKey);
+      return workers.length === 1 && workers[0].state === 'running' && (await record(lead.childSessionKey)).waiting && workers;
+    });
+    expect(await gateway.subagents.interrupt(await record(worker.childSessionKey), from(), { reason: 'enough' })).toMatchObject({
+      status: 'interrupted',
+    });
+    const done = await waitUntil('the lead was woken and finished', async () => {
+      const current = await record(lead.childSessionKey);
+      return current.state === 'succeeded' && current;
+    });
+    expect(done.result).toBe('lead done');
+    expect((await record(worker.childSessionKey)).completion).toBe('delivered');
   });
 
   it('interrupting an orchestrator cancels its live workers; a sub-agent that is not working is left as it is', async () => {
