@@ -127,7 +127,8 @@ async function act(subagents: Subagents, args: z.infer<typeof subagentsArgs>, co
     }
     case 'kill': {
       const record = await subagents.find(target(args), self);
-      return { status: 'killed', cancelled: await subagents.kill(record, `killed by ${self}`, false) };
+      // Its parent is told unless it is the caller: an orchestrator whose worker was killed from above would wait for good.
+      return { status: 'killed', cancelled: await subagents.kill(record, `killed by ${self}`, record.parentSession !== self) };
     }
     case 'steer': {
       const record = await subagents.find(target(args), self);

@@ -20,11 +20,12 @@ const config = `{
   agents: { defaults: { subagents: { maxSpawnDepth: 2, maxChildrenPerAgent: 5 } }, list: [{ id: "main", model: "scripted/main" }] },
   models: { providers: { scripted: { type: "scripted", models: { main: { rules: [
     { match: "All your sub-agents have finished", reply: "lead done" },
+    { match: "kill the worker", steps: [{ toolCalls: [{ tool: "subagents", args: { action: "kill", target: "w1" } }] }, { text: "{{tool.subagents}}" }] },
     { match: "sub-agent \\"counter\\"", reply: "noted" },
     { match: "stop it", steps: [
         { toolCalls: [{ tool: "subagents", args: { action: "interrupt", target: "counter", reason: "wrong approach" } }] },
         { text: "{{tool.subagents}}" }] },
-    { match: "lead", steps: [{ toolCalls: [{ tool: "sessions_spawn", args: { task: "count slowly" } }] }, { text: "lead waits" }] },
+    { match: "lead", steps: [{ toolCalls: [{ tool: "sessions_spawn", args: { task: "count slowly", label: "w1" } }] }, { text: "lead waits" }] },
     { match: "slowly", delayMs: 30000, reply: "counted slowly" },
     { match: "count (\\\\w+)", reply: "counted {{match.1}}" },
     { reply: "noted" },
@@ -105,6 +106,24 @@ describe('subagents interrupt', () => {
     });
     expect(done.result).toBe('lead done');
     expect((await record(worker.childSessionKey)).completion).toBe('delivered');
+  });
+
+  it("subagents kill of a worker of one's orchestrator tells the orchestrator, which is woken instead of waiting for good", async () => {
+    gateway = await startTestGateway(config);
+    await gateway.openSession(MAIN, 'main');
+    const lead = await gateway.subagents.spawn(from(), { task: 'lead', role: 'orchestrator' });
+    const [worker] = await waitUntil('the lead waits for its running worker', async () => {
+      const workers = await gateway.listSubagents(lead.childSessionKey);
+      return workers.length === 1 && workers[0].state === 'running' && (await record(lead.childSessionKey)).waiting && workers;
+    });
+    const sent = await gateway.send({ target: 'main', message: 'kill the worker' });
+    const outcome = await gateway.waitForInput(sent.input.id, 10_000);
+    expect(JSON.parse((outcome as { reply: string }).reply)).toEqual({ status: 'killed', cancelled: [worker.childSessionKey] });
+    const done = await waitUntil('the lead was woken and finished', async () => {
+      const current = await record(lead.childSessionKey);
+      return current.state === 'succeeded' && current;
+    });
+    expect(done.result).toBe('lead done');
   });
 
   it('interrupting an orchestrator cancels its live workers; a sub-agent that is not working is left as it is', async () => {
