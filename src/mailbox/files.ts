@@ -16,8 +16,10 @@ import {
   mkdirSync,
   openSync,
   readSync,
+  readdirSync,
   renameSync,
   rmSync,
+  unlinkSync,
 } from 'node:fs';
 import { join, relative, sep } from 'node:path';
 import { writeTemp } from '../files.js';
@@ -124,6 +126,39 @@ export function writeWhole(dir: string, name: string, text: string, sync = true,
     throw error;
   }
   if (sync) syncDir(dir);
+}
+
+/** What writeTemp (src/files.ts) names a temporary: `.<target>.<uuid>.tmp`; no one else's temporaries look like it. */
+const OUR_TEMPORARY = /^\..+\.[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\.tmp$/;
+
+/** How old a temporary of ours must be to count as left by a write that was cut short (a write takes well under a second). */
+export const STALE_TEMPORARY_MS = 10 * 60_000;
+
+/**
+ * Removes from `dir` (a folder checked to be a real one) the temporaries of our writes that a kill cut short between
+ * the write and the rename: regular files named as writeTemp names them, unchanged for `olderThanMs`. Anything else,
+ * and a temporary being written now, is left alone. Answers the names removed.
+ */
+export function removeStaleTemporaries(dir: string, olderThanMs = STALE_TEMPORARY_MS, now = Date.now()): string[] {
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return [];
+  }
+  const removed: string[] = [];
+  for (const name of names) {
+    if (!OUR_TEMPORARY.test(name)) continue;
+    try {
+      const stat = lstatSync(join(dir, name));
+      if (!stat.isFile() || now - stat.mtimeMs < olderThanMs) continue;
+      unlinkSync(join(dir, name));
+      removed.push(name);
+    } catch {
+      // Renamed or removed meanwhile (by its writer, or another gateway's sweep): not ours to remove any more.
+    }
+  }
+  return removed;
 }
 
 export type ReadOutcome = { kind: 'text'; text: string; modifiedAt: number } | { kind: 'gone' } | { kind: 'refused'; error: string };

@@ -5,8 +5,8 @@
  * message id derived from the row's key, so that a delivery repeated after a crash writes the same file again.
  */
 import { randomUUID } from 'node:crypto';
-import { realpathSync } from 'node:fs';
-import { isAbsolute, resolve } from 'node:path';
+import { readdirSync, realpathSync } from 'node:fs';
+import { isAbsolute, join, resolve } from 'node:path';
 import type { Conversation } from '../core/hops.js';
 import { agentToAgentAllowed } from '../core/session-access.js';
 import { SwitchboardError, errorMessage } from '../core/errors.js';
@@ -15,13 +15,15 @@ import type { Clock, MailboxReservationRecord, MailboxStore, NewOutboxRow, Outbo
 import type { GatewayApi } from '../gateway/gateway-api.js';
 import { PermanentDeliveryError } from '../gateway/outbox.js';
 import { InboxIngest, MessageRefused } from './ingest.js';
-import { MailboxLayout, mailboxDir, messageFileName, stableMessageId, stableSuffix, type MailMessage } from './layout.js';
-import { writeWhole } from './files.js';
+import { isMailboxName, MailboxLayout, mailboxDir, messageFileName, stableMessageId, stableSuffix, type MailMessage } from './layout.js';
+import { removeStaleTemporaries, realDirProblem, STALE_TEMPORARY_MS, writeWhole } from './files.js';
 import { checkRecipient, participants, removeRegistration, writeRegistration, type Participant } from './registry.js';
 import { reservationsOverlap } from '../core/reservations.js';
 
 export const REPLY_KIND = 'reply:mailbox';
 export const SEND_KIND = 'mailbox.send';
+/** How often the mailbox's folders are swept of temporaries left by a kill (sweepTemporaries). */
+const TEMPORARY_SWEEP_MS = 60_000;
 
 export interface MailboxDeps {
   config: SwitchboardConfig;
@@ -50,6 +52,8 @@ export class MailboxService {
   private readonly startedAt = new Date().toISOString();
   private readonly lastActivity = new Map<string, string>();
   private timer?: NodeJS.Timeout;
+  /** When the folders were last swept of stale temporaries (sweepTemporaries). */
+  private sweptAt = 0;
   private running = false;
   /** The names watched, and their agents, as they were at start (a reload renames nothing until the next start). */
   private watched = new Map<string, string>();
@@ -118,7 +122,11 @@ export class MailboxService {
       await this.register(name).catch((error) => this.deps.log(`mailbox: registration of ${name}: ${errorMessage(error)}`));
       await ingest.start();
     }
-    this.timer = setInterval(() => void this.registerAll(), options.registrationIntervalSeconds * 1000);
+    this.sweepTemporaries();
+    this.timer = setInterval(() => {
+      void this.registerAll();
+      this.sweepTemporaries();
+    }, options.registrationIntervalSeconds * 1000);
     this.timer.unref();
   }
 
@@ -206,6 +214,35 @@ export class MailboxService {
   /** Everyone in the directory with their state; this gateway's names are alive while it runs. */
   list(): Participant[] {
     return participants(this.layout);
+  }
+
+  /**
+   * Removes, at start and then at most once a minute, the temporaries that deliveries and registrations cut short by a
+   * kill left behind (`.<file>.<uuid>.tmp`, older than STALE_TEMPORARY_MS) in every inbox, the registry and our
+   * `.rejected/` folders: the write was repeated under a new temporary since, or the row went dead. Only real folders
+   * are looked into, and only our own temporaries are removed.
+   */
+  private sweepTemporaries(): void {
+    const now = Date.now();
+    if (now - this.sweptAt < TEMPORARY_SWEEP_MS) return;
+    this.sweptAt = now;
+    const { layout } = this;
+    let inboxes: string[] = [];
+    try {
+      inboxes = readdirSync(layout.inboxes).filter(isMailboxName);
+    } catch {
+      // No inbox yet.
+    }
+    const folders = [
+      layout.registry,
+      ...inboxes.map((name) => layout.inbox(name)),
+      ...[...this.ingests.keys()].map((name) => layout.rejected(name)),
+    ];
+    for (const folder of folders) {
+      if (realDirProblem(layout.root, folder)) continue;
+      for (const name of removeStaleTemporaries(folder, STALE_TEMPORARY_MS, now))
+        this.deps.log(`mailbox: removed ${join(folder, name)}, a temporary file left by a write that was cut short`);
+    }
   }
 
   private async registerAll(): Promise<void> {

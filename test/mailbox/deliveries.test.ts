@@ -1,7 +1,8 @@
 /**
- * What the mailbox writes into others' folders: a delivery never writes through a link.
+ * What the mailbox writes into others' folders: a temporary file that a kill left between a delivery's write and its
+ * rename is removed once it is stale (and nothing else is), and a delivery never writes through a link.
  */
-import { mkdirSync, mkdtempSync, readdirSync, realpathSync, renameSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, realpathSync, renameSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -49,6 +50,27 @@ function registerPeer(dir: string, name: string): void {
 }
 
 describe('mailbox deliveries', () => {
+  it("a delivery's temporary file left in a peer's inbox by a kill is removed once stale; one being written and others' files are left alone", async () => {
+    const { dir, config } = setup();
+    registerPeer(dir, 'Peer');
+    const inbox = join(dir, 'inbox', 'Peer');
+    const hourAgo = new Date(Date.now() - 3600_000);
+    // As writeTemp names them: `.<file>.<uuid>.tmp`.
+    const stale = '.1764800000000-a1b2c3.json.0f8e2a4c-3b1d-4c5e-9f60-7a8b9c0d1e2f.tmp';
+    const fresh = '.1764800000001-a1b2c4.json.1f8e2a4c-3b1d-4c5e-9f60-7a8b9c0d1e2f.tmp';
+    const staleRegistration = '.Peer.json.2f8e2a4c-3b1d-4c5e-9f60-7a8b9c0d1e2f.tmp';
+    // A shell peer's own temporary (docs/mailbox.md), old too: not ours.
+    const theirs = '.1764800000002-zzzzzz.json.tmp';
+    for (const name of [stale, fresh, theirs]) writeFileSync(join(inbox, name), '{"id": "partial');
+    writeFileSync(join(dir, 'registry', staleRegistration), '{"name": "Pe');
+    for (const path of [join(inbox, stale), join(inbox, theirs), join(dir, 'registry', staleRegistration)])
+      utimesSync(path, hourAgo, hourAgo);
+    gateway = await startTestGateway(config);
+    await waitUntil('the stale temporaries are removed', () => !existsSync(join(inbox, stale)) || undefined);
+    expect(readdirSync(inbox).sort()).toEqual([theirs, fresh].sort());
+    expect(existsSync(join(dir, 'registry', staleRegistration))).toBe(false);
+  });
+
   it('a delivery does not write through a link: with the inbox folder made a symlink, the message waits in the outbox', async () => {
     const { root, dir, config } = setup();
     registerPeer(dir, 'Reader');
