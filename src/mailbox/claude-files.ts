@@ -3,16 +3,55 @@
  * that name counts too), inboxes as one JSON array each, and the task list's numbered files. Everything here is
  * written whole (temporary file, fsync, rename) and only under the lock, after reading what is there: nothing another
  * writer put in the file is lost.
+ *
+ * Anyone on the machine may write these folders, so nothing here is opened through a link: every folder below
+ * `claudeDir` is a real one (checked part by part), a file is read with O_NOFOLLOW, and a name read from a file becomes
+ * a path only if it is a mailbox name (the pi mailbox's rule, layout.ts).
  */
 import type { CarriedHop } from '../core/hops.js';
-import { mkdirSync, readFileSync, rmSync, statSync } from 'node:fs';
-import { basename, dirname } from 'node:path';
+import { lstatSync, mkdirSync, rmSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { SwitchboardError } from '../core/errors.js';
-import { writeWhole } from './files.js';
+import { ensureRealDir, readMessageFile, writeWhole } from './files.js';
+import { isMailboxName } from './layout.js';
 
 /** A lock older than this was left by a process that died holding it. */
 const STALE_MS = 10_000;
+/** An inbox of thousands of messages is a few MB; a file past this is refused unread. */
+const MAX_FILE_BYTES = 64 * 1024 * 1024;
+
+/**
+ * Why a name read from a file (an inbox entry's `from`, a member of config.json, a task's owner) cannot become a file
+ * name in the team's folders; undefined when it can. The rule is the pi mailbox's, so `../x` or `a/b` is never a path.
+ */
+export function nameRefusal(name: unknown): string | undefined {
+  if (isMailboxName(name)) return undefined;
+  return `${JSON.stringify(name) ?? String(name)} is not a name Switchboard makes a path of (1-50 characters [A-Za-z0-9_-], not starting with "-")`;
+}
+
+/**
+ * `base/parts...`, each part a real folder (made when missing), never a symlink or a file: a link planted in the shared
+ * tree cannot redirect a read or a write. `base` is the folder the configuration names, and may itself be a link.
+ */
+export function realDirUnder(base: string, ...parts: string[]): string {
+  let path = base;
+  for (const part of parts) {
+    path = join(path, part);
+    ensureRealDir(path);
+  }
+  return path;
+}
+
+/** Whether something (a file, a folder, a link, even a dangling one) has this name. */
+export function nameTaken(path: string): boolean {
+  try {
+    lstatSync(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 export interface LockOptions {
   timeoutMs?: number;
@@ -29,7 +68,7 @@ export async function withLock<T>(path: string, work: () => T | Promise<T>, opti
       break;
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') {
-        mkdirSync(dirname(lock), { recursive: true });
+        ensureRealDir(dirname(lock));
         continue;
       }
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
@@ -52,21 +91,24 @@ export async function withLock<T>(path: string, work: () => T | Promise<T>, opti
 
 function lockAge(lock: string): number | undefined {
   try {
-    return Date.now() - statSync(lock).mtimeMs;
+    return Date.now() - lstatSync(lock).mtimeMs;
   } catch {
     return undefined;
   }
 }
 
+/** A file's text, or undefined when it does not exist; a symlink, a folder or a fifo is an error (never followed or read). */
+export function readTextFile(path: string): string | undefined {
+  const outcome = readMessageFile(path, MAX_FILE_BYTES);
+  if (outcome.kind === 'gone') return undefined;
+  if (outcome.kind === 'refused') throw new Error(`${path}: ${outcome.error}; it is left as it is`);
+  return outcome.text;
+}
+
 /** A JSON file's value, or `fallback` when it does not exist. A file that does not parse is an error: it is not ours to replace. */
 export function readJsonFile<T>(path: string, fallback: T): T {
-  let text: string;
-  try {
-    text = readFileSync(path, 'utf8');
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return fallback;
-    throw error;
-  }
+  const text = readTextFile(path);
+  if (text === undefined) return fallback;
   try {
     return JSON.parse(text) as T;
   } catch (error) {

@@ -6,15 +6,18 @@
  * it. Then the board's truth is written back, so a change the board refused (a task someone else holds) is undone.
  * A pass that finds neither a new event of the team's board nor a task file changed since the last one does nothing
  * but keep the teammates' claims alive.
+ *
+ * The folders are real ones (no link on the way), files are read without following links, a task's number from the
+ * mirror's state becomes a file name only if it is a number, and an owner only if it is a mailbox name.
  */
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { lstatSync } from 'node:fs';
 import { join } from 'node:path';
 import { errorMessage } from '../core/errors.js';
 import type { TeamConfig } from '../config/schema-mailbox.js';
 import type { BoardService } from '../board/board.js';
 import type { BoardTaskRecord } from '../ports/index.js';
-import { ensureRealDir, writeWhole } from './files.js';
-import { readJsonFile, withLock, writeJsonFile } from './claude-files.js';
+import { writeWhole } from './files.js';
+import { nameRefusal, nameTaken, readJsonFile, readTextFile, realDirUnder, withLock, writeJsonFile } from './claude-files.js';
 
 type ClaudeStatus = 'pending' | 'in_progress' | 'completed';
 
@@ -75,17 +78,16 @@ export class ClaudeTasks {
       if (await this.keepClaims(last.state)) return;
     }
     this.last = undefined;
-    ensureRealDir(this.dir);
+    realDirUnder(this.team.claudeDir, 'tasks', this.team.id);
     const lockTarget = join(this.dir, '.lock');
     // The file Claude Code locks (its lock is `.lock.lock`, made with mkdir), created empty as it creates it.
-    if (!existsSync(lockTarget)) writeWhole(this.dir, '.lock', '');
+    if (!nameTaken(lockTarget)) writeWhole(this.dir, '.lock', '');
     await withLock(lockTarget, async () => {
       const statePath = join(this.dir, '.switchboard.json');
-      const state = readJsonFile<MirrorState>(statePath, { ids: {}, last: {}, claims: {} });
+      const state = this.checked(readJsonFile<MirrorState>(statePath, { ids: {}, last: {}, claims: {} }));
       for (const [boardId, n] of Object.entries(state.ids)) await this.readBack(boardId, String(n), state);
       await this.keepClaims(state);
-      let highest =
-        Number(existsSync(join(this.dir, '.highwatermark')) ? readFileSync(join(this.dir, '.highwatermark'), 'utf8').trim() : 0) || 0;
+      let highest = Number(readTextFile(join(this.dir, '.highwatermark'))?.trim() ?? 0) || 0;
       const tasks = await this.board.store.list({ board: this.boardName, limit: 1000 });
       for (const task of tasks) state.ids[task.id] ??= ++highest;
       const numberOf = (id: string) => (state.ids[id] === undefined ? undefined : String(state.ids[id]));
@@ -115,6 +117,23 @@ export class ClaudeTasks {
     });
   }
 
+  /**
+   * The mirror's state as read from its file, which anyone who writes the folder could have changed: a task whose
+   * number is not a positive integer (`../x` would be a path) is forgotten, and numbered anew at this pass.
+   */
+  private checked(state: Partial<MirrorState> | null): MirrorState {
+    const object = (value: unknown) => (value && typeof value === 'object' && !Array.isArray(value) ? value : {});
+    const ids: Record<string, number> = {};
+    for (const [boardId, n] of Object.entries(object(state?.ids) as Record<string, unknown>))
+      if (typeof n === 'number' && Number.isSafeInteger(n) && n > 0) ids[boardId] = n;
+      else this.log(`team ${this.team.id}: task list: ${JSON.stringify(n)} is not a task number; board task ${boardId} is numbered anew`);
+    return {
+      ids,
+      last: object(state?.last) as MirrorState['last'],
+      claims: object(state?.claims) as MirrorState['claims'],
+    };
+  }
+
   /** The newest event of the team's board, read on from the last one seen. */
   private async boardSeq(): Promise<number> {
     for (;;) {
@@ -127,7 +146,7 @@ export class ClaudeTasks {
   /** A task file's identity and last change (a rewrite in place or a rename over it changes it), or that it is gone. */
   private mark(name: string): string {
     try {
-      const stat = statSync(join(this.dir, name), { bigint: true });
+      const stat = lstatSync(join(this.dir, name), { bigint: true });
       return `${stat.ino}:${stat.size}:${stat.mtimeNs}`;
     } catch {
       return 'missing';
@@ -145,7 +164,11 @@ export class ClaudeTasks {
     }
     if (!before || !file || (file.status === before.status && (file.owner ?? null) === before.owner)) return;
     const claim = state.claims[n];
-    const owner = typeof file.owner === 'string' && file.owner && !this.ours().includes(file.owner) ? file.owner : undefined;
+    const refusal = typeof file.owner === 'string' && file.owner ? nameRefusal(file.owner) : undefined;
+    // A refused owner claims nothing (it would be a worker's name, and a path in the team's inboxes): the board's
+    // truth is written over the change.
+    if (refusal) this.log(`team ${this.team.id}: task ${n} as changed in Claude Code's task list is not taken: its owner ${refusal}`);
+    const owner = typeof file.owner === 'string' && file.owner && !refusal && !this.ours().includes(file.owner) ? file.owner : undefined;
     try {
       if (file.status === 'in_progress' && before.status === 'pending' && owner) await this.claimFor(boardId, n, owner, state);
       else if (file.status === 'completed' && before.status !== 'completed') {

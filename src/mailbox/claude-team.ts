@@ -7,10 +7,13 @@
  * array as it is then: nothing a teammate wrote meanwhile is lost, and a crash between the two reads it again as the
  * same input (its key is a hash of sender, time and text). Replies are appended to the sender's inbox through the
  * outbox, once.
+ *
+ * Every name that comes from these files (a sender, a member) becomes a path only if it passes `nameRefusal`; a message
+ * from a refused name is marked read, not taken, and logged, and nothing is written for it. No folder, inbox or
+ * config.json is opened through a link (claude-files.ts).
  */
 import { carried, carriedConversation, type Conversation } from '../core/hops.js';
 import { createHash } from 'node:crypto';
-import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { SwitchboardError, errorMessage } from '../core/errors.js';
 import { agentToAgentAllowed } from '../core/session-access.js';
@@ -25,7 +28,10 @@ import { ClaudeTasks } from './claude-tasks.js';
 import {
   appendToInbox,
   isInboxEntry,
+  nameRefusal,
+  nameTaken,
   readInbox,
+  realDirUnder,
   readJsonFile,
   sameEntry,
   withLock,
@@ -76,12 +82,29 @@ export class ClaudeTeam {
     private readonly deps: ClaudeTeamDeps,
   ) {}
 
+  /** Messages logged once each (a refused inbox would otherwise be logged at every pass). */
+  private readonly said = new Set<string>();
+
   get root(): string {
     return join(this.team.claudeDir, 'teams', this.team.id);
   }
 
+  /** The team's folders, made real (no link on the way) before anything in them is read or written. */
+  private folders(): void {
+    realDirUnder(this.team.claudeDir, 'teams', this.team.id, 'inboxes');
+  }
+
+  /** The inbox of `name`, which must be a mailbox name: a name from a file never becomes a path outside `inboxes/`. */
   inbox(name: string): string {
+    const refusal = nameRefusal(name);
+    if (refusal) throw new SwitchboardError('INVALID_REQUEST', `team ${this.team.id}: no inbox for ${refusal}`);
     return join(this.root, 'inboxes', `${name}.json`);
+  }
+
+  private logOnce(message: string): void {
+    if (this.said.has(message)) return;
+    this.said.add(message);
+    this.deps.log(message);
   }
 
   /** The team's agents of this gateway: the lead and the members that are agents. */
@@ -92,6 +115,7 @@ export class ClaudeTeam {
 
   /** config.json with our agents in it (teammates that joined are kept), and an inbox for each of them. */
   async publish(): Promise<void> {
+    this.folders();
     const path = join(this.root, 'config.json');
     await withLock(path, () => {
       const current = readJsonFile<Partial<ClaudeTeamConfig>>(path, {});
@@ -116,40 +140,55 @@ export class ClaudeTeam {
       });
     });
     for (const name of this.ours())
-      if (!existsSync(this.inbox(name)))
-        await withLock(this.inbox(name), () => existsSync(this.inbox(name)) || writeJsonFile(this.inbox(name), []));
+      if (!nameTaken(this.inbox(name)))
+        await withLock(this.inbox(name), () => nameTaken(this.inbox(name)) || writeJsonFile(this.inbox(name), []));
   }
 
   /** Every unread message in our agents' inboxes becomes an input, then is marked read. */
   async ingest(): Promise<void> {
-    for (const agentId of this.ours()) {
-      const path = this.inbox(agentId);
-      const unread = (await withLock(path, () => readInbox(path))).filter(
-        (entry): entry is ClaudeInboxEntry => isInboxEntry(entry) && entry.read !== true,
+    this.folders();
+    // One inbox that cannot be read (a link, not an array) holds up neither the others nor the next pass.
+    for (const agentId of this.ours())
+      await this.ingestInbox(agentId).catch((error) =>
+        this.logOnce(`team ${this.team.id}: the inbox of ${agentId} is not read: ${errorMessage(error)}`),
       );
-      if (unread.length === 0) continue;
-      const taken: ClaudeInboxEntry[] = [];
-      for (const entry of unread) {
-        try {
-          await this.accept(agentId, entry);
-          taken.push(entry);
-        } catch (error) {
-          // Taken again at the next pass: an entry is marked read only once it is an input.
-          this.deps.log(`team ${this.team.id}: a message from ${entry.from} to ${agentId} was not taken yet: ${errorMessage(error)}`);
-          break;
-        }
+  }
+
+  private async ingestInbox(agentId: string): Promise<void> {
+    const path = this.inbox(agentId);
+    const unread = (await withLock(path, () => readInbox(path))).filter(
+      (entry): entry is ClaudeInboxEntry => isInboxEntry(entry) && entry.read !== true,
+    );
+    if (unread.length === 0) return;
+    const taken: ClaudeInboxEntry[] = [];
+    for (const entry of unread) {
+      const refusal = nameRefusal(entry.from);
+      if (refusal) {
+        // Set aside: never an input (its sender would be a session key and a reply's path), marked read so that it
+        // holds up nothing, and kept in the file as it is.
+        this.deps.log(`team ${this.team.id}: a message to ${agentId} is set aside, marked read, not taken: its sender ${refusal}`);
+        taken.push(entry);
+        continue;
       }
-      if (taken.length === 0) continue;
-      await withLock(path, () => {
-        const entries = readInbox(path);
-        writeJsonFile(
-          path,
-          entries.map((entry) =>
-            isInboxEntry(entry) && entry.read !== true && taken.some((done) => sameEntry(done, entry)) ? { ...entry, read: true } : entry,
-          ),
-        );
-      });
+      try {
+        await this.accept(agentId, entry);
+        taken.push(entry);
+      } catch (error) {
+        // Taken again at the next pass: an entry is marked read only once it is an input.
+        this.deps.log(`team ${this.team.id}: a message from ${entry.from} to ${agentId} was not taken yet: ${errorMessage(error)}`);
+        break;
+      }
     }
+    if (taken.length === 0) return;
+    await withLock(path, () => {
+      const entries = readInbox(path);
+      writeJsonFile(
+        path,
+        entries.map((entry) =>
+          isInboxEntry(entry) && entry.read !== true && taken.some((done) => sameEntry(done, entry)) ? { ...entry, read: true } : entry,
+        ),
+      );
+    });
   }
 
   private async accept(agentId: string, entry: ClaudeInboxEntry): Promise<void> {
@@ -182,10 +221,17 @@ export class ClaudeTeam {
   async deliver(row: OutboxRecord, from: string): Promise<void> {
     const payload = row.payload as { route: { peer?: string }; text: string | null; conversation?: Conversation };
     const to = payload.route.peer ?? '';
-    const members = readJsonFile<Partial<ClaudeTeamConfig>>(join(this.root, 'config.json'), {}).members ?? [];
-    if (!existsSync(this.inbox(to)) && !members.some((member) => member?.name === to))
+    const refusal = nameRefusal(to);
+    if (refusal) throw new PermanentDeliveryError(`no reply written into Claude Code team ${this.team.id}: the teammate ${refusal}`);
+    this.folders();
+    const listed = readJsonFile<Partial<ClaudeTeamConfig>>(join(this.root, 'config.json'), {}).members;
+    // Only members whose names could be inboxes are members: a refused name is neither written to nor listed.
+    const members = (Array.isArray(listed) ? listed : []).flatMap((member) =>
+      member && typeof member === 'object' && !nameRefusal(member.name) ? [member.name] : [],
+    );
+    if (!nameTaken(this.inbox(to)) && !members.includes(to))
       throw new PermanentDeliveryError(
-        `no teammate "${to}" in Claude Code team ${this.team.id} (members: ${members.map((member) => member.name).join(', ') || 'none'})`,
+        `no teammate "${to}" in Claude Code team ${this.team.id} (members: ${members.join(', ') || 'none'})`,
       );
     const text = payload.text ?? '';
     await appendToInbox(this.inbox(to), {
@@ -202,6 +248,8 @@ export class ClaudeTeam {
 /** The mirrors of the teams that have a `claudeDir`: published at start, then read and written every second. */
 export class ClaudeTeams {
   readonly mirrors = new Map<string, { team: ClaudeTeam; tasks: ClaudeTasks }>();
+  /** The failure last logged for each team, until a pass of it succeeds. */
+  private readonly failing = new Map<string, string>();
   private readonly passes: PeriodicTask;
 
   constructor(private readonly deps: ClaudeTeamDeps) {
@@ -244,11 +292,19 @@ export class ClaudeTeams {
     await mirror.team.deliver(row, agentId);
   }
 
-  /** One team's failure (a lock held too long, a file that is not JSON) does not hold up the others. */
+  /**
+   * One team's failure (a lock held too long, a file that is not JSON, a folder that is a link) does not hold up the
+   * others; it is logged when it starts or changes, not at every pass.
+   */
   private async each(step: (mirror: { team: ClaudeTeam; tasks: ClaudeTasks }) => Promise<void>): Promise<void> {
     for (const [id, mirror] of this.mirrors)
-      await step(mirror).catch((error) =>
-        this.deps.log(`team ${id}: Claude Code files: ${SwitchboardError.isInstance(error) ? error.message : errorMessage(error)}`),
+      await step(mirror).then(
+        () => this.failing.delete(id),
+        (error) => {
+          const message = `team ${id}: Claude Code files: ${SwitchboardError.isInstance(error) ? error.message : errorMessage(error)}`;
+          if (this.failing.get(id) !== message) this.deps.log(message);
+          this.failing.set(id, message);
+        },
       );
   }
 }
