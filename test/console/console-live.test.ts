@@ -82,6 +82,10 @@ describe.skipIf(missing)('the web console while work goes on', () => {
     await expect.poll(() => page.getByTestId('working').count(), { timeout: 15_000 }).toBe(0);
     await expect.poll(() => page.getByTestId('run').last().textContent()).toContain('cancelled');
     await expect.poll(() => page.getByTestId('live').count()).toBe(0);
+    // The question support had sent on goes on in expert's session: stopped too, so that expert is free again.
+    const asked = await gateway.request<any>('GET', `/v1/runs?sessionKey=${encodeURIComponent('agent:expert:main')}&limit=10`);
+    for (const run of asked.body.runs.filter((item: any) => item.status === 'running'))
+      await gateway.request('POST', `/v1/runs/${run.id}/cancel`);
   });
 
   it('opens a session at its newest messages', async () => {

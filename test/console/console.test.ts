@@ -103,7 +103,7 @@ describe.skipIf(missing)('the web console', () => {
       .toContain('The desk is staffed 08:00-18:00 UTC');
     // The run's tool call and its result are shown, with the run's boundary.
     await expect
-      .poll(() => page.locator('details.tool summary').allTextContents())
+      .poll(() => page.locator('details.tool summary').allTextContents(), { timeout: 15_000 })
       .toEqual([expect.stringContaining('tool call time_now'), expect.stringContaining('result of time_now')]);
     expect(await page.getByTestId('run').count()).toBe(2);
     await shot('session');

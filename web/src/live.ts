@@ -21,22 +21,43 @@ export function useLive(options: LiveOptions, deps: unknown[] = []): void {
     const everyMs = options.everyMs ?? 500;
     let timer: ReturnType<typeof setTimeout> | undefined;
     let last = 0;
-    const run = () => {
-      timer = undefined;
-      last = Date.now();
-      void options.refresh();
+    // One read at a time: an older read that answers last would show the page as it was before the newest event.
+    let reading = false;
+    let again = false;
+    let stopped = false;
+    const schedule = () => {
+      timer ??= setTimeout(run, Math.max(0, last + everyMs - Date.now()));
     };
-    run();
+    const run = async () => {
+      timer = undefined;
+      if (reading) {
+        again = true;
+        return;
+      }
+      reading = true;
+      last = Date.now();
+      try {
+        await options.refresh();
+      } finally {
+        reading = false;
+        if (again && !stopped) {
+          again = false;
+          schedule();
+        }
+      }
+    };
+    void run();
     const stop = follow(
       options.query,
       options.resumeKey,
       (event) => {
         options.onEvent?.(event);
-        timer ??= setTimeout(run, Math.max(0, last + everyMs - Date.now()));
+        schedule();
       },
       options.onDelta,
     );
     return () => {
+      stopped = true;
       clearTimeout(timer);
       stop();
     };
