@@ -210,6 +210,7 @@ describe('mailbox ingest: one file never stops a pass', () => {
     'a file the gateway may not read is rejected with the reason, and the messages after it are taken',
     async () => {
       const { inbox, accepted, post, releaseAll } = setup();
+      mkdirSync(inbox, { recursive: true });
       post('x', '1-x.json');
       chmodSync(join(inbox, '1-x.json'), 0o000);
       post('a', '2-a.json');
