@@ -6,7 +6,7 @@
  * unless `a2a.push.allowPrivateTargets` is set.
  */
 import { randomUUID } from 'node:crypto';
-import { TaskPushNotificationConfig, type StreamResponse, type Task } from '@a2a-js/sdk';
+import { TaskPushNotificationConfig, TaskState, taskStateToJSON, type StreamResponse, type Task } from '@a2a-js/sdk';
 import { RequestMalformedError } from '@a2a-js/sdk/errors';
 import {
   V1PushNotificationSerializer,
@@ -20,7 +20,7 @@ import type { SwitchboardConfig } from '../config/schema.js';
 import { errorMessage } from '../core/errors.js';
 import type { GatewayApi } from '../gateway/gateway-api.js';
 import { PermanentDeliveryError } from '../gateway/outbox.js';
-import type { A2ATaskStore, Clock, OutboxRecord } from '../ports/index.js';
+import type { A2ATaskStore, Clock, NewOutboxRow, OutboxRecord } from '../ports/index.js';
 import { ownerOf } from './task-store.js';
 import { guardedFetch, refusedTarget } from '../net/outbound-guard.js';
 
@@ -65,6 +65,11 @@ export class GatewayPushStore implements PushNotificationStore {
       .map((stored) => ({ config: TaskPushNotificationConfig.fromJSON(stored.config), wireVersion: stored.wireVersion }));
   }
 
+  /** Writes one notification's rows in the task's order (A2ATaskStore.enqueuePush); false when refused. */
+  enqueue(taskId: string, push: { state: string | null; final: boolean }, rows: readonly NewOutboxRow[]): Promise<boolean> {
+    return this.tasks.enqueuePush(taskId, push, rows, this.clock.now());
+  }
+
   async load(taskId: string, context: ServerCallContext): Promise<TaskPushNotificationConfig[]> {
     return (await this.loadWithMetadata(taskId, context)).map((stored) => stored.config);
   }
@@ -95,9 +100,30 @@ function taskIdOf(event: StreamResponse): string | undefined {
   return payload.value.taskId;
 }
 
-/** The SDK's sender interface, writing one outbox row per config instead of posting inline. */
+const FINAL_STATES = new Set([
+  TaskState.TASK_STATE_COMPLETED,
+  TaskState.TASK_STATE_FAILED,
+  TaskState.TASK_STATE_CANCELED,
+  TaskState.TASK_STATE_REJECTED,
+]);
+
+/** The task state an event tells of (none for an artifact or a message), and whether it is a final one. */
+function pushedState(event: StreamResponse): { state: string | null; final: boolean } {
+  const payload = event.payload;
+  const state =
+    payload?.$case === 'statusUpdate' ? payload.value.status?.state : payload?.$case === 'task' ? payload.value.status?.state : undefined;
+  return state === undefined ? { state: null, final: false } : { state: taskStateToJSON(state), final: FINAL_STATES.has(state) };
+}
+
+/**
+ * The SDK's sender interface, writing one outbox row per config instead of posting inline. The SDK sends a task's
+ * events without waiting for each other (fire and forget), so each task's sends take turns here, and the store writes
+ * them in the task's order across gateways (A2ATaskStore.enqueuePush): the notifications leave in the task's order.
+ */
 export class OutboxPushSender implements PushNotificationSender {
   private readonly serializers = { '1.0': new V1PushNotificationSerializer(), '0.3': new V03PushNotificationSerializer() };
+  /** Each task's latest send: the next one waits for it. */
+  private readonly sending = new Map<string, Promise<void>>();
 
   constructor(
     private readonly gateway: GatewayApi,
@@ -107,6 +133,17 @@ export class OutboxPushSender implements PushNotificationSender {
   async send(event: StreamResponse, context: ServerCallContext, task?: Task): Promise<void> {
     const taskId = taskIdOf(event);
     if (!taskId) return;
+    const turn = (this.sending.get(taskId) ?? Promise.resolve()).catch(() => {}).then(() => this.write(taskId, event, context, task));
+    this.sending.set(taskId, turn);
+    try {
+      await turn;
+    } finally {
+      if (this.sending.get(taskId) === turn) this.sending.delete(taskId);
+    }
+  }
+
+  private async write(taskId: string, event: StreamResponse, context: ServerCallContext, task?: Task): Promise<void> {
+    const rows: NewOutboxRow[] = [];
     for (const { config, wireVersion } of await this.store.loadWithMetadata(taskId, context)) {
       const serializer = wireVersion === '0.3' ? this.serializers['0.3'] : this.serializers['1.0'];
       const { body, contentType } = serializer.serialize(event, task);
@@ -115,7 +152,7 @@ export class OutboxPushSender implements PushNotificationSender {
         headers.Authorization = `${config.authentication.scheme} ${config.authentication.credentials}`;
       else if (config.token) headers[TOKEN_HEADER] = config.token;
       const payload: PushPayload = { taskId, configId: config.id, url: config.url, headers, body, contentType };
-      await this.gateway.enqueueDelivery({
+      rows.push({
         id: randomUUID(),
         kind: PUSH_KIND,
         target: config.url,
@@ -123,6 +160,8 @@ export class OutboxPushSender implements PushNotificationSender {
         idempotencyKey: `push:${taskId}:${config.id}:${randomUUID()}`,
       });
     }
+    // Refused only for what comes after the task's final state: a late event of a gateway that was paused in the task.
+    if (rows.length > 0 && (await this.store.enqueue(taskId, pushedState(event), rows))) this.gateway.kickDeliveries();
   }
 }
 

@@ -162,6 +162,10 @@ export class ActiveTaskCache implements A2ATaskStore {
     return this.store.appendEvent(taskId, type, detail, now);
   }
 
+  enqueuePush(...args: Parameters<A2ATaskStore['enqueuePush']>): Promise<boolean> {
+    return this.store.enqueuePush(...args);
+  }
+
   listEvents(taskId: string): Promise<Awaited<ReturnType<A2ATaskStore['listEvents']>>> {
     return this.store.listEvents(taskId);
   }

@@ -97,4 +97,6 @@ export interface GatewayApi
   watchDeltas(sessionKey?: string): () => void;
   registerDelivery(kind: string, handler: OutboxHandler): void;
   enqueueDelivery(row: NewOutboxRow): Promise<void>;
+  /** Delivers now the outbox rows a front wrote through its own store (A2A pushes), rather than at the next poll. */
+  kickDeliveries(): void;
 }

@@ -201,6 +201,10 @@ export class Gateway extends GatewayControl implements GatewayApi {
     this.outbox.kick();
   }
 
+  kickDeliveries(): void {
+    this.outbox.kick();
+  }
+
   /** Stores an input produced inside the gateway and wakes its session. */
   protected async accept(input: NewInput): Promise<InputRecord> {
     const { input: stored, created } = await this.store.inputs.enqueue(input, this.clock.now());

@@ -1,4 +1,5 @@
 /** A2A: the server's tasks, their events and push configs, and the client's remote tasks. Times are milliseconds since the Unix epoch. */
+import type { NewOutboxRow } from './journal.js';
 
 /** An A2A task as the server stores it: the protocol's Task (v1.0 JSON) plus what maps it onto a session. */
 export interface A2ATaskRecord {
@@ -125,6 +126,14 @@ export interface A2ATaskStore {
   get(id: string): Promise<A2ATaskRecord | undefined>;
   /** Newest activity first. */
   list(filter?: A2ATaskFilter): Promise<A2ATaskRecord[]>;
+  /**
+   * Writes the outbox rows of one push notification of a task (a row per config), in the task's order whoever writes
+   * them: one writer at a time per task (its row held FOR UPDATE on PostgreSQL), each notification listed for delivery
+   * after the task's earlier ones, and nothing but a final state after a final state was queued (a late `working` from
+   * a gateway that was paused in the task is refused). Each queued notification is noted in the task's replay log
+   * (`push.queued`, or `push.final` for a final state). Returns false when refused, having written nothing.
+   */
+  enqueuePush(taskId: string, push: { state: string | null; final: boolean }, rows: readonly NewOutboxRow[], now: number): Promise<boolean>;
   /** Push notification configs of a task (A2A): saved by id, replaced when the id repeats. */
   savePushConfig(config: A2APushConfigRecord, now: number): Promise<void>;
   listPushConfigs(taskId: string): Promise<A2APushConfigRecord[]>;

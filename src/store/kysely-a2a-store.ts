@@ -1,5 +1,5 @@
 /** A2A tasks, their push configs and their replay log over Kysely; the remote tasks the client follows are in kysely-a2a-remote-tasks.ts. */
-import type { Selectable } from 'kysely';
+import type { Kysely, Selectable } from 'kysely';
 import type {
   A2APushConfigRecord,
   A2ATaskEventInput,
@@ -8,12 +8,14 @@ import type {
   A2ATaskFilter,
   A2ATaskRecord,
   A2ATaskStore,
+  NewOutboxRow,
 } from '../ports/index.js';
 import { prepared, preparedPerCount } from './kysely-prepared.js';
 import { type Db, json, num, numOrNull, parse } from './kysely-rows.js';
-import { appendEvent } from './kysely-writes.js';
+import { appendEvent, insertOutbox } from './kysely-writes.js';
 import { KyselyRemoteTasks } from './kysely-a2a-remote-tasks.js';
-import type { A2APushConfigsTable, A2ATasksTable } from './schema.js';
+import type { A2APushConfigsTable, A2ATasksTable, Database } from './schema.js';
+import type { SqlDialectName } from './sql-dialect.js';
 
 function toTask(row: Selectable<A2ATasksTable>): A2ATaskRecord {
   return {
@@ -144,6 +146,47 @@ const pushConfigsOf = prepared<'taskId', Selectable<A2APushConfigsTable>>((db, p
 );
 
 export class KyselyA2ATaskStore extends KyselyRemoteTasks implements A2ATaskStore {
+  constructor(
+    db: Kysely<Database>,
+    private readonly dialect: SqlDialectName = 'sqlite',
+  ) {
+    super(db);
+  }
+
+  async enqueuePush(
+    taskId: string,
+    push: { state: string | null; final: boolean },
+    rows: readonly NewOutboxRow[],
+    now: number,
+  ): Promise<boolean> {
+    if (rows.length === 0) return true;
+    return this.db.transaction().execute(async (trx) => {
+      // Writers of one task's pushes take turns on its row (SQLite's transactions take turns anyway).
+      const task = trx.selectFrom('a2a_tasks').select('id').where('id', '=', taskId);
+      await (this.dialect === 'postgres' ? task.forUpdate() : task).execute();
+      const last = await trx
+        .selectFrom('a2a_task_events')
+        .select(['type', 'created_at'])
+        .where('task_id', '=', taskId)
+        .where('type', 'in', ['push.queued', 'push.final'])
+        .orderBy('seq', 'desc')
+        .limit(1)
+        .executeTakeFirst();
+      if (last?.type === 'push.final' && !push.final) return false;
+      // The outbox lists rows by time: a notification made in the same millisecond as the one before (or on a gateway
+      // whose clock is behind) is listed after it all the same.
+      const at = last ? Math.max(now, num(last.created_at) + 1) : now;
+      for (const row of rows) await insertOutbox(trx, row, at);
+      await insertEvents(
+        trx,
+        taskId,
+        [{ type: push.final ? 'push.final' : 'push.queued', detail: { state: push.state, rows: rows.length } }],
+        at,
+      );
+      return true;
+    });
+  }
+
   async save(task: A2ATaskSave, now: number, stateChange?: { from: string | null }): Promise<A2ATaskRecord> {
     if (!stateChange && !task.events?.length) return this.write(this.db, task, now);
     return this.db.transaction().execute(async (trx) => {

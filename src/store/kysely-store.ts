@@ -123,7 +123,7 @@ export class KyselyStore implements Store {
     this.memory = new KyselyMemoryStore(db, dialect);
     this.mailbox = new KyselyMailboxStore(db, dialect);
     this.subagents = new KyselySubagentStore(db, dialect);
-    this.a2aTasks = new KyselyA2ATaskStore(db);
+    this.a2aTasks = new KyselyA2ATaskStore(db, dialect);
     this.board = new KyselyBoardStore(db, dialect);
     this.sessions = new KyselySessionStore(db, dbNowMs, adapter.relax);
     this.exchanges = new KyselyExchangeStore(db, dialect);

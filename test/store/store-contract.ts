@@ -1138,6 +1138,39 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
       expect(await store.a2aTasks.get('t4')).toMatchObject({ state: 'TASK_STATE_COMPLETED' });
     });
 
+    it("a2a push rows: written in the task's order, each listed after the one before even in the same millisecond; nothing but a final state after a final one", async () => {
+      await store.a2aTasks.save(
+        { id: 'tp', agentId: 'support', contextId: 'c1', owner: 'peer-a', state: 'TASK_STATE_WORKING', task: {} },
+        1000,
+      );
+      const row = (n: number) => ({
+        id: `push-${n}`,
+        kind: 'a2a.push',
+        target: 'https://hook',
+        payload: { n },
+        idempotencyKey: `push:tp:${n}`,
+      });
+      expect(await store.a2aTasks.enqueuePush('tp', { state: 'TASK_STATE_WORKING', final: false }, [row(1)], 2000)).toBe(true);
+      expect(await store.a2aTasks.enqueuePush('tp', { state: null, final: false }, [row(2)], 2000)).toBe(true);
+      // A clock behind the one that wrote before still lists it later.
+      expect(await store.a2aTasks.enqueuePush('tp', { state: 'TASK_STATE_COMPLETED', final: true }, [row(3)], 1500)).toBe(true);
+      expect(await store.a2aTasks.enqueuePush('tp', { state: 'TASK_STATE_WORKING', final: false }, [row(4)], 5000)).toBe(false);
+      expect(await store.a2aTasks.enqueuePush('tp', { state: 'TASK_STATE_FAILED', final: true }, [row(5)], 5000)).toBe(true);
+      const due = await store.outbox.listDue(10_000, 100);
+      expect(due.map((r) => [r.id, r.createdAt])).toEqual([
+        ['push-1', 2000],
+        ['push-2', 2001],
+        ['push-3', 2002],
+        ['push-5', 5000],
+      ]);
+      expect((await store.a2aTasks.listEvents('tp')).map((event) => [event.type, event.detail])).toEqual([
+        ['push.queued', { state: 'TASK_STATE_WORKING', rows: 1 }],
+        ['push.queued', { state: null, rows: 1 }],
+        ['push.final', { state: 'TASK_STATE_COMPLETED', rows: 1 }],
+        ['push.final', { state: 'TASK_STATE_FAILED', rows: 1 }],
+      ]);
+    });
+
     it('a2a push configs: saved by task and id, replaced on a repeated id, deleted one or all', async () => {
       const config = (configId: string, url: string) => ({
         taskId: 't1',
