@@ -224,7 +224,7 @@ export class Subagents extends SubagentSpawning {
     if (record.runtime !== null)
       throw new SwitchboardError(
         'INVALID_REQUEST',
-        `sub-agent ${record.sessionKey} runs on an external runtime (${record.runtime}), which does one task; spawn a new one for more work`,
+        `sub-agent ${record.sessionKey} runs on an external runtime (${record.runtime}), whose every run starts a new process that knows nothing of the last; spawn a new one with the whole task`,
       );
     const parent = await store.subagents.getBySession(from.sessionKey);
     if (parent && isSettled(parent.state))

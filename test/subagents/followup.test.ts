@@ -138,6 +138,17 @@ describe('subagents followup', () => {
     await waitUntil('the follow-up settled', async () => (await record(child.childSessionKey)).result === 'counted goats');
   });
 
+  it('a sub-agent on an external runtime is refused: each of its runs starts a new process that knows nothing of the last', async () => {
+    gateway = await startTestGateway(config(RULES));
+    const child = await finishedCounter();
+    const onRuntime = { ...(await record(child.childSessionKey)), runtime: 'process:cli' };
+    await expect(gateway.subagents.followup(onRuntime, from(), 'count goats')).rejects.toMatchObject({
+      code: 'INVALID_REQUEST',
+      message: expect.stringContaining('starts a new process that knows nothing of the last; spawn a new one with the whole task'),
+    });
+    expect((await record(child.childSessionKey)).state).toBe('succeeded');
+  });
+
   it('an archived sub-agent (Codex: evicted) comes back out of the archive with its session and history', async () => {
     gateway = await startTestGateway(config(RULES));
     const child = await finishedCounter();
