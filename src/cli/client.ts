@@ -135,8 +135,11 @@ export class ControlClient {
     const decoder = new TextDecoder();
     try {
       for await (const chunk of response.body) parser.feed(decoder.decode(chunk as Uint8Array, { stream: true }));
-    } catch (error) {
-      if (!signal?.aborted) throw error;
+    } catch (_error) {
+      // A stream cut off mid-way (the gateway was killed, the network dropped: undici says "terminated") is a gateway
+      // that went away, as one that closed the stream is: a follower reconnects.
+      if (!signal?.aborted)
+        throw new SwitchboardError('GATEWAY_UNREACHABLE', `the connection to the gateway at ${this.target.url} dropped`);
     }
   }
 }

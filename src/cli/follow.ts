@@ -1,7 +1,8 @@
 /**
  * Following the journal from the terminal (`sessions tail`, `board watch`, `events`): the gateway's event stream,
- * and when the gateway goes away, a line on stderr that says so with the command that resumes from the last event,
- * then reconnects from that event (`?after=`) until it is back. Ctrl-C ends it.
+ * and when the gateway goes away (it stopped, or was killed and the stream was cut), a line on stderr that says so
+ * with the command that resumes from the last event, then reconnects from that event (`?after=`) until it is back,
+ * so nothing is missed or printed twice. Ctrl-C ends it.
  */
 import { errorMessage, SwitchboardError } from '../core/errors.js';
 import type { EventRecord } from '../ports/index.js';
@@ -26,6 +27,12 @@ export interface FollowOptions {
   stderr?: (line: string) => void;
 }
 
+/** The newest journal event the gateway published, or undefined (a gateway that does not say, or an old one). */
+async function newestSeq(control: ControlClient): Promise<number | undefined> {
+  const { journalSeq } = await control.request<{ journalSeq?: unknown }>('GET', '/v1/status');
+  return typeof journalSeq === 'number' ? journalSeq : undefined;
+}
+
 /** `connect` is asked again at each reconnect: a gateway that restarted may listen on another port (`--port 0`). */
 export async function followJournal(connect: () => ControlClient, options: FollowOptions): Promise<void> {
   const stop = new AbortController();
@@ -41,6 +48,8 @@ export async function followJournal(connect: () => ControlClient, options: Follo
     while (!stop.signal.aborted) {
       let error: unknown;
       try {
+        // Only new events, from the newest one the gateway has now: a reconnect before any event arrived resumes there.
+        if (last === undefined) last = await newestSeq(connect());
         await connect().stream(
           withQuery('/v1/events', { ...options.query, after: last }),
           (event) => {

@@ -73,13 +73,50 @@ describe('following from the terminal', () => {
     }
   }, 90_000);
 
+  it('events reconnects after a kill -9 of the gateway and prints what follows the restart, each event once', async () => {
+    let gw = await startGatewayProcess(configPath);
+    try {
+      const events = follow('--json', 'events', '--after', '0');
+      followers.push(events);
+      const seen = () =>
+        events
+          .out()
+          .split('\n')
+          .filter(Boolean)
+          .map((line) => JSON.parse(line) as { seq: number; type: string; runId?: string });
+      const first = JSON.parse((await cli('--json', 'send', 'main', 'before the kill', '--wait')).stdout) as { runId: string };
+      await waitUntil(
+        'events printed the first run',
+        () => seen().some((event) => event.runId === first.runId && event.type === 'run.completed'),
+        15_000,
+      );
+
+      await stopGatewayProcess(gw, 'SIGKILL');
+      await waitUntil('events said the gateway went away', () => events.err().includes('reconnecting from event #'), 15_000);
+      expect(events.child.exitCode).toBeNull();
+      gw = await startGatewayProcess(configPath);
+      const second = JSON.parse((await cli('--json', 'send', 'main', 'after the kill', '--wait')).stdout) as { runId: string };
+      await waitUntil(
+        'events printed the run after the restart',
+        () => seen().some((event) => event.runId === second.runId && event.type === 'run.completed'),
+        30_000,
+      );
+      const seqs = seen().map((event) => event.seq);
+      expect(new Set(seqs).size).toBe(seqs.length);
+      expect(seen().filter((event) => event.runId === second.runId && event.type === 'run.completed')).toHaveLength(1);
+      expect(events.err()).not.toContain('terminated');
+    } finally {
+      await stopGatewayProcess(gw);
+    }
+  }, 90_000);
+
   it('events and sessions tail whose reader went away (| head) end quietly with status 0, not an EPIPE trace', async () => {
     const gw = await startGatewayProcess(configPath);
     try {
       await cli('send', 'main', 'before the reader', '--wait');
       const readers = [follow('events', '--after', '0'), follow('sessions', 'tail', 'agent:main:main', '--after', '0')];
       followers.push(...readers);
-      for (const reader of readers) await waitUntil('the follower printed a line', () => reader.out().includes('\n'));
+      for (const reader of readers) await waitUntil('the follower printed a line', () => reader.out().includes('\n'), 30_000);
       // As `| head -1` does: the reader closes its end, and the next line the follower writes has nowhere to go.
       const ended = readers.map((reader) => new Promise<number | null>((resolve) => reader.child.once('exit', (code) => resolve(code))));
       for (const reader of readers) reader.child.stdout.destroy();

@@ -71,7 +71,8 @@ export async function startGatewayProcess(configPath: string, env: NodeJS.Proces
 }
 
 export async function stopGatewayProcess(gateway: GatewayProcess, signal: NodeJS.Signals = 'SIGTERM'): Promise<number | null> {
-  if (gateway.child.exitCode !== null) return gateway.child.exitCode;
+  // A process that ended already (a kill -9 ends with a signal and no exit code) has nothing more to say.
+  if (gateway.child.exitCode !== null || gateway.child.signalCode !== null) return gateway.child.exitCode;
   // 'close', not 'exit': what the process wrote last to stderr may still be on its way when it exits.
   const exited = once(gateway.child, 'close');
   gateway.child.kill(signal);
