@@ -19,10 +19,11 @@ let page: Page;
 
 const shot = (name: string) => page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
 const missing = !existsSync(CHROMIUM) && !process.env.CI;
+const PEER_TOKEN = 'partner-token-0123456789abcdef0123456789';
 
 beforeAll(async () => {
   if (missing) return;
-  ({ configPath } = demoConfig({}, (demo) => {
+  ({ configPath } = demoConfig({ a2a: { server: { enabled: true, peers: [{ id: 'partner', token: PEER_TOKEN }] } } }, (demo) => {
     // support says something, then asks expert a question that takes a minute: its run is going for that long.
     demo.models.providers.scripted.models.support.rules.unshift({
       match: 'ask slowly',
@@ -82,6 +83,9 @@ describe.skipIf(missing)('the web console while work goes on', () => {
     await expect.poll(() => page.getByTestId('working').count(), { timeout: 15_000 }).toBe(0);
     await expect.poll(() => page.getByTestId('run').last().textContent()).toContain('cancelled');
     await expect.poll(() => page.getByTestId('live').count()).toBe(0);
+    // The message is in the transcript now, with what was said before the stop.
+    await expect.poll(() => page.getByTestId('pending').count()).toBe(0);
+    expect(await page.getByTestId('transcript').textContent()).toContain('ask slowly about the database');
     // The question support had sent on goes on in expert's session: stopped too, so that expert is free again.
     const asked = await gateway.request<any>('GET', `/v1/runs?sessionKey=${encodeURIComponent('agent:expert:main')}&limit=10`);
     for (const run of asked.body.runs.filter((item: any) => item.status === 'running'))
@@ -188,6 +192,31 @@ describe.skipIf(missing)('the web console while work goes on', () => {
     await page.goto(`${gateway.url}/#/path/${sent.body.inputId}`);
     await expect.poll(() => page.getByTestId('step').count()).toBeGreaterThanOrEqual(2);
     expect(await page.getByTestId('step').first().textContent()).toMatch(/^\s*\+\d+ ms accepted /);
+  });
+
+  it("shows an A2A task's events in words, not as JSON", async () => {
+    const answer = await fetch(`${gateway.url}/a2a/critic/jsonrpc`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'A2A-Version': '1.0', authorization: `Bearer ${PEER_TOKEN}` },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'SendMessage',
+        params: {
+          message: { messageId: 'm-console-1', role: 'ROLE_USER', parts: [{ text: 'a plan from a partner' }] },
+          configuration: { blocking: true },
+        },
+      }),
+    });
+    const task = (await answer.json()).result.task;
+    await page.goto(`${gateway.url}/#/a2a/${task.id}`);
+    await expect.poll(() => page.getByTestId('a2a-event').count()).toBeGreaterThanOrEqual(2);
+    const lines = await page.getByTestId('a2a-event').allTextContents();
+    expect(lines.join('\n')).not.toMatch(/\{"[A-Za-z]+":/);
+    expect(lines).toEqual(
+      expect.arrayContaining([expect.stringContaining('text a plan from a partner'), expect.stringContaining('state completed')]),
+    );
+    await shot('a2a-task');
   });
 
   it('fits every page in a phone-width screen, with no sideways scrolling', async () => {

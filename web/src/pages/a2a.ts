@@ -23,7 +23,7 @@ export function A2APage() {
 function Detail({ detail }: { detail: any }) {
   if (detail === null || typeof detail !== 'object')
     return html`<span>${detail === undefined || detail === null ? '' : String(detail)}</span>`;
-  return html`<span class="detail">${Object.entries(detail).map(([key, value]) => {
+  return html`<span class="detail">${Object.entries(detail).map(([key, value], index) => {
     const shown =
       key === 'state' && typeof value === 'string'
         ? value
@@ -33,7 +33,7 @@ function Detail({ detail }: { detail: any }) {
         : typeof value === 'string'
           ? clip(value, 300)
           : clip(JSON.stringify(value), 200);
-    return html`<span class="field"><span class="muted">${key}</span> ${key === 'sessionKey' ? html`<a href=${`#/session/${enc(String(value))}`}>${shown}</a>` : shown}</span>`;
+    return html`${index > 0 ? ' · ' : ''}<span class="field"><span class="muted">${key}</span> ${key === 'sessionKey' ? html`<a href=${`#/session/${enc(String(value))}`}>${shown}</a>` : shown}</span>`;
   })}</span>`;
 }
 
