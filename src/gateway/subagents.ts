@@ -6,7 +6,8 @@
  * signed handle at once. The child runs in the subagent lane. The run that ends it settles the record
  * and writes the completion event to the outbox in its own commit; what happens after (delivery into
  * the parent, recovery, archiving) is in subagent-lifecycle.ts, the spawn in subagent-spawn.ts. Here: find, view, wait, kill,
- * steer and the handle's result.
+ * steer, follow-up and interrupt (Codex's followup_task and interrupt_agent; docs/subagents.md maps Codex's tools) and
+ * the handle's result.
  */
 import { SwitchboardError } from '../core/errors.js';
 import { elapsedWithoutDowntime, isSettled, verifyHandle } from '../core/subagent.js';
