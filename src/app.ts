@@ -229,7 +229,9 @@ export async function serveGateway(options: ServeOptions): Promise<RunningGatewa
   if (token !== dataDir.readToken()) dataDir.writeToken(token);
   // The A2A front (the SDK's server and express) is loaded only when it is on: it is a tenth of the startup.
   const front = config.a2a.server.enabled
-    ? new (await import('./a2a/server.js')).A2AServer(gateway, store.a2aTasks, undefined, {
+    ? // On the store's clock (the database's on PostgreSQL), as the gateway is: the stall rule and every time the A2A
+      // server writes compare with what other gateways wrote.
+      new (await import('./a2a/server.js')).A2AServer(gateway, store.a2aTasks, opened.clock, {
         error: (error) => logger.error({ error: String(error) }, 'a2a'),
         warn: (fields, message) => logger.warn(fields, message),
         info: (fields, message) => logger.info(fields, message),
