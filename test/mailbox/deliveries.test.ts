@@ -2,7 +2,7 @@
  * What the mailbox writes into others' folders: a temporary file that a kill left between a delivery's write and its
  * rename is removed once it is stale (and nothing else is), and a delivery never writes through a link.
  */
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, realpathSync, renameSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, realpathSync, rmSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -49,6 +49,23 @@ function registerPeer(dir: string, name: string): void {
   );
 }
 
+/**
+ * `path` replaced by a symlink to `target`, while the gateway runs: a pass may make the folder again between the
+ * removal and the link, so this is tried until the link is in place.
+ */
+function linkInPlaceOf(path: string, target: string): Promise<unknown> {
+  return waitUntil(`${path} is a link`, () => {
+    rmSync(path, { recursive: true, force: true });
+    try {
+      symlinkSync(target, path);
+      return true;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false;
+      throw error;
+    }
+  });
+}
+
 describe('mailbox deliveries', () => {
   it("a delivery's temporary file left in a peer's inbox by a kill is removed once stale; one being written and others' files are left alone", async () => {
     const { dir, config } = setup();
@@ -78,8 +95,7 @@ describe('mailbox deliveries', () => {
     gateway = await startTestGateway(config, {}, undefined, { onMailbox: (made) => (mailbox = made) });
     const outside = join(root, 'outside');
     mkdirSync(join(outside, 'Reader'), { recursive: true });
-    renameSync(join(dir, 'inbox'), join(root, 'inbox.real'));
-    symlinkSync(outside, join(dir, 'inbox'));
+    await linkInPlaceOf(join(dir, 'inbox'), outside);
     await mailbox.send({ from: 'Ops', to: 'Reader', text: 'secret plans', replyTo: null }, 'k-1');
     const row = await waitUntil('the delivery is refused', async () =>
       (await gateway!.store.outbox.list()).find((candidate) => candidate.lastError?.includes('is a symlink')),

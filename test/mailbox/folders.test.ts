@@ -3,18 +3,7 @@
  * before a start) is never followed; the inbox is disabled with a log line saying what is wrong and how to fix it,
  * the gateway starts and runs on, and the inbox is taken up again once fixed.
  */
-import {
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readFileSync,
-  readdirSync,
-  realpathSync,
-  renameSync,
-  rmSync,
-  symlinkSync,
-  writeFileSync,
-} from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -66,11 +55,27 @@ async function started() {
   return { root, layout, inbox, outside, accepted, logs, outsideFiles };
 }
 
+/**
+ * `path` replaced by a symlink to `target`, while the gateway runs: a pass may make the folder again between the
+ * removal and the link, so this is tried until the link is in place.
+ */
+function linkInPlaceOf(path: string, target: string): Promise<unknown> {
+  return waitUntil(`${path} is a link`, () => {
+    rmSync(path, { recursive: true, force: true });
+    try {
+      symlinkSync(target, path);
+      return true;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false;
+      throw error;
+    }
+  });
+}
+
 describe('mailbox folders', () => {
   it('a .processing folder made a symlink after start is not followed: nothing outside is read, deleted or moved, and the inbox resumes once it is fixed', async () => {
     const { inbox, outside, accepted, logs, outsideFiles } = await started();
-    rmSync(join(inbox, '.processing'), { recursive: true });
-    symlinkSync(outside, join(inbox, '.processing'));
+    await linkInPlaceOf(join(inbox, '.processing'), outside);
     writeFileSync(join(inbox, '3-in.json'), message('inside'));
     await ingest!.settle();
     await ingest!.settle();
@@ -90,8 +95,7 @@ describe('mailbox folders', () => {
 
   it('a .rejected folder made a symlink after start receives nothing: a bad file stays where it is', async () => {
     const { inbox, outside, accepted, logs, outsideFiles } = await started();
-    rmSync(join(inbox, '.rejected'), { recursive: true });
-    symlinkSync(outside, join(inbox, '.rejected'));
+    await linkInPlaceOf(join(inbox, '.rejected'), outside);
     writeFileSync(join(inbox, '3-bad.json'), '{"secret": "hunter2"}');
     writeFileSync(join(inbox, '4-in.json'), message('inside'));
     await ingest!.settle();
@@ -106,8 +110,7 @@ describe('mailbox folders', () => {
     // The folder it points to looks like an inbox, with the gateway's own folders in it.
     mkdirSync(join(outside, '.processing'));
     mkdirSync(join(outside, '.rejected'));
-    renameSync(inbox, `${inbox}.old`);
-    symlinkSync(outside, inbox);
+    await linkInPlaceOf(inbox, outside);
     await ingest!.settle();
     await ingest!.settle();
     expect(accepted).toEqual([]);
