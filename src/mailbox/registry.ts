@@ -1,12 +1,16 @@
 /**
  * The registry (`registry/<Name>.json`) as pi-messenger keeps it: each participant's registration, written whole, and
  * read by everyone to know who is there. A registration whose process is gone counts as gone.
+ *
+ * Anyone may write the directory, so a participant is a name that passes the mailbox's rule (layout.ts) with a real
+ * registration file (not a link, read with O_NOFOLLOW) or a real inbox folder, in a registry or inbox folder that is
+ * not a link itself. Anything else is neither read nor listed, nor known as a recipient.
  */
-import { readFileSync, readdirSync, rmSync } from 'node:fs';
-import { existsSync, lstatSync } from 'node:fs';
+import { lstatSync, readdirSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
 import { SwitchboardError } from '../core/errors.js';
 import { isAlive } from '../gateway/data-dir.js';
-import { writeWhole } from './files.js';
+import { readMessageFile, writeWhole } from './files.js';
 import { isMailboxName, type MailboxLayout, type MailMessage, type Reservation } from './layout.js';
 
 export interface Registration {
@@ -47,21 +51,40 @@ export function removeRegistration(layout: MailboxLayout, name: string, pid: num
   if (current?.pid === pid) rmSync(layout.registration(name), { force: true });
 }
 
-export function readRegistration(layout: MailboxLayout, name: string): Registration | undefined {
+/** A registration is a few hundred bytes; past this it is not one. */
+const MAX_REGISTRATION_BYTES = 1_000_000;
+
+/** What is at `path`, without following a link: 'file', 'folder', or 'other' (a link, a fifo, a socket, nothing). */
+function kindAt(path: string): 'file' | 'folder' | 'other' {
   try {
-    const value = JSON.parse(readFileSync(layout.registration(name), 'utf8')) as Registration;
+    const stat = lstatSync(path);
+    return stat.isFile() ? 'file' : stat.isDirectory() ? 'folder' : 'other';
+  } catch {
+    return 'other';
+  }
+}
+
+/** The name's registration, read only from a regular file (never through a link) in a registry folder that is a real one. */
+export function readRegistration(layout: MailboxLayout, name: string): Registration | undefined {
+  if (!isMailboxName(name) || kindAt(layout.registry) !== 'folder') return undefined;
+  const read = readMessageFile(layout.registration(name), MAX_REGISTRATION_BYTES);
+  if (read.kind !== 'text') return undefined;
+  try {
+    const value = JSON.parse(read.text) as Registration;
     return value && typeof value === 'object' && typeof value.name === 'string' ? value : undefined;
   } catch {
     return undefined;
   }
 }
 
-function names(dir: string, suffix: string): string[] {
+/** The mailbox names in `dir` (a real folder) whose entry `<name><suffix>` is of the `kind` asked for. */
+function names(dir: string, suffix: string, kind: 'file' | 'folder'): string[] {
+  if (kindAt(dir) !== 'folder') return [];
   try {
     return readdirSync(dir)
       .filter((file) => file.endsWith(suffix))
       .map((file) => file.slice(0, file.length - suffix.length))
-      .filter(isMailboxName);
+      .filter((name) => isMailboxName(name) && kindAt(join(dir, `${name}${suffix}`)) === kind);
   } catch {
     return [];
   }
@@ -77,7 +100,7 @@ function waitingIn(dir: string): number {
 
 /** Everyone in the directory: registered (alive or gone), or with an inbox folder only (a script that never registers). */
 export function participants(layout: MailboxLayout): Participant[] {
-  const all = new Set([...names(layout.registry, '.json'), ...names(layout.inboxes, '')]);
+  const all = new Set([...names(layout.registry, '.json', 'file'), ...names(layout.inboxes, '', 'folder')]);
   return [...all].sort().map((name) => {
     const registration = readRegistration(layout, name);
     return {
@@ -89,15 +112,11 @@ export function participants(layout: MailboxLayout): Participant[] {
   });
 }
 
-/** A recipient is known when it registered or has an inbox folder (a real one); nothing else gets a message. */
+/** A recipient is known when it registered or has an inbox folder (each a real one); nothing else gets a message. */
 export function isKnownRecipient(layout: MailboxLayout, name: string): boolean {
   if (!isMailboxName(name)) return false;
-  if (existsSync(layout.registration(name))) return true;
-  try {
-    return lstatSync(layout.inbox(name)).isDirectory();
-  } catch {
-    return false;
-  }
+  if (kindAt(layout.registry) === 'folder' && kindAt(layout.registration(name)) === 'file') return true;
+  return kindAt(layout.inboxes) === 'folder' && kindAt(layout.inbox(name)) === 'folder';
 }
 
 /** A message written whole into its recipient's inbox under `file`, as pi-messenger's readers expect it. */
