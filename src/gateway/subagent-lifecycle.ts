@@ -134,6 +134,10 @@ export abstract class SubagentLifecycle {
       if (record.waiting || !record.runId || record.retryOf === record.runId) continue;
       const run = await store.runs.get(record.runId);
       if (!run || run.status === 'running') continue;
+      // Its run was superseded by an input in mode `interrupt` (subagents interrupt with a message, a follow-up) that
+      // had not run yet when the gateway stopped: the sub-agent goes on with it, as it would have without the stop.
+      if (run.status === 'interrupted' && (await store.inputs.listQueued(record.sessionKey)).some((input) => input.mode === 'interrupt'))
+        continue;
       const diagnostic = run.errorMessage ?? `its run ended ${run.status} without finishing`;
       const limits = this.limitsFor(record);
       // An external runtime's child is never run again by itself: its work outside the gateway may be half done.

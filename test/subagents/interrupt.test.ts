@@ -3,8 +3,14 @@
  * a message it is recorded `interrupted` with the reason (its parent is not told, its live descendants are cancelled)
  * and takes a follow-up later; with one it goes on at once with that task, live throughout, and reports once.
  */
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { startGateway } from '../../src/app.js';
+import { parseConfigText } from '../../src/config/load.js';
 import type { Gateway } from '../../src/gateway/gateway.js';
+import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { startTestGateway, stopTestGateway } from '../helpers/gateway.js';
 import { waitUntil } from '../helpers/wait.js';
 
@@ -144,5 +150,40 @@ describe('subagents interrupt', () => {
       previousState: 'cancelled',
       cancelled: [],
     });
+  });
+
+  it('a gateway stopping after a run was superseded but before the new task ran: at the next start the task runs, the sub-agent is not reported interrupted', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sb-interrupt-'));
+    // One sub-agent slot: a second child waits for it, so the superseding task's run is still waiting when the gateway stops.
+    const { config: parsed } = parseConfigText(
+      config.replace('maxChildrenPerAgent: 5', 'maxChildrenPerAgent: 5, maxConcurrent: 1'),
+      '/t.json5',
+    );
+    const open = async () => {
+      gateway = await startGateway({
+        config: parsed,
+        store: await SqliteStore.open({ path: join(dir, 'db.sqlite') }),
+        gatewayId: 'gw-i',
+        capabilitySecret: 's',
+      });
+      await gateway.openSession(MAIN, 'main');
+      return gateway;
+    };
+    let g = await open();
+    const child = await g.subagents.spawn(from(), { task: 'count slowly', label: 'counter' });
+    await waitUntil('the child runs', async () => (await record(child.childSessionKey)).state === 'running');
+    const other = await g.subagents.spawn(from(), { task: 'count slowly too', label: 'other' });
+    await g.subagents.interrupt(await record(child.childSessionKey), from(), { message: 'count goats' });
+    await waitUntil('the other child took the slot', async () => (await record(other.childSessionKey)).state === 'running');
+    expect((await g.getRun(child.runId)).run.status).toBe('interrupted');
+    await stopTestGateway(g);
+    gateway = undefined as unknown as Gateway;
+    g = await open();
+    const done = await waitUntil('the superseding task ran after the restart', async () => {
+      const current = await record(child.childSessionKey);
+      return current.state !== 'running' && current.state !== 'pending' && current;
+    });
+    expect(done).toMatchObject({ state: 'succeeded', result: 'counted goats' });
+    expect((await record(other.childSessionKey)).state).toBe('interrupted');
   });
 });
