@@ -1,4 +1,7 @@
-/** The PostgreSQL the tests use: SWITCHBOARD_TEST_POSTGRES, default the local server .ci/run starts. */
+/**
+ * The PostgreSQL the tests use: SWITCHBOARD_TEST_POSTGRES, which vitest.config.ts sets to this run's own database on
+ * the local server .ci/run starts (test-database.ts) unless the user named one; the default is for a file run otherwise.
+ */
 import pg from 'pg';
 import { afterAll, beforeAll } from 'vitest';
 import { PostgresStore } from '../../src/store/postgres/postgres-store.js';
