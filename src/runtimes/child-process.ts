@@ -1,11 +1,11 @@
 /**
  * A runtime's child process (docs/runtimes.md): started in a process group of its own, so that a kill or a timeout
- * ends everything it started (`terminate`), with the last lines of its stderr kept for the report of a crash. While it
+ * ends everything it started (`terminate`: its group and the descendants that left it, ProcessTree), with the last lines of its stderr kept for the report of a crash. While it
  * runs, its pid is recorded (ChildRecords, src/processes.ts), so that a gateway that was killed ends what its previous
  * process left running when it starts again, instead of leaving agents working for nobody.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { type ChildRecords, childEnvironment, killGroup } from '../processes.js';
+import { type ChildRecords, childEnvironment, type ProcessTree } from '../processes.js';
 
 const STDERR_LINES = 20;
 
@@ -30,6 +30,7 @@ export class RuntimeChild {
   private readonly stderr: string[] = [];
   private partialStderr = '';
   private done = false;
+  private readonly tree: ProcessTree | undefined;
 
   constructor(
     spec: ChildSpec,
@@ -55,7 +56,7 @@ export class RuntimeChild {
         resolve({ code, signal });
       });
     });
-    if (this.process.pid !== undefined) records.add(recordName, this.process.pid);
+    this.tree = this.process.pid !== undefined ? records.add(recordName, this.process.pid) : undefined;
     this.process.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
       const lines = (this.partialStderr + chunk).split('\n');
       this.partialStderr = lines.pop() ?? '';
@@ -86,17 +87,18 @@ export class RuntimeChild {
     return this.partialStderr.trim() ? [...this.stderr, this.partialStderr] : [...this.stderr];
   }
 
-  /** Ends its process group: SIGTERM, then SIGKILL after `graceMs`; settles once the child has exited. */
+  /** Ends its tree (its group and what left it): SIGTERM, then SIGKILL after `graceMs`; settles once the child has exited. */
   async terminate(graceMs: number): Promise<ChildExit> {
-    const pid = this.process.pid;
-    if (pid !== undefined && !this.done) {
-      killGroup(pid, 'SIGTERM');
-      const timer = setTimeout(() => killGroup(pid, 'SIGKILL'), graceMs);
+    const { tree } = this;
+    if (tree && !this.done) {
+      tree.scan();
+      tree.signal('SIGTERM');
+      const timer = setTimeout(() => tree.kill(), graceMs);
       await this.exited;
       clearTimeout(timer);
     }
-    // The child is gone; what it started in its group may not be.
-    if (pid !== undefined) killGroup(pid, 'SIGKILL');
+    // The child is gone; what it started may not be.
+    tree?.kill();
     return this.exited;
   }
 }

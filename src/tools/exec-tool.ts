@@ -10,7 +10,7 @@ import { z } from 'zod';
 import { EXEC_DEFAULTS } from '../config/schema-tools.js';
 import type { SwitchboardConfig } from '../config/schema.js';
 import { sandboxedBy } from '../core/session-access.js';
-import { type ChildRecords, childEnvironment, killGroup } from '../processes.js';
+import { ChildRecords, childEnvironment } from '../processes.js';
 import { defineTool, type GatewayTool } from '../gateway/tool-contract.js';
 import { text, textList } from './schema.js';
 import { describeFsError, workspaceRoot } from './workspace-fs.js';
@@ -44,26 +44,36 @@ export interface ExecResult {
   truncated?: true;
 }
 
-/** Runs `command` with `args` in `cwd`, killing its process group at the timeout or on abort; recorded in `records` while it runs. */
+/**
+ * Runs `command` with `args` in `cwd`, killing its tree (its process group and what left it, ProcessTree) at the timeout or
+ * on abort; recorded in `records` while it runs.
+ */
 export function runCommand(
   command: string,
   args: string[],
   cwd: string,
   limits: ExecLimits,
   signal: AbortSignal,
-  records?: ChildRecords,
+  records: ChildRecords = new ChildRecords(undefined),
 ): Promise<ExecResult> {
   const env = childEnvironment({}, limits.env);
   return new Promise((resolve) => {
     const child = spawn(command, args, { cwd, env, shell: false, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
     const recordName = `exec-${randomUUID()}`;
-    if (child.pid !== undefined) records?.add(recordName, child.pid);
+    const tree = child.pid !== undefined ? records.add(recordName, child.pid) : undefined;
     const output = { stdout: [] as Buffer[], stderr: [] as Buffer[] };
     let kept = 0;
     let truncated = false;
     let timedOut = false;
     const kill = () => {
-      if (child.pid) killGroup(child.pid, 'SIGKILL');
+      tree?.kill();
+      // A descendant the tree could not find may hold the pipes open: a killed command's end does not wait for it.
+      const release = () => {
+        child.stdout.destroy();
+        child.stderr.destroy();
+      };
+      if (child.exitCode !== null || child.signalCode !== null) release();
+      else child.once('exit', release);
     };
     const collect = (stream: 'stdout' | 'stderr') => (chunk: Buffer) => {
       const room = limits.maxOutputBytes - kept;
@@ -82,7 +92,7 @@ export function runCommand(
     const finish = (exitCode: number | null, exitSignal: string | null, failure?: string) => {
       clearTimeout(timer);
       signal.removeEventListener('abort', kill);
-      records?.remove(recordName);
+      records.remove(recordName);
       resolve({
         exitCode,
         signal: exitSignal,

@@ -1,7 +1,7 @@
 /**
  * SIGKILL a real gateway while an agent's `exec` command runs (docs/tools.md "exec"): the command outlives the killed
  * gateway (nothing else ends it), and the restarted gateway ends it from its record of children, as it ends runtime
- * children; the command is not run again.
+ * children, with a grandchild that called setsid (it left the command's process group); the command is not run again.
  */
 import { existsSync, readdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -15,7 +15,7 @@ describe('an exec command across a gateway crash', () => {
     const { dir, configPath } = tempConfig('{}');
     const workspace = realpathSync(dir);
     // Each start of the command appends its pid: one line means it ran once.
-    const command = 'echo $$ >> exec.pids; exec sleep 1000';
+    const command = "setsid sh -c 'echo $$ > daemon.pid; exec sleep 1000' & echo $$ >> exec.pids; exec sleep 1000";
     writeFileSync(
       configPath,
       `{
@@ -31,6 +31,8 @@ describe('an exec command across a gateway crash', () => {
     let gw = await startGatewayProcess(configPath);
     expect((await gw.request('POST', '/v1/send', { target: 'coder', message: 'start', idempotencyKey: 'start-1' })).status).toBe(200);
     const pid = await waitUntil('the command runs', () => existsSync(pidsFile) && Number(readFileSync(pidsFile, 'utf8').trim()), 15_000);
+    const daemonFile = join(workspace, 'daemon.pid');
+    const daemon = await waitUntil('its grandchild runs', () => existsSync(daemonFile) && Number(readFileSync(daemonFile, 'utf8').trim()));
     // Recorded (a synced file written as the command starts; a kill before it lands leaves the command to run).
     const records = join(dir, '.switchboard', 'runtimes');
     await waitUntil(
@@ -39,9 +41,9 @@ describe('an exec command across a gateway crash', () => {
     );
     await stopGatewayProcess(gw, 'SIGKILL');
     // Nothing but the gateway's record ends it: it is still running with the gateway gone.
-    expect(alive(pid)).toBe(true);
+    expect(alive(pid) && alive(daemon)).toBe(true);
     gw = await startGatewayProcess(configPath);
-    await waitUntil('the command is gone', () => !alive(pid), 15_000);
+    await waitUntil('the command and its grandchild are gone', () => !alive(pid) && !alive(daemon), 15_000);
     // The interrupted run was retried (retryInterrupted); the ledger kept the command from running again.
     await waitUntil(
       'the retried run ended',

@@ -1,9 +1,10 @@
 /**
  * SIGKILL a real gateway while an ACP sub-agent (the fake agent of test/runtimes) works: after the restart the
- * child is reported `interrupted` to its parent once, is not run again, and its process tree is gone.
+ * child is reported `interrupted` to its parent once, is not run again, and its process tree is gone, with the
+ * descendants that called setsid.
  */
 import { join } from 'node:path';
-import { mkdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { startGatewayProcess, stopGatewayProcess, tempConfig } from '../helpers/process.js';
 import { waitUntil } from '../helpers/wait.js';
@@ -39,11 +40,26 @@ describe('an ACP sub-agent across a gateway crash', () => {
     let gw = await startGatewayProcess(configPath);
     expect((await gw.request('POST', '/v1/send', { target: 'boss', message: 'delegate', idempotencyKey: 'delegate-1' })).status).toBe(200);
     const pids = await waitUntil(
-      'the agent and its grandchild run',
-      () => (pidsIn(workspace).grandchild ? pidsIn(workspace) : undefined),
+      'the agent, its grandchild and its daemon run',
+      () => (pidsIn(workspace).daemon ? pidsIn(workspace) : undefined),
       10_000,
     );
-    const cli = await waitUntil('the cli and its grandchild run', () => (pidsIn(cliPids).grandchild ? pidsIn(cliPids) : undefined), 10_000);
+    const cli = await waitUntil(
+      'the cli, its grandchild and its daemon run',
+      () => (pidsIn(cliPids).daemon ? pidsIn(cliPids) : undefined),
+      10_000,
+    );
+    // The agent exits when the killed gateway's pipe closes, and its daemon (which called setsid) becomes init's: only
+    // the record of the agent's tree, scanned every few seconds, still names it. The cli stays, and leads to its daemon.
+    const records = join(dir, '.switchboard', 'runtimes');
+    await waitUntil(
+      "the agent's daemon is recorded",
+      () =>
+        readdirSync(records)
+          .filter((name) => name.endsWith('.json'))
+          .some((name) => readFileSync(join(records, name), 'utf8').includes(`[${pids.daemon},`)),
+      10_000,
+    );
     await stopGatewayProcess(gw, 'SIGKILL');
     gw = await startGatewayProcess(configPath);
     const list = async () =>
@@ -63,13 +79,13 @@ describe('an ACP sub-agent across a gateway crash', () => {
     }
     await waitUntil(
       'the trees are gone',
-      () => [pids.agent, pids.grandchild, cli.agent, cli.grandchild].every((pid) => !alive(pid)),
+      () => [pids.agent, pids.grandchild, pids.daemon, cli.agent, cli.grandchild, cli.daemon].every((pid) => !alive(pid)),
       10_000,
     );
     // Never started again: one process of each was ever started.
     await new Promise((resolve) => setTimeout(resolve, 1000));
-    expect(readFileSync(join(workspace, 'pids'), 'utf8').trim().split('\n')).toHaveLength(2);
-    expect(readFileSync(join(cliPids, 'pids'), 'utf8').trim().split('\n')).toHaveLength(2);
+    expect(readFileSync(join(workspace, 'pids'), 'utf8').trim().split('\n')).toHaveLength(3);
+    expect(readFileSync(join(cliPids, 'pids'), 'utf8').trim().split('\n')).toHaveLength(3);
     // The parent heard each once: one completion each in its history, saying interrupted.
     const history = await waitUntil('the parent heard', async () => {
       const { body } = await gw.request<{ entries: { role: string; content: unknown }[] }>(
@@ -81,5 +97,5 @@ describe('an ACP sub-agent across a gateway crash', () => {
     });
     expect(history).toHaveLength(2);
     expect(await stopGatewayProcess(gw)).toBe(0);
-  });
+  }, 120_000);
 });

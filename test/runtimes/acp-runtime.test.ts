@@ -189,21 +189,22 @@ describe('sessions_spawn with runtime "acp"', () => {
     await waitUntil('the agent exited', () => !alive(pidsIn(dir).agent));
 
     const stubborn = await delegate('stubborn child');
-    const pids = await waitUntil('the grandchild started', () => (pidsIn(dir).grandchild ? pidsIn(dir) : undefined));
+    const pids = await waitUntil('the grandchild and the daemon started', () => (pidsIn(dir).daemon ? pidsIn(dir) : undefined));
     await gateway.killSubagent(stubborn.subagentId);
     expect((await settled(stubborn.subagentId)).view.state).toBe('cancelled');
-    await waitUntil('the whole tree is gone', () => !alive(pids.agent) && !alive(pids.grandchild));
+    // The daemon left the process group (setsid): it is ended all the same.
+    await waitUntil('the whole tree is gone', () => !alive(pids.agent) && !alive(pids.grandchild) && !alive(pids.daemon));
   });
 
   it('a timeout ends the process tree and reports timed_out', async () => {
     const { dir, config } = setup({ timeout: 2 });
     gateway = await startTestGateway(config);
     const spawned = await delegate('stubborn and slow');
-    const pids = await waitUntil('the grandchild started', () => (pidsIn(dir).grandchild ? pidsIn(dir) : undefined));
+    const pids = await waitUntil('the grandchild and the daemon started', () => (pidsIn(dir).daemon ? pidsIn(dir) : undefined));
     const { view } = await settled(spawned.subagentId);
     expect(view.state).toBe('timed_out');
     expect(view.diagnostic).toContain('sub-agent run exceeded its timeout of 2s');
-    await waitUntil('the whole tree is gone', () => !alive(pids.agent) && !alive(pids.grandchild));
+    await waitUntil('the whole tree is gone', () => !alive(pids.agent) && !alive(pids.grandchild) && !alive(pids.daemon));
   });
 });
 

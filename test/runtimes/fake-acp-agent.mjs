@@ -1,7 +1,7 @@
 // A fake ACP agent built with the official SDK, for the runtime tests and the benchmark. What it does depends on
 // words in the prompt: "write <file>" asks permission for an edit and writes through the client, "run" asks for a
 // terminal, "show-env" says the names of its environment variables and of a terminal's (run with one variable of its
-// own), "wait <n>ms" takes that long, "hang" waits for session/cancel, "stubborn" ignores it (and starts a grandchild), "crash" dies with
+// own), "wait <n>ms" takes that long, "hang" waits for session/cancel, "stubborn" ignores it (and starts a grandchild, and a "daemon" that calls setsid), "crash" dies with
 // stderr lines. It records its pid (and a grandchild's) in $FAKE_PIDS_DIR, and exits when its stdin closes.
 import { agent, ndJsonStream, PROTOCOL_VERSION } from '@agentclientprotocol/sdk';
 import { spawn } from 'node:child_process';
@@ -115,6 +115,9 @@ const app = agent({ name: 'fake' })
     if (text.includes('stubborn')) {
       const grandchild = spawn('sleep', ['1000'], { stdio: 'ignore' });
       pids && appendFileSync(join(pids, 'pids'), `grandchild ${grandchild.pid}\n`);
+      // detached: setsid, as a daemonizing tool does.
+      const daemon = spawn('sleep', ['1000'], { stdio: 'ignore', detached: true });
+      pids && appendFileSync(join(pids, 'pids'), `daemon ${daemon.pid}\n`);
       process.on('SIGTERM', () => {});
       await new Promise(() => {});
     }

@@ -1,6 +1,6 @@
 // A small CLI agent for the process runtime tests: it prints pi-style JSON lines (`--mode json`) for the task it is
 // given as its last argument (or on stdin with --stdin). "crash" exits 2 with stderr lines, "stubborn" ignores
-// SIGTERM and starts a grandchild, "file" writes its result to $SWITCHBOARD_RESULT_FILE, "text" prints plain text,
+// SIGTERM and starts a grandchild (and a "daemon" that calls setsid, leaving the process group), "file" writes its result to $SWITCHBOARD_RESULT_FILE, "text" prints plain text,
 // "show-env" prints the names of its environment variables, one a line.
 import { spawn } from 'node:child_process';
 import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
@@ -38,6 +38,9 @@ if (task.includes('crash')) {
 if (task.includes('stubborn')) {
   const grandchild = spawn('sleep', ['1000'], { stdio: 'ignore' });
   if (pids) appendFileSync(join(pids, 'pids'), `grandchild ${grandchild.pid}\n`);
+  // detached: setsid, as a daemonizing tool does.
+  const daemon = spawn('sleep', ['1000'], { stdio: 'ignore', detached: true });
+  if (pids) appendFileSync(join(pids, 'pids'), `daemon ${daemon.pid}\n`);
   process.on('SIGTERM', () => {});
   setInterval(() => {}, 1000);
 } else {

@@ -117,15 +117,16 @@ describe('sessions_spawn with runtime "process"', () => {
   it('kill and timeout end the process tree', async () => {
     const dir = await start('', 2);
     const killed = await spawn('stubborn one');
-    const pids = await waitUntil('the grandchild started', () => (pidsIn(dir).grandchild ? pidsIn(dir) : undefined));
+    const pids = await waitUntil('the grandchild and the daemon started', () => (pidsIn(dir).daemon ? pidsIn(dir) : undefined));
     await gateway!.killSubagent(killed.handle.subagentId);
     expect((await settledSubagent(gateway!, killed.handle.subagentId)).view.state).toBe('cancelled');
-    await waitUntil('the tree is gone', () => !alive(pids.agent) && !alive(pids.grandchild));
+    // The daemon left the process group (setsid): it is ended all the same.
+    await waitUntil('the tree is gone', () => !alive(pids.agent) && !alive(pids.grandchild) && !alive(pids.daemon));
 
     const slow = await spawn('stubborn two');
     const { view } = await settledSubagent(gateway!, slow.handle.subagentId);
     expect(view.state).toBe('timed_out');
     const all = pidsIn(dir);
-    expect(alive(all.agent) || alive(all.grandchild)).toBe(false);
+    await waitUntil('the tree is gone', () => !alive(all.agent) && !alive(all.grandchild) && !alive(all.daemon));
   });
 });

@@ -5,7 +5,7 @@
  */
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtempSync, readdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -14,6 +14,8 @@ import type { EarlierEffect, ToolContext } from '../../src/gateway/tool-contract
 import { createExecTool, runCommand } from '../../src/tools/exec-tool.js';
 import { writeFileTool, editFileTool } from '../../src/tools/workspace-tools.js';
 import { ROOT } from '../helpers/process.js';
+import { waitUntil } from '../helpers/wait.js';
+import { alive } from '../runtimes/runtime-helpers.js';
 
 const workspace = realpathSync(mkdtempSync(join(tmpdir(), 'sb-exec-')));
 const signal = new AbortController().signal;
@@ -68,6 +70,22 @@ describe('exec', () => {
       exitCode: null,
       stderr: 'command "no-such-command-sb" was not found on the PATH the command sees',
     });
+  });
+
+  it('a kill ends a grandchild that left the process group (setsid), even one holding the output pipe', async () => {
+    const dir = realpathSync(mkdtempSync(join(tmpdir(), 'sb-exec-daemon-')));
+    // The grandchild calls setsid (a daemonizing tool does) and keeps the command's stdout open.
+    const script = `setsid sh -c 'echo $$ > daemon.pid; exec sleep 1000' & while [ ! -s daemon.pid ]; do sleep 0.01; done; sleep 1000`;
+    const abort = new AbortController();
+    const running = runCommand('sh', ['-c', script], dir, { ...limits, timeoutSeconds: 600 }, abort.signal);
+    const daemon = await waitUntil(
+      'the grandchild runs',
+      () => existsSync(join(dir, 'daemon.pid')) && Number(readFileSync(join(dir, 'daemon.pid'), 'utf8')),
+    );
+    expect(alive(daemon)).toBe(true);
+    abort.abort();
+    expect(await running).toMatchObject({ exitCode: null, signal: 'SIGKILL' });
+    await waitUntil('the grandchild is gone', () => !alive(daemon));
   });
 
   it('is off unless the agent enables it, and never runs in a sandboxed session', async () => {
