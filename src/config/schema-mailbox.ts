@@ -9,6 +9,8 @@ import { agentId, positiveInt } from './schema-common.js';
 export const MAILBOX_NAME_PATTERN = /^[A-Za-z0-9_][A-Za-z0-9_-]{0,49}$/;
 const NAME_RULE = 'expected 1-50 characters [A-Za-z0-9_-], not starting with "-" (pi-messenger names)';
 const mailboxName = z.string({ error: NAME_RULE }).regex(MAILBOX_NAME_PATTERN, { error: NAME_RULE });
+/** A team's folder name as Claude Code makes it (lower case letters, digits and "-"), so its config and inboxes agree. */
+const CLAUDE_TEAM_PATTERN = /^[a-z0-9][a-z0-9-]{0,63}$/;
 
 /** One agent in the mailbox: its name there (default: its id), or `enabled: false` to keep it out. */
 export const agentMailbox = z.strictObject({ name: mailboxName.optional(), enabled: z.boolean().default(true) });
@@ -46,6 +48,16 @@ export const teamsSection = z
       skills: z.record(z.string(), z.array(z.string().min(1))).default({}),
       /** Mirror the team in Claude Code's files under this folder (usually "~/.claude") so its teammates can join; off when unset. */
       claudeDir: z.string().min(1).optional(),
+      /**
+       * The team's folder name in Claude Code's files; default: the team's id. Claude Code 2.1.178 and later give each
+       * session one team of its own (`session-<8 characters of the session id>`): naming it here joins our agents to it.
+       */
+      claudeTeam: z
+        .string()
+        .regex(CLAUDE_TEAM_PATTERN, {
+          error: 'expected 1-64 characters [a-z0-9-], not starting with "-" (a Claude Code team folder, such as "session-1a2b3c4d")',
+        })
+        .optional(),
     }),
   )
   .default([]);

@@ -63,7 +63,7 @@ export class ClaudeTasks {
   ) {}
 
   get dir(): string {
-    return join(this.team.claudeDir, 'tasks', this.team.id);
+    return join(this.team.claudeDir, 'tasks', this.team.claudeTeam ?? this.team.id);
   }
 
   private get boardName(): string {
@@ -78,7 +78,7 @@ export class ClaudeTasks {
       if (await this.keepClaims(last.state)) return;
     }
     this.last = undefined;
-    realDirUnder(this.team.claudeDir, 'tasks', this.team.id);
+    realDirUnder(this.team.claudeDir, 'tasks', this.team.claudeTeam ?? this.team.id);
     const lockTarget = join(this.dir, '.lock');
     // The file Claude Code locks (its lock is `.lock.lock`, made with mkdir), created empty as it creates it.
     if (!nameTaken(lockTarget)) writeWhole(this.dir, '.lock', '');

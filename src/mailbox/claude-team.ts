@@ -85,13 +85,33 @@ export class ClaudeTeam {
   /** Messages logged once each (a refused inbox would otherwise be logged at every pass). */
   private readonly said = new Set<string>();
 
-  get root(): string {
-    return join(this.team.claudeDir, 'teams', this.team.id);
+  /** Whether config.json and our agents' inboxes are in place (published at start, or once Claude Code made its team). */
+  private published = false;
+
+  /** The team's folder name in Claude Code's files: `claudeTeam`, else the team's id. */
+  get claudeName(): string {
+    return this.team.claudeTeam ?? this.team.id;
   }
 
-  /** The team's folders, made real (no link on the way) before anything in them is read or written. */
+  get root(): string {
+    return join(this.team.claudeDir, 'teams', this.claudeName);
+  }
+
+  /**
+   * The team's folders, made real (no link on the way) before anything in them is read or written. A team named with
+   * `claudeTeam` is Claude Code's (a session's own team): it is joined once Claude Code made it, and never made here.
+   */
   private folders(): void {
-    realDirUnder(this.team.claudeDir, 'teams', this.team.id, 'inboxes');
+    if (this.team.claudeTeam) {
+      realDirUnder(this.team.claudeDir, 'teams');
+      const config = join(this.root, 'config.json');
+      if (!nameTaken(config))
+        throw new SwitchboardError(
+          'NOT_FOUND',
+          `no Claude Code team ${this.claudeName} yet (${config} is missing): it is joined once a Claude Code session made it; check teams[].claudeTeam against the session's team`,
+        );
+    }
+    realDirUnder(this.team.claudeDir, 'teams', this.claudeName, 'inboxes');
   }
 
   /** The inbox of `name`, which must be a mailbox name: a name from a file never becomes a path outside `inboxes/`. */
@@ -124,28 +144,31 @@ export class ClaudeTeam {
         if (members.some((member) => member?.name === name)) continue;
         const agent = this.deps.config.agents.list.find((candidate) => candidate.id === name);
         members.push({
-          agentId: `${name}@${this.team.id}`,
+          agentId: `${name}@${this.claudeName}`,
           name,
           agentType: name === this.team.lead ? 'team-lead' : 'switchboard',
           model: agent?.model ?? this.deps.config.agents.defaults.model,
           joinedAt: Date.now(),
         });
       }
+      // A team Claude Code made keeps its name and lead (its session's `team-lead`); our lead leads only a team we made.
       writeJsonFile(path, {
         ...current,
-        name: this.team.id,
+        name: typeof current.name === 'string' ? current.name : this.claudeName,
         description: current.description ?? `Switchboard team ${this.team.id}`,
-        leadAgentId: `${this.team.lead}@${this.team.id}`,
+        leadAgentId: typeof current.leadAgentId === 'string' ? current.leadAgentId : `${this.team.lead}@${this.claudeName}`,
         members,
       });
     });
     for (const name of this.ours())
       if (!nameTaken(this.inbox(name)))
         await withLock(this.inbox(name), () => nameTaken(this.inbox(name)) || writeJsonFile(this.inbox(name), []));
+    this.published = true;
   }
 
   /** Every unread message in our agents' inboxes becomes an input, then is marked read. */
   async ingest(): Promise<void> {
+    if (!this.published) await this.publish();
     this.folders();
     // One inbox that cannot be read (a link, not an array) holds up neither the others nor the next pass.
     for (const agentId of this.ours())
