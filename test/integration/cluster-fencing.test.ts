@@ -84,8 +84,18 @@ if (process.env.CI || (await postgresReachable())) {
         sent.body.sessionKey,
       ]);
       expect(transcript.map((entry) => entry.role)).toEqual(['user', 'assistant']);
-      // A's late commit was refused (its lease lost): nothing of its run is in the store.
+      // A's late commit was refused (its lease lost): nothing of its run is in the store, and A's log says so.
       expect(a.stderr()).not.toMatch(/TypeError|INTERNAL/);
+      // Its renewal or its commit was refused, whichever came first after the pause: one warning line says which.
+      await waitUntil(
+        'A logs that its run lost its lease',
+        () =>
+          a
+            .stderr()
+            .split('\n')
+            .some((line) => line.includes('"level":40') && line.includes('lost its lease') && line.includes(sent.body.sessionKey)),
+        10_000,
+      );
     }, 60_000);
 
     it('cannot change the board task it was working on: the task is completed once', async () => {
@@ -166,6 +176,15 @@ if (process.env.CI || (await postgresReachable())) {
         expect(first).toEqual([{ status: 'delivered', attempts: 1, claim_token: '2' }]);
         // At least once: the receiver saw that notification twice, under one key to dedupe by.
         expect(keys.filter((key) => key === keys[0])).toHaveLength(2);
+        // The paused gateway says its mark was refused, naming the claim it held.
+        await waitUntil(
+          'the paused gateway logs the refused mark',
+          () =>
+            /outbox row \S+ \(a2a\.push to [^)]+\): its delivery was not recorded: this gateway's claim on it \(token 1\)/.test(
+              delivering.stderr(),
+            ),
+          10_000,
+        );
       } finally {
         for (const response of held) if (!response.headersSent) response.writeHead(200).end();
         receiver.close();
