@@ -39,6 +39,7 @@ export interface Login {
 
 export class ConsoleAuth {
   private readonly links = new Map<string, number>();
+  private readonly logoutListeners = new Set<() => void>();
 
   constructor(
     private readonly token: string,
@@ -100,6 +101,13 @@ export class ConsoleAuth {
   /** Ends a login for good: its cookie is refused from now on, wherever it is kept. */
   async logOut(login: Login): Promise<void> {
     await this.revocations.revoke(login.id, login.expiresAt);
+    for (const listener of this.logoutListeners) listener();
+  }
+
+  /** Called after each logout on this gateway (its open streams check their own login again). */
+  onLogout(listener: () => void): () => void {
+    this.logoutListeners.add(listener);
+    return () => this.logoutListeners.delete(listener);
   }
 
   private sign(expiresAt: number, id: string): string {

@@ -53,7 +53,7 @@ export interface ControlApiOptions {
     handles(pathname: string): boolean;
     handle(request: IncomingMessage, response: ServerResponse, url: URL): Promise<void>;
     routes(route: RouteAdder): void;
-    auth: { loggedIn(request: IncomingMessage): Promise<boolean> };
+    auth: { loggedIn(request: IncomingMessage): Promise<boolean>; onLogout(listener: () => void): () => void };
   };
   /** `POST /v1/config/reload`: the config file read again and applied (app.ts). */
   reloadConfig?: () => ConfigReload;
@@ -270,9 +270,20 @@ export class ControlApi {
       }
     });
     const unwatch = deltas ? this.gateway.watchDeltas(sessionKey) : undefined;
-    const heartbeat = setInterval(() => response.write(': keep-alive\n\n'), 15_000);
+    // A stream opened with the console's login ends with it: at once after a logout on this gateway, and at the next
+    // heartbeat after one on another gateway of the store.
+    const auth = request.headers.authorization === undefined ? this.options.console?.auth : undefined;
+    const recheck = async () => {
+      if (auth && !(await auth.loggedIn(request).catch(() => true))) response.end();
+    };
+    const unlisten = auth?.onLogout(() => void recheck());
+    const heartbeat = setInterval(() => {
+      response.write(': keep-alive\n\n');
+      void recheck();
+    }, 15_000);
     request.on('close', () => {
       clearInterval(heartbeat);
+      unlisten?.();
       unsubscribe();
       unwatch?.();
       this.streams.delete(response);

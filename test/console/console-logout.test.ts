@@ -5,6 +5,7 @@
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { type GatewayProcess, startGatewayProcess, stopGatewayProcess, tempConfig } from '../helpers/process.js';
+import { waitUntil } from '../helpers/wait.js';
 
 const { configPath } = tempConfig(`{
   agents: { list: [{ id: "solo", model: "scripted/solo" }] },
@@ -23,6 +24,23 @@ async function logIn(url: string, token: string): Promise<string> {
 }
 
 const statusWith = async (url: string, cookie: string) => (await fetch(`${url}/v1/status`, { headers: { cookie } })).status;
+
+/** An SSE stream of /v1/events opened with a cookie: its text so far, and whether it has ended. */
+async function openStream(url: string, cookie: string) {
+  const answer = await fetch(`${url}/v1/events`, { headers: { cookie } });
+  expect(answer.status).toBe(200);
+  const reader = answer.body!.getReader();
+  const state = { text: '', ended: false };
+  void (async () => {
+    for (;;) {
+      const { done, value } = await reader.read().catch(() => ({ done: true, value: undefined }));
+      if (done) break;
+      state.text += new TextDecoder().decode(value);
+    }
+    state.ended = true;
+  })();
+  return { state, close: () => reader.cancel().catch(() => undefined) };
+}
 
 describe('console logout', () => {
   it("refuses a logout without the console header (another origin's form or fetch), and the login stays valid", async () => {
@@ -67,5 +85,23 @@ describe('console logout', () => {
     expect(await statusWith(gateway.url, cookie)).toBe(401);
     expect(await statusWith(gateway.url, other)).toBe(200);
     expect(await statusWith(gateway.url, await logIn(gateway.url, gateway.token))).toBe(200);
+  });
+
+  it('ends the live stream a logged-out login had open, and leaves the streams of other logins', async () => {
+    gateway ??= await startGatewayProcess(configPath);
+    const url = gateway.url;
+    const cookie = await logIn(url, gateway.token);
+    const other = await logIn(url, gateway.token);
+    const mine = await openStream(url, cookie);
+    const theirs = await openStream(url, other);
+    await waitUntil('both streams are open', async () => (mine.state.text && theirs.state.text ? true : undefined));
+    await fetch(`${url}/logout`, { method: 'POST', headers: { cookie, 'x-switchboard-console': '1' } });
+    await waitUntil('the logged-out stream ends', async () => (mine.state.ended ? true : undefined));
+    const sent = await gateway.request<{ sessionKey: string }>('POST', '/v1/send', { target: 'solo', message: 'hi', wait: true });
+    await waitUntil('the other stream still gets events', async () =>
+      theirs.state.text.includes(sent.body.sessionKey) ? true : undefined,
+    );
+    expect(theirs.state.ended).toBe(false);
+    await theirs.close();
   });
 });
