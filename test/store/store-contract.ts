@@ -50,6 +50,14 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
       return { runId, epoch: started.epoch, started };
     }
 
+    it('gateways: a shared secret keeps its first value; sharedSecretOf reads it, and stores nothing for an unknown name', async () => {
+      expect(await store.gateways.sharedSecretOf('console-logout:x')).toBeUndefined();
+      expect(await store.gateways.sharedSecretOf('console-logout:x')).toBeUndefined();
+      expect(await store.gateways.sharedSecret('console-logout:x', '1')).toBe('1');
+      expect(await store.gateways.sharedSecret('console-logout:x', '2')).toBe('1');
+      expect(await store.gateways.sharedSecretOf('console-logout:x')).toBe('1');
+    });
+
     it('ids: matchIds finds ids by their exact, case-sensitive start, in id order, at most limit, with no wildcard', async () => {
       for (const inputId of ['abcd-2', 'abcd-1', 'abce-1', 'ABCD-3', 'ab%d-4'])
         await store.inputs.enqueue(newInput(S, { id: inputId }), 1000);
