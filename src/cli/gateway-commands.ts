@@ -13,16 +13,18 @@ import { program, configPath, client, parsePort, print, VERSION } from './shared
 
 /**
  * A CLI command that works from the folder the gateway was started in: `switchboard` when that is on the
- * PATH (npm link, npm install -g .), `npx switchboard` inside the clone, else the script's own path;
- * with `--config` when the CLI would not find this gateway's config from there by itself.
+ * PATH (npm link, npm install -g .), `node bin/switchboard.js` in the clone (`npx switchboard` there would install
+ * the clone into npx's cache and build it again, a minute the first time), `npx switchboard` in a project that
+ * has it as a dependency, else the script's own path; with `--config` when the CLI would not find this gateway's
+ * config from there by itself.
  */
 function cliCommand(config: string): string {
   const script = fileURLToPath(new URL('../../bin/switchboard.js', import.meta.url));
   const same = (path: string) => existsSync(path) && realpathSync(path) === realpathSync(script);
   const onPath = (process.env.PATH ?? '').split(delimiter).some((dir) => dir && same(join(dir, 'switchboard')));
-  const local =
-    same(join(process.cwd(), 'node_modules/.bin/switchboard')) || realpathSync(process.cwd()) === realpathSync(join(script, '../..'));
-  const base = onPath ? 'switchboard' : local ? 'npx switchboard' : `node ${script}`;
+  const inClone = realpathSync(process.cwd()) === realpathSync(join(script, '../..'));
+  const asDependency = same(join(process.cwd(), 'node_modules/.bin/switchboard'));
+  const base = onPath ? 'switchboard' : inClone ? 'node bin/switchboard.js' : asDependency ? 'npx switchboard' : `node ${script}`;
   if (resolveConfigPath(undefined) === config) return base;
   const shown = relative(process.cwd(), config);
   return `${base} --config ${shown.startsWith('..') || shown === '' ? config : shown}`;

@@ -1,6 +1,8 @@
 /** What a person watching the gateway's terminal sees: the banner, one line per failed run, and the probes. */
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { BIN, ROOT, cliWith, gatewayForSuite, tempConfig } from '../helpers/process.js';
 import { waitUntil } from '../helpers/wait.js';
@@ -39,6 +41,15 @@ describe("the gateway's own terminal", () => {
     expect(line.trimStart().startsWith('{')).toBe(false);
   });
 
+  it("the README's commands run the clone's CLI directly: never npx, which installs the clone into its cache and builds it again", () => {
+    const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+    const commands = readme.match(/^(?:TOKEN=\$\()?(?:npx |node bin\/)?switchboard\S* .*$/gm) ?? [];
+    expect(commands.length).toBeGreaterThan(5);
+    for (const command of commands) expect(command).not.toMatch(/^(TOKEN=\$\()?npx switchboard/);
+    const quickStart = readme.slice(readme.indexOf('In a second terminal'), readme.indexOf('### The web console'));
+    expect(quickStart.match(/^node bin\/switchboard\.js \S+/gm)?.length).toBeGreaterThan(5);
+  });
+
   it('/healthz and /readyz answer without a token and give nothing away', async () => {
     expect(await suite.gw.request('GET', '/healthz', undefined, null)).toEqual({ status: 200, body: { status: 'ok' } });
     expect(await suite.gw.request('GET', '/readyz', undefined, null)).toEqual({ status: 200, body: { status: 'ready' } });
@@ -70,8 +81,9 @@ describe("the gateway's own terminal", () => {
     expect(stdout).toContain(
       `  A2A Agent Cards:\n    echo (default): ${url}/.well-known/agent-card.json\n    echo: ${url}/a2a/echo/.well-known/agent-card.json`,
     );
-    // Started from the clone with a config the CLI would not find by itself: npx, with --config.
-    expect(stdout).toContain(`Try, in another terminal: npx switchboard --config ${other} chat echo`);
+    // Started from the clone with a config the CLI would not find by itself: the clone's bin (not npx, which would
+    // install the clone into its cache and build it again), with --config.
+    expect(stdout).toContain(`Try, in another terminal: node bin/switchboard.js --config ${other} chat echo`);
     const version = await cliWith(configPath)('--version');
     expect(version).toMatchObject({ code: 0, stdout: expect.stringMatching(/^\d+\.\d+\.\d+\n$/) });
   });
