@@ -85,11 +85,14 @@ export class ClaudeTasks {
     await withLock(lockTarget, async () => {
       const statePath = join(this.dir, '.switchboard.json');
       const state = this.checked(readJsonFile<MirrorState>(statePath, { ids: {}, last: {}, claims: {} }));
-      for (const [boardId, n] of Object.entries(state.ids)) await this.readBack(boardId, String(n), state);
+      /** Each task file as read back, to see whether a teammate changed it again before it is written. */
+      const readBack = new Map<string, string>();
+      for (const [boardId, n] of Object.entries(state.ids)) await this.readBack(boardId, String(n), state, readBack);
       await this.keepClaims(state);
       let highest = Number(readTextFile(join(this.dir, '.highwatermark'))?.trim() ?? 0) || 0;
       const tasks = await this.board.store.list({ board: this.boardName, limit: 1000 });
       for (const task of tasks) state.ids[task.id] ??= ++highest;
+      let skipped = false;
       const numberOf = (id: string) => (state.ids[id] === undefined ? undefined : String(state.ids[id]));
       for (const task of tasks) {
         const n = String(state.ids[task.id]);
@@ -107,13 +110,22 @@ export class ClaudeTasks {
           blockedBy: (view?.dependsOn ?? []).flatMap((dependency) => numberOf(dependency.id) ?? []),
         };
         const path = join(this.dir, `${n}.json`);
-        if (JSON.stringify(readJsonFile<unknown>(path, null)) !== JSON.stringify(mirrored)) writeJsonFile(path, mirrored);
-        state.last[n] = { status: mirrored.status, owner: owner ?? null };
+        // Claude Code (2.1.332) updates one task under `<n>.json.lock`, not the list's lock: the file is written under
+        // it too, and not over a change a teammate made since it was read back (that change is read at the next pass).
+        const written = await withLock(path, () => {
+          const now = JSON.stringify(readJsonFile<unknown>(path, null));
+          if (readBack.has(n) && readBack.get(n) !== now) return false;
+          if (now !== JSON.stringify(mirrored)) writeJsonFile(path, mirrored);
+          return true;
+        });
+        if (written) state.last[n] = { status: mirrored.status, owner: owner ?? null };
+        else skipped = true;
       }
       writeJsonFile(statePath, state);
       writeJsonFile(join(this.dir, '.highwatermark'), highest);
       const files = ['.highwatermark', ...Object.values(state.ids).map((n) => `${n}.json`)];
-      this.last = { seq, files: new Map(files.map((name) => [name, this.mark(name)])), state };
+      // A task left for the next pass makes that pass a full one.
+      if (!skipped) this.last = { seq, files: new Map(files.map((name) => [name, this.mark(name)])), state };
     });
   }
 
@@ -154,7 +166,7 @@ export class ClaudeTasks {
   }
 
   /** A teammate's change to a task file since the mirror last wrote it, done on the board as that teammate. */
-  private async readBack(boardId: string, n: string, state: MirrorState): Promise<void> {
+  private async readBack(boardId: string, n: string, state: MirrorState, seen: Map<string, string>): Promise<void> {
     const before = state.last[n];
     let file: Partial<ClaudeTask> | null;
     try {
@@ -162,6 +174,7 @@ export class ClaudeTasks {
     } catch {
       return;
     }
+    seen.set(n, JSON.stringify(file));
     if (!before || !file || (file.status === before.status && (file.owner ?? null) === before.owner)) return;
     const claim = state.claims[n];
     const refusal = typeof file.owner === 'string' && file.owner ? nameRefusal(file.owner) : undefined;

@@ -1,16 +1,26 @@
 /**
  * The team files as Claude Code 2.1.332 writes them (read from its npm package; see docs/teams.md): a session's own
  * team (`session-<8 characters>`, made by Claude Code at start, led by `team-lead`) is joined, never made or re-led; its
- * lead's messages, in the entry form it writes now (type, msgV, msg_id), become inputs, and replies reach its inbox.
+ * lead's messages, in the entry form it writes now (type, msgV, msg_id), become inputs, and replies reach its inbox;
+ * a task file Claude Code is updating (under `<n>.json.lock`) is not written over.
  */
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import type { BoardService } from '../../src/board/board.js';
 import { parseConfigText } from '../../src/config/load.js';
+import type { Gateway } from '../../src/gateway/gateway.js';
+import { ClaudeTasks } from '../../src/mailbox/claude-tasks.js';
 import { ClaudeTeam } from '../../src/mailbox/claude-team.js';
 import type { OutboxRecord } from '../../src/ports/index.js';
+import { startTestGateway, stopTestGateway } from '../helpers/gateway.js';
+
+let gateway: Gateway | undefined;
+afterEach(async () => {
+  if (gateway) await stopTestGateway(gateway);
+  gateway = undefined;
+});
 
 const setup = (claudeTeam?: string) => {
   const claudeDir = join(realpathSync(mkdtempSync(join(tmpdir(), 'sb-claude-format-'))), 'claude');
@@ -113,5 +123,38 @@ describe("Claude Code's team files (2.1.332)", () => {
       'ann',
     );
     expect(json(join(dir, 'inboxes', 'team-lead.json'))).toEqual([expect.objectContaining({ from: 'ann', text: 'reviewed', read: false })]);
+  });
+});
+
+describe("Claude Code's task list (2.1.332)", () => {
+  it('a task file a teammate is updating under its <n>.json.lock is not written until the lock is gone', async () => {
+    const { claudeDir } = setup();
+    let board!: BoardService;
+    gateway = await startTestGateway(
+      `{ agents: { list: [{ id: "lead", model: "scripted/echo" }] },
+         models: { providers: { scripted: { type: "scripted", models: { echo: { rules: [{ reply: "ok" }] } } } } } }`,
+      {},
+      undefined,
+      { onBoard: (made) => (board = made) },
+    );
+    const user = { kind: 'user' as const, name: 'user' };
+    const first = (await board.create({ title: 'spec', board: 'solo' }, user)).task;
+    const mirror = new ClaudeTasks(
+      { id: 'solo', lead: 'lead', members: ['claudey'], skills: {}, claudeDir },
+      board,
+      () => ['lead'],
+      () => {},
+    );
+    const tasks = join(claudeDir, 'tasks', 'solo');
+    await mirror.sync();
+    expect(json(join(tasks, '1.json')).blocks).toEqual([]);
+    // A teammate's TaskUpdate holds task 1's own lock; meanwhile the board gets a task that depends on it.
+    mkdirSync(join(tasks, '1.json.lock'));
+    await board.create({ title: 'build', board: 'solo', dependsOn: [first.id] }, user);
+    await expect(mirror.sync()).rejects.toThrow(/1\.json\.lock is held by another process/);
+    expect(json(join(tasks, '1.json')).blocks).toEqual([]);
+    rmSync(join(tasks, '1.json.lock'), { recursive: true });
+    await mirror.sync();
+    expect(json(join(tasks, '1.json')).blocks).toEqual(['2']);
   });
 });
