@@ -31,7 +31,8 @@ const config = (subagents = '', agentExtra = '', rules = '{ reply: "done: {{inpu
 }`;
 
 /** The tools every session of this config has, before any session tools. */
-const FILES = ['time_now', 'read_file', 'write_file', 'edit_file', 'list_files', 'search_files', 'exec'];
+// No exec: it is off for these agents (exec.enabled), so it is not offered at all.
+const FILES = ['time_now', 'read_file', 'write_file', 'edit_file', 'list_files', 'search_files'];
 const MEMORY = ['memory_search', 'memory_get', 'memory_write'];
 const BASIC = [...FILES, ...MEMORY];
 
