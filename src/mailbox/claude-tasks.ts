@@ -29,7 +29,12 @@ interface ClaudeTask {
   status: ClaudeStatus;
   blocks: string[];
   blockedBy: string[];
+  activeForm?: string;
+  metadata?: Record<string, unknown>;
 }
+
+/** A task file's fields that Claude Code (2.1.332) writes and the board has no say in. */
+const KEPT_FIELDS = ['activeForm', 'metadata'] as const;
 
 /** What the mirror remembers (`.switchboard.json`, beside the tasks): numbers, what it wrote last, the claims it holds for teammates. */
 interface MirrorState {
@@ -113,9 +118,15 @@ export class ClaudeTasks {
         // Claude Code (2.1.332) updates one task under `<n>.json.lock`, not the list's lock: the file is written under
         // it too, and not over a change a teammate made since it was read back (that change is read at the next pass).
         const written = await withLock(path, () => {
-          const now = JSON.stringify(readJsonFile<unknown>(path, null));
+          const current = readJsonFile<Partial<ClaudeTask> | null>(path, null);
+          const now = JSON.stringify(current);
           if (readBack.has(n) && readBack.get(n) !== now) return false;
-          if (now !== JSON.stringify(mirrored)) writeJsonFile(path, mirrored);
+          // What only Claude Code writes (the spinner's `activeForm`, `metadata`) is kept; the rest is the board's.
+          const kept = Object.fromEntries(
+            KEPT_FIELDS.flatMap((field) => (current?.[field] === undefined ? [] : [[field, current[field]]])),
+          );
+          const next = { ...mirrored, ...kept };
+          if (now !== JSON.stringify(next)) writeJsonFile(path, next);
           return true;
         });
         if (written) state.last[n] = { status: mirrored.status, owner: owner ?? null };

@@ -157,4 +157,29 @@ describe("Claude Code's task list (2.1.332)", () => {
     await mirror.sync();
     expect(json(join(tasks, '1.json')).blocks).toEqual(['2']);
   });
+  it("the fields only Claude Code writes (activeForm, metadata) are kept when the board's change is written", async () => {
+    const { claudeDir } = setup();
+    let board!: BoardService;
+    gateway = await startTestGateway(
+      `{ agents: { list: [{ id: "lead", model: "scripted/echo" }] },
+         models: { providers: { scripted: { type: "scripted", models: { echo: { rules: [{ reply: "ok" }] } } } } } }`,
+      {},
+      undefined,
+      { onBoard: (made) => (board = made) },
+    );
+    const user = { kind: 'user' as const, name: 'user' };
+    const first = (await board.create({ title: 'spec', board: 'solo' }, user)).task;
+    const mirror = new ClaudeTasks(
+      { id: 'solo', lead: 'lead', members: ['claudey'], skills: {}, claudeDir },
+      board,
+      () => ['lead'],
+      () => {},
+    );
+    const path = join(claudeDir, 'tasks', 'solo', '1.json');
+    await mirror.sync();
+    writeFileSync(path, JSON.stringify({ ...json(path), activeForm: 'Writing the spec', metadata: { source: 'cli' } }));
+    await board.create({ title: 'build', board: 'solo', dependsOn: [first.id] }, user);
+    await mirror.sync();
+    expect(json(path)).toMatchObject({ blocks: ['2'], activeForm: 'Writing the spec', metadata: { source: 'cli' } });
+  });
 });
