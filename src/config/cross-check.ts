@@ -64,6 +64,9 @@ export function crossCheck(config: SwitchboardConfig): string[] {
   return problems;
 }
 
+/** The names Claude Code (2.1.332) gives its session's lead and its own messages (docs/teams.md). */
+const CLAUDE_RESERVED_NAMES = ['team-lead', 'user', 'system'];
+
 /** Mailbox names are one per agent; a team's lead is an agent, its members agents or mailbox names, each once. */
 function mailboxProblems(config: SwitchboardConfig, agentIndex: Map<string, number>): string[] {
   const problems: string[] = [];
@@ -99,6 +102,17 @@ function mailboxProblems(config: SwitchboardConfig, agentIndex: Map<string, numb
     });
     for (const member of Object.keys(team.skills))
       if (!seen.has(member)) problems.push(`teams[${index}].skills.${member}: "${member}" is not a member of the team`);
+    // Mirrored in Claude Code's files, each of our agents is an inbox file named by its id, among Claude Code's own.
+    if (team.claudeDir)
+      for (const agent of [team.lead, ...team.members].filter((name) => agentIndex.has(name)))
+        if (CLAUDE_RESERVED_NAMES.includes(agent) || !MAILBOX_NAME_PATTERN.test(agent))
+          problems.push(
+            `teams[${index}].claudeDir: agent "${agent}" cannot be a Claude Code teammate: ${
+              CLAUDE_RESERVED_NAMES.includes(agent)
+                ? `Claude Code keeps the names ${CLAUDE_RESERVED_NAMES.join(', ')} for itself`
+                : 'its id is not a mailbox name (1-50 characters [A-Za-z0-9_-], not starting with "-")'
+            }; rename the agent or leave it out of the team`,
+          );
   });
   return problems;
 }

@@ -101,6 +101,15 @@ describe('config loading', () => {
     ]);
   });
 
+  it('config: a team mirrored in Claude Code refuses agents named as Claude Code names its own, or not as a mailbox name', () => {
+    const problems = problemsOf(`{ agents: { list: [{ id: "team-lead", model: "scripted/echo" }, { id: "-c", model: "scripted/echo" }] },
+      teams: [{ id: "t", lead: "team-lead", members: ["-c", "Outsider"], claudeDir: "/tmp/claude" }], ${scripted} }`);
+    expect(problems).toEqual([
+      'teams[0].claudeDir: agent "team-lead" cannot be a Claude Code teammate: Claude Code keeps the names team-lead, user, system for itself; rename the agent or leave it out of the team',
+      'teams[0].claudeDir: agent "-c" cannot be a Claude Code teammate: its id is not a mailbox name (1-50 characters [A-Za-z0-9_-], not starting with "-"); rename the agent or leave it out of the team',
+    ]);
+  });
+
   it('config: bad enum values and types', () => {
     const message = errorOf(
       `{ agents: { list: [{ id: "a", model: "scripted/echo" }] }, messages: { queue: { mode: "later" } }, gateway: { port: "80" }, ${scripted} }`,
