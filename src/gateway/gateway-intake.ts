@@ -267,9 +267,13 @@ export abstract class GatewayIntake extends GatewayQueries {
 
   /**
    * The names of the tools the session's next model step is offered (`subagents show`): its tools after the policy,
-   * its spawn and its role (offeredTools), then each tool's availability check, as a run's step asks them.
+   * its spawn and its role (offeredTools), then each tool's availability check, as a run's step asks them. None for a
+   * session whose agent is no longer configured.
    */
   async offeredToolNames(sessionKey: string): Promise<string[]> {
+    // A session whose agent left the config (a reload) is offered nothing: it runs no more.
+    const agentId = parseSessionKey(sessionKey)?.agentId;
+    if (agentId === undefined || !this.agents.has(agentId)) return [];
     const agent = this.agents.agentOfSession(sessionKey);
     const { tools, spawned } = await this.offeredToolsOf(sessionKey);
     const session = availabilityContext({ sessionKey, agentId: agent.config.id, workspace: spawned?.workdir ?? agent.workspace });

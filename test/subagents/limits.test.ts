@@ -52,6 +52,18 @@ async function settled(g: Gateway, childSessionKey: string) {
 }
 
 describe('limits, each refused with its exact error', () => {
+  it('subagents show lists what the sub-agent is offered; none once its agent left the config', async () => {
+    const g = await start(config());
+    await g.openSession('agent:other:main', 'other');
+    const { childSessionKey } = await g.subagents.spawn(from('agent:other:main', 'other'), { task: 'one' });
+    // Without a workspace the file and memory tools cannot succeed, so a run's steps do not offer them: nor does show.
+    expect((await g.toolsOf(childSessionKey)).map((tool) => tool.name)).toEqual(BASIC);
+    expect(await g.offeredToolNames(childSessionKey)).toEqual(['time_now']);
+    const without = config().replace(', { id: "other", model: "scripted/main" }', '');
+    g.reloadConfig(parseConfigText(without, '/test/switchboard.json5', {}).config);
+    expect(await g.offeredToolNames(childSessionKey)).toEqual([]);
+  });
+
   it('maxSpawnDepth: the default 1 lets a top session spawn a leaf, and the leaf neither has nor may use sessions_spawn', async () => {
     const g = await start(config());
     const { childSessionKey } = await g.subagents.spawn(from(MAIN), { task: 'one' });
