@@ -3,12 +3,14 @@
  * idling, as a gateway paused past its lease meets them) is STORE_FAILED, a retryable 503, and is logged: checked with
  * the errors node-postgres really throws, and at the control API of a gateway on PostgreSQL.
  */
+import type { PostgresPool, PostgresPoolClient } from 'kysely';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startGateway } from '../../src/app.js';
 import { parseConfigText } from '../../src/config/load.js';
 import { toSwitchboardError } from '../../src/core/errors.js';
 import { ControlApi } from '../../src/http/control-api.js';
+import { connectFailuresAsStoreFailures } from '../../src/store/postgres/connect-failures.js';
 import { PostgresStore } from '../../src/store/postgres/postgres-store.js';
 import { dropSchemas, POSTGRES_URL, postgresReachable } from '../helpers/postgres.js';
 import { waitUntil } from '../helpers/wait.js';
@@ -29,6 +31,43 @@ async function terminate(pid: number): Promise<void> {
     await admin.end();
   }
 }
+
+describe("the PostgreSQL store's pool", () => {
+  /** A pool whose connect and queries fail as `failures` say: a hand-written fake of what node-postgres hands Kysely. */
+  const failing = (failures: { connect?: Error; query?: Error }): PostgresPool => ({
+    connect: async () => {
+      if (failures.connect) throw failures.connect;
+      return {
+        query: (async () => {
+          throw failures.query;
+        }) as unknown as PostgresPoolClient['query'],
+        release: () => {},
+      };
+    },
+    end: async () => {},
+  });
+  const errno = (message: string, code: string) => Object.assign(new Error(message), { code });
+
+  it('a connection that cannot be had or fails under a query without a SQLSTATE (a reset socket) is STORE_FAILED; a SQLSTATE passes as it is', async () => {
+    const refused = errno('connect ECONNREFUSED 127.0.0.1:5432', 'ECONNREFUSED');
+    const caught = await rejection(connectFailuresAsStoreFailures(failing({ connect: refused })).connect());
+    expect(toSwitchboardError(caught).toJSON()).toMatchObject({ code: 'STORE_FAILED', details: { cause: 'ECONNREFUSED' } });
+    expect((caught as Error).cause).toBe(refused);
+    for (const [error, cause] of [
+      [errno('read ECONNRESET', 'ECONNRESET'), 'ECONNRESET'],
+      [errno('write EPIPE', 'EPIPE'), 'EPIPE'],
+      [new Error('Connection terminated unexpectedly'), 'Connection terminated unexpectedly'],
+    ] as const) {
+      const client = await connectFailuresAsStoreFailures(failing({ query: error })).connect();
+      const failed = await rejection(client.query('SELECT 1', []));
+      expect(toSwitchboardError(failed).toJSON()).toMatchObject({ code: 'STORE_FAILED', details: { cause } });
+    }
+    // The store reads these codes itself (a unique key, its own fences): they are not wrapped.
+    const duplicate = Object.assign(new pg.DatabaseError('duplicate key value violates unique constraint', 0, 'error'), { code: '23505' });
+    const client = await connectFailuresAsStoreFailures(failing({ query: duplicate })).connect();
+    expect(await rejection(client.query('SELECT 1', []))).toBe(duplicate);
+  });
+});
 
 if (process.env.CI || (await postgresReachable())) {
   describe('store failures on PostgreSQL', () => {
