@@ -1,7 +1,7 @@
 /** `switchboard sessions`: list, show, history and tail. */
 import type { RunToolCall } from '../gateway/gateway-queries.js';
 import type { EventRecord, InputRecord, Provenance, RunRecord, SessionRecord, TranscriptEntry } from '../ports/index.js';
-import { SwitchboardError } from '../core/errors.js';
+import { errorMessage, SwitchboardError } from '../core/errors.js';
 import { parseSessionKey } from '../core/session-key.js';
 import { cliCommand, type ControlClient } from './client.js';
 import { followJournal } from './follow.js';
@@ -126,10 +126,15 @@ sessions
       },
       onEvent: async (record, raw) => {
         if (globals().json) return line(raw);
-        // A client made now: a gateway that restarted may listen elsewhere.
-        for (const text of await runDetails(client(), record, 'before')) line(text);
+        // A client made now: a gateway that restarted may listen elsewhere. Details that cannot be read (the gateway
+        // went away just then) are said to be missing; the event itself is always printed.
+        const details = (when: 'before' | 'after') =>
+          runDetails(client(), record, when).catch((error: unknown) => [
+            `  (${when === 'before' ? 'its messages' : 'its tool calls'} could not be read: ${errorMessage(error)})`,
+          ]);
+        for (const text of await details('before')) line(text);
         line(describeEvent(record));
-        for (const text of await runDetails(client(), record, 'after')) line(text);
+        for (const text of await details('after')) line(text);
       },
     });
     if (midLine) process.stdout.write('\n');
