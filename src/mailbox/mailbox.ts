@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import { readdirSync, realpathSync } from 'node:fs';
 import { isAbsolute, join, resolve } from 'node:path';
-import type { Conversation } from '../core/hops.js';
+import { carried, type Conversation } from '../core/hops.js';
 import { agentToAgentAllowed } from '../core/session-access.js';
 import { SwitchboardError, errorMessage } from '../core/errors.js';
 import type { SwitchboardConfig } from '../config/schema.js';
@@ -203,7 +203,7 @@ export class MailboxService {
       text: outgoing.text,
       timestamp: new Date(row.createdAt).toISOString(),
       replyTo: outgoing.replyTo,
-      ...(outgoing.conversation ? { switchboard: { conversation: outgoing.conversation.id, hop: outgoing.conversation.hop } } : {}),
+      ...(outgoing.conversation ? { switchboard: carried(outgoing.conversation) } : {}),
     };
     // Through real folders only (every one below the mailbox's root), as every write of the mailbox.
     const file = messageFileName(row.createdAt, stableSuffix(row.idempotencyKey));
