@@ -32,7 +32,7 @@ import { errorMessage } from '../core/errors.js';
 import type { A2ATaskStore } from '../ports/index.js';
 import type { GatewayAgentExecutor } from './executor.js';
 import type { PeerUser } from './peers.js';
-import { ownerOf, storeCall } from './task-store.js';
+import { ownerOf, type StoreFailureListener, storeCall } from './task-store.js';
 
 /** States in which the SDK keeps a task's event bus for the messages that follow. */
 const INTERRUPTED = new Set([TaskState.TASK_STATE_INPUT_REQUIRED, TaskState.TASK_STATE_AUTH_REQUIRED]);
@@ -62,6 +62,8 @@ export interface HandlerParts {
   blockingCalls: WeakSet<ServerCallContext>;
   /** Hears what failed after the answer was settled (the A2A server logs it). */
   onError: (error: unknown) => void;
+  /** Hears a request the store did not take (the A2A server logs it). */
+  onStoreFailure?: StoreFailureListener;
 }
 
 export class GatewayRequestHandler extends DefaultRequestHandler {
@@ -73,6 +75,7 @@ export class GatewayRequestHandler extends DefaultRequestHandler {
   private readonly pushStore: PushNotificationStore;
   private readonly blockingCalls: WeakSet<ServerCallContext>;
   private readonly onError: (error: unknown) => void;
+  private readonly onStoreFailure: StoreFailureListener;
 
   constructor(parts: HandlerParts) {
     super(parts.card, parts.taskStore, parts.executor, parts.buses, parts.pushStore, parts.push);
@@ -86,6 +89,7 @@ export class GatewayRequestHandler extends DefaultRequestHandler {
       blockingCalls: this.blockingCalls,
       onError: this.onError,
     } = parts);
+    this.onStoreFailure = parts.onStoreFailure ?? (() => {});
   }
 
   override async sendMessage(params: SendMessageRequest, context: ServerCallContext) {
@@ -113,12 +117,14 @@ export class GatewayRequestHandler extends DefaultRequestHandler {
     let task: Task | undefined;
     try {
       // Its writes fail as the SDK's task store's do: in the gateway's words, never the database's.
-      task = await storeCall(() =>
-        this.executor.answerBlocking(
-          { ...message, taskId, contextId },
-          { taskId, contextId, owner, peer: (context.user as PeerUser | undefined)?.peer, checkContext: Boolean(message.contextId) },
-          bus,
-        ),
+      task = await storeCall(
+        () =>
+          this.executor.answerBlocking(
+            { ...message, taskId, contextId },
+            { taskId, contextId, owner, peer: (context.user as PeerUser | undefined)?.peer, checkContext: Boolean(message.contextId) },
+            bus,
+          ),
+        this.onStoreFailure,
       );
     } catch (error) {
       // Subscribers that came meanwhile are not left waiting for an end that will not come.

@@ -14,6 +14,7 @@ import { DefaultExecutionEventBusManager, type DefaultRequestHandler, type Serve
 import { jsonRpcHandler, restHandler } from '@a2a-js/sdk/server/express';
 import { legacyAgentCardRouter } from '@a2a-js/sdk/compat/v0_3/server/express';
 import { isLoopbackHost } from '../config/cross-check.js';
+import { errorMessage } from '../core/errors.js';
 import { matchesAny } from '../core/tool-policy.js';
 import type { GatewayApi } from '../gateway/gateway-api.js';
 import type { ResolvedAgent } from '../gateway/registry.js';
@@ -24,7 +25,7 @@ import { GatewayAgentExecutor } from './executor.js';
 import { GatewayRequestHandler } from './request-handler.js';
 import { PeerGuard, userOf } from './peers.js';
 import { GatewayPushStore, OutboxPushSender, PUSH_KIND, pushDeliverer } from './push.js';
-import { GatewayTaskStore } from './task-store.js';
+import { GatewayTaskStore, type StoreFailureListener } from './task-store.js';
 import { ActiveTaskCache } from './task-cache.js';
 import { A2ATaskWatch, type WatchedAgent } from './task-watch.js';
 import { advertiseAgents, type Advertisement, type MdnsTransport } from './mdns.js';
@@ -53,6 +54,12 @@ export class A2AServer {
   /** The A2A front's own state (its tasks, push configs and replay log), with the active tasks cached. */
   private readonly tasks: ActiveTaskCache;
   private readonly onError = (error: unknown) => this.log.error(error);
+  /** A request the store did not take (a lost connection, say): answered as an internal error, logged with its cause. */
+  private readonly storeFailed: StoreFailureListener = (failure, error) =>
+    this.log.warn(
+      { cause: failure.details?.cause },
+      `A2A: the store did not take this request (answered as an internal error; the client may send it again): ${errorMessage((error as { cause?: unknown }).cause ?? error)}`,
+    );
 
   constructor(
     private readonly gateway: GatewayApi,
@@ -163,14 +170,20 @@ export class A2AServer {
         agentId: id,
         blockingCalls,
         card: buildAgentCard(agent, this.gateway.config, baseUrl),
-        taskStore: new GatewayTaskStore(this.tasks, id, this.clock, this.gateway.gatewayId, (task, context) =>
-          executor.admission.acceptFollowUp(task, context),
+        taskStore: new GatewayTaskStore(
+          this.tasks,
+          id,
+          this.clock,
+          this.gateway.gatewayId,
+          (task, context) => executor.admission.acceptFollowUp(task, context),
+          this.storeFailed,
         ),
         executor,
         buses,
         pushStore,
         push,
         onError: this.onError,
+        onStoreFailure: this.storeFailed,
       });
       cards.set(id, handler);
       const base = agentBasePath(id);

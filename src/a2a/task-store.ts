@@ -7,24 +7,30 @@ import type { ListTasksRequest, ListTasksResponse } from '@a2a-js/sdk';
 import type { ServerCallContext, TaskStore } from '@a2a-js/sdk/server';
 import { RequestMalformedError } from '@a2a-js/sdk/errors';
 import { ANONYMOUS_PEER } from '../config/schema.js';
-import { toSwitchboardError } from '../core/errors.js';
+import { type SwitchboardError, toSwitchboardError } from '../core/errors.js';
 import type { A2ATaskStore, Clock } from '../ports/index.js';
 
 export function ownerOf(context: ServerCallContext): string {
   return context.user?.isAuthenticated ? context.user.userName : ANONYMOUS_PEER;
 }
 
+/** Hears a request the store did not take (STORE_FAILED), with the error that said so: the A2A server logs it. */
+export type StoreFailureListener = (failure: SwitchboardError, error: unknown) => void;
+
 /**
  * A store call as the SDK answers its failure: a value the store cannot keep as invalid parameters, any other failure
- * as an internal error in the gateway's words, never the database's.
+ * as an internal error in the gateway's words, never the database's. A store failure is also told to `onStoreFailure`.
  */
-export async function storeCall<T>(call: () => Promise<T>): Promise<T> {
+export async function storeCall<T>(call: () => Promise<T>, onStoreFailure: StoreFailureListener = () => {}): Promise<T> {
   try {
     return await call();
   } catch (error) {
     const known = toSwitchboardError(error);
     if (known.code === 'INVALID_REQUEST') throw new RequestMalformedError(known.message);
-    if (known.code === 'STORE_FAILED') throw new Error(known.message);
+    if (known.code === 'STORE_FAILED') {
+      onStoreFailure(known, error);
+      throw new Error(known.message);
+    }
     throw error;
   }
 }
@@ -38,32 +44,35 @@ export class GatewayTaskStore implements TaskStore {
     private readonly gatewayId: string,
     /** Runs before each save (the executor's `acceptFollowUp`); its failure fails the save. */
     private readonly beforeSave: (task: Task, context: ServerCallContext) => Promise<void> = async () => {},
+    private readonly onStoreFailure: StoreFailureListener = () => {},
   ) {}
 
   async save(task: Task, context: ServerCallContext): Promise<void> {
     await this.beforeSave(task, context);
     const state = taskStateToJSON(task.status?.state ?? 0);
     const statusAt = task.status?.timestamp ? Date.parse(task.status.timestamp) : NaN;
-    await storeCall(() =>
-      this.tasks.save(
-        {
-          id: task.id,
-          agentId: this.agentId,
-          contextId: task.contextId,
-          owner: ownerOf(context),
-          state,
-          task: Task.toJSON(task),
-          firstMessageId: task.history[0]?.messageId || null,
-          statusAt: Number.isNaN(statusAt) ? null : statusAt,
-          executor: this.gatewayId,
-        },
-        this.clock.now(),
-      ),
+    await storeCall(
+      () =>
+        this.tasks.save(
+          {
+            id: task.id,
+            agentId: this.agentId,
+            contextId: task.contextId,
+            owner: ownerOf(context),
+            state,
+            task: Task.toJSON(task),
+            firstMessageId: task.history[0]?.messageId || null,
+            statusAt: Number.isNaN(statusAt) ? null : statusAt,
+            executor: this.gatewayId,
+          },
+          this.clock.now(),
+        ),
+      this.onStoreFailure,
     );
   }
 
   async load(taskId: string, context: ServerCallContext): Promise<Task | undefined> {
-    const record = await storeCall(() => this.tasks.get(taskId));
+    const record = await storeCall(() => this.tasks.get(taskId), this.onStoreFailure);
     if (!record || record.agentId !== this.agentId || record.owner !== ownerOf(context)) return undefined;
     return Task.fromJSON(record.task);
   }

@@ -26,3 +26,14 @@ it('a value the store cannot keep is invalid parameters; a store failure is inte
   expect(failed.message).not.toContain('varchar');
   expect(failed.message).toMatch(/^the store could not take this request \(08006\)/);
 });
+
+it('a request the store did not take is told to the listener with its cause (the A2A server logs it); a bad value is not', async () => {
+  const heard: unknown[] = [];
+  const listener = (failure: { details?: Record<string, unknown> }, error: unknown) =>
+    heard.push([failure.details?.cause, (error as Error).message]);
+  const down = new GatewayTaskStore(failingWith('57P01'), 'echo', { now: () => 0 }, 'gw-test', async () => {}, listener);
+  await down.save(task as never, new ServerCallContext()).catch(() => {});
+  const tooLong = new GatewayTaskStore(failingWith('22001'), 'echo', { now: () => 0 }, 'gw-test', async () => {}, listener);
+  await tooLong.save(task as never, new ServerCallContext()).catch(() => {});
+  expect(heard).toEqual([['57P01', 'value too long for type character varying(128) in relation a2a_tasks']]);
+});
