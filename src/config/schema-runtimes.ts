@@ -4,6 +4,7 @@
  */
 import { z } from 'zod';
 import { positiveInt } from './schema-common.js';
+import { namedSecretMap } from './secret-schema.js';
 
 /** A runtime's name: it is part of `runtime` patterns (`acp:<name>`) and of log lines. */
 const RUNTIME_NAME = /^[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}$/;
@@ -13,8 +14,11 @@ const runtimeName = z.string().regex(RUNTIME_NAME, { error: 'expected 1-64 chara
 const command = {
   command: z.string().min(1, { error: 'expected the program to run (a name on PATH, or a path)' }),
   args: z.array(z.string()).default([]),
-  /** Added to the allowlisted environment every child gets (CHILD_ENV_ALLOWLIST): the gateway's own is not inherited. */
-  env: z.record(z.string(), z.string()).default({}),
+  /**
+   * Added to the allowlisted environment every child gets (CHILD_ENV_ALLOWLIST): the gateway's own is not inherited, so
+   * a child's API key is written here, and a value is a secret (redacted) as in `mcp.servers.*.env` (secrets.ts).
+   */
+  env: namedSecretMap().default({}),
   /** Where the child starts; default: the sub-agent's workdir (its worktree when it has one). */
   cwd: z.string().optional(),
 };

@@ -71,3 +71,23 @@ describe('secrets', () => {
     );
   });
 });
+
+describe('secrets of children', () => {
+  it("an ACP agent's and a process runtime's env hold secrets as an MCP server's does: named like one or given as ${ENV}", () => {
+    // Children no longer inherit the gateway's environment (docs/runtimes.md): their keys are written in these maps.
+    const children = parseConfigText(
+      `{
+        agents: { list: [{ id: "a", model: "o/gpt" }] },
+        models: { providers: { o: { type: "openai" } } },
+        acp: { agents: { claude: { command: "claude-acp", env: { ANTHROPIC_API_KEY: "\${ANTHROPIC_API_KEY}", MODE: "production" } } } },
+        runtimes: { pi: { command: "pi", env: { OPENAI_API_KEY: "sk-literal-key-5566778899", REGION: "\${PI_REGION}", LEVEL: "verbose" } } },
+      }`,
+      '/etc/sb.json5',
+      { ANTHROPIC_API_KEY: 'sk-ant-from-env-0011223344', PI_REGION: 'vault-region-77' },
+    ).config;
+    expect(secretsOf(children).sort()).toEqual(['sk-ant-from-env-0011223344', 'sk-literal-key-5566778899', 'vault-region-77']);
+    expect(redactor(secretsOf(children))('pi: Incorrect API key provided: sk-ant-from-env-0011223344 in production')).toBe(
+      'pi: Incorrect API key provided: [redacted] in production',
+    );
+  });
+});
