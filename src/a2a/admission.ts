@@ -7,6 +7,7 @@
 import { carriedConversation } from '../core/hops.js';
 import { Role, Task, TaskState, type Message } from '@a2a-js/sdk';
 import type { ServerCallContext } from '@a2a-js/sdk/server';
+import { SwitchboardError } from '../core/errors.js';
 import { matchesAny } from '../core/tool-policy.js';
 import type { GatewayApi } from '../gateway/gateway-api.js';
 import type { A2ATaskRecord, A2ATaskStore, Clock } from '../ports/index.js';
@@ -22,6 +23,10 @@ export interface MessageCall {
   peer?: PeerUser['peer'];
   /** The client named the context (not a new one this server made): it must be the client's own. */
   checkContext: boolean;
+}
+
+function isHopRefusal(error: unknown): error is SwitchboardError {
+  return SwitchboardError.isInstance(error) && error.code === 'HOP_LIMIT_EXCEEDED';
 }
 
 const WAITING_FOR_CLIENT = new Set([TaskState.TASK_STATE_INPUT_REQUIRED, TaskState.TASK_STATE_AUTH_REQUIRED]);
@@ -46,7 +51,15 @@ export class A2AAdmission {
     const { id: taskId, contextId, owner } = record;
     const refused = await this.refusal(message, { taskId, contextId, owner, peer, checkContext: true });
     if (refused !== undefined) return { refused };
-    const { sessionKey, input } = await this.accept(message, record);
+    let accepted: Awaited<ReturnType<A2AAdmission['accept']>>;
+    try {
+      accepted = await this.accept(message, record);
+    } catch (error) {
+      // Past the hop budget the task is rejected with the reason, as the executor rejects a new message.
+      if (isHopRefusal(error)) return { refused: error.message };
+      throw error;
+    }
+    const { sessionKey, input } = accepted;
     await this.tasks.attachInput(record, sessionKey, input.id, this.gateway.gatewayId, this.clock.now());
     await this.tasks.appendEvent(taskId, 'state', workingEvent(sessionKey, input.id), this.clock.now());
     return { inputId: input.id };
@@ -70,7 +83,10 @@ export class A2AAdmission {
       checkContext: true,
     };
     if ((await this.refusal(message, call)) !== undefined) return;
-    await this.accept(message, { id: task.id, contextId: task.contextId, owner });
+    // A message past the hop budget is left to `execute` too, which rejects it with the reason (the save goes on).
+    await this.accept(message, { id: task.id, contextId: task.contextId, owner }).catch((error: unknown) => {
+      if (!isHopRefusal(error)) throw error;
+    });
   }
 
   /** The message as an input of its context's session; one input per task and message, however often it comes. */
