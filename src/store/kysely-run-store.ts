@@ -247,7 +247,7 @@ export class KyselyRunStore implements RunStore {
       await appendTranscript(trx, commit.sessionKey, commit.transcript, now);
       if (commit.consumedInputIds.length > 0)
         await consumeInputs(trx, commit.consumedInputIds.length, { runId: commit.runId, now, ids: commit.consumedInputIds });
-      await endSubagentRun(trx, commit, now);
+      await endSubagentRun(trx, commit, now, this.dialect);
       if (commit.toolCalls?.length) await settleToolCalls(trx, commit.toolCalls, now);
       await sessionIdle(trx, { key: commit.sessionKey, now });
       for (const row of commit.outbox) await insertOutbox(trx, row, now);

@@ -14,6 +14,7 @@ import type { CompletionState, RunCommit, SubagentRecord, SubagentSettlement, Su
 import { json, num, numOrNull, parse, type Db } from './kysely-rows.js';
 import { appendEvent, insertOutbox } from './kysely-writes.js';
 import type { SubagentsTable } from './schema.js';
+import type { SqlDialectName } from './sql-dialect.js';
 import { nodeHashing } from '../hashing.js';
 
 export const LIVE: SubagentState[] = ['pending', 'running'];
@@ -74,8 +75,10 @@ export function event(record: SubagentRecord, detail: Record<string, unknown> = 
   };
 }
 
-export async function getRow(db: Db, id: string): Promise<SubagentRecord | undefined> {
-  const row = await db.selectFrom('subagents').selectAll().where('id', '=', id).executeTakeFirst();
+/** `forUpdate` (PostgreSQL only) holds the row until the transaction ends: what is decided from it cannot go stale. */
+export async function getRow(db: Db, id: string, forUpdate = false): Promise<SubagentRecord | undefined> {
+  const query = db.selectFrom('subagents').selectAll().where('id', '=', id);
+  const row = await (forUpdate ? query.forUpdate() : query).executeTakeFirst();
   return row ? toSubagent(row) : undefined;
 }
 
@@ -113,9 +116,11 @@ export async function undelivered(db: Db, parentSession: string, except?: string
  * What the end of a run in a sub-agent's session does to it (inside RunStore.commit's transaction): it
  * settles, or freezes its answer while children or inputs are still on their way to it (seed 002 section 7.2).
  */
-export async function endSubagentRun(db: Db, commit: RunCommit, now: number): Promise<void> {
+export async function endSubagentRun(db: Db, commit: RunCommit, now: number, dialect: SqlDialectName): Promise<void> {
   if (!commit.subagent) return;
-  const record = await getRow(db, commit.subagent.id);
+  // Its row is held before its queued inputs are counted: a follow-up stored meanwhile (SubagentStore.reopen holds the
+  // row too) is either counted here or sees the sub-agent settled, never left queued behind a settled sub-agent.
+  const record = await getRow(db, commit.subagent.id, dialect === 'postgres');
   if (!record || !LIVE.includes(record.state)) return;
   const queued = await db
     .selectFrom('inputs')

@@ -231,7 +231,8 @@ export class KyselySubagentStore implements SubagentStore {
       if (parent === undefined) throw new Error(`sub-agent ${id} does not exist`);
       // Counted with the parent's spawns: a follow-up makes a child live again, as a spawn makes a new one.
       await lockCounted(trx, this.dialect, `spawn:${parent}`);
-      const record = (await getRow(trx, id))!;
+      // Held until the follow-up is stored: a run of the sub-agent that commits meanwhile counts it (endSubagentRun).
+      const record = (await getRow(trx, id, this.dialect === 'postgres'))!;
       const repeated = await trx.selectFrom('inputs').selectAll().where('idempotency_key', '=', task.idempotencyKey).executeTakeFirst();
       if (repeated) return { subagent: record, input: toInput(repeated), created: false, reopened: false };
       // Archived with its worktree removed, it has nowhere to work; without one, its session and history are all there.
