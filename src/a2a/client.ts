@@ -77,15 +77,15 @@ export class A2AClientService {
     return this.remotes;
   }
 
-  /**
-   * a2a_send: sends and waits up to `timeoutSeconds` for the task to settle. If it has not by then, the
-   * task is followed in the background and its result arrives in `sessionKey` as a message.
-   */
   /** The hop budget every carrier between agents keeps (session.agentToAgent.maxHops). */
   get maxHops(): number {
     return this.deps.config.session.agentToAgent.maxHops;
   }
 
+  /**
+   * a2a_send: sends and waits up to `timeoutSeconds` for the task to settle. If it has not by then, the
+   * task is followed in the background and its result arrives in `sessionKey` as a message.
+   */
   async send(
     requester: { agentId: string; sessionKey: string; runId?: string },
     ref: RemoteRef,

@@ -38,17 +38,7 @@ async function loopStopped(gw: Gateway) {
     'a loop.stopped event',
     async () => (await gw.store.events.list({ limit: 1000 })).find((candidate) => candidate.type === 'loop.stopped'),
     20_000,
-  ).catch(async (error) => {
-    const events = await gw.store.events.list({ limit: 1000 });
-    console.log(
-      JSON.stringify(
-        events.map((e) => [e.type, e.sessionKey, JSON.stringify(e.payload).slice(0, 300)]),
-        null,
-        1,
-      ),
-    );
-    throw error;
-  });
+  );
   return event.payload as { channel: string; from: string; hop: number; maxHops: number; reason: string };
 }
 

@@ -101,6 +101,7 @@ export function follow(
 }
 
 const EVENT_TYPES = [
+  'loop.stopped',
   'run.started',
   'run.completed',
   'run.interrupted',
