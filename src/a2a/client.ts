@@ -132,6 +132,7 @@ export class A2AClientService {
               await this.record(task, target.remote, requester.sessionKey, 'waiting', {
                 waiterRunId: requester.runId ?? null,
                 messageId: message.messageId,
+                conversation: request.conversation ?? null,
               });
               clearTimeout(timer);
               timer = setTimeout(abortStream, Math.max(0, deadline - this.deps.clock.now()));
@@ -155,6 +156,7 @@ export class A2AClientService {
     await this.record(task, target.remote, requester.sessionKey, 'waiting', {
       waiterRunId: requester.runId ?? null,
       messageId: message.messageId,
+      conversation: request.conversation ?? null,
     });
     if (!SETTLED.has(task.status?.state ?? 0) && this.deps.clock.now() < deadline && !request.signal?.aborted) {
       task = await this.poll(client, task, deadline, request.signal);
@@ -239,7 +241,7 @@ export class A2AClientService {
     remote: string,
     sessionKey: string,
     state: RemoteTaskRecord['state'],
-    changes: Partial<Pick<RemoteTaskRecord, 'pushToken' | 'waiterRunId' | 'result' | 'messageId'>> = {},
+    changes: Partial<Pick<RemoteTaskRecord, 'pushToken' | 'waiterRunId' | 'result' | 'messageId' | 'conversation'>> = {},
   ): Promise<void> {
     const now = this.deps.clock.now();
     const existing = await this.deps.store.a2aTasks.getRemoteTask(task.id);
@@ -270,7 +272,8 @@ export class A2AClientService {
     const rows = await this.deps.store.a2aTasks.listRemoteTasks({ states: ['returned'], waiterRunId: runId });
     return rows.map((row) => ({
       runId: row.waiterRunId,
-      redelivery: row.result === null ? undefined : this.resultInput(row.remote, row.sessionKey, row.result as RemoteResult),
+      redelivery:
+        row.result === null ? undefined : this.resultInput(row.remote, row.sessionKey, row.result as RemoteResult, row.conversation),
       settle: async () => void (await this.deps.store.a2aTasks.saveRemoteTask({ ...row, state: 'delivered' }, this.deps.clock.now())),
     }));
   }
@@ -285,22 +288,36 @@ export class A2AClientService {
     return this.push.receive(taskId, token);
   }
 
-  /** The outbox handler: the result becomes a message in the calling session, once. */
-  /** The message that brings a remote task's result into the session that sent it (one key per task: given once). */
-  private resultInput(remote: string, sessionKey: string, result: RemoteResult): Omit<NewInput, 'id'> {
+  /**
+   * The message that brings a remote task's result into the session that sent it (one key per task: given once). It
+   * stays at the hop its a2a_send carried, as a sessions_send reply does, so that answering it goes one hop further.
+   */
+  private resultInput(
+    remote: string,
+    sessionKey: string,
+    result: RemoteResult,
+    conversation: Conversation | null | undefined,
+  ): Omit<NewInput, 'id'> {
     return {
       sessionKey,
       idempotencyKey: `a2a-result:${result.taskId}`,
       mode: 'followup',
       text: `[the result of your a2a_send to ${remote}: task ${result.taskId} is ${result.state}]\n${result.text || '(no text)'}`,
-      provenance: { kind: 'a2a', channel: 'a2a', sourceAgent: remote, sourceTool: 'a2a_send' },
+      provenance: {
+        kind: 'a2a',
+        channel: 'a2a',
+        sourceAgent: remote,
+        sourceTool: 'a2a_send',
+        ...(conversation ? { conversationId: conversation.id, hop: conversation.hop } : {}),
+      },
     };
   }
 
+  /** The outbox handler: the result becomes a message in the calling session, once. */
   async deliverResult(row: OutboxRecord): Promise<void> {
     const { remote, sessionKey, result } = row.payload as { remote: string; sessionKey: string; result: RemoteResult };
-    await this.deps.deliver(this.resultInput(remote, sessionKey, result));
     const stored = await this.deps.store.a2aTasks.getRemoteTask(result.taskId);
+    await this.deps.deliver(this.resultInput(remote, sessionKey, result, stored?.conversation));
     if (stored) await this.deps.store.a2aTasks.saveRemoteTask({ ...stored, state: 'delivered' }, this.deps.clock.now());
   }
 

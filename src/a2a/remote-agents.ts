@@ -5,6 +5,7 @@
  * One SDK client per remote, and the plain calls (card, get, cancel); sending and following tasks is
  * A2AClientService's.
  */
+import { carried, type Conversation } from '../core/hops.js';
 import type { Client } from '@a2a-js/sdk/client';
 import type { SwitchboardConfig } from '../config/schema.js';
 import { SwitchboardError } from '../core/errors.js';
@@ -147,9 +148,11 @@ export class RemoteAgents {
    * board, not by an agent, so the agent-to-agent policy (checked when an agent creates the task) is not
    * asked again. The send returns at once; the board polls the task.
    */
-  async submit(remote: string, text: string, messageId: string): Promise<RemoteResult> {
+  async submit(remote: string, text: string, messageId: string, conversation?: Conversation | null): Promise<RemoteResult> {
     const client = await this.client(this.configured(remote));
     const message = textMessage(text, messageId);
+    // The hop budget: a Switchboard on the far side counts the task's hop (core/hops.ts).
+    if (conversation) message.metadata = { ...message.metadata, switchboard: carried(conversation) };
     const sent = await client.sendMessage({
       tenant: '',
       message,

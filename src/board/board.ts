@@ -5,6 +5,7 @@
  * writes through the board's store port. Every change is journalled in the store's transaction; this
  * publishes it and wakes the dispatcher.
  */
+import { onwardHop, type Conversation } from '../core/hops.js';
 import { randomUUID } from 'node:crypto';
 import { closest } from '../config/issues.js';
 import { BOARD_STATES, type BlockKind, type BoardState } from '../core/board.js';
@@ -36,7 +37,10 @@ export interface CreateTaskRequest {
 }
 
 /** Who is asking: a person or program through the control API, or an agent's session through its tools. */
-export type BoardActor = { kind: 'user'; name: string } | { kind: 'agent'; agentId: string; sessionKey: string };
+export type BoardActor =
+  | { kind: 'user'; name: string }
+  /** `conversation`: the one the agent's run is in (the hop budget). */
+  | { kind: 'agent'; agentId: string; sessionKey: string; conversation?: Conversation };
 
 export interface ClaimRequest {
   worker: string;
@@ -181,6 +185,8 @@ export class BoardService {
         maxRuntimeMs: request.maxRuntimeSeconds === undefined ? null : request.maxRuntimeSeconds * 1000,
         dependsOn,
         triage: request.triage ?? false,
+        // The hop budget: a task an agent's run makes is one hop further in that run's conversation (core/hops.ts).
+        conversation: actor.kind === 'agent' ? onwardHop(actor.conversation, () => randomUUID()) : null,
       },
       this.clock.now(),
     );

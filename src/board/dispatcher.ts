@@ -7,9 +7,7 @@
  * (BoardStore.fenced): once another gateway took the lease, the next write is refused and this one stops.
  */
 import { SwitchboardError, errorMessage } from '../core/errors.js';
-import type { BoardClaim, BoardStore, BoardTaskRecord } from '../ports/index.js';
-import type { Conversation } from '../core/hops.js';
-import { boardTaskOfSession } from '../core/session-key.js';
+import type { BoardClaim, BoardStore } from '../ports/index.js';
 import type { Clock } from '../ports/index.js';
 import type { GatewayApi } from '../gateway/gateway-api.js';
 import type { WaitResult } from '../gateway/gateway-queries.js';
@@ -247,7 +245,8 @@ export class BoardDispatcher {
         taskId: claim.taskId,
         attempt: claim.attempt,
         text: agentTaskPrompt(view, this.deps.gateway().config.gateway.maxMessageChars),
-        conversation: await this.conversationOf(view.task),
+        // The hop budget: the conversation the task's creating run was in, one hop further (core/hops.ts).
+        conversation: view.task.conversation ?? undefined,
       });
       this.followers.set(claim.taskId, newFollower(claim, { agentId, board: view.task.board, inputId: input.id }));
       // The attempt names its input, so that `board show` can name the run that took it; a claim lost meanwhile leaves it unnamed.
@@ -348,28 +347,6 @@ export class BoardDispatcher {
     });
     if (ended) this.followers.delete(follower.taskId);
     return ended;
-  }
-
-  /**
-   * The hop budget on the board: a task that an agent created while it worked on a board task is one hop further than
-   * that task, so agents that hand each other tasks stop at session.agentToAgent.maxHops. The chain of creators is
-   * walked (at most one step past the budget); a task a person or an outside worker created starts none.
-   */
-  private async conversationOf(task: BoardTaskRecord): Promise<Conversation | undefined> {
-    const limit = this.deps.gateway().config.session.agentToAgent.maxHops + 1;
-    let hop = 0;
-    let root = task;
-    const seen = new Set([task.id]);
-    while (hop < limit) {
-      const parentId = boardTaskOfSession(root.creator);
-      if (!parentId || seen.has(parentId)) break;
-      const parent = await this.deps.store.get(parentId);
-      if (!parent) break;
-      seen.add(parentId);
-      hop += 1;
-      root = parent;
-    }
-    return hop === 0 ? undefined : { id: `board:${root.id}`, hop };
   }
 
   private async failQuietly(taskId: string, token: number, why: string): Promise<void> {

@@ -3,6 +3,7 @@
  * one poll (or the first send, under a message id the remote can dedupe) and, once the remote task ended, the board
  * task settled from it under the claim's token.
  */
+import type { Conversation } from '../core/hops.js';
 import type { BoardStore, Clock } from '../ports/index.js';
 import { backoffDelay } from '../gateway/outbox.js';
 import { taskBrief } from './task-prompt.js';
@@ -16,8 +17,11 @@ export interface RemoteTaskState {
 
 /** How the board reaches configured remote A2A agents (the composition root adapts the A2A client). */
 export interface RemoteWorkers {
-  /** Sends the task; `messageId` is the same when the same attempt is sent again, so the remote can dedupe. */
-  submit(remote: string, message: string, messageId: string): Promise<RemoteTaskState>;
+  /**
+   * Sends the task; `messageId` is the same when the same attempt is sent again, so the remote can dedupe. The
+   * task's conversation (the hop budget) goes with it, for a Switchboard on the far side to count.
+   */
+  submit(remote: string, message: string, messageId: string, conversation?: Conversation | null): Promise<RemoteTaskState>;
   poll(remote: string, taskId: string): Promise<RemoteTaskState>;
 }
 
@@ -61,7 +65,7 @@ export async function pollRemoteTask(
   follower.nextPollAt = clock.now() + backoffDelay(follower.polls, { baseDelayMs: 500, maxDelayMs: deps.maxPollMs }, Math.random());
   if (follower.remoteTaskId) return workers.poll(remote, follower.remoteTaskId);
   const view = await store.view(follower.taskId, { comments: 20 });
-  const state = await workers.submit(remote, taskBrief(view!), `board-${follower.taskId}-${follower.attempt}`);
+  const state = await workers.submit(remote, taskBrief(view!), `board-${follower.taskId}-${follower.attempt}`, view!.task.conversation);
   if (state.taskId) {
     follower.remoteTaskId = state.taskId;
     await store.noteRef(follower.taskId, follower.token, state.taskId, clock.now());

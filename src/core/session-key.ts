@@ -84,9 +84,3 @@ export function parseSessionKey(key: string): ParsedSessionKey | undefined {
   }
   return undefined;
 }
-
-/** The task id of a board session's key (`agent:<id>:board:<taskId>`), or undefined for any other key. */
-export function boardTaskOfSession(key: string): string | undefined {
-  const parts = key.split(':');
-  return parts.length === 4 && parts[0] === 'agent' && parts[2] === 'board' && parts[3] !== '' ? parts[3] : undefined;
-}

@@ -1,4 +1,5 @@
 /** A2A: the server's tasks, their events and push configs, and the client's remote tasks. Times are milliseconds since the Unix epoch. */
+import type { Conversation } from '../core/hops.js';
 import type { NewOutboxRow } from './journal.js';
 
 /** An A2A task as the server stores it: the protocol's Task (v1.0 JSON) plus what maps it onto a session. */
@@ -66,6 +67,8 @@ export interface RemoteTaskRecord {
   result: unknown;
   /** The messageId a2a_send created the task with (the tool-call ledger's key): a rerun finds the task by it. */
   messageId?: string | null;
+  /** The hop budget: the conversation and hop the a2a_send that made the task carried (a late result stays at it). */
+  conversation?: Conversation | null;
   createdAt: number;
   updatedAt: number;
 }

@@ -3,6 +3,7 @@
  * and contract suite). Every method is one transaction. Times are milliseconds since the Unix epoch.
  */
 import type { AttemptOutcome, BlockKind, BoardState } from '../core/board.js';
+import type { Conversation } from '../core/hops.js';
 
 export type { AttemptOutcome, BlockKind, BoardState } from '../core/board.js';
 
@@ -42,6 +43,8 @@ export interface BoardTaskRecord {
   createdAt: number;
   updatedAt: number;
   doneAt: number | null;
+  /** The hop budget: the conversation the run that created it was in, one hop further; null when no run did. */
+  conversation: Conversation | null;
 }
 
 export interface NewBoardTask
@@ -52,6 +55,7 @@ export interface NewBoardTask
   dependsOn: string[];
   /** Start in `triage` instead of ready/todo. */
   triage: boolean;
+  conversation?: Conversation | null;
 }
 
 export interface BoardClaim {

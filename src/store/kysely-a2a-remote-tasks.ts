@@ -16,6 +16,7 @@ function toRemoteTask(row: Selectable<A2ARemoteTasksTable>): RemoteTaskRecord {
     waiterRunId: row.waiter_run_id,
     result: parse(row.result),
     messageId: row.message_id,
+    conversation: row.conversation_id === null ? null : { id: row.conversation_id, hop: num(row.hop ?? 1) },
     createdAt: num(row.created_at),
     updatedAt: num(row.updated_at),
   };
@@ -39,6 +40,8 @@ export class KyselyRemoteTasks {
         waiter_run_id: task.waiterRunId,
         result: task.result === null || task.result === undefined ? null : json(task.result),
         message_id: task.messageId ?? null,
+        conversation_id: task.conversation?.id ?? null,
+        hop: task.conversation?.hop ?? null,
         created_at: now,
         updated_at: now,
       })
@@ -51,6 +54,8 @@ export class KyselyRemoteTasks {
           result: task.result === null || task.result === undefined ? null : json(task.result),
           // Set once, by the send that made the task; later saves keep it.
           message_id: (eb) => eb.fn.coalesce('a2a_remote_tasks.message_id', eb.val(task.messageId ?? null)),
+          conversation_id: (eb) => eb.fn.coalesce('a2a_remote_tasks.conversation_id', eb.val(task.conversation?.id ?? null)),
+          hop: (eb) => eb.fn.coalesce('a2a_remote_tasks.hop', eb.val(task.conversation?.hop ?? null)),
           updated_at: now,
         }),
       )

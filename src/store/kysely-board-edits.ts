@@ -104,6 +104,8 @@ export class KyselyBoardEdits extends KyselyBoardReads {
           labels: json(task.labels),
           creator: task.creator,
           idempotency_key: task.idempotencyKey,
+          conversation_id: task.conversation?.id ?? null,
+          hop: task.conversation?.hop ?? null,
           state,
           block_kind: null,
           block_reason: null,

@@ -51,6 +51,15 @@ function migrations(dialect: SqlDialectName): Record<string, Migration> {
     '0024_postgres_runs_in_one_body': {
       up: async (db: Kysely<any>) => (dialect === 'postgres' ? postgresRunsInOneBody(db) : undefined),
     },
+    // The hop budget (core/hops.ts): the conversation a board task or a remote A2A task was made in, and its hop.
+    '0025_hop_budget': {
+      up: async (db: Kysely<any>) => {
+        for (const table of ['board_tasks', 'a2a_remote_tasks']) {
+          await db.schema.alterTable(table).addColumn('conversation_id', 'varchar(200)').execute();
+          await db.schema.alterTable(table).addColumn('hop', 'integer').execute();
+        }
+      },
+    },
   };
 }
 

@@ -49,6 +49,9 @@ export interface A2ARemoteTasksTable {
   created_at: number;
   updated_at: number;
   message_id: string | null;
+  /** The hop budget: the conversation and hop the a2a_send that made the task carried. */
+  conversation_id: string | null;
+  hop: number | null;
   /** The gateway following it in the background, and until when its claim holds (renewed while it follows). */
   follower: string | null;
   follow_until: Generated<number>;

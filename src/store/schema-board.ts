@@ -28,6 +28,9 @@ export interface BoardTasksTable {
   created_at: number;
   updated_at: number;
   done_at: number | null;
+  /** The hop budget: the conversation the creating run was in, one hop further (null when no run made it). */
+  conversation_id: string | null;
+  hop: number | null;
 }
 
 export interface BoardDepsTable {

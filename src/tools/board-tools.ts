@@ -14,7 +14,12 @@ import { defineTool, unlisted, type AvailabilityContext, type GatewayTool, type 
 import { asToolResult } from './session-tools.js';
 import { choice, flag, key, number, text, textList } from './schema.js';
 
-const actor = (context: ToolContext): BoardActor => ({ kind: 'agent', agentId: context.agentId, sessionKey: context.sessionKey });
+const actor = (context: ToolContext): BoardActor => ({
+  kind: 'agent',
+  agentId: context.agentId,
+  sessionKey: context.sessionKey,
+  ...(context.conversation ? { conversation: context.conversation } : {}),
+});
 
 /** A short form of a task for the model: what it needs to decide, not every column. */
 function brief(task: BoardTaskRecord) {

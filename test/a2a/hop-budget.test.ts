@@ -33,14 +33,20 @@ function config(url: string): string {
   return `{
     a2a: {
       server: { enabled: true, requireAuth: false },
-      remoteAgents: [{ id: "to-ping", url: "${url}/a2a/ping/" }, { id: "to-pong", url: "${url}/a2a/pong/" }],
+      remoteAgents: [
+        { id: "to-ping", url: "${url}/a2a/ping/" },
+        { id: "to-pong", url: "${url}/a2a/pong/" },
+        { id: "to-echo", url: "${url}/a2a/echo/" },
+      ],
     },
     tools: { agentToAgent: { enabled: true } },
     session: { agentToAgent: { maxHops: ${MAX_HOPS} } },
-    agents: { list: [{ id: "ping", model: "scripted/ping" }, { id: "pong", model: "scripted/pong" }] },
+    agents: { list: [{ id: "ping", model: "scripted/ping" }, { id: "pong", model: "scripted/pong" }, { id: "echo", model: "scripted/echo" }] },
     models: { providers: { scripted: { type: "scripted", models: {
+      echo: { rules: [{ reply: "echo: {{input}}" }] },
       ping: { rules: [
         { match: "the result of your a2a_send", reply: "noted" },
+        { match: "^ask echo", steps: [{ toolCalls: [{ tool: "a2a_send", args: { agentId: "to-echo", message: "hello", timeoutSeconds: 0 } }] }, { text: "asked" }] },
         { steps: [{ toolCalls: [{ tool: "a2a_send", args: { agentId: "to-pong", message: "ball", timeoutSeconds: 0 } }] }, { text: "sent {{tool.a2a_send.code}}" }] },
       ] },
       pong: { rules: [
@@ -80,6 +86,25 @@ describe('hop budget across A2A', () => {
     // One message per hop, each carrying the conversation the first send started.
     expect(a2aInputs.map((input) => input.provenance.hop).sort()).toEqual([1, 2, 3]);
     expect(new Set(a2aInputs.map((input) => input.provenance.conversationId)).size).toBe(1);
+  });
+
+  it('a result that arrives after a2a_send stopped waiting stays at the hop its send carried', async () => {
+    served = await serveOnFreePort();
+    const { gateway } = served;
+    const sent = await gateway.send({ target: 'ping', message: 'ask echo' });
+    await gateway.waitForInput(sent.input.id, 15_000);
+    const result = await waitUntil("the late result in ping's session", async () =>
+      (await gateway.store.inputs.list({ sessionKey: 'agent:ping:main', limit: 10 })).find((input) =>
+        input.text.startsWith('[the result of your a2a_send'),
+      ),
+    );
+    const sessions = new Set((await gateway.store.runs.list({ limit: 100 })).map((run) => run.sessionKey));
+    const [asked] = (await Promise.all([...sessions].map((sessionKey) => gateway.store.inputs.list({ sessionKey, limit: 10 }))))
+      .flat()
+      .filter((input) => input.sessionKey.startsWith('agent:echo:a2a:'));
+    expect(asked.provenance).toMatchObject({ hop: 1, conversationId: expect.any(String) });
+    // Answering the result would be hop 2 of the same conversation, not hop 1 of a new one.
+    expect(result.provenance).toMatchObject({ hop: 1, conversationId: asked.provenance.conversationId });
   });
 
   it('a message past the budget from another gateway is rejected with the reason, and loop.stopped is journalled', async () => {

@@ -63,4 +63,26 @@ describe('hop budget on the board', () => {
       maxHops: MAX_HOPS,
     });
   });
+
+  it("a task an agent creates from any session, not only a board one, is one hop further in that run's conversation", async () => {
+    let board!: BoardService;
+    gateway = await startTestGateway(CONFIG, {}, undefined, { onBoard: (made) => (board = made) });
+    const user = { kind: 'user' as const, name: 'user' };
+    // ping's main session gets a message at the last hop the budget allows (as from another agent's sessions_send):
+    // the task its run creates for pong is past the budget, and pong never runs it.
+    const sent = await gateway.send({
+      target: 'ping',
+      message: 'pass it on',
+      provenance: { kind: 'inter_session', sourceAgent: 'pong', conversationId: 'c-9', hop: MAX_HOPS },
+    });
+    await gateway.waitForInput(sent.input.id, 15_000);
+    const [task] = await board.list({ limit: 10 }, user);
+    expect(task.conversation).toEqual({ id: 'c-9', hop: MAX_HOPS + 1 });
+    const blocked = await waitUntil('the task blocked', async () => {
+      const current = await board.list({ states: ['blocked'] }, user);
+      return current.find((candidate) => candidate.id === task.id);
+    });
+    expect(blocked.blockReason).toContain(`hop ${MAX_HOPS + 1} of conversation c-9`);
+    expect(await gateway.store.runs.list({ sessionKey: `agent:pong:board:${task.id}`, limit: 10 })).toEqual([]);
+  });
 });

@@ -75,6 +75,10 @@ export function describeBoardContract(name: string, open: () => Promise<Store>):
       await board.create(newTask({ title: 'later' }), 5000);
       expect((await board.list({ createdSince: 5000 })).map((task) => task.title)).toEqual(['later']);
       expect(await board.list({ createdSince: 1000 })).toHaveLength(4);
+      // The hop budget's conversation is kept with the task; a task made without one has none.
+      const carried = await board.create(newTask({ conversation: { id: 'c-1', hop: 3 } }), 1000);
+      expect((await board.get(carried.task.id))!.conversation).toEqual({ id: 'c-1', hop: 3 });
+      expect(first.task.conversation).toBeNull();
       expect(await refusal(board.create(newTask({ dependsOn: ['nope-1', first.task.id] }), 1000))).toEqual({
         code: 'BOARD_TASK_NOT_FOUND',
         message: 'dependsOn: no board task "nope-1"',

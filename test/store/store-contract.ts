@@ -1214,7 +1214,7 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
         createdAt: 0,
         updatedAt: 0,
       };
-      await store.a2aTasks.saveRemoteTask(task, 1000);
+      await store.a2aTasks.saveRemoteTask({ ...task, conversation: { id: 'c-1', hop: 2 } }, 1000);
       await store.a2aTasks.saveRemoteTask({ ...task, taskId: 'r2', state: 'returned', result: { text: 'done' } }, 1001);
       expect((await store.a2aTasks.listRemoteTasks({ states: ['waiting', 'followed'] })).map((t) => t.taskId)).toEqual(['r1']);
       expect(await store.a2aTasks.listRemoteTasks({ states: ['returned'], waiterRunId: 'run-1' })).toMatchObject([
@@ -1226,9 +1226,12 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
         state: 'delivered',
         remoteState: 'TASK_STATE_COMPLETED',
         pushToken: 'secret',
+        // The hop budget's conversation, set by the send that made the task, is kept by later saves.
+        conversation: { id: 'c-1', hop: 2 },
         createdAt: 1000,
         updatedAt: 2000,
       });
+      expect((await store.a2aTasks.getRemoteTask('r2'))!.conversation).toBeNull();
       expect(await store.a2aTasks.listRemoteTasks({ states: ['waiting', 'followed'] })).toEqual([]);
     });
 
