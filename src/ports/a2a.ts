@@ -132,8 +132,8 @@ export interface A2ATaskStore {
   /**
    * Writes the outbox rows of one push notification of a task (a row per config), in the task's order whoever writes
    * them: one writer at a time per task (its row held FOR UPDATE on PostgreSQL), each notification listed for delivery
-   * after the task's earlier ones, and nothing but a final state after a final state was queued (a late `working` from
-   * a gateway that was paused in the task is refused). Each queued notification is noted in the task's replay log
+   * after the task's earlier ones, and nothing but the same final state again after a final state was queued (a late
+   * `working`, or a late `failed` after `completed`, from a gateway that was paused in the task is refused). Each queued notification is noted in the task's replay log
    * (`push.queued`, or `push.final` for a final state). Returns false when refused, having written nothing.
    */
   enqueuePush(taskId: string, push: { state: string | null; final: boolean }, rows: readonly NewOutboxRow[], now: number): Promise<boolean>;

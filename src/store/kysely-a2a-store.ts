@@ -166,13 +166,14 @@ export class KyselyA2ATaskStore extends KyselyRemoteTasks implements A2ATaskStor
       await (this.dialect === 'postgres' ? task.forUpdate() : task).execute();
       const last = await trx
         .selectFrom('a2a_task_events')
-        .select(['type', 'created_at'])
+        .select(['type', 'detail', 'created_at'])
         .where('task_id', '=', taskId)
         .where('type', 'in', ['push.queued', 'push.final'])
         .orderBy('seq', 'desc')
         .limit(1)
         .executeTakeFirst();
-      if (last?.type === 'push.final' && !push.final) return false;
+      // A final state is the task's last word: after it only the same final state again (a repeat), never another.
+      if (last?.type === 'push.final' && !(push.final && parse<{ state?: string | null }>(last.detail).state === push.state)) return false;
       // The outbox lists rows by time: a notification made in the same millisecond as the one before (or on a gateway
       // whose clock is behind) is listed after it all the same.
       const at = last ? Math.max(now, num(last.created_at) + 1) : now;

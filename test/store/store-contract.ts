@@ -1163,19 +1163,21 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
       // A clock behind the one that wrote before still lists it later.
       expect(await store.a2aTasks.enqueuePush('tp', { state: 'TASK_STATE_COMPLETED', final: true }, [row(3)], 1500)).toBe(true);
       expect(await store.a2aTasks.enqueuePush('tp', { state: 'TASK_STATE_WORKING', final: false }, [row(4)], 5000)).toBe(false);
-      expect(await store.a2aTasks.enqueuePush('tp', { state: 'TASK_STATE_FAILED', final: true }, [row(5)], 5000)).toBe(true);
+      // A final state is the last word: a late, different final state (a paused gateway's failed) is refused too.
+      expect(await store.a2aTasks.enqueuePush('tp', { state: 'TASK_STATE_FAILED', final: true }, [row(5)], 5000)).toBe(false);
+      expect(await store.a2aTasks.enqueuePush('tp', { state: 'TASK_STATE_COMPLETED', final: true }, [row(6)], 5000)).toBe(true);
       const due = await store.outbox.listDue(10_000, 100);
       expect(due.map((r) => [r.id, r.createdAt])).toEqual([
         ['push-1', 2000],
         ['push-2', 2001],
         ['push-3', 2002],
-        ['push-5', 5000],
+        ['push-6', 5000],
       ]);
       expect((await store.a2aTasks.listEvents('tp')).map((event) => [event.type, event.detail])).toEqual([
         ['push.queued', { state: 'TASK_STATE_WORKING', rows: 1 }],
         ['push.queued', { state: null, rows: 1 }],
         ['push.final', { state: 'TASK_STATE_COMPLETED', rows: 1 }],
-        ['push.final', { state: 'TASK_STATE_FAILED', rows: 1 }],
+        ['push.final', { state: 'TASK_STATE_COMPLETED', rows: 1 }],
       ]);
     });
 
