@@ -66,6 +66,10 @@ describe("the PostgreSQL store's pool", () => {
     const duplicate = Object.assign(new pg.DatabaseError('duplicate key value violates unique constraint', 0, 'error'), { code: '23505' });
     const client = await connectFailuresAsStoreFailures(failing({ query: duplicate })).connect();
     expect(await rejection(client.query('SELECT 1', []))).toBe(duplicate);
+    // A bug (a value the driver cannot send) is not the database failing: it stays a 500, never a retryable 503.
+    const bug = new TypeError('Do not know how to serialize a BigInt');
+    const buggy = await connectFailuresAsStoreFailures(failing({ query: bug })).connect();
+    expect(await rejection(buggy.query('SELECT 1', []))).toBe(bug);
   });
 });
 

@@ -25,9 +25,12 @@ export function connectFailuresAsStoreFailures(pool: PostgresPool): PostgresPool
     query: ((...args: unknown[]) => {
       const result = (client.query as (...parameters: unknown[]) => unknown)(...args);
       if (!(result instanceof Promise)) return result;
-      // The server's answer (a DatabaseError, with its SQLSTATE) goes on as it is; anything else is the connection's.
+      // The server's answer (a DatabaseError, with its SQLSTATE) goes on as it is, and so does a programming error (a
+      // value the driver cannot send is a TypeError or RangeError: a bug, 500 INTERNAL, not a retryable 503); anything
+      // else is the connection's.
       return result.catch((error: unknown) => {
-        throw error instanceof pg.DatabaseError ? error : asStoreFailure(error);
+        const asItIs = error instanceof pg.DatabaseError || error instanceof TypeError || error instanceof RangeError;
+        throw asItIs ? error : asStoreFailure(error);
       });
     }) as unknown as PostgresPoolClient['query'],
     release: (destroy?: boolean) => client.release(destroy),
