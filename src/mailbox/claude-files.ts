@@ -13,7 +13,7 @@ import { lstatSync, mkdirSync, rmSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { SwitchboardError } from '../core/errors.js';
-import { ensureRealDir, readMessageFile, writeWhole } from './files.js';
+import { ensureRealDir, readMessageFile, realDirProblem, writeWhole } from './files.js';
 import { isMailboxName } from './layout.js';
 
 /** A lock older than this was left by a process that died holding it. */
@@ -35,11 +35,9 @@ export function nameRefusal(name: unknown): string | undefined {
  * tree cannot redirect a read or a write. `base` is the folder the configuration names, and may itself be a link.
  */
 export function realDirUnder(base: string, ...parts: string[]): string {
-  let path = base;
-  for (const part of parts) {
-    path = join(path, part);
-    ensureRealDir(path);
-  }
+  const path = join(base, ...parts);
+  const problem = realDirProblem(base, path);
+  if (problem) throw new Error(problem);
   return path;
 }
 
