@@ -70,6 +70,11 @@ function readStat(pid: number): ProcStat | undefined {
   }
 }
 
+/** When a process started, in the kernel's clock ticks (Linux /proc); undefined where that is unknown. */
+export function processStartTime(pid: number): string | undefined {
+  return readStat(pid)?.ticks;
+}
+
 /** Every process the system shows (none where there is no /proc). */
 function allProcesses(): Map<number, ProcStat> {
   const all = new Map<number, ProcStat>();

@@ -4,6 +4,7 @@ import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node
 import { join } from 'node:path';
 import { SwitchboardError } from '../core/errors.js';
 import { createFileAtomic, writeFileAtomic } from '../files.js';
+import { processStartTime } from '../processes.js';
 
 /** Whether a process with this pid runs (one of another user's counts). */
 export function isAlive(pid: number): boolean {
@@ -12,17 +13,6 @@ export function isAlive(pid: number): boolean {
     return true;
   } catch (error) {
     return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
-/** When a process started, in the kernel's clock ticks (Linux /proc); undefined where that is unknown. */
-export function processStartTime(pid: number): string | undefined {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    // Field 22 (starttime), counted after the command name, which may itself contain spaces and ')'.
-    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
-  } catch {
-    return undefined;
   }
 }
 
