@@ -2,13 +2,14 @@
  * What the mailbox writes into others' folders: a temporary file that a kill left between a delivery's write and its
  * rename is removed once it is stale (and nothing else is), and a delivery never writes through a link.
  */
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, realpathSync, rmSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, realpathSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Gateway } from '../../src/gateway/gateway.js';
 import type { MailboxService } from '../../src/mailbox/mailbox.js';
 import { startTestGateway, stopTestGateway } from '../helpers/gateway.js';
+import { linkInPlaceOf, registerPeer } from '../helpers/mailbox-files.js';
 import { waitUntil } from '../helpers/wait.js';
 
 let gateway: Gateway | undefined;
@@ -26,44 +27,6 @@ function setup() {
     models: { providers: { scripted: { type: "scripted", models: { m: { rules: [{ reply: "got: {{input}}" }] } } } } },
   }`;
   return { root, dir, config };
-}
-
-/** A peer that registered (as pi-messenger does) and has an inbox folder. */
-function registerPeer(dir: string, name: string): void {
-  mkdirSync(join(dir, 'registry'), { recursive: true });
-  mkdirSync(join(dir, 'inbox', name), { recursive: true });
-  const now = new Date().toISOString();
-  writeFileSync(
-    join(dir, 'registry', `${name}.json`),
-    JSON.stringify({
-      name,
-      pid: process.pid,
-      sessionId: 's1',
-      cwd: '/tmp',
-      model: 'pi',
-      startedAt: now,
-      isHuman: false,
-      session: { toolCalls: 0, tokens: 0, filesModified: [] },
-      activity: { lastActivityAt: now },
-    }),
-  );
-}
-
-/**
- * `path` replaced by a symlink to `target`, while the gateway runs: a pass may make the folder again between the
- * removal and the link, so this is tried until the link is in place.
- */
-function linkInPlaceOf(path: string, target: string): Promise<unknown> {
-  return waitUntil(`${path} is a link`, () => {
-    rmSync(path, { recursive: true, force: true });
-    try {
-      symlinkSync(target, path);
-      return true;
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false;
-      throw error;
-    }
-  });
 }
 
 describe('mailbox deliveries', () => {

@@ -14,6 +14,7 @@ import { InboxIngest } from '../../src/mailbox/ingest.js';
 import { MailboxLayout, type MailMessage } from '../../src/mailbox/layout.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { stopTestGateway } from '../helpers/gateway.js';
+import { linkInPlaceOf } from '../helpers/mailbox-files.js';
 import { waitUntil } from '../helpers/wait.js';
 
 let ingest: InboxIngest | undefined;
@@ -53,23 +54,6 @@ async function started() {
   const inbox = layout.inbox('Ops');
   const outsideFiles = () => readdirSync(outside).sort();
   return { root, layout, inbox, outside, accepted, logs, outsideFiles };
-}
-
-/**
- * `path` replaced by a symlink to `target`, while the gateway runs: a pass may make the folder again between the
- * removal and the link, so this is tried until the link is in place.
- */
-function linkInPlaceOf(path: string, target: string): Promise<unknown> {
-  return waitUntil(`${path} is a link`, () => {
-    rmSync(path, { recursive: true, force: true });
-    try {
-      symlinkSync(target, path);
-      return true;
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false;
-      throw error;
-    }
-  });
 }
 
 describe('mailbox folders', () => {

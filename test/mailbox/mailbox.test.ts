@@ -25,6 +25,7 @@ import type { ToolContext } from '../../src/gateway/tool-contract.js';
 import type { MailboxService } from '../../src/mailbox/mailbox.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { startTestGateway, stopTestGateway } from '../helpers/gateway.js';
+import { registerPeer } from '../helpers/mailbox-files.js';
 import { waitUntil } from '../helpers/wait.js';
 
 let gateway: Gateway | undefined;
@@ -54,23 +55,7 @@ function setup(extra = '') {
 
 /** A peer as pi-messenger writes: its registration, its inbox, and a message file written in place. */
 function piPeer(dir: string, name: string) {
-  mkdirSync(join(dir, 'registry'), { recursive: true });
-  mkdirSync(join(dir, 'inbox', name), { recursive: true });
-  const now = new Date().toISOString();
-  writeFileSync(
-    join(dir, 'registry', `${name}.json`),
-    JSON.stringify({
-      name,
-      pid: process.pid,
-      sessionId: 's1',
-      cwd: '/tmp',
-      model: 'pi',
-      startedAt: now,
-      isHuman: false,
-      session: { toolCalls: 0, tokens: 0, filesModified: [] },
-      activity: { lastActivityAt: now },
-    }),
-  );
+  registerPeer(dir, name);
   let n = 0;
   return {
     send(to: string, text: string, id = `${name}-${++n}`) {
