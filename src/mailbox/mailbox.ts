@@ -16,8 +16,8 @@ import type { GatewayApi } from '../gateway/gateway-api.js';
 import { PermanentDeliveryError } from '../gateway/outbox.js';
 import { InboxIngest, MessageRefused } from './ingest.js';
 import { isMailboxName, MailboxLayout, mailboxDir, messageFileName, stableMessageId, stableSuffix, type MailMessage } from './layout.js';
-import { removeStaleTemporaries, realDirProblem, STALE_TEMPORARY_MS, writeWhole } from './files.js';
-import { checkRecipient, participants, removeRegistration, writeRegistration, type Participant } from './registry.js';
+import { removeStaleTemporaries, realDirProblem, STALE_TEMPORARY_MS } from './files.js';
+import { checkRecipient, participants, postMessage, removeRegistration, writeRegistration, type Participant } from './registry.js';
 import { reservationsOverlap } from '../core/reservations.js';
 
 export const REPLY_KIND = 'reply:mailbox';
@@ -205,9 +205,7 @@ export class MailboxService {
       replyTo: outgoing.replyTo,
       ...(outgoing.conversation ? { switchboard: carried(outgoing.conversation) } : {}),
     };
-    // Through real folders only (every one below the mailbox's root), as every write of the mailbox.
-    const file = messageFileName(row.createdAt, stableSuffix(row.idempotencyKey));
-    writeWhole(this.layout.inbox(outgoing.to), file, `${JSON.stringify(message, null, 2)}\n`, true, this.layout.root);
+    postMessage(this.layout, message, messageFileName(row.createdAt, stableSuffix(row.idempotencyKey)));
     this.lastActivity.set(outgoing.from, new Date().toISOString());
   }
 

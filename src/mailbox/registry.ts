@@ -42,7 +42,8 @@ function processAlive(pid: unknown): boolean {
 }
 
 export function writeRegistration(layout: MailboxLayout, registration: Registration): void {
-  writeWhole(layout.registry, `${registration.name}.json`, `${JSON.stringify(registration, null, 2)}\n`);
+  // Through real folders only (every one below the mailbox's root), as every write of the mailbox.
+  writeWhole(layout.registry, `${registration.name}.json`, `${JSON.stringify(registration, null, 2)}\n`, true, layout.root);
 }
 
 export function removeRegistration(layout: MailboxLayout, name: string, pid: number): void {
@@ -121,7 +122,7 @@ export function isKnownRecipient(layout: MailboxLayout, name: string): boolean {
 
 /** A message written whole into its recipient's inbox under `file`, as pi-messenger's readers expect it. */
 export function postMessage(layout: MailboxLayout, message: MailMessage, file: string): string {
-  writeWhole(layout.inbox(message.to), file, `${JSON.stringify(message, null, 2)}\n`);
+  writeWhole(layout.inbox(message.to), file, `${JSON.stringify(message, null, 2)}\n`, true, layout.root);
   return `${layout.inbox(message.to)}/${file}`;
 }
 

@@ -3,12 +3,20 @@
  * not read and not listed, and neither is an inbox "folder" that is a link or a file; an unknown-recipient error names
  * only real participants.
  */
-import { mkdirSync, mkdtempSync, realpathSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { MailboxLayout } from '../../src/mailbox/layout.js';
-import { checkRecipient, isKnownRecipient, participants, readRegistration } from '../../src/mailbox/registry.js';
+import {
+  checkRecipient,
+  isKnownRecipient,
+  participants,
+  postMessage,
+  readRegistration,
+  writeRegistration,
+  type Registration,
+} from '../../src/mailbox/registry.js';
 
 const registration = (name: string) =>
   JSON.stringify({
@@ -33,6 +41,19 @@ const setup = () => {
 };
 
 describe('mailbox registry', () => {
+  it('our registration and a message posted (the CLI, a delivery) are never written through a linked registry/ or inbox/ folder', () => {
+    const { base, layout } = setup();
+    const outside = join(base, 'outside');
+    rmSync(layout.registry, { recursive: true });
+    symlinkSync(outside, layout.registry);
+    expect(() => writeRegistration(layout, JSON.parse(registration('Ops')) as Registration)).toThrow(/is a symlink/);
+    rmSync(layout.inboxes, { recursive: true });
+    symlinkSync(outside, layout.inboxes);
+    const message = { id: 'm', from: 'Ops', to: 'Peer', text: 'hi', timestamp: 'now', replyTo: null };
+    expect(() => postMessage(layout, message, '1-aaaaaa.json')).toThrow(/is a symlink/);
+    expect(readdirSync(outside)).toEqual([]);
+  });
+
   it('a registration that is a symlink out of the mailbox is not read, not listed and not a known recipient', () => {
     const { base, layout } = setup();
     writeFileSync(join(layout.registry, 'Real.json'), registration('Real'));
