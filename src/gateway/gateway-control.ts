@@ -7,7 +7,7 @@ import { GatewayIntake } from './gateway-intake.js';
 import type { WaitResult } from './gateway-queries.js';
 import { waitUntil, type Wakeups } from './wait-until.js';
 import type { EventBus } from './event-bus.js';
-import type { EventRecord, NewEvent, RunRecord } from '../ports/index.js';
+import type { RunRecord } from '../ports/index.js';
 
 export abstract class GatewayControl extends GatewayIntake {
   /** What every wait sleeps on: journal events, the clock and the gateway stopping. */
