@@ -73,6 +73,14 @@ const invalidAt: Record<string, { config: string; at: string }> = {
     config: `models: { providers: { ${scriptedProvider}, o: { type: "anthropic", headers: { "x-api-key": ${NUMBER} } } } }`,
     at: 'models.providers.o.headers.x-api-key',
   },
+  'acp.agents.*.env.*': {
+    config: `acp: { agents: { a: { command: "x", env: { TOKEN: ${NUMBER} } } } }`,
+    at: 'acp.agents.a.env.TOKEN',
+  },
+  'runtimes.*.env.*': {
+    config: `runtimes: { r: { command: "x", env: { TOKEN: ${NUMBER} } } }`,
+    at: 'runtimes.r.env.TOKEN',
+  },
   'mcp.servers.*.env.*': {
     config: `mcp: { servers: { s: { command: "x", env: { TOKEN: ${NUMBER} } } } }`,
     at: 'mcp.servers.s.env.TOKEN',
