@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // The layering rules of ARCHITECTURE.md section 3, checked over the import graph of src/ (run by `npm test`):
-// no import cycle between folders (a file directly under src/ counts as a folder of its own) or between files, and core/
+// no import cycle between folders (a sub-folder is one of its own, and so is a file directly under src/) or between files, and core/
 // imports nothing outside itself, node: modules included. Prints each breach with a file that causes it.
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
@@ -14,10 +14,13 @@ const files = (function walk(dir) {
   );
 })(src);
 
-/** The unit a file belongs to: its top folder under src/, or the file itself when it sits directly in src/. */
+/**
+ * The unit a file belongs to: its folder under src/ (a sub-folder is a unit of its own, so store/ and store/postgres/
+ * may not import each other), or the file itself when it sits directly in src/.
+ */
 const unitOf = (file) => {
   const parts = relative(src, file).split(sep);
-  return parts.length > 1 ? parts[0] : parts[0].replace(/\.ts$/, '');
+  return parts.length > 1 ? parts.slice(0, -1).join('/') : parts[0].replace(/\.ts$/, '');
 };
 
 const specifiers = (text) =>

@@ -18,7 +18,7 @@ import { DataDir } from './gateway/data-dir.js';
 import { Gateway, type GatewayDeps, type GatewayExtension, type GatewayParts } from './gateway/gateway.js';
 import { ControlApi } from './http/control-api.js';
 import { createLogger } from './logging.js';
-import { openStore, type OpenedStore, type StoreSelection } from './store/open-store.js';
+import { openStore, type OpenedStore, type StoreSelection } from './store/open/open-store.js';
 import { BoardService } from './board/board.js';
 import { BoardDispatcher } from './board/dispatcher.js';
 import { createBoardTools } from './tools/board-tools.js';

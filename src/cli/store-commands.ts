@@ -23,7 +23,7 @@ program
   .description("bring the store's schema to this version of Switchboard (a gateway also does it as it starts)")
   .option('--store <url>', "a postgres:// URL (default: $SWITCHBOARD_STORE_URL, else the config's store)")
   .action(async (options: { store?: string }) => {
-    const { openStore, safeUrl } = await import('../store/open-store.js');
+    const { openStore, safeUrl } = await import('../store/open/open-store.js');
     const { latestMigration } = await import('../store/migrations.js');
     const chosen = await selection(options.store);
     // Exclusive like a gateway: while one runs on this SQLite file, its lock refuses the migration.
@@ -76,7 +76,7 @@ store
   .option('--from <file>', "the SQLite database file (default: this config's store; stop its gateway first)")
   .option('--schema <name>', 'the schema to copy into', 'public')
   .action(async (options: { from?: string; to: string; schema: string }) => {
-    const { openStore, safeUrl } = await import('../store/open-store.js');
+    const { openStore, safeUrl } = await import('../store/open/open-store.js');
     const { SqliteStore } = await import('../store/sqlite/sqlite-store.js');
     const chosen = await selection();
     const from = options.from ? resolve(options.from) : chosen.sqlite.path;

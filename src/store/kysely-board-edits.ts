@@ -5,7 +5,7 @@
 import { sql, type Kysely } from 'kysely';
 import { cyclePath, initialState, refuseMove, type BoardState } from '../core/board.js';
 import { SwitchboardError } from '../core/errors.js';
-import type { BoardCommentRecord, BoardTaskRecord, DispatcherFence, NewBoardTask } from '../ports/index.js';
+import type { BoardClaim, BoardClaimRequest, BoardCommentRecord, BoardTaskRecord, DispatcherFence, NewBoardTask } from '../ports/index.js';
 import { KyselyBoardReads } from './kysely-board-reads.js';
 import {
   changeByKey,
@@ -48,12 +48,17 @@ async function holdFence(trx: Db, dialect: SqlDialectName, fence: DispatcherFenc
 }
 const isDeadlock = (error: unknown) => (error as { code?: unknown } | null)?.code === '40P01';
 
+/** A claim an adapter makes in one statement, with the rows the portable claim writes. */
+export type OneStatementClaim = (db: Kysely<Database>, request: BoardClaimRequest, now: number) => Promise<BoardClaim | undefined>;
+
 export class KyselyBoardEdits extends KyselyBoardReads {
   constructor(
     db: Kysely<Database>,
     dialect: SqlDialectName,
     /** Set on the dispatcher's view (BoardStore.fenced): every transaction checks it first. */
     protected readonly fence?: DispatcherFence,
+    /** An adapter's claim in one statement, where it has one (PostgreSQL); the portable claim otherwise. */
+    protected readonly oneStatementClaim?: OneStatementClaim,
   ) {
     super(db, dialect);
   }

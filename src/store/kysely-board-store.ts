@@ -3,7 +3,6 @@
  * transaction; a worker's writes are fenced by the claim's token, which grows with every claim, so a worker whose
  * claim was taken back changes nothing (CLAIM_LOST). The edits of people and agents are KyselyBoardEdits'.
  */
-import { claimInOneStatement } from './postgres/board-claim.js';
 import { DISPATCHER_LEASE, KyselyBoardEdits } from './kysely-board-edits.js';
 import { afterFailure, type BlockKind } from '../core/board.js';
 import { SwitchboardError } from '../core/errors.js';
@@ -30,12 +29,12 @@ import { num, type Db } from './kysely-rows.js';
 
 export class KyselyBoardStore extends KyselyBoardEdits implements BoardStore {
   fenced(fence: DispatcherFence): BoardStore {
-    return new KyselyBoardStore(this.db, this.dialect, fence);
+    return new KyselyBoardStore(this.db, this.dialect, fence, this.oneStatementClaim);
   }
 
   claim(request: BoardClaimRequest, now: number): Promise<BoardClaim | undefined> {
     // The dispatcher's claims take the portable path, whose transaction checks its fence first.
-    if (this.dialect === 'postgres' && !this.fence) return claimInOneStatement(this.db, request, now);
+    if (this.oneStatementClaim && !this.fence) return this.oneStatementClaim(this.db, request, now);
     return this.tx(async (trx) => {
       let query = trx.selectFrom('board_tasks').selectAll().where('state', '=', 'ready');
       if (request.taskId) query = query.where('id', '=', request.taskId);

@@ -2,6 +2,7 @@
  * The store ports over Kysely, in SQL that SQLite and PostgreSQL both accept. An adapter supplies the
  * Kysely instance and one expression for the database clock (lease time comes from the database).
  */
+import type { OneStatementClaim } from './kysely-board-edits.js';
 import type { Kysely, RawBuilder, Selectable, SelectQueryBuilder } from 'kysely';
 import type {
   IdKind,
@@ -117,6 +118,8 @@ export class KyselyStore implements Store {
       relax?: Relax;
       /** An adapter's own run store, where it has a faster start and commit. */
       runStore?: typeof KyselyRunStore;
+      /** An adapter's board claim in one statement. */
+      boardClaim?: OneStatementClaim;
     } = {},
   ) {
     this.toolCalls = new KyselyToolCallStore(db);
@@ -124,7 +127,7 @@ export class KyselyStore implements Store {
     this.mailbox = new KyselyMailboxStore(db, dialect);
     this.subagents = new KyselySubagentStore(db, dialect);
     this.a2aTasks = new KyselyA2ATaskStore(db, dialect);
-    this.board = new KyselyBoardStore(db, dialect);
+    this.board = new KyselyBoardStore(db, dialect, undefined, adapter.boardClaim);
     this.sessions = new KyselySessionStore(db, dbNowMs, adapter.relax);
     this.exchanges = new KyselyExchangeStore(db, dialect);
     this.inputs = adapter.inputs ?? new KyselyInputStore(db, dialect, adapter.relax);

@@ -80,4 +80,23 @@ describe('layering check', () => {
     );
     expect(result.code).toBe(1);
   });
+
+  it('fails on a cycle between a folder and its own sub-folder (an adapter and the shared code it builds on)', async () => {
+    const dir = tree({
+      'store/open.ts': "import { SqliteStore } from './sqlite/sqlite-store.js';\nexport const open = SqliteStore;\n",
+      'store/base.ts': 'export class Base {}\n',
+      'store/sqlite/sqlite-store.ts': "import { Base } from '../base.js';\nexport class SqliteStore extends Base {}\n",
+    });
+    const result = await check(dir);
+    expect(result.output).toBe(
+      [
+        'layering check failed (ARCHITECTURE.md section 3):',
+        '  import cycle between store, store/sqlite:',
+        '    store -> store/sqlite (store/open.ts)',
+        '    store/sqlite -> store (store/sqlite/sqlite-store.ts)',
+        '',
+      ].join('\n'),
+    );
+    expect(result.code).toBe(1);
+  });
 });

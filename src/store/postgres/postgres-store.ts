@@ -2,6 +2,7 @@
  * The PostgreSQL adapter (`store.driver: postgres`, docs/deploy.md): the same portable store over `pg`, in the
  * schema `store.schema`, shared by any number of gateways. Its clock is the database's (DatabaseClock).
  */
+import { claimInOneStatement } from './board-claim.js';
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import { errorMessage } from '../../core/errors.js';
@@ -47,6 +48,7 @@ export class PostgresStore extends KyselyStore {
     super(db, 'postgres', () => sql<number>`(extract(epoch from clock_timestamp()) * 1000)::bigint`, {
       runStore: PostgresRunStore,
       inputs: new PostgresInputStore(db, 'postgres'),
+      boardClaim: claimInOneStatement,
     });
     this.clock = new DatabaseClock(db);
     this.signals = signals;

@@ -1,12 +1,12 @@
 /**
- * Opens the store the config names: SQLite (the embedded default) or PostgreSQL (docs/deploy.md). A URL that does
+ * The store's door for the composition root (ARCHITECTURE.md section 3): opens the store the config names: SQLite (the embedded default) or PostgreSQL (docs/deploy.md). A URL that does
  * not parse, a server that does not answer, a wrong password or a missing database is one line saying which and
  * what to check, never a stack; the URL's password never appears in it.
  */
-import { SwitchboardError } from '../core/errors.js';
-import type { Clock, Store } from '../ports/index.js';
-import type { AnalyzeMode } from './postgres/table-statistics.js';
-import { SqliteStore, type SqliteStoreOptions } from './sqlite/sqlite-store.js';
+import { SwitchboardError } from '../../core/errors.js';
+import type { Clock, Store } from '../../ports/index.js';
+import type { AnalyzeMode } from '../postgres/table-statistics.js';
+import { SqliteStore, type SqliteStoreOptions } from '../sqlite/sqlite-store.js';
 
 export interface StoreSelection {
   driver: 'sqlite' | 'postgres';
@@ -63,7 +63,7 @@ export async function openStore(selection: StoreSelection): Promise<OpenedStore>
     throw new StoreOpenError(`${source}: not a valid URL (expected postgres://user:password@host:5432/database)`);
   }
   // pg is loaded only for PostgreSQL: the embedded default starts without it.
-  const { PostgresStore } = await import('./postgres/postgres-store.js');
+  const { PostgresStore } = await import('../postgres/postgres-store.js');
   try {
     const store = await PostgresStore.open({
       connectionString: selection.url,
