@@ -17,7 +17,7 @@ import type { GatewayApi } from '../gateway/gateway-api.js';
 import type { A2ATaskRecord, A2ATaskStore, Clock } from '../ports/index.js';
 import { agentMessage, answerUpdate, finalOutcome, requestedInput, stalledOutcome, type FinalOutcome } from './task-outcome.js';
 import { PeerUser } from './peers.js';
-import { SerialTask } from '../gateway/serial-task.js';
+import { SerialTask } from '../kit/serial-task.js';
 
 const MIRROR_RECHECK_MS = 300;
 const UNFINISHED = [taskStateToJSON(TaskState.TASK_STATE_SUBMITTED), taskStateToJSON(TaskState.TASK_STATE_WORKING)];

@@ -11,7 +11,7 @@ import type { BoardClaim, BoardStore } from '../ports/index.js';
 import type { Clock } from '../ports/index.js';
 import type { GatewayApi } from '../gateway/gateway-api.js';
 import type { WaitResult } from '../gateway/gateway-queries.js';
-import { SerialTask } from '../gateway/serial-task.js';
+import { SerialTask } from '../kit/serial-task.js';
 import { newFollower, pollAndSettle, type Follower, type RemoteWorkers } from './remote-follow.js';
 import { agentTaskPrompt, runEndReason } from './task-prompt.js';
 import { dispatcherWakeup } from './wakeups.js';

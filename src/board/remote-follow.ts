@@ -5,7 +5,7 @@
  */
 import type { Conversation } from '../core/hops.js';
 import type { BoardStore, Clock } from '../ports/index.js';
-import { backoffDelay } from '../gateway/outbox.js';
+import { backoffDelay } from '../kit/retry.js';
 import { taskBrief } from './task-prompt.js';
 
 /** A remote A2A task as the board sees it: its state name (`completed`, `input-required`, ...) and its answer. */

@@ -4,7 +4,7 @@ import { existsSync } from 'node:fs';
 import { isAbsolute, relative } from 'node:path';
 import { loadConfigFile } from '../config/load.js';
 import { SwitchboardError, type ErrorCode } from '../core/errors.js';
-import { DataDir } from '../gateway/data-dir.js';
+import { DataDir } from '../kit/data-dir.js';
 
 /** The CLI command for the gateway of `configPath`, which it names, so that a hint is right for any config. */
 export function cliCommand(command: string, configPath?: string): string {

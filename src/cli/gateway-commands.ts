@@ -1,6 +1,6 @@
 /** `switchboard gateway`, `status` and `token`: the gateway process and what it is doing. */
-import { describeReload, type ConfigReload } from '../gateway/config-reload.js';
-import { DataDir } from '../gateway/data-dir.js';
+import { describeReload, type ConfigReload } from '../config/reload.js';
+import { DataDir } from '../kit/data-dir.js';
 import { loadConfigFile } from '../config/load.js';
 import { errorMessage } from '../core/errors.js';
 import { existsSync, realpathSync } from 'node:fs';

@@ -7,7 +7,7 @@ import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { SwitchboardError } from '../core/errors.js';
 import { loadConfigFile } from '../config/load.js';
-import { DataDir } from '../gateway/data-dir.js';
+import { DataDir } from '../kit/data-dir.js';
 import type { KyselyStore } from '../store/kysely-store.js';
 import { client, configPath, print, program } from './shared.js';
 

@@ -3,7 +3,7 @@
  * state, and afterwards the late results of sub-agents the run spawned, as they arrive within the timeout.
  */
 import type { RunRecord, SessionRecord } from '../ports/index.js';
-import { waitUntil, type Wakeups } from '../gateway/wait-until.js';
+import { waitUntil, type Wakeups } from '../kit/wait-until.js';
 import type { ControlClient } from './client.js';
 
 const FRAMES = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];

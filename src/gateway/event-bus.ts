@@ -3,6 +3,7 @@
  * journal first; this bus only tells listeners in this process that they happened.
  */
 import type { EventRecord, RunRecord } from '../ports/index.js';
+import type { Wakeups } from '../kit/wait-until.js';
 
 export type LiveEvent =
   | { type: 'journal'; event: EventRecord }
@@ -128,4 +129,35 @@ function deliver(listener: LiveListener, event: LiveEvent): void {
   } catch {
     // A listener's failure must not stop delivery to the others.
   }
+}
+
+/**
+ * The gateway's pause: resolves after `ms`, when a journal event matching `wakeOn` is published, on
+ * abort, or when the gateway stops (`waiters` are all woken by its stop).
+ */
+export function journalPause(bus: EventBus, waiters: Set<() => void>, stopping: () => boolean): Wakeups['pause'] {
+  return (ms, wakeOn, signal) =>
+    new Promise<void>((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        unsubscribe();
+        waiters.delete(done);
+        signal?.removeEventListener('abort', done);
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      const test = typeof wakeOn === 'function' ? wakeOn : wakeOn.test;
+      const listener = (event: LiveEvent) => {
+        if (
+          event.type === 'journal' &&
+          test((event.event.payload ?? {}) as Record<string, unknown>, event.event.sessionKey, event.event.type)
+        )
+          done();
+        else if (event.type === 'settled' && test({ inputIds: event.inputIds }, event.sessionKey, 'settled')) done();
+      };
+      const unsubscribe = typeof wakeOn === 'function' ? bus.subscribe(listener) : bus.subscribeKeys(wakeOn.keys, listener);
+      waiters.add(done);
+      signal?.addEventListener('abort', done, { once: true });
+      if (stopping() || signal?.aborted) done();
+    });
 }

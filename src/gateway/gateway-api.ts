@@ -6,7 +6,7 @@
  */
 import type { SwitchboardConfig } from '../config/schema.js';
 import type { NewEvent, NewOutboxRow, OutboxRecord, RecoveryReport } from '../ports/index.js';
-import type { ConfigReload } from './config-reload.js';
+import type { ConfigReload } from '../config/reload.js';
 import type { LiveListener } from './event-bus.js';
 import type { GatewayControl } from './gateway-control.js';
 import type { LaneName, StalledLane } from './lanes.js';

@@ -26,7 +26,7 @@ import { OutboxDispatcher } from './outbox.js';
 import type { AgentRegistry } from './registry.js';
 import { createSessionRunner } from './session-runner.js';
 import { Subagents } from './subagents.js';
-import type { Wakeups } from './wait-until.js';
+import type { Wakeups } from '../kit/wait-until.js';
 import { Watchdog } from './watchdog.js';
 
 /** What the parts call back into the gateway for. */

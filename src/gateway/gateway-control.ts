@@ -5,7 +5,7 @@
 import { isTerminalRunStatus } from '../core/run-status.js';
 import { GatewayIntake } from './gateway-intake.js';
 import type { WaitResult } from './gateway-queries.js';
-import { waitUntil, type Wakeups } from './wait-until.js';
+import { waitUntil, type Wakeups } from '../kit/wait-until.js';
 import type { EventBus } from './event-bus.js';
 import type { RunRecord } from '../ports/index.js';
 

@@ -22,7 +22,7 @@ import type {
 } from '../ports/index.js';
 import type { Aftermath } from './aftermath.js';
 import type { GatewayCluster } from './cluster.js';
-import { applyReload, describeReload, planReload, type ConfigReload } from './config-reload.js';
+import { applyReload, describeReload, planReload, type ConfigReload } from '../config/reload.js';
 import { EventBus, type LiveListener } from './event-bus.js';
 import type { Extensions } from './extensions.js';
 import type { GatewayApi, GatewayStatus } from './gateway-api.js';
@@ -37,7 +37,8 @@ import type { GatewayView } from './presence.js';
 import { AgentRegistry } from './registry.js';
 import type { Subagents } from './subagents.js';
 import type { GatewayTool } from './tool-contract.js';
-import { journalPause, type Wakeups } from './wait-until.js';
+import type { Wakeups } from '../kit/wait-until.js';
+import { journalPause } from './event-bus.js';
 import type { Watchdog } from './watchdog.js';
 
 export type { WaitResult } from './gateway-queries.js';

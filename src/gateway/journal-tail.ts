@@ -5,7 +5,7 @@
  */
 import type { EventRecord, Store } from '../ports/index.js';
 import type { EventBus } from './event-bus.js';
-import { SerialTask } from './serial-task.js';
+import { SerialTask } from '../kit/serial-task.js';
 
 const UNSETTLED_RETRY_MS = 5;
 /**

@@ -10,7 +10,7 @@ import type { QueueMode } from '../core/queue-mode.js';
 import { retryAfterMs } from '../core/rate-limit.js';
 import type { ExchangeRecord, LimitReached, NewToolCall, Provenance, RateLimit } from '../ports/index.js';
 import { apiWaiterId, isApiWaiter, letGo, type ExchangeFlow } from './exchanges.js';
-import { waitUntil } from './wait-until.js';
+import { waitUntil } from '../kit/wait-until.js';
 import { SessionDirectory, type MessagingDeps, type Requester, type TargetRef } from './session-directory.js';
 
 export type { MessagingDeps, Requester, SessionSummary, TargetRef } from './session-directory.js';

@@ -8,14 +8,10 @@
  */
 import { SwitchboardError, errorMessage } from '../core/errors.js';
 import type { Clock, OutboxRecord, Store } from '../ports/index.js';
-import { SerialTask } from './serial-task.js';
+import { SerialTask } from '../kit/serial-task.js';
+import { PermanentDeliveryError, backoffDelay } from '../kit/retry.js';
 
 export type OutboxHandler = (row: OutboxRecord) => Promise<void>;
-
-/** A delivery that can never succeed (a refused target, say): the row goes dead at once, not after retries. */
-export class PermanentDeliveryError extends Error {
-  override readonly name = 'PermanentDeliveryError';
-}
 
 export interface OutboxOptions {
   maxAttempts: number;
@@ -35,12 +31,6 @@ export interface OutboxOptions {
 }
 
 const DEFAULT_CLAIM_MS = 300_000;
-
-/** Delay before attempt `attempts + 1`: base * 2^attempts, capped, with jitter in [50%, 100%]. */
-export function backoffDelay(attempts: number, options: Pick<OutboxOptions, 'baseDelayMs' | 'maxDelayMs'>, random: number): number {
-  const raw = Math.min(options.maxDelayMs, options.baseDelayMs * 2 ** attempts);
-  return Math.round(raw * (0.5 + random / 2));
-}
 
 export class OutboxDispatcher {
   private readonly handlers = new Map<string, OutboxHandler>();

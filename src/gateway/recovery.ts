@@ -17,7 +17,7 @@
 import { errorMessage } from '../core/errors.js';
 import type { Clock, RecoveryReport, Store } from '../ports/index.js';
 import type { HeldResults } from './held-results.js';
-import { SerialTask } from './serial-task.js';
+import { SerialTask } from '../kit/serial-task.js';
 
 /** How often the takeover sweep looks: a dead gateway's runs are taken over within a lease's lifetime and this. */
 export const SWEEP_MS = 1000;

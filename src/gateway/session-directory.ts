@@ -18,7 +18,7 @@ import { mainSessionKey, parseSessionKey, type SessionKind } from '../core/sessi
 import type { SwitchboardConfig } from '../config/schema.js';
 import type { Clock, IdGenerator, SessionRecord, Store, TranscriptEntry } from '../ports/index.js';
 import type { AgentRegistry } from './registry.js';
-import type { Wakeups } from './wait-until.js';
+import type { Wakeups } from '../kit/wait-until.js';
 
 const MAX_HISTORY_TEXT = 4000;
 

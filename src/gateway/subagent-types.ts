@@ -3,7 +3,7 @@ import type { SwitchboardConfig } from '../config/schema.js';
 import type { SubagentHandle, SubagentRole } from '../core/subagent.js';
 import type { Clock, IdGenerator, InputRecord, NewEvent, NewInput, NewToolCall, Store, SubagentRecord } from '../ports/index.js';
 import type { AgentRegistry } from './registry.js';
-import type { Wakeups } from './wait-until.js';
+import type { Wakeups } from '../kit/wait-until.js';
 
 export interface Spawner {
   sessionKey: string;

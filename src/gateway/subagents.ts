@@ -13,7 +13,7 @@ import { SwitchboardError } from '../core/errors.js';
 import { elapsedWithoutDowntime, isSettled, verifyHandle } from '../core/subagent.js';
 import { childLimitRefusal } from '../core/spawn-policy.js';
 import type { NewToolCall, SubagentRecord } from '../ports/index.js';
-import { waitUntil } from './wait-until.js';
+import { waitUntil } from '../kit/wait-until.js';
 import { nodeHashing } from '../hashing.js';
 import { SubagentSpawning } from './subagent-spawn.js';
 import type { SubagentDeps, SubagentView, WaitOutcome } from './subagent-types.js';

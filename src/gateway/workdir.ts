@@ -1,18 +1,13 @@
 /**
  * Where a sub-agent's tools work: its agent's workspace, a folder in it (`cwd`), or its own git worktree
- * of it. Also the one "is this path inside that folder" check, which the workspace tools use as well.
+ * of it.
  */
 import { realpathSync, statSync } from 'node:fs';
 import { isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { SwitchboardError } from '../core/errors.js';
 import type { SubagentRecord } from '../ports/index.js';
+import { isInside } from '../kit/paths.js';
 import { createWorktree } from './worktrees.js';
-
-/** True when `target` is `root` or below it; a name that only starts with ".." (`..secret`) is inside. */
-export function isInside(root: string, target: string): boolean {
-  const inside = relative(root, target);
-  return inside === '' || (!isAbsolute(inside) && inside !== '..' && !inside.startsWith(`..${sep}`));
-}
 
 /** The folder `cwd` names inside the workspace; refused when outside it or not a folder. */
 function folderIn(base: string | null, cwd: string, agentId: string): string {

@@ -8,7 +8,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { errorMessage, SwitchboardError, toSwitchboardError } from '../core/errors.js';
-import type { ConfigReload } from '../gateway/config-reload.js';
+import type { ConfigReload } from '../config/reload.js';
 import type { GatewayApi } from '../gateway/gateway-api.js';
 import type { EventRecord } from '../ports/index.js';
 import type { BoardService } from '../board/board.js';

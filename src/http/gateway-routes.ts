@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 import { SwitchboardError } from '../core/errors.js';
-import type { ConfigReload } from '../gateway/config-reload.js';
+import type { ConfigReload } from '../config/reload.js';
 import type { GatewayApi } from '../gateway/gateway-api.js';
 import type { OutboxStatus } from '../ports/index.js';
 import { parseBody, readJson } from './json-body.js';

@@ -21,8 +21,8 @@ import type { TeamConfig } from '../config/schema-mailbox.js';
 import type { SwitchboardConfig } from '../config/schema.js';
 import type { OutboxRecord } from '../ports/index.js';
 import type { GatewayApi } from '../gateway/gateway-api.js';
-import { PermanentDeliveryError } from '../gateway/outbox.js';
-import { PeriodicTask } from '../gateway/serial-task.js';
+import { PermanentDeliveryError } from '../kit/retry.js';
+import { PeriodicTask } from '../kit/serial-task.js';
 import type { BoardService } from '../board/board.js';
 import { ClaudeTasks } from './claude-tasks.js';
 import {

@@ -14,7 +14,8 @@ import { createHash } from 'node:crypto';
 import { constants, lstatSync, readdirSync, renameSync, rmSync, watch, type FSWatcher } from 'node:fs';
 import { join } from 'node:path';
 import { errorMessage } from '../core/errors.js';
-import { PeriodicTask } from '../gateway/serial-task.js';
+import type { Clock } from '../ports/index.js';
+import { PeriodicTask } from '../kit/serial-task.js';
 import { claimFile, readMessageFile, realDirProblem, writeWhole } from './files.js';
 import { checkMessage, type MailboxLayout, type MailMessage } from './layout.js';
 

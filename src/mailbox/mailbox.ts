@@ -13,7 +13,7 @@ import { SwitchboardError, errorMessage } from '../core/errors.js';
 import type { SwitchboardConfig } from '../config/schema.js';
 import type { Clock, MailboxReservationRecord, MailboxStore, NewOutboxRow, OutboxRecord } from '../ports/index.js';
 import type { GatewayApi } from '../gateway/gateway-api.js';
-import { PermanentDeliveryError } from '../gateway/outbox.js';
+import { PermanentDeliveryError } from '../kit/retry.js';
 import { InboxIngest, MessageRefused } from './ingest.js';
 import { isMailboxName, MailboxLayout, mailboxDir, messageFileName, stableMessageId, stableSuffix, type MailMessage } from './layout.js';
 import { removeStaleTemporaries, realDirProblem, STALE_TEMPORARY_MS } from './files.js';

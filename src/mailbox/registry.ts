@@ -9,7 +9,7 @@
 import { lstatSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { SwitchboardError } from '../core/errors.js';
-import { isAlive } from '../gateway/data-dir.js';
+import { isAlive } from '../kit/data-dir.js';
 import { readMessageFile, writeWhole } from './files.js';
 import { isMailboxName, type MailboxLayout, type MailMessage, type Reservation } from './layout.js';
 

@@ -6,7 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import { lstat, mkdir, open, realpath, rename, stat, unlink } from 'node:fs/promises';
 import { basename, dirname, join, relative, resolve } from 'node:path';
-import { isInside } from '../gateway/workdir.js';
+import { isInside } from '../kit/paths.js';
 
 export class WorkspaceRefusal extends Error {}
 

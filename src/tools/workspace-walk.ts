@@ -5,7 +5,7 @@
  */
 import { open, readdir, realpath } from 'node:fs/promises';
 import { join } from 'node:path';
-import { isInside } from '../gateway/workdir.js';
+import { isInside } from '../kit/paths.js';
 import { shownPath } from './workspace-fs.js';
 
 const SKIPPED = new Set(['.git', 'node_modules']);

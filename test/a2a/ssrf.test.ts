@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { guardedFetch, isPrivateAddress } from '../../src/net/outbound-guard.js';
 import { pushDeliverer, refusedPushTarget } from '../../src/a2a/push.js';
 import { configSchema } from '../../src/config/schema.js';
-import { PermanentDeliveryError } from '../../src/gateway/outbox.js';
+import { PermanentDeliveryError } from '../../src/kit/retry.js';
 import type { A2ATaskStore, OutboxRecord } from '../../src/ports/index.js';
 
 describe('outbound guard', () => {

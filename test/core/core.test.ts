@@ -3,7 +3,7 @@ import { decideOnArrival, planNextRun } from '../../src/core/queue-mode.js';
 import { MemoryRateLimiter, limitReached, retryAfterMs } from '../../src/core/rate-limit.js';
 import { a2aSessionKey, parseSessionKey } from '../../src/core/session-key.js';
 import { applyToolPolicy } from '../../src/core/tool-policy.js';
-import { backoffDelay } from '../../src/gateway/outbox.js';
+import { backoffDelay } from '../../src/kit/retry.js';
 
 describe('session keys', () => {
   it('session key: parses every kind in the OpenClaw namespace', () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { parseConfigText } from '../../src/config/load.js';
-import { applyReload, describeReload, planReload } from '../../src/gateway/config-reload.js';
+import { applyReload, describeReload, planReload } from '../../src/config/reload.js';
 
 const scripted = `models: { providers: { scripted: { type: "scripted", models: { a: { rules: [{ reply: "ok" }] } } } } }`;
 const parse = (text: string) => parseConfigText(`{ ${scripted}, ${text} }`, '/etc/sb.json5', {}).config;

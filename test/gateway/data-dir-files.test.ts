@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createFileAtomic, writeFileAtomic } from '../../src/files.js';
-import { DataDir } from '../../src/gateway/data-dir.js';
+import { DataDir } from '../../src/kit/data-dir.js';
 
 const temp = () => mkdtempSync(join(tmpdir(), 'sb-files-'));
 

@@ -4,7 +4,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { DataDir } from '../../src/gateway/data-dir.js';
+import { DataDir } from '../../src/kit/data-dir.js';
 import { processStartTime } from '../../src/processes.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { PeriodicTask, SerialTask } from '../../src/gateway/serial-task.js';
+import { PeriodicTask, SerialTask } from '../../src/kit/serial-task.js';
 
 function gate() {
   let open: () => void = () => {};

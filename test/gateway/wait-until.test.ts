@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { EventBus, eventKeys, type LiveEvent } from '../../src/gateway/event-bus.js';
-import { journalPause } from '../../src/gateway/wait-until.js';
+import { journalPause } from '../../src/gateway/event-bus.js';
 import type { EventRecord, RunRecord } from '../../src/ports/index.js';
 
 const run = { id: 'r' } as RunRecord;

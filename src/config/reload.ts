@@ -3,7 +3,7 @@
  * use are replaced in place, so every part of the gateway sees them at once; the others are named, since they
  * take effect only at the next start (the listener, the store, the lanes, the A2A server, the board, ...).
  */
-import type { SwitchboardConfig } from '../config/schema.js';
+import type { SwitchboardConfig } from './schema.js';
 
 /** The sections a running gateway takes as they are: agents, bindings, policy, models, sessions and queues. */
 export const RELOADABLE = ['agents', 'bindings', 'tools', 'models', 'session', 'messages'] as const;

@@ -4,7 +4,6 @@
  * it cares about happened (polling once a second is the backstop), and gives up at its deadline.
  */
 import type { Clock } from '../ports/index.js';
-import type { EventBus, LiveEvent } from './event-bus.js';
 
 /** Which journal events may have changed the answer: their payload, session and type (`settled` for a commit's). */
 export type WakeOn = (payload: Record<string, unknown>, sessionKey: string | null, type: string) => boolean;
@@ -49,35 +48,4 @@ export async function waitUntil<T>(
     if (left <= 0 || signal?.aborted || wakeups.stopping()) return undefined;
     await wakeups.pause(Math.min(left, wakeups.sleepMs?.(attempt) ?? MAX_SLEEP_MS), wakeOn, signal);
   }
-}
-
-/**
- * The gateway's pause: resolves after `ms`, when a journal event matching `wakeOn` is published, on
- * abort, or when the gateway stops (`waiters` are all woken by its stop).
- */
-export function journalPause(bus: EventBus, waiters: Set<() => void>, stopping: () => boolean): Wakeups['pause'] {
-  return (ms, wakeOn, signal) =>
-    new Promise<void>((resolve) => {
-      const done = () => {
-        clearTimeout(timer);
-        unsubscribe();
-        waiters.delete(done);
-        signal?.removeEventListener('abort', done);
-        resolve();
-      };
-      const timer = setTimeout(done, ms);
-      const test = typeof wakeOn === 'function' ? wakeOn : wakeOn.test;
-      const listener = (event: LiveEvent) => {
-        if (
-          event.type === 'journal' &&
-          test((event.event.payload ?? {}) as Record<string, unknown>, event.event.sessionKey, event.event.type)
-        )
-          done();
-        else if (event.type === 'settled' && test({ inputIds: event.inputIds }, event.sessionKey, 'settled')) done();
-      };
-      const unsubscribe = typeof wakeOn === 'function' ? bus.subscribe(listener) : bus.subscribeKeys(wakeOn.keys, listener);
-      waiters.add(done);
-      signal?.addEventListener('abort', done, { once: true });
-      if (stopping() || signal?.aborted) done();
-    });
 }

@@ -1,0 +1,12 @@
+/** Retry with backoff: the one delay rule every retry path uses (the outbox, the A2A client, the board's remote follow). */
+
+/** A delivery that can never succeed (a refused target, say): the row goes dead at once, not after retries. */
+export class PermanentDeliveryError extends Error {
+  override readonly name = 'PermanentDeliveryError';
+}
+
+/** Delay before attempt `attempts + 1`: base * 2^attempts, capped, with jitter in [50%, 100%]. */
+export function backoffDelay(attempts: number, options: { baseDelayMs: number; maxDelayMs: number }, random: number): number {
+  const raw = Math.min(options.maxDelayMs, options.baseDelayMs * 2 ** attempts);
+  return Math.round(raw * (0.5 + random / 2));
+}
