@@ -8,7 +8,7 @@ import { resolve } from 'node:path';
 import { SwitchboardError } from '../core/errors.js';
 import { loadConfigFile } from '../config/load.js';
 import { DataDir } from '../kit/data-dir.js';
-import type { KyselyStore } from '../store/kysely-store.js';
+import type { KyselyStore } from '../store/kysely/kysely-store.js';
 import { client, configPath, print, program } from './shared.js';
 
 /** The store the config names (`--store` over $SWITCHBOARD_STORE_URL over store.url), without opening it. */
@@ -24,7 +24,7 @@ program
   .option('--store <url>', "a postgres:// URL (default: $SWITCHBOARD_STORE_URL, else the config's store)")
   .action(async (options: { store?: string }) => {
     const { openStore, safeUrl } = await import('../store/open/open-store.js');
-    const { latestMigration } = await import('../store/migrations.js');
+    const { latestMigration } = await import('../store/migrations/migrate.js');
     const chosen = await selection(options.store);
     // Exclusive like a gateway: while one runs on this SQLite file, its lock refuses the migration.
     const { store, driver } = await openStore(chosen);

@@ -7,7 +7,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
-import { STORE_TABLES } from '../../src/store/store-copy.js';
+import { STORE_TABLES } from '../../src/store/kysely/store-copy.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { dropSchemas, POSTGRES_URL, postgresReachable } from '../helpers/postgres.js';
 import { cliWith, startGatewayProcess, stopGatewayProcess, tempConfig } from '../helpers/process.js';

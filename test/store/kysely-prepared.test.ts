@@ -1,9 +1,9 @@
 import { Kysely, SqliteDialect, sql } from 'kysely';
 import BetterSqlite3 from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
-import { prepared, preparedPerCount } from '../../src/store/kysely-prepared.js';
-import type { Db } from '../../src/store/kysely-rows.js';
-import type { Database } from '../../src/store/schema.js';
+import { prepared, preparedPerCount } from '../../src/store/sql/prepared.js';
+import type { Db } from '../../src/store/sql/rows.js';
+import type { Database } from '../../src/store/schema/database.js';
 
 const open: Kysely<Database>[] = [];
 afterEach(async () => {

@@ -3,7 +3,7 @@ import pg from 'pg';
 import { dropSchemas } from '../helpers/postgres.js';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openStore, type StoreSelection } from '../../src/store/open/open-store.js';
-import { latestMigration } from '../../src/store/migrations.js';
+import { latestMigration } from '../../src/store/migrations/migrate.js';
 
 const url = process.env.SWITCHBOARD_TEST_POSTGRES ?? 'postgres://postgres@127.0.0.1:5432/test';
 const schema = `sb_open_${process.pid}`;

@@ -7,7 +7,7 @@
 import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import { errorMessage } from '../../src/core/errors.js';
-import type { Database } from '../../src/store/schema.js';
+import type { Database } from '../../src/store/schema/database.js';
 import { TableStatistics } from '../../src/store/postgres/table-statistics.js';
 import { afterAll, describe, expect, it } from 'vitest';
 import { PostgresStore } from '../../src/store/postgres/postgres-store.js';

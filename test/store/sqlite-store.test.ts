@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import type { Kysely } from 'kysely';
 import { describe, expect, it } from 'vitest';
-import type { Database } from '../../src/store/schema.js';
+import type { Database } from '../../src/store/schema/database.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import type { WalSync } from '../../src/store/sqlite/wal-sync.js';
 import { describeStoreContract } from './store-contract.js';

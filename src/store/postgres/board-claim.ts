@@ -5,8 +5,8 @@
  */
 import { sql, type Kysely } from 'kysely';
 import type { BoardClaim, BoardClaimRequest } from '../../ports/index.js';
-import { claimOf, toBoardTask } from '../kysely-board-rows.js';
-import type { Database, BoardTasksTable } from '../schema.js';
+import { claimOf, toBoardTask } from '../board/board-rows.js';
+import type { Database, BoardTasksTable } from '../schema/database.js';
 
 export async function claimInOneStatement(db: Kysely<Database>, request: BoardClaimRequest, now: number): Promise<BoardClaim | undefined> {
   const filters = [sql`state = 'ready'`];

@@ -5,7 +5,7 @@
  * backoff) is then on one clock, whatever their machines' clocks say.
  */
 import { sql, type Kysely } from 'kysely';
-import type { Database } from '../schema.js';
+import type { Database } from '../schema/database.js';
 import type { Clock } from '../../ports/index.js';
 
 export class DatabaseClock implements Clock {

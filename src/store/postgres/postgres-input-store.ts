@@ -1,13 +1,13 @@
 /**
  * Inputs on PostgreSQL: an input that opens its session is accepted in one round trip, through migration 0021's
- * sb_enqueue_opening (migrations-postgres.ts), which writes what the portable path writes and reads the session's
+ * sb_enqueue_opening (migrations/postgres.ts), which writes what the portable path writes and reads the session's
  * queue after it. Every commit here is synchronous, so an unsynced accept is as durable as any other.
  */
 import { sql, type Selectable } from 'kysely';
 import type { NewInput, OpenedInput, SessionOpening } from '../../ports/index.js';
-import { KyselyInputStore } from '../kysely-store.js';
-import { json, toInput } from '../kysely-rows.js';
-import type { InputsTable } from '../schema.js';
+import { KyselyInputStore } from '../sessions/input-store.js';
+import { json, toInput } from '../sql/rows.js';
+import type { InputsTable } from '../schema/database.js';
 
 export class PostgresInputStore extends KyselyInputStore {
   override async enqueueOpening(

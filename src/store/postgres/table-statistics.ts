@@ -12,7 +12,7 @@
  */
 import { sql, type Kysely } from 'kysely';
 import { errorMessage } from '../../core/errors.js';
-import type { Database } from '../schema.js';
+import type { Database } from '../schema/database.js';
 
 /** autovacuum_analyze_threshold and autovacuum_analyze_scale_factor's defaults. */
 const THRESHOLD = 50;

@@ -12,7 +12,7 @@
  * pages, the indexes' roots) once per batch instead of once per unit, and one COMMIT takes the place of
  * dozens. A lone unit of single statements runs them as it would without grouping, each committing alone.
  *
- * Internal writes (kysely-writes.ts `Relax`: a session, a lease, a run's start) and reads are answered
+ * Internal writes (sql/writes.ts `Relax`: a session, a lease, a run's start) and reads are answered
  * without waiting for a COMMIT, and do not commit a batch that holds nothing else: an internal write opens
  * one, the next durable unit's COMMIT covers it, or a later turn of the event loop commits it.
  */
@@ -120,7 +120,7 @@ export class GroupCommitDriver implements Driver {
   }
 
   /**
-   * Called by a unit of internal writes (kysely-writes.ts `Relax`) before it writes. It opens a batch if none
+   * Called by a unit of internal writes (sql/writes.ts `Relax`) before it writes. It opens a batch if none
    * is open and is answered without waiting for a COMMIT: the next durable unit's COMMIT covers its writes,
    * or, if none comes, the COMMIT a later turn of the event loop makes.
    */

@@ -6,7 +6,7 @@
  * of their `seq`, and none can appear later behind the last one read. The transcript is append-only.
  */
 import type { NewTranscriptEntry, TranscriptEntry, TranscriptStore } from '../../ports/index.js';
-import type { KyselyTranscriptStore } from '../kysely-store.js';
+import type { KyselyTranscriptStore } from '../sessions/transcript-store.js';
 
 interface Tail {
   /** The session's last entries, oldest first, frozen. */

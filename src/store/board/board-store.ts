@@ -1,0 +1,317 @@
+/**
+ * The task board over Kysely (docs/board.md): the claims and what a worker does under one. Each method is one
+ * transaction; a worker's writes are fenced by the claim's token, which grows with every claim, so a worker whose
+ * claim was taken back changes nothing (CLAIM_LOST). The edits of people and agents are KyselyBoardEdits'.
+ */
+import { DISPATCHER_LEASE, KyselyBoardEdits } from './board-edits.js';
+import { afterFailure, type BlockKind } from '../../core/board.js';
+import { SwitchboardError } from '../../core/errors.js';
+import { freezeResult } from '../../core/subagent.js';
+import { nodeHashing } from '../../hashing.js';
+import { sql } from 'kysely';
+import type { BoardClaim, BoardClaimRequest, BoardReclaim, BoardStore, BoardTaskRecord, DispatcherFence } from '../../ports/index.js';
+import {
+  claimOf,
+  endAttempt,
+  endedAttempt,
+  gaveUpReason,
+  loadClaimed,
+  loadTask,
+  lockTasks,
+  NO_CLAIM,
+  promoteDependents,
+  recordEvent,
+  StaleRow,
+  toBoardTask,
+  updateTask,
+} from './board-rows.js';
+import { num, type Db } from '../sql/rows.js';
+
+export class KyselyBoardStore extends KyselyBoardEdits implements BoardStore {
+  fenced(fence: DispatcherFence): BoardStore {
+    return new KyselyBoardStore(this.db, this.dialect, fence, this.oneStatementClaim);
+  }
+
+  claim(request: BoardClaimRequest, now: number): Promise<BoardClaim | undefined> {
+    // The dispatcher's claims take the portable path, whose transaction checks its fence first.
+    if (this.oneStatementClaim && !this.fence) return this.oneStatementClaim(this.db, request, now);
+    return this.tx(async (trx) => {
+      let query = trx.selectFrom('board_tasks').selectAll().where('state', '=', 'ready');
+      if (request.taskId) query = query.where('id', '=', request.taskId);
+      if (request.board) query = query.where('board', '=', request.board);
+      if (request.assignee) query = query.where('assignee', '=', request.assignee);
+      else query = query.where((eb) => eb.or([eb('assignee', 'is', null), eb('assignee', '=', request.worker)]));
+      query = query.orderBy('priority', 'desc').orderBy('created_at').orderBy('id').limit(1);
+      // Several gateways on one PostgreSQL: each takes a different row instead of queueing on the same one.
+      const row = await (this.dialect === 'postgres' ? query.forUpdate().skipLocked() : query).executeTakeFirst();
+      if (!row) return undefined;
+      const task = toBoardTask(row);
+      const attempt = task.attempts + 1;
+      const token = task.token + 1;
+      const claimed = await trx
+        .updateTable('board_tasks')
+        .set({
+          state: 'running',
+          attempts: attempt,
+          token,
+          claim_worker: request.worker,
+          claimed_at: now,
+          claim_expires_at: now + request.ttlMs,
+          updated_at: now,
+        })
+        .where('id', '=', task.id)
+        .where('state', '=', 'ready')
+        .where('token', '=', task.token)
+        .returningAll()
+        .executeTakeFirst();
+      if (!claimed) return undefined;
+      await trx
+        .insertInto('board_attempts')
+        .values({
+          task_id: task.id,
+          attempt,
+          token,
+          worker: request.worker,
+          ref: request.ref ?? null,
+          started_at: now,
+          heartbeat_at: now,
+          ended_at: null,
+          outcome: null,
+          summary: null,
+          error: null,
+        })
+        .execute();
+      const record = toBoardTask(claimed);
+      await recordEvent(trx, record, { type: 'claimed', actor: request.worker, detail: { attempt, token } }, now);
+      return claimOf(record);
+    });
+  }
+
+  heartbeat(id: string, token: number, ttlMs: number, now: number): Promise<BoardClaim> {
+    return this.tx(async (trx) => {
+      const task = await loadClaimed(trx, id, token);
+      // Under this token only: a stale worker's heartbeat must not extend, nor hand back, a later worker's claim.
+      const row = await trx
+        .updateTable('board_tasks')
+        .set({ claim_expires_at: now + ttlMs })
+        .where('id', '=', id)
+        .where('state', '=', 'running')
+        .where('token', '=', token)
+        .returningAll()
+        .executeTakeFirst();
+      if (!row) throw new StaleRow(id);
+      await trx
+        .updateTable('board_attempts')
+        .set({ heartbeat_at: now })
+        .where('task_id', '=', id)
+        .where('attempt', '=', task.attempts)
+        .execute();
+      return claimOf(toBoardTask(row));
+    });
+  }
+
+  complete(
+    id: string,
+    token: number,
+    outcome: { result: string; summary?: string; review?: boolean; maxResultChars: number },
+    now: number,
+  ): Promise<BoardTaskRecord> {
+    return this.tx(async (trx) => {
+      const frozen = freezeResult(outcome.result, outcome.maxResultChars, nodeHashing.sha256);
+      const claimed = await this.underClaim(
+        trx,
+        id,
+        token,
+        outcome.review ? 'review' : 'completed',
+        (task) => task.resultHash === frozen.resultHash,
+      );
+      if ('repeat' in claimed) return claimed.repeat;
+      const { task } = claimed;
+      await endAttempt(trx, task, outcome.review ? 'review' : 'completed', { summary: outcome.summary ?? null }, now);
+      const state = outcome.review ? 'review' : 'done';
+      const done = await updateTask(
+        trx,
+        task,
+        {
+          state,
+          ...NO_CLAIM,
+          result: frozen.result,
+          result_hash: frozen.resultHash,
+          result_chars: frozen.resultChars,
+          done_at: state === 'done' ? now : null,
+        },
+        {
+          type: outcome.review ? 'review_requested' : 'completed',
+          actor: task.claimWorker!,
+          detail: { attempt: task.attempts, resultChars: frozen.resultChars, truncated: frozen.truncated },
+        },
+        now,
+      );
+      if (state === 'done') await promoteDependents(trx, id, now);
+      return done;
+    });
+  }
+
+  block(id: string, token: number, why: { kind: BlockKind; reason: string }, now: number): Promise<BoardTaskRecord> {
+    return this.tx(async (trx) => {
+      const claimed = await this.underClaim(
+        trx,
+        id,
+        token,
+        'blocked',
+        (task, attempt) => attempt.summary === why.reason && task.blockKind === why.kind,
+      );
+      if ('repeat' in claimed) return claimed.repeat;
+      const { task } = claimed;
+      await endAttempt(trx, task, 'blocked', { summary: why.reason }, now);
+      return updateTask(
+        trx,
+        task,
+        { state: 'blocked', ...NO_CLAIM, block_kind: why.kind, block_reason: why.reason },
+        { type: 'blocked', actor: task.claimWorker!, detail: { kind: why.kind, reason: why.reason } },
+        now,
+      );
+    });
+  }
+
+  /**
+   * The task under this token's claim; or, when the claim is gone because this token's attempt already ended the
+   * way this call would end it (`same` compares the rest), the task as it is: the worker retried a call whose
+   * answer it lost, and is answered as the first call was. Only while no later claim took the task.
+   */
+  private async underClaim(
+    trx: Db,
+    id: string,
+    token: number,
+    outcome: string,
+    same: (task: BoardTaskRecord, attempt: { summary: string | null }) => boolean,
+  ): Promise<{ task: BoardTaskRecord } | { repeat: BoardTaskRecord }> {
+    try {
+      return { task: await loadClaimed(trx, id, token) };
+    } catch (error) {
+      if (!SwitchboardError.isInstance(error) || error.code !== 'CLAIM_LOST') throw error;
+      const attempt = await endedAttempt(trx, id, token);
+      const task = await loadTask(trx, id);
+      if (attempt?.outcome === outcome && task.token === token && same(task, attempt)) return { repeat: task };
+      throw error;
+    }
+  }
+
+  release(id: string, token: number, reason: string | undefined, now: number): Promise<BoardTaskRecord> {
+    return this.tx(async (trx) => {
+      const task = await loadClaimed(trx, id, token);
+      await endAttempt(trx, task, 'released', { summary: reason ?? null }, now);
+      return updateTask(
+        trx,
+        task,
+        { state: 'ready', ...NO_CLAIM },
+        { type: 'released', actor: task.claimWorker!, detail: reason ? { reason } : {} },
+        now,
+      );
+    });
+  }
+
+  fail(id: string, token: number, error: string, now: number): Promise<BoardTaskRecord> {
+    return this.tx(async (trx) => this.failAttempt(trx, await loadClaimed(trx, id, token), 'failed', error, now));
+  }
+
+  /** A failed or expired attempt: counted; the task is ready again, or blocked (`gave_up`) once the budget is spent. */
+  private async failAttempt(
+    trx: Db,
+    task: BoardTaskRecord,
+    outcome: 'failed' | 'expired',
+    error: string,
+    now: number,
+  ): Promise<BoardTaskRecord> {
+    const failures = task.failures + 1;
+    const state = afterFailure(failures, task.maxAttempts);
+    const reason = state === 'blocked' ? await gaveUpReason(trx, task, error) : null;
+    await endAttempt(trx, task, outcome, { error }, now);
+    return updateTask(
+      trx,
+      task,
+      { state, failures, ...NO_CLAIM, ...(reason ? { block_kind: 'gave_up', block_reason: reason } : {}) },
+      {
+        type: outcome === 'expired' ? 'reclaimed' : 'attempt_failed',
+        actor: 'board',
+        detail: { attempt: task.attempts, worker: task.claimWorker, error, failures, ...(reason ? { blockKind: 'gave_up' } : {}) },
+      },
+      now,
+    );
+  }
+
+  noteRef(id: string, token: number, ref: string, now: number): Promise<void> {
+    return this.tx(async (trx) => {
+      const task = await loadClaimed(trx, id, token);
+      await trx
+        .updateTable('board_attempts')
+        .set({ ref, heartbeat_at: now })
+        .where('task_id', '=', id)
+        .where('attempt', '=', task.attempts)
+        .where('token', '=', token)
+        .where('ended_at', 'is', null)
+        .execute();
+    });
+  }
+
+  async reclaimExpired(now: number, limit: number): Promise<BoardReclaim[]> {
+    const candidates = await this.db
+      .selectFrom('board_tasks')
+      .select(['id', 'token'])
+      .where('state', '=', 'running')
+      .where((eb) =>
+        eb.or([
+          eb('claim_expires_at', '<', now),
+          eb.and([eb('max_runtime_ms', 'is not', null), eb(eb('claimed_at', '+', eb.ref('max_runtime_ms')), '<', now)]),
+        ]),
+      )
+      .orderBy('claim_expires_at')
+      .limit(limit)
+      .execute();
+    const reclaimed: BoardReclaim[] = [];
+    for (const candidate of candidates) {
+      const done = await this.tx(async (trx) => {
+        await lockTasks(trx, [candidate.id]);
+        const task = await loadTask(trx, candidate.id);
+        // Re-checked inside the transaction: a heartbeat or an end may have come in since the scan.
+        if (task.state !== 'running' || task.token !== num(candidate.token)) return undefined;
+        const overran = task.maxRuntimeMs !== null && task.claimedAt! + task.maxRuntimeMs < now;
+        if (!overran && task.claimExpiresAt! >= now) return undefined;
+        const attempt = await trx
+          .selectFrom('board_attempts')
+          .select('heartbeat_at')
+          .where('task_id', '=', task.id)
+          .where('attempt', '=', task.attempts)
+          .executeTakeFirst();
+        const since = new Date(num(attempt?.heartbeat_at ?? task.claimedAt)).toISOString();
+        const error = overran
+          ? `ran longer than the task's max runtime of ${task.maxRuntimeMs} ms`
+          : `claim expired: no heartbeat since ${since}`;
+        const after = await this.failAttempt(trx, task, 'expired', error, now);
+        return { taskId: task.id, attempt: task.attempts, worker: task.claimWorker!, state: after.state as 'ready' | 'blocked' };
+      });
+      if (done) reclaimed.push(done);
+    }
+    return reclaimed;
+  }
+
+  async holdDispatcher(owner: string, ttlMs: number, now: number): Promise<DispatcherFence | undefined> {
+    // Taken when free, expired or already the owner's; the epoch grows only when it changes hands.
+    const [held] = await this.db
+      .insertInto('board_leases')
+      .values({ name: DISPATCHER_LEASE, owner, expires_at: now + ttlMs, epoch: 1 })
+      .onConflict((oc) =>
+        oc
+          .column('name')
+          .doUpdateSet({
+            owner,
+            expires_at: now + ttlMs,
+            epoch: sql<number>`CASE WHEN board_leases.owner = ${owner} THEN board_leases.epoch ELSE board_leases.epoch + 1 END`,
+          })
+          .where((eb) => eb.or([eb('board_leases.owner', '=', owner), eb('board_leases.expires_at', '<', now)])),
+      )
+      .returning(['owner', 'epoch'])
+      .execute();
+    return held ? { owner, epoch: num(held.epoch) } : undefined;
+  }
+}

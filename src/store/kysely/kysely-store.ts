@@ -1,0 +1,135 @@
+/**
+ * The store ports over Kysely, in SQL that SQLite and PostgreSQL both accept. An adapter supplies the
+ * Kysely instance and one expression for the database clock (lease time comes from the database).
+ */
+import type { OneStatementClaim } from '../board/board-edits.js';
+import type { Kysely, RawBuilder } from 'kysely';
+import type {
+  IdKind,
+  A2ATaskStore,
+  BoardStore,
+  EventJournal,
+  ExchangeStore,
+  GatewayRegistry,
+  Signals,
+  InputStore,
+  LeaseStore,
+  OutboxStore,
+  RunStore,
+  SessionStore,
+  Store,
+  SubagentStore,
+  TranscriptStore,
+  ToolCallStore,
+  MemoryStore,
+  MailboxStore,
+} from '../../ports/index.js';
+import { KyselyEventJournal, KyselyLeaseStore, KyselyOutboxStore } from '../journal/journal-stores.js';
+import { KyselyRunStore } from '../runs/run-store.js';
+import { KyselyGatewayRegistry } from '../gateways/gateway-registry.js';
+import { KyselySessionStore } from '../sessions/session-store.js';
+import { KyselyInputStore } from '../sessions/input-store.js';
+import { KyselyTranscriptStore } from '../sessions/transcript-store.js';
+import { leaseTaker, type Relax } from '../sql/writes.js';
+import { KyselyExchangeStore } from '../exchanges/exchange-store.js';
+import { KyselyA2ATaskStore } from '../a2a/a2a-task-store.js';
+import { KyselyBoardStore } from '../board/board-store.js';
+import { KyselySubagentStore } from '../subagents/subagent-store.js';
+import type { Database } from '../schema/database.js';
+import { KyselyMemoryStore } from '../memory/memory-store.js';
+import { KyselyMailboxStore } from '../mailbox/mailbox-store.js';
+import { KyselyToolCallStore } from '../tool-calls/tool-call-store.js';
+import { matchIds } from './match-ids.js';
+import type { SqlDialectName } from '../sql/dialect.js';
+import { copyTables, firstNonEmpty, type TableCopy } from './store-copy.js';
+import { SwitchboardError } from '../../core/errors.js';
+
+/** One gateway per database (SQLite holds its file exclusively): nobody else to tell. */
+const NO_SIGNALS: Signals = { notify: () => {}, listen: () => () => {} };
+
+export class KyselyStore implements Store {
+  readonly toolCalls: ToolCallStore;
+  readonly memory: MemoryStore;
+  readonly mailbox: MailboxStore;
+  readonly subagents: SubagentStore;
+  readonly a2aTasks: A2ATaskStore;
+  readonly board: BoardStore;
+  readonly sessions: SessionStore;
+  readonly exchanges: ExchangeStore;
+  readonly inputs: InputStore;
+  readonly transcript: TranscriptStore;
+  readonly runs: RunStore;
+  readonly outbox: OutboxStore;
+  readonly leases: LeaseStore;
+  readonly events: EventJournal;
+  readonly gateways: GatewayRegistry;
+  readonly signals: Signals = NO_SIGNALS;
+
+  constructor(
+    protected readonly db: Kysely<Database>,
+    protected readonly dialect: SqlDialectName,
+    /** The database clock in epoch milliseconds, as an SQL expression. */
+    dbNowMs: () => RawBuilder<number>,
+    adapter: {
+      /** An adapter's own input store, where it has a faster accept path. */
+      inputs?: InputStore;
+      /** An adapter's own transcript store, where it can keep sessions' recent entries. */
+      transcript?: (plain: KyselyTranscriptStore) => TranscriptStore;
+      relax?: Relax;
+      /** An adapter's own run store, where it has a faster start and commit. */
+      runStore?: typeof KyselyRunStore;
+      /** An adapter's board claim in one statement. */
+      boardClaim?: OneStatementClaim;
+    } = {},
+  ) {
+    this.toolCalls = new KyselyToolCallStore(db);
+    this.memory = new KyselyMemoryStore(db, dialect);
+    this.mailbox = new KyselyMailboxStore(db, dialect);
+    this.subagents = new KyselySubagentStore(db, dialect);
+    this.a2aTasks = new KyselyA2ATaskStore(db, dialect);
+    this.board = new KyselyBoardStore(db, dialect, undefined, adapter.boardClaim);
+    this.sessions = new KyselySessionStore(db, dbNowMs, adapter.relax);
+    this.exchanges = new KyselyExchangeStore(db, dialect);
+    this.inputs = adapter.inputs ?? new KyselyInputStore(db, dialect, adapter.relax);
+    this.transcript = adapter.transcript ? adapter.transcript(new KyselyTranscriptStore(db)) : new KyselyTranscriptStore(db);
+    // One statement takes a lease, for the lease store and for a run's start.
+    const takeLease = leaseTaker(dbNowMs);
+    this.runs = new (adapter.runStore ?? KyselyRunStore)(db, dialect, dbNowMs, takeLease, adapter.relax);
+    this.outbox = new KyselyOutboxStore(db, dialect);
+    this.leases = new KyselyLeaseStore(db, dbNowMs, takeLease, adapter.relax);
+    this.events = new KyselyEventJournal(db, dialect);
+    this.gateways = new KyselyGatewayRegistry(db, dbNowMs, adapter.relax);
+  }
+
+  matchIds(kind: IdKind, prefix: string, limit: number): Promise<string[]> {
+    return matchIds(this.db, kind, prefix, limit);
+  }
+
+  async durable(): Promise<void> {}
+
+  async backup(_path: string): Promise<{ path: string; bytes: number }> {
+    throw new SwitchboardError(
+      'INVALID_REQUEST',
+      "the store is PostgreSQL: back it up with the server's own tools (pg_dump); switchboard store backup copies a SQLite store",
+    );
+  }
+
+  /**
+   * Copies every table of this store (SQLite) into `target`, which must hold nothing yet (switchboard store copy);
+   * answers each table's rows in both, counted after the copy.
+   */
+  async copyInto(target: KyselyStore, progress?: (copy: TableCopy) => void): Promise<TableCopy[]> {
+    const taken = await firstNonEmpty(target.db);
+    if (taken) {
+      throw new SwitchboardError(
+        'INVALID_REQUEST',
+        `the target store is not empty (its ${taken.table} table holds ${taken.rows} row(s)): copy into a new database or schema (--schema)`,
+      );
+    }
+    return copyTables(this.db, target.db, target.dialect, progress);
+  }
+
+  async close(): Promise<void> {
+    await this.db.destroy();
+  }
+}

@@ -1,0 +1,316 @@
+/** The run store: starting runs, steering, the atomic commit, and crash recovery. */
+import { settleToolCalls } from '../tool-calls/tool-call-store.js';
+import type { Kysely, RawBuilder, Selectable } from 'kysely';
+import { SwitchboardError } from '../../core/errors.js';
+import type { RunStatus } from '../../core/run-status.js';
+import type {
+  CommittedRun,
+  NewRun,
+  OrphanRecovery,
+  RecoveryReport,
+  RunCommit,
+  RunOutcome,
+  UsageTotal,
+  RunRecord,
+  RunStore,
+  StartedRun,
+} from '../../ports/index.js';
+import { toInput, toRun, toSession } from '../sql/rows.js';
+import { appendEvent, appendTranscript, currentEpoch, insertOutbox, type LeaseTaker, type Relax } from '../sql/writes.js';
+import { recoverOrphans } from './run-recovery.js';
+import type { SqlDialectName } from '../sql/dialect.js';
+import { endSubagentRun, startSubagentRun } from '../subagents/subagent-rows.js';
+import type { Database, InputsTable, RunsTable, SessionsTable } from '../schema/database.js';
+import { prepared, preparedPerCount } from '../sql/prepared.js';
+
+// The statements every run makes, compiled once.
+const sessionRunning = prepared<'key' | 'now', Selectable<SessionsTable>>((db, param) =>
+  db
+    .updateTable('sessions')
+    .set({ state: 'running', updated_at: param('now'), last_run_at: param('now') })
+    .where('key', '=', param('key'))
+    .returningAll(),
+);
+const sessionIdle = prepared<'key' | 'now', never>((db, param) =>
+  db
+    .updateTable('sessions')
+    .set({ state: 'idle', updated_at: param('now') })
+    .where('key', '=', param('key')),
+);
+/** One queued input of the session, if it holds any. */
+const anyQueued = prepared<'key', { seq: number }>((db, param) =>
+  db.selectFrom('inputs').select('seq').where('session_key', '=', param('key')).where('status', '=', 'queued').limit(1),
+);
+/** Lets the lease go, keeping its epoch: the next holder's is higher, so this run's epoch stays fenced off. */
+const releaseLease = prepared<'key' | 'epoch', { epoch: number }>((db, param) =>
+  db
+    .updateTable('session_lease')
+    .set({ expires_at: 0 })
+    .where('session_key', '=', param('key'))
+    .where('epoch', '=', param('epoch'))
+    .returning('epoch'),
+);
+
+const insertRun = prepared<'id' | 'sessionKey' | 'agentId' | 'owner' | 'epoch' | 'model' | 'now', never>((db, param) =>
+  db.insertInto('runs').values({
+    id: param('id'),
+    session_key: param('sessionKey'),
+    agent_id: param('agentId'),
+    status: 'running',
+    owner: param('owner'),
+    epoch: param('epoch'),
+    model: param('model'),
+    started_at: param('now'),
+    ended_at: null,
+    input_tokens: 0,
+    output_tokens: 0,
+    model_calls: 0,
+    steps: 0,
+    preamble_chars: 0,
+    prompt_chars: 0,
+    final_text: null,
+    error_code: null,
+    error_message: null,
+  }),
+);
+const claimInputs = preparedPerCount<'runId' | 'now', 'ids', Selectable<InputsTable>>((db, count, param, item) =>
+  db
+    .updateTable('inputs')
+    .set((eb) => ({ status: 'claimed', run_id: param('runId'), attempts: eb('attempts', '+', 1), updated_at: param('now') }))
+    .where(
+      'id',
+      'in',
+      Array.from({ length: count }, (_, i) => item('ids', i)),
+    )
+    .where('status', '=', 'queued')
+    .returningAll(),
+);
+const consumeInputs = preparedPerCount<'runId' | 'now', 'ids', never>((db, count, param, item) =>
+  db
+    .updateTable('inputs')
+    .set({ status: 'consumed', updated_at: param('now') })
+    .where(
+      'id',
+      'in',
+      Array.from({ length: count }, (_, i) => item('ids', i)),
+    )
+    .where('run_id', '=', param('runId')),
+);
+type FinishParam =
+  | 'id'
+  | 'epoch'
+  | 'status'
+  | 'now'
+  | 'inputTokens'
+  | 'outputTokens'
+  | 'modelCalls'
+  | 'steps'
+  | 'preambleChars'
+  | 'promptChars'
+  | 'requestBytes'
+  | 'requestSystemBytes'
+  | 'requestToolBytes'
+  | 'cachedInputTokens'
+  | 'finalText'
+  | 'errorCode'
+  | 'errorMessage';
+/** The run's outcome, only while it is still running under this epoch. */
+const finishRun = prepared<FinishParam, Selectable<RunsTable>>((db, param) =>
+  db
+    .updateTable('runs')
+    .set({
+      status: param('status'),
+      ended_at: param('now'),
+      input_tokens: param('inputTokens'),
+      output_tokens: param('outputTokens'),
+      model_calls: param('modelCalls'),
+      steps: param('steps'),
+      preamble_chars: param('preambleChars'),
+      prompt_chars: param('promptChars'),
+      request_bytes: param('requestBytes'),
+      request_system_bytes: param('requestSystemBytes'),
+      request_tool_bytes: param('requestToolBytes'),
+      cached_input_tokens: param('cachedInputTokens'),
+      final_text: param('finalText'),
+      error_code: param('errorCode'),
+      error_message: param('errorMessage'),
+    })
+    .where('id', '=', param('id'))
+    .where('status', '=', 'running')
+    .where('epoch', '=', param('epoch'))
+    .returningAll(),
+);
+
+/** A run's outcome as the values its row takes (the portable commit's and PostgreSQL's sb_commit_run's). */
+export function outcomeValues(outcome: RunOutcome) {
+  return {
+    status: outcome.status,
+    inputTokens: outcome.usage.inputTokens,
+    outputTokens: outcome.usage.outputTokens,
+    modelCalls: outcome.usage.modelCalls,
+    steps: outcome.usage.steps,
+    preambleChars: outcome.preambleChars,
+    promptChars: outcome.promptChars,
+    requestBytes: outcome.request?.bytes ?? 0,
+    requestSystemBytes: outcome.request?.systemBytes ?? 0,
+    requestToolBytes: outcome.request?.toolBytes ?? 0,
+    cachedInputTokens: outcome.usage.cachedInputTokens ?? 0,
+    finalText: outcome.finalText,
+    errorCode: outcome.errorCode ?? null,
+    errorMessage: outcome.errorMessage ?? null,
+  };
+}
+
+export class KyselyRunStore implements RunStore {
+  constructor(
+    protected readonly db: Kysely<Database>,
+    private readonly dialect: SqlDialectName,
+    /** The database clock: recovery judges leases by it. */
+    private readonly dbNowMs: () => RawBuilder<number>,
+    /** Takes the session's lease: a run's start does, in its own transaction. */
+    private readonly takeLease: LeaseTaker,
+    /** Starting a run and claiming steered inputs are internal writes (see `Relax`). */
+    private readonly relax?: Relax,
+  ) {}
+
+  async start(run: NewRun, now: number): Promise<StartedRun | 'leased' | 'taken' | 'missing'> {
+    return this.db
+      .transaction()
+      .execute(async (trx): Promise<StartedRun | 'leased'> => {
+        this.relax?.();
+        // The lease and the run in one transaction: one commit where there were two.
+        const lease = await this.takeLease(trx, run.sessionKey, run.owner, run.leaseTtlMs);
+        if (!lease) return 'leased';
+        const claimed = await claimInputs(trx, run.inputIds.length, { runId: run.id, now, ids: run.inputIds });
+        // Someone else took an input first: undo the lease and the claim by throwing inside the transaction.
+        if (claimed.length !== run.inputIds.length) throw new StartConflict('taken');
+        await insertRun(trx, {
+          id: run.id,
+          sessionKey: run.sessionKey,
+          agentId: run.agentId,
+          owner: run.owner,
+          epoch: lease.epoch,
+          model: run.model,
+          now,
+        });
+        const [session] = await sessionRunning(trx, { key: run.sessionKey, now });
+        if (!session) throw new StartConflict('missing');
+        const started = await appendEvent(
+          trx,
+          { type: 'run.started', sessionKey: run.sessionKey, runId: run.id, payload: { inputIds: run.inputIds, model: run.model } },
+          now,
+        );
+        if (run.subagentId) await startSubagentRun(trx, run.subagentId, run.id, now);
+        const inputs = claimed.map(toInput).sort((a, b) => a.seq - b.seq);
+        return { epoch: lease.epoch, inputs, session: toSession(session), events: [started] };
+      })
+      .catch((error: unknown) => {
+        if (error instanceof StartConflict) return error.answer;
+        throw error;
+      });
+  }
+
+  async claimMore(runId: string, sessionKey: string, epoch: number, inputIds: string[], now: number): Promise<string[]> {
+    if (inputIds.length === 0) return [];
+    return this.db.transaction().execute(async (trx) => {
+      this.relax?.();
+      // The lease's row is held to the end: a recovery that fences this run off and queues its inputs again waits
+      // for this claim, or this claim sees the grown epoch and claims nothing.
+      if ((await currentEpoch(trx, sessionKey, this.dialect === 'postgres')) !== epoch) return [];
+      const rows = await trx
+        .updateTable('inputs')
+        .set((eb) => ({ status: 'claimed', run_id: runId, attempts: eb('attempts', '+', 1), updated_at: now }))
+        .where('id', 'in', inputIds)
+        .where('session_key', '=', sessionKey)
+        .where('status', '=', 'queued')
+        .returning('id')
+        .execute();
+      return rows.map((row) => row.id);
+    });
+  }
+
+  async commit(commit: RunCommit, now: number): Promise<CommittedRun> {
+    return this.db.transaction().execute(async (trx) => {
+      // The run is over: its lease goes with the commit, saving the scheduler a write of its own. Taking it
+      // first is also the fence: no row with this epoch means another owner has the session.
+      const [released] = await releaseLease(trx, { key: commit.sessionKey, epoch: commit.epoch });
+      const { outcome } = commit;
+      const [run] = !released ? [] : await finishRun(trx, { id: commit.runId, epoch: commit.epoch, now, ...outcomeValues(outcome) });
+      if (!run) {
+        // Thrown before anything else is written; the transaction undoes the two statements above.
+        const epoch = await currentEpoch(trx, commit.sessionKey);
+        throw new SwitchboardError(
+          'LEASE_LOST',
+          `run ${commit.runId} lost its lease on ${commit.sessionKey} (epoch ${commit.epoch}, now ${epoch ?? 'none'}); its results were not committed`,
+        );
+      }
+      await appendTranscript(trx, commit.sessionKey, commit.transcript, now);
+      if (commit.consumedInputIds.length > 0)
+        await consumeInputs(trx, commit.consumedInputIds.length, { runId: commit.runId, now, ids: commit.consumedInputIds });
+      await endSubagentRun(trx, commit, now, this.dialect);
+      if (commit.toolCalls?.length) await settleToolCalls(trx, commit.toolCalls, now);
+      await sessionIdle(trx, { key: commit.sessionKey, now });
+      for (const row of commit.outbox) await insertOutbox(trx, row, now);
+      const events = [];
+      for (const event of commit.events) events.push(await appendEvent(trx, event, now));
+      // Read with the lease's row held since the transaction's first statement (CommittedRun.queued).
+      const queued = (await anyQueued(trx, { key: commit.sessionKey })).length > 0;
+      return { run: toRun(run), events, queued };
+    });
+  }
+
+  async get(id: string): Promise<RunRecord | undefined> {
+    const row = await this.db.selectFrom('runs').selectAll().where('id', '=', id).executeTakeFirst();
+    return row ? toRun(row) : undefined;
+  }
+
+  async list(filter: { sessionKey?: string; status?: RunStatus; limit?: number } = {}): Promise<RunRecord[]> {
+    let query = this.db.selectFrom('runs').selectAll();
+    if (filter.sessionKey) query = query.where('session_key', '=', filter.sessionKey);
+    if (filter.status) query = query.where('status', '=', filter.status);
+    return (
+      await query
+        .orderBy('started_at', 'desc')
+        .orderBy('id')
+        .limit(filter.limit ?? 1000)
+        .execute()
+    ).map(toRun);
+  }
+
+  async usageSince(since: number): Promise<UsageTotal[]> {
+    const rows = await this.db
+      .selectFrom('runs')
+      .select(({ fn }) => [
+        'agent_id',
+        'model',
+        fn.countAll().as('runs'),
+        fn.sum('input_tokens').as('input_tokens'),
+        fn.sum('output_tokens').as('output_tokens'),
+        fn.sum('cached_input_tokens').as('cached_input_tokens'),
+      ])
+      .where('started_at', '>=', since)
+      .groupBy(['agent_id', 'model'])
+      .orderBy('agent_id')
+      .orderBy('model')
+      .execute();
+    return rows.map((row) => ({
+      agentId: row.agent_id,
+      model: row.model,
+      runs: Number(row.runs),
+      inputTokens: Number(row.input_tokens ?? 0),
+      outputTokens: Number(row.output_tokens ?? 0),
+      cachedInputTokens: Number(row.cached_input_tokens ?? 0),
+    }));
+  }
+
+  recoverOrphans(recovery: OrphanRecovery, now: number): Promise<RecoveryReport> {
+    return recoverOrphans(this.db, this.dialect, this.dbNowMs, recovery, now);
+  }
+}
+
+/** Undoes a start by throwing inside its transaction, with what the start answers. */
+class StartConflict extends Error {
+  constructor(readonly answer: 'taken' | 'missing') {
+    super(`the run did not start: ${answer}`);
+  }
+}
