@@ -13,6 +13,7 @@ import { lstatSync, mkdirSync, rmSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { SwitchboardError } from '../core/errors.js';
+import type { Clock } from '../ports/index.js';
 import { ensureRealDir, readMessageFile, realDirProblem, writeWhole } from './files.js';
 import { isMailboxName } from './layout.js';
 
@@ -56,10 +57,13 @@ export interface LockOptions {
   staleMs?: number;
 }
 
-/** Runs `work` holding `<path>.lock`; waits for another holder, and takes over a lock left stale. */
-export async function withLock<T>(path: string, work: () => T | Promise<T>, options: LockOptions = {}): Promise<T> {
+/**
+ * Runs `work` holding `<path>.lock`; waits for another holder, and takes over a lock left stale. A lock's age is the
+ * clock's time less the lock's mtime, so the clock must be the wall clock the filesystem stamps by.
+ */
+export async function withLock<T>(path: string, clock: Clock, work: () => T | Promise<T>, options: LockOptions = {}): Promise<T> {
   const lock = `${path}.lock`;
-  const deadline = Date.now() + (options.timeoutMs ?? 5000);
+  const deadline = clock.now() + (options.timeoutMs ?? 5000);
   for (let wait = 5; ; wait = Math.min(wait * 2, 100)) {
     try {
       mkdirSync(lock);
@@ -71,12 +75,12 @@ export async function withLock<T>(path: string, work: () => T | Promise<T>, opti
       }
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
     }
-    const age = lockAge(lock);
+    const age = lockAge(lock, clock.now());
     if (age !== undefined && age > (options.staleMs ?? STALE_MS)) {
       rmSync(lock, { recursive: true, force: true });
       continue;
     }
-    if (Date.now() > deadline)
+    if (clock.now() > deadline)
       throw new SwitchboardError('GATEWAY_LOCKED', `${lock} is held by another process; tried for ${options.timeoutMs ?? 5000} ms`);
     await sleep(wait);
   }
@@ -87,9 +91,9 @@ export async function withLock<T>(path: string, work: () => T | Promise<T>, opti
   }
 }
 
-function lockAge(lock: string): number | undefined {
+function lockAge(lock: string, now: number): number | undefined {
   try {
-    return Date.now() - lstatSync(lock).mtimeMs;
+    return now - lstatSync(lock).mtimeMs;
   } catch {
     return undefined;
   }
@@ -155,8 +159,8 @@ export function readInbox(path: string): unknown[] {
 }
 
 /** Appends an entry unless the inbox holds it already (a delivery repeated after a crash). */
-export async function appendToInbox(path: string, entry: ClaudeInboxEntry): Promise<void> {
-  await withLock(path, () => {
+export async function appendToInbox(path: string, clock: Clock, entry: ClaudeInboxEntry): Promise<void> {
+  await withLock(path, clock, () => {
     const entries = readInbox(path);
     if (entries.some((existing) => isInboxEntry(existing) && sameEntry(existing, entry))) return;
     writeJsonFile(path, [...entries, entry]);

@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import { errorMessage } from '../core/errors.js';
 import type { TeamConfig } from '../config/schema-mailbox.js';
 import type { BoardService } from '../board/board.js';
-import type { BoardTaskRecord } from '../ports/index.js';
+import type { BoardTaskRecord, Clock } from '../ports/index.js';
 import { writeWhole } from './files.js';
 import { nameRefusal, nameTaken, readJsonFile, readTextFile, realDirUnder, withLock, writeJsonFile } from './claude-files.js';
 
@@ -65,6 +65,7 @@ export class ClaudeTasks {
     private readonly board: BoardService,
     private readonly ours: () => string[],
     private readonly log: (message: string) => void,
+    private readonly clock: Clock,
   ) {}
 
   get dir(): string {
@@ -87,7 +88,7 @@ export class ClaudeTasks {
     const lockTarget = join(this.dir, '.lock');
     // The file Claude Code locks (its lock is `.lock.lock`, made with mkdir), created empty as it creates it.
     if (!nameTaken(lockTarget)) writeWhole(this.dir, '.lock', '');
-    await withLock(lockTarget, async () => {
+    await withLock(lockTarget, this.clock, async () => {
       const statePath = join(this.dir, '.switchboard.json');
       const state = this.checked(readJsonFile<MirrorState>(statePath, { ids: {}, last: {}, claims: {} }));
       /** Each task file as read back, to see whether a teammate changed it again before it is written. */
@@ -117,7 +118,7 @@ export class ClaudeTasks {
         const path = join(this.dir, `${n}.json`);
         // Claude Code (2.1.332) updates one task under `<n>.json.lock`, not the list's lock: the file is written under
         // it too, and not over a change a teammate made since it was read back (that change is read at the next pass).
-        const written = await withLock(path, () => {
+        const written = await withLock(path, this.clock, () => {
           const current = readJsonFile<Partial<ClaudeTask> | null>(path, null);
           const now = JSON.stringify(current);
           if (readBack.has(n) && readBack.get(n) !== now) return false;
@@ -217,7 +218,7 @@ export class ClaudeTasks {
     const answer = await this.board.claim({ worker, taskId: boardId, board: this.boardName });
     if (answer) {
       state.claims[n] = { worker, token: answer.claim.token };
-      this.beats.set(n, Date.now());
+      this.beats.set(n, this.clock.now());
     }
   }
 
@@ -230,10 +231,10 @@ export class ClaudeTasks {
     for (const [n, claim] of Object.entries(state.claims)) {
       const boardId = Object.entries(state.ids).find(([, number]) => String(number) === n)?.[0];
       if (!boardId) continue;
-      if (Date.now() - (this.beats.get(n) ?? 0) < BEAT_MS) continue;
+      if (this.clock.now() - (this.beats.get(n) ?? 0) < BEAT_MS) continue;
       try {
         await this.board.heartbeat(boardId, claim.token);
-        this.beats.set(n, Date.now());
+        this.beats.set(n, this.clock.now());
       } catch {
         delete state.claims[n];
         kept = false;

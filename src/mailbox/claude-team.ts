@@ -19,7 +19,7 @@ import { SwitchboardError, errorMessage } from '../core/errors.js';
 import { agentToAgentAllowed } from '../core/session-access.js';
 import type { TeamConfig } from '../config/schema-mailbox.js';
 import type { SwitchboardConfig } from '../config/schema.js';
-import type { OutboxRecord } from '../ports/index.js';
+import type { Clock, OutboxRecord } from '../ports/index.js';
 import type { GatewayApi } from '../gateway/gateway-api.js';
 import { PermanentDeliveryError } from '../kit/retry.js';
 import { PeriodicTask } from '../kit/serial-task.js';
@@ -62,6 +62,7 @@ export interface ClaudeTeamDeps {
   config: SwitchboardConfig;
   board: BoardService;
   api: () => Pick<GatewayApi, 'acceptMailboxMessage'>;
+  clock: Clock;
   log: (message: string) => void;
 }
 
@@ -137,7 +138,7 @@ export class ClaudeTeam {
   async publish(): Promise<void> {
     this.folders();
     const path = join(this.root, 'config.json');
-    await withLock(path, () => {
+    await withLock(path, this.deps.clock, () => {
       const current = readJsonFile<Partial<ClaudeTeamConfig>>(path, {});
       const members = Array.isArray(current.members) ? [...current.members] : [];
       for (const name of this.ours()) {
@@ -148,7 +149,7 @@ export class ClaudeTeam {
           name,
           agentType: name === this.team.lead ? 'team-lead' : 'switchboard',
           model: agent?.model ?? this.deps.config.agents.defaults.model,
-          joinedAt: Date.now(),
+          joinedAt: this.deps.clock.now(),
         });
       }
       // A team Claude Code made keeps its name and lead (its session's `team-lead`); our lead leads only a team we made.
@@ -162,7 +163,7 @@ export class ClaudeTeam {
     });
     for (const name of this.ours())
       if (!nameTaken(this.inbox(name)))
-        await withLock(this.inbox(name), () => nameTaken(this.inbox(name)) || writeJsonFile(this.inbox(name), []));
+        await withLock(this.inbox(name), this.deps.clock, () => nameTaken(this.inbox(name)) || writeJsonFile(this.inbox(name), []));
     this.published = true;
   }
 
@@ -179,7 +180,7 @@ export class ClaudeTeam {
 
   private async ingestInbox(agentId: string): Promise<void> {
     const path = this.inbox(agentId);
-    const unread = (await withLock(path, () => readInbox(path))).filter(
+    const unread = (await withLock(path, this.deps.clock, () => readInbox(path))).filter(
       (entry): entry is ClaudeInboxEntry => isInboxEntry(entry) && entry.read !== true,
     );
     if (unread.length === 0) return;
@@ -203,7 +204,7 @@ export class ClaudeTeam {
       }
     }
     if (taken.length === 0) return;
-    await withLock(path, () => {
+    await withLock(path, this.deps.clock, () => {
       const entries = readInbox(path);
       writeJsonFile(
         path,
@@ -257,7 +258,7 @@ export class ClaudeTeam {
         `no teammate "${to}" in Claude Code team ${this.team.id} (members: ${members.join(', ') || 'none'})`,
       );
     const text = payload.text ?? '';
-    await appendToInbox(this.inbox(to), {
+    await appendToInbox(this.inbox(to), this.deps.clock, {
       from,
       text,
       timestamp: new Date(row.createdAt).toISOString(),
@@ -280,7 +281,7 @@ export class ClaudeTeams {
       if (!config.claudeDir) continue;
       const withDir = { ...config, claudeDir: config.claudeDir };
       const team = new ClaudeTeam(withDir, deps);
-      this.mirrors.set(config.id, { team, tasks: new ClaudeTasks(withDir, deps.board, () => team.ours(), deps.log) });
+      this.mirrors.set(config.id, { team, tasks: new ClaudeTasks(withDir, deps.board, () => team.ours(), deps.log, deps.clock) });
     }
     this.passes = new PeriodicTask(
       () => this.pass(),

@@ -139,7 +139,7 @@ export const STALE_TEMPORARY_MS = 10 * 60_000;
  * the write and the rename: regular files named as writeTemp names them, unchanged for `olderThanMs`. Anything else,
  * and a temporary being written now, is left alone. Answers the names removed.
  */
-export function removeStaleTemporaries(dir: string, olderThanMs = STALE_TEMPORARY_MS, now = Date.now()): string[] {
+export function removeStaleTemporaries(dir: string, olderThanMs: number, now: number): string[] {
   let names: string[];
   try {
     names = readdirSync(dir);

@@ -44,7 +44,7 @@ export function mailboxFront(parts: GatewayParts, board: BoardService, kick: () 
     alive: (name) => (config.mailbox.enabled ? mailbox.list().find((participant) => participant.name === name)?.alive : undefined),
     log: parts.log,
   });
-  const claude = new ClaudeTeams({ config, board, api: parts.api, log: parts.log });
+  const claude = new ClaudeTeams({ config, board, api: parts.api, clock: parts.clock, log: parts.log });
   const deliver = (row: Parameters<MailboxService['deliver']>[0]) => mailbox.deliver(row);
   const extensions: GatewayExtension[] = [
     {

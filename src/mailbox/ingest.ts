@@ -38,6 +38,7 @@ export interface IngestOptions {
   /** How long a file that does not parse yet holds back the files after it; PARTIAL_HOLD_MS unless a test says. */
   partialHoldMs?: number;
   scanIntervalMs: number;
+  clock: Clock;
   /** Resolves once the message is a committed input; MessageRefused rejects the file, any other error tries it later. */
   accept(message: MailMessage, file: string): Promise<void>;
   /** Resolves once every input committed before the call is durable: only then are their files deleted. */
@@ -167,7 +168,7 @@ export class InboxIngest {
     if (!this.usable()) return;
     this.watchInbox();
     const waiting = messageFiles(this.processing).filter(
-      (file) => !this.releasing.has(file) && (this.retryAt.get(file) ?? 0) <= Date.now(),
+      (file) => !this.releasing.has(file) && (this.retryAt.get(file) ?? 0) <= this.options.clock.now(),
     );
     const listed = messageFiles(this.inbox);
     const present = new Set(listed);
@@ -193,9 +194,9 @@ export class InboxIngest {
         }
         const message = this.prepareOrReject(file);
         if (message === 'partial') {
-          const since = this.partialSince.get(file) ?? Date.now();
+          const since = this.partialSince.get(file) ?? this.options.clock.now();
           this.partialSince.set(file, since);
-          if (Date.now() - since < (this.options.partialHoldMs ?? PARTIAL_HOLD_MS)) holdUntil = this.retryAt.get(file);
+          if (this.options.clock.now() - since < (this.options.partialHoldMs ?? PARTIAL_HOLD_MS)) holdUntil = this.retryAt.get(file);
           continue;
         }
         this.partialSince.delete(file);
@@ -226,7 +227,7 @@ export class InboxIngest {
    * again). A file that keeps changing is seen anew at its next read.
    */
   private prune(): void {
-    const now = Date.now();
+    const now = this.options.clock.now();
     if (now - this.prunedAt < this.options.scanIntervalMs) return;
     this.prunedAt = now;
     for (const [file, at] of this.retryAt) if (at <= now) this.retryAt.delete(file);
@@ -238,7 +239,7 @@ export class InboxIngest {
   private heldBack(file: string, from: string): boolean {
     const until = this.heldUntil.get(from);
     if (until === undefined) return false;
-    if (until <= Date.now()) {
+    if (until <= this.options.clock.now()) {
       this.heldUntil.delete(from);
       return false;
     }
@@ -287,9 +288,10 @@ export class InboxIngest {
     try {
       value = JSON.parse(read.text);
     } catch (error) {
-      const age = Date.now() - read.modifiedAt;
+      const age = this.options.clock.now() - read.modifiedAt;
       if (age < this.options.partialGraceMs) {
-        const retryAt = Date.now() + Math.min(RETRY_MS, this.options.partialGraceMs - age + 10, Math.max(PARTIAL_FIRST_RETRY_MS, age));
+        const retryAt =
+          this.options.clock.now() + Math.min(RETRY_MS, this.options.partialGraceMs - age + 10, Math.max(PARTIAL_FIRST_RETRY_MS, age));
         this.retryAt.set(file, retryAt);
         // Looked at again then, sooner than the next scan.
         this.passes.kickAt(retryAt);
@@ -314,7 +316,7 @@ export class InboxIngest {
         this.reject(file, `refused by ${error.layer}: ${error.message}`);
         return 'rejected';
       }
-      this.retryAt.set(file, Date.now() + RETRY_MS);
+      this.retryAt.set(file, this.options.clock.now() + RETRY_MS);
       this.options.log('warn', `mailbox ${this.options.name}: ${file} not taken yet, tried again soon: ${errorMessage(error)}`);
       return 'later';
     }
@@ -348,14 +350,14 @@ export class InboxIngest {
         this.retryAt.delete(file);
       }
     } catch (error) {
-      for (const file of files) this.retryAt.set(file, Date.now() + RETRY_MS);
+      for (const file of files) this.retryAt.set(file, this.options.clock.now() + RETRY_MS);
       this.options.log('warn', `mailbox ${this.options.name}: accepted file(s) kept, read again soon: ${errorMessage(error)}`);
     }
   }
 
   private reject(file: string, reason: string): void {
     // Not moved while a folder is a link: it would land, or be taken from, outside the mailbox.
-    if (!this.usable()) return void this.retryAt.set(file, Date.now() + RETRY_MS);
+    if (!this.usable()) return void this.retryAt.set(file, this.options.clock.now() + RETRY_MS);
     this.retryAt.delete(file);
     const { rejected } = this;
     let name: string;
@@ -366,7 +368,7 @@ export class InboxIngest {
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') return void this.unmovable.delete(file);
       // Set aside where it is: tried again later, and the files after it are taken meanwhile.
-      this.retryAt.set(file, Date.now() + SET_ASIDE_RETRY_MS);
+      this.retryAt.set(file, this.options.clock.now() + SET_ASIDE_RETRY_MS);
       if (!this.unmovable.has(file))
         this.options.log(
           'warn',
@@ -378,7 +380,7 @@ export class InboxIngest {
     try {
       // Not synced: a crash may lose the reason, never the file, which is in .rejected/ already.
       const arrivedAs = name === file ? '' : ` (arrived as ${file})`;
-      writeWhole(rejected, `${name}.error`, `${new Date().toISOString()} ${reason}${arrivedAs}\n`, false);
+      writeWhole(rejected, `${name}.error`, `${new Date(this.options.clock.now()).toISOString()} ${reason}${arrivedAs}\n`, false);
     } catch (error) {
       this.options.log(
         'warn',

@@ -1,6 +1,6 @@
 /**
  * The shared directory's layout, as pi-messenger lays it out (docs/mailbox.md), so that its peers and ours read
- * each other's files: `registry/<Name>.json`, `inbox/<Name>/<Date.now()>-<6 base36>.json`, and in each inbox our
+ * each other's files: `registry/<Name>.json`, `inbox/<Name>/<epoch ms>-<6 base36>.json`, and in each inbox our
  * own `.processing/` (claimed files) and `.rejected/` (refused files, each with `<file>.error` beside it).
  */
 import { createHash } from 'node:crypto';

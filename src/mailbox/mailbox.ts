@@ -49,7 +49,7 @@ interface Outgoing {
 export class MailboxService {
   private layoutCache?: MailboxLayout;
   private readonly ingests = new Map<string, InboxIngest>();
-  private readonly startedAt = new Date().toISOString();
+  private readonly startedAt: string;
   private readonly lastActivity = new Map<string, string>();
   private timer?: NodeJS.Timeout;
   /** When the folders were last swept of stale temporaries (sweepTemporaries). */
@@ -58,7 +58,9 @@ export class MailboxService {
   /** The names watched, and their agents, as they were at start (a reload renames nothing until the next start). */
   private watched = new Map<string, string>();
 
-  constructor(private readonly deps: MailboxDeps) {}
+  constructor(private readonly deps: MailboxDeps) {
+    this.startedAt = new Date(deps.clock.now()).toISOString();
+  }
 
   get policy() {
     return this.deps.config.tools.agentToAgent;
@@ -112,6 +114,7 @@ export class MailboxService {
         maxFileBytes: options.maxFileBytes,
         partialGraceMs: options.partialGraceMs,
         scanIntervalMs: options.scanIntervalMs,
+        clock: this.deps.clock,
         accept: (message) => this.accept(name, message),
         durable: () => this.deps.api().durable(),
         log: (_level, message) => this.deps.log(message),
@@ -177,7 +180,7 @@ export class MailboxService {
         throw new MessageRefused(error.message, 'gateway');
       throw error;
     }
-    this.lastActivity.set(inbox, new Date().toISOString());
+    this.lastActivity.set(inbox, new Date(this.deps.clock.now()).toISOString());
   }
 
   /** A message from `from` (a name of this gateway) to `to`, through the outbox; `key` makes a repeated call one message. */
@@ -206,7 +209,7 @@ export class MailboxService {
       ...(outgoing.conversation ? { switchboard: carried(outgoing.conversation) } : {}),
     };
     postMessage(this.layout, message, messageFileName(row.createdAt, stableSuffix(row.idempotencyKey)));
-    this.lastActivity.set(outgoing.from, new Date().toISOString());
+    this.lastActivity.set(outgoing.from, new Date(this.deps.clock.now()).toISOString());
   }
 
   /** Everyone in the directory with their state; this gateway's names are alive while it runs. */
@@ -221,7 +224,7 @@ export class MailboxService {
    * are looked into, and only our own temporaries are removed.
    */
   private sweepTemporaries(): void {
-    const now = Date.now();
+    const now = this.deps.clock.now();
     if (now - this.sweptAt < TEMPORARY_SWEEP_MS) return;
     this.sweptAt = now;
     const { layout } = this;

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startGateway } from '../../src/app.js';
 import { parseConfigText } from '../../src/config/load.js';
-import type { Gateway } from '../../src/gateway/gateway.js';
+import { type Gateway, systemClock } from '../../src/gateway/gateway.js';
 import { InboxIngest } from '../../src/mailbox/ingest.js';
 import { MailboxLayout, type MailMessage } from '../../src/mailbox/layout.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
@@ -45,6 +45,7 @@ async function started() {
     maxFileBytes: 1_000_000,
     partialGraceMs: 0,
     scanIntervalMs: 50,
+    clock: systemClock,
     accept: async (taken: MailMessage) => void accepted.push(taken.id),
     durable: async () => {},
     log: (_level, line) => logs.push(line),

@@ -9,6 +9,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { systemClock } from '../../src/gateway/gateway.js';
 import { InboxIngest } from '../../src/mailbox/ingest.js';
 import { MailboxLayout, PROCESSING } from '../../src/mailbox/layout.js';
 import type { MailMessage } from '../../src/mailbox/layout.js';
@@ -33,6 +34,7 @@ function setup(notYet?: string) {
     // A file that does not parse yet holds back the files after it for 100 ms by default: long enough here for a slow run.
     partialHoldMs: 2000,
     scanIntervalMs: 50,
+    clock: systemClock,
     accept: async (message: MailMessage) => {
       if (message.id === notYet) {
         notYet = undefined;

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { BoardService } from '../../src/board/board.js';
 import { parseConfigText } from '../../src/config/load.js';
-import type { Gateway } from '../../src/gateway/gateway.js';
+import { type Gateway, systemClock } from '../../src/gateway/gateway.js';
 import { ClaudeTasks } from '../../src/mailbox/claude-tasks.js';
 import { ClaudeTeam } from '../../src/mailbox/claude-team.js';
 import type { OutboxRecord } from '../../src/ports/index.js';
@@ -46,6 +46,7 @@ const setup = (claudeTeam?: string) => {
           return undefined as never;
         },
       }),
+      clock: systemClock,
       log: () => {},
     },
   );
@@ -144,6 +145,7 @@ describe("Claude Code's task list (2.1.332)", () => {
       board,
       () => ['lead'],
       () => {},
+      systemClock,
     );
     const tasks = join(claudeDir, 'tasks', 'solo');
     await mirror.sync();
@@ -174,6 +176,7 @@ describe("Claude Code's task list (2.1.332)", () => {
       board,
       () => ['lead'],
       () => {},
+      systemClock,
     );
     const path = join(claudeDir, 'tasks', 'solo', '1.json');
     await mirror.sync();

@@ -61,6 +61,7 @@ const setup = () => {
           return undefined as never;
         },
       }),
+      clock: systemClock,
       log: (message) => logs.push(message),
     },
   );
@@ -170,6 +171,7 @@ describe('Claude Code task list: names from the files', () => {
         board,
         () => ['lead'],
         (line) => logs.push(line),
+        systemClock,
       );
     const tasks = join(claudeDir, 'tasks', 'solo');
     await mirror().sync();

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { BoardService } from '../../src/board/board.js';
-import type { Gateway } from '../../src/gateway/gateway.js';
+import { type Gateway, systemClock } from '../../src/gateway/gateway.js';
 import { ClaudeTasks } from '../../src/mailbox/claude-tasks.js';
 import type { Teams } from '../../src/mailbox/teams.js';
 import { startTestGateway, stopTestGateway } from '../helpers/gateway.js';
@@ -66,6 +66,7 @@ describe('Claude Code task list passes', () => {
       board,
       () => ['lead'],
       () => {},
+      systemClock,
     );
     const views = vi.spyOn(board.store, 'view');
     const lists = vi.spyOn(board.store, 'list');
