@@ -8,6 +8,8 @@ import { z } from 'zod';
 import { BLOCK_KINDS, BOARD_STATES } from '../core/board.js';
 import { SwitchboardError } from '../core/errors.js';
 import { parseBoardState, type BoardActor, type BoardService } from '../board/board.js';
+import type { BoardTaskView } from '../ports/index.js';
+import type { BoardTasksAnswer } from './answers.js';
 import { parseBody, readJson } from './json-body.js';
 import type { RouteAdder } from './route.js';
 
@@ -66,7 +68,7 @@ const user = (by?: string): BoardActor => ({ kind: 'user', name: by ?? 'user' })
 
 export function boardRoutes(board: BoardService, route: RouteAdder, limit: (url: URL) => number | undefined): void {
   const body = async <T>(schema: z.ZodType<T>, request: IncomingMessage) => parseBody(schema, await readJson(request));
-  route('GET', /^\/v1\/board\/tasks$/, async (_req, url) => {
+  route('GET', /^\/v1\/board\/tasks$/, async (_req, url): Promise<BoardTasksAnswer> => {
     const states = url.searchParams.get('state')?.split(',').map(parseBoardState);
     const tasks = await board.list(
       {
@@ -84,7 +86,7 @@ export function boardRoutes(board: BoardService, route: RouteAdder, limit: (url:
     const { creator, ...task } = await body(createBody, request);
     return board.create(task, user(creator));
   });
-  route('GET', TASK, async (_req, _url, [id]) => board.view(id, user()));
+  route('GET', TASK, async (_req, _url, [id]): Promise<BoardTaskView> => board.view(id, user()));
   route('POST', action('move'), async (request, _url, [id]) => {
     const { state, reason, by } = await body(moveBody, request);
     return { task: await board.move(id, state, user(by), reason) };

@@ -8,6 +8,21 @@ import { SwitchboardError } from '../core/errors.js';
 import type { ConfigReload } from '../config/reload.js';
 import type { GatewayApi } from '../gateway/gateway-api.js';
 import type { OutboxStatus } from '../ports/index.js';
+import type {
+  A2ATaskAnswer,
+  A2ATasksAnswer,
+  AgentsAnswer,
+  CancelAnswer,
+  ExchangeAnswer,
+  HistoryAnswer,
+  KillAnswer,
+  OutboxAnswer,
+  RunsAnswer,
+  SessionAnswer,
+  SessionsAnswer,
+  StatusAnswer,
+  SubagentsAnswer,
+} from './answers.js';
 import { parseBody, readJson } from './json-body.js';
 import type { RouteAdder } from './route.js';
 
@@ -34,49 +49,85 @@ function archivedOf(url: URL): boolean | undefined {
 }
 
 export function gatewayRoutes(gw: GatewayApi, route: RouteAdder, reloadConfig?: () => ConfigReload): void {
-  route('GET', /^\/v1\/status$/, async () => ({ ...gw.status(), outbox: await gw.outboxBacklog(), gateways: await gw.gateways() }));
+  route(
+    'GET',
+    /^\/v1\/status$/,
+    async (): Promise<StatusAnswer> => ({ ...gw.status(), outbox: await gw.outboxBacklog(), gateways: await gw.gateways() }),
+  );
   route('POST', /^\/v1\/config\/reload$/, async () => {
     if (!reloadConfig) throw new SwitchboardError('NOT_FOUND', 'this gateway was not started from a config file, so it has none to reload');
     return reloadConfig();
   });
-  route('GET', /^\/v1\/agents$/, async () => ({
-    agents: gw.agents.list().map((agent) => ({
-      id: agent.config.id,
-      name: agent.config.name ?? null,
-      identity: agent.config.identity ?? null,
-      model: agent.model,
-      workspace: agent.workspace ?? null,
-      default: agent === gw.agents.defaultAgent(),
-    })),
-  }));
-  route('GET', /^\/v1\/sessions$/, async (_req, url) => ({
-    sessions: await gw.listSessions({
-      agentId: url.searchParams.get('agentId') ?? undefined,
-      archived: archivedOf(url),
-      limit: limitOf(url),
+  route(
+    'GET',
+    /^\/v1\/agents$/,
+    async (): Promise<AgentsAnswer> => ({
+      agents: gw.agents.list().map((agent) => ({
+        id: agent.config.id,
+        name: agent.config.name ?? null,
+        identity: agent.config.identity ?? null,
+        model: agent.model,
+        workspace: agent.workspace ?? null,
+        default: agent === gw.agents.defaultAgent(),
+      })),
     }),
-  }));
-  route('GET', /^\/v1\/sessions\/([^/]+)$/, async (_req, _url, [key]) => gw.describeSession(key));
-  route('GET', /^\/v1\/sessions\/([^/]+)\/history$/, async (_req, url, [key]) => ({ entries: await gw.history(key, limitOf(url)) }));
+  );
+  route(
+    'GET',
+    /^\/v1\/sessions$/,
+    async (_req, url): Promise<SessionsAnswer> => ({
+      sessions: await gw.listSessions({
+        agentId: url.searchParams.get('agentId') ?? undefined,
+        archived: archivedOf(url),
+        limit: limitOf(url),
+      }),
+    }),
+  );
+  route('GET', /^\/v1\/sessions\/([^/]+)$/, async (_req, _url, [key]): Promise<SessionAnswer> => gw.describeSession(key));
+  route(
+    'GET',
+    /^\/v1\/sessions\/([^/]+)\/history$/,
+    async (_req, url, [key]): Promise<HistoryAnswer> => ({ entries: await gw.history(key, limitOf(url)) }),
+  );
   route('GET', /^\/v1\/exchanges$/, async (_req, url) => ({
     exchanges: await gw.listExchanges({ sessionKey: url.searchParams.get('sessionKey') ?? undefined, limit: limitOf(url) }),
   }));
-  route('GET', /^\/v1\/a2a\/tasks$/, async (_req, url) => ({
-    tasks: await gw.listA2ATasks({ agentId: url.searchParams.get('agentId') ?? undefined, limit: limitOf(url) }),
-  }));
-  route('GET', /^\/v1\/exchanges\/([^/]+)$/, async (_req, _url, [id]) => gw.getExchange(await gw.resolveId('exchange', id)));
-  route('GET', /^\/v1\/a2a\/tasks\/([^/]+)$/, async (_req, _url, [id]) => gw.getA2ATask(await gw.resolveId('a2a_task', id)));
-  route('GET', /^\/v1\/runs$/, async (_req, url) => ({
-    runs: await gw.listRuns({ sessionKey: url.searchParams.get('sessionKey') ?? undefined, limit: limitOf(url) }),
-  }));
+  route(
+    'GET',
+    /^\/v1\/a2a\/tasks$/,
+    async (_req, url): Promise<A2ATasksAnswer> => ({
+      tasks: await gw.listA2ATasks({ agentId: url.searchParams.get('agentId') ?? undefined, limit: limitOf(url) }),
+    }),
+  );
+  route(
+    'GET',
+    /^\/v1\/exchanges\/([^/]+)$/,
+    async (_req, _url, [id]): Promise<ExchangeAnswer> => gw.getExchange(await gw.resolveId('exchange', id)),
+  );
+  route(
+    'GET',
+    /^\/v1\/a2a\/tasks\/([^/]+)$/,
+    async (_req, _url, [id]): Promise<A2ATaskAnswer> => gw.getA2ATask(await gw.resolveId('a2a_task', id)),
+  );
+  route(
+    'GET',
+    /^\/v1\/runs$/,
+    async (_req, url): Promise<RunsAnswer> => ({
+      runs: await gw.listRuns({ sessionKey: url.searchParams.get('sessionKey') ?? undefined, limit: limitOf(url) }),
+    }),
+  );
   route('GET', /^\/v1\/runs\/([^/]+)$/, async (_req, _url, [given]) => {
     const id = await gw.resolveId('run', given);
     const shown = await gw.getRun(id);
     return { ...shown, toolCalls: await gw.runToolCalls(shown.run), completions: await gw.runCompletions(id) };
   });
-  route('GET', /^\/v1\/subagents$/, async (_req, url) => ({
-    subagents: await gw.listSubagents(url.searchParams.get('sessionKey') ?? undefined, url.searchParams.get('recursive') === 'true'),
-  }));
+  route(
+    'GET',
+    /^\/v1\/subagents$/,
+    async (_req, url): Promise<SubagentsAnswer> => ({
+      subagents: await gw.listSubagents(url.searchParams.get('sessionKey') ?? undefined, url.searchParams.get('recursive') === 'true'),
+    }),
+  );
   route('GET', /^\/v1\/subagents\/([^/]+)$/, async (_req, _url, [target]) => {
     const { view, record } = await gw.getSubagent(await gw.resolveId('subagent', target));
     return {
@@ -93,17 +144,25 @@ export function gatewayRoutes(gw: GatewayApi, route: RouteAdder, reloadConfig?: 
       completion: record.completion,
     };
   });
-  route('POST', /^\/v1\/subagents\/([^/]+)\/kill$/, async (_req, _url, [target]) => ({
-    cancelled: await gw.killSubagent(await gw.resolveId('subagent', target)),
-  }));
-  route('POST', /^\/v1\/runs\/([^/]+)\/cancel$/, async (_req, _url, [id]) => ({
-    cancelled: await gw.cancelRun(await gw.resolveId('run', id)),
-  }));
+  route(
+    'POST',
+    /^\/v1\/subagents\/([^/]+)\/kill$/,
+    async (_req, _url, [target]): Promise<KillAnswer> => ({
+      cancelled: await gw.killSubagent(await gw.resolveId('subagent', target)),
+    }),
+  );
+  route(
+    'POST',
+    /^\/v1\/runs\/([^/]+)\/cancel$/,
+    async (_req, _url, [id]): Promise<CancelAnswer> => ({
+      cancelled: await gw.cancelRun(await gw.resolveId('run', id)),
+    }),
+  );
   route('POST', /^\/v1\/store\/backup$/, async (request) => {
     const { path } = parseBody(backupBody, await readJson(request));
     return gw.backupStore(path);
   });
-  route('GET', /^\/v1\/outbox$/, async (_req, url) => {
+  route('GET', /^\/v1\/outbox$/, async (_req, url): Promise<OutboxAnswer> => {
     const status = url.searchParams.get('status') ?? undefined;
     if (status !== undefined && !OUTBOX_STATUSES.includes(status as OutboxStatus)) {
       throw new SwitchboardError('INVALID_REQUEST', `status: expected one of ${OUTBOX_STATUSES.join(', ')}, got "${status.slice(0, 40)}"`);

@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { SwitchboardError } from '../core/errors.js';
 import type { GatewayApi } from '../gateway/gateway-api.js';
 import type { UsageTotal } from '../ports/index.js';
+import type { AnnotatedSessionAnswer, GraphAnswer, MessagePathAnswer, UsageAnswer } from './answers.js';
 import { parseBody, readJson } from './json-body.js';
 import type { RouteAdder } from './route.js';
 
@@ -32,14 +33,14 @@ function startOfDay(now: number): number {
 }
 
 export function insightRoutes(gw: GatewayApi, route: RouteAdder): void {
-  route('GET', /^\/v1\/graph$/, async (_req, url) => {
+  route('GET', /^\/v1\/graph$/, async (_req, url): Promise<GraphAnswer> => {
     const now = Date.now();
     const until = timeOf(url, 'until', now);
     const since = timeOf(url, 'since', until - DAY_MS);
     if (since > until) throw new SwitchboardError('INVALID_REQUEST', `since (${since}) is after until (${until})`);
     return gw.collaboration({ since, until });
   });
-  route('GET', /^\/v1\/usage$/, async (_req, url) => {
+  route('GET', /^\/v1\/usage$/, async (_req, url): Promise<UsageAnswer> => {
     const since = timeOf(url, 'since', startOfDay(Date.now()));
     const prices = gw.config.models.prices;
     const rows = (await gw.usageSince(since)).map((row) => ({ ...row, cost: costOf(row, prices[row.model]) }));
@@ -55,8 +56,12 @@ export function insightRoutes(gw: GatewayApi, route: RouteAdder): void {
     }
     return { since, currency: 'USD', models: rows, agents: [...agents.values()] };
   });
-  route('GET', /^\/v1\/inputs\/([^/]+)\/path$/, async (_req, _url, [id]) => gw.messagePath(await gw.resolveId('input', id)));
-  route('PATCH', /^\/v1\/sessions\/([^/]+)$/, async (request, _url, [key]) => {
+  route(
+    'GET',
+    /^\/v1\/inputs\/([^/]+)\/path$/,
+    async (_req, _url, [id]): Promise<MessagePathAnswer> => gw.messagePath(await gw.resolveId('input', id)),
+  );
+  route('PATCH', /^\/v1\/sessions\/([^/]+)$/, async (request, _url, [key]): Promise<AnnotatedSessionAnswer> => {
     const body = parseBody(annotateBody, await readJson(request));
     return { session: await gw.annotateSession(key, body) };
   });

@@ -7,6 +7,7 @@ import { z } from 'zod';
 import { SwitchboardError } from '../core/errors.js';
 import { QUEUE_MODES } from '../core/queue-mode.js';
 import type { GatewayApi } from '../gateway/gateway-api.js';
+import type { SendAccepted, SendAnswer, SendAsAnswer } from './answers.js';
 import { parseBody, readJson } from './json-body.js';
 import type { RouteAdder } from './route.js';
 
@@ -27,7 +28,7 @@ const sendBody = z.strictObject({
 });
 
 export function sendRoutes(gw: GatewayApi, route: RouteAdder): void {
-  route('POST', /^\/v1\/send$/, async (request) => {
+  route('POST', /^\/v1\/send$/, async (request): Promise<SendAnswer | SendAsAnswer> => {
     const body = parseBody(sendBody, await readJson(request));
     if (body.from) return sendAs(gw, body);
     if (body.label)
@@ -47,7 +48,7 @@ export function sendRoutes(gw: GatewayApi, route: RouteAdder): void {
         ...(body.account ? { account: body.account } : {}),
       },
     });
-    const accepted = {
+    const accepted: SendAccepted = {
       status: 'accepted',
       inputId: sent.input.id,
       sessionKey: sent.sessionKey,
@@ -80,7 +81,7 @@ export function sendRoutes(gw: GatewayApi, route: RouteAdder): void {
   });
 }
 
-async function sendAs(gateway: GatewayApi, body: z.infer<typeof sendBody>): Promise<unknown> {
+async function sendAs(gateway: GatewayApi, body: z.infer<typeof sendBody>): Promise<SendAsAnswer> {
   if (body.channel || body.peer || body.account) {
     throw new SwitchboardError(
       'INVALID_REQUEST',

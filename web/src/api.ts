@@ -1,7 +1,11 @@
 /**
  * The console's only way to the gateway: the control API (docs/control-api.md), with the login cookie. A change
  * carries the console's header, which the API requires of cookie logins. A 401 sends the browser to the login page.
+ * Each page names the answer it reads with the server's own type (src/http/answers.ts, src/ports/): type-only imports,
+ * erased from the bundle.
  */
+import type { StatusAnswer } from '../../src/http/answers.js';
+import type { EventRecord } from '../../src/ports/journal.js';
 
 export class ApiError extends Error {
   constructor(
@@ -13,7 +17,7 @@ export class ApiError extends Error {
   }
 }
 
-export async function api<T = any>(path: string, options: { method?: string; body?: unknown } = {}): Promise<T> {
+export async function api<T = unknown>(path: string, options: { method?: string; body?: unknown } = {}): Promise<T> {
   const response = await fetch(path, {
     method: options.method ?? 'GET',
     credentials: 'same-origin',
@@ -24,7 +28,7 @@ export async function api<T = any>(path: string, options: { method?: string; bod
     body: options.body === undefined ? undefined : JSON.stringify(options.body),
   });
   const text = await response.text();
-  let data: any = {};
+  let data: unknown = {};
   try {
     data = text ? JSON.parse(text) : {};
   } catch {
@@ -32,21 +36,16 @@ export async function api<T = any>(path: string, options: { method?: string; bod
     data = { error: { code: 'HTTP_ERROR', message: text.split('\n')[0].slice(0, 300) } };
   }
   if (!response.ok) {
-    const error = data?.error ?? {};
+    // The API's error body is `{ error: { code, message } }`; a proxy in between may answer anything.
+    const error = (data as { error?: { code?: string; message?: string } } | null)?.error ?? {};
     if (response.status === 401 && !path.startsWith('/login')) location.hash = '#/login';
     throw new ApiError(response.status, error.code ?? 'HTTP_ERROR', error.message ?? `${response.status} ${response.statusText}`);
   }
   return data as T;
 }
 
-export interface JournalEvent {
-  seq: number;
-  type: string;
-  sessionKey: string | null;
-  runId: string | null;
-  payload: any;
-  createdAt: number;
-}
+/** A journal event as `/v1/events` sends it. */
+export type JournalEvent = EventRecord;
 
 export interface Delta {
   type: 'delta';
@@ -77,7 +76,7 @@ export function follow(
     if (query.deltas) params.set('deltas', '1');
     const stored = sessionStorage.getItem(`resume:${resumeKey}`);
     if (query.recent) {
-      const status = await api<{ journalSeq: number }>('/v1/status').catch(() => undefined);
+      const status = await api<StatusAnswer>('/v1/status').catch(() => undefined);
       if (status) params.set('after', String(Math.max(0, status.journalSeq - query.recent)));
       else if (stored) params.set('after', stored);
     } else if (stored) params.set('after', stored);

@@ -3,6 +3,10 @@ import { useState } from 'preact/hooks';
 import { api, clip, enc, time } from '../api.js';
 import { html } from '../html.js';
 import { useLive } from '../live.js';
+import type { BoardTasksAnswer } from '../../../src/http/answers.js';
+import type { BoardTaskView } from '../../../src/ports/board.js';
+
+type ListedTask = BoardTasksAnswer['tasks'][number];
 
 const COLUMNS = ['triage', 'todo', 'ready', 'running', 'review', 'blocked', 'done'];
 const FINISHED = new Set(['done', 'cancelled', 'archived']);
@@ -11,10 +15,10 @@ const STATES = ['triage', 'todo', 'ready', 'running', 'review', 'done', 'blocked
 const useBoardEvents = (refresh: () => unknown, resumeKey: string) => useLive({ query: { type: 'board.' }, resumeKey, refresh });
 
 export function BoardPage() {
-  const [tasks, setTasks] = useState<any[] | null>(null);
+  const [tasks, setTasks] = useState<ListedTask[] | null>(null);
   const [error, setError] = useState<string | null>(null);
   const refresh = () =>
-    api('/v1/board/tasks?limit=2000').then(
+    api<BoardTasksAnswer>('/v1/board/tasks?limit=2000').then(
       (data) => setTasks(data.tasks),
       (failure) => setError(failure.message),
     );
@@ -39,7 +43,8 @@ export function BoardPage() {
   if (!tasks) return html`<p>Loading…</p>`;
   // A task waits only while it is not finished, and only for dependencies that are not done.
   const stateOf = new Map(tasks.map((task) => [task.id, task.state]));
-  const waiting = (task: any) => (FINISHED.has(task.state) ? 0 : task.dependsOn.filter((id: string) => stateOf.get(id) !== 'done').length);
+  const waiting = (task: ListedTask) =>
+    FINISHED.has(task.state) ? 0 : task.dependsOn.filter((id: string) => stateOf.get(id) !== 'done').length;
   return html`
     <h1>Board</h1>
     <form class="toolbar" onSubmit=${create}>
@@ -69,9 +74,9 @@ export function BoardPage() {
 }
 
 export function BoardTaskPage({ id }: { id: string }) {
-  const [view, setView] = useState<any>(null);
+  const [view, setView] = useState<BoardTaskView | null>(null);
   const [error, setError] = useState<string | null>(null);
-  const refresh = () => api(`/v1/board/tasks/${enc(id)}?comments=200`).then(setView, (failure) => setError(failure.message));
+  const refresh = () => api<BoardTaskView>(`/v1/board/tasks/${enc(id)}?comments=200`).then(setView, (failure) => setError(failure.message));
   useBoardEvents(refresh, `board:${id}`);
   const act = async (path: string, body: unknown) => {
     try {
@@ -98,15 +103,15 @@ export function BoardTaskPage({ id }: { id: string }) {
       ${error && html`<span class="error">${error}</span>`}
     </div>
     <h2>Dependencies</h2>
-    <p>${view.dependsOn.length === 0 ? 'none' : view.dependsOn.map((dep: any) => html`<a href=${`#/board/${enc(dep.id)}`}>${dep.title} (${dep.state})</a> `)}</p>
-    ${view.dependents.length > 0 && html`<p>needed by ${view.dependents.map((dep: any) => html`<a href=${`#/board/${enc(dep.id)}`}>${dep.title} (${dep.state})</a> `)}</p>`}
+    <p>${view.dependsOn.length === 0 ? 'none' : view.dependsOn.map((dep) => html`<a href=${`#/board/${enc(dep.id)}`}>${dep.title} (${dep.state})</a> `)}</p>
+    ${view.dependents.length > 0 && html`<p>needed by ${view.dependents.map((dep) => html`<a href=${`#/board/${enc(dep.id)}`}>${dep.title} (${dep.state})</a> `)}</p>`}
     <h2>Attempts</h2>
     <table>
       <thead><tr><th>#</th><th>worker</th><th>started</th><th>outcome</th><th>session</th></tr></thead>
-      <tbody>${view.attempts.map((attempt: any) => html`<tr><td>${attempt.attempt}</td><td>${attempt.worker}</td><td>${time(attempt.startedAt)}</td><td>${attempt.outcome ?? 'running'}${attempt.error ? `: ${clip(attempt.error, 100)}` : ''}</td><td>${attempt.session ? html`<a href=${`#/session/${enc(attempt.session)}`}>${attempt.session}</a>` : ''}</td></tr>`)}</tbody>
+      <tbody>${view.attempts.map((attempt) => html`<tr><td>${attempt.attempt}</td><td>${attempt.worker}</td><td>${time(attempt.startedAt)}</td><td>${attempt.outcome ?? 'running'}${attempt.error ? `: ${clip(attempt.error, 100)}` : ''}</td><td>${attempt.session ? html`<a href=${`#/session/${enc(attempt.session)}`}>${attempt.session}</a>` : ''}</td></tr>`)}</tbody>
     </table>
     <h2>Comments</h2>
-    <ul>${view.comments.map((comment: any) => html`<li><b>${comment.author}</b> <span class="muted">${time(comment.createdAt)}</span> ${comment.body}</li>`)}</ul>
+    <ul>${view.comments.map((comment) => html`<li><b>${comment.author}</b> <span class="muted">${time(comment.createdAt)}</span> ${comment.body}</li>`)}</ul>
     <form class="toolbar" onSubmit=${(e: Event) => {
       e.preventDefault();
       const form = e.target as HTMLFormElement;

@@ -5,6 +5,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, clip, enc, time } from '../api.js';
 import { html } from '../html.js';
+import type { CollaborationEdgeAnswer, CollaborationLinkAnswer, ExchangeAnswer, GraphAnswer } from '../../../src/http/answers.js';
 
 const WINDOWS = [
   ['1 hour', 3_600_000],
@@ -20,22 +21,22 @@ function trim([x, y]: [number, number], [tx, ty]: [number, number]): [number, nu
   return [x + ((tx - x) * NODE_RADIUS) / length, y + ((ty - y) * NODE_RADIUS) / length];
 }
 
-function Conversation({ link }: { link: any }) {
-  const [detail, setDetail] = useState<any>(null);
+function Conversation({ link }: { link: CollaborationLinkAnswer }) {
+  const [detail, setDetail] = useState<ExchangeAnswer | null>(null);
   useEffect(() => {
-    if (link.kind === 'exchange') api(`/v1/exchanges/${enc(link.id)}`).then(setDetail);
+    if (link.kind === 'exchange') api<ExchangeAnswer>(`/v1/exchanges/${enc(link.id)}`).then(setDetail);
   }, [link.id]);
-  const sessions = [link.fromSession, link.toSession].filter(Boolean);
+  const sessions = [link.fromSession, link.toSession].filter((key): key is string => Boolean(key));
   return html`
     <div class="card" data-testid="conversation">
       <h3>${link.kind} ${link.id.slice(0, 8)} · ${link.status}</h3>
-      <p>${sessions.map((key: string) => html`<a href=${`#/session/${enc(key)}`}>${key}</a> `)}</p>
+      <p>${sessions.map((key) => html`<a href=${`#/session/${enc(key)}`}>${key}</a> `)}</p>
       ${link.kind === 'board' && html`<a href=${`#/board/${enc(link.id)}`}>open the task</a>`}
       ${link.kind === 'a2a' && link.toSession && html`<a href=${`#/a2a/${enc(link.id)}`}>open the A2A task</a>`}
       ${
         detail &&
         html`<ol class="steps">
-          ${detail.inputs.map((input: any) => html`<li><b>${input.provenance.exchange?.step ?? input.provenance.kind}</b> into ${input.sessionKey}: ${clip(input.text, 400)} <a href=${`#/path/${enc(input.id)}`}>path</a></li>`)}
+          ${detail.inputs.map((input) => html`<li><b>${input.provenance.exchange?.step ?? input.provenance.kind}</b> into ${input.sessionKey}: ${clip(input.text, 400)} <a href=${`#/path/${enc(input.id)}`}>path</a></li>`)}
           ${detail.exchange.replyText && html`<li><b>reply</b>: ${clip(detail.exchange.replyText, 400)}</li>`}
         </ol>`
       }
@@ -45,14 +46,14 @@ function Conversation({ link }: { link: any }) {
 
 export function MapPage() {
   const [windowMs, setWindowMs] = useState<number>(86_400_000);
-  const [graph, setGraph] = useState<any>(null);
-  const [edge, setEdge] = useState<any>(null);
-  const [link, setLink] = useState<any>(null);
+  const [graph, setGraph] = useState<GraphAnswer | null>(null);
+  const [edge, setEdge] = useState<CollaborationEdgeAnswer | null>(null);
+  const [link, setLink] = useState<CollaborationLinkAnswer | null>(null);
   useEffect(() => {
-    api(`/v1/graph?since=${Date.now() - windowMs}`).then(setGraph);
+    api<GraphAnswer>(`/v1/graph?since=${Date.now() - windowMs}`).then(setGraph);
   }, [windowMs]);
   if (!graph) return html`<p>Loading…</p>`;
-  const open = (item: any) => {
+  const open = (item: CollaborationEdgeAnswer) => {
     setEdge(item);
     setLink(null);
   };
@@ -70,12 +71,12 @@ export function MapPage() {
     ]),
   );
   // Edges between the same two agents (a spawn and an exchange, or both directions) are spread apart, each with its count.
-  const pairs = new Map<string, any[]>();
+  const pairs = new Map<string, CollaborationEdgeAnswer[]>();
   for (const item of graph.edges) {
     const pair = [item.from, item.to].sort().join('\u0000');
     pairs.set(pair, [...(pairs.get(pair) ?? []), item]);
   }
-  const shape = (item: any) => {
+  const shape = (item: CollaborationEdgeAnswer) => {
     const pair = [item.from, item.to].sort();
     const siblings = pairs.get(pair.join('\u0000'))!;
     const k = siblings.indexOf(item);
@@ -116,7 +117,7 @@ export function MapPage() {
     <div class="split">
       <svg viewBox=${`0 0 ${size} ${size}`} class="map" data-testid="map">
         <defs><marker id="arrow" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="6" markerHeight="6" orient="auto-start-reverse"><path d="M 0 0 L 10 5 L 0 10 z" /></marker></defs>
-        ${graph.edges.map((item: any) => {
+        ${graph.edges.map((item) => {
           const { d, lx, ly } = shape(item);
           return html`<g class="edge" data-testid=${`edge-${item.kind}-${item.from}-${item.to}`} onClick=${() => open(item)}>
             <path d=${d} stroke=${COLORS[item.kind]} marker-end="url(#arrow)" />
@@ -134,7 +135,7 @@ export function MapPage() {
         ${
           edge &&
           html`<h2>${edge.from} → ${edge.to} (${edge.kind}, ${edge.count})</h2>
-            <ul class="links">${edge.links.map((item: any) => html`<li><button class="link" onClick=${() => setLink(item)}>${time(item.at)} · ${item.status}</button></li>`)}</ul>`
+            <ul class="links">${edge.links.map((item) => html`<li><button class="link" onClick=${() => setLink(item)}>${time(item.at)} · ${item.status}</button></li>`)}</ul>`
         }
         ${link && html`<${Conversation} key=${link.id} link=${link} />`}
       </div>

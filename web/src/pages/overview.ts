@@ -3,25 +3,28 @@ import { useState } from 'preact/hooks';
 import { api, duration, enc, type JournalEvent, time } from '../api.js';
 import { html } from '../html.js';
 import { useLive, useNow } from '../live.js';
+import type { AgentAnswer, AgentsAnswer, OutboxAnswer, RunsAnswer, StatusAnswer, UsageAnswer } from '../../../src/http/answers.js';
+import type { OutboxRecord } from '../../../src/ports/journal.js';
+import type { RunRecord } from '../../../src/ports/runs.js';
 
 interface Overview {
-  status: any;
-  agents: any[];
-  runs: any[];
-  dead: any[];
-  usage: any;
+  status: StatusAnswer;
+  agents: AgentAnswer[];
+  runs: RunRecord[];
+  dead: OutboxRecord[];
+  usage: UsageAnswer;
 }
 
 async function load(): Promise<Overview> {
   const [status, agents, runs, usage] = await Promise.all([
-    api('/v1/status'),
-    api('/v1/agents'),
-    api('/v1/runs?limit=200'),
-    api('/v1/usage'),
+    api<StatusAnswer>('/v1/status'),
+    api<AgentsAnswer>('/v1/agents'),
+    api<RunsAnswer>('/v1/runs?limit=200'),
+    api<UsageAnswer>('/v1/usage'),
   ]);
   // The backlog is counted by the gateway; the dead letters themselves are read only when there are some.
-  const dead = status.outbox.dead > 0 ? (await api('/v1/outbox?status=dead&limit=100')).rows : [];
-  return { status, agents: agents.agents, runs: runs.runs.filter((run: any) => run.status === 'running'), dead, usage };
+  const dead = status.outbox.dead > 0 ? (await api<OutboxAnswer>('/v1/outbox?status=dead&limit=100')).rows : [];
+  return { status, agents: agents.agents, runs: runs.runs.filter((run) => run.status === 'running'), dead, usage };
 }
 
 export function OverviewPage() {
@@ -38,18 +41,18 @@ export function OverviewPage() {
   });
   if (!data) return html`<p>Loading…</p>`;
   const { status, usage } = data;
-  const usageOf = (id: string) => usage.agents.find((row: any) => row.agentId === id);
+  const usageOf = (id: string) => usage.agents.find((row) => row.agentId === id);
   return html`
     <h1>Overview</h1>
     <section class="grid">
       <div class="card"><h2>Gateway</h2><p>${status.gatewayId}</p><p>up ${duration(status.uptimeMs)}</p></div>
       <div class="card"><h2>Outbox</h2><p><b data-testid="outbox-pending">${status.outbox.pending}</b> pending</p><p><b>${status.outbox.dead}</b> dead letters</p></div>
-      <div class="card"><h2>Stalled lanes</h2>${status.stalledLanes.length === 0 ? html`<p>none</p>` : status.stalledLanes.map((lane: any) => html`<p class="warn">${lane.lane}: ${JSON.stringify(lane)}</p>`)}</div>
+      <div class="card"><h2>Stalled lanes</h2>${status.stalledLanes.length === 0 ? html`<p>none</p>` : status.stalledLanes.map((lane) => html`<p class="warn">${lane.sessionKey}: ${JSON.stringify(lane)}</p>`)}</div>
     </section>
     <h2>Lanes</h2>
     <table>
       <thead><tr><th>lane</th><th>active</th><th>waiting</th><th>cap</th></tr></thead>
-      <tbody>${Object.entries(status.lanes).map(([name, lane]: [string, any]) => html`<tr><td>${name}</td><td>${lane.active}</td><td>${lane.waiting}</td><td>${lane.max}</td></tr>`)}</tbody>
+      <tbody>${Object.entries(status.lanes).map(([name, lane]) => html`<tr><td>${name}</td><td>${lane.active}</td><td>${lane.waiting}</td><td>${lane.max}</td></tr>`)}</tbody>
     </table>
     <h2>Agents, today</h2>
     <table>

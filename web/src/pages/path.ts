@@ -2,8 +2,9 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, duration, enc } from '../api.js';
 import { html } from '../html.js';
+import type { MessagePathAnswer, PathStepAnswer } from '../../../src/http/answers.js';
 
-function Steps({ steps, start }: { steps: any[]; start: number }) {
+function Steps({ steps, start }: { steps: PathStepAnswer[]; start: number }) {
   return html`<ol class="path">
     ${steps.map(
       (step) => html`<li class=${`step ${step.kind}`} data-testid="step">
@@ -16,10 +17,10 @@ function Steps({ steps, start }: { steps: any[]; start: number }) {
 }
 
 export function PathPage({ inputId }: { inputId: string }) {
-  const [path, setPath] = useState<any>(null);
+  const [path, setPath] = useState<MessagePathAnswer | null>(null);
   const [error, setError] = useState<string | null>(null);
   useEffect(() => {
-    api(`/v1/inputs/${enc(inputId)}/path`).then(setPath, (failure) => setError(failure.message));
+    api<MessagePathAnswer>(`/v1/inputs/${enc(inputId)}/path`).then(setPath, (failure) => setError(failure.message));
   }, [inputId]);
   if (error) return html`<p class="error">${error}</p>`;
   if (!path) return html`<p>Loading…</p>`;

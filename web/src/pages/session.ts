@@ -7,22 +7,32 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { ApiError, api, clip, duration, enc, time } from '../api.js';
 import { html } from '../html.js';
 import { useLive } from '../live.js';
+import type {
+  AnnotatedSessionAnswer,
+  CancelAnswer,
+  HistoryAnswer,
+  RunsAnswer,
+  SendAnswer,
+  SessionAnswer,
+} from '../../../src/http/answers.js';
+import type { RunRecord } from '../../../src/ports/runs.js';
+import type { Provenance, TranscriptEntry } from '../../../src/ports/sessions.js';
 
 const MODES = ['followup', 'steer', 'collect', 'interrupt', 'notify'];
 /** The newest entries a session page reads. */
 const HISTORY = 2000;
 
-interface Entry {
-  seq: number;
-  role: string;
-  content: any;
-  provenance: any;
-  inputId: string | null;
-  runId: string | null;
-  createdAt: number;
+/** A part of an entry's content (the AI SDK's message parts), as far as the page shows one; a note's content is a string. */
+interface ContentPart {
+  type?: string;
+  text?: string;
+  toolName?: string;
+  input?: unknown;
+  /** A tool's result: `{ type, value }`, or the value itself in older transcripts. */
+  output?: unknown;
 }
 
-function provenanceLine(provenance: any): string | null {
+function provenanceLine(provenance: Provenance | null): string | null {
   if (!provenance) return null;
   const from = provenance.sourceAgent ? ` from ${provenance.sourceAgent}` : provenance.peer ? ` from ${provenance.peer}` : '';
   const via = provenance.channel ? ` via ${provenance.channel}` : '';
@@ -30,7 +40,7 @@ function provenanceLine(provenance: any): string | null {
   return `${provenance.kind}${from}${via}${step}`;
 }
 
-function Part({ part }: { part: any }) {
+function Part({ part }: { part: string | ContentPart }) {
   if (typeof part === 'string') return html`<div class="text">${part}</div>`;
   switch (part.type) {
     case 'text':
@@ -38,7 +48,7 @@ function Part({ part }: { part: any }) {
     case 'tool-call':
       return html`<details class="tool"><summary>tool call <b>${part.toolName}</b> ${clip(JSON.stringify(part.input ?? {}), 80)}</summary><pre>${JSON.stringify(part.input, null, 2)}</pre></details>`;
     case 'tool-result': {
-      const output = part.output?.value ?? part.output;
+      const output = (part.output as { value?: unknown } | null | undefined)?.value ?? part.output;
       return html`<details class="tool result"><summary>result of <b>${part.toolName}</b> ${clip(JSON.stringify(output ?? null), 80)}</summary><pre>${JSON.stringify(output, null, 2)}</pre></details>`;
     }
     default:
@@ -46,8 +56,8 @@ function Part({ part }: { part: any }) {
   }
 }
 
-function EntryView({ entry }: { entry: Entry }) {
-  const parts = Array.isArray(entry.content) ? entry.content : [entry.content];
+function EntryView({ entry }: { entry: TranscriptEntry }) {
+  const parts = (Array.isArray(entry.content) ? entry.content : [entry.content]) as (string | ContentPart)[];
   const line = provenanceLine(entry.provenance);
   return html`
     <div class=${`entry ${entry.role}`} data-testid="entry">
@@ -56,7 +66,7 @@ function EntryView({ entry }: { entry: Entry }) {
         ${line && html` <span class="provenance">${line}</span>`}
         ${entry.inputId && html` <a class="muted" href=${`#/path/${enc(entry.inputId)}`}>path</a>`}
       </div>
-      ${parts.map((part: any) => html`<${Part} part=${part} />`)}
+      ${parts.map((part) => html`<${Part} part=${part} />`)}
     </div>
   `;
 }
@@ -72,11 +82,11 @@ interface Pending {
 const atEnd = () => innerHeight + scrollY >= document.documentElement.scrollHeight - 80;
 
 export function SessionPage({ sessionKey }: { sessionKey: string }) {
-  const [session, setSession] = useState<any>(null);
+  const [session, setSession] = useState<SessionAnswer | null>(null);
   // True when the session does not exist yet: the page offers the composer, whose first message starts it.
   const [fresh, setFresh] = useState(false);
-  const [entries, setEntries] = useState<Entry[]>([]);
-  const [runs, setRuns] = useState<Map<string, any>>(new Map());
+  const [entries, setEntries] = useState<TranscriptEntry[]>([]);
+  const [runs, setRuns] = useState<Map<string, RunRecord>>(new Map());
   const [live, setLive] = useState('');
   const [error, setError] = useState<string | null>(null);
   const [sent, setSent] = useState<string | null>(null);
@@ -92,16 +102,16 @@ export function SessionPage({ sessionKey }: { sessionKey: string }) {
       refresh: async () => {
         try {
           const [described, history, runList] = await Promise.all([
-            api(`/v1/sessions/${enc(sessionKey)}`),
-            api(`/v1/sessions/${enc(sessionKey)}/history?limit=${HISTORY}`),
-            api(`/v1/runs?sessionKey=${enc(sessionKey)}&limit=1000`),
+            api<SessionAnswer>(`/v1/sessions/${enc(sessionKey)}`),
+            api<HistoryAnswer>(`/v1/sessions/${enc(sessionKey)}/history?limit=${HISTORY}`),
+            api<RunsAnswer>(`/v1/runs?sessionKey=${enc(sessionKey)}&limit=1000`),
           ]);
           followEnd.current = followEnd.current || atEnd();
           setSession(described);
           setFresh(false);
           setEntries(history.entries);
-          setRuns(new Map(runList.runs.map((run: any) => [run.id, run])));
-          const shown = new Set(history.entries.map((entry: Entry) => entry.inputId));
+          setRuns(new Map(runList.runs.map((run) => [run.id, run])));
+          const shown = new Set(history.entries.map((entry) => entry.inputId));
           setPending((list) => list.filter((item) => !shown.has(item.inputId)));
         } catch (failure) {
           if (failure instanceof ApiError && failure.code === 'SESSION_NOT_FOUND' && /^agent:[^:]+:/.test(sessionKey)) setFresh(true);
@@ -128,7 +138,7 @@ export function SessionPage({ sessionKey }: { sessionKey: string }) {
     const data = new FormData(form);
     const message = data.get('message') as string;
     try {
-      const answer = await api('/v1/send', {
+      const answer = await api<SendAnswer>('/v1/send', {
         method: 'POST',
         body: { target: sessionKey, message, mode: data.get('mode') },
       });
@@ -143,7 +153,7 @@ export function SessionPage({ sessionKey }: { sessionKey: string }) {
   const stop = async (runId: string) => {
     setStopping(runId);
     try {
-      const answer = await api(`/v1/runs/${enc(runId)}/cancel`, { method: 'POST' });
+      const answer = await api<CancelAnswer>(`/v1/runs/${enc(runId)}/cancel`, { method: 'POST' });
       setSent(answer.cancelled ? 'stopping the run' : 'the run had ended already');
     } catch (failure) {
       setSent((failure as Error).message);
@@ -152,8 +162,9 @@ export function SessionPage({ sessionKey }: { sessionKey: string }) {
   };
   const annotate = async (change: { label?: string | null; archived?: boolean }) => {
     try {
-      const answer = await api(`/v1/sessions/${enc(sessionKey)}`, { method: 'PATCH', body: change });
-      setSession({ ...session, session: answer.session });
+      const answer = await api<AnnotatedSessionAnswer>(`/v1/sessions/${enc(sessionKey)}`, { method: 'PATCH', body: change });
+      // The toolbar that annotates is shown only with the session read.
+      setSession({ ...session!, session: answer.session });
       if ('label' in change) setLabelDraft(null);
     } catch (failure) {
       setSent((failure as Error).message);

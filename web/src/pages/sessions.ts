@@ -5,36 +5,28 @@
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import { api, enc, time } from '../api.js';
 import { html } from '../html.js';
+import type { AgentsAnswer, SessionsAnswer } from '../../../src/http/answers.js';
+import type { SessionRecord } from '../../../src/ports/sessions.js';
 
 const PAGE = 100;
 /** The most sessions read at once (the control API's largest page). */
 const LIMIT = 10_000;
 
-interface Session {
-  key: string;
-  agentId: string;
-  label: string | null;
-  parentKey: string | null;
-  state: string;
-  updatedAt: number;
-  archivedAt: number | null;
-}
-
 interface Row {
-  session: Session;
+  session: SessionRecord;
   depth: number;
 }
 
 /** Each agent's top sessions, newest first, each followed by its descendants. */
-function treeRows(sessions: Session[]): Map<string, Row[]> {
-  const byParent = new Map<string, Session[]>();
+function treeRows(sessions: SessionRecord[]): Map<string, Row[]> {
+  const byParent = new Map<string, SessionRecord[]>();
   const keys = new Set(sessions.map((session) => session.key));
   for (const session of sessions) {
     const parent = session.parentKey && keys.has(session.parentKey) ? session.parentKey : '';
     byParent.set(parent, [...(byParent.get(parent) ?? []), session]);
   }
   const agents = new Map<string, Row[]>();
-  const visit = (session: Session, depth: number, rows: Row[]) => {
+  const visit = (session: SessionRecord, depth: number, rows: Row[]) => {
     rows.push({ session, depth });
     for (const child of byParent.get(session.key) ?? []) visit(child, depth + 1, rows);
   };
@@ -47,17 +39,17 @@ function treeRows(sessions: Session[]): Map<string, Row[]> {
 }
 
 export function SessionsPage() {
-  const [sessions, setSessions] = useState<Session[] | null>(null);
+  const [sessions, setSessions] = useState<SessionRecord[] | null>(null);
   const [filter, setFilter] = useState('');
   const [agent, setAgent] = useState('');
   const [archived, setArchived] = useState(false);
   const [page, setPage] = useState(0);
   const [configured, setConfigured] = useState<string[]>([]);
   useEffect(() => {
-    api(`/v1/sessions?limit=${LIMIT}&archived=${archived}`).then((data) => setSessions(data.sessions));
+    api<SessionsAnswer>(`/v1/sessions?limit=${LIMIT}&archived=${archived}`).then((data) => setSessions(data.sessions));
   }, [archived]);
   useEffect(() => {
-    api('/v1/agents').then((data) => setConfigured(data.agents.map((item: any) => item.id)));
+    api<AgentsAnswer>('/v1/agents').then((data) => setConfigured(data.agents.map((item) => item.id)));
   }, []);
   // A conversation with any configured agent starts on its main session's page, which exists once a message is sent.
   const start = (event: Event) => {

@@ -3,32 +3,33 @@ import { useEffect, useState } from 'preact/hooks';
 import { api, duration, enc } from '../api.js';
 import { html } from '../html.js';
 import { useLive, useNow } from '../live.js';
+import type { AgentsAnswer, KillAnswer, SubagentAnswer, SubagentsAnswer } from '../../../src/http/answers.js';
 
 const LIVE = new Set(['pending', 'running']);
 
 export function SubagentsPage() {
-  const [children, setChildren] = useState<any[] | null>(null);
+  const [children, setChildren] = useState<SubagentAnswer[] | null>(null);
   const [models, setModels] = useState<Map<string, string>>(new Map());
   const [note, setNote] = useState<string | null>(null);
   const [fetchedAt, setFetchedAt] = useState(Date.now());
   const now = useNow();
   // Read again when a sub-agent changes (its journal events), not on a timer: the list can be long.
   const refresh = () =>
-    api('/v1/subagents').then((data) => {
+    api<SubagentsAnswer>('/v1/subagents').then((data) => {
       setChildren(data.subagents);
       setFetchedAt(Date.now());
     });
   useLive({ query: { type: 'subagent.' }, resumeKey: 'subagents', refresh });
   useEffect(() => {
-    api('/v1/agents').then((data) => setModels(new Map(data.agents.map((agent: any) => [agent.id, agent.model]))));
+    api<AgentsAnswer>('/v1/agents').then((data) => setModels(new Map(data.agents.map((agent) => [agent.id, agent.model]))));
   }, []);
   if (!children) return html`<p>Loading…</p>`;
-  const kill = async (child: any) => {
-    const answer = await api(`/v1/subagents/${enc(child.subagentId)}/kill`, { method: 'POST' });
+  const kill = async (child: SubagentAnswer) => {
+    const answer = await api<KillAnswer>(`/v1/subagents/${enc(child.subagentId)}/kill`, { method: 'POST' });
     setNote(`killed ${answer.cancelled.length} sub-agent(s)`);
     void refresh();
   };
-  const steer = async (child: any, event: Event) => {
+  const steer = async (child: SubagentAnswer, event: Event) => {
     event.preventDefault();
     const form = event.target as HTMLFormElement;
     const message = (new FormData(form).get('message') as string).trim();
@@ -38,18 +39,18 @@ export function SubagentsPage() {
     setNote(`steered ${child.label ?? child.subagentId.slice(0, 8)}`);
   };
   // The spawn tree: each child under its parent session, the roots first.
-  const byParent = new Map<string, any[]>();
+  const byParent = new Map<string, SubagentAnswer[]>();
   for (const child of children) byParent.set(child.parentSessionKey, [...(byParent.get(child.parentSessionKey) ?? []), child]);
   const childKeys = new Set(children.map((child) => child.childSessionKey));
-  const ordered: any[] = [];
-  const visit = (child: any) => {
+  const ordered: SubagentAnswer[] = [];
+  const visit = (child: SubagentAnswer) => {
     ordered.push(child);
     for (const grandchild of byParent.get(child.childSessionKey) ?? []) visit(grandchild);
   };
   for (const [parent, list] of byParent) if (!childKeys.has(parent)) list.forEach(visit);
   const live = ordered.filter((child) => LIVE.has(child.state));
   const rest = ordered.filter((child) => !LIVE.has(child.state)).slice(-200);
-  const row = (child: any) => html`
+  const row = (child: SubagentAnswer) => html`
     <tr data-testid="subagent" data-state=${child.state}>
       <td style=${{ paddingLeft: `${child.depth}em` }}><a href=${`#/session/${enc(child.childSessionKey)}`}>${child.label ?? child.subagentId.slice(0, 8)}</a></td>
       <td>${child.agentId}</td><td>${child.model ?? models.get(child.agentId) ?? ''}${child.runtime ? ` (${child.runtime})` : ''}</td>
