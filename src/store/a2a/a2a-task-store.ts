@@ -15,7 +15,7 @@ import { type Db, json, num, numOrNull, parse } from '../sql/rows.js';
 import { appendEvent, insertOutbox } from '../sql/writes.js';
 import { KyselyRemoteTasks } from './remote-tasks.js';
 import type { A2APushConfigsTable, A2ATasksTable, Database } from '../schema/database.js';
-import type { SqlDialectName } from '../sql/dialect.js';
+import type { SqlDialect } from '../sql/dialect.js';
 
 function toTask(row: Selectable<A2ATasksTable>): A2ATaskRecord {
   return {
@@ -148,7 +148,7 @@ const pushConfigsOf = prepared<'taskId', Selectable<A2APushConfigsTable>>((db, p
 export class KyselyA2ATaskStore extends KyselyRemoteTasks implements A2ATaskStore {
   constructor(
     db: Kysely<Database>,
-    private readonly dialect: SqlDialectName = 'sqlite',
+    private readonly dialect: SqlDialect,
   ) {
     super(db);
   }
@@ -163,7 +163,7 @@ export class KyselyA2ATaskStore extends KyselyRemoteTasks implements A2ATaskStor
     return this.db.transaction().execute(async (trx) => {
       // Writers of one task's pushes take turns on its row (SQLite's transactions take turns anyway).
       const task = trx.selectFrom('a2a_tasks').select('id').where('id', '=', taskId);
-      await (this.dialect === 'postgres' ? task.forUpdate() : task).execute();
+      await this.dialect.lockRows(task).execute();
       const last = await trx
         .selectFrom('a2a_task_events')
         .select(['type', 'detail', 'created_at'])

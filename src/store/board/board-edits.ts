@@ -2,7 +2,7 @@
  * The board's edits by people and agents over Kysely (docs/board.md): create, link, move, review and comment,
  * each one transaction. A change a tool call made under its ledger key is not made again (changeByKey).
  */
-import { sql, type Kysely } from 'kysely';
+import type { Kysely } from 'kysely';
 import { cyclePath, initialState, refuseMove, type BoardState } from '../../core/board.js';
 import { SwitchboardError } from '../../core/errors.js';
 import type {
@@ -31,7 +31,7 @@ import {
 } from './board-rows.js';
 import { json, num, type Db } from '../sql/rows.js';
 import type { Database } from '../schema/database.js';
-import type { SqlDialectName } from '../sql/dialect.js';
+import type { SqlDialect } from '../sql/dialect.js';
 
 const MAX_TX_ATTEMPTS = 8;
 export const DISPATCHER_LEASE = 'dispatcher';
@@ -40,14 +40,14 @@ export const DISPATCHER_LEASE = 'dispatcher';
  * The dispatcher's fence: its lease still held under this epoch, its row held (FOR SHARE on PostgreSQL) until the
  * transaction ends, so another gateway's takeover of the lease waits for this write, and every write after it fails.
  */
-async function holdFence(trx: Db, dialect: SqlDialectName, fence: DispatcherFence): Promise<void> {
+async function holdFence(trx: Db, dialect: SqlDialect, fence: DispatcherFence): Promise<void> {
   const read = trx
     .selectFrom('board_leases')
     .select('epoch')
     .where('name', '=', DISPATCHER_LEASE)
     .where('owner', '=', fence.owner)
     .where('epoch', '=', fence.epoch);
-  if (await (dialect === 'postgres' ? read.forShare() : read).executeTakeFirst()) return;
+  if (await dialect.shareRows(read).executeTakeFirst()) return;
   throw new SwitchboardError(
     'DISPATCHER_LEASE_LOST',
     `the board dispatcher lease moved on from ${fence.owner} (epoch ${fence.epoch}): another gateway dispatches now; nothing was written`,
@@ -61,7 +61,7 @@ export type OneStatementClaim = (db: Kysely<Database>, request: BoardClaimReques
 export class KyselyBoardEdits extends KyselyBoardReads {
   constructor(
     db: Kysely<Database>,
-    dialect: SqlDialectName,
+    dialect: SqlDialect,
     /** Set on the dispatcher's view (BoardStore.fenced): every transaction checks it first. */
     protected readonly fence?: DispatcherFence,
     /** An adapter's claim in one statement, where it has one (PostgreSQL); the portable claim otherwise. */
@@ -162,7 +162,7 @@ export class KyselyBoardEdits extends KyselyBoardReads {
       // Links are added one at a time across the database (PostgreSQL: a transaction-scoped advisory lock), so two
       // links that would close a cycle together cannot both pass the cycle check. The dependency's row is held too:
       // if it is finishing now, either its promotion sees this link or this link sees it done.
-      if (this.dialect === 'postgres') await sql`SELECT pg_advisory_xact_lock(hashtext('switchboard.board_deps'))`.execute(trx);
+      await this.dialect.lockName(trx, 'switchboard.board_deps');
       await lockTasks(trx, [dependsOn]);
       const task = await loadTask(trx, taskId);
       const other = await loadTask(trx, dependsOn);

@@ -1,8 +1,7 @@
 /** The board's reads over Kysely: a task, its view (dependencies, comments, attempts), lists and the event log. */
 import type { Kysely } from 'kysely';
 import { num } from '../sql/rows.js';
-import { SettledPoint } from '../sql/settled-point.js';
-import type { SqlDialectName } from '../sql/dialect.js';
+import type { SettledPoint, SqlDialect } from '../sql/dialect.js';
 import type { BoardState } from '../../core/board.js';
 import type { BoardEventRecord, BoardTaskFilter, BoardTaskRecord, BoardTaskView } from '../../ports/index.js';
 import { toAttempt, toBoardEvent, toBoardTask, toComment } from './board-rows.js';
@@ -14,9 +13,9 @@ export class KyselyBoardReads {
 
   constructor(
     protected readonly db: Kysely<Database>,
-    protected readonly dialect: SqlDialectName,
+    protected readonly dialect: SqlDialect,
   ) {
-    this.settled = new SettledPoint(db, dialect, 'board_events_seq_seq', async () => {
+    this.settled = dialect.settledPoint(db, 'board_events_seq_seq', async () => {
       const row = await db
         .selectFrom('board_events')
         .select((eb) => eb.fn.max('seq').as('seq'))

@@ -43,7 +43,7 @@ export class KyselyBoardStore extends KyselyBoardEdits implements BoardStore {
       else query = query.where((eb) => eb.or([eb('assignee', 'is', null), eb('assignee', '=', request.worker)]));
       query = query.orderBy('priority', 'desc').orderBy('created_at').orderBy('id').limit(1);
       // Several gateways on one PostgreSQL: each takes a different row instead of queueing on the same one.
-      const row = await (this.dialect === 'postgres' ? query.forUpdate().skipLocked() : query).executeTakeFirst();
+      const row = await this.dialect.lockRowsSkipLocked(query).executeTakeFirst();
       if (!row) return undefined;
       const task = toBoardTask(row);
       const attempt = task.attempts + 1;

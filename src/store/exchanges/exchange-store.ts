@@ -22,12 +22,12 @@ import { appendEvent, insertInput } from '../sql/writes.js';
 import type { Database, ExchangesTable } from '../schema/database.js';
 import { takeRate } from '../sql/limits.js';
 import { recordToolCall } from '../tool-calls/tool-call-store.js';
-import type { SqlDialectName } from '../sql/dialect.js';
+import type { SqlDialect } from '../sql/dialect.js';
 
 export class KyselyExchangeStore implements ExchangeStore {
   constructor(
     private readonly db: Kysely<Database>,
-    private readonly dialect: SqlDialectName,
+    private readonly dialect: SqlDialect,
   ) {}
 
   open(exchange: NewExchange, input: NewInput, now: number): Promise<{ exchange: ExchangeRecord; input: InputRecord; created: boolean }>;

@@ -16,9 +16,8 @@ import type {
 import { num, toEvent, toOutbox } from '../sql/rows.js';
 import { appendEvent, insertOutbox, relaxed, type LeaseTaker, type Relax } from '../sql/writes.js';
 import { prepared } from '../sql/prepared.js';
-import { SettledPoint } from '../sql/settled-point.js';
 import type { Database, EventsTable } from '../schema/database.js';
-import type { SqlDialectName } from '../sql/dialect.js';
+import type { SettledPoint, SqlDialect } from '../sql/dialect.js';
 
 const eventsAfter = prepared<'afterSeq' | 'limit', Selectable<EventsTable>>((db, param) =>
   db.selectFrom('events').selectAll().where('seq', '>', param('afterSeq')).orderBy('seq').limit(param('limit')),
@@ -26,7 +25,7 @@ const eventsAfter = prepared<'afterSeq' | 'limit', Selectable<EventsTable>>((db,
 export class KyselyOutboxStore implements OutboxStore {
   constructor(
     private readonly db: Kysely<Database>,
-    private readonly dialect: SqlDialectName,
+    private readonly dialect: SqlDialect,
   ) {}
 
   async add(row: NewOutboxRow, now: number): Promise<OutboxRecord> {
@@ -62,7 +61,7 @@ export class KyselyOutboxStore implements OutboxStore {
     const row = await this.db
       .updateTable('outbox')
       .set((eb) => ({ claim_token: eb('claim_token', '+', 1), claimed_by: owner, next_attempt_at: now + leaseMs }))
-      .where('id', 'in', this.dialect === 'postgres' ? due.forUpdate().skipLocked() : due)
+      .where('id', 'in', this.dialect.lockRowsSkipLocked(due))
       .returningAll()
       .executeTakeFirst();
     return row ? toOutbox(row) : undefined;
@@ -209,9 +208,9 @@ export class KyselyEventJournal implements EventJournal {
 
   constructor(
     private readonly db: Kysely<Database>,
-    dialect: SqlDialectName,
+    dialect: SqlDialect,
   ) {
-    this.point = new SettledPoint(db, dialect, 'events_seq_seq', () => this.latestSeq());
+    this.point = dialect.settledPoint(db, 'events_seq_seq', () => this.latestSeq());
   }
 
   /** See SettledPoint: how far the journal can be read without skipping an event that commits late. */

@@ -1,9 +1,10 @@
 /**
- * The store ports over Kysely, in SQL that SQLite and PostgreSQL both accept. An adapter supplies the
- * Kysely instance and one expression for the database clock (lease time comes from the database).
+ * The store ports over Kysely, in SQL that SQLite and PostgreSQL both accept: the concern stores assembled. An adapter
+ * supplies the Kysely instance and its dialect object (sql/dialect.ts), which holds what differs between the engines,
+ * the database clock among it (lease time comes from the database).
  */
 import type { OneStatementClaim } from '../board/board-edits.js';
-import type { Kysely, RawBuilder } from 'kysely';
+import type { Kysely } from 'kysely';
 import type {
   IdKind,
   A2ATaskStore,
@@ -40,7 +41,7 @@ import { KyselyMemoryStore } from '../memory/memory-store.js';
 import { KyselyMailboxStore } from '../mailbox/mailbox-store.js';
 import { KyselyToolCallStore } from '../tool-calls/tool-call-store.js';
 import { matchIds } from './match-ids.js';
-import type { SqlDialectName } from '../sql/dialect.js';
+import type { SqlDialect } from '../sql/dialect.js';
 import { copyTables, firstNonEmpty, type TableCopy } from './store-copy.js';
 import { SwitchboardError } from '../../core/errors.js';
 
@@ -67,9 +68,7 @@ export class KyselyStore implements Store {
 
   constructor(
     protected readonly db: Kysely<Database>,
-    protected readonly dialect: SqlDialectName,
-    /** The database clock in epoch milliseconds, as an SQL expression. */
-    dbNowMs: () => RawBuilder<number>,
+    protected readonly dialect: SqlDialect,
     adapter: {
       /** An adapter's own input store, where it has a faster accept path. */
       inputs?: InputStore;
@@ -82,6 +81,7 @@ export class KyselyStore implements Store {
       boardClaim?: OneStatementClaim;
     } = {},
   ) {
+    const dbNowMs = () => dialect.nowMs();
     this.toolCalls = new KyselyToolCallStore(db);
     this.memory = new KyselyMemoryStore(db, dialect);
     this.mailbox = new KyselyMailboxStore(db, dialect);

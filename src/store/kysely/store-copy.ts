@@ -5,7 +5,7 @@
  */
 import { sql, type Kysely } from 'kysely';
 import type { Database } from '../schema/database.js';
-import type { SqlDialectName } from '../sql/dialect.js';
+import type { SqlDialect } from '../sql/dialect.js';
 
 /** Every table of the store (the record's type makes leaving one out a compile error), and whether it is numbered by a sequence. */
 const TABLES = {
@@ -71,7 +71,7 @@ export async function firstNonEmpty(db: Kysely<Database>): Promise<{ table: Tabl
 export async function copyTables(
   from: Kysely<Database>,
   to: Kysely<Database>,
-  toDialect: SqlDialectName,
+  toDialect: SqlDialect,
   progress: (copy: TableCopy) => void = () => {},
 ): Promise<TableCopy[]> {
   const report: TableCopy[] = [];
@@ -89,12 +89,8 @@ export async function copyTables(
       copied += rows.length;
       if (rows.length < PAGE) break;
     }
-    if (toDialect === 'postgres' && TABLES[table]) {
-      // The next row the target numbers comes after the copied ones.
-      await sql`SELECT setval(pg_get_serial_sequence(${table}, 'seq'), GREATEST((SELECT max(seq) FROM ${sql.table(table)}), 1))`.execute(
-        to,
-      );
-    }
+    // The next row the target numbers comes after the copied ones.
+    if (TABLES[table]) await toDialect.continueNumbering(to, table);
     const copy = { table, source: await count(from, table), copied, target: await count(to, table) };
     report.push(copy);
     progress(copy);

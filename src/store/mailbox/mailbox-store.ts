@@ -3,12 +3,12 @@
  * database (PostgreSQL: a transaction-scoped advisory lock; SQLite has one writer), so two holders racing for
  * overlapping patterns cannot both win: overlap is a question about two rows, which no unique key can answer.
  */
-import { sql, type Kysely, type Selectable } from 'kysely';
+import type { Kysely, Selectable } from 'kysely';
 import { reservationsOverlap } from '../../core/reservations.js';
 import type { MailboxReservationRecord, MailboxStore, ReserveOutcome, TeamState, TeamStateRecord } from '../../ports/index.js';
 import { num } from '../sql/rows.js';
 import type { Database, MailboxReservationsTable } from '../schema/database.js';
-import type { SqlDialectName } from '../sql/dialect.js';
+import type { SqlDialect } from '../sql/dialect.js';
 
 function toReservation(row: Selectable<MailboxReservationsTable>): MailboxReservationRecord {
   return {
@@ -24,7 +24,7 @@ function toReservation(row: Selectable<MailboxReservationsTable>): MailboxReserv
 export class KyselyMailboxStore implements MailboxStore {
   constructor(
     private readonly db: Kysely<Database>,
-    private readonly dialect: SqlDialectName,
+    private readonly dialect: SqlDialect,
   ) {}
 
   reserve(
@@ -32,7 +32,7 @@ export class KyselyMailboxStore implements MailboxStore {
     now: number,
   ): Promise<ReserveOutcome> {
     return this.db.transaction().execute(async (trx) => {
-      if (this.dialect === 'postgres') await sql`SELECT pg_advisory_xact_lock(hashtext('switchboard.mailbox_reservations'))`.execute(trx);
+      await this.dialect.lockName(trx, 'switchboard.mailbox_reservations');
       const live = await trx.selectFrom('mailbox_reservations').selectAll().where('expires_at', '>', now).execute();
       const conflict = live.find((row) => row.holder !== request.holder && reservationsOverlap(row.absolute, request.absolute));
       if (conflict) return { ok: false, conflict: toReservation(conflict) };

@@ -7,7 +7,7 @@ import { sql, type Kysely, type RawBuilder, type Selectable } from 'kysely';
 import type { MemoryChunk, MemoryDocument, MemoryHit, MemoryScope, MemorySource, MemoryStore } from '../../ports/index.js';
 import { num } from '../sql/rows.js';
 import type { Database, MemoryDocsTable } from '../schema/database.js';
-import type { SqlDialectName } from '../sql/dialect.js';
+import type { SqlDialect } from '../sql/dialect.js';
 
 /** The words of a query, at most 32 of them. */
 export function queryWords(query: string): string[] {
@@ -45,7 +45,7 @@ function scopeFilter(scopes: readonly MemoryScope[]): RawBuilder<unknown> {
 export class KyselyMemoryStore implements MemoryStore {
   constructor(
     private readonly db: Kysely<Database>,
-    private readonly dialect: SqlDialectName,
+    private readonly dialect: SqlDialect,
   ) {}
 
   async index(document: Omit<MemoryDocument, 'indexedAt'>, chunks: readonly MemoryChunk[], now: number): Promise<boolean> {
@@ -146,23 +146,8 @@ export class KyselyMemoryStore implements MemoryStore {
   async search(query: string, scopes: readonly MemoryScope[], limit: number): Promise<MemoryHit[]> {
     const words = queryWords(query);
     if (words.length === 0 || scopes.length === 0) return [];
-    const rows =
-      this.dialect === 'postgres'
-        ? await sql<HitRow>`
-            SELECT c.agent_id, c.path, c.start_line, c.end_line, c.text, c.modified_at, c.source, ts_rank_cd(c.tsv, q) AS score
-            FROM memory_chunks c, websearch_to_tsquery('english', ${words.join(' or ')}) q
-            WHERE c.tsv @@ q AND ${scopeFilter(scopes)}
-            ORDER BY score DESC, c.modified_at DESC
-            LIMIT ${limit}`.execute(this.db)
-        : // bm25 is lower for a better match; the hit's score is its negation.
-          await sql<HitRow>`
-            SELECT c.agent_id, c.path, c.start_line, c.end_line, c.text, c.modified_at, c.source, -bm25(memory_fts) AS score
-            FROM memory_fts
-            JOIN memory_chunks c ON c.seq = memory_fts.rowid
-            WHERE memory_fts MATCH ${words.map((word) => `"${word}"`).join(' OR ')} AND ${scopeFilter(scopes)}
-            ORDER BY bm25(memory_fts), c.modified_at DESC
-            LIMIT ${limit}`.execute(this.db);
-    return rows.rows.map((row) => ({
+    const rows = await this.dialect.searchMemory(this.db, words, scopeFilter(scopes), limit);
+    return rows.map((row) => ({
       agentId: row.agent_id,
       path: row.path,
       source: row.source as MemorySource,
@@ -207,15 +192,4 @@ export class KyselyMemoryStore implements MemoryStore {
       chunks: Number(row.chunks),
     }));
   }
-}
-
-interface HitRow {
-  agent_id: string;
-  path: string;
-  start_line: number;
-  end_line: number;
-  text: string;
-  modified_at: number;
-  source: string;
-  score: number;
 }

@@ -1,8 +1,8 @@
 /** Migrations 0008 and 0009: the task board's tables (docs/board.md), in the same portable DDL as the others. */
 import type { Kysely } from 'kysely';
-import { serialKey, type SqlDialectName } from '../sql/dialect.js';
+import type { SqlDialect } from '../sql/dialect.js';
 
-export async function boardTables(db: Kysely<any>, dialect: SqlDialectName): Promise<void> {
+export async function boardTables(db: Kysely<unknown>, dialect: SqlDialect): Promise<void> {
   // The task board (docs/board.md): tasks with a fencing token, their dependencies, comments, one row per
   // claim (attempt), a per-task event log, and the dispatcher's lease.
   await db.schema
@@ -44,7 +44,8 @@ export async function boardTables(db: Kysely<any>, dialect: SqlDialectName): Pro
     .addPrimaryKeyConstraint('board_deps_pk', ['task_id', 'depends_on'])
     .execute();
   await db.schema.createIndex('board_deps_depends_on').on('board_deps').column('depends_on').execute();
-  await serialKey(db.schema.createTable('board_comments'), 'seq', dialect)
+  await dialect
+    .serialKey(db.schema.createTable('board_comments'), 'seq')
     .addColumn('task_id', 'varchar(64)', (col) => col.notNull())
     .addColumn('author', 'varchar(512)', (col) => col.notNull())
     .addColumn('body', 'text', (col) => col.notNull())
@@ -67,7 +68,8 @@ export async function boardTables(db: Kysely<any>, dialect: SqlDialectName): Pro
     .addColumn('error', 'text')
     .addPrimaryKeyConstraint('board_attempts_pk', ['task_id', 'attempt'])
     .execute();
-  await serialKey(db.schema.createTable('board_events'), 'seq', dialect)
+  await dialect
+    .serialKey(db.schema.createTable('board_events'), 'seq')
     .addColumn('task_id', 'varchar(64)', (col) => col.notNull())
     .addColumn('board', 'varchar(64)', (col) => col.notNull())
     .addColumn('type', 'varchar(32)', (col) => col.notNull())
@@ -88,7 +90,7 @@ export async function boardTables(db: Kysely<any>, dialect: SqlDialectName): Pro
  * A board change an agent's tool made carries the tool call's ledger key on its event, so that a crashed run's
  * retry finds the change and makes no second one (a comment, a review, a link). NULLs do not collide.
  */
-export async function boardKeys(db: Kysely<any>): Promise<void> {
+export async function boardKeys(db: Kysely<unknown>): Promise<void> {
   await db.schema.alterTable('board_events').addColumn('idempotency_key', 'varchar(512)').execute();
   await db.schema.createIndex('board_events_key').on('board_events').column('idempotency_key').unique().execute();
 }

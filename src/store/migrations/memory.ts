@@ -1,16 +1,16 @@
 /**
  * Migration 0015: agents' memory (docs/memory.md). A document is a memory file, an entry an agent wrote, or a
  * session's transcript; its text is kept in chunks with their line ranges. The full-text index is each engine's
- * own: an FTS5 table over the chunks on SQLite (kept by triggers), a generated `tsvector` with a GIN index on
- * PostgreSQL. Both stem English words (porter / the `english` configuration), so both find "runs" for "running".
+ * own (the dialect's step of 0015): an FTS5 table over the chunks on SQLite (kept by triggers), a generated
+ * `tsvector` with a GIN index on PostgreSQL. Both stem English words (porter / the `english` configuration), so both find "runs" for "running".
  *
  * Migration 0016: the file mailbox's reservations (docs/mailbox.md), one row per holder and pattern, and the teams'
  * states (docs/teams.md).
  */
-import { sql, type Kysely } from 'kysely';
-import { serialKey, type SqlDialectName } from '../sql/dialect.js';
+import type { Kysely } from 'kysely';
+import type { SqlDialect } from '../sql/dialect.js';
 
-export async function memoryTables(db: Kysely<any>, dialect: SqlDialectName): Promise<void> {
+export async function memoryTables(db: Kysely<unknown>, dialect: SqlDialect): Promise<void> {
   await db.schema
     .createTable('memory_docs')
     .addColumn('agent_id', 'varchar(64)', (col) => col.notNull())
@@ -23,7 +23,8 @@ export async function memoryTables(db: Kysely<any>, dialect: SqlDialectName): Pr
     .addColumn('idempotency_key', 'text', (col) => col.unique())
     .addPrimaryKeyConstraint('memory_docs_pk', ['agent_id', 'path'])
     .execute();
-  await serialKey(db.schema.createTable('memory_chunks'), 'seq', dialect)
+  await dialect
+    .serialKey(db.schema.createTable('memory_chunks'), 'seq')
     .addColumn('agent_id', 'varchar(64)', (col) => col.notNull())
     .addColumn('path', 'varchar(1024)', (col) => col.notNull())
     // The document's source again, so that a search reads no document row.
@@ -34,21 +35,9 @@ export async function memoryTables(db: Kysely<any>, dialect: SqlDialectName): Pr
     .addColumn('modified_at', 'bigint', (col) => col.notNull())
     .execute();
   await db.schema.createIndex('memory_chunks_doc').on('memory_chunks').columns(['agent_id', 'path']).execute();
-  if (dialect === 'postgres') {
-    await sql`ALTER TABLE memory_chunks ADD COLUMN tsv tsvector GENERATED ALWAYS AS (to_tsvector('english', text)) STORED`.execute(db);
-    await sql`CREATE INDEX memory_chunks_tsv ON memory_chunks USING GIN (tsv)`.execute(db);
-    return;
-  }
-  await sql`CREATE VIRTUAL TABLE memory_fts USING fts5(text, content='memory_chunks', content_rowid='seq', tokenize='porter unicode61')`.execute(
-    db,
-  );
-  await sql`CREATE TRIGGER memory_chunks_ai AFTER INSERT ON memory_chunks BEGIN
-    INSERT INTO memory_fts(rowid, text) VALUES (new.seq, new.text); END`.execute(db);
-  await sql`CREATE TRIGGER memory_chunks_ad AFTER DELETE ON memory_chunks BEGIN
-    INSERT INTO memory_fts(memory_fts, rowid, text) VALUES ('delete', old.seq, old.text); END`.execute(db);
 }
 
-export async function mailboxTables(db: Kysely<any>): Promise<void> {
+export async function mailboxTables(db: Kysely<unknown>): Promise<void> {
   await db.schema
     .createTable('mailbox_reservations')
     .addColumn('holder', 'varchar(64)', (col) => col.notNull())

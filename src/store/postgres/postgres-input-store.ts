@@ -1,6 +1,6 @@
 /**
  * Inputs on PostgreSQL: an input that opens its session is accepted in one round trip, through migration 0021's
- * sb_enqueue_opening (migrations/postgres.ts), which writes what the portable path writes and reads the session's
+ * sb_enqueue_opening (postgres/migrations.ts), which writes what the portable path writes and reads the session's
  * queue after it. Every commit here is synchronous, so an unsynced accept is as durable as any other.
  */
 import { sql, type Selectable } from 'kysely';

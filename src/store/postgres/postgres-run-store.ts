@@ -1,6 +1,6 @@
 /**
  * The run store on PostgreSQL: a run's start and its commit each in one round trip, through the functions of
- * migrations 0013 and 0019-0022 (migrations/postgres.ts), which write what the portable transactions write. A start
+ * migrations 0013 and 0019-0022 (postgres/migrations.ts), which write what the portable transactions write. A start
  * for a sub-agent's run, and a commit that settles a sub-agent or records tool calls, take the portable path
  * (runs/run-store.ts).
  */
@@ -9,7 +9,7 @@ import { SwitchboardError } from '../../core/errors.js';
 import type { CommittedRun, NewRun, RunCommit, StartedRun } from '../../ports/index.js';
 import { KyselyRunStore, outcomeValues } from '../runs/run-store.js';
 import { json, toEvent, toInput, toRun, toSession, toTranscript } from '../sql/rows.js';
-import { COMMIT_LEASE_LOST, START_NO_SESSION, START_TAKEN } from '../migrations/postgres.js';
+import { COMMIT_LEASE_LOST, START_NO_SESSION, START_TAKEN } from './migrations.js';
 import type { EventsTable, InputsTable, RunsTable, SessionsTable, TranscriptTable } from '../schema/database.js';
 
 const codeOf = (error: unknown) => (error as { code?: string }).code;

@@ -14,6 +14,7 @@ import { DatabaseClock } from './db-clock.js';
 import { StatementNames, withNamedStatements } from './named-statements.js';
 import { channelOf, PostgresSignals } from './signals.js';
 import { PostgresInputStore } from './postgres-input-store.js';
+import { postgresDialect } from './postgres-dialect.js';
 import { PostgresRunStore } from './postgres-run-store.js';
 import { type AnalyzeMode, TableStatistics } from './table-statistics.js';
 
@@ -44,10 +45,9 @@ export class PostgresStore extends KyselyStore {
   readonly statistics: TableStatistics;
 
   private constructor(db: Kysely<Database>, signals: PostgresSignals, schema: string, onError?: (error: unknown) => void) {
-    // The database clock, in epoch milliseconds.
-    super(db, 'postgres', () => sql<number>`(extract(epoch from clock_timestamp()) * 1000)::bigint`, {
+    super(db, postgresDialect, {
       runStore: PostgresRunStore,
-      inputs: new PostgresInputStore(db, 'postgres'),
+      inputs: new PostgresInputStore(db, postgresDialect),
       boardClaim: claimInOneStatement,
     });
     this.clock = new DatabaseClock(db);
@@ -87,7 +87,7 @@ export class PostgresStore extends KyselyStore {
     const store = new PostgresStore(db, signals, schema, options.onBackgroundError);
     try {
       await sql`CREATE SCHEMA IF NOT EXISTS ${sql.id(schema)}`.execute(db);
-      await migrateToLatest(db, 'postgres', schema);
+      await migrateToLatest(db, postgresDialect, schema);
       await store.clock.start();
       await signals.start();
       await store.statistics.start(options.analyze ?? 'auto');

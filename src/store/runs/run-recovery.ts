@@ -11,7 +11,7 @@ import type { OrphanRecovery, RecoveryReport } from '../../ports/index.js';
 import { num, type Db } from '../sql/rows.js';
 import { appendEvent } from '../sql/writes.js';
 import type { Database } from '../schema/database.js';
-import type { SqlDialectName } from '../sql/dialect.js';
+import type { SqlDialect } from '../sql/dialect.js';
 
 /** How many orphans one call recovers; a sweep that finds more comes back for the rest. */
 const BATCH = 100;
@@ -143,7 +143,7 @@ const LOCK_NOT_AVAILABLE = '55P03';
 
 export async function recoverOrphans(
   db: Kysely<Database>,
-  dialect: SqlDialectName,
+  dialect: SqlDialect,
   dbNowMs: () => RawBuilder<number>,
   recovery: OrphanRecovery,
   now: number,
@@ -156,7 +156,7 @@ export async function recoverOrphans(
       await db.transaction().execute(async (trx) => {
         // A row another transaction holds (its owner hangs mid-commit, until PostgreSQL ends that transaction) is
         // left for the next sweep, instead of holding up this one's other orphans.
-        if (dialect === 'postgres') await sql`SET LOCAL lock_timeout = '500ms'`.execute(trx);
+        await dialect.limitLockWait(trx, 500);
         await recoverOne(trx, dbNowMs, recovery, orphan, now, one);
       });
     } catch (error) {

@@ -18,7 +18,7 @@ import type {
 import { toInput, toRun, toSession } from '../sql/rows.js';
 import { appendEvent, appendTranscript, currentEpoch, insertOutbox, type LeaseTaker, type Relax } from '../sql/writes.js';
 import { recoverOrphans } from './run-recovery.js';
-import type { SqlDialectName } from '../sql/dialect.js';
+import type { SqlDialect } from '../sql/dialect.js';
 import { endSubagentRun, startSubagentRun } from '../subagents/subagent-rows.js';
 import type { Database, InputsTable, RunsTable, SessionsTable } from '../schema/database.js';
 import { prepared, preparedPerCount } from '../sql/prepared.js';
@@ -164,7 +164,7 @@ export function outcomeValues(outcome: RunOutcome) {
 export class KyselyRunStore implements RunStore {
   constructor(
     protected readonly db: Kysely<Database>,
-    private readonly dialect: SqlDialectName,
+    private readonly dialect: SqlDialect,
     /** The database clock: recovery judges leases by it. */
     private readonly dbNowMs: () => RawBuilder<number>,
     /** Takes the session's lease: a run's start does, in its own transaction. */
@@ -216,7 +216,7 @@ export class KyselyRunStore implements RunStore {
       this.relax?.();
       // The lease's row is held to the end: a recovery that fences this run off and queues its inputs again waits
       // for this claim, or this claim sees the grown epoch and claims nothing.
-      if ((await currentEpoch(trx, sessionKey, this.dialect === 'postgres')) !== epoch) return [];
+      if ((await currentEpoch(trx, sessionKey, this.dialect)) !== epoch) return [];
       const rows = await trx
         .updateTable('inputs')
         .set((eb) => ({ status: 'claimed', run_id: runId, attempts: eb('attempts', '+', 1), updated_at: now }))

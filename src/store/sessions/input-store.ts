@@ -15,7 +15,7 @@ import { prepared } from '../sql/prepared.js';
 import { toInput } from '../sql/rows.js';
 import { takeRate } from '../sql/limits.js';
 import { appendEvent, appendTranscript, insertInput, relaxed, type Relax } from '../sql/writes.js';
-import type { SqlDialectName } from '../sql/dialect.js';
+import type { SqlDialect } from '../sql/dialect.js';
 import type { Database, InputsTable } from '../schema/database.js';
 import { recordToolCall } from '../tool-calls/tool-call-store.js';
 import { openSession } from './session-store.js';
@@ -49,7 +49,7 @@ const queuedActingAfter = prepared<'sessionKey' | 'after', Selectable<InputsTabl
 export class KyselyInputStore implements InputStore {
   constructor(
     protected readonly db: Kysely<Database>,
-    private readonly dialect: SqlDialectName,
+    private readonly dialect: SqlDialect,
     protected readonly relax?: Relax,
   ) {}
 

@@ -3,27 +3,20 @@
  * transactions are already serial; PostgreSQL needs a lock on the counted key for the rest of the
  * transaction, or two concurrent transactions could each count n-1 and both insert.
  */
-import { sql } from 'kysely';
 import { limitReached, type LimitReached, type RateLimit } from '../../core/rate-limit.js';
 import { num, type Db } from './rows.js';
-import type { SqlDialectName } from './dialect.js';
+import type { SqlDialect } from './dialect.js';
 
 /** Serialises the transactions that count under `key` until the current one ends. */
-export async function lockCounted(db: Db, dialect: SqlDialectName, key: string): Promise<void> {
-  if (dialect === 'postgres') await sql`SELECT pg_advisory_xact_lock(hashtext(${key}))`.execute(db);
+export function lockCounted(db: Db, dialect: SqlDialect, key: string): Promise<void> {
+  return dialect.lockName(db, key);
 }
 
 /**
  * Counts the bucket's writes in the window and, below `max`, records this one as `ref`. Marks that have
  * left the window are deleted on the way, so a bucket holds at most `max` rows.
  */
-export async function takeRate(
-  db: Db,
-  dialect: SqlDialectName,
-  rate: RateLimit,
-  ref: string,
-  now: number,
-): Promise<LimitReached | undefined> {
+export async function takeRate(db: Db, dialect: SqlDialect, rate: RateLimit, ref: string, now: number): Promise<LimitReached | undefined> {
   await lockCounted(db, dialect, `rate:${rate.bucket}`);
   const since = now - rate.windowMs;
   await db.deleteFrom('rate_marks').where('bucket', '=', rate.bucket).where('at', '<=', since).execute();

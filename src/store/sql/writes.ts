@@ -4,6 +4,7 @@ import { sql, type Kysely, type RawBuilder, type Selectable } from 'kysely';
 import { json, num, toEvent, toInput, type Db } from './rows.js';
 import { prepared, preparedPerCount } from './prepared.js';
 import type { Database, EventsTable } from '../schema/database.js';
+import type { SqlDialect } from './dialect.js';
 
 const insertTranscript = preparedPerCount<'sessionKey' | 'now', 'role' | 'content' | 'provenance' | 'inputId' | 'runId', never>(
   (db, count, param, item) =>
@@ -108,10 +109,10 @@ export function leaseTaker(dbNowMs: () => RawBuilder<number>): LeaseTaker {
   };
 }
 
-/** The session lease's epoch; `lock` holds its row to the end of the transaction (PostgreSQL's FOR UPDATE). */
-export async function currentEpoch(db: Db, sessionKey: string, lock = false): Promise<number | undefined> {
+/** The session lease's epoch; with `hold`, its row is held to the end of the transaction where the engine locks rows. */
+export async function currentEpoch(db: Db, sessionKey: string, hold?: SqlDialect): Promise<number | undefined> {
   const read = db.selectFrom('session_lease').select('epoch').where('session_key', '=', sessionKey);
-  const lease = await (lock ? read.forUpdate() : read).executeTakeFirst();
+  const lease = await (hold ? hold.lockRows(read) : read).executeTakeFirst();
   return lease ? num(lease.epoch) : undefined;
 }
 

@@ -2,7 +2,7 @@
 import { existsSync, mkdirSync, statSync } from 'node:fs';
 import { dirname, isAbsolute } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
-import { Kysely, SqliteDialect, sql, type Driver } from 'kysely';
+import { Kysely, SqliteDialect, type Driver } from 'kysely';
 import type { Selectable } from 'kysely';
 import { SwitchboardError } from '../../core/errors.js';
 import type { InputRecord, LimitReached, NewInput, NewToolCall, RateLimit } from '../../ports/index.js';
@@ -13,6 +13,7 @@ import { KyselyInputStore } from '../sessions/input-store.js';
 import { migrateToLatest } from '../migrations/migrate.js';
 import type { Database, InputsTable } from '../schema/database.js';
 import { TranscriptTails } from './transcript-tails.js';
+import { sqliteDialect } from './sqlite-dialect.js';
 import { Turns, inTurns } from './turns.js';
 import { GroupCommitDriver } from './group-commit.js';
 import { UnitWrites, WalSync, trackWrites } from './wal-sync.js';
@@ -52,7 +53,7 @@ class SqliteInputStore extends KyselyInputStore {
   private readonly existing: BetterSqlite3.Statement;
 
   constructor(db: Kysely<Database>, statements: Statements, relax: Relax | undefined) {
-    super(db, 'sqlite', relax);
+    super(db, sqliteDialect, relax);
     this.insert = statements.prepare(
       `INSERT INTO inputs (id, session_key, idempotency_key, mode, status, attempts, text, provenance, run_id, note, created_at, updated_at)
        VALUES (?, ?, ?, ?, 'queued', 0, ?, ?, NULL, NULL, ?, ?)
@@ -115,8 +116,7 @@ export class SqliteStore extends KyselyStore {
     private readonly markDurable: () => void,
   ) {
     const relax = () => groupCommit.relax();
-    // The database clock, in epoch milliseconds.
-    super(db, 'sqlite', () => sql<number>`CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER)`, {
+    super(db, sqliteDialect, {
       inputs: new SqliteInputStore(db, statements, relax),
       transcript: (plain) => new TranscriptTails(plain),
       relax,
@@ -174,7 +174,7 @@ export class SqliteStore extends KyselyStore {
     const statements = withStatementCache(raw, writes);
     const dialect = new SqliteStoreDialect(statements, raw, writes, wal);
     const db = new Kysely<Database>({ dialect });
-    await migrateToLatest(db, 'sqlite');
+    await migrateToLatest(db, sqliteDialect);
     return new SqliteStore(db, raw, statements, wal, dialect.groupCommit!, () => (writes.dirty = true));
   }
 }

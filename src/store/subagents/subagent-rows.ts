@@ -14,7 +14,7 @@ import type { CompletionState, RunCommit, SubagentRecord, SubagentSettlement, Su
 import { json, num, numOrNull, parse, type Db } from '../sql/rows.js';
 import { appendEvent, insertOutbox } from '../sql/writes.js';
 import type { SubagentsTable } from '../schema/database.js';
-import type { SqlDialectName } from '../sql/dialect.js';
+import type { SqlDialect } from '../sql/dialect.js';
 import { nodeHashing } from '../../hashing.js';
 
 export const LIVE: SubagentState[] = ['pending', 'running'];
@@ -76,9 +76,10 @@ export function event(record: SubagentRecord, detail: Record<string, unknown> = 
 }
 
 /** `forUpdate` (PostgreSQL only) holds the row until the transaction ends: what is decided from it cannot go stale. */
-export async function getRow(db: Db, id: string, forUpdate = false): Promise<SubagentRecord | undefined> {
+/** The sub-agent's row; with `hold`, held to the end of the transaction where the engine locks rows. */
+export async function getRow(db: Db, id: string, hold?: SqlDialect): Promise<SubagentRecord | undefined> {
   const query = db.selectFrom('subagents').selectAll().where('id', '=', id);
-  const row = await (forUpdate ? query.forUpdate() : query).executeTakeFirst();
+  const row = await (hold ? hold.lockRows(query) : query).executeTakeFirst();
   return row ? toSubagent(row) : undefined;
 }
 
@@ -116,11 +117,11 @@ export async function undelivered(db: Db, parentSession: string, except?: string
  * What the end of a run in a sub-agent's session does to it (inside RunStore.commit's transaction): it
  * settles, or freezes its answer while children or inputs are still on their way to it (seed 002 section 7.2).
  */
-export async function endSubagentRun(db: Db, commit: RunCommit, now: number, dialect: SqlDialectName): Promise<void> {
+export async function endSubagentRun(db: Db, commit: RunCommit, now: number, dialect: SqlDialect): Promise<void> {
   if (!commit.subagent) return;
   // Its row is held before its queued inputs are counted: a follow-up stored meanwhile (SubagentStore.reopen holds the
   // row too) is either counted here or sees the sub-agent settled, never left queued behind a settled sub-agent.
-  const record = await getRow(db, commit.subagent.id, dialect === 'postgres');
+  const record = await getRow(db, commit.subagent.id, dialect);
   if (!record || !LIVE.includes(record.state)) return;
   const queued = await db
     .selectFrom('inputs')

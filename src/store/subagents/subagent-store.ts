@@ -19,13 +19,13 @@ import { appendEvent, insertInput } from '../sql/writes.js';
 import type { Database } from '../schema/database.js';
 import { lockCounted } from '../sql/limits.js';
 import { recordToolCall } from '../tool-calls/tool-call-store.js';
-import type { SqlDialectName } from '../sql/dialect.js';
+import type { SqlDialect } from '../sql/dialect.js';
 import { LIVE, event, getRow, settleRow, toSubagent, undelivered } from './subagent-rows.js';
 
 export class KyselySubagentStore implements SubagentStore {
   constructor(
     private readonly db: Kysely<Database>,
-    private readonly dialect: SqlDialectName,
+    private readonly dialect: SqlDialect,
   ) {}
 
   spawn(subagent: NewSubagent, task: NewInput, now: number): Promise<{ subagent: SubagentRecord; created: boolean }>;
@@ -232,7 +232,7 @@ export class KyselySubagentStore implements SubagentStore {
       // Counted with the parent's spawns: a follow-up makes a child live again, as a spawn makes a new one.
       await lockCounted(trx, this.dialect, `spawn:${parent}`);
       // Held until the follow-up is stored: a run of the sub-agent that commits meanwhile counts it (endSubagentRun).
-      const record = (await getRow(trx, id, this.dialect === 'postgres'))!;
+      const record = (await getRow(trx, id, this.dialect))!;
       const repeated = await trx.selectFrom('inputs').selectAll().where('idempotency_key', '=', task.idempotencyKey).executeTakeFirst();
       if (repeated) return { subagent: record, input: toInput(repeated), created: false, reopened: false };
       // Archived with its worktree removed, it has nowhere to work; without one, its session and history are all there.

@@ -14,7 +14,7 @@ export const START_NO_SESSION = 'SB003';
 export const COMMIT_LEASE_LOST = 'SB002';
 
 /*
- * Pieces of the run functions, shared by the migrations that create them (0013, 0021 and, in migrations/postgres-runs.ts,
+ * Pieces of the run functions, shared by the migrations that create them (0013, 0021 and, in postgres/migrations-runs.ts,
  * 0024). They are the SQL as released: a database that has run a migration keeps what it created then.
  */
 
@@ -94,7 +94,7 @@ export const HISTORY = sql.raw(`
   'spawned', EXISTS (SELECT 1 FROM sessions WHERE parent_key = p_key),
   'sent', EXISTS (SELECT 1 FROM exchanges WHERE requester_session = p_key)) END`);
 
-export async function postgresRunFunctions(db: Kysely<any>): Promise<void> {
+export async function postgresRunFunctions(db: Kysely<unknown>): Promise<void> {
   await startRunFunction(db, "status = 'queued'");
   await commitRunFunction(db, "status = 'running'");
 }
@@ -103,7 +103,7 @@ export async function postgresRunFunctions(db: Kysely<any>): Promise<void> {
  * sb_start_run; `queued` is the claim's test of an input's status (0013 and 0022 differ only there). Its inputs are
  * found by id.
  */
-async function startRunFunction(db: Kysely<any>, queued: string): Promise<void> {
+async function startRunFunction(db: Kysely<unknown>, queued: string): Promise<void> {
   await sql`
     CREATE OR REPLACE FUNCTION sb_start_run(p_key text, p_owner text, p_ttl_ms bigint, p_run_id text, p_agent text,
       p_model text, p_now bigint, p_inputs text[], p_payload text) RETURNS json LANGUAGE plpgsql AS $$
@@ -130,7 +130,7 @@ async function startRunFunction(db: Kysely<any>, queued: string): Promise<void> 
 }
 
 /** sb_commit_run; `running` is the fence's test of the run's status (0013 and 0022 differ only there). */
-async function commitRunFunction(db: Kysely<any>, running: string): Promise<void> {
+async function commitRunFunction(db: Kysely<unknown>, running: string): Promise<void> {
   await sql`
     CREATE OR REPLACE FUNCTION sb_commit_run(p_run_id text, p_key text, p_epoch integer, p_now bigint, p_outcome json,
       p_transcript json, p_consumed text[], p_outbox json, p_events json) RETURNS json LANGUAGE plpgsql AS $$
@@ -160,7 +160,7 @@ async function commitRunFunction(db: Kysely<any>, running: string): Promise<void
  * (`client:<session key>:<key>`), so one the API accepts (512 characters) could exceed a varchar(512); SQLite never
  * enforced the length, PostgreSQL refused the input.
  */
-export async function postgresKeysAsText(db: Kysely<any>): Promise<void> {
+export async function postgresKeysAsText(db: Kysely<unknown>): Promise<void> {
   for (const table of ['inputs', 'outbox', 'board_tasks', 'board_events'])
     await sql`ALTER TABLE ${sql.table(table)} ALTER COLUMN idempotency_key TYPE text`.execute(db);
 }
@@ -171,7 +171,7 @@ export async function postgresKeysAsText(db: Kysely<any>): Promise<void> {
  * held came before that, after the input it had accepted, so this read sees the input; a start after it waits for the
  * row and then takes the released lease itself.
  */
-export async function postgresCommitSaysQueued(db: Kysely<any>): Promise<void> {
+export async function postgresCommitSaysQueued(db: Kysely<unknown>): Promise<void> {
   await sql`
     CREATE OR REPLACE FUNCTION sb_commit_run_queued(p_run_id text, p_key text, p_epoch integer, p_now bigint, p_outcome json,
       p_transcript json, p_consumed text[], p_outbox json, p_events json) RETURNS json LANGUAGE plpgsql AS $$
@@ -188,7 +188,7 @@ export async function postgresCommitSaysQueued(db: Kysely<any>): Promise<void> {
  * the session's newest `p_history_limit` transcript entries, and whether it has spawned or messaged anyone, read under
  * the lease the start took. With a NULL limit it is sb_start_run's answer alone.
  */
-export async function postgresStartWithHistory(db: Kysely<any>): Promise<void> {
+export async function postgresStartWithHistory(db: Kysely<unknown>): Promise<void> {
   await sql`
     CREATE OR REPLACE FUNCTION sb_start_run_history(p_key text, p_owner text, p_ttl_ms bigint, p_run_id text, p_agent text,
       p_model text, p_now bigint, p_inputs text[], p_payload text, p_history_limit integer) RETURNS json LANGUAGE plpgsql AS $$
@@ -211,7 +211,7 @@ export async function postgresStartWithHistory(db: Kysely<any>): Promise<void> {
  * (InputStore.enqueueOpening, as sessions/session-store.ts openSession, sql/writes.ts insertInput and
  * listQueuedForPlan do it).
  */
-export async function postgresSessionReads(db: Kysely<any>): Promise<void> {
+export async function postgresSessionReads(db: Kysely<unknown>): Promise<void> {
   await sql`
     CREATE OR REPLACE FUNCTION sb_enqueue_opening(p_key text, p_agent text, p_route text, p_create boolean, p_id text,
       p_idempotency_key text, p_mode text, p_text text, p_provenance text, p_now bigint, p_plan_head integer)
@@ -273,7 +273,35 @@ export async function postgresSessionReads(db: Kysely<any>): Promise<void> {
  * the keys, and a plan that takes them is kept: each claim then read every queued input, and each commit every running
  * run with the dead versions behind them. `(...) IS TRUE` is the same test on the row found, and no index answers it.
  */
-export async function postgresRowsByKey(db: Kysely<any>): Promise<void> {
+export async function postgresRowsByKey(db: Kysely<unknown>): Promise<void> {
   await startRunFunction(db, "(status = 'queued') IS TRUE");
   await commitRunFunction(db, "(status = 'running') IS TRUE");
+}
+
+/**
+ * 0011, PostgreSQL's part: an event's transaction takes its xid before its sequence value, so the journal's settled
+ * point can be known from snapshots (settled-point.ts): a value taken is then always under a later snapshot's xmax.
+ */
+export async function eventSeqAfterXid(db: Kysely<unknown>): Promise<void> {
+  await sql`CREATE OR REPLACE FUNCTION next_event_seq() RETURNS bigint LANGUAGE sql VOLATILE AS
+    $$ SELECT CASE WHEN pg_current_xact_id() IS NOT NULL THEN nextval('events_seq_seq') END $$`.execute(db);
+  await sql`ALTER TABLE events ALTER COLUMN seq SET DEFAULT next_event_seq()`.execute(db);
+}
+
+/**
+ * 0012, PostgreSQL's part: outbox ids as long as a sub-agent's completion makes them (`completion-<sub-agent id>-<run
+ * id>`, 84 characters: PostgreSQL refused every completion; SQLite does not enforce a length), and the board's event
+ * log numbered after the xid as the journal is (0011), so that its readers can stop at its settled point too.
+ */
+export async function boardEventSeqAfterXid(db: Kysely<unknown>): Promise<void> {
+  await sql`ALTER TABLE outbox ALTER COLUMN id TYPE varchar(128)`.execute(db);
+  await sql`CREATE OR REPLACE FUNCTION next_board_event_seq() RETURNS bigint LANGUAGE sql VOLATILE AS
+    $$ SELECT CASE WHEN pg_current_xact_id() IS NOT NULL THEN nextval('board_events_seq_seq') END $$`.execute(db);
+  await sql`ALTER TABLE board_events ALTER COLUMN seq SET DEFAULT next_board_event_seq()`.execute(db);
+}
+
+/** 0015, PostgreSQL's part: the memory chunks' full-text index, a generated `tsvector` (English stems) with a GIN index. */
+export async function memoryFullText(db: Kysely<unknown>): Promise<void> {
+  await sql`ALTER TABLE memory_chunks ADD COLUMN tsv tsvector GENERATED ALWAYS AS (to_tsvector('english', text)) STORED`.execute(db);
+  await sql`CREATE INDEX memory_chunks_tsv ON memory_chunks USING GIN (tsv)`.execute(db);
 }

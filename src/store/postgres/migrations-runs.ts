@@ -1,9 +1,9 @@
 /**
- * PostgreSQL only, from 0023: how the run's functions of migrations/postgres.ts are planned, and (0024) a run's start
+ * PostgreSQL only, from 0023: how the run's functions of postgres/migrations.ts are planned, and (0024) a run's start
  * and commit each as one function body, with nothing read again that a write just returned.
  */
 import { sql, type Kysely } from 'kysely';
-import { EVENTS, FENCE, HISTORY, INSERT_RUN, LOST, OUTBOX, OUTCOME, STARTED_EVENT, TAKE_LEASE, TRANSCRIPT } from './postgres.js';
+import { EVENTS, FENCE, HISTORY, INSERT_RUN, LOST, OUTBOX, OUTCOME, STARTED_EVENT, TAKE_LEASE, TRANSCRIPT } from './migrations.js';
 
 /** The settings every run function runs with (0023). */
 const PLANNING = sql.raw('SET plan_cache_mode = force_generic_plan SET enable_seqscan = off');
@@ -17,7 +17,7 @@ const PLANNING = sql.raw('SET plan_cache_mode = force_generic_plan SET enable_se
  * every statement here, which all look rows up by key, takes its index whatever the statistics say. An ANALYZE
  * (table-statistics.ts) still makes the plans again.
  */
-export async function postgresGenericPlans(db: Kysely<any>): Promise<void> {
+export async function postgresGenericPlans(db: Kysely<unknown>): Promise<void> {
   for (const fn of [
     'sb_start_run(text, text, bigint, text, text, text, bigint, text[], text)',
     'sb_commit_run(text, text, integer, bigint, json, json, text[], json, json)',
@@ -36,7 +36,7 @@ export async function postgresGenericPlans(db: Kysely<any>): Promise<void> {
  * when the session does not exist, SB002 with the lease's epoch when the run lost it. The two inner functions are
  * dropped.
  */
-export async function postgresRunsInOneBody(db: Kysely<any>): Promise<void> {
+export async function postgresRunsInOneBody(db: Kysely<unknown>): Promise<void> {
   await sql`
     CREATE OR REPLACE FUNCTION sb_start_run_history(p_key text, p_owner text, p_ttl_ms bigint, p_run_id text, p_agent text,
       p_model text, p_now bigint, p_inputs text[], p_payload text, p_history_limit integer) RETURNS json LANGUAGE plpgsql

@@ -6,29 +6,25 @@
  * column's default, migrations 0011 and 0012), so the numbers handed out by the time the sequence's `last_value` is
  * read belong to transactions whose xids are below the xmax of a snapshot taken after; they have all ended once a
  * later snapshot's xmin reaches that xmax (at once, when no transaction runs). A rolled-back number leaves a hole that
- * settles the same way. SQLite has one writer: its newest row is settled.
+ * settles the same way. (SQLite has one writer: its newest row is settled, sqlite/sqlite-dialect.ts.)
  */
 import { sql, type Kysely } from 'kysely';
 import type { Database } from '../schema/database.js';
-import type { SqlDialectName } from './dialect.js';
+import type { SettledPoint } from '../sql/dialect.js';
 
-export class SettledPoint {
+export class SnapshotSettledPoint implements SettledPoint {
   /** Numbers taken by then, each waiting for the transactions running then to end. */
   private readonly unsettled: { seq: number; xmax: bigint }[] = [];
   private settledSeq = 0;
 
   constructor(
     private readonly db: Kysely<Database>,
-    private readonly dialect: SqlDialectName,
-    /** The sequence behind the log's numbers (PostgreSQL). */
+    /** The sequence behind the log's numbers. */
     private readonly sequence: string,
-    /** The log's newest number (SQLite). */
-    private readonly latest: () => Promise<number>,
   ) {}
 
   /** The settled point, and whether numbers above it are still waiting for their transactions. */
   async read(): Promise<{ seq: number; unsettled: boolean }> {
-    if (this.dialect !== 'postgres') return { seq: await this.latest(), unsettled: false };
     const taken = await sql<{
       last_value: string;
       is_called: boolean;
