@@ -76,3 +76,42 @@ export function cyclePath(taskId: string, dependsOn: string, dependenciesOf: (id
   }
   return null;
 }
+
+/** The states a task may gain dependencies in: it has not started yet (nor been stopped). */
+const LINKABLE: readonly BoardState[] = ['triage', 'todo', 'ready', 'review', 'blocked'];
+
+/** Null when a dependency may be added to a task in `state`, else why not. */
+export function refuseLink(taskId: string, state: BoardState): string | null {
+  return LINKABLE.includes(state) ? null : `task ${taskId} is ${state}; dependencies can be added only to tasks that have not started`;
+}
+
+/** Whether a new dependency sends a ready task back to todo: it does while the dependency is not done. */
+export function demotedByLink(state: BoardState, dependencyState: BoardState): boolean {
+  return state === 'ready' && dependencyState !== 'done';
+}
+
+/** Null when a task in `state` can be reviewed (approved or sent back), else why not. */
+export function refuseReview(taskId: string, state: BoardState): string | null {
+  return state === 'review'
+    ? null
+    : `task ${taskId} is ${state}, not in review; only a task a worker sent to review can be approved or sent back`;
+}
+
+/** Null when a task may be moved to ready by hand with these dependencies still open, else why not. */
+export function refuseReady(taskId: string, openDependencies: readonly string[]): string | null {
+  return openDependencies.length === 0
+    ? null
+    : `task ${taskId} cannot be ready: it depends on ${openDependencies.join(', ')}, not done yet (it becomes ready by itself when they are)`;
+}
+
+/**
+ * Why a running task's claim is taken back at `now`, or null while it holds: it ran past the task's max runtime, or
+ * its claim expired without a heartbeat.
+ */
+export function claimOverdue(
+  claim: { claimedAt: number; claimExpiresAt: number; maxRuntimeMs: number | null },
+  now: number,
+): 'overran' | 'expired' | null {
+  if (claim.maxRuntimeMs !== null && claim.claimedAt + claim.maxRuntimeMs < now) return 'overran';
+  return claim.claimExpiresAt < now ? 'expired' : null;
+}

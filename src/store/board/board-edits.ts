@@ -1,19 +1,21 @@
 /**
  * The board's edits by people and agents over Kysely (docs/board.md): create, link, move, review and comment,
- * each one transaction. A change a tool call made under its ledger key is not made again (changeByKey).
+ * each one transaction. A change a tool call made under its ledger key is not made again (changeByKey). Which
+ * edits are allowed is core/board.ts's to say; this stores them.
  */
-import type { Kysely } from 'kysely';
-import { cyclePath, initialState, refuseMove, type BoardState } from '../../core/board.js';
+import {
+  cyclePath,
+  demotedByLink,
+  initialState,
+  refuseLink,
+  refuseMove,
+  refuseReady,
+  refuseReview,
+  type BoardState,
+} from '../../core/board.js';
 import { SwitchboardError } from '../../core/errors.js';
-import type {
-  BoardClaim,
-  BoardClaimRequest,
-  BoardCommentRecord,
-  BoardTaskRecord,
-  DispatcherFence,
-  NewBoardTask,
-} from '../../ports/index.js';
-import { KyselyBoardReads } from './board-reads.js';
+import type { BoardCommentRecord, BoardTaskRecord, NewBoardTask } from '../../ports/index.js';
+import type { BoardTransactions } from './board-transactions.js';
 import {
   changeByKey,
   endAttempt,
@@ -24,7 +26,6 @@ import {
   openDependencies,
   promoteDependents,
   recordEvent,
-  StaleRow,
   toBoardTask,
   toComment,
   updateTask,
@@ -33,62 +34,14 @@ import { json, num, type Db } from '../sql/rows.js';
 import type { Database } from '../schema/database.js';
 import type { SqlDialect } from '../sql/dialect.js';
 
-const MAX_TX_ATTEMPTS = 8;
-export const DISPATCHER_LEASE = 'dispatcher';
-
-/**
- * The dispatcher's fence: its lease still held under this epoch, its row held (FOR SHARE on PostgreSQL) until the
- * transaction ends, so another gateway's takeover of the lease waits for this write, and every write after it fails.
- */
-async function holdFence(trx: Db, dialect: SqlDialect, fence: DispatcherFence): Promise<void> {
-  const read = trx
-    .selectFrom('board_leases')
-    .select('epoch')
-    .where('name', '=', DISPATCHER_LEASE)
-    .where('owner', '=', fence.owner)
-    .where('epoch', '=', fence.epoch);
-  if (await dialect.shareRows(read).executeTakeFirst()) return;
-  throw new SwitchboardError(
-    'DISPATCHER_LEASE_LOST',
-    `the board dispatcher lease moved on from ${fence.owner} (epoch ${fence.epoch}): another gateway dispatches now; nothing was written`,
-  );
-}
-const isDeadlock = (error: unknown) => (error as { code?: unknown } | null)?.code === '40P01';
-
-/** A claim an adapter makes in one statement, with the rows the portable claim writes. */
-export type OneStatementClaim = (db: Kysely<Database>, request: BoardClaimRequest, now: number) => Promise<BoardClaim | undefined>;
-
-export class KyselyBoardEdits extends KyselyBoardReads {
+export class KyselyBoardEdits {
   constructor(
-    db: Kysely<Database>,
-    dialect: SqlDialect,
-    /** Set on the dispatcher's view (BoardStore.fenced): every transaction checks it first. */
-    protected readonly fence?: DispatcherFence,
-    /** An adapter's claim in one statement, where it has one (PostgreSQL); the portable claim otherwise. */
-    protected readonly oneStatementClaim?: OneStatementClaim,
-  ) {
-    super(db, dialect);
-  }
-
-  /**
-   * One transaction, run again (a few times) when a compare-and-set found its row changed (StaleRow) or PostgreSQL
-   * chose it as a deadlock's victim: the rerun reads what the winner wrote and answers from that.
-   */
-  protected async tx<T>(work: (trx: Db) => Promise<T>): Promise<T> {
-    for (let attempt = 1; ; attempt++) {
-      try {
-        return await this.db.transaction().execute(async (trx) => {
-          if (this.fence) await holdFence(trx, this.dialect, this.fence);
-          return work(trx);
-        });
-      } catch (error) {
-        if (attempt >= MAX_TX_ATTEMPTS || !(error instanceof StaleRow || isDeadlock(error))) throw error;
-      }
-    }
-  }
+    private readonly tx: BoardTransactions,
+    private readonly dialect: SqlDialect,
+  ) {}
 
   create(task: NewBoardTask, now: number): Promise<{ task: BoardTaskRecord; created: boolean }> {
-    return this.tx(async (trx) => {
+    return this.tx.run(async (trx) => {
       if (task.idempotencyKey !== null) {
         const existing = await trx
           .selectFrom('board_tasks')
@@ -158,7 +111,7 @@ export class KyselyBoardEdits extends KyselyBoardReads {
   }
 
   link(taskId: string, dependsOn: string, actor: string, now: number): Promise<BoardTaskRecord> {
-    return this.tx(async (trx) => {
+    return this.tx.run(async (trx) => {
       // Links are added one at a time across the database (PostgreSQL: a transaction-scoped advisory lock), so two
       // links that would close a cycle together cannot both pass the cycle check. The dependency's row is held too:
       // if it is finishing now, either its promotion sees this link or this link sees it done.
@@ -166,12 +119,8 @@ export class KyselyBoardEdits extends KyselyBoardReads {
       await lockTasks(trx, [dependsOn]);
       const task = await loadTask(trx, taskId);
       const other = await loadTask(trx, dependsOn);
-      if (['running', 'done', 'cancelled', 'archived'].includes(task.state)) {
-        throw new SwitchboardError(
-          'BOARD_MOVE_REFUSED',
-          `task ${taskId} is ${task.state}; dependencies can be added only to tasks that have not started`,
-        );
-      }
+      const unlinkable = refuseLink(taskId, task.state);
+      if (unlinkable) throw new SwitchboardError('BOARD_MOVE_REFUSED', unlinkable);
       const known = await trx
         .selectFrom('board_deps')
         .select('task_id')
@@ -187,7 +136,7 @@ export class KyselyBoardEdits extends KyselyBoardReads {
           { cycle },
         );
       await trx.insertInto('board_deps').values({ task_id: taskId, depends_on: dependsOn, created_at: now }).execute();
-      const demote = task.state === 'ready' && other.state !== 'done';
+      const demote = demotedByLink(task.state, other.state);
       return updateTask(trx, task, demote ? { state: 'todo' } : {}, { type: 'linked', actor, detail: { dependsOn } }, now);
     });
   }
@@ -206,20 +155,15 @@ export class KyselyBoardEdits extends KyselyBoardReads {
   }
 
   move(id: string, to: BoardState, change: { actor: string; reason?: string }, now: number): Promise<BoardTaskRecord> {
-    return this.tx((trx) => this.moveIn(trx, id, to, change, now));
+    return this.tx.run((trx) => this.moveIn(trx, id, to, change, now));
   }
 
   review(id: string, review: { approve: boolean; actor: string; comment?: string; key?: string }, now: number): Promise<BoardTaskRecord> {
-    return this.tx(async (trx) => {
+    return this.tx.run(async (trx) => {
       if (await changeByKey(trx, review.key)) return loadTask(trx, id);
       const task = await loadTask(trx, id);
-      if (task.state !== 'review') {
-        throw new SwitchboardError(
-          'BOARD_MOVE_REFUSED',
-          `task ${task.id} is ${task.state}, not in review; only a task a worker sent to review can be approved or sent back`,
-          { state: task.state },
-        );
-      }
+      const unreviewable = refuseReview(task.id, task.state);
+      if (unreviewable) throw new SwitchboardError('BOARD_MOVE_REFUSED', unreviewable, { state: task.state });
       if (review.comment) await this.commentIn(trx, task, { author: review.actor, body: review.comment }, now);
       const reason = review.approve ? 'approved' : 'changes requested';
       return this.moveIn(trx, id, review.approve ? 'done' : 'ready', { actor: review.actor, reason, key: review.key }, now);
@@ -238,12 +182,8 @@ export class KyselyBoardEdits extends KyselyBoardReads {
     if (refused) throw new SwitchboardError('BOARD_MOVE_REFUSED', `task ${id}: ${refused}`, { state: task.state, to });
     if (to === 'ready') {
       const open = await openDependencies(trx, id);
-      if (open.length > 0)
-        throw new SwitchboardError(
-          'BOARD_MOVE_REFUSED',
-          `task ${id} cannot be ready: it depends on ${open.join(', ')}, not done yet (it becomes ready by itself when they are)`,
-          { openDependencies: open },
-        );
+      const notReady = refuseReady(id, open);
+      if (notReady) throw new SwitchboardError('BOARD_MOVE_REFUSED', notReady, { openDependencies: open });
     }
     const changes: Partial<Database['board_tasks']> = { state: to };
     if (task.state === 'running') {
@@ -262,7 +202,7 @@ export class KyselyBoardEdits extends KyselyBoardReads {
   }
 
   comment(id: string, comment: { author: string; body: string; token?: number; key?: string }, now: number): Promise<BoardCommentRecord> {
-    return this.tx(async (trx) => {
+    return this.tx.run(async (trx) => {
       const made = await changeByKey(trx, comment.key);
       if (made)
         return toComment(

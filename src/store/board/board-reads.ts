@@ -12,8 +12,8 @@ export class KyselyBoardReads {
   private readonly settled: SettledPoint;
 
   constructor(
-    protected readonly db: Kysely<Database>,
-    protected readonly dialect: SqlDialect,
+    private readonly db: Kysely<Database>,
+    dialect: SqlDialect,
   ) {
     this.settled = dialect.settledPoint(db, 'board_events_seq_seq', async () => {
       const row = await db

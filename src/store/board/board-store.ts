@@ -1,15 +1,30 @@
 /**
  * The task board over Kysely (docs/board.md): the claims and what a worker does under one. Each method is one
  * transaction; a worker's writes are fenced by the claim's token, which grows with every claim, so a worker whose
- * claim was taken back changes nothing (CLAIM_LOST). The edits of people and agents are KyselyBoardEdits'.
+ * claim was taken back changes nothing (CLAIM_LOST). Composed of the reads (KyselyBoardReads), the edits of people
+ * and agents (KyselyBoardEdits) and the transactions they share (BoardTransactions); a worker's claims are here.
  */
-import { DISPATCHER_LEASE, KyselyBoardEdits } from './board-edits.js';
-import { afterFailure, type BlockKind } from '../../core/board.js';
+import { KyselyBoardEdits } from './board-edits.js';
+import { KyselyBoardReads } from './board-reads.js';
+import { BoardTransactions, DISPATCHER_LEASE } from './board-transactions.js';
+import { afterFailure, claimOverdue, type BlockKind, type BoardState } from '../../core/board.js';
 import { SwitchboardError } from '../../core/errors.js';
 import { freezeResult } from '../../core/subagent.js';
 import { nodeHashing } from '../../hashing.js';
-import { sql } from 'kysely';
-import type { BoardClaim, BoardClaimRequest, BoardReclaim, BoardStore, BoardTaskRecord, DispatcherFence } from '../../ports/index.js';
+import { sql, type Kysely } from 'kysely';
+import type {
+  BoardClaim,
+  BoardClaimRequest,
+  BoardCommentRecord,
+  BoardEventRecord,
+  BoardReclaim,
+  BoardStore,
+  BoardTaskFilter,
+  BoardTaskRecord,
+  BoardTaskView,
+  DispatcherFence,
+  NewBoardTask,
+} from '../../ports/index.js';
 import {
   claimOf,
   endAttempt,
@@ -26,16 +41,82 @@ import {
   updateTask,
 } from './board-rows.js';
 import { num, type Db } from '../sql/rows.js';
+import type { SqlDialect } from '../sql/dialect.js';
+import type { Database } from '../schema/database.js';
 
-export class KyselyBoardStore extends KyselyBoardEdits implements BoardStore {
+/** A claim an adapter makes in one statement, with the rows the portable claim writes. */
+export type OneStatementClaim = (db: Kysely<Database>, request: BoardClaimRequest, now: number) => Promise<BoardClaim | undefined>;
+
+export class KyselyBoardStore implements BoardStore {
+  private readonly tx: BoardTransactions;
+  private readonly reads: KyselyBoardReads;
+  private readonly edits: KyselyBoardEdits;
+
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly dialect: SqlDialect,
+    /** Set on the dispatcher's view (BoardStore.fenced): every transaction checks it first. */
+    private readonly fence?: DispatcherFence,
+    /** An adapter's claim in one statement, where it has one (PostgreSQL); the portable claim otherwise. */
+    private readonly oneStatementClaim?: OneStatementClaim,
+  ) {
+    this.tx = new BoardTransactions(db, dialect, fence);
+    this.reads = new KyselyBoardReads(db, dialect);
+    this.edits = new KyselyBoardEdits(this.tx, dialect);
+  }
+
   fenced(fence: DispatcherFence): BoardStore {
     return new KyselyBoardStore(this.db, this.dialect, fence, this.oneStatementClaim);
+  }
+
+  get(id: string): Promise<BoardTaskRecord | undefined> {
+    return this.reads.get(id);
+  }
+
+  view(id: string, options?: { comments?: number }): Promise<BoardTaskView | undefined> {
+    return this.reads.view(id, options);
+  }
+
+  list(filter?: BoardTaskFilter): Promise<BoardTaskRecord[]> {
+    return this.reads.list(filter);
+  }
+
+  workerSeen(worker: string): Promise<boolean> {
+    return this.reads.workerSeen(worker);
+  }
+
+  dependencies(taskIds: readonly string[]): Promise<Record<string, string[]>> {
+    return this.reads.dependencies(taskIds);
+  }
+
+  events(filter: { taskId?: string; board?: string; afterSeq?: number; limit?: number }): Promise<BoardEventRecord[]> {
+    return this.reads.events(filter);
+  }
+
+  create(task: NewBoardTask, now: number): Promise<{ task: BoardTaskRecord; created: boolean }> {
+    return this.edits.create(task, now);
+  }
+
+  link(taskId: string, dependsOn: string, actor: string, now: number): Promise<BoardTaskRecord> {
+    return this.edits.link(taskId, dependsOn, actor, now);
+  }
+
+  move(id: string, to: BoardState, change: { actor: string; reason?: string }, now: number): Promise<BoardTaskRecord> {
+    return this.edits.move(id, to, change, now);
+  }
+
+  review(id: string, review: { approve: boolean; actor: string; comment?: string; key?: string }, now: number): Promise<BoardTaskRecord> {
+    return this.edits.review(id, review, now);
+  }
+
+  comment(id: string, comment: { author: string; body: string; token?: number; key?: string }, now: number): Promise<BoardCommentRecord> {
+    return this.edits.comment(id, comment, now);
   }
 
   claim(request: BoardClaimRequest, now: number): Promise<BoardClaim | undefined> {
     // The dispatcher's claims take the portable path, whose transaction checks its fence first.
     if (this.oneStatementClaim && !this.fence) return this.oneStatementClaim(this.db, request, now);
-    return this.tx(async (trx) => {
+    return this.tx.run(async (trx) => {
       let query = trx.selectFrom('board_tasks').selectAll().where('state', '=', 'ready');
       if (request.taskId) query = query.where('id', '=', request.taskId);
       if (request.board) query = query.where('board', '=', request.board);
@@ -88,7 +169,7 @@ export class KyselyBoardStore extends KyselyBoardEdits implements BoardStore {
   }
 
   heartbeat(id: string, token: number, ttlMs: number, now: number): Promise<BoardClaim> {
-    return this.tx(async (trx) => {
+    return this.tx.run(async (trx) => {
       const task = await loadClaimed(trx, id, token);
       // Under this token only: a stale worker's heartbeat must not extend, nor hand back, a later worker's claim.
       const row = await trx
@@ -116,7 +197,7 @@ export class KyselyBoardStore extends KyselyBoardEdits implements BoardStore {
     outcome: { result: string; summary?: string; review?: boolean; maxResultChars: number },
     now: number,
   ): Promise<BoardTaskRecord> {
-    return this.tx(async (trx) => {
+    return this.tx.run(async (trx) => {
       const frozen = freezeResult(outcome.result, outcome.maxResultChars, nodeHashing.sha256);
       const claimed = await this.underClaim(
         trx,
@@ -153,7 +234,7 @@ export class KyselyBoardStore extends KyselyBoardEdits implements BoardStore {
   }
 
   block(id: string, token: number, why: { kind: BlockKind; reason: string }, now: number): Promise<BoardTaskRecord> {
-    return this.tx(async (trx) => {
+    return this.tx.run(async (trx) => {
       const claimed = await this.underClaim(
         trx,
         id,
@@ -198,7 +279,7 @@ export class KyselyBoardStore extends KyselyBoardEdits implements BoardStore {
   }
 
   release(id: string, token: number, reason: string | undefined, now: number): Promise<BoardTaskRecord> {
-    return this.tx(async (trx) => {
+    return this.tx.run(async (trx) => {
       const task = await loadClaimed(trx, id, token);
       await endAttempt(trx, task, 'released', { summary: reason ?? null }, now);
       return updateTask(
@@ -212,7 +293,7 @@ export class KyselyBoardStore extends KyselyBoardEdits implements BoardStore {
   }
 
   fail(id: string, token: number, error: string, now: number): Promise<BoardTaskRecord> {
-    return this.tx(async (trx) => this.failAttempt(trx, await loadClaimed(trx, id, token), 'failed', error, now));
+    return this.tx.run(async (trx) => this.failAttempt(trx, await loadClaimed(trx, id, token), 'failed', error, now));
   }
 
   /** A failed or expired attempt: counted; the task is ready again, or blocked (`gave_up`) once the budget is spent. */
@@ -241,7 +322,7 @@ export class KyselyBoardStore extends KyselyBoardEdits implements BoardStore {
   }
 
   noteRef(id: string, token: number, ref: string, now: number): Promise<void> {
-    return this.tx(async (trx) => {
+    return this.tx.run(async (trx) => {
       const task = await loadClaimed(trx, id, token);
       await trx
         .updateTable('board_attempts')
@@ -270,13 +351,16 @@ export class KyselyBoardStore extends KyselyBoardEdits implements BoardStore {
       .execute();
     const reclaimed: BoardReclaim[] = [];
     for (const candidate of candidates) {
-      const done = await this.tx(async (trx) => {
+      const done = await this.tx.run(async (trx) => {
         await lockTasks(trx, [candidate.id]);
         const task = await loadTask(trx, candidate.id);
         // Re-checked inside the transaction: a heartbeat or an end may have come in since the scan.
         if (task.state !== 'running' || task.token !== num(candidate.token)) return undefined;
-        const overran = task.maxRuntimeMs !== null && task.claimedAt! + task.maxRuntimeMs < now;
-        if (!overran && task.claimExpiresAt! >= now) return undefined;
+        const overdue = claimOverdue(
+          { claimedAt: task.claimedAt!, claimExpiresAt: task.claimExpiresAt!, maxRuntimeMs: task.maxRuntimeMs },
+          now,
+        );
+        if (!overdue) return undefined;
         const attempt = await trx
           .selectFrom('board_attempts')
           .select('heartbeat_at')
@@ -284,9 +368,10 @@ export class KyselyBoardStore extends KyselyBoardEdits implements BoardStore {
           .where('attempt', '=', task.attempts)
           .executeTakeFirst();
         const since = new Date(num(attempt?.heartbeat_at ?? task.claimedAt)).toISOString();
-        const error = overran
-          ? `ran longer than the task's max runtime of ${task.maxRuntimeMs} ms`
-          : `claim expired: no heartbeat since ${since}`;
+        const error =
+          overdue === 'overran'
+            ? `ran longer than the task's max runtime of ${task.maxRuntimeMs} ms`
+            : `claim expired: no heartbeat since ${since}`;
         const after = await this.failAttempt(trx, task, 'expired', error, now);
         return { taskId: task.id, attempt: task.attempts, worker: task.claimWorker!, state: after.state as 'ready' | 'blocked' };
       });

@@ -3,7 +3,6 @@
  * supplies the Kysely instance and its dialect object (sql/dialect.ts), which holds what differs between the engines,
  * the database clock among it (lease time comes from the database).
  */
-import type { OneStatementClaim } from '../board/board-edits.js';
 import type { Kysely } from 'kysely';
 import type {
   IdKind,
@@ -34,7 +33,7 @@ import { KyselyTranscriptStore } from '../sessions/transcript-store.js';
 import { leaseTaker, type Relax } from '../sql/writes.js';
 import { KyselyExchangeStore } from '../exchanges/exchange-store.js';
 import { KyselyA2ATaskStore } from '../a2a/a2a-task-store.js';
-import { KyselyBoardStore } from '../board/board-store.js';
+import { KyselyBoardStore, type OneStatementClaim } from '../board/board-store.js';
 import { KyselySubagentStore } from '../subagents/subagent-store.js';
 import type { Database } from '../schema/database.js';
 import { KyselyMemoryStore } from '../memory/memory-store.js';
