@@ -80,11 +80,12 @@ async function mailboxGateway(mode: 'followup' | 'notify') {
     clock: { now: () => Date.now() },
     gatewayId: 'bench',
     api: () => ({
-      acceptMailboxMessage: async (request) => {
-        const answer = await gateway.acceptMailboxMessage(request);
-        inputs.set(request.messageId, answer.input.id);
-        for (const listener of listeners) listener(request.messageId, performance.now());
-        unsynced.push(request.messageId);
+      accept: async (input, opening) => {
+        const answer = await gateway.accept(input, opening);
+        const messageId = input.provenance.messageId ?? '';
+        inputs.set(messageId, answer.input.id);
+        for (const listener of listeners) listener(messageId, performance.now());
+        unsynced.push(messageId);
         return answer;
       },
       durable: async () => {

@@ -11,7 +11,7 @@ import BetterSqlite3 from 'better-sqlite3';
 import { parseConfigText } from '../src/config/load.js';
 import { startGateway } from '../src/app.js';
 import { SqliteStore, type SqliteSynchronous } from '../src/store/sqlite/sqlite-store.js';
-import { toolJsonSchema } from '../src/gateway/tool-contract.js';
+import { toolJsonSchema } from '../src/tools/tool-contract.js';
 import { controlApiLoad } from './load.js';
 import { postgresClaims, sqliteClaims } from './board.js';
 import { clusterLoad, takeoverTimes, type MeasuredLoad } from './cluster.js';
@@ -348,8 +348,8 @@ async function subagents(count: number, fanOut: number, sdkCallMs: number) {
 /** Characters of tool definitions sent with every model call: names, descriptions and JSON schemas. */
 async function toolDefinitionChars(): Promise<{ chars: number; tools: number }> {
   const { BUILTIN_TOOLS } = await import('../src/tools/builtin.js');
-  const { createSessionTools } = await import('../src/tools/session-tools.js');
-  const { createSubagentTools } = await import('../src/tools/subagent-tools.js');
+  const { createSessionTools } = await import('../src/gateway/session-tools.js');
+  const { createSubagentTools } = await import('../src/gateway/subagent-tools.js');
   const tools = [...BUILTIN_TOOLS, ...createSessionTools({} as never), ...createSubagentTools({} as never, {} as never)];
   return {
     chars: JSON.stringify(tools.map((t) => ({ name: t.name, description: t.description, parameters: toolJsonSchema(t.parameters) })))

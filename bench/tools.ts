@@ -12,7 +12,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { startGateway } from '../src/app.js';
 import { parseConfigText } from '../src/config/load.js';
 import { configSchema } from '../src/config/schema.js';
-import type { ToolContext } from '../src/gateway/tool-contract.js';
+import type { ToolContext } from '../src/ports/tools.js';
 import { McpService } from '../src/mcp/mcp-tools.js';
 import { SqliteStore } from '../src/store/sqlite/sqlite-store.js';
 import { percentile } from './judged.js';

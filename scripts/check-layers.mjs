@@ -1,7 +1,9 @@
 #!/usr/bin/env node
 // The layering rules of ARCHITECTURE.md section 3, checked over the import graph of src/ (run by `npm test`):
-// no import cycle between folders (a sub-folder is one of its own, and so is a file directly under src/) or between files, and core/
-// imports nothing outside itself, node: modules included. Prints each breach with a file that causes it.
+// no import cycle between folders (a sub-folder is one of its own, and so is a file directly under src/) or between files;
+// core/ imports nothing outside itself, node: modules included; no file outside gateway/ imports a gateway/ file but the
+// composition root (app.ts), since the fronts go through the door (ports/gateway.ts); and no front names the whole Store
+// (ports/store.ts), since each is handed its own store port. Prints each breach with a file that causes it.
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -28,12 +30,30 @@ const specifiers = (text) =>
     (m) => m[1] ?? m[2],
   );
 
+/** The composition root: the one file outside gateway/ that builds the gateway (and so imports it). */
+const COMPOSITION_ROOT = 'app.ts';
+/** Folders that may name the whole Store: the store's adapters, the gateway that owns it, the ports that declare it. */
+const STORE_HOLDERS = ['store', 'gateway', 'ports'];
+const top = (relativePath) => relativePath.split(sep)[0];
+const importedNames = (text, spec) =>
+  [...text.matchAll(/(?:^|\n)\s*import\s+(?:type\s+)?\{([^}]*)\}\s*from\s*['"]([^'"]+)['"]/g)]
+    .filter((m) => m[2] === spec)
+    .flatMap((m) =>
+      m[1].split(',').map((name) =>
+        name
+          .replace(/^\s*type\s+/, '')
+          .split(/\s+as\s+/)[0]
+          .trim(),
+      ),
+    );
+
 const edges = new Map(); // unit -> Map(unit -> example file)
 const fileEdges = new Map(); // file -> Map(file -> file)
 const problems = [];
 for (const file of files) {
   const from = unitOf(file);
-  for (const spec of specifiers(readFileSync(file, 'utf8'))) {
+  const text = readFileSync(file, 'utf8');
+  for (const spec of specifiers(text)) {
     if (from === 'core' && !spec.startsWith('.')) {
       problems.push(`core imports outside itself: ${relative(src, file)} imports "${spec}"`);
       continue;
@@ -46,6 +66,15 @@ for (const file of files) {
     if (!fileEdges.has(fromFile)) fileEdges.set(fromFile, new Map());
     if (toFile !== fromFile) fileEdges.get(fromFile).set(toFile, fromFile);
     if (from === 'core' && to !== 'core') problems.push(`core imports outside itself: ${relative(src, file)} imports "${spec}"`);
+    if (top(toFile) === 'gateway' && top(fromFile) !== 'gateway' && fromFile !== COMPOSITION_ROOT)
+      problems.push(`${fromFile} imports the gateway's own file "${spec}": go through the door (ports/gateway.ts)`);
+    if (
+      top(toFile) === 'ports' &&
+      !STORE_HOLDERS.includes(top(fromFile)) &&
+      fromFile !== COMPOSITION_ROOT &&
+      importedNames(text, spec).includes('Store')
+    )
+      problems.push(`${fromFile} names the whole Store: hand it the store port it uses instead (ports/*.ts)`);
     if (to === from) continue;
     if (!edges.has(from)) edges.set(from, new Map());
     if (!edges.get(from).has(to)) edges.get(from).set(to, relative(src, file));
@@ -101,5 +130,5 @@ if (problems.length > 0) {
   process.exit(1);
 }
 process.stdout.write(
-  `layering check: ${files.length} files, ${edges.size} folders, no cycles between folders or files, core imports only itself\n`,
+  `layering check: ${files.length} files, ${edges.size} folders, no cycles between folders or files, core imports only itself, only the composition root imports gateway/, no front names the Store\n`,
 );

@@ -15,17 +15,21 @@ import type { ConfigReload } from './config/reload.js';
 import { loadConfigFile } from './config/load.js';
 import type { SwitchboardConfig } from './config/schema.js';
 import { DataDir } from './kit/data-dir.js';
-import { Gateway, type GatewayDeps, type GatewayExtension, type GatewayParts } from './gateway/gateway.js';
+import { Gateway, type GatewayDeps } from './gateway/gateway.js';
+import type { GatewayParts } from './gateway/gateway-types.js';
+import type { GatewayExtension } from './ports/extensions.js';
 import { ControlApi } from './http/control-api.js';
 import { createLogger } from './logging.js';
+import { ModelRegistry } from './models/model-registry.js';
+import type { Models } from './ports/models.js';
 import { openStore, type OpenedStore, type StoreSelection } from './store/open/open-store.js';
 import { BoardService } from './board/board.js';
 import { BoardDispatcher } from './board/dispatcher.js';
-import { createBoardTools } from './tools/board-tools.js';
+import { createBoardTools } from './board/board-tools.js';
 import { BUILTIN_TOOLS } from './tools/builtin.js';
 import { createExecTool } from './tools/exec-tool.js';
-import { createSessionTools } from './tools/session-tools.js';
-import { createSubagentTools } from './tools/subagent-tools.js';
+import { createSessionTools } from './gateway/session-tools.js';
+import { createSubagentTools } from './gateway/subagent-tools.js';
 import { McpService } from './mcp/mcp-tools.js';
 import { MemoryService } from './memory/memory-service.js';
 import type { MailboxService } from './mailbox/mailbox.js';
@@ -51,7 +55,15 @@ export function standardExtensions(parts: GatewayParts, hooks: StandardHooks = {
   const { config } = parts;
   const client = new A2AClientService({
     config,
-    store: parts.store,
+    tasks: parts.store.a2aTasks,
+    runAlive: (runId) =>
+      parts
+        .api()
+        .getRun(runId)
+        .then(
+          ({ run }) => run.status === 'running',
+          () => false,
+        ),
     clock: parts.clock,
     deliver: async (input) => void (await parts.accept({ id: randomUUID(), ...input })),
     enqueue: (row) => parts.enqueueDelivery(row),
@@ -60,7 +72,7 @@ export function standardExtensions(parts: GatewayParts, hooks: StandardHooks = {
   });
   hooks.onClient?.(client);
   const board = new BoardService(parts.store.board, parts.api, parts.clock);
-  const front = mailboxFront(parts, board, () => void dispatcher.kick());
+  const front = mailboxFront(parts, parts.store, board, () => void dispatcher.kick());
   hooks.onMailbox?.(front.mailbox);
   hooks.onTeams?.(front.teams);
   hooks.onClaude?.(front.claude);
@@ -84,7 +96,7 @@ export function standardExtensions(parts: GatewayParts, hooks: StandardHooks = {
   const allowsRuntimes = (agentId: string) =>
     resolveLimits(config.agents.defaults.subagents, config.agents.list.find((agent) => agent.id === agentId)?.subagents, agentId)
       .allowRuntimes.length > 0;
-  const memory = new MemoryService(config, parts);
+  const memory = new MemoryService(config, { ...parts, stores: parts.store });
   // exec commands, runtime children and terminals, in one record; what a killed previous process left is ended now.
   const children = openChildRecords(parts.dataDir, parts.log);
   hooks.onMemory?.(memory);
@@ -115,8 +127,12 @@ export function standardExtensions(parts: GatewayParts, hooks: StandardHooks = {
 }
 
 /** A gateway with the standard extensions (tests and benchmarks build theirs this way too). */
-export async function startGateway(deps: Omit<GatewayDeps, 'extensions'>, hooks: StandardHooks = {}): Promise<Gateway> {
-  return Gateway.start({ ...deps, extensions: (parts) => standardExtensions(parts, hooks) });
+export async function startGateway(
+  deps: Omit<GatewayDeps, 'extensions' | 'models'> & { models?: Models },
+  hooks: StandardHooks = {},
+): Promise<Gateway> {
+  const models = deps.models ?? new ModelRegistry(deps.config.models.providers);
+  return Gateway.start({ ...deps, models, extensions: (parts) => standardExtensions(parts, hooks) });
 }
 
 export interface RunningGateway {

@@ -8,8 +8,9 @@ import { carriedConversation } from '../core/hops.js';
 import { Role, Task, TaskState, type Message } from '@a2a-js/sdk';
 import type { ServerCallContext } from '@a2a-js/sdk/server';
 import { SwitchboardError } from '../core/errors.js';
+import { a2aSessionKey } from '../core/session-key.js';
 import { matchesAny } from '../core/tool-policy.js';
-import type { GatewayApi } from '../gateway/gateway-api.js';
+import type { Accepted, Intake, Presence } from '../ports/gateway.js';
 import type { A2ATaskRecord, A2ATaskStore, Clock } from '../ports/index.js';
 import type { PeerUser } from './peers.js';
 import { ownerOf } from './task-store.js';
@@ -33,7 +34,7 @@ const WAITING_FOR_CLIENT = new Set([TaskState.TASK_STATE_INPUT_REQUIRED, TaskSta
 
 export class A2AAdmission {
   constructor(
-    private readonly gateway: GatewayApi,
+    private readonly gateway: Intake & Pick<Presence, 'gatewayId'>,
     private readonly agentId: string,
     private readonly tasks: A2ATaskStore,
     private readonly clock: Clock,
@@ -90,16 +91,19 @@ export class A2AAdmission {
   }
 
   /** The message as an input of its context's session; one input per task and message, however often it comes. */
-  accept(message: Message, task: { id: string; contextId: string; owner: string }) {
-    return this.gateway.acceptA2AMessage({
-      agentId: this.agentId,
-      contextId: task.contextId,
-      taskId: task.id,
-      messageId: message.messageId,
-      text: messageText(message),
-      peer: task.owner,
-      conversation: carriedConversation(message.metadata?.switchboard),
-    });
+  accept(message: Message, task: { id: string; contextId: string; owner: string }): Promise<Accepted> {
+    // The session of the peer's context (`agent:<id>:a2a:<peer>:<contextId>`), created on first use.
+    const sessionKey = a2aSessionKey(this.agentId, task.owner, task.contextId);
+    return this.gateway.accept(
+      {
+        idempotencyKey: `a2a:${task.id}:${message.messageId}`,
+        mode: 'followup',
+        text: messageText(message),
+        provenance: { kind: 'a2a', channel: 'a2a', peer: task.owner },
+        conversation: carriedConversation(message.metadata?.switchboard),
+      },
+      { sessionKey, agentId: this.agentId },
+    );
   }
 
   /** Why this peer may not send this message here, if it may not: a skill it may not use, or another peer's context. */

@@ -5,7 +5,7 @@
  */
 import type { AgentCard, SecurityRequirement, SecurityScheme } from '@a2a-js/sdk';
 import type { SwitchboardConfig } from '../config/schema.js';
-import type { ResolvedAgent } from '../gateway/registry.js';
+import type { ResolvedAgent } from '../ports/gateway.js';
 
 export const API_KEY_HEADER = 'X-API-Key';
 

@@ -19,7 +19,7 @@ import { waitUntil } from '../kit/wait-until.js';
 import { PushCallbacks } from './push-callbacks.js';
 import { RemoteFollowers } from './followers.js';
 import { RemoteAgents } from './remote-agents.js';
-import type { HeldResult } from '../gateway/held-results.js';
+import type { HeldResult } from '../ports/runtimes.js';
 import type { NewInput, OutboxRecord, RemoteTaskRecord } from '../ports/index.js';
 import {
   SETTLED,
@@ -103,7 +103,7 @@ export class A2AClientService {
   ): Promise<RemoteResult | { state: 'timeout'; taskId: string; contextId: string; note: string }> {
     const target = this.remotes.resolve(requester.agentId, ref);
     // A rerun of the same call (same ledger key): pick up the task the first attempt made, send nothing.
-    const earlier = request.messageId ? await this.deps.store.a2aTasks.findRemoteTaskByMessage(request.messageId) : undefined;
+    const earlier = request.messageId ? await this.deps.tasks.findRemoteTaskByMessage(request.messageId) : undefined;
     if (earlier) return this.resume(earlier);
     const client = await this.remotes.client(target);
     const card = await client.getAgentCard();
@@ -168,7 +168,7 @@ export class A2AClientService {
       return result;
     }
     await this.record(task, target.remote, requester.sessionKey, 'followed', { waiterRunId: null });
-    this.followers.follow(await this.deps.store.a2aTasks.getRemoteTask(task.id));
+    this.followers.follow(await this.deps.tasks.getRemoteTask(task.id));
     return {
       state: 'timeout',
       taskId: task.id,
@@ -244,8 +244,8 @@ export class A2AClientService {
     changes: Partial<Pick<RemoteTaskRecord, 'pushToken' | 'waiterRunId' | 'result' | 'messageId' | 'conversation'>> = {},
   ): Promise<void> {
     const now = this.deps.clock.now();
-    const existing = await this.deps.store.a2aTasks.getRemoteTask(task.id);
-    await this.deps.store.a2aTasks.saveRemoteTask(
+    const existing = await this.deps.tasks.getRemoteTask(task.id);
+    await this.deps.tasks.saveRemoteTask(
       {
         taskId: task.id,
         remote,
@@ -269,12 +269,12 @@ export class A2AClientService {
    * run's transcript if it commits, otherwise delivered into the session as a message.
    */
   async held(runId?: string): Promise<HeldResult[]> {
-    const rows = await this.deps.store.a2aTasks.listRemoteTasks({ states: ['returned'], waiterRunId: runId });
+    const rows = await this.deps.tasks.listRemoteTasks({ states: ['returned'], waiterRunId: runId });
     return rows.map((row) => ({
       runId: row.waiterRunId,
       redelivery:
         row.result === null ? undefined : this.resultInput(row.remote, row.sessionKey, row.result as RemoteResult, row.conversation),
-      settle: async () => void (await this.deps.store.a2aTasks.saveRemoteTask({ ...row, state: 'delivered' }, this.deps.clock.now())),
+      settle: async () => void (await this.deps.tasks.saveRemoteTask({ ...row, state: 'delivered' }, this.deps.clock.now())),
     }));
   }
 
@@ -316,9 +316,9 @@ export class A2AClientService {
   /** The outbox handler: the result becomes a message in the calling session, once. */
   async deliverResult(row: OutboxRecord): Promise<void> {
     const { remote, sessionKey, result } = row.payload as { remote: string; sessionKey: string; result: RemoteResult };
-    const stored = await this.deps.store.a2aTasks.getRemoteTask(result.taskId);
+    const stored = await this.deps.tasks.getRemoteTask(result.taskId);
     await this.deps.deliver(this.resultInput(remote, sessionKey, result, stored?.conversation));
-    if (stored) await this.deps.store.a2aTasks.saveRemoteTask({ ...stored, state: 'delivered' }, this.deps.clock.now());
+    if (stored) await this.deps.tasks.saveRemoteTask({ ...stored, state: 'delivered' }, this.deps.clock.now());
   }
 
   /**

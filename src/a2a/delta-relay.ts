@@ -3,7 +3,7 @@
  * replaces them.
  */
 import { AgentEvent, type ExecutionEventBus } from '@a2a-js/sdk/server';
-import type { GatewayApi } from '../gateway/gateway-api.js';
+import type { GatewayApi } from '../ports/gateway.js';
 import { answerArtifactId, textPart } from './task-outcome.js';
 
 export interface DeltaRelay {

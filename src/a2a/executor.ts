@@ -8,8 +8,7 @@ import { Task, TaskState, type Message, type TaskStatus } from '@a2a-js/sdk';
 import { AgentEvent, type AgentExecutor, type ExecutionEventBus, type RequestContext, type ServerCallContext } from '@a2a-js/sdk/server';
 import { SwitchboardError, errorMessage } from '../core/errors.js';
 import { a2aSessionKey } from '../core/session-key.js';
-import type { WaitResult } from '../gateway/gateway.js';
-import type { GatewayApi } from '../gateway/gateway-api.js';
+import type { Accepted, GatewayApi, WaitResult } from '../ports/gateway.js';
 import type { A2ATaskEventInput, A2ATaskStore, Clock } from '../ports/index.js';
 import { ownerOf } from './task-store.js';
 import {
@@ -241,7 +240,7 @@ export class GatewayAgentExecutor implements AgentExecutor {
     }
     const relay = progress.relay();
     try {
-      let accepted: Awaited<ReturnType<GatewayApi['acceptA2AMessage']>>;
+      let accepted: Accepted;
       try {
         accepted = await this.admission.accept(message, { id: taskId, contextId, owner });
       } catch (error) {

@@ -66,9 +66,9 @@ export class RemoteFollowers {
    * another gateway, is left to that run.
    */
   async takeUp(): Promise<void> {
-    for (const row of await this.deps.store.a2aTasks.listRemoteTasks({ states: ['waiting', 'followed'] })) {
+    for (const row of await this.deps.tasks.listRemoteTasks({ states: ['waiting', 'followed'] })) {
       if (this.followers.has(row.taskId)) continue;
-      if (row.state === 'waiting' && row.waiterRunId && (await this.deps.store.runs.get(row.waiterRunId))?.status === 'running') continue;
+      if (row.state === 'waiting' && row.waiterRunId && (await this.deps.runAlive(row.waiterRunId))) continue;
       this.follow(row);
     }
   }
@@ -100,7 +100,7 @@ export class RemoteFollowers {
 
   private claim(taskId: string): Promise<boolean> {
     const now = this.deps.clock.now();
-    return this.deps.store.a2aTasks.claimFollow(taskId, this.follower, now + this.claimMs, now);
+    return this.deps.tasks.claimFollow(taskId, this.follower, now + this.claimMs, now);
   }
 
   private async followClaimed(row: RemoteTaskRecord, signal: AbortSignal): Promise<void> {
@@ -143,6 +143,6 @@ export class RemoteFollowers {
     if (this.timer) clearInterval(this.timer);
     for (const controller of this.followers.values()) controller.abort();
     // The others take up these tasks at once, instead of when the claims lapse.
-    void this.deps.store.a2aTasks.releaseFollows(this.follower).catch(() => {});
+    void this.deps.tasks.releaseFollows(this.follower).catch(() => {});
   }
 }

@@ -16,7 +16,7 @@ export class PushCallbacks {
   private readonly awaitingBase = new Map<string, { client: Client; row: RemoteTaskRecord }>();
   private base?: string;
 
-  constructor(private readonly deps: Pick<A2AClientDeps, 'store' | 'clock' | 'log'>) {}
+  constructor(private readonly deps: Pick<A2AClientDeps, 'tasks' | 'clock' | 'log'>) {}
 
   setBase(url: string): void {
     this.base = url.replace(/\/$/, '');
@@ -28,7 +28,7 @@ export class PushCallbacks {
 
   /** Accepted only with the task's own secret; it wakes the task's follower. */
   async receive(taskId: string, token: string | undefined): Promise<boolean> {
-    const row = await this.deps.store.a2aTasks.getRemoteTask(taskId);
+    const row = await this.deps.tasks.getRemoteTask(taskId);
     if (
       !row?.pushToken ||
       token === undefined ||
@@ -49,7 +49,7 @@ export class PushCallbacks {
     }
     if (!(await client.getAgentCard()).capabilities?.pushNotifications) return;
     const token = row.pushToken ?? randomBytes(24).toString('hex');
-    if (!row.pushToken) await this.deps.store.a2aTasks.saveRemoteTask({ ...row, pushToken: token }, this.deps.clock.now());
+    if (!row.pushToken) await this.deps.tasks.saveRemoteTask({ ...row, pushToken: token }, this.deps.clock.now());
     try {
       await client.createTaskPushNotificationConfig({
         tenant: '',

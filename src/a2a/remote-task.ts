@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { Role, TaskState, taskStateToJSON, type Message, type Task } from '@a2a-js/sdk';
 import type { Client } from '@a2a-js/sdk/client';
 import type { SwitchboardConfig } from '../config/schema.js';
-import type { Clock, NewInput, NewOutboxRow, Store } from '../ports/index.js';
+import type { A2ATaskStore, Clock, NewInput, NewOutboxRow } from '../ports/index.js';
 
 export const RESULT_KIND = 'a2a.result';
 /** Where remotes post push notifications for tasks this gateway follows: `<base>/a2a-callback/<taskId>`. */
@@ -38,7 +38,10 @@ export interface RemoteResult {
 
 export interface A2AClientDeps {
   config: SwitchboardConfig;
-  store: Store;
+  /** Its own store port: the remote tasks it sent and follows. */
+  tasks: A2ATaskStore;
+  /** Whether a run still runs (the door's answer): a task whose waiting run still runs is left to it. */
+  runAlive: (runId: string) => Promise<boolean>;
   clock: Clock;
   /** Stores an input in a session (idempotent by its key) and wakes it. */
   deliver: (input: Omit<NewInput, 'id'>) => Promise<void>;

@@ -13,7 +13,7 @@ import { Task, TaskState, taskStateToJSON } from '@a2a-js/sdk';
 import { AgentEvent, ServerCallContext, type ExecutionEventBusManager, type PushNotificationSender } from '@a2a-js/sdk/server';
 import { errorMessage } from '../core/errors.js';
 import type { SwitchboardConfig } from '../config/schema.js';
-import type { GatewayApi } from '../gateway/gateway-api.js';
+import type { GatewayApi } from '../ports/gateway.js';
 import type { A2ATaskRecord, A2ATaskStore, Clock } from '../ports/index.js';
 import { agentMessage, answerUpdate, finalOutcome, requestedInput, stalledOutcome, type FinalOutcome } from './task-outcome.js';
 import { PeerUser } from './peers.js';

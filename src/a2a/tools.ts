@@ -3,8 +3,9 @@ import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { hopRefusal, onwardHop } from '../core/hops.js';
 import { SwitchboardError } from '../core/errors.js';
-import { defineTool, type GatewayTool } from '../gateway/tool-contract.js';
-import { asToolResult } from '../tools/session-tools.js';
+import { defineTool } from '../tools/tool-contract.js';
+import type { GatewayTool } from '../ports/tools.js';
+import { asToolResult } from '../tools/tool-contract.js';
 import { number, text } from '../tools/schema.js';
 import type { A2AClientService, RemoteRef } from './client.js';
 

@@ -14,7 +14,7 @@ import { SwitchboardError } from '../core/errors.js';
 import { agentToAgentAllowed } from '../core/session-access.js';
 import type { BoardClaim, BoardCommentRecord, BoardEventRecord, BoardStore, BoardTaskRecord, BoardTaskView } from '../ports/index.js';
 import type { Clock } from '../ports/index.js';
-import type { GatewayApi } from '../gateway/gateway-api.js';
+import type { GatewayApi } from '../ports/gateway.js';
 
 const BOARD_NAME = /^[a-z0-9][a-z0-9_-]{0,63}$/;
 const MAX_TITLE = 512;

@@ -9,8 +9,8 @@
 import { SwitchboardError, errorMessage } from '../core/errors.js';
 import type { BoardClaim, BoardStore } from '../ports/index.js';
 import type { Clock } from '../ports/index.js';
-import type { GatewayApi } from '../gateway/gateway-api.js';
-import type { WaitResult } from '../gateway/gateway-queries.js';
+import type { Control, Events, Intake, Presence, WaitResult, Waits } from '../ports/gateway.js';
+import { boardSessionKey } from '../core/session-key.js';
 import { SerialTask } from '../kit/serial-task.js';
 import { newFollower, pollAndSettle, type Follower, type RemoteWorkers } from './remote-follow.js';
 import { agentTaskPrompt, runEndReason } from './task-prompt.js';
@@ -25,10 +25,11 @@ const RECLAIM_BATCH = 100;
 export interface DispatcherDeps {
   store: BoardStore;
   /** A getter: the dispatcher is built with the gateway's extensions, before the gateway exists. */
-  gateway: () => Pick<
-    GatewayApi,
-    'config' | 'agents' | 'acceptBoardTask' | 'inputOutcome' | 'inputRunId' | 'cancelRun' | 'subscribe' | 'publishJournal'
-  >;
+  gateway: () => Pick<Presence, 'config' | 'agents'> &
+    Pick<Intake, 'accept'> &
+    Pick<Waits, 'inputOutcome' | 'inputRunId'> &
+    Pick<Control, 'cancelRun'> &
+    Pick<Events, 'subscribe' | 'publishJournal'>;
   clock: Clock;
   /** This gateway's id: the dispatcher lease's owner. */
   owner: string;
@@ -240,14 +241,18 @@ export class BoardDispatcher {
     const view = await this.deps.store.view(claim.taskId, { comments: 20 });
     if (!view) return;
     try {
-      const { input } = await this.deps.gateway().acceptBoardTask({
-        agentId,
-        taskId: claim.taskId,
-        attempt: claim.attempt,
-        text: agentTaskPrompt(view, this.deps.gateway().config.gateway.maxMessageChars),
-        // The hop budget: the conversation the task's creating run was in, one hop further (core/hops.ts).
-        conversation: view.task.conversation ?? undefined,
-      });
+      // The task's session (`agent:<id>:board:<taskId>`), created on first use; one input per attempt, whatever the retries.
+      const { input } = await this.deps.gateway().accept(
+        {
+          idempotencyKey: `board:${claim.taskId}:${claim.attempt}`,
+          mode: 'followup',
+          text: agentTaskPrompt(view, this.deps.gateway().config.gateway.maxMessageChars),
+          provenance: { kind: 'board', channel: 'board', peer: claim.taskId },
+          // The hop budget: the conversation the task's creating run was in, one hop further (core/hops.ts).
+          conversation: view.task.conversation ?? undefined,
+        },
+        { sessionKey: boardSessionKey(agentId, claim.taskId), agentId, label: `board:${claim.taskId}` },
+      );
       this.followers.set(claim.taskId, newFollower(claim, { agentId, board: view.task.board, inputId: input.id }));
       // The attempt names its input, so that `board show` can name the run that took it; a claim lost meanwhile leaves it unnamed.
       await this.deps.store.noteRef(claim.taskId, claim.token, input.id, this.deps.clock.now()).catch(() => {});

@@ -1,6 +1,6 @@
 /** What a worker is given: the task, the results of the tasks it depends on, the last comments and earlier attempts. */
 import type { BoardTaskView } from '../ports/index.js';
-import type { WaitResult } from '../gateway/gateway-queries.js';
+import type { WaitResult } from '../ports/gateway.js';
 
 const MAX_DEPENDENCY_RESULT = 4000;
 const MAX_COMMENTS = 10;

@@ -115,7 +115,7 @@ program
   .description('show the running gateway (lanes, active runs, recovery) and every gateway on its database')
   .action(async () => {
     const status = await client().request<
-      ReturnType<import('../gateway/gateway.js').Gateway['status']> & { gateways: import('../gateway/presence.js').GatewayView[] }
+      import('../ports/gateway.js').GatewayStatus & { gateways: import('../ports/gateway.js').GatewayView[] }
     >('GET', '/v1/status');
     print(status, () =>
       [
@@ -134,7 +134,7 @@ program
     );
   });
 
-function describeGateway(gateway: import('../gateway/presence.js').GatewayView): string {
+function describeGateway(gateway: import('../ports/gateway.js').GatewayView): string {
   const state = gateway.stoppedAt !== null ? 'stopped' : gateway.alive ? 'alive' : 'gone';
   const beat = `heartbeat ${(gateway.heartbeatAgeMs / 1000).toFixed(1)}s ago`;
   const work = `${gateway.sessionsHeld} session(s) held, ${gateway.report.activeRuns} active run(s), journal lag ${gateway.journalLag}`;

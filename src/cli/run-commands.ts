@@ -1,6 +1,6 @@
 /** `switchboard runs`: list, show and cancel runs. */
 import type { InputRecord, RunRecord } from '../ports/index.js';
-import type { RunToolCall } from '../gateway/gateway-queries.js';
+import type { RunToolCall } from '../ports/gateway.js';
 import { shorten, table } from './format.js';
 import { program, client, parseLimit, withQuery, print, runRow } from './shared.js';
 

@@ -1,5 +1,5 @@
 /** `switchboard sessions`: list, show, history and tail. */
-import type { RunToolCall } from '../gateway/gateway-queries.js';
+import type { RunToolCall } from '../ports/gateway.js';
 import type { EventRecord, InputRecord, Provenance, RunRecord, SessionRecord, TranscriptEntry } from '../ports/index.js';
 import { errorMessage, SwitchboardError } from '../core/errors.js';
 import { parseSessionKey } from '../core/session-key.js';

@@ -20,3 +20,18 @@ export function statusForAbort(reason: AbortReason): TerminalRunStatus {
       return 'interrupted';
   }
 }
+
+export function abortMessage(reason: AbortReason): string {
+  switch (reason) {
+    case 'timeout':
+      return 'run exceeded its hard timeout (agents.defaults.timeoutSeconds or agents.list[].timeoutSeconds) and was aborted';
+    case 'cancel':
+      return 'run was cancelled';
+    case 'interrupt':
+      return 'run was interrupted by a newer input sent with mode "interrupt"';
+    case 'lease_lost':
+      return 'run lost its session lease and was aborted';
+    case 'shutdown':
+      return 'gateway shut down while the run was active';
+  }
+}

@@ -8,7 +8,8 @@ import type { Clock, EventRecord, NewEvent, RecoveryReport, Store } from '../por
 import type { EventBus } from './event-bus.js';
 import type { HeldResults } from './held-results.js';
 import type { LaneScheduler } from './lanes.js';
-import { GatewayPresence, type GatewayView } from './presence.js';
+import { GatewayPresence } from './presence.js';
+import type { GatewayView } from '../ports/gateway.js';
 import { RunRecovery } from './recovery.js';
 
 export interface GatewayClusterDeps {

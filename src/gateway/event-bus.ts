@@ -2,23 +2,9 @@
  * Live fan-out of journal events and of ephemeral run deltas. Durable events are in the store's
  * journal first; this bus only tells listeners in this process that they happened.
  */
-import type { EventRecord, RunRecord } from '../ports/index.js';
+import type { RunRecord } from '../ports/index.js';
 import type { Wakeups } from '../kit/wait-until.js';
-
-export type LiveEvent =
-  | { type: 'journal'; event: EventRecord }
-  /**
-   * Streamed model text, only from runs that started while someone watched (`watchDeltas`). Not
-   * journalled: replay a run's text from its transcript instead.
-   */
-  | { type: 'delta'; sessionKey: string; runId: string; text: string }
-  /**
-   * A run committed and consumed these inputs. Published straight from the commit, so that whoever waits
-   * on them wakes at once, with the run as committed, and reads nothing back (the journal's events follow).
-   */
-  | { type: 'settled'; sessionKey: string; inputIds: string[]; run: RunRecord };
-
-export type LiveListener = (event: LiveEvent) => void;
+import type { LiveEvent, LiveListener } from '../ports/gateway.js';
 
 /**
  * What an event is about, as keys a listener can subscribe to (`subscribeKeys`): its session, and the inputs,

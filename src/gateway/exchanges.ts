@@ -29,7 +29,7 @@ import type {
   OutboxRecord,
   Store,
 } from '../ports/index.js';
-import type { HeldResult } from './held-results.js';
+import type { HeldResult } from '../ports/runtimes.js';
 
 export { ANNOUNCE_SKIP, EXCHANGE_STEP_KIND, REPLY_SKIP, type ExchangeStepPayload } from './exchange-inputs.js';
 

@@ -2,12 +2,12 @@
  * The gateway's extensions (gateway-types.ts) taken together: the tools they give every agent and each agent, the
  * outbox kinds they deliver, the held results they settle, and their lives (started after recovery, stopped first).
  */
-import type { HeldResultSource } from './held-results.js';
-import type { GatewayExtension } from './gateway-types.js';
+import type { HeldResultSource } from '../ports/runtimes.js';
+import type { GatewayExtension } from '../ports/extensions.js';
 import type { OutboxDispatcher } from './outbox.js';
 import type { RecoveryReport } from '../ports/index.js';
-import type { GatewayTool } from './tool-contract.js';
-import type { ExternalRuntimes } from './external-run.js';
+import type { GatewayTool } from '../ports/tools.js';
+import type { ExternalRuntimes } from '../ports/runtimes.js';
 
 export class Extensions {
   /** The tools every agent may be offered. */

@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { errorMessage } from '../core/errors.js';
 import { COMPLETION_KIND } from '../core/subagent.js';
-import type { ModelRegistry } from '../models/model-registry.js';
+import type { Models } from '../ports/models.js';
 import type { EventRecord, InputRecord, NewEvent, NewInput, NewOutboxRow, SessionRecord } from '../ports/index.js';
 import { Aftermath } from './aftermath.js';
 import { GatewayCluster } from './cluster.js';
@@ -16,15 +16,21 @@ import { PromptFileCache } from './context.js';
 import type { EventBus } from './event-bus.js';
 import { EXCHANGE_STEP_KIND, ExchangeFlow } from './exchanges.js';
 import { Extensions } from './extensions.js';
-import type { GatewayApi } from './gateway-api.js';
+import type { GatewayApi } from '../ports/gateway.js';
 import type { GatewayDeps, GatewayParts } from './gateway-types.js';
 import { HeldResults } from './held-results.js';
 import { JournalTail } from './journal-tail.js';
 import { LaneScheduler, laneOptions } from './lanes.js';
 import { AgentMessaging } from './messaging.js';
+import { SessionDirectory } from './session-directory.js';
 import { OutboxDispatcher } from './outbox.js';
 import type { AgentRegistry } from './registry.js';
 import { createSessionRunner } from './session-runner.js';
+import { SubagentControl } from './subagent-control.js';
+import { SubagentLifecycle } from './subagent-lifecycle.js';
+import { SubagentQueries } from './subagent-queries.js';
+import { SubagentSpawner } from './subagent-spawn.js';
+import type { SubagentDeps } from './subagent-types.js';
 import { Subagents } from './subagents.js';
 import type { Wakeups } from '../kit/wait-until.js';
 import { Watchdog } from './watchdog.js';
@@ -33,7 +39,7 @@ import { Watchdog } from './watchdog.js';
 export interface AssemblyHost {
   readonly bus: EventBus;
   readonly agents: AgentRegistry;
-  readonly models: ModelRegistry;
+  readonly models: Models;
   readonly wakeups: Wakeups;
   accept(input: NewInput): Promise<InputRecord>;
   journalEvent(event: NewEvent): Promise<EventRecord>;
@@ -96,21 +102,28 @@ export function assembleGateway(deps: GatewayDeps, host: AssemblyHost): GatewayA
     published: (events) => journal.committed(events),
   });
   outbox.register(EXCHANGE_STEP_KIND, (row) => exchanges.onStep(row));
+  const directory = new SessionDirectory({
+    config,
+    store,
+    agents: host.agents,
+    clock,
+    isBusy: (sessionKey) => lanes.isBusy(sessionKey),
+  });
   const messaging = new AgentMessaging({
     config,
     store,
     agents: host.agents,
     clock,
     ids,
+    directory,
     openSession: (sessionKey, agentId) => host.openSession(sessionKey, agentId),
     wake: (sessionKey) => lanes.wake(sessionKey),
-    isBusy: (sessionKey) => lanes.isBusy(sessionKey),
     wakeups: host.wakeups,
     isStopping: () => host.isStopping(),
     validateMessage: (message) => host.validateMessage(message),
     flow: exchanges,
   });
-  const subagents = new Subagents({
+  const subagentDeps: SubagentDeps = {
     config,
     store,
     agents: host.agents,
@@ -132,8 +145,16 @@ export function assembleGateway(deps: GatewayDeps, host: AssemblyHost): GatewayA
       outbox.kick();
     },
     log: (message) => log('warn', message),
+  };
+  const subagentQueries = new SubagentQueries(subagentDeps);
+  const subagentLifecycle = new SubagentLifecycle(subagentDeps, subagentQueries);
+  const subagents = new Subagents({
+    spawner: new SubagentSpawner(subagentDeps),
+    queries: subagentQueries,
+    control: new SubagentControl(subagentDeps, subagentLifecycle),
+    lifecycle: subagentLifecycle,
   });
-  outbox.register(COMPLETION_KIND, (row) => subagents.deliverCompletion(row));
+  outbox.register(COMPLETION_KIND, (row) => subagentLifecycle.deliverCompletion(row));
   const parts: GatewayParts = {
     config,
     store,
@@ -208,7 +229,7 @@ export function assembleGateway(deps: GatewayDeps, host: AssemblyHost): GatewayA
     lanes,
     bus: host.bus,
     heldResults,
-    recoverSubagents: () => subagents.recover(),
+    recoverSubagents: () => subagentLifecycle.recover(),
     onInputDropped: (inputId) => host.onInputDropped(inputId),
     afterRecovery: extensions.afterRecovery,
     journal,

@@ -1,22 +1,39 @@
 /**
- * Waiting for and stopping what was accepted: a wait on an input until its run ends (every wait has a
- * deadline), and cancelling a run or an input. The gateway extends this.
+ * The door's Waits and Control roles: waiting for an input's reply (every wait with a deadline), and what an operator
+ * changes (cancels, kills, relabels, dead outbox rows). A run is aborted wherever it runs.
  */
+import { SwitchboardError } from '../core/errors.js';
 import { isTerminalRunStatus } from '../core/run-status.js';
-import { GatewayIntake } from './gateway-intake.js';
-import type { WaitResult } from './gateway-queries.js';
+import type { ConfigReload } from '../config/reload.js';
+import type { SwitchboardConfig } from '../config/schema.js';
 import { waitUntil, type Wakeups } from '../kit/wait-until.js';
+import type { Control, Waits, WaitResult } from '../ports/gateway.js';
+import type { Clock, EventRecord, NewEvent, OutboxRecord, RunRecord, SessionAnnotation, SessionRecord, Store } from '../ports/index.js';
 import type { EventBus } from './event-bus.js';
-import type { RunRecord } from '../ports/index.js';
+import type { LaneScheduler } from './lanes.js';
+import type { OutboxDispatcher } from './outbox.js';
+import type { Subagents } from './subagents.js';
 
-export abstract class GatewayControl extends GatewayIntake {
-  /** What every wait sleeps on: journal events, the clock and the gateway stopping. */
-  protected abstract readonly wakeups: Wakeups;
+export interface ControlDeps {
+  store: Store;
+  clock: Clock;
+  gatewayId: string;
   /** Where commits say which inputs they consumed, with the run. */
-  abstract readonly bus: EventBus;
+  bus: EventBus;
+  /** What every wait sleeps on: journal events, the clock and the gateway stopping. */
+  wakeups: Wakeups;
+  lanes: LaneScheduler;
+  outbox: OutboxDispatcher;
+  subagents: Subagents;
+  journalEvent(event: NewEvent): Promise<EventRecord>;
   /** After an input was dropped: journalled, and an exchange waiting on it told. */
-  protected abstract onInputDropped(inputId: string, journal?: boolean): Promise<void>;
-  abstract readonly gatewayId: string;
+  onInputDropped(inputId: string, journal?: boolean): Promise<void>;
+  /** Takes a new config's reloadable sections (the gateway's own parts reload with it). */
+  reloadConfig(next: SwitchboardConfig): ConfigReload;
+}
+
+export class GatewayControl implements Waits, Control {
+  constructor(private readonly deps: ControlDeps) {}
 
   /**
    * Waits until the input has been consumed by a run that ended (or was stored, or dropped). Every
@@ -30,7 +47,7 @@ export abstract class GatewayControl extends GatewayIntake {
   async waitForInput(inputId: string, timeoutMs: number, fresh = false): Promise<WaitResult> {
     // The commit that consumes the input hands over its run: the answer needs no read of the input and the run.
     let committed: RunRecord | undefined;
-    const unsubscribe = this.bus.onSettled(inputId, (run) => (committed = run));
+    const unsubscribe = this.deps.bus.onSettled(inputId, (run) => (committed = run));
     let skipRead = fresh;
     try {
       const check = async () => {
@@ -40,14 +57,14 @@ export abstract class GatewayControl extends GatewayIntake {
         return undefined;
       };
       // A run taking the input changes no answer: only its end, a drop or a store does.
-      const settled = await waitUntil(this.clock.now() + timeoutMs, check, this.wakeups, {
+      const settled = await waitUntil(this.deps.clock.now() + timeoutMs, check, this.deps.wakeups, {
         keys: [`input:${inputId}`],
         test: (payload, _sessionKey, type) => {
           const about = payload as { inputIds?: string[]; inputId?: string };
           return type !== 'run.started' && (about.inputIds?.includes(inputId) === true || about.inputId === inputId);
         },
       });
-      return settled ?? { status: 'timeout', input: (await this.store.inputs.get(inputId))! };
+      return settled ?? { status: 'timeout', input: (await this.deps.store.inputs.get(inputId))! };
     } finally {
       unsubscribe();
     }
@@ -55,12 +72,13 @@ export abstract class GatewayControl extends GatewayIntake {
 
   /** The run that took an input, once one has. */
   async inputRunId(inputId: string): Promise<string | undefined> {
-    return (await this.store.inputs.get(inputId))?.runId ?? undefined;
+    return (await this.deps.store.inputs.get(inputId))?.runId ?? undefined;
   }
 
   /** Cancels an active run, on whichever gateway runs it: it is recorded `cancelled` with its partial output. */
   async cancelRun(runId: string): Promise<boolean> {
-    const { run } = await this.getRun(runId);
+    const run = await this.deps.store.runs.get(runId);
+    if (!run) throw new SwitchboardError('RUN_NOT_FOUND', `no run "${runId}" (list them with "switchboard runs list")`);
     if (isTerminalRunStatus(run.status)) return false;
     return this.abortRun(runId, 'cancel');
   }
@@ -70,20 +88,68 @@ export abstract class GatewayControl extends GatewayIntake {
    * reads the request and the one running it aborts it (a gateway that died has its runs taken over instead).
    * False when the run is not running.
    */
-  protected async abortRun(runId: string, reason: 'cancel' | 'interrupt'): Promise<boolean> {
-    if (this.lanes.abortRun(runId, reason)) return true;
-    const run = await this.store.runs.get(runId);
+  async abortRun(runId: string, reason: 'cancel' | 'interrupt'): Promise<boolean> {
+    if (this.deps.lanes.abortRun(runId, reason)) return true;
+    const run = await this.deps.store.runs.get(runId);
     if (run?.status !== 'running') return false;
-    await this.journalEvent({ type: 'run.abort_requested', sessionKey: run.sessionKey, runId, payload: { reason, by: this.gatewayId } });
+    await this.deps.journalEvent({
+      type: 'run.abort_requested',
+      sessionKey: run.sessionKey,
+      runId,
+      payload: { reason, by: this.deps.gatewayId },
+    });
     return true;
   }
 
   /** Stops what an input is doing: its active run is cancelled, or, still queued, it is dropped with `why`. */
   async cancelInput(inputId: string, why: string): Promise<void> {
-    const input = await this.store.inputs.get(inputId);
-    if (input?.runId && (await this.store.runs.get(input.runId))?.status === 'running') await this.abortRun(input.runId, 'cancel');
+    const input = await this.deps.store.inputs.get(inputId);
+    if (input?.runId && (await this.deps.store.runs.get(input.runId))?.status === 'running') await this.abortRun(input.runId, 'cancel');
     else if (input?.status === 'queued') {
-      for (const dropped of await this.store.inputs.drop([inputId], why, this.clock.now())) await this.onInputDropped(dropped);
+      for (const dropped of await this.deps.store.inputs.drop([inputId], why, this.deps.clock.now()))
+        await this.deps.onInputDropped(dropped);
     }
+  }
+  /** How an input ended (its run's outcome, dropped, or stored by notify); undefined while it is pending. */
+  async inputOutcome(inputId: string): Promise<Exclude<WaitResult, { status: 'timeout' }> | undefined> {
+    const input = await this.deps.store.inputs.get(inputId);
+    if (!input) throw new SwitchboardError('NOT_FOUND', `no input "${inputId}"`);
+    if (input.status === 'dropped') return { status: 'dropped', input };
+    if (input.status === 'consumed' && !input.runId) return { status: 'stored', input };
+    if (input.status === 'consumed' && input.runId) {
+      const run = await this.deps.store.runs.get(input.runId);
+      if (run && isTerminalRunStatus(run.status)) return { status: 'completed', run, reply: run.finalText };
+    }
+    return undefined;
+  }
+
+  /** A person relabels or (un)archives a session (the console, `sessions label` and `sessions archive`). */
+  async annotateSession(key: string, change: SessionAnnotation): Promise<SessionRecord> {
+    const session = await this.deps.store.sessions.annotate(key, change, this.deps.clock.now());
+    if (!session) throw new SwitchboardError('SESSION_NOT_FOUND', `no session "${key}" (list them with "switchboard sessions list")`);
+    return session;
+  }
+
+  /** Kills a sub-agent and its descendants (an operator's kill: its parent is told). */
+  async killSubagent(target: string, why = 'killed by the operator'): Promise<string[]> {
+    return this.deps.subagents.kill(await this.deps.subagents.find(target), why, true);
+  }
+
+  /** A dead row delivered again from its first attempt, or dropped for good. */
+  settleDeadOutbox(id: string, action: 'retry' | 'drop'): Promise<OutboxRecord> {
+    return this.deps.outbox.settleDead(id, action);
+  }
+
+  reloadConfig(next: SwitchboardConfig): ConfigReload {
+    return this.deps.reloadConfig(next);
+  }
+
+  /** Resolves once everything the store committed so far is durable (a waited send that answers before its reply). */
+  durable(): Promise<void> {
+    return this.deps.store.durable();
+  }
+
+  backupStore(path: string): Promise<{ path: string; bytes: number }> {
+    return this.deps.store.backup(path);
   }
 }

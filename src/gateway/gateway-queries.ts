@@ -3,7 +3,6 @@
  * the outbox, read from the store. The gateway extends this; fronts reach it through GatewayApi.
  */
 import { SwitchboardError } from '../core/errors.js';
-import { isTerminalRunStatus } from '../core/run-status.js';
 import type {
   IdKind,
   A2ATaskEventRecord,
@@ -14,7 +13,6 @@ import type {
   OutboxRecord,
   OutboxStatus,
   RunRecord,
-  SessionAnnotation,
   SessionFilter,
   SessionRecord,
   Store,
@@ -22,18 +20,16 @@ import type {
   TranscriptEntry,
   UsageTotal,
 } from '../ports/index.js';
-import { type CollaborationGraph, collaborationGraph } from './collaboration.js';
-import { type MessagePath, messagePath, type RunToolCall } from './message-path.js';
+import { collaborationGraph } from './collaboration.js';
+import type { CollaborationGraph } from '../ports/gateway.js';
+import { messagePath } from './message-path.js';
+import type { MessagePath, Queries, RunCompletions, RunToolCall } from '../ports/gateway.js';
 
 export type { RunToolCall };
 import type { AgentRegistry } from './registry.js';
-import type { Subagents, SubagentView } from './subagents.js';
-
-export type WaitResult =
-  | { status: 'completed'; run: RunRecord; reply: string | null }
-  | { status: 'dropped'; input: InputRecord }
-  | { status: 'stored'; input: InputRecord }
-  | { status: 'timeout'; input: InputRecord };
+import type { OfferedTools } from './offered-tools.js';
+import type { Subagents } from './subagents.js';
+import type { SubagentView } from '../ports/gateway.js';
 
 const MIN_ID_PREFIX = 4;
 const ID_NOUNS: Record<IdKind, string> = {
@@ -46,23 +42,18 @@ const ID_NOUNS: Record<IdKind, string> = {
   board_task: 'board task ids',
 };
 
-export abstract class GatewayQueries {
-  abstract readonly store: Store;
-  abstract readonly agents: AgentRegistry;
-  abstract readonly subagents: Subagents;
+export interface QueriesDeps {
+  store: Store;
+  agents: AgentRegistry;
+  subagents: Subagents;
+  offered: OfferedTools;
+  /** The journal's newest event published live (JournalTail.publishedSeq). */
+  publishedSeq(): number;
+}
 
-  /** How an input ended (its run's outcome, dropped, or stored by notify); undefined while it is pending. */
-  async inputOutcome(inputId: string): Promise<Exclude<WaitResult, { status: 'timeout' }> | undefined> {
-    const input = await this.store.inputs.get(inputId);
-    if (!input) throw new SwitchboardError('NOT_FOUND', `no input "${inputId}"`);
-    if (input.status === 'dropped') return { status: 'dropped', input };
-    if (input.status === 'consumed' && !input.runId) return { status: 'stored', input };
-    if (input.status === 'consumed' && input.runId) {
-      const run = await this.store.runs.get(input.runId);
-      if (run && isTerminalRunStatus(run.status)) return { status: 'completed', run, reply: run.finalText };
-    }
-    return undefined;
-  }
+/** The door's Queries role: what the gateway holds, read-only, answered from the store. */
+export class GatewayQueries implements Queries {
+  constructor(private readonly deps: QueriesDeps) {}
 
   /**
    * A full id from what a person typed: the id itself, or a unique prefix of at least 4 characters (as
@@ -71,7 +62,7 @@ export abstract class GatewayQueries {
    */
   async resolveId(kind: IdKind, given: string): Promise<string> {
     if (given.length < MIN_ID_PREFIX || given.startsWith('agent:')) return given;
-    const matches = await this.store.matchIds(kind, given, 11);
+    const matches = await this.deps.store.matchIds(kind, given, 11);
     if (matches.length === 0 || matches.includes(given)) return given;
     if (matches.length === 1) return matches[0];
     const shown = matches.slice(0, 10).join(', ');
@@ -83,34 +74,27 @@ export abstract class GatewayQueries {
   }
 
   listSessions(filter: Pick<SessionFilter, 'agentId' | 'archived' | 'limit'> = {}): Promise<SessionRecord[]> {
-    if (filter.agentId) this.agents.get(filter.agentId);
-    return this.store.sessions.list(filter);
-  }
-
-  /** A person relabels or (un)archives a session (the console, `sessions label` and `sessions archive`). */
-  async annotateSession(key: string, change: SessionAnnotation): Promise<SessionRecord> {
-    const session = await this.store.sessions.annotate(key, change, Date.now());
-    if (!session) throw new SwitchboardError('SESSION_NOT_FOUND', `no session "${key}" (list them with "switchboard sessions list")`);
-    return session;
+    if (filter.agentId) this.deps.agents.get(filter.agentId);
+    return this.deps.store.sessions.list(filter);
   }
 
   /** Tokens per agent and model over the runs started since a time (the console's cost figures). */
   usageSince(since: number): Promise<UsageTotal[]> {
-    return this.store.runs.usageSince(since);
+    return this.deps.store.runs.usageSince(since);
   }
 
   /** Who worked with whom in a time window: exchanges, spawns, A2A tasks and board hand-offs (`GET /v1/graph`). */
   collaboration(window: { since: number; until: number }): Promise<CollaborationGraph> {
-    return collaborationGraph(this.store, window);
+    return collaborationGraph(this.deps.store, window);
   }
 
   /** The path one input took: accept, lane, run, tool calls, the sessions it reached and their runs, the reply. */
   messagePath(inputId: string): Promise<MessagePath> {
-    return messagePath(this.store, inputId, (run) => this.runToolCalls(run));
+    return messagePath(this.deps.store, inputId, (run) => this.runToolCalls(run));
   }
 
   async getSession(key: string): Promise<SessionRecord> {
-    const session = await this.store.sessions.get(key);
+    const session = await this.deps.store.sessions.get(key);
     if (!session) throw new SwitchboardError('SESSION_NOT_FOUND', `no session "${key}" (list them with "switchboard sessions list")`);
     return session;
   }
@@ -118,23 +102,20 @@ export abstract class GatewayQueries {
   /** A session with its five latest runs and how many inputs wait in its queue. */
   async describeSession(key: string): Promise<{ session: SessionRecord; recentRuns: RunRecord[]; queuedInputs: number }> {
     const session = await this.getSession(key);
-    const recentRuns = await this.store.runs.list({ sessionKey: key, limit: 5 });
-    const queued = await this.store.inputs.listQueued(key);
+    const recentRuns = await this.deps.store.runs.list({ sessionKey: key, limit: 5 });
+    const queued = await this.deps.store.inputs.listQueued(key);
     return { session, recentRuns, queuedInputs: queued.length };
   }
 
   /** Journal events after `afterSeq`, oldest first. */
   journalAfter(afterSeq: number, filter: { sessionKey?: string; limit?: number } = {}): Promise<EventRecord[]> {
     // Not past what the live stream has published: an event still settling below it (PostgreSQL) comes live, in order.
-    return this.store.events.list({ afterSeq, upToSeq: this.publishedSeq(), ...filter });
+    return this.deps.store.events.list({ afterSeq, upToSeq: this.deps.publishedSeq(), ...filter });
   }
-
-  /** The journal's newest event published live (JournalTail.publishedSeq). */
-  protected abstract publishedSeq(): number;
 
   async history(key: string, limit?: number): Promise<TranscriptEntry[]> {
     await this.getSession(key);
-    return this.store.transcript.list(key, { limit });
+    return this.deps.store.transcript.list(key, { limit });
   }
 
   /** The newest sessions_send exchanges (of one session, as requester or target), oldest of them first. */
@@ -142,21 +123,21 @@ export abstract class GatewayQueries {
     const newest = { limit: filter.limit, newest: true };
     const [asked, answered] = filter.sessionKey
       ? await Promise.all([
-          this.store.exchanges.list({ requesterSession: filter.sessionKey, ...newest }),
-          this.store.exchanges.list({ targetSession: filter.sessionKey, ...newest }),
+          this.deps.store.exchanges.list({ requesterSession: filter.sessionKey, ...newest }),
+          this.deps.store.exchanges.list({ targetSession: filter.sessionKey, ...newest }),
         ])
-      : [await this.store.exchanges.list(newest), []];
+      : [await this.deps.store.exchanges.list(newest), []];
     const unique = new Map([...asked, ...answered].map((exchange) => [exchange.id, exchange] as const));
     return [...unique.values()].sort((a, b) => a.createdAt - b.createdAt).slice(-(filter.limit ?? 1000));
   }
 
   /** One exchange with the inputs of its steps (request, reply, turns, announce), oldest first. */
   async getExchange(id: string): Promise<{ exchange: ExchangeRecord; inputs: InputRecord[] }> {
-    const exchange = await this.store.exchanges.get(id);
+    const exchange = await this.deps.store.exchanges.get(id);
     if (!exchange) throw new SwitchboardError('NOT_FOUND', `no exchange "${id}" (list them with "switchboard exchanges list")`);
     const [asked, answered] = await Promise.all([
-      this.store.inputs.list({ sessionKey: exchange.requesterSession, limit: 10_000 }),
-      this.store.inputs.list({ sessionKey: exchange.targetSession, limit: 10_000 }),
+      this.deps.store.inputs.list({ sessionKey: exchange.requesterSession, limit: 10_000 }),
+      this.deps.store.inputs.list({ sessionKey: exchange.targetSession, limit: 10_000 }),
     ]);
     const inputs = [...asked, ...answered]
       .filter((input) => input.provenance.exchange?.id === id)
@@ -166,34 +147,30 @@ export abstract class GatewayQueries {
 
   /** A session's sub-agents (with `recursive`, every descendant; without a session, all), oldest first. */
   async listSubagents(sessionKey?: string, recursive = false): Promise<SubagentView[]> {
-    if (!sessionKey) return Promise.all((await this.store.subagents.list({ limit: 100_000 })).map((record) => this.subagents.view(record)));
+    if (!sessionKey)
+      return Promise.all((await this.deps.store.subagents.list({ limit: 100_000 })).map((record) => this.deps.subagents.view(record)));
     await this.getSession(sessionKey);
-    return this.subagents.list(sessionKey, { recursive });
+    return this.deps.subagents.list(sessionKey, { recursive });
   }
 
   /** One sub-agent (by id or child session key) with its view, task, handle and frozen result. */
   async getSubagent(target: string): Promise<{ view: SubagentView; record: SubagentRecord }> {
-    const record = await this.subagents.find(target);
-    return { view: await this.subagents.view(record), record };
-  }
-
-  /** Kills a sub-agent and its descendants (an operator's kill: its parent is told). */
-  async killSubagent(target: string, why = 'killed by the operator'): Promise<string[]> {
-    return this.subagents.kill(await this.subagents.find(target), why, true);
+    const record = await this.deps.subagents.find(target);
+    return { view: await this.deps.subagents.view(record), record };
   }
 
   /**
    * The completion deliveries of a run: the events it sent its parent (as a sub-agent's run) and the
    * completion events it consumed (as a parent).
    */
-  async runCompletions(runId: string) {
+  async runCompletions(runId: string): Promise<RunCompletions> {
     const { run, inputs } = await this.getRun(runId);
-    const sent = [];
-    const record = await this.store.subagents.getBySession(run.sessionKey);
+    const sent: RunCompletions['sent'] = [];
+    const record = await this.deps.store.subagents.getBySession(run.sessionKey);
     if (record) {
       const key = `completion:${run.sessionKey}:${runId}`;
-      const row = await this.store.outbox.get(`completion-${record.id}-${runId}`);
-      const delivered = row ? await this.store.inputs.getByIdempotencyKey(key) : undefined;
+      const row = await this.deps.store.outbox.get(`completion-${record.id}-${runId}`);
+      const delivered = row ? await this.deps.store.inputs.getByIdempotencyKey(key) : undefined;
       if (row) {
         sent.push({
           parentSessionKey: record.parentSession,
@@ -214,32 +191,37 @@ export abstract class GatewayQueries {
     return { sent, received };
   }
 
+  /** The names of the tools the session's next model step is offered (`subagents show`; offered-tools.ts). */
+  offeredToolNames(sessionKey: string): Promise<string[]> {
+    return this.deps.offered.offeredToolNames(sessionKey);
+  }
+
   /** A2A tasks served by this gateway, most recently active first. */
   listA2ATasks(filter: { agentId?: string; limit?: number } = {}): Promise<A2ATaskRecord[]> {
-    return this.store.a2aTasks.list({ agentId: filter.agentId, limit: filter.limit ?? 50 });
+    return this.deps.store.a2aTasks.list({ agentId: filter.agentId, limit: filter.limit ?? 50 });
   }
 
   /** One A2A task with its replay log: every message, state change and push delivery attempt. */
   async getA2ATask(taskId: string): Promise<{ task: A2ATaskRecord; events: A2ATaskEventRecord[] }> {
-    const task = await this.store.a2aTasks.get(taskId);
+    const task = await this.deps.store.a2aTasks.get(taskId);
     if (!task) throw new SwitchboardError('TASK_NOT_FOUND', `no A2A task "${taskId}" (list them with "switchboard a2a tasks list")`);
-    return { task, events: await this.store.a2aTasks.listEvents(taskId) };
+    return { task, events: await this.deps.store.a2aTasks.listEvents(taskId) };
   }
 
   listRuns(filter: { sessionKey?: string; limit?: number } = {}): Promise<RunRecord[]> {
-    return this.store.runs.list(filter);
+    return this.deps.store.runs.list(filter);
   }
 
   async getRun(runId: string): Promise<{ run: RunRecord; inputs: InputRecord[] }> {
-    const run = await this.store.runs.get(runId);
+    const run = await this.deps.store.runs.get(runId);
     if (!run) throw new SwitchboardError('RUN_NOT_FOUND', `no run "${runId}" (list them with "switchboard runs list")`);
-    return { run, inputs: await this.store.inputs.listByRun(runId) };
+    return { run, inputs: await this.deps.store.inputs.listByRun(runId) };
   }
 
   /** The tool calls a run made, each with its arguments and its result (from the run's transcript entries). */
   async runToolCalls(run: Pick<RunRecord, 'id' | 'sessionKey'>): Promise<RunToolCall[]> {
     const calls = new Map<string, RunToolCall>();
-    for (const entry of await this.store.transcript.listByRun(run.sessionKey, run.id)) {
+    for (const entry of await this.deps.store.transcript.listByRun(run.sessionKey, run.id)) {
       if (!Array.isArray(entry.content)) continue;
       for (const part of entry.content as { type?: string; toolCallId?: string; toolName?: string; input?: unknown; output?: unknown }[]) {
         if (!part.toolCallId) continue;
@@ -262,11 +244,11 @@ export abstract class GatewayQueries {
 
   /** How many deliveries are pending and how many dead (`GET /v1/status`, the console's overview). */
   outboxBacklog(): Promise<{ pending: number; dead: number }> {
-    return this.store.outbox.backlog();
+    return this.deps.store.outbox.backlog();
   }
 
   /** Outbox rows, oldest first (`switchboard outbox list`). */
   listOutbox(filter: { status?: OutboxStatus; limit?: number }): Promise<OutboxRecord[]> {
-    return this.store.outbox.list(filter);
+    return this.deps.store.outbox.list(filter);
   }
 }

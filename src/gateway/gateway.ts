@@ -1,13 +1,26 @@
 /**
- * The gateway: owns the store, the lanes, the outbox and the journal, and is the one API every front
- * (HTTP, CLI, tools, A2A) goes through, by the narrower GatewayApi. Its parts are built and wired in
- * gateway-assembly.ts; here are its life (start, ready, reload, stop) and the calls the fronts make.
+ * The gateway: its life (start, ready, reload, stop) and the door (src/ports/gateway.ts) it opens to the fronts. The
+ * door's roles are objects of their own (gateway-intake.ts, gateway-queries.ts, gateway-control.ts), built with the
+ * gateway's working parts in gateway-assembly.ts; the Gateway holds them and answers for them.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { SwitchboardConfig } from '../config/schema.js';
 import { redactor, secretsOf } from '../config/secrets.js';
-import { ModelRegistry } from '../models/model-registry.js';
+import { applyReload, describeReload, planReload, type ConfigReload } from '../config/reload.js';
 import { errorMessage } from '../core/errors.js';
+import type { Wakeups } from '../kit/wait-until.js';
+import type {
+  Control,
+  GatewayApi,
+  GatewayStatus,
+  GatewayView,
+  Intake,
+  LiveListener,
+  OutboxHandler,
+  Queries,
+  Waits,
+} from '../ports/gateway.js';
+import type { Models } from '../ports/models.js';
 import type {
   Clock,
   EventRecord,
@@ -16,35 +29,28 @@ import type {
   NewEvent,
   NewInput,
   NewOutboxRow,
-  OutboxRecord,
   RecoveryReport,
   Store,
 } from '../ports/index.js';
 import type { Aftermath } from './aftermath.js';
 import type { GatewayCluster } from './cluster.js';
-import { applyReload, describeReload, planReload, type ConfigReload } from '../config/reload.js';
-import { EventBus, type LiveListener } from './event-bus.js';
+import { EventBus, journalPause } from './event-bus.js';
 import type { Extensions } from './extensions.js';
-import type { GatewayApi, GatewayStatus } from './gateway-api.js';
 import { assembleGateway } from './gateway-assembly.js';
 import { GatewayControl } from './gateway-control.js';
+import { GatewayIntake } from './gateway-intake.js';
+import { GatewayQueries } from './gateway-queries.js';
 import type { GatewayDeps } from './gateway-types.js';
 import type { JournalTail } from './journal-tail.js';
 import type { LaneScheduler } from './lanes.js';
 import type { AgentMessaging } from './messaging.js';
-import type { OutboxDispatcher, OutboxHandler } from './outbox.js';
-import type { GatewayView } from './presence.js';
+import { OfferedTools } from './offered-tools.js';
+import type { OutboxDispatcher } from './outbox.js';
 import { AgentRegistry } from './registry.js';
 import type { Subagents } from './subagents.js';
-import type { GatewayTool } from './tool-contract.js';
-import type { Wakeups } from '../kit/wait-until.js';
-import { journalPause } from './event-bus.js';
 import type { Watchdog } from './watchdog.js';
 
-export type { WaitResult } from './gateway-queries.js';
-
-export type { GatewayDeps, GatewayExtension, GatewayParts } from './gateway-types.js';
-export type { SendRequest, SendResult } from './send-request.js';
+export type { GatewayDeps } from './gateway-types.js';
 
 export const systemClock: Clock = { now: () => Date.now() };
 export const uuidIds: IdGenerator = { next: () => randomUUID() };
@@ -52,7 +58,7 @@ export const uuidIds: IdGenerator = { next: () => randomUUID() };
 /** The backstop: other gateways' events come sooner by their signal (LISTEN/NOTIFY). */
 const JOURNAL_POLL_MS = 1000;
 
-export class Gateway extends GatewayControl implements GatewayApi {
+export class Gateway implements GatewayApi {
   readonly config: SwitchboardConfig;
   readonly store: Store;
   readonly agents: AgentRegistry;
@@ -61,9 +67,14 @@ export class Gateway extends GatewayControl implements GatewayApi {
   readonly bus = new EventBus();
   readonly gatewayId: string;
   readonly startedAt: number;
-  protected readonly clock: Clock;
-  protected readonly ids: IdGenerator;
-  protected readonly lanes: LaneScheduler;
+  /** The door's roles (src/ports/gateway.ts), each an object of its own. */
+  readonly intake: GatewayIntake;
+  readonly queries: GatewayQueries;
+  readonly control: GatewayControl;
+  private readonly offered: OfferedTools;
+  private readonly clock: Clock;
+  private readonly ids: IdGenerator;
+  private readonly lanes: LaneScheduler;
   private readonly outbox: OutboxDispatcher;
   private readonly journal: JournalTail;
   private readonly extensions: Extensions;
@@ -73,7 +84,7 @@ export class Gateway extends GatewayControl implements GatewayApi {
   private readonly cluster: GatewayCluster;
   /** What follows a run's commit, an outbox row's end or an input's drop (aftermath.ts). */
   private readonly aftermath: Aftermath;
-  private readonly models: ModelRegistry;
+  private readonly models: Models;
   /** Takes the config's secrets out of a text; made again when a reload brings new ones. */
   redact: (text: string) => string;
   private readonly log: NonNullable<GatewayDeps['log']>;
@@ -82,14 +93,13 @@ export class Gateway extends GatewayControl implements GatewayApi {
   private started = false;
   private readonly waiters = new Set<() => void>();
   /** What every wait sleeps on: journal events, the clock and the gateway stopping. */
-  protected readonly wakeups: Wakeups = {
+  private readonly wakeups: Wakeups = {
     clock: { now: () => this.clock.now() },
     pause: journalPause(this.bus, this.waiters, () => this.stopped),
     stopping: () => this.stopped,
   };
 
   private constructor(deps: GatewayDeps) {
-    super();
     this.config = deps.config;
     this.store = deps.store;
     this.gatewayId = deps.gatewayId;
@@ -98,8 +108,14 @@ export class Gateway extends GatewayControl implements GatewayApi {
     this.log = deps.log ?? (() => {});
     this.startedAt = this.clock.now();
     this.agents = new AgentRegistry(deps.config);
-    this.models = new ModelRegistry(deps.config.models.providers);
+    this.models = deps.models;
     this.redact = redactor(secretsOf(deps.config));
+    const offered = (this.offered = new OfferedTools({
+      config: this.config,
+      store: this.store,
+      agents: this.agents,
+      toolsFor: (agentId) => this.extensions.toolsFor(agentId),
+    }));
     ({
       journal: this.journal,
       outbox: this.outbox,
@@ -117,24 +133,84 @@ export class Gateway extends GatewayControl implements GatewayApi {
         agents: this.agents,
         models: this.models,
         wakeups: this.wakeups,
-        accept: (input) => this.accept(input),
+        accept: (input) => this.enqueue(input),
         journalEvent: (event) => this.journalEvent(event),
         enqueueDelivery: (row) => this.enqueueDelivery(row),
-        onInputDropped: (inputId, journal) => this.onInputDropped(inputId, journal),
-        openSession: (sessionKey, agentId) => this.openSession(sessionKey, agentId),
-        validateMessage: (message) => this.validateMessage(message),
-        abortRun: (runId, reason) => this.abortRun(runId, reason),
-        toolNames: async (sessionKey) => (await this.toolsOf(sessionKey)).map((tool) => tool.name),
+        onInputDropped: (inputId, journal) => this.aftermath.inputDropped(inputId, journal),
+        openSession: (sessionKey, agentId) => this.intake.openSession(sessionKey, agentId),
+        validateMessage: (message) => this.intake.validateMessage(message),
+        abortRun: (runId, reason) => this.control.abortRun(runId, reason),
+        toolNames: async (sessionKey) => (await offered.toolsOf(sessionKey)).map((tool) => tool.name),
         redact: (text) => this.redact(text),
         isStopping: () => this.stopped,
         api: () => this,
       },
     ));
+    const parts = { config: this.config, store: this.store, agents: this.agents, clock: this.clock };
+    this.intake = new GatewayIntake({
+      ...parts,
+      ids: this.ids,
+      lanes: this.lanes,
+      messaging: this.messaging,
+      offered,
+      stopping: () => this.stopped,
+      journalEvent: (event) => this.journalEvent(event),
+    });
+    this.queries = new GatewayQueries({ ...parts, subagents: this.subagents, offered, publishedSeq: () => this.journal.publishedSeq });
+    this.control = new GatewayControl({
+      ...parts,
+      gatewayId: this.gatewayId,
+      bus: this.bus,
+      wakeups: this.wakeups,
+      lanes: this.lanes,
+      outbox: this.outbox,
+      subagents: this.subagents,
+      journalEvent: (event) => this.journalEvent(event),
+      onInputDropped: (inputId, journal) => this.aftermath.inputDropped(inputId, journal),
+      reloadConfig: (next) => this.reloadConfig(next),
+    });
   }
 
-  protected toolsFor(agentId: string): Promise<readonly GatewayTool[]> {
-    return this.extensions.toolsFor(agentId);
-  }
+  // The door, role by role: each call answered by the object that has that job.
+  readonly send: Intake['send'] = (request) => this.intake.send(request);
+  readonly sendAs: Intake['sendAs'] = (from, request) => this.intake.sendAs(from, request);
+  readonly accept: Intake['accept'] = (input, opening) => this.intake.accept(input, opening);
+  readonly waitForInput: Waits['waitForInput'] = (inputId, timeoutMs, fresh) => this.control.waitForInput(inputId, timeoutMs, fresh);
+  readonly inputOutcome: Waits['inputOutcome'] = (inputId) => this.control.inputOutcome(inputId);
+  readonly inputRunId: Waits['inputRunId'] = (inputId) => this.control.inputRunId(inputId);
+  readonly durable: Waits['durable'] = () => this.control.durable();
+  readonly resolveId: Queries['resolveId'] = (kind, given) => this.queries.resolveId(kind, given);
+  readonly listSessions: Queries['listSessions'] = (filter) => this.queries.listSessions(filter);
+  readonly describeSession: Queries['describeSession'] = (key) => this.queries.describeSession(key);
+  readonly history: Queries['history'] = (key, limit) => this.queries.history(key, limit);
+  readonly journalAfter: Queries['journalAfter'] = (afterSeq, filter) => this.queries.journalAfter(afterSeq, filter);
+  readonly listRuns: Queries['listRuns'] = (filter) => this.queries.listRuns(filter);
+  readonly getRun: Queries['getRun'] = (runId) => this.queries.getRun(runId);
+  readonly runCompletions: Queries['runCompletions'] = (runId) => this.queries.runCompletions(runId);
+  readonly runToolCalls: Queries['runToolCalls'] = (run) => this.queries.runToolCalls(run);
+  readonly listExchanges: Queries['listExchanges'] = (filter) => this.queries.listExchanges(filter);
+  readonly getExchange: Queries['getExchange'] = (id) => this.queries.getExchange(id);
+  readonly listSubagents: Queries['listSubagents'] = (sessionKey, recursive) => this.queries.listSubagents(sessionKey, recursive);
+  readonly getSubagent: Queries['getSubagent'] = (target) => this.queries.getSubagent(target);
+  readonly offeredToolNames: Queries['offeredToolNames'] = (sessionKey) => this.queries.offeredToolNames(sessionKey);
+  readonly listA2ATasks: Queries['listA2ATasks'] = (filter) => this.queries.listA2ATasks(filter);
+  readonly getA2ATask: Queries['getA2ATask'] = (taskId) => this.queries.getA2ATask(taskId);
+  readonly listOutbox: Queries['listOutbox'] = (filter) => this.queries.listOutbox(filter);
+  readonly outboxBacklog: Queries['outboxBacklog'] = () => this.queries.outboxBacklog();
+  readonly usageSince: Queries['usageSince'] = (since) => this.queries.usageSince(since);
+  readonly collaboration: Queries['collaboration'] = (window) => this.queries.collaboration(window);
+  readonly messagePath: Queries['messagePath'] = (inputId) => this.queries.messagePath(inputId);
+  readonly annotateSession: Control['annotateSession'] = (key, change) => this.control.annotateSession(key, change);
+  readonly cancelInput: Control['cancelInput'] = (inputId, why) => this.control.cancelInput(inputId, why);
+  readonly cancelRun: Control['cancelRun'] = (runId) => this.control.cancelRun(runId);
+  readonly killSubagent: Control['killSubagent'] = (target, why) => this.control.killSubagent(target, why);
+  readonly settleDeadOutbox: Control['settleDeadOutbox'] = (id, action) => this.control.settleDeadOutbox(id, action);
+  readonly backupStore: Control['backupStore'] = (path) => this.control.backupStore(path);
+
+  // Beside the door, for the composition root and tests: a session's tools, a session, one opened.
+  readonly toolsOf = (sessionKey: string) => this.offered.toolsOf(sessionKey);
+  readonly getSession = (key: string) => this.queries.getSession(key);
+  readonly openSession = (sessionKey: string, agentId: string) => this.intake.openSession(sessionKey, agentId);
 
   /** Recovers what a previous process left behind, then starts scheduling. */
   static async start(deps: GatewayDeps): Promise<Gateway> {
@@ -172,20 +248,10 @@ export class Gateway extends GatewayControl implements GatewayApi {
     return this.cluster.lastRecovery;
   }
 
-  /** A dead row delivered again from its first attempt, or dropped for good. */
-  settleDeadOutbox(id: string, action: 'retry' | 'drop'): Promise<OutboxRecord> {
-    return this.outbox.settleDead(id, action);
-  }
-
-  protected async journalEvent(event: NewEvent): Promise<EventRecord> {
+  private async journalEvent(event: NewEvent): Promise<EventRecord> {
     const record = await this.store.events.append(event, this.clock.now());
     await this.journal.kick();
     return record;
-  }
-
-  /** After an input was dropped (by recovery or a cancel): journalled, and its exchange told (aftermath.ts). */
-  protected onInputDropped(inputId: string, journal = true): Promise<void> {
-    return this.aftermath.inputDropped(inputId, journal);
   }
 
   /**
@@ -206,18 +272,11 @@ export class Gateway extends GatewayControl implements GatewayApi {
     this.outbox.kick();
   }
 
-  /** Stores an input produced inside the gateway and wakes its session. */
-  protected async accept(input: NewInput): Promise<InputRecord> {
+  /** Stores an input produced inside the gateway (a completion, an exchange's step, a held result) and wakes its session. */
+  private async enqueue(input: NewInput): Promise<InputRecord> {
     const { input: stored, created } = await this.store.inputs.enqueue(input, this.clock.now());
     if (created) this.lanes.wake(stored.sessionKey);
     return stored;
-  }
-
-  /** Resolves once everything the store committed so far is durable (a waited send that answers before its reply). */
-  durable = (): Promise<void> => this.store.durable();
-
-  backupStore(path: string): Promise<{ path: string; bytes: number }> {
-    return this.store.backup(path);
   }
 
   /** For fronts that write journal events in their own transactions (the board): publishes what is new. */
@@ -263,7 +322,7 @@ export class Gateway extends GatewayControl implements GatewayApi {
     }
   }
 
-  /** Takes a new config's reloadable sections (config-reload.ts); the rest waits for a restart and is named. */
+  /** Takes a new config's reloadable sections (config/reload.ts); the rest waits for a restart and is named. */
   reloadConfig(next: SwitchboardConfig): ConfigReload {
     const plan = planReload(this.config, next);
     applyReload(this.config, next, plan);
@@ -295,9 +354,5 @@ export class Gateway extends GatewayControl implements GatewayApi {
     await this.journal.kick();
     this.journal.stop();
     await this.cluster.stopped();
-  }
-
-  protected publishedSeq(): number {
-    return this.journal.publishedSeq;
   }
 }

@@ -7,22 +7,7 @@
  */
 import type { TerminalRunStatus } from '../core/run-status.js';
 import type { InputRecord, NewInput, Store } from '../ports/index.js';
-
-/** A result a run took while it waited, not settled yet. */
-export interface HeldResult {
-  /** The run that took it (null when no run holds it any more). */
-  runId: string | null;
-  /** The message the session gets if the run does not commit; none when there is nothing to give (no reply came yet). */
-  redelivery?: Omit<NewInput, 'id'>;
-  /** Records the outcome: `redelivered` once the message is accepted, otherwise kept by the run or let go. */
-  settle(redelivered: boolean): Promise<void>;
-}
-
-/** Where held results are kept: exchanges (sessions_send replies) and remote tasks (a2a_send results). */
-export interface HeldResultSource {
-  /** The results `runId` holds, or with no run, every unsettled one (recovery). */
-  held(runId?: string): Promise<HeldResult[]>;
-}
+import type { HeldResult, HeldResultSource } from '../ports/runtimes.js';
 
 export interface HeldResultsDeps {
   store: Store;

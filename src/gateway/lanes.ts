@@ -7,13 +7,12 @@ import type { AbortReason } from '../core/run-status.js';
 import { parseSessionKey } from '../core/session-key.js';
 import type { SwitchboardConfig } from '../config/schema.js';
 import type { Clock, InputRecord, Store } from '../ports/index.js';
+import type { LaneName, StalledLane } from '../ports/gateway.js';
 
 /** Queued inputs of a session read from its head to plan the next run; those that act from anywhere are read beyond it. */
 export const PLAN_HEAD = 64;
 
 /** nested: runs that only answer other agents (sessions_send), so a waiting requester cannot starve them. */
-/** `acp`: sub-agents on external runtimes (ACP agents, CLI children; acp.maxConcurrentSessions). */
-export type LaneName = 'main' | 'subagent' | 'nested' | 'acp';
 
 /**
  * What the scheduler hands the runner: the run must end (commit or give up) before it resolves. The
@@ -101,12 +100,6 @@ interface SessionState {
   timer?: NodeJS.Timeout;
   /** Wakes so far: a run whose commit saw no queued input looks at the queue again only if one came after. */
   wakes: number;
-}
-
-export interface StalledLane {
-  sessionKey: string;
-  oldestQueuedAt: number;
-  stalledForMs: number;
 }
 
 export class LaneScheduler {

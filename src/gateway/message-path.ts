@@ -6,37 +6,7 @@
  */
 import { SwitchboardError } from '../core/errors.js';
 import type { InputRecord, RunRecord, Store } from '../ports/index.js';
-
-/** One tool call of a run (`runs show`): what it was asked and what it answered (null while it had no result). */
-export interface RunToolCall {
-  toolCallId: string;
-  toolName: string;
-  input: unknown;
-  output: unknown;
-}
-
-export type PathStepKind = 'accepted' | 'run.started' | 'tool.call' | 'exchange' | 'spawn' | 'run.ended' | 'reply';
-
-export interface PathStep {
-  kind: PathStepKind;
-  /** When it happened (ms since the epoch); null when the store kept no time for it (a tool call without an effect). */
-  at: number | null;
-  sessionKey: string;
-  /** How deep in the path: 0 for the message's own session, 1 for the session it reached, and so on. */
-  depth: number;
-  summary: string;
-  runId?: string;
-  inputId?: string;
-  /** The exchange or sub-agent the step opened, for a link to it. */
-  ref?: { kind: 'exchange' | 'subagent'; id: string };
-  /** The other session's steps, when the step reached one. */
-  children?: PathStep[];
-}
-
-export interface MessagePath {
-  input: Pick<InputRecord, 'id' | 'sessionKey' | 'text' | 'provenance' | 'status' | 'createdAt'>;
-  steps: PathStep[];
-}
+import type { RunToolCall, PathStep, MessagePath } from '../ports/gateway.js';
 
 /** How many sessions deep a path is followed (a chain of exchanges or spawns). */
 const MAX_DEPTH = 4;

@@ -1,57 +1,85 @@
 /**
  * Agent-to-agent messaging: sessions_send (and `send --from`) and sessions_wait. Every call names a
  * requester session and goes through the same layers: target resolution, visibility, the agent-to-agent
- * policy (SessionDirectory), then the loop guards (hop budget, per-pair rate limit). A send is stored
+ * policy (the SessionDirectory it holds), then the loop guards (hop budget, per-pair rate limit). A send is stored
  * with its exchange in one transaction; replies, ping-pong and announce are carried on by ExchangeFlow.
  */
 import { SwitchboardError } from '../core/errors.js';
 import { hopRefusal, onwardHop } from '../core/hops.js';
-import type { QueueMode } from '../core/queue-mode.js';
 import { retryAfterMs } from '../core/rate-limit.js';
-import type { ExchangeRecord, LimitReached, NewToolCall, Provenance, RateLimit } from '../ports/index.js';
+import type { SwitchboardConfig } from '../config/schema.js';
+import type { Clock, ExchangeRecord, IdGenerator, LimitReached, Provenance, RateLimit, SessionRecord, Store } from '../ports/index.js';
+import type { AgentSendRequest, AgentSendResult, Requester } from '../ports/gateway.js';
+import { waitUntil, type Wakeups } from '../kit/wait-until.js';
 import { apiWaiterId, isApiWaiter, letGo, type ExchangeFlow } from './exchanges.js';
-import { waitUntil } from '../kit/wait-until.js';
-import { SessionDirectory, type MessagingDeps, type Requester, type TargetRef } from './session-directory.js';
+import type { AgentRegistry } from './registry.js';
+import type { SessionDirectory } from './session-directory.js';
 
-export type { MessagingDeps, Requester, SessionSummary, TargetRef } from './session-directory.js';
-
-export interface AgentSendRequest extends TargetRef {
-  message: string;
-  mode?: QueueMode;
-  /** 0 = return at once; the reply is delivered into the requester's session when it comes. */
-  timeoutSeconds: number;
-  /** Dedupes the send across retries and restarts; scoped to the requester and target sessions. */
-  idempotencyKey: string;
-  /** The tool call making the send, recorded in the ledger in the same transaction as the message. */
-  call?: NewToolCall;
-  signal?: AbortSignal;
-}
-
-export type AgentSendResult =
-  | { status: 'ok'; sessionKey: string; inputId: string; runId: string | null; reply: string; conversationId: string }
-  | { status: 'error'; sessionKey: string; inputId: string; runId: string | null; error: string; conversationId: string }
-  | { status: 'timeout'; delivered: true; sessionKey: string; inputId: string; conversationId: string; note: string }
-  | { status: 'accepted'; sessionKey: string; inputId: string; conversationId?: string; note: string };
+export type { Requester, SessionSummary, TargetRef } from '../ports/gateway.js';
 
 const RATE_WINDOW_MS = 60_000;
 
-export interface AgentMessagingDeps extends MessagingDeps {
+export interface AgentMessagingDeps {
+  config: SwitchboardConfig;
+  store: Store;
+  agents: AgentRegistry;
+  clock: Clock;
+  ids: IdGenerator;
+  /** Where targets are resolved and access is checked. */
+  directory: SessionDirectory;
+  /** The session at an address, created on first use where the address kind allows (Gateway.openSession). */
+  openSession: (sessionKey: string, agentId: string) => Promise<SessionRecord>;
+  /** Schedules a session that has a new input stored by other means (an exchange's request). */
+  wake: (sessionKey: string) => void;
+  /** What waits sleep on (see waitUntil). */
+  wakeups: Wakeups;
+  isStopping: () => boolean;
+  validateMessage: (message: unknown) => string;
   /** Where a waiter takes an exchange (ExchangeFlow.claim). */
   flow: Pick<ExchangeFlow, 'claim'>;
 }
 
-export class AgentMessaging extends SessionDirectory {
-  constructor(protected readonly deps: AgentMessagingDeps) {
-    super();
+/** Sends messages between sessions and waits for their replies, through the directory's access checks and the loop guards. */
+export class AgentMessaging {
+  readonly directory: SessionDirectory;
+
+  constructor(private readonly deps: AgentMessagingDeps) {
+    this.directory = deps.directory;
+  }
+
+  // The directory's reads, forwarded: the session tools and the `subagents` tool's availability are handed messaging.
+  listAgents(...args: Parameters<SessionDirectory['listAgents']>) {
+    return this.directory.listAgents(...args);
+  }
+  listSessions(...args: Parameters<SessionDirectory['listSessions']>) {
+    return this.directory.listSessions(...args);
+  }
+  history(...args: Parameters<SessionDirectory['history']>) {
+    return this.directory.history(...args);
+  }
+  status(...args: Parameters<SessionDirectory['status']>) {
+    return this.directory.status(...args);
+  }
+  resolveTarget(...args: Parameters<SessionDirectory['resolveTarget']>) {
+    return this.directory.resolveTarget(...args);
+  }
+  canSendAnywhere(...args: Parameters<SessionDirectory['canSendAnywhere']>) {
+    return this.directory.canSendAnywhere(...args);
+  }
+  hasSpawned(...args: Parameters<SessionDirectory['hasSpawned']>) {
+    return this.directory.hasSpawned(...args);
+  }
+  hasSomethingToWaitFor(...args: Parameters<SessionDirectory['hasSomethingToWaitFor']>) {
+    return this.directory.hasSomethingToWaitFor(...args);
   }
 
   async send(requester: Requester, request: AgentSendRequest): Promise<AgentSendResult> {
     if (this.deps.isStopping())
       throw new SwitchboardError('GATEWAY_STOPPING', 'the gateway is shutting down; send again once it has restarted');
     const message = this.deps.validateMessage(request.message);
-    const target = await this.resolveTarget(requester, request);
+    const target = await this.directory.resolveTarget(requester, request);
     this.deps.agents.get(target.agentId); // AGENT_NOT_FOUND for a labelled session of an agent no longer configured
-    await this.checkAccess(requester, target, 'send');
+    await this.directory.checkAccess(requester, target, 'send');
 
     if (target.sessionKey === requester.sessionKey && request.timeoutSeconds > 0 && requester.runId) {
       // The message would wait for the very run that waits for its reply.
@@ -249,7 +277,7 @@ export class AgentMessaging extends SessionDirectory {
     options: { timeoutMs: number; mode: 'any' | 'all'; signal?: AbortSignal },
   ) {
     const { store, clock } = this.deps;
-    for (const key of sessionKeys) await this.reachable(requester, key, 'send');
+    for (const key of sessionKeys) await this.directory.reachable(requester, key, 'send');
     const waiterId = requester.runId ?? apiWaiterId();
     // What this wait took: another wait of the same run (several tool calls at once, or an earlier one) shares the
     // waiter id, and a reply goes to one of them only.
@@ -320,7 +348,7 @@ export class AgentMessaging extends SessionDirectory {
         status: exchange.replyStatus === 'succeeded' ? 'ok' : 'error',
         reply: exchange.replyText,
       }));
-    const { state } = await this.activity(sessionKey);
+    const { state } = await this.directory.activity(sessionKey);
     const settled = mine.length > 0 ? pending === 0 : state === 'idle';
     return { sessionKey, settled, state, waitingForReplies: pending, replies };
   }

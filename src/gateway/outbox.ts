@@ -10,8 +10,7 @@ import { SwitchboardError, errorMessage } from '../core/errors.js';
 import type { Clock, OutboxRecord, Store } from '../ports/index.js';
 import { SerialTask } from '../kit/serial-task.js';
 import { PermanentDeliveryError, backoffDelay } from '../kit/retry.js';
-
-export type OutboxHandler = (row: OutboxRecord) => Promise<void>;
+import type { OutboxHandler } from '../ports/gateway.js';
 
 export interface OutboxOptions {
   maxAttempts: number;

@@ -6,17 +6,9 @@
 import { hostname } from 'node:os';
 import { errorMessage } from '../core/errors.js';
 import type { Clock, GatewayRecord, GatewayReport, GatewayRegistry } from '../ports/index.js';
+import type { GatewayView } from '../ports/gateway.js';
 
 const HEARTBEAT_MS = 1000;
-
-/** A registered gateway as another one sees it. */
-export interface GatewayView extends GatewayRecord {
-  /** Stopped cleanly, or its heartbeat is older than a lease's lifetime. */
-  alive: boolean;
-  heartbeatAgeMs: number;
-  /** Journal events committed that it has not published to its streams and waiters yet. */
-  journalLag: number;
-}
 
 export class GatewayPresence {
   private timer?: NodeJS.Timeout;

@@ -1,24 +1,8 @@
 /** The address book: agents from the config, bindings from channels to agents, targets to session keys. */
 import { SwitchboardError } from '../core/errors.js';
 import { directSessionKey, groupSessionKey, mainSessionKey, parseSessionKey } from '../core/session-key.js';
-import type { AgentConfig, SwitchboardConfig } from '../config/schema.js';
-
-export interface ResolvedAgent {
-  config: AgentConfig;
-  model: string;
-  workspace: string | undefined;
-  maxSteps: number;
-  historyLimit: number;
-  timeoutSeconds: number;
-}
-
-export interface Inbound {
-  channel: string;
-  account?: string;
-  peer?: string;
-  /** A group conversation id, for channels that have them. */
-  group?: string;
-}
+import type { SwitchboardConfig } from '../config/schema.js';
+import type { ResolvedAgent, Inbound } from '../ports/gateway.js';
 
 export class AgentRegistry {
   private readonly agents = new Map<string, ResolvedAgent>();

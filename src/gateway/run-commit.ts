@@ -6,7 +6,7 @@
 import { conversationOf, onwardHop } from '../core/hops.js';
 import type { IdGenerator, InputRecord, NewEvent, NewOutboxRow, NewTranscriptEntry, SessionRecord } from '../ports/index.js';
 import { ANNOUNCE_SKIP, exchangeStepRow } from './exchanges.js';
-import type { ExecutedRun } from './run-executor.js';
+import type { ExecutedRun } from '../ports/runtimes.js';
 
 /** A run as it ended: the inputs it started with, those steered into it, and what the tool loop produced. */
 export interface FinishedRun {

@@ -13,17 +13,20 @@ import {
   type ToolSet,
 } from 'ai';
 import { errorMessage } from '../core/errors.js';
-import { statusForAbort, type AbortReason, type TerminalRunStatus } from '../core/run-status.js';
-import { addRequest, measureRequest, NO_REQUEST } from '../models/request-size.js';
+import { abortMessage, statusForAbort, type AbortReason } from '../core/run-status.js';
+import { addRequest, NO_REQUEST } from '../core/request-size.js';
 import type { RunRequestSize, RunUsage } from '../ports/index.js';
 import { CallPlaces, runToolSet, ToolOffer } from './run-tools.js';
 import { loadedInHistory, ToolCatalogue } from './tool-catalogue.js';
-import type { GatewayTool, ToolContext } from './tool-contract.js';
+import type { GatewayTool, ToolContext } from '../ports/tools.js';
 import type { LedgerDeps } from './tool-ledger.js';
 import type { RefusedTool } from './tool-offer.js';
+import type { ExecutedRun } from '../ports/runtimes.js';
 
 export interface ExecuteRunOptions {
   model: LanguageModelV3;
+  /** What one model call sent, from the body the provider wrote (the model port's measure). */
+  measureRequest: (body: unknown) => RunRequestSize;
   system: string;
   messages: ModelMessage[];
   tools: readonly GatewayTool[];
@@ -43,20 +46,6 @@ export interface ExecuteRunOptions {
   timeoutMessage?: string;
   /** Availability lookups already answered for the first step (AvailabilityContext.once keys), read with the start. */
   firstStepLookups?: Record<string, unknown>;
-}
-
-export interface ExecutedRun {
-  status: TerminalRunStatus;
-  finalText: string | null;
-  /** What the run adds to the transcript, in order: assistant and tool messages, and steered inputs. */
-  messages: ModelMessage[];
-  usage: RunUsage;
-  promptChars: number;
-  /** The request bodies its model calls sent. */
-  request: RunRequestSize;
-  /** Tool calls the run started (finished or not). */
-  toolCalls: number;
-  error?: { code: string; message: string };
 }
 
 export async function executeRun(options: ExecuteRunOptions): Promise<ExecutedRun> {
@@ -113,7 +102,9 @@ export async function executeRun(options: ExecuteRunOptions): Promise<ExecutedRu
     },
   };
   // Streaming costs several times a plain call in the SDK: only when someone watches the text.
-  const outcome = options.onDelta ? await streamed(call, options.onDelta) : await generated(call);
+  const outcome = options.onDelta
+    ? await streamed(call, options.measureRequest, options.onDelta)
+    : await generated(call, options.measureRequest);
   const { usage, request } = outcome;
 
   if (options.signal.aborted) {
@@ -181,8 +172,10 @@ class StepTotals {
   request = NO_REQUEST;
   text = '';
 
+  constructor(private readonly measure: (body: unknown) => RunRequestSize) {}
+
   sent(body: unknown): void {
-    this.request = addRequest(this.request, measureRequest(body));
+    this.request = addRequest(this.request, this.measure(body));
   }
 
   finished(usage: LanguageModelUsage): void {
@@ -197,8 +190,8 @@ class StepTotals {
   }
 }
 
-async function generated(call: ModelCall): Promise<LoopOutcome> {
-  const totals = new StepTotals();
+async function generated(call: ModelCall, measure: (body: unknown) => RunRequestSize): Promise<LoopOutcome> {
+  const totals = new StepTotals(measure);
   try {
     const result = await generateText({
       ...call,
@@ -216,8 +209,12 @@ async function generated(call: ModelCall): Promise<LoopOutcome> {
   }
 }
 
-async function streamed(call: ModelCall, onDelta: (text: string) => void): Promise<LoopOutcome> {
-  const totals = new StepTotals();
+async function streamed(
+  call: ModelCall,
+  measure: (body: unknown) => RunRequestSize,
+  onDelta: (text: string) => void,
+): Promise<LoopOutcome> {
+  const totals = new StepTotals(measure);
   let streamError: unknown;
   const result = streamText({
     ...call,
@@ -273,21 +270,6 @@ function withCacheBreakpoints(
     system: { role: 'system', content: system, providerOptions: EPHEMERAL },
     messages: [...messages.slice(0, -1), { ...last, providerOptions: { ...last.providerOptions, ...EPHEMERAL } } as ModelMessage],
   };
-}
-
-export function abortMessage(reason: AbortReason): string {
-  switch (reason) {
-    case 'timeout':
-      return 'run exceeded its hard timeout (agents.defaults.timeoutSeconds or agents.list[].timeoutSeconds) and was aborted';
-    case 'cancel':
-      return 'run was cancelled';
-    case 'interrupt':
-      return 'run was interrupted by a newer input sent with mode "interrupt"';
-    case 'lease_lost':
-      return 'run lost its session lease and was aborted';
-    case 'shutdown':
-      return 'gateway shut down while the run was active';
-  }
 }
 
 function describeProviderError(error: unknown): string {

@@ -8,14 +8,8 @@
 import type { LanguageModelV3 } from '@ai-sdk/provider';
 import { jsonSchema, tool, wrapLanguageModel, type ToolSet } from 'ai';
 import type { NewToolCall } from '../ports/index.js';
-import {
-  parseToolArgs,
-  toolJsonSchema,
-  type AvailabilityContext,
-  type EarlierEffect,
-  type GatewayTool,
-  type ToolContext,
-} from './tool-contract.js';
+import { parseToolArgs, toolJsonSchema } from '../tools/tool-contract.js';
+import type { AvailabilityContext, EarlierEffect, GatewayTool, ToolContext } from '../ports/tools.js';
 import { throughLedger, type LedgerDeps } from './tool-ledger.js';
 import type { RefusedTool } from './tool-offer.js';
 import { CATALOGUE_TOOL, type ToolCatalogue } from './tool-catalogue.js';

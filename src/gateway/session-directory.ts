@@ -2,9 +2,10 @@
  * Who may see and reach which session, and what they see there: the target resolution and the layered
  * access checks every agent-to-agent call goes through (visibility, the agent-to-agent policy, the
  * spawned tree), and the read-only session tools (agents_list, sessions_list, sessions_history,
- * session_status). AgentMessaging builds sends and waits on top of it.
+ * session_status). AgentMessaging holds one and builds sends and waits with it.
  */
-import { REACHED_OUT, type AvailabilityContext } from './tool-contract.js';
+import { REACHED_OUT } from '../tools/tool-contract.js';
+import type { AvailabilityContext } from '../ports/tools.js';
 import { SwitchboardError } from '../core/errors.js';
 import {
   checkSessionAccess,
@@ -16,56 +17,23 @@ import {
 } from '../core/session-access.js';
 import { mainSessionKey, parseSessionKey, type SessionKind } from '../core/session-key.js';
 import type { SwitchboardConfig } from '../config/schema.js';
-import type { Clock, IdGenerator, SessionRecord, Store, TranscriptEntry } from '../ports/index.js';
+import type { Clock, SessionRecord, Store, TranscriptEntry } from '../ports/index.js';
 import type { AgentRegistry } from './registry.js';
-import type { Wakeups } from '../kit/wait-until.js';
+import type { Requester, TargetRef, SessionSummary } from '../ports/gateway.js';
 
 const MAX_HISTORY_TEXT = 4000;
 
-export interface Requester {
-  sessionKey: string;
-  agentId: string;
-  /** The run making the call; absent for the control API's `send --from`. */
-  runId?: string;
-  /** The conversation the calling run belongs to (from its inputs), for the hop budget. */
-  conversation?: { id: string; hop: number };
-}
-
-export interface TargetRef {
-  sessionKey?: string;
-  label?: string;
-  agentId?: string;
-}
-
-export interface SessionSummary {
-  sessionKey: string;
-  agentId: string;
-  kind: SessionKind | 'unknown';
-  label: string | null;
-  state: string;
-  updatedAt: number;
-  lastRunAt: number | null;
-}
-
-export interface MessagingDeps {
+export interface SessionDirectoryDeps {
   config: SwitchboardConfig;
   store: Store;
   agents: AgentRegistry;
   clock: Clock;
-  ids: IdGenerator;
-  /** The session at an address, created on first use where the address kind allows (Gateway.openSession). */
-  openSession: (sessionKey: string, agentId: string) => Promise<SessionRecord>;
-  /** Schedules a session that has a new input stored by other means (an exchange's request). */
-  wake: (sessionKey: string) => void;
   isBusy: (sessionKey: string) => boolean;
-  /** What waits sleep on (see waitUntil). */
-  wakeups: Wakeups;
-  isStopping: () => boolean;
-  validateMessage: (message: unknown) => string;
 }
 
-export abstract class SessionDirectory {
-  protected abstract readonly deps: MessagingDeps;
+/** Answers who a requester session may see and reach, and what it sees there; it never writes. */
+export class SessionDirectory {
+  constructor(private readonly deps: SessionDirectoryDeps) {}
 
   /** The policy that applies to a requester session; sandboxing comes from its agent's config. */
   policyFor(requester: Pick<Requester, 'sessionKey' | 'agentId'>): AccessPolicy {
@@ -250,7 +218,8 @@ export abstract class SessionDirectory {
     return out;
   }
 
-  protected async reachable(requester: Requester, sessionKey: string, action: AccessAction): Promise<SessionRecord> {
+  /** The session at `sessionKey`, if the requester may take `action` on it; SESSION_NOT_FOUND when there is none. */
+  async reachable(requester: Requester, sessionKey: string, action: AccessAction): Promise<SessionRecord> {
     const target = await this.resolveTarget(requester, { sessionKey });
     await this.checkAccess(requester, target, action);
     if (!target.session)
@@ -291,7 +260,7 @@ export abstract class SessionDirectory {
   }
 
   /** Whether a session runs now, has inputs waiting, or is idle. */
-  protected async activity(sessionKey: string): Promise<{ state: 'running' | 'queued' | 'idle'; queued: number }> {
+  async activity(sessionKey: string): Promise<{ state: 'running' | 'queued' | 'idle'; queued: number }> {
     const queued = (await this.deps.store.inputs.listQueued(sessionKey)).length;
     return { state: this.deps.isBusy(sessionKey) ? 'running' : queued > 0 ? 'queued' : 'idle', queued };
   }

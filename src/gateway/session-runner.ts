@@ -3,7 +3,7 @@
  * the tool loop, and commits everything the run produced in one transaction.
  */
 import { conversationOf } from '../core/hops.js';
-import { NO_REQUEST } from '../models/request-size.js';
+import { NO_REQUEST } from '../core/request-size.js';
 import type { ModelMessage } from 'ai';
 import { SwitchboardError, errorMessage } from '../core/errors.js';
 import { isSpawnedKind, parseSessionKey } from '../core/session-key.js';
@@ -21,16 +21,20 @@ import type {
   SubagentRecord,
   TranscriptEntry,
 } from '../ports/index.js';
-import type { ModelRegistry } from '../models/model-registry.js';
+import type { Models } from '../ports/models.js';
 import type { SwitchboardConfig } from '../config/schema.js';
-import { REACHED_OUT, type GatewayTool } from './tool-contract.js';
+import { REACHED_OUT } from '../tools/tool-contract.js';
+import type { GatewayTool } from '../ports/tools.js';
 import { assembleContext, renderInput, type PromptFileCache } from './context.js';
 import type { EventBus } from './event-bus.js';
 import type { RunSlot } from './lanes.js';
-import type { AgentRegistry, ResolvedAgent } from './registry.js';
+import type { AgentRegistry } from './registry.js';
+import type { ResolvedAgent } from '../ports/gateway.js';
 import { runWrites, type FinishedRun, type ReplyDelivery } from './run-commit.js';
-import { parseRuntime, type ExternalRuntimes } from './external-run.js';
-import { executeRun, type ExecutedRun } from './run-executor.js';
+import { parseRuntime } from './external-run.js';
+import type { ExternalRuntimes } from '../ports/runtimes.js';
+import { executeRun } from './run-executor.js';
+import type { ExecutedRun } from '../ports/runtimes.js';
 import { offeredTools } from './tool-offer.js';
 import { spawnerLimits } from './subagents.js';
 
@@ -43,7 +47,7 @@ export interface SessionRunnerDeps {
   /** How long a run's lease on its session lasts unless renewed (the scheduler renews it). */
   leaseTtlMs: number;
   agents: AgentRegistry;
-  models: ModelRegistry;
+  models: Models;
   /** The tools an agent's sessions may be offered (the tool policy then narrows them). */
   toolsFor(agentId: string): Promise<readonly GatewayTool[]>;
   promptFiles: PromptFileCache;
@@ -168,6 +172,7 @@ export function createSessionRunner(deps: SessionRunnerDeps) {
       frameworkChars = context.frameworkChars;
       const executed = await executeRun({
         model: deps.models.resolve(run.model),
+        measureRequest: (body) => deps.models.measureRequest(body),
         system: context.system,
         messages: context.messages,
         ...offeredTools(agent, deps.config, await deps.toolsFor(agent.config.id), slot.sessionKey, subagent),

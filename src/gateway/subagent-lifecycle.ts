@@ -1,30 +1,30 @@
 /**
  * What happens to sub-agents after their runs: completion events delivered into the parent (held back
  * while a waiting orchestrator has other children out, and waking it when the last is in), a completion
- * that could not be delivered told to the parent, descendants stopped when a sub-agent ends badly,
- * crash recovery, and archiving.
+ * that could not be delivered told to the parent, a killed sub-agent cancelled with its descendants (and its
+ * descendants stopped when it ends badly), crash recovery, and archiving (ARCHITECTURE.md section 6).
  */
 import type { QueueMode } from '../core/queue-mode.js';
 import type { TerminalRunStatus } from '../core/run-status.js';
 import { isSpawnedKind, parseSessionKey } from '../core/session-key.js';
-import {
-  LIVE_SUBAGENT_STATES,
-  isSettled,
-  renderCompletion,
-  replyInstruction,
-  type CompletionEvent,
-  type SubagentLimits,
-} from '../core/subagent.js';
+import { LIVE_SUBAGENT_STATES, isSettled, renderCompletion, replyInstruction, type CompletionEvent } from '../core/subagent.js';
 import type { OutboxRecord, SubagentRecord } from '../ports/index.js';
-import type { SubagentDeps } from './subagent-types.js';
+import type { SubagentQueries } from './subagent-queries.js';
+import { spawnerLimits, type SubagentDeps } from './subagent-types.js';
 import { removeWorktree } from './worktrees.js';
 
-export abstract class SubagentLifecycle {
-  protected abstract readonly deps: SubagentDeps;
-  /** The limits a sub-agent lives under: its spawning agent's. */
-  abstract limitsFor(record: Pick<SubagentRecord, 'parentSession'>): SubagentLimits;
-  /** Cancels a sub-agent and its descendants. */
-  abstract kill(record: SubagentRecord, why: string, notifyParent: boolean): Promise<string[]>;
+/**
+ * Carries sub-agents from the end of their runs to the end of their lives: completions delivered to the parent,
+ * cascade stops (kill), crash recovery and archiving.
+ */
+export class SubagentLifecycle {
+  constructor(
+    private readonly deps: Pick<
+      SubagentDeps,
+      'config' | 'store' | 'agents' | 'clock' | 'ids' | 'wake' | 'abortRun' | 'journal' | 'afterWrite' | 'log'
+    >,
+    private readonly queries: Pick<SubagentQueries, 'descendants'>,
+  ) {}
 
   /** Outbox handler for `subagent.completion`: the event becomes one input of the parent session. */
   async deliverCompletion(row: OutboxRecord): Promise<void> {
@@ -184,5 +184,38 @@ export abstract class SubagentLifecycle {
       archived += 1;
     }
     return archived;
+  }
+
+  /**
+   * Cancels a sub-agent and every descendant (cascade stop), each recorded `cancelled`, their queued
+   * inputs dropped and their active runs aborted. The parent is told unless it asked for the kill itself.
+   */
+  async kill(record: SubagentRecord, why: string, notifyParent: boolean): Promise<string[]> {
+    const tree = [record, ...(await this.queries.descendants(record.sessionKey))];
+    const cancelled: string[] = [];
+    for (const node of tree.reverse()) {
+      const settled = await this.deps.store.subagents.settle(
+        node.id,
+        {
+          state: 'cancelled',
+          diagnostic: why,
+          text: null,
+          dropNote: `dropped: the sub-agent was cancelled (${why})`,
+          notifyParent: notifyParent && node.id === record.id,
+          maxResultChars: this.limitsFor(node).maxResultChars,
+        },
+        this.deps.clock.now(),
+      );
+      if (!settled) continue;
+      cancelled.push(node.sessionKey);
+      if (settled.runId) await this.deps.abortRun(settled.runId);
+    }
+    this.deps.afterWrite();
+    return cancelled.reverse();
+  }
+
+  /** The limits a sub-agent lives under: its spawning agent's. */
+  private limitsFor(record: Pick<SubagentRecord, 'parentSession'>) {
+    return spawnerLimits(this.deps.config, this.deps.agents, record.parentSession);
   }
 }

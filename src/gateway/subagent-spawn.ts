@@ -9,32 +9,38 @@ import { childLimitRefusal, childTools, runtimeRefusal, spawnRefusal, type Resol
 import { sandboxedBy } from '../core/session-access.js';
 import type { RuntimeKind } from '../core/session-key.js';
 import { LIVE_SUBAGENT_STATES, isSettled, resolveLimits, signHandle, type SubagentHandle } from '../core/subagent.js';
-import type { SwitchboardConfig } from '../config/schema.js';
 import type { SubagentRecord } from '../ports/index.js';
-import type { AgentRegistry } from './registry.js';
-import { SubagentLifecycle } from './subagent-lifecycle.js';
-import type { Spawner, SpawnRequest, SpawnResult } from './subagent-types.js';
+import type { Spawner, SubagentDeps } from './subagent-types.js';
+import type { SpawnRequest, SpawnResult } from '../ports/gateway.js';
 import { prepareWorkdir } from './workdir.js';
 import { removeWorktree } from './worktrees.js';
 import { nodeHashing } from '../hashing.js';
 
-/**
- * The limits a sub-agent lives under: those of the agent that spawned it (the agent of its parent
- * session), or the defaults once that agent is no longer configured.
- */
-export function spawnerLimits(config: SwitchboardConfig, agents: AgentRegistry, parentSession: string) {
-  const agentId = parseSessionKey(parentSession)?.agentId ?? '';
-  return resolveLimits(config.agents.defaults.subagents, agents.has(agentId) ? agents.get(agentId).config.subagents : undefined, agentId);
-}
-export abstract class SubagentSpawning extends SubagentLifecycle {
-  /** Per-agent settings over `agents.defaults.subagents`. */
-  limits(agentId: string) {
-    return resolveLimits(this.deps.config.agents.defaults.subagents, this.deps.agents.get(agentId).config.subagents, agentId);
-  }
+/** Creates sub-agents: checks each spawn against its limits and policy, prepares its workdir and stores the child, and signs its handle. */
+export class SubagentSpawner {
+  constructor(
+    private readonly deps: Pick<
+      SubagentDeps,
+      | 'config'
+      | 'store'
+      | 'agents'
+      | 'clock'
+      | 'ids'
+      | 'secret'
+      | 'worktreeRoot'
+      | 'wake'
+      | 'toolNames'
+      | 'checkModel'
+      | 'validateMessage'
+      | 'isStopping'
+      | 'afterWrite'
+      | 'log'
+    >,
+  ) {}
 
-  /** The limits a sub-agent lives under: its spawning agent's. */
-  limitsFor(record: Pick<SubagentRecord, 'parentSession'>) {
-    return spawnerLimits(this.deps.config, this.deps.agents, record.parentSession);
+  /** Per-agent settings over `agents.defaults.subagents`. */
+  private limits(agentId: string) {
+    return resolveLimits(this.deps.config.agents.defaults.subagents, this.deps.agents.get(agentId).config.subagents, agentId);
   }
 
   async spawn(spawner: Spawner, request: SpawnRequest): Promise<SpawnResult> {
@@ -120,7 +126,7 @@ export abstract class SubagentSpawning extends SubagentLifecycle {
       worktree: SubagentRecord['worktree'];
       runtime: { kind: RuntimeKind; name: string } | undefined;
     },
-    limits: ReturnType<SubagentSpawning['limits']>,
+    limits: ResolvedLimits,
   ) {
     const { store, clock, ids } = this.deps;
     const { id, task, ask, parent } = child;
@@ -201,6 +207,7 @@ export abstract class SubagentSpawning extends SubagentLifecycle {
     return { status: 'accepted', runId: record.firstRunId, childSessionKey: record.sessionKey, handle: this.handleOf(record) };
   }
 
+  /** The signed handle of a sub-agent, as its spawn answered it. */
   handleOf(record: SubagentRecord): SubagentHandle {
     return signHandle(nodeHashing, this.deps.secret, {
       subagentId: record.id,
@@ -211,6 +218,4 @@ export abstract class SubagentSpawning extends SubagentLifecycle {
       role: record.role,
     });
   }
-
-  /** The frozen result, for whoever holds the handle. A forged or altered handle is refused. */
 }

@@ -1,7 +1,11 @@
-/** The shapes the sub-agent module speaks in: spawn requests and results, views, waits, and its dependencies. */
+/**
+ * What the sub-agent objects share: who is spawning, the dependencies the assembly hands them, and the limits a
+ * sub-agent lives under. The answer types (spawn requests and results, views, waits) are the door's, in ports/gateway.ts.
+ */
 import type { SwitchboardConfig } from '../config/schema.js';
-import type { SubagentHandle, SubagentRole } from '../core/subagent.js';
-import type { Clock, IdGenerator, InputRecord, NewEvent, NewInput, NewToolCall, Store, SubagentRecord } from '../ports/index.js';
+import { resolveLimits } from '../core/subagent.js';
+import { parseSessionKey } from '../core/session-key.js';
+import type { Clock, IdGenerator, InputRecord, NewEvent, NewInput, NewToolCall, Store } from '../ports/index.js';
 import type { AgentRegistry } from './registry.js';
 import type { Wakeups } from '../kit/wait-until.js';
 
@@ -12,66 +16,6 @@ export interface Spawner {
   idempotencyKey: string;
   /** The tool call spawning, recorded in the ledger in the spawn's transaction. */
   call?: NewToolCall;
-}
-
-export interface SpawnRequest {
-  task: unknown;
-  context?: string;
-  agentId?: string;
-  label?: string;
-  model?: string;
-  role?: SubagentRole;
-  tools?: string[];
-  timeoutSeconds?: number;
-  correlationId?: string;
-  cwd?: string;
-  worktree?: boolean;
-  /** An external runtime instead of a model in this gateway (docs/runtimes.md); `agent` names it. */
-  runtime?: 'model' | 'acp' | 'process';
-  /** The runtime's name under `acp.agents` (runtime acp) or `runtimes` (runtime process). */
-  agent?: string;
-}
-
-export interface SpawnResult {
-  status: 'accepted';
-  runId: string;
-  childSessionKey: string;
-  handle: SubagentHandle;
-  /** Set when the correlationId was used before: this is that sub-agent, not a new one. */
-  existing?: true;
-}
-
-export interface SubagentView {
-  subagentId: string;
-  childSessionKey: string;
-  parentSessionKey: string;
-  agentId: string;
-  label: string | null;
-  depth: number;
-  role: SubagentRole;
-  state: SubagentRecord['state'];
-  /** Its run ended while its own sub-agents still worked; it will be woken when they are done. */
-  waitingForSubagents: boolean;
-  elapsedMs: number;
-  tokens: { input: number; output: number };
-  diagnostic: string | null;
-  runId: string | null;
-  history: SubagentRecord['history'];
-  resultChars: number | null;
-  worktree: { path: string; branch: string } | null;
-  /** The external runtime it runs on (`acp:<name>`, `process:<name>`), or null for a model in the gateway. */
-  runtime: string | null;
-  /** The model it was spawned with; null when it runs on its agent's own. */
-  model: string | null;
-}
-
-export interface WaitOutcome {
-  /** ok: all succeeded; partial: some failed, within maxFailures; failed: more failed than maxFailures; timeout: not all were done in time. */
-  status: 'ok' | 'partial' | 'failed' | 'timeout';
-  children: (SubagentView & { resultPreview: string | null })[];
-  succeeded: number;
-  running: number;
-  failed: { childSessionKey: string; label: string | null; state: string; why: string | null }[];
 }
 
 export interface SubagentDeps {
@@ -99,4 +43,13 @@ export interface SubagentDeps {
   /** Publishes what the store just wrote: its journal events, and its outbox rows for delivery. */
   afterWrite: () => void;
   log: (message: string) => void;
+}
+
+/**
+ * The limits a sub-agent lives under: those of the agent that spawned it (the agent of its parent
+ * session), or the defaults once that agent is no longer configured.
+ */
+export function spawnerLimits(config: SwitchboardConfig, agents: AgentRegistry, parentSession: string) {
+  const agentId = parseSessionKey(parentSession)?.agentId ?? '';
+  return resolveLimits(config.agents.defaults.subagents, agents.has(agentId) ? agents.get(agentId).config.subagents : undefined, agentId);
 }

@@ -6,7 +6,8 @@
  */
 import type { ModelMessage } from 'ai';
 import { z } from 'zod';
-import { defineTool, type GatewayTool } from './tool-contract.js';
+import { defineTool } from '../tools/tool-contract.js';
+import type { GatewayTool } from '../ports/tools.js';
 import type { RefusedTool } from './tool-offer.js';
 
 export const CATALOGUE_TOOL = 'tools_load';

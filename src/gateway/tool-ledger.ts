@@ -8,7 +8,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { NewToolCall, SettledToolCall, ToolCallPosition, ToolCallStore } from '../ports/index.js';
-import type { GatewayTool } from './tool-contract.js';
+import type { GatewayTool } from '../ports/tools.js';
 
 export interface LedgerDeps {
   store: ToolCallStore;

@@ -9,8 +9,8 @@ import { parseSessionKey } from '../core/session-key.js';
 import { resolveLimits, roleAllowsTool, type SubagentRole } from '../core/subagent.js';
 import { toolPolicyDenial, type ToolPolicyLayer } from '../core/tool-policy.js';
 import type { SwitchboardConfig } from '../config/schema.js';
-import type { ResolvedAgent } from './registry.js';
-import type { GatewayTool } from './tool-contract.js';
+import type { ResolvedAgent } from '../ports/gateway.js';
+import type { GatewayTool } from '../ports/tools.js';
 
 /** What a sub-agent session may use at most: its spawn's tool list and its role. */
 export interface SpawnedTools {

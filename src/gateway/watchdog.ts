@@ -5,7 +5,8 @@
 import { errorMessage } from '../core/errors.js';
 import type { EventRecord, NewEvent } from '../ports/index.js';
 import type { GatewayDeps } from './gateway-types.js';
-import type { LaneScheduler, StalledLane } from './lanes.js';
+import type { LaneScheduler } from './lanes.js';
+import type { StalledLane } from '../ports/gateway.js';
 import type { Subagents } from './subagents.js';
 
 export interface WatchdogDeps {

@@ -3,7 +3,7 @@
  * of it.
  */
 import { realpathSync, statSync } from 'node:fs';
-import { isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { join, relative, resolve } from 'node:path';
 import { SwitchboardError } from '../core/errors.js';
 import type { SubagentRecord } from '../ports/index.js';
 import { isInside } from '../kit/paths.js';

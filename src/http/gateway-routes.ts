@@ -6,7 +6,7 @@
 import { z } from 'zod';
 import { SwitchboardError } from '../core/errors.js';
 import type { ConfigReload } from '../config/reload.js';
-import type { GatewayApi } from '../gateway/gateway-api.js';
+import type { GatewayApi } from '../ports/gateway.js';
 import type { OutboxStatus } from '../ports/index.js';
 import type {
   A2ATaskAnswer,

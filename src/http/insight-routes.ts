@@ -4,7 +4,7 @@
  */
 import { z } from 'zod';
 import { SwitchboardError } from '../core/errors.js';
-import type { GatewayApi } from '../gateway/gateway-api.js';
+import type { GatewayApi } from '../ports/gateway.js';
 import type { UsageTotal } from '../ports/index.js';
 import type { AnnotatedSessionAnswer, GraphAnswer, MessagePathAnswer, UsageAnswer } from './answers.js';
 import { parseBody, readJson } from './json-body.js';

@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { SwitchboardError } from '../core/errors.js';
 import { QUEUE_MODES } from '../core/queue-mode.js';
-import type { GatewayApi } from '../gateway/gateway-api.js';
+import type { GatewayApi } from '../ports/gateway.js';
 import type { SendAccepted, SendAnswer, SendAsAnswer } from './answers.js';
 import { parseBody, readJson } from './json-body.js';
 import type { RouteAdder } from './route.js';

@@ -20,7 +20,8 @@ import { agentToAgentAllowed } from '../core/session-access.js';
 import type { TeamConfig } from '../config/schema-mailbox.js';
 import type { SwitchboardConfig } from '../config/schema.js';
 import type { Clock, OutboxRecord } from '../ports/index.js';
-import type { GatewayApi } from '../gateway/gateway-api.js';
+import type { Intake } from '../ports/gateway.js';
+import { acceptFileMessage } from './intake.js';
 import { PermanentDeliveryError } from '../kit/retry.js';
 import { PeriodicTask } from '../kit/serial-task.js';
 import type { BoardService } from '../board/board.js';
@@ -61,7 +62,7 @@ interface ClaudeTeamConfig {
 export interface ClaudeTeamDeps {
   config: SwitchboardConfig;
   board: BoardService;
-  api: () => Pick<GatewayApi, 'acceptMailboxMessage'>;
+  api: () => Pick<Intake, 'accept'>;
   clock: Clock;
   log: (message: string) => void;
 }
@@ -225,7 +226,7 @@ export class ClaudeTeam {
       return;
     }
     try {
-      await this.deps.api().acceptMailboxMessage({
+      await acceptFileMessage(this.deps.api(), {
         channel: 'claude',
         agentId,
         inbox: `${this.team.id}/${agentId}`,

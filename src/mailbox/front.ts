@@ -3,7 +3,9 @@
  * their Claude Code mirrors, with the tools, deliveries and lives of each as gateway extensions.
  */
 import type { BoardService } from '../board/board.js';
-import type { GatewayExtension, GatewayParts } from '../gateway/gateway-types.js';
+import type { BoardStore, MailboxStore } from '../ports/index.js';
+import type { ExtensionParts } from '../ports/extensions.js';
+import type { GatewayExtension } from '../ports/extensions.js';
 import { CLAUDE_REPLY_KIND, ClaudeTeams } from './claude-team.js';
 import { MailboxService, REPLY_KIND, SEND_KIND } from './mailbox.js';
 import { createMailboxTools } from './mailbox-tools.js';
@@ -18,12 +20,17 @@ export interface MailboxFront {
 }
 
 /** `kick` has the board's dispatcher look at the teams' seats again (it is built after this, from `teams`). */
-export function mailboxFront(parts: GatewayParts, board: BoardService, kick: () => void): MailboxFront {
+export function mailboxFront(
+  parts: ExtensionParts,
+  stores: { mailbox: MailboxStore; board: BoardStore },
+  board: BoardService,
+  kick: () => void,
+): MailboxFront {
   const { config } = parts;
   const mailbox = new MailboxService({
     config,
     dataDir: parts.dataDir,
-    store: parts.store.mailbox,
+    store: stores.mailbox,
     clock: parts.clock,
     gatewayId: parts.gatewayId,
     api: parts.api,
@@ -32,8 +39,8 @@ export function mailboxFront(parts: GatewayParts, board: BoardService, kick: () 
   });
   const teams = new Teams({
     config,
-    board: parts.store.board,
-    store: parts.store.mailbox,
+    board: stores.board,
+    store: stores.mailbox,
     clock: parts.clock,
     api: parts.api,
     kick,

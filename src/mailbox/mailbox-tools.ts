@@ -7,8 +7,8 @@ import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { hopRefusal, onwardHop } from '../core/hops.js';
 import { agentToAgentAllowed } from '../core/session-access.js';
-import { SwitchboardError } from '../core/errors.js';
-import { defineTool, unlisted, type AvailabilityContext, type GatewayTool } from '../gateway/tool-contract.js';
+import { defineTool, toolFailure, unlisted } from '../tools/tool-contract.js';
+import type { AvailabilityContext, GatewayTool } from '../ports/tools.js';
 import { number, text, textList } from '../tools/schema.js';
 import type { MailboxService } from './mailbox.js';
 
@@ -16,10 +16,6 @@ const MAX_TEXT = 64_000;
 
 export function createMailboxTools(mailbox: MailboxService): GatewayTool[] {
   const available = async (session: AvailabilityContext) => mailbox.enabled && mailbox.nameOf(session.agentId) !== undefined;
-  const refused = (error: unknown) => {
-    if (SwitchboardError.isInstance(error)) return { status: 'error', code: error.code, error: error.message };
-    throw error;
-  };
   const send = defineTool({
     name: 'mailbox_send',
     description: 'Send a message to a name in the shared file mailbox (another agent or process on this machine).',
@@ -50,7 +46,7 @@ export function createMailboxTools(mailbox: MailboxService): GatewayTool[] {
         );
         return { status: 'queued', id: sent.id, from, to: sent.to };
       } catch (error) {
-        return refused(error);
+        return toolFailure(error);
       }
     },
   });
@@ -104,7 +100,7 @@ export function createMailboxTools(mailbox: MailboxService): GatewayTool[] {
           until: new Date(outcome.reserved[0].expiresAt).toISOString(),
         };
       } catch (error) {
-        return refused(error);
+        return toolFailure(error);
       }
     },
   });
@@ -119,7 +115,7 @@ export function createMailboxTools(mailbox: MailboxService): GatewayTool[] {
       try {
         return { status: 'released', paths: await mailbox.release(context.agentId, args.paths) };
       } catch (error) {
-        return refused(error);
+        return toolFailure(error);
       }
     },
   });

@@ -12,7 +12,8 @@ import { agentToAgentAllowed } from '../core/session-access.js';
 import { SwitchboardError, errorMessage } from '../core/errors.js';
 import type { SwitchboardConfig } from '../config/schema.js';
 import type { Clock, MailboxReservationRecord, MailboxStore, NewOutboxRow, OutboxRecord } from '../ports/index.js';
-import type { GatewayApi } from '../gateway/gateway-api.js';
+import type { Intake, Waits } from '../ports/gateway.js';
+import { acceptFileMessage } from './intake.js';
 import { PermanentDeliveryError } from '../kit/retry.js';
 import { InboxIngest, MessageRefused } from './ingest.js';
 import { isMailboxName, MailboxLayout, mailboxDir, messageFileName, stableMessageId, stableSuffix, type MailMessage } from './layout.js';
@@ -31,7 +32,7 @@ export interface MailboxDeps {
   store: MailboxStore;
   clock: Clock;
   gatewayId: string;
-  api: () => Pick<GatewayApi, 'acceptMailboxMessage' | 'durable'>;
+  api: () => Pick<Intake, 'accept'> & Pick<Waits, 'durable'>;
   enqueue: (row: NewOutboxRow) => Promise<void>;
   log: (message: string) => void;
 }
@@ -163,7 +164,7 @@ export class MailboxService {
       );
     try {
       // Not synced on its own: the ingest syncs once for the files it took together, then deletes them.
-      await this.deps.api().acceptMailboxMessage({
+      await acceptFileMessage(this.deps.api(), {
         agentId,
         inbox,
         from: message.from,

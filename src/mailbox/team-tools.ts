@@ -1,7 +1,8 @@
 /** The lead's team tools (docs/teams.md): `team_status` and `team_shutdown`, offered to agents that lead a team. */
 import { z } from 'zod';
 import { SwitchboardError } from '../core/errors.js';
-import { defineTool, unlisted, type AvailabilityContext, type GatewayTool, type ToolContext } from '../gateway/tool-contract.js';
+import { defineTool, toolFailure, unlisted } from '../tools/tool-contract.js';
+import type { AvailabilityContext, GatewayTool, ToolContext } from '../ports/tools.js';
 import { flag, text } from '../tools/schema.js';
 import type { Teams } from './teams.js';
 
@@ -27,10 +28,6 @@ export function createTeamTools(teams: Teams): GatewayTool[] {
       );
     return id;
   };
-  const failed = (error: unknown) => {
-    if (SwitchboardError.isInstance(error)) return { status: 'error', code: error.code, error: error.message };
-    throw error;
-  };
   return [
     defineTool({
       name: 'team_status',
@@ -41,7 +38,7 @@ export function createTeamTools(teams: Teams): GatewayTool[] {
         try {
           return await teams.status(teamOf(context, args.team));
         } catch (error) {
-          return failed(error);
+          return toolFailure(error);
         }
       },
     }),
@@ -57,7 +54,7 @@ export function createTeamTools(teams: Teams): GatewayTool[] {
           const status = await teams.shutdown(teamOf(context, args.team), args.release === true);
           return { status: status.state, release: status.release, members: status.members };
         } catch (error) {
-          return failed(error);
+          return toolFailure(error);
         }
       },
     }),

@@ -10,7 +10,7 @@ import type { TeamConfig } from '../config/schema-mailbox.js';
 import type { SwitchboardConfig } from '../config/schema.js';
 import type { BoardStore, BoardTaskRecord, Clock, MailboxStore, TeamState } from '../ports/index.js';
 import type { TeamSeat } from '../board/dispatcher.js';
-import type { GatewayApi } from '../gateway/gateway-api.js';
+import type { GatewayApi } from '../ports/gateway.js';
 
 export interface TeamsDeps {
   config: SwitchboardConfig;

@@ -9,7 +9,7 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { SwitchboardConfig } from '../config/schema.js';
 import { errorMessage, SwitchboardError } from '../core/errors.js';
-import type { GatewayTool } from '../gateway/tool-contract.js';
+import type { GatewayTool } from '../ports/tools.js';
 import { McpConnection, McpUnavailableError, type McpTool } from './connection.js';
 import { z } from 'zod';
 

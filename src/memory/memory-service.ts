@@ -1,8 +1,8 @@
 /** Agents' memory as one service (docs/memory.md): the index kept current, the memory tools, and what the control API asks of it. */
 import type { SwitchboardConfig } from '../config/schema.js';
 import { SwitchboardError } from '../core/errors.js';
-import type { GatewayTool } from '../gateway/tool-contract.js';
-import type { Clock, MemoryHit, Store } from '../ports/index.js';
+import type { GatewayTool } from '../ports/tools.js';
+import type { Clock, MemoryHit, MemoryStore, SessionStore, TranscriptStore } from '../ports/index.js';
 import { searchScopes } from './grants.js';
 import { MemoryIndex, type AgentMemoryStatus } from './memory-index.js';
 import { createMemoryTools } from './memory-tools.js';
@@ -13,9 +13,13 @@ export class MemoryService {
 
   constructor(
     private readonly config: SwitchboardConfig,
-    private readonly parts: { store: Store; clock: Clock; log: (message: string) => void },
+    private readonly parts: {
+      stores: { memory: MemoryStore; sessions: SessionStore; transcript: TranscriptStore };
+      clock: Clock;
+      log: (message: string) => void;
+    },
   ) {
-    const { store } = parts;
+    const store = parts.stores;
     this.index = new MemoryIndex({
       config,
       memory: store.memory,
@@ -45,7 +49,7 @@ export class MemoryService {
     const scopes = searchScopes(this.config, agent);
     if ('refused' in scopes) throw new SwitchboardError('VISIBILITY_DENIED', scopes.refused);
     await this.index.indexed;
-    return this.parts.store.memory.search(query, scopes, limit ?? this.config.memory.maxResults);
+    return this.parts.stores.memory.search(query, scopes, limit ?? this.config.memory.maxResults);
   }
 
   async reindex(agent?: string): Promise<AgentMemoryStatus[]> {

@@ -6,7 +6,8 @@
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import type { SwitchboardConfig } from '../config/schema.js';
-import { defineTool, unlisted, type GatewayTool } from '../gateway/tool-contract.js';
+import { defineTool, unlisted } from '../tools/tool-contract.js';
+import type { GatewayTool } from '../ports/tools.js';
 import type { MemoryStore } from '../ports/index.js';
 import { number, text } from '../tools/schema.js';
 import { mayRead, searchScopes } from './grants.js';

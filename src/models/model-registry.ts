@@ -5,9 +5,12 @@ import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import type { LanguageModelV3 } from '@ai-sdk/provider';
 import { SwitchboardError } from '../core/errors.js';
 import type { ProviderConfig } from '../config/schema.js';
+import type { RunRequestSize } from '../core/request-size.js';
+import type { Models } from '../ports/models.js';
+import { measureRequest } from './request-size.js';
 import { ScriptedLanguageModel } from './scripted-model.js';
 
-export class ModelRegistry {
+export class ModelRegistry implements Models {
   private readonly cache = new Map<string, LanguageModelV3>();
 
   constructor(private providers: Record<string, ProviderConfig>) {}
@@ -31,6 +34,10 @@ export class ModelRegistry {
     const model = createModel(providerName, provider, modelId);
     this.cache.set(ref, model);
     return model;
+  }
+
+  measureRequest(body: unknown): RunRequestSize {
+    return measureRequest(body);
   }
 }
 

@@ -3,9 +3,8 @@
  * it per step), in UTF-8 bytes, with the system text and the tool definitions counted apart. A model that
  * is not called over HTTP (the scripted one) reports the call options it received as its body.
  */
+import { NO_REQUEST } from '../core/request-size.js';
 import type { RunRequestSize } from '../ports/index.js';
-
-export const NO_REQUEST: RunRequestSize = { bytes: 0, systemBytes: 0, toolBytes: 0 };
 
 const bytesOf = (value: unknown) =>
   value === undefined ? 0 : Buffer.byteLength(typeof value === 'string' ? value : JSON.stringify(value));
@@ -31,8 +30,4 @@ export function measureRequest(body: unknown): RunRequestSize {
     if (Array.isArray(list)) systemBytes += list.filter(isSystem).reduce((sum: number, message) => sum + bytesOf(message), 0);
   }
   return { bytes: bytesOf(body), systemBytes, toolBytes: bytesOf(fields.tools) };
-}
-
-export function addRequest(total: RunRequestSize, one: RunRequestSize): RunRequestSize {
-  return { bytes: total.bytes + one.bytes, systemBytes: total.systemBytes + one.systemBytes, toolBytes: total.toolBytes + one.toolBytes };
 }

@@ -1,5 +1,8 @@
 /** Runs: what one model-tool loop used and sent, its commit, its lease, and recovery. Times are milliseconds since the Unix epoch. */
+import type { RunRequestSize } from '../core/request-size.js';
 import type { RunStatus, TerminalRunStatus } from '../core/run-status.js';
+
+export type { RunRequestSize };
 import type { EventRecord, NewEvent, NewOutboxRow } from './journal.js';
 import type { InputRecord, NewTranscriptEntry, SessionRecord, TranscriptEntry } from './sessions.js';
 import type { SettledToolCall } from './tool-calls.js';
@@ -11,13 +14,6 @@ export interface RunUsage {
   steps: number;
   /** Input tokens the provider read from its prompt cache (0 when it has none or does not say). */
   cachedInputTokens?: number;
-}
-
-/** What a run's model calls sent, summed over its calls, in UTF-8 bytes: all of it, its system text, its tool definitions. */
-export interface RunRequestSize {
-  bytes: number;
-  systemBytes: number;
-  toolBytes: number;
 }
 
 /** Runs' usage summed for one agent on one model. */

@@ -16,7 +16,7 @@ import {
 } from '@agentclientprotocol/sdk';
 import type { AgentContext } from '@agentclientprotocol/sdk';
 import { randomUUID } from 'node:crypto';
-import type { RunToolCall } from '../gateway/gateway-queries.js';
+import type { RunToolCall } from '../ports/gateway.js';
 
 /** The control API calls this needs (the CLI's ControlClient). */
 export interface ControlPort {

@@ -5,7 +5,7 @@
  * output, and its last message as the result).
  */
 import type { ModelMessage } from 'ai';
-import type { ExternalRunRequest, RuntimeUpdate } from '../gateway/external-run.js';
+import type { ExternalRunRequest, RuntimeUpdate } from '../ports/runtimes.js';
 
 const FLUSH_MS = 100;
 /** A tool call's output is kept in the transcript up to this many characters. */

@@ -5,10 +5,10 @@
  * crashed. Whatever happened, the child and its group are gone when this returns.
  */
 import { errorMessage } from '../core/errors.js';
-import { statusForAbort, type AbortReason } from '../core/run-status.js';
-import type { ExternalRunRequest } from '../gateway/external-run.js';
-import { abortMessage, type ExecutedRun } from '../gateway/run-executor.js';
-import { NO_REQUEST } from '../models/request-size.js';
+import { abortMessage, statusForAbort, type AbortReason } from '../core/run-status.js';
+import type { ExternalRunRequest } from '../ports/runtimes.js';
+import type { ExecutedRun } from '../ports/runtimes.js';
+import { NO_REQUEST } from '../core/request-size.js';
 import { describeExit, type ChildExit, type RuntimeChild } from './child-process.js';
 import type { RunRecorder } from './run-recorder.js';
 

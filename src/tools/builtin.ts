@@ -1,6 +1,7 @@
 /** Tools every agent may be given: small, side-effect free, and safe to retry. */
 import { z } from 'zod';
-import { defineTool, type GatewayTool } from '../gateway/tool-contract.js';
+import { defineTool } from './tool-contract.js';
+import type { GatewayTool } from '../ports/tools.js';
 import { WORKSPACE_TOOLS } from './workspace-tools.js';
 
 export const timeNowTool = defineTool({

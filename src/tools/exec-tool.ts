@@ -11,7 +11,8 @@ import { EXEC_DEFAULTS } from '../config/schema-tools.js';
 import type { SwitchboardConfig } from '../config/schema.js';
 import { sandboxedBy } from '../core/session-access.js';
 import { ChildRecords, childEnvironment } from '../processes.js';
-import { defineTool, type GatewayTool } from '../gateway/tool-contract.js';
+import { defineTool } from './tool-contract.js';
+import type { GatewayTool } from '../ports/tools.js';
 import { text, textList } from './schema.js';
 import { describeFsError, workspaceRoot } from './workspace-fs.js';
 

@@ -7,7 +7,8 @@
 import { readFile, stat } from 'node:fs/promises';
 import { z } from 'zod';
 import { nodeHashing } from '../hashing.js';
-import { defineTool, unlisted, type GatewayTool, type ToolContext } from '../gateway/tool-contract.js';
+import { defineTool, unlisted } from './tool-contract.js';
+import type { GatewayTool, ToolContext } from '../ports/tools.js';
 import { flag, number, text } from './schema.js';
 import {
   atomicWrite,

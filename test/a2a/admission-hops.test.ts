@@ -8,15 +8,15 @@ import { ServerCallContext } from '@a2a-js/sdk/server';
 import { describe, expect, it } from 'vitest';
 import { A2AAdmission } from '../../src/a2a/admission.js';
 import { SwitchboardError } from '../../src/core/errors.js';
-import type { GatewayApi } from '../../src/gateway/gateway-api.js';
+import type { GatewayApi } from '../../src/ports/gateway.js';
 import type { A2ATaskRecord, A2ATaskStore } from '../../src/ports/index.js';
 
 const REFUSAL = 'this a2a message would be hop 9 of conversation c-1, past session.agentToAgent.maxHops (8)';
 
-/** A door that refuses every message past the budget, as GatewayIntake.admitHop does. */
+/** A door that refuses every message past the budget, as the gateway's intake does. */
 const gateway = {
   gatewayId: 'gw',
-  acceptA2AMessage: async () => {
+  accept: async () => {
     throw new SwitchboardError('HOP_LIMIT_EXCEEDED', REFUSAL, { hop: 9, maxHops: 8 });
   },
 } as unknown as GatewayApi;
@@ -64,7 +64,7 @@ describe('A2A admission past the hop budget', () => {
 
   it('any other failure to take the message still fails the save', async () => {
     const failing = new A2AAdmission(
-      { acceptA2AMessage: async () => Promise.reject(new SwitchboardError('STORE_FAILED', 'down')) } as unknown as GatewayApi,
+      { accept: async () => Promise.reject(new SwitchboardError('STORE_FAILED', 'down')) } as unknown as GatewayApi,
       'ping',
       tasks,
       { now: () => 1 },

@@ -14,6 +14,7 @@ import type { Gateway } from '../../src/gateway/gateway.js';
 import type { A2ATaskStore } from '../../src/ports/index.js';
 import { serveA2AFront, userMessage, type A2AFront } from '../helpers/a2a-front.js';
 import { waitUntil } from '../helpers/wait.js';
+import { a2aSessionKey } from '../../src/core/session-key.js';
 
 const TOKEN = 'partner-token-0123456789';
 const CONFIG = `{
@@ -88,14 +89,15 @@ it('a first message accepted before a crash wrote its task, sent again, reaches 
   const messageId = 'm-crashed';
   const ids = (kind: 'task' | 'context') => firstMessageId(kind, 'talk', 'partner', messageId);
   // What the first copy left: its input, accepted (and run), but no task.
-  const { input } = await gateway!.acceptA2AMessage({
-    agentId: 'talk',
-    contextId: ids('context'),
-    taskId: ids('task'),
-    messageId,
-    text: 'once',
-    peer: 'partner',
-  });
+  const { input } = await gateway!.accept(
+    {
+      idempotencyKey: `a2a:${ids('task')}:${messageId}`,
+      mode: 'followup',
+      text: 'once',
+      provenance: { kind: 'a2a', channel: 'a2a', peer: 'partner' },
+    },
+    { sessionKey: a2aSessionKey('talk', 'partner', ids('context')), agentId: 'talk' },
+  );
   await gateway!.waitForInput(input.id, 10_000);
   expect(await gateway!.store.a2aTasks.get(ids('task'))).toBeUndefined();
 

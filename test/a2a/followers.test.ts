@@ -84,7 +84,8 @@ it('a task whose waiting run runs elsewhere is not followed; after that run is t
   const client = (gatewayId: string) =>
     new A2AClientService({
       config,
-      store,
+      tasks: store.a2aTasks,
+      runAlive: async (runId) => (await store.runs.get(runId))?.status === 'running',
       clock: { now: () => Date.now() },
       deliver: async () => {},
       enqueue: async (row) => void handedOn.get(gatewayId)!.push(row),

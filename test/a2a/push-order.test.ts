@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { GatewayPushStore, OutboxPushSender, PUSH_KIND } from '../../src/a2a/push.js';
 import { parseConfigText } from '../../src/config/load.js';
 import { ANONYMOUS_PEER } from '../../src/config/schema.js';
-import type { GatewayApi } from '../../src/gateway/gateway-api.js';
+import type { GatewayApi } from '../../src/ports/gateway.js';
 import type { PostgresStore } from '../../src/store/postgres/postgres-store.js';
 import { POSTGRES_URL, postgresReachable, twoStoresOnOneSchema } from '../helpers/postgres.js';
 

@@ -9,7 +9,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { GatewayAgentExecutor, textPart } from '../../src/a2a/executor.js';
 import { GatewayTaskStore } from '../../src/a2a/task-store.js';
 import { SwitchboardError } from '../../src/core/errors.js';
-import type { GatewayApi } from '../../src/gateway/gateway-api.js';
+import type { GatewayApi } from '../../src/ports/gateway.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 
 let store: SqliteStore | undefined;
@@ -29,13 +29,13 @@ const message: Message = {
   referenceTaskIds: [],
 };
 
-/** A gateway that is stopping: it takes no input, as GatewayIntake answers then. */
+/** A gateway that is stopping: it takes no input, as the gateway's intake answers then. */
 const stopping = {
   gatewayId: 'gw-test',
   stopping: true,
   watchDeltas: () => () => {},
   subscribe: () => () => {},
-  acceptA2AMessage: async () => {
+  accept: async () => {
     throw new SwitchboardError('GATEWAY_STOPPING', 'the gateway is shutting down; send again once it has restarted');
   },
 } as unknown as GatewayApi;

@@ -8,9 +8,9 @@ import { DefaultExecutionEventBusManager, ServerCallContext } from '@a2a-js/sdk/
 import { PeerUser } from '../../src/a2a/peers.js';
 import { A2ATaskWatch } from '../../src/a2a/task-watch.js';
 import type { SwitchboardConfig } from '../../src/config/schema.js';
-import type { GatewayApi } from '../../src/gateway/gateway-api.js';
-import type { WaitResult } from '../../src/gateway/gateway.js';
-import type { LiveListener } from '../../src/gateway/event-bus.js';
+import type { GatewayApi } from '../../src/ports/gateway.js';
+import type { WaitResult } from '../../src/ports/gateway.js';
+import type { LiveListener } from '../../src/ports/gateway.js';
 import type { RunRecord } from '../../src/ports/index.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { waitUntil } from '../helpers/wait.js';

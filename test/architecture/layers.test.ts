@@ -31,7 +31,7 @@ describe('layering check', () => {
     const result = await check();
     expect(result.code).toBe(0);
     expect(result.output).toMatch(
-      /^layering check: \d+ files, \d+ folders, no cycles between folders or files, core imports only itself\n$/,
+      /^layering check: \d+ files, \d+ folders, no cycles between folders or files, core imports only itself, only the composition root imports gateway\/, no front names the Store\n$/,
     );
   });
 
@@ -49,6 +49,7 @@ describe('layering check', () => {
         'layering check failed (ARCHITECTURE.md section 3):',
         '  core imports outside itself: core/pure.ts imports "node:crypto"',
         '  core imports outside itself: core/pure.ts imports "../ports.js"',
+        `  tools/tool.ts imports the gateway's own file "../gateway/run.js": go through the door (ports/gateway.ts)`,
         '  import cycle between gateway, tools:',
         '    gateway -> tools (gateway/run.ts)',
         '    tools -> gateway (tools/tool.ts)',
@@ -94,6 +95,47 @@ describe('layering check', () => {
         '  import cycle between store, store/sqlite:',
         '    store -> store/sqlite (store/open.ts)',
         '    store/sqlite -> store (store/sqlite/sqlite-store.ts)',
+        '',
+      ].join('\n'),
+    );
+    expect(result.code).toBe(1);
+  });
+
+  it('fails on a front that imports a gateway/ file (its own sub-folders included) rather than the door; the composition root may', async () => {
+    const dir = tree({
+      'gateway/gateway.ts': 'export class Gateway {}\n',
+      'gateway/runs/executor.ts': 'export const execute = 1;\n',
+      'ports/gateway.ts': 'export interface Intake {}\n',
+      'a2a/server.ts': "import type { Intake } from '../ports/gateway.js';\nimport { execute } from '../gateway/runs/executor.js';\n",
+      'board/board.ts': "import type { Gateway } from '../gateway/gateway.js';\n",
+      'app.ts': "import { Gateway } from './gateway/gateway.js';\n",
+    });
+    const result = await check(dir);
+    expect(result.output).toBe(
+      [
+        'layering check failed (ARCHITECTURE.md section 3):',
+        `  a2a/server.ts imports the gateway's own file "../gateway/runs/executor.js": go through the door (ports/gateway.ts)`,
+        `  board/board.ts imports the gateway's own file "../gateway/gateway.js": go through the door (ports/gateway.ts)`,
+        '',
+      ].join('\n'),
+    );
+    expect(result.code).toBe(1);
+  });
+
+  it('fails on a front that names the whole Store; its own port, and the store, gateway and composition root, pass', async () => {
+    const dir = tree({
+      'ports/index.ts': 'export interface Store {}\nexport interface BoardStore {}\n',
+      'memory/service.ts': "import type { Clock, Store as Everything } from '../ports/index.js';\n",
+      'board/board.ts': "import type { BoardStore } from '../ports/index.js';\n",
+      'gateway/gateway.ts': "import type { Store } from '../ports/index.js';\n",
+      'store/open.ts': "import type { Store } from '../ports/index.js';\n",
+      'app.ts': "import type { Store } from './ports/index.js';\n",
+    });
+    const result = await check(dir);
+    expect(result.output).toBe(
+      [
+        'layering check failed (ARCHITECTURE.md section 3):',
+        '  memory/service.ts names the whole Store: hand it the store port it uses instead (ports/*.ts)',
         '',
       ].join('\n'),
     );

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { ModelRegistry } from '../../src/models/model-registry.js';
 import { parseConfigText } from '../../src/config/load.js';
 import { Gateway } from '../../src/gateway/gateway.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
@@ -17,6 +18,7 @@ describe("the gateway's stop waits for its extensions' stops", () => {
     const gateway = await Gateway.start({
       config,
       store,
+      models: new ModelRegistry(config.models.providers),
       gatewayId: 'gw-test',
       log: (level, message) => void logged.push(`${level}: ${message}`),
       extensions: () => [

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { HeldResults, type HeldResult, type HeldResultSource } from '../../src/gateway/held-results.js';
+import { HeldResults } from '../../src/gateway/held-results.js';
+import type { HeldResult, HeldResultSource } from '../../src/ports/runtimes.js';
 import type { NewInput, RunRecord, Store } from '../../src/ports/index.js';
 
 /** A source holding the given results, recording how each was settled. */

@@ -7,10 +7,11 @@
 import type { LanguageModelV3, LanguageModelV3CallOptions, LanguageModelV3Prompt } from '@ai-sdk/provider';
 import type { ModelMessage } from 'ai';
 import { describe, expect, it } from 'vitest';
+import { measureRequest } from '../../src/models/request-size.js';
 import { z } from 'zod';
 import { executeRun } from '../../src/gateway/run-executor.js';
 import { ToolOffer } from '../../src/gateway/run-tools.js';
-import { defineTool, REACHED_OUT } from '../../src/gateway/tool-contract.js';
+import { defineTool, REACHED_OUT } from '../../src/tools/tool-contract.js';
 import { ScriptedLanguageModel } from '../../src/models/scripted-model.js';
 
 /** The scripted model, with every prompt it was sent kept. */
@@ -60,6 +61,7 @@ function run(model: LanguageModelV3, options: { steer?: ModelMessage[]; stream?:
   let steered = false;
   return executeRun({
     model,
+    measureRequest,
     system: 'You are a tester.',
     messages: [...(options.history ?? history), question],
     tools: [lookup],

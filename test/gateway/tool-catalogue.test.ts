@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { listNames, loadedInHistory, ToolCatalogue } from '../../src/gateway/tool-catalogue.js';
-import type { GatewayTool, ToolContext } from '../../src/gateway/tool-contract.js';
+import type { GatewayTool, ToolContext } from '../../src/ports/tools.js';
 import { startTestGateway, stopTestGateway } from '../helpers/gateway.js';
 
 const tool = (name: string) => ({ name, description: `does ${name}` }) as GatewayTool;

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { EventBus, eventKeys, type LiveEvent } from '../../src/gateway/event-bus.js';
+import { EventBus, eventKeys } from '../../src/gateway/event-bus.js';
+import type { LiveEvent } from '../../src/ports/gateway.js';
 import { journalPause } from '../../src/gateway/event-bus.js';
 import type { EventRecord, RunRecord } from '../../src/ports/index.js';
 

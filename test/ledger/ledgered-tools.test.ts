@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Gateway } from '../../src/gateway/gateway.js';
-import type { GatewayTool } from '../../src/gateway/tool-contract.js';
+import type { GatewayTool } from '../../src/ports/tools.js';
 import { startTestGateway, stopTestGateway } from '../helpers/gateway.js';
 
 /** Tools whose calls change shared state: each must be ledgered. */

@@ -21,7 +21,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Gateway } from '../../src/gateway/gateway.js';
-import type { ToolContext } from '../../src/gateway/tool-contract.js';
+import type { ToolContext } from '../../src/ports/tools.js';
 import type { MailboxService } from '../../src/mailbox/mailbox.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { startTestGateway, stopTestGateway } from '../helpers/gateway.js';

@@ -10,7 +10,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { startGateway } from '../../src/app.js';
 import { parseConfigText } from '../../src/config/load.js';
 import type { Gateway } from '../../src/gateway/gateway.js';
-import type { ToolContext } from '../../src/gateway/tool-contract.js';
+import type { ToolContext } from '../../src/ports/tools.js';
 import type { MemoryService } from '../../src/memory/memory-service.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { stopTestGateway } from '../helpers/gateway.js';

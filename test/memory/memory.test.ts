@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import type { Gateway } from '../../src/gateway/gateway.js';
-import type { ToolContext } from '../../src/gateway/tool-contract.js';
+import type { ToolContext } from '../../src/ports/tools.js';
 import type { MemoryService } from '../../src/memory/memory-service.js';
 import type { Store } from '../../src/ports/index.js';
 import { PostgresStore } from '../../src/store/postgres/postgres-store.js';

@@ -10,7 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { decidePermission } from '../../src/runtimes/acp-permissions.js';
 import { AcpHost } from '../../src/runtimes/acp-host.js';
 import { ChildRecords } from '../../src/processes.js';
-import type { RuntimeUpdate } from '../../src/gateway/external-run.js';
+import type { RuntimeUpdate } from '../../src/ports/runtimes.js';
 import { RunRecorder } from '../../src/runtimes/run-recorder.js';
 
 const root = realpathSync(mkdtempSync(join(tmpdir(), 'sb-acp-perm-')));

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Gateway } from '../../src/gateway/gateway.js';
-import { toolJsonSchema } from '../../src/gateway/tool-contract.js';
+import { toolJsonSchema } from '../../src/tools/tool-contract.js';
 import { startTestGateway, stopTestGateway } from '../helpers/gateway.js';
 import { waitUntil } from '../helpers/wait.js';
 import { alive, pidsIn, runtimeUpdates, settledSubagent } from './runtime-helpers.js';

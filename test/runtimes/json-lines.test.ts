@@ -3,7 +3,7 @@
  * exec --json in the shapes their documentation gives (pi's is covered end to end by process-runtime.test.ts).
  */
 import { describe, expect, it } from 'vitest';
-import type { RuntimeUpdate } from '../../src/gateway/external-run.js';
+import type { RuntimeUpdate } from '../../src/ports/runtimes.js';
 import { JsonLineReader } from '../../src/runtimes/json-lines.js';
 import { RunRecorder } from '../../src/runtimes/run-recorder.js';
 

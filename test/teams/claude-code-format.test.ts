@@ -15,6 +15,7 @@ import { ClaudeTasks } from '../../src/mailbox/claude-tasks.js';
 import { ClaudeTeam } from '../../src/mailbox/claude-team.js';
 import type { OutboxRecord } from '../../src/ports/index.js';
 import { startTestGateway, stopTestGateway } from '../helpers/gateway.js';
+import type { FrontInput, Opening } from '../../src/ports/gateway.js';
 
 let gateway: Gateway | undefined;
 afterEach(async () => {
@@ -41,8 +42,8 @@ const setup = (claudeTeam?: string) => {
       config,
       board: undefined as unknown as BoardService,
       api: () => ({
-        acceptMailboxMessage: async (message: { agentId: string; from: string; text: string }) => {
-          accepted.push({ agentId: message.agentId, from: message.from, text: message.text });
+        accept: async (input: FrontInput, opening: Opening) => {
+          accepted.push({ agentId: opening.agentId, from: input.provenance.peer ?? '', text: input.text });
           return undefined as never;
         },
       }),

@@ -19,6 +19,7 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import type { FrontInput, Opening } from '../../src/ports/gateway.js';
 import type { BoardService } from '../../src/board/board.js';
 import { parseConfigText } from '../../src/config/load.js';
 import { type Gateway, systemClock } from '../../src/gateway/gateway.js';
@@ -56,8 +57,8 @@ const setup = () => {
       config,
       board: undefined as unknown as BoardService,
       api: () => ({
-        acceptMailboxMessage: async (message: { agentId: string; from: string; text: string }) => {
-          accepted.push({ agentId: message.agentId, from: message.from, text: message.text });
+        accept: async (input: FrontInput, opening: Opening) => {
+          accepted.push({ agentId: opening.agentId, from: input.provenance.peer ?? '', text: input.text });
           return undefined as never;
         },
       }),

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { configSchema } from '../../src/config/schema.js';
-import type { EarlierEffect, ToolContext } from '../../src/gateway/tool-contract.js';
+import type { EarlierEffect, ToolContext } from '../../src/ports/tools.js';
 import { createExecTool, runCommand } from '../../src/tools/exec-tool.js';
 import { writeFileTool, editFileTool } from '../../src/tools/workspace-tools.js';
 import { ROOT } from '../helpers/process.js';

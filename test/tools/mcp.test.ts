@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { configSchema } from '../../src/config/schema.js';
 import type { Gateway } from '../../src/gateway/gateway.js';
-import type { ToolContext } from '../../src/gateway/tool-contract.js';
+import type { ToolContext } from '../../src/ports/tools.js';
 import { McpConnection } from '../../src/mcp/connection.js';
 import { McpService } from '../../src/mcp/mcp-tools.js';
 import { FakeProviderServer } from '../helpers/fake-provider.js';

@@ -6,7 +6,8 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, symlin
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { parseToolArgs, type GatewayTool, type ToolContext } from '../../src/gateway/tool-contract.js';
+import { parseToolArgs } from '../../src/tools/tool-contract.js';
+import type { GatewayTool, ToolContext } from '../../src/ports/tools.js';
 import { editFileTool, listFilesTool, readFileTool, searchFilesTool, writeFileTool } from '../../src/tools/workspace-tools.js';
 
 const base = realpathSync(mkdtempSync(join(tmpdir(), 'sb-ws-')));

@@ -4,12 +4,12 @@
  * AgentMessaging, so every call is checked as the calling session. Failures are data: a denial is
  * `{status: "forbidden", layer, error}`, anything else `{status: "error", code, error}`.
  */
-import { toSwitchboardError } from '../core/errors.js';
 import { QUEUE_MODES } from '../core/queue-mode.js';
-import type { AgentMessaging, Requester } from '../gateway/messaging.js';
+import type { AgentMessaging, Requester } from './messaging.js';
 import { z } from 'zod';
-import { choice, flag, key, number, text, textList } from './schema.js';
-import { defineTool, unlisted, type GatewayTool, type ToolContext } from '../gateway/tool-contract.js';
+import { choice, flag, key, number, text, textList } from '../tools/schema.js';
+import { asToolResult, defineTool, unlisted } from '../tools/tool-contract.js';
+import type { GatewayTool, ToolContext } from '../ports/tools.js';
 
 const SESSION_KINDS = ['main', 'direct', 'group', 'subagent', 'a2a'] as const;
 const MAX_WAIT_MS = 600_000;
@@ -21,18 +21,6 @@ function requester(context: ToolContext): Requester {
     runId: context.runId,
     ...(context.conversation ? { conversation: context.conversation } : {}),
   };
-}
-
-/** Runs a tool's work; failures become data the model can read. */
-export async function asToolResult(work: () => Promise<unknown>): Promise<unknown> {
-  try {
-    return await work();
-  } catch (caught) {
-    const error = toSwitchboardError(caught);
-    const layer = error.details?.layer;
-    if (layer) return { status: 'forbidden', layer, error: error.message };
-    return { status: 'error', code: error.code, error: error.message };
-  }
 }
 
 export function createSessionTools(messaging: AgentMessaging): GatewayTool[] {

@@ -8,11 +8,12 @@ import { BLOCK_KINDS, BOARD_STATES } from '../core/board.js';
 import { SwitchboardError } from '../core/errors.js';
 import { parseSessionKey } from '../core/session-key.js';
 import { matchesAny } from '../core/tool-policy.js';
-import type { BoardActor, BoardService } from '../board/board.js';
+import type { BoardActor, BoardService } from './board.js';
 import type { BoardTaskRecord } from '../ports/index.js';
-import { defineTool, unlisted, type AvailabilityContext, type GatewayTool, type ToolContext } from '../gateway/tool-contract.js';
-import { asToolResult } from './session-tools.js';
-import { choice, flag, key, number, text, textList } from './schema.js';
+import { defineTool, unlisted } from '../tools/tool-contract.js';
+import type { AvailabilityContext, GatewayTool, ToolContext } from '../ports/tools.js';
+import { asToolResult } from '../tools/tool-contract.js';
+import { choice, flag, key, number, text, textList } from '../tools/schema.js';
 
 const actor = (context: ToolContext): BoardActor => ({
   kind: 'agent',

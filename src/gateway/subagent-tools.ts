@@ -5,12 +5,13 @@
 import { z } from 'zod';
 import { SwitchboardError } from '../core/errors.js';
 import { SUBAGENT_ROLES } from '../core/subagent.js';
-import type { SessionDirectory } from '../gateway/session-directory.js';
-import type { Subagents } from '../gateway/subagents.js';
+import type { SessionDirectory } from './session-directory.js';
+import type { Subagents } from './subagents.js';
 import type { SubagentRecord } from '../ports/index.js';
-import { asToolResult } from './session-tools.js';
-import { choice, flag, key, number, text, textList } from './schema.js';
-import { defineTool, unlisted, type GatewayTool, type ToolContext } from '../gateway/tool-contract.js';
+import { asToolResult } from '../tools/tool-contract.js';
+import { choice, flag, key, number, text, textList } from '../tools/schema.js';
+import { defineTool, unlisted } from '../tools/tool-contract.js';
+import type { GatewayTool, ToolContext } from '../ports/tools.js';
 
 const MAX_WAIT_MS = 3_600_000;
 const ACTIONS = ['list', 'wait', 'kill', 'steer', 'followup', 'interrupt', 'result'] as const;
