@@ -9,6 +9,7 @@ import type {
   A2ATaskRecord,
   A2ATaskStore,
   NewOutboxRow,
+  RemoteTaskRecord,
 } from '../../ports/index.js';
 import { prepared, preparedPerCount } from '../sql/prepared.js';
 import { type Db, json, num, numOrNull, parse } from '../sql/rows.js';
@@ -145,12 +146,39 @@ const pushConfigsOf = prepared<'taskId', Selectable<A2APushConfigsTable>>((db, p
   db.selectFrom('a2a_push_configs').selectAll().where('task_id', '=', param('taskId')).orderBy('created_at').orderBy('config_id'),
 );
 
-export class KyselyA2ATaskStore extends KyselyRemoteTasks implements A2ATaskStore {
+export class KyselyA2ATaskStore implements A2ATaskStore {
+  /** The tasks this gateway's client follows on other agents: their own rows, their own object. */
+  private readonly remote: KyselyRemoteTasks;
+
   constructor(
-    db: Kysely<Database>,
+    private readonly db: Kysely<Database>,
     private readonly dialect: SqlDialect,
   ) {
-    super(db);
+    this.remote = new KyselyRemoteTasks(db);
+  }
+
+  saveRemoteTask(task: RemoteTaskRecord, now: number): Promise<void> {
+    return this.remote.saveRemoteTask(task, now);
+  }
+
+  claimFollow(taskId: string, follower: string, until: number, now: number): Promise<boolean> {
+    return this.remote.claimFollow(taskId, follower, until, now);
+  }
+
+  releaseFollows(follower: string): Promise<void> {
+    return this.remote.releaseFollows(follower);
+  }
+
+  findRemoteTaskByMessage(messageId: string): Promise<RemoteTaskRecord | undefined> {
+    return this.remote.findRemoteTaskByMessage(messageId);
+  }
+
+  getRemoteTask(taskId: string): Promise<RemoteTaskRecord | undefined> {
+    return this.remote.getRemoteTask(taskId);
+  }
+
+  listRemoteTasks(filter: { states: RemoteTaskRecord['state'][]; waiterRunId?: string }): Promise<RemoteTaskRecord[]> {
+    return this.remote.listRemoteTasks(filter);
   }
 
   async enqueuePush(

@@ -22,9 +22,9 @@ function toRemoteTask(row: Selectable<A2ARemoteTasksTable>): RemoteTaskRecord {
   };
 }
 
-/** The remote-task half of the A2A task store (KyselyA2ATaskStore extends it). */
+/** The remote-task half of the A2A task store (KyselyA2ATaskStore holds one and hands these calls to it). */
 export class KyselyRemoteTasks {
-  constructor(protected readonly db: Kysely<Database>) {}
+  constructor(private readonly db: Kysely<Database>) {}
 
   async saveRemoteTask(task: RemoteTaskRecord, now: number): Promise<void> {
     await this.db

@@ -25,10 +25,10 @@ import type {
   MailboxStore,
 } from '../../ports/index.js';
 import { KyselyEventJournal, KyselyLeaseStore, KyselyOutboxStore } from '../journal/journal-stores.js';
-import { KyselyRunStore } from '../runs/run-store.js';
+import { KyselyRunStore, type RunFastPaths } from '../runs/run-store.js';
 import { KyselyGatewayRegistry } from '../gateways/gateway-registry.js';
 import { KyselySessionStore } from '../sessions/session-store.js';
-import { KyselyInputStore } from '../sessions/input-store.js';
+import { KyselyInputStore, type InputFastPaths } from '../sessions/input-store.js';
 import { KyselyTranscriptStore } from '../sessions/transcript-store.js';
 import { leaseTaker, type Relax } from '../sql/writes.js';
 import { KyselyExchangeStore } from '../exchanges/exchange-store.js';
@@ -69,13 +69,13 @@ export class KyselyStore implements Store {
     protected readonly db: Kysely<Database>,
     protected readonly dialect: SqlDialect,
     adapter: {
-      /** An adapter's own input store, where it has a faster accept path. */
-      inputs?: InputStore;
+      /** An adapter's faster accept paths for inputs, where it has them. */
+      inputPaths?: InputFastPaths;
       /** An adapter's own transcript store, where it can keep sessions' recent entries. */
       transcript?: (plain: KyselyTranscriptStore) => TranscriptStore;
       relax?: Relax;
-      /** An adapter's own run store, where it has a faster start and commit. */
-      runStore?: typeof KyselyRunStore;
+      /** An adapter's faster start and commit of a run, where it has them. */
+      runPaths?: RunFastPaths;
       /** An adapter's board claim in one statement. */
       boardClaim?: OneStatementClaim;
     } = {},
@@ -89,11 +89,11 @@ export class KyselyStore implements Store {
     this.board = new KyselyBoardStore(db, dialect, undefined, adapter.boardClaim);
     this.sessions = new KyselySessionStore(db, dbNowMs, adapter.relax);
     this.exchanges = new KyselyExchangeStore(db, dialect);
-    this.inputs = adapter.inputs ?? new KyselyInputStore(db, dialect, adapter.relax);
+    this.inputs = new KyselyInputStore(db, dialect, adapter.relax, adapter.inputPaths);
     this.transcript = adapter.transcript ? adapter.transcript(new KyselyTranscriptStore(db)) : new KyselyTranscriptStore(db);
     // One statement takes a lease, for the lease store and for a run's start.
     const takeLease = leaseTaker(dbNowMs);
-    this.runs = new (adapter.runStore ?? KyselyRunStore)(db, dialect, dbNowMs, takeLease, adapter.relax);
+    this.runs = new KyselyRunStore(db, dialect, dbNowMs, takeLease, adapter.relax, adapter.runPaths);
     this.outbox = new KyselyOutboxStore(db, dialect);
     this.leases = new KyselyLeaseStore(db, dbNowMs, takeLease, adapter.relax);
     this.events = new KyselyEventJournal(db, dialect);

@@ -3,14 +3,16 @@
  * sb_enqueue_opening (postgres/migrations.ts), which writes what the portable path writes and reads the session's
  * queue after it. Every commit here is synchronous, so an unsynced accept is as durable as any other.
  */
-import { sql, type Selectable } from 'kysely';
+import { sql, type Kysely, type Selectable } from 'kysely';
 import type { NewInput, OpenedInput, SessionOpening } from '../../ports/index.js';
-import { KyselyInputStore } from '../sessions/input-store.js';
+import type { InputFastPaths } from '../sessions/input-store.js';
 import { json, toInput } from '../sql/rows.js';
-import type { InputsTable } from '../schema/database.js';
+import type { Database, InputsTable } from '../schema/database.js';
 
-export class PostgresInputStore extends KyselyInputStore {
-  override async enqueueOpening(
+export class PostgresInputPaths implements InputFastPaths {
+  constructor(private readonly db: Kysely<Database>) {}
+
+  async enqueueOpening(
     session: SessionOpening,
     input: NewInput,
     now: number,

@@ -1,22 +1,31 @@
 /**
  * The run store on PostgreSQL: a run's start and its commit each in one round trip, through the functions of
- * migrations 0013 and 0019-0022 (postgres/migrations.ts), which write what the portable transactions write. A start
- * for a sub-agent's run, and a commit that settles a sub-agent or records tool calls, take the portable path
- * (runs/run-store.ts).
+ * migrations 0013 and 0019-0022 (migrations.ts), which write what the portable transactions write. A start for a
+ * sub-agent's run, and a commit that settles a sub-agent or records tool calls, are left to the portable path
+ * (runs/run-store.ts): KyselyRunStore is handed these paths and takes each one that answers.
  */
-import { sql, type Selectable } from 'kysely';
+import { sql, type Kysely, type Selectable } from 'kysely';
 import { SwitchboardError } from '../../core/errors.js';
 import type { CommittedRun, NewRun, RunCommit, StartedRun } from '../../ports/index.js';
-import { KyselyRunStore, outcomeValues } from '../runs/run-store.js';
+import { outcomeValues, type RunFastPaths } from '../runs/run-store.js';
 import { json, toEvent, toInput, toRun, toSession, toTranscript } from '../sql/rows.js';
 import { COMMIT_LEASE_LOST, START_NO_SESSION, START_TAKEN } from './migrations.js';
-import type { EventsTable, InputsTable, RunsTable, SessionsTable, TranscriptTable } from '../schema/database.js';
+import type { Database, EventsTable, InputsTable, RunsTable, SessionsTable, TranscriptTable } from '../schema/database.js';
 
 const codeOf = (error: unknown) => (error as { code?: string }).code;
 
-export class PostgresRunStore extends KyselyRunStore {
-  override async start(run: NewRun, now: number): Promise<StartedRun | 'leased' | 'taken' | 'missing'> {
-    if (run.subagentId) return super.start(run, now);
+export class PostgresRunPaths implements RunFastPaths {
+  constructor(private readonly db: Kysely<Database>) {}
+
+  start(run: NewRun, now: number): Promise<StartedRun | 'leased' | 'taken' | 'missing'> | undefined {
+    return run.subagentId ? undefined : this.startInOneCall(run, now);
+  }
+
+  commit(commit: RunCommit, now: number): Promise<CommittedRun> | undefined {
+    return commit.subagent || commit.toolCalls?.length ? undefined : this.commitInOneCall(commit, now);
+  }
+
+  private async startInOneCall(run: NewRun, now: number): Promise<StartedRun | 'leased' | 'taken' | 'missing'> {
     const payload = json({ inputIds: run.inputIds, model: run.model });
     let answer:
       | { status: 'leased' }
@@ -50,8 +59,7 @@ export class PostgresRunStore extends KyselyRunStore {
     };
   }
 
-  override async commit(commit: RunCommit, now: number): Promise<CommittedRun> {
-    if (commit.subagent || commit.toolCalls?.length) return super.commit(commit, now);
+  private async commitInOneCall(commit: RunCommit, now: number): Promise<CommittedRun> {
     const values = outcomeValues(commit.outcome);
     const transcript = commit.transcript.map((entry) => ({
       role: entry.role,

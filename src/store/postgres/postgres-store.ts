@@ -13,9 +13,9 @@ import { connectFailuresAsStoreFailures } from './connect-failures.js';
 import { DatabaseClock } from './db-clock.js';
 import { StatementNames, withNamedStatements } from './named-statements.js';
 import { channelOf, PostgresSignals } from './signals.js';
-import { PostgresInputStore } from './postgres-input-store.js';
+import { PostgresInputPaths } from './postgres-input-store.js';
 import { postgresDialect } from './postgres-dialect.js';
-import { PostgresRunStore } from './postgres-run-store.js';
+import { PostgresRunPaths } from './postgres-run-store.js';
 import { type AnalyzeMode, TableStatistics } from './table-statistics.js';
 
 export interface PostgresStoreOptions {
@@ -46,8 +46,8 @@ export class PostgresStore extends KyselyStore {
 
   private constructor(db: Kysely<Database>, signals: PostgresSignals, schema: string, onError?: (error: unknown) => void) {
     super(db, postgresDialect, {
-      runStore: PostgresRunStore,
-      inputs: new PostgresInputStore(db, postgresDialect),
+      runPaths: new PostgresRunPaths(db),
+      inputPaths: new PostgresInputPaths(db),
       boardClaim: claimInOneStatement,
     });
     this.clock = new DatabaseClock(db);

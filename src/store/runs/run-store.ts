@@ -161,9 +161,18 @@ export function outcomeValues(outcome: RunOutcome) {
   };
 }
 
+/**
+ * An engine's own start and commit of a run, where it has a faster one (PostgreSQL: one round trip each). Each answers
+ * undefined for a run it does not take, which then takes the portable transaction; both write the same rows.
+ */
+export interface RunFastPaths {
+  start(run: NewRun, now: number): Promise<StartedRun | 'leased' | 'taken' | 'missing'> | undefined;
+  commit(commit: RunCommit, now: number): Promise<CommittedRun> | undefined;
+}
+
 export class KyselyRunStore implements RunStore {
   constructor(
-    protected readonly db: Kysely<Database>,
+    private readonly db: Kysely<Database>,
     private readonly dialect: SqlDialect,
     /** The database clock: recovery judges leases by it. */
     private readonly dbNowMs: () => RawBuilder<number>,
@@ -171,9 +180,13 @@ export class KyselyRunStore implements RunStore {
     private readonly takeLease: LeaseTaker,
     /** Starting a run and claiming steered inputs are internal writes (see `Relax`). */
     private readonly relax?: Relax,
+    /** The engine's faster start and commit, where it has them. */
+    private readonly fast?: RunFastPaths,
   ) {}
 
   async start(run: NewRun, now: number): Promise<StartedRun | 'leased' | 'taken' | 'missing'> {
+    const fast = this.fast?.start(run, now);
+    if (fast) return fast;
     return this.db
       .transaction()
       .execute(async (trx): Promise<StartedRun | 'leased'> => {
@@ -230,6 +243,8 @@ export class KyselyRunStore implements RunStore {
   }
 
   async commit(commit: RunCommit, now: number): Promise<CommittedRun> {
+    const fast = this.fast?.commit(commit, now);
+    if (fast) return fast;
     return this.db.transaction().execute(async (trx) => {
       // The run is over: its lease goes with the commit, saving the scheduler a write of its own. Taking it
       // first is also the fence: no row with this epoch means another owner has the session.

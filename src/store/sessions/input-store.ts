@@ -46,14 +46,27 @@ const queuedActingAfter = prepared<'sessionKey' | 'after', Selectable<InputsTabl
     .orderBy('seq'),
 );
 
+/**
+ * An engine's own accept paths, where it has faster ones; both write what the portable path writes. Contract: `insert`
+ * stores a new input or returns the one holding its idempotency key (`unsynced` as InputStore.enqueueUnsynced);
+ * `enqueueOpening` opens the session and stores the input in one round trip.
+ */
+export interface InputFastPaths {
+  insert?(input: NewInput, now: number, unsynced: boolean): Promise<{ input: InputRecord; created: boolean }>;
+  enqueueOpening?(session: SessionOpening, input: NewInput, now: number, options: { planHead?: number }): Promise<OpenedInput | 'missing'>;
+}
+
 export class KyselyInputStore implements InputStore {
   constructor(
-    protected readonly db: Kysely<Database>,
+    private readonly db: Kysely<Database>,
     private readonly dialect: SqlDialect,
-    protected readonly relax?: Relax,
+    private readonly relax?: Relax,
+    /** The engine's faster accept paths, where it has them. */
+    private readonly fast: InputFastPaths = {},
   ) {}
 
   enqueueUnsynced(input: NewInput, now: number): Promise<{ input: InputRecord; created: boolean }> {
+    if (this.fast.insert) return this.fast.insert(input, now, true);
     return relaxed(this.db, this.relax, (db) => insertInput(db, input, now));
   }
 
@@ -63,6 +76,7 @@ export class KyselyInputStore implements InputStore {
     now: number,
     options: { unsynced?: boolean; planHead?: number } = {},
   ): Promise<OpenedInput | 'missing'> {
+    if (this.fast.enqueueOpening) return this.fast.enqueueOpening(session, input, now, options);
     if (!(await openSession(this.db, this.relax, session, now))) return 'missing';
     return options.unsynced ? this.enqueueUnsynced(input, now) : this.enqueue(input, now);
   }
@@ -78,7 +92,7 @@ export class KyselyInputStore implements InputStore {
     now: number,
     guards?: { rate: RateLimit; call?: NewToolCall },
   ): Promise<{ input: InputRecord; created: boolean } | LimitReached> {
-    if (!guards) return insertInput(this.db, input, now);
+    if (!guards) return this.fast.insert ? this.fast.insert(input, now, false) : insertInput(this.db, input, now);
     return this.db.transaction().execute(async (trx) => {
       const existing = await trx.selectFrom('inputs').selectAll().where('idempotency_key', '=', input.idempotencyKey).executeTakeFirst();
       if (existing) return { input: toInput(existing), created: false };

@@ -5,11 +5,11 @@ import BetterSqlite3 from 'better-sqlite3';
 import { Kysely, SqliteDialect, type Driver } from 'kysely';
 import type { Selectable } from 'kysely';
 import { SwitchboardError } from '../../core/errors.js';
-import type { InputRecord, LimitReached, NewInput, NewToolCall, RateLimit } from '../../ports/index.js';
+import type { InputRecord, NewInput } from '../../ports/index.js';
 import { toInput } from '../sql/rows.js';
 import type { Relax } from '../sql/writes.js';
 import { KyselyStore } from '../kysely/kysely-store.js';
-import { KyselyInputStore } from '../sessions/input-store.js';
+import type { InputFastPaths } from '../sessions/input-store.js';
 import { migrateToLatest } from '../migrations/migrate.js';
 import type { Database, InputsTable } from '../schema/database.js';
 import { TranscriptTails } from './transcript-tails.js';
@@ -46,15 +46,18 @@ export interface SqliteStoreOptions {
 
 /**
  * Accepting an input is the hot path of every front, so here it skips the query builder: one prepared
- * statement sending the same SQL as the portable version.
+ * statement sending the same SQL as the portable version (an input with guards takes the portable path).
  */
-class SqliteInputStore extends KyselyInputStore {
-  private readonly insert: BetterSqlite3.Statement;
+class SqliteInputPaths implements InputFastPaths {
+  private readonly statement: BetterSqlite3.Statement;
   private readonly existing: BetterSqlite3.Statement;
 
-  constructor(db: Kysely<Database>, statements: Statements, relax: Relax | undefined) {
-    super(db, sqliteDialect, relax);
-    this.insert = statements.prepare(
+  constructor(
+    private readonly db: Kysely<Database>,
+    statements: Statements,
+    private readonly relax: Relax | undefined,
+  ) {
+    this.statement = statements.prepare(
       `INSERT INTO inputs (id, session_key, idempotency_key, mode, status, attempts, text, provenance, run_id, note, created_at, updated_at)
        VALUES (?, ?, ?, ?, 'queued', 0, ?, ?, NULL, NULL, ?, ?)
        ON CONFLICT (idempotency_key) DO NOTHING RETURNING *`,
@@ -62,34 +65,15 @@ class SqliteInputStore extends KyselyInputStore {
     this.existing = statements.prepare('SELECT * FROM inputs WHERE idempotency_key = ?');
   }
 
-  override enqueue(input: NewInput, now: number): Promise<{ input: InputRecord; created: boolean }>;
-  override enqueue(
-    input: NewInput,
-    now: number,
-    guards: { rate: RateLimit; call?: NewToolCall },
-  ): Promise<{ input: InputRecord; created: boolean } | LimitReached>;
-  override async enqueue(
-    input: NewInput,
-    now: number,
-    guards?: { rate: RateLimit; call?: NewToolCall },
-  ): Promise<{ input: InputRecord; created: boolean } | LimitReached> {
-    if (guards) return super.enqueue(input, now, guards);
-    return this.insertNow(input, now, false);
-  }
-
-  override enqueueUnsynced(input: NewInput, now: number): Promise<{ input: InputRecord; created: boolean }> {
-    return this.insertNow(input, now, true);
-  }
-
   /**
    * Through Kysely's connection lock: run between two awaits of another task's transaction, the statement would
    * join that transaction and be rolled back with it. Handing the connection back waits until the row is durable,
    * unless the write is unsynced.
    */
-  private insertNow(input: NewInput, now: number, unsynced: boolean): Promise<{ input: InputRecord; created: boolean }> {
+  insert(input: NewInput, now: number, unsynced: boolean): Promise<{ input: InputRecord; created: boolean }> {
     return this.db.connection().execute(async () => {
       if (unsynced) this.relax?.();
-      const row = this.insert.get(
+      const row = this.statement.get(
         input.id,
         input.sessionKey,
         input.idempotencyKey,
@@ -117,7 +101,7 @@ export class SqliteStore extends KyselyStore {
   ) {
     const relax = () => groupCommit.relax();
     super(db, sqliteDialect, {
-      inputs: new SqliteInputStore(db, statements, relax),
+      inputPaths: new SqliteInputPaths(db, statements, relax),
       transcript: (plain) => new TranscriptTails(plain),
       relax,
     });
