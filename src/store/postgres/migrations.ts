@@ -1,6 +1,6 @@
 /**
  * 0013, PostgreSQL only: a run's start and a run's commit as functions, so that each is one round trip instead of a
- * transaction of eight or nine statements (postgres/postgres-run-store.ts calls them; the portable transactions in
+ * transaction of eight or nine statements (run-paths.ts calls them; the portable transactions in
  * runs/run-store.ts do the same, and the store's contract suite runs both). A function runs inside its statement's
  * transaction: the exceptions raised here undo everything it did, as the portable code's throws do.
  */

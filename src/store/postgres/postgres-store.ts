@@ -13,9 +13,9 @@ import { connectFailuresAsStoreFailures } from './connect-failures.js';
 import { DatabaseClock } from './db-clock.js';
 import { StatementNames, withNamedStatements } from './named-statements.js';
 import { channelOf, PostgresSignals } from './signals.js';
-import { PostgresInputPaths } from './postgres-input-store.js';
+import { PostgresInputPaths } from './input-paths.js';
 import { postgresDialect } from './postgres-dialect.js';
-import { PostgresRunPaths } from './postgres-run-store.js';
+import { PostgresRunPaths } from './run-paths.js';
 import { type AnalyzeMode, TableStatistics } from './table-statistics.js';
 
 export interface PostgresStoreOptions {
