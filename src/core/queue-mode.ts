@@ -59,3 +59,16 @@ export function planNextRun(queued: readonly QueuedInputView[], nowMs: number, c
   if (untilMs > nowMs) return { kind: 'wait', untilMs };
   return { kind: 'run', inputIds: collected.map((input) => input.id) };
 }
+
+/** A channel's queue setting (`messages.queue.byChannel`): a mode, or a mode and a collect window of its own. */
+export type ChannelQueueSetting = QueueMode | { mode?: QueueMode; debounceMs?: number };
+
+/** The queue mode and collect window a channel's inputs get: its own setting where it has one, else the defaults. */
+export function channelQueue(
+  queue: { mode: QueueMode; debounceMs: number; byChannel: Record<string, ChannelQueueSetting> },
+  channel: string | undefined,
+): { mode: QueueMode; debounceMs: number } {
+  const setting = channel === undefined ? undefined : queue.byChannel[channel];
+  if (typeof setting === 'object') return { mode: setting.mode ?? queue.mode, debounceMs: setting.debounceMs ?? queue.debounceMs };
+  return { mode: setting ?? queue.mode, debounceMs: queue.debounceMs };
+}

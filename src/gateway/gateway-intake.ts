@@ -5,7 +5,7 @@
  */
 import { SwitchboardError } from '../core/errors.js';
 import { hopRefusal, type Conversation } from '../core/hops.js';
-import type { QueueMode } from '../core/queue-mode.js';
+import { channelQueue, type QueueMode } from '../core/queue-mode.js';
 import { isSpawnedKind, parseSessionKey } from '../core/session-key.js';
 import type { SwitchboardConfig } from '../config/schema.js';
 import type {
@@ -132,8 +132,7 @@ export class GatewayIntake implements Intake {
 
   /** The queue mode configured for a channel (`messages.queue.byChannel`), else the default one. */
   private channelMode(channel: string): QueueMode {
-    const setting = this.deps.config.messages.queue.byChannel[channel];
-    return (typeof setting === 'object' ? setting.mode : setting) ?? this.deps.config.messages.queue.mode;
+    return channelQueue(this.deps.config.messages.queue, channel).mode;
   }
 
   /** Accept = durable: resolves once the input row is committed. */
@@ -158,9 +157,7 @@ export class GatewayIntake implements Intake {
             ...(inbound.account ? { account: inbound.account } : {}),
           };
     this.refuseWhenLaneFull(sessionKey);
-    const channelSetting = this.deps.config.messages.queue.byChannel[inbound.channel];
-    const channelMode = typeof channelSetting === 'object' ? channelSetting.mode : channelSetting;
-    const mode = request.mode ?? channelMode ?? this.deps.config.messages.queue.mode;
+    const mode = request.mode ?? this.channelMode(inbound.channel);
     const id = this.deps.ids.next();
     // A caller's key is scoped to the target session and kept out of the gateway's own key namespace.
     const row = {

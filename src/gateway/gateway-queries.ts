@@ -5,8 +5,6 @@
 import { SwitchboardError } from '../core/errors.js';
 import type {
   IdKind,
-  A2ATaskEventRecord,
-  A2ATaskRecord,
   EventRecord,
   ExchangeRecord,
   InputRecord,
@@ -194,18 +192,6 @@ export class GatewayQueries implements Queries {
   /** The names of the tools the session's next model step is offered (`subagents show`; offered-tools.ts). */
   offeredToolNames(sessionKey: string): Promise<string[]> {
     return this.deps.offered.offeredToolNames(sessionKey);
-  }
-
-  /** A2A tasks served by this gateway, most recently active first. */
-  listA2ATasks(filter: { agentId?: string; limit?: number } = {}): Promise<A2ATaskRecord[]> {
-    return this.deps.store.a2aTasks.list({ agentId: filter.agentId, limit: filter.limit ?? 50 });
-  }
-
-  /** One A2A task with its replay log: every message, state change and push delivery attempt. */
-  async getA2ATask(taskId: string): Promise<{ task: A2ATaskRecord; events: A2ATaskEventRecord[] }> {
-    const task = await this.deps.store.a2aTasks.get(taskId);
-    if (!task) throw new SwitchboardError('TASK_NOT_FOUND', `no A2A task "${taskId}" (list them with "switchboard a2a tasks list")`);
-    return { task, events: await this.deps.store.a2aTasks.listEvents(taskId) };
   }
 
   listRuns(filter: { sessionKey?: string; limit?: number } = {}): Promise<RunRecord[]> {

@@ -193,8 +193,6 @@ export class Gateway implements GatewayApi {
   readonly listSubagents: Queries['listSubagents'] = (sessionKey, recursive) => this.queries.listSubagents(sessionKey, recursive);
   readonly getSubagent: Queries['getSubagent'] = (target) => this.queries.getSubagent(target);
   readonly offeredToolNames: Queries['offeredToolNames'] = (sessionKey) => this.queries.offeredToolNames(sessionKey);
-  readonly listA2ATasks: Queries['listA2ATasks'] = (filter) => this.queries.listA2ATasks(filter);
-  readonly getA2ATask: Queries['getA2ATask'] = (taskId) => this.queries.getA2ATask(taskId);
   readonly listOutbox: Queries['listOutbox'] = (filter) => this.queries.listOutbox(filter);
   readonly outboxBacklog: Queries['outboxBacklog'] = () => this.queries.outboxBacklog();
   readonly usageSince: Queries['usageSince'] = (since) => this.queries.usageSince(since);

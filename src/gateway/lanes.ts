@@ -2,6 +2,7 @@
  * The scheduler: a FIFO of inputs per session with at most one active run, held by a lease with a
  * fencing epoch, and global lanes that cap how many runs go at once (ARCHITECTURE.md section 5).
  */
+import { channelQueue } from '../core/queue-mode.js';
 import { decideOnArrival, planNextRun } from '../core/queue-mode.js';
 import type { AbortReason } from '../core/run-status.js';
 import { parseSessionKey } from '../core/session-key.js';
@@ -55,10 +56,7 @@ export function laneOptions(config: SwitchboardConfig, owner: string, leaseTtlMs
     get collectDebounceMs() {
       return config.messages.queue.debounceMs;
     },
-    channelDebounceMs: (channel) => {
-      const setting = channel === undefined ? undefined : config.messages.queue.byChannel[channel];
-      return typeof setting === 'object' ? setting.debounceMs : undefined;
-    },
+    channelDebounceMs: (channel) => channelQueue(config.messages.queue, channel).debounceMs,
     leaseTtlMs,
     maxConcurrent: {
       main: config.lanes.main.maxConcurrent,

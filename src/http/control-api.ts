@@ -10,13 +10,14 @@ import type { Duplex } from 'node:stream';
 import { errorMessage, SwitchboardError, toSwitchboardError } from '../core/errors.js';
 import type { ConfigReload } from '../config/reload.js';
 import type { GatewayApi } from '../ports/gateway.js';
-import type { EventRecord } from '../ports/index.js';
+import type { A2ATaskStore, EventRecord } from '../ports/index.js';
 import type { BoardService } from '../board/board.js';
 import { boardRoutes } from './board-routes.js';
 import { memoryRoutes } from './memory-routes.js';
 import { teamRoutes } from './team-routes.js';
 import type { Teams } from '../mailbox/teams.js';
 import type { MemoryService } from '../memory/memory-service.js';
+import { a2aTaskRoutes } from './a2a-task-routes.js';
 import { gatewayRoutes, limitOf } from './gateway-routes.js';
 import { insightRoutes } from './insight-routes.js';
 import type { Handler, RouteAdder } from './route.js';
@@ -40,6 +41,8 @@ export interface ControlApiOptions {
     start(listenUrl: string): Promise<void>;
     stop(): Promise<void>;
   };
+  /** The A2A tasks this gateway served (/v1/a2a/tasks...): the A2A front's own store port. */
+  a2aTasks?: Pick<A2ATaskStore, 'list' | 'get' | 'listEvents'>;
   /** The task board's routes (/v1/board/...), when the gateway has one. */
   board?: BoardService;
   /** The memory routes (/v1/memory...), when the gateway has memory. */
@@ -121,6 +124,7 @@ export class ControlApi {
   private defineRoutes(): void {
     const route: RouteAdder = (method, pattern, handler) => this.route(method, pattern, handler);
     gatewayRoutes(this.gateway, route, this.options.reloadConfig);
+    if (this.options.a2aTasks) a2aTaskRoutes(this.options.a2aTasks, this.gateway, route, limitOf);
     insightRoutes(this.gateway, route);
     if (this.options.board) boardRoutes(this.options.board, route, limitOf);
     if (this.options.memory) memoryRoutes(this.options.memory, route);

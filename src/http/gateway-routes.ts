@@ -9,8 +9,6 @@ import type { ConfigReload } from '../config/reload.js';
 import type { GatewayApi } from '../ports/gateway.js';
 import type { OutboxStatus } from '../ports/index.js';
 import type {
-  A2ATaskAnswer,
-  A2ATasksAnswer,
   AgentsAnswer,
   CancelAnswer,
   ExchangeAnswer,
@@ -94,20 +92,8 @@ export function gatewayRoutes(gw: GatewayApi, route: RouteAdder, reloadConfig?: 
   }));
   route(
     'GET',
-    /^\/v1\/a2a\/tasks$/,
-    async (_req, url): Promise<A2ATasksAnswer> => ({
-      tasks: await gw.listA2ATasks({ agentId: url.searchParams.get('agentId') ?? undefined, limit: limitOf(url) }),
-    }),
-  );
-  route(
-    'GET',
     /^\/v1\/exchanges\/([^/]+)$/,
     async (_req, _url, [id]): Promise<ExchangeAnswer> => gw.getExchange(await gw.resolveId('exchange', id)),
-  );
-  route(
-    'GET',
-    /^\/v1\/a2a\/tasks\/([^/]+)$/,
-    async (_req, _url, [id]): Promise<A2ATaskAnswer> => gw.getA2ATask(await gw.resolveId('a2a_task', id)),
   );
   route(
     'GET',

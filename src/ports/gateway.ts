@@ -11,8 +11,6 @@ import type { QueueMode } from '../core/queue-mode.js';
 import type { SessionKind } from '../core/session-key.js';
 import type { SubagentHandle, SubagentRole } from '../core/subagent.js';
 import type {
-  A2ATaskEventRecord,
-  A2ATaskRecord,
   EventRecord,
   ExchangeRecord,
   GatewayRecord,
@@ -392,8 +390,6 @@ export interface Queries {
   listSubagents(sessionKey?: string, recursive?: boolean): Promise<SubagentView[]>;
   getSubagent(target: string): Promise<{ view: SubagentView; record: SubagentRecord }>;
   offeredToolNames(sessionKey: string): Promise<string[]>;
-  listA2ATasks(filter?: { agentId?: string; limit?: number }): Promise<A2ATaskRecord[]>;
-  getA2ATask(taskId: string): Promise<{ task: A2ATaskRecord; events: A2ATaskEventRecord[] }>;
   listOutbox(filter: { status?: OutboxStatus; limit?: number }): Promise<OutboxRecord[]>;
   outboxBacklog(): Promise<{ pending: number; dead: number }>;
   usageSince(since: number): Promise<UsageTotal[]>;
