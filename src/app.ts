@@ -258,6 +258,7 @@ export async function serveGateway(options: ServeOptions): Promise<RunningGatewa
     port: options.port ?? config.gateway.port,
     token,
     front,
+    a2aTasks: store.a2aTasks,
     board,
     memory,
     teams,
