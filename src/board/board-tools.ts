@@ -43,7 +43,7 @@ function brief(task: BoardTaskRecord) {
  */
 async function ownClaim(board: BoardService, context: ToolContext): Promise<{ taskId: string; token: number } | { already: unknown }> {
   const taskId = decodeURIComponent(context.sessionKey.split(':')[3] ?? '');
-  const view = await board.store.view(taskId, { comments: 0 });
+  const view = await board.taskView(taskId, { comments: 0 });
   if (!view) throw new SwitchboardError('BOARD_TASK_NOT_FOUND', `this session's board task "${taskId}" does not exist`);
   const { task } = view;
   const worker = `agent:${context.agentId}`;

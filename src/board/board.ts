@@ -12,9 +12,17 @@ import { BOARD_STATES, type BlockKind, type BoardState } from '../core/board.js'
 import { boardSessionKey } from '../core/session-key.js';
 import { SwitchboardError } from '../core/errors.js';
 import { agentToAgentAllowed } from '../core/session-access.js';
-import type { BoardClaim, BoardCommentRecord, BoardEventRecord, BoardStore, BoardTaskRecord, BoardTaskView } from '../ports/index.js';
+import type {
+  BoardClaim,
+  BoardCommentRecord,
+  BoardEventRecord,
+  BoardStore,
+  BoardTaskFilter,
+  BoardTaskRecord,
+  BoardTaskView,
+} from '../ports/index.js';
 import type { Clock } from '../ports/index.js';
-import type { GatewayApi } from '../ports/gateway.js';
+import type { Events, Presence, Queries, Waits } from '../ports/gateway.js';
 
 const BOARD_NAME = /^[a-z0-9][a-z0-9_-]{0,63}$/;
 const MAX_TITLE = 512;
@@ -56,7 +64,7 @@ export interface ClaimAnswer {
   view: BoardTaskView;
 }
 
-type BoardGateway = Pick<GatewayApi, 'config' | 'agents' | 'resolveId' | 'publishJournal' | 'inputRunId'>;
+type BoardGateway = Pick<Presence, 'config' | 'agents'> & Pick<Queries, 'resolveId'> & Pick<Events, 'publishJournal'> & Pick<Waits, 'inputRunId'>;
 
 function bad(message: string): SwitchboardError {
   return new SwitchboardError('INVALID_REQUEST', message);
@@ -91,7 +99,7 @@ export class BoardService {
   onChange: () => void = () => {};
 
   constructor(
-    readonly store: BoardStore,
+    private readonly store: BoardStore,
     /** The gateway's door; a getter, because the board's tools exist before the gateway is built. */
     private readonly gateway: () => BoardGateway,
     private readonly clock: Clock,
@@ -246,6 +254,30 @@ export class BoardService {
     return { ...view, attempts };
   }
 
+  /**
+   * The board as the gateway's own parts read it (the teams and their Claude Code mirrors, a board session's tools):
+   * by full id, with no access check and nothing added; undefined when there is no such task. People and agents
+   * read through `view` and `list`, which check who asks.
+   */
+  async task(id: string): Promise<BoardTaskRecord | undefined> {
+    return this.store.get(id);
+  }
+
+  /** A task with its dependencies, dependents, attempts and newest comments, as the store has it (see `task`). */
+  async taskView(id: string, options?: { comments?: number }): Promise<BoardTaskView | undefined> {
+    return this.store.view(id, options);
+  }
+
+  /** Every task the filter matches, highest priority first, then oldest (see `task`). */
+  async tasks(filter: BoardTaskFilter): Promise<BoardTaskRecord[]> {
+    return this.store.list(filter);
+  }
+
+  /** The tasks each of these (full ids) depends on; a task with none is left out. */
+  async dependencies(taskIds: readonly string[]): Promise<Record<string, string[]>> {
+    return this.store.dependencies(taskIds);
+  }
+
   async move(id: string, to: BoardState, actor: BoardActor, reason?: string): Promise<BoardTaskRecord> {
     const task = await this.load(id);
     this.checkAccess(actor, task, 'move');
@@ -328,7 +360,8 @@ export class BoardService {
     return this.changed(await this.store.release(await this.resolve(id), token, reason, this.clock.now()));
   }
 
-  async events(filter: { taskId?: string; afterSeq?: number; limit?: number }): Promise<BoardEventRecord[]> {
+  /** The board's events in seq order: of one task (an id or its prefix), of one board, after a seq. */
+  async events(filter: { taskId?: string; board?: string; afterSeq?: number; limit?: number }): Promise<BoardEventRecord[]> {
     return this.store.events({ ...filter, taskId: filter.taskId === undefined ? undefined : await this.resolve(filter.taskId) });
   }
 }

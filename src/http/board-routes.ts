@@ -79,7 +79,7 @@ export function boardRoutes(board: BoardService, route: RouteAdder, limit: (url:
       },
       user(),
     );
-    const deps = await board.store.dependencies(tasks.map((task) => task.id));
+    const deps = await board.dependencies(tasks.map((task) => task.id));
     return { tasks: tasks.map((task) => ({ ...task, dependsOn: deps[task.id] ?? [] })) };
   });
   route('POST', /^\/v1\/board\/tasks$/, async (request) => {

@@ -96,13 +96,13 @@ export class ClaudeTasks {
       for (const [boardId, n] of Object.entries(state.ids)) await this.readBack(boardId, String(n), state, readBack);
       await this.keepClaims(state);
       let highest = Number(readTextFile(join(this.dir, '.highwatermark'))?.trim() ?? 0) || 0;
-      const tasks = await this.board.store.list({ board: this.boardName, limit: 1000 });
+      const tasks = await this.board.tasks({ board: this.boardName, limit: 1000 });
       for (const task of tasks) state.ids[task.id] ??= ++highest;
       let skipped = false;
       const numberOf = (id: string) => (state.ids[id] === undefined ? undefined : String(state.ids[id]));
       for (const task of tasks) {
         const n = String(state.ids[task.id]);
-        const view = await this.board.store.view(task.id, { comments: 0 });
+        const view = await this.board.taskView(task.id, { comments: 0 });
         const owner = task.state === 'running' && task.claimWorker ? task.claimWorker.replace(/^agent:/, '') : undefined;
         const note =
           task.state === 'blocked' ? `\n\n[blocked: ${task.blockReason ?? ''}]` : task.state === 'cancelled' ? '\n\n[cancelled]' : '';
@@ -161,7 +161,7 @@ export class ClaudeTasks {
   /** The newest event of the team's board, read on from the last one seen. */
   private async boardSeq(): Promise<number> {
     for (;;) {
-      const events = await this.board.store.events({ board: this.boardName, afterSeq: this.cursor, limit: EVENT_PAGE });
+      const events = await this.board.events({ board: this.boardName, afterSeq: this.cursor, limit: EVENT_PAGE });
       if (events.length > 0) this.cursor = events.at(-1)!.seq;
       if (events.length < EVENT_PAGE) return this.cursor;
     }
@@ -210,7 +210,7 @@ export class ClaudeTasks {
     } catch (error) {
       // Refused (someone else holds it, the claim was taken back): the board's truth is written over the change.
       this.log(`team ${this.team.id}: task ${n} as changed in Claude Code's task list: ${errorMessage(error)}`);
-      if (state.claims[n] && (await this.board.store.get(boardId))?.token !== state.claims[n].token) delete state.claims[n];
+      if (state.claims[n] && (await this.board.task(boardId))?.token !== state.claims[n].token) delete state.claims[n];
     }
   }
 

@@ -3,7 +3,7 @@
  * their Claude Code mirrors, with the tools, deliveries and lives of each as gateway extensions.
  */
 import type { BoardService } from '../board/board.js';
-import type { BoardStore, MailboxStore } from '../ports/index.js';
+import type { MailboxStore } from '../ports/index.js';
 import type { ExtensionParts } from '../ports/extensions.js';
 import type { GatewayExtension } from '../ports/extensions.js';
 import { CLAUDE_REPLY_KIND, ClaudeTeams } from './claude-team.js';
@@ -20,17 +20,12 @@ export interface MailboxFront {
 }
 
 /** `kick` has the board's dispatcher look at the teams' seats again (it is built after this, from `teams`). */
-export function mailboxFront(
-  parts: ExtensionParts,
-  stores: { mailbox: MailboxStore; board: BoardStore },
-  board: BoardService,
-  kick: () => void,
-): MailboxFront {
+export function mailboxFront(parts: ExtensionParts, store: MailboxStore, board: BoardService, kick: () => void): MailboxFront {
   const { config } = parts;
   const mailbox = new MailboxService({
     config,
     dataDir: parts.dataDir,
-    store: stores.mailbox,
+    store,
     clock: parts.clock,
     gatewayId: parts.gatewayId,
     api: parts.api,
@@ -39,8 +34,8 @@ export function mailboxFront(
   });
   const teams = new Teams({
     config,
-    board: stores.board,
-    store: stores.mailbox,
+    board,
+    store,
     clock: parts.clock,
     api: parts.api,
     kick,

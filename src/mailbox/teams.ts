@@ -8,16 +8,18 @@
 import { SwitchboardError, errorMessage } from '../core/errors.js';
 import type { TeamConfig } from '../config/schema-mailbox.js';
 import type { SwitchboardConfig } from '../config/schema.js';
-import type { BoardStore, BoardTaskRecord, Clock, MailboxStore, TeamState } from '../ports/index.js';
+import type { BoardService } from '../board/board.js';
+import type { BoardTaskRecord, Clock, MailboxStore, TeamState } from '../ports/index.js';
 import type { TeamSeat } from '../board/dispatcher.js';
-import type { GatewayApi } from '../ports/gateway.js';
+import type { Intake } from '../ports/gateway.js';
 
 export interface TeamsDeps {
   config: SwitchboardConfig;
-  board: BoardStore;
+  /** The board's reads (the team's tasks and their attempts); members take tasks through the dispatcher's seats. */
+  board: Pick<BoardService, 'task' | 'taskView' | 'tasks'>;
   store: MailboxStore;
   clock: Clock;
-  api: () => Pick<GatewayApi, 'send'>;
+  api: () => Pick<Intake, 'send'>;
   /** Has the board's dispatcher look at the seats again now. */
   kick: () => void;
   /** A message from the lead to an outside member through the mailbox (once per key); absent without a mailbox. */
@@ -108,7 +110,7 @@ export class Teams {
 
   /** The tasks members hold now, by member. */
   private async holding(team: TeamConfig): Promise<Map<string, BoardTaskRecord>> {
-    const running = await this.deps.board.list({ board: this.boardOf(team), states: ['running'], limit: 1000 });
+    const running = await this.deps.board.tasks({ board: this.boardOf(team), states: ['running'], limit: 1000 });
     const held = new Map<string, BoardTaskRecord>();
     for (const member of team.members) {
       const task = running.find((candidate) => candidate.claimWorker === `agent:${member}` || candidate.claimWorker === member);
@@ -156,11 +158,11 @@ export class Teams {
 
   /** Each member's newest ended attempt on the team's board (only on `taskId` when given), each task read once. */
   private async lastEnded(team: TeamConfig, taskId?: string): Promise<Map<string, Ended>> {
-    const tasks = taskId ? [await this.deps.board.get(taskId)] : await this.deps.board.list({ board: this.boardOf(team), limit: 1000 });
+    const tasks = taskId ? [await this.deps.board.task(taskId)] : await this.deps.board.tasks({ board: this.boardOf(team), limit: 1000 });
     const newest = new Map<string, Ended>();
     for (const task of tasks) {
       if (!task || task.attempts === 0) continue;
-      const view = await this.deps.board.view(task.id, { comments: 0 });
+      const view = await this.deps.board.taskView(task.id, { comments: 0 });
       for (const attempt of view?.attempts ?? []) {
         const member = team.members.find((name) => attempt.worker === `agent:${name}` || attempt.worker === name);
         if (!member || attempt.endedAt === null || (newest.get(member)?.at ?? -1) >= attempt.endedAt) continue;
@@ -178,7 +180,7 @@ export class Teams {
   }
 
   private async notify(team: TeamConfig, member: string, ended: Ended): Promise<void> {
-    const ready = (await this.deps.board.list({ board: this.boardOf(team), states: ['ready'], limit: 1000 })).length;
+    const ready = (await this.deps.board.tasks({ board: this.boardOf(team), states: ['ready'], limit: 1000 })).length;
     const said = ended.text ? `: ${ended.text.slice(0, NOTE_CHARS)}` : '';
     await this.tellLead(
       team,
@@ -203,7 +205,7 @@ export class Teams {
     const { state, release } = await this.deps.store.teamState(team.id);
     const held = await this.holding(team);
     const tasks: Record<string, number> = {};
-    for (const task of await this.deps.board.list({ board: this.boardOf(team), limit: 10_000 }))
+    for (const task of await this.deps.board.tasks({ board: this.boardOf(team), limit: 10_000 }))
       tasks[task.state] = (tasks[task.state] ?? 0) + 1;
     const ended = await this.lastEnded(team);
     const members: TeamMemberStatus[] = [];

@@ -81,13 +81,13 @@ describe('board: agent workers', () => {
     const { board } = await start(config());
     const first = (await board.create({ title: 'outline', body: 'three sections', assignee: 'writer' }, USER)).task;
     const second = (await board.create({ title: 'summary', assignee: 'writer', dependsOn: [first.id] }, USER)).task;
-    await waitUntil('the second task is done', async () => (await board.store.get(second.id))?.state === 'done', 10_000);
-    const done = (await board.store.get(second.id))!;
+    await waitUntil('the second task is done', async () => (await board.task(second.id))?.state === 'done', 10_000);
+    const done = (await board.task(second.id))!;
     // The second task's prompt held the first task's result, which held the first task's own prompt.
     expect(done.result).toContain(
       `Results of the tasks it depends on:\n- ${first.id} "outline" (done): wrote: Board task ${first.id} (attempt 1): outline`,
     );
-    const view = (await board.store.view(second.id))!;
+    const view = (await board.taskView(second.id))!;
     expect(view.attempts).toMatchObject([{ worker: 'agent:writer', outcome: 'completed' }]);
     // Seen through the board (board show), an agent's attempt names its session and the run that took it.
     const [attempt] = (await board.view(second.id, { kind: 'user', name: 'user' })).attempts;
@@ -102,18 +102,18 @@ describe('board: agent workers', () => {
   it('a dispatcher whose lease another gateway took stops at its next write, long before its own idea of the lease ends', async () => {
     const { board } = await start(config());
     const first = (await board.create({ title: 'one', assignee: 'writer' }, USER)).task;
-    await waitUntil('the first task is done', async () => (await board.store.get(first.id))?.state === 'done', 10_000);
+    await waitUntil('the first task is done', async () => (await board.task(first.id))?.state === 'done', 10_000);
     // Another gateway takes the lease (as it would once this one's expired: its clock says so).
     expect(await gateway!.store.board.holdDispatcher('gw-other', 60_000, Date.now() + 60_000)).toMatchObject({ owner: 'gw-other' });
     const second = (await board.create({ title: 'two', assignee: 'writer' }, USER)).task;
     await new Promise((resolve) => setTimeout(resolve, 600));
-    expect(await board.store.get(second.id)).toMatchObject({ state: 'ready', attempts: 0 });
+    expect(await board.task(second.id)).toMatchObject({ state: 'ready', attempts: 0 });
   });
 
   it("a task longer than the gateway's message limit is handed over cut, saying where the rest is", async () => {
     const { board } = await start(config('gateway: { maxMessageChars: 600 },'));
     const task = (await board.create({ title: 'long', body: 'x'.repeat(5000), assignee: 'writer' }, USER)).task;
-    await waitUntil('the task is done', async () => (await board.store.get(task.id))?.state === 'done', 10_000);
+    await waitUntil('the task is done', async () => (await board.task(task.id))?.state === 'done', 10_000);
     const input = (await gateway!.store.inputs.list({ sessionKey: `agent:writer:board:${task.id}` }))[0];
     expect(input.text.length).toBeLessThanOrEqual(600);
     expect(input.text).toContain(`characters; all of it: switchboard board show ${task.id}]\n\nWhen you are done, call board_complete`);
@@ -122,8 +122,8 @@ describe('board: agent workers', () => {
   it('a run that ends without completing or blocking is a failed attempt; after max attempts the task gives up with each diagnostic', async () => {
     const { board } = await start(config());
     const task = (await board.create({ title: 'never finished', assignee: 'lazy' }, USER)).task;
-    await waitUntil('the task is blocked', async () => (await board.store.get(task.id))?.state === 'blocked', 10_000);
-    const view = (await board.store.view(task.id))!;
+    await waitUntil('the task is blocked', async () => (await board.task(task.id))?.state === 'blocked', 10_000);
+    const view = (await board.taskView(task.id))!;
     expect(view.task).toMatchObject({ blockKind: 'gave_up', failures: 2, attempts: 2 });
     expect(view.attempts.map((attempt) => attempt.outcome)).toEqual(['failed', 'failed']);
     expect(view.attempts[0].error).toMatch(/^run [0-9a-f-]+ succeeded without completing or blocking the task$/);
@@ -148,14 +148,14 @@ describe('board: agent workers', () => {
       3000,
     );
     expect(run.status).toBe('cancelled');
-    expect((await board.store.view(task.id))!.attempts).toMatchObject([{ outcome: 'cancelled', error: 'not needed any more' }]);
+    expect((await board.taskView(task.id))!.attempts).toMatchObject([{ outcome: 'cancelled', error: 'not needed any more' }]);
   });
 
   it("a task's max runtime: the agent's run is stopped, the attempt counted, and the task gives up after max attempts", async () => {
     const { board } = await start(config());
     const task = (await board.create({ title: 'too long', assignee: 'slow', maxRuntimeSeconds: 1 }, USER)).task;
-    await waitUntil('the task gave up', async () => (await board.store.get(task.id))?.state === 'blocked', 8000);
-    const view = (await board.store.view(task.id))!;
+    await waitUntil('the task gave up', async () => (await board.task(task.id))?.state === 'blocked', 8000);
+    const view = (await board.taskView(task.id))!;
     expect(view.attempts.map((attempt) => [attempt.outcome, attempt.error])).toEqual([
       ['expired', "ran longer than the task's max runtime of 1000 ms"],
       ['expired', "ran longer than the task's max runtime of 1000 ms"],
@@ -184,14 +184,14 @@ describe('board: agent workers', () => {
       5000,
     );
     expect(run.finalText).toBe('this session already ended the task (completed); nothing changed');
-    expect(await board.store.get(task.id)).toMatchObject({ state: 'done', result: 'first' });
+    expect(await board.task(task.id)).toMatchObject({ state: 'done', result: 'first' });
   });
 
   it('board_block ends the attempt blocked with its kind and reason', async () => {
     const { board } = await start(config());
     const task = (await board.create({ title: 'format?', assignee: 'blocker' }, USER)).task;
-    await waitUntil('the task is blocked', async () => (await board.store.get(task.id))?.state === 'blocked', 10_000);
-    expect(await board.store.get(task.id)).toMatchObject({ blockKind: 'needs_input', blockReason: 'which format?', failures: 0 });
+    await waitUntil('the task is blocked', async () => (await board.task(task.id))?.state === 'blocked', 10_000);
+    expect(await board.task(task.id)).toMatchObject({ blockKind: 'needs_input', blockReason: 'which format?', failures: 0 });
   });
 
   it('at most board.maxConcurrentPerAgent tasks of one agent run at once', async () => {
@@ -202,7 +202,7 @@ describe('board: agent workers', () => {
     await waitUntil(
       'every task is done',
       async () => {
-        const tasks = await board.store.list({ assignee: 'writer' });
+        const tasks = await board.tasks({ assignee: 'writer' });
         most = Math.max(most, tasks.filter((task) => task.state === 'running').length);
         return tasks.every((task) => task.state === 'done');
       },
@@ -217,7 +217,7 @@ describe('board: agent workers', () => {
     const result = await gateway!.waitForInput(sent.input.id, 10_000);
     expect(result).toMatchObject({ status: 'completed' });
     expect((result as { reply: string }).reply).toBe('forbidden: agentToAgent');
-    const created = await board.store.list({});
+    const created = await board.tasks({});
     expect(created.map((task) => [task.title, task.creator, task.idempotencyKey?.startsWith('agent:planner:main:')])).toEqual([
       ['draft the intro', 'agent:planner:main', true],
     ]);
@@ -257,8 +257,8 @@ describe('board: remote A2A workers', () => {
       ),
     );
     const task = (await board.create({ title: 'nobody home', assignee: 'gone' }, USER)).task;
-    await waitUntil('the task gave up', async () => (await board.store.get(task.id))?.state === 'blocked', 10_000);
-    const view = (await board.store.view(task.id))!;
+    await waitUntil('the task gave up', async () => (await board.task(task.id))?.state === 'blocked', 10_000);
+    const view = (await board.taskView(task.id))!;
     expect(view.task.blockKind).toBe('gave_up');
     expect(view.attempts.map((attempt) => [attempt.worker, attempt.outcome, attempt.ref])).toEqual([
       ['a2a:gone', 'expired', null],
@@ -275,10 +275,10 @@ describe('board: remote A2A workers', () => {
     );
     const asked = (await board.create({ title: 'ask about colours', assignee: 'ref' }, USER)).task;
     const quick = (await board.create({ title: 'translate', assignee: 'ref', dependsOn: [asked.id] }, USER)).task;
-    await waitUntil('the first task settles', async () => !['ready', 'running'].includes((await board.store.get(asked.id))!.state), 10_000);
-    expect(await board.store.get(asked.id)).toMatchObject({ state: 'done' });
-    await waitUntil('the second task is done', async () => (await board.store.get(quick.id))?.state === 'done', 10_000);
-    const done = (await board.store.view(quick.id))!;
+    await waitUntil('the first task settles', async () => !['ready', 'running'].includes((await board.task(asked.id))!.state), 10_000);
+    expect(await board.task(asked.id)).toMatchObject({ state: 'done' });
+    await waitUntil('the second task is done', async () => (await board.task(quick.id))?.state === 'done', 10_000);
+    const done = (await board.taskView(quick.id))!;
     expect(done.task.result).toMatch(/^ref: Board task /);
     expect(done.attempts[0]).toMatchObject({ worker: 'a2a:ref', outcome: 'completed' });
     expect(done.attempts[0].ref).toBeTruthy();

@@ -56,7 +56,7 @@ describe('the demo (examples/demo.json5)', () => {
     const ended = await waitUntil(
       'every task ended',
       async () => {
-        const now = await Promise.all(tasks.map((task) => board.store.get(task.id)));
+        const now = await Promise.all(tasks.map((task) => board.task(task.id)));
         return now.every((task) => task && !['ready', 'running'].includes(task.state)) && now;
       },
       20_000,

@@ -190,7 +190,7 @@ describe('Claude Code task list: names from the files', () => {
     await sync.sync();
     writeFileSync(join(tasks, '2.json'), JSON.stringify({ ...json(join(tasks, '2.json')), status: 'in_progress', owner: '../x' }));
     await sync.sync();
-    expect(await board.store.get(task.id)).toMatchObject({ state: 'ready' });
+    expect(await board.task(task.id)).toMatchObject({ state: 'ready' });
     expect(json(join(tasks, '2.json'))).toMatchObject({ status: 'pending' });
     expect(logs.join('\n')).toMatch(/task 2 .* is not taken: its owner "\.\.\/x" is not a name/);
   });

@@ -68,8 +68,8 @@ describe('Claude Code task list passes', () => {
       () => {},
       systemClock,
     );
-    const views = vi.spyOn(board.store, 'view');
-    const lists = vi.spyOn(board.store, 'list');
+    const views = vi.spyOn(gateway.store.board, 'view');
+    const lists = vi.spyOn(gateway.store.board, 'list');
     const solo = () => lists.mock.calls.filter(([filter]) => filter?.board === 'solo').length;
     await mirror.sync();
     expect([solo(), views.mock.calls.length]).toEqual([1, 1]);
@@ -85,7 +85,7 @@ describe('Claude Code task list passes', () => {
     writeFileSync(path, JSON.stringify({ ...JSON.parse(readFileSync(path, 'utf8')), status: 'in_progress', owner: 'claudey' }));
     await mirror.sync();
     expect(solo()).toBe(2);
-    expect(await board.store.get(first.id)).toMatchObject({ state: 'running', claimWorker: 'claudey' });
+    expect(await board.task(first.id)).toMatchObject({ state: 'running', claimWorker: 'claudey' });
     // The claim was a board event: one more full pass, then quiet again.
     await mirror.sync();
     await mirror.sync();
@@ -162,11 +162,11 @@ describe('Claude Code team files', () => {
     const edit = (n: number, change: Record<string, unknown>) =>
       writeFileSync(join(tasks, `${n}.json`), JSON.stringify({ ...file(n), ...change }));
     edit(1, { status: 'in_progress', owner: 'claudey' });
-    await waitUntil('claimed on the board', async () => (await board.store.get(first.id))?.claimWorker === 'claudey');
+    await waitUntil('claimed on the board', async () => (await board.task(first.id))?.claimWorker === 'claudey');
     expect((await teams.status('crew')).members.find((member) => member.name === 'claudey')).toMatchObject({ state: 'busy' });
     edit(1, { status: 'completed' });
-    await waitUntil('done, and the next one done by ann', async () => (await board.store.get(second.id))?.state === 'done', 60_000);
-    expect((await board.store.get(first.id))!.result).toBe("completed by claudey in Claude Code's task list");
+    await waitUntil('done, and the next one done by ann', async () => (await board.task(second.id))?.state === 'done', 60_000);
+    expect((await board.task(first.id))!.result).toBe("completed by claudey in Claude Code's task list");
     await waitUntil('the task list follows', () => file(2).status === 'completed');
     // A change the board refuses is undone: task 2 is done, and no teammate can take it.
     edit(2, { status: 'in_progress', owner: 'claudey' });

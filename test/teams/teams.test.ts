@@ -67,7 +67,7 @@ describe('teams', () => {
     const ids = [design, slow, api, ui, guide, release];
     // The slow build's first attempt is stuck: its run is killed mid-task.
     const stuck = await waitUntil('the slow build is running', async () => {
-      const task = await board.store.get(slow);
+      const task = await board.task(slow);
       return task?.state === 'running' ? task : undefined;
     });
     const session = `agent:${stuck.claimWorker!.slice('agent:'.length)}:board:${slow}`;
@@ -77,16 +77,16 @@ describe('teams', () => {
     await gateway!.cancelRun(run.id);
     await waitUntil(
       'every task done',
-      async () => (await Promise.all(ids.map((id) => board.store.get(id)))).every((task) => task?.state === 'done'),
+      async () => (await Promise.all(ids.map((id) => board.task(id)))).every((task) => task?.state === 'done'),
       20_000,
     );
     for (const id of ids) {
-      const view = (await board.store.view(id))!;
+      const view = (await board.taskView(id))!;
       expect(view.attempts.filter((attempt) => attempt.outcome === 'completed')).toHaveLength(1);
       if (id === guide) expect(view.attempts[0].worker).toBe('agent:cy');
       if (id === design || id === api) expect(['agent:ann', 'agent:bob']).toContain(view.attempts[0].worker);
     }
-    const slowView = (await board.store.view(slow))!;
+    const slowView = (await board.taskView(slow))!;
     expect(slowView.attempts.map((attempt) => attempt.outcome)).toEqual(['failed', 'completed']);
     expect(slowView.attempts[0].error).toMatch(/cancel/);
     expect(slowView.task.attempts).toBe(2);
@@ -100,7 +100,7 @@ describe('teams', () => {
     for (const member of status.members)
       expect(heard.some((notice) => notice.member === member.name && notice.text.includes(`task ${member.last!.taskId} `))).toBe(true);
     expect(new Set(heard.map((notice) => notice.text)).size).toBe(heard.length);
-    const endedAttempts = (await Promise.all(ids.map(async (id) => (await board.store.view(id))!.attempts))).flat().length;
+    const endedAttempts = (await Promise.all(ids.map(async (id) => (await board.taskView(id))!.attempts))).flat().length;
     expect(heard.length).toBeLessThanOrEqual(endedAttempts);
     expect(heard[0].text).toMatch(
       /^team crew: (ann|bob|cy) is idle\. Its task \S+ ".+" \(attempt \d\) ended (completed|failed)(: .+)?\. Ready on board crew: \d+\.$/,
@@ -114,16 +114,16 @@ describe('teams', () => {
   it('shutdown: members finish what they hold and take nothing new; with release, what they hold is given back uncounted', async () => {
     const { board, teams } = await start();
     const hold = (await board.create({ title: 'hold on', board: 'crew', labels: ['code'] }, USER)).task.id;
-    await waitUntil('held', async () => (await board.store.get(hold))?.state === 'running');
+    await waitUntil('held', async () => (await board.task(hold))?.state === 'running');
     const shut = await teams.shutdown('crew', false);
     expect(shut.state).toBe('stopping');
     const later = (await board.create({ title: 'later', board: 'crew' }, USER)).task.id;
     await sleep(400);
-    expect((await board.store.get(later))!.state).toBe('ready');
-    expect((await board.store.get(hold))!.state).toBe('running');
+    expect((await board.task(later))!.state).toBe('ready');
+    expect((await board.task(hold))!.state).toBe('running');
     await teams.shutdown('crew', true);
     await waitUntil('released and stopped', async () => (await teams.status('crew')).state === 'stopped');
-    const task = (await board.store.view(hold))!;
+    const task = (await board.taskView(hold))!;
     expect(task.task.state).toBe('ready');
     expect(task.task.failures).toBe(0);
     expect(task.attempts.map((attempt) => attempt.outcome)).toEqual(['released']);
@@ -131,6 +131,6 @@ describe('teams', () => {
       (await notices(gateway!)).some((notice) => notice.text === 'team crew has shut down: every member is idle.'),
     );
     await teams.resume('crew');
-    await waitUntil('work goes on', async () => (await board.store.get(later))!.state === 'done');
+    await waitUntil('work goes on', async () => (await board.task(later))!.state === 'done');
   });
 });
