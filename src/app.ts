@@ -72,7 +72,7 @@ export function standardExtensions(parts: GatewayParts, hooks: StandardHooks = {
   });
   hooks.onClient?.(client);
   const board = new BoardService(parts.store.board, parts.api, parts.clock);
-  const front = mailboxFront(parts, parts.store, board, () => void dispatcher.kick());
+  const front = mailboxFront(parts, parts.store.mailbox, board, () => void dispatcher.kick());
   hooks.onMailbox?.(front.mailbox);
   hooks.onTeams?.(front.teams);
   hooks.onClaude?.(front.claude);
