@@ -3,7 +3,7 @@
  * replaces them.
  */
 import { AgentEvent, type ExecutionEventBus } from '@a2a-js/sdk/server';
-import type { GatewayApi } from '../ports/gateway.js';
+import type { Events, Waits } from '../ports/gateway.js';
 import { answerArtifactId, textPart } from './task-outcome.js';
 
 export interface DeltaRelay {
@@ -22,7 +22,7 @@ export const NO_RELAY: DeltaRelay = { start: () => {}, stop: async () => {} };
  * first): a delta from a run not yet known is checked against the input's run, in order.
  */
 export function relayDeltas(
-  gateway: GatewayApi,
+  gateway: Pick<Waits, 'inputRunId'> & Pick<Events, 'subscribe' | 'watchDeltas'>,
   bus: ExecutionEventBus,
   { taskId, contextId, sessionKey }: { taskId: string; contextId: string; sessionKey: string },
 ): DeltaRelay {

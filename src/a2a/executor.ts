@@ -8,7 +8,7 @@ import { Task, TaskState, type Message, type TaskStatus } from '@a2a-js/sdk';
 import { AgentEvent, type AgentExecutor, type ExecutionEventBus, type RequestContext, type ServerCallContext } from '@a2a-js/sdk/server';
 import { SwitchboardError, errorMessage } from '../core/errors.js';
 import { a2aSessionKey } from '../core/session-key.js';
-import type { Accepted, GatewayApi, WaitResult } from '../ports/gateway.js';
+import type { Accepted, Control, Events, Intake, Presence, Queries, Waits, WaitResult } from '../ports/gateway.js';
 import type { A2ATaskEventInput, A2ATaskStore, Clock } from '../ports/index.js';
 import { ownerOf } from './task-store.js';
 import {
@@ -27,6 +27,14 @@ import type { PeerUser } from './peers.js';
 import { A2AAdmission, type MessageCall } from './admission.js';
 
 export { textPart } from './task-outcome.js';
+
+/** What the executor asks of the door: taking a message in, waiting for its run, cancelling it, and watching it. */
+export type ExecutorGateway = Intake &
+  Pick<Presence, 'gatewayId'> &
+  Pick<Waits, 'waitForInput' | 'inputRunId'> &
+  Pick<Control, 'cancelInput'> &
+  Pick<Events, 'subscribe' | 'watchDeltas'> &
+  Pick<Queries, 'runToolCalls'>;
 
 export class GatewayAgentExecutor implements AgentExecutor {
   private readonly cancelled = new Set<string>();
@@ -48,7 +56,7 @@ export class GatewayAgentExecutor implements AgentExecutor {
   }
 
   constructor(
-    private readonly gateway: GatewayApi,
+    private readonly gateway: ExecutorGateway,
     private readonly agentId: string,
     private readonly tasks: A2ATaskStore,
     private readonly clock: Clock,

@@ -18,7 +18,7 @@ import {
 import { V03PushNotificationSerializer } from '@a2a-js/sdk/compat/v0_3/server';
 import type { SwitchboardConfig } from '../config/schema.js';
 import { errorMessage } from '../core/errors.js';
-import type { GatewayApi } from '../ports/gateway.js';
+import type { Deliveries } from '../ports/gateway.js';
 import { PermanentDeliveryError } from '../kit/retry.js';
 import type { A2ATaskStore, Clock, NewOutboxRow, OutboxRecord } from '../ports/index.js';
 import { ownerOf } from './task-store.js';
@@ -126,7 +126,7 @@ export class OutboxPushSender implements PushNotificationSender {
   private readonly sending = new Map<string, Promise<void>>();
 
   constructor(
-    private readonly gateway: GatewayApi,
+    private readonly gateway: Pick<Deliveries, 'kickDeliveries'>,
     private readonly store: GatewayPushStore,
   ) {}
 

@@ -4,7 +4,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { Role, TaskState, type Message, type Part, type TaskArtifactUpdateEvent } from '@a2a-js/sdk';
-import type { WaitResult } from '../ports/gateway.js';
+import type { Queries, WaitResult } from '../ports/gateway.js';
 import type { GatewayApi } from '../ports/gateway.js';
 import type { RunRecord } from '../ports/index.js';
 import { REQUEST_INPUT_TOOL } from './tools.js';
@@ -68,7 +68,7 @@ export interface FinalOutcome {
 }
 
 /** The question the run asked its caller with a2a_request_input, if it did (its last one). */
-export async function requestedInput(gateway: GatewayApi, run: RunRecord): Promise<string | undefined> {
+export async function requestedInput(gateway: Pick<Queries, 'runToolCalls'>, run: RunRecord): Promise<string | undefined> {
   const asked = (await gateway.runToolCalls(run)).filter((call) => call.toolName === REQUEST_INPUT_TOOL);
   const question = (asked.at(-1)?.input as { question?: unknown } | null | undefined)?.question;
   return typeof question === 'string' ? question : undefined;

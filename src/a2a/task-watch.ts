@@ -13,7 +13,7 @@ import { Task, TaskState, taskStateToJSON } from '@a2a-js/sdk';
 import { AgentEvent, ServerCallContext, type ExecutionEventBusManager, type PushNotificationSender } from '@a2a-js/sdk/server';
 import { errorMessage } from '../core/errors.js';
 import type { SwitchboardConfig } from '../config/schema.js';
-import type { GatewayApi } from '../ports/gateway.js';
+import type { Control, Events, Intake, Presence, Queries, Waits } from '../ports/gateway.js';
 import type { A2ATaskRecord, A2ATaskStore, Clock } from '../ports/index.js';
 import { agentMessage, answerUpdate, finalOutcome, requestedInput, stalledOutcome, type FinalOutcome } from './task-outcome.js';
 import { PeerUser } from './peers.js';
@@ -47,7 +47,12 @@ export class A2ATaskWatch {
   private recheck?: NodeJS.Timeout;
 
   constructor(
-    private readonly gateway: GatewayApi,
+    private readonly gateway: Pick<Presence, 'gatewayId' | 'gateways'> &
+      Pick<Intake, 'stopping'> &
+      Pick<Control, 'cancelInput'> &
+      Pick<Waits, 'inputOutcome'> &
+      Pick<Events, 'subscribe'> &
+      Pick<Queries, 'runToolCalls'>,
     private readonly tasks: A2ATaskStore,
     private readonly config: SwitchboardConfig,
     private readonly agents: Map<string, WatchedAgent>,
