@@ -10,13 +10,13 @@ import type { EventRecord, IdGenerator, NewEvent, NewOutboxRow, OutboxRecord, St
 import { exchangeStepRow } from './exchanges.js';
 import type { HeldResults } from './held-results.js';
 import type { RunOutcomeReport } from './session-runner.js';
-import type { Subagents } from './subagents.js';
+import type { SubagentLifecycle } from './subagent-lifecycle.js';
 
 export interface AftermathDeps {
   store: Store;
   ids: IdGenerator;
   heldResults: HeldResults;
-  subagents: Pick<Subagents, 'onRunCommitted' | 'onCompletionDead'>;
+  subagents: Pick<SubagentLifecycle, 'onRunCommitted' | 'onCompletionDead'>;
   journalEvent: (event: NewEvent) => Promise<EventRecord>;
   enqueueDelivery: (row: NewOutboxRow) => Promise<void>;
   log: (level: 'info' | 'warn' | 'error', message: string, fields?: Record<string, unknown>) => void;

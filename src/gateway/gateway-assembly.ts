@@ -178,7 +178,7 @@ export function assembleGateway(deps: GatewayDeps, host: AssemblyHost): GatewayA
     store,
     ids,
     heldResults,
-    subagents,
+    subagents: subagentLifecycle,
     journalEvent: (event) => host.journalEvent(event),
     enqueueDelivery: (row) => host.enqueueDelivery(row),
     log,
@@ -236,6 +236,6 @@ export function assembleGateway(deps: GatewayDeps, host: AssemblyHost): GatewayA
     journalEvent: (event) => host.journalEvent(event),
     log,
   });
-  const watchdog = new Watchdog({ lanes, subagents, journalEvent: (event) => host.journalEvent(event), log });
+  const watchdog = new Watchdog({ lanes, subagents: subagentLifecycle, journalEvent: (event) => host.journalEvent(event), log });
   return { journal, outbox, messaging, subagents, extensions, aftermath, lanes, cluster, watchdog };
 }

@@ -78,10 +78,4 @@ export class Subagents {
   archive() {
     return this.lifecycle.archive();
   }
-  onRunCommitted(...args: Parameters<SubagentLifecycle['onRunCommitted']>) {
-    return this.lifecycle.onRunCommitted(...args);
-  }
-  onCompletionDead(...args: Parameters<SubagentLifecycle['onCompletionDead']>) {
-    return this.lifecycle.onCompletionDead(...args);
-  }
 }

@@ -7,11 +7,11 @@ import type { EventRecord, NewEvent } from '../ports/index.js';
 import type { GatewayDeps } from './gateway-types.js';
 import type { LaneScheduler } from './lanes.js';
 import type { StalledLane } from '../ports/gateway.js';
-import type { Subagents } from './subagents.js';
+import type { SubagentLifecycle } from './subagent-lifecycle.js';
 
 export interface WatchdogDeps {
   lanes: Pick<LaneScheduler, 'findAndRepairStalls'>;
-  subagents: Pick<Subagents, 'archive'>;
+  subagents: Pick<SubagentLifecycle, 'archive'>;
   journalEvent: (event: NewEvent) => Promise<EventRecord>;
   log: NonNullable<GatewayDeps['log']>;
 }
