@@ -14,46 +14,26 @@ import type { RunStatus } from '../core/run-status.js';
 import type { A2ATaskEventRecord, A2ATaskRecord } from '../ports/a2a.js';
 import type { BoardTaskRecord } from '../ports/board.js';
 import type { ExchangeRecord } from '../ports/exchanges.js';
-import type { GatewayRecord } from '../ports/gateways.js';
 import type { OutboxRecord } from '../ports/journal.js';
-import type { RecoveryReport, RunRecord, UsageTotal } from '../ports/runs.js';
+import type { RunRecord, UsageTotal } from '../ports/runs.js';
 import type { InputRecord, SessionRecord, TranscriptEntry } from '../ports/sessions.js';
-import type { SubagentRecord } from '../ports/subagents.js';
-
-/** One lane's load: runs active, sessions waiting for a slot, the cap. */
-export interface LaneLoad {
-  active: number;
-  waiting: number;
-  max: number;
-}
-
-/** A session whose oldest queued input has waited past the watchdog's threshold. */
-export interface StalledLaneAnswer {
-  sessionKey: string;
-  oldestQueuedAt: number;
-  stalledForMs: number;
-}
+import type {
+  AgentSendResult,
+  CollaborationEdge,
+  CollaborationGraph,
+  CollaborationLink,
+  GatewayStatus,
+  GatewayView,
+  MessagePath,
+  PathStep,
+  SubagentView,
+} from '../ports/answers.js';
 
 /** A gateway on the shared database, as another one sees it. */
-export interface GatewayAnswer extends GatewayRecord {
-  alive: boolean;
-  heartbeatAgeMs: number;
-  journalLag: number;
-}
+export type GatewayAnswer = GatewayView;
 
-/** `GET /v1/status`. */
-export interface StatusAnswer {
-  gatewayId: string;
-  startedAt: number;
-  uptimeMs: number;
-  /** The newest journal event published. */
-  journalSeq: number;
-  agents: string[];
-  lanes: Record<'main' | 'subagent' | 'nested' | 'acp', LaneLoad>;
-  activeRuns: { sessionKey: string; runId: string | null }[];
-  stalledLanes: StalledLaneAnswer[];
-  lastRecovery: RecoveryReport;
-  takenOver: { runs: number; lastAt: number | null };
+/** `GET /v1/status`: the gateway's status, its outbox backlog and the gateways beside it. */
+export interface StatusAnswer extends GatewayStatus {
   outbox: { pending: number; dead: number };
   gateways: GatewayAnswer[];
 }
@@ -119,29 +99,7 @@ export interface RunsAnswer {
 }
 
 /** A sub-agent as the lists show it (`GET /v1/subagents`). */
-export interface SubagentAnswer {
-  subagentId: string;
-  childSessionKey: string;
-  parentSessionKey: string;
-  agentId: string;
-  label: string | null;
-  depth: number;
-  role: SubagentRecord['role'];
-  state: SubagentRecord['state'];
-  /** Its run ended while its own sub-agents still worked; it will be woken when they are done. */
-  waitingForSubagents: boolean;
-  elapsedMs: number;
-  tokens: { input: number; output: number };
-  diagnostic: string | null;
-  runId: string | null;
-  history: SubagentRecord['history'];
-  resultChars: number | null;
-  worktree: { path: string; branch: string } | null;
-  /** `acp:<name>`, `process:<name>`, or null for a model in the gateway. */
-  runtime: string | null;
-  /** The model it was spawned with; null when it runs on its agent's own. */
-  model: string | null;
-}
+export type SubagentAnswer = SubagentView;
 
 /** `GET /v1/subagents`. */
 export interface SubagentsAnswer {
@@ -164,38 +122,12 @@ export interface OutboxAnswer {
 }
 
 /** One hand-off on the collaboration map: an exchange, a spawn, an A2A task or a board task. */
-export interface CollaborationLinkAnswer {
-  kind: 'exchange' | 'spawn' | 'a2a' | 'board';
-  from: string;
-  to: string;
-  /** The exchange, sub-agent, A2A task or board task id. */
-  id: string;
-  at: number;
-  fromSession: string | null;
-  toSession: string | null;
-  status: string;
-}
+export type CollaborationLinkAnswer = CollaborationLink;
 
-export interface CollaborationEdgeAnswer {
-  kind: CollaborationLinkAnswer['kind'];
-  from: string;
-  to: string;
-  count: number;
-  lastAt: number;
-  /** The newest hand-offs of the edge, newest first. */
-  links: CollaborationLinkAnswer[];
-}
+export type CollaborationEdgeAnswer = CollaborationEdge;
 
 /** `GET /v1/graph`. */
-export interface GraphAnswer {
-  since: number;
-  until: number;
-  /** Agent ids as they are; outside parties as `peer:<id>`, `remote:<id>`, `worker:<name>`, `user`. */
-  nodes: string[];
-  edges: CollaborationEdgeAnswer[];
-  /** True when a kind had more rows in the window than were read. */
-  partial: boolean;
-}
+export type GraphAnswer = CollaborationGraph;
 
 /** Per agent, summed over its models; the cost is null when a model behind it has no price. */
 export interface AgentUsageAnswer {
@@ -215,24 +147,10 @@ export interface UsageAnswer {
 }
 
 /** One step of a message's path; `children` are the steps of the session it reached. */
-export interface PathStepAnswer {
-  kind: 'accepted' | 'run.started' | 'tool.call' | 'exchange' | 'spawn' | 'run.ended' | 'reply';
-  /** Null when the store kept no time for it. */
-  at: number | null;
-  sessionKey: string;
-  depth: number;
-  summary: string;
-  runId?: string;
-  inputId?: string;
-  ref?: { kind: 'exchange' | 'subagent'; id: string };
-  children?: PathStepAnswer[];
-}
+export type PathStepAnswer = PathStep;
 
 /** `GET /v1/inputs/<id>/path`. */
-export interface MessagePathAnswer {
-  input: Pick<InputRecord, 'id' | 'sessionKey' | 'text' | 'provenance' | 'status' | 'createdAt'>;
-  steps: PathStepAnswer[];
-}
+export type MessagePathAnswer = MessagePath;
 
 /** `POST /v1/send` without `from`: the input as accepted, and with `wait`, how it ended. */
 export interface SendAccepted {
@@ -252,11 +170,7 @@ export type SendAnswer =
   | (Omit<SendAccepted, 'status'> & { status: 'timeout'; delivered: true });
 
 /** `POST /v1/send` with `from`: the answer sessions_send gives the agent session it is sent as. */
-export type SendAsAnswer =
-  | { status: 'ok'; sessionKey: string; inputId: string; runId: string | null; reply: string; conversationId: string }
-  | { status: 'error'; sessionKey: string; inputId: string; runId: string | null; error: string; conversationId: string }
-  | { status: 'timeout'; delivered: true; sessionKey: string; inputId: string; conversationId: string; note: string }
-  | { status: 'accepted'; sessionKey: string; inputId: string; conversationId?: string; note: string };
+export type SendAsAnswer = AgentSendResult;
 
 /** `GET /v1/board/tasks`: each task with the ids it depends on. */
 export interface BoardTasksAnswer {
