@@ -29,7 +29,7 @@ import { createBoardTools } from './board/board-tools.js';
 import { BUILTIN_TOOLS } from './tools/builtin.js';
 import { createExecTool } from './tools/exec-tool.js';
 import { createSessionTools } from './gateway/session-tools.js';
-import { createSubagentTools } from './gateway/subagent-tools.js';
+import { createSubagentTools, spawnToolFor } from './gateway/subagent-tools.js';
 import { McpService } from './mcp/mcp-tools.js';
 import { MemoryService } from './memory/memory-service.js';
 import type { MailboxService } from './mailbox/mailbox.js';
@@ -38,7 +38,6 @@ import type { ClaudeTeams } from './mailbox/claude-team.js';
 import { mailboxFront } from './mailbox/front.js';
 import { runtimesFront } from './runtimes/front.js';
 import { openChildRecords } from './processes.js';
-import { resolveLimits } from './core/subagent.js';
 
 /** What a caller of `startGateway` may want to hold on to: the A2A client, the board and its dispatcher. */
 export interface StandardHooks {
@@ -90,12 +89,7 @@ export function standardExtensions(parts: GatewayParts, hooks: StandardHooks = {
   hooks.onBoard?.(board, dispatcher);
   const calling = config.a2a.remoteAgents.length > 0 || config.a2a.client.allowUrls;
   const mcp = new McpService(config, { log: parts.log });
-  // sessions_spawn shows `runtime` and `agent` only to agents allowed an external runtime (read at each run: reloads apply).
-  const [spawnTool, subagentsTool] = createSubagentTools(parts.subagents, parts.messaging);
-  const [runtimeSpawnTool] = createSubagentTools(parts.subagents, parts.messaging, { listRuntimes: true });
-  const allowsRuntimes = (agentId: string) =>
-    resolveLimits(config.agents.defaults.subagents, config.agents.list.find((agent) => agent.id === agentId)?.subagents, agentId)
-      .allowRuntimes.length > 0;
+  const [, subagentsTool] = createSubagentTools(parts.subagents, parts.messaging);
   const memory = new MemoryService(config, { ...parts, stores: parts.store });
   // exec commands, runtime children and terminals, in one record; what a killed previous process left is ended now.
   const children = openChildRecords(parts.dataDir, parts.log);
@@ -103,7 +97,7 @@ export function standardExtensions(parts: GatewayParts, hooks: StandardHooks = {
   return [
     {
       tools: [...BUILTIN_TOOLS, createExecTool(config, children), ...createSessionTools(parts.messaging), subagentsTool, requestInputTool],
-      agentTools: async (agentId) => [allowsRuntimes(agentId) ? runtimeSpawnTool : spawnTool],
+      agentTools: spawnToolFor(config, parts.subagents, parts.messaging),
     },
     {
       tools: calling ? createA2AClientTools(client) : [],
@@ -119,7 +113,8 @@ export function standardExtensions(parts: GatewayParts, hooks: StandardHooks = {
       start: () => dispatcher.start(),
       stop: () => dispatcher.stop(),
     },
-    { agentTools: (agentId) => mcp.toolsFor(agentId), stop: () => mcp.stop() },
+    // Only with servers configured (mcp.servers is not reloaded): a run's tools are gathered without asking it otherwise.
+    Object.keys(config.mcp.servers).length > 0 ? { agentTools: (agentId: string) => mcp.toolsFor(agentId), stop: () => mcp.stop() } : {},
     { tools: config.memory.enabled ? memory.tools : [], start: () => memory.start(), stop: () => memory.stop() },
     ...front.extensions,
     runtimesFront(parts, children),

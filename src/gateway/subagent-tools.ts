@@ -4,7 +4,8 @@
  */
 import { z } from 'zod';
 import { SwitchboardError } from '../core/errors.js';
-import { SUBAGENT_ROLES } from '../core/subagent.js';
+import { resolveLimits, SUBAGENT_ROLES } from '../core/subagent.js';
+import type { SwitchboardConfig } from '../config/schema.js';
 import type { SessionDirectory } from './session-directory.js';
 import type { Subagents } from './subagents.js';
 import type { SubagentRecord } from '../ports/index.js';
@@ -150,4 +151,22 @@ async function act(subagents: Subagents, args: z.infer<typeof subagentsArgs>, co
       if (args.handle === undefined) return subagents.result(subagents.handleOf(await subagents.find(target(args), self)));
       return subagents.result(typeof args.handle === 'string' ? parseHandle(args.handle) : args.handle);
   }
+}
+
+/**
+ * sessions_spawn as each agent is offered it: `runtime` and `agent` are shown only to an agent allowed an external
+ * runtime (asked at each run, so that a reload applies). Chosen here, so that a run's tools are gathered without a
+ * call up into the composition root.
+ */
+export function spawnToolFor(
+  config: SwitchboardConfig,
+  subagents: Subagents,
+  directory: Pick<SessionDirectory, 'hasSpawned'>,
+): (agentId: string) => Promise<readonly GatewayTool[]> {
+  const [spawnTool] = createSubagentTools(subagents, directory);
+  const [runtimeSpawnTool] = createSubagentTools(subagents, directory, { listRuntimes: true });
+  const allowsRuntimes = (agentId: string) =>
+    resolveLimits(config.agents.defaults.subagents, config.agents.list.find((agent) => agent.id === agentId)?.subagents, agentId)
+      .allowRuntimes.length > 0;
+  return async (agentId) => [allowsRuntimes(agentId) ? runtimeSpawnTool : spawnTool];
 }
