@@ -348,8 +348,8 @@ async function subagents(count: number, fanOut: number, sdkCallMs: number) {
 /** Characters of tool definitions sent with every model call: names, descriptions and JSON schemas. */
 async function toolDefinitionChars(): Promise<{ chars: number; tools: number }> {
   const { BUILTIN_TOOLS } = await import('../src/tools/builtin.js');
-  const { createSessionTools } = await import('../src/gateway/session-tools.js');
-  const { createSubagentTools } = await import('../src/gateway/subagent-tools.js');
+  const { createSessionTools } = await import('../src/gateway/messaging/session-tools.js');
+  const { createSubagentTools } = await import('../src/gateway/subagents/subagent-tools.js');
   const tools = [...BUILTIN_TOOLS, ...createSessionTools({} as never), ...createSubagentTools({} as never, {} as never)];
   return {
     chars: JSON.stringify(tools.map((t) => ({ name: t.name, description: t.description, parameters: toolJsonSchema(t.parameters) })))

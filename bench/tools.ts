@@ -205,7 +205,7 @@ export async function mcpDefinitionBytes(root: string): Promise<{ none: number; 
  * effects, the shared connection) against the same call with the SDK's own client on its own connection.
  */
 export async function mcpCallOverhead(root: string, calls: number): Promise<{ direct: number; readOnly: number; withLedger: number }> {
-  const { runToolSet, CallPlaces } = await import('../src/gateway/run-tools.js');
+  const { runToolSet, CallPlaces } = await import('../src/gateway/tooling/run-tools.js');
   const direct = new Client({ name: 'bench', version: '1' });
   await direct.connect(new StdioClientTransport(mcpServer(root)));
   const config = configSchema.parse({ agents: { list: [{ id: 'a', mcp: ['s'] }] }, mcp: { servers: { s: mcpServer(root) } } });

@@ -64,7 +64,10 @@ export interface ClaimAnswer {
   view: BoardTaskView;
 }
 
-type BoardGateway = Pick<Presence, 'config' | 'agents'> & Pick<Queries, 'resolveId'> & Pick<Events, 'publishJournal'> & Pick<Waits, 'inputRunId'>;
+type BoardGateway = Pick<Presence, 'config' | 'agents'> &
+  Pick<Queries, 'resolveId'> &
+  Pick<Events, 'publishJournal'> &
+  Pick<Waits, 'inputRunId'>;
 
 function bad(message: string): SwitchboardError {
   return new SwitchboardError('INVALID_REQUEST', message);

@@ -4,7 +4,7 @@
  */
 import type { HeldResultSource } from '../ports/runtimes.js';
 import type { GatewayExtension } from '../ports/extensions.js';
-import type { OutboxDispatcher } from './outbox.js';
+import type { OutboxDispatcher } from './durability/outbox.js';
 import type { RecoveryReport } from '../ports/index.js';
 import type { GatewayTool } from '../ports/tools.js';
 import type { ExternalRuntimes } from '../ports/runtimes.js';

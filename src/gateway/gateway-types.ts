@@ -2,9 +2,10 @@
 import type { SwitchboardConfig } from '../config/schema.js';
 import type { ExtensionParts, GatewayExtension } from '../ports/extensions.js';
 import type { Clock, IdGenerator, Store } from '../ports/index.js';
+import type { GatewayLog } from '../ports/gateway.js';
 import type { Models } from '../ports/models.js';
-import type { AgentMessaging } from './messaging.js';
-import type { Subagents } from './subagents.js';
+import type { AgentMessaging } from './messaging/messaging.js';
+import type { Subagents } from './subagents/subagents.js';
 
 export interface GatewayDeps {
   config: SwitchboardConfig;
@@ -24,7 +25,7 @@ export interface GatewayDeps {
   capabilitySecret?: string;
   /** The data directory, for sub-agent worktrees (`<dataDir>/worktrees`). */
   dataDir?: string;
-  log?: (level: 'info' | 'warn' | 'error', message: string, fields?: Record<string, unknown>) => void;
+  log?: GatewayLog;
   /** This build's version, shown in the gateways' registry (`switchboard status`). */
   version?: string;
   /** Benchmarks only, to measure what the tool-call ledger costs: calls are keyed by tool-call id and not recorded. */

@@ -32,23 +32,23 @@ import type {
   RecoveryReport,
   Store,
 } from '../ports/index.js';
-import type { Aftermath } from './aftermath.js';
-import type { GatewayCluster } from './cluster.js';
-import { EventBus, journalPause } from './event-bus.js';
+import type { Aftermath } from './runs/aftermath.js';
+import type { GatewayCluster } from './durability/cluster.js';
+import { EventBus, journalPause } from './events/event-bus.js';
 import type { Extensions } from './extensions.js';
 import { assembleGateway } from './gateway-assembly.js';
-import { GatewayControl } from './gateway-control.js';
-import { GatewayIntake } from './gateway-intake.js';
-import { GatewayQueries } from './gateway-queries.js';
+import { GatewayControl } from './door/gateway-control.js';
+import { GatewayIntake } from './door/gateway-intake.js';
+import { GatewayQueries } from './door/gateway-queries.js';
 import type { GatewayDeps } from './gateway-types.js';
-import type { JournalTail } from './journal-tail.js';
-import type { LaneScheduler } from './lanes.js';
-import type { AgentMessaging } from './messaging.js';
-import { OfferedTools } from './offered-tools.js';
-import type { OutboxDispatcher } from './outbox.js';
-import { AgentRegistry } from './registry.js';
-import type { Subagents } from './subagents.js';
-import type { Watchdog } from './watchdog.js';
+import type { JournalTail } from './events/journal-tail.js';
+import type { LaneScheduler } from './runs/lanes.js';
+import type { AgentMessaging } from './messaging/messaging.js';
+import { OfferedTools } from './tooling/offered-tools.js';
+import type { OutboxDispatcher } from './durability/outbox.js';
+import { AgentRegistry } from './agents/registry.js';
+import type { Subagents } from './subagents/subagents.js';
+import type { Watchdog } from './durability/watchdog.js';
 
 export type { GatewayDeps } from './gateway-types.js';
 

@@ -66,6 +66,9 @@ export interface AgentDirectory {
   bind(inbound: Inbound): ResolvedAgent;
 }
 
+/** Where the gateway and its parts log: a level, a line, and fields (the composition root's logger, redacted). */
+export type GatewayLog = (level: 'info' | 'warn' | 'error', message: string, fields?: Record<string, unknown>) => void;
+
 /** Intake: a message becomes a durable input (ARCHITECTURE.md section 4, rule 1); nothing is acknowledged before. */
 export interface Intake {
   readonly stopping: boolean;

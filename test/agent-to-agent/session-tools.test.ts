@@ -1,7 +1,7 @@
 /** The reading tools and their separate switches, label lookups, announce skipping, and bad calls. */
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Gateway } from '../../src/gateway/gateway.js';
-import type { Requester } from '../../src/gateway/messaging.js';
+import type { Requester } from '../../src/gateway/messaging/messaging.js';
 import { startTestGateway, stopTestGateway } from '../helpers/gateway.js';
 import { waitUntil } from '../helpers/wait.js';
 

@@ -9,7 +9,7 @@ import {
   PromptFileCache,
   provenanceLine,
   renderInput,
-} from '../../src/gateway/context.js';
+} from '../../src/gateway/runs/context.js';
 import type { InputRecord } from '../../src/ports/index.js';
 
 const input = (overrides: Partial<InputRecord>): InputRecord => ({

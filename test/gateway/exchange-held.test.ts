@@ -4,7 +4,7 @@
  * when the reply comes between the listing and the move, and when the settling is replayed after a crash.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ExchangeFlow } from '../../src/gateway/exchanges.js';
+import { ExchangeFlow } from '../../src/gateway/messaging/exchanges.js';
 import type { EventRecord, ExchangeReplyState, InputRecord, NewInput } from '../../src/ports/index.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { HeldResults } from '../../src/gateway/held-results.js';
+import { HeldResults } from '../../src/gateway/runs/held-results.js';
 import type { HeldResult, HeldResultSource } from '../../src/ports/runtimes.js';
 import type { NewInput, RunRecord, Store } from '../../src/ports/index.js';
 

@@ -1,7 +1,7 @@
 /** The journal's tail: events handed over by the commit that wrote them are published without a read, in order, once each. */
 import { describe, expect, it } from 'vitest';
-import { EventBus } from '../../src/gateway/event-bus.js';
-import { JournalTail } from '../../src/gateway/journal-tail.js';
+import { EventBus } from '../../src/gateway/events/event-bus.js';
+import { JournalTail } from '../../src/gateway/events/journal-tail.js';
 import type { EventRecord, JournalEventType } from '../../src/ports/index.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 

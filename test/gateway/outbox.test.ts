@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { OutboxDispatcher } from '../../src/gateway/outbox.js';
+import { OutboxDispatcher } from '../../src/gateway/durability/outbox.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { waitUntil } from '../helpers/wait.js';
 

@@ -9,8 +9,8 @@ import type { ModelMessage } from 'ai';
 import { describe, expect, it } from 'vitest';
 import { measureRequest } from '../../src/models/request-size.js';
 import { z } from 'zod';
-import { executeRun } from '../../src/gateway/run-executor.js';
-import { ToolOffer } from '../../src/gateway/run-tools.js';
+import { executeRun } from '../../src/gateway/runs/run-executor.js';
+import { ToolOffer } from '../../src/gateway/tooling/run-tools.js';
 import { defineTool, REACHED_OUT } from '../../src/tools/tool-contract.js';
 import { ScriptedLanguageModel } from '../../src/models/scripted-model.js';
 

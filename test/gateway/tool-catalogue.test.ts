@@ -3,7 +3,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { listNames, loadedInHistory, ToolCatalogue } from '../../src/gateway/tool-catalogue.js';
+import { listNames, loadedInHistory, ToolCatalogue } from '../../src/gateway/tooling/tool-catalogue.js';
 import type { GatewayTool, ToolContext } from '../../src/ports/tools.js';
 import { startTestGateway, stopTestGateway } from '../helpers/gateway.js';
 

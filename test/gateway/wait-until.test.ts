@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { EventBus, eventKeys } from '../../src/gateway/event-bus.js';
+import { EventBus, eventKeys } from '../../src/gateway/events/event-bus.js';
 import type { LiveEvent } from '../../src/ports/gateway.js';
-import { journalPause } from '../../src/gateway/event-bus.js';
+import { journalPause } from '../../src/gateway/events/event-bus.js';
 import type { EventRecord, RunRecord } from '../../src/ports/index.js';
 
 const run = { id: 'r' } as RunRecord;

@@ -8,8 +8,8 @@ import { POSTGRES_URL, postgresReachable, twoStoresOnOneSchema } from '../helper
 import { describe, expect, it } from 'vitest';
 import { settle } from '../helpers/settle.js';
 import type { NewBoardTask, Store } from '../../src/ports/index.js';
-import { EventBus } from '../../src/gateway/event-bus.js';
-import { JournalTail } from '../../src/gateway/journal-tail.js';
+import { EventBus } from '../../src/gateway/events/event-bus.js';
+import { JournalTail } from '../../src/gateway/events/journal-tail.js';
 
 const url = POSTGRES_URL;
 const ROUNDS = 40;

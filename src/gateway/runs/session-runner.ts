@@ -1,0 +1,357 @@
+/**
+ * Runs one scheduled slot: creates the run row (claiming its inputs), assembles the context, executes
+ * the tool loop, and commits everything the run produced in one transaction.
+ */
+import { conversationOf } from '../../core/hops.js';
+import { NO_REQUEST } from '../../core/request-size.js';
+import type { ModelMessage } from 'ai';
+import { SwitchboardError, errorMessage } from '../../core/errors.js';
+import { isSpawnedKind, parseSessionKey } from '../../core/session-key.js';
+import type { TerminalRunStatus } from '../../core/run-status.js';
+import type {
+  Clock,
+  CommittedRun,
+  EventRecord,
+  IdGenerator,
+  InputRecord,
+  NewEvent,
+  SessionRecord,
+  SettledToolCall,
+  Store,
+  SubagentRecord,
+  TranscriptEntry,
+} from '../../ports/index.js';
+import type { Models } from '../../ports/models.js';
+import type { SwitchboardConfig } from '../../config/schema.js';
+import { REACHED_OUT } from '../../tools/tool-contract.js';
+import type { GatewayTool } from '../../ports/tools.js';
+import { assembleContext, renderInput, type PromptFileCache } from './context.js';
+import type { EventBus } from '../events/event-bus.js';
+import type { RunSlot } from './lanes.js';
+import type { AgentRegistry } from '../agents/registry.js';
+import type { ResolvedAgent } from '../../ports/gateway.js';
+import { runWrites, type FinishedRun, type ReplyDelivery } from './run-commit.js';
+import { parseRuntime } from './external-run.js';
+import type { ExternalRuntimes } from '../../ports/runtimes.js';
+import { executeRun } from './run-executor.js';
+import type { ExecutedRun } from '../../ports/runtimes.js';
+import { offeredTools } from '../tooling/tool-offer.js';
+import { spawnerLimits } from '../subagents/subagents.js';
+
+export interface SessionRunnerDeps {
+  config: SwitchboardConfig;
+  store: Store;
+  clock: Clock;
+  ids: IdGenerator;
+  owner: string;
+  /** How long a run's lease on its session lasts unless renewed (the scheduler renews it). */
+  leaseTtlMs: number;
+  agents: AgentRegistry;
+  models: Models;
+  /** The tools an agent's sessions may be offered (the tool policy then narrows them). */
+  toolsFor(agentId: string): Promise<readonly GatewayTool[]>;
+  promptFiles: PromptFileCache;
+  bus: EventBus;
+  /** False only in benchmarks that measure the ledger's cost. */
+  toolLedger: boolean;
+  /**
+   * Called after every commit so the journal's new events are published (`events`: the ones the commit
+   * wrote, when the store handed them back) and, when it wrote some, outbox rows delivered.
+   */
+  afterCommit: (wroteOutbox: boolean, events?: readonly EventRecord[]) => void;
+  /** Called once a run has committed, with its outcome (settles the replies it waited for, stops a failed sub-agent's children, logs a failure). */
+  onCommitted: (run: RunOutcomeReport) => Promise<void>;
+  /** Called for an input dropped here (so an exchange waiting on it is told). */
+  onDropped: (inputId: string) => Promise<void>;
+  /** Why the workspace tools may not write a path for an agent now (extensions' write guards). */
+  writeRefusal: (agentId: string, path: string) => Promise<string | undefined>;
+  /** Which outbox kind delivers a reply to a channel, when one does (the mailbox's `reply:mailbox`). */
+  replyDelivery: ReplyDelivery;
+  /** Takes the config's secrets out of a run's error (a provider quoting the key it was given). */
+  redact: (text: string) => string;
+  /** The external runtimes sub-agents may run on (docs/runtimes.md), by kind. */
+  runtimes: () => ExternalRuntimes;
+  /** Journals an event and publishes it (an external child's updates). */
+  journal: (event: NewEvent) => Promise<unknown>;
+  /** The gateway's log: a run whose commit its lost lease fenced off. */
+  log: (level: 'warn', message: string, fields: Record<string, unknown>) => void;
+}
+
+/** A run as it committed: what the gateway does next, and logs, depends on it. */
+export interface RunOutcomeReport {
+  runId: string;
+  sessionKey: string;
+  agentId: string;
+  status: TerminalRunStatus;
+  /** Why it did not succeed (the provider's error, the timeout, the tool that threw). */
+  error: string | null;
+  /** Whether it started any tool call: only a tool call can leave results held for the run. */
+  calledTools: boolean;
+}
+
+/** A run that has its lease and its inputs. */
+interface LeasedRun {
+  runId: string;
+  epoch: number;
+  model: string;
+  agent: ResolvedAgent;
+  subagent: SubagentRecord | undefined;
+  /** The session as the start left it: its route is where the run's reply goes. */
+  session: SessionRecord;
+  inputs: InputRecord[];
+  /** The history the run reads, when the store handed it back with the start (StartedRun.history). */
+  history?: TranscriptEntry[];
+  /** Whether the session has spawned or messaged anyone, when the start read it (the first step's tool offer uses it). */
+  reachedOut?: { spawned: boolean; sent: boolean };
+}
+
+const NOTHING_RAN = { inputTokens: 0, outputTokens: 0, modelCalls: 0, steps: 0 };
+
+export function createSessionRunner(deps: SessionRunnerDeps) {
+  const { store, clock, ids } = deps;
+
+  /** Nothing can ever run these inputs: each is dropped with the reason, under the session's lease, instead of retried forever. */
+  async function dropUnrunnable(slot: RunSlot, why: string): Promise<void> {
+    const lease = await store.leases.acquire(slot.sessionKey, deps.owner, deps.leaseTtlMs);
+    if (!lease) {
+      slot.leasedElsewhere = true;
+      return;
+    }
+    slot.epoch = lease.epoch;
+    const dropped = await store.inputs.drop(slot.inputIds, `dropped: ${why}`, clock.now());
+    for (const inputId of dropped) {
+      await store.events.append({ type: 'input.dropped', sessionKey: slot.sessionKey, payload: { inputId, note: why } }, clock.now());
+      await deps.onDropped(inputId);
+    }
+    deps.afterCommit(false);
+  }
+
+  /**
+   * Takes the session's lease and claims the slot's inputs in one transaction; undefined when another owner holds it or
+   * an input was taken, `missing` when the session does not exist.
+   */
+  async function startRun(slot: RunSlot, agent: ResolvedAgent): Promise<LeasedRun | 'missing' | undefined> {
+    const subagent = isSpawnedKind(parseSessionKey(slot.sessionKey)?.kind)
+      ? await store.subagents.getBySession(slot.sessionKey)
+      : undefined;
+    // The first run of a sub-agent takes the run id sessions_spawn promised.
+    const runId = subagent && subagent.runId === null ? subagent.firstRunId : ids.next();
+    const model = subagent?.model ?? agent.model;
+    const run = { id: runId, sessionKey: slot.sessionKey, agentId: agent.config.id, owner: deps.owner, leaseTtlMs: deps.leaseTtlMs, model };
+    // A run in the gateway reads the session's history next; an external runtime's child keeps its own.
+    const historyLimit = subagent?.runtime ? undefined : agent.historyLimit;
+    const started = await store.runs.start({ ...run, inputIds: slot.inputIds, subagentId: subagent?.id, historyLimit }, clock.now());
+    if (started === 'leased') slot.leasedElsewhere = true;
+    if (started === 'missing') return started;
+    if (typeof started === 'string') return undefined;
+    slot.epoch = started.epoch;
+    slot.runId = runId;
+    deps.afterCommit(false, started.events);
+    const { history, reachedOut } = started;
+    return { runId, epoch: started.epoch, model, agent, subagent, session: started.session, inputs: started.inputs, history, reachedOut };
+  }
+
+  /** The tool loop, under the run's hard timeout. A failure before or in it (an unreadable prompt file, an unknown model) is the run's outcome. */
+  async function execute(
+    slot: RunSlot,
+    run: LeasedRun,
+    steered: InputRecord[],
+    toolCalls: SettledToolCall[],
+  ): Promise<{ executed: ExecutedRun; frameworkChars: number }> {
+    const { runId, epoch, agent, subagent, inputs } = run;
+    const timeoutSeconds = subagent?.timeoutSeconds ?? agent.timeoutSeconds;
+    const timeout = setTimeout(() => slot.controller.abort('timeout'), timeoutSeconds * 1000);
+    let frameworkChars = 0;
+    const timeoutMessage = subagent
+      ? `sub-agent run exceeded its timeout of ${timeoutSeconds}s (sessions_spawn timeoutSeconds, else ${spawnerLimits(deps.config, deps.agents, subagent.parentSession).source('runTimeoutSeconds')}) and was aborted`
+      : undefined;
+    try {
+      if (subagent?.runtime) return { executed: await runExternal(slot, run, subagent, timeoutMessage), frameworkChars };
+      const history = run.history ?? (await store.transcript.list(slot.sessionKey, { limit: agent.historyLimit }));
+      const context = assembleContext(agent.config, deps.promptFiles.read(agent.workspace), history, inputs, subagent);
+      frameworkChars = context.frameworkChars;
+      const executed = await executeRun({
+        model: deps.models.resolve(run.model),
+        measureRequest: (body) => deps.models.measureRequest(body),
+        system: context.system,
+        messages: context.messages,
+        ...offeredTools(agent, deps.config, await deps.toolsFor(agent.config.id), slot.sessionKey, subagent),
+        toolContext: {
+          runId,
+          sessionKey: slot.sessionKey,
+          agentId: agent.config.id,
+          workspace: subagent?.workdir ?? agent.workspace,
+          clock,
+          conversation: conversationOf(inputs.map((input) => input.provenance)),
+          writeRefusal: (path: string) => deps.writeRefusal(agent.config.id, path),
+        },
+        ledger: deps.toolLedger
+          ? { store: store.toolCalls, scope: inputs[0]?.id ?? runId, sessionKey: slot.sessionKey, runId, settled: toolCalls }
+          : undefined,
+        timeoutMessage,
+        firstStepLookups: run.reachedOut ? { [REACHED_OUT]: run.reachedOut } : undefined,
+        maxSteps: agent.maxSteps,
+        signal: slot.controller.signal,
+        takeSteered: async () => {
+          const queued = (await store.inputs.listQueued(slot.sessionKey)).filter((input) => input.mode === 'steer');
+          const offered = queued.map((input) => input.id);
+          const claimed = new Set(await store.runs.claimMore(runId, slot.sessionKey, epoch, offered, clock.now()));
+          const taken = queued.filter((input) => claimed.has(input.id));
+          steered.push(...taken);
+          return taken.map((input): ModelMessage => ({ role: 'user', content: renderInput(input.text, input.provenance).text }));
+        },
+        onDelta: deps.bus.wantsDeltas(slot.sessionKey)
+          ? (text) => deps.bus.publish({ type: 'delta', sessionKey: slot.sessionKey, runId, text })
+          : undefined,
+      });
+      return { executed, frameworkChars };
+    } catch (error) {
+      const failed: ExecutedRun = {
+        status: 'failed',
+        finalText: null,
+        messages: [],
+        usage: NOTHING_RAN,
+        promptChars: 0,
+        request: NO_REQUEST,
+        // Unknown: it may have made calls before it threw, so results it held are looked for.
+        toolCalls: 1,
+        error: { code: SwitchboardError.isInstance(error) ? error.code : 'INTERNAL', message: errorMessage(error) },
+      };
+      return { executed: failed, frameworkChars };
+    } finally {
+      clearTimeout(timeout);
+    }
+  }
+
+  /** A sub-agent on an external runtime (an ACP agent, a CLI child): its child does the work; the commit is the same. */
+  async function runExternal(
+    slot: RunSlot,
+    run: LeasedRun,
+    subagent: SubagentRecord,
+    timeoutMessage: string | undefined,
+  ): Promise<ExecutedRun> {
+    const parsed = parseRuntime(subagent.runtime ?? '');
+    const runtime = parsed && deps.runtimes()[parsed.kind];
+    if (!parsed || !runtime)
+      throw new SwitchboardError(
+        'RUNTIME_UNAVAILABLE',
+        `runtime "${subagent.runtime}" is not available in this gateway (docs/runtimes.md)`,
+      );
+    const { runId } = run;
+    // A runtime sub-agent is spawned only with a workdir (subagent-spawn.ts); an older row without one cannot run.
+    if (!subagent.workdir) throw new SwitchboardError('RUNTIME_UNAVAILABLE', `sub-agent ${subagent.id} has no workdir to run in`);
+    return runtime.run({
+      runId,
+      sessionKey: slot.sessionKey,
+      agentId: run.agent.config.id,
+      subagent,
+      name: parsed.name,
+      prompt: run.inputs.map((input) => input.text).join('\n\n'),
+      workdir: subagent.workdir,
+      signal: slot.controller.signal,
+      timeoutMessage: timeoutMessage ?? '',
+      report: async (updates) =>
+        void (await deps.journal({ type: 'runtime.update', sessionKey: slot.sessionKey, runId, payload: { updates } })),
+      delta: deps.bus.wantsDeltas(slot.sessionKey)
+        ? (text) => deps.bus.publish({ type: 'delta', sessionKey: slot.sessionKey, runId, text })
+        : undefined,
+      writeRefusal: (path) => deps.writeRefusal(run.agent.config.id, path),
+    });
+  }
+
+  /** The run's one commit, fenced by its lease's epoch; false when another owner took the session meanwhile. */
+  async function commit(
+    slot: RunSlot,
+    run: LeasedRun,
+    finished: FinishedRun,
+    frameworkChars: number,
+    toolCalls: SettledToolCall[],
+  ): Promise<boolean> {
+    const { executed } = finished;
+    const writes = runWrites(finished, ids, deps.replyDelivery);
+    const { subagent } = run;
+    const settles = subagent
+      ? {
+          subagent: {
+            id: subagent.id,
+            error: executed.error?.message ?? null,
+            maxResultChars: spawnerLimits(deps.config, deps.agents, subagent.parentSession).maxResultChars,
+          },
+        }
+      : {};
+    let committed: CommittedRun;
+    try {
+      const outcome = {
+        status: executed.status,
+        usage: executed.usage,
+        preambleChars: frameworkChars,
+        promptChars: executed.promptChars,
+        request: executed.request,
+        finalText: executed.finalText,
+        errorCode: executed.error?.code ?? null,
+        errorMessage: executed.error?.message ?? null,
+      };
+      const consumedInputIds = writes.consumed.map((input) => input.id);
+      committed = await store.runs.commit(
+        { runId: run.runId, sessionKey: slot.sessionKey, epoch: run.epoch, outcome, ...writes, consumedInputIds, toolCalls, ...settles },
+        clock.now(),
+      );
+      slot.leaseReleased = true;
+      slot.queuedAfter = committed.queued;
+    } catch (error) {
+      if (!(SwitchboardError.isInstance(error) && error.code === 'LEASE_LOST')) throw error;
+      // Fenced off: another owner has the session; recovery of that owner's view decides. A gateway that was paused or
+      // cut off past its lease learns it here, and its operator from this line.
+      deps.log('warn', `commit refused: ${error.message}; the gateway that holds the session now runs its inputs`, {
+        sessionKey: slot.sessionKey,
+        runId: run.runId,
+        epoch: run.epoch,
+      });
+      deps.afterCommit(false);
+      return false;
+    }
+    // A commit without outbox rows (no exchange step, no sub-agent completion) gives the outbox nothing to do.
+    deps.afterCommit(writes.outbox.length > 0 || subagent !== undefined, committed.events);
+    deps.bus.publish({
+      type: 'settled',
+      sessionKey: slot.sessionKey,
+      inputIds: writes.consumed.map((input) => input.id),
+      run: committed.run,
+    });
+    return true;
+  }
+
+  return async function runSession(slot: RunSlot): Promise<void> {
+    const missing = `session ${slot.sessionKey} does not exist`;
+    // A session's key names its agent; the start reads the session itself.
+    const agentId = parseSessionKey(slot.sessionKey)?.agentId ?? (await store.sessions.get(slot.sessionKey))?.agentId;
+    if (!agentId) return dropUnrunnable(slot, missing);
+    if (!deps.agents.has(agentId)) return dropUnrunnable(slot, `agent "${agentId}" is no longer configured (agents.list)`);
+    const run = await startRun(slot, deps.agents.get(agentId));
+    if (run === 'missing') return dropUnrunnable(slot, missing);
+    if (!run) return;
+    const steered: InputRecord[] = [];
+    const toolCalls: SettledToolCall[] = [];
+    const { executed, frameworkChars } = await execute(slot, run, steered, toolCalls);
+    if (executed.error) executed.error = { ...executed.error, message: deps.redact(executed.error.message) };
+    // Shutdown and lease loss leave the run uncommitted: recovery requeues its inputs.
+    const reason = slot.controller.signal.reason;
+    if (slot.controller.signal.aborted && reason === 'lease_lost')
+      deps.log(
+        'warn',
+        `run ${run.runId} on ${slot.sessionKey} lost its lease (epoch ${run.epoch}: a renewal was refused, another gateway took the session over); its results were not committed, and the gateway that holds the session now runs its inputs`,
+        { sessionKey: slot.sessionKey, runId: run.runId, epoch: run.epoch },
+      );
+    if (slot.controller.signal.aborted && (reason === 'shutdown' || reason === 'lease_lost')) return;
+    const finished = { runId: run.runId, session: run.session, inputs: run.inputs, steered, executed };
+    if (!(await commit(slot, run, finished, frameworkChars, toolCalls))) return;
+    await deps.onCommitted({
+      runId: run.runId,
+      sessionKey: slot.sessionKey,
+      agentId: run.agent.config.id,
+      status: executed.status,
+      error: executed.error?.message ?? null,
+      calledTools: executed.toolCalls > 0,
+    });
+  };
+}
