@@ -5,7 +5,6 @@
 import { randomUUID } from 'node:crypto';
 import { Role, TaskState, type Message, type Part, type TaskArtifactUpdateEvent } from '@a2a-js/sdk';
 import type { Queries, WaitResult } from '../ports/gateway.js';
-import type { GatewayApi } from '../ports/gateway.js';
 import type { RunRecord } from '../ports/index.js';
 import { REQUEST_INPUT_TOOL } from './tools.js';
 
