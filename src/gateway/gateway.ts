@@ -1,6 +1,6 @@
 /**
  * The gateway: its life (start, ready, reload, stop) and the door (src/ports/gateway.ts) it opens to the fronts. The
- * door's roles are objects of their own (gateway-intake.ts, gateway-queries.ts, gateway-control.ts), built with the
+ * door's roles are objects of their own (door/gateway-intake.ts, gateway-queries.ts, gateway-control.ts), built with the
  * gateway's working parts in gateway-assembly.ts; the Gateway holds them and answers for them.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
