@@ -110,20 +110,33 @@ export class GatewayIntake implements Intake {
     const hop = await this.admitHop(input.conversation, { channel, sessionKey, from: input.provenance.peer ?? channel });
     // A sender that can wait (a file stays in its folder) is refused while the lane is full, rather than queued.
     if (opening.refuseWhenLaneFull) this.refuseWhenLaneFull(sessionKey);
-    // A labelled session (a board task's) is made with its label first; the input's write opens any other on first use.
-    if (opening.label) await this.deps.store.sessions.ensure({ key: sessionKey, agentId, label: opening.label }, this.deps.clock.now());
+    const row = {
+      id: this.deps.ids.next(),
+      sessionKey,
+      idempotencyKey: input.idempotencyKey,
+      mode: input.mode ?? this.channelMode(channel),
+      text,
+      provenance: { ...input.provenance, ...hop },
+    };
+    const now = this.deps.clock.now();
+    if (!opening.route && !opening.unsynced) {
+      // No reply route to set and a synced accept (A2A, the board): the session made if missing (with its label), then
+      // the input, each in the store's cheapest statement.
+      await this.deps.store.sessions.ensure({ key: sessionKey, agentId, label: opening.label }, now);
+      const { input: stored, created } = await this.deps.store.inputs.enqueue(row, now);
+      if (created) this.deps.lanes.wake(sessionKey);
+      return { sessionKey, input: stored, created };
+    }
+    // The route is written with the input (a retried message sets the same one), and the input may be left unsynced.
+    if (opening.label) await this.deps.store.sessions.ensure({ key: sessionKey, agentId, label: opening.label }, now);
     const accepted = await this.deps.store.inputs.enqueueOpening(
       { key: sessionKey, agentId, route: opening.route, create: true },
+      row,
+      now,
       {
-        id: this.deps.ids.next(),
-        sessionKey,
-        idempotencyKey: input.idempotencyKey,
-        mode: input.mode ?? this.channelMode(channel),
-        text,
-        provenance: { ...input.provenance, ...hop },
+        planHead: PLAN_HEAD,
+        unsynced: opening.unsynced,
       },
-      this.deps.clock.now(),
-      { planHead: PLAN_HEAD, unsynced: opening.unsynced },
     );
     if (accepted === 'missing') throw noSuchSession(sessionKey);
     if (accepted.created) this.deps.lanes.wake(sessionKey, accepted.queued);
