@@ -43,7 +43,7 @@ function config(url: string): string {
     session: { agentToAgent: { maxHops: ${MAX_HOPS} } },
     agents: { list: [{ id: "ping", model: "scripted/ping" }, { id: "pong", model: "scripted/pong" }, { id: "echo", model: "scripted/echo" }] },
     models: { providers: { scripted: { type: "scripted", models: {
-      echo: { rules: [{ reply: "echo: {{input}}" }] },
+      echo: { rules: [{ reply: "echo: {{input}}", delayMs: 1000 }] },
       ping: { rules: [
         { match: "the result of your a2a_send", reply: "noted" },
         { match: "^ask echo", steps: [{ toolCalls: [{ tool: "a2a_send", args: { agentId: "to-echo", message: "hello", timeoutSeconds: 0 } }] }, { text: "asked" }] },
@@ -93,10 +93,15 @@ describe('hop budget across A2A', () => {
     const { gateway } = served;
     const sent = await gateway.send({ target: 'ping', message: 'ask echo' });
     await gateway.waitForInput(sent.input.id, 15_000);
-    const result = await waitUntil("the late result in ping's session", async () =>
-      (await gateway.store.inputs.list({ sessionKey: 'agent:ping:main', limit: 10 })).find((input) =>
-        input.text.startsWith('[the result of your a2a_send'),
-      ),
+    // echo answers a second after it is asked (its delayMs), so the result always comes after a2a_send returned: when
+    // echo answered within the send, the result came back with the tool's answer and no late result was left to test.
+    const result = await waitUntil(
+      "the late result in ping's session",
+      async () =>
+        (await gateway.store.inputs.list({ sessionKey: 'agent:ping:main', limit: 10 })).find((input) =>
+          input.text.startsWith('[the result of your a2a_send'),
+        ),
+      20_000,
     );
     const sessions = new Set((await gateway.store.runs.list({ limit: 100 })).map((run) => run.sessionKey));
     const [asked] = (await Promise.all([...sessions].map((sessionKey) => gateway.store.inputs.list({ sessionKey, limit: 10 }))))
