@@ -50,6 +50,8 @@ export class PeriodicTask {
     task: () => Promise<void>,
     onError: (error: unknown) => void,
     private readonly intervalMs: number,
+    /** What `kickAt`'s times are read against: the caller's clock (default the system's). */
+    private readonly clock: { now(): number } = { now: () => Date.now() },
   ) {
     this.serial = new SerialTask(task, onError);
   }
@@ -78,8 +80,8 @@ export class PeriodicTask {
         this.later = undefined;
         this.kick();
       },
-      // A millisecond more: the timer and Date.now() round differently, and what is due at `at` must be due by then.
-      Math.max(0, at - Date.now()) + 1,
+      // A millisecond more: the timer and the clock round differently, and what is due at `at` must be due by then.
+      Math.max(0, at - this.clock.now()) + 1,
     );
     timer.unref();
     this.later = { at, timer };

@@ -87,6 +87,8 @@ export class InboxIngest {
       () => this.pass(),
       (error) => options.log('error', `mailbox ${options.name}: ${errorMessage(error)}`),
       options.scanIntervalMs,
+      // Its retry times come from this clock (a partly written file's retryAt).
+      options.clock,
     );
   }
 
