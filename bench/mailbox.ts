@@ -78,6 +78,7 @@ async function mailboxGateway(mode: 'followup' | 'notify') {
     dataDir: dir,
     store: store.mailbox,
     clock: { now: () => Date.now() },
+    fileClock: { now: () => Date.now() },
     gatewayId: 'bench',
     api: () => ({
       accept: async (input, opening) => {

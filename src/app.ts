@@ -15,7 +15,7 @@ import type { ConfigReload } from './config/reload.js';
 import { loadConfigFile } from './config/load.js';
 import type { SwitchboardConfig } from './config/schema.js';
 import { DataDir } from './kit/data-dir.js';
-import { Gateway, type GatewayDeps } from './gateway/gateway.js';
+import { Gateway, type GatewayDeps, systemClock } from './gateway/gateway.js';
 import type { GatewayParts } from './gateway/gateway-types.js';
 import type { GatewayExtension } from './ports/extensions.js';
 import { ControlApi } from './http/control-api.js';
@@ -71,7 +71,7 @@ export function standardExtensions(parts: GatewayParts, hooks: StandardHooks = {
   });
   hooks.onClient?.(client);
   const board = new BoardService(parts.store.board, parts.api, parts.clock);
-  const front = mailboxFront(parts, parts.store.mailbox, board, () => void dispatcher.kick());
+  const front = mailboxFront(parts, parts.store.mailbox, board, () => void dispatcher.kick(), systemClock);
   hooks.onMailbox?.(front.mailbox);
   hooks.onTeams?.(front.teams);
   hooks.onClaude?.(front.claude);

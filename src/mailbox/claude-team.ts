@@ -63,6 +63,7 @@ export interface ClaudeTeamDeps {
   config: SwitchboardConfig;
   board: BoardService;
   api: () => Pick<Intake, 'accept'>;
+  /** The local machine's clock, which Claude Code's files are stamped by (a lock's age is its file's mtime). */
   clock: Clock;
   log: (message: string) => void;
 }

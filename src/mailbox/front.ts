@@ -3,7 +3,7 @@
  * their Claude Code mirrors, with the tools, deliveries and lives of each as gateway extensions.
  */
 import type { BoardService } from '../board/board.js';
-import type { MailboxStore } from '../ports/index.js';
+import type { Clock, MailboxStore } from '../ports/index.js';
 import type { ExtensionParts } from '../ports/extensions.js';
 import type { GatewayExtension } from '../ports/extensions.js';
 import { CLAUDE_REPLY_KIND, ClaudeTeams } from './claude-team.js';
@@ -19,14 +19,25 @@ export interface MailboxFront {
   extensions: GatewayExtension[];
 }
 
-/** `kick` has the board's dispatcher look at the teams' seats again (it is built after this, from `teams`). */
-export function mailboxFront(parts: ExtensionParts, store: MailboxStore, board: BoardService, kick: () => void): MailboxFront {
+/**
+ * `kick` has the board's dispatcher look at the teams' seats again (it is built after this, from `teams`). `fileClock`
+ * is the local machine's clock, which files are stamped by (locks, partly written files, registrations); `parts.clock`
+ * is the store's, the database's on PostgreSQL.
+ */
+export function mailboxFront(
+  parts: ExtensionParts,
+  store: MailboxStore,
+  board: BoardService,
+  kick: () => void,
+  fileClock: Clock,
+): MailboxFront {
   const { config } = parts;
   const mailbox = new MailboxService({
     config,
     dataDir: parts.dataDir,
     store,
     clock: parts.clock,
+    fileClock,
     gatewayId: parts.gatewayId,
     api: parts.api,
     enqueue: (row) => parts.enqueueDelivery(row),
@@ -46,7 +57,7 @@ export function mailboxFront(parts: ExtensionParts, store: MailboxStore, board: 
     alive: (name) => (config.mailbox.enabled ? mailbox.list().find((participant) => participant.name === name)?.alive : undefined),
     log: parts.log,
   });
-  const claude = new ClaudeTeams({ config, board, api: parts.api, clock: parts.clock, log: parts.log });
+  const claude = new ClaudeTeams({ config, board, api: parts.api, clock: fileClock, log: parts.log });
   const deliver = (row: Parameters<MailboxService['deliver']>[0]) => mailbox.deliver(row);
   const extensions: GatewayExtension[] = [
     {

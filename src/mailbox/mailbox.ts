@@ -30,7 +30,13 @@ export interface MailboxDeps {
   config: SwitchboardConfig;
   dataDir: string | undefined;
   store: MailboxStore;
+  /** The store's clock (the database's on PostgreSQL): reservations expire by it, as every gateway reads them. */
   clock: Clock;
+  /**
+   * The local machine's clock, which the files' times are stamped by: a registration's start and activity, a partly
+   * written file's age, a stale temporary's (a database clock ahead or behind would misjudge them).
+   */
+  fileClock: Clock;
   gatewayId: string;
   api: () => Pick<Intake, 'accept'> & Pick<Waits, 'durable'>;
   enqueue: (row: NewOutboxRow) => Promise<void>;
@@ -60,7 +66,7 @@ export class MailboxService {
   private watched = new Map<string, string>();
 
   constructor(private readonly deps: MailboxDeps) {
-    this.startedAt = new Date(deps.clock.now()).toISOString();
+    this.startedAt = new Date(deps.fileClock.now()).toISOString();
   }
 
   get policy() {
@@ -115,7 +121,7 @@ export class MailboxService {
         maxFileBytes: options.maxFileBytes,
         partialGraceMs: options.partialGraceMs,
         scanIntervalMs: options.scanIntervalMs,
-        clock: this.deps.clock,
+        clock: this.deps.fileClock,
         accept: (message) => this.accept(name, message),
         durable: () => this.deps.api().durable(),
         log: (_level, message) => this.deps.log(message),
@@ -181,7 +187,7 @@ export class MailboxService {
         throw new MessageRefused(error.message, 'gateway');
       throw error;
     }
-    this.lastActivity.set(inbox, new Date(this.deps.clock.now()).toISOString());
+    this.lastActivity.set(inbox, new Date(this.deps.fileClock.now()).toISOString());
   }
 
   /** A message from `from` (a name of this gateway) to `to`, through the outbox; `key` makes a repeated call one message. */
@@ -210,7 +216,7 @@ export class MailboxService {
       ...(outgoing.conversation ? { switchboard: carried(outgoing.conversation) } : {}),
     };
     postMessage(this.layout, message, messageFileName(row.createdAt, stableSuffix(row.idempotencyKey)));
-    this.lastActivity.set(outgoing.from, new Date(this.deps.clock.now()).toISOString());
+    this.lastActivity.set(outgoing.from, new Date(this.deps.fileClock.now()).toISOString());
   }
 
   /** Everyone in the directory with their state; this gateway's names are alive while it runs. */
@@ -225,7 +231,7 @@ export class MailboxService {
    * are looked into, and only our own temporaries are removed.
    */
   private sweepTemporaries(): void {
-    const now = this.deps.clock.now();
+    const now = this.deps.fileClock.now();
     if (now - this.sweptAt < TEMPORARY_SWEEP_MS) return;
     this.sweptAt = now;
     const { layout } = this;

@@ -149,3 +149,29 @@ describe('mailbox folders', () => {
     expect(existsSync(join(dir, 'registry', 'Ops.json'))).toBe(true);
   });
 });
+
+describe('mailbox time', () => {
+  it("files are judged by the local machine's clock, not the store's: a registration made under a store clock an hour ahead says when it really started", async () => {
+    const dir = realpathSync(mkdtempSync(join(tmpdir(), 'sb-mailbox-clock-')));
+    const { config } = parseConfigText(
+      `{
+        agents: { list: [{ id: "ops", model: "scripted/m", mailbox: { name: "Ops" } }] },
+        mailbox: { enabled: true, dir: "${dir}", scanIntervalMs: 100 },
+        models: { providers: { scripted: { type: "scripted", models: { m: { rules: [{ reply: "ok" }] } } } } },
+      }`,
+      '/test/switchboard.json5',
+      {},
+    );
+    const before = Date.now();
+    // The store's clock is the database's on PostgreSQL: another host's, possibly far from this one's.
+    const storeClock = { now: () => Date.now() + 3_600_000 };
+    gateway = await startGateway({ config, store: await SqliteStore.open({ path: ':memory:' }), gatewayId: 'gw-test', clock: storeClock });
+    const registration = await waitUntil('the registration', () => {
+      const path = join(dir, 'registry', 'Ops.json');
+      return existsSync(path) ? (JSON.parse(readFileSync(path, 'utf8')) as { startedAt: string }) : undefined;
+    });
+    const startedAt = Date.parse(registration.startedAt);
+    expect(startedAt).toBeGreaterThanOrEqual(before - 1000);
+    expect(startedAt).toBeLessThanOrEqual(Date.now() + 1000);
+  });
+});
