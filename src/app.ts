@@ -52,17 +52,13 @@ export interface StandardHooks {
 /** The tools and services every gateway runs with: built-in, session, sub-agent and board tools, the A2A client and the board's dispatcher. */
 export function standardExtensions(parts: GatewayParts, hooks: StandardHooks = {}): GatewayExtension[] {
   const { config } = parts;
+  // What a front is built on: the gateway's shared parts without the store and the gateway's own objects, so that each
+  // front holds only the store port handed to it below.
+  const { store, messaging, subagents, ...shared } = parts;
   const client = new A2AClientService({
     config,
-    tasks: parts.store.a2aTasks,
-    runAlive: (runId) =>
-      parts
-        .api()
-        .getRun(runId)
-        .then(
-          ({ run }) => run.status === 'running',
-          () => false,
-        ),
+    tasks: store.a2aTasks,
+    runAlive: async (runId) => (await parts.api().runStatus(runId)) === 'running',
     clock: parts.clock,
     deliver: async (input) => void (await parts.accept({ id: randomUUID(), ...input })),
     enqueue: (row) => parts.enqueueDelivery(row),
@@ -70,13 +66,13 @@ export function standardExtensions(parts: GatewayParts, hooks: StandardHooks = {
     gatewayId: parts.gatewayId,
   });
   hooks.onClient?.(client);
-  const board = new BoardService(parts.store.board, parts.api, parts.clock);
-  const front = mailboxFront(parts, parts.store.mailbox, board, () => void dispatcher.kick(), systemClock);
+  const board = new BoardService(store.board, parts.api, parts.clock);
+  const front = mailboxFront(shared, store.mailbox, board, () => void dispatcher.kick(), systemClock);
   hooks.onMailbox?.(front.mailbox);
   hooks.onTeams?.(front.teams);
   hooks.onClaude?.(front.claude);
   const dispatcher = new BoardDispatcher({
-    store: parts.store.board,
+    store: store.board,
     gateway: parts.api,
     clock: parts.clock,
     owner: parts.gatewayId,
@@ -89,15 +85,19 @@ export function standardExtensions(parts: GatewayParts, hooks: StandardHooks = {
   hooks.onBoard?.(board, dispatcher);
   const calling = config.a2a.remoteAgents.length > 0 || config.a2a.client.allowUrls;
   const mcp = new McpService(config, { log: parts.log });
-  const [, subagentsTool] = createSubagentTools(parts.subagents, parts.messaging);
-  const memory = new MemoryService(config, { ...parts, stores: parts.store });
+  const [, subagentsTool] = createSubagentTools(subagents, messaging);
+  const memory = new MemoryService(config, {
+    stores: { memory: store.memory, sessions: store.sessions, transcript: store.transcript },
+    clock: parts.clock,
+    log: parts.log,
+  });
   // exec commands, runtime children and terminals, in one record; what a killed previous process left is ended now.
   const children = openChildRecords(parts.dataDir, parts.log);
   hooks.onMemory?.(memory);
   return [
     {
-      tools: [...BUILTIN_TOOLS, createExecTool(config, children), ...createSessionTools(parts.messaging), subagentsTool, requestInputTool],
-      agentTools: spawnToolFor(config, parts.subagents, parts.messaging),
+      tools: [...BUILTIN_TOOLS, createExecTool(config, children), ...createSessionTools(messaging), subagentsTool, requestInputTool],
+      agentTools: spawnToolFor(config, subagents, messaging),
     },
     {
       tools: calling ? createA2AClientTools(client) : [],
@@ -117,7 +117,7 @@ export function standardExtensions(parts: GatewayParts, hooks: StandardHooks = {
     Object.keys(config.mcp.servers).length > 0 ? { agentTools: (agentId: string) => mcp.toolsFor(agentId), stop: () => mcp.stop() } : {},
     { tools: config.memory.enabled ? memory.tools : [], start: () => memory.start(), stop: () => memory.stop() },
     ...front.extensions,
-    runtimesFront(parts, children),
+    runtimesFront(shared, children),
   ];
 }
 

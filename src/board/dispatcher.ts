@@ -251,7 +251,12 @@ export class BoardDispatcher {
           // The hop budget: the conversation the task's creating run was in, one hop further (core/hops.ts).
           conversation: view.task.conversation ?? undefined,
         },
-        { sessionKey: boardSessionKey(agentId, claim.taskId), agentId, label: `board:${claim.taskId}` },
+        {
+          sessionKey: boardSessionKey(agentId, claim.taskId),
+          agentId,
+          label: `board:${claim.taskId}`,
+          whenStopping: 'the board hands the task over again once it has restarted',
+        },
       );
       this.followers.set(claim.taskId, newFollower(claim, { agentId, board: view.task.board, inputId: input.id }));
       // The attempt names its input, so that `board show` can name the run that took it; a claim lost meanwhile leaves it unnamed.

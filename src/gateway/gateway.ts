@@ -186,6 +186,7 @@ export class Gateway implements GatewayApi {
   readonly journalAfter: Queries['journalAfter'] = (afterSeq, filter) => this.queries.journalAfter(afterSeq, filter);
   readonly listRuns: Queries['listRuns'] = (filter) => this.queries.listRuns(filter);
   readonly getRun: Queries['getRun'] = (runId) => this.queries.getRun(runId);
+  readonly runStatus: Queries['runStatus'] = (runId) => this.queries.runStatus(runId);
   readonly runCompletions: Queries['runCompletions'] = (runId) => this.queries.runCompletions(runId);
   readonly runToolCalls: Queries['runToolCalls'] = (run) => this.queries.runToolCalls(run);
   readonly listExchanges: Queries['listExchanges'] = (filter) => this.queries.listExchanges(filter);

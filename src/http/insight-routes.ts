@@ -4,7 +4,12 @@
  */
 import { z } from 'zod';
 import { SwitchboardError } from '../core/errors.js';
-import type { GatewayApi } from '../ports/gateway.js';
+import type { Control, Presence, Queries } from '../ports/gateway.js';
+
+/** What the insight routes ask of the door. */
+type InsightGateway = Pick<Presence, 'config'> &
+  Pick<Queries, 'collaboration' | 'messagePath' | 'resolveId' | 'usageSince'> &
+  Pick<Control, 'annotateSession'>;
 import type { UsageTotal } from '../ports/index.js';
 import type { AnnotatedSessionAnswer, GraphAnswer, MessagePathAnswer, UsageAnswer } from './answers.js';
 import { parseBody, readJson } from './json-body.js';
@@ -32,7 +37,7 @@ function startOfDay(now: number): number {
   return now - (now % DAY_MS);
 }
 
-export function insightRoutes(gw: GatewayApi, route: RouteAdder): void {
+export function insightRoutes(gw: InsightGateway, route: RouteAdder): void {
   route('GET', /^\/v1\/graph$/, async (_req, url): Promise<GraphAnswer> => {
     const now = Date.now();
     const until = timeOf(url, 'until', now);

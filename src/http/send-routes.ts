@@ -6,7 +6,10 @@ import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { SwitchboardError } from '../core/errors.js';
 import { QUEUE_MODES } from '../core/queue-mode.js';
-import type { GatewayApi } from '../ports/gateway.js';
+import type { Intake, Presence, Waits } from '../ports/gateway.js';
+
+/** What the send routes ask of the door. */
+type SendGateway = Pick<Presence, 'config'> & Pick<Intake, 'send' | 'sendAs'> & Pick<Waits, 'waitForInput' | 'durable'>;
 import type { SendAccepted, SendAnswer, SendAsAnswer } from './answers.js';
 import { parseBody, readJson } from './json-body.js';
 import type { RouteAdder } from './route.js';
@@ -27,7 +30,7 @@ const sendBody = z.strictObject({
   label: z.string().min(1).max(512).optional(),
 });
 
-export function sendRoutes(gw: GatewayApi, route: RouteAdder): void {
+export function sendRoutes(gw: SendGateway, route: RouteAdder): void {
   route('POST', /^\/v1\/send$/, async (request): Promise<SendAnswer | SendAsAnswer> => {
     const body = parseBody(sendBody, await readJson(request));
     if (body.from) return sendAs(gw, body);
@@ -81,7 +84,7 @@ export function sendRoutes(gw: GatewayApi, route: RouteAdder): void {
   });
 }
 
-async function sendAs(gateway: GatewayApi, body: z.infer<typeof sendBody>): Promise<SendAsAnswer> {
+async function sendAs(gateway: SendGateway, body: z.infer<typeof sendBody>): Promise<SendAsAnswer> {
   if (body.channel || body.peer || body.account) {
     throw new SwitchboardError(
       'INVALID_REQUEST',

@@ -36,6 +36,7 @@ export function acceptFileMessage(intake: Pick<Intake, 'accept'>, message: FileM
     // The file stays where it is and is taken when the lane has room: a flood of senders waits in the folder.
     refuseWhenLaneFull: true,
     unsynced: message.unsynced,
+    whenStopping: 'the file is read again once it has restarted',
   };
   return intake.accept(input, opening);
 }

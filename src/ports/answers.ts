@@ -311,6 +311,8 @@ export interface Opening {
   refuseWhenLaneFull?: boolean;
   /** The caller makes the input durable (`durable()`) before it lets the message go, so that many share one sync. */
   unsynced?: boolean;
+  /** What becomes of the message when the gateway is stopping, for the refusal (default: "send again once it has restarted"). */
+  whenStopping?: string;
 }
 
 export interface Accepted {

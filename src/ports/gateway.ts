@@ -6,6 +6,7 @@
  */
 import type { AgentConfig, SwitchboardConfig } from '../config/schema.js';
 import type { ConfigReload } from '../config/reload.js';
+import type { RunStatus } from '../core/run-status.js';
 import type {
   EventRecord,
   ExchangeRecord,
@@ -98,6 +99,8 @@ export interface Queries {
   journalAfter(afterSeq: number, filter?: { sessionKey?: string; limit?: number }): Promise<EventRecord[]>;
   listRuns(filter?: { sessionKey?: string; limit?: number }): Promise<RunRecord[]>;
   getRun(runId: string): Promise<{ run: RunRecord; inputs: InputRecord[] }>;
+  /** A run's status, or undefined when there is no such run (one read: the A2A client asks whether a waiting run still runs). */
+  runStatus(runId: string): Promise<RunStatus | undefined>;
   runCompletions(runId: string): Promise<RunCompletions>;
   runToolCalls(run: Pick<RunRecord, 'id' | 'sessionKey'>): Promise<RunToolCall[]>;
   listExchanges(filter?: { sessionKey?: string; limit?: number }): Promise<ExchangeRecord[]>;

@@ -1,5 +1,5 @@
 /**
- * How PostgreSQL plans the store's run functions (migrations-postgres.ts and migrations-postgres-runs.ts): a run's
+ * How PostgreSQL plans the store's run functions (store/postgres/migrations.ts and migrations-runs.ts): a run's
  * start and commit find their rows by key whatever the statistics say (0022); each connection keeps one plan per
  * statement, made once rather than on every call, and it takes the index even when it was made while the table was
  * small (0023); a message runs no statement that reads again what a write handed back (0024).
@@ -14,7 +14,7 @@ import { waitUntil } from '../helpers/wait.js';
 
 const S = 'agent:w:main';
 
-/** A run's outcome as the store hands it to sb_commit_run_queued (kysely-run-store.ts outcomeValues). */
+/** A run's outcome as the store hands it to sb_commit_run_queued (store/runs/run-store.ts outcomeValues). */
 const OUTCOME = JSON.stringify({
   status: 'succeeded',
   inputTokens: 1,

@@ -6,7 +6,7 @@
 import { SwitchboardError } from '../../core/errors.js';
 import { hopRefusal, type Conversation } from '../../core/hops.js';
 import { channelQueue, type QueueMode } from '../../core/queue-mode.js';
-import { isSpawnedKind, parseSessionKey } from '../../core/session-key.js';
+import { isSpawnedKind, parseSessionKey, type SessionKind } from '../../core/session-key.js';
 import type { SwitchboardConfig } from '../../config/schema.js';
 import type {
   Accepted,
@@ -23,6 +23,9 @@ import { PLAN_HEAD, type LaneScheduler } from '../runs/lanes.js';
 import type { AgentMessaging } from '../messaging/messaging.js';
 import type { OfferedTools } from '../tooling/offered-tools.js';
 import type { AgentRegistry } from '../agents/registry.js';
+
+/** The kinds of session a front's message may open (or join): the ones whose key the front builds from its own ids. */
+const FRONT_KINDS = new Set<SessionKind>(['a2a', 'board', 'direct', 'group']);
 
 export interface IntakeDeps {
   config: SwitchboardConfig;
@@ -102,10 +105,17 @@ export class GatewayIntake implements Intake {
    * One input per idempotency key, however often the message arrives.
    */
   async accept(input: FrontInput, opening: Opening): Promise<Accepted> {
-    if (this.deps.stopping()) throw stoppingError();
+    if (this.deps.stopping()) throw stoppingError(opening.whenStopping);
     const text = this.validateMessage(input.text);
     const { sessionKey, agentId } = opening;
     this.deps.agents.get(agentId);
+    // A front opens sessions of its own kinds only: never a sub-agent's, which only its spawn creates.
+    const parsed = parseSessionKey(sessionKey);
+    if (parsed?.agentId !== agentId || !FRONT_KINDS.has(parsed.kind))
+      throw new SwitchboardError(
+        'INVALID_REQUEST',
+        `a front's message opens an A2A, board, direct or group session of agent "${agentId}", not "${sessionKey}"`,
+      );
     const channel = input.provenance.channel ?? input.provenance.kind;
     const hop = await this.admitHop(input.conversation, { channel, sessionKey, from: input.provenance.peer ?? channel });
     // A sender that can wait (a file stays in its folder) is refused while the lane is full, rather than queued.
@@ -226,6 +236,6 @@ function noSuchSession(sessionKey: string): SwitchboardError {
 }
 
 /** A message refused while the gateway stops: the sender sends again (or the front takes it up again) after the restart. */
-function stoppingError(): SwitchboardError {
-  return new SwitchboardError('GATEWAY_STOPPING', 'the gateway is shutting down; send again once it has restarted');
+function stoppingError(whatHappens = 'send again once it has restarted'): SwitchboardError {
+  return new SwitchboardError('GATEWAY_STOPPING', `the gateway is shutting down; ${whatHappens}`);
 }

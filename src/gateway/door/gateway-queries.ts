@@ -3,6 +3,7 @@
  * the outbox, read from the store. The gateway extends this; fronts reach it through GatewayApi.
  */
 import { SwitchboardError } from '../../core/errors.js';
+import type { RunStatus } from '../../core/run-status.js';
 import type {
   IdKind,
   EventRecord,
@@ -202,6 +203,10 @@ export class GatewayQueries implements Queries {
     const run = await this.deps.store.runs.get(runId);
     if (!run) throw new SwitchboardError('RUN_NOT_FOUND', `no run "${runId}" (list them with "switchboard runs list")`);
     return { run, inputs: await this.deps.store.inputs.listByRun(runId) };
+  }
+
+  async runStatus(runId: string): Promise<RunStatus | undefined> {
+    return (await this.deps.store.runs.get(runId))?.status;
   }
 
   /** The tool calls a run made, each with its arguments and its result (from the run's transcript entries). */

@@ -40,8 +40,8 @@ export type RunSessionFn = (slot: RunSlot) => Promise<void>;
 export interface LaneOptions {
   owner: string;
   collectDebounceMs: number;
-  /** A channel's own collect window, when `messages.queue.byChannel` gives one. */
-  channelDebounceMs?: (channel: string | undefined) => number | undefined;
+  /** A channel's collect window: its own under `messages.queue.byChannel`, else `collectDebounceMs` (core/queue-mode.ts channelQueue). */
+  channelDebounceMs?: (channel: string | undefined) => number;
   leaseTtlMs: number;
   maxConcurrent: Record<LaneName, number>;
   maxWaiting: number;
