@@ -23,6 +23,8 @@ import { createLogger } from './logging.js';
 import { ModelRegistry } from './models/model-registry.js';
 import type { Models } from './ports/models.js';
 import { openStore, type OpenedStore, type StoreSelection } from './store/open/open-store.js';
+import { a2aLinks } from './a2a/map-links.js';
+import { boardLinks } from './board/map-links.js';
 import { BoardService } from './board/board.js';
 import { BoardDispatcher } from './board/dispatcher.js';
 import { createBoardTools } from './board/board-tools.js';
@@ -254,6 +256,8 @@ export async function serveGateway(options: ServeOptions): Promise<RunningGatewa
     token,
     front,
     a2aTasks: store.a2aTasks,
+    // The fronts' own hand-offs on the collaboration map, beside the gateway's.
+    mapSources: [(window) => a2aLinks(store.a2aTasks, window), (window) => boardLinks(board, window)],
     board,
     memory,
     teams,

@@ -197,7 +197,7 @@ export class Gateway implements GatewayApi {
   readonly listOutbox: Queries['listOutbox'] = (filter) => this.queries.listOutbox(filter);
   readonly outboxBacklog: Queries['outboxBacklog'] = () => this.queries.outboxBacklog();
   readonly usageSince: Queries['usageSince'] = (since) => this.queries.usageSince(since);
-  readonly collaboration: Queries['collaboration'] = (window) => this.queries.collaboration(window);
+  readonly collaborationLinks: Queries['collaborationLinks'] = (window) => this.queries.collaborationLinks(window);
   readonly messagePath: Queries['messagePath'] = (inputId) => this.queries.messagePath(inputId);
   readonly annotateSession: Control['annotateSession'] = (key, change) => this.control.annotateSession(key, change);
   readonly cancelInput: Control['cancelInput'] = (inputId, why) => this.control.cancelInput(inputId, why);

@@ -19,7 +19,7 @@ import type { Teams } from '../mailbox/teams.js';
 import type { MemoryService } from '../memory/memory-service.js';
 import { a2aTaskRoutes } from './a2a-task-routes.js';
 import { gatewayRoutes, limitOf } from './gateway-routes.js';
-import { insightRoutes } from './insight-routes.js';
+import { insightRoutes, type MapSource } from './insight-routes.js';
 import type { Handler, RouteAdder } from './route.js';
 import { sendRoutes } from './send-routes.js';
 import { readBody } from './json-body.js';
@@ -43,6 +43,8 @@ export interface ControlApiOptions {
   };
   /** The A2A tasks this gateway served (/v1/a2a/tasks...): the A2A front's own store port. */
   a2aTasks?: Pick<A2ATaskStore, 'list' | 'get' | 'listEvents'>;
+  /** The fronts' hand-offs for the collaboration map (`GET /v1/graph`), beside the gateway's own. */
+  mapSources?: readonly MapSource[];
   /** The task board's routes (/v1/board/...), when the gateway has one. */
   board?: BoardService;
   /** The memory routes (/v1/memory...), when the gateway has memory. */
@@ -125,7 +127,7 @@ export class ControlApi {
     const route: RouteAdder = (method, pattern, handler) => this.route(method, pattern, handler);
     gatewayRoutes(this.gateway, route, this.options.reloadConfig);
     if (this.options.a2aTasks) a2aTaskRoutes(this.options.a2aTasks, this.gateway, route, limitOf);
-    insightRoutes(this.gateway, route);
+    insightRoutes(this.gateway, route, this.options.mapSources);
     if (this.options.board) boardRoutes(this.options.board, route, limitOf);
     if (this.options.memory) memoryRoutes(this.options.memory, route);
     if (this.options.teams) teamRoutes(this.options.teams, route);

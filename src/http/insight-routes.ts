@@ -2,13 +2,14 @@
  * What the console shows beyond the plain lists (docs/control-api.md): the collaboration graph, tokens and cost per
  * agent, the path one message took, and a person's labels and archive marks on sessions. Scriptable like every route.
  */
+import { collaborationGraph, type LinkSource } from '../core/collaboration.js';
 import { z } from 'zod';
 import { SwitchboardError } from '../core/errors.js';
 import type { Control, Presence, Queries } from '../ports/gateway.js';
 
 /** What the insight routes ask of the door. */
 type InsightGateway = Pick<Presence, 'config'> &
-  Pick<Queries, 'collaboration' | 'messagePath' | 'resolveId' | 'usageSince'> &
+  Pick<Queries, 'collaborationLinks' | 'messagePath' | 'resolveId' | 'usageSince'> &
   Pick<Control, 'annotateSession'>;
 import type { UsageTotal } from '../ports/index.js';
 import type { AnnotatedSessionAnswer, GraphAnswer, MessagePathAnswer, UsageAnswer } from './answers.js';
@@ -37,13 +38,17 @@ function startOfDay(now: number): number {
   return now - (now % DAY_MS);
 }
 
-export function insightRoutes(gw: InsightGateway, route: RouteAdder): void {
+/** A front's hand-offs in a window, for the collaboration map (the A2A front's tasks, the board's). */
+export type MapSource = (window: { since: number; until: number }) => Promise<LinkSource>;
+
+export function insightRoutes(gw: InsightGateway, route: RouteAdder, mapSources: readonly MapSource[] = []): void {
   route('GET', /^\/v1\/graph$/, async (_req, url): Promise<GraphAnswer> => {
     const now = Date.now();
     const until = timeOf(url, 'until', now);
     const since = timeOf(url, 'since', until - DAY_MS);
     if (since > until) throw new SwitchboardError('INVALID_REQUEST', `since (${since}) is after until (${until})`);
-    return gw.collaboration({ since, until });
+    const window = { since, until };
+    return collaborationGraph(await Promise.all([gw.collaborationLinks(window), ...mapSources.map((source) => source(window))]), window);
   });
   route('GET', /^\/v1\/usage$/, async (_req, url): Promise<UsageAnswer> => {
     const since = timeOf(url, 'since', startOfDay(Date.now()));

@@ -137,40 +137,7 @@ export interface MessagePath {
   steps: PathStep[];
 }
 
-export type LinkKind = 'exchange' | 'spawn' | 'a2a' | 'board';
-
-/** One hand-off: an exchange, a spawn, an A2A task or a board task. */
-export interface CollaborationLink {
-  kind: LinkKind;
-  from: string;
-  to: string;
-  /** The exchange, sub-agent, A2A task or board task id. */
-  id: string;
-  at: number;
-  fromSession: string | null;
-  toSession: string | null;
-  status: string;
-}
-
-export interface CollaborationEdge {
-  kind: LinkKind;
-  from: string;
-  to: string;
-  count: number;
-  lastAt: number;
-  /** The newest hand-offs of the edge, newest first (at most LINKS_PER_EDGE). */
-  links: CollaborationLink[];
-}
-
-export interface CollaborationGraph {
-  since: number;
-  until: number;
-  /** Agent ids as they are; outside parties as `peer:<id>` (A2A callers), `remote:<id>`, `worker:<name>`, `user`. */
-  nodes: string[];
-  edges: CollaborationEdge[];
-  /** True when a kind had more rows in the window than the SOURCE_LIMIT read of it. */
-  partial: boolean;
-}
+export type { CollaborationEdge, CollaborationGraph, CollaborationLink, LinkKind } from '../core/collaboration.js';
 
 export interface SpawnRequest {
   task: unknown;

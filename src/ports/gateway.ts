@@ -6,6 +6,7 @@
  */
 import type { AgentConfig, SwitchboardConfig } from '../config/schema.js';
 import type { ConfigReload } from '../config/reload.js';
+import type { LinkSource } from '../core/collaboration.js';
 import type { RunStatus } from '../core/run-status.js';
 import type {
   EventRecord,
@@ -28,7 +29,6 @@ import type {
   Accepted,
   AgentSendRequest,
   AgentSendResult,
-  CollaborationGraph,
   FrontInput,
   GatewayStatus,
   GatewayView,
@@ -111,7 +111,8 @@ export interface Queries {
   listOutbox(filter: { status?: OutboxStatus; limit?: number }): Promise<OutboxRecord[]>;
   outboxBacklog(): Promise<{ pending: number; dead: number }>;
   usageSince(since: number): Promise<UsageTotal[]>;
-  collaboration(window: { since: number; until: number }): Promise<CollaborationGraph>;
+  /** The gateway's own hand-offs in a window (exchanges, spawns) for the collaboration map (core/collaboration.ts). */
+  collaborationLinks(window: { since: number; until: number }): Promise<LinkSource>;
   messagePath(inputId: string): Promise<MessagePath>;
 }
 

@@ -19,8 +19,8 @@ import type {
   TranscriptEntry,
   UsageTotal,
 } from '../../ports/index.js';
-import { collaborationGraph } from '../insight/collaboration.js';
-import type { CollaborationGraph } from '../../ports/gateway.js';
+import type { LinkSource } from '../../core/collaboration.js';
+import { gatewayLinks } from '../insight/collaboration.js';
 import { messagePath } from '../insight/message-path.js';
 import type { MessagePath, Queries, RunCompletions, RunToolCall } from '../../ports/gateway.js';
 
@@ -82,9 +82,9 @@ export class GatewayQueries implements Queries {
     return this.deps.store.runs.usageSince(since);
   }
 
-  /** Who worked with whom in a time window: exchanges, spawns, A2A tasks and board hand-offs (`GET /v1/graph`). */
-  collaboration(window: { since: number; until: number }): Promise<CollaborationGraph> {
-    return collaborationGraph(this.deps.store, window);
+  /** The gateway's own hand-offs in a window, for the collaboration map (`GET /v1/graph` adds the fronts'). */
+  collaborationLinks(window: { since: number; until: number }): Promise<LinkSource> {
+    return gatewayLinks(this.deps.store, window);
   }
 
   /** The path one input took: accept, lane, run, tool calls, the sessions it reached and their runs, the reply. */
