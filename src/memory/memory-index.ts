@@ -9,7 +9,7 @@ import { lstat, open, readdir, readlink, realpath } from 'node:fs/promises';
 import { dirname, join, relative } from 'node:path';
 import type { SwitchboardConfig } from '../config/schema.js';
 import { errorMessage } from '../core/errors.js';
-import { nodeHashing } from '../hashing.js';
+import { nodeHashing } from '../kit/hashing.js';
 import type { Clock, MemoryStore, SessionStore, TranscriptStore } from '../ports/index.js';
 import { chunkText } from './chunks.js';
 

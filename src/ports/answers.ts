@@ -271,6 +271,7 @@ export interface FrontInput {
 export interface Opening {
   sessionKey: string;
   agentId: string;
+  /** The label a session opened without a reply route is made with (a board task's, `board:<taskId>`). */
   label?: string;
   /** Where the session's replies go (a mailbox sender): set when the session is created. */
   route?: ReplyRoute;

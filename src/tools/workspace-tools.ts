@@ -6,7 +6,7 @@
  */
 import { readFile, stat } from 'node:fs/promises';
 import { z } from 'zod';
-import { nodeHashing } from '../hashing.js';
+import { nodeHashing } from '../kit/hashing.js';
 import { defineTool, unlisted } from './tool-contract.js';
 import type { GatewayTool, ToolContext } from '../ports/tools.js';
 import { flag, number, text } from './schema.js';

@@ -138,7 +138,6 @@ export class GatewayIntake implements Intake {
       return { sessionKey, input: stored, created };
     }
     // The route is written with the input (a retried message sets the same one), and the input may be left unsynced.
-    if (opening.label) await this.deps.store.sessions.ensure({ key: sessionKey, agentId, label: opening.label }, now);
     const accepted = await this.deps.store.inputs.enqueueOpening(
       { key: sessionKey, agentId, route: opening.route, create: true },
       row,

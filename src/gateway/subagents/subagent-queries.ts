@@ -8,7 +8,7 @@ import { elapsedWithoutDowntime, isSettled, verifyHandle } from '../../core/suba
 import type { SubagentRecord } from '../../ports/index.js';
 import type { SubagentView, WaitOutcome } from '../../ports/gateway.js';
 import { waitUntil } from '../../kit/wait-until.js';
-import { nodeHashing } from '../../hashing.js';
+import { nodeHashing } from '../../kit/hashing.js';
 import type { SubagentDeps } from './subagent-types.js';
 
 const PREVIEW_CHARS = 500;

@@ -21,7 +21,7 @@ import type { Spawner, SubagentDeps } from './subagent-types.js';
 import type { SpawnRequest, SpawnResult } from '../../ports/gateway.js';
 import { prepareWorkdir } from './workdir.js';
 import { removeWorktree } from './worktrees.js';
-import { nodeHashing } from '../../hashing.js';
+import { nodeHashing } from '../../kit/hashing.js';
 
 /** Creates sub-agents: checks each spawn against its limits and policy, prepares its workdir and stores the child, and signs its handle. */
 export class SubagentSpawner {

@@ -10,7 +10,7 @@ import { BoardTransactions, DISPATCHER_LEASE } from './board-transactions.js';
 import { afterFailure, claimOverdue, type BlockKind, type BoardState } from '../../core/board.js';
 import { SwitchboardError } from '../../core/errors.js';
 import { freezeResult } from '../../core/subagent.js';
-import { nodeHashing } from '../../hashing.js';
+import { nodeHashing } from '../../kit/hashing.js';
 import { sql, type Kysely } from 'kysely';
 import type {
   BoardClaim,

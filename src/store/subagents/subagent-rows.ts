@@ -15,7 +15,7 @@ import { json, num, numOrNull, parse, type Db } from '../sql/rows.js';
 import { appendEvent, insertOutbox } from '../sql/writes.js';
 import type { SubagentsTable } from '../schema/database.js';
 import type { SqlDialect } from '../sql/dialect.js';
-import { nodeHashing } from '../../hashing.js';
+import { nodeHashing } from '../../kit/hashing.js';
 
 export const LIVE: SubagentState[] = ['pending', 'running'];
 

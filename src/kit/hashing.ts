@@ -1,6 +1,6 @@
 /** node:crypto's hashes, for the core logic that takes them as a port (core/subagent.ts `Hashing`). */
 import { createHash, createHmac } from 'node:crypto';
-import type { Hashing } from './core/subagent.js';
+import type { Hashing } from '../core/subagent.js';
 
 export const nodeHashing: Hashing = {
   hmacSha256: (secret, text) => createHmac('sha256', secret).update(text).digest('base64url'),
