@@ -56,13 +56,13 @@ export function standardExtensions(parts: GatewayParts, hooks: StandardHooks = {
   const { config } = parts;
   // What a front is built on: the gateway's shared parts without the store and the gateway's own objects, so that each
   // front holds only the store port handed to it below.
-  const { store, messaging, subagents, ...shared } = parts;
+  const { store, messaging, subagents, accept, ...shared } = parts;
   const client = new A2AClientService({
     config,
     tasks: store.a2aTasks,
     runAlive: async (runId) => (await parts.api().runStatus(runId)) === 'running',
     clock: parts.clock,
-    deliver: async (input) => void (await parts.accept({ id: randomUUID(), ...input })),
+    deliver: async (input) => void (await accept({ id: randomUUID(), ...input })),
     enqueue: (row) => parts.enqueueDelivery(row),
     log: parts.log,
     gatewayId: parts.gatewayId,

@@ -1,7 +1,7 @@
 /** What the gateway is built from: its dependencies and the extensions the composition root plugs in. */
 import type { SwitchboardConfig } from '../config/schema.js';
 import type { ExtensionParts, GatewayExtension } from '../ports/extensions.js';
-import type { Clock, IdGenerator, Store } from '../ports/index.js';
+import type { Clock, IdGenerator, InputRecord, NewInput, Store } from '../ports/index.js';
 import type { GatewayLog } from '../ports/gateway.js';
 import type { Models } from '../ports/models.js';
 import type { AgentMessaging } from './messaging/messaging.js';
@@ -35,6 +35,12 @@ export interface GatewayDeps {
 /** The parts the composition root builds the gateway's own tools from (src/app.ts), beside what every extension gets. */
 export interface GatewayParts extends ExtensionParts {
   store: Store;
+  /**
+   * Stores an input the gateway's own kind of delivery makes (the A2A client's late result into the session that sent
+   * it) and wakes its session: unchecked, so only the composition root hands it on; a front's message goes through
+   * Intake.accept.
+   */
+  accept: (input: NewInput) => Promise<InputRecord>;
   messaging: AgentMessaging;
   subagents: Subagents;
 }

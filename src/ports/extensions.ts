@@ -1,7 +1,7 @@
 /** How a front plugs into the gateway beside the door: its tools, the outbox kinds it delivers, and a life of its own. */
 import type { SwitchboardConfig } from '../config/schema.js';
 import type { GatewayApi, OutboxHandler } from './gateway.js';
-import type { Clock, InputRecord, NewInput, NewOutboxRow, RecoveryReport } from './index.js';
+import type { Clock, NewOutboxRow, RecoveryReport } from './index.js';
 import type { ExternalRuntimes, HeldResultSource } from './runtimes.js';
 import type { GatewayTool } from './tools.js';
 
@@ -12,8 +12,6 @@ import type { GatewayTool } from './tools.js';
 export interface ExtensionParts {
   config: SwitchboardConfig;
   clock: Clock;
-  /** Stores an input produced by the extension and wakes its session. */
-  accept: (input: NewInput) => Promise<InputRecord>;
   /** Adds an outbox row and has it delivered soon. */
   enqueueDelivery: (row: NewOutboxRow) => Promise<void>;
   log: (message: string) => void;

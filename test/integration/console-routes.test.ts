@@ -215,4 +215,14 @@ describe('the console routes against a real gateway process', () => {
     const reused = await fetch(`${suite.gw.url}${link.body.path}`, { redirect: 'manual' });
     expect([reused.status, reused.headers.get('location'), reused.headers.get('set-cookie')]).toEqual([303, '/#/login?link=expired', null]);
   });
+
+  it("GET /v1/graph: a board task is on the map, read from the board's own port (a front's source beside the gateway's)", async () => {
+    const before = Date.now();
+    const created = await suite.gw.request<{ task: { id: string } }>('POST', '/v1/board/tasks', { title: 'on the map' });
+    expect(created.status).toBe(200);
+    const { body } = await suite.gw.request<any>('GET', `/v1/graph?since=${before}`);
+    expect(body.edges).toContainEqual(
+      expect.objectContaining({ kind: 'board', from: 'user', links: [expect.objectContaining({ id: created.body.task.id })] }),
+    );
+  });
 });

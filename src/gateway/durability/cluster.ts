@@ -9,7 +9,7 @@ import type { EventBus } from '../events/event-bus.js';
 import type { HeldResults } from '../runs/held-results.js';
 import type { LaneScheduler } from '../runs/lanes.js';
 import { GatewayPresence } from './presence.js';
-import type { GatewayView } from '../../ports/gateway.js';
+import type { GatewayLog, GatewayView } from '../../ports/gateway.js';
 import { RunRecovery } from './recovery.js';
 
 export interface GatewayClusterDeps {
@@ -28,7 +28,7 @@ export interface GatewayClusterDeps {
   /** This gateway's journal: its own writes published, the others' caught up with. */
   journal: { kick(): Promise<void>; catchUp(): Promise<void>; readonly publishedSeq: number };
   journalEvent: (event: NewEvent) => Promise<EventRecord>;
-  log: (level: 'info' | 'warn' | 'error', message: string, fields?: Record<string, unknown>) => void;
+  log: GatewayLog;
 }
 
 type RecoveryDeps = ConstructorParameters<typeof RunRecovery>[0];

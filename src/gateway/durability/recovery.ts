@@ -14,6 +14,7 @@
  * to their exchanges, results a run took while it waited are delivered as messages, sub-agents are settled and
  * their parents told, and the extensions (the A2A client's followers) take up what the runs waited for.
  */
+import type { GatewayLog } from '../../ports/gateway.js';
 import { errorMessage } from '../../core/errors.js';
 import type { Clock, RecoveryReport, Store } from '../../ports/index.js';
 import type { HeldResults } from '../runs/held-results.js';
@@ -45,7 +46,7 @@ export interface RunRecoveryDeps {
   goneGateways: () => readonly string[];
   /** Publishes what the recovery journalled. */
   publish: () => Promise<void>;
-  log: (level: 'info' | 'warn' | 'error', message: string, fields?: Record<string, unknown>) => void;
+  log: GatewayLog;
 }
 
 export class RunRecovery {

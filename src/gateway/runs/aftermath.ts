@@ -4,6 +4,7 @@
  * dead completion handed to its parent another way), an input dropped (journalled, and its exchange told, so nobody
  * waits for it in vain). Failures here are logged, never thrown into the lane: recovery settles the same on a restart.
  */
+import type { GatewayLog } from '../../ports/gateway.js';
 import { errorMessage } from '../../core/errors.js';
 import { COMPLETION_KIND } from '../../core/subagent.js';
 import type { EventRecord, IdGenerator, NewEvent, NewOutboxRow, OutboxRecord, Store } from '../../ports/index.js';
@@ -19,7 +20,7 @@ export interface AftermathDeps {
   subagents: Pick<SubagentLifecycle, 'onRunCommitted' | 'onCompletionDead'>;
   journalEvent: (event: NewEvent) => Promise<EventRecord>;
   enqueueDelivery: (row: NewOutboxRow) => Promise<void>;
-  log: (level: 'info' | 'warn' | 'error', message: string, fields?: Record<string, unknown>) => void;
+  log: GatewayLog;
 }
 
 export class Aftermath {

@@ -1,7 +1,8 @@
 /**
- * The one intake for the fronts (`Intake.accept`): a front's message is one input per idempotency key in the session
- * its opening names, which must be one of the kinds a front builds (never a sub-agent's, which only its spawn makes),
- * and a gateway that is stopping refuses it saying what becomes of the message.
+ * The door's roles as the fronts use them. The one intake (`Intake.accept`): a front's message is one input per
+ * idempotency key in the session its opening names, which must be one of the kinds a front builds (never a
+ * sub-agent's, which only its spawn makes), and a gateway that is stopping refuses it saying what becomes of the
+ * message. `Queries.runStatus`: what the A2A client asks of a run a remote task's result waits for.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Gateway } from '../../src/gateway/gateway.js';
@@ -61,5 +62,17 @@ describe('Intake.accept', () => {
     ).rejects.toMatchObject({ message: 'the gateway is shutting down; the board hands the task over again once it has restarted' });
     await stopping.store.close();
     gateway = undefined;
+  });
+});
+
+describe('Queries.runStatus', () => {
+  it("answers a run's status, and undefined for a run that does not exist", async () => {
+    gateway = await startTestGateway(CONFIG);
+    const sent = await gateway.send({ target: 'ops', message: 'hi' });
+    const settled = await gateway.waitForInput(sent.input.id, 10_000);
+    expect(settled.status).toBe('completed');
+    const runId = (await gateway.inputRunId(sent.input.id))!;
+    expect(await gateway.runStatus(runId)).toBe('succeeded');
+    expect(await gateway.runStatus('no-such-run')).toBeUndefined();
   });
 });
