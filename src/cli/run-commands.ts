@@ -1,6 +1,6 @@
 /** `switchboard runs`: list, show and cancel runs. */
 import type { InputRecord, RunRecord } from '../ports/index.js';
-import type { RunToolCall } from '../ports/gateway.js';
+import type { RunStepView, RunToolCall } from '../ports/gateway.js';
 import { shorten, table } from './format.js';
 import { program, client, parseLimit, withQuery, print, runRow } from './shared.js';
 
@@ -30,20 +30,28 @@ runs
   .command('show <id>')
   .description('one run (by id or a unique prefix of it): status, usage, prompt size, inputs, tool calls and results, reply')
   .action(async (id: string) => {
-    const shown = await client().request<{ run: RunRecord; inputs: InputRecord[]; toolCalls: RunToolCall[]; completions: RunCompletions }>(
-      'GET',
-      `/v1/runs/${encodeURIComponent(id)}`,
-    );
+    const shown = await client().request<{
+      run: RunRecord;
+      inputs: InputRecord[];
+      steps: RunStepView[];
+      toolCalls: RunToolCall[];
+      completions: RunCompletions;
+    }>('GET', `/v1/runs/${encodeURIComponent(id)}`);
     const { run, completions } = shown;
     print(shown, () =>
       [
         `run ${run.id} on ${run.sessionKey} (agent ${run.agentId}, model ${run.model})`,
-        `  status:   ${run.status}${run.errorMessage ? ` - ${run.errorMessage}` : ''}`,
+        `  status:   ${run.status}${run.errorMessage ? ` - ${run.errorMessage}` : ''}${run.attempt > 1 ? ` (attempt ${run.attempt}: resumed ${run.attempt - 1} time(s))` : ''}`,
         `  started:  ${new Date(run.startedAt).toISOString()}${run.endedAt ? `, took ${run.endedAt - run.startedAt} ms` : ''}`,
         `  usage:    ${run.usage.modelCalls} model call(s), ${run.usage.steps} step(s), ${run.usage.inputTokens} tokens in (${run.usage.cachedInputTokens ?? 0} from the prompt cache), ${run.usage.outputTokens} out`,
         `  request:  ${run.request.bytes} bytes sent in ${run.usage.modelCalls} call(s): tool definitions ${run.request.toolBytes}, system text ${run.request.systemBytes}, messages ${run.request.bytes - run.request.toolBytes - run.request.systemBytes}`,
         `  prompt:   ${run.promptChars} characters of messages and system text; the framework's own ${run.preambleChars}`,
         `  inputs:   ${shown.inputs.map((input) => `${input.id} (${input.mode}, ${input.provenance.kind})`).join(', ') || '-'}`,
+        `  steps:    ${shown.steps.length === 0 ? '-' : `${shown.steps.length}`}`,
+        ...shown.steps.map(
+          (step) =>
+            `    ${step.step}. ${step.model}, ${step.inputTokens} tokens in, ${step.outputTokens} out${step.ms === null ? '' : `, ${step.ms} ms`}; attempt ${step.attempt}${step.attempt < run.attempt ? ' (replayed after, not asked again)' : ''}; ${step.tools.length ? `tools ${step.tools.join(', ')} (${step.state === 'settled' ? 'results committed' : 'results not committed'})` : step.state === 'final' ? 'the final answer' : 'no tools'}`,
+        ),
         `  tools:    ${shown.toolCalls.length === 0 ? '-' : `${shown.toolCalls.length} call(s)`}`,
         ...shown.toolCalls.map((call) => `    ${call.toolName}(${shorten(call.input, 80)}) -> ${shorten(call.output, 100)}`),
         `  reply:    ${run.finalText ?? '-'}`,

@@ -72,6 +72,12 @@ const agentDefaults = z.strictObject({
   maxSteps: positiveInt.default(16),
   historyLimit: z.number().int().min(0).default(200),
   timeoutSeconds: positiveInt.default(600),
+  /**
+   * `steps`: every model answer that asked for tools is committed before they run, and their results before the next
+   * call, so a crashed run resumes at its last step (docs/delivery.md). `run`: only the run's end commits, and a
+   * crashed run is run again from its first input.
+   */
+  durability: z.enum(['steps', 'run']).default('steps'),
   tools: toolPolicy.default({}),
   exec: execPolicy.default({}),
   subagents: subagentDefaults.prefault({}),
@@ -87,6 +93,7 @@ const agent = z.strictObject({
   maxSteps: positiveInt.optional(),
   historyLimit: z.number().int().min(0).optional(),
   timeoutSeconds: positiveInt.optional(),
+  durability: z.enum(['steps', 'run']).optional(),
   tools: toolPolicy.optional(),
   sandbox: z
     .strictObject({

@@ -12,6 +12,8 @@ export interface QueuedInputView {
   createdAt: number;
   /** The collect quiet window of the input's channel, when it has its own. */
   debounceMs?: number;
+  /** Set on a queued input only when it belongs to a suspended run: that run resumes with it. */
+  runId?: string | null;
 }
 
 export type ArrivalAction =
@@ -37,6 +39,8 @@ export function decideOnArrival(mode: QueueMode, sessionBusy: boolean): ArrivalA
 export type NextRunPlan =
   | { kind: 'idle' }
   | { kind: 'run'; inputIds: string[] }
+  /** A suspended run resumes from its last committed step, with the inputs queued for it. */
+  | { kind: 'resume'; runId: string; inputIds: string[] }
   /** A collect window is still open: look again at `untilMs`. */
   | { kind: 'wait'; untilMs: number };
 
@@ -44,10 +48,16 @@ export type NextRunPlan =
  * Which queued inputs the next run consumes.
  * Contract: `queued` is in FIFO order and holds no notify inputs. The newest interrupt input jumps the
  * queue; a collect input at the head takes every queued collect input with it once the newest has been
- * quiet for its channel's window (else `collectDebounceMs`); anything else runs alone, in order.
+ * quiet for its channel's window (else `collectDebounceMs`); anything else runs alone, in order. A suspended run's
+ * inputs go before all of them: the run was the session's before they came.
  */
 export function planNextRun(queued: readonly QueuedInputView[], nowMs: number, collectDebounceMs: number): NextRunPlan {
   if (queued.length === 0) return { kind: 'idle' };
+  const suspended = queued.find((input) => input.runId);
+  if (suspended?.runId) {
+    const runId = suspended.runId;
+    return { kind: 'resume', runId, inputIds: queued.filter((input) => input.runId === runId).map((input) => input.id) };
+  }
   for (let i = queued.length - 1; i >= 0; i -= 1) {
     if (queued[i].mode === 'interrupt') return { kind: 'run', inputIds: [queued[i].id] };
   }

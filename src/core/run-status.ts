@@ -1,10 +1,13 @@
-/** Run lifecycle: running -> succeeded | failed | interrupted | cancelled | timed_out. */
-export const RUN_STATUSES = ['running', 'succeeded', 'failed', 'interrupted', 'cancelled', 'timed_out'] as const;
+/**
+ * Run lifecycle: running -> succeeded | failed | interrupted | cancelled | timed_out. A run that a crash or a lost lease
+ * cut after it committed a step is `suspended` until it resumes (running again, its attempt one more).
+ */
+export const RUN_STATUSES = ['running', 'suspended', 'succeeded', 'failed', 'interrupted', 'cancelled', 'timed_out'] as const;
 export type RunStatus = (typeof RUN_STATUSES)[number];
-export type TerminalRunStatus = Exclude<RunStatus, 'running'>;
+export type TerminalRunStatus = Exclude<RunStatus, 'running' | 'suspended'>;
 
 export function isTerminalRunStatus(status: RunStatus): status is TerminalRunStatus {
-  return status !== 'running';
+  return status !== 'running' && status !== 'suspended';
 }
 
 /** Why an active run was aborted; decides the terminal status it is recorded with. */

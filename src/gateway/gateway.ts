@@ -189,6 +189,7 @@ export class Gateway implements GatewayApi {
   readonly runStatus: Queries['runStatus'] = (runId) => this.queries.runStatus(runId);
   readonly runCompletions: Queries['runCompletions'] = (runId) => this.queries.runCompletions(runId);
   readonly runToolCalls: Queries['runToolCalls'] = (run) => this.queries.runToolCalls(run);
+  readonly runSteps: Queries['runSteps'] = (run) => this.queries.runSteps(run);
   readonly listExchanges: Queries['listExchanges'] = (filter) => this.queries.listExchanges(filter);
   readonly getExchange: Queries['getExchange'] = (id) => this.queries.getExchange(id);
   readonly listSubagents: Queries['listSubagents'] = (sessionKey, recursive) => this.queries.listSubagents(sessionKey, recursive);

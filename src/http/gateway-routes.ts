@@ -105,7 +105,8 @@ export function gatewayRoutes(gw: GatewayApi, route: RouteAdder, reloadConfig?: 
   route('GET', /^\/v1\/runs\/([^/]+)$/, async (_req, _url, [given]) => {
     const id = await gw.resolveId('run', given);
     const shown = await gw.getRun(id);
-    return { ...shown, toolCalls: await gw.runToolCalls(shown.run), completions: await gw.runCompletions(id) };
+    const { run } = shown;
+    return { ...shown, steps: await gw.runSteps(run), toolCalls: await gw.runToolCalls(run), completions: await gw.runCompletions(id) };
   });
   route(
     'GET',

@@ -114,6 +114,24 @@ export interface RunToolCall {
   output: unknown;
 }
 
+/**
+ * One step of a run (`runs show`): one model call and the tools it asked for. `answered`: its answer is committed and
+ * its tools ran (or a crash cut them); `settled`: its tools' results are committed too; `final`: the step the run ended
+ * with, which the run's own commit holds. A step whose attempt is below the run's was replayed, not asked again, by
+ * each later attempt.
+ */
+export interface RunStepView {
+  step: number;
+  attempt: number;
+  model: string;
+  tools: string[];
+  inputTokens: number;
+  outputTokens: number;
+  /** How long the model took to answer, in ms (null for the final step). */
+  ms: number | null;
+  state: 'answered' | 'settled' | 'final';
+}
+
 export type PathStepKind = 'accepted' | 'run.started' | 'tool.call' | 'exchange' | 'spawn' | 'run.ended' | 'reply';
 
 export interface PathStep {

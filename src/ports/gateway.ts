@@ -38,6 +38,7 @@ import type {
   Opening,
   OutboxHandler,
   RunCompletions,
+  RunStepView,
   RunToolCall,
   SendRequest,
   SendResult,
@@ -54,6 +55,8 @@ export interface ResolvedAgent {
   maxSteps: number;
   historyLimit: number;
   timeoutSeconds: number;
+  /** Whether its runs commit each step (`steps`) or only their end (`run`): `agents.defaults.durability`. */
+  durability: 'steps' | 'run';
 }
 
 /** The address book as the fronts read it: the configured agents, and which one a channel's message goes to. */
@@ -103,6 +106,8 @@ export interface Queries {
   runStatus(runId: string): Promise<RunStatus | undefined>;
   runCompletions(runId: string): Promise<RunCompletions>;
   runToolCalls(run: Pick<RunRecord, 'id' | 'sessionKey'>): Promise<RunToolCall[]>;
+  /** The run's steps, its final one (held by its commit) included once it ended. */
+  runSteps(run: RunRecord): Promise<RunStepView[]>;
   listExchanges(filter?: { sessionKey?: string; limit?: number }): Promise<ExchangeRecord[]>;
   getExchange(id: string): Promise<{ exchange: ExchangeRecord; inputs: InputRecord[] }>;
   listSubagents(sessionKey?: string, recursive?: boolean): Promise<SubagentView[]>;

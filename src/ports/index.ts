@@ -11,6 +11,7 @@ export type * from './journal.js';
 export type * from './runs.js';
 export type * from './sessions.js';
 export type * from './signals.js';
+export type * from './steps.js';
 export type * from './store.js';
 export type * from './subagents.js';
 export type * from './tool-calls.js';

@@ -44,6 +44,8 @@ export interface RunRecord {
   finalText: string | null;
   errorCode: string | null;
   errorMessage: string | null;
+  /** 1, and one more each time the run resumed from its last committed step (after a crash or a lost lease). */
+  attempt: number;
 }
 
 export interface NewRun {
@@ -59,6 +61,15 @@ export interface NewRun {
   subagentId?: string;
   /** The history the run will read: a store may hand back the session's newest entries with the start (StartedRun.history). */
   historyLimit?: number;
+}
+
+export interface ResumeRun {
+  runId: string;
+  sessionKey: string;
+  owner: string;
+  leaseTtlMs: number;
+  /** Set when the session is a sub-agent's: it stays running under the same run. */
+  subagentId?: string;
 }
 
 export interface RunOutcome {
@@ -96,6 +107,12 @@ export interface RunStore {
    * exist.
    */
   start(run: NewRun, now: number): Promise<StartedRun | 'leased' | 'taken' | 'missing'>;
+  /**
+   * Resumes a `suspended` run under its own id (ARCHITECTURE.md 4.7): takes the session's lease, marks the run running
+   * at the new epoch with its attempt one more, and claims again the inputs queued for it, in one transaction. Answers
+   * as `start` does: `taken` when the run is no longer suspended (another gateway resumed it).
+   */
+  resume(run: ResumeRun, now: number): Promise<ResumedRun | 'leased' | 'taken' | 'missing'>;
   /** Claims more queued inputs into a running run (steering). Returns the ids actually claimed. */
   claimMore(runId: string, sessionKey: string, epoch: number, inputIds: string[], now: number): Promise<string[]>;
   /**
@@ -140,6 +157,11 @@ export interface StartedRun extends Journaled {
   reachedOut?: { spawned: boolean; sent: boolean };
 }
 
+/** A run as it resumed: its row (attempt counted) and the inputs it claimed again, oldest first. */
+export interface ResumedRun extends StartedRun {
+  run: RunRecord;
+}
+
 export interface CommittedRun extends Journaled {
   run: RunRecord;
   /**
@@ -167,6 +189,8 @@ export interface OrphanRecovery {
 
 export interface RecoveryReport {
   interruptedRuns: string[];
+  /** Runs that had committed a step: they resume from it (their inputs are queued again for them). */
+  suspendedRuns: string[];
   requeuedInputs: string[];
   droppedInputs: string[];
   /** The sessions of the interrupted runs: each has inputs to run again or a drop to tell. */

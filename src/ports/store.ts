@@ -7,6 +7,7 @@ import type { EventJournal, OutboxStore } from './journal.js';
 import type { LeaseStore, RunStore } from './runs.js';
 import type { InputStore, SessionStore, TranscriptStore } from './sessions.js';
 import type { Signals } from './signals.js';
+import type { RunStepStore } from './steps.js';
 import type { SubagentStore } from './subagents.js';
 import type { ToolCallStore } from './tool-calls.js';
 import type { MemoryStore } from './memory.js';
@@ -32,6 +33,8 @@ export interface Store {
   readonly inputs: InputStore;
   readonly transcript: TranscriptStore;
   readonly runs: RunStore;
+  /** A run's committed steps (ARCHITECTURE.md 4.7). */
+  readonly steps: RunStepStore;
   readonly outbox: OutboxStore;
   readonly leases: LeaseStore;
   readonly events: EventJournal;

@@ -35,7 +35,13 @@ describe('recovery on start', () => {
   it('recovery: an orphaned run becomes interrupted and its input is retried once with a note', async () => {
     const store = await crashedStore();
     gateway = await startTestGateway(config(), {}, store);
-    expect(gateway.lastRecovery).toEqual({ interruptedRuns: ['run-1'], requeuedInputs: ['in-1'], droppedInputs: [], sessionKeys: [S] });
+    expect(gateway.lastRecovery).toEqual({
+      interruptedRuns: ['run-1'],
+      suspendedRuns: [],
+      requeuedInputs: ['in-1'],
+      droppedInputs: [],
+      sessionKeys: [S],
+    });
     const result = await gateway.waitForInput('in-1', 5000);
     expect(result).toMatchObject({ status: 'completed', reply: 'seen: charge the card', run: { status: 'succeeded' } });
     expect(await store.runs.get('run-1')).toMatchObject({ status: 'interrupted', errorCode: 'INTERRUPTED' });

@@ -69,9 +69,9 @@ function run(model: LanguageModelV3, options: { steer?: ModelMessage[]; stream?:
     maxSteps: 5,
     signal: new AbortController().signal,
     takeSteered: async () => {
-      if (steered || !options.steer) return [];
+      if (steered || !options.steer) return { inputIds: [], messages: [] };
       steered = true;
-      return options.steer;
+      return { inputIds: options.steer.map((_, i) => `steer-${i}`), messages: options.steer };
     },
     ...(options.stream ? { onDelta: () => {} } : {}),
   });

@@ -15,7 +15,7 @@ export interface RecordedRequest {
 
 export type FakeReply =
   | { text: string }
-  | { toolCall: { name: string; args: Record<string, unknown> } }
+  | { toolCall: { name: string; args: Record<string, unknown>; id?: string } }
   | { status: number; error: string }
   /** Accept the request and never answer. */
   | { hang: true };
@@ -24,6 +24,9 @@ export class FakeProviderServer {
   readonly requests: RecordedRequest[] = [];
   private readonly server: Server;
   private replies: FakeReply[] = [];
+  /** Answers a call when no queued reply is left (a model that reads the conversation), after `delayMs`. */
+  responder?: (body: any) => FakeReply;
+  delayMs = 0;
   private readonly hanging = new Set<import('node:http').ServerResponse>();
   url = '';
 
@@ -34,7 +37,8 @@ export class FakeProviderServer {
       const raw = Buffer.concat(chunks);
       const body = JSON.parse(raw.toString('utf8') || '{}');
       this.requests.push({ path: request.url ?? '', headers: request.headers, body, bytes: raw.length });
-      const reply = this.replies.shift() ?? { text: 'default reply' };
+      const reply = this.replies.shift() ?? this.responder?.(body) ?? { text: 'default reply' };
+      if (this.delayMs > 0) await new Promise((resolve) => setTimeout(resolve, this.delayMs));
       if ('hang' in reply) {
         this.hanging.add(response);
         return;
@@ -93,7 +97,11 @@ function openAiCompletion(reply: Answer, model: string): object {
           role: 'assistant',
           content: null,
           tool_calls: [
-            { id: 'call_abc', type: 'function', function: { name: reply.toolCall.name, arguments: JSON.stringify(reply.toolCall.args) } },
+            {
+              id: reply.toolCall.id ?? 'call_abc',
+              type: 'function',
+              function: { name: reply.toolCall.name, arguments: JSON.stringify(reply.toolCall.args) },
+            },
           ],
         };
   return {
@@ -141,7 +149,9 @@ function openAiEvents(reply: Exclude<FakeReply, { hang: true }>, model: string):
       chunk(
         {
           role: 'assistant',
-          tool_calls: [{ index: 0, id: 'call_abc', type: 'function', function: { name: reply.toolCall.name, arguments: '' } }],
+          tool_calls: [
+            { index: 0, id: reply.toolCall.id ?? 'call_abc', type: 'function', function: { name: reply.toolCall.name, arguments: '' } },
+          ],
         },
         null,
       ),

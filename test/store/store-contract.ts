@@ -491,7 +491,13 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
       const a = await store.inputs.enqueue(newInput(S), 1000);
       const { runId, epoch } = await startRun([a.input.id]);
       const report = await store.runs.recoverOrphans(own('gw-1', 'gateway restarted'), 4000);
-      expect(report).toEqual({ interruptedRuns: [runId], requeuedInputs: [a.input.id], droppedInputs: [], sessionKeys: [S] });
+      expect(report).toEqual({
+        interruptedRuns: [runId],
+        suspendedRuns: [],
+        requeuedInputs: [a.input.id],
+        droppedInputs: [],
+        sessionKeys: [S],
+      });
       expect(await store.runs.get(runId)).toMatchObject({ status: 'interrupted', errorMessage: 'gateway restarted', endedAt: 4000 });
       expect(await store.inputs.get(a.input.id)).toMatchObject({ status: 'queued', runId: null, attempts: 1 });
       expect(await store.sessions.get(S)).toMatchObject({ state: 'idle' });
@@ -512,6 +518,7 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
       expect(third.started.inputs).toHaveLength(1);
       expect(await store.runs.recoverOrphans(own('gw-2', 'other owner'), 7000)).toEqual({
         interruptedRuns: [],
+        suspendedRuns: [],
         requeuedInputs: [],
         droppedInputs: [],
         sessionKeys: [],
@@ -534,7 +541,13 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
       if (typeof started === 'string') throw new Error(started);
       const [stale] = await store.runs.list({ sessionKey: T });
       const report = await store.runs.recoverOrphans(expired('gw-2'), 5000);
-      expect(report).toEqual({ interruptedRuns: [stale!.id], requeuedInputs: [b.input.id], droppedInputs: [], sessionKeys: [T] });
+      expect(report).toEqual({
+        interruptedRuns: [stale!.id],
+        suspendedRuns: [],
+        requeuedInputs: [b.input.id],
+        droppedInputs: [],
+        sessionKeys: [T],
+      });
       expect(await store.runs.get(stale!.id)).toMatchObject({ status: 'interrupted', errorMessage: 'taken over from gw-1' });
       expect(await store.inputs.get(b.input.id)).toMatchObject({ status: 'queued', runId: null });
       // Fenced: the owner's renewal, steering and commit all fail, and write nothing.

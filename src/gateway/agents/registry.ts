@@ -24,6 +24,7 @@ export class AgentRegistry {
         maxSteps: agent.maxSteps ?? defaults.maxSteps,
         historyLimit: agent.historyLimit ?? defaults.historyLimit,
         timeoutSeconds: agent.timeoutSeconds ?? defaults.timeoutSeconds,
+        durability: agent.durability ?? defaults.durability,
       });
     }
   }

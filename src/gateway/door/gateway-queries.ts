@@ -3,7 +3,7 @@
  * the outbox, read from the store. The gateway extends this; fronts reach it through GatewayApi.
  */
 import { SwitchboardError } from '../../core/errors.js';
-import type { RunStatus } from '../../core/run-status.js';
+import { isTerminalRunStatus, type RunStatus } from '../../core/run-status.js';
 import type {
   IdKind,
   EventRecord,
@@ -22,7 +22,7 @@ import type {
 import type { LinkSource } from '../../core/collaboration.js';
 import { gatewayLinks } from '../insight/collaboration.js';
 import { messagePath } from '../insight/message-path.js';
-import type { MessagePath, Queries, RunCompletions, RunToolCall } from '../../ports/gateway.js';
+import type { MessagePath, Queries, RunCompletions, RunStepView, RunToolCall } from '../../ports/gateway.js';
 
 export type { RunToolCall };
 import type { AgentRegistry } from '../agents/registry.js';
@@ -207,6 +207,34 @@ export class GatewayQueries implements Queries {
 
   async runStatus(runId: string): Promise<RunStatus | undefined> {
     return (await this.deps.store.runs.get(runId))?.status;
+  }
+
+  async runSteps(run: RunRecord): Promise<RunStepView[]> {
+    const steps: RunStepView[] = (await this.deps.store.steps.list(run.id)).map((step) => ({
+      step: step.step,
+      attempt: step.attempt,
+      model: step.model,
+      tools: step.toolNames,
+      inputTokens: step.usage.inputTokens,
+      outputTokens: step.usage.outputTokens,
+      ms: step.answeredAt - step.startedAt,
+      state: step.results === null ? 'answered' : 'settled',
+    }));
+    // The run's last model call is in its commit: what the run used beyond its steps.
+    if (isTerminalRunStatus(run.status) && run.usage.modelCalls > steps.length) {
+      const sum = (pick: (step: RunStepView) => number) => steps.reduce((total, step) => total + pick(step), 0);
+      steps.push({
+        step: steps.length,
+        attempt: run.attempt,
+        model: run.model,
+        tools: [],
+        inputTokens: run.usage.inputTokens - sum((step) => step.inputTokens),
+        outputTokens: run.usage.outputTokens - sum((step) => step.outputTokens),
+        ms: null,
+        state: 'final',
+      });
+    }
+    return steps;
   }
 
   /** The tool calls a run made, each with its arguments and its result (from the run's transcript entries). */

@@ -25,7 +25,7 @@ export const SWEEP_MS = 1000;
 const STRANDED_BATCH = 100;
 
 export function emptyReport(): RecoveryReport {
-  return { interruptedRuns: [], requeuedInputs: [], droppedInputs: [], sessionKeys: [] };
+  return { interruptedRuns: [], suspendedRuns: [], requeuedInputs: [], droppedInputs: [], sessionKeys: [] };
 }
 
 export interface RunRecoveryDeps {
@@ -80,7 +80,7 @@ export class RunRecovery {
       },
       clock.now(),
     );
-    if (this.lastAtStart.interruptedRuns.length > 0) this.deps.log('warn', 'recovered interrupted runs', { ...this.lastAtStart });
+    if (this.lastAtStart.sessionKeys.length > 0) this.deps.log('warn', 'recovered interrupted runs', { ...this.lastAtStart });
     for (const inputId of this.lastAtStart.droppedInputs) await this.deps.onInputDropped(inputId);
     // Every held result whose run is over, these runs' and any a crash left between a run's end and its settling.
     await this.deps.heldResults.recover();
@@ -120,8 +120,8 @@ export class RunRecovery {
         ? `this gateway lost the session's lease while the run was active (its renewals came too late); recovered at ${at}`
         : `gateway ${owner} stopped renewing the session's lease (it died, or was paused or cut off); gateway ${gatewayId} took the run over at ${at}`,
     );
-    if (report.interruptedRuns.length > 0) {
-      this.takenOver.runs += report.interruptedRuns.length;
+    if (report.sessionKeys.length > 0) {
+      this.takenOver.runs += report.interruptedRuns.length + report.suspendedRuns.length;
       this.takenOver.lastAt = now;
       this.deps.log('warn', 'took over runs whose leases expired', { ...report });
       for (const key of report.sessionKeys) this.deps.wake(key);
@@ -138,7 +138,7 @@ export class RunRecovery {
       { recoverer: gatewayId, scope, diagnostic, maxRetries: this.deps.maxRetries() },
       clock.now(),
     );
-    if (report.interruptedRuns.length === 0) return report;
+    if (report.sessionKeys.length === 0) return report;
     for (const inputId of report.droppedInputs) await this.deps.onInputDropped(inputId);
     for (const runId of report.interruptedRuns) await this.deps.heldResults.afterRun(runId, 'interrupted');
     await this.deps.recoverSubagents();

@@ -31,8 +31,9 @@ export class HeldResults {
     for (const source of this.sources) {
       for (const held of await source.held()) {
         const run = held.runId ? await this.deps.store.runs.get(held.runId) : undefined;
-        // Still running: a live gateway sharing the store owns it, and settles it when it commits.
-        if (run?.status === 'running') continue;
+        // Still running: a live gateway sharing the store owns it, and settles it when it commits. Suspended: it
+        // resumes, and settles it when it commits.
+        if (run?.status === 'running' || run?.status === 'suspended') continue;
         await this.settle(held, run?.status === 'succeeded');
       }
     }

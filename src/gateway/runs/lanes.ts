@@ -29,6 +29,8 @@ export interface RunSlot {
   leasedElsewhere?: boolean;
   /** Set by the runner once the run row exists, so cancel-by-id can find it. */
   runId?: string;
+  /** The suspended run this slot resumes (its inputs are `inputIds`), instead of starting a new one. */
+  resumeRunId?: string;
   /** Set by the runner when its commit released the lease, which then needs no write of its own. */
   leaseReleased?: boolean;
   /** Set by the runner from its commit: whether the session still held queued inputs (CommittedRun.queued). */
@@ -256,7 +258,12 @@ export class LaneScheduler {
       state.waitingForSlot = false;
       if (this.stopping) return lane.release();
     }
-    const slot: RunSlot = { sessionKey, inputIds: plan.inputIds, controller: new AbortController() };
+    const slot: RunSlot = {
+      sessionKey,
+      inputIds: plan.inputIds,
+      controller: new AbortController(),
+      ...(plan.kind === 'resume' ? { resumeRunId: plan.runId } : {}),
+    };
     const wakesBefore = state.wakes;
     state.active = slot;
     const renew = setInterval(

@@ -22,6 +22,7 @@ import type { GatewayTool, ToolContext } from '../../ports/tools.js';
 import type { LedgerDeps } from '../tooling/tool-ledger.js';
 import type { RefusedTool } from '../tooling/tool-offer.js';
 import type { ExecutedRun } from '../../ports/runtimes.js';
+import type { DurableSteps } from './durable-steps.js';
 
 export interface ExecuteRunOptions {
   model: LanguageModelV3;
@@ -38,8 +39,10 @@ export interface ExecuteRunOptions {
   maxSteps: number;
   /** Aborted with an `AbortReason` as its reason. */
   signal: AbortSignal;
-  /** Asked at every step boundary after the first: inputs steered into this run, as user messages. */
-  takeSteered?: () => Promise<ModelMessage[]>;
+  /** Asked at every step boundary after the first: inputs steered into this run (their ids, and as user messages). */
+  takeSteered?: (step: number) => Promise<{ inputIds: string[]; messages: ModelMessage[] }>;
+  /** Commits each step as it goes, and replays the steps an earlier attempt committed (durable-steps.ts). */
+  durable?: DurableSteps;
   /** Streams the model's text to this; without it the model call is not streamed. */
   onDelta?: (text: string) => void;
   /** What a timed-out run's error says (which limit applied). */
@@ -53,7 +56,7 @@ export async function executeRun(options: ExecuteRunOptions): Promise<ExecutedRu
   const deferred = new Map(options.tools.filter((tool) => tool.deferred).map((tool) => [tool.name, tool]));
   const catalogue = deferred.size > 0 ? new ToolCatalogue(deferred, loadedInHistory(options.messages), options.refusedTools) : undefined;
   const runTools = catalogue ? [...options.tools, catalogue.tool()] : options.tools;
-  const tools = runToolSet({ ...options, tools: runTools }, places);
+  const tools = runToolSet({ ...options, tools: runTools, steps: options.durable }, places);
   const offer = new ToolOffer(runTools, options.toolContext, catalogue, options.firstStepLookups);
 
   const initialCount = options.messages.length;
@@ -81,8 +84,9 @@ export async function executeRun(options: ExecuteRunOptions): Promise<ExecutedRu
   // responses and its own text), so the SDK is given only the newest message, and every step's prepareStep
   // puts the history back before it (the SDK uses the messages prepareStep returns as they are).
   const history = cached.messages.slice(0, -1);
+  const offered = offer.wrap(options.model);
   const call = {
-    model: offer.wrap(options.model),
+    model: options.durable ? options.durable.wrap(offered) : offered,
     system: cached.system,
     messages: cached.messages.slice(-1),
     tools,
@@ -91,10 +95,13 @@ export async function executeRun(options: ExecuteRunOptions): Promise<ExecutedRu
     prepareStep: async ({ stepNumber, messages: given }: { stepNumber: number; messages: ModelMessage[] }) => {
       places.beginStep(stepNumber);
       const messages = [...history, ...given];
+      let steeredIds: string[] = [];
       if (stepNumber > 0 && options.takeSteered) {
-        const steered = await options.takeSteered();
-        if (steered.length > 0) injections.push({ after: messages.length - initialCount, messages: steered });
+        const steered = await options.takeSteered(stepNumber);
+        steeredIds = steered.inputIds;
+        if (steered.messages.length > 0) injections.push({ after: messages.length - initialCount, messages: steered.messages });
       }
+      await options.durable?.begin(stepNumber, steeredIds);
       const full = withInjections(messages);
       promptChars += options.system.length + listChars(full);
       await offer.refresh();
@@ -102,9 +109,8 @@ export async function executeRun(options: ExecuteRunOptions): Promise<ExecutedRu
     },
   };
   // Streaming costs several times a plain call in the SDK: only when someone watches the text.
-  const outcome = options.onDelta
-    ? await streamed(call, options.measureRequest, options.onDelta)
-    : await generated(call, options.measureRequest);
+  const totals = new StepTotals(options.measureRequest, options.durable);
+  const outcome = options.onDelta ? await streamed(call, totals, options.onDelta) : await generated(call, totals);
   const { usage, request } = outcome;
 
   if (options.signal.aborted) {
@@ -166,19 +172,27 @@ type LoopOutcome = { usage: RunUsage; request: RunRequestSize; text: string } & 
   | { ok: false; error: unknown }
 );
 
-/** What the steps sent and used, and the text of those that finished. */
+/** What this attempt's steps sent and used (a replayed step was counted when it committed), and the text of those that finished. */
 class StepTotals {
   usage: RunUsage = { inputTokens: 0, outputTokens: 0, modelCalls: 0, steps: 0, cachedInputTokens: 0 };
   request = NO_REQUEST;
   text = '';
+  /** The steps begun, replayed ones included. */
+  private begun = 0;
+  private ended = 0;
 
-  constructor(private readonly measure: (body: unknown) => RunRequestSize) {}
+  constructor(
+    private readonly measure: (body: unknown) => RunRequestSize,
+    private readonly durable?: DurableSteps,
+  ) {}
 
   sent(body: unknown): void {
+    if (this.durable?.replayed(this.begun++)) return;
     this.request = addRequest(this.request, this.measure(body));
   }
 
   finished(usage: LanguageModelUsage): void {
+    if (this.durable?.replayed(this.ended++)) return;
     const steps = this.usage.steps + 1;
     this.usage = {
       inputTokens: this.usage.inputTokens + (usage.inputTokens ?? 0),
@@ -190,8 +204,7 @@ class StepTotals {
   }
 }
 
-async function generated(call: ModelCall, measure: (body: unknown) => RunRequestSize): Promise<LoopOutcome> {
-  const totals = new StepTotals(measure);
+async function generated(call: ModelCall, totals: StepTotals): Promise<LoopOutcome> {
   try {
     const result = await generateText({
       ...call,
@@ -209,12 +222,7 @@ async function generated(call: ModelCall, measure: (body: unknown) => RunRequest
   }
 }
 
-async function streamed(
-  call: ModelCall,
-  measure: (body: unknown) => RunRequestSize,
-  onDelta: (text: string) => void,
-): Promise<LoopOutcome> {
-  const totals = new StepTotals(measure);
+async function streamed(call: ModelCall, totals: StepTotals, onDelta: (text: string) => void): Promise<LoopOutcome> {
   let streamError: unknown;
   const result = streamText({
     ...call,

@@ -16,7 +16,9 @@ import type {
   InputRecord,
   NewEvent,
   SessionRecord,
+  RunUsage,
   SettledToolCall,
+  StepRecord,
   Store,
   SubagentRecord,
   TranscriptEntry,
@@ -34,6 +36,8 @@ import { runWrites, type FinishedRun, type ReplyDelivery } from './run-commit.js
 import { parseRuntime } from './external-run.js';
 import type { ExternalRuntimes } from '../../ports/runtimes.js';
 import { executeRun } from './run-executor.js';
+import { DurableSteps } from './durable-steps.js';
+import { addRequest } from '../../core/request-size.js';
 import type { ExecutedRun } from '../../ports/runtimes.js';
 import { offeredTools } from '../tooling/tool-offer.js';
 import { spawnerLimits } from '../subagents/subagents.js';
@@ -103,9 +107,28 @@ interface LeasedRun {
   history?: TranscriptEntry[];
   /** Whether the session has spawned or messaged anyone, when the start read it (the first step's tool offer uses it). */
   reachedOut?: { spawned: boolean; sent: boolean };
+  /** 1, and one more for each resume. */
+  attempt: number;
+  /** The steps earlier attempts committed (a resumed run): replayed, not asked again. */
+  committed: StepRecord[];
+  /**
+   * A resumed run's inputs other than its own: those steered in before a committed step (replayed there), and any it
+   * claimed after its last committed step (steered into its first new one).
+   */
+  steerable: InputRecord[];
 }
 
 const NOTHING_RAN = { inputTokens: 0, outputTokens: 0, modelCalls: 0, steps: 0 };
+
+function sumUsage(a: RunUsage, b: RunUsage): RunUsage {
+  return {
+    inputTokens: a.inputTokens + b.inputTokens,
+    outputTokens: a.outputTokens + b.outputTokens,
+    modelCalls: a.modelCalls + b.modelCalls,
+    steps: a.steps + b.steps,
+    cachedInputTokens: (a.cachedInputTokens ?? 0) + (b.cachedInputTokens ?? 0),
+  };
+}
 
 export function createSessionRunner(deps: SessionRunnerDeps) {
   const { store, clock, ids } = deps;
@@ -148,7 +171,54 @@ export function createSessionRunner(deps: SessionRunnerDeps) {
     slot.runId = runId;
     deps.afterCommit(false, started.events);
     const { history, reachedOut } = started;
-    return { runId, epoch: started.epoch, model, agent, subagent, session: started.session, inputs: started.inputs, history, reachedOut };
+    const { session, inputs } = started;
+    return {
+      runId,
+      epoch: started.epoch,
+      model,
+      agent,
+      subagent,
+      session,
+      inputs,
+      history,
+      reachedOut,
+      attempt: 1,
+      committed: [],
+      steerable: [],
+    };
+  }
+
+  /**
+   * Resumes a suspended run under its own id (ARCHITECTURE.md 4.7): its lease, its inputs claimed again, and the steps
+   * its earlier attempts committed. Answers as `startRun` does.
+   */
+  async function resumeRun(slot: RunSlot, runId: string, agent: ResolvedAgent): Promise<LeasedRun | 'missing' | undefined> {
+    const subagent = isSpawnedKind(parseSessionKey(slot.sessionKey)?.kind)
+      ? await store.subagents.getBySession(slot.sessionKey)
+      : undefined;
+    const request = { runId, sessionKey: slot.sessionKey, owner: deps.owner, leaseTtlMs: deps.leaseTtlMs, subagentId: subagent?.id };
+    const resumed = await store.runs.resume(request, clock.now());
+    if (resumed === 'leased') slot.leasedElsewhere = true;
+    if (resumed === 'missing') return resumed;
+    if (typeof resumed === 'string') return undefined;
+    slot.epoch = resumed.epoch;
+    slot.runId = runId;
+    deps.afterCommit(false, resumed.events);
+    const committed = await store.steps.list(runId);
+    // Step 0 names the run's own inputs; the rest were steered in.
+    const own = new Set(committed[0]?.inputIds ?? resumed.inputs.map((input) => input.id));
+    return {
+      runId,
+      epoch: resumed.epoch,
+      model: resumed.run.model,
+      agent,
+      subagent,
+      session: resumed.session,
+      inputs: resumed.inputs.filter((input) => own.has(input.id)),
+      attempt: resumed.run.attempt,
+      committed,
+      steerable: resumed.inputs.filter((input) => !own.has(input.id)),
+    };
   }
 
   /** The tool loop, under the run's hard timeout. A failure before or in it (an unreadable prompt file, an unknown model) is the run's outcome. */
@@ -170,9 +240,30 @@ export function createSessionRunner(deps: SessionRunnerDeps) {
       const history = run.history ?? (await store.transcript.list(slot.sessionKey, { limit: agent.historyLimit }));
       const context = assembleContext(agent.config, deps.promptFiles.read(agent.workspace), history, inputs, subagent);
       frameworkChars = context.frameworkChars;
+      const measureRequest = (body: unknown) => deps.models.measureRequest(body);
+      // A run resumed replays what it committed even if its agent's durability changed since.
+      const durable =
+        agent.durability === 'steps' || run.committed.length > 0
+          ? new DurableSteps({
+              store: store.steps,
+              clock,
+              runId,
+              sessionKey: slot.sessionKey,
+              epoch,
+              attempt: run.attempt,
+              model: run.model,
+              measureRequest,
+              committed: run.committed,
+              inputIds: inputs.map((input) => input.id),
+              fenced: () => slot.controller.abort('lease_lost'),
+              published: (events) => deps.afterCommit(false, events),
+              ledgerCalls: toolCalls,
+            })
+          : undefined;
       const executed = await executeRun({
         model: deps.models.resolve(run.model),
-        measureRequest: (body) => deps.models.measureRequest(body),
+        measureRequest,
+        durable,
         system: context.system,
         messages: context.messages,
         ...offeredTools(agent, deps.config, await deps.toolsFor(agent.config.id), slot.sessionKey, subagent),
@@ -192,18 +283,34 @@ export function createSessionRunner(deps: SessionRunnerDeps) {
         firstStepLookups: run.reachedOut ? { [REACHED_OUT]: run.reachedOut } : undefined,
         maxSteps: agent.maxSteps,
         signal: slot.controller.signal,
-        takeSteered: async () => {
-          const queued = (await store.inputs.listQueued(slot.sessionKey)).filter((input) => input.mode === 'steer');
-          const offered = queued.map((input) => input.id);
-          const claimed = new Set(await store.runs.claimMore(runId, slot.sessionKey, epoch, offered, clock.now()));
-          const taken = queued.filter((input) => claimed.has(input.id));
+        takeSteered: async (step) => {
+          const replayed = durable?.replayed(step);
+          let taken: InputRecord[];
+          if (replayed) {
+            // Steered in before a committed step: in again at the same place, claimed already.
+            taken = replayed.inputIds.flatMap((id) => run.steerable.filter((input) => input.id === id));
+            run.steerable = run.steerable.filter((input) => !replayed.inputIds.includes(input.id));
+          } else {
+            const queued = (await store.inputs.listQueued(slot.sessionKey)).filter((input) => input.mode === 'steer');
+            const offered = queued.map((input) => input.id);
+            const claimed = new Set(await store.runs.claimMore(runId, slot.sessionKey, epoch, offered, clock.now()));
+            // A resumed run's inputs claimed after its last committed step come first.
+            taken = [...run.steerable.splice(0), ...queued.filter((input) => claimed.has(input.id))];
+          }
           steered.push(...taken);
-          return taken.map((input): ModelMessage => ({ role: 'user', content: renderInput(input.text, input.provenance).text }));
+          const messages = taken.map((input): ModelMessage => ({ role: 'user', content: renderInput(input.text, input.provenance).text }));
+          return { inputIds: taken.map((input) => input.id), messages };
         },
         onDelta: deps.bus.wantsDeltas(slot.sessionKey)
           ? (text) => deps.bus.publish({ type: 'delta', sessionKey: slot.sessionKey, runId, text })
           : undefined,
       });
+      if (durable && durable.replayedSteps > 0) {
+        // The run's usage is that of every step it made, those of its earlier attempts too.
+        const prior = durable.priorUsage();
+        executed.usage = sumUsage(prior.usage, executed.usage);
+        executed.request = addRequest(prior.request, executed.request);
+      }
       return { executed, frameworkChars };
     } catch (error) {
       const failed: ExecutedRun = {
@@ -327,7 +434,8 @@ export function createSessionRunner(deps: SessionRunnerDeps) {
     const agentId = parseSessionKey(slot.sessionKey)?.agentId ?? (await store.sessions.get(slot.sessionKey))?.agentId;
     if (!agentId) return dropUnrunnable(slot, missing);
     if (!deps.agents.has(agentId)) return dropUnrunnable(slot, `agent "${agentId}" is no longer configured (agents.list)`);
-    const run = await startRun(slot, deps.agents.get(agentId));
+    const agent = deps.agents.get(agentId);
+    const run = slot.resumeRunId ? await resumeRun(slot, slot.resumeRunId, agent) : await startRun(slot, agent);
     if (run === 'missing') return dropUnrunnable(slot, missing);
     if (!run) return;
     const steered: InputRecord[] = [];

@@ -133,7 +133,8 @@ export class SubagentLifecycle {
       // Its retry is noted already: the run to judge is the retry's, once it starts.
       if (record.waiting || !record.runId || record.retryOf === record.runId) continue;
       const run = await store.runs.get(record.runId);
-      if (!run || run.status === 'running') continue;
+      // A suspended run resumes from its last step: the sub-agent goes on.
+      if (!run || run.status === 'running' || run.status === 'suspended') continue;
       // Its run was superseded by an input in mode `interrupt` (subagents interrupt with a message, a follow-up) that
       // had not run yet when the gateway stopped: the sub-agent goes on with it, as it would have without the stop.
       if (run.status === 'interrupted' && (await store.inputs.listQueued(record.sessionKey)).some((input) => input.mode === 'interrupt'))

@@ -7,15 +7,24 @@
  */
 import type { LanguageModelV3 } from '@ai-sdk/provider';
 import { jsonSchema, tool, wrapLanguageModel, type ToolSet } from 'ai';
-import type { NewToolCall } from '../../ports/index.js';
+import type { NewToolCall, StepToolResult } from '../../ports/index.js';
+import { errorMessage } from '../../core/errors.js';
 import { parseToolArgs, toolJsonSchema } from '../../tools/tool-contract.js';
 import type { AvailabilityContext, EarlierEffect, GatewayTool, ToolContext } from '../../ports/tools.js';
 import { throughLedger, type LedgerDeps } from './tool-ledger.js';
 import type { RefusedTool } from './tool-offer.js';
 import { CATALOGUE_TOOL, type ToolCatalogue } from './tool-catalogue.js';
 
+/** Where a run's tool results are committed as its steps' (runs/durable-steps.ts), and found again on resume. */
+export interface StepResults {
+  /** The committed result of a call, when an earlier attempt committed it: the tool is not run again. */
+  recordedResult(step: number, toolCallId: string): StepToolResult | undefined;
+  noteResult(step: number, result: StepToolResult): void;
+}
+
 export interface RunToolsOptions {
   tools: readonly GatewayTool[];
+  steps?: StepResults;
   refusedTools?: readonly RefusedTool[];
   toolContext: Omit<ToolContext, 'toolCallId' | 'idempotencyKey' | 'call' | 'signal'>;
   ledger?: LedgerDeps;
@@ -48,20 +57,23 @@ export function runToolSet(options: RunToolsOptions, places: CallPlaces): ToolSe
       inputSchema: jsonSchema((gatewayTool.shownSchema ?? toolJsonSchema(gatewayTool.parameters)) as never),
       execute: async (args: unknown, { toolCallId, abortSignal }) => {
         const position = places.next();
-        // Checked here, against the schema the model was shown: a bad argument is data the model can correct.
-        const parsed = gatewayTool.shownSchema ? ownArgs(args) : parseToolArgs(gatewayTool.parameters, args);
-        if (!parsed.ok) return { status: 'error', code: 'INVALID_REQUEST', error: parsed.error };
-        const context = { ...options.toolContext, toolCallId, signal: abortSignal ?? options.signal };
-        const ledger = options.ledger;
-        const call = (idempotencyKey: string, ledgerRow?: NewToolCall) =>
-          gatewayTool.execute(parsed.value, {
-            ...context,
-            idempotencyKey,
-            call: ledgerRow,
-            beginEffect: ledger && ledgerRow ? (intent) => beginEffect(ledger, ledgerRow, intent, context.clock.now()) : undefined,
-          });
-        if (!gatewayTool.effects || !options.ledger) return call(`${options.toolContext.runId}:${toolCallId}`);
-        return throughLedger(options.ledger, gatewayTool, position, parsed.value, call);
+        const steps = options.steps;
+        const recorded = steps?.recordedResult(position.step, toolCallId);
+        if (recorded) {
+          if (recorded.error !== undefined) throw new Error(recorded.error);
+          return recorded.output;
+        }
+        const call = { args, toolCallId, signal: abortSignal ?? options.signal, position };
+        if (!steps) return runCall(options, gatewayTool, call);
+        const toolName = gatewayTool.name;
+        try {
+          const output = await runCall(options, gatewayTool, call);
+          steps.noteResult(position.step, { toolCallId, toolName, output });
+          return output;
+        } catch (error) {
+          steps.noteResult(position.step, { toolCallId, toolName, error: errorMessage(error) });
+          throw error;
+        }
       },
     });
   }
@@ -69,6 +81,33 @@ export function runToolSet(options: RunToolsOptions, places: CallPlaces): ToolSe
     tools[refused.name] = tool({ description: '', inputSchema: jsonSchema({ type: 'object' }), execute: async () => refused.refusal });
   }
   return tools;
+}
+
+/** One call of a tool: its arguments checked, then run, through the ledger at its place when it has effects. */
+async function runCall(
+  options: RunToolsOptions,
+  gatewayTool: GatewayTool,
+  {
+    args,
+    toolCallId,
+    signal,
+    position,
+  }: { args: unknown; toolCallId: string; signal: AbortSignal; position: { step: number; index: number } },
+): Promise<unknown> {
+  // Checked here, against the schema the model was shown: a bad argument is data the model can correct.
+  const parsed = gatewayTool.shownSchema ? ownArgs(args) : parseToolArgs(gatewayTool.parameters, args);
+  if (!parsed.ok) return { status: 'error', code: 'INVALID_REQUEST', error: parsed.error };
+  const context = { ...options.toolContext, toolCallId, signal };
+  const ledger = options.ledger;
+  const call = (idempotencyKey: string, ledgerRow?: NewToolCall) =>
+    gatewayTool.execute(parsed.value, {
+      ...context,
+      idempotencyKey,
+      call: ledgerRow,
+      beginEffect: ledger && ledgerRow ? (intent) => beginEffect(ledger, ledgerRow, intent, context.clock.now()) : undefined,
+    });
+  if (!gatewayTool.effects || !ledger) return call(`${options.toolContext.runId}:${toolCallId}`);
+  return throughLedger(ledger, gatewayTool, position, parsed.value, call);
 }
 
 /** The arguments of a tool that checks its own: any object. */

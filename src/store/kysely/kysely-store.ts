@@ -21,6 +21,7 @@ import type {
   SubagentStore,
   TranscriptStore,
   ToolCallStore,
+  RunStepStore,
   MemoryStore,
   MailboxStore,
 } from '../../ports/index.js';
@@ -39,6 +40,7 @@ import type { Database } from '../schema/database.js';
 import { KyselyMemoryStore } from '../memory/memory-store.js';
 import { KyselyMailboxStore } from '../mailbox/mailbox-store.js';
 import { KyselyToolCallStore } from '../tool-calls/tool-call-store.js';
+import { KyselyRunStepStore } from '../steps/step-store.js';
 import { matchIds } from './match-ids.js';
 import type { SqlDialect } from '../sql/dialect.js';
 import { copyTables, firstNonEmpty, type TableCopy } from './store-copy.js';
@@ -59,6 +61,7 @@ export class KyselyStore implements Store {
   readonly inputs: InputStore;
   readonly transcript: TranscriptStore;
   readonly runs: RunStore;
+  readonly steps: RunStepStore;
   readonly outbox: OutboxStore;
   readonly leases: LeaseStore;
   readonly events: EventJournal;
@@ -94,6 +97,7 @@ export class KyselyStore implements Store {
     // One statement takes a lease, for the lease store and for a run's start.
     const takeLease = leaseTaker(dbNowMs);
     this.runs = new KyselyRunStore(db, dialect, dbNowMs, takeLease, adapter.relax, adapter.runPaths);
+    this.steps = new KyselyRunStepStore(db);
     this.outbox = new KyselyOutboxStore(db, dialect);
     this.leases = new KyselyLeaseStore(db, dbNowMs, takeLease, adapter.relax);
     this.events = new KyselyEventJournal(db, dialect);

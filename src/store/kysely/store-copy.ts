@@ -23,6 +23,7 @@ const TABLES = {
   a2a_remote_tasks: false,
   subagents: false,
   tool_calls: false,
+  run_steps: false,
   rate_marks: false,
   board_tasks: false,
   board_deps: false,

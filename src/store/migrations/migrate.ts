@@ -42,6 +42,7 @@ const SHARED: Record<string, SharedMigration> = {
       await db.schema.alterTable(table).addColumn('hop', 'integer').execute();
     }
   },
+  '0026_run_steps': (db) => runSteps(db),
 };
 
 /** Each migration for one engine: its shared part, then the dialect's step of the same name. */
@@ -68,6 +69,33 @@ async function consoleColumns(db: Kysely<unknown>): Promise<void> {
   await db.schema.createIndex('runs_started').on('runs').column('started_at').execute();
   await db.schema.createIndex('subagents_created').on('subagents').column('created_at').execute();
   await db.schema.createIndex('board_tasks_created').on('board_tasks').column('created_at').execute();
+}
+
+/** Durable steps (ports/steps.ts): a run's model answers and tool results as they commit, and the run's attempt. */
+async function runSteps(db: Kysely<unknown>): Promise<void> {
+  const counts = ['input_tokens', 'output_tokens', 'cached_input_tokens', 'request_bytes', 'request_system_bytes', 'request_tool_bytes'];
+  let table = db.schema
+    .createTable('run_steps')
+    .addColumn('run_id', 'varchar(64)', (col) => col.notNull())
+    .addColumn('step', 'integer', (col) => col.notNull())
+    .addColumn('attempt', 'integer', (col) => col.notNull())
+    .addColumn('session_key', 'varchar(512)', (col) => col.notNull())
+    .addColumn('model', 'varchar(200)', (col) => col.notNull())
+    .addColumn('response', 'text', (col) => col.notNull())
+    .addColumn('tool_names', 'text', (col) => col.notNull())
+    .addColumn('input_ids', 'text', (col) => col.notNull())
+    .addColumn('results', 'text');
+  for (const column of counts) table = table.addColumn(column, 'bigint', (col) => col.notNull());
+  await table
+    .addColumn('started_at', 'bigint', (col) => col.notNull())
+    .addColumn('answered_at', 'bigint', (col) => col.notNull())
+    .addColumn('settled_at', 'bigint')
+    .addPrimaryKeyConstraint('run_steps_pk', ['run_id', 'step'])
+    .execute();
+  await db.schema
+    .alterTable('runs')
+    .addColumn('attempt', 'integer', (col) => col.notNull().defaultTo(1))
+    .execute();
 }
 
 class StaticMigrationProvider implements MigrationProvider {

@@ -5,6 +5,10 @@
  * own, as a compare-and-set: its lease is taken and let go at once (the epoch grows, so the run's owner, should it
  * still live, is fenced off), then the run is marked interrupted only while it is still `running`, and only then are
  * its claimed inputs queued again (or dropped once their retries are spent).
+ *
+ * A run that committed a step is `suspended` instead (ARCHITECTURE.md 4.7): its inputs are queued again still naming
+ * it, so that the session's next run resumes it from its last step under its own id. An attempt that committed a step
+ * made progress and spends no retry; one that committed none counts against `maxRetries` as a plain run does.
  */
 import { sql, type Kysely, type RawBuilder } from 'kysely';
 import type { OrphanRecovery, RecoveryReport } from '../../ports/index.js';
@@ -21,10 +25,11 @@ interface Orphan {
   session_key: string;
   owner: string;
   epoch: number;
+  attempt: number;
 }
 
 export function emptyRecovery(): RecoveryReport {
-  return { interruptedRuns: [], requeuedInputs: [], droppedInputs: [], sessionKeys: [] };
+  return { interruptedRuns: [], suspendedRuns: [], requeuedInputs: [], droppedInputs: [], sessionKeys: [] };
 }
 
 /**
@@ -34,7 +39,7 @@ export function emptyRecovery(): RecoveryReport {
 function findOrphans(db: Kysely<Database>, dbNowMs: () => RawBuilder<number>, recovery: OrphanRecovery): Promise<Orphan[]> {
   const running = db
     .selectFrom('runs')
-    .select(['runs.id', 'runs.session_key', 'runs.owner', 'runs.epoch'])
+    .select(['runs.id', 'runs.session_key', 'runs.owner', 'runs.epoch', 'runs.attempt'])
     .where('runs.status', '=', 'running');
   if (recovery.scope === 'own') return running.where('runs.owner', '=', recovery.recoverer).limit(BATCH).execute();
   return running
@@ -94,29 +99,39 @@ async function recoverOne(
   const fenced = await fence(trx, dbNowMs, recovery, orphan);
   if (fenced === 'held') return;
   const diagnostic = recovery.diagnostic(orphan.owner);
+  const inputs = await trx.selectFrom('inputs').selectAll().where('run_id', '=', orphan.id).where('status', '=', 'claimed').execute();
+  const steps = await trx.selectFrom('run_steps').select('attempt').where('run_id', '=', orphan.id).execute();
+  const progressed = steps.some((step) => num(step.attempt) === num(orphan.attempt));
+  const spent = (attempts: number) => !progressed && attempts > recovery.maxRetries;
+  // A run resumes only whole: with an input of it spent, it is interrupted, and each input judged on its own.
+  const suspend = steps.length > 0 && inputs.length > 0 && !inputs.some((input) => spent(num(input.attempts)));
   // The compare-and-set: of two gateways recovering the same run, one finds it running.
-  const interrupted = await trx
+  const recovered = await trx
     .updateTable('runs')
-    .set({ status: 'interrupted', ended_at: endedAt, error_code: 'INTERRUPTED', error_message: diagnostic })
+    .set({ status: suspend ? 'suspended' : 'interrupted', ended_at: endedAt, error_code: 'INTERRUPTED', error_message: diagnostic })
     .where('id', '=', orphan.id)
     .where('status', '=', 'running')
     .returning('id')
     .execute();
-  if (interrupted.length === 0) return;
+  if (recovered.length === 0) return;
   // A session another run holds now stays as that run has it.
   if (fenced === 'taken')
     await trx.updateTable('sessions').set({ state: 'idle', updated_at: now }).where('key', '=', orphan.session_key).execute();
-  const inputs = await trx.selectFrom('inputs').selectAll().where('run_id', '=', orphan.id).where('status', '=', 'claimed').execute();
   for (const input of inputs) {
-    const exhausted = num(input.attempts) > recovery.maxRetries;
+    const exhausted = !suspend && num(input.attempts) > recovery.maxRetries;
     await trx
       .updateTable('inputs')
       .set({
         status: exhausted ? 'dropped' : 'queued',
-        run_id: exhausted ? orphan.id : null,
+        // A suspended run's inputs keep naming it: the session's next run resumes it.
+        run_id: exhausted || suspend ? orphan.id : null,
+        // An attempt that committed a step made progress: the next one starts the count again.
+        ...(suspend && progressed ? { attempts: 0 } : {}),
         note: exhausted
           ? `dropped after ${num(input.attempts)} interrupted attempts (recovery.retryInterrupted = ${recovery.maxRetries})`
-          : `previous attempt was interrupted: ${diagnostic}`,
+          : suspend
+            ? `the run resumes from its step ${steps.length}: ${diagnostic}`
+            : `previous attempt was interrupted: ${diagnostic}`,
         updated_at: now,
       })
       .where('id', '=', input.id)
@@ -124,15 +139,21 @@ async function recoverOne(
       .execute();
     (exhausted ? report.droppedInputs : report.requeuedInputs).push(input.id);
   }
-  report.interruptedRuns.push(orphan.id);
+  (suspend ? report.suspendedRuns : report.interruptedRuns).push(orphan.id);
   report.sessionKeys.push(orphan.session_key);
   await appendEvent(
     trx,
     {
-      type: 'run.interrupted',
+      type: suspend ? 'run.suspended' : 'run.interrupted',
       sessionKey: orphan.session_key,
       runId: orphan.id,
-      payload: { diagnostic, owner: orphan.owner, recoveredBy: recovery.recoverer, inputIds: inputs.map((input) => input.id) },
+      payload: {
+        diagnostic,
+        owner: orphan.owner,
+        recoveredBy: recovery.recoverer,
+        inputIds: inputs.map((input) => input.id),
+        ...(suspend ? { attempt: num(orphan.attempt), committedSteps: steps.length } : {}),
+      },
     },
     now,
   );

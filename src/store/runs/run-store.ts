@@ -13,6 +13,8 @@ import type {
   UsageTotal,
   RunRecord,
   RunStore,
+  ResumeRun,
+  ResumedRun,
   StartedRun,
 } from '../../ports/index.js';
 import { toInput, toRun, toSession } from '../sql/rows.js';
@@ -216,6 +218,61 @@ export class KyselyRunStore implements RunStore {
         if (run.subagentId) await startSubagentRun(trx, run.subagentId, run.id, now);
         const inputs = claimed.map(toInput).sort((a, b) => a.seq - b.seq);
         return { epoch: lease.epoch, inputs, session: toSession(session), events: [started] };
+      })
+      .catch((error: unknown) => {
+        if (error instanceof StartConflict) return error.answer;
+        throw error;
+      });
+  }
+
+  async resume(run: ResumeRun, now: number): Promise<ResumedRun | 'leased' | 'taken' | 'missing'> {
+    return this.db
+      .transaction()
+      .execute(async (trx): Promise<ResumedRun | 'leased'> => {
+        this.relax?.();
+        const lease = await this.takeLease(trx, run.sessionKey, run.owner, run.leaseTtlMs);
+        if (!lease) return 'leased';
+        // The compare-and-set: of two gateways resuming one run, one finds it suspended.
+        const [resumed] = await trx
+          .updateTable('runs')
+          .set((eb) => ({
+            status: 'running',
+            owner: run.owner,
+            epoch: lease.epoch,
+            attempt: eb('attempt', '+', 1),
+            ended_at: null,
+            error_code: null,
+            error_message: null,
+          }))
+          .where('id', '=', run.runId)
+          .where('session_key', '=', run.sessionKey)
+          .where('status', '=', 'suspended')
+          .returningAll()
+          .execute();
+        if (!resumed) throw new StartConflict('taken');
+        const claimed = await trx
+          .updateTable('inputs')
+          .set((eb) => ({ status: 'claimed', attempts: eb('attempts', '+', 1), updated_at: now }))
+          .where('run_id', '=', run.runId)
+          .where('status', '=', 'queued')
+          .returningAll()
+          .execute();
+        const [session] = await sessionRunning(trx, { key: run.sessionKey, now });
+        if (!session) throw new StartConflict('missing');
+        const record = toRun(resumed);
+        const event = await appendEvent(
+          trx,
+          {
+            type: 'run.resumed',
+            sessionKey: run.sessionKey,
+            runId: run.runId,
+            payload: { attempt: record.attempt, owner: run.owner, inputIds: claimed.map((input) => input.id) },
+          },
+          now,
+        );
+        if (run.subagentId) await startSubagentRun(trx, run.subagentId, run.runId, now);
+        const inputs = claimed.map(toInput).sort((a, b) => a.seq - b.seq);
+        return { epoch: lease.epoch, inputs, session: toSession(session), events: [event], run: record };
       })
       .catch((error: unknown) => {
         if (error instanceof StartConflict) return error.answer;

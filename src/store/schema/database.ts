@@ -87,6 +87,8 @@ export interface RunsTable {
   final_text: string | null;
   error_code: string | null;
   error_message: string | null;
+  /** 1, and one more each time the run resumed after a crash or a lost lease (migration 0026). */
+  attempt: Generated<number>;
 }
 
 export interface OutboxTable {
@@ -201,6 +203,28 @@ export interface ToolCallsTable {
   updated_at: number;
 }
 
+/** A run's committed steps (ports/steps.ts); JSON columns hold text. */
+export interface RunStepsTable {
+  run_id: string;
+  step: number;
+  attempt: number;
+  session_key: string;
+  model: string;
+  response: string;
+  tool_names: string;
+  input_ids: string;
+  results: string | null;
+  input_tokens: number;
+  output_tokens: number;
+  cached_input_tokens: number;
+  request_bytes: number;
+  request_system_bytes: number;
+  request_tool_bytes: number;
+  started_at: number;
+  answered_at: number;
+  settled_at: number | null;
+}
+
 export interface RateMarksTable {
   bucket: string;
   at: number;
@@ -215,6 +239,7 @@ export interface Database {
   board_events: BoardEventsTable;
   board_leases: BoardLeasesTable;
   tool_calls: ToolCallsTable;
+  run_steps: RunStepsTable;
   rate_marks: RateMarksTable;
   subagents: SubagentsTable;
   a2a_remote_tasks: A2ARemoteTasksTable;

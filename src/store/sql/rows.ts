@@ -106,6 +106,7 @@ export function toRun(row: Selectable<RunsTable>): RunRecord {
     finalText: row.final_text,
     errorCode: row.error_code,
     errorMessage: row.error_message,
+    attempt: num(row.attempt ?? 1),
   };
 }
 
