@@ -8,36 +8,14 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FakeProviderServer, type FakeReply } from '../helpers/fake-provider.js';
+import { FakeProviderServer } from '../helpers/fake-provider.js';
+import { STEPS, stepOf, stepperAnswer, transcriptShape } from '../helpers/stepper-model.js';
 import { startGatewayProcess, stopGatewayProcess, tempConfig, type GatewayProcess } from '../helpers/process.js';
 import { waitUntil } from '../helpers/wait.js';
 import type { RunRecord, TranscriptEntry } from '../../src/ports/index.js';
 import type { RunStepView } from '../../src/ports/gateway.js';
 
-const STEPS = 5;
 const KILLS = 20;
-
-/** The task a request is for, and how many of its tools have answered (the step it is at). */
-function stepOf(body: { messages: { role: string; content: unknown }[] }): { task: string; done: number } {
-  const lastUser = body.messages.map((message) => message.role).lastIndexOf('user');
-  const text = JSON.stringify(body.messages[lastUser]?.content ?? '');
-  const task = /task (t\d+)/.exec(text)?.[1] ?? 'unknown';
-  return { task, done: body.messages.slice(lastUser).filter((message) => message.role === 'tool').length };
-}
-
-function answer(body: { messages: { role: string; content: unknown }[] }): FakeReply {
-  const { task, done } = stepOf(body);
-  if (done < STEPS)
-    return {
-      toolCall: { id: `call_${done}`, name: 'write_file', args: { path: `out/${task}/step-${done}.txt`, content: `step ${done}` } },
-    };
-  return { text: `finished ${task}` };
-}
-
-/** The transcript with the task's name taken out, so that two tasks' compare. */
-function shape(entries: TranscriptEntry[], task: string): string {
-  return JSON.stringify(entries.map((entry) => ({ role: entry.role, content: entry.content }))).replaceAll(task, 'TASK');
-}
 
 describe('durable steps: a run SIGKILLed at a random point resumes at its last step', () => {
   const provider = new FakeProviderServer();
@@ -46,7 +24,7 @@ describe('durable steps: a run SIGKILLed at a random point resumes at its last s
 
   beforeAll(async () => {
     await provider.start();
-    provider.responder = answer;
+    provider.responder = stepperAnswer;
     // Long enough that a kill lands inside a model call as often as between them.
     provider.delayMs = 60;
     const workspace = mkdtempSync(join(tmpdir(), 'sb-steps-ws-'));
@@ -105,7 +83,7 @@ describe('durable steps: a run SIGKILLed at a random point resumes at its last s
       ...Array.from({ length: STEPS }, (_, i) => [i, 'settled', 'write_file']),
       [STEPS, 'final', ''],
     ]);
-    const expected = shape(await transcript('t0'), 't0');
+    const expected = transcriptShape(await transcript('t0'), 't0');
 
     let resumed = 0;
     for (let i = 1; i <= KILLS; i += 1) {
@@ -118,7 +96,7 @@ describe('durable steps: a run SIGKILLed at a random point resumes at its last s
       const run = await finished(task);
       if (run.attempt > 1) resumed += 1;
       expect(callsFor(task), `model calls of ${task} (run ${run.id}, attempt ${run.attempt})`).toBeLessThanOrEqual(STEPS + 2);
-      expect(shape(await transcript(task), task)).toBe(expected);
+      expect(transcriptShape(await transcript(task), task)).toBe(expected);
       // What the model answered and the run committed is counted once: the run's calls are at most those it asked.
       expect(run.usage.modelCalls).toBeGreaterThanOrEqual(STEPS + 1);
       expect(run.usage.modelCalls).toBeLessThanOrEqual(callsFor(task));
