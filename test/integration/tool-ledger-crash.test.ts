@@ -88,10 +88,11 @@ describe('tool-call ledger crash recovery', () => {
       expect(questions).toEqual(Array.from({ length: ROUNDS }, (_, i) => `question ${i + 1}`));
       const children = (await store.subagents.list({ parentSession: 'agent:lead:main' })).map((child) => child.task).sort();
       expect(children).toEqual(Array.from({ length: ROUNDS }, (_, i) => `job ${i + 1}`));
-      // The kills landed inside the calls: the callers' runs were interrupted and rerun.
-      const interrupted = await store.runs.list({ status: 'interrupted', limit: 500 });
-      expect(interrupted.filter((run) => run.agentId === 'asker').length).toBeGreaterThan(0);
-      expect(interrupted.filter((run) => run.agentId === 'lead').length).toBeGreaterThan(0);
+      // The kills landed inside the calls: the callers' runs were cut there, and resumed from the step that made the call
+      // (a later attempt, its tools run again through the ledger), or interrupted and rerun when cut before it.
+      const cut = (await store.runs.list({ limit: 500 })).filter((run) => run.status === 'interrupted' || run.attempt > 1);
+      expect(cut.filter((run) => run.agentId === 'asker').length).toBeGreaterThan(0);
+      expect(cut.filter((run) => run.agentId === 'lead').length).toBeGreaterThan(0);
       // Each call is one ledger row, made again by the reruns.
       const sends = await store.toolCalls.list({ sessionKey: 'agent:asker:main' });
       expect(sends).toHaveLength(ROUNDS);
@@ -99,7 +100,9 @@ describe('tool-call ledger crash recovery', () => {
       expect(sends.some((call) => call.calls > 1)).toBe(true);
       const spawns = (await store.toolCalls.list({ sessionKey: 'agent:lead:main' })).filter((call) => call.tool === 'sessions_spawn');
       expect(spawns).toHaveLength(ROUNDS);
-      expect(spawns.some((call) => call.calls > 1)).toBe(true);
+      // A spawn whose step's results were committed before the kill is replayed from the step, not made again (its row
+      // counts one call); one whose results were not is made again at the same place, and finds its child by the key.
+      expect(spawns.every((call) => call.divergedFrom === null && call.calls <= 2)).toBe(true);
     } finally {
       await store.close();
     }
