@@ -10,6 +10,7 @@ import { describeStoreContract } from './store-contract.js';
 import { describeBoardContract } from './board-contract.js';
 import { describeMemoryContract } from './memory-contract.js';
 import { describeMailboxContract } from './mailbox-contract.js';
+import { describeStepsContract } from './steps-contract.js';
 
 const url = POSTGRES_URL;
 
@@ -25,6 +26,7 @@ if (process.env.CI || (await postgresReachable())) {
   describeBoardContract('postgres', open);
   describeMemoryContract('postgres', open);
   describeMailboxContract('postgres', open);
+  describeStepsContract('postgres', open);
   afterAll(async () => {
     await dropSchemas(...schemas);
   });

@@ -82,6 +82,7 @@ async function fence(
 
 async function recoverOne(
   trx: Db,
+  dialect: SqlDialect,
   dbNowMs: () => RawBuilder<number>,
   recovery: OrphanRecovery,
   orphan: Orphan,
@@ -98,6 +99,10 @@ async function recoverOne(
   const endedAt = lease && num(lease.epoch) === num(orphan.epoch) ? Math.min(now, num(lease.expires_at)) : now;
   const fenced = await fence(trx, dbNowMs, recovery, orphan);
   if (fenced === 'held') return;
+  // The run's row is held before its steps are read: a step the owner is committing (its fence holds this row, see
+  // steps/step-store.ts) is then either in the read, and the run suspended, or refused once this commits. Read first,
+  // a step committed between the read and the compare-and-set below would be left on an interrupted run.
+  await dialect.lockRows(trx.selectFrom('runs').select('id').where('id', '=', orphan.id)).execute();
   const diagnostic = recovery.diagnostic(orphan.owner);
   const inputs = await trx.selectFrom('inputs').selectAll().where('run_id', '=', orphan.id).where('status', '=', 'claimed').execute();
   const steps = await trx.selectFrom('run_steps').select('attempt').where('run_id', '=', orphan.id).execute();
@@ -178,7 +183,7 @@ export async function recoverOrphans(
         // A row another transaction holds (its owner hangs mid-commit, until PostgreSQL ends that transaction) is
         // left for the next sweep, instead of holding up this one's other orphans.
         await dialect.limitLockWait(trx, 500);
-        await recoverOne(trx, dbNowMs, recovery, orphan, now, one);
+        await recoverOne(trx, dialect, dbNowMs, recovery, orphan, now, one);
       });
     } catch (error) {
       if ((error as { code?: string }).code === LOCK_NOT_AVAILABLE) continue;
