@@ -1,8 +1,10 @@
-/** `switchboard runs`: list, show and cancel runs. */
+/** `switchboard runs`: list, show, cancel and fork runs. */
 import type { InputRecord, RunRecord } from '../ports/index.js';
 import type { RunStepView, RunToolCall } from '../ports/gateway.js';
+import { InvalidArgumentError } from 'commander';
+import { cliCommand } from './client.js';
 import { shorten, table } from './format.js';
-import { program, client, parseLimit, withQuery, print, runRow } from './shared.js';
+import { program, client, configPath, parseLimit, withQuery, print, runRow } from './shared.js';
 
 interface RunCompletions {
   sent: {
@@ -70,3 +72,32 @@ runs
     const { cancelled } = await client().request<{ cancelled: boolean }>('POST', `/v1/runs/${encodeURIComponent(id)}/cancel`);
     print({ cancelled }, () => (cancelled ? `cancelled run ${id}` : `run ${id} is not active; nothing to cancel`));
   });
+runs
+  .command('fork <id>')
+  .description(
+    'start a new session from the state after the first n steps of a run (by id or a unique prefix): they are replayed without asking the model, which is asked from step n on',
+  )
+  .requiredOption('--step <n>', 'how many of the run\'s steps to keep (0 to n-1 as "runs show" numbers them)', parseStep)
+  .action(async (id: string, options: { step: number }) => {
+    const forked = await client().request<{ sessionKey: string; runId: string }>('POST', `/v1/runs/${encodeURIComponent(id)}/fork`, {
+      step: options.step,
+    });
+    print(forked, () =>
+      [
+        `forked run ${id} at step ${options.step}: session ${forked.sessionKey}, run ${forked.runId}`,
+        options.step === 0
+          ? "  no step is kept: the model is asked again from the run's input, after the history before it"
+          : `  steps 0 to ${options.step - 1} are replayed from the source run; the model is asked from step ${options.step} on`,
+        `  follow it:   ${cliCommand(`sessions tail ${forked.sessionKey} --after 0`, configPath())}`,
+        `  its outcome: ${cliCommand(`runs show ${forked.runId}`, configPath())}`,
+        `  go on in it: ${cliCommand(`send ${forked.sessionKey} <message>`, configPath())}`,
+      ].join('\n'),
+    );
+  });
+
+function parseStep(value: string): number {
+  const step = Number(value);
+  if (!/^\d+$/.test(value) || !Number.isSafeInteger(step))
+    throw new InvalidArgumentError(`expected how many steps to keep, a whole number of 0 or more, got "${value}"`);
+  return step;
+}

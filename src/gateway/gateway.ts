@@ -159,6 +159,7 @@ export class Gateway implements GatewayApi {
     this.queries = new GatewayQueries({ ...parts, subagents: this.subagents, offered, publishedSeq: () => this.journal.publishedSeq });
     this.control = new GatewayControl({
       ...parts,
+      ids: this.ids,
       gatewayId: this.gatewayId,
       bus: this.bus,
       wakeups: this.wakeups,
@@ -203,6 +204,7 @@ export class Gateway implements GatewayApi {
   readonly annotateSession: Control['annotateSession'] = (key, change) => this.control.annotateSession(key, change);
   readonly cancelInput: Control['cancelInput'] = (inputId, why) => this.control.cancelInput(inputId, why);
   readonly cancelRun: Control['cancelRun'] = (runId) => this.control.cancelRun(runId);
+  readonly forkRun: Control['forkRun'] = (runId, step) => this.control.forkRun(runId, step);
   readonly killSubagent: Control['killSubagent'] = (target, why) => this.control.killSubagent(target, why);
   readonly settleDeadOutbox: Control['settleDeadOutbox'] = (id, action) => this.control.settleDeadOutbox(id, action);
   readonly backupStore: Control['backupStore'] = (path) => this.control.backupStore(path);

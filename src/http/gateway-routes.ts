@@ -1,7 +1,7 @@
 /**
  * The control API's routes into the gateway (docs/control-api.md): status and config reload, agents, sessions and
- * their history, exchanges, A2A tasks, runs, sub-agents, the outbox, a store backup, and cancels and kills. Each goes through the
- * gateway's one door.
+ * their history, exchanges, A2A tasks, runs and their forks, sub-agents, the outbox, a store backup, and cancels and
+ * kills. Each goes through the gateway's one door.
  */
 import { z } from 'zod';
 import { SwitchboardError } from '../core/errors.js';
@@ -26,6 +26,8 @@ import type { RouteAdder } from './route.js';
 
 const MAX_LIMIT = 10_000;
 const backupBody = z.strictObject({ path: z.string().min(1).max(4096) });
+/** `POST /v1/runs/<id>/fork`: how many of the run's steps the fork keeps (its model is asked from that step on). */
+const forkBody = z.strictObject({ step: z.number().int().min(0).max(100_000) });
 const OUTBOX_STATUSES: readonly OutboxStatus[] = ['pending', 'delivered', 'dead', 'dropped'];
 
 /** `?limit=`: an integer from 1 to 10,000, or none. */
@@ -145,6 +147,10 @@ export function gatewayRoutes(gw: GatewayApi, route: RouteAdder, reloadConfig?: 
       cancelled: await gw.cancelRun(await gw.resolveId('run', id)),
     }),
   );
+  route('POST', /^\/v1\/runs\/([^/]+)\/fork$/, async (request, _url, [id]): Promise<{ sessionKey: string; runId: string }> => {
+    const { step } = parseBody(forkBody, await readJson(request));
+    return gw.forkRun(await gw.resolveId('run', id), step);
+  });
   route('POST', /^\/v1\/store\/backup$/, async (request) => {
     const { path } = parseBody(backupBody, await readJson(request));
     return gw.backupStore(path);

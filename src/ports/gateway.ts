@@ -140,6 +140,12 @@ export interface Control {
   annotateSession(key: string, change: SessionAnnotation): Promise<SessionRecord>;
   cancelInput(inputId: string, why: string): Promise<void>;
   cancelRun(runId: string): Promise<boolean>;
+  /**
+   * Forks a run into a new session that starts from the state after its first `step` steps (docs/delivery.md, "Forking a
+   * run"): they are replayed there without asking the model, which is asked from step `step` on. Answers at once; the
+   * fork's run goes on in its session's lane.
+   */
+  forkRun(runId: string, step: number): Promise<{ sessionKey: string; runId: string }>;
   killSubagent(target: string, why?: string): Promise<string[]>;
   settleDeadOutbox(id: string, action: 'retry' | 'drop'): Promise<OutboxRecord>;
   reloadConfig(next: SwitchboardConfig): ConfigReload;

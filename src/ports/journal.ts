@@ -16,6 +16,8 @@ export type JournalEventType =
   | 'run.step'
   | 'run.suspended'
   | 'run.resumed'
+  /** A run was forked into a new session (`runs fork`): its first steps copied into a run that resumes there. */
+  | 'run.forked'
   | 'run.abort_requested'
   | 'input.stored'
   | 'input.dropped'

@@ -50,6 +50,31 @@ export interface StepRecord extends Omit<NewStep, 'epoch'> {
   settledAt: number | null;
 }
 
+/** A fork of a run (`switchboard runs fork`): a new session that starts from the state after the run's first steps. */
+export interface ForkRequest {
+  /** The run forked from. */
+  fromRunId: string;
+  /** How many of its steps the fork keeps (0 to step - 1, as `runs show` numbers them): its model is asked from `step` on. */
+  step: number;
+  /** The new session's key; refused when a session has it already. */
+  sessionKey: string;
+  /** The new run's id. */
+  runId: string;
+  /** The gateway that forks: the new run's owner until a gateway resumes it. */
+  owner: string;
+  /** An id for each input copied into the fork. */
+  newId: () => string;
+}
+
+export interface ForkedRun {
+  sessionKey: string;
+  runId: string;
+  /** The copied inputs, in the order they were copied: the run's own, then those steered into the kept steps. */
+  inputIds: string[];
+  /** The `run.forked` event, to publish. */
+  event: EventRecord;
+}
+
 /** The step store: written by a run as it goes, read by its resume, `runs show` and `runs fork`. */
 export interface RunStepStore {
   /**
@@ -68,4 +93,22 @@ export interface RunStepStore {
   ): Promise<void>;
   /** The run's steps, in order. */
   list(runId: string): Promise<StepRecord[]>;
+  /**
+   * Forks a run at `step`, in one transaction: a new session of the run's agent (no parent, no route) holding the
+   * transcript its session had before the run, and a new `suspended` run in it holding copies of the run's steps 0 to
+   * `step` - 1 and of the inputs they read (queued for it, as a suspended run's are), so that the session's next run
+   * resumes it: the kept steps are replayed and the model is asked from `step` on. Appends `run.forked`.
+   *
+   * Contract: the copied steps keep their answers, results, times and attempts, but not their usage (tokens and request
+   * bytes are 0): a resume folds the usage of the steps it replays into its run's, and the fork spent nothing on them,
+   * so no token is counted twice (the source run's rows keep what they cost; the resume still counts each replayed
+   * step as one model call and one step of its run). The new run's row starts with no usage, and with the highest
+   * attempt of the copied steps, so that the resume's (one more) marks them all as replayed.
+   * A copied input is a new row (`fork:<runId>:<source input id>` its idempotency key) with the source's text, mode and
+   * provenance and no note; the copied steps name the new rows.
+   *
+   * Refused with INVALID_REQUEST, writing nothing: a run with no committed step, a `step` beyond its committed steps, a
+   * kept step whose results are not committed, a session key already taken; RUN_NOT_FOUND for an unknown run.
+   */
+  fork(request: ForkRequest, now: number): Promise<ForkedRun>;
 }

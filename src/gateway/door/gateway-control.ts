@@ -8,7 +8,19 @@ import type { ConfigReload } from '../../config/reload.js';
 import type { SwitchboardConfig } from '../../config/schema.js';
 import { waitUntil, type Wakeups } from '../../kit/wait-until.js';
 import type { Control, Waits, WaitResult } from '../../ports/gateway.js';
-import type { Clock, EventRecord, NewEvent, OutboxRecord, RunRecord, SessionAnnotation, SessionRecord, Store } from '../../ports/index.js';
+import { directSessionKey } from '../../core/session-key.js';
+import type {
+  Clock,
+  EventRecord,
+  IdGenerator,
+  NewEvent,
+  OutboxRecord,
+  RunRecord,
+  SessionAnnotation,
+  SessionRecord,
+  Store,
+} from '../../ports/index.js';
+import type { AgentRegistry } from '../agents/registry.js';
 import type { EventBus } from '../events/event-bus.js';
 import type { LaneScheduler } from '../runs/lanes.js';
 import type { OutboxDispatcher } from '../durability/outbox.js';
@@ -17,6 +29,8 @@ import type { Subagents } from '../subagents/subagents.js';
 export interface ControlDeps {
   store: Store;
   clock: Clock;
+  ids: IdGenerator;
+  agents: AgentRegistry;
   gatewayId: string;
   /** Where commits say which inputs they consumed, with the run. */
   bus: EventBus;
@@ -81,6 +95,35 @@ export class GatewayControl implements Waits, Control {
     if (!run) throw new SwitchboardError('RUN_NOT_FOUND', `no run "${runId}" (list them with "switchboard runs list")`);
     if (isTerminalRunStatus(run.status)) return false;
     return this.abortRun(runId, 'cancel');
+  }
+
+  /**
+   * Forks a run at `step` into a new session of its agent, `agent:<agent>:fork:direct:<first 8 of the new run's id>` (a
+   * direct session of the `fork` channel: a key every tool and command takes), and wakes it: its lane resumes the new
+   * run, which replays the kept steps and asks the model from `step` on (RunStepStore.fork says what is copied).
+   */
+  async forkRun(runId: string, step: number): Promise<{ sessionKey: string; runId: string }> {
+    const run = await this.deps.store.runs.get(runId);
+    if (!run) throw new SwitchboardError('RUN_NOT_FOUND', `no run "${runId}" (list them with "switchboard runs list")`);
+    if (!this.deps.agents.has(run.agentId))
+      throw new SwitchboardError(
+        'AGENT_NOT_FOUND',
+        `run ${runId} is agent "${run.agentId}"'s, which is no longer configured (agents.list): a fork of it could not run`,
+      );
+    const forkId = this.deps.ids.next();
+    const forked = await this.deps.store.steps.fork(
+      {
+        fromRunId: run.id,
+        step,
+        sessionKey: directSessionKey(run.agentId, 'fork', forkId.slice(0, 8)),
+        runId: forkId,
+        owner: this.deps.gatewayId,
+        newId: () => this.deps.ids.next(),
+      },
+      this.deps.clock.now(),
+    );
+    this.deps.lanes.wake(forked.sessionKey);
+    return { sessionKey: forked.sessionKey, runId: forked.runId };
   }
 
   /**

@@ -5,11 +5,20 @@
  */
 import { sql, type Kysely, type Selectable } from 'kysely';
 import { SwitchboardError } from '../../core/errors.js';
-import type { EventRecord, NewStep, RunStepStore, SettledToolCall, StepRecord, StepToolResult } from '../../ports/index.js';
+import type {
+  EventRecord,
+  ForkedRun,
+  ForkRequest,
+  NewStep,
+  RunStepStore,
+  SettledToolCall,
+  StepRecord,
+  StepToolResult,
+} from '../../ports/index.js';
 import { json, num, numOrNull, parse, type Db } from '../sql/rows.js';
 import { appendEvent } from '../sql/writes.js';
 import { settleToolCalls } from '../tool-calls/tool-call-store.js';
-import type { Database, RunStepsTable } from '../schema/database.js';
+import type { Database, RunStepsTable, RunsTable } from '../schema/database.js';
 
 function toStep(row: Selectable<RunStepsTable>): StepRecord {
   return {
@@ -137,4 +146,189 @@ export class KyselyRunStepStore implements RunStepStore {
     const rows = await this.db.selectFrom('run_steps').selectAll().where('run_id', '=', runId).orderBy('step').execute();
     return rows.map(toStep);
   }
+
+  fork(request: ForkRequest, now: number): Promise<ForkedRun> {
+    return this.db.transaction().execute(async (trx) => {
+      const source = await trx.selectFrom('runs').selectAll().where('id', '=', request.fromRunId).executeTakeFirst();
+      if (!source) throw new SwitchboardError('RUN_NOT_FOUND', `no run "${request.fromRunId}" (list them with "switchboard runs list")`);
+      const rows = await trx.selectFrom('run_steps').selectAll().where('run_id', '=', source.id).orderBy('step').execute();
+      const steps = rows.map(toStep);
+      const kept = keptSteps(source.id, steps, request.step);
+      const { sessionKey, runId } = request;
+
+      const [session] = await trx
+        .insertInto('sessions')
+        .values({
+          key: sessionKey,
+          agent_id: source.agent_id,
+          label: null,
+          parent_key: null,
+          depth: 0,
+          route: null,
+          state: 'idle',
+          created_at: now,
+          updated_at: now,
+          last_run_at: null,
+        })
+        .onConflict((oc) => oc.column('key').doNothing())
+        .returning('key')
+        .execute();
+      if (!session)
+        throw new SwitchboardError('INVALID_REQUEST', `session "${sessionKey}" exists already; fork again (a new run id makes a new key)`);
+      await copyHistory(trx, source, sessionKey);
+
+      // The inputs the kept steps read: the run's own (step 0 names them, with any steered in before it), then those
+      // steered in before a later kept step. Queued and naming the new run, as a suspended run's inputs are.
+      const oldIds = [...steps[0].inputIds, ...kept.slice(1).flatMap((step) => step.inputIds)];
+      const newIds = new Map(oldIds.map((id) => [id, request.newId()]));
+      const originals = new Map(
+        oldIds.length === 0
+          ? []
+          : (await trx.selectFrom('inputs').selectAll().where('id', 'in', oldIds).execute()).map((row) => [row.id, row]),
+      );
+      const copies = [...newIds].map(([id, copyId]) => {
+        const original = originals.get(id);
+        if (!original)
+          throw new SwitchboardError(
+            'INVALID_REQUEST',
+            `input ${id}, which run ${source.id} read, no longer exists; the run cannot be forked`,
+          );
+        return {
+          id: copyId,
+          session_key: sessionKey,
+          idempotency_key: `fork:${runId}:${id}`,
+          mode: original.mode,
+          status: 'queued',
+          attempts: 0,
+          text: original.text,
+          provenance: original.provenance,
+          run_id: runId,
+          // A note is shown to the model with its input: the fork's reads as the source's first attempt read it.
+          note: null,
+          created_at: now,
+          updated_at: now,
+        };
+      });
+      if (copies.length > 0) await trx.insertInto('inputs').values(copies).execute();
+
+      await trx
+        .insertInto('runs')
+        .values({
+          id: runId,
+          session_key: sessionKey,
+          agent_id: source.agent_id,
+          status: 'suspended',
+          owner: request.owner,
+          epoch: 0,
+          model: source.model,
+          started_at: now,
+          ended_at: null,
+          input_tokens: 0,
+          output_tokens: 0,
+          model_calls: 0,
+          steps: 0,
+          preamble_chars: 0,
+          prompt_chars: 0,
+          final_text: null,
+          error_code: null,
+          error_message: `forked from run ${source.id} at step ${request.step}; it resumes in its session`,
+          // The resume makes it one more than every copied step's: `runs show` marks them all replayed.
+          attempt: Math.max(1, ...kept.map((step) => step.attempt)),
+        })
+        .execute();
+      if (kept.length > 0)
+        await trx
+          .insertInto('run_steps')
+          .values(
+            kept.map((step) => ({
+              run_id: runId,
+              step: step.step,
+              attempt: step.attempt,
+              session_key: sessionKey,
+              model: step.model,
+              response: json(step.response),
+              tool_names: json(step.toolNames),
+              input_ids: json(step.inputIds.map((id) => newIds.get(id) ?? id)),
+              results: json(step.results),
+              // What the fork spent on the step: nothing (see RunStepStore.fork).
+              input_tokens: 0,
+              output_tokens: 0,
+              cached_input_tokens: 0,
+              request_bytes: 0,
+              request_system_bytes: 0,
+              request_tool_bytes: 0,
+              started_at: step.startedAt,
+              answered_at: step.answeredAt,
+              settled_at: step.settledAt,
+            })),
+          )
+          .execute();
+      const event = await appendEvent(
+        trx,
+        {
+          type: 'run.forked',
+          sessionKey,
+          runId,
+          payload: { fromRun: source.id, fromSession: source.session_key, fromStep: request.step, sessionKey },
+        },
+        now,
+      );
+      return { sessionKey, runId, inputIds: [...newIds.values()], event };
+    });
+  }
+}
+
+/** The steps a fork at `step` keeps (0 to `step` - 1), each with its results committed; else what to do instead. */
+function keptSteps(runId: string, steps: StepRecord[], step: number): StepRecord[] {
+  if (!Number.isInteger(step) || step < 0)
+    throw new SwitchboardError(
+      'INVALID_REQUEST',
+      `step: expected a whole number of 0 or more (how many of the run's steps to keep), got ${step}`,
+    );
+  // The highest step a fork may be at: every step before it settled.
+  const firstUnsettled = steps.findIndex((candidate, index) => candidate.step !== index || candidate.results === null);
+  const forkable = firstUnsettled < 0 ? steps.length : firstUnsettled;
+  if (steps.length === 0)
+    throw new SwitchboardError(
+      'INVALID_REQUEST',
+      `run ${runId} committed no steps (a run that answered in its first model call, or ran with durability "run", has none), so there is no state to fork from; send its input again instead`,
+    );
+  if (step > steps.length)
+    throw new SwitchboardError(
+      'INVALID_REQUEST',
+      `run ${runId} has ${steps.length} committed step(s), 0 to ${steps.length - 1} ("switchboard runs show ${runId}" lists them): fork it at --step 0 to ${forkable}`,
+    );
+  const unsettled = steps.slice(0, step).find((candidate) => candidate.results === null);
+  if (unsettled)
+    throw new SwitchboardError(
+      'INVALID_REQUEST',
+      `step ${unsettled.step} of run ${runId} has no committed results (its tools were cut off before they answered), so the state after it is not known: fork it at --step ${unsettled.step} or lower, which asks the model again from that step`,
+    );
+  return steps.slice(0, step);
+}
+
+/**
+ * Copies into `sessionKey` the transcript the run's session had before the run: the entries before the run's first
+ * (its commit writes them together), or, for a run that wrote none (one that is suspended, running, or was interrupted),
+ * those written by the time it started. In seq order, so the copies keep it.
+ */
+async function copyHistory(trx: Db, run: Selectable<RunsTable>, sessionKey: string): Promise<void> {
+  const [first] = await trx
+    .selectFrom('transcript')
+    .select((eb) => eb.fn.min('seq').as('seq'))
+    .where('session_key', '=', run.session_key)
+    .where('run_id', '=', run.id)
+    .execute();
+  const firstSeq = first?.seq === null || first?.seq === undefined ? undefined : num(first.seq);
+  const before = trx
+    .selectFrom('transcript')
+    .select([sql<string>`${sessionKey}`.as('session_key'), 'role', 'content', 'provenance', 'input_id', 'run_id', 'created_at'])
+    .where('session_key', '=', run.session_key)
+    .where((eb) => (firstSeq === undefined ? eb('created_at', '<=', num(run.started_at)) : eb('seq', '<', firstSeq)))
+    .orderBy('seq');
+  await trx
+    .insertInto('transcript')
+    .columns(['session_key', 'role', 'content', 'provenance', 'input_id', 'run_id', 'created_at'])
+    .expression(before)
+    .execute();
 }
