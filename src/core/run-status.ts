@@ -11,7 +11,7 @@ export function isTerminalRunStatus(status: RunStatus): status is TerminalRunSta
 }
 
 /** Why an active run was aborted; decides the terminal status it is recorded with. */
-export type AbortReason = 'timeout' | 'cancel' | 'interrupt' | 'lease_lost' | 'shutdown';
+export type AbortReason = 'timeout' | 'cancel' | 'interrupt' | 'lease_lost' | 'shutdown' | 'suspend';
 
 export function statusForAbort(reason: AbortReason): TerminalRunStatus {
   switch (reason) {
@@ -36,5 +36,7 @@ export function abortMessage(reason: AbortReason): string {
       return 'run lost its session lease and was aborted';
     case 'shutdown':
       return 'gateway shut down while the run was active';
+    case 'suspend':
+      return 'run suspended in a wait; it resumes when the wait ends';
   }
 }

@@ -21,6 +21,7 @@ import type { GatewayDeps, GatewayParts } from './gateway-types.js';
 import { HeldResults } from './runs/held-results.js';
 import { JournalTail } from './events/journal-tail.js';
 import { LaneScheduler, laneOptions } from './runs/lanes.js';
+import { WaitingRuns } from './runs/waiting-runs.js';
 import { AgentMessaging } from './messaging/messaging.js';
 import { SessionDirectory } from './messaging/session-directory.js';
 import { OutboxDispatcher } from './durability/outbox.js';
@@ -65,6 +66,7 @@ export interface GatewayAssembly {
   lanes: LaneScheduler;
   cluster: GatewayCluster;
   watchdog: Watchdog;
+  waitingRuns: WaitingRuns;
 }
 
 export function assembleGateway(deps: GatewayDeps, host: AssemblyHost): GatewayAssembly {
@@ -183,6 +185,7 @@ export function assembleGateway(deps: GatewayDeps, host: AssemblyHost): GatewayA
     enqueueDelivery: (row) => host.enqueueDelivery(row),
     log,
   });
+  const waitingRuns = new WaitingRuns({ store: store.runs, bus: host.bus, clock, wake: (sessionKey) => lanes.wake(sessionKey), log });
   const runner = createSessionRunner({
     config,
     store,
@@ -208,6 +211,7 @@ export function assembleGateway(deps: GatewayDeps, host: AssemblyHost): GatewayA
     replyDelivery: (channel) => (outbox.handles(`reply:${channel}`) ? `reply:${channel}` : undefined),
     runtimes: () => extensions.runtimes,
     journal: (event) => host.journalEvent(event),
+    waiting: waitingRuns,
     log,
   });
   lanes = new LaneScheduler(
@@ -237,5 +241,5 @@ export function assembleGateway(deps: GatewayDeps, host: AssemblyHost): GatewayA
     log,
   });
   const watchdog = new Watchdog({ lanes, subagents: subagentLifecycle, journalEvent: (event) => host.journalEvent(event), log });
-  return { journal, outbox, messaging, subagents, extensions, aftermath, lanes, cluster, watchdog };
+  return { journal, outbox, messaging, subagents, extensions, aftermath, lanes, cluster, watchdog, waitingRuns };
 }

@@ -49,6 +49,7 @@ import type { OutboxDispatcher } from './durability/outbox.js';
 import { AgentRegistry } from './agents/registry.js';
 import type { Subagents } from './subagents/subagents.js';
 import type { Watchdog } from './durability/watchdog.js';
+import type { WaitingRuns } from './runs/waiting-runs.js';
 
 export type { GatewayDeps } from './gateway-types.js';
 
@@ -89,6 +90,7 @@ export class Gateway implements GatewayApi {
   redact: (text: string) => string;
   private readonly log: NonNullable<GatewayDeps['log']>;
   private readonly watchdog: Watchdog;
+  private readonly waitingRuns: WaitingRuns;
   private stopped = false;
   private started = false;
   private readonly waiters = new Set<() => void>();
@@ -126,6 +128,7 @@ export class Gateway implements GatewayApi {
       lanes: this.lanes,
       cluster: this.cluster,
       watchdog: this.watchdog,
+      waitingRuns: this.waitingRuns,
     } = assembleGateway(
       { ...deps, clock: this.clock, ids: this.ids, log: this.log },
       {
@@ -230,6 +233,7 @@ export class Gateway implements GatewayApi {
     await gateway.outbox.start();
     await gateway.extensions.start();
     gateway.cluster.recovery.startSweeps();
+    await gateway.waitingRuns.start();
     gateway.watchdog.start(deps.config.watchdog.intervalMs);
     gateway.started = true;
     return gateway;
@@ -308,6 +312,7 @@ export class Gateway implements GatewayApi {
       lanes: this.lanes.stats(),
       activeRuns: this.lanes.activeRuns().map((slot) => ({ sessionKey: slot.sessionKey, runId: slot.runId ?? null })),
       stalledLanes: this.watchdog.lastStalls,
+      waitingRuns: this.waitingRuns.count,
       lastRecovery: this.lastRecovery,
       takenOver: { ...this.cluster.recovery.takenOver },
     };
@@ -345,6 +350,7 @@ export class Gateway implements GatewayApi {
     if (this.stopped) return;
     this.stopped = true;
     this.watchdog.stop();
+    this.waitingRuns.stop();
     for (const wake of this.waiters) wake();
     // Asked first, so no extension starts new work; waited for after the runs are stopped, since work under way may
     // be waiting for a run.

@@ -66,6 +66,8 @@ export interface GatewayStatus {
   lanes: Record<LaneName, { active: number; waiting: number; max: number }>;
   activeRuns: { sessionKey: string; runId: string | null }[];
   stalledLanes: StalledLane[];
+  /** Runs suspended in waits, as this gateway listens for them: they hold no lane slot (ARCHITECTURE.md 4.7). */
+  waitingRuns: number;
   lastRecovery: RecoveryReport;
   /** Runs this gateway recovered after their leases expired (another gateway's, or its own renewed too late). */
   takenOver: { runs: number; lastAt: number | null };

@@ -46,6 +46,8 @@ export interface RunRecord {
   errorMessage: string | null;
   /** 1, and one more each time the run resumed from its last committed step (after a crash or a lost lease). */
   attempt: number;
+  /** While the run is suspended in a wait (ARCHITECTURE.md 4.7): the wait's deadline; null otherwise. */
+  waitingUntil: number | null;
 }
 
 export interface NewRun {
@@ -61,6 +63,17 @@ export interface NewRun {
   subagentId?: string;
   /** The history the run will read: a store may hand back the session's newest entries with the start (StartedRun.history). */
   historyLimit?: number;
+}
+
+/** Each waiting tool call's deadline, by its place in the run (`<step>:<index>`): a resumed wait goes on to its own. */
+export type WaitDeadlines = Record<string, number>;
+
+/** A run suspended in a wait: it resumes when an event with one of `keys` comes, or at `until` (its first deadline). */
+export interface RunWait {
+  runId: string;
+  sessionKey: string;
+  until: number;
+  keys: string[];
 }
 
 export interface ResumeRun {
@@ -110,9 +123,20 @@ export interface RunStore {
   /**
    * Resumes a `suspended` run under its own id (ARCHITECTURE.md 4.7): takes the session's lease, marks the run running
    * at the new epoch with its attempt one more, and claims again the inputs queued for it, in one transaction. Answers
-   * as `start` does: `taken` when the run is no longer suspended (another gateway resumed it).
+   * as `start` does: `taken` when the run is no longer suspended (another gateway resumed it), `waiting` while it is
+   * suspended in a wait not yet woken (`wake`).
    */
-  resume(run: ResumeRun, now: number): Promise<ResumedRun | 'leased' | 'taken' | 'missing'>;
+  resume(run: ResumeRun, now: number): Promise<ResumedRun | 'leased' | 'taken' | 'missing' | 'waiting'>;
+  /**
+   * Suspends a running run in a wait (ARCHITECTURE.md 4.7), fenced by its epoch as a commit is: the run becomes
+   * `suspended` with the wait's deadline and wake keys, its inputs queued again for it, its lease let go and its
+   * session idle, with a `run.suspended` event. Throws LEASE_LOST (writing nothing) if the epoch moved.
+   */
+  suspend(wait: RunWait & { epoch: number; deadlines: WaitDeadlines }, now: number): Promise<Journaled>;
+  /** Ends a suspended run's wait (an event it waits for came, or its deadline): answers its session when this call did. */
+  wake(runId: string): Promise<string | undefined>;
+  /** The runs suspended in waits, each with its deadline and wake keys. */
+  waiting(): Promise<RunWait[]>;
   /** Claims more queued inputs into a running run (steering). Returns the ids actually claimed. */
   claimMore(runId: string, sessionKey: string, epoch: number, inputIds: string[], now: number): Promise<string[]>;
   /**
@@ -160,6 +184,8 @@ export interface StartedRun extends Journaled {
 /** A run as it resumed: its row (attempt counted) and the inputs it claimed again, oldest first. */
 export interface ResumedRun extends StartedRun {
   run: RunRecord;
+  /** The deadlines of the calls it was suspended waiting in (none after a crash). */
+  waitDeadlines: WaitDeadlines;
 }
 
 export interface CommittedRun extends Journaled {

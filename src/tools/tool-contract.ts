@@ -3,6 +3,7 @@
  * zod: the same schema gives the JSON Schema the model is shown and checks what the model sent, so a bad
  * argument is refused with one line naming it, as data the model can read and correct.
  */
+import { WaitSuspended } from '../kit/wait-until.js';
 import { z } from 'zod';
 import { toSwitchboardError } from '../core/errors.js';
 import type { ToolArgs, ToolContext, GatewayTool } from '../ports/tools.js';
@@ -90,6 +91,8 @@ export function defineTool<T extends ToolArgs>(
 export function toolFailure(
   caught: unknown,
 ): { status: 'forbidden'; layer: unknown; error: string } | { status: 'error'; code: string; error: string } {
+  // A wait that suspends its run is no failure: it goes on up to the run (kit/wait-until.ts).
+  if (caught instanceof WaitSuspended) throw caught;
   const error = toSwitchboardError(caught);
   const layer = error.details?.layer;
   if (layer) return { status: 'forbidden', layer, error: error.message };

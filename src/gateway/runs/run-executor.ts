@@ -16,7 +16,7 @@ import { errorMessage } from '../../core/errors.js';
 import { abortMessage, statusForAbort, type AbortReason } from '../../core/run-status.js';
 import { addRequest, NO_REQUEST } from '../../core/request-size.js';
 import type { RunRequestSize, RunUsage } from '../../ports/index.js';
-import { CallPlaces, runToolSet, ToolOffer } from '../tooling/run-tools.js';
+import { CallPlaces, runToolSet, ToolOffer, type RunWaits } from '../tooling/run-tools.js';
 import { loadedInHistory, ToolCatalogue } from '../tooling/tool-catalogue.js';
 import type { GatewayTool, ToolContext } from '../../ports/tools.js';
 import type { LedgerDeps } from '../tooling/tool-ledger.js';
@@ -43,6 +43,8 @@ export interface ExecuteRunOptions {
   takeSteered?: (step: number) => Promise<{ inputIds: string[]; messages: ModelMessage[] }>;
   /** Commits each step as it goes, and replays the steps an earlier attempt committed (durable-steps.ts). */
   durable?: DurableSteps;
+  /** Where the run's waits may suspend it (run-waits.ts). */
+  waits?: RunWaits;
   /** Streams the model's text to this; without it the model call is not streamed. */
   onDelta?: (text: string) => void;
   /** What a timed-out run's error says (which limit applied). */
@@ -56,7 +58,7 @@ export async function executeRun(options: ExecuteRunOptions): Promise<ExecutedRu
   const deferred = new Map(options.tools.filter((tool) => tool.deferred).map((tool) => [tool.name, tool]));
   const catalogue = deferred.size > 0 ? new ToolCatalogue(deferred, loadedInHistory(options.messages), options.refusedTools) : undefined;
   const runTools = catalogue ? [...options.tools, catalogue.tool()] : options.tools;
-  const tools = runToolSet({ ...options, tools: runTools, steps: options.durable }, places);
+  const tools = runToolSet({ ...options, tools: runTools, steps: options.durable, waits: options.waits }, places);
   const offer = new ToolOffer(runTools, options.toolContext, catalogue, options.firstStepLookups);
 
   const initialCount = options.messages.length;

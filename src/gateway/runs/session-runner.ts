@@ -20,6 +20,7 @@ import type {
   SettledToolCall,
   StepRecord,
   Store,
+  WaitDeadlines,
   SubagentRecord,
   TranscriptEntry,
 } from '../../ports/index.js';
@@ -37,6 +38,8 @@ import { parseRuntime } from './external-run.js';
 import type { ExternalRuntimes } from '../../ports/runtimes.js';
 import { executeRun } from './run-executor.js';
 import { DurableSteps } from './durable-steps.js';
+import { RunSuspension } from './run-waits.js';
+import type { WaitingRuns } from './waiting-runs.js';
 import { addRequest } from '../../core/request-size.js';
 import type { ExecutedRun } from '../../ports/runtimes.js';
 import { offeredTools } from '../tooling/tool-offer.js';
@@ -75,6 +78,8 @@ export interface SessionRunnerDeps {
   redact: (text: string) => string;
   /** The external runtimes sub-agents may run on (docs/runtimes.md), by kind. */
   runtimes: () => ExternalRuntimes;
+  /** Runs suspended in waits: a run that suspends is listened for here. */
+  waiting: Pick<WaitingRuns, 'suspended'>;
   /** Journals an event and publishes it (an external child's updates). */
   journal: (event: NewEvent) => Promise<unknown>;
   /** The gateway's log: a run whose commit its lost lease fenced off. */
@@ -116,6 +121,8 @@ interface LeasedRun {
    * claimed after its last committed step (steered into its first new one).
    */
   steerable: InputRecord[];
+  /** The deadlines of the calls it was suspended waiting in, when it resumed from a wait. */
+  waitDeadlines: WaitDeadlines;
 }
 
 const NOTHING_RAN = { inputTokens: 0, outputTokens: 0, modelCalls: 0, steps: 0 };
@@ -185,6 +192,7 @@ export function createSessionRunner(deps: SessionRunnerDeps) {
       attempt: 1,
       committed: [],
       steerable: [],
+      waitDeadlines: {},
     };
   }
 
@@ -199,6 +207,8 @@ export function createSessionRunner(deps: SessionRunnerDeps) {
     const request = { runId, sessionKey: slot.sessionKey, owner: deps.owner, leaseTtlMs: deps.leaseTtlMs, subagentId: subagent?.id };
     const resumed = await store.runs.resume(request, clock.now());
     if (resumed === 'leased') slot.leasedElsewhere = true;
+    // Still waiting: its wake resumes it. Nothing else of the session runs before it (its inputs go first).
+    if (resumed === 'waiting') slot.queuedAfter = false;
     if (resumed === 'missing') return resumed;
     if (typeof resumed === 'string') return undefined;
     slot.epoch = resumed.epoch;
@@ -218,6 +228,7 @@ export function createSessionRunner(deps: SessionRunnerDeps) {
       attempt: resumed.run.attempt,
       committed,
       steerable: resumed.inputs.filter((input) => !own.has(input.id)),
+      waitDeadlines: resumed.waitDeadlines,
     };
   }
 
@@ -227,7 +238,7 @@ export function createSessionRunner(deps: SessionRunnerDeps) {
     run: LeasedRun,
     steered: InputRecord[],
     toolCalls: SettledToolCall[],
-  ): Promise<{ executed: ExecutedRun; frameworkChars: number }> {
+  ): Promise<{ executed: ExecutedRun; frameworkChars: number; waits?: RunSuspension }> {
     const { runId, epoch, agent, subagent, inputs } = run;
     const timeoutSeconds = subagent?.timeoutSeconds ?? agent.timeoutSeconds;
     const timeout = setTimeout(() => slot.controller.abort('timeout'), timeoutSeconds * 1000);
@@ -260,10 +271,24 @@ export function createSessionRunner(deps: SessionRunnerDeps) {
               ledgerCalls: toolCalls,
             })
           : undefined;
+      const waits = durable
+        ? new RunSuspension({
+            resumed: run.waitDeadlines,
+            watch: (keys) => {
+              let seen = false;
+              const stop = deps.bus.subscribeKeys(keys, () => {
+                seen = true;
+              });
+              return { seen: () => seen, stop };
+            },
+            abort: () => slot.controller.abort('suspend'),
+          })
+        : undefined;
       const executed = await executeRun({
         model: deps.models.resolve(run.model),
         measureRequest,
         durable,
+        waits,
         system: context.system,
         messages: context.messages,
         ...offeredTools(agent, deps.config, await deps.toolsFor(agent.config.id), slot.sessionKey, subagent),
@@ -311,7 +336,7 @@ export function createSessionRunner(deps: SessionRunnerDeps) {
         executed.usage = sumUsage(prior.usage, executed.usage);
         executed.request = addRequest(prior.request, executed.request);
       }
-      return { executed, frameworkChars };
+      return { executed, frameworkChars, waits };
     } catch (error) {
       const failed: ExecutedRun = {
         status: 'failed',
@@ -364,6 +389,27 @@ export function createSessionRunner(deps: SessionRunnerDeps) {
         : undefined,
       writeRefusal: (path) => deps.writeRefusal(run.agent.config.id, path),
     });
+  }
+
+  /** The run suspends in its waits: no lane slot and no memory until an event it waits on comes, or a deadline. */
+  async function suspend(slot: RunSlot, run: LeasedRun, waits: RunSuspension): Promise<void> {
+    const wait = waits.wait(run.runId, slot.sessionKey);
+    try {
+      const { events } = await store.runs.suspend({ ...wait, epoch: run.epoch }, clock.now());
+      slot.leaseReleased = true;
+      // Its own inputs are queued again for it: the lane need not look until the wait ends.
+      slot.queuedAfter = false;
+      deps.afterCommit(false, events);
+      await deps.waiting.suspended(wait, () => waits.seen());
+    } catch (error) {
+      if (!(SwitchboardError.isInstance(error) && error.code === 'LEASE_LOST')) throw error;
+      deps.log('warn', `suspend refused: ${error.message}; the gateway that holds the session now runs its inputs`, {
+        sessionKey: slot.sessionKey,
+        runId: run.runId,
+      });
+    } finally {
+      waits.stopWatching();
+    }
   }
 
   /** The run's one commit, fenced by its lease's epoch; false when another owner took the session meanwhile. */
@@ -440,7 +486,7 @@ export function createSessionRunner(deps: SessionRunnerDeps) {
     if (!run) return;
     const steered: InputRecord[] = [];
     const toolCalls: SettledToolCall[] = [];
-    const { executed, frameworkChars } = await execute(slot, run, steered, toolCalls);
+    const { executed, frameworkChars, waits } = await execute(slot, run, steered, toolCalls);
     if (executed.error) executed.error = { ...executed.error, message: deps.redact(executed.error.message) };
     // Shutdown and lease loss leave the run uncommitted: recovery requeues its inputs.
     const reason = slot.controller.signal.reason;
@@ -451,6 +497,7 @@ export function createSessionRunner(deps: SessionRunnerDeps) {
         { sessionKey: slot.sessionKey, runId: run.runId, epoch: run.epoch },
       );
     if (slot.controller.signal.aborted && (reason === 'shutdown' || reason === 'lease_lost')) return;
+    if (slot.controller.signal.aborted && reason === 'suspend' && waits?.suspending) return suspend(slot, run, waits);
     const finished = { runId: run.runId, session: run.session, inputs: run.inputs, steered, executed };
     if (!(await commit(slot, run, finished, frameworkChars, toolCalls))) return;
     await deps.onCommitted({

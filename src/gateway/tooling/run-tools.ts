@@ -9,6 +9,7 @@ import type { LanguageModelV3 } from '@ai-sdk/provider';
 import { jsonSchema, tool, wrapLanguageModel, type ToolSet } from 'ai';
 import type { NewToolCall, StepToolResult } from '../../ports/index.js';
 import { errorMessage } from '../../core/errors.js';
+import { waitScope, WaitSuspended, type WaitScope } from '../../kit/wait-until.js';
 import { parseToolArgs, toolJsonSchema } from '../../tools/tool-contract.js';
 import type { AvailabilityContext, EarlierEffect, GatewayTool, ToolContext } from '../../ports/tools.js';
 import { throughLedger, type LedgerDeps } from './tool-ledger.js';
@@ -22,9 +23,17 @@ export interface StepResults {
   noteResult(step: number, result: StepToolResult): void;
 }
 
+/** Where a run's waits may suspend it (ARCHITECTURE.md 4.7): the scope each call's waits run in, and what a suspension does. */
+export interface RunWaits {
+  scope(position: { step: number; index: number }): WaitScope;
+  /** A call's wait suspended: the run suspends (every other wait of it with it). */
+  suspended(position: { step: number; index: number }, suspension: WaitSuspended): void;
+}
+
 export interface RunToolsOptions {
   tools: readonly GatewayTool[];
   steps?: StepResults;
+  waits?: RunWaits;
   refusedTools?: readonly RefusedTool[];
   toolContext: Omit<ToolContext, 'toolCallId' | 'idempotencyKey' | 'call' | 'signal'>;
   ledger?: LedgerDeps;
@@ -64,14 +73,18 @@ export function runToolSet(options: RunToolsOptions, places: CallPlaces): ToolSe
           return recorded.output;
         }
         const call = { args, toolCallId, signal: abortSignal ?? options.signal, position };
-        if (!steps) return runCall(options, gatewayTool, call);
+        const waits = options.waits;
         const toolName = gatewayTool.name;
         try {
-          const output = await runCall(options, gatewayTool, call);
-          steps.noteResult(position.step, { toolCallId, toolName, output });
+          const output = waits
+            ? await waitScope.run(waits.scope(position), () => runCall(options, gatewayTool, call))
+            : await runCall(options, gatewayTool, call);
+          steps?.noteResult(position.step, { toolCallId, toolName, output });
           return output;
         } catch (error) {
-          steps.noteResult(position.step, { toolCallId, toolName, error: errorMessage(error) });
+          // A wait that suspends the run has no result: the call is made again when the run resumes.
+          if (waits && error instanceof WaitSuspended) waits.suspended(position, error);
+          else steps?.noteResult(position.step, { toolCallId, toolName, error: errorMessage(error) });
           throw error;
         }
       },

@@ -96,6 +96,11 @@ async function runSteps(db: Kysely<unknown>): Promise<void> {
     .alterTable('runs')
     .addColumn('attempt', 'integer', (col) => col.notNull().defaultTo(1))
     .execute();
+  // A run suspended in a wait: until when, and the journal keys whose events may end it (its wake-up).
+  await db.schema.alterTable('runs').addColumn('wake_at', 'bigint').execute();
+  await db.schema.alterTable('runs').addColumn('wake_keys', 'text').execute();
+  await db.schema.alterTable('runs').addColumn('wait_deadlines', 'text').execute();
+  await db.schema.createIndex('runs_wake').on('runs').column('wake_at').execute();
 }
 
 class StaticMigrationProvider implements MigrationProvider {

@@ -15,9 +15,12 @@ import type {
   RunStore,
   ResumeRun,
   ResumedRun,
+  RunWait,
+  WaitDeadlines,
+  Journaled,
   StartedRun,
 } from '../../ports/index.js';
-import { toInput, toRun, toSession } from '../sql/rows.js';
+import { json, num, parse, toInput, toRun, toSession } from '../sql/rows.js';
 import { appendEvent, appendTranscript, currentEpoch, insertOutbox, type LeaseTaker, type Relax } from '../sql/writes.js';
 import { recoverOrphans } from './run-recovery.js';
 import type { SqlDialect } from '../sql/dialect.js';
@@ -225,14 +228,16 @@ export class KyselyRunStore implements RunStore {
       });
   }
 
-  async resume(run: ResumeRun, now: number): Promise<ResumedRun | 'leased' | 'taken' | 'missing'> {
+  async resume(run: ResumeRun, now: number): Promise<ResumedRun | 'leased' | 'taken' | 'missing' | 'waiting'> {
     return this.db
       .transaction()
       .execute(async (trx): Promise<ResumedRun | 'leased'> => {
         this.relax?.();
         const lease = await this.takeLease(trx, run.sessionKey, run.owner, run.leaseTtlMs);
         if (!lease) return 'leased';
-        // The compare-and-set: of two gateways resuming one run, one finds it suspended.
+        // The deadline of the wait it was suspended in, if any: the resumed wait keeps it.
+        const before = await trx.selectFrom('runs').select(['wake_keys', 'wait_deadlines']).where('id', '=', run.runId).executeTakeFirst();
+        // The compare-and-set: of two gateways resuming one run, one finds it suspended (and not waiting).
         const [resumed] = await trx
           .updateTable('runs')
           .set((eb) => ({
@@ -243,13 +248,16 @@ export class KyselyRunStore implements RunStore {
             ended_at: null,
             error_code: null,
             error_message: null,
+            wake_at: null,
+            wait_deadlines: null,
           }))
           .where('id', '=', run.runId)
           .where('session_key', '=', run.sessionKey)
           .where('status', '=', 'suspended')
+          .where('wake_keys', 'is', null)
           .returningAll()
           .execute();
-        if (!resumed) throw new StartConflict('taken');
+        if (!resumed) throw before?.wake_keys ? new StillWaiting() : new StartConflict('taken');
         const claimed = await trx
           .updateTable('inputs')
           .set((eb) => ({ status: 'claimed', attempts: eb('attempts', '+', 1), updated_at: now }))
@@ -272,12 +280,85 @@ export class KyselyRunStore implements RunStore {
         );
         if (run.subagentId) await startSubagentRun(trx, run.subagentId, run.runId, now);
         const inputs = claimed.map(toInput).sort((a, b) => a.seq - b.seq);
-        return { epoch: lease.epoch, inputs, session: toSession(session), events: [event], run: record };
+        const waitDeadlines = parse<WaitDeadlines | null>(before?.wait_deadlines ?? null) ?? {};
+        return { epoch: lease.epoch, inputs, session: toSession(session), events: [event], run: record, waitDeadlines };
       })
       .catch((error: unknown) => {
         if (error instanceof StartConflict) return error.answer;
+        if (error instanceof StillWaiting) return 'waiting' as const;
         throw error;
       });
+  }
+
+  suspend(wait: RunWait & { epoch: number; deadlines: WaitDeadlines }, now: number): Promise<Journaled> {
+    return this.db.transaction().execute(async (trx) => {
+      const [released] = await releaseLease(trx, { key: wait.sessionKey, epoch: wait.epoch });
+      const suspended = !released
+        ? []
+        : await trx
+            .updateTable('runs')
+            .set({ status: 'suspended', wake_at: wait.until, wake_keys: json(wait.keys), wait_deadlines: json(wait.deadlines) })
+            .where('id', '=', wait.runId)
+            .where('epoch', '=', wait.epoch)
+            .where('status', '=', 'running')
+            .returning('id')
+            .execute();
+      if (suspended.length === 0) {
+        const epoch = await currentEpoch(trx, wait.sessionKey);
+        throw new SwitchboardError(
+          'LEASE_LOST',
+          `run ${wait.runId} lost its lease on ${wait.sessionKey} (epoch ${wait.epoch}, now ${epoch ?? 'none'}); it was not suspended`,
+        );
+      }
+      // Queued again for it: the session's next run is its resume. A wait is progress, not a failed attempt.
+      const inputs = await trx
+        .updateTable('inputs')
+        .set({ status: 'queued', attempts: 0, note: 'the run waits; it resumes when the wait ends', updated_at: now })
+        .where('run_id', '=', wait.runId)
+        .where('status', '=', 'claimed')
+        .returning('id')
+        .execute();
+      await sessionIdle(trx, { key: wait.sessionKey, now });
+      const event = await appendEvent(
+        trx,
+        {
+          type: 'run.suspended',
+          sessionKey: wait.sessionKey,
+          runId: wait.runId,
+          payload: { waiting: true, until: wait.until, keys: wait.keys, inputIds: inputs.map((input) => input.id) },
+        },
+        now,
+      );
+      return { events: [event] };
+    });
+  }
+
+  async wake(runId: string): Promise<string | undefined> {
+    const [woken] = await this.db
+      .updateTable('runs')
+      .set({ wake_keys: null })
+      .where('id', '=', runId)
+      .where('status', '=', 'suspended')
+      .where('wake_keys', 'is not', null)
+      .returning('session_key')
+      .execute();
+    return woken?.session_key;
+  }
+
+  async waiting(): Promise<RunWait[]> {
+    const rows = await this.db
+      .selectFrom('runs')
+      .select(['id', 'session_key', 'wake_at', 'wake_keys'])
+      .where('wake_at', 'is not', null)
+      .where('wake_keys', 'is not', null)
+      .where('status', '=', 'suspended')
+      .execute();
+    return rows.map((row) => ({
+      runId: row.id,
+      sessionKey: row.session_key,
+      until: num(row.wake_at),
+      keys: JSON.parse(row.wake_keys ?? '[]'),
+    }));
   }
 
   async claimMore(runId: string, sessionKey: string, epoch: number, inputIds: string[], now: number): Promise<string[]> {
@@ -384,5 +465,12 @@ export class KyselyRunStore implements RunStore {
 class StartConflict extends Error {
   constructor(readonly answer: 'taken' | 'missing') {
     super(`the run did not start: ${answer}`);
+  }
+}
+
+/** Undoes a resume of a run still suspended in its wait. */
+class StillWaiting extends Error {
+  constructor() {
+    super('the run is suspended in a wait that has not ended');
   }
 }

@@ -89,6 +89,12 @@ export interface RunsTable {
   error_message: string | null;
   /** 1, and one more each time the run resumed after a crash or a lost lease (migration 0026). */
   attempt: Generated<number>;
+  /** A run suspended in a wait: its deadline, kept until it resumes (migration 0026). */
+  wake_at: number | null;
+  /** JSON: the journal keys whose events wake a run suspended in a wait; null once woken (or never waiting). */
+  wake_keys: string | null;
+  /** JSON: each waiting call's own deadline, by `<step>:<index>`, until the run resumes. */
+  wait_deadlines: string | null;
 }
 
 export interface OutboxTable {

@@ -1,5 +1,5 @@
 /** Sessions over Kysely: created on first use, listed, routed, and found by their queued inputs. */
-import type { Kysely, RawBuilder, Selectable } from 'kysely';
+import type { ExpressionBuilder, Kysely, RawBuilder, Selectable } from 'kysely';
 import type {
   NewSession,
   ReplyRoute,
@@ -18,6 +18,13 @@ import { relaxed, type Relax } from '../sql/writes.js';
  * Creating a session and setting its route are internal writes (see `Relax`): every caller writes an
  * input to the session next, durably, which covers them.
  */
+/** An input that is not a run's suspended in a wait: that run resumes when its wait ends, not when a sweep looks. */
+function notWaiting(eb: ExpressionBuilder<Database, 'inputs'>) {
+  return eb.not(
+    eb.exists(eb.selectFrom('runs').select('runs.id').whereRef('runs.id', '=', 'inputs.run_id').where('runs.wake_keys', 'is not', null)),
+  );
+}
+
 export class KyselySessionStore implements SessionStore {
   constructor(
     private readonly db: Kysely<Database>,
@@ -71,6 +78,7 @@ export class KyselySessionStore implements SessionStore {
       .selectFrom('inputs')
       .select(['session_key', (eb) => eb.fn.min('created_at').as('oldest')])
       .where('status', '=', 'queued')
+      .where(notWaiting)
       .groupBy('session_key')
       .orderBy('oldest')
       .execute();
@@ -84,6 +92,7 @@ export class KyselySessionStore implements SessionStore {
       .distinct()
       .where('inputs.status', '=', 'queued')
       .where('inputs.created_at', '<', queuedBefore)
+      .where(notWaiting)
       .where(({ not, exists, selectFrom }) =>
         not(
           exists(

@@ -107,6 +107,7 @@ export function toRun(row: Selectable<RunsTable>): RunRecord {
     errorCode: row.error_code,
     errorMessage: row.error_message,
     attempt: num(row.attempt ?? 1),
+    waitingUntil: row.wake_keys === null || row.wake_keys === undefined ? null : numOrNull(row.wake_at),
   };
 }
 

@@ -1,0 +1,67 @@
+/**
+ * The waits of one run with durable steps (ARCHITECTURE.md 4.7): each tool call's waits run in a scope that lets them
+ * suspend the run instead of sleeping on (kit/wait-until.ts). The first wait that suspends aborts the run with
+ * `suspend`; every other wait of it suspends too, and what they wait on (each call's deadline, the journal keys) is
+ * what the run is suspended with.
+ */
+import type { RunWait, WaitDeadlines } from '../../ports/index.js';
+import type { WaitScope, WaitSuspended, WaitWatch } from '../../kit/wait-until.js';
+import type { RunWaits } from '../tooling/run-tools.js';
+
+/** How long a wait sleeps in memory before it suspends its run: a reply that comes sooner costs no suspension. */
+export const SUSPEND_AFTER_MS = 2000;
+
+const placeOf = (position: { step: number; index: number }) => `${position.step}:${position.index}`;
+
+export class RunSuspension implements RunWaits {
+  private readonly deadlines: WaitDeadlines = {};
+  private readonly keys = new Set<string>();
+  private readonly watches: WaitWatch[] = [];
+
+  constructor(
+    private readonly deps: {
+      /** The deadlines of the calls the run was suspended waiting in, when it resumed from a wait. */
+      resumed: WaitDeadlines;
+      watch: (keys: readonly string[]) => WaitWatch;
+      /** Aborts the run with `suspend`. */
+      abort: () => void;
+    },
+  ) {}
+
+  get suspending(): boolean {
+    return this.keys.size > 0;
+  }
+
+  scope(position: { step: number; index: number }): WaitScope {
+    const deadline = this.deps.resumed[placeOf(position)];
+    return {
+      // A wait resumed looks once and suspends again at once if it is not over.
+      suspendAfterMs: deadline === undefined ? SUSPEND_AFTER_MS : 0,
+      deadline,
+      suspending: () => this.suspending,
+      watch: this.deps.watch,
+    };
+  }
+
+  suspended(position: { step: number; index: number }, suspension: WaitSuspended): void {
+    const first = !this.suspending;
+    this.deadlines[placeOf(position)] = suspension.deadline;
+    for (const key of suspension.keys) this.keys.add(key);
+    this.watches.push(suspension.watch);
+    if (first) this.deps.abort();
+  }
+
+  /** What the run is suspended with: it wakes at its first deadline or on an event on any of its keys. */
+  wait(runId: string, sessionKey: string): RunWait & { deadlines: WaitDeadlines } {
+    return { runId, sessionKey, until: Math.min(...Object.values(this.deadlines)), keys: [...this.keys], deadlines: { ...this.deadlines } };
+  }
+
+  /** Whether an event on its keys came since its waits last looked. */
+  seen(): boolean {
+    return this.watches.some((watch) => watch.seen());
+  }
+
+  stopWatching(): void {
+    for (const watch of this.watches) watch.stop();
+  }
+}
