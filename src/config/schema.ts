@@ -231,6 +231,11 @@ export const configSchema = z.strictObject({
        * on one database, a dead gateway's runs are taken over once their leases expire.
        */
       leaseTtlSeconds: z.number().int().min(2).max(3600).default(30),
+      /**
+       * How long a run with durable steps waits in memory (a waited sessions_send, sessions_wait, subagents wait) before
+       * it suspends: it then lets its lane slot and its memory go until the wait ends (docs/delivery.md).
+       */
+      suspendWaitsAfterMs: z.number().int().min(0).default(2000),
     })
     .prefault({}),
   recovery: z.strictObject({ retryInterrupted: z.number().int().min(0).max(10).default(1) }).prefault({}),

@@ -8,9 +8,6 @@ import type { RunWait, WaitDeadlines } from '../../ports/index.js';
 import type { WaitScope, WaitSuspended, WaitWatch } from '../../kit/wait-until.js';
 import type { RunWaits } from '../tooling/run-tools.js';
 
-/** How long a wait sleeps in memory before it suspends its run: a reply that comes sooner costs no suspension. */
-export const SUSPEND_AFTER_MS = 2000;
-
 const placeOf = (position: { step: number; index: number }) => `${position.step}:${position.index}`;
 
 export class RunSuspension implements RunWaits {
@@ -22,6 +19,8 @@ export class RunSuspension implements RunWaits {
     private readonly deps: {
       /** The deadlines of the calls the run was suspended waiting in, when it resumed from a wait. */
       resumed: WaitDeadlines;
+      /** How long a wait sleeps in memory before it suspends the run (`lanes.suspendWaitsAfterMs`). */
+      suspendAfterMs: number;
       watch: (keys: readonly string[]) => WaitWatch;
       /** Aborts the run with `suspend`. */
       abort: () => void;
@@ -36,7 +35,7 @@ export class RunSuspension implements RunWaits {
     const deadline = this.deps.resumed[placeOf(position)];
     return {
       // A wait resumed looks once and suspends again at once if it is not over.
-      suspendAfterMs: deadline === undefined ? SUSPEND_AFTER_MS : 0,
+      suspendAfterMs: deadline === undefined ? this.deps.suspendAfterMs : 0,
       deadline,
       suspending: () => this.suspending,
       watch: this.deps.watch,

@@ -274,6 +274,7 @@ export function createSessionRunner(deps: SessionRunnerDeps) {
       const waits = durable
         ? new RunSuspension({
             resumed: run.waitDeadlines,
+            suspendAfterMs: deps.config.lanes.suspendWaitsAfterMs,
             watch: (keys) => {
               let seen = false;
               const stop = deps.bus.subscribeKeys(keys, () => {
