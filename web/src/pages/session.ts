@@ -1,12 +1,13 @@
 /**
  * One session, live: its transcript with each model step, each tool call and its result (collapsible), provenance
- * lines and run boundaries with status and usage; the reply streaming in; a composer with a queue mode; its label
- * and archive mark.
+ * lines and run boundaries with status, usage, attempt and steps (run-steps.ts); runs going or suspended; the reply
+ * streaming in; a composer with a queue mode; its label and archive mark.
  */
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { ApiError, api, clip, duration, enc, time } from '../api.js';
 import { html } from '../html.js';
 import { useLive } from '../live.js';
+import { attemptNote, RunSteps, runState, SuspendedRun } from './run-steps.js';
 import type {
   AnnotatedSessionAnswer,
   CancelAnswer,
@@ -174,6 +175,7 @@ export function SessionPage({ sessionKey }: { sessionKey: string }) {
   if (!session && !fresh) return html`<p>Loading…</p>`;
   const record = session?.session;
   const running = [...runs.values()].filter((run) => run.status === 'running');
+  const suspended = [...runs.values()].filter((run) => run.status === 'suspended');
   let lastRun: string | null = null;
   return html`
     <h1>${sessionKey}</h1>
@@ -193,15 +195,17 @@ export function SessionPage({ sessionKey }: { sessionKey: string }) {
       ${entries.map((entry) => {
         const boundary = entry.runId && entry.runId !== lastRun ? runs.get(entry.runId) : null;
         lastRun = entry.runId ?? lastRun;
-        return html`${boundary && html`<div class="run" data-testid="run">run ${boundary.id.slice(0, 8)} · <b>${boundary.status}</b> · ${boundary.model} · ${boundary.endedAt ? duration(boundary.endedAt - boundary.startedAt) : 'running'} · ${boundary.usage.inputTokens}+${boundary.usage.outputTokens} tokens, ${boundary.usage.steps} steps</div>`}<${EntryView} entry=${entry} />`;
+        return html`${boundary && html`<div class="run" data-testid="run">run ${boundary.id.slice(0, 8)} · <b data-testid="run-state">${runState(boundary)}</b> · ${boundary.model} · ${boundary.endedAt ? duration(boundary.endedAt - boundary.startedAt) : 'running'} · ${boundary.usage.inputTokens}+${boundary.usage.outputTokens} tokens, ${boundary.usage.steps} steps${attemptNote(boundary)}<${RunSteps} run=${boundary} /></div>`}<${EntryView} entry=${entry} />`;
       })}
       ${pending.map(
         (item) =>
           html`<div class="entry user pending" data-testid="pending"><div class="meta"><b>user</b> <span class="muted">${item.mode} · ${running.length > 0 ? 'in the run' : 'waiting for a run'}</span></div><div class="text">${item.text}</div></div>`,
       )}
+      ${suspended.map((run) => html`<${SuspendedRun} run=${run} />`)}
       ${running.map(
-        (run) => html`<div class="run working" data-testid="working">run ${run.id.slice(0, 8)} · <b>working</b> on ${run.model}
-          <button class="danger" disabled=${stopping === run.id} onClick=${() => stop(run.id)}>${stopping === run.id ? 'Stopping…' : 'Stop'}</button></div>`,
+        (run) =>
+          html`<div class="run working" data-testid="working">run ${run.id.slice(0, 8)} · <b>working</b> on ${run.model}${attemptNote(run)}
+          <button class="danger" disabled=${stopping === run.id} onClick=${() => stop(run.id)}>${stopping === run.id ? 'Stopping…' : 'Stop'}</button><${RunSteps} run=${run} /></div>`,
       )}
       ${live && html`<div class="entry assistant live" data-testid="live"><div class="meta"><b>assistant</b> <span class="muted">streaming</span></div><div class="text">${live}</div></div>`}
     </div>
