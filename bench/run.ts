@@ -17,6 +17,7 @@ import { postgresClaims, sqliteClaims } from './board.js';
 import { clusterLoad, takeoverTimes, type MeasuredLoad } from './cluster.js';
 import { a2aComparison, consoleSection, mailboxSection, runtimesSection, workTools } from './sections.js';
 import { wireBytes } from './tools.js';
+import { stepsSection } from './steps.js';
 
 const quick = process.argv.includes('--quick');
 /** `--only cluster`, `--only tools`, `--only a2a`, `--only mailbox`, `--only runtimes` or `--only console`: only that section (the rest takes minutes). */
@@ -417,6 +418,7 @@ const SECTIONS: Record<string, { title: string; run: (lines: string[]) => Promis
   mailbox: { title: 'file mailbox', run: (lines) => mailboxSection(lines, { root: ROOT, quick }) },
   runtimes: { title: 'external runtimes', run: (lines) => runtimesSection(lines, { root: ROOT, quick }) },
   console: { title: 'web console', run: (lines) => consoleSection(lines, { root: ROOT, quick }) },
+  steps: { title: 'durable steps', run: (lines) => stepsSection(lines, { root: ROOT, quick }) },
 };
 
 async function main() {
@@ -477,6 +479,7 @@ async function main() {
   lines.push(
     `tool-call ledger on the waited sessions_send (ping-pong 0, until the exchange is done): p50 ${fmt(ledger.withMs)} ms with it, ${fmt(ledger.withoutMs)} ms without it; ratio ${judged(ledger.ratio, '<=', 1.1)}`,
   );
+  await stepsSection(lines, { root: ROOT, quick });
   const sub = await subagents(quick ? 30 : 300, quick ? 100 : 1000, floor);
   lines.push(
     `sub-agent spawn to completion in the parent (one at a time, zero-latency child): p50 ${fmt(sub.p50)} ms, p99 ${fmt(sub.p99)} ms; gateway overhead (minus one bare SDK call) p50 ${fmt(sub.overheadP50)} ms, p99 ${fmt(sub.overheadP99)} ms`,

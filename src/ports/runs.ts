@@ -135,6 +135,11 @@ export interface RunStore {
   suspend(wait: RunWait & { epoch: number; deadlines: WaitDeadlines }, now: number): Promise<Journaled>;
   /** Ends a suspended run's wait (an event it waits for came, or its deadline): answers its session when this call did. */
   wake(runId: string): Promise<string | undefined>;
+  /**
+   * Asks a suspended run to end (`cancel`, `interrupt`): it is woken, and aborted as soon as it resumes, on whichever
+   * gateway resumes it (ResumedRun.abortRequested). Answers its session, or undefined when it is not suspended.
+   */
+  requestAbort(runId: string, reason: 'cancel' | 'interrupt'): Promise<string | undefined>;
   /** The runs suspended in waits, each with its deadline and wake keys. */
   waiting(): Promise<RunWait[]>;
   /** Claims more queued inputs into a running run (steering). Returns the ids actually claimed. */
@@ -186,6 +191,8 @@ export interface ResumedRun extends StartedRun {
   run: RunRecord;
   /** The deadlines of the calls it was suspended waiting in (none after a crash). */
   waitDeadlines: WaitDeadlines;
+  /** Set when a cancel or an interrupt came while it was suspended: the run is aborted at once. */
+  abortRequested?: 'cancel' | 'interrupt';
 }
 
 export interface CommittedRun extends Journaled {

@@ -41,9 +41,14 @@ export interface NewStep {
   request: RunRequestSize;
   /** When the model call began; `now` is when it answered. */
   startedAt: number;
+  /**
+   * The results of the step before, committed with this one: a step whose tools have no effects may leave its
+   * results to the next step's commit (a crash before it runs them again, which changes nothing).
+   */
+  previous?: { step: number; results: StepToolResult[] };
 }
 
-export interface StepRecord extends Omit<NewStep, 'epoch'> {
+export interface StepRecord extends Omit<NewStep, 'epoch' | 'previous'> {
   /** The step's tool results once committed; null while its tools run (or when a crash cut them). */
   results: StepToolResult[] | null;
   answeredAt: number;

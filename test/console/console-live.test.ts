@@ -23,27 +23,34 @@ const PEER_TOKEN = 'partner-token-0123456789abcdef0123456789';
 
 beforeAll(async () => {
   if (missing) return;
-  ({ configPath } = demoConfig({ a2a: { server: { enabled: true, peers: [{ id: 'partner', token: PEER_TOKEN }] } } }, (demo) => {
-    // support says something, then asks expert a question that takes a minute: its run is going for that long.
-    demo.models.providers.scripted.models.support.rules.unshift({
-      match: 'ask slowly',
-      steps: [
-        {
-          text: 'Let me ask our expert first.',
-          toolCalls: [{ tool: 'sessions_send', args: { agentId: 'expert', message: 'Research for a customer: slow', timeoutSeconds: 90 } }],
-        },
-        { text: 'done' },
-      ],
-    });
-    // expert splits a question with a sub-agent of its own kind: an edge from expert to itself.
-    demo.models.providers.scripted.models.expert.rules.unshift({
-      match: '^split (.+)',
-      steps: [
-        { toolCalls: [{ tool: 'sessions_spawn', args: { agentId: 'expert', label: 'part', task: 'a part of {{match.1}}' } }] },
-        { text: 'split' },
-      ],
-    });
-  }));
+  // The slow run must stay active (its Stop button shown) rather than suspend in its wait after the default 2 s.
+  const stayActive = { lanes: { suspendWaitsAfterMs: 600_000 } };
+  ({ configPath } = demoConfig(
+    { ...stayActive, a2a: { server: { enabled: true, peers: [{ id: 'partner', token: PEER_TOKEN }] } } },
+    (demo) => {
+      // support says something, then asks expert a question that takes a minute: its run is going for that long.
+      demo.models.providers.scripted.models.support.rules.unshift({
+        match: 'ask slowly',
+        steps: [
+          {
+            text: 'Let me ask our expert first.',
+            toolCalls: [
+              { tool: 'sessions_send', args: { agentId: 'expert', message: 'Research for a customer: slow', timeoutSeconds: 90 } },
+            ],
+          },
+          { text: 'done' },
+        ],
+      });
+      // expert splits a question with a sub-agent of its own kind: an edge from expert to itself.
+      demo.models.providers.scripted.models.expert.rules.unshift({
+        match: '^split (.+)',
+        steps: [
+          { toolCalls: [{ tool: 'sessions_spawn', args: { agentId: 'expert', label: 'part', task: 'a part of {{match.1}}' } }] },
+          { text: 'split' },
+        ],
+      });
+    },
+  ));
   gateway = await startGatewayProcess(configPath);
   browser = await launch();
   page = await browser.newPage({ viewport: { width: 1280, height: 800 } });

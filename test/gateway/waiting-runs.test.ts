@@ -59,3 +59,54 @@ describe('runs suspended in waits', () => {
     expect(grown, `heap grew by ${Math.round(grown / 1024)} KB for ${WAITS} waiting runs`).toBeLessThan(WAITS * BYTES_PER_WAIT);
   }, 180_000);
 });
+
+describe('a run suspended in a wait can still be stopped', () => {
+  const config = `{
+    lanes: { suspendWaitsAfterMs: 0 },
+    tools: { agentToAgent: { enabled: true }, sessions: { visibility: "all" } },
+    agents: { list: [{ id: "asker", model: "scripted/asker" }, { id: "expert", model: "scripted/expert" }] },
+    models: { providers: { scripted: { type: "scripted", models: {
+      asker: { rules: [
+        { match: "ask", steps: [
+          { toolCalls: [{ tool: "sessions_send", args: { agentId: "expert", message: "q", timeoutSeconds: 3600 } }] },
+          { text: "answer: {{tool.sessions_send.reply}}" },
+        ] },
+        { reply: "handled {{input}}" },
+      ] },
+      expert: { rules: [{ delayMs: 3600000, reply: "much later" }] },
+    } } } },
+  }`;
+
+  async function suspendedRun(gw: Gateway) {
+    const sent = await gw.send({ target: 'asker', message: 'ask' });
+    let runId = '';
+    await waitUntil(
+      'the asker waits',
+      async () => {
+        runId = (await gw.store.inputs.get(sent.input.id))?.runId ?? '';
+        return runId !== '' && (await gw.store.runs.get(runId))?.waitingUntil !== null && gw.status().waitingRuns === 1;
+      },
+      10_000,
+    );
+    return runId;
+  }
+
+  it('runs cancel ends it cancelled', async () => {
+    gateway = await startTestGateway(config);
+    const gw = gateway;
+    const runId = await suspendedRun(gw);
+    expect(await gw.cancelRun(runId)).toBe(true);
+    await waitUntil('the run is cancelled', async () => (await gw.store.runs.get(runId))?.status === 'cancelled', 10_000);
+    expect((await gw.store.runs.get(runId))?.errorMessage).toBe('run was cancelled');
+  });
+
+  it('an interrupt input ends it interrupted, then runs', async () => {
+    gateway = await startTestGateway(config);
+    const gw = gateway;
+    const runId = await suspendedRun(gw);
+    const sent = await gw.send({ target: 'asker', message: 'stop that', mode: 'interrupt' });
+    const outcome = await gw.waitForInput(sent.input.id, 10_000);
+    expect(outcome).toMatchObject({ status: 'completed', reply: 'handled stop that' });
+    expect((await gw.store.runs.get(runId))?.status).toBe('interrupted');
+  });
+});

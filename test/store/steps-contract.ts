@@ -5,7 +5,7 @@
  * with its inputs still naming it, and resumes under its own id, one attempt more.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { NewStep, OrphanRecovery, ResumedRun, Store } from '../../src/ports/index.js';
+import type { NewStep, OrphanRecovery, ResumedRun, RunWait, Store, WaitDeadlines } from '../../src/ports/index.js';
 import { newInput, newRunId, succeededCommit } from '../helpers/inputs.js';
 
 const S = 'agent:support:main';
@@ -440,6 +440,253 @@ export function describeStepsContract(name: string, open: () => Promise<Store>):
       });
       const suspended = (await store.events.list({ runId: run.runId })).filter((e) => e.type === 'run.suspended');
       expect(suspended.at(-1)?.payload).toMatchObject({ attempt: 2, committedSteps: 2 });
+    });
+
+    describe('durable waits (RunStore.suspend, wake, waiting; resume answers waiting)', () => {
+      const KEYS = ['exchange:ex-1', 'subagent:sa-1'];
+      /** Two calls of step 0 waiting, on a reply and on a sub-agent: the run wakes at the first's deadline. */
+      const DEADLINES = { '0:0': 9000, '0:1': 12_000 };
+
+      /** The wait a run at `epoch` suspends in. */
+      const waitOf = (
+        run: { runId: string; sessionKey: string; epoch: number },
+        more: Partial<RunWait & { deadlines: WaitDeadlines }> = {},
+      ) => ({
+        runId: run.runId,
+        sessionKey: run.sessionKey,
+        epoch: run.epoch,
+        until: 9000,
+        keys: KEYS,
+        deadlines: DEADLINES,
+        ...more,
+      });
+
+      /** A run of gw-1 whose step 0 made the waiting calls, suspended in their wait at 3000. */
+      async function waitingRun(sessionKey = S) {
+        const run = await startRun(sessionKey);
+        await store.steps.record(step(run, 0), 2200);
+        await store.runs.suspend(waitOf(run), 3000);
+        return run;
+      }
+
+      const expired: OrphanRecovery = {
+        recoverer: 'gw-2',
+        scope: 'expired',
+        diagnostic: (owner) => `taken over from ${owner}`,
+        maxRetries: 2,
+      };
+
+      it('suspend lets the run go into its wait: suspended until its first deadline, inputs queued for it, lease let go, session idle, run.suspended; waiting() lists it', async () => {
+        const run = await startRun();
+        await store.steps.record(step(run, 0), 2200);
+        const { events } = await store.runs.suspend(waitOf(run), 3000);
+        expect(events).toEqual([
+          expect.objectContaining({
+            type: 'run.suspended',
+            sessionKey: S,
+            runId: run.runId,
+            createdAt: 3000,
+            payload: { waiting: true, until: 9000, keys: KEYS, inputIds: [run.inputId] },
+          }),
+        ]);
+        expect((await store.events.list({ runId: run.runId })).filter((e) => e.type === 'run.suspended')).toEqual(events);
+
+        expect(await store.runs.get(run.runId)).toMatchObject({
+          status: 'suspended',
+          waitingUntil: 9000,
+          attempt: 1,
+          epoch: run.epoch,
+          errorCode: null,
+          usage: { modelCalls: 1, steps: 1 },
+        });
+        // A wait is progress, not a failed attempt: its inputs start their count again, and still name the run.
+        expect(await store.inputs.get(run.inputId)).toMatchObject({
+          status: 'queued',
+          runId: run.runId,
+          attempts: 0,
+          note: 'the run waits; it resumes when the wait ends',
+        });
+        expect(await store.sessions.get(S)).toMatchObject({ state: 'idle' });
+        expect(await store.steps.list(run.runId)).toMatchObject([{ step: 0 }]);
+        expect(await store.runs.waiting()).toEqual([{ runId: run.runId, sessionKey: S, until: 9000, keys: KEYS }]);
+
+        // Its lease is let go: another owner takes the session at once, at a later epoch.
+        expect(await store.leases.get(S)).toBeUndefined();
+        const other = await store.leases.acquire(S, 'gw-3', 30_000);
+        expect(other?.epoch).toBeGreaterThan(run.epoch);
+      });
+
+      it('suspend at a stale epoch, or of a run not running (committed, already waiting, suspended by a recovery, absent), throws LEASE_LOST and writes nothing', async () => {
+        // A stale epoch: the run, its inputs, its lease and its session stay as they were.
+        const run = await startRun();
+        await store.steps.record(step(run, 0), 2200);
+        await expect(store.runs.suspend(waitOf({ ...run, epoch: run.epoch + 1 }), 3000)).rejects.toMatchObject({
+          code: 'LEASE_LOST',
+          message: `run ${run.runId} lost its lease on ${S} (epoch ${run.epoch + 1}, now ${run.epoch}); it was not suspended`,
+        });
+        // The run's id is checked under the live lease too: a refusal there lets the lease go no more than the rest.
+        await expect(store.runs.suspend(waitOf({ ...run, runId: 'run-not-there' }), 3000)).rejects.toMatchObject({ code: 'LEASE_LOST' });
+        expect(await store.runs.get(run.runId)).toMatchObject({ status: 'running', epoch: run.epoch, waitingUntil: null });
+        expect(await store.inputs.get(run.inputId)).toMatchObject({ status: 'claimed', runId: run.runId, attempts: 1 });
+        expect(await store.leases.get(S)).toMatchObject({ owner: 'gw-1', epoch: run.epoch });
+        expect(await store.sessions.get(S)).toMatchObject({ state: 'running' });
+        expect((await store.events.list({ runId: run.runId })).map((e) => e.type)).toEqual(['run.started', 'run.step']);
+        expect(await store.runs.waiting()).toEqual([]);
+
+        // Its lease ran out and another owner took the session (no recovery yet): the run's row is still running at its
+        // epoch, but neither that epoch nor the new holder's suspends it, and the new holder's lease is not let go.
+        const V = 'agent:support:expired';
+        await store.sessions.ensure({ key: V, agentId: 'support' }, 1000);
+        const { input: late } = await store.inputs.enqueue(newInput(V), 1000);
+        const lapsedId = newRunId();
+        const lapsed = await store.runs.start(
+          { id: lapsedId, sessionKey: V, agentId: 'support', owner: 'gw-1', leaseTtlMs: -1000, model: 'scripted/x', inputIds: [late.id] },
+          2000,
+        );
+        if (typeof lapsed === 'string') throw new Error(`the run did not start: ${lapsed}`);
+        const lapsedRun = { runId: lapsedId, sessionKey: V, epoch: lapsed.epoch };
+        const holder = await store.leases.acquire(V, 'gw-3', 30_000);
+        expect(holder).toEqual({ epoch: lapsed.epoch + 1 });
+        await expect(store.runs.suspend(waitOf(lapsedRun), 3000)).rejects.toMatchObject({ code: 'LEASE_LOST' });
+        await expect(store.runs.suspend(waitOf({ ...lapsedRun, epoch: holder!.epoch }), 3000)).rejects.toMatchObject({
+          code: 'LEASE_LOST',
+        });
+        expect(await store.runs.get(lapsedRun.runId)).toMatchObject({ status: 'running', epoch: lapsed.epoch, waitingUntil: null });
+        expect(await store.inputs.get(late.id)).toMatchObject({ status: 'claimed', runId: lapsedRun.runId });
+        expect(await store.leases.get(V)).toMatchObject({ owner: 'gw-3', epoch: holder!.epoch });
+        expect(await store.sessions.get(V)).toMatchObject({ state: 'running' });
+        expect(await store.runs.waiting()).toEqual([]);
+
+        // Committed: its lease was let go at its epoch, but the run is no longer running.
+        await store.runs.commit(succeededCommit({ ...run, consumedInputIds: [run.inputId] }), 2500);
+        await expect(store.runs.suspend(waitOf(run), 3000)).rejects.toMatchObject({ code: 'LEASE_LOST' });
+        expect(await store.runs.get(run.runId)).toMatchObject({ status: 'succeeded', waitingUntil: null });
+        expect(await store.inputs.get(run.inputId)).toMatchObject({ status: 'consumed' });
+
+        // Already waiting: a second suspend at its epoch does not overwrite its wait.
+        const T = 'agent:support:other';
+        await store.sessions.ensure({ key: T, agentId: 'support' }, 1000);
+        const waits = await waitingRun(T);
+        await expect(
+          store.runs.suspend(waitOf(waits, { until: 4000, keys: ['exchange:ex-9'], deadlines: { '0:0': 4000 } }), 3500),
+        ).rejects.toMatchObject({
+          code: 'LEASE_LOST',
+        });
+        expect(await store.runs.waiting()).toEqual([{ runId: waits.runId, sessionKey: T, until: 9000, keys: KEYS }]);
+
+        // Suspended by a recovery (its owner's process is gone): the owner's late suspend is fenced off.
+        const U = 'agent:support:third';
+        await store.sessions.ensure({ key: U, agentId: 'support' }, 1000);
+        const cut = await startRun(U);
+        await store.steps.record(step(cut, 0), 2200);
+        expect((await store.runs.recoverOrphans(own('gateway restarted'), 4000)).suspendedRuns).toEqual([cut.runId]);
+        await expect(store.runs.suspend(waitOf(cut), 4100)).rejects.toMatchObject({ code: 'LEASE_LOST' });
+        expect(await store.runs.get(cut.runId)).toMatchObject({ status: 'suspended', errorCode: 'INTERRUPTED', waitingUntil: null });
+        expect(await store.runs.wake(cut.runId)).toBeUndefined();
+
+        expect(
+          (await store.events.list({}))
+            .filter((e) => e.type === 'run.suspended')
+            .map((e) => [e.runId, (e.payload as { waiting?: boolean }).waiting ?? false]),
+        ).toEqual([
+          [waits.runId, true],
+          [cut.runId, false],
+        ]);
+        expect(await store.runs.waiting()).toEqual([{ runId: waits.runId, sessionKey: T, until: 9000, keys: KEYS }]);
+      });
+
+      it('resume while the run waits answers waiting and writes nothing: no lease taken, its inputs still queued for it', async () => {
+        const run = await waitingRun();
+        expect(await resume(run.runId, 'gw-2')).toBe('waiting');
+        expect(await store.runs.get(run.runId)).toMatchObject({ status: 'suspended', attempt: 1, epoch: run.epoch, waitingUntil: 9000 });
+        expect(await store.inputs.get(run.inputId)).toMatchObject({ status: 'queued', runId: run.runId, attempts: 0 });
+        expect(await store.leases.get(S)).toBeUndefined();
+        expect(await store.sessions.get(S)).toMatchObject({ state: 'idle' });
+        expect((await store.events.list({ runId: run.runId })).map((e) => e.type)).toEqual(['run.started', 'run.step', 'run.suspended']);
+        expect(await store.runs.waiting()).toEqual([{ runId: run.runId, sessionKey: S, until: 9000, keys: KEYS }]);
+        // The refused resume took no epoch: the next holder's is the first after the run's.
+        expect(await store.leases.acquire(S, 'gw-3', 30_000)).toEqual({ epoch: run.epoch + 1 });
+      });
+
+      it('wake answers the session once (a second wake, or one of a run that is not waiting, answers undefined); resume then takes the run, attempt 2, with the deadlines it was suspended with', async () => {
+        const run = await waitingRun();
+        expect(await store.runs.wake(run.runId)).toBe(S);
+        expect(await store.runs.wake(run.runId)).toBeUndefined();
+        // Woken, not yet resumed: no longer waiting, still suspended with its inputs.
+        expect(await store.runs.get(run.runId)).toMatchObject({ status: 'suspended', waitingUntil: null });
+        expect(await store.runs.waiting()).toEqual([]);
+        expect(await store.inputs.get(run.inputId)).toMatchObject({ status: 'queued', runId: run.runId, attempts: 0 });
+
+        const back = await resumed(run.runId, 'gw-2');
+        expect(back.waitDeadlines).toEqual(DEADLINES);
+        expect(back.run).toMatchObject({
+          id: run.runId,
+          status: 'running',
+          attempt: 2,
+          owner: 'gw-2',
+          epoch: back.epoch,
+          waitingUntil: null,
+        });
+        expect(back.epoch).toBeGreaterThan(run.epoch);
+        expect(back.inputs).toMatchObject([{ id: run.inputId, status: 'claimed', runId: run.runId, attempts: 1 }]);
+        expect(back.events).toMatchObject([{ type: 'run.resumed', payload: { attempt: 2, owner: 'gw-2', inputIds: [run.inputId] } }]);
+        expect(await store.runs.get(run.runId)).toEqual(back.run);
+        expect(await store.runs.waiting()).toEqual([]);
+        expect(await resume(run.runId, 'gw-2')).toBe('taken');
+        expect(await store.runs.wake(run.runId)).toBeUndefined();
+        expect(await store.runs.wake('run-not-there')).toBeUndefined();
+
+        // The resumed attempt waits again, on its own calls: the next resume hands back only those deadlines.
+        const again = { ...run, epoch: back.epoch };
+        await store.runs.suspend(waitOf(again, { until: 15_000, keys: ['exchange:ex-2'], deadlines: { '1:0': 15_000 } }), 6000);
+        expect(await store.runs.waiting()).toEqual([{ runId: run.runId, sessionKey: S, until: 15_000, keys: ['exchange:ex-2'] }]);
+        expect(await resume(run.runId, 'gw-2')).toBe('waiting');
+        expect(await store.runs.wake(run.runId)).toBe(S);
+        const third = await resumed(run.runId, 'gw-1');
+        expect(third.run).toMatchObject({ attempt: 3, owner: 'gw-1', waitingUntil: null });
+        expect(third.waitDeadlines).toEqual({ '1:0': 15_000 });
+        await store.runs.commit(succeededCommit({ ...run, epoch: third.epoch, consumedInputIds: [run.inputId] }), 7000);
+        expect(await store.runs.get(run.runId)).toMatchObject({ status: 'succeeded', attempt: 3, waitingUntil: null });
+      });
+
+      it('a run a recovery suspended (no wait) resumes with no wait deadlines', async () => {
+        const run = await startRun();
+        await store.steps.record(step(run, 0), 2200);
+        await store.runs.recoverOrphans(own('gateway restarted'), 4000);
+        expect(await store.runs.waiting()).toEqual([]);
+        expect((await resumed(run.runId, 'gw-2')).waitDeadlines).toEqual({});
+      });
+
+      it('listWithQueuedInputs and listStranded skip a session while its run waits, and list it once the run is woken', async () => {
+        const T = 'agent:support:other';
+        await store.sessions.ensure({ key: T, agentId: 'support' }, 1000);
+        await store.inputs.enqueue(newInput(T), 1000);
+        const run = await waitingRun();
+        expect((await store.sessions.listWithQueuedInputs()).map((s) => s.key)).toEqual([T]);
+        expect(await store.sessions.listStranded(10_000, 10)).toEqual([T]);
+
+        await store.runs.wake(run.runId);
+        expect((await store.sessions.listWithQueuedInputs()).map((s) => s.key).sort()).toEqual([S, T].sort());
+        expect((await store.sessions.listStranded(10_000, 10)).sort()).toEqual([S, T].sort());
+      });
+
+      it("recoverOrphans ('own' and 'expired') leaves a waiting run alone, and a woken one too", async () => {
+        const run = await waitingRun();
+        const nothing = { interruptedRuns: [], suspendedRuns: [], requeuedInputs: [], droppedInputs: [], sessionKeys: [] };
+        expect(await store.runs.recoverOrphans(own('gateway restarted'), 4000)).toEqual(nothing);
+        expect(await store.runs.recoverOrphans(expired, 4000)).toEqual(nothing);
+        expect(await store.runs.get(run.runId)).toMatchObject({ status: 'suspended', waitingUntil: 9000, errorCode: null, attempt: 1 });
+        expect(await store.inputs.get(run.inputId)).toMatchObject({ status: 'queued', runId: run.runId, attempts: 0 });
+        expect(await store.runs.waiting()).toEqual([{ runId: run.runId, sessionKey: S, until: 9000, keys: KEYS }]);
+
+        expect(await store.runs.wake(run.runId)).toBe(S);
+        expect(await store.runs.recoverOrphans(own('gateway restarted'), 5000)).toEqual(nothing);
+        expect(await store.runs.recoverOrphans(expired, 5000)).toEqual(nothing);
+        expect((await store.events.list({ runId: run.runId })).map((e) => e.type)).toEqual(['run.started', 'run.step', 'run.suspended']);
+        const back = await resumed(run.runId, 'gw-2');
+        expect(back.run).toMatchObject({ attempt: 2 });
+        expect(back.waitDeadlines).toEqual(DEADLINES);
+      });
     });
   });
 }

@@ -134,6 +134,12 @@ export class GatewayControl implements Waits, Control {
   async abortRun(runId: string, reason: 'cancel' | 'interrupt'): Promise<boolean> {
     if (this.deps.lanes.abortRun(runId, reason)) return true;
     const run = await this.deps.store.runs.get(runId);
+    if (run?.status === 'suspended') {
+      // Suspended (in a wait, or for its resume): it is woken and aborted as it resumes, wherever it does.
+      const sessionKey = await this.deps.store.runs.requestAbort(runId, reason);
+      if (sessionKey) this.deps.lanes.wake(sessionKey);
+      return sessionKey !== undefined;
+    }
     if (run?.status !== 'running') return false;
     await this.deps.journalEvent({
       type: 'run.abort_requested',

@@ -7,7 +7,8 @@
  * model call, and its tools through the ledger's rules.
  *
  * A step with no tool call ends the run: the run's own commit holds it (its usage is the run's), so a one-call run
- * writes no step row.
+ * writes no step row. A step whose tools all have no effects (reads) leaves its results to the next step's commit, or to
+ * the run's: a crash before it runs those tools again, which changes nothing, so a step costs one commit, not two.
  */
 import type {
   LanguageModelV3,
@@ -67,6 +68,10 @@ export class DurableSteps {
   private readonly pending = new Map<number, StepToolResult[]>();
   /** Steps recorded (committed or replayed) whose results are still to be committed. */
   private readonly unsettled = new Set<number>();
+  /** Steps with a call of a tool that has effects: their results are committed before the next model call. */
+  private readonly effectful = new Set<number>();
+  /** The results of the step before, left to the next step's commit (its tools have no effects). */
+  private deferred?: { step: number; results: StepToolResult[] };
 
   constructor(private readonly deps: DurableStepsDeps) {
     this.committed = new Map(deps.committed.map((step) => [step.step, step]));
@@ -103,7 +108,14 @@ export class DurableSteps {
    * `steered` (the inputs steered in now) is noted for the step's row.
    */
   async begin(step: number, steered: readonly string[]): Promise<void> {
-    await this.settle(step - 1);
+    const before = step - 1;
+    if (this.unsettled.has(before) && !this.effectful.has(before)) {
+      this.deferred = { step: before, results: this.pending.get(before) ?? [] };
+      this.unsettled.delete(before);
+      this.pending.delete(before);
+    } else {
+      await this.settle(before);
+    }
     this.current = step;
     this.steeredNow = [...steered];
   }
@@ -114,8 +126,9 @@ export class DurableSteps {
   }
 
   /** A tool call of `step` answered: kept until the step's results are committed. */
-  noteResult(step: number, result: StepToolResult): void {
+  noteResult(step: number, result: StepToolResult, effects: boolean): void {
     if (!this.unsettled.has(step)) return;
+    if (effects) this.effectful.add(step);
     const results = this.pending.get(step) ?? [];
     results.push(result);
     this.pending.set(step, results);
@@ -217,9 +230,11 @@ export class DurableSteps {
           },
           request: this.deps.measureRequest(body),
           startedAt,
+          previous: this.deferred,
         },
         this.deps.clock.now(),
       );
+      this.deferred = undefined;
       this.unsettled.add(step);
       this.deps.published([event]);
     } catch (error) {

@@ -248,6 +248,9 @@ export class LaneScheduler {
       return;
     }
 
+    // An `interrupt` input behind a suspended run ends that run first (it is woken and aborted as it resumes).
+    if (plan.kind === 'resume' && runnable.some((input) => input.mode === 'interrupt' && !input.runId))
+      await this.store.runs.requestAbort(plan.runId, 'interrupt');
     const planned = runnable.filter((input) => plan.inputIds.includes(input.id));
     const laneName = this.laneFor(sessionKey, planned);
     const lane = this.lanes[laneName];

@@ -214,6 +214,8 @@ export function createSessionRunner(deps: SessionRunnerDeps) {
     slot.epoch = resumed.epoch;
     slot.runId = runId;
     deps.afterCommit(false, resumed.events);
+    // A cancel or an interrupt that came while it was suspended: it ends now, recorded as it would have been.
+    if (resumed.abortRequested) slot.controller.abort(resumed.abortRequested);
     const committed = await store.steps.list(runId);
     // Step 0 names the run's own inputs; the rest were steered in.
     const own = new Set(committed[0]?.inputIds ?? resumed.inputs.map((input) => input.id));

@@ -20,7 +20,8 @@ import { CATALOGUE_TOOL, type ToolCatalogue } from './tool-catalogue.js';
 export interface StepResults {
   /** The committed result of a call, when an earlier attempt committed it: the tool is not run again. */
   recordedResult(step: number, toolCallId: string): StepToolResult | undefined;
-  noteResult(step: number, result: StepToolResult): void;
+  /** `effects`: the tool has effects (its result is committed before the next model call, not with the next step). */
+  noteResult(step: number, result: StepToolResult, effects: boolean): void;
 }
 
 /** Where a run's waits may suspend it (ARCHITECTURE.md 4.7): the scope each call's waits run in, and what a suspension does. */
@@ -79,12 +80,12 @@ export function runToolSet(options: RunToolsOptions, places: CallPlaces): ToolSe
           const output = waits
             ? await waitScope.run(waits.scope(position), () => runCall(options, gatewayTool, call))
             : await runCall(options, gatewayTool, call);
-          steps?.noteResult(position.step, { toolCallId, toolName, output });
+          steps?.noteResult(position.step, { toolCallId, toolName, output }, gatewayTool.effects === true);
           return output;
         } catch (error) {
           // A wait that suspends the run has no result: the call is made again when the run resumes.
           if (waits && error instanceof WaitSuspended) waits.suspended(position, error);
-          else steps?.noteResult(position.step, { toolCallId, toolName, error: errorMessage(error) });
+          else steps?.noteResult(position.step, { toolCallId, toolName, error: errorMessage(error) }, gatewayTool.effects === true);
           throw error;
         }
       },

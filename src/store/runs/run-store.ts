@@ -236,7 +236,11 @@ export class KyselyRunStore implements RunStore {
         const lease = await this.takeLease(trx, run.sessionKey, run.owner, run.leaseTtlMs);
         if (!lease) return 'leased';
         // The deadline of the wait it was suspended in, if any: the resumed wait keeps it.
-        const before = await trx.selectFrom('runs').select(['wake_keys', 'wait_deadlines']).where('id', '=', run.runId).executeTakeFirst();
+        const before = await trx
+          .selectFrom('runs')
+          .select(['wake_keys', 'wait_deadlines', 'error_code'])
+          .where('id', '=', run.runId)
+          .executeTakeFirst();
         // The compare-and-set: of two gateways resuming one run, one finds it suspended (and not waiting).
         const [resumed] = await trx
           .updateTable('runs')
@@ -281,7 +285,9 @@ export class KyselyRunStore implements RunStore {
         if (run.subagentId) await startSubagentRun(trx, run.subagentId, run.runId, now);
         const inputs = claimed.map(toInput).sort((a, b) => a.seq - b.seq);
         const waitDeadlines = parse<WaitDeadlines | null>(before?.wait_deadlines ?? null) ?? {};
-        return { epoch: lease.epoch, inputs, session: toSession(session), events: [event], run: record, waitDeadlines };
+        const abort = before?.error_code?.startsWith(ABORT_REQUESTED) ? before.error_code.slice(ABORT_REQUESTED.length) : undefined;
+        const abortRequested = abort === 'cancel' || abort === 'interrupt' ? abort : undefined;
+        return { epoch: lease.epoch, inputs, session: toSession(session), events: [event], run: record, waitDeadlines, abortRequested };
       })
       .catch((error: unknown) => {
         if (error instanceof StartConflict) return error.answer;
@@ -343,6 +349,17 @@ export class KyselyRunStore implements RunStore {
       .returning('session_key')
       .execute();
     return woken?.session_key;
+  }
+
+  async requestAbort(runId: string, reason: 'cancel' | 'interrupt'): Promise<string | undefined> {
+    const [asked] = await this.db
+      .updateTable('runs')
+      .set({ error_code: `${ABORT_REQUESTED}${reason}`, wake_keys: null })
+      .where('id', '=', runId)
+      .where('status', '=', 'suspended')
+      .returning('session_key')
+      .execute();
+    return asked?.session_key;
   }
 
   async waiting(): Promise<RunWait[]> {
@@ -460,6 +477,9 @@ export class KyselyRunStore implements RunStore {
     return recoverOrphans(this.db, this.dialect, this.dbNowMs, recovery, now);
   }
 }
+
+/** The error code a suspended run is asked to end with (RunStore.requestAbort), read when it resumes. */
+const ABORT_REQUESTED = 'ABORT_REQUESTED:';
 
 /** Undoes a start by throwing inside its transaction, with what the start answers. */
 class StartConflict extends Error {

@@ -16,6 +16,7 @@ import type {
   StepToolResult,
 } from '../../ports/index.js';
 import { json, num, numOrNull, parse, type Db } from '../sql/rows.js';
+import { prepared } from '../sql/prepared.js';
 import { appendEvent } from '../sql/writes.js';
 import { settleToolCalls } from '../tool-calls/tool-call-store.js';
 import type { Database, RunStepsTable, RunsTable } from '../schema/database.js';
@@ -46,82 +47,108 @@ function leaseLost(runId: string, epoch: number): SwitchboardError {
   );
 }
 
-/** The run's row, only while it is running at `epoch`: the fence of every step write. */
-async function fenceRun(
-  trx: Db,
-  runId: string,
-  epoch: number,
-  usage?: NewStep['usage'] & { bytes: number; systemBytes: number; toolBytes: number },
-) {
-  const update = trx
-    .updateTable('runs')
-    .set(
-      usage
-        ? {
-            input_tokens: sql`input_tokens + ${usage.inputTokens}`,
-            output_tokens: sql`output_tokens + ${usage.outputTokens}`,
-            cached_input_tokens: sql`cached_input_tokens + ${usage.cachedInputTokens}`,
-            request_bytes: sql`request_bytes + ${usage.bytes}`,
-            request_system_bytes: sql`request_system_bytes + ${usage.systemBytes}`,
-            request_tool_bytes: sql`request_tool_bytes + ${usage.toolBytes}`,
-            model_calls: sql`model_calls + 1`,
-            steps: sql`steps + 1`,
-          }
-        : { epoch },
-    )
-    .where('id', '=', runId)
-    .where('epoch', '=', epoch)
-    .where('status', '=', 'running');
-  if ((await update.returning('id').execute()).length === 0) throw leaseLost(runId, epoch);
-}
+const FENCE = (db: Db, param: (name: 'id' | 'epoch') => never) =>
+  db.updateTable('runs').where('id', '=', param('id')).where('epoch', '=', param('epoch')).where('status', '=', 'running');
+
+/** The step's usage added to its run, only while the run is running at `epoch`: the fence of a step's commit. */
+const addToRun = prepared<
+  'id' | 'epoch' | 'inputTokens' | 'outputTokens' | 'cachedInputTokens' | 'bytes' | 'systemBytes' | 'toolBytes',
+  { id: string }
+>((db, param) =>
+  FENCE(db, param)
+    .set({
+      input_tokens: sql`input_tokens + ${param('inputTokens')}`,
+      output_tokens: sql`output_tokens + ${param('outputTokens')}`,
+      cached_input_tokens: sql`cached_input_tokens + ${param('cachedInputTokens')}`,
+      request_bytes: sql`request_bytes + ${param('bytes')}`,
+      request_system_bytes: sql`request_system_bytes + ${param('systemBytes')}`,
+      request_tool_bytes: sql`request_tool_bytes + ${param('toolBytes')}`,
+      model_calls: sql`model_calls + 1`,
+      steps: sql`steps + 1`,
+    })
+    .returning('id'),
+);
+
+/** The fence alone: the run's row, held, while it is running at `epoch`. */
+const holdRun = prepared<'id' | 'epoch', { id: string }>((db, param) =>
+  FENCE(db, param)
+    .set({ epoch: param('epoch') })
+    .returning('id'),
+);
+
+const insertStep = prepared<keyof RunStepsTable, never>((db, param) =>
+  db.insertInto('run_steps').values({
+    run_id: param('run_id'),
+    step: param('step'),
+    attempt: param('attempt'),
+    session_key: param('session_key'),
+    model: param('model'),
+    response: param('response'),
+    tool_names: param('tool_names'),
+    input_ids: param('input_ids'),
+    results: param('results'),
+    input_tokens: param('input_tokens'),
+    output_tokens: param('output_tokens'),
+    cached_input_tokens: param('cached_input_tokens'),
+    request_bytes: param('request_bytes'),
+    request_system_bytes: param('request_system_bytes'),
+    request_tool_bytes: param('request_tool_bytes'),
+    started_at: param('started_at'),
+    answered_at: param('answered_at'),
+    settled_at: param('settled_at'),
+  }),
+);
+
+/** A step's results, once: a step settled already keeps its first. */
+const settleStep = prepared<'runId' | 'step' | 'results' | 'now', never>((db, param) =>
+  db
+    .updateTable('run_steps')
+    .set({ results: param('results'), settled_at: param('now') })
+    .where('run_id', '=', param('runId'))
+    .where('step', '=', param('step'))
+    .where('results', 'is', null),
+);
 
 export class KyselyRunStepStore implements RunStepStore {
   constructor(private readonly db: Kysely<Database>) {}
 
   record(step: NewStep, now: number): Promise<EventRecord> {
     return this.db.transaction().execute(async (trx) => {
-      await fenceRun(trx, step.runId, step.epoch, { ...step.usage, ...step.request });
-      await trx
-        .insertInto('run_steps')
-        .values({
-          run_id: step.runId,
-          step: step.step,
-          attempt: step.attempt,
-          session_key: step.sessionKey,
-          model: step.model,
-          response: json(step.response),
-          tool_names: json(step.toolNames),
-          input_ids: json(step.inputIds),
-          results: null,
-          input_tokens: step.usage.inputTokens,
-          output_tokens: step.usage.outputTokens,
-          cached_input_tokens: step.usage.cachedInputTokens,
-          request_bytes: step.request.bytes,
-          request_system_bytes: step.request.systemBytes,
-          request_tool_bytes: step.request.toolBytes,
-          started_at: step.startedAt,
-          answered_at: now,
-          settled_at: null,
-        })
-        .execute();
-      return appendEvent(
-        trx,
-        {
-          type: 'run.step',
-          sessionKey: step.sessionKey,
-          runId: step.runId,
-          payload: {
-            step: step.step,
-            attempt: step.attempt,
-            model: step.model,
-            tools: step.toolNames,
-            inputTokens: step.usage.inputTokens,
-            outputTokens: step.usage.outputTokens,
-            ms: now - step.startedAt,
-          },
-        },
-        now,
-      );
+      const { usage, request } = step;
+      const fenced = await addToRun(trx, { id: step.runId, epoch: step.epoch, ...usage, ...request });
+      if (fenced.length === 0) throw leaseLost(step.runId, step.epoch);
+      // The step before, when its results were left to this commit (its tools have no effects: ports/steps.ts).
+      if (step.previous) await settleStep(trx, { runId: step.runId, step: step.previous.step, results: json(step.previous.results), now });
+      await insertStep(trx, {
+        run_id: step.runId,
+        step: step.step,
+        attempt: step.attempt,
+        session_key: step.sessionKey,
+        model: step.model,
+        response: json(step.response),
+        tool_names: json(step.toolNames),
+        input_ids: json(step.inputIds),
+        results: null,
+        input_tokens: usage.inputTokens,
+        output_tokens: usage.outputTokens,
+        cached_input_tokens: usage.cachedInputTokens,
+        request_bytes: request.bytes,
+        request_system_bytes: request.systemBytes,
+        request_tool_bytes: request.toolBytes,
+        started_at: step.startedAt,
+        answered_at: now,
+        settled_at: null,
+      });
+      const payload = {
+        step: step.step,
+        attempt: step.attempt,
+        model: step.model,
+        tools: step.toolNames,
+        inputTokens: usage.inputTokens,
+        outputTokens: usage.outputTokens,
+        ms: now - step.startedAt,
+      };
+      return appendEvent(trx, { type: 'run.step', sessionKey: step.sessionKey, runId: step.runId, payload }, now);
     });
   }
 
@@ -130,14 +157,8 @@ export class KyselyRunStepStore implements RunStepStore {
     now: number,
   ): Promise<void> {
     await this.db.transaction().execute(async (trx) => {
-      await fenceRun(trx, step.runId, step.epoch);
-      await trx
-        .updateTable('run_steps')
-        .set({ results: json(step.results), settled_at: now })
-        .where('run_id', '=', step.runId)
-        .where('step', '=', step.step)
-        .where('results', 'is', null)
-        .execute();
+      if ((await holdRun(trx, { id: step.runId, epoch: step.epoch })).length === 0) throw leaseLost(step.runId, step.epoch);
+      await settleStep(trx, { runId: step.runId, step: step.step, results: json(step.results), now });
       if (step.toolCalls.length > 0) await settleToolCalls(trx, step.toolCalls, now);
     });
   }
