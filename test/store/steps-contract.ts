@@ -657,11 +657,13 @@ export function describeStepsContract(name: string, open: () => Promise<Store>):
         expect((await resumed(run.runId, 'gw-2')).waitDeadlines).toEqual({});
       });
 
-      it('listWithQueuedInputs and listStranded skip a session while its run waits, and list it once the run is woken', async () => {
+      it('listWithQueuedInputs and listStranded skip a session while its run waits (a message behind it too), and list it once the run is woken', async () => {
         const T = 'agent:support:other';
         await store.sessions.ensure({ key: T, agentId: 'support' }, 1000);
         await store.inputs.enqueue(newInput(T), 1000);
         const run = await waitingRun();
+        // A message that comes to the waiting session meanwhile waits behind its run, and is not listed either.
+        await store.inputs.enqueue(newInput(S), 1500);
         expect((await store.sessions.listWithQueuedInputs()).map((s) => s.key)).toEqual([T]);
         expect(await store.sessions.listStranded(10_000, 10)).toEqual([T]);
 

@@ -15,16 +15,26 @@ import type { Database, SessionsTable } from '../schema/database.js';
 import { relaxed, type Relax } from '../sql/writes.js';
 
 /**
- * Creating a session and setting its route are internal writes (see `Relax`): every caller writes an
- * input to the session next, durably, which covers them.
+ * An input of a session whose run is not suspended in a wait: that run, and every input queued behind it, goes on when
+ * its wait ends (the wake looks at the session), not when a sweep looks.
  */
-/** An input that is not a run's suspended in a wait: that run resumes when its wait ends, not when a sweep looks. */
 function notWaiting(eb: ExpressionBuilder<Database, 'inputs'>) {
   return eb.not(
-    eb.exists(eb.selectFrom('runs').select('runs.id').whereRef('runs.id', '=', 'inputs.run_id').where('runs.wake_keys', 'is not', null)),
+    eb.exists(
+      eb
+        .selectFrom('runs')
+        .select('runs.id')
+        .whereRef('runs.session_key', '=', 'inputs.session_key')
+        .where('runs.status', '=', 'suspended')
+        .where('runs.wake_keys', 'is not', null),
+    ),
   );
 }
 
+/**
+ * Creating a session and setting its route are internal writes (see `Relax`): every caller writes an
+ * input to the session next, durably, which covers them.
+ */
 export class KyselySessionStore implements SessionStore {
   constructor(
     private readonly db: Kysely<Database>,
