@@ -97,7 +97,7 @@ export class KyselyStore implements Store {
     // One statement takes a lease, for the lease store and for a run's start.
     const takeLease = leaseTaker(dbNowMs);
     this.runs = new KyselyRunStore(db, dialect, dbNowMs, takeLease, adapter.relax, adapter.runPaths);
-    this.steps = new KyselyRunStepStore(db);
+    this.steps = new KyselyRunStepStore(db, adapter.relax);
     this.outbox = new KyselyOutboxStore(db, dialect);
     this.leases = new KyselyLeaseStore(db, dbNowMs, takeLease, adapter.relax);
     this.events = new KyselyEventJournal(db, dialect);

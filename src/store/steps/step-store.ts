@@ -17,7 +17,7 @@ import type {
 } from '../../ports/index.js';
 import { json, num, numOrNull, parse, type Db } from '../sql/rows.js';
 import { prepared } from '../sql/prepared.js';
-import { appendEvent } from '../sql/writes.js';
+import { appendEvent, type Relax } from '../sql/writes.js';
 import { settleToolCalls } from '../tool-calls/tool-call-store.js';
 import type { Database, RunStepsTable, RunsTable } from '../schema/database.js';
 
@@ -110,10 +110,19 @@ const settleStep = prepared<'runId' | 'step' | 'results' | 'now', never>((db, pa
 );
 
 export class KyselyRunStepStore implements RunStepStore {
-  constructor(private readonly db: Kysely<Database>) {}
+  constructor(
+    private readonly db: Kysely<Database>,
+    /**
+     * A step's writes are internal (see `Relax`): nothing outside learns of a step before a later durable write, and
+     * every effect a step's tools make is one (a ledger row, an input, a spawn), whose commit and sync cover the step.
+     * A step lost with the process before then is asked again, as the step in flight is.
+     */
+    private readonly relax?: Relax,
+  ) {}
 
   record(step: NewStep, now: number): Promise<EventRecord> {
     return this.db.transaction().execute(async (trx) => {
+      this.relax?.();
       const { usage, request } = step;
       const fenced = await addToRun(trx, { id: step.runId, epoch: step.epoch, ...usage, ...request });
       if (fenced.length === 0) throw leaseLost(step.runId, step.epoch);
@@ -157,6 +166,7 @@ export class KyselyRunStepStore implements RunStepStore {
     now: number,
   ): Promise<void> {
     await this.db.transaction().execute(async (trx) => {
+      this.relax?.();
       if ((await holdRun(trx, { id: step.runId, epoch: step.epoch })).length === 0) throw leaseLost(step.runId, step.epoch);
       await settleStep(trx, { runId: step.runId, step: step.step, results: json(step.results), now });
       if (step.toolCalls.length > 0) await settleToolCalls(trx, step.toolCalls, now);
