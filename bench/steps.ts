@@ -93,7 +93,11 @@ async function killSavings(durability: Durability, kills: number) {
   try {
     for (let i = 1; i <= kills; i += 1) {
       const task = `t${i}`;
-      const sent = await gw.request<{ sessionKey: string }>('POST', '/v1/send', { target: 'stepper', peer: task, message: `do task ${task}` });
+      const sent = await gw.request<{ sessionKey: string }>('POST', '/v1/send', {
+        target: 'stepper',
+        peer: task,
+        message: `do task ${task}`,
+      });
       await new Promise((resolve) => setTimeout(resolve, 20 + Math.floor(Math.random() * (STEPS + 1) * 70)));
       await stopGatewayProcess(gw, 'SIGKILL');
       gw = await startGatewayProcess(configPath);

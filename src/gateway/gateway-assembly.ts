@@ -185,7 +185,14 @@ export function assembleGateway(deps: GatewayDeps, host: AssemblyHost): GatewayA
     enqueueDelivery: (row) => host.enqueueDelivery(row),
     log,
   });
-  const waitingRuns = new WaitingRuns({ store: store.runs, bus: host.bus, clock, wake: (sessionKey) => lanes.wake(sessionKey), log });
+  const waitingRuns = new WaitingRuns({
+    store: store.runs,
+    bus: host.bus,
+    clock,
+    wake: (sessionKey) => lanes.wake(sessionKey),
+    gone: () => cluster.gone,
+    log,
+  });
   const runner = createSessionRunner({
     config,
     store,

@@ -6,6 +6,7 @@ export type { RunRequestSize };
 import type { EventRecord, NewEvent, NewOutboxRow } from './journal.js';
 import type { InputRecord, NewTranscriptEntry, SessionRecord, TranscriptEntry } from './sessions.js';
 import type { SettledToolCall } from './tool-calls.js';
+import type { StepToolResult } from './steps.js';
 
 export interface RunUsage {
   inputTokens: number;
@@ -44,7 +45,7 @@ export interface RunRecord {
   finalText: string | null;
   errorCode: string | null;
   errorMessage: string | null;
-  /** 1, and one more each time the run resumed from its last committed step (after a crash or a lost lease). */
+  /** 1, and one more each time the run resumed from its last committed step (after a crash, a lost lease or a wait). */
   attempt: number;
   /** While the run is suspended in a wait (ARCHITECTURE.md 4.7): the wait's deadline; null otherwise. */
   waitingUntil: number | null;
@@ -74,6 +75,8 @@ export interface RunWait {
   sessionKey: string;
   until: number;
   keys: string[];
+  /** The gateway that suspended it (it listened for its events from then; another listens from its next sweep). */
+  owner?: string;
 }
 
 export interface ResumeRun {
@@ -110,6 +113,8 @@ export interface RunCommit {
   subagent?: { id: string; error: string | null; maxResultChars: number };
   /** The run's side-effecting tool calls and their results, recorded in the ledger. */
   toolCalls?: SettledToolCall[];
+  /** Results of the run's steps that it left to its commit (their tools had no effects: ports/steps.ts). */
+  stepResults?: { step: number; results: StepToolResult[] }[];
 }
 
 export interface RunStore {
@@ -142,6 +147,8 @@ export interface RunStore {
   requestAbort(runId: string, reason: 'cancel' | 'interrupt'): Promise<string | undefined>;
   /** The runs suspended in waits, each with its deadline and wake keys. */
   waiting(): Promise<RunWait[]>;
+  /** Ends a suspended run that can never resume (its agent or session is gone): `interrupted`, with `why`. */
+  abandon(runId: string, why: string, now: number): Promise<void>;
   /** Claims more queued inputs into a running run (steering). Returns the ids actually claimed. */
   claimMore(runId: string, sessionKey: string, epoch: number, inputIds: string[], now: number): Promise<string[]>;
   /**

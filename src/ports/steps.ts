@@ -49,7 +49,7 @@ export interface NewStep {
 }
 
 export interface StepRecord extends Omit<NewStep, 'epoch' | 'previous'> {
-  /** The step's tool results once committed; null while its tools run (or when a crash cut them). */
+  /** The step's tool results once committed, or some of them while `settledAt` is null; null while its tools run. */
   results: StepToolResult[] | null;
   answeredAt: number;
   settledAt: number | null;
@@ -90,10 +90,11 @@ export interface RunStepStore {
   record(step: NewStep, now: number): Promise<EventRecord>;
   /**
    * Commits the results of a step's tool calls, and the ledger's rows of its side-effecting ones, fenced as `record`
-   * is. A step already settled keeps its first results.
+   * is. A step already settled keeps its first results. `partial`: the results of only some of its calls (the run
+   * suspends while another of them waits): the step stays unsettled, and a later settle replaces them.
    */
   settle(
-    step: { runId: string; epoch: number; step: number; results: StepToolResult[]; toolCalls: SettledToolCall[] },
+    step: { runId: string; epoch: number; step: number; results: StepToolResult[]; toolCalls: SettledToolCall[]; partial?: boolean },
     now: number,
   ): Promise<void>;
   /** The run's steps, in order. */

@@ -293,7 +293,8 @@ export function describeStepsContract(name: string, open: () => Promise<Store>):
         status: 'queued',
         runId: cut.runId,
         attempts: 0,
-        note: 'the run resumes from its step 1: gateway restarted',
+        // The note the model read stays: the resumed run reads what the cut one read.
+        note: null,
       });
       expect(await store.sessions.get(S)).toMatchObject({ state: 'idle' });
       expect(await store.leases.get(S)).toBeUndefined();
@@ -436,7 +437,8 @@ export function describeStepsContract(name: string, open: () => Promise<Store>):
         status: 'queued',
         runId: run.runId,
         attempts: 0,
-        note: 'the run resumes from its step 2: crash 2',
+        // The note the model read stays: the resumed run reads what the cut one read.
+        note: null,
       });
       const suspended = (await store.events.list({ runId: run.runId })).filter((e) => e.type === 'run.suspended');
       expect(suspended.at(-1)?.payload).toMatchObject({ attempt: 2, committedSteps: 2 });
@@ -504,11 +506,12 @@ export function describeStepsContract(name: string, open: () => Promise<Store>):
           status: 'queued',
           runId: run.runId,
           attempts: 0,
-          note: 'the run waits; it resumes when the wait ends',
+          // The note the model read stays: the resumed run reads what the cut one read.
+          note: null,
         });
         expect(await store.sessions.get(S)).toMatchObject({ state: 'idle' });
         expect(await store.steps.list(run.runId)).toMatchObject([{ step: 0 }]);
-        expect(await store.runs.waiting()).toEqual([{ runId: run.runId, sessionKey: S, until: 9000, keys: KEYS }]);
+        expect(await store.runs.waiting()).toEqual([{ runId: run.runId, sessionKey: S, until: 9000, keys: KEYS, owner: 'gw-1' }]);
 
         // Its lease is let go: another owner takes the session at once, at a later epoch.
         expect(await store.leases.get(S)).toBeUndefined();
@@ -572,7 +575,9 @@ export function describeStepsContract(name: string, open: () => Promise<Store>):
         ).rejects.toMatchObject({
           code: 'LEASE_LOST',
         });
-        expect(await store.runs.waiting()).toEqual([{ runId: waits.runId, sessionKey: T, until: 9000, keys: KEYS }]);
+        expect(await store.runs.waiting()).toEqual([
+          { runId: waits.runId, sessionKey: T, until: 9000, keys: KEYS, owner: expect.any(String) },
+        ]);
 
         // Suspended by a recovery (its owner's process is gone): the owner's late suspend is fenced off.
         const U = 'agent:support:third';
@@ -592,7 +597,9 @@ export function describeStepsContract(name: string, open: () => Promise<Store>):
           [waits.runId, true],
           [cut.runId, false],
         ]);
-        expect(await store.runs.waiting()).toEqual([{ runId: waits.runId, sessionKey: T, until: 9000, keys: KEYS }]);
+        expect(await store.runs.waiting()).toEqual([
+          { runId: waits.runId, sessionKey: T, until: 9000, keys: KEYS, owner: expect.any(String) },
+        ]);
       });
 
       it('resume while the run waits answers waiting and writes nothing: no lease taken, its inputs still queued for it', async () => {
@@ -603,7 +610,9 @@ export function describeStepsContract(name: string, open: () => Promise<Store>):
         expect(await store.leases.get(S)).toBeUndefined();
         expect(await store.sessions.get(S)).toMatchObject({ state: 'idle' });
         expect((await store.events.list({ runId: run.runId })).map((e) => e.type)).toEqual(['run.started', 'run.step', 'run.suspended']);
-        expect(await store.runs.waiting()).toEqual([{ runId: run.runId, sessionKey: S, until: 9000, keys: KEYS }]);
+        expect(await store.runs.waiting()).toEqual([
+          { runId: run.runId, sessionKey: S, until: 9000, keys: KEYS, owner: expect.any(String) },
+        ]);
         // The refused resume took no epoch: the next holder's is the first after the run's.
         expect(await store.leases.acquire(S, 'gw-3', 30_000)).toEqual({ epoch: run.epoch + 1 });
       });
@@ -639,7 +648,9 @@ export function describeStepsContract(name: string, open: () => Promise<Store>):
         // The resumed attempt waits again, on its own calls: the next resume hands back only those deadlines.
         const again = { ...run, epoch: back.epoch };
         await store.runs.suspend(waitOf(again, { until: 15_000, keys: ['exchange:ex-2'], deadlines: { '1:0': 15_000 } }), 6000);
-        expect(await store.runs.waiting()).toEqual([{ runId: run.runId, sessionKey: S, until: 15_000, keys: ['exchange:ex-2'] }]);
+        expect(await store.runs.waiting()).toEqual([
+          { runId: run.runId, sessionKey: S, until: 15_000, keys: ['exchange:ex-2'], owner: expect.any(String) },
+        ]);
         expect(await resume(run.runId, 'gw-2')).toBe('waiting');
         expect(await store.runs.wake(run.runId)).toBe(S);
         const third = await resumed(run.runId, 'gw-1');
@@ -679,7 +690,9 @@ export function describeStepsContract(name: string, open: () => Promise<Store>):
         expect(await store.runs.recoverOrphans(expired, 4000)).toEqual(nothing);
         expect(await store.runs.get(run.runId)).toMatchObject({ status: 'suspended', waitingUntil: 9000, errorCode: null, attempt: 1 });
         expect(await store.inputs.get(run.inputId)).toMatchObject({ status: 'queued', runId: run.runId, attempts: 0 });
-        expect(await store.runs.waiting()).toEqual([{ runId: run.runId, sessionKey: S, until: 9000, keys: KEYS }]);
+        expect(await store.runs.waiting()).toEqual([
+          { runId: run.runId, sessionKey: S, until: 9000, keys: KEYS, owner: expect.any(String) },
+        ]);
 
         expect(await store.runs.wake(run.runId)).toBe(S);
         expect(await store.runs.recoverOrphans(own('gateway restarted'), 5000)).toEqual(nothing);

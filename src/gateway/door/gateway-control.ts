@@ -133,12 +133,17 @@ export class GatewayControl implements Waits, Control {
    */
   async abortRun(runId: string, reason: 'cancel' | 'interrupt'): Promise<boolean> {
     if (this.deps.lanes.abortRun(runId, reason)) return true;
-    const run = await this.deps.store.runs.get(runId);
+    let run = await this.deps.store.runs.get(runId);
     if (run?.status === 'suspended') {
       // Suspended (in a wait, or for its resume): it is woken and aborted as it resumes, wherever it does.
       const sessionKey = await this.deps.store.runs.requestAbort(runId, reason);
-      if (sessionKey) this.deps.lanes.wake(sessionKey);
-      return sessionKey !== undefined;
+      if (sessionKey) {
+        this.deps.lanes.wake(sessionKey);
+        return true;
+      }
+      // It resumed meanwhile: it is running, here or elsewhere.
+      if (this.deps.lanes.abortRun(runId, reason)) return true;
+      run = await this.deps.store.runs.get(runId);
     }
     if (run?.status !== 'running') return false;
     await this.deps.journalEvent({
@@ -153,7 +158,9 @@ export class GatewayControl implements Waits, Control {
   /** Stops what an input is doing: its active run is cancelled, or, still queued, it is dropped with `why`. */
   async cancelInput(inputId: string, why: string): Promise<void> {
     const input = await this.deps.store.inputs.get(inputId);
-    if (input?.runId && (await this.deps.store.runs.get(input.runId))?.status === 'running') await this.abortRun(input.runId, 'cancel');
+    const status = input?.runId ? (await this.deps.store.runs.get(input.runId))?.status : undefined;
+    // A suspended run holds its inputs as a running one does: it is cancelled, not robbed of them.
+    if (input?.runId && (status === 'running' || status === 'suspended')) await this.abortRun(input.runId, 'cancel');
     else if (input?.status === 'queued') {
       for (const dropped of await this.deps.store.inputs.drop([inputId], why, this.deps.clock.now()))
         await this.deps.onInputDropped(dropped);

@@ -218,8 +218,7 @@ export class GatewayQueries implements Queries {
       inputTokens: step.usage.inputTokens,
       outputTokens: step.usage.outputTokens,
       ms: step.answeredAt - step.startedAt,
-      // A run that ended holds every result in its commit (a read's may have been left to it).
-      state: step.results === null && !isTerminalRunStatus(run.status) ? 'answered' : 'settled',
+      state: step.settledAt === null ? 'answered' : 'settled',
     }));
     // The run's last model call is in its commit: what the run used beyond its steps.
     if (isTerminalRunStatus(run.status) && run.usage.modelCalls > steps.length) {

@@ -107,6 +107,11 @@ export class GatewayCluster {
     return this.presence.list((await this.deps.store.events.settled()).seq);
   }
 
+  /** The gateways whose heartbeats stopped. */
+  get gone(): readonly string[] {
+    return this.presence.gone;
+  }
+
   get lastRecovery(): RecoveryReport {
     return this.recovery.lastAtStart;
   }

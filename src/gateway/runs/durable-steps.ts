@@ -8,7 +8,8 @@
  *
  * A step with no tool call ends the run: the run's own commit holds it (its usage is the run's), so a one-call run
  * writes no step row. A step whose tools all have no effects (reads) leaves its results to the next step's commit, or to
- * the run's: a crash before it runs those tools again, which changes nothing, so a step costs one commit, not two.
+ * the run's (RunCommit.stepResults): a crash before it runs those tools again, which changes nothing, so a step costs
+ * one commit, not two.
  */
 import type {
   LanguageModelV3,
@@ -22,7 +23,16 @@ import type {
 import { wrapLanguageModel } from 'ai';
 import { SwitchboardError } from '../../core/errors.js';
 import { addRequest, NO_REQUEST, type RunRequestSize } from '../../core/request-size.js';
-import type { Clock, EventRecord, RunStepStore, RunUsage, SettledToolCall, StepRecord, StepToolResult } from '../../ports/index.js';
+import type {
+  Clock,
+  EventRecord,
+  RunStepStore,
+  RunUsage,
+  SettledToolCall,
+  StepRecord,
+  StepToolResult,
+  StepUsage,
+} from '../../ports/index.js';
 
 /** A model's answer as a step row keeps it: enough to hand the SDK the same answer again. */
 export interface RecordedResponse {
@@ -68,6 +78,8 @@ export class DurableSteps {
   private readonly pending = new Map<number, StepToolResult[]>();
   /** Steps recorded (committed or replayed) whose results are still to be committed. */
   private readonly unsettled = new Set<number>();
+  /** The steps this attempt committed, with what their calls used and sent. */
+  private readonly recorded = new Map<number, { usage: StepUsage; request: RunRequestSize }>();
   /** Steps with a call of a tool that has effects: their results are committed before the next model call. */
   private readonly effectful = new Set<number>();
   /** The results of the step before, left to the next step's commit (its tools have no effects). */
@@ -75,7 +87,12 @@ export class DurableSteps {
 
   constructor(private readonly deps: DurableStepsDeps) {
     this.committed = new Map(deps.committed.map((step) => [step.step, step]));
-    for (const step of deps.committed) if (step.results === null) this.unsettled.add(step.step);
+    for (const step of deps.committed) {
+      if (step.settledAt !== null) continue;
+      // Its tools were cut, all or some (the run suspended while one of them waited): those without a result run again.
+      this.unsettled.add(step.step);
+      if (step.results) this.pending.set(step.step, [...step.results]);
+    }
   }
 
   /** The steps replayed from earlier attempts (the model was not asked for them again). */
@@ -83,11 +100,14 @@ export class DurableSteps {
     return this.committed.size;
   }
 
-  /** What the committed steps used and sent: the run's usage is theirs plus this attempt's. */
-  priorUsage(): { usage: RunUsage; request: RunRequestSize } {
+  /**
+   * What the step rows hold, those of earlier attempts and this one's: on the run's row since each committed, and
+   * the run's usage at its commit is this plus what its other calls used (the answer it ended with, a call that failed).
+   */
+  usage(): { usage: RunUsage; request: RunRequestSize } {
     let request = NO_REQUEST;
     const usage: RunUsage = { inputTokens: 0, outputTokens: 0, modelCalls: 0, steps: 0, cachedInputTokens: 0 };
-    for (const step of this.committed.values()) {
+    for (const step of [...this.committed.values(), ...this.recorded.values()]) {
       usage.inputTokens += step.usage.inputTokens;
       usage.outputTokens += step.usage.outputTokens;
       usage.cachedInputTokens = (usage.cachedInputTokens ?? 0) + step.usage.cachedInputTokens;
@@ -96,6 +116,11 @@ export class DurableSteps {
       request = addRequest(request, step.request);
     }
     return { usage, request };
+  }
+
+  /** Whether a step row holds step `step`'s call (replayed, or committed by this attempt). */
+  holds(step: number): boolean {
+    return this.committed.has(step) || this.recorded.has(step);
   }
 
   /** The committed step at `step`, when an earlier attempt made it. */
@@ -211,6 +236,12 @@ export class DurableSteps {
     const calls = response.content.filter((part) => part.type === 'tool-call' && !part.providerExecuted);
     if (calls.length === 0) return;
     const inputIds = step === 0 ? [...this.deps.inputIds, ...this.steeredNow] : this.steeredNow;
+    const used: StepUsage = {
+      inputTokens: usage.inputTokens.total ?? 0,
+      outputTokens: usage.outputTokens.total ?? 0,
+      cachedInputTokens: usage.inputTokens.cacheRead ?? 0,
+    };
+    const request = this.deps.measureRequest(body);
     try {
       const event = await this.deps.store.record(
         {
@@ -223,18 +254,15 @@ export class DurableSteps {
           response,
           toolNames: calls.map((call) => (call.type === 'tool-call' ? call.toolName : '')),
           inputIds,
-          usage: {
-            inputTokens: usage.inputTokens.total ?? 0,
-            outputTokens: usage.outputTokens.total ?? 0,
-            cachedInputTokens: usage.inputTokens.cacheRead ?? 0,
-          },
-          request: this.deps.measureRequest(body),
+          usage: used,
+          request,
           startedAt,
           previous: this.deferred,
         },
         this.deps.clock.now(),
       );
       this.deferred = undefined;
+      this.recorded.set(step, { usage: used, request });
       this.unsettled.add(step);
       this.deps.published([event]);
     } catch (error) {
@@ -243,20 +271,39 @@ export class DurableSteps {
     }
   }
 
+  /**
+   * The run suspends while calls of `step` wait: the results its other calls gave are committed, so that the resume
+   * runs again only the calls that wait (not an `exec` or a write that finished).
+   */
+  settleSoFar(step: number): Promise<void> {
+    return this.settle(step, true);
+  }
+
+  /** The results the run's commit holds: those of steps it left to it (reads), and of any step not settled yet. */
+  resultsForCommit(): { step: number; results: StepToolResult[] }[] {
+    const left = [...this.unsettled].map((step) => ({ step, results: this.pending.get(step) ?? [] }));
+    return this.deferred ? [this.deferred, ...left] : left;
+  }
+
   /** Commits the results of `step`'s tool calls (with the ledger's rows of its side-effecting ones), once. */
-  private async settle(step: number): Promise<void> {
+  private async settle(step: number, partial = false): Promise<void> {
     if (!this.unsettled.has(step)) return;
     const results = this.pending.get(step) ?? [];
     const ledger = this.deps.ledgerCalls;
     const toolCalls = ledger ? ledger.filter((settled) => settled.call.step === step) : [];
     try {
-      await this.deps.store.settle({ runId: this.deps.runId, epoch: this.deps.epoch, step, results, toolCalls }, this.deps.clock.now());
+      await this.deps.store.settle(
+        { runId: this.deps.runId, epoch: this.deps.epoch, step, results, toolCalls, partial },
+        this.deps.clock.now(),
+      );
     } catch (error) {
       if (SwitchboardError.isInstance(error) && error.code === 'LEASE_LOST') this.deps.fenced();
       throw error;
     }
-    this.unsettled.delete(step);
-    this.pending.delete(step);
+    if (!partial) {
+      this.unsettled.delete(step);
+      this.pending.delete(step);
+    }
     // Settled now: the run's commit need not settle them again.
     if (ledger) for (const settled of toolCalls) ledger.splice(ledger.indexOf(settled), 1);
   }

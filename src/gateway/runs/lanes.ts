@@ -29,6 +29,8 @@ export interface RunSlot {
   leasedElsewhere?: boolean;
   /** Set by the runner once the run row exists, so cancel-by-id can find it. */
   runId?: string;
+  /** A cancel or an interrupt asked of the run, even once it was aborted for another reason (it suspends: it is told then). */
+  asked?: 'cancel' | 'interrupt';
   /** The suspended run this slot resumes (its inputs are `inputIds`), instead of starting a new one. */
   resumeRunId?: string;
   /** Set by the runner when its commit released the lease, which then needs no write of its own. */
@@ -156,6 +158,7 @@ export class LaneScheduler {
   abortRun(runId: string, reason: AbortReason): boolean {
     const slot = this.activeRuns().find((candidate) => candidate.runId === runId);
     if (!slot) return false;
+    if (reason === 'cancel' || reason === 'interrupt') slot.asked = reason;
     slot.controller.abort(reason);
     return true;
   }
@@ -164,6 +167,7 @@ export class LaneScheduler {
   abortSession(sessionKey: string, reason: AbortReason): boolean {
     const slot = this.sessions.get(sessionKey)?.active;
     if (!slot) return false;
+    if (reason === 'cancel' || reason === 'interrupt') slot.asked = reason;
     slot.controller.abort(reason);
     return true;
   }
@@ -226,6 +230,7 @@ export class LaneScheduler {
         // A notify stored from the head makes room in it: look again, so the next head is not missed.
         if (index < PLAN_HEAD && queued.length >= PLAN_HEAD) state.dirty = true;
       } else if (action === 'interrupt' && state.active) {
+        state.active.asked = 'interrupt';
         state.active.controller.abort('interrupt');
       } else {
         runnable.push(input);

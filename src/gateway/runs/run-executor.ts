@@ -95,6 +95,8 @@ export async function executeRun(options: ExecuteRunOptions): Promise<ExecutedRu
     stopWhen: stepCountIs(options.maxSteps),
     abortSignal: options.signal,
     prepareStep: async ({ stepNumber, messages: given }: { stepNumber: number; messages: ModelMessage[] }) => {
+      // A wait of the step before suspended the run: what its other calls gave is committed, and the run stops here.
+      if (options.waits?.suspending) await suspendNow(stepNumber - 1);
       places.beginStep(stepNumber);
       const messages = [...history, ...given];
       let steeredIds: string[] = [];
@@ -111,8 +113,15 @@ export async function executeRun(options: ExecuteRunOptions): Promise<ExecutedRu
     },
   };
   // Streaming costs several times a plain call in the SDK: only when someone watches the text.
+  const suspendNow = async (step: number): Promise<never> => {
+    await options.durable?.settleSoFar(step);
+    options.waits?.abortNow();
+    throw new Error('the run suspends in its waits');
+  };
   const totals = new StepTotals(options.measureRequest, options.durable);
   const outcome = options.onDelta ? await streamed(call, totals, options.onDelta) : await generated(call, totals);
+  // A wait of the last step the loop allowed suspended the run: the same, once the loop is over.
+  if (options.waits?.suspending && !options.signal.aborted) await suspendNow(places.step).catch(() => {});
   const { usage, request } = outcome;
 
   if (options.signal.aborted) {
@@ -174,12 +183,15 @@ type LoopOutcome = { usage: RunUsage; request: RunRequestSize; text: string } & 
   | { ok: false; error: unknown }
 );
 
-/** What this attempt's steps sent and used (a replayed step was counted when it committed), and the text of those that finished. */
+/**
+ * What this attempt's model calls sent and used, but for those a step row holds (a replayed step's, counted when it
+ * committed, and one this attempt committed: DurableSteps.usage has them); and the text of the steps that finished.
+ */
 class StepTotals {
   usage: RunUsage = { inputTokens: 0, outputTokens: 0, modelCalls: 0, steps: 0, cachedInputTokens: 0 };
   request = NO_REQUEST;
   text = '';
-  /** The steps begun, replayed ones included. */
+  /** The model calls sent, replayed ones included: the next one's step. */
   private begun = 0;
   private ended = 0;
 
@@ -188,13 +200,19 @@ class StepTotals {
     private readonly durable?: DurableSteps,
   ) {}
 
+  /** Whether step `step` was replayed (its text is not streamed again). */
+  replayed(step: number): boolean {
+    return this.durable?.replayed(step) !== undefined;
+  }
+
+  /** A model call's body, once its step's answer is in (or it failed): a step row holds what a committed one sent. */
   sent(body: unknown): void {
-    if (this.durable?.replayed(this.begun++)) return;
+    if (this.durable?.holds(this.begun++)) return;
     this.request = addRequest(this.request, this.measure(body));
   }
 
   finished(usage: LanguageModelUsage): void {
-    if (this.durable?.replayed(this.ended++)) return;
+    if (this.durable?.holds(this.ended++)) return;
     const steps = this.usage.steps + 1;
     this.usage = {
       inputTokens: this.usage.inputTokens + (usage.inputTokens ?? 0),
@@ -226,6 +244,9 @@ async function generated(call: ModelCall, totals: StepTotals): Promise<LoopOutco
 
 async function streamed(call: ModelCall, totals: StepTotals, onDelta: (text: string) => void): Promise<LoopOutcome> {
   let streamError: unknown;
+  // A step's body is counted once its answer is in, when it is known whether a step row holds it (StepTotals).
+  let body: { value: unknown } | undefined;
+  let step = -1;
   const result = streamText({
     ...call,
     onError: ({ error }) => {
@@ -235,11 +256,15 @@ async function streamed(call: ModelCall, totals: StepTotals, onDelta: (text: str
   try {
     for await (const part of result.fullStream) {
       if (part.type === 'start-step') {
-        totals.sent(part.request.body);
+        body = { value: part.request.body };
+        step += 1;
       } else if (part.type === 'text-delta') {
         totals.text += part.text;
-        onDelta(part.text);
+        // A replayed step's text was streamed when the model gave it.
+        if (!totals.replayed(step)) onDelta(part.text);
       } else if (part.type === 'finish-step') {
+        totals.sent(body?.value);
+        body = undefined;
         totals.finished(part.usage);
       } else if (part.type === 'error') {
         streamError = part.error;
@@ -248,8 +273,11 @@ async function streamed(call: ModelCall, totals: StepTotals, onDelta: (text: str
   } catch (error) {
     streamError ??= error;
   }
-  if (streamError !== undefined || call.abortSignal?.aborted)
+  if (streamError !== undefined || call.abortSignal?.aborted) {
+    // The call that was cut was sent too.
+    if (body) totals.sent(body.value);
     return { ok: false, error: streamError, usage: totals.usage, request: totals.request, text: totals.text };
+  }
   const response = await result.response;
   return { ok: true, usage: totals.usage, request: totals.request, text: await result.text, responseMessages: response.messages };
 }

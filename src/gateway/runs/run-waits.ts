@@ -1,8 +1,9 @@
 /**
  * The waits of one run with durable steps (ARCHITECTURE.md 4.7): each tool call's waits run in a scope that lets them
- * suspend the run instead of sleeping on (kit/wait-until.ts). The first wait that suspends aborts the run with
- * `suspend`; every other wait of it suspends too, and what they wait on (each call's deadline, the journal keys) is
- * what the run is suspended with.
+ * suspend the run instead of sleeping on (kit/wait-until.ts). Once one wait suspends, every other wait of the run
+ * suspends too, and the calls that do not wait finish; then (at the step's end, run-executor.ts) the results the step
+ * has are committed and the run is aborted with `suspend`. What the waits wait on (each call's deadline, the journal
+ * keys) is what the run is suspended with.
  */
 import type { RunWait, WaitDeadlines } from '../../ports/index.js';
 import type { WaitScope, WaitSuspended, WaitWatch } from '../../kit/wait-until.js';
@@ -43,11 +44,14 @@ export class RunSuspension implements RunWaits {
   }
 
   suspended(position: { step: number; index: number }, suspension: WaitSuspended): void {
-    const first = !this.suspending;
     this.deadlines[placeOf(position)] = suspension.deadline;
     for (const key of suspension.keys) this.keys.add(key);
     this.watches.push(suspension.watch);
-    if (first) this.deps.abort();
+  }
+
+  /** The step's calls are done: the run is aborted with `suspend`. */
+  abortNow(): void {
+    this.deps.abort();
   }
 
   /** What the run is suspended with: it wakes at its first deadline or on an event on any of its keys. */

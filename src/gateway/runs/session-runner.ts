@@ -12,6 +12,7 @@ import type {
   Clock,
   CommittedRun,
   EventRecord,
+  RunCommit,
   IdGenerator,
   InputRecord,
   NewEvent,
@@ -79,7 +80,7 @@ export interface SessionRunnerDeps {
   /** The external runtimes sub-agents may run on (docs/runtimes.md), by kind. */
   runtimes: () => ExternalRuntimes;
   /** Runs suspended in waits: a run that suspends is listened for here. */
-  waiting: Pick<WaitingRuns, 'suspended'>;
+  waiting: Pick<WaitingRuns, 'suspended' | 'abort'>;
   /** Journals an event and publishes it (an external child's updates). */
   journal: (event: NewEvent) => Promise<unknown>;
   /** The gateway's log: a run whose commit its lost lease fenced off. */
@@ -148,6 +149,8 @@ export function createSessionRunner(deps: SessionRunnerDeps) {
       return;
     }
     slot.epoch = lease.epoch;
+    // A suspended run whose inputs these are can never resume either.
+    if (slot.resumeRunId) await store.runs.abandon(slot.resumeRunId, `the run cannot resume: ${why}`, clock.now());
     const dropped = await store.inputs.drop(slot.inputIds, `dropped: ${why}`, clock.now());
     for (const inputId of dropped) {
       await store.events.append({ type: 'input.dropped', sessionKey: slot.sessionKey, payload: { inputId, note: why } }, clock.now());
@@ -240,11 +243,12 @@ export function createSessionRunner(deps: SessionRunnerDeps) {
     run: LeasedRun,
     steered: InputRecord[],
     toolCalls: SettledToolCall[],
-  ): Promise<{ executed: ExecutedRun; frameworkChars: number; waits?: RunSuspension }> {
+  ): Promise<{ executed: ExecutedRun; frameworkChars: number; waits?: RunSuspension; durable?: DurableSteps }> {
     const { runId, epoch, agent, subagent, inputs } = run;
     const timeoutSeconds = subagent?.timeoutSeconds ?? agent.timeoutSeconds;
     const timeout = setTimeout(() => slot.controller.abort('timeout'), timeoutSeconds * 1000);
     let frameworkChars = 0;
+    let durable: DurableSteps | undefined;
     const timeoutMessage = subagent
       ? `sub-agent run exceeded its timeout of ${timeoutSeconds}s (sessions_spawn timeoutSeconds, else ${spawnerLimits(deps.config, deps.agents, subagent.parentSession).source('runTimeoutSeconds')}) and was aborted`
       : undefined;
@@ -255,7 +259,7 @@ export function createSessionRunner(deps: SessionRunnerDeps) {
       frameworkChars = context.frameworkChars;
       const measureRequest = (body: unknown) => deps.models.measureRequest(body);
       // A run resumed replays what it committed even if its agent's durability changed since.
-      const durable =
+      durable =
         agent.durability === 'steps' || run.committed.length > 0
           ? new DurableSteps({
               store: store.steps,
@@ -333,21 +337,22 @@ export function createSessionRunner(deps: SessionRunnerDeps) {
           ? (text) => deps.bus.publish({ type: 'delta', sessionKey: slot.sessionKey, runId, text })
           : undefined,
       });
-      if (durable && durable.replayedSteps > 0) {
+      if (durable) {
         // The run's usage is that of every step it made, those of its earlier attempts too.
-        const prior = durable.priorUsage();
-        executed.usage = sumUsage(prior.usage, executed.usage);
-        executed.request = addRequest(prior.request, executed.request);
+        const held = durable.usage();
+        executed.usage = sumUsage(held.usage, executed.usage);
+        executed.request = addRequest(held.request, executed.request);
       }
-      return { executed, frameworkChars, waits };
+      return { executed, frameworkChars, waits, durable };
     } catch (error) {
       const failed: ExecutedRun = {
         status: 'failed',
         finalText: null,
         messages: [],
-        usage: NOTHING_RAN,
+        // What its committed steps used is on the run already, and stays.
+        usage: durable?.usage().usage ?? NOTHING_RAN,
         promptChars: 0,
-        request: NO_REQUEST,
+        request: durable?.usage().request ?? NO_REQUEST,
         // Unknown: it may have made calls before it threw, so results it held are looked for.
         toolCalls: 1,
         error: { code: SwitchboardError.isInstance(error) ? error.code : 'INTERNAL', message: errorMessage(error) },
@@ -403,7 +408,9 @@ export function createSessionRunner(deps: SessionRunnerDeps) {
       // Its own inputs are queued again for it: the lane need not look until the wait ends.
       slot.queuedAfter = false;
       deps.afterCommit(false, events);
-      await deps.waiting.suspended(wait, () => waits.seen());
+      // A cancel or an interrupt that came while it suspended ends it now (its abort found the run aborted already).
+      if (slot.asked) await deps.waiting.abort(wait, slot.asked);
+      else await deps.waiting.suspended(wait, () => waits.seen());
     } catch (error) {
       if (!(SwitchboardError.isInstance(error) && error.code === 'LEASE_LOST')) throw error;
       deps.log('warn', `suspend refused: ${error.message}; the gateway that holds the session now runs its inputs`, {
@@ -422,6 +429,7 @@ export function createSessionRunner(deps: SessionRunnerDeps) {
     finished: FinishedRun,
     frameworkChars: number,
     toolCalls: SettledToolCall[],
+    stepResults?: RunCommit['stepResults'],
   ): Promise<boolean> {
     const { executed } = finished;
     const writes = runWrites(finished, ids, deps.replyDelivery);
@@ -449,7 +457,17 @@ export function createSessionRunner(deps: SessionRunnerDeps) {
       };
       const consumedInputIds = writes.consumed.map((input) => input.id);
       committed = await store.runs.commit(
-        { runId: run.runId, sessionKey: slot.sessionKey, epoch: run.epoch, outcome, ...writes, consumedInputIds, toolCalls, ...settles },
+        {
+          runId: run.runId,
+          sessionKey: slot.sessionKey,
+          epoch: run.epoch,
+          outcome,
+          ...writes,
+          consumedInputIds,
+          toolCalls,
+          ...(stepResults?.length ? { stepResults } : {}),
+          ...settles,
+        },
         clock.now(),
       );
       slot.leaseReleased = true;
@@ -489,7 +507,7 @@ export function createSessionRunner(deps: SessionRunnerDeps) {
     if (!run) return;
     const steered: InputRecord[] = [];
     const toolCalls: SettledToolCall[] = [];
-    const { executed, frameworkChars, waits } = await execute(slot, run, steered, toolCalls);
+    const { executed, frameworkChars, waits, durable } = await execute(slot, run, steered, toolCalls);
     if (executed.error) executed.error = { ...executed.error, message: deps.redact(executed.error.message) };
     // Shutdown and lease loss leave the run uncommitted: recovery requeues its inputs.
     const reason = slot.controller.signal.reason;
@@ -502,7 +520,7 @@ export function createSessionRunner(deps: SessionRunnerDeps) {
     if (slot.controller.signal.aborted && (reason === 'shutdown' || reason === 'lease_lost')) return;
     if (slot.controller.signal.aborted && reason === 'suspend' && waits?.suspending) return suspend(slot, run, waits);
     const finished = { runId: run.runId, session: run.session, inputs: run.inputs, steered, executed };
-    if (!(await commit(slot, run, finished, frameworkChars, toolCalls))) return;
+    if (!(await commit(slot, run, finished, frameworkChars, toolCalls, durable?.resultsForCommit()))) return;
     await deps.onCommitted({
       runId: run.runId,
       sessionKey: slot.sessionKey,

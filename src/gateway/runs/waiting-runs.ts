@@ -14,20 +14,27 @@ import type { Clock, RunStore, RunWait } from '../../ports/index.js';
 import type { GatewayLog } from '../../ports/gateway.js';
 import type { EventBus } from '../events/event-bus.js';
 
+/** Journal events of a run going on, which answer no wait (a watched session's `run.step` among them). */
+const PROGRESS = new Set(['run.started', 'run.step', 'run.resumed', 'run.suspended', 'run.forked', 'runtime.update']);
+
 /** How often the store is read for deadlines passed and for runs other gateways suspended. */
 export const WAIT_SWEEP_MS = 1000;
 
 export interface WaitingRunsDeps {
-  store: Pick<RunStore, 'wake' | 'waiting'>;
+  store: Pick<RunStore, 'wake' | 'waiting' | 'requestAbort'>;
   bus: Pick<EventBus, 'subscribeKeys'>;
   clock: Clock;
   /** The session's lane looks again: it resumes the run. */
   wake: (sessionKey: string) => void;
+  /** The gateways whose heartbeats stopped: a run one of them suspended may have missed its event while nobody listened. */
+  gone: () => readonly string[];
   log: GatewayLog;
 }
 
 export class WaitingRuns {
   private readonly listening = new Map<string, { wait: RunWait; stop: () => void }>();
+  /** Runs woken once because the gateway that suspended them is gone. */
+  private readonly rechecked = new Set<string>();
   private readonly sweeps: PeriodicTask;
 
   constructor(private readonly deps: WaitingRunsDeps) {
@@ -65,9 +72,20 @@ export class WaitingRuns {
     if (seen()) await this.wakeRun(wait);
   }
 
+  /** A cancel or an interrupt that came while the run was suspending: it is woken, and aborted as it resumes. */
+  async abort(wait: RunWait, reason: 'cancel' | 'interrupt'): Promise<void> {
+    this.forget(wait.runId);
+    const sessionKey = await this.deps.store.requestAbort(wait.runId, reason);
+    if (sessionKey) this.deps.wake(sessionKey);
+  }
+
   private listen(wait: RunWait): void {
     if (this.listening.has(wait.runId)) return;
-    const stop = this.deps.bus.subscribeKeys(wait.keys, () => void this.wakeRun(wait).catch((error) => this.failed(wait, error)));
+    const stop = this.deps.bus.subscribeKeys(wait.keys, (event) => {
+      // A run's own progress on a watched session is no answer to a wait; its end, a reply or a settling may be.
+      if (event.type === 'journal' && PROGRESS.has(event.event.type)) return;
+      void this.wakeRun(wait).catch((error) => this.failed(wait, error));
+    });
     this.listening.set(wait.runId, { wait, stop });
   }
 
@@ -93,9 +111,15 @@ export class WaitingRuns {
     const waiting = await this.deps.store.waiting();
     const current = new Set(waiting.map((wait) => wait.runId));
     for (const runId of this.listening.keys()) if (!current.has(runId)) this.forget(runId);
+    const gone = new Set(this.deps.gone());
+    for (const runId of this.rechecked) if (!current.has(runId)) this.rechecked.delete(runId);
     for (const wait of waiting) {
       if (wait.until <= now) await this.wakeRun(wait);
-      else this.listen(wait);
+      else if (wait.owner && gone.has(wait.owner) && !this.rechecked.has(wait.runId)) {
+        // Its gateway died: an event may have come before anyone else listened. It looks once more.
+        this.rechecked.add(wait.runId);
+        await this.wakeRun(wait);
+      } else this.listen(wait);
     }
   }
 }

@@ -27,8 +27,12 @@ export interface StepResults {
 /** Where a run's waits may suspend it (ARCHITECTURE.md 4.7): the scope each call's waits run in, and what a suspension does. */
 export interface RunWaits {
   scope(position: { step: number; index: number }): WaitScope;
-  /** A call's wait suspended: the run suspends (every other wait of it with it). */
+  /** A call's wait suspended: the run suspends once the step's other calls are done (every other wait of it with it). */
   suspended(position: { step: number; index: number }, suspension: WaitSuspended): void;
+  /** Whether a wait of the run suspended. */
+  readonly suspending: boolean;
+  /** Aborts the run with `suspend`. */
+  abortNow(): void;
 }
 
 export interface RunToolsOptions {
@@ -45,7 +49,8 @@ export interface RunToolsOptions {
 export class CallPlaces {
   /** Tool calls the run started (finished or not). */
   started = 0;
-  private step = 0;
+  /** The step the run is at. */
+  step = 0;
   private index = 0;
 
   beginStep(step: number): void {

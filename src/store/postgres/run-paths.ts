@@ -22,7 +22,7 @@ export class PostgresRunPaths implements RunFastPaths {
   }
 
   commit(commit: RunCommit, now: number): Promise<CommittedRun> | undefined {
-    return commit.subagent || commit.toolCalls?.length ? undefined : this.commitInOneCall(commit, now);
+    return commit.subagent || commit.toolCalls?.length || commit.stepResults?.length ? undefined : this.commitInOneCall(commit, now);
   }
 
   private async startInOneCall(run: NewRun, now: number): Promise<StartedRun | 'leased' | 'taken' | 'missing'> {

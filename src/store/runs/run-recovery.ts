@@ -132,11 +132,14 @@ async function recoverOne(
         run_id: exhausted || suspend ? orphan.id : null,
         // An attempt that committed a step made progress: the next one starts the count again.
         ...(suspend && progressed ? { attempts: 0 } : {}),
-        note: exhausted
-          ? `dropped after ${num(input.attempts)} interrupted attempts (recovery.retryInterrupted = ${recovery.maxRetries})`
-          : suspend
-            ? `the run resumes from its step ${steps.length}: ${diagnostic}`
-            : `previous attempt was interrupted: ${diagnostic}`,
+        // A suspended run's inputs keep their notes: the model reads them, and the resumed run must read what it read.
+        ...(suspend
+          ? {}
+          : {
+              note: exhausted
+                ? `dropped after ${num(input.attempts)} interrupted attempts (recovery.retryInterrupted = ${recovery.maxRetries})`
+                : `previous attempt was interrupted: ${diagnostic}`,
+            }),
         updated_at: now,
       })
       .where('id', '=', input.id)

@@ -1,5 +1,6 @@
 /** The run store: starting runs, steering, the atomic commit, and crash recovery. */
 import { settleToolCalls } from '../tool-calls/tool-call-store.js';
+import { settleStepRow } from '../steps/step-store.js';
 import type { Kysely, RawBuilder, Selectable } from 'kysely';
 import { SwitchboardError } from '../../core/errors.js';
 import type { RunStatus } from '../../core/run-status.js';
@@ -236,10 +237,9 @@ export class KyselyRunStore implements RunStore {
         const lease = await this.takeLease(trx, run.sessionKey, run.owner, run.leaseTtlMs);
         if (!lease) return 'leased';
         // The deadline of the wait it was suspended in, if any: the resumed wait keeps it.
-        const before = await trx
-          .selectFrom('runs')
-          .select(['wake_keys', 'wait_deadlines', 'error_code'])
-          .where('id', '=', run.runId)
+        // Held to the commit: a cancel asked meanwhile (requestAbort) is read here, not erased unread by the update.
+        const before = await this.dialect
+          .lockRows(trx.selectFrom('runs').select(['wake_keys', 'wait_deadlines', 'error_code']).where('id', '=', run.runId))
           .executeTakeFirst();
         // The compare-and-set: of two gateways resuming one run, one finds it suspended (and not waiting).
         const [resumed] = await trx
@@ -319,7 +319,8 @@ export class KyselyRunStore implements RunStore {
       // Queued again for it: the session's next run is its resume. A wait is progress, not a failed attempt.
       const inputs = await trx
         .updateTable('inputs')
-        .set({ status: 'queued', attempts: 0, note: 'the run waits; it resumes when the wait ends', updated_at: now })
+        // Their notes stay: the model reads them, and the resumed run must read what it read.
+        .set({ status: 'queued', attempts: 0, updated_at: now })
         .where('run_id', '=', wait.runId)
         .where('status', '=', 'claimed')
         .returning('id')
@@ -362,10 +363,19 @@ export class KyselyRunStore implements RunStore {
     return asked?.session_key;
   }
 
+  async abandon(runId: string, why: string, now: number): Promise<void> {
+    await this.db
+      .updateTable('runs')
+      .set({ status: 'interrupted', ended_at: now, error_code: 'INTERRUPTED', error_message: why, wake_at: null, wake_keys: null })
+      .where('id', '=', runId)
+      .where('status', '=', 'suspended')
+      .execute();
+  }
+
   async waiting(): Promise<RunWait[]> {
     const rows = await this.db
       .selectFrom('runs')
-      .select(['id', 'session_key', 'wake_at', 'wake_keys'])
+      .select(['id', 'session_key', 'wake_at', 'wake_keys', 'owner'])
       .where('wake_at', 'is not', null)
       .where('wake_keys', 'is not', null)
       .where('status', '=', 'suspended')
@@ -375,6 +385,7 @@ export class KyselyRunStore implements RunStore {
       sessionKey: row.session_key,
       until: num(row.wake_at),
       keys: JSON.parse(row.wake_keys ?? '[]'),
+      owner: row.owner,
     }));
   }
 
@@ -419,6 +430,7 @@ export class KyselyRunStore implements RunStore {
         await consumeInputs(trx, commit.consumedInputIds.length, { runId: commit.runId, now, ids: commit.consumedInputIds });
       await endSubagentRun(trx, commit, now, this.dialect);
       if (commit.toolCalls?.length) await settleToolCalls(trx, commit.toolCalls, now);
+      for (const step of commit.stepResults ?? []) await settleStepRow(trx, commit.runId, step, now);
       await sessionIdle(trx, { key: commit.sessionKey, now });
       for (const row of commit.outbox) await insertOutbox(trx, row, now);
       const events = [];

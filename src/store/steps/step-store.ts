@@ -99,23 +99,31 @@ const insertStep = prepared<keyof RunStepsTable, never>((db, param) =>
   }),
 );
 
-/** A step's results, once: a step settled already keeps its first. */
-const settleStep = prepared<'runId' | 'step' | 'results' | 'now', never>((db, param) =>
+/**
+ * A step's results, once: a step settled already keeps its first. Results of only some of its calls (a run that
+ * suspended while another call of the step waited) leave it unsettled (`settledAt` null), to be completed later.
+ */
+const settleStep = prepared<'runId' | 'step' | 'results' | 'settledAt', never>((db, param) =>
   db
     .updateTable('run_steps')
-    .set({ results: param('results'), settled_at: param('now') })
+    .set({ results: param('results'), settled_at: param('settledAt') })
     .where('run_id', '=', param('runId'))
     .where('step', '=', param('step'))
-    .where('results', 'is', null),
+    .where('settled_at', 'is', null),
 );
+
+/** Commits a step's results inside the caller's transaction (a run's commit holds those it left to it). */
+export function settleStepRow(trx: Db, runId: string, step: { step: number; results: StepToolResult[] }, now: number): Promise<never[]> {
+  return settleStep(trx, { runId, step: step.step, results: json(step.results), settledAt: now });
+}
 
 export class KyselyRunStepStore implements RunStepStore {
   constructor(
     private readonly db: Kysely<Database>,
     /**
-     * A step's writes are internal (see `Relax`): nothing outside learns of a step before a later durable write, and
-     * every effect a step's tools make is one (a ledger row, an input, a spawn), whose commit and sync cover the step.
-     * A step lost with the process before then is asked again, as the step in flight is.
+     * A step's writes are internal (see `Relax`): every effect a step's tools make is a durable write (a ledger row, an
+     * input, a spawn) whose commit and sync cover the step. A step lost with the process before then is asked again, as
+     * the step in flight is. Its `run.step` event is published at once, as a run's `run.started` is.
      */
     private readonly relax?: Relax,
   ) {}
@@ -127,7 +135,7 @@ export class KyselyRunStepStore implements RunStepStore {
       const fenced = await addToRun(trx, { id: step.runId, epoch: step.epoch, ...usage, ...request });
       if (fenced.length === 0) throw leaseLost(step.runId, step.epoch);
       // The step before, when its results were left to this commit (its tools have no effects: ports/steps.ts).
-      if (step.previous) await settleStep(trx, { runId: step.runId, step: step.previous.step, results: json(step.previous.results), now });
+      if (step.previous) await settleStepRow(trx, step.runId, step.previous, now);
       await insertStep(trx, {
         run_id: step.runId,
         step: step.step,
@@ -162,13 +170,14 @@ export class KyselyRunStepStore implements RunStepStore {
   }
 
   async settle(
-    step: { runId: string; epoch: number; step: number; results: StepToolResult[]; toolCalls: SettledToolCall[] },
+    step: { runId: string; epoch: number; step: number; results: StepToolResult[]; toolCalls: SettledToolCall[]; partial?: boolean },
     now: number,
   ): Promise<void> {
     await this.db.transaction().execute(async (trx) => {
       this.relax?.();
       if ((await holdRun(trx, { id: step.runId, epoch: step.epoch })).length === 0) throw leaseLost(step.runId, step.epoch);
-      await settleStep(trx, { runId: step.runId, step: step.step, results: json(step.results), now });
+      const settledAt = step.partial ? null : now;
+      await settleStep(trx, { runId: step.runId, step: step.step, results: json(step.results), settledAt });
       if (step.toolCalls.length > 0) await settleToolCalls(trx, step.toolCalls, now);
     });
   }
@@ -317,7 +326,7 @@ function keptSteps(runId: string, steps: StepRecord[], step: number): StepRecord
       `step: expected a whole number of 0 or more (how many of the run's steps to keep), got ${step}`,
     );
   // The highest step a fork may be at: every step before it settled.
-  const firstUnsettled = steps.findIndex((candidate, index) => candidate.step !== index || candidate.results === null);
+  const firstUnsettled = steps.findIndex((candidate, index) => candidate.step !== index || candidate.settledAt === null);
   const forkable = firstUnsettled < 0 ? steps.length : firstUnsettled;
   if (steps.length === 0)
     throw new SwitchboardError(
@@ -329,7 +338,7 @@ function keptSteps(runId: string, steps: StepRecord[], step: number): StepRecord
       'INVALID_REQUEST',
       `run ${runId} has ${steps.length} committed step(s), 0 to ${steps.length - 1} ("switchboard runs show ${runId}" lists them): fork it at --step 0 to ${forkable}`,
     );
-  const unsettled = steps.slice(0, step).find((candidate) => candidate.results === null);
+  const unsettled = steps.slice(0, step).find((candidate) => candidate.settledAt === null);
   if (unsettled)
     throw new SwitchboardError(
       'INVALID_REQUEST',
