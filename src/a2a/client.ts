@@ -104,7 +104,7 @@ export class A2AClientService {
     const target = this.remotes.resolve(requester.agentId, ref);
     // A rerun of the same call (same ledger key): pick up the task the first attempt made, send nothing.
     const earlier = request.messageId ? await this.deps.tasks.findRemoteTaskByMessage(request.messageId) : undefined;
-    if (earlier) return this.resume(earlier);
+    if (earlier) return this.resume(earlier, requester.runId);
     const client = await this.remotes.client(target);
     const card = await client.getAgentCard();
     const message = textMessage(request.message, request.messageId ?? randomUUID(), request.contextId, request.taskId);
@@ -182,7 +182,13 @@ export class A2AClientService {
    * the session as a message (recovery delivers a result its run never committed, and the follower a
    * result that comes later), so the rerun is told where it is instead of getting it a second time.
    */
-  private resume(row: RemoteTaskRecord): { state: 'timeout'; taskId: string; contextId: string; note: string } {
+  private resume(
+    row: RemoteTaskRecord,
+    runId?: string,
+  ): RemoteResult | { state: 'timeout'; taskId: string; contextId: string; note: string } {
+    // The same run, resumed from its last step after a crash or a wait: the result it was handed is its own again (it is
+    // in its transcript if it commits, else delivered as a message, as the first time).
+    if (row.state === 'returned' && runId && row.waiterRunId === runId && row.result) return row.result as RemoteResult;
     const base = { state: 'timeout' as const, taskId: row.taskId, contextId: row.contextId };
     if (row.state === 'delivered' || row.state === 'returned') {
       return {

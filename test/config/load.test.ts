@@ -141,6 +141,7 @@ describe('config defaults', () => {
       nested: { maxConcurrent: 8 },
       maxWaiting: 10_000,
       leaseTtlSeconds: 30,
+      suspendWaitsAfterMs: 2000,
     });
     expect(config.agents.defaults.subagents).toEqual({
       maxSpawnDepth: 1,
@@ -180,6 +181,7 @@ describe('config defaults', () => {
       nested: { maxConcurrent: 8 },
       maxWaiting: 10_000,
       leaseTtlSeconds: 30,
+      suspendWaitsAfterMs: 2000,
     });
   });
 });

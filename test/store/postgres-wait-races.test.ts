@@ -127,7 +127,9 @@ if (process.env.CI || (await postgresReachable())) {
         if (suspended.ok) {
           expect(report).toMatchObject({ interruptedRuns: [], suspendedRuns: [], requeuedInputs: [] });
           expect(after).toMatchObject({ status: 'suspended', waitingUntil: 9000, errorCode: null, attempt: 1 });
-          expect(await waitsOf(run.runId)).toEqual([{ runId: run.runId, sessionKey: run.sessionKey, until: 9000, keys: KEYS }]);
+          expect(await waitsOf(run.runId)).toEqual([
+            { runId: run.runId, sessionKey: run.sessionKey, until: 9000, keys: KEYS, owner: 'gw-1' },
+          ]);
           expect(await a.inputs.get(run.inputId)).toMatchObject({ status: 'queued', runId: run.runId, attempts: 0 });
           expect(ended[0]).toMatchObject({ type: 'run.suspended', payload: { waiting: true, until: 9000, keys: KEYS } });
           // Its wait ends as any other's: it is woken, resumed and finished.

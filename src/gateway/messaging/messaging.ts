@@ -283,6 +283,16 @@ export class AgentMessaging {
     // waiter id, and a reply goes to one of them only.
     const taken = new Set<string>();
     for (const key of sessionKeys) {
+      // Taken by this run already, by an attempt a crash or a wait cut (a run resumes under its own id): its own again.
+      if (requester.runId)
+        for (const exchange of await store.exchanges.list({
+          requesterSession: requester.sessionKey,
+          targetSession: key,
+          waiterRunId: waiterId,
+          replyStates: ['awaiting', 'replied'],
+          limit: 100_000,
+        }))
+          taken.add(exchange.id);
       for (const exchange of await store.exchanges.list({
         requesterSession: requester.sessionKey,
         targetSession: key,
