@@ -1,5 +1,6 @@
 /**
- * Durable steps across gateways (ARCHITECTURE.md 4.7): two gateway processes on one PostgreSQL schema. A five-step run
+ * Durable steps across gateways (ARCHITECTURE.md 4.7): two gateway processes on one PostgreSQL schema. In each of 20
+ * rounds, a five-step run
  * on gateway A is cut by a SIGKILL of A at a random point; A stays down, so gateway B takes the run over once its lease
  * expires and resumes it from its last committed step. Every run ends succeeded, the model was asked at most once per
  * step plus once for the step in flight, and the transcript is the one a run without a kill leaves.
@@ -13,7 +14,7 @@ import { waitUntil } from '../helpers/wait.js';
 import type { RunRecord, TranscriptEntry } from '../../src/ports/index.js';
 
 const schema = `sb_steps_cluster_${process.pid}`;
-const ROUNDS = 6;
+const ROUNDS = 20;
 
 if (process.env.CI || (await postgresReachable())) {
   describe('durable steps on PostgreSQL: the other gateway resumes a run after its lease expires', async () => {

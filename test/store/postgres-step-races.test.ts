@@ -6,19 +6,11 @@
 import { POSTGRES_URL, postgresReachable, twoStoresOnOneSchema } from '../helpers/postgres.js';
 import { describe, expect, it } from 'vitest';
 import { settle } from '../helpers/settle.js';
-import type { NewStep, OrphanRecovery, Store } from '../../src/ports/index.js';
-import { newInput as input, newRunId, succeededCommit } from '../helpers/inputs.js';
+import { firstStep, startedRun, takeover, type RacedRun } from '../helpers/race-runs.js';
+import type { Store } from '../../src/ports/index.js';
+import { succeededCommit } from '../helpers/inputs.js';
 
 const ROUNDS = 40;
-const takeover = (recoverer: string): OrphanRecovery => ({
-  recoverer,
-  scope: 'expired',
-  diagnostic: (owner) => `taken over from ${owner}`,
-  maxRetries: 5,
-});
-
-let counter = 0;
-
 if (process.env.CI || (await postgresReachable())) {
   describe('postgres step races (two stores, one schema)', () => {
     let a: Store;
@@ -29,33 +21,8 @@ if (process.env.CI || (await postgresReachable())) {
     });
 
     /** A run of gw-1 on a new session whose lease has already run out: every sweep may take it over. */
-    async function expiredRun(round: number) {
-      const sessionKey = `agent:w:step-race-${round}-${++counter}`;
-      await a.sessions.ensure({ key: sessionKey, agentId: 'w' }, 1000);
-      const { input: queued } = await a.inputs.enqueue(input(sessionKey), 1000);
-      const runId = newRunId();
-      const started = await a.runs.start(
-        { id: runId, sessionKey, agentId: 'w', owner: 'gw-1', leaseTtlMs: -1000, model: 'm', inputIds: [queued.id] },
-        1000,
-      );
-      if (typeof started === 'string') throw new Error(`the run did not start: ${started}`);
-      return { sessionKey, runId, epoch: started.epoch, inputId: queued.id };
-    }
-
-    const firstStep = (run: { sessionKey: string; runId: string; epoch: number; inputId: string }): NewStep => ({
-      runId: run.runId,
-      sessionKey: run.sessionKey,
-      epoch: run.epoch,
-      step: 0,
-      attempt: 1,
-      model: 'm',
-      response: { content: [{ type: 'tool-call', toolCallId: 'c1', toolName: 'read_file', input: {} }], finishReason: 'tool-calls' },
-      toolNames: ['read_file'],
-      inputIds: [run.inputId],
-      usage: { inputTokens: 10, outputTokens: 2, cachedInputTokens: 0 },
-      request: { bytes: 100, systemBytes: 40, toolBytes: 20 },
-      startedAt: 1500,
-    });
+    const expiredRun = (round: number) => startedRun(a, 'step-race', round, -1000);
+    const stepOf = (run: RacedRun) => firstStep(run, 'read_file', 1500);
 
     it("the owner's step racing a takeover: the step commits and the run is suspended, or the step is refused and the run interrupted", async () => {
       for (let round = 0; round < ROUNDS; round++) {
@@ -64,7 +31,7 @@ if (process.env.CI || (await postgresReachable())) {
         // checks hold whichever is taken).
         const late = new Promise<void>((resolve) => setTimeout(resolve, round % 4));
         const [recorded, report] = await Promise.all([
-          settle(late.then(() => a.steps.record(firstStep(run), 2000))),
+          settle(late.then(() => a.steps.record(stepOf(run), 2000))),
           b.runs.recoverOrphans(takeover('gw-2'), 2000),
         ]);
         const after = await a.runs.get(run.runId);
@@ -92,7 +59,7 @@ if (process.env.CI || (await postgresReachable())) {
     it('two gateways resuming one suspended run: one gets it, the other is answered leased (its lease live) or taken (expired)', async () => {
       for (let round = 0; round < ROUNDS; round++) {
         const run = await expiredRun(round);
-        await a.steps.record(firstStep(run), 1500);
+        await a.steps.record(stepOf(run), 1500);
         expect((await a.runs.recoverOrphans(takeover('gw-2'), 2000)).suspendedRuns).toEqual([run.runId]);
         // Half the rounds with a lease that runs out at once: the loser takes the lease too, and finds the run taken.
         const expires = round % 2 === 1;

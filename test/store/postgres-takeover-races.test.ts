@@ -6,19 +6,13 @@
 import { POSTGRES_URL, postgresReachable, twoStoresOnOneSchema } from '../helpers/postgres.js';
 import { describe, expect, it } from 'vitest';
 import { settle } from '../helpers/settle.js';
-import type { OrphanRecovery, Store } from '../../src/ports/index.js';
+import { startedRun, takeover } from '../helpers/race-runs.js';
+import type { Store } from '../../src/ports/index.js';
 import { newInput as input, newRunId, succeededCommit, usage } from '../helpers/inputs.js';
 
 const ROUNDS = 40;
-const takeover = (recoverer: string): OrphanRecovery => ({
-  recoverer,
-  scope: 'expired',
-  diagnostic: (owner) => `taken over from ${owner}`,
-  maxRetries: 5,
-});
 
 let counter = 0;
-
 if (process.env.CI || (await postgresReachable())) {
   describe('postgres takeover races (two stores, one schema)', () => {
     let a: Store;
@@ -29,18 +23,7 @@ if (process.env.CI || (await postgresReachable())) {
     });
 
     /** A run of gw-1 on a new session whose lease has already run out: every sweep may take it over. */
-    async function expiredRun(round: number) {
-      const sessionKey = `agent:w:race-${round}-${++counter}`;
-      await a.sessions.ensure({ key: sessionKey, agentId: 'w' }, 1000);
-      const { input: queued } = await a.inputs.enqueue(input(sessionKey), 1000);
-      const runId = newRunId();
-      const started = await a.runs.start(
-        { id: runId, sessionKey, agentId: 'w', owner: 'gw-1', leaseTtlMs: -1000, model: 'm', inputIds: [queued.id] },
-        1000,
-      );
-      if (typeof started === 'string') throw new Error(`the run did not start: ${started}`);
-      return { sessionKey, runId, epoch: started.epoch, inputId: queued.id };
-    }
+    const expiredRun = (round: number) => startedRun(a, 'race', round, -1000);
 
     it('a commit racing a start elsewhere for an input accepted there: the commit sees the input, or the start takes the lease', async () => {
       let seen = 0;

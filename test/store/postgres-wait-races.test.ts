@@ -8,21 +8,13 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { POSTGRES_URL, postgresReachable, twoStoresOnOneSchema } from '../helpers/postgres.js';
 import { settle } from '../helpers/settle.js';
-import type { NewStep, OrphanRecovery, Store } from '../../src/ports/index.js';
-import { newInput as input, newRunId, succeededCommit } from '../helpers/inputs.js';
+import { firstStep, startedRun, takeover } from '../helpers/race-runs.js';
+import type { Store } from '../../src/ports/index.js';
+import { succeededCommit } from '../helpers/inputs.js';
 
 const ROUNDS = 40;
 const KEYS = ['exchange:ex-1', 'subagent:sa-1'];
 const DEADLINES = { '0:0': 9000, '0:1': 12_000 };
-const takeover = (recoverer: string): OrphanRecovery => ({
-  recoverer,
-  scope: 'expired',
-  diagnostic: (owner) => `taken over from ${owner}`,
-  maxRetries: 5,
-});
-
-let counter = 0;
-
 if (process.env.CI || (await postgresReachable())) {
   describe('postgres wait races (two stores, one schema)', () => {
     let a: Store;
@@ -38,34 +30,10 @@ if (process.env.CI || (await postgresReachable())) {
 
     /** A run of gw-1 on a new session (its lease live for `leaseTtlMs`) that committed step 0, its waiting calls. */
     async function steppedRun(round: number, leaseTtlMs: number, withStep = true) {
-      const sessionKey = `agent:w:wait-race-${round}-${++counter}`;
-      await a.sessions.ensure({ key: sessionKey, agentId: 'w' }, 1000);
-      const { input: queued } = await a.inputs.enqueue(input(sessionKey), 1000);
-      const runId = newRunId();
-      const started = await a.runs.start(
-        { id: runId, sessionKey, agentId: 'w', owner: 'gw-1', leaseTtlMs, model: 'm', inputIds: [queued.id] },
-        1000,
-      );
-      if (typeof started === 'string') throw new Error(`the run did not start: ${started}`);
-      const run = { sessionKey, runId, epoch: started.epoch, inputId: queued.id };
-      if (withStep) await a.steps.record(firstStep(run), 1500);
+      const run = await startedRun(a, 'wait-race', round, leaseTtlMs);
+      if (withStep) await a.steps.record(firstStep(run, 'sessions_wait', 1200), 1500);
       return run;
     }
-
-    const firstStep = (run: { sessionKey: string; runId: string; epoch: number; inputId: string }): NewStep => ({
-      runId: run.runId,
-      sessionKey: run.sessionKey,
-      epoch: run.epoch,
-      step: 0,
-      attempt: 1,
-      model: 'm',
-      response: { content: [{ type: 'tool-call', toolCallId: 'c1', toolName: 'sessions_wait', input: {} }], finishReason: 'tool-calls' },
-      toolNames: ['sessions_wait'],
-      inputIds: [run.inputId],
-      usage: { inputTokens: 10, outputTokens: 2, cachedInputTokens: 0 },
-      request: { bytes: 100, systemBytes: 40, toolBytes: 20 },
-      startedAt: 1200,
-    });
 
     const waitOf = (run: { sessionKey: string; runId: string; epoch: number }) => ({
       runId: run.runId,
