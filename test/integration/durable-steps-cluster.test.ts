@@ -1,8 +1,7 @@
 /**
  * Durable steps across gateways (ARCHITECTURE.md 4.7): two gateway processes on one PostgreSQL schema. In each of 20
- * rounds, a five-step run
- * on gateway A is cut by a SIGKILL of A at a random point; A stays down, so gateway B takes the run over once its lease
- * expires and resumes it from its last committed step. Every run ends succeeded, the model was asked at most once per
+ * rounds, a five-step run on gateway A is cut by a SIGKILL of A at a random point; A stays down, so gateway B takes the
+ * run over once its lease expires and resumes it from its last committed step. Every run ends succeeded, the model was asked at most once per
  * step plus once for the step in flight, and the transcript is the one a run without a kill leaves.
  */
 import { afterAll, describe, expect, it } from 'vitest';
