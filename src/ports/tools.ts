@@ -31,6 +31,11 @@ export interface ToolContext {
   writeRefusal?(path: string): Promise<string | undefined>;
   /** The agent-to-agent conversation the run's inputs belong to, if any (for the hop budget). */
   conversation?: { id: string; hop: number };
+  /**
+   * Set when the call runs again in a resumed run (ARCHITECTURE.md 4.7): its step was answered at this time by an attempt
+   * a crash or a wait cut before the call's result was committed. What the call took since then is its own again.
+   */
+  resumedAt?: number;
 }
 
 /** A call's record from an earlier attempt: its intent while `started`, its result once `completed`. */

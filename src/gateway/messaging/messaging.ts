@@ -274,7 +274,7 @@ export class AgentMessaging {
   async waitSessions(
     requester: Requester,
     sessionKeys: string[],
-    options: { timeoutMs: number; mode: 'any' | 'all'; signal?: AbortSignal },
+    options: { timeoutMs: number; mode: 'any' | 'all'; signal?: AbortSignal; resumedAt?: number },
   ) {
     const { store, clock } = this.deps;
     for (const key of sessionKeys) await this.directory.reachable(requester, key, 'send');
@@ -283,8 +283,10 @@ export class AgentMessaging {
     // waiter id, and a reply goes to one of them only.
     const taken = new Set<string>();
     for (const key of sessionKeys) {
-      // Taken by this run already, by an attempt a crash or a wait cut (a run resumes under its own id): its own again.
-      if (requester.runId)
+      // A wait run again in a resumed run (its own id): what the cut attempt of this call took is its own again. What
+      // this run took before that step was answered is in the answer of a wait of an earlier step, and stays there.
+      const resumedAt = options.resumedAt;
+      if (requester.runId && resumedAt !== undefined)
         for (const exchange of await store.exchanges.list({
           requesterSession: requester.sessionKey,
           targetSession: key,
@@ -292,7 +294,7 @@ export class AgentMessaging {
           replyStates: ['awaiting', 'replied'],
           limit: 100_000,
         }))
-          taken.add(exchange.id);
+          if (exchange.updatedAt >= resumedAt) taken.add(exchange.id);
       for (const exchange of await store.exchanges.list({
         requesterSession: requester.sessionKey,
         targetSession: key,

@@ -101,6 +101,7 @@ export function createSessionTools(messaging: AgentMessaging): GatewayTool[] {
             timeoutMs: args.timeoutMs,
             mode: args.mode ?? 'any',
             signal: context.signal,
+            resumedAt: context.resumedAt,
           }),
         ),
     }),

@@ -145,6 +145,12 @@ export class DurableSteps {
     this.steeredNow = [...steered];
   }
 
+  /** When an earlier attempt committed step `step`'s answer, if it was cut before every result of it was committed. */
+  resumedAt(step: number): number | undefined {
+    const committed = this.committed.get(step);
+    return committed && committed.settledAt === null ? committed.answeredAt : undefined;
+  }
+
   /** The committed result of a tool call, when its step's results were committed (the tool is not run again). */
   recordedResult(step: number, toolCallId: string): StepToolResult | undefined {
     return this.committed.get(step)?.results?.find((result) => result.toolCallId === toolCallId);

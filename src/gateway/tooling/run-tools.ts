@@ -20,6 +20,8 @@ import { CATALOGUE_TOOL, type ToolCatalogue } from './tool-catalogue.js';
 export interface StepResults {
   /** The committed result of a call, when an earlier attempt committed it: the tool is not run again. */
   recordedResult(step: number, toolCallId: string): StepToolResult | undefined;
+  /** When an earlier attempt's answer of `step` was committed, if that attempt was cut before all its results were. */
+  resumedAt(step: number): number | undefined;
   /** `effects`: the tool has effects (its result is committed before the next model call, not with the next step). */
   noteResult(step: number, result: StepToolResult, effects: boolean): void;
 }
@@ -78,7 +80,7 @@ export function runToolSet(options: RunToolsOptions, places: CallPlaces): ToolSe
           if (recorded.error !== undefined) throw new Error(recorded.error);
           return recorded.output;
         }
-        const call = { args, toolCallId, signal: abortSignal ?? options.signal, position };
+        const call = { args, toolCallId, signal: abortSignal ?? options.signal, position, resumedAt: steps?.resumedAt(position.step) };
         const waits = options.waits;
         const toolName = gatewayTool.name;
         try {
@@ -111,12 +113,13 @@ async function runCall(
     toolCallId,
     signal,
     position,
-  }: { args: unknown; toolCallId: string; signal: AbortSignal; position: { step: number; index: number } },
+    resumedAt,
+  }: { args: unknown; toolCallId: string; signal: AbortSignal; position: { step: number; index: number }; resumedAt?: number },
 ): Promise<unknown> {
   // Checked here, against the schema the model was shown: a bad argument is data the model can correct.
   const parsed = gatewayTool.shownSchema ? ownArgs(args) : parseToolArgs(gatewayTool.parameters, args);
   if (!parsed.ok) return { status: 'error', code: 'INVALID_REQUEST', error: parsed.error };
-  const context = { ...options.toolContext, toolCallId, signal };
+  const context = { ...options.toolContext, toolCallId, signal, ...(resumedAt === undefined ? {} : { resumedAt }) };
   const ledger = options.ledger;
   const call = (idempotencyKey: string, ledgerRow?: NewToolCall) =>
     gatewayTool.execute(parsed.value, {
