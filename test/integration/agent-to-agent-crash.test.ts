@@ -88,12 +88,11 @@ async function killDuringAnswers(word: string, question: string, killWithinMs: n
       );
       expect({ question: i, deliveries: asToolResult.length + asMessage.length }).toEqual({ question: i, deliveries: 1 });
     }
-    const interrupted = await store.runs.list({ status: 'interrupted' });
     // The kills landed inside waits: the asker's runs had committed the step that sent, and resumed from it (a later
-    // attempt of the same run); the expert's runs (one model call, no step to resume from) were interrupted.
+    // attempt of the same run). An expert's run cut too (one model call, no step to resume from) is interrupted; under
+    // load the kill may come after it answered, so only the asker's is counted.
     const resumed = (await store.runs.list({})).filter((run) => run.agentId === 'asker' && run.attempt > 1);
     expect(resumed.length).toBeGreaterThan(0);
-    expect(interrupted.filter((run) => run.agentId === 'expert').length).toBeGreaterThan(0);
     expect(await store.runs.list({ status: 'running' })).toHaveLength(0);
   } finally {
     await store.close();
