@@ -683,6 +683,22 @@ export function describeStepsContract(name: string, open: () => Promise<Store>):
         expect((await store.sessions.listStranded(10_000, 10)).sort()).toEqual([S, T].sort());
       });
 
+      it('abandon ends a suspended run interrupted with its reason, and leaves a running one alone', async () => {
+        const run = await waitingRun();
+        await store.runs.abandon(run.runId, 'the run cannot resume: agent "support" is no longer configured', 4000);
+        expect(await store.runs.get(run.runId)).toMatchObject({
+          status: 'interrupted',
+          endedAt: 4000,
+          errorMessage: 'the run cannot resume: agent "support" is no longer configured',
+          waitingUntil: null,
+        });
+        expect(await store.runs.waiting()).toEqual([]);
+        await store.sessions.ensure({ key: 'agent:support:other', agentId: 'support' }, 1000);
+        const running = await startRun('agent:support:other');
+        await store.runs.abandon(running.runId, 'not suspended', 4000);
+        expect(await store.runs.get(running.runId)).toMatchObject({ status: 'running', errorMessage: null });
+      });
+
       it("recoverOrphans ('own' and 'expired') leaves a waiting run alone, and a woken one too", async () => {
         const run = await waitingRun();
         const nothing = { interruptedRuns: [], suspendedRuns: [], requeuedInputs: [], droppedInputs: [], sessionKeys: [] };

@@ -21,7 +21,7 @@ import type {
   Journaled,
   StartedRun,
 } from '../../ports/index.js';
-import { json, num, parse, toInput, toRun, toSession } from '../sql/rows.js';
+import { json, newRunRow, num, parse, toInput, toRun, toSession } from '../sql/rows.js';
 import { appendEvent, appendTranscript, currentEpoch, insertOutbox, type LeaseTaker, type Relax } from '../sql/writes.js';
 import { recoverOrphans } from './run-recovery.js';
 import type { SqlDialect } from '../sql/dialect.js';
@@ -58,26 +58,18 @@ const releaseLease = prepared<'key' | 'epoch', { epoch: number }>((db, param) =>
 );
 
 const insertRun = prepared<'id' | 'sessionKey' | 'agentId' | 'owner' | 'epoch' | 'model' | 'now', never>((db, param) =>
-  db.insertInto('runs').values({
-    id: param('id'),
-    session_key: param('sessionKey'),
-    agent_id: param('agentId'),
-    status: 'running',
-    owner: param('owner'),
-    epoch: param('epoch'),
-    model: param('model'),
-    started_at: param('now'),
-    ended_at: null,
-    input_tokens: 0,
-    output_tokens: 0,
-    model_calls: 0,
-    steps: 0,
-    preamble_chars: 0,
-    prompt_chars: 0,
-    final_text: null,
-    error_code: null,
-    error_message: null,
-  }),
+  db.insertInto('runs').values(
+    newRunRow({
+      id: param('id'),
+      sessionKey: param('sessionKey'),
+      agentId: param('agentId'),
+      status: 'running',
+      owner: param('owner'),
+      epoch: param('epoch'),
+      model: param('model'),
+      now: param('now'),
+    }),
+  ),
 );
 const claimInputs = preparedPerCount<'runId' | 'now', 'ids', Selectable<InputsTable>>((db, count, param, item) =>
   db

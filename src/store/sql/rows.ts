@@ -1,5 +1,5 @@
 /** Row <-> record mapping shared by the Kysely stores. JSON columns hold text; times are integer ms. */
-import type { Kysely, Selectable, Transaction } from 'kysely';
+import type { Insertable, Kysely, Selectable, Transaction } from 'kysely';
 import type { QueueMode } from '../../core/queue-mode.js';
 import type { RunStatus } from '../../core/run-status.js';
 import type {
@@ -159,5 +159,38 @@ export function toExchange(row: Selectable<ExchangesTable>): ExchangeRecord {
     replyText: row.reply_text,
     createdAt: num(row.created_at),
     updatedAt: num(row.updated_at),
+  };
+}
+
+/** A new run's row: what it is and who holds it, with nothing used or said yet (a start's, or a fork's). */
+export function newRunRow(run: {
+  id: string;
+  sessionKey: string;
+  agentId: string;
+  status: string;
+  owner: string;
+  epoch: number;
+  model: string;
+  now: number;
+}): Insertable<RunsTable> {
+  return {
+    id: run.id,
+    session_key: run.sessionKey,
+    agent_id: run.agentId,
+    status: run.status,
+    owner: run.owner,
+    epoch: run.epoch,
+    model: run.model,
+    started_at: run.now,
+    ended_at: null,
+    input_tokens: 0,
+    output_tokens: 0,
+    model_calls: 0,
+    steps: 0,
+    preamble_chars: 0,
+    prompt_chars: 0,
+    final_text: null,
+    error_code: null,
+    error_message: null,
   };
 }

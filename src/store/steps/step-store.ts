@@ -15,7 +15,7 @@ import type {
   StepRecord,
   StepToolResult,
 } from '../../ports/index.js';
-import { json, num, numOrNull, parse, type Db } from '../sql/rows.js';
+import { json, newRunRow, num, numOrNull, parse, type Db } from '../sql/rows.js';
 import { prepared } from '../sql/prepared.js';
 import { appendEvent, type Relax } from '../sql/writes.js';
 import { settleToolCalls } from '../tool-calls/tool-call-store.js';
@@ -254,23 +254,16 @@ export class KyselyRunStepStore implements RunStepStore {
       await trx
         .insertInto('runs')
         .values({
-          id: runId,
-          session_key: sessionKey,
-          agent_id: source.agent_id,
-          status: 'suspended',
-          owner: request.owner,
-          epoch: 0,
-          model: source.model,
-          started_at: now,
-          ended_at: null,
-          input_tokens: 0,
-          output_tokens: 0,
-          model_calls: 0,
-          steps: 0,
-          preamble_chars: 0,
-          prompt_chars: 0,
-          final_text: null,
-          error_code: null,
+          ...newRunRow({
+            id: runId,
+            sessionKey,
+            agentId: source.agent_id,
+            status: 'suspended',
+            owner: request.owner,
+            epoch: 0,
+            model: source.model,
+            now,
+          }),
           error_message: `forked from run ${source.id} at step ${request.step}; it resumes in its session`,
           // The resume makes it one more than every copied step's: `runs show` marks them all replayed.
           attempt: Math.max(1, ...kept.map((step) => step.attempt)),
