@@ -53,6 +53,12 @@ export function createA2AClientTools(client: A2AClientService): GatewayTool[] {
         taskId: text().optional(),
         contextId: text().optional(),
       }),
+      approval: {
+        // `a2a_send:<agent>`: the remote agent by its configured id, or its URL.
+        subject: (args) => String(args.agentId ?? args.url ?? ''),
+        details: async (args) => ({ agent: args.agentId ?? null, url: args.url ?? null, message: args.message }),
+        editable: true,
+      },
       execute: (args, context) =>
         asToolResult(async () => {
           if (args.message.trim() === '') throw new SwitchboardError('INVALID_REQUEST', 'message is required');

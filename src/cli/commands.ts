@@ -9,6 +9,7 @@ import './subagent-commands.js';
 import './run-commands.js';
 import './exchange-commands.js';
 import './outbox-commands.js';
+import './gate-commands.js';
 import './board-commands.js';
 import './store-commands.js';
 import './mcp-commands.js';

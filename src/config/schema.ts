@@ -11,6 +11,7 @@ import { agentMailbox, mailboxSection, teamsSection } from './schema-mailbox.js'
 import { headers, secretString } from './secret-schema.js';
 import { a2aSection, a2aSkill } from './schema-a2a.js';
 import { agentId, positiveInt } from './schema-common.js';
+import { approvalsSection, budgetsSection } from './schema-gates.js';
 
 export { ANONYMOUS_PEER, type A2APeerConfig } from './schema-a2a.js';
 
@@ -21,7 +22,12 @@ export const DEFAULT_DATA_DIR = '.switchboard';
 
 const modelRef = z.string().regex(/^[A-Za-z0-9_.-]+\/.+$/, { error: 'expected "<provider>/<model>", e.g. "openai/gpt-4o-mini"' });
 const toolNames = z.array(z.string().min(1));
-const toolPolicy = z.strictObject({ allow: toolNames.optional(), deny: toolNames.optional() });
+/**
+ * A layer of the tool policy. `ask`: calls that need a person's approval first, each a tool pattern, or
+ * `<tool pattern>:<subject pattern>` where the tool names a subject (docs/gates.md: exec's command line, a file tool's
+ * path, an MCP tool's `readOnly`/`destructive`/`additive`, sessions_spawn's runtime, a2a_send's agent).
+ */
+const toolPolicy = z.strictObject({ allow: toolNames.optional(), deny: toolNames.optional(), ask: toolNames.optional() });
 const queueMode = z.enum(QUEUE_MODES);
 
 const spawnDepth = z.number().int().min(0).max(5);
@@ -181,6 +187,7 @@ export const configSchema = z.strictObject({
     .strictObject({
       allow: toolNames.optional(),
       deny: toolNames.optional(),
+      ask: toolNames.optional(),
       agentToAgent: z
         .strictObject({
           enabled: z.boolean().default(false),
@@ -308,6 +315,10 @@ export const configSchema = z.strictObject({
   acp: acpSection,
   /** CLI agents as child-process sub-agents (docs/runtimes.md). */
   runtimes: runtimesSection,
+  /** Approval requests of calls under an `ask` policy (docs/gates.md). */
+  approvals: approvalsSection,
+  /** Caps on what model calls spend (docs/gates.md). */
+  budgets: budgetsSection,
 });
 
 export type SwitchboardConfig = z.infer<typeof configSchema>;

@@ -7,11 +7,30 @@ export interface ToolPolicyLayer {
   source: string;
   allow?: readonly string[];
   deny?: readonly string[];
+  /** Calls that need approval: `<tool pattern>` or `<tool pattern>:<subject pattern>` (docs/gates.md). */
+  ask?: readonly string[];
+}
+
+/** The `ask` pattern that asks for approval of this call, with its layer's key; undefined when none does (layers add asks). */
+export function askingRule(
+  name: string,
+  subject: string,
+  layers: readonly ToolPolicyLayer[],
+): { source: string; pattern: string } | undefined {
+  for (const layer of layers) {
+    for (const pattern of layer.ask ?? []) {
+      const colon = pattern.indexOf(':');
+      const tool = colon < 0 ? pattern : pattern.slice(0, colon);
+      if (!matchesPattern(name, tool)) continue;
+      if (colon < 0 || matchesPattern(subject, pattern.slice(colon + 1))) return { source: `${layer.source}.ask`, pattern };
+    }
+  }
+  return undefined;
 }
 
 export function matchesPattern(name: string, pattern: string): boolean {
   const escaped = pattern.split('*').map((part) => part.replace(/[.+?^${}()|[\]\\]/g, '\\$&'));
-  return new RegExp(`^${escaped.join('.*')}$`, 'i').test(name);
+  return new RegExp(`^${escaped.join('.*')}$`, 'is').test(name);
 }
 
 export function matchesAny(name: string, patterns: readonly string[]): boolean {

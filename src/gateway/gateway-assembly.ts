@@ -35,6 +35,7 @@ import type { SubagentDeps } from './subagents/subagent-types.js';
 import { Subagents } from './subagents/subagents.js';
 import type { Wakeups } from '../kit/wait-until.js';
 import { Watchdog } from './durability/watchdog.js';
+import { GatewayGates } from './gates/gates.js';
 
 /** What the parts call back into the gateway for. */
 export interface AssemblyHost {
@@ -67,6 +68,7 @@ export interface GatewayAssembly {
   cluster: GatewayCluster;
   watchdog: Watchdog;
   waitingRuns: WaitingRuns;
+  gates: GatewayGates;
 }
 
 export function assembleGateway(deps: GatewayDeps, host: AssemblyHost): GatewayAssembly {
@@ -193,6 +195,15 @@ export function assembleGateway(deps: GatewayDeps, host: AssemblyHost): GatewayA
     gone: () => cluster.gone,
     log,
   });
+  const gates = new GatewayGates({
+    config,
+    approvals: store.approvals,
+    budgets: store.budgets,
+    clock,
+    wakeups: host.wakeups,
+    published: (events) => journal.committed(events),
+    toolsFor: (agentId) => extensions.toolsFor(agentId),
+  });
   const runner = createSessionRunner({
     config,
     store,
@@ -219,6 +230,14 @@ export function assembleGateway(deps: GatewayDeps, host: AssemblyHost): GatewayA
     runtimes: () => extensions.runtimes,
     journal: (event) => host.journalEvent(event),
     waiting: waitingRuns,
+    approvals: { config, store: store.approvals, clock, wakeups: host.wakeups, published: (events) => journal.committed(events) },
+    budgets: {
+      config,
+      store: store.budgets,
+      clock,
+      journal: (event) => host.journalEvent(event),
+      askToRaise: (run, refused, wanted) => gates.askToRaise(run, refused, wanted),
+    },
     log,
   });
   lanes = new LaneScheduler(
@@ -248,5 +267,5 @@ export function assembleGateway(deps: GatewayDeps, host: AssemblyHost): GatewayA
     log,
   });
   const watchdog = new Watchdog({ lanes, subagents: subagentLifecycle, journalEvent: (event) => host.journalEvent(event), log });
-  return { journal, outbox, messaging, subagents, extensions, aftermath, lanes, cluster, watchdog, waitingRuns };
+  return { journal, outbox, messaging, subagents, extensions, aftermath, lanes, cluster, watchdog, waitingRuns, gates };
 }

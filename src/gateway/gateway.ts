@@ -11,6 +11,7 @@ import { errorMessage } from '../core/errors.js';
 import type { Wakeups } from '../kit/wait-until.js';
 import type {
   Control,
+  Gates,
   GatewayApi,
   GatewayStatus,
   GatewayView,
@@ -40,6 +41,7 @@ import { assembleGateway } from './gateway-assembly.js';
 import { GatewayControl } from './door/gateway-control.js';
 import { GatewayIntake } from './door/gateway-intake.js';
 import { GatewayQueries } from './door/gateway-queries.js';
+import type { GatewayGates } from './gates/gates.js';
 import type { GatewayDeps } from './gateway-types.js';
 import type { JournalTail } from './events/journal-tail.js';
 import type { LaneScheduler } from './runs/lanes.js';
@@ -91,6 +93,8 @@ export class Gateway implements GatewayApi {
   private readonly log: NonNullable<GatewayDeps['log']>;
   private readonly watchdog: Watchdog;
   private readonly waitingRuns: WaitingRuns;
+  /** Approval requests and budgets (gates/gates.ts). */
+  readonly gates: GatewayGates;
   private stopped = false;
   private started = false;
   private readonly waiters = new Set<() => void>();
@@ -129,6 +133,7 @@ export class Gateway implements GatewayApi {
       cluster: this.cluster,
       watchdog: this.watchdog,
       waitingRuns: this.waitingRuns,
+      gates: this.gates,
     } = assembleGateway(
       { ...deps, clock: this.clock, ids: this.ids, log: this.log },
       {
@@ -211,6 +216,11 @@ export class Gateway implements GatewayApi {
   readonly killSubagent: Control['killSubagent'] = (target, why) => this.control.killSubagent(target, why);
   readonly settleDeadOutbox: Control['settleDeadOutbox'] = (id, action) => this.control.settleDeadOutbox(id, action);
   readonly backupStore: Control['backupStore'] = (path) => this.control.backupStore(path);
+  readonly listApprovals: Gates['listApprovals'] = (filter) => this.gates.listApprovals(filter);
+  readonly getApproval: Gates['getApproval'] = (id) => this.gates.getApproval(id);
+  readonly pendingApprovals: Gates['pendingApprovals'] = () => this.gates.pendingApprovals();
+  readonly decideApproval: Gates['decideApproval'] = (id, decision) => this.gates.decideApproval(id, decision);
+  readonly budgetStatus: Gates['budgetStatus'] = () => this.gates.budgetStatus();
 
   // Beside the door, for the composition root and tests: a session's tools, a session, one opened.
   readonly toolsOf = (sessionKey: string) => this.offered.toolsOf(sessionKey);

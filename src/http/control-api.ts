@@ -14,6 +14,7 @@ import type { A2ATaskStore, EventRecord } from '../ports/index.js';
 import type { BoardService } from '../board/board.js';
 import { boardRoutes } from './board-routes.js';
 import { memoryRoutes } from './memory-routes.js';
+import { gateRoutes } from './gate-routes.js';
 import { teamRoutes } from './team-routes.js';
 import type { Teams } from '../mailbox/teams.js';
 import type { MemoryService } from '../memory/memory-service.js';
@@ -132,6 +133,7 @@ export class ControlApi {
     if (this.options.memory) memoryRoutes(this.options.memory, route);
     if (this.options.teams) teamRoutes(this.options.teams, route);
     sendRoutes(this.gateway, route);
+    gateRoutes(this.gateway, route, limitOf);
     this.options.console?.routes(route);
   }
 

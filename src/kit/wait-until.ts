@@ -51,6 +51,8 @@ export type WakeOn = (payload: Record<string, unknown>, sessionKey: string | nul
 export interface KeyedWake {
   keys: readonly string[];
   test: WakeOn;
+  /** Suspends the run after this long instead of its scope's (0: at once, for a wait on a person). */
+  suspendAfterMs?: number;
 }
 
 export interface Wakeups {
@@ -87,7 +89,8 @@ export async function waitUntil<T>(
     const left = deadline - now;
     if (left <= 0) return undefined;
     if (scope && typeof wakeOn === 'object') {
-      if (scope.suspending() || (now - began >= scope.suspendAfterMs && left > scope.suspendAfterMs)) {
+      const after = Math.min(scope.suspendAfterMs, wakeOn.suspendAfterMs ?? scope.suspendAfterMs);
+      if (scope.suspending() || (now - began >= after && left > after)) {
         // Watched from before the last look: what comes after it is not missed while the run suspends.
         const watch = scope.watch(wakeOn.keys);
         const last = await check();

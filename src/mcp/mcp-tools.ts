@@ -115,6 +115,9 @@ export class McpService {
       parameters: ANY_ARGS,
       shownSchema: shownSchema(tool.inputSchema),
       ...(readOnly ? {} : { effects: true as const }),
+      // `mcp__*:destructive` asks before any call a server does not mark read-only or non-destructive (the MCP
+      // spec's default for a tool that is not read-only is destructive).
+      approval: { subject: () => (readOnly ? 'readOnly' : tool.annotations?.destructiveHint === false ? 'additive' : 'destructive') },
       execute: async (args, context) => {
         // Recorded before the call (a durable write) only where a second call would do harm: a retry may call a
         // read-only or idempotent tool again.

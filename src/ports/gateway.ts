@@ -9,6 +9,10 @@ import type { ConfigReload } from '../config/reload.js';
 import type { LinkSource } from '../core/collaboration.js';
 import type { RunStatus } from '../core/run-status.js';
 import type {
+  ApprovalDecision,
+  ApprovalRecord,
+  ApprovalStatus,
+  BudgetAmount,
   EventRecord,
   ExchangeRecord,
   IdKind,
@@ -170,5 +174,26 @@ export interface Deliveries {
   kickDeliveries(): void;
 }
 
+/** A budget's cap and what it has spent and holds reserved (docs/gates.md); costs in millionths of a dollar. */
+export interface BudgetView {
+  key: string;
+  /** The config key that sets the cap. */
+  source: string;
+  /** The cap, a raised one where an approval raised it; an unset side is no cap. */
+  limit: Partial<BudgetAmount>;
+  spent: BudgetAmount;
+  reserved: BudgetAmount;
+}
+
+/** Gates: the approval requests people answer, and the budgets' spend (docs/gates.md). */
+export interface Gates {
+  listApprovals(filter: { status?: ApprovalStatus; sessionKey?: string; limit?: number }): Promise<ApprovalRecord[]>;
+  getApproval(id: string): Promise<ApprovalRecord>;
+  pendingApprovals(): Promise<number>;
+  /** Answers a pending request: APPROVAL_ANSWERED when another answer (or the expiry) came first. */
+  decideApproval(id: string, decision: ApprovalDecision): Promise<ApprovalRecord>;
+  budgetStatus(): Promise<BudgetView[]>;
+}
+
 /** The whole door (the control API uses all of it); a front takes only the roles it uses. */
-export interface GatewayApi extends Intake, Waits, Queries, Presence, Control, Events, Deliveries {}
+export interface GatewayApi extends Intake, Waits, Queries, Presence, Control, Events, Deliveries, Gates {}

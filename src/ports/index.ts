@@ -17,3 +17,4 @@ export type * from './subagents.js';
 export type * from './tool-calls.js';
 export type * from './memory.js';
 export type * from './mailbox.js';
+export type * from './gates.js';

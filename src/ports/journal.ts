@@ -34,7 +34,11 @@ export type JournalEventType =
   /** The A2A server refused a call: 401, 403 or 429 (docs/a2a.md). */
   | 'a2a.refused'
   /** A message from another agent was refused past the hop budget (session.agentToAgent.maxHops): a loop stopped. */
-  | 'loop.stopped';
+  | 'loop.stopped'
+  | 'approval.requested'
+  | 'approval.decided'
+  | 'budget.refused'
+  | 'budget.raised';
 
 export interface NewEvent {
   type: JournalEventType;

@@ -12,9 +12,10 @@ import type { SubagentStore } from './subagents.js';
 import type { ToolCallStore } from './tool-calls.js';
 import type { MemoryStore } from './memory.js';
 import type { MailboxStore } from './mailbox.js';
+import type { ApprovalStore, BudgetStore } from './gates.js';
 
 /** The records whose ids a person may shorten (`runs show bd29b5f4`, as git does). */
-export type IdKind = 'run' | 'subagent' | 'outbox' | 'exchange' | 'a2a_task' | 'input' | 'board_task';
+export type IdKind = 'run' | 'subagent' | 'outbox' | 'exchange' | 'a2a_task' | 'input' | 'board_task' | 'approval';
 
 export interface Store {
   /** Ids of `kind` that start with `prefix`, at most `limit`, in id order; an id equal to `prefix` alone. */
@@ -24,6 +25,10 @@ export interface Store {
   readonly memory: MemoryStore;
   /** The file mailbox's reservations (docs/mailbox.md). */
   readonly mailbox: MailboxStore;
+  /** Approval requests of gated tool calls (docs/gates.md). */
+  readonly approvals: ApprovalStore;
+  /** What each budget key spent and holds reserved (docs/gates.md). */
+  readonly budgets: BudgetStore;
   readonly subagents: SubagentStore;
   readonly a2aTasks: A2ATaskStore;
   /** The task board's own port (src/board). */

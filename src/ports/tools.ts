@@ -87,6 +87,18 @@ export interface GatewayTool {
    * server's): the model's arguments then reach `execute` as it sent them, an object.
    */
   shownSchema?: Record<string, unknown>;
+  /** What an `ask` policy sees of a call (docs/gates.md); without it, a call's subject is empty and its arguments are not editable. */
+  approval?: ToolApproval;
   /** Receives the arguments as `parameters` parsed them. */
   execute(args: Record<string, unknown>, context: ToolContext): Promise<unknown>;
+}
+
+/** What a person asked to approve a call is shown, and what they may change. */
+export interface ToolApproval {
+  /** What `<tool>:<subject>` patterns match: exec's command line, a file tool's path, an MCP tool's hint. */
+  subject(args: Record<string, unknown>): string;
+  /** What a person needs to decide: the command and folder of an exec, the diff of a file edit. */
+  details?(args: Record<string, unknown>, context: { workspace: string | undefined }): Promise<Record<string, unknown>>;
+  /** Approve may give other arguments (checked against the tool's schema before the call runs). */
+  editable?: true;
 }

@@ -122,6 +122,12 @@ export function createExecTool(config: SwitchboardConfig, records?: ChildRecords
       return 'refused' in policy ? policy.refused : undefined;
     },
     parameters: z.object({ command: text(), args: textList(0, 200, 'arguments').optional() }),
+    approval: {
+      // The command line as a person reads it: `exec:git push*` asks for every push.
+      subject: (args) => [args.command, ...((args.args as string[] | undefined) ?? [])].join(' '),
+      details: async (args, context) => ({ command: args.command, args: args.args ?? [], cwd: context.workspace ?? null }),
+      editable: true,
+    },
     async execute({ command, args = [] }, context) {
       const policy = execPolicyOf(config, context.agentId, context.sessionKey);
       if ('refused' in policy) return { status: 'forbidden', error: policy.refused };

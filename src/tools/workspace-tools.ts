@@ -20,6 +20,7 @@ import {
   WorkspaceRefusal,
 } from './workspace-fs.js';
 import { listTree, searchTree } from './workspace-walk.js';
+import { unifiedDiff } from '../core/text-diff.js';
 
 /** What one read answers at most; a longer file is read in parts (`startLine`). */
 const READ_CHARS = 64 * 1024;
@@ -44,6 +45,20 @@ async function readText(real: string, path: string): Promise<string | undefined>
   if (info.size > MAX_FILE_BYTES)
     throw new WorkspaceRefusal(`"${path}" is ${info.size} bytes; the file tools take files up to ${MAX_FILE_BYTES}`);
   return readFile(real, 'utf8');
+}
+
+/** What a person approving a write is shown: the path and the diff the write would make to the file as it is now. */
+async function writeDetails(workspace: string | undefined, path: string, change: (before: string | undefined) => string | undefined) {
+  try {
+    const root = await workspaceRoot(workspace);
+    const real = await resolveForWrite(root, path);
+    const before = await readText(real, path);
+    const after = change(before);
+    if (after === undefined) return { path, note: 'the edit does not apply to the file as it is now' };
+    return { path: shownPath(root, real), diff: unifiedDiff(shownPath(root, real), before, after) };
+  } catch (error) {
+    return { path, note: describeFsError(error, path) };
+  }
 }
 
 const digest = (content: string | undefined) => (content === undefined ? 'absent' : nodeHashing.sha256(content));
@@ -121,6 +136,11 @@ export const writeFileTool = defineTool({
   deferred: true,
   available: hasWorkspace,
   parameters: z.object({ path: text(), content: text() }),
+  approval: {
+    subject: (args) => String(args.path),
+    details: (args, context) => writeDetails(context.workspace, String(args.path), () => String(args.content)),
+    editable: true,
+  },
   async execute({ path, content }, context) {
     return inWorkspace(context, path, async (root) => {
       const real = await resolveForWrite(root, path);
@@ -147,6 +167,16 @@ export const editFileTool = defineTool({
   deferred: true,
   available: hasWorkspace,
   parameters: z.object({ path: text(), old: text(), new: text(), all: unlisted(flag().optional()) }),
+  approval: {
+    subject: (args) => String(args.path),
+    details: (args, context) =>
+      writeDetails(context.workspace, String(args.path), (before) =>
+        before === undefined
+          ? undefined
+          : applyEdit(before, String(args.old), String(args.new), args.all === true, String(args.path)).after,
+      ),
+    editable: true,
+  },
   async execute(args, context) {
     return inWorkspace(context, args.path, async (root) => {
       const real = await resolveExisting(root, args.path);

@@ -11,6 +11,7 @@ import { describeBoardContract } from './board-contract.js';
 import { describeMemoryContract } from './memory-contract.js';
 import { describeMailboxContract } from './mailbox-contract.js';
 import { describeStepsContract } from './steps-contract.js';
+import { describeGatesContract } from './gates-contract.js';
 
 const url = POSTGRES_URL;
 
@@ -27,6 +28,7 @@ if (process.env.CI || (await postgresReachable())) {
   describeMemoryContract('postgres', open);
   describeMailboxContract('postgres', open);
   describeStepsContract('postgres', open);
+  describeGatesContract('postgres', open);
   afterAll(async () => {
     await dropSchemas(...schemas);
   });

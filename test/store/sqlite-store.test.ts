@@ -12,12 +12,14 @@ import { describeBoardContract } from './board-contract.js';
 import { describeMemoryContract } from './memory-contract.js';
 import { describeMailboxContract } from './mailbox-contract.js';
 import { describeStepsContract } from './steps-contract.js';
+import { describeGatesContract } from './gates-contract.js';
 
 describeStoreContract('sqlite (file, WAL)', () => SqliteStore.open({ path: join(mkdtempSync(join(tmpdir(), 'sb-store-')), 'test.db') }));
 describeStoreContract('sqlite (memory)', () => SqliteStore.open({ path: ':memory:' }));
 describeMemoryContract('sqlite (memory)', () => SqliteStore.open({ path: ':memory:' }));
 describeMailboxContract('sqlite (memory)', () => SqliteStore.open({ path: ':memory:' }));
 describeStepsContract('sqlite (memory)', () => SqliteStore.open({ path: ':memory:' }));
+describeGatesContract('sqlite (memory)', () => SqliteStore.open({ path: ':memory:' }));
 describeBoardContract('sqlite (file, WAL)', () => SqliteStore.open({ path: join(mkdtempSync(join(tmpdir(), 'sb-board-')), 'test.db') }));
 
 describe('sqlite: the fast accept path', () => {

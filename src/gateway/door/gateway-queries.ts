@@ -39,6 +39,7 @@ const ID_NOUNS: Record<IdKind, string> = {
   a2a_task: 'A2A task ids',
   input: 'input ids',
   board_task: 'board task ids',
+  approval: 'approval ids',
 };
 
 export interface QueriesDeps {

@@ -20,6 +20,7 @@ export function eventKeys(event: LiveEvent): string[] {
   if (Array.isArray(payload.inputIds)) for (const id of payload.inputIds) if (typeof id === 'string') keys.push(`input:${id}`);
   if (typeof payload.exchangeId === 'string') keys.push(`exchange:${payload.exchangeId}`);
   if (typeof payload.subagentId === 'string') keys.push(`subagent:${payload.subagentId}`);
+  if (typeof payload.approvalId === 'string') keys.push(`approval:${payload.approvalId}`);
   if (typeof payload.targetSession === 'string') keys.push(`session:${payload.targetSession}`);
   return keys;
 }

@@ -12,11 +12,11 @@ import {
   type SystemModelMessage,
   type ToolSet,
 } from 'ai';
-import { errorMessage } from '../../core/errors.js';
+import { errorMessage, SwitchboardError } from '../../core/errors.js';
 import { abortMessage, statusForAbort, type AbortReason } from '../../core/run-status.js';
 import { addRequest, NO_REQUEST } from '../../core/request-size.js';
 import type { RunRequestSize, RunUsage } from '../../ports/index.js';
-import { CallPlaces, runToolSet, ToolOffer, type RunWaits } from '../tooling/run-tools.js';
+import { CallPlaces, runToolSet, ToolOffer, type RunWaits, type ToolGate } from '../tooling/run-tools.js';
 import { loadedInHistory, ToolCatalogue } from '../tooling/tool-catalogue.js';
 import type { GatewayTool, ToolContext } from '../../ports/tools.js';
 import type { LedgerDeps } from '../tooling/tool-ledger.js';
@@ -45,6 +45,8 @@ export interface ExecuteRunOptions {
   durable?: DurableSteps;
   /** Where the run's waits may suspend it (run-waits.ts). */
   waits?: RunWaits;
+  /** Where calls an `ask` policy matches wait for approval (gates/approval-gate.ts). */
+  gate?: ToolGate;
   /** Streams the model's text to this; without it the model call is not streamed. */
   onDelta?: (text: string) => void;
   /** What a timed-out run's error says (which limit applied). */
@@ -151,7 +153,7 @@ export async function executeRun(options: ExecuteRunOptions): Promise<ExecutedRu
       promptChars,
       request,
       toolCalls: places.started,
-      error: { code: 'MODEL_PROVIDER_ERROR', message: describeProviderError(outcome.error) },
+      error: providerError(outcome.error),
     };
   }
   const all = withInjections([...options.messages, ...outcome.responseMessages]).slice(initialCount);
@@ -308,6 +310,13 @@ function withCacheBreakpoints(
     system: { role: 'system', content: system, providerOptions: EPHEMERAL },
     messages: [...messages.slice(0, -1), { ...last, providerOptions: { ...last.providerOptions, ...EPHEMERAL } } as ModelMessage],
   };
+}
+
+/** A failed model call as the run's error: a gateway refusal before the call (BUDGET_EXCEEDED) keeps its own code. */
+function providerError(error: unknown): { code: string; message: string } {
+  const cause = (error as { lastError?: unknown }).lastError ?? error;
+  if (SwitchboardError.isInstance(cause)) return { code: cause.code, message: cause.message };
+  return { code: 'MODEL_PROVIDER_ERROR', message: describeProviderError(cause) };
 }
 
 function describeProviderError(error: unknown): string {

@@ -5,6 +5,7 @@
 import { conversationOf } from '../../core/hops.js';
 import { NO_REQUEST } from '../../core/request-size.js';
 import type { ModelMessage } from 'ai';
+import type { LanguageModelV3 } from '@ai-sdk/provider';
 import { SwitchboardError, errorMessage } from '../../core/errors.js';
 import { isSpawnedKind, parseSessionKey } from '../../core/session-key.js';
 import type { TerminalRunStatus } from '../../core/run-status.js';
@@ -43,7 +44,9 @@ import { RunSuspension } from './run-waits.js';
 import type { WaitingRuns } from './waiting-runs.js';
 import { addRequest } from '../../core/request-size.js';
 import type { ExecutedRun } from '../../ports/runtimes.js';
-import { offeredTools } from '../tooling/tool-offer.js';
+import { offeredTools, policyLayers } from '../tooling/tool-offer.js';
+import { ApprovalGate, type ApprovalGateDeps } from '../gates/approval-gate.js';
+import { BudgetMeter, runCaps, type BudgetMeterDeps, type MeterWaits, type RunSpender } from '../gates/budget-meter.js';
 import { spawnerLimits } from '../subagents/subagents.js';
 
 export interface SessionRunnerDeps {
@@ -81,6 +84,10 @@ export interface SessionRunnerDeps {
   runtimes: () => ExternalRuntimes;
   /** Runs suspended in waits: a run that suspends is listened for here. */
   waiting: Pick<WaitingRuns, 'suspended' | 'abort'>;
+  /** Where calls an `ask` policy matches wait for approval. */
+  approvals: ApprovalGateDeps;
+  /** What model calls reserve and settle on their budgets. */
+  budgets: BudgetMeterDeps;
   /** Journals an event and publishes it (an external child's updates). */
   journal: (event: NewEvent) => Promise<unknown>;
   /** The gateway's log: a run whose commit its lost lease fenced off. */
@@ -127,6 +134,31 @@ interface LeasedRun {
 }
 
 const NOTHING_RAN = { inputTokens: 0, outputTokens: 0, modelCalls: 0, steps: 0 };
+
+/** The run's approval gate, when its session's tool policy asks about any call (else none, and no call waits). */
+function approvalGate(
+  deps: ApprovalGateDeps,
+  agent: ResolvedAgent,
+  sessionKey: string,
+  runId: string,
+  workspace: string | undefined,
+): ApprovalGate | undefined {
+  const layers = policyLayers(agent, deps.config, sessionKey);
+  if (!layers.some((layer) => layer.ask?.length)) return undefined;
+  return new ApprovalGate(deps, { runId, sessionKey, agentId: agent.config.id, workspace }, layers);
+}
+
+/** The run's model, metered on the budgets it draws on (as it is, when no budget applies). */
+function metered(
+  deps: BudgetMeterDeps,
+  model: LanguageModelV3,
+  run: { runId: string; model: string; timeoutMs: number; signal: AbortSignal; waits?: MeterWaits; spender: RunSpender },
+): LanguageModelV3 {
+  const caps = runCaps(deps.config, run.spender, deps.clock.now());
+  if (caps.length === 0) return model;
+  const { spender, ...rest } = run;
+  return new BudgetMeter(deps, { ...rest, sessionKey: spender.sessionKey, agentId: spender.agentId }, caps).wrap(model);
+}
 
 function sumUsage(a: RunUsage, b: RunUsage): RunUsage {
   return {
@@ -292,13 +324,26 @@ export function createSessionRunner(deps: SessionRunnerDeps) {
           })
         : undefined;
       const executed = await executeRun({
-        model: deps.models.resolve(run.model),
+        model: metered(deps.budgets, deps.models.resolve(run.model), {
+          runId,
+          model: run.model,
+          timeoutMs: timeoutSeconds * 1000,
+          signal: slot.controller.signal,
+          waits,
+          spender: {
+            agentId: agent.config.id,
+            sessionKey: slot.sessionKey,
+            rootSession: subagent?.rootSession ?? slot.sessionKey,
+            provenance: inputs.map((input) => input.provenance),
+          },
+        }),
         measureRequest,
         durable,
         waits,
         system: context.system,
         messages: context.messages,
         ...offeredTools(agent, deps.config, await deps.toolsFor(agent.config.id), slot.sessionKey, subagent),
+        gate: approvalGate(deps.approvals, agent, slot.sessionKey, runId, subagent?.workdir ?? agent.workspace),
         toolContext: {
           runId,
           sessionKey: slot.sessionKey,

@@ -15,7 +15,7 @@ import type { GatewayLog } from '../../ports/gateway.js';
 import type { EventBus } from '../events/event-bus.js';
 
 /** Journal events of a run going on, which answer no wait (a watched session's `run.step` among them). */
-const PROGRESS = new Set(['run.started', 'run.step', 'run.resumed', 'run.suspended', 'run.forked', 'runtime.update']);
+const PROGRESS = new Set(['run.started', 'run.step', 'run.resumed', 'run.suspended', 'run.forked', 'runtime.update', 'approval.requested']);
 
 /** How often the store is read for deadlines passed and for runs other gateways suspended. */
 export const WAIT_SWEEP_MS = 1000;

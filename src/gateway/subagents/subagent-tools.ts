@@ -77,6 +77,12 @@ export function createSubagentTools(
         runtime: shown(choice(['model', 'acp', 'process']).optional()),
         agent: shown(text().optional()),
       }),
+      approval: {
+        // `sessions_spawn:acp:*` asks before a sub-agent on an ACP agent: `<runtime>:<agent>`, or `model:<agentId>`.
+        subject: (args) => `${args.runtime ?? 'model'}:${args.agent ?? args.agentId ?? ''}`,
+        details: async (args) => ({ task: args.task, runtime: args.runtime ?? 'model', agent: args.agent ?? args.agentId ?? null }),
+        editable: true,
+      },
       execute: (args, context) =>
         asToolResult(async () => {
           const spawned = await subagents.spawn(

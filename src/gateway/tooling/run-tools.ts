@@ -7,7 +7,7 @@
  */
 import type { LanguageModelV3 } from '@ai-sdk/provider';
 import { jsonSchema, tool, wrapLanguageModel, type ToolSet } from 'ai';
-import type { NewToolCall, StepToolResult } from '../../ports/index.js';
+import type { ApprovalRecord, NewToolCall, StepToolResult } from '../../ports/index.js';
 import { errorMessage } from '../../core/errors.js';
 import { waitScope, WaitSuspended, type WaitScope } from '../../kit/wait-until.js';
 import { parseToolArgs, toolJsonSchema } from '../../tools/tool-contract.js';
@@ -37,11 +37,24 @@ export interface RunWaits {
   abortNow(): void;
 }
 
+/** What the gate says of a call: run it (with these arguments, approved by this request when one was asked), or answer it with this instead. */
+export type GateVerdict = { run: Record<string, unknown>; approval?: ApprovalRecord } | { answer: unknown };
+
+/** Where a call may have to wait for a person's approval first (gates/approval-gate.ts). */
+export interface ToolGate {
+  check(
+    tool: GatewayTool,
+    args: Record<string, unknown>,
+    call: { position: { step: number; index: number }; toolCallId: string; signal: AbortSignal },
+  ): Promise<GateVerdict>;
+}
+
 export interface RunToolsOptions {
   tools: readonly GatewayTool[];
   steps?: StepResults;
   waits?: RunWaits;
   refusedTools?: readonly RefusedTool[];
+  gate?: ToolGate;
   toolContext: Omit<ToolContext, 'toolCallId' | 'idempotencyKey' | 'call' | 'signal'>;
   ledger?: LedgerDeps;
   signal: AbortSignal;
@@ -119,17 +132,41 @@ async function runCall(
   // Checked here, against the schema the model was shown: a bad argument is data the model can correct.
   const parsed = gatewayTool.shownSchema ? ownArgs(args) : parseToolArgs(gatewayTool.parameters, args);
   if (!parsed.ok) return { status: 'error', code: 'INVALID_REQUEST', error: parsed.error };
+  if (options.gate) {
+    const verdict = await options.gate.check(gatewayTool, parsed.value, { position, toolCallId, signal });
+    if ('answer' in verdict) return verdict.answer;
+    const output = await runChecked(options, gatewayTool, verdict.run, { toolCallId, signal, position, resumedAt });
+    // The model is told what ran when a person changed its arguments.
+    const approval = verdict.approval;
+    if (approval?.editedArgs == null || typeof output !== 'object' || output === null || Array.isArray(output)) return output;
+    return { ...output, approval: { id: approval.id, by: approval.decidedBy, note: approval.note, ranWith: verdict.run } };
+  }
+  return runChecked(options, gatewayTool, parsed.value, { toolCallId, signal, position, resumedAt });
+}
+
+/** A call whose arguments are checked (and approved where they had to be): through the ledger at its place when it has effects. */
+async function runChecked(
+  options: RunToolsOptions,
+  gatewayTool: GatewayTool,
+  args: Record<string, unknown>,
+  {
+    toolCallId,
+    signal,
+    position,
+    resumedAt,
+  }: { toolCallId: string; signal: AbortSignal; position: { step: number; index: number }; resumedAt?: number },
+): Promise<unknown> {
   const context = { ...options.toolContext, toolCallId, signal, ...(resumedAt === undefined ? {} : { resumedAt }) };
   const ledger = options.ledger;
   const call = (idempotencyKey: string, ledgerRow?: NewToolCall) =>
-    gatewayTool.execute(parsed.value, {
+    gatewayTool.execute(args, {
       ...context,
       idempotencyKey,
       call: ledgerRow,
       beginEffect: ledger && ledgerRow ? (intent) => beginEffect(ledger, ledgerRow, intent, context.clock.now()) : undefined,
     });
   if (!gatewayTool.effects || !ledger) return call(`${options.toolContext.runId}:${toolCallId}`);
-  return throughLedger(ledger, gatewayTool, position, parsed.value, call);
+  return throughLedger(ledger, gatewayTool, position, args, call);
 }
 
 /** The arguments of a tool that checks its own: any object. */

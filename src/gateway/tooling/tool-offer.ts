@@ -24,6 +24,24 @@ export interface RefusedTool {
   refusal: { status: 'forbidden'; layer: 'tool'; error: string };
 }
 
+/** The tool policy's layers for a session, from the widest: global, agents.defaults, the agent, its sandbox, sub-agent ones. */
+export function policyLayers(agent: ResolvedAgent, config: SwitchboardConfig, sessionKey: string): ToolPolicyLayer[] {
+  const kind = parseSessionKey(sessionKey)?.kind ?? 'main';
+  const id = agent.config.id;
+  const layers: ToolPolicyLayer[] = [
+    { source: 'tools', allow: config.tools.allow, deny: config.tools.deny, ask: config.tools.ask },
+    { source: 'agents.defaults.tools', ...config.agents.defaults.tools },
+    { source: `agents.list[${id}].tools`, ...agent.config.tools },
+  ];
+  if (agent.config.sandbox?.tools && sandboxedBy(agent.config, sessionKey))
+    layers.push({ source: `agents.list[${id}].sandbox.tools`, ...agent.config.sandbox.tools });
+  if (kind === 'subagent') {
+    layers.push({ source: 'agents.defaults.subagents.tools', ...config.agents.defaults.subagents.tools });
+    if (agent.config.subagents?.tools) layers.push({ source: `agents.list[${id}].subagents.tools`, ...agent.config.subagents.tools });
+  }
+  return layers;
+}
+
 /** Why this session may not use the tool, or undefined when it may. */
 function refusalOf(
   tool: GatewayTool,
@@ -35,17 +53,7 @@ function refusalOf(
   const parsed = parseSessionKey(sessionKey);
   const kind = parsed?.kind ?? 'main';
   const id = agent.config.id;
-  const layers: ToolPolicyLayer[] = [
-    { source: 'tools', allow: config.tools.allow, deny: config.tools.deny },
-    { source: 'agents.defaults.tools', ...config.agents.defaults.tools },
-    { source: `agents.list[${id}].tools`, ...agent.config.tools },
-  ];
-  if (agent.config.sandbox?.tools && sandboxedBy(agent.config, sessionKey))
-    layers.push({ source: `agents.list[${id}].sandbox.tools`, ...agent.config.sandbox.tools });
-  if (kind === 'subagent') {
-    layers.push({ source: 'agents.defaults.subagents.tools', ...config.agents.defaults.subagents.tools });
-    if (agent.config.subagents?.tools) layers.push({ source: `agents.list[${id}].subagents.tools`, ...agent.config.subagents.tools });
-  }
+  const layers = policyLayers(agent, config, sessionKey);
   const denied = toolPolicyDenial(tool.name, layers);
   if (denied) return `agent "${id}" may not use ${tool.name}: the tool policy leaves it out (${denied})`;
   const ownRefusal = tool.refusedTo?.({ agentId: id, sessionKey });

@@ -24,6 +24,8 @@ import type {
   RunStepStore,
   MemoryStore,
   MailboxStore,
+  ApprovalStore,
+  BudgetStore,
 } from '../../ports/index.js';
 import { KyselyEventJournal, KyselyLeaseStore, KyselyOutboxStore } from '../journal/journal-stores.js';
 import { KyselyRunStore, type RunFastPaths } from '../runs/run-store.js';
@@ -39,6 +41,8 @@ import { KyselySubagentStore } from '../subagents/subagent-store.js';
 import type { Database } from '../schema/database.js';
 import { KyselyMemoryStore } from '../memory/memory-store.js';
 import { KyselyMailboxStore } from '../mailbox/mailbox-store.js';
+import { KyselyApprovalStore } from '../gates/approval-store.js';
+import { KyselyBudgetStore } from '../gates/budget-store.js';
 import { KyselyToolCallStore } from '../tool-calls/tool-call-store.js';
 import { KyselyRunStepStore } from '../steps/step-store.js';
 import { matchIds } from './match-ids.js';
@@ -53,6 +57,8 @@ export class KyselyStore implements Store {
   readonly toolCalls: ToolCallStore;
   readonly memory: MemoryStore;
   readonly mailbox: MailboxStore;
+  readonly approvals: ApprovalStore;
+  readonly budgets: BudgetStore;
   readonly subagents: SubagentStore;
   readonly a2aTasks: A2ATaskStore;
   readonly board: BoardStore;
@@ -87,6 +93,8 @@ export class KyselyStore implements Store {
     this.toolCalls = new KyselyToolCallStore(db);
     this.memory = new KyselyMemoryStore(db, dialect);
     this.mailbox = new KyselyMailboxStore(db, dialect);
+    this.approvals = new KyselyApprovalStore(db, dbNowMs);
+    this.budgets = new KyselyBudgetStore(db, dialect, dbNowMs);
     this.subagents = new KyselySubagentStore(db, dialect);
     this.a2aTasks = new KyselyA2ATaskStore(db, dialect);
     this.board = new KyselyBoardStore(db, dialect, undefined, adapter.boardClaim);

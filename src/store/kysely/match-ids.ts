@@ -12,6 +12,7 @@ const ID_TABLES = {
   a2a_task: 'a2a_tasks',
   input: 'inputs',
   board_task: 'board_tasks',
+  approval: 'approvals',
 } as const satisfies Record<IdKind, keyof Database>;
 
 /**

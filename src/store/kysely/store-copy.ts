@@ -37,6 +37,9 @@ const TABLES = {
   memory_chunks: true,
   mailbox_reservations: false,
   team_states: false,
+  approvals: false,
+  budget_spend: false,
+  budget_holds: false,
 } as const satisfies Record<keyof Database, boolean>;
 
 export type TableName = keyof typeof TABLES;

@@ -9,6 +9,7 @@ import { boardKeys, boardTables } from './board.js';
 import { coreMigrations, type SharedMigration } from './core.js';
 import { mailboxTables, memoryTables } from './memory.js';
 import { gatewayRegistry, outboxClaims } from './gateways.js';
+import { gateTables } from './gates.js';
 import type { SqlDialect } from '../sql/dialect.js';
 import type { Database } from '../schema/database.js';
 
@@ -43,6 +44,8 @@ const SHARED: Record<string, SharedMigration> = {
     }
   },
   '0026_run_steps': (db) => runSteps(db),
+  // Gates (ports/gates.ts): approval requests and budgets.
+  '0027_gates': (db) => gateTables(db),
 };
 
 /** Each migration for one engine: its shared part, then the dialect's step of the same name. */

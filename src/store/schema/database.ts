@@ -9,6 +9,7 @@ import type {
   BoardLeasesTable,
   BoardTasksTable,
 } from './board.js';
+import type { ApprovalsTable, BudgetHoldsTable, BudgetSpendTable } from './gates.js';
 import type {
   GatewaysTable,
   MailboxReservationsTable,
@@ -20,6 +21,7 @@ import type {
 
 export type * from './a2a.js';
 export type * from './board.js';
+export type * from './gates.js';
 export type * from './shared.js';
 
 export interface SessionsTable {
@@ -266,4 +268,7 @@ export interface Database {
   memory_chunks: MemoryChunksTable;
   mailbox_reservations: MailboxReservationsTable;
   team_states: TeamStatesTable;
+  approvals: ApprovalsTable;
+  budget_spend: BudgetSpendTable;
+  budget_holds: BudgetHoldsTable;
 }

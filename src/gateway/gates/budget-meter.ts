@@ -1,0 +1,234 @@
+/**
+ * Budgets (docs/gates.md): each model call of a run reserves its most (its input's estimate and its output limit) on
+ * every cap the run draws on before it is sent, and settles what it used after. Parallel runs under one cap therefore
+ * overshoot it by at most one reservation each. At a cap the call fails with BUDGET_EXCEEDED, or (budgets.onLimit:
+ * ask) waits for a person to raise the cap, as an approval request that suspends the run like any other wait.
+ */
+import { randomUUID } from 'node:crypto';
+import type { LanguageModelV3, LanguageModelV3CallOptions, LanguageModelV3Usage } from '@ai-sdk/provider';
+import { wrapLanguageModel } from 'ai';
+import { SwitchboardError } from '../../core/errors.js';
+import { ANONYMOUS_PEER, type SwitchboardConfig } from '../../config/schema.js';
+import type { BudgetLimit } from '../../config/schema-gates.js';
+import type {
+  BudgetAmount,
+  BudgetCap,
+  BudgetReservation,
+  BudgetStore,
+  Clock,
+  EventRecord,
+  NewEvent,
+  Provenance,
+} from '../../ports/index.js';
+import { waitScope, WaitSuspended, type WaitScope } from '../../kit/wait-until.js';
+
+/** Characters per token when a prompt's tokens are estimated before the call (low, so that the estimate is high). */
+const CHARS_PER_TOKEN = 3;
+
+type Price = { input: number; output: number; cachedInput?: number };
+
+/** Micro-dollars for these tokens at a price per million tokens (so: tokens times the price). */
+export function costMicros(price: Price | undefined, tokens: { input: number; output: number; cachedInput?: number }): number {
+  if (!price) return 0;
+  const cached = price.cachedInput === undefined ? 0 : (tokens.cachedInput ?? 0);
+  return Math.ceil((tokens.input - cached) * price.input + cached * (price.cachedInput ?? 0) + tokens.output * price.output);
+}
+
+function cap(key: string, source: string, limit: BudgetLimit | undefined): BudgetCap[] {
+  if (!limit) return [];
+  return [
+    {
+      key,
+      source,
+      ...(limit.tokens === undefined ? {} : { tokens: limit.tokens }),
+      ...(limit.cost === undefined ? {} : { costMicros: Math.round(limit.cost * 1_000_000) }),
+    },
+  ];
+}
+
+/** Who a run spends for: its agent, its session, the spawn tree it is in, the board task and the A2A peer behind its inputs. */
+export interface RunSpender {
+  agentId: string;
+  sessionKey: string;
+  /** The session at the top of its spawn tree (its own when it is no sub-agent). */
+  rootSession: string;
+  provenance: readonly Provenance[];
+}
+
+/** The caps a run's model calls draw on under `budgets`, with their keys for today (UTC, on the store's clock). */
+export function runCaps(config: SwitchboardConfig, spender: RunSpender, now: number): BudgetCap[] {
+  const budgets = config.budgets;
+  const day = new Date(now).toISOString().slice(0, 10);
+  const caps: BudgetCap[] = [];
+  const agent = budgets.agents[spender.agentId] ? spender.agentId : '*';
+  caps.push(...cap(`agent:${spender.agentId}:${day}`, `budgets.agents.${agent}`, budgets.agents[agent]));
+  caps.push(...cap(`session:${spender.sessionKey}`, 'budgets.session', budgets.session));
+  caps.push(...cap(`tree:${spender.rootSession}`, 'budgets.subagentTree', budgets.subagentTree));
+  const tasks = new Set(spender.provenance.filter((p) => p.kind === 'board' && p.peer).map((p) => p.peer!));
+  for (const task of tasks) caps.push(...cap(`task:${task}`, 'budgets.boardTask', budgets.boardTask));
+  const peers = new Set(spender.provenance.filter((p) => p.kind === 'a2a').map((p) => p.peer ?? ANONYMOUS_PEER));
+  for (const peer of peers) {
+    const name = budgets.peers[peer] ? peer : peer === ANONYMOUS_PEER ? undefined : '*';
+    if (name) caps.push(...cap(`peer:${peer}:${day}`, `budgets.peers.${name}`, budgets.peers[name]));
+  }
+  return caps;
+}
+
+export interface BudgetMeterDeps {
+  config: SwitchboardConfig;
+  store: BudgetStore;
+  clock: Clock;
+  journal: (event: NewEvent) => Promise<EventRecord>;
+  /** At a cap under `onLimit: ask`: waits for a person to raise it (true), or to refuse (false). */
+  askToRaise?: (
+    run: { runId: string; sessionKey: string; agentId: string; signal: AbortSignal },
+    refusal: Extract<BudgetReservation, { ok: false }>,
+    wanted: BudgetAmount,
+  ) => Promise<boolean>;
+}
+
+/** Where a run's wait for a raise may suspend it (runs/run-waits.ts): the scope of its n-th such wait in this attempt. */
+export interface MeterWaits {
+  scope(place: { step: number; index: number }): WaitScope;
+  suspended(place: { step: number; index: number }, suspension: WaitSuspended): void;
+}
+
+/** One run's meter: its caps, and the model wrapped to reserve and settle on them. */
+export class BudgetMeter {
+  constructor(
+    private readonly deps: BudgetMeterDeps,
+    private readonly run: {
+      runId: string;
+      sessionKey: string;
+      agentId: string;
+      model: string;
+      timeoutMs: number;
+      signal: AbortSignal;
+      waits?: MeterWaits;
+    },
+    private readonly caps: readonly BudgetCap[],
+  ) {}
+
+  /** Raise waits of this attempt: each its own place (step -1), so that a resumed wait keeps its deadline. */
+  private asked = 0;
+
+  wrap(model: LanguageModelV3): LanguageModelV3 {
+    return wrapLanguageModel({
+      model,
+      middleware: {
+        specificationVersion: 'v3',
+        wrapGenerate: async ({ doGenerate, params }) => {
+          const id = await this.reserve(params);
+          try {
+            const result = await doGenerate();
+            await this.settle(id, result.usage);
+            return result;
+          } catch (error) {
+            // A call that failed before an answer is not billed.
+            await this.settle(id, undefined).catch(() => {});
+            throw error;
+          }
+        },
+        wrapStream: async ({ doStream, params }) => {
+          const id = await this.reserve(params);
+          const reserved = this.estimate(params);
+          let settled = false;
+          const settle = (usage: LanguageModelV3Usage | undefined, unknown?: BudgetAmount) => {
+            if (settled) return Promise.resolve();
+            settled = true;
+            return this.settle(id, usage, unknown);
+          };
+          let started: Awaited<ReturnType<typeof doStream>>;
+          try {
+            started = await doStream();
+          } catch (error) {
+            await settle(undefined).catch(() => {});
+            throw error;
+          }
+          const { stream, ...rest } = started;
+          return {
+            ...rest,
+            stream: stream.pipeThrough(
+              new TransformStream({
+                transform: async (part, controller) => {
+                  if (part.type === 'finish') await settle(part.usage);
+                  controller.enqueue(part);
+                },
+                // A stream cut before its finish: what it used is unknown, so its reservation counts as spent.
+                flush: async () => void (await settle(undefined, reserved)),
+              }),
+            ),
+          };
+        },
+      },
+    });
+  }
+
+  /** The most a call can use: its prompt's estimated tokens and its output limit. */
+  private estimate(params: LanguageModelV3CallOptions): BudgetAmount {
+    const input = Math.ceil((JSON.stringify(params.prompt).length + JSON.stringify(params.tools ?? []).length) / CHARS_PER_TOKEN);
+    const output = params.maxOutputTokens ?? this.deps.config.budgets.reserveOutputTokens;
+    return { tokens: input + output, costMicros: costMicros(this.price(), { input, output }) };
+  }
+
+  private price(): Price | undefined {
+    return this.deps.config.models.prices[this.run.model];
+  }
+
+  private async reserve(params: LanguageModelV3CallOptions): Promise<string> {
+    const id = `${this.run.runId}:${randomUUID()}`;
+    const amount = this.estimate(params);
+    for (;;) {
+      const outcome = await this.deps.store.reserve(id, this.run.runId, this.caps, amount, this.run.timeoutMs);
+      if (outcome.ok) return id;
+      const { cap: refused, spent, reserved, limit } = outcome;
+      const figures =
+        spent.tokens + reserved.tokens >= limit.tokens
+          ? `${spent.tokens} tokens spent and ${reserved.tokens} reserved of ${limit.tokens}`
+          : `$${(spent.costMicros / 1e6).toFixed(4)} spent and $${(reserved.costMicros / 1e6).toFixed(4)} reserved of $${(limit.costMicros / 1e6).toFixed(4)}`;
+      await this.deps.journal({
+        type: 'budget.refused',
+        sessionKey: this.run.sessionKey,
+        runId: this.run.runId,
+        payload: { key: refused.key, source: refused.source, spent, reserved, limit: finite(limit), wanted: amount },
+      });
+      if (this.deps.config.budgets.onLimit === 'ask' && this.deps.askToRaise && (await this.askToRaise(outcome, amount))) continue;
+      throw new SwitchboardError(
+        'BUDGET_EXCEEDED',
+        `budget ${refused.key} (${refused.source}) is used up: ${figures}; the model was not called. Raise ${refused.source} in the config, or wait for the next day where the cap is daily`,
+        { key: refused.key, source: refused.source },
+      );
+    }
+  }
+
+  private async askToRaise(refused: Extract<BudgetReservation, { ok: false }>, wanted: BudgetAmount): Promise<boolean> {
+    const ask = () => this.deps.askToRaise!(this.run, refused, wanted);
+    const waits = this.run.waits;
+    if (!waits) return ask();
+    const place = { step: -1, index: this.asked++ };
+    try {
+      return await waitScope.run(waits.scope(place), ask);
+    } catch (error) {
+      // The run suspends until the answer (run-executor.ts stops it once the model call has failed).
+      if (error instanceof WaitSuspended) waits.suspended(place, error);
+      throw error;
+    }
+  }
+
+  private async settle(id: string, usage: LanguageModelV3Usage | undefined, fallback?: BudgetAmount): Promise<void> {
+    const input = usage?.inputTokens.total ?? 0;
+    const output = usage?.outputTokens.total ?? 0;
+    const spent = usage
+      ? { tokens: input + output, costMicros: costMicros(this.price(), { input, output, cachedInput: usage.inputTokens.cacheRead ?? 0 }) }
+      : (fallback ?? { tokens: 0, costMicros: 0 });
+    await this.deps.store.settle(id, spent, this.deps.clock.now());
+  }
+}
+
+/** A limit as JSON (an unset side is no limit). */
+export function finite(limit: BudgetAmount): Partial<BudgetAmount> {
+  return {
+    ...(Number.isFinite(limit.tokens) ? { tokens: limit.tokens } : {}),
+    ...(Number.isFinite(limit.costMicros) ? { costMicros: limit.costMicros } : {}),
+  };
+}
