@@ -120,6 +120,10 @@ const EVENT_TYPES = [
   'runtime.update',
   'a2a.task',
   'a2a.refused',
+  'approval.requested',
+  'approval.decided',
+  'budget.refused',
+  'budget.raised',
 ];
 
 /** "3.2 s", "4 min 10 s", "2 h 5 min". */
@@ -134,6 +138,11 @@ export function duration(ms: number): string {
 export function time(ms: number | null | undefined): string {
   if (!ms) return '';
   return new Date(ms).toISOString().replace('T', ' ').slice(0, 19);
+}
+
+/** Millionths of a US dollar (the gateway's unit of cost) as "$0.0123". */
+export function dollars(micros: number): string {
+  return `$${(micros / 1e6).toFixed(4)}`;
 }
 
 export function clip(text: string, max = 200): string {

@@ -1,9 +1,14 @@
-/** The console's shell: the navigation and a hash router (`#/sessions`, `#/session/<key>`, ...). */
+/**
+ * The console's shell: the navigation (with the count of approval requests waiting for an answer) and a hash router
+ * (`#/sessions`, `#/session/<key>`, ...).
+ */
 import { useEffect, useState } from 'preact/hooks';
 import { html } from './html.js';
 import { api } from './api.js';
 import { A2APage, A2ATaskPage } from './pages/a2a.js';
+import { ApprovalPage, ApprovalsPage, PendingBadge } from './pages/approvals.js';
 import { BoardPage, BoardTaskPage } from './pages/board.js';
+import { BudgetsPage } from './pages/budgets.js';
 import { LoginPage } from './pages/login.js';
 import { MapPage } from './pages/map.js';
 import { OverviewPage } from './pages/overview.js';
@@ -19,6 +24,8 @@ const NAV = [
   ['#/subagents', 'Sub-agents'],
   ['#/board', 'Board'],
   ['#/a2a', 'A2A'],
+  ['#/approvals', 'Approvals'],
+  ['#/budgets', 'Budgets'],
 ] as const;
 
 function useHash(): string {
@@ -53,6 +60,10 @@ function page(hash: string) {
       return parts[1] ? html`<${BoardTaskPage} key=${parts[1]} id=${parts[1]} />` : html`<${BoardPage} />`;
     case 'a2a':
       return parts[1] ? html`<${A2ATaskPage} key=${parts[1]} id=${parts[1]} />` : html`<${A2APage} />`;
+    case 'approvals':
+      return parts[1] ? html`<${ApprovalPage} key=${parts[1]} id=${parts[1]} />` : html`<${ApprovalsPage} />`;
+    case 'budgets':
+      return html`<${BudgetsPage} />`;
     case 'path':
       return html`<${PathPage} key=${parts[1]} inputId=${parts[1]} />`;
     default:
@@ -72,7 +83,7 @@ function Shell() {
     <header>
       <strong class="brand">Switchboard</strong>
       <nav>
-        ${NAV.map(([href, label]) => html`<a href=${href} class=${current === href || (href !== '#/' && current.startsWith(href.replace(/s$/, ''))) ? 'active' : ''}>${label}</a>`)}
+        ${NAV.map(([href, label]) => html`<a href=${href} class=${current === href || (href !== '#/' && current.startsWith(href.replace(/s$/, ''))) ? 'active' : ''}>${label}${href === '#/approvals' && html`<${PendingBadge} />`}</a>`)}
       </nav>
       <button class="link" onClick=${logout}>Log out</button>
     </header>

@@ -73,3 +73,14 @@ export function useNow(): number {
   }, []);
   return now;
 }
+
+/** Whether the tab is shown: a hidden tab can let go of a stream it only needs while someone looks. */
+export function useVisible(): boolean {
+  const [visible, setVisible] = useState(!document.hidden);
+  useEffect(() => {
+    const changed = () => setVisible(!document.hidden);
+    document.addEventListener('visibilitychange', changed);
+    return () => document.removeEventListener('visibilitychange', changed);
+  }, []);
+  return visible;
+}
