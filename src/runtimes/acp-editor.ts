@@ -3,8 +3,8 @@
  * over stdio; it is a thin client of a running gateway's control API, so the work and its record are the gateway's
  * and an editor that crashes loses nothing. `session/new` opens `agent:<id>:acp-client:<uuid>` (the ACP session id is
  * the session key), `session/load` replays a session's transcript as updates, `session/prompt` sends an input and
- * streams its run back (the text as it streams, its sub-agents, exchanges and board hand-offs, then its tool calls), `session/cancel`
- * cancels that run.
+ * streams its run back (the text as it streams, its sub-agents, exchanges and board hand-offs, then its tool calls) and
+ * asks the editor about the session's approval requests meanwhile (acp-approvals.ts), `session/cancel` cancels that run.
  */
 import {
   agent as agentApp,
@@ -17,6 +17,7 @@ import {
 import type { AgentContext } from '@agentclientprotocol/sdk';
 import { randomUUID } from 'node:crypto';
 import type { RunToolCall } from '../ports/gateway.js';
+import { EditorApprovals } from './acp-approvals.js';
 
 /** The control API calls this needs (the CLI's ControlClient). */
 export interface ControlPort {
@@ -53,6 +54,8 @@ export class AcpEditorServer {
   constructor(
     private readonly control: ControlPort,
     private readonly agentId: string,
+    /** Stdout is the protocol: what goes wrong outside a request's answer is said here. */
+    private readonly warn: (message: string) => void = (message) => process.stderr.write(`switchboard acp: ${message}\n`),
   ) {}
 
   connect(stream: Stream) {
@@ -117,6 +120,13 @@ export class AcpEditorServer {
       if (update.sessionUpdate === 'tool_call') announced.add(update.toolCallId);
       return client.notify('session/update', { sessionId, update }).catch(() => {});
     };
+    const approvals = new EditorApprovals(
+      this.control,
+      client,
+      { sessionId, agentId: this.agentId },
+      (toolCallId) => announced.add(toolCallId),
+      this.warn,
+    );
     let streamed = false;
     let ended: { status: string; finalText: string | null; error: string | null } | undefined;
     let opened!: () => void;
@@ -135,6 +145,7 @@ export class AcpEditorServer {
             return;
           }
           const payload = data.payload ?? {};
+          if (data.type.startsWith('approval.')) return approvals.onEvent(data.type, payload);
           const inputIds = (payload.inputIds as string[] | undefined) ?? [];
           if (data.type === 'run.started' && prompt.inputId && inputIds.includes(prompt.inputId)) {
             prompt.runId = data.runId ?? undefined;
@@ -174,6 +185,8 @@ export class AcpEditorServer {
       .catch(() => boardOpened());
     try {
       await Promise.race([Promise.all([open, boardOpen]), following]);
+      // The stream is open: a request made before it (by a run this session had waiting) is in this list.
+      void approvals.askPending();
       const sent = await this.control.request<{ inputId: string }>('POST', '/v1/send', {
         target: sessionId,
         message: text,
@@ -193,6 +206,7 @@ export class AcpEditorServer {
       return stopReason;
     } finally {
       stop.abort();
+      approvals.close();
       this.prompts.delete(sessionId);
     }
   }
