@@ -10,3 +10,19 @@ export function backoffDelay(attempts: number, options: { baseDelayMs: number; m
   const raw = Math.min(options.maxDelayMs, options.baseDelayMs * 2 ** attempts);
   return Math.round(raw * (0.5 + random / 2));
 }
+
+/** Resolves after `ms`; rejects with the signal's reason once it aborts. */
+export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason);
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal?.reason);
+    };
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}

@@ -23,6 +23,7 @@ import {
   type LanguageModelV3Usage,
 } from '@ai-sdk/provider';
 import type { ScriptedModelConfig, ScriptedRule } from '../config/schema.js';
+import { sleep } from '../kit/retry.js';
 
 const PROVENANCE_LINE = /^\[message from ([^\]]*)\]\n/;
 /**
@@ -231,21 +232,6 @@ function renderDeep(value: unknown, vars: object): unknown {
   if (Array.isArray(value)) return value.map((item) => renderDeep(item, vars));
   if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, renderDeep(v, vars)]));
   return value;
-}
-
-function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(signal.reason);
-    const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(signal?.reason);
-    };
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
 }
 
 /** What it was given is its request: the same prompt and tools an HTTP provider would serialise. */

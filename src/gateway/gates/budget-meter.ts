@@ -8,6 +8,7 @@ import { randomUUID } from 'node:crypto';
 import type { LanguageModelV3, LanguageModelV3CallOptions, LanguageModelV3Usage } from '@ai-sdk/provider';
 import { wrapLanguageModel } from 'ai';
 import { SwitchboardError } from '../../core/errors.js';
+import { backoffDelay, sleep } from '../../kit/retry.js';
 import { ANONYMOUS_PEER, type SwitchboardConfig } from '../../config/schema.js';
 import type { BudgetLimit } from '../../config/schema-gates.js';
 import type {
@@ -21,6 +22,9 @@ import type {
   Provenance,
 } from '../../ports/index.js';
 import { waitScope, WaitSuspended, type WaitScope } from '../../kit/wait-until.js';
+
+/** How a call waits for the calls under way on a full cap to settle (their reservations lapse at the latest at their expiry). */
+const HELD_BACK = { baseDelayMs: 50, maxDelayMs: 1000 };
 
 /** Characters per token when a prompt's tokens are estimated before the call (low, so that the estimate is high). */
 const CHARS_PER_TOKEN = 3;
@@ -178,10 +182,16 @@ export class BudgetMeter {
   private async reserve(params: LanguageModelV3CallOptions): Promise<string> {
     const id = `${this.run.runId}:${randomUUID()}`;
     const amount = this.estimate(params);
+    let waited = 0;
     for (;;) {
       const outcome = await this.deps.store.reserve(id, this.run.runId, this.caps, amount, this.run.timeoutMs);
       if (outcome.ok) return id;
       const { cap: refused, spent, reserved, limit } = outcome;
+      // Full only with what calls under way reserved: most of it comes back when they settle, so wait for them.
+      if (spent.tokens < limit.tokens && spent.costMicros < limit.costMicros && !this.run.signal.aborted) {
+        await sleep(backoffDelay(waited++, HELD_BACK, Math.random()), this.run.signal).catch(() => {});
+        continue;
+      }
       const figures =
         spent.tokens + reserved.tokens >= limit.tokens
           ? `${spent.tokens} tokens spent and ${reserved.tokens} reserved of ${limit.tokens}`
