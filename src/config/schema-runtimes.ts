@@ -32,7 +32,7 @@ export type AcpToolKind = (typeof ACP_TOOL_KINDS)[number];
  * denied. An allowed edit whose locations leave the workdir is still denied; an edit, delete or move naming no location
  * (which cannot be checked) is denied unless its kind is set to `allow` here.
  */
-const permissions = z.partialRecord(z.enum(ACP_TOOL_KINDS), z.enum(['allow', 'deny'])).default({});
+const permissions = z.partialRecord(z.enum(ACP_TOOL_KINDS), z.enum(['allow', 'deny', 'ask'])).default({});
 
 const acpAgent = z.strictObject({ ...command, permissions });
 

@@ -238,6 +238,7 @@ export function assembleGateway(deps: GatewayDeps, host: AssemblyHost): GatewayA
       journal: (event) => host.journalEvent(event),
       askToRaise: (run, refused, wanted) => gates.askToRaise(run, refused, wanted),
     },
+    askApproval: (run, question) => gates.askFor(run, question),
     log,
   });
   lanes = new LaneScheduler(

@@ -29,6 +29,20 @@ export interface ExternalRunRequest {
   delta?: (text: string) => void;
   /** Why a write to this absolute path is refused to the agent now (the mailbox's reservations), or undefined. */
   writeRefusal: (path: string) => Promise<string | undefined>;
+  /**
+   * Asks a person (an approval request, docs/gates.md) and waits for the answer: for a permission whose kind the config
+   * sets to `ask`. The n-th question of the run is its `index`, so that the same question asked again finds its request.
+   */
+  askApproval: (question: RuntimeQuestion) => Promise<{ approved: boolean; why: string }>;
+}
+
+/** What a runtime asks a person about: the tool and its arguments as the child gave them, and why it asks. */
+export interface RuntimeQuestion {
+  index: number;
+  subject: string;
+  args: unknown;
+  details: Record<string, unknown>;
+  reason: string;
 }
 
 /** One thing a child reported: an ACP `session/update` (as the agent sent it), a CLI's line, or what the gateway did for it. */

@@ -51,9 +51,21 @@ export class AcpHost {
 
   constructor(private readonly options: HostOptions) {}
 
-  /** Whether the agent is told it may use terminals (initialize's client capabilities). */
+  /** A person approved an `execute` permission of this run (acp.agents.<name>.permissions.execute: "ask"). */
+  private executeApproved = false;
+
+  approvedExecute(): void {
+    this.executeApproved = true;
+  }
+
+  /** Whether the agent is told it may use terminals (initialize's client capabilities): with `ask`, after an approval. */
+  get terminalsOffered(): boolean {
+    return this.options.policy.execute === 'allow' || this.options.policy.execute === 'ask';
+  }
+
+  /** Whether a terminal may be made now. */
   get terminalsAllowed(): boolean {
-    return this.options.policy.execute === 'allow';
+    return this.options.policy.execute === 'allow' || (this.options.policy.execute === 'ask' && this.executeApproved);
   }
 
   async readTextFile(request: ReadTextFileRequest): Promise<{ content: string }> {
@@ -85,7 +97,12 @@ export class AcpHost {
   async createTerminal(request: CreateTerminalRequest): Promise<{ terminalId: string }> {
     const { root, source } = this.options;
     if (!this.terminalsAllowed)
-      throw RequestError.invalidParams(undefined, `running commands is denied (${source}.execute is not "allow")`);
+      throw RequestError.invalidParams(
+        undefined,
+        this.options.policy.execute === 'ask'
+          ? `running commands needs a person's approval first (${source}.execute is "ask"): ask for the execute permission`
+          : `running commands is denied (${source}.execute is not "allow")`,
+      );
     if (this.terminals.size >= MAX_TERMINALS)
       throw RequestError.invalidParams(undefined, `${MAX_TERMINALS} terminals are open already; release one first`);
     const cwd = await this.checked(request.cwd ?? '.', () => resolveExisting(root, request.cwd ?? '.'));

@@ -2,13 +2,14 @@
  * `session/request_permission`, answered by policy (docs/runtimes.md): `acp.agents.<name>.permissions` per ACP tool
  * kind, over defaults that allow looking and deny running commands; edits are allowed inside the workdir only, and no
  * kind is allowed on a location outside it. A change the gateway cannot check (an edit, delete or move that names no
- * location) is denied unless the config allows its kind outright. No person is asked: the gateway runs unattended.
+ * location) is denied unless the config allows its kind outright. A kind set to `ask` (with its locations inside the
+ * workdir) is put to a person as an approval request (docs/gates.md); every other decision is the policy's alone.
  */
 import type { PermissionOption, RequestPermissionResponse, ToolCallUpdate } from '@agentclientprotocol/sdk';
 import type { AcpToolKind } from '../config/schema-runtimes.js';
 import { resolveExisting, resolveForWrite, WorkspaceRefusal } from '../tools/workspace-fs.js';
 
-export type PermissionPolicy = Partial<Record<AcpToolKind, 'allow' | 'deny'>>;
+export type PermissionPolicy = Partial<Record<AcpToolKind, 'allow' | 'deny' | 'ask'>>;
 
 const DEFAULTS: Record<AcpToolKind, 'allow' | 'deny'> = {
   read: 'allow',
@@ -29,6 +30,8 @@ const CHANGES = new Set<AcpToolKind>(['edit', 'delete', 'move']);
 export interface PermissionDecision {
   allow: boolean;
   why: string;
+  /** The kind is set to `ask` and its locations are inside the workdir: a person decides (docs/gates.md). */
+  ask?: true;
 }
 
 /** Whether the tool call may go ahead: its kind's setting, then every location it names must be inside the workdir. */
@@ -59,6 +62,7 @@ export async function decidePermission(
       return { allow: false, why: `${location.path} cannot be checked: ${(error as Error).message}` };
     }
   }
+  if (setting === 'ask') return { allow: false, ask: true, why: `${from} is "ask"` };
   return { allow: true, why: `${kind} is allowed (${from})${call.locations?.length ? ' inside the workdir' : ''}` };
 }
 

@@ -61,10 +61,24 @@ export class AcpRuntime implements ExternalRuntime {
       writeRefusal: request.writeRefusal,
       graceMs,
     });
+    // The permissions this run put to a person, counted: the n-th question of a run is the same request each time.
+    let questions = 0;
     const app = client({ name: 'switchboard' })
       .onNotification('session/update', ({ params }) => onUpdate(recorder, params.update))
       .onRequest('session/request_permission', async ({ params }) => {
-        const decision = await decidePermission(params.toolCall, root, agent.permissions, source);
+        let decision = await decidePermission(params.toolCall, root, agent.permissions, source);
+        if (decision.ask) {
+          const call = params.toolCall;
+          const answer = await request.askApproval({
+            index: questions++,
+            subject: `acp:${request.name}:${call.kind ?? 'other'}`,
+            args: call.rawInput ?? null,
+            details: { title: call.title ?? null, kind: call.kind ?? 'other', locations: call.locations ?? [], cwd: root },
+            reason: `${source}.${call.kind ?? 'other'} is "ask"`,
+          });
+          decision = { allow: answer.approved, why: answer.why };
+          if (answer.approved && call.kind === 'execute') host.approvedExecute();
+        }
         const answer = answerWith(params.options, decision.allow);
         const answered = answer.outcome.outcome === 'selected' ? (decision.allow ? 'allowed' : 'denied') : 'cancelled';
         const why = answered === 'cancelled' ? `${decision.why}, but the agent offered no option that says so` : decision.why;
@@ -87,7 +101,7 @@ export class AcpRuntime implements ExternalRuntime {
     const work = (async () => {
       await connection.agent.request('initialize', {
         protocolVersion: PROTOCOL_VERSION,
-        clientCapabilities: { fs: { readTextFile: true, writeTextFile: true }, terminal: host.terminalsAllowed },
+        clientCapabilities: { fs: { readTextFile: true, writeTextFile: true }, terminal: host.terminalsOffered },
         clientInfo: { name: 'switchboard', version: '1' },
       });
       const session = await connection.agent.request('session/new', { cwd: root, mcpServers: [] });

@@ -19,6 +19,7 @@ import type {
   Clock,
   EventRecord,
 } from '../../ports/index.js';
+import type { RuntimeQuestion } from '../../ports/runtimes.js';
 import type { BudgetView } from '../../ports/gateway.js';
 import type { GatewayTool } from '../../ports/tools.js';
 import type { SwitchboardConfig } from '../../config/schema.js';
@@ -122,6 +123,44 @@ export class GatewayGates {
     }
     const answered = await awaitAnswer({ ...this.deps, store: this.deps.approvals }, approval, run.signal);
     return answered.status === 'approved';
+  }
+
+  /**
+   * A question from an external runtime's run (an ACP permission set to `ask`): a request, and the wait for its answer in
+   * memory (the child process waits on it, so the run cannot suspend).
+   */
+  async askFor(
+    run: { runId: string; sessionKey: string; agentId: string; signal: AbortSignal },
+    question: RuntimeQuestion,
+  ): Promise<{ approved: boolean; why: string }> {
+    const made = await this.deps.approvals.request(
+      {
+        id: approvalId(run.runId, 0, question.index),
+        kind: 'tool',
+        agentId: run.agentId,
+        sessionKey: run.sessionKey,
+        runId: run.runId,
+        step: 0,
+        index: question.index,
+        toolCallId: null,
+        subject: question.subject,
+        args: question.args,
+        details: question.details,
+        reason: question.reason,
+        editable: false,
+        ttlMs: this.deps.config.approvals.expiresAfterSeconds * 1000,
+        onExpiry: this.deps.config.approvals.onExpiry,
+      },
+      this.deps.clock.now(),
+    );
+    if (made.event) this.deps.published([made.event]);
+    const answer = await awaitAnswer({ ...this.deps, store: this.deps.approvals }, made.approval, run.signal);
+    const approved = answer.status === 'approved' || (answer.status === 'expired' && answer.onExpiry === 'allow');
+    const by =
+      answer.status === 'expired'
+        ? `nobody answered approval request ${answer.id} in time (approvals.expiresAfterSeconds)`
+        : `${answer.decidedBy} ${answer.status} approval request ${answer.id}`;
+    return { approved, why: `${by}${answer.note ? `: ${answer.note}` : ''}` };
   }
 
   /** Every cap the config sets, with what it spent today (daily caps) or so far, and the newest keys of the per-session ones. */

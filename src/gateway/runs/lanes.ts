@@ -9,6 +9,7 @@ import { parseSessionKey } from '../../core/session-key.js';
 import type { SwitchboardConfig } from '../../config/schema.js';
 import type { Clock, InputRecord, Store } from '../../ports/index.js';
 import type { LaneName, StalledLane } from '../../ports/gateway.js';
+import { waitScope } from '../../kit/wait-until.js';
 
 /** Queued inputs of a session read from its head to plan the next run; those that act from anywhere are read beyond it. */
 export const PLAN_HEAD = 64;
@@ -288,7 +289,10 @@ export class LaneScheduler {
       Math.max(1000, Math.floor(this.options.leaseTtlMs / 3)),
     );
     let failed = false;
-    const done = this.runSession(slot)
+    // A run started from another run's tool call (a spawn, a send that wakes a lane) must not inherit that call's wait
+    // scope: its waits would suspend the other run.
+    const done = waitScope
+      .exit(() => this.runSession(slot))
       .catch((error) => {
         failed = true;
         this.onError(error, sessionKey);

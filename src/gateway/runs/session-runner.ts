@@ -37,7 +37,7 @@ import type { AgentRegistry } from '../agents/registry.js';
 import type { ResolvedAgent } from '../../ports/gateway.js';
 import { runWrites, type FinishedRun, type ReplyDelivery } from './run-commit.js';
 import { parseRuntime } from './external-run.js';
-import type { ExternalRuntimes } from '../../ports/runtimes.js';
+import type { ExternalRuntimes, RuntimeQuestion } from '../../ports/runtimes.js';
 import { executeRun } from './run-executor.js';
 import { DurableSteps } from './durable-steps.js';
 import { RunSuspension } from './run-waits.js';
@@ -88,6 +88,11 @@ export interface SessionRunnerDeps {
   approvals: ApprovalGateDeps;
   /** What model calls reserve and settle on their budgets. */
   budgets: BudgetMeterDeps;
+  /** An external runtime's question for a person (gates.ts `askFor`). */
+  askApproval: (
+    run: { runId: string; sessionKey: string; agentId: string; signal: AbortSignal },
+    question: RuntimeQuestion,
+  ) => Promise<{ approved: boolean; why: string }>;
   /** Journals an event and publishes it (an external child's updates). */
   journal: (event: NewEvent) => Promise<unknown>;
   /** The gateway's log: a run whose commit its lost lease fenced off. */
@@ -441,6 +446,8 @@ export function createSessionRunner(deps: SessionRunnerDeps) {
         ? (text) => deps.bus.publish({ type: 'delta', sessionKey: slot.sessionKey, runId, text })
         : undefined,
       writeRefusal: (path) => deps.writeRefusal(run.agent.config.id, path),
+      askApproval: (question) =>
+        deps.askApproval({ runId, sessionKey: slot.sessionKey, agentId: run.agent.config.id, signal: slot.controller.signal }, question),
     });
   }
 
