@@ -37,8 +37,7 @@ export type JournalEventType =
   | 'loop.stopped'
   | 'approval.requested'
   | 'approval.decided'
-  | 'budget.refused'
-  | 'budget.raised';
+  | 'budget.refused';
 
 export interface NewEvent {
   type: JournalEventType;

@@ -104,7 +104,9 @@ if (process.env.CI || (await postgresReachable())) {
         'the run suspends on A',
         async () => (await a.request<{ run: RunRecord }>('GET', `/v1/runs/${asked.runId}`)).body.run.status === 'suspended',
       );
-      expect((await b.request<{ approvals: ApprovalRecord[] }>('GET', '/v1/approvals')).body.approvals.map((row) => row.id)).toEqual([asked.id]);
+      expect((await b.request<{ approvals: ApprovalRecord[] }>('GET', '/v1/approvals')).body.approvals.map((row) => row.id)).toEqual([
+        asked.id,
+      ]);
       expect((await b.request('POST', `/v1/approvals/${asked.id}/approve`, { by: 'on-b' })).status).toBe(200);
       const { run } = await finished(a, asked.runId);
       expect(run.attempt).toBe(2);

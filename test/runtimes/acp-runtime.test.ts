@@ -113,33 +113,33 @@ describe('sessions_spawn with runtime "acp"', () => {
     });
   });
 
-  it.each([
-    ['approve', true],
-    ['deny', false],
-  ] as const)('puts a permission whose kind is "ask" to a person: on %s the write is %s', async (verb, approve) => {
-    const { dir, config } = setup({ permissions: ', permissions: { edit: "ask" }' });
-    gateway = await startTestGateway(config);
-    const gw = gateway;
-    const sent = await gw.send({ target: 'main', message: 'delegate write asked.txt please' });
-    const asked = await waitUntil('the approval request', async () => (await gw.listApprovals({ status: 'pending' }))[0], 10_000, 10);
-    expect(asked).toMatchObject({
-      subject: 'acp:fake:edit',
-      reason: 'acp.agents.fake.permissions.edit is "ask"',
-      details: { title: 'Write asked.txt', kind: 'edit', cwd: dir },
-      editable: false,
-    });
-    expect(existsSync(join(dir, 'asked.txt'))).toBe(false);
-    await gw.decideApproval(asked.id, { approve, by: 'cli:ann', note: 'checked' });
-    const spawned = (await gw.waitForInput(sent.input.id, 10_000)) as { reply: string | null };
-    const { subagentId, childSessionKey } = JSON.parse(spawned.reply ?? '{}') as { subagentId: string; childSessionKey: string };
-    await settled(subagentId);
-    expect(existsSync(join(dir, 'asked.txt'))).toBe(approve);
-    const updates = await runtimeUpdates(gw, childSessionKey);
-    expect(updates.find((update) => update.kind === 'permission')).toMatchObject({
-      answered: approve ? 'allowed' : 'denied',
-      why: `cli:ann ${approve ? 'approved' : 'denied'} approval request ${asked.id}: checked`,
-    });
-  });
+  it.each([true, false])(
+    'puts a permission whose kind is "ask" to a person (approved: %s): the write happens only when approved',
+    async (approve) => {
+      const { dir, config } = setup({ permissions: ', permissions: { edit: "ask" }' });
+      gateway = await startTestGateway(config);
+      const gw = gateway;
+      const sent = await gw.send({ target: 'main', message: 'delegate write asked.txt please' });
+      const asked = await waitUntil('the approval request', async () => (await gw.listApprovals({ status: 'pending' }))[0], 10_000, 10);
+      expect(asked).toMatchObject({
+        subject: 'acp:fake:edit',
+        reason: 'acp.agents.fake.permissions.edit is "ask"',
+        details: { title: 'Write asked.txt', kind: 'edit', cwd: dir },
+        editable: false,
+      });
+      expect(existsSync(join(dir, 'asked.txt'))).toBe(false);
+      await gw.decideApproval(asked.id, { approve, by: 'cli:ann', note: 'checked' });
+      const spawned = (await gw.waitForInput(sent.input.id, 10_000)) as { reply: string | null };
+      const { subagentId, childSessionKey } = JSON.parse(spawned.reply ?? '{}') as { subagentId: string; childSessionKey: string };
+      await settled(subagentId);
+      expect(existsSync(join(dir, 'asked.txt'))).toBe(approve);
+      const updates = await runtimeUpdates(gw, childSessionKey);
+      expect(updates.find((update) => update.kind === 'permission')).toMatchObject({
+        answered: approve ? 'allowed' : 'denied',
+        why: `cli:ann ${approve ? 'approved' : 'denied'} approval request ${asked.id}: checked`,
+      });
+    },
+  );
 
   it("denies edits by the agent's permissions, and refuses terminals unless execute is allowed", async () => {
     const { config } = setup({ permissions: ', permissions: { edit: "deny" }' });

@@ -123,7 +123,6 @@ const EVENT_TYPES = [
   'approval.requested',
   'approval.decided',
   'budget.refused',
-  'budget.raised',
 ];
 
 /** "3.2 s", "4 min 10 s", "2 h 5 min". */
