@@ -166,6 +166,8 @@ export function createBoardTools(board: BoardService, agentPatterns: readonly st
       description: 'Approve a task in review, or send it back with a comment.',
       available: coordinator,
       parameters: z.object({ taskId: text(), approve: flag(), comment: text().optional() }),
+      // `board_review:approve` asks before a task is accepted as done; `board_review:reject` before it goes back.
+      approval: { subject: (args) => (args.approve ? 'approve' : 'reject'), editable: true },
       execute: (args, context) =>
         asToolResult(async () => ({
           task: brief(await board.review(args.taskId, args.approve, actor(context), args.comment, context.idempotencyKey)),
@@ -203,6 +205,7 @@ export function createBoardTools(board: BoardService, agentPatterns: readonly st
       sessionKinds: worker,
       description: "Stop this session's board task and say why.",
       parameters: z.object({ kind: choice(BLOCK_KINDS), reason: text() }),
+      approval: { subject: (args) => String(args.kind) },
       execute: (args, context) =>
         asToolResult(async () => {
           const own = await ownClaim(board, context);

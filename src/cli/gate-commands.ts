@@ -25,7 +25,7 @@ function approvalRow(approval: ApprovalRecord) {
 approvals
   .command('list')
   .description('approval requests, newest first')
-  .option('--status <status>', 'pending, approved, denied, expired or all', 'pending')
+  .option('--status <status>', 'pending, approved, denied, expired, closed (the run ended unanswered) or all', 'pending')
   .option('--session <key>', 'only requests of this session')
   .option('--limit <n>', 'at most n', parseLimit)
   .action(async (options: { status: string; session?: string; limit?: number }) => {

@@ -47,6 +47,7 @@ export const ERROR_SPECS = {
   LEASE_LOST: { http: 409 },
   APPROVAL_NOT_FOUND: { http: 404 },
   APPROVAL_ANSWERED: { http: 409 },
+  APPROVAL_CLOSED: { http: 409 },
   BUDGET_EXCEEDED: { http: 429 },
   MODEL_PROVIDER_NOT_FOUND: { http: 400 },
   MODEL_PROVIDER_ERROR: { http: 502 },

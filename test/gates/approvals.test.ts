@@ -145,4 +145,25 @@ describe('approvals', () => {
     await gw.send({ target: 'coder', message: 'log secret' });
     expect(await pendingApproval(gw)).toMatchObject({ reason: 'agents.list[coder].tools.ask has "exec:sh -c echo secret*"' });
   }, 30_000);
+
+  it('closes a request whose run ended before an answer: no longer pending, and an answer is refused', async () => {
+    const workspace = mkdtempSync(join(tmpdir(), 'sb-closed-'));
+    gateway = await startTestGateway(config(workspace, ['exec']));
+    const gw = gateway;
+    const { input } = await gw.send({ target: 'coder', message: 'log never' });
+    const approval = await pendingApproval(gw);
+    await waitUntil('the run suspends', async () => (await gw.getRun(approval.runId)).run.status === 'suspended', 10_000, 10);
+    expect(await gw.cancelRun(approval.runId)).toBe(true);
+    const outcome = await gw.waitForInput(input.id, 20_000);
+    expect(outcome).toMatchObject({ status: 'completed', run: { status: 'cancelled' } });
+    expect(await gw.getApproval(approval.id)).toMatchObject({ status: 'closed' });
+    expect(await gw.pendingApprovals()).toBe(0);
+    expect(await gw.listApprovals({ status: 'pending' })).toEqual([]);
+    expect((await gw.listApprovals({ status: 'closed' })).map((row) => row.id)).toEqual([approval.id]);
+    await expect(gw.decideApproval(approval.id, { approve: true, by: 'late' })).rejects.toMatchObject({
+      code: 'APPROVAL_CLOSED',
+      message: `approval request ${approval.id} is closed: run ${approval.runId} that asked has ended without an answer, so nothing waits for it`,
+    });
+    expect(existsSync(join(workspace, 'log.txt'))).toBe(false);
+  }, 30_000);
 });

@@ -147,7 +147,7 @@ describe('budgets.onLimit: ask', () => {
     const spent = (asked.details as { spent: { tokens: number } }).spent.tokens;
     expect(spent).toBeGreaterThanOrEqual(10);
     expect((asked.args as { tokens: number }).tokens).toBeGreaterThan(spent);
-    expect((await gw.getRun(asked.runId)).run.status).toBe('suspended');
+    await waitUntil('the run suspends', async () => (await gw.getRun(asked.runId)).run.status === 'suspended', 10_000, 10);
     await expect(gw.decideApproval(asked.id, { approve: true, by: 'x', editedArgs: { tokens: -1 } })).rejects.toMatchObject({
       code: 'INVALID_REQUEST',
     });

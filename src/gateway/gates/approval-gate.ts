@@ -117,7 +117,9 @@ export class ApprovalGate implements ToolGate {
   private verdict(tool: GatewayTool, args: Record<string, unknown>, approval: ApprovalRecord): GateVerdict {
     const who = approval.decidedBy ?? 'a person';
     const because = approval.note ? `: ${approval.note}` : '';
-    if (approval.status === 'denied')
+    // Only an approval (or an expiry that allows) runs the call; anything else is a refusal.
+    const runs = approval.status === 'approved' || (approval.status === 'expired' && approval.onExpiry === 'allow');
+    if (!runs && approval.status !== 'expired')
       return {
         answer: {
           status: 'denied',
@@ -127,7 +129,7 @@ export class ApprovalGate implements ToolGate {
           error: `${who} denied this ${tool.name} call${because}. It was not run; do not make it again unchanged. Go on without it, or ask why.`,
         },
       };
-    if (approval.status === 'expired' && approval.onExpiry === 'deny')
+    if (!runs)
       return {
         answer: {
           status: 'denied',

@@ -249,6 +249,12 @@ function view(cap: BudgetCap, spend: BudgetSpend | undefined): BudgetView {
 }
 
 function answeredAlready(approval: ApprovalRecord): SwitchboardError {
+  if (approval.status === 'closed')
+    return new SwitchboardError(
+      'APPROVAL_CLOSED',
+      `approval request ${approval.id} is closed: run ${approval.runId} that asked has ended without an answer, so nothing waits for it`,
+      { status: approval.status },
+    );
   return new SwitchboardError(
     'APPROVAL_ANSWERED',
     `approval request ${approval.id} is ${approval.status} already${approval.decidedBy ? ` (by ${approval.decidedBy})` : ''}: the first answer stands`,

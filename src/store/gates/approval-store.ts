@@ -3,17 +3,22 @@
  * an answer and an expiry are each a compare-and-set on `pending`, so that of two racing answers, or an answer racing
  * the expiry, exactly one takes effect. Expiry is on the database's clock.
  */
-import { sql, type Kysely, type RawBuilder, type Selectable } from 'kysely';
+import { sql, type ExpressionBuilder, type Kysely, type RawBuilder, type Selectable } from 'kysely';
 import type { ApprovalDecision, ApprovalRecord, ApprovalStatus, ApprovalStore, EventRecord, NewApproval } from '../../ports/index.js';
 import { json, num, numOrNull, parse, type Db } from '../sql/rows.js';
 import { appendEvent } from '../sql/writes.js';
-import type { ApprovalsTable, Database } from '../schema/database.js';
+import type { ApprovalsTable, Database, RunsTable } from '../schema/database.js';
 
-function toApproval(row: Selectable<ApprovalsTable>): ApprovalRecord {
+/** A pending request's run is still live (no run row: asked from outside a run). */
+const LIVE_RUN = ['running', 'suspended'];
+
+/** A request as stored, its run's status beside it: a pending request whose run ended before an answer is `closed`. */
+function toApproval(row: Selectable<ApprovalsTable> & { run_status?: string | null }): ApprovalRecord {
+  const closed = row.status === 'pending' && row.run_status != null && !LIVE_RUN.includes(row.run_status);
   return {
     id: row.id,
     kind: row.kind as ApprovalRecord['kind'],
-    status: row.status as ApprovalStatus,
+    status: closed ? 'closed' : (row.status as ApprovalStatus),
     agentId: row.agent_id,
     sessionKey: row.session_key,
     runId: row.run_id,
@@ -55,6 +60,10 @@ function decidedEvent(db: Db, approval: ApprovalRecord, now: number): Promise<Ev
     now,
   );
 }
+
+/** The request's run is live, or it has no run row. */
+const liveRun = (eb: ExpressionBuilder<Database & { runs: RunsTable }, 'approvals' | 'runs'>) =>
+  eb.or([eb('runs.status', 'is', null), eb('runs.status', 'in', LIVE_RUN)]);
 
 export class KyselyApprovalStore implements ApprovalStore {
   constructor(
@@ -113,20 +122,31 @@ export class KyselyApprovalStore implements ApprovalStore {
   }
 
   async get(id: string): Promise<ApprovalRecord | undefined> {
-    const row = await this.db.selectFrom('approvals').selectAll().where('id', '=', id).executeTakeFirst();
+    const row = await this.withRuns().where('approvals.id', '=', id).executeTakeFirst();
     return row && toApproval(row);
   }
 
   async list(filter: { status?: ApprovalStatus; sessionKey?: string; limit?: number }): Promise<ApprovalRecord[]> {
-    let query = this.db.selectFrom('approvals').selectAll();
-    if (filter.status) query = query.where('status', '=', filter.status);
-    if (filter.sessionKey) query = query.where('session_key', '=', filter.sessionKey);
+    let query = this.withRuns();
+    if (filter.status === 'pending') query = query.where('approvals.status', '=', 'pending').where(liveRun);
+    else if (filter.status === 'closed') query = query.where('approvals.status', '=', 'pending').where((eb) => eb.not(liveRun(eb)));
+    else if (filter.status) query = query.where('approvals.status', '=', filter.status);
+    if (filter.sessionKey) query = query.where('approvals.session_key', '=', filter.sessionKey);
     const rows = await query
-      .orderBy('requested_at', 'desc')
-      .orderBy('id')
+      .orderBy('approvals.requested_at', 'desc')
+      .orderBy('approvals.id')
       .limit(filter.limit ?? 100)
       .execute();
     return rows.map(toApproval);
+  }
+
+  /** The requests with their run's status. */
+  private withRuns() {
+    return this.db
+      .selectFrom('approvals')
+      .leftJoin('runs', 'runs.id', 'approvals.run_id')
+      .selectAll('approvals')
+      .select('runs.status as run_status');
   }
 
   decide(id: string, decision: ApprovalDecision, now: number): Promise<{ approval: ApprovalRecord; event: EventRecord } | undefined> {
@@ -142,6 +162,8 @@ export class KyselyApprovalStore implements ApprovalStore {
         })
         .where('id', '=', id)
         .where('status', '=', 'pending')
+        // Nothing waits for an answer once the run that asked has ended.
+        .where((eb) => eb.not(eb.exists(eb.selectFrom('runs').select('runs.id').whereRef('runs.id', '=', 'approvals.run_id').where('runs.status', 'not in', LIVE_RUN))))
         .returningAll()
         .executeTakeFirst();
       if (!row) return undefined;
@@ -169,8 +191,10 @@ export class KyselyApprovalStore implements ApprovalStore {
   async pendingCount(): Promise<number> {
     const row = await this.db
       .selectFrom('approvals')
+      .leftJoin('runs', 'runs.id', 'approvals.run_id')
       .select((eb) => eb.fn.countAll<number>().as('count'))
-      .where('status', '=', 'pending')
+      .where('approvals.status', '=', 'pending')
+      .where(liveRun)
       .executeTakeFirstOrThrow();
     return num(row.count);
   }
