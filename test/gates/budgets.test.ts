@@ -118,6 +118,16 @@ if (process.env.CI || (await postgresReachable())) {
   });
 }
 
+/** An agent whose second model call finds its cap of 10 tokens used up, under onLimit ask. */
+const ASKING = `{
+  budgets: { onLimit: "ask", agents: { worker: { tokens: 10 } } },
+  agents: { list: [{ id: "worker", model: "scripted/worker" }] },
+  models: { providers: { scripted: { type: "scripted", models: { worker: { rules: [{ steps: [
+    { toolCalls: [{ tool: "time_now" }] },
+    { text: "it is {{tool.time_now}}" },
+  ] }] } } } } },
+}`;
+
 describe('budgets.onLimit: ask', () => {
   let gateway: Gateway | undefined;
   afterEach(async () => {
@@ -126,14 +136,7 @@ describe('budgets.onLimit: ask', () => {
   });
 
   it('suspends the run at the cap with a request to raise it; approving raises the cap and the run goes on', async () => {
-    gateway = await startTestGateway(`{
-      budgets: { onLimit: "ask", agents: { worker: { tokens: 10 } } },
-      agents: { list: [{ id: "worker", model: "scripted/worker" }] },
-      models: { providers: { scripted: { type: "scripted", models: { worker: { rules: [{ steps: [
-        { toolCalls: [{ tool: "time_now" }] },
-        { text: "it is {{tool.time_now}}" },
-      ] }] } } } } },
-    }`);
+    gateway = await startTestGateway(ASKING);
     const gw = gateway;
     const { input } = await gw.send({ target: 'worker', message: 'what time is it' });
     const day = new Date().toISOString().slice(0, 10);
@@ -159,14 +162,7 @@ describe('budgets.onLimit: ask', () => {
   }, 30_000);
 
   it('fails the run with BUDGET_EXCEEDED when the raise is denied', async () => {
-    gateway = await startTestGateway(`{
-      budgets: { onLimit: "ask", agents: { worker: { tokens: 10 } } },
-      agents: { list: [{ id: "worker", model: "scripted/worker" }] },
-      models: { providers: { scripted: { type: "scripted", models: { worker: { rules: [{ steps: [
-        { toolCalls: [{ tool: "time_now" }] },
-        { text: "it is {{tool.time_now}}" },
-      ] }] } } } } },
-    }`);
+    gateway = await startTestGateway(ASKING);
     const gw = gateway;
     const { input } = await gw.send({ target: 'worker', message: 'what time is it' });
     const asked = await waitUntil('a request to raise the cap', async () => (await gw.listApprovals({ status: 'pending' }))[0], 10_000, 10);

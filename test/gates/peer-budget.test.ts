@@ -3,11 +3,11 @@
  * answered while the cap has room, and then its tasks fail with the reason, without a model call; another peer, with
  * no cap of its own under `*`'s, is not held back by the first one's spend.
  */
-import { randomUUID } from 'node:crypto';
 import { afterAll, describe, expect, it } from 'vitest';
-import { Role, TaskState, type Task } from '@a2a-js/sdk';
+import { TaskState, type Task } from '@a2a-js/sdk';
 import { ClientFactory, JsonRpcTransportFactory, type Client } from '@a2a-js/sdk/client';
 import type { RunRecord } from '../../src/ports/index.js';
+import { userMessage } from '../helpers/a2a-front.js';
 import { startGatewayProcess, stopGatewayProcess, tempConfig, type GatewayProcess } from '../helpers/process.js';
 
 const TOKENS = { greedy: 'tok-0123456789abcdef', other: 'tok-fedcba9876543210' };
@@ -20,16 +20,7 @@ async function client(gw: GatewayProcess, token: string): Promise<Client> {
 
 const send = (text: string) => ({
   tenant: '',
-  message: {
-    messageId: randomUUID(),
-    contextId: '',
-    taskId: '',
-    role: Role.ROLE_USER,
-    parts: [{ content: { $case: 'text' as const, value: text }, metadata: {}, filename: '', mediaType: 'text/plain' }],
-    metadata: {},
-    extensions: [],
-    referenceTaskIds: [],
-  },
+  message: userMessage(text),
   configuration: { acceptedOutputModes: [], taskPushNotificationConfig: undefined, returnImmediately: false },
   metadata: {},
 });
