@@ -237,6 +237,7 @@ export function assembleGateway(deps: GatewayDeps, host: AssemblyHost): GatewayA
       clock,
       journal: (event) => host.journalEvent(event),
       askToRaise: (run, refused, wanted) => gates.askToRaise(run, refused, wanted),
+      newId: () => ids.next(),
     },
     askApproval: (run, question) => gates.askFor(run, question),
     log,

@@ -41,7 +41,7 @@ export interface ApprovalRecord extends Omit<NewApproval, 'ttlMs'> {
   requestedAt: number;
   expiresAt: number;
   decidedAt: number | null;
-  /** Who answered (`cli:<user>`, `console`, `acp`, `api`), or `expiry`. */
+  /** Who answered, as they named themselves (`cli:<user>`, `console`, `acp:<agent>`, `api`), or `expiry`. */
   decidedBy: string | null;
   /** The reason the approver gave. */
   note: string | null;
@@ -66,8 +66,9 @@ export interface ApprovalStore {
   get(id: string): Promise<ApprovalRecord | undefined>;
   list(filter: { status?: ApprovalStatus; sessionKey?: string; limit?: number }): Promise<ApprovalRecord[]>;
   /**
-   * Answers a pending request (a compare-and-set on `pending`, with an `approval.decided` event): undefined when it is
-   * not pending any more (answered or expired first), so that two answers never both take effect.
+   * Answers a pending request (a compare-and-set on `pending`, before its expiry on the database's clock, while its run
+   * is live, with an `approval.decided` event): undefined otherwise, so that two answers never both take effect and none
+   * takes effect late.
    */
   decide(id: string, decision: ApprovalDecision, now: number): Promise<{ approval: ApprovalRecord; event: EventRecord } | undefined>;
   /** Marks a pending request whose time has passed on the database's clock `expired`; undefined when it is not (yet). */

@@ -190,7 +190,7 @@ export interface Gates {
   listApprovals(filter: { status?: ApprovalStatus; sessionKey?: string; limit?: number }): Promise<ApprovalRecord[]>;
   getApproval(id: string): Promise<ApprovalRecord>;
   pendingApprovals(): Promise<number>;
-  /** Answers a pending request: APPROVAL_ANSWERED when another answer (or the expiry) came first. */
+  /** Answers a pending request: APPROVAL_ANSWERED when another answer (or the expiry) came first, APPROVAL_CLOSED when its run ended. */
   decideApproval(id: string, decision: ApprovalDecision): Promise<ApprovalRecord>;
   budgetStatus(): Promise<BudgetView[]>;
 }

@@ -95,8 +95,8 @@ export interface GatewayTool {
 
 /** What a person asked to approve a call is shown, and what they may change. */
 export interface ToolApproval {
-  /** What `<tool>:<subject>` patterns match: exec's command line, a file tool's path, an MCP tool's hint. */
-  subject(args: Record<string, unknown>): string;
+  /** What `<tool>:<subject>` patterns match: exec's command line, a file tool's path in its workspace, an MCP tool's hint. */
+  subject(args: Record<string, unknown>, context: { workspace: string | undefined }): string;
   /** What a person needs to decide: the command and folder of an exec, the diff of a file edit. */
   details?(args: Record<string, unknown>, context: { workspace: string | undefined }): Promise<Record<string, unknown>>;
   /** Approve may give other arguments (checked against the tool's schema before the call runs). */

@@ -43,6 +43,8 @@ export interface HostOptions {
   recordPrefix: string;
   writeRefusal: (path: string) => Promise<string | undefined>;
   graceMs: number;
+  /** Puts a command to a person (`execute: "ask"`): a terminal opened without an approved execute permission first. */
+  askToRun: (command: { command: string; args: string[]; cwd: string }) => Promise<{ approved: boolean; why: string }>;
 }
 
 export class AcpHost {
@@ -51,21 +53,16 @@ export class AcpHost {
 
   constructor(private readonly options: HostOptions) {}
 
-  /** A person approved an `execute` permission of this run (acp.agents.<name>.permissions.execute: "ask"). */
-  private executeApproved = false;
+  /** Execute permissions a person approved (`execute: "ask"`) that no terminal has used yet: each lets one command run. */
+  private executeApproved = 0;
 
   approvedExecute(): void {
-    this.executeApproved = true;
+    this.executeApproved += 1;
   }
 
-  /** Whether the agent is told it may use terminals (initialize's client capabilities): with `ask`, after an approval. */
+  /** Whether the agent is told it may use terminals (initialize's client capabilities): with `ask`, each one asked. */
   get terminalsOffered(): boolean {
     return this.options.policy.execute === 'allow' || this.options.policy.execute === 'ask';
-  }
-
-  /** Whether a terminal may be made now. */
-  get terminalsAllowed(): boolean {
-    return this.options.policy.execute === 'allow' || (this.options.policy.execute === 'ask' && this.executeApproved);
   }
 
   async readTextFile(request: ReadTextFileRequest): Promise<{ content: string }> {
@@ -95,17 +92,20 @@ export class AcpHost {
   }
 
   async createTerminal(request: CreateTerminalRequest): Promise<{ terminalId: string }> {
-    const { root, source } = this.options;
-    if (!this.terminalsAllowed)
-      throw RequestError.invalidParams(
-        undefined,
-        this.options.policy.execute === 'ask'
-          ? `running commands needs a person's approval first (${source}.execute is "ask"): ask for the execute permission`
-          : `running commands is denied (${source}.execute is not "allow")`,
-      );
+    const { root, source, policy } = this.options;
+    if (policy.execute !== 'allow' && policy.execute !== 'ask')
+      throw RequestError.invalidParams(undefined, `running commands is denied (${source}.execute is not "allow")`);
     if (this.terminals.size >= MAX_TERMINALS)
       throw RequestError.invalidParams(undefined, `${MAX_TERMINALS} terminals are open already; release one first`);
     const cwd = await this.checked(request.cwd ?? '.', () => resolveExisting(root, request.cwd ?? '.'));
+    if (policy.execute === 'ask') {
+      // One approved execute permission runs one command; a command the agent did not ask about is put to a person.
+      if (this.executeApproved > 0) this.executeApproved -= 1;
+      else {
+        const answer = await this.options.askToRun({ command: request.command, args: request.args ?? [], cwd });
+        if (!answer.approved) throw RequestError.invalidParams(undefined, `running ${request.command} was refused: ${answer.why}`);
+      }
+    }
     const terminalId = `term-${++this.made}`;
     const env = Object.fromEntries((request.env ?? []).map((variable) => [variable.name, variable.value]));
     const child = new RuntimeChild(

@@ -51,6 +51,8 @@ export class AcpRuntime implements ExternalRuntime {
       this.deps.records,
       request.runId,
     );
+    // The questions this run put to a person, counted: the n-th question of a run is the same request each time.
+    let questions = 0;
     const host = new AcpHost({
       root,
       policy: agent.permissions,
@@ -60,9 +62,15 @@ export class AcpRuntime implements ExternalRuntime {
       recordPrefix: request.runId,
       writeRefusal: request.writeRefusal,
       graceMs,
+      askToRun: (command) =>
+        request.askApproval({
+          index: questions++,
+          subject: `acp:${request.name}:execute`,
+          args: command,
+          details: { command: command.command, args: command.args, cwd: command.cwd },
+          reason: `${source}.execute is "ask"`,
+        }),
     });
-    // The permissions this run put to a person, counted: the n-th question of a run is the same request each time.
-    let questions = 0;
     const app = client({ name: 'switchboard' })
       .onNotification('session/update', ({ params }) => onUpdate(recorder, params.update))
       .onRequest('session/request_permission', async ({ params }) => {

@@ -5,6 +5,7 @@
  * write over a change made since.
  */
 import { readFile, stat } from 'node:fs/promises';
+import { relative, resolve, sep } from 'node:path';
 import { z } from 'zod';
 import { nodeHashing } from '../kit/hashing.js';
 import { defineTool, unlisted } from './tool-contract.js';
@@ -45,6 +46,16 @@ async function readText(real: string, path: string): Promise<string | undefined>
   if (info.size > MAX_FILE_BYTES)
     throw new WorkspaceRefusal(`"${path}" is ${info.size} bytes; the file tools take files up to ${MAX_FILE_BYTES}`);
   return readFile(real, 'utf8');
+}
+
+/**
+ * A file tool's subject for `ask` patterns: the path relative to the workspace, with `/`, as the model's `./src/a`,
+ * `x/../src/a` and `/abs/ws/src/a` all name `src/a` (symlinks are resolved where the write is checked, not here).
+ */
+function pathSubject(args: Record<string, unknown>, context: { workspace: string | undefined }): string {
+  const path = String(args.path);
+  if (!context.workspace) return path;
+  return relative(context.workspace, resolve(context.workspace, path)).split(sep).join('/');
 }
 
 /** What a person approving a write is shown: the path and the diff the write would make to the file as it is now. */
@@ -137,7 +148,7 @@ export const writeFileTool = defineTool({
   available: hasWorkspace,
   parameters: z.object({ path: text(), content: text() }),
   approval: {
-    subject: (args) => String(args.path),
+    subject: pathSubject,
     details: (args, context) => writeDetails(context.workspace, String(args.path), () => String(args.content)),
     editable: true,
   },
@@ -168,7 +179,7 @@ export const editFileTool = defineTool({
   available: hasWorkspace,
   parameters: z.object({ path: text(), old: text(), new: text(), all: unlisted(flag().optional()) }),
   approval: {
-    subject: (args) => String(args.path),
+    subject: pathSubject,
     details: (args, context) =>
       writeDetails(context.workspace, String(args.path), (before) =>
         before === undefined

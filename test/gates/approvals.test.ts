@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Gateway } from '../../src/gateway/gateway.js';
+import { parseConfigText } from '../../src/config/load.js';
 import { startTestGateway, stopTestGateway } from '../helpers/gateway.js';
 import { waitUntil } from '../helpers/wait.js';
 
@@ -164,6 +165,21 @@ describe('approvals', () => {
       code: 'APPROVAL_CLOSED',
       message: `approval request ${approval.id} is closed: run ${approval.runId} that asked has ended without an answer, so nothing waits for it`,
     });
+    expect(existsSync(join(workspace, 'log.txt'))).toBe(false);
+  }, 30_000);
+
+  it('keeps a request a reload took the pattern away from: denied, the resumed call still does not run', async () => {
+    const workspace = mkdtempSync(join(tmpdir(), 'sb-reload-'));
+    gateway = await startTestGateway(config(workspace, ['exec']));
+    const gw = gateway;
+    const { input } = await gw.send({ target: 'coder', message: 'log reloaded' });
+    const approval = await pendingApproval(gw);
+    await waitUntil('the run suspends', async () => (await gw.getRun(approval.runId)).run.status === 'suspended', 10_000, 10);
+    const report = gw.reloadConfig(parseConfigText(config(workspace, []), '/test/switchboard.json5', {}).config);
+    expect(report.applied).toContain('agents');
+    await gw.decideApproval(approval.id, { approve: false, by: 'cli:ann', note: 'no' });
+    const answer = await reply(gw, input.id);
+    expect(answer.text).toContain('"code":"APPROVAL_DENIED"');
     expect(existsSync(join(workspace, 'log.txt'))).toBe(false);
   }, 30_000);
 });

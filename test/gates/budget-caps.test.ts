@@ -59,6 +59,32 @@ describe('the caps a run draws on', () => {
     expect(runCaps(config('{}'), { agentId: 'a', sessionKey: 's', rootSession: 's', provenance: [] }, NOON)).toEqual([]);
   });
 
+  it("draws a sub-agent or a wake run of an A2A or board task on that task's caps, from its session and its tree's top", () => {
+    const budgets = config(`{ boardTask: { tokens: 7 }, peers: { p1: { tokens: 40 } } }`);
+    const spawnedByPeer = runCaps(
+      budgets,
+      {
+        agentId: 'a',
+        sessionKey: 'agent:a:subagent:s1',
+        rootSession: 'agent:a:a2a:p1:ctx-1',
+        provenance: [{ kind: 'subagent_task', channel: 'subagent' }],
+      },
+      NOON,
+    );
+    expect(spawnedByPeer).toEqual([{ key: 'peer:p1:2026-12-05', source: 'budgets.peers.p1', tokens: 40 }]);
+    const wakeOfTask = runCaps(
+      budgets,
+      {
+        agentId: 'a',
+        sessionKey: 'agent:a:board:task-9',
+        rootSession: 'agent:a:board:task-9',
+        provenance: [{ kind: 'subagent_completion', channel: 'subagent' }],
+      },
+      NOON,
+    );
+    expect(wakeOfTask).toEqual([{ key: 'task:task-9', source: 'budgets.boardTask', tokens: 7 }]);
+  });
+
   it('refuses a cap with neither tokens nor cost, naming the key', () => {
     expect(() => config(`{ session: {} }`)).toThrow(/budgets\.session: give tokens, cost or both/);
   });

@@ -154,6 +154,13 @@ describe('budgets.onLimit: ask', () => {
     await expect(gw.decideApproval(asked.id, { approve: true, by: 'x', editedArgs: { tokens: -1 } })).rejects.toMatchObject({
       code: 'INVALID_REQUEST',
     });
+    // A raise that gives no room is refused, so that the run is never woken to be refused again.
+    for (const editedArgs of [{}, { tokens: 10 }, { tokens: spent }, { costMicros: 5_000_000 }]) {
+      await expect(gw.decideApproval(asked.id, { approve: true, by: 'x', editedArgs })).rejects.toMatchObject({
+        code: 'INVALID_REQUEST',
+        message: expect.stringContaining(`tokens must be above ${spent} (the cap, or what it spent and holds)`),
+      });
+    }
     await gw.decideApproval(asked.id, { approve: true, by: 'cli:ann', editedArgs: { tokens: 100_000 } });
     const outcome = await gw.waitForInput(input.id, 20_000);
     expect(outcome).toMatchObject({ status: 'completed', run: { status: 'succeeded', attempt: 2 } });

@@ -51,10 +51,45 @@ describe('ACP permissions', () => {
       recordPrefix: 'run-1',
       writeRefusal: async () => undefined,
       graceMs: 100,
+      askToRun: async () => ({ approved: false, why: 'nobody asked here' }),
     });
     const why = `path "/etc/hostname" is outside the workdir ${root}; give a path inside it`;
     await expect(host.readTextFile({ sessionId: 's', path: '/etc/hostname' })).rejects.toMatchObject({ message: `Invalid params: ${why}` });
     await recorder.settled();
     expect(updates).toEqual([{ kind: 'file', op: 'refused', path: '/etc/hostname', why }]);
+  });
+
+  it('with execute "ask", runs one command per approved execute permission and puts any other to a person first', async () => {
+    const asked: { command: string; args: string[]; cwd: string }[] = [];
+    let approve = true;
+    const host = new AcpHost({
+      root,
+      policy: { execute: 'ask' },
+      source: SOURCE,
+      recorder: new RunRecorder({ report: async () => {} }),
+      records: new ChildRecords(undefined),
+      recordPrefix: 'run-2',
+      writeRefusal: async () => undefined,
+      graceMs: 100,
+      askToRun: async (command) => {
+        asked.push(command);
+        return { approved: approve, why: approve ? 'cli:ann approved it' : 'cli:ann denied approval request apr_1: no' };
+      },
+    });
+    expect(host.terminalsOffered).toBe(true);
+    // A permission approved before: the next terminal uses it without asking again.
+    host.approvedExecute();
+    const first = await host.createTerminal({ sessionId: 's', command: 'true' });
+    expect(asked).toEqual([]);
+    await host.waitForExit(first.terminalId);
+    // None left: the command is put to a person, with its folder.
+    const second = await host.createTerminal({ sessionId: 's', command: 'echo', args: ['hi'] });
+    expect(asked).toEqual([{ command: 'echo', args: ['hi'], cwd: root }]);
+    await host.waitForExit(second.terminalId);
+    approve = false;
+    await expect(host.createTerminal({ sessionId: 's', command: 'rm', args: ['-rf', 'x'] })).rejects.toMatchObject({
+      message: 'Invalid params: running rm was refused: cli:ann denied approval request apr_1: no',
+    });
+    await host.close();
   });
 });

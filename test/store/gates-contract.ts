@@ -56,7 +56,7 @@ export function describeGatesContract(name: string, open: () => Promise<Store>):
     });
 
     it('takes the first answer only: a second answer and a later expiry find it answered', async () => {
-      await store.approvals.request(request('apr_2', 0), 1000);
+      await store.approvals.request(request('apr_2'), 1000);
       const approved = await store.approvals.decide(
         'apr_2',
         { approve: true, by: 'cli:ann', note: 'ok', editedArgs: { command: 'git', args: ['status'] } },
@@ -92,6 +92,13 @@ export function describeGatesContract(name: string, open: () => Promise<Store>):
       expect(expired?.approval).toMatchObject({ status: 'expired', decidedBy: 'expiry' });
       expect(expired?.event).toMatchObject({ type: 'approval.decided', payload: { approvalId: 'apr_5', status: 'expired' } });
       expect(await store.approvals.decide('apr_5', { approve: true, by: 'late' }, 3000)).toBeUndefined();
+    });
+
+    it('takes no answer past the expiry, even before anything marked the request expired', async () => {
+      await store.approvals.request(request('apr_6', 0), 1000);
+      expect(await store.approvals.decide('apr_6', { approve: true, by: 'late' }, 2000)).toBeUndefined();
+      expect(await store.approvals.get('apr_6')).toMatchObject({ status: 'pending', decidedBy: null });
+      expect((await store.approvals.expire('apr_6', 2000))?.approval).toMatchObject({ status: 'expired' });
     });
 
     it('lists by status and session, newest first, and counts the pending ones', async () => {

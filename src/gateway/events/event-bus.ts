@@ -21,6 +21,7 @@ export function eventKeys(event: LiveEvent): string[] {
   if (typeof payload.exchangeId === 'string') keys.push(`exchange:${payload.exchangeId}`);
   if (typeof payload.subagentId === 'string') keys.push(`subagent:${payload.subagentId}`);
   if (typeof payload.approvalId === 'string') keys.push(`approval:${payload.approvalId}`);
+  if (typeof payload.budgetKey === 'string') keys.push(`budget:${payload.budgetKey}`);
   if (typeof payload.targetSession === 'string') keys.push(`session:${payload.targetSession}`);
   return keys;
 }

@@ -9,7 +9,7 @@ import { SwitchboardError } from '../../core/errors.js';
 import { waitUntil, type Wakeups } from '../../kit/wait-until.js';
 import { nodeHashing } from '../../kit/hashing.js';
 import { parseToolArgs } from '../../tools/tool-contract.js';
-import type { ApprovalRecord, ApprovalStore, Clock, EventRecord } from '../../ports/index.js';
+import type { ApprovalRecord, ApprovalStore, Clock, EventRecord, NewApproval } from '../../ports/index.js';
 import type { GatewayTool } from '../../ports/tools.js';
 import type { SwitchboardConfig } from '../../config/schema.js';
 import type { GateVerdict, ToolGate } from '../tooling/run-tools.js';
@@ -29,9 +29,38 @@ export interface ApprovalGateDeps {
   published: (events: readonly EventRecord[]) => void;
 }
 
-/** The id of the request for the call at this place of this run: the same on every attempt of the run. */
-export function approvalId(runId: string, step: number, index: number): string {
-  return `apr_${nodeHashing.sha256(`${runId}:${step}:${index}`).slice(0, 24)}`;
+/**
+ * The id of the request for a call at this place of this run, asking about `what` (the tool and its arguments): the same
+ * on every attempt of the run (a resumed step replays the same call), another for another call at the same place.
+ */
+export function approvalId(runId: string, step: number, index: number, what: unknown): string {
+  return `apr_${nodeHashing.sha256(`${runId}:${step}:${index}:${JSON.stringify(what)}`).slice(0, 24)}`;
+}
+
+/**
+ * Asks a person: the request `approval` describes (found again when it was made before, so that a resumed call never asks
+ * twice), then the wait for its answer (awaitAnswer).
+ */
+export async function askPerson(
+  deps: Pick<ApprovalGateDeps, 'store' | 'clock' | 'wakeups' | 'published'>,
+  approval: Omit<NewApproval, 'details'> & { details: () => Promise<Record<string, unknown>> },
+  signal: AbortSignal,
+  settledElsewhere?: SettledElsewhere,
+): Promise<ApprovalRecord | undefined> {
+  let asked = await deps.store.get(approval.id);
+  if (!asked) {
+    // The details (a diff, a file read) are made only for a new request.
+    const made = await deps.store.request({ ...approval, details: await approval.details() }, deps.clock.now());
+    if (made.event) deps.published([made.event]);
+    asked = made.approval;
+  }
+  return awaitAnswer(deps, asked, signal, settledElsewhere);
+}
+
+/** Something else that ends a wait for an answer: events on `keys`, after which `settled` says whether it did. */
+export interface SettledElsewhere {
+  keys: readonly string[];
+  settled: () => Promise<boolean>;
 }
 
 /**
@@ -42,14 +71,17 @@ export async function awaitAnswer(
   deps: Pick<ApprovalGateDeps, 'store' | 'clock' | 'wakeups' | 'published'>,
   approval: ApprovalRecord,
   signal: AbortSignal,
-): Promise<ApprovalRecord> {
+  /** Undefined is answered when this settles the wait first. */
+  elsewhere?: SettledElsewhere,
+): Promise<ApprovalRecord | undefined> {
   const { store, clock } = deps;
-  const answered = await waitUntil(
+  const answered = await waitUntil<ApprovalRecord | 'elsewhere'>(
     approval.expiresAt + EXPIRY_SLACK_MS,
     async () => {
       const now = await store.get(approval.id);
       if (!now) throw new Error(`approval request ${approval.id} is gone from the store`);
       if (now.status !== 'pending') return now;
+      if (elsewhere && (await elsewhere.settled())) return 'elsewhere';
       if (clock.now() < now.expiresAt) return undefined;
       const expired = await store.expire(approval.id, clock.now());
       if (!expired) return undefined;
@@ -57,20 +89,33 @@ export async function awaitAnswer(
       return expired.approval;
     },
     deps.wakeups,
-    { keys: [`approval:${approval.id}`], test: (_payload, _session, type) => type === 'approval.decided', suspendAfterMs: 0 },
+    {
+      keys: [`approval:${approval.id}`, ...(elsewhere?.keys ?? [])],
+      test: (_payload, _session, type) => type === 'approval.decided',
+      suspendAfterMs: 0,
+    },
     signal,
   );
+  if (answered === 'elsewhere') return undefined;
   if (answered) return answered;
   if (signal.aborted || deps.wakeups.stopping()) throw new Error('the run stopped while it waited for approval');
-  // Past the slack and the database still says pending: its clock is far from ours; the request counts as expired.
-  return { ...approval, status: 'expired', decidedBy: 'expiry', decidedAt: clock.now() };
+  // Past the slack and the database still says pending (its clock is far from ours): nothing runs on an answer the store
+  // does not hold, so the call is refused as an expired request that denies.
+  return { ...approval, status: 'expired', onExpiry: 'deny', decidedBy: 'expiry', decidedAt: clock.now() };
 }
 
 /** The gate of one run: its session's policy layers decide which calls ask. */
 export class ApprovalGate implements ToolGate {
   constructor(
     private readonly deps: ApprovalGateDeps,
-    private readonly run: { runId: string; sessionKey: string; agentId: string; workspace: string | undefined },
+    private readonly run: {
+      runId: string;
+      sessionKey: string;
+      agentId: string;
+      workspace: string | undefined;
+      /** A resumed attempt: its calls look for the requests the earlier attempts made. */
+      resumed: boolean;
+    },
     private readonly layers: readonly ToolPolicyLayer[],
   ) {}
 
@@ -79,39 +124,40 @@ export class ApprovalGate implements ToolGate {
     args: Record<string, unknown>,
     call: { position: { step: number; index: number }; toolCallId: string; signal: AbortSignal },
   ): Promise<GateVerdict> {
-    const subject = tool.approval?.subject(args) ?? '';
+    const subject = tool.approval?.subject(args, this.run) ?? '';
     const rule = askingRule(tool.name, subject, this.layers);
-    if (!rule) return { run: args };
-    const { config, store, clock } = this.deps;
-    const id = approvalId(this.run.runId, call.position.step, call.position.index);
-    // A resumed call finds its request: the details are made only for a new one.
-    let approval = await store.get(id);
-    if (!approval) {
-      const made = await store.request(
-        {
-          id,
-          kind: 'tool',
-          agentId: this.run.agentId,
-          sessionKey: this.run.sessionKey,
-          runId: this.run.runId,
-          step: call.position.step,
-          index: call.position.index,
-          toolCallId: call.toolCallId,
-          subject: tool.name,
-          args,
-          details: { ...(subject ? { subject } : {}), ...((await tool.approval?.details?.(args, this.run).catch(() => ({}))) ?? {}) },
-          reason: `${rule.source} has ${JSON.stringify(rule.pattern)}`,
-          editable: tool.approval?.editable === true,
-          ttlMs: config.approvals.expiresAfterSeconds * 1000,
-          onExpiry: config.approvals.onExpiry,
-        },
-        clock.now(),
-      );
-      if (made.event) this.deps.published([made.event]);
-      approval = made.approval;
+    const id = approvalId(this.run.runId, call.position.step, call.position.index, { tool: tool.name, args });
+    if (!rule) {
+      // A resumed call keeps the request it made, answered or not, even if a reload took its pattern away since.
+      const earlier = this.run.resumed ? await this.deps.store.get(id) : undefined;
+      if (!earlier) return { run: args };
     }
-    const answered = await awaitAnswer(this.deps, approval, call.signal);
-    return this.verdict(tool, args, answered);
+    const { config } = this.deps;
+    const answered = await askPerson(
+      this.deps,
+      {
+        id,
+        kind: 'tool',
+        agentId: this.run.agentId,
+        sessionKey: this.run.sessionKey,
+        runId: this.run.runId,
+        step: call.position.step,
+        index: call.position.index,
+        toolCallId: call.toolCallId,
+        subject: tool.name,
+        args,
+        details: async () => ({
+          ...(subject ? { subject } : {}),
+          ...((await tool.approval?.details?.(args, this.run).catch(() => ({}))) ?? {}),
+        }),
+        reason: rule ? `${rule.source} has ${JSON.stringify(rule.pattern)}` : 'asked before a reload',
+        editable: tool.approval?.editable === true,
+        ttlMs: config.approvals.expiresAfterSeconds * 1000,
+        onExpiry: config.approvals.onExpiry,
+      },
+      call.signal,
+    );
+    return this.verdict(tool, args, answered!);
   }
 
   private verdict(tool: GatewayTool, args: Record<string, unknown>, approval: ApprovalRecord): GateVerdict {
@@ -135,13 +181,11 @@ export class ApprovalGate implements ToolGate {
           status: 'denied',
           code: 'APPROVAL_EXPIRED',
           approvalId: approval.id,
-          error: `nobody answered approval request ${approval.id} for this ${tool.name} call within ${this.deps.config.approvals.expiresAfterSeconds}s (approvals.expiresAfterSeconds), and an expired request is denied (approvals.onExpiry): the call was not run.`,
+          error: `nobody answered approval request ${approval.id} for this ${tool.name} call within ${Math.round((approval.expiresAt - approval.requestedAt) / 1000)}s (approvals.expiresAfterSeconds), and an expired request is denied (approvals.onExpiry): the call was not run.`,
         },
       };
     if (approval.editedArgs === null || approval.editedArgs === undefined) return { run: args, approval };
-    const edited = tool.shownSchema
-      ? { ok: true as const, value: approval.editedArgs as Record<string, unknown> }
-      : parseToolArgs(tool.parameters, approval.editedArgs);
+    const edited = parseToolArgs(tool.parameters, approval.editedArgs);
     if (!edited.ok)
       throw new SwitchboardError(
         'INVALID_REQUEST',

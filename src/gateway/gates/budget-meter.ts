@@ -4,10 +4,10 @@
  * overshoot it by at most one reservation each. At a cap the call fails with BUDGET_EXCEEDED, or (budgets.onLimit:
  * ask) waits for a person to raise the cap, as an approval request that suspends the run like any other wait.
  */
-import { randomUUID } from 'node:crypto';
-import type { LanguageModelV3, LanguageModelV3CallOptions, LanguageModelV3Usage } from '@ai-sdk/provider';
+import type { LanguageModelV3, LanguageModelV3CallOptions, LanguageModelV3StreamPart, LanguageModelV3Usage } from '@ai-sdk/provider';
 import { wrapLanguageModel } from 'ai';
 import { SwitchboardError } from '../../core/errors.js';
+import { parseSessionKey } from '../../core/session-key.js';
 import { backoffDelay, sleep } from '../../kit/retry.js';
 import { ANONYMOUS_PEER, type SwitchboardConfig } from '../../config/schema.js';
 import type { BudgetLimit } from '../../config/schema-gates.js';
@@ -22,6 +22,20 @@ import type {
   Provenance,
 } from '../../ports/index.js';
 import { waitScope, WaitSuspended, type WaitScope } from '../../kit/wait-until.js';
+
+/** A model call's reservation: its id and what it holds on each cap. */
+interface Held {
+  id: string;
+  amount: BudgetAmount;
+}
+
+const NOTHING: BudgetAmount = { tokens: 0, costMicros: 0 };
+
+/** A person's answer to a request to raise a cap: raised, or why not (who denied it, or that it expired). */
+export interface RaiseAnswer {
+  raised: boolean;
+  why: string;
+}
 
 /** How a call waits for the calls under way on a full cap to settle (their reservations lapse at the latest at their expiry). */
 const HELD_BACK = { baseDelayMs: 50, maxDelayMs: 1000 };
@@ -50,6 +64,12 @@ function cap(key: string, source: string, limit: BudgetLimit | undefined): Budge
   ];
 }
 
+/** The board task a board session (`agent:<id>:board:<task>`) works on. */
+function boardTaskOf(sessionKey: string): string | undefined {
+  if (parseSessionKey(sessionKey)?.kind !== 'board') return undefined;
+  return sessionKey.split(':')[3];
+}
+
 /** Who a run spends for: its agent, its session, the spawn tree it is in, the board task and the A2A peer behind its inputs. */
 export interface RunSpender {
   agentId: string;
@@ -68,9 +88,17 @@ export function runCaps(config: SwitchboardConfig, spender: RunSpender, now: num
   caps.push(...cap(`agent:${spender.agentId}:${day}`, `budgets.agents.${agent}`, budgets.agents[agent]));
   caps.push(...cap(`session:${spender.sessionKey}`, 'budgets.session', budgets.session));
   caps.push(...cap(`tree:${spender.rootSession}`, 'budgets.subagentTree', budgets.subagentTree));
+  // What a run serves comes from its inputs, and from its session and the top of its spawn tree: a sub-agent or a
+  // completion's wake run of an A2A task or a board task draws on that task's caps too.
+  const sessions = [parseSessionKey(spender.sessionKey), parseSessionKey(spender.rootSession)];
   const tasks = new Set(spender.provenance.filter((p) => p.kind === 'board' && p.peer).map((p) => p.peer!));
+  for (const key of [spender.sessionKey, spender.rootSession]) {
+    const task = boardTaskOf(key);
+    if (task) tasks.add(task);
+  }
   for (const task of tasks) caps.push(...cap(`task:${task}`, 'budgets.boardTask', budgets.boardTask));
   const peers = new Set(spender.provenance.filter((p) => p.kind === 'a2a').map((p) => p.peer ?? ANONYMOUS_PEER));
+  for (const parsed of sessions) if (parsed?.kind === 'a2a' && parsed.peer) peers.add(parsed.peer);
   for (const peer of peers) {
     const name = budgets.peers[peer] ? peer : peer === ANONYMOUS_PEER ? undefined : '*';
     if (name) caps.push(...cap(`peer:${peer}:${day}`, `budgets.peers.${name}`, budgets.peers[name]));
@@ -88,7 +116,9 @@ export interface BudgetMeterDeps {
     run: { runId: string; sessionKey: string; agentId: string; signal: AbortSignal },
     refusal: Extract<BudgetReservation, { ok: false }>,
     wanted: BudgetAmount,
-  ) => Promise<boolean>;
+  ) => Promise<RaiseAnswer>;
+  /** A new reservation's id. */
+  newId: () => string;
 }
 
 /** Where a run's wait for a raise may suspend it (runs/run-waits.ts): the scope of its n-th such wait in this attempt. */
@@ -122,48 +152,64 @@ export class BudgetMeter {
       middleware: {
         specificationVersion: 'v3',
         wrapGenerate: async ({ doGenerate, params }) => {
-          const id = await this.reserve(params);
+          const held = await this.reserve(params);
+          let result: Awaited<ReturnType<typeof doGenerate>>;
           try {
-            const result = await doGenerate();
-            await this.settle(id, result.usage);
-            return result;
+            result = await doGenerate();
           } catch (error) {
-            // A call that failed before an answer is not billed.
-            await this.settle(id, undefined).catch(() => {});
+            // A call that failed before an answer is not billed, but one aborted under way may have been.
+            await this.settle(held, undefined, params.abortSignal?.aborted ? held.amount : NOTHING).catch(() => {});
             throw error;
           }
+          await this.settle(held, result.usage);
+          return result;
         },
         wrapStream: async ({ doStream, params }) => {
-          const id = await this.reserve(params);
-          const reserved = this.estimate(params);
-          let settled = false;
-          const settle = (usage: LanguageModelV3Usage | undefined, unknown?: BudgetAmount) => {
-            if (settled) return Promise.resolve();
-            settled = true;
-            return this.settle(id, usage, unknown);
-          };
+          const held = await this.reserve(params);
           let started: Awaited<ReturnType<typeof doStream>>;
           try {
             started = await doStream();
           } catch (error) {
-            await settle(undefined).catch(() => {});
+            await this.settle(held, undefined, NOTHING).catch(() => {});
             throw error;
           }
-          const { stream, ...rest } = started;
-          return {
-            ...rest,
-            stream: stream.pipeThrough(
-              new TransformStream({
-                transform: async (part, controller) => {
-                  if (part.type === 'finish') await settle(part.usage);
-                  controller.enqueue(part);
-                },
-                // A stream cut before its finish: what it used is unknown, so its reservation counts as spent.
-                flush: async () => void (await settle(undefined, reserved)),
-              }),
-            ),
-          };
+          return { ...started, stream: this.settling(started.stream, held) };
         },
+      },
+    });
+  }
+
+  /**
+   * The stream as it comes, settled at its finish with the usage it reports; one cut (cancelled, failed, or ended with
+   * no finish) counts its whole reservation as spent, since what it used is unknown.
+   */
+  private settling(stream: ReadableStream<LanguageModelV3StreamPart>, held: Held): ReadableStream<LanguageModelV3StreamPart> {
+    let settled = false;
+    const settle = (usage: LanguageModelV3Usage | undefined) => {
+      if (settled) return Promise.resolve();
+      settled = true;
+      return this.settle(held, usage, held.amount).catch(() => {});
+    };
+    const reader = stream.getReader();
+    return new ReadableStream<LanguageModelV3StreamPart>({
+      pull: async (controller) => {
+        try {
+          const { done, value } = await reader.read();
+          if (done) {
+            await settle(undefined);
+            controller.close();
+            return;
+          }
+          if (value.type === 'finish') await settle(value.usage);
+          controller.enqueue(value);
+        } catch (error) {
+          await settle(undefined);
+          controller.error(error);
+        }
+      },
+      cancel: async (reason) => {
+        await settle(undefined);
+        await reader.cancel(reason);
       },
     });
   }
@@ -179,21 +225,24 @@ export class BudgetMeter {
     return this.deps.config.models.prices[this.run.model];
   }
 
-  private async reserve(params: LanguageModelV3CallOptions): Promise<string> {
-    const id = `${this.run.runId}:${randomUUID()}`;
-    const amount = this.estimate(params);
+  private async reserve(params: LanguageModelV3CallOptions): Promise<Held> {
+    const held = { id: `${this.run.runId}:${this.deps.newId()}`, amount: this.estimate(params) };
+    const { amount } = held;
     let waited = 0;
+    // The limit an approved raise was asked from: refused again at it, the raise gave nothing, and the call fails.
+    let raisedFrom: Partial<BudgetAmount> | undefined;
     for (;;) {
-      const outcome = await this.deps.store.reserve(id, this.run.runId, this.caps, amount, this.run.timeoutMs);
-      if (outcome.ok) return id;
+      const outcome = await this.deps.store.reserve(held.id, this.run.runId, this.caps, amount, this.run.timeoutMs);
+      if (outcome.ok) return held;
       const { cap: refused, spent, reserved, limit } = outcome;
       // Full only with what calls under way reserved: most of it comes back when they settle, so wait for them.
-      if (spent.tokens < limit.tokens && spent.costMicros < limit.costMicros && !this.run.signal.aborted) {
+      if (spent.tokens < limit.tokens && spent.costMicros < limit.costMicros) {
         await sleep(backoffDelay(waited++, HELD_BACK, Math.random()), this.run.signal).catch(() => {});
+        if (this.run.signal.aborted) throw abortError(this.run.signal);
         continue;
       }
       const figures =
-        spent.tokens + reserved.tokens >= limit.tokens
+        spent.tokens >= limit.tokens
           ? `${spent.tokens} tokens spent and ${reserved.tokens} reserved of ${limit.tokens}`
           : `$${(spent.costMicros / 1e6).toFixed(4)} spent and $${(reserved.costMicros / 1e6).toFixed(4)} reserved of $${(limit.costMicros / 1e6).toFixed(4)}`;
       await this.deps.journal({
@@ -202,16 +251,20 @@ export class BudgetMeter {
         runId: this.run.runId,
         payload: { key: refused.key, source: refused.source, spent, reserved, limit: finite(limit), wanted: amount },
       });
-      if (this.deps.config.budgets.onLimit === 'ask' && this.deps.askToRaise && (await this.askToRaise(outcome, amount))) continue;
-      throw new SwitchboardError(
-        'BUDGET_EXCEEDED',
-        `budget ${refused.key} (${refused.source}) is used up: ${figures}; the model was not called. Raise ${refused.source} in the config, or wait for the next day where the cap is daily`,
-        { key: refused.key, source: refused.source },
-      );
+      const again = raisedFrom !== undefined && JSON.stringify(raisedFrom) === JSON.stringify(finite(limit));
+      if (!again && this.deps.config.budgets.onLimit === 'ask' && this.deps.askToRaise) {
+        const answer = await this.askToRaise(outcome, amount);
+        if (answer.raised) {
+          raisedFrom = finite(limit);
+          continue;
+        }
+        throw exceeded(refused, figures, `; ${answer.why}`);
+      }
+      throw exceeded(refused, figures, again ? '; the raise approved for it left its limit where it was' : '');
     }
   }
 
-  private async askToRaise(refused: Extract<BudgetReservation, { ok: false }>, wanted: BudgetAmount): Promise<boolean> {
+  private async askToRaise(refused: Extract<BudgetReservation, { ok: false }>, wanted: BudgetAmount): Promise<RaiseAnswer> {
     const ask = () => this.deps.askToRaise!(this.run, refused, wanted);
     const waits = this.run.waits;
     if (!waits) return ask();
@@ -225,14 +278,35 @@ export class BudgetMeter {
     }
   }
 
-  private async settle(id: string, usage: LanguageModelV3Usage | undefined, fallback?: BudgetAmount): Promise<void> {
-    const input = usage?.inputTokens.total ?? 0;
-    const output = usage?.outputTokens.total ?? 0;
-    const spent = usage
-      ? { tokens: input + output, costMicros: costMicros(this.price(), { input, output, cachedInput: usage.inputTokens.cacheRead ?? 0 }) }
-      : (fallback ?? { tokens: 0, costMicros: 0 });
-    await this.deps.store.settle(id, spent, this.deps.clock.now());
+  /** Ends a reservation with what the call used: its reported usage, else `unknown` (a provider that reports none counts its reservation). */
+  private async settle(held: Held, usage: LanguageModelV3Usage | undefined, unknown: BudgetAmount = held.amount): Promise<void> {
+    const input = usage?.inputTokens.total;
+    const output = usage?.outputTokens.total;
+    const spent =
+      input === undefined && output === undefined
+        ? unknown
+        : {
+            tokens: (input ?? 0) + (output ?? 0),
+            costMicros: costMicros(this.price(), {
+              input: input ?? 0,
+              output: output ?? 0,
+              cachedInput: usage?.inputTokens.cacheRead ?? 0,
+            }),
+          };
+    await this.deps.store.settle(held.id, spent, this.deps.clock.now());
   }
+}
+
+function exceeded(refused: BudgetCap, figures: string, more: string): SwitchboardError {
+  return new SwitchboardError(
+    'BUDGET_EXCEEDED',
+    `budget ${refused.key} (${refused.source}) is used up: ${figures}${more}; the model was not called. Raise ${refused.source} in the config, or wait for the next day where the cap is daily`,
+    { key: refused.key, source: refused.source },
+  );
+}
+
+function abortError(signal: AbortSignal): Error {
+  return signal.reason instanceof Error ? signal.reason : new Error(`the run was stopped (${String(signal.reason)})`);
 }
 
 /** A limit as JSON (an unset side is no limit). */

@@ -24,8 +24,8 @@ import type { BudgetView } from '../../ports/gateway.js';
 import type { GatewayTool } from '../../ports/tools.js';
 import type { SwitchboardConfig } from '../../config/schema.js';
 import type { Wakeups } from '../../kit/wait-until.js';
-import { approvalId, awaitAnswer } from './approval-gate.js';
-import { finite, runCaps } from './budget-meter.js';
+import { approvalId, askPerson } from './approval-gate.js';
+import { finite, runCaps, type RaiseAnswer } from './budget-meter.js';
 
 export interface GatesDeps {
   config: SwitchboardConfig;
@@ -73,12 +73,17 @@ export class GatewayGates {
       if (!decision.approve) throw new SwitchboardError('INVALID_REQUEST', 'edited arguments go with approve, not deny');
       await this.checkEdited(approval, decision.editedArgs);
     }
+    // A cap is raised before the answer is written: the run the answer wakes finds the room there (a raise never lowers).
+    if (approval.kind === 'budget' && decision.approve) {
+      const limit = (decision.editedArgs ?? approval.args) as Partial<BudgetAmount>;
+      await this.deps.budgets.raise(approval.subject, limit, this.deps.clock.now());
+    }
     const decided = await this.deps.approvals.decide(id, decision, this.deps.clock.now());
-    if (!decided) throw answeredAlready((await this.deps.approvals.get(id)) ?? approval);
-    // A raised budget is raised before the run that waits on it hears the answer.
-    if (decided.approval.kind === 'budget' && decided.approval.status === 'approved') {
-      const limit = (decided.approval.editedArgs ?? decided.approval.args) as Partial<BudgetAmount>;
-      await this.deps.budgets.raise(decided.approval.subject, limit, this.deps.clock.now());
+    if (!decided) {
+      // Answered or closed meanwhile, or past its expiry: an expired request is marked so, and no answer takes effect.
+      const expired = await this.deps.approvals.expire(id, this.deps.clock.now());
+      if (expired) this.deps.published([expired.event]);
+      throw answeredAlready(expired?.approval ?? (await this.deps.approvals.get(id)) ?? approval);
     }
     this.deps.published([decided.event]);
     return decided.approval;
@@ -86,43 +91,47 @@ export class GatewayGates {
 
   /**
    * A model call at a cap under `budgets.onLimit: ask`: a request to raise the cap, and the wait for its answer (which
-   * suspends the run where it may). True when raised.
+   * suspends the run where it may), or for another request's raise of the same cap.
    */
   async askToRaise(
     run: { runId: string; sessionKey: string; agentId: string; signal: AbortSignal },
     refused: Extract<BudgetReservation, { ok: false }>,
     wanted: BudgetAmount,
-  ): Promise<boolean> {
+  ): Promise<RaiseAnswer> {
     const proposed = proposedLimit(refused, wanted);
-    // The same request for the same cap at the same limit: a resumed run finds its own, a raised cap asks anew.
-    const id = approvalId(run.runId, -1, hashIndex(`${refused.cap.key}:${JSON.stringify(finite(refused.limit))}`));
-    let approval = await this.deps.approvals.get(id);
-    if (!approval) {
-      const made = await this.deps.approvals.request(
-        {
-          id,
-          kind: 'budget',
-          agentId: run.agentId,
-          sessionKey: run.sessionKey,
-          runId: run.runId,
-          step: -1,
-          index: -1,
-          toolCallId: null,
-          subject: refused.cap.key,
-          args: proposed,
-          details: { source: refused.cap.source, spent: refused.spent, reserved: refused.reserved, limit: finite(refused.limit), wanted },
-          reason: `budget ${refused.cap.key} (${refused.cap.source}) is used up; raise it to ${describe(proposed)}?`,
-          editable: true,
-          ttlMs: this.deps.config.approvals.expiresAfterSeconds * 1000,
-          onExpiry: 'deny',
-        },
-        this.deps.clock.now(),
-      );
-      if (made.event) this.deps.published([made.event]);
-      approval = made.approval;
-    }
-    const answered = await awaitAnswer({ ...this.deps, store: this.deps.approvals }, approval, run.signal);
-    return answered.status === 'approved';
+    const limit = finite(refused.limit);
+    const key = refused.cap.key;
+    const answer = await askPerson(
+      this.gateDeps(),
+      {
+        // The same request for the same cap at the same limit: a resumed run finds its own, a raised cap asks anew.
+        id: approvalId(run.runId, -1, -1, { budget: key, limit }),
+        kind: 'budget',
+        agentId: run.agentId,
+        sessionKey: run.sessionKey,
+        runId: run.runId,
+        step: -1,
+        index: -1,
+        toolCallId: null,
+        subject: key,
+        args: proposed,
+        details: async () => ({ source: refused.cap.source, spent: refused.spent, reserved: refused.reserved, limit, wanted }),
+        reason: `budget ${key} (${refused.cap.source}) is used up; raise it to ${describe(proposed)}?`,
+        editable: true,
+        ttlMs: this.deps.config.approvals.expiresAfterSeconds * 1000,
+        onExpiry: 'deny',
+      },
+      run.signal,
+      // Another run's raise of the same cap (its answer's event names the cap) is room for this one too.
+      { keys: [`budget:${key}`], settled: async () => raisedAbove((await this.deps.budgets.spend([key]))[0], limit) },
+    );
+    if (!answer) return { raised: true, why: 'the cap was raised by another request' };
+    if (answer.status === 'approved') return { raised: true, why: `${answer.decidedBy} raised it` };
+    if (answer.status === 'expired') return { raised: false, why: `nobody answered the request to raise it (${answer.id}) in time` };
+    return {
+      raised: false,
+      why: `${answer.decidedBy ?? 'a person'} refused to raise it (${answer.id})${answer.note ? `: ${answer.note}` : ''}`,
+    };
   }
 
   /**
@@ -133,9 +142,10 @@ export class GatewayGates {
     run: { runId: string; sessionKey: string; agentId: string; signal: AbortSignal },
     question: RuntimeQuestion,
   ): Promise<{ approved: boolean; why: string }> {
-    const made = await this.deps.approvals.request(
+    const answer = (await askPerson(
+      this.gateDeps(),
       {
-        id: approvalId(run.runId, 0, question.index),
+        id: approvalId(run.runId, 0, question.index, { subject: question.subject, args: question.args }),
         kind: 'tool',
         agentId: run.agentId,
         sessionKey: run.sessionKey,
@@ -145,22 +155,24 @@ export class GatewayGates {
         toolCallId: null,
         subject: question.subject,
         args: question.args,
-        details: question.details,
+        details: async () => question.details,
         reason: question.reason,
         editable: false,
         ttlMs: this.deps.config.approvals.expiresAfterSeconds * 1000,
         onExpiry: this.deps.config.approvals.onExpiry,
       },
-      this.deps.clock.now(),
-    );
-    if (made.event) this.deps.published([made.event]);
-    const answer = await awaitAnswer({ ...this.deps, store: this.deps.approvals }, made.approval, run.signal);
+      run.signal,
+    ))!;
     const approved = answer.status === 'approved' || (answer.status === 'expired' && answer.onExpiry === 'allow');
     const by =
       answer.status === 'expired'
         ? `nobody answered approval request ${answer.id} in time (approvals.expiresAfterSeconds)`
         : `${answer.decidedBy} ${answer.status} approval request ${answer.id}`;
     return { approved, why: `${by}${answer.note ? `: ${answer.note}` : ''}` };
+  }
+
+  private gateDeps() {
+    return { ...this.deps, store: this.deps.approvals };
   }
 
   /** Every cap the config sets, with what it spent today (daily caps) or so far, and the newest keys of the per-session ones. */
@@ -186,13 +198,13 @@ export class GatewayGates {
     const views: BudgetView[] = [];
     const spends = new Map((await budgets.spend(caps.map((cap) => cap.key))).map((spend) => [spend.key, spend]));
     for (const cap of caps) views.push(view(cap, spends.get(cap.key)));
-    const perKey: [string, 'session' | 'subagentTree' | 'boardTask' | 'peers'][] = [
+    const perKey: [string, 'session' | 'subagentTree' | 'boardTask'][] = [
       ['session:', 'session'],
       ['tree:', 'subagentTree'],
       ['task:', 'boardTask'],
     ];
     for (const [prefix, source] of perKey) {
-      const limit = config.budgets[source as 'session' | 'subagentTree' | 'boardTask'];
+      const limit = config.budgets[source];
       if (!limit) continue;
       for (const spend of await budgets.spendLike(prefix, 50))
         views.push(view({ key: spend.key, source: `budgets.${source}`, tokens: limit.tokens, costMicros: micros(limit.cost) }, spend));
@@ -216,20 +228,32 @@ export class GatewayGates {
       throw new SwitchboardError('INVALID_REQUEST', 'edited arguments must be a JSON object');
     if (approval.kind === 'budget') {
       const { tokens, costMicros, ...rest } = edited as Record<string, unknown>;
-      const bad = Object.keys(rest);
-      if (bad.length || [tokens, costMicros].some((value) => value !== undefined && !(Number.isInteger(value) && (value as number) > 0)))
-        throw new SwitchboardError(
-          'INVALID_REQUEST',
-          'a raised budget is { "tokens": <positive integer>, "costMicros": <positive integer> }',
-        );
+      const shape = 'a raised budget is { "tokens": <integer>, "costMicros": <integer> }, each above the cap it raises';
+      if (Object.keys(rest).length || [tokens, costMicros].some((value) => value !== undefined && !Number.isInteger(value)))
+        throw new SwitchboardError('INVALID_REQUEST', shape);
+      // Each side the cap limits must go up, past what it spent and holds: a raise that leaves no room raises nothing.
+      const limit = (approval.details.limit ?? {}) as Partial<BudgetAmount>;
+      const spend = (await this.deps.budgets.spend([approval.subject]))[0];
+      for (const side of ['tokens', 'costMicros'] as const) {
+        const given = (edited as Partial<BudgetAmount>)[side];
+        if (limit[side] === undefined) continue;
+        const floor = Math.max(limit[side]!, (spend?.spent[side] ?? 0) + (spend?.reserved[side] ?? 0));
+        if (given === undefined || given <= floor)
+          throw new SwitchboardError('INVALID_REQUEST', `${shape}: ${side} must be above ${floor} (the cap, or what it spent and holds)`);
+      }
       return;
     }
     const tool = (await this.deps.toolsFor(approval.agentId)).find((candidate) => candidate.name === approval.subject);
     if (!tool) throw new SwitchboardError('INVALID_REQUEST', `agent "${approval.agentId}" has no tool ${approval.subject} now`);
-    if (tool.shownSchema) return;
     const parsed = parseToolArgs(tool.parameters, edited);
     if (!parsed.ok) throw new SwitchboardError('INVALID_REQUEST', `the edited arguments do not fit ${tool.name}'s schema: ${parsed.error}`);
   }
+}
+
+/** Whether a cap's stored limit (raised) is above `limit` on a side `limit` sets. */
+function raisedAbove(spend: BudgetSpend | undefined, limit: Partial<BudgetAmount>): boolean {
+  if (!spend) return false;
+  return (['tokens', 'costMicros'] as const).some((side) => limit[side] !== undefined && (spend.raised[side] ?? 0) > limit[side]!);
 }
 
 const micros = (cost: number | undefined) => (cost === undefined ? undefined : Math.round(cost * 1_000_000));
@@ -267,11 +291,4 @@ function describe(limit: Partial<BudgetAmount>): string {
   if (limit.tokens !== undefined) parts.push(`${limit.tokens} tokens`);
   if (limit.costMicros !== undefined) parts.push(`$${(limit.costMicros / 1e6).toFixed(4)}`);
   return parts.join(' and ');
-}
-
-/** A small number from a text, for a request's place: one per cap and limit. */
-function hashIndex(text: string): number {
-  let hash = 0;
-  for (let i = 0; i < text.length; i += 1) hash = (hash * 31 + text.charCodeAt(i)) | 0;
-  return Math.abs(hash);
 }

@@ -140,17 +140,20 @@ interface LeasedRun {
 
 const NOTHING_RAN = { inputTokens: 0, outputTokens: 0, modelCalls: 0, steps: 0 };
 
-/** The run's approval gate, when its session's tool policy asks about any call (else none, and no call waits). */
+/**
+ * The run's approval gate, when its session's tool policy asks about any call, or when it resumes (its calls may have
+ * asked before a reload took the pattern away); else none, and no call waits.
+ */
 function approvalGate(
   deps: ApprovalGateDeps,
   agent: ResolvedAgent,
-  sessionKey: string,
-  runId: string,
-  workspace: string | undefined,
+  run: { sessionKey: string; runId: string; workspace: string | undefined; attempt: number },
 ): ApprovalGate | undefined {
-  const layers = policyLayers(agent, deps.config, sessionKey);
-  if (!layers.some((layer) => layer.ask?.length)) return undefined;
-  return new ApprovalGate(deps, { runId, sessionKey, agentId: agent.config.id, workspace }, layers);
+  const layers = policyLayers(agent, deps.config, run.sessionKey);
+  const resumed = run.attempt > 1;
+  if (!resumed && !layers.some((layer) => layer.ask?.length)) return undefined;
+  const { sessionKey, runId, workspace } = run;
+  return new ApprovalGate(deps, { runId, sessionKey, agentId: agent.config.id, workspace, resumed }, layers);
 }
 
 /** The run's model, metered on the budgets it draws on (as it is, when no budget applies). */
@@ -348,7 +351,12 @@ export function createSessionRunner(deps: SessionRunnerDeps) {
         system: context.system,
         messages: context.messages,
         ...offeredTools(agent, deps.config, await deps.toolsFor(agent.config.id), slot.sessionKey, subagent),
-        gate: approvalGate(deps.approvals, agent, slot.sessionKey, runId, subagent?.workdir ?? agent.workspace),
+        gate: approvalGate(deps.approvals, agent, {
+          sessionKey: slot.sessionKey,
+          runId,
+          workspace: subagent?.workdir ?? agent.workspace,
+          attempt: run.attempt,
+        }),
         toolContext: {
           runId,
           sessionKey: slot.sessionKey,

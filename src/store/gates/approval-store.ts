@@ -55,6 +55,8 @@ function decidedEvent(db: Db, approval: ApprovalRecord, now: number): Promise<Ev
         decidedBy: approval.decidedBy,
         note: approval.note,
         edited: approval.editedArgs !== null,
+        // A raise wakes every run waiting on the cap, not only the one that asked.
+        ...(approval.kind === 'budget' ? { budgetKey: approval.subject } : {}),
       },
     },
     now,
@@ -162,8 +164,16 @@ export class KyselyApprovalStore implements ApprovalStore {
         })
         .where('id', '=', id)
         .where('status', '=', 'pending')
+        // Past its expiry (on the database's clock) a request takes no answer: it is expired, whether marked so yet or not.
+        .where('expires_at', '>', this.dbNowMs())
         // Nothing waits for an answer once the run that asked has ended.
-        .where((eb) => eb.not(eb.exists(eb.selectFrom('runs').select('runs.id').whereRef('runs.id', '=', 'approvals.run_id').where('runs.status', 'not in', LIVE_RUN))))
+        .where((eb) =>
+          eb.not(
+            eb.exists(
+              eb.selectFrom('runs').select('runs.id').whereRef('runs.id', '=', 'approvals.run_id').where('runs.status', 'not in', LIVE_RUN),
+            ),
+          ),
+        )
         .returningAll()
         .executeTakeFirst();
       if (!row) return undefined;
