@@ -177,4 +177,27 @@ describe('budgets.onLimit: ask', () => {
     const outcome = await gw.waitForInput(input.id, 20_000);
     expect(outcome).toMatchObject({ status: 'completed', run: { status: 'failed', errorCode: 'BUDGET_EXCEEDED' } });
   }, 30_000);
+
+  it("lets every run waiting on a cap go on once one request's raise gives it room", async () => {
+    gateway = await startTestGateway(ASKING);
+    const gw = gateway;
+    const sent = await Promise.all(
+      ['p1', 'p2'].map((peer) => gw.send({ target: 'worker', message: 'what time is it', inbound: { channel: 'api', peer } })),
+    );
+    const asked = await waitUntil(
+      'both runs ask',
+      async () => {
+        const pending = await gw.listApprovals({ status: 'pending' });
+        return pending.length === 2 && pending;
+      },
+      10_000,
+      10,
+    );
+    await gw.decideApproval(asked[0]!.id, { approve: true, by: 'cli:ann', editedArgs: { tokens: 100_000 } });
+    for (const { input } of sent) {
+      expect(await gw.waitForInput(input.id, 20_000)).toMatchObject({ status: 'completed', run: { status: 'succeeded' } });
+    }
+    // The other request was never answered; its run ended without it.
+    expect(await gw.getApproval(asked[1]!.id)).toMatchObject({ status: 'closed' });
+  }, 30_000);
 });
