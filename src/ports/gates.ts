@@ -70,7 +70,18 @@ export interface ApprovalStore {
    * is live, with an `approval.decided` event): undefined otherwise, so that two answers never both take effect and none
    * takes effect late.
    */
-  decide(id: string, decision: ApprovalDecision, now: number): Promise<{ approval: ApprovalRecord; event: EventRecord } | undefined>;
+  decide(
+    id: string,
+    decision: ApprovalDecision,
+    now: number,
+    /** An approved budget request raises its cap in the same transaction (never on a refusal or a late answer). */
+    raise?: { key: string; limit: Partial<BudgetAmount> },
+  ): Promise<{ approval: ApprovalRecord; event: EventRecord } | undefined>;
+  /**
+   * Ends a pending request nobody needs any more (its run went on without it, or cannot trust its clock): `expired` by
+   * `withdrawn` with `why`, whatever the clock; undefined when it was not pending.
+   */
+  withdraw(id: string, why: string, now: number): Promise<{ approval: ApprovalRecord; event: EventRecord } | undefined>;
   /** Marks a pending request whose time has passed on the database's clock `expired`; undefined when it is not (yet). */
   expire(id: string, now: number): Promise<{ approval: ApprovalRecord; event: EventRecord } | undefined>;
   /** How many requests are pending. */

@@ -53,11 +53,22 @@ export class AcpHost {
 
   constructor(private readonly options: HostOptions) {}
 
-  /** Execute permissions a person approved (`execute: "ask"`) that no terminal has used yet: each lets one command run. */
-  private executeApproved = 0;
+  /**
+   * What the execute permissions a person approved (`execute: "ask"`) asked to run, as the agent described it (its raw
+   * input, as text), not used by a terminal yet: each lets one terminal run a command it names.
+   */
+  private readonly executeApproved: string[] = [];
 
-  approvedExecute(): void {
-    this.executeApproved += 1;
+  approvedExecute(rawInput: unknown): void {
+    this.executeApproved.push(typeof rawInput === 'string' ? rawInput : JSON.stringify(rawInput ?? ''));
+  }
+
+  /** Takes the approval whose description names this command and each of its arguments, if one does. */
+  private takeApproval(command: string, args: readonly string[]): boolean {
+    const index = this.executeApproved.findIndex((described) => [command, ...args].every((word) => described.includes(word)));
+    if (index < 0) return false;
+    this.executeApproved.splice(index, 1);
+    return true;
   }
 
   /** Whether the agent is told it may use terminals (initialize's client capabilities): with `ask`, each one asked. */
@@ -98,13 +109,12 @@ export class AcpHost {
     if (this.terminals.size >= MAX_TERMINALS)
       throw RequestError.invalidParams(undefined, `${MAX_TERMINALS} terminals are open already; release one first`);
     const cwd = await this.checked(request.cwd ?? '.', () => resolveExisting(root, request.cwd ?? '.'));
-    if (policy.execute === 'ask') {
-      // One approved execute permission runs one command; a command the agent did not ask about is put to a person.
-      if (this.executeApproved > 0) this.executeApproved -= 1;
-      else {
-        const answer = await this.options.askToRun({ command: request.command, args: request.args ?? [], cwd });
-        if (!answer.approved) throw RequestError.invalidParams(undefined, `running ${request.command} was refused: ${answer.why}`);
-      }
+    if (policy.execute === 'ask' && !this.takeApproval(request.command, request.args ?? [])) {
+      // A command no approved permission names (the agent did not ask, or asked about another) is put to a person.
+      const answer = await this.options.askToRun({ command: request.command, args: request.args ?? [], cwd });
+      if (!answer.approved) throw RequestError.invalidParams(undefined, `running ${request.command} was refused: ${answer.why}`);
+      if (this.terminals.size >= MAX_TERMINALS)
+        throw RequestError.invalidParams(undefined, `${MAX_TERMINALS} terminals are open already; release one first`);
     }
     const terminalId = `term-${++this.made}`;
     const env = Object.fromEntries((request.env ?? []).map((variable) => [variable.name, variable.value]));

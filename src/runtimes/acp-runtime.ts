@@ -85,7 +85,7 @@ export class AcpRuntime implements ExternalRuntime {
             reason: `${source}.${call.kind ?? 'other'} is "ask"`,
           });
           decision = { allow: answer.approved, why: answer.why };
-          if (answer.approved && call.kind === 'execute') host.approvedExecute();
+          if (answer.approved && call.kind === 'execute') host.approvedExecute(call.rawInput ?? call.title);
         }
         const answer = answerWith(params.options, decision.allow);
         const answered = answer.outcome.outcome === 'selected' ? (decision.allow ? 'allowed' : 'denied') : 'cancelled';

@@ -4,6 +4,7 @@
  * are atomic and go through the tool-call ledger, so a crashed run's retry does not write twice, and does not
  * write over a change made since.
  */
+import { realpathSync } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
 import { relative, resolve, sep } from 'node:path';
 import { z } from 'zod';
@@ -55,7 +56,15 @@ async function readText(real: string, path: string): Promise<string | undefined>
 function pathSubject(args: Record<string, unknown>, context: { workspace: string | undefined }): string {
   const path = String(args.path);
   if (!context.workspace) return path;
-  return relative(context.workspace, resolve(context.workspace, path)).split(sep).join('/');
+  const inside = (root: string) => relative(root, resolve(root, path)).split(sep).join('/');
+  const given = inside(context.workspace);
+  if (!given.startsWith('..')) return given;
+  // An absolute path through the workspace's real folder (the configured one may lead through a symlink).
+  try {
+    return inside(realpathSync(context.workspace));
+  } catch {
+    return given;
+  }
 }
 
 /** What a person approving a write is shown: the path and the diff the write would make to the file as it is now. */

@@ -59,7 +59,7 @@ describe('ACP permissions', () => {
     expect(updates).toEqual([{ kind: 'file', op: 'refused', path: '/etc/hostname', why }]);
   });
 
-  it('with execute "ask", runs one command per approved execute permission and puts any other to a person first', async () => {
+  it('with execute "ask", runs a command an approved execute permission named, once, and puts any other to a person first', async () => {
     const asked: { command: string; args: string[]; cwd: string }[] = [];
     let approve = true;
     const host = new AcpHost({
@@ -77,12 +77,13 @@ describe('ACP permissions', () => {
       },
     });
     expect(host.terminalsOffered).toBe(true);
-    // A permission approved before: the next terminal uses it without asking again.
-    host.approvedExecute();
-    const first = await host.createTerminal({ sessionId: 's', command: 'true' });
+    // A permission approved before, for `echo hi`: the terminal that runs it uses it without asking again.
+    host.approvedExecute({ command: 'echo hi' });
+    const first = await host.createTerminal({ sessionId: 's', command: 'echo', args: ['hi'] });
     expect(asked).toEqual([]);
     await host.waitForExit(first.terminalId);
-    // None left: the command is put to a person, with its folder.
+    // Used: the same command again, and one it did not name, are put to a person, with the folder.
+    host.approvedExecute({ command: 'ls' });
     const second = await host.createTerminal({ sessionId: 's', command: 'echo', args: ['hi'] });
     expect(asked).toEqual([{ command: 'echo', args: ['hi'], cwd: root }]);
     await host.waitForExit(second.terminalId);

@@ -101,6 +101,29 @@ export function describeGatesContract(name: string, open: () => Promise<Store>):
       expect((await store.approvals.expire('apr_6', 2000))?.approval).toMatchObject({ status: 'expired' });
     });
 
+    it('raises a cap with an approved budget request, in its transaction, and never with a refusal or a late answer', async () => {
+      const raise = { key: 'agent:r', limit: { tokens: 500 } };
+      await store.approvals.request({ ...request('apr_r1'), kind: 'budget', subject: 'agent:r' }, 1000);
+      await store.approvals.decide('apr_r1', { approve: false, by: 'x' }, 1100, raise);
+      expect(await store.budgets.spend(['agent:r'])).toEqual([]);
+      await store.approvals.request({ ...request('apr_r2', 0), kind: 'budget', subject: 'agent:r' }, 1000);
+      expect(await store.approvals.decide('apr_r2', { approve: true, by: 'late' }, 1100, raise)).toBeUndefined();
+      expect(await store.budgets.spend(['agent:r'])).toEqual([]);
+      await store.approvals.request({ ...request('apr_r3'), kind: 'budget', subject: 'agent:r' }, 1000);
+      const approved = await store.approvals.decide('apr_r3', { approve: true, by: 'ann' }, 1200, raise);
+      expect(approved?.event.payload).toMatchObject({ approvalId: 'apr_r3', budgetKey: 'agent:r' });
+      expect(await store.budgets.spend(['agent:r'])).toMatchObject([{ raised: { tokens: 500 } }]);
+    });
+
+    it('withdraws a pending request whatever the clock, once', async () => {
+      await store.approvals.request(request('apr_w'), 1000);
+      const withdrawn = await store.approvals.withdraw('apr_w', 'another request raised the cap', 1500);
+      expect(withdrawn?.approval).toMatchObject({ status: 'expired', decidedBy: 'withdrawn', note: 'another request raised the cap' });
+      expect(withdrawn?.event).toMatchObject({ type: 'approval.decided', payload: { status: 'expired', decidedBy: 'withdrawn' } });
+      expect(await store.approvals.withdraw('apr_w', 'again', 1600)).toBeUndefined();
+      expect(await store.approvals.decide('apr_w', { approve: true, by: 'late' }, 1700)).toBeUndefined();
+    });
+
     it('lists by status and session, newest first, and counts the pending ones', async () => {
       await store.approvals.request(request('apr_a'), 1000);
       await store.approvals.request({ ...request('apr_b'), sessionKey: 'agent:coder:other' }, 1000);

@@ -99,9 +99,11 @@ export async function awaitAnswer(
   if (answered === 'elsewhere') return undefined;
   if (answered) return answered;
   if (signal.aborted || deps.wakeups.stopping()) throw new Error('the run stopped while it waited for approval');
-  // Past the slack and the database still says pending (its clock is far from ours): nothing runs on an answer the store
-  // does not hold, so the call is refused as an expired request that denies.
-  return { ...approval, status: 'expired', onExpiry: 'deny', decidedBy: 'expiry', decidedAt: clock.now() };
+  // Past the slack and the database still says pending (its clock is far from ours): the request is withdrawn, so that
+  // no later answer takes effect, and the call is refused as an expired request that denies.
+  const withdrawn = await store.withdraw(approval.id, "the database's clock had not reached the expiry", clock.now());
+  if (withdrawn) deps.published([withdrawn.event]);
+  return { ...(withdrawn?.approval ?? approval), status: 'expired', onExpiry: 'deny', decidedBy: 'expiry', decidedAt: clock.now() };
 }
 
 /** The gate of one run: its session's policy layers decide which calls ask. */

@@ -229,9 +229,10 @@ export class BudgetMeter {
     const held = { id: `${this.run.runId}:${this.deps.newId()}`, amount: this.estimate(params) };
     const { amount } = held;
     let waited = 0;
-    // The limit an approved raise was asked from: refused again at it, the raise gave nothing, and the call fails.
-    let raisedFrom: Partial<BudgetAmount> | undefined;
+    // The cap and limit an approved raise was asked from: refused again there, the raise gave nothing, and the call fails.
+    let raisedFrom: string | undefined;
     for (;;) {
+      if (this.run.signal.aborted) throw abortError(this.run.signal);
       const outcome = await this.deps.store.reserve(held.id, this.run.runId, this.caps, amount, this.run.timeoutMs);
       if (outcome.ok) return held;
       const { cap: refused, spent, reserved, limit } = outcome;
@@ -251,11 +252,12 @@ export class BudgetMeter {
         runId: this.run.runId,
         payload: { key: refused.key, source: refused.source, spent, reserved, limit: finite(limit), wanted: amount },
       });
-      const again = raisedFrom !== undefined && JSON.stringify(raisedFrom) === JSON.stringify(finite(limit));
+      const at = JSON.stringify({ key: refused.key, limit: finite(limit) });
+      const again = raisedFrom === at;
       if (!again && this.deps.config.budgets.onLimit === 'ask' && this.deps.askToRaise) {
         const answer = await this.askToRaise(outcome, amount);
         if (answer.raised) {
-          raisedFrom = finite(limit);
+          raisedFrom = at;
           continue;
         }
         throw exceeded(refused, figures, `; ${answer.why}`);

@@ -73,12 +73,13 @@ export class GatewayGates {
       if (!decision.approve) throw new SwitchboardError('INVALID_REQUEST', 'edited arguments go with approve, not deny');
       await this.checkEdited(approval, decision.editedArgs);
     }
-    // A cap is raised before the answer is written: the run the answer wakes finds the room there (a raise never lowers).
-    if (approval.kind === 'budget' && decision.approve) {
-      const limit = (decision.editedArgs ?? approval.args) as Partial<BudgetAmount>;
-      await this.deps.budgets.raise(approval.subject, limit, this.deps.clock.now());
-    }
-    const decided = await this.deps.approvals.decide(id, decision, this.deps.clock.now());
+    // An approved raise is written with the answer, in its transaction: the run the answer wakes finds the room, and a
+    // refused or late answer raises nothing.
+    const raise =
+      approval.kind === 'budget' && decision.approve
+        ? { key: approval.subject, limit: (decision.editedArgs ?? approval.args) as Partial<BudgetAmount> }
+        : undefined;
+    const decided = await this.deps.approvals.decide(id, decision, this.deps.clock.now(), raise);
     if (!decided) {
       // Answered or closed meanwhile, or past its expiry: an expired request is marked so, and no answer takes effect.
       const expired = await this.deps.approvals.expire(id, this.deps.clock.now());
@@ -125,7 +126,13 @@ export class GatewayGates {
       // Another run's raise of the same cap (its answer's event names the cap) is room for this one too.
       { keys: [`budget:${key}`], settled: async () => raisedAbove((await this.deps.budgets.spend([key]))[0], limit) },
     );
-    if (!answer) return { raised: true, why: 'the cap was raised by another request' };
+    if (!answer) {
+      // Nothing waits for this request any more: it is withdrawn, so that approving it later raises nothing twice.
+      const id = approvalId(run.runId, -1, -1, { budget: key, limit });
+      const withdrawn = await this.deps.approvals.withdraw(id, 'another request raised the cap', this.deps.clock.now());
+      if (withdrawn) this.deps.published([withdrawn.event]);
+      return { raised: true, why: 'the cap was raised by another request' };
+    }
     if (answer.status === 'approved') return { raised: true, why: `${answer.decidedBy} raised it` };
     if (answer.status === 'expired') return { raised: false, why: `nobody answered the request to raise it (${answer.id}) in time` };
     return {

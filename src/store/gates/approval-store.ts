@@ -4,7 +4,16 @@
  * the expiry, exactly one takes effect. Expiry is on the database's clock.
  */
 import { sql, type ExpressionBuilder, type Kysely, type RawBuilder, type Selectable } from 'kysely';
-import type { ApprovalDecision, ApprovalRecord, ApprovalStatus, ApprovalStore, EventRecord, NewApproval } from '../../ports/index.js';
+import type {
+  ApprovalDecision,
+  ApprovalRecord,
+  ApprovalStatus,
+  ApprovalStore,
+  BudgetAmount,
+  EventRecord,
+  NewApproval,
+} from '../../ports/index.js';
+import { raiseCap } from './budget-store.js';
 import { json, num, numOrNull, parse, type Db } from '../sql/rows.js';
 import { appendEvent } from '../sql/writes.js';
 import type { ApprovalsTable, Database, RunsTable } from '../schema/database.js';
@@ -151,7 +160,12 @@ export class KyselyApprovalStore implements ApprovalStore {
       .select('runs.status as run_status');
   }
 
-  decide(id: string, decision: ApprovalDecision, now: number): Promise<{ approval: ApprovalRecord; event: EventRecord } | undefined> {
+  decide(
+    id: string,
+    decision: ApprovalDecision,
+    now: number,
+    raise?: { key: string; limit: Partial<BudgetAmount> },
+  ): Promise<{ approval: ApprovalRecord; event: EventRecord } | undefined> {
     return this.db.transaction().execute(async (trx) => {
       const row = await trx
         .updateTable('approvals')
@@ -174,6 +188,23 @@ export class KyselyApprovalStore implements ApprovalStore {
             ),
           ),
         )
+        .returningAll()
+        .executeTakeFirst();
+      if (!row) return undefined;
+      const approval = toApproval(row);
+      // A raise takes effect with its approval, and only with it.
+      if (raise && approval.status === 'approved') await raiseCap(trx, raise.key, raise.limit, now);
+      return { approval, event: await decidedEvent(trx, approval, now) };
+    });
+  }
+
+  withdraw(id: string, why: string, now: number): Promise<{ approval: ApprovalRecord; event: EventRecord } | undefined> {
+    return this.db.transaction().execute(async (trx) => {
+      const row = await trx
+        .updateTable('approvals')
+        .set({ status: 'expired', decided_at: now, decided_by: 'withdrawn', note: why })
+        .where('id', '=', id)
+        .where('status', '=', 'pending')
         .returningAll()
         .executeTakeFirst();
       if (!row) return undefined;

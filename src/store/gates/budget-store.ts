@@ -7,7 +7,7 @@
  */
 import { sql, type Kysely, type RawBuilder, type Selectable } from 'kysely';
 import type { BudgetAmount, BudgetCap, BudgetSpend, BudgetStore, BudgetReservation } from '../../ports/index.js';
-import { num } from '../sql/rows.js';
+import { num, type Db } from '../sql/rows.js';
 import type { SqlDialect } from '../sql/dialect.js';
 import type { BudgetSpendTable, Database } from '../schema/database.js';
 
@@ -35,6 +35,34 @@ function limitOf(cap: BudgetCap, spend: BudgetSpend | undefined): BudgetAmount {
   const pick = (configured: number | undefined, raised: number | undefined) =>
     configured === undefined ? Number.POSITIVE_INFINITY : Math.max(configured, raised ?? 0);
   return { tokens: pick(cap.tokens, spend?.raised.tokens), costMicros: pick(cap.costMicros, spend?.raised.costMicros) };
+}
+
+/** Raises a cap's limit (never lowers it: of two raises, the higher stands); `db` may be another store's transaction. */
+export async function raiseCap(db: Db, key: string, limit: Partial<BudgetAmount>, now: number): Promise<void> {
+  await db
+    .insertInto('budget_spend')
+    .values({
+      key,
+      spent_tokens: 0,
+      spent_cost: 0,
+      raised_tokens: limit.tokens ?? null,
+      raised_cost: limit.costMicros ?? null,
+      updated_at: now,
+    })
+    .onConflict((conflict) =>
+      conflict.column('key').doUpdateSet({
+        raised_tokens:
+          limit.tokens === undefined
+            ? sql`budget_spend.raised_tokens`
+            : sql`CASE WHEN budget_spend.raised_tokens IS NULL OR budget_spend.raised_tokens < ${limit.tokens} THEN ${limit.tokens} ELSE budget_spend.raised_tokens END`,
+        raised_cost:
+          limit.costMicros === undefined
+            ? sql`budget_spend.raised_cost`
+            : sql`CASE WHEN budget_spend.raised_cost IS NULL OR budget_spend.raised_cost < ${limit.costMicros} THEN ${limit.costMicros} ELSE budget_spend.raised_cost END`,
+        updated_at: now,
+      }),
+    )
+    .execute();
 }
 
 export class KyselyBudgetStore implements BudgetStore {
@@ -98,31 +126,7 @@ export class KyselyBudgetStore implements BudgetStore {
   }
 
   async raise(key: string, limit: Partial<BudgetAmount>, now: number): Promise<void> {
-    await this.db
-      .insertInto('budget_spend')
-      .values({
-        key,
-        spent_tokens: 0,
-        spent_cost: 0,
-        raised_tokens: limit.tokens ?? null,
-        raised_cost: limit.costMicros ?? null,
-        updated_at: now,
-      })
-      .onConflict((conflict) =>
-        conflict.column('key').doUpdateSet({
-          // Never lowered: of two raises, the higher stands.
-          raised_tokens:
-            limit.tokens === undefined
-              ? sql`budget_spend.raised_tokens`
-              : sql`CASE WHEN budget_spend.raised_tokens IS NULL OR budget_spend.raised_tokens < ${limit.tokens} THEN ${limit.tokens} ELSE budget_spend.raised_tokens END`,
-          raised_cost:
-            limit.costMicros === undefined
-              ? sql`budget_spend.raised_cost`
-              : sql`CASE WHEN budget_spend.raised_cost IS NULL OR budget_spend.raised_cost < ${limit.costMicros} THEN ${limit.costMicros} ELSE budget_spend.raised_cost END`,
-          updated_at: now,
-        }),
-      )
-      .execute();
+    await raiseCap(this.db, key, limit, now);
   }
 
   async spend(keys: readonly string[]): Promise<BudgetSpend[]> {
