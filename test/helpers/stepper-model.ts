@@ -29,7 +29,19 @@ export function stepperAnswer(body: ChatBody): FakeReply {
   return { text: `finished ${task}` };
 }
 
-/** The transcript with the task's name taken out, so that two tasks' compare. */
+/**
+ * A step's write as its result says it: the bytes it wrote (`step N` is 6), or, run again after a kill that landed
+ * between the write and the commit of its result, that an earlier attempt wrote it (docs/tools.md).
+ */
+const WRITTEN = /"bytes":6|"note":"written by an earlier attempt of this run"/g;
+
+/**
+ * The transcript with the task's name taken out, so that two tasks' compare. A write a kill cut after the file was
+ * written and before its result was committed answers, when run again, that an earlier attempt wrote it instead of how
+ * many bytes it wrote: the one way a resumed run's transcript may differ, counted as the same write.
+ */
 export function transcriptShape(entries: TranscriptEntry[], task: string): string {
-  return JSON.stringify(entries.map((entry) => ({ role: entry.role, content: entry.content }))).replaceAll(task, 'TASK');
+  return JSON.stringify(entries.map((entry) => ({ role: entry.role, content: entry.content })))
+    .replaceAll(task, 'TASK')
+    .replaceAll(WRITTEN, '"written":true');
 }
