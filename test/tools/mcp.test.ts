@@ -112,7 +112,7 @@ describe('MCP servers as tools', () => {
       expect(down).toHaveLength(1);
       expect(down[0]).toMatch(/^MCP server "local" is down: .*; next try in 500 ms$/);
       // Back after the backoff (a start that works resets it): the next death is again one failure, not a doubled pause.
-      await waitUntil('the server is back', () => connection.state.state === 'up');
+      await waitUntil('the server is back', () => connection.state.state === 'up', 30_000);
       await expect(connection.call('die', {}, new AbortController().signal, 10_000)).rejects.toThrow(/is down/);
       expect(logged.filter((line) => line.includes('is down')).map((line) => /next try in (\d+) ms$/.exec(line)?.[1])).toEqual([
         '500',
