@@ -70,6 +70,8 @@ function boardTaskOf(sessionKey: string): string | undefined {
   return sessionKey.split(':')[3];
 }
 
+const isEmpty = (record: Record<string, unknown>) => Object.keys(record).length === 0;
+
 /** Who a run spends for: its agent, its session, the spawn tree it is in, the board task and the A2A peer behind its inputs. */
 export interface RunSpender {
   agentId: string;
@@ -82,6 +84,8 @@ export interface RunSpender {
 /** The caps a run's model calls draw on under `budgets`, with their keys for today (UTC, on the store's clock). */
 export function runCaps(config: SwitchboardConfig, spender: RunSpender, now: number): BudgetCap[] {
   const budgets = config.budgets;
+  // No cap configured (the common case): nothing to work out on a run's start.
+  if (!budgets.session && !budgets.subagentTree && !budgets.boardTask && isEmpty(budgets.agents) && isEmpty(budgets.peers)) return [];
   const day = new Date(now).toISOString().slice(0, 10);
   const caps: BudgetCap[] = [];
   const agent = budgets.agents[spender.agentId] ? spender.agentId : '*';

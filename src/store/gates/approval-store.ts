@@ -199,30 +199,28 @@ export class KyselyApprovalStore implements ApprovalStore {
   }
 
   withdraw(id: string, why: string, now: number): Promise<{ approval: ApprovalRecord; event: EventRecord } | undefined> {
-    return this.db.transaction().execute(async (trx) => {
-      const row = await trx
-        .updateTable('approvals')
-        .set({ status: 'expired', decided_at: now, decided_by: 'withdrawn', note: why })
-        .where('id', '=', id)
-        .where('status', '=', 'pending')
-        .returningAll()
-        .executeTakeFirst();
-      if (!row) return undefined;
-      const approval = toApproval(row);
-      return { approval, event: await decidedEvent(trx, approval, now) };
-    });
+    return this.end(id, { decided_by: 'withdrawn', note: why }, false, now);
   }
 
   expire(id: string, now: number): Promise<{ approval: ApprovalRecord; event: EventRecord } | undefined> {
+    return this.end(id, { decided_by: 'expiry' }, true, now);
+  }
+
+  /** Marks a pending request expired (only once its time has passed on the database's clock, when `due`), with its event. */
+  private end(
+    id: string,
+    by: { decided_by: string; note?: string },
+    due: boolean,
+    now: number,
+  ): Promise<{ approval: ApprovalRecord; event: EventRecord } | undefined> {
     return this.db.transaction().execute(async (trx) => {
-      const row = await trx
+      let update = trx
         .updateTable('approvals')
-        .set({ status: 'expired', decided_at: now, decided_by: 'expiry' })
+        .set({ status: 'expired', decided_at: now, ...by })
         .where('id', '=', id)
-        .where('status', '=', 'pending')
-        .where('expires_at', '<=', this.dbNowMs())
-        .returningAll()
-        .executeTakeFirst();
+        .where('status', '=', 'pending');
+      if (due) update = update.where('expires_at', '<=', this.dbNowMs());
+      const row = await update.returningAll().executeTakeFirst();
       if (!row) return undefined;
       const approval = toApproval(row);
       return { approval, event: await decidedEvent(trx, approval, now) };
