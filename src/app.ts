@@ -40,6 +40,7 @@ import type { ClaudeTeams } from './mailbox/claude-team.js';
 import { mailboxFront } from './mailbox/front.js';
 import { runtimesFront } from './runtimes/front.js';
 import { openChildRecords } from './processes.js';
+import { openTelemetry } from './telemetry/telemetry.js';
 
 /** What a caller of `startGateway` may want to hold on to: the A2A client, the board and its dispatcher. */
 export interface StandardHooks {
@@ -212,6 +213,11 @@ export async function serveGateway(options: ServeOptions): Promise<RunningGatewa
       'PostgreSQL: autovacuum is off on this server, so nothing analyzes the tables and the plans made while they were small would stay; the gateway analyzes its own tables as they change (store.analyze). Turn autovacuum on (docs/deploy.md)',
     );
   const gatewayId = dataDir.gatewayId();
+  const telemetry = await openTelemetry(config.telemetry, {
+    gatewayId,
+    version: options.version,
+    warn: (message) => logger.warn(redact(message)),
+  });
   let client!: A2AClientService;
   // The log gets no secret either; a reload that brings new ones makes the redactor again.
   let redact = redactor(secretsOf(config));
@@ -227,6 +233,7 @@ export async function serveGateway(options: ServeOptions): Promise<RunningGatewa
       capabilitySecret: dataDir.capabilitySecret(),
       dataDir: dataDir.path,
       version: options.version,
+      tracing: telemetry.tracing,
       log: (level, message, fields) => logger[level](redactFields(fields, redact), redact(message)),
     },
     {
@@ -264,7 +271,17 @@ export async function serveGateway(options: ServeOptions): Promise<RunningGatewa
     console: config.console.enabled ? new ConsoleFront(token, config.console.sessionHours, storedRevocations(store.gateways)) : undefined,
     a2aCallback: (taskId, secret) => client.receivePush(taskId, secret),
     reloadConfig: () => reloadConfig(),
+    metrics: telemetry.metricsHandler,
     log: (level, message, fields) => logger[level](redactFields(fields, redact), redact(message)),
+  });
+  telemetry.attach({
+    status: () => gateway.status(),
+    outboxBacklog: () => gateway.outboxBacklog(),
+    pendingApprovals: () => gateway.pendingApprovals(),
+    budgetStatus: () => gateway.budgetStatus(),
+    queuedSessions: () => store.sessions.listWithQueuedInputs(),
+    a2aTasks: front ? (state) => store.a2aTasks.count({ states: [state] }) : undefined,
+    now: () => (opened.clock ?? systemClock).now(),
   });
   // A file that does not load changes nothing: the error names each problem, and the running config stays.
   const reloadConfig = (): ConfigReload => {
@@ -279,6 +296,7 @@ export async function serveGateway(options: ServeOptions): Promise<RunningGatewa
     url = await api.listen();
   } catch (error) {
     await gateway.stop();
+    await telemetry.shutdown();
     await store.close();
     unlock();
     const code = (error as NodeJS.ErrnoException).code;
@@ -321,6 +339,7 @@ export async function serveGateway(options: ServeOptions): Promise<RunningGatewa
         // The gateway first: it ends pending waits, so the API's open requests can finish and it can close.
         await gateway.stop();
         await api.close();
+        await telemetry.shutdown();
         await store.close();
         unlock();
       })();

@@ -6,6 +6,7 @@
 import pino, { type Logger } from 'pino';
 import pretty from 'pino-pretty';
 import { SwitchboardError } from './core/errors.js';
+import { traceScope } from './kit/trace-context.js';
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export const LOG_FORMATS = ['pretty', 'json'] as const;
@@ -33,8 +34,13 @@ export function createLogger(options: LogOptions = {}, destination: NodeJS.Writa
       `log format "${format}" is not one of ${LOG_FORMATS.join(', ')} (--log-format or SWITCHBOARD_LOG_FORMAT)`,
     );
   }
+  // A line logged while a run, a tool call or a delivery works names its trace (docs/observability.md).
+  const mixin = () => {
+    const context = traceScope.getStore();
+    return context ? { trace_id: context.traceId, span_id: context.spanId } : {};
+  };
   if (format === 'json')
-    return pino({ level, base: undefined }, destination === process.stderr ? pino.destination({ fd: 2, sync: true }) : destination);
+    return pino({ level, base: undefined, mixin }, destination === process.stderr ? pino.destination({ fd: 2, sync: true }) : destination);
   // Synchronous, in this thread: a line written before a crash is on the terminal. A failed run's fields
   // are in its message already, so a person sees them once (JSON keeps them for machines).
   const stream = pretty({
@@ -42,8 +48,8 @@ export function createLogger(options: LogOptions = {}, destination: NodeJS.Writa
     sync: true,
     colorize: destination.isTTY === true,
     translateTime: 'HH:MM:ss.l',
-    ignore: 'pid,hostname,runId,sessionKey,agentId,status',
+    ignore: 'pid,hostname,runId,sessionKey,agentId,status,trace_id,span_id',
     singleLine: true,
   });
-  return pino({ level, base: undefined }, stream);
+  return pino({ level, base: undefined, mixin }, stream);
 }

@@ -23,6 +23,7 @@ import { PermanentDeliveryError } from '../kit/retry.js';
 import type { A2ATaskStore, Clock, NewOutboxRow, OutboxRecord } from '../ports/index.js';
 import { ownerOf } from './task-store.js';
 import { guardedFetch, refusedTarget } from '../net/outbound-guard.js';
+import { traceHeader } from '../kit/trace-context.js';
 
 export const PUSH_KIND = 'a2a.push';
 const TOKEN_HEADER = 'X-A2A-Notification-Token';
@@ -182,7 +183,8 @@ export function pushDeliverer(tasks: A2ATaskStore, config: SwitchboardConfig, cl
       const response = await post(push.url, {
         method: 'POST',
         // The row's key is the same on every retry of this notification: receivers dedupe by it.
-        headers: { 'Content-Type': push.contentType, 'Idempotency-Key': row.idempotencyKey, ...push.headers },
+        // The delivery's span (the outbox's), so the receiver's handling joins the task's trace.
+        headers: { 'Content-Type': push.contentType, 'Idempotency-Key': row.idempotencyKey, ...push.headers, ...traceHeader() },
         body: push.body,
         signal: AbortSignal.timeout(config.a2a.push.timeoutMs),
         redirect: 'manual',

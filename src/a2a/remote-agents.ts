@@ -13,6 +13,7 @@ import { agentToAgentAllowed } from '../core/session-access.js';
 import { guardedFetch } from '../net/outbound-guard.js';
 import type { Message, Task } from '@a2a-js/sdk';
 import { partsText, summarizeTask, textMessage, type RemoteRef, type RemoteResult } from './remote-task.js';
+import { traceHeader } from '../kit/trace-context.js';
 
 /** A remote agent as the client reaches it; `guarded`: only at public addresses (a URL the model gave). */
 export interface RemoteTarget {
@@ -79,7 +80,10 @@ export class RemoteAgents {
 
   private fetchWith(headers: Record<string, string>, guarded: boolean): typeof fetch {
     const base = guarded ? this.guarded : this.configuredFetch;
-    return (input, init) => base(input, { ...init, headers: { ...(init?.headers as Record<string, string>), ...headers } });
+    // The call's trace goes with it (W3C Trace Context): a Switchboard, or any traced server, on the far side joins it.
+    return (input, init) => {
+      return base(input, { ...init, headers: { ...(init?.headers as Record<string, string>), ...headers, ...traceHeader() } });
+    };
   }
 
   client(target: Pick<RemoteTarget, 'url' | 'headers' | 'guarded'>): Promise<Client> {

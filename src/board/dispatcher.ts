@@ -16,6 +16,7 @@ import { newFollower, pollAndSettle, type Follower, type RemoteWorkers } from '.
 import { agentTaskPrompt, runEndReason } from './task-prompt.js';
 import { dispatcherWakeup } from './wakeups.js';
 import { seatTeams, type TeamSeat } from './team-seats.js';
+import { boardTraceparent } from '../kit/trace-context.js';
 
 export type { RemoteTaskState, RemoteWorkers } from './remote-follow.js';
 export type { TeamSeat } from './team-seats.js';
@@ -247,7 +248,8 @@ export class BoardDispatcher {
           idempotencyKey: `board:${claim.taskId}:${claim.attempt}`,
           mode: 'followup',
           text: agentTaskPrompt(view, this.deps.gateway().config.gateway.maxMessageChars),
-          provenance: { kind: 'board', channel: 'board', peer: claim.taskId },
+          // Every attempt joins the trace of the span that created the task; a task nobody traced is a trace of its own.
+          provenance: { kind: 'board', channel: 'board', peer: claim.taskId, trace: view.task.trace ?? boardTraceparent(claim.taskId) },
           // The hop budget: the conversation the task's creating run was in, one hop further (core/hops.ts).
           conversation: view.task.conversation ?? undefined,
         },

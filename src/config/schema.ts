@@ -12,6 +12,7 @@ import { headers, secretString } from './secret-schema.js';
 import { a2aSection, a2aSkill } from './schema-a2a.js';
 import { agentId, positiveInt } from './schema-common.js';
 import { approvalsSection, budgetsSection } from './schema-gates.js';
+import { telemetrySection } from './schema-telemetry.js';
 
 export { ANONYMOUS_PEER, type A2APeerConfig } from './schema-a2a.js';
 
@@ -319,6 +320,8 @@ export const configSchema = z.strictObject({
   approvals: approvalsSection,
   /** Caps on what model calls spend (docs/gates.md). */
   budgets: budgetsSection,
+  /** OpenTelemetry traces and Prometheus metrics (docs/observability.md). */
+  telemetry: telemetrySection,
 });
 
 export type SwitchboardConfig = z.infer<typeof configSchema>;

@@ -34,6 +34,7 @@ import { SubagentSpawner } from './subagents/subagent-spawn.js';
 import type { SubagentDeps } from './subagents/subagent-types.js';
 import { Subagents } from './subagents/subagents.js';
 import type { Wakeups } from '../kit/wait-until.js';
+import { NO_TRACING } from '../kit/trace-context.js';
 import { Watchdog } from './durability/watchdog.js';
 import { GatewayGates } from './gates/gates.js';
 
@@ -93,7 +94,7 @@ export function assembleGateway(deps: GatewayDeps, host: AssemblyHost): GatewayA
   const outbox = new OutboxDispatcher(
     store,
     clock,
-    { ...config.outbox, owner: gatewayId },
+    { ...config.outbox, owner: gatewayId, tracing: deps.tracing },
     (row, outcome, error) => aftermath.outboxSettled(row, outcome, error),
     (error) => log('error', `outbox: ${errorMessage(error)}`),
     (message, fields) => log('warn', message, fields),
@@ -217,6 +218,7 @@ export function assembleGateway(deps: GatewayDeps, host: AssemblyHost): GatewayA
     promptFiles: new PromptFileCache(),
     bus: host.bus,
     toolLedger: !deps.withoutToolLedger,
+    tracing: deps.tracing ?? NO_TRACING,
     afterCommit: (wroteOutbox, events) => {
       if (events) journal.committed(events);
       else void journal.kick();

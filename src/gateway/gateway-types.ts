@@ -1,7 +1,7 @@
 /** What the gateway is built from: its dependencies and the extensions the composition root plugs in. */
 import type { SwitchboardConfig } from '../config/schema.js';
 import type { ExtensionParts, GatewayExtension } from '../ports/extensions.js';
-import type { Clock, IdGenerator, InputRecord, NewInput, Store } from '../ports/index.js';
+import type { Clock, IdGenerator, InputRecord, NewInput, Store, Tracing } from '../ports/index.js';
 import type { GatewayLog } from '../ports/gateway.js';
 import type { Models } from '../ports/models.js';
 import type { AgentMessaging } from './messaging/messaging.js';
@@ -26,6 +26,8 @@ export interface GatewayDeps {
   /** The data directory, for sub-agent worktrees (`<dataDir>/worktrees`). */
   dataDir?: string;
   log?: GatewayLog;
+  /** Where spans go (src/telemetry); without it they go nowhere. */
+  tracing?: Tracing;
   /** This build's version, shown in the gateways' registry (`switchboard status`). */
   version?: string;
   /** Benchmarks only, to measure what the tool-call ledger costs: calls are keyed by tool-call id and not recorded. */

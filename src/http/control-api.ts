@@ -24,6 +24,7 @@ import { insightRoutes, type MapSource } from './insight-routes.js';
 import type { Handler, RouteAdder } from './route.js';
 import { sendRoutes } from './send-routes.js';
 import { readBody } from './json-body.js';
+import { parseTraceparent, traceScope } from '../kit/trace-context.js';
 
 interface Route {
   method: string;
@@ -63,6 +64,8 @@ export interface ControlApiOptions {
   };
   /** `POST /v1/config/reload`: the config file read again and applied (app.ts). */
   reloadConfig?: () => ConfigReload;
+  /** `GET /metrics` for Prometheus, behind the token (src/telemetry), when telemetry.metrics is on. */
+  metrics?: (request: IncomingMessage, response: ServerResponse) => void;
   /** The gateway's log: a request the store did not take (warn) and one that failed inside (error). Default: none. */
   log?: (level: 'warn' | 'error', message: string, fields: Record<string, unknown>) => void;
 }
@@ -137,7 +140,13 @@ export class ControlApi {
     this.options.console?.routes(route);
   }
 
-  private async handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
+  /** A request that carries a W3C `traceparent` (a remote gateway's A2A call, a traced script) joins the caller's trace. */
+  private handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
+    const caller = parseTraceparent(request.headers.traceparent);
+    return caller ? traceScope.run(caller, () => this.serve(request, response)) : this.serve(request, response);
+  }
+
+  private async serve(request: IncomingMessage, response: ServerResponse): Promise<void> {
     try {
       const url = new URL(request.url ?? '/', 'http://localhost');
       if (this.options.front?.handles(url.pathname)) return this.options.front.handle(request, response);
@@ -157,6 +166,7 @@ export class ControlApi {
         return sendJson(response, ready ? 200 : 503, { status: ready ? 'ready' : 'not ready' });
       }
       await this.authorize(request);
+      if (request.method === 'GET' && url.pathname === '/metrics') return this.serveMetrics(request, response);
       if (request.method === 'GET' && url.pathname === '/v1/events') return await this.streamEvents(request, response, url);
       for (const route of this.routes) {
         const match = url.pathname.match(route.pattern);
@@ -211,6 +221,15 @@ export class ControlApi {
 
   /** The task board's routes (/v1/board/...), when the gateway has one. */
   board?: BoardService;
+  private serveMetrics(request: IncomingMessage, response: ServerResponse): void {
+    if (!this.options.metrics)
+      throw new SwitchboardError(
+        'NOT_FOUND',
+        'metrics are off on this gateway, or served on their own listener (telemetry.metrics.listen): set telemetry.metrics.enabled: true and restart it (docs/observability.md)',
+      );
+    this.options.metrics(request, response);
+  }
+
   /** Push notifications from remote A2A agents; each task's own secret authenticates them, not the control token. */
   private async receivePush(request: IncomingMessage, response: ServerResponse, taskId: string): Promise<void> {
     // The body is not trusted for state (the follower reads the task itself), only drained.

@@ -26,6 +26,7 @@ import { PermanentDeliveryError } from '../kit/retry.js';
 import { PeriodicTask } from '../kit/serial-task.js';
 import type { BoardService } from '../board/board.js';
 import { ClaudeTasks } from './claude-tasks.js';
+import { traceHeader } from '../kit/trace-context.js';
 import {
   appendToInbox,
   isInboxEntry,
@@ -235,6 +236,7 @@ export class ClaudeTeam {
         messageId: createHash('sha256').update(`${entry.from}\n${entry.timestamp}\n${entry.text}`).digest('hex').slice(0, 32),
         text: readableText(entry.text),
         conversation: carriedConversation(entry.switchboard),
+        trace: (entry.switchboard as { traceparent?: unknown } | undefined)?.traceparent,
       });
     } catch (error) {
       if (!SwitchboardError.isInstance(error) || error.code !== 'HOP_LIMIT_EXCEEDED') throw error;
@@ -266,7 +268,7 @@ export class ClaudeTeam {
       timestamp: new Date(row.createdAt).toISOString(),
       read: false,
       summary: text.split('\n')[0].slice(0, 60),
-      ...(payload.conversation ? { switchboard: carried(payload.conversation) } : {}),
+      ...(payload.conversation ? { switchboard: { ...carried(payload.conversation), ...traceHeader() } } : {}),
     });
   }
 }

@@ -6,6 +6,7 @@
 import type { Conversation } from '../core/hops.js';
 import { directSessionKey } from '../core/session-key.js';
 import type { FrontInput, Intake, Opening } from '../ports/gateway.js';
+import { formatTraceparent, parseTraceparent } from '../kit/trace-context.js';
 
 export interface FileMessage {
   agentId: string;
@@ -19,6 +20,8 @@ export interface FileMessage {
   unsynced?: boolean;
   /** The conversation and hop the message carries when another agent's output became it (the hop budget). */
   conversation?: Conversation;
+  /** The W3C traceparent the message carries (a Switchboard writer's span); a malformed one starts a trace of its own. */
+  trace?: unknown;
 }
 
 export function acceptFileMessage(intake: Pick<Intake, 'accept'>, message: FileMessage) {
@@ -26,7 +29,7 @@ export function acceptFileMessage(intake: Pick<Intake, 'accept'>, message: FileM
   const input: FrontInput = {
     idempotencyKey: `${channel}:${message.inbox}:${message.from}:${message.messageId}`,
     text: message.text,
-    provenance: { kind: 'mailbox', channel, peer: message.from, messageId: message.messageId },
+    provenance: { kind: 'mailbox', channel, peer: message.from, messageId: message.messageId, ...sender(message.trace) },
     conversation: message.conversation,
   };
   const opening: Opening = {
@@ -39,4 +42,9 @@ export function acceptFileMessage(intake: Pick<Intake, 'accept'>, message: FileM
     whenStopping: 'the file is read again once it has restarted',
   };
   return intake.accept(input, opening);
+}
+
+function sender(trace: unknown): { trace?: string } {
+  const context = parseTraceparent(trace);
+  return context ? { trace: formatTraceparent(context) } : {};
 }

@@ -74,10 +74,15 @@ export const mailMessage = z.object({
   replyTo: z.string().max(200).nullable().default(null),
   /**
    * Set by a Switchboard gateway on what its agents write: the conversation and hop the message is in (the hop budget,
-   * core/hops.ts). pi-messenger ignores it; one that is not well formed is read as absent.
+   * core/hops.ts), and its trace. pi-messenger ignores it; one that is not well formed is read as absent.
    */
   switchboard: z
-    .object({ conversation: z.string().min(1).max(200), hop: z.number().int().min(1).max(10_000) })
+    .object({
+      conversation: z.string().min(1).max(200),
+      hop: z.number().int().min(1).max(10_000),
+      /** The W3C traceparent of the span that wrote it: the reader's run joins that trace (docs/observability.md). */
+      traceparent: z.string().max(100).optional(),
+    })
     .optional()
     .catch(undefined),
 });

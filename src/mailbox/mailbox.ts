@@ -20,6 +20,7 @@ import { isMailboxName, MailboxLayout, mailboxDir, messageFileName, stableMessag
 import { removeStaleTemporaries, realDirProblem, STALE_TEMPORARY_MS } from './files.js';
 import { checkRecipient, participants, postMessage, removeRegistration, writeRegistration, type Participant } from './registry.js';
 import { reservationsOverlap } from '../core/reservations.js';
+import { traceHeader } from '../kit/trace-context.js';
 
 export const REPLY_KIND = 'reply:mailbox';
 export const SEND_KIND = 'mailbox.send';
@@ -178,6 +179,7 @@ export class MailboxService {
         text: message.text,
         unsynced: true,
         conversation: message.switchboard && { id: message.switchboard.conversation, hop: message.switchboard.hop },
+        trace: message.switchboard?.traceparent,
       });
     } catch (error) {
       if (
@@ -213,7 +215,7 @@ export class MailboxService {
       text: outgoing.text,
       timestamp: new Date(row.createdAt).toISOString(),
       replyTo: outgoing.replyTo,
-      ...(outgoing.conversation ? { switchboard: carried(outgoing.conversation) } : {}),
+      ...(outgoing.conversation ? { switchboard: { ...carried(outgoing.conversation), ...traceHeader() } } : {}),
     };
     postMessage(this.layout, message, messageFileName(row.createdAt, stableSuffix(row.idempotencyKey)));
     this.lastActivity.set(outgoing.from, new Date(this.deps.fileClock.now()).toISOString());

@@ -13,6 +13,7 @@ import type { McpServerConfig } from '../config/schema-tools.js';
 import { errorMessage } from '../core/errors.js';
 import { guardedFetch } from '../net/outbound-guard.js';
 import { childEnvironment } from '../processes.js';
+import { traceHeader } from '../kit/trace-context.js';
 
 export type McpTool = Pick<Tool, 'name' | 'description' | 'inputSchema' | 'annotations'>;
 
@@ -91,7 +92,8 @@ export class McpConnection {
     const abort = () => own.abort(signal.reason);
     signal.addEventListener('abort', abort, { once: true });
     try {
-      return (await client.callTool({ name: tool, arguments: args }, undefined, {
+      // The call's trace, where the MCP spec puts it: params._meta.traceparent.
+      return (await client.callTool({ name: tool, arguments: args, _meta: traceHeader() }, undefined, {
         signal: own.signal,
         timeout: timeoutMs,
       })) as CallToolResult;

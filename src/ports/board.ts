@@ -45,6 +45,8 @@ export interface BoardTaskRecord {
   doneAt: number | null;
   /** The hop budget: the conversation the run that created it was in, one hop further; null when no run did. */
   conversation: Conversation | null;
+  /** The W3C traceparent of the span that created it: its attempts' runs join that trace (docs/observability.md). */
+  trace: string | null;
 }
 
 export interface NewBoardTask

@@ -18,3 +18,4 @@ export type * from './tool-calls.js';
 export type * from './memory.js';
 export type * from './mailbox.js';
 export type * from './gates.js';
+export type * from './telemetry.js';

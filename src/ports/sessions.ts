@@ -21,6 +21,12 @@ export interface Provenance {
   exchange?: ExchangeStepRef;
   /** Set on a sub-agent's task (with the run id sessions_spawn promised) and on completion events. */
   subagent?: { id: string; runId?: string; wake?: boolean };
+  /**
+   * The W3C `traceparent` of the span that sent it (a tool call, a delivery, a remote caller's request): the run that
+   * consumes it joins that trace. The store names the writer's trace scope here when the front named none
+   * (kit/trace-context.ts).
+   */
+  trace?: string;
 }
 
 /** Which step of an exchange an input is. `turn` counts ping-pong turns from 1. */

@@ -19,6 +19,7 @@ import type { ChildRecords } from '../processes.js';
 import { RuntimeChild } from './child-process.js';
 import { RunRecorder } from './run-recorder.js';
 import { executedRun, supervise, unfinished } from './supervise.js';
+import { traceHeader } from '../kit/trace-context.js';
 
 export interface RuntimeDeps {
   config: () => SwitchboardConfig;
@@ -115,7 +116,9 @@ export class AcpRuntime implements ExternalRuntime {
       const session = await connection.agent.request('session/new', { cwd: root, mcpServers: [] });
       sessionId = session.sessionId;
       recorder.note({ kind: 'session', acpSessionId: sessionId, agent: request.name, pid: child.pid ?? null });
-      return connection.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: request.prompt }] });
+      // The run's trace goes to the agent in the request's _meta (ACP's extension point), as W3C traceparent.
+      const _meta = traceHeader();
+      return connection.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: request.prompt }], _meta });
     })();
     const outcome = await supervise({
       child,

@@ -28,6 +28,9 @@ import { startTestGateway, stopTestGateway } from '../helpers/gateway.js';
 import { registerPeer } from '../helpers/mailbox-files.js';
 import { waitUntil } from '../helpers/wait.js';
 
+/** The span that wrote a message, which its reader's run joins (docs/observability.md). */
+const TRACEPARENT = expect.stringMatching(/^00-[0-9a-f]{32}-[0-9a-f]{16}-01$/);
+
 let gateway: Gateway | undefined;
 afterEach(async () => {
   if (gateway) await stopTestGateway(gateway);
@@ -110,7 +113,7 @@ describe('the file mailbox', () => {
       timestamp: expect.any(String),
       replyTo: sent.id,
       // The hop budget (docs/agent-to-agent.md): pi-messenger ignores it; another Switchboard counts it.
-      switchboard: { conversation: expect.any(String), hop: 1 },
+      switchboard: { conversation: expect.any(String), hop: 1, traceparent: TRACEPARENT },
     });
     const sessions = await gateway.listSessions({ agentId: 'ops' });
     expect(sessions.map((session) => session.key)).toContain('agent:ops:mailbox:direct:PiPeer');
@@ -263,7 +266,7 @@ describe('the file mailbox', () => {
         text: 'one',
         timestamp: expect.any(String),
         replyTo: null,
-        switchboard: { conversation: expect.any(String), hop: 1 },
+        switchboard: { conversation: expect.any(String), hop: 1, traceparent: TRACEPARENT },
       },
     ]);
     expect(await send({ to: 'Nobody', text: 'x' })).toEqual({

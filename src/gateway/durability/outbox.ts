@@ -7,10 +7,11 @@
  * completions of everyone else.
  */
 import { SwitchboardError, errorMessage } from '../../core/errors.js';
-import type { Clock, OutboxRecord, Store } from '../../ports/index.js';
+import type { Clock, OutboxRecord, Store, TraceContext, TraceSpan, Tracing } from '../../ports/index.js';
 import { SerialTask } from '../../kit/serial-task.js';
 import { PermanentDeliveryError, backoffDelay } from '../../kit/retry.js';
 import type { OutboxHandler } from '../../ports/gateway.js';
+import { childOf, deliverySpanId, NO_TRACING, payloadSender, traceIdOf, traceScope } from '../../kit/trace-context.js';
 
 export interface OutboxOptions {
   maxAttempts: number;
@@ -27,6 +28,8 @@ export interface OutboxOptions {
   claimMs?: number;
   /** Who claims (the gateway's id): at start, the rows this owner's previous process held are due again at once. */
   owner?: string;
+  /** Where each attempt's `deliver <kind>` span goes. */
+  tracing?: Tracing;
 }
 
 const DEFAULT_CLAIM_MS = 300_000;
@@ -138,11 +141,14 @@ export class OutboxDispatcher {
     const row = await this.store.outbox.claim(listed.id, this.owner, this.clock.now(), this.options.claimMs ?? DEFAULT_CLAIM_MS);
     if (!row) return;
     const handler = this.handlers.get(row.kind);
+    const { context, span } = this.deliverySpan(row);
     try {
       if (!handler) throw new Error(`no outbox handler for kind "${row.kind}"`);
-      await handler(row);
+      await traceScope.run(context, () => handler(row));
+      span.end();
     } catch (error) {
       const message = errorMessage(error);
+      span.end({ error: message });
       const dead = error instanceof PermanentDeliveryError || row.attempts + 1 >= this.options.maxAttempts;
       const next = this.clock.now() + backoffDelay(row.attempts, this.options, (this.options.random ?? Math.random)());
       if (await this.store.outbox.markFailed(row.id, row.claimToken, message, next, dead))
@@ -152,6 +158,31 @@ export class OutboxDispatcher {
     }
     if (await this.store.outbox.markDelivered(row.id, row.claimToken, this.clock.now())) this.onSettled(row, 'delivered');
     else this.refused(row, 'delivery');
+  }
+
+  /**
+   * One attempt's span, a child of the run that wrote the row: what the attempt writes (a reply, an announce, a
+   * completion into another session) names it as its sender, so the receiving run joins the same trace.
+   */
+  private deliverySpan(row: OutboxRecord): { context: TraceContext; span: TraceSpan } {
+    const sender = payloadSender(row.payload);
+    const spanId = deliverySpanId(row.id, row.attempts);
+    const context = sender ? childOf(sender, spanId) : { traceId: traceIdOf(row.id), spanId, sampled: true };
+    const tracing = this.options.tracing ?? NO_TRACING;
+    if (!tracing.recording) return { context, span: tracing.start({ name: '', context }) };
+    const span = tracing.start({
+      name: `deliver ${row.kind}`,
+      context,
+      parent: sender,
+      kind: 'producer',
+      attributes: {
+        'switchboard.outbox.id': row.id,
+        'switchboard.outbox.kind': row.kind,
+        'switchboard.outbox.target': row.target,
+        'switchboard.outbox.attempt': row.attempts + 1,
+      },
+    });
+    return { context, span };
   }
 
   /** An attempt that outlived its claim (a gateway paused or slow past claimMs): its mark changed nothing. */

@@ -22,6 +22,7 @@ import type {
   Provenance,
 } from '../../ports/index.js';
 import { waitScope, WaitSuspended, type WaitScope } from '../../kit/wait-until.js';
+import { onStreamFinish } from '../../models/stream-finish.js';
 
 /** A model call's reservation: its id and what it holds on each cap. */
 interface Held {
@@ -188,34 +189,7 @@ export class BudgetMeter {
    * no finish) counts its whole reservation as spent, since what it used is unknown.
    */
   private settling(stream: ReadableStream<LanguageModelV3StreamPart>, held: Held): ReadableStream<LanguageModelV3StreamPart> {
-    let settled = false;
-    const settle = (usage: LanguageModelV3Usage | undefined) => {
-      if (settled) return Promise.resolve();
-      settled = true;
-      return this.settle(held, usage, held.amount).catch(() => {});
-    };
-    const reader = stream.getReader();
-    return new ReadableStream<LanguageModelV3StreamPart>({
-      pull: async (controller) => {
-        try {
-          const { done, value } = await reader.read();
-          if (done) {
-            await settle(undefined);
-            controller.close();
-            return;
-          }
-          if (value.type === 'finish') await settle(value.usage);
-          controller.enqueue(value);
-        } catch (error) {
-          await settle(undefined);
-          controller.error(error);
-        }
-      },
-      cancel: async (reason) => {
-        await settle(undefined);
-        await reader.cancel(reason);
-      },
-    });
+    return onStreamFinish(stream, (finish) => this.settle(held, finish?.usage, held.amount).catch(() => {}));
   }
 
   /** The most a call can use: its prompt's estimated tokens and its output limit. */

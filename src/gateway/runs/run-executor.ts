@@ -16,13 +16,15 @@ import { errorMessage, SwitchboardError } from '../../core/errors.js';
 import { abortMessage, statusForAbort, type AbortReason } from '../../core/run-status.js';
 import { addRequest, NO_REQUEST } from '../../core/request-size.js';
 import type { RunRequestSize, RunUsage } from '../../ports/index.js';
-import { CallPlaces, runToolSet, ToolOffer, type RunWaits, type ToolGate } from '../tooling/run-tools.js';
+import { CallPlaces, runToolSet, ToolOffer, type RunWaits, type ToolGate, type ToolSpanning } from '../tooling/run-tools.js';
 import { loadedInHistory, ToolCatalogue } from '../tooling/tool-catalogue.js';
 import type { GatewayTool, ToolContext } from '../../ports/tools.js';
 import type { LedgerDeps } from '../tooling/tool-ledger.js';
 import type { RefusedTool } from '../tooling/tool-offer.js';
 import type { ExecutedRun } from '../../ports/runtimes.js';
 import type { DurableSteps } from './durable-steps.js';
+import { inToolSpan, tracedModel, type RunTracing } from './run-telemetry.js';
+import { WaitSuspended } from '../../kit/wait-until.js';
 
 export interface ExecuteRunOptions {
   model: LanguageModelV3;
@@ -53,6 +55,8 @@ export interface ExecuteRunOptions {
   timeoutMessage?: string;
   /** Availability lookups already answered for the first step (AvailabilityContext.once keys), read with the start. */
   firstStepLookups?: Record<string, unknown>;
+  /** The run's spans: a chat span per model call, an execute_tool span per tool call (run-telemetry.ts). */
+  tracing?: RunTracing;
 }
 
 export async function executeRun(options: ExecuteRunOptions): Promise<ExecutedRun> {
@@ -60,7 +64,11 @@ export async function executeRun(options: ExecuteRunOptions): Promise<ExecutedRu
   const deferred = new Map(options.tools.filter((tool) => tool.deferred).map((tool) => [tool.name, tool]));
   const catalogue = deferred.size > 0 ? new ToolCatalogue(deferred, loadedInHistory(options.messages), options.refusedTools) : undefined;
   const runTools = catalogue ? [...options.tools, catalogue.tool()] : options.tools;
-  const tools = runToolSet({ ...options, tools: runTools, steps: options.durable, waits: options.waits }, places);
+  const tracing = options.tracing;
+  const inSpan: ToolSpanning | undefined = tracing
+    ? (call, work) => inToolSpan(tracing, call, work, (error) => error instanceof WaitSuspended)
+    : undefined;
+  const tools = runToolSet({ ...options, tools: runTools, steps: options.durable, waits: options.waits, inSpan }, places);
   const offer = new ToolOffer(runTools, options.toolContext, catalogue, options.firstStepLookups);
 
   const initialCount = options.messages.length;
@@ -88,7 +96,7 @@ export async function executeRun(options: ExecuteRunOptions): Promise<ExecutedRu
   // responses and its own text), so the SDK is given only the newest message, and every step's prepareStep
   // puts the history back before it (the SDK uses the messages prepareStep returns as they are).
   const history = cached.messages.slice(0, -1);
-  const offered = offer.wrap(options.model);
+  const offered = offer.wrap(tracing ? tracedModel(options.model, tracing, () => places.step) : options.model);
   const call = {
     model: options.durable ? options.durable.wrap(offered) : offered,
     system: cached.system,

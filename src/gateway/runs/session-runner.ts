@@ -25,7 +25,11 @@ import type {
   WaitDeadlines,
   SubagentRecord,
   TranscriptEntry,
+  TraceContext,
+  Tracing,
 } from '../../ports/index.js';
+import { traceScope } from '../../kit/trace-context.js';
+import { endRunSpan, startRunSpan } from './run-telemetry.js';
 import type { Models } from '../../ports/models.js';
 import type { SwitchboardConfig } from '../../config/schema.js';
 import { REACHED_OUT } from '../../tools/tool-contract.js';
@@ -95,6 +99,8 @@ export interface SessionRunnerDeps {
   ) => Promise<{ approved: boolean; why: string }>;
   /** Journals an event and publishes it (an external child's updates). */
   journal: (event: NewEvent) => Promise<unknown>;
+  /** Where the run's spans go (docs/observability.md). */
+  tracing: Tracing;
   /** The gateway's log: a run whose commit its lost lease fenced off. */
   log: (level: 'warn', message: string, fields: Record<string, unknown>) => void;
 }
@@ -127,6 +133,8 @@ interface LeasedRun {
   reachedOut?: { spawned: boolean; sent: boolean };
   /** 1, and one more for each resume. */
   attempt: number;
+  /** When the run was first started (a resumed run's too). */
+  startedAt: number;
   /** The steps earlier attempts committed (a resumed run): replayed, not asked again. */
   committed: StepRecord[];
   /**
@@ -213,7 +221,8 @@ export function createSessionRunner(deps: SessionRunnerDeps) {
     const run = { id: runId, sessionKey: slot.sessionKey, agentId: agent.config.id, owner: deps.owner, leaseTtlMs: deps.leaseTtlMs, model };
     // A run in the gateway reads the session's history next; an external runtime's child keeps its own.
     const historyLimit = subagent?.runtime ? undefined : agent.historyLimit;
-    const started = await store.runs.start({ ...run, inputIds: slot.inputIds, subagentId: subagent?.id, historyLimit }, clock.now());
+    const startedAt = clock.now();
+    const started = await store.runs.start({ ...run, inputIds: slot.inputIds, subagentId: subagent?.id, historyLimit }, startedAt);
     if (started === 'leased') slot.leasedElsewhere = true;
     if (started === 'missing') return started;
     if (typeof started === 'string') return undefined;
@@ -233,6 +242,7 @@ export function createSessionRunner(deps: SessionRunnerDeps) {
       history,
       reachedOut,
       attempt: 1,
+      startedAt,
       committed: [],
       steerable: [],
       waitDeadlines: {},
@@ -271,6 +281,7 @@ export function createSessionRunner(deps: SessionRunnerDeps) {
       session: resumed.session,
       inputs: resumed.inputs.filter((input) => own.has(input.id)),
       attempt: resumed.run.attempt,
+      startedAt: resumed.run.startedAt,
       committed,
       steerable: resumed.inputs.filter((input) => !own.has(input.id)),
       waitDeadlines: resumed.waitDeadlines,
@@ -283,6 +294,7 @@ export function createSessionRunner(deps: SessionRunnerDeps) {
     run: LeasedRun,
     steered: InputRecord[],
     toolCalls: SettledToolCall[],
+    trace: TraceContext,
   ): Promise<{ executed: ExecutedRun; frameworkChars: number; waits?: RunSuspension; durable?: DurableSteps }> {
     const { runId, epoch, agent, subagent, inputs } = run;
     const timeoutSeconds = subagent?.timeoutSeconds ?? agent.timeoutSeconds;
@@ -373,6 +385,15 @@ export function createSessionRunner(deps: SessionRunnerDeps) {
         firstStepLookups: run.reachedOut ? { [REACHED_OUT]: run.reachedOut } : undefined,
         maxSteps: agent.maxSteps,
         signal: slot.controller.signal,
+        tracing: {
+          tracing: deps.tracing,
+          run: trace,
+          runId,
+          agentId: agent.config.id,
+          sessionKey: slot.sessionKey,
+          model: run.model,
+          price: deps.config.models.prices[run.model],
+        },
         takeSteered: async (step) => {
           const replayed = durable?.replayed(step);
           let taken: InputRecord[];
@@ -567,7 +588,8 @@ export function createSessionRunner(deps: SessionRunnerDeps) {
     if (!run) return;
     const steered: InputRecord[] = [];
     const toolCalls: SettledToolCall[] = [];
-    const { executed, frameworkChars, waits, durable } = await execute(slot, run, steered, toolCalls);
+    const { context: trace, span } = startRunSpan(deps.tracing, { ...run, sessionKey: slot.sessionKey, agentId });
+    const { executed, frameworkChars, waits, durable } = await traceScope.run(trace, () => execute(slot, run, steered, toolCalls, trace));
     if (executed.error) executed.error = { ...executed.error, message: deps.redact(executed.error.message) };
     // Shutdown and lease loss leave the run uncommitted: recovery requeues its inputs.
     const reason = slot.controller.signal.reason;
@@ -580,14 +602,17 @@ export function createSessionRunner(deps: SessionRunnerDeps) {
     if (slot.controller.signal.aborted && (reason === 'shutdown' || reason === 'lease_lost')) return;
     if (slot.controller.signal.aborted && reason === 'suspend' && waits?.suspending) return suspend(slot, run, waits);
     const finished = { runId: run.runId, session: run.session, inputs: run.inputs, steered, executed };
-    if (!(await commit(slot, run, finished, frameworkChars, toolCalls, durable?.resultsForCommit()))) return;
-    await deps.onCommitted({
-      runId: run.runId,
-      sessionKey: slot.sessionKey,
-      agentId: run.agent.config.id,
-      status: executed.status,
-      error: executed.error?.message ?? null,
-      calledTools: executed.toolCalls > 0,
-    });
+    if (!(await traceScope.run(trace, () => commit(slot, run, finished, frameworkChars, toolCalls, durable?.resultsForCommit())))) return;
+    endRunSpan(span, executed, deps.tracing.captureContent);
+    await traceScope.run(trace, () =>
+      deps.onCommitted({
+        runId: run.runId,
+        sessionKey: slot.sessionKey,
+        agentId: run.agent.config.id,
+        status: executed.status,
+        error: executed.error?.message ?? null,
+        calledTools: executed.toolCalls > 0,
+      }),
+    );
   };
 }

@@ -49,8 +49,15 @@ export interface ToolGate {
   ): Promise<GateVerdict>;
 }
 
+/** Runs one call in its telemetry span (runs/run-telemetry.ts): what it writes names that span as its sender. */
+export type ToolSpanning = <T>(
+  call: { tool: string; effects: boolean; step: number; index: number; toolCallId: string; args: unknown },
+  work: () => Promise<T>,
+) => Promise<T>;
+
 export interface RunToolsOptions {
   tools: readonly GatewayTool[];
+  inSpan?: ToolSpanning;
   steps?: StepResults;
   waits?: RunWaits;
   refusedTools?: readonly RefusedTool[];
@@ -96,10 +103,11 @@ export function runToolSet(options: RunToolsOptions, places: CallPlaces): ToolSe
         const call = { args, toolCallId, signal: abortSignal ?? options.signal, position, resumedAt: steps?.resumedAt(position.step) };
         const waits = options.waits;
         const toolName = gatewayTool.name;
+        const work = () =>
+          waits ? waitScope.run(waits.scope(position), () => runCall(options, gatewayTool, call)) : runCall(options, gatewayTool, call);
+        const spanned = { tool: toolName, effects: gatewayTool.effects === true, ...position, toolCallId, args };
         try {
-          const output = waits
-            ? await waitScope.run(waits.scope(position), () => runCall(options, gatewayTool, call))
-            : await runCall(options, gatewayTool, call);
+          const output = options.inSpan ? await options.inSpan(spanned, work) : await work();
           steps?.noteResult(position.step, { toolCallId, toolName, output }, gatewayTool.effects === true);
           return output;
         } catch (error) {

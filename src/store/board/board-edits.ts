@@ -33,6 +33,7 @@ import {
 import { json, num, type Db } from '../sql/rows.js';
 import type { Database } from '../schema/database.js';
 import type { SqlDialect } from '../sql/dialect.js';
+import { currentTraceparent } from '../../kit/trace-context.js';
 
 export class KyselyBoardEdits {
   constructor(
@@ -71,6 +72,8 @@ export class KyselyBoardEdits {
           idempotency_key: task.idempotencyKey,
           conversation_id: task.conversation?.id ?? null,
           hop: task.conversation?.hop ?? null,
+          // The span that creates it (a run's board tool call, a traced API request): its attempts join that trace.
+          trace: currentTraceparent() ?? null,
           state,
           block_kind: null,
           block_reason: null,

@@ -36,6 +36,7 @@ export function toBoardTask(row: Selectable<BoardTasksTable>): BoardTaskRecord {
     updatedAt: num(row.updated_at),
     doneAt: numOrNull(row.done_at),
     conversation: row.conversation_id === null ? null : { id: row.conversation_id, hop: num(row.hop ?? 1) },
+    trace: row.trace ?? null,
   };
 }
 

@@ -94,3 +94,8 @@ export async function boardKeys(db: Kysely<unknown>): Promise<void> {
   await db.schema.alterTable('board_events').addColumn('idempotency_key', 'varchar(512)').execute();
   await db.schema.createIndex('board_events_key').on('board_events').column('idempotency_key').unique().execute();
 }
+
+/** A board task keeps the trace of the span that created it, so its attempts' runs join the creator's trace. */
+export async function boardTrace(db: Kysely<unknown>): Promise<void> {
+  await db.schema.alterTable('board_tasks').addColumn('trace', 'varchar(64)').execute();
+}

@@ -5,7 +5,7 @@
  * shared part. The names are the store's schema versions: a migration named for PostgreSQL is empty elsewhere.
  */
 import { type Kysely, Migrator, type Migration, type MigrationProvider } from 'kysely';
-import { boardKeys, boardTables } from './board.js';
+import { boardKeys, boardTables, boardTrace } from './board.js';
 import { coreMigrations, type SharedMigration } from './core.js';
 import { mailboxTables, memoryTables } from './memory.js';
 import { gatewayRegistry, outboxClaims } from './gateways.js';
@@ -46,6 +46,8 @@ const SHARED: Record<string, SharedMigration> = {
   '0026_run_steps': (db) => runSteps(db),
   // Gates (ports/gates.ts): approval requests and budgets.
   '0027_gates': (db) => gateTables(db),
+  // Telemetry (docs/observability.md): the trace a board task's attempts join.
+  '0028_board_trace': (db) => boardTrace(db),
 };
 
 /** Each migration for one engine: its shared part, then the dialect's step of the same name. */

@@ -7,6 +7,7 @@ import { sql, type Kysely, type Selectable } from 'kysely';
 import type { NewInput, OpenedInput, SessionOpening } from '../../ports/index.js';
 import type { InputFastPaths } from '../sessions/input-store.js';
 import { json, toInput } from '../sql/rows.js';
+import { withSender } from '../../kit/trace-context.js';
 import type { Database, InputsTable } from '../schema/database.js';
 
 export class PostgresInputPaths implements InputFastPaths {
@@ -24,7 +25,7 @@ export class PostgresInputPaths implements InputFastPaths {
         | { status: 'missing' }
         | { status: 'created' | 'existing'; input: Selectable<InputsTable>; queued?: Selectable<InputsTable>[] | null };
     }>`SELECT sb_enqueue_opening(${session.key}, ${session.agentId}, ${route}, ${session.create}, ${input.id},
-      ${input.idempotencyKey}, ${input.mode}, ${input.text}, ${json(input.provenance)}, ${now},
+      ${input.idempotencyKey}, ${input.mode}, ${input.text}, ${json(withSender(input.provenance))}, ${now},
       ${options.planHead ?? null}::integer) AS answer`.execute(this.db);
     const { answer } = rows[0]!;
     if (answer.status === 'missing') return 'missing';

@@ -11,6 +11,7 @@ import { outcomeValues, type RunFastPaths } from '../runs/run-store.js';
 import { json, toEvent, toInput, toRun, toSession, toTranscript } from '../sql/rows.js';
 import { COMMIT_LEASE_LOST, START_NO_SESSION, START_TAKEN } from './migrations.js';
 import type { Database, EventsTable, InputsTable, RunsTable, SessionsTable, TranscriptTable } from '../schema/database.js';
+import { withSenderPayload } from '../../kit/trace-context.js';
 
 const codeOf = (error: unknown) => (error as { code?: string }).code;
 
@@ -68,7 +69,7 @@ export class PostgresRunPaths implements RunFastPaths {
       inputId: entry.inputId,
       runId: entry.runId,
     }));
-    const outbox = commit.outbox.map((row) => ({ ...row, payload: json(row.payload) }));
+    const outbox = commit.outbox.map((row) => ({ ...row, payload: json(withSenderPayload(row.payload)) }));
     const events = commit.events.map((event) => ({
       type: event.type,
       sessionKey: event.sessionKey ?? null,

@@ -31,6 +31,8 @@ export interface BoardTasksTable {
   /** The hop budget: the conversation the creating run was in, one hop further (null when no run made it). */
   conversation_id: string | null;
   hop: number | null;
+  /** The W3C traceparent of the span that created it (0028). */
+  trace: string | null;
 }
 
 export interface BoardDepsTable {

@@ -3,6 +3,7 @@ import type { EventRecord, InputRecord, NewEvent, NewInput, NewOutboxRow, NewTra
 import { sql, type Kysely, type RawBuilder, type Selectable } from 'kysely';
 import { json, num, toEvent, toInput, type Db } from './rows.js';
 import { prepared, preparedPerCount } from './prepared.js';
+import { withSender, withSenderPayload } from '../../kit/trace-context.js';
 import type { Database, EventsTable } from '../schema/database.js';
 import type { SqlDialect } from './dialect.js';
 
@@ -66,7 +67,7 @@ export async function insertOutbox(db: Db, row: NewOutboxRow, now: number): Prom
       id: row.id,
       kind: row.kind,
       target: row.target,
-      payload: json(row.payload),
+      payload: json(withSenderPayload(row.payload)),
       idempotency_key: row.idempotencyKey,
       status: 'pending',
       attempts: 0,
@@ -128,7 +129,7 @@ export async function insertInput(db: Db, input: NewInput, now: number): Promise
       status: 'queued',
       attempts: 0,
       text: input.text,
-      provenance: json(input.provenance),
+      provenance: json(withSender(input.provenance)),
       run_id: null,
       note: null,
       created_at: now,

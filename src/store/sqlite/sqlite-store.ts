@@ -7,6 +7,7 @@ import type { Selectable } from 'kysely';
 import { SwitchboardError } from '../../core/errors.js';
 import type { InputRecord, NewInput } from '../../ports/index.js';
 import { toInput } from '../sql/rows.js';
+import { withSender } from '../../kit/trace-context.js';
 import type { Relax } from '../sql/writes.js';
 import { KyselyStore } from '../kysely/kysely-store.js';
 import type { InputFastPaths } from '../sessions/input-store.js';
@@ -79,7 +80,7 @@ class SqliteInputPaths implements InputFastPaths {
         input.idempotencyKey,
         input.mode,
         input.text,
-        JSON.stringify(input.provenance),
+        JSON.stringify(withSender(input.provenance)),
         now,
         now,
       );

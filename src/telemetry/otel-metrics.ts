@@ -1,0 +1,193 @@
+/**
+ * Metrics for a Prometheus scrape with the OpenTelemetry JS SDK. Loaded only when `telemetry.metrics.enabled` is on.
+ * Counters come from the spans the gateway reports (a run ended, a model call, a tool call, a delivery), whether or not
+ * traces are exported; gauges are read from the gateway and the store when Prometheus scrapes. docs/observability.md
+ * lists every metric.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { PrometheusExporter } from '@opentelemetry/exporter-prometheus';
+import { resourceFromAttributes } from '@opentelemetry/resources';
+import { MeterProvider } from '@opentelemetry/sdk-metrics';
+import type { Counter, Histogram, Meter } from '@opentelemetry/api';
+import type { BudgetView, GatewayStatus } from '../ports/gateway.js';
+import type { SpanAttributes } from '../ports/telemetry.js';
+
+/** What the gauges read at each scrape (the composition root hands these over once the gateway runs). */
+export interface MetricSources {
+  status(): GatewayStatus;
+  outboxBacklog(): Promise<{ pending: number; dead: number }>;
+  pendingApprovals(): Promise<number>;
+  budgetStatus(): Promise<BudgetView[]>;
+  /** Sessions with queued inputs, and when the oldest of each was queued. */
+  queuedSessions(): Promise<{ key: string; oldestQueuedAt: number }[]>;
+  /** A2A tasks served here, by state; absent when the A2A server is off. */
+  a2aTasks?: (state: string) => Promise<number>;
+  now(): number;
+}
+
+export interface MetricsOptions {
+  /** A listener of its own for /metrics (telemetry.metrics.listen); absent: served through `handle` on the control port. */
+  listen?: { host: string; port: number };
+  serviceName: string;
+  serviceVersion?: string;
+  gatewayId: string;
+  /** Spans the trace exporter dropped, when traces are on. */
+  droppedSpans?: () => number;
+}
+
+/** The A2A task states counted (the v1.0 protocol's, as the task store keeps them). */
+const A2A_STATES = ['submitted', 'working', 'input-required', 'auth-required', 'completed', 'failed', 'canceled', 'rejected'];
+
+export class OtelMetrics {
+  private readonly exporter: PrometheusExporter;
+  private readonly provider: MeterProvider;
+  private readonly meter: Meter;
+  private readonly runs: Counter;
+  private readonly modelCalls: Counter;
+  private readonly tokens: Counter;
+  private readonly cost: Counter;
+  private readonly toolCalls: Counter;
+  private readonly deliveries: Counter;
+  private readonly operationDuration: Histogram;
+  private readonly tokenUsage: Histogram;
+
+  constructor(private readonly options: MetricsOptions) {
+    this.exporter = new PrometheusExporter(
+      options.listen ? { host: options.listen.host, port: options.listen.port } : { preventServerStart: true },
+    );
+    this.provider = new MeterProvider({
+      resource: resourceFromAttributes({
+        'service.name': options.serviceName,
+        ...(options.serviceVersion ? { 'service.version': options.serviceVersion } : {}),
+        'service.instance.id': options.gatewayId,
+      }),
+      readers: [this.exporter],
+    });
+    const meter = this.provider.getMeter('switchboard', options.serviceVersion);
+    this.meter = meter;
+    this.runs = meter.createCounter('switchboard.runs', { description: 'Runs ended on this gateway, by agent and status' });
+    this.modelCalls = meter.createCounter('switchboard.model.calls', { description: 'Model calls made, by agent and model' });
+    this.tokens = meter.createCounter('switchboard.tokens', { description: 'Tokens used, by agent, model and type (input, output)' });
+    this.cost = meter.createCounter('switchboard.cost', {
+      description: 'Cost in US dollars (models.prices), by agent and model',
+      unit: 'USD',
+    });
+    this.toolCalls = meter.createCounter('switchboard.tool.calls', { description: 'Tool calls run, by tool and outcome' });
+    this.deliveries = meter.createCounter('switchboard.deliveries', { description: 'Outbox delivery attempts, by kind and outcome' });
+    this.operationDuration = meter.createHistogram('gen_ai.client.operation.duration', {
+      description: 'GenAI operation duration',
+      unit: 's',
+    });
+    this.tokenUsage = meter.createHistogram('gen_ai.client.token.usage', {
+      description: 'Measures number of input and output tokens used',
+      unit: '{token}',
+    });
+  }
+
+  /** A span ended: the counters it feeds. */
+  spanEnded(attributes: SpanAttributes, seconds: number, error: string | undefined): void {
+    const operation = attributes['gen_ai.operation.name'];
+    const outcome = error === undefined ? 'ok' : 'error';
+    const agent = String(attributes['gen_ai.agent.id'] ?? '');
+    if (operation === 'invoke_agent') {
+      this.runs.add(1, { agent, status: String(attributes['switchboard.run.status'] ?? 'unknown') });
+    } else if (operation === 'chat') {
+      const model = `${attributes['gen_ai.provider.name']}/${attributes['gen_ai.request.model']}`;
+      this.modelCalls.add(1, { agent, model, outcome });
+      const genai = {
+        'gen_ai.operation.name': 'chat',
+        'gen_ai.provider.name': String(attributes['gen_ai.provider.name']),
+        'gen_ai.request.model': String(attributes['gen_ai.request.model']),
+      };
+      this.operationDuration.record(seconds, error === undefined ? genai : { ...genai, 'error.type': 'error' });
+      for (const type of ['input', 'output'] as const) {
+        const count = attributes[`gen_ai.usage.${type}_tokens`];
+        if (typeof count !== 'number') continue;
+        this.tokens.add(count, { agent, model, type });
+        this.tokenUsage.record(count, { ...genai, 'gen_ai.token.type': type });
+      }
+      const cost = attributes['switchboard.cost_usd'];
+      if (typeof cost === 'number') this.cost.add(cost, { agent, model });
+    } else if (operation === 'execute_tool') {
+      this.toolCalls.add(1, { tool: String(attributes['gen_ai.tool.name']), outcome });
+    } else if (attributes['switchboard.outbox.kind'] !== undefined) {
+      this.deliveries.add(1, { kind: String(attributes['switchboard.outbox.kind']), outcome });
+    }
+  }
+
+  /** The gauges, read at each scrape. */
+  attach(sources: MetricSources): void {
+    const meter = this.meter;
+    const laneActive = meter.createObservableGauge('switchboard.lane.active', { description: 'Runs in each lane now' });
+    const laneWaiting = meter.createObservableGauge('switchboard.lane.waiting', {
+      description: 'Sessions waiting for a slot in each lane',
+    });
+    const runsWaiting = meter.createObservableGauge('switchboard.runs.suspended', {
+      description: 'Runs suspended in durable waits, as this gateway listens for them',
+    });
+    const queueAge = meter.createObservableGauge('switchboard.input.queue.age', {
+      description: 'Age of the oldest queued input',
+      unit: 's',
+    });
+    const queued = meter.createObservableGauge('switchboard.input.queued.sessions', { description: 'Sessions with queued inputs' });
+    const backlog = meter.createObservableGauge('switchboard.outbox.backlog', { description: 'Outbox rows pending delivery' });
+    const dead = meter.createObservableGauge('switchboard.outbox.dead', { description: 'Outbox rows given up (dead letters)' });
+    const takeovers = meter.createObservableCounter('switchboard.lease.takeovers', {
+      description: 'Runs this gateway recovered after their leases expired',
+    });
+    const approvals = meter.createObservableGauge('switchboard.approvals.waiting', {
+      description: 'Approval requests waiting for an answer',
+    });
+    const spent = meter.createObservableGauge('switchboard.budget.spent', { description: 'Spend on each budget cap (tokens, or USD)' });
+    const limit = meter.createObservableGauge('switchboard.budget.limit', { description: 'Each budget cap (tokens, or USD)' });
+    const a2a = meter.createObservableGauge('switchboard.a2a.tasks', { description: 'A2A tasks served here, by state' });
+    const dropped = meter.createObservableCounter('switchboard.telemetry.spans.dropped', {
+      description: 'Spans not sent: the collector was down or slow, or the queue was full',
+    });
+    meter.addBatchObservableCallback(
+      async (result) => {
+        const status = sources.status();
+        for (const [lane, figures] of Object.entries(status.lanes)) {
+          result.observe(laneActive, figures.active, { lane });
+          result.observe(laneWaiting, figures.waiting, { lane });
+        }
+        result.observe(runsWaiting, status.waitingRuns);
+        result.observe(takeovers, status.takenOver.runs);
+        result.observe(dropped, this.options.droppedSpans?.() ?? 0);
+        const [outbox, pending, budgets, sessions, tasks] = await Promise.all([
+          sources.outboxBacklog(),
+          sources.pendingApprovals(),
+          sources.budgetStatus(),
+          sources.queuedSessions(),
+          sources.a2aTasks
+            ? Promise.all(A2A_STATES.map(async (state) => [state, await sources.a2aTasks!(state)] as const))
+            : Promise.resolve([]),
+        ]);
+        result.observe(backlog, outbox.pending);
+        result.observe(dead, outbox.dead);
+        result.observe(approvals, pending);
+        const oldest = sessions.reduce((min, session) => Math.min(min, session.oldestQueuedAt), Number.POSITIVE_INFINITY);
+        result.observe(queueAge, Number.isFinite(oldest) ? Math.max(0, sources.now() - oldest) / 1000 : 0);
+        result.observe(queued, sessions.length);
+        for (const budget of budgets) {
+          result.observe(spent, budget.spent.tokens, { key: budget.key, unit: 'tokens' });
+          result.observe(spent, budget.spent.costMicros / 1_000_000, { key: budget.key, unit: 'usd' });
+          if (budget.limit.tokens !== undefined) result.observe(limit, budget.limit.tokens, { key: budget.key, unit: 'tokens' });
+          if (budget.limit.costMicros !== undefined)
+            result.observe(limit, budget.limit.costMicros / 1_000_000, { key: budget.key, unit: 'usd' });
+        }
+        for (const [state, count] of tasks) result.observe(a2a, count, { state });
+      },
+      [laneActive, laneWaiting, runsWaiting, queueAge, queued, backlog, dead, takeovers, approvals, spent, limit, a2a, dropped],
+    );
+  }
+
+  /** GET /metrics on the control port. */
+  handle(request: IncomingMessage, response: ServerResponse): void {
+    this.exporter.getMetricsRequestHandler(request, response);
+  }
+
+  async shutdown(): Promise<void> {
+    await this.provider.shutdown().catch(() => {});
+  }
+}
