@@ -74,13 +74,16 @@ export class OtelMetrics {
     });
     this.toolCalls = meter.createCounter('switchboard.tool.calls', { description: 'Tool calls run, by tool and outcome' });
     this.deliveries = meter.createCounter('switchboard.deliveries', { description: 'Outbox delivery attempts, by kind and outcome' });
+    // The bucket boundaries the GenAI semantic conventions advise.
     this.operationDuration = meter.createHistogram('gen_ai.client.operation.duration', {
       description: 'GenAI operation duration',
       unit: 's',
+      advice: { explicitBucketBoundaries: [0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92] },
     });
     this.tokenUsage = meter.createHistogram('gen_ai.client.token.usage', {
       description: 'Measures number of input and output tokens used',
       unit: '{token}',
+      advice: { explicitBucketBoundaries: [1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304, 16777216, 67108864] },
     });
   }
 

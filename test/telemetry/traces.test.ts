@@ -180,3 +180,55 @@ describe('a spawned sub-agent', () => {
     expect(delivery.parentSpanId).toBe(helper.spanId);
   });
 });
+
+describe('what a span carries, and which traces are recorded', () => {
+  /** A gateway whose traces take `traces` beside the endpoint, and whose telemetry section takes `telemetry`. */
+  async function startWith(traces: string, telemetrySection = '') {
+    receiver = await OtlpReceiver.start();
+    const { config } = parseConfigText(
+      `{
+        telemetry: { traces: { endpoint: "${receiver.url}", exportIntervalMs: 20, ${traces} }, ${telemetrySection} },
+        agents: { list: [{ id: "echo", model: "scripted/echo" }] },
+        models: { providers: { scripted: { type: "scripted", models: { echo: { rules: [
+          { match: "time", steps: [{ toolCalls: [{ tool: "time_now", args: {} }] }, { text: "it is late" }] },
+          { reply: "echo {{input}}" },
+        ] } } } } },
+      }`,
+      '/test/switchboard.json5',
+      {},
+    );
+    telemetry = await openTelemetry(config.telemetry, { gatewayId: 'gw-test', warn: () => {} });
+    gateway = await startGateway({
+      config,
+      store: await SqliteStore.open({ path: ':memory:' }),
+      gatewayId: 'gw-test',
+      tracing: telemetry.tracing,
+    });
+    return { gateway, receiver };
+  }
+
+  it('with captureContent, the prompts, answers, tool arguments and results', async () => {
+    const { gateway, receiver } = await startWith('', 'captureContent: true');
+    const sent = await gateway.send({ target: 'echo', message: 'what time is it' });
+    await gateway.waitForInput(sent.input.id, 5000);
+    await waitUntil('the run span', () => receiver.spans.some((span) => span.name === 'invoke_agent echo'), 10_000, 20);
+    const [run] = named(receiver.spans, 'invoke_agent');
+    expect(JSON.parse(String(run.attributes['gen_ai.input.messages']))).toEqual(['what time is it']);
+    expect(JSON.parse(String(run.attributes['gen_ai.output.messages']))).toEqual(['it is late']);
+    const chats = named(receiver.spans, 'chat ');
+    expect(chats).toHaveLength(2);
+    expect(chats.every((chat) => String(chat.attributes['gen_ai.input.messages']).includes('what time is it'))).toBe(true);
+    expect(chats.map((chat) => JSON.parse(String(chat.attributes['gen_ai.output.messages']))[0].text).sort()).toEqual(['', 'it is late']);
+    const [tool] = named(receiver.spans, 'execute_tool time_now');
+    expect(tool.attributes['gen_ai.tool.call.arguments']).toBe('{}');
+    expect(typeof tool.attributes['gen_ai.tool.call.result']).toBe('string');
+  });
+
+  it('with sampling 0, records nothing; the runs are as ever', async () => {
+    const { gateway, receiver } = await startWith('sampling: 0');
+    const sent = await gateway.send({ target: 'echo', message: 'hello' });
+    expect(await gateway.waitForInput(sent.input.id, 5000)).toMatchObject({ status: 'completed', reply: 'echo hello' });
+    await telemetry!.shutdown();
+    expect(receiver.spans).toEqual([]);
+  });
+});
