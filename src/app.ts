@@ -40,7 +40,7 @@ import type { ClaudeTeams } from './mailbox/claude-team.js';
 import { mailboxFront } from './mailbox/front.js';
 import { runtimesFront } from './runtimes/front.js';
 import { openChildRecords } from './processes.js';
-import { openTelemetry } from './telemetry/telemetry.js';
+import { openTelemetry, type Telemetry } from './telemetry/telemetry.js';
 
 /** What a caller of `startGateway` may want to hold on to: the A2A client, the board and its dispatcher. */
 export interface StandardHooks {
@@ -213,14 +213,21 @@ export async function serveGateway(options: ServeOptions): Promise<RunningGatewa
       'PostgreSQL: autovacuum is off on this server, so nothing analyzes the tables and the plans made while they were small would stay; the gateway analyzes its own tables as they change (store.analyze). Turn autovacuum on (docs/deploy.md)',
     );
   const gatewayId = dataDir.gatewayId();
-  const telemetry = await openTelemetry(config.telemetry, {
-    gatewayId,
-    version: options.version,
-    warn: (message) => logger.warn(redact(message)),
-  });
   let client!: A2AClientService;
   // The log gets no secret either; a reload that brings new ones makes the redactor again.
   let redact = redactor(secretsOf(config));
+  let telemetry: Telemetry;
+  try {
+    telemetry = await openTelemetry(config.telemetry, {
+      gatewayId,
+      version: options.version,
+      warn: (message) => logger.warn(redact(message)),
+    });
+  } catch (error) {
+    await store.close();
+    unlock();
+    throw error;
+  }
   let board!: BoardService;
   let memory!: MemoryService;
   let teams!: Teams;

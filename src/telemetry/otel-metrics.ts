@@ -52,9 +52,8 @@ export class OtelMetrics {
   private readonly tokenUsage: Histogram;
 
   constructor(private readonly options: MetricsOptions) {
-    this.exporter = new PrometheusExporter(
-      options.listen ? { host: options.listen.host, port: options.listen.port } : { preventServerStart: true },
-    );
+    // Its own listener, when there is one, is started by `start`, so that a port in use stops the gateway's start.
+    this.exporter = new PrometheusExporter({ ...options.listen, preventServerStart: true });
     this.provider = new MeterProvider({
       resource: resourceFromAttributes({
         'service.name': options.serviceName,
@@ -185,12 +184,24 @@ export class OtelMetrics {
     );
   }
 
+  /** Opens the listener of its own (telemetry.metrics.listen), when there is one. */
+  async start(): Promise<void> {
+    const listen = this.options.listen;
+    if (!listen) return;
+    await this.exporter.startServer().catch((error: NodeJS.ErrnoException) => {
+      throw new Error(
+        `telemetry.metrics.listen: cannot serve metrics on ${listen.host}:${listen.port}: ${error.code === 'EADDRINUSE' ? 'the port is in use' : error.message}`,
+      );
+    });
+  }
+
   /** GET /metrics on the control port. */
   handle(request: IncomingMessage, response: ServerResponse): void {
     this.exporter.getMetricsRequestHandler(request, response);
   }
 
   async shutdown(): Promise<void> {
+    // The exporter's own listener stops with it.
     await this.provider.shutdown().catch(() => {});
   }
 }

@@ -61,6 +61,12 @@ export async function openTelemetry(config: SwitchboardConfig['telemetry'], fact
       })
     : undefined;
   if (!traces && !metrics) return OFF;
+  try {
+    await metrics?.start();
+  } catch (error) {
+    await traces?.shutdown(0);
+    throw error;
+  }
   return {
     tracing: new SpanSink(traces, metrics, config.captureContent),
     metricsHandler: metrics && !listen ? (request, response) => metrics.handle(request, response) : undefined,

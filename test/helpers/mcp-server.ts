@@ -2,7 +2,7 @@
  * A real MCP server built with the SDK, for tests and benchmarks: `stdio`, or `http <port>` (Streamable HTTP,
  * stateless). Tools: `echo` (read-only), `add`, `bump` (appends a line to $MCP_BUMP_FILE: an effect), `secret`
  * (for policy tests), `pid`, `reveal`, which adds the tool `late` and announces the change (list_changed), and
- * with $MCP_DIE_TOOL set, `die`, which ends the process in the middle of the call (a death with a call in flight).
+ * with $MCP_TRACE_TOOL set, `traceparent` (the trace context the call carried), and with $MCP_DIE_TOOL set, `die`, which ends the process in the middle of the call (a death with a call in flight).
  */
 import { appendFileSync } from 'node:fs';
 import { createServer } from 'node:http';
@@ -34,6 +34,13 @@ function build(): McpServer {
     server.registerTool('late', { description: 'Added later.', inputSchema: {} }, async () => text('late answer'));
     return text('revealed');
   });
+  // With $MCP_TRACE_TOOL set: the trace context the call carried in params._meta (docs/observability.md).
+  if (process.env.MCP_TRACE_TOOL)
+    server.registerTool(
+      'traceparent',
+      { description: 'The call traceparent.', inputSchema: {}, annotations: { readOnlyHint: true } },
+      async (_args, extra) => text(String(extra._meta?.traceparent ?? 'none')),
+    );
   if (process.env.MCP_DIE_TOOL)
     server.registerTool('die', { description: 'End the server during the call.', inputSchema: {} }, async () => {
       process.exit(3);

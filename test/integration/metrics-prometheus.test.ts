@@ -87,6 +87,37 @@ describe.skipIf(!existsSync(PROMETHEUS))('a Prometheus scrape', () => {
     expect(lanes?.[0]?.value[1]).toBe('0');
   }, 90_000);
 
+  it('with telemetry.metrics.listen, serves /metrics on a listener of its own without a token', async () => {
+    const port = await freePort();
+    const own = await startGatewayProcess(
+      tempConfig(`{ telemetry: { metrics: { enabled: true, listen: "127.0.0.1:${port}" } }, ${AGENTS} }`).configPath,
+    );
+    try {
+      expect((await own.request('POST', '/v1/send', { target: 'echo', message: 'hi', wait: true })).status).toBe(200);
+      const scraped = await fetch(`http://127.0.0.1:${port}/metrics`);
+      expect(scraped.status).toBe(200);
+      expect(await scraped.text()).toMatch(/^switchboard_runs_total\{agent="echo",status="succeeded",.*\} 1$/m);
+      // Not on the control port as well.
+      expect((await fetch(`${own.url}/metrics`, { headers: { authorization: `Bearer ${own.token}` } })).status).toBe(404);
+    } finally {
+      await stopGatewayProcess(own);
+    }
+  }, 30_000);
+
+  it('refuses to start when the metrics listener cannot be opened, saying which key and why', async () => {
+    const holder = createServer();
+    await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', resolve));
+    const { port } = holder.address() as { port: number };
+    try {
+      const started = startGatewayProcess(
+        tempConfig(`{ telemetry: { metrics: { enabled: true, listen: "127.0.0.1:${port}" } }, ${AGENTS} }`).configPath,
+      );
+      await expect(started).rejects.toThrow(`telemetry.metrics.listen: cannot serve metrics on 127.0.0.1:${port}: the port is in use`);
+    } finally {
+      holder.close();
+    }
+  }, 30_000);
+
   it('answers 404 with how to turn metrics on when they are off', async () => {
     const off = await startGatewayProcess(tempConfig(`{ ${AGENTS} }`).configPath);
     try {

@@ -12,6 +12,7 @@ import type { Gateway } from '../../src/gateway/gateway.js';
 import { toolJsonSchema } from '../../src/tools/tool-contract.js';
 import { startTestGateway, stopTestGateway } from '../helpers/gateway.js';
 import { waitUntil } from '../helpers/wait.js';
+import { spanIdOf } from '../../src/kit/trace-context.js';
 import { alive, pidsIn, runtimeUpdates, settledSubagent } from './runtime-helpers.js';
 
 const FAKE = join(import.meta.dirname, 'fake-acp-agent.mjs');
@@ -195,6 +196,20 @@ describe('sessions_spawn with runtime "acp"', () => {
     } finally {
       for (const name of Object.keys(secrets)) delete process.env[name];
     }
+  });
+
+  it("hands the agent the run's trace context in session/prompt's _meta", async () => {
+    const { config } = setup();
+    gateway = await startTestGateway(config);
+    const spawned = await delegate('show-trace');
+    const { record } = await settled(spawned.subagentId);
+    expect(record.state).toBe('succeeded');
+    const text = (await runtimeUpdates(gateway, spawned.childSessionKey))
+      .filter((update) => update.kind === 'message')
+      .map((update) => update.text)
+      .join('');
+    // The sub-agent's run span, in the trace of the run that spawned it.
+    expect(/trace: (\S+)/.exec(text)?.[1]).toMatch(new RegExp(`^00-[0-9a-f]{32}-${spanIdOf('run', record.firstRunId)}-01$`));
   });
 
   it('reports a crash as failed with the exit code and the last stderr lines', async () => {

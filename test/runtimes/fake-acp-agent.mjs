@@ -1,7 +1,7 @@
 // A fake ACP agent built with the official SDK, for the runtime tests and the benchmark. What it does depends on
 // words in the prompt: "write <file>" asks permission for an edit and writes through the client, "run" asks for a
 // terminal, "show-env" says the names of its environment variables and of a terminal's (run with one variable of its
-// own), "wait <n>ms" takes that long, "hang" waits for session/cancel, "stubborn" ignores it (and starts a grandchild, and a "daemon" that calls setsid), "crash" dies with
+// own), "show-trace" says the traceparent the prompt carried in _meta, "wait <n>ms" takes that long, "hang" waits for session/cancel, "stubborn" ignores it (and starts a grandchild, and a "daemon" that calls setsid), "crash" dies with
 // stderr lines. It records its pid (and a grandchild's) in $FAKE_PIDS_DIR, and exits when its stdin closes.
 import { agent, ndJsonStream, PROTOCOL_VERSION } from '@agentclientprotocol/sdk';
 import { spawn } from 'node:child_process';
@@ -38,6 +38,7 @@ const app = agent({ name: 'fake' })
       update: { sessionUpdate: 'plan', entries: [{ content: 'do the task', priority: 'high', status: 'in_progress' }] },
     });
     for (const chunk of ['Working ', 'on: ', text.split('\n')[0]]) await say(client, sessionId, chunk);
+    if (text.includes('show-trace')) await say(client, sessionId, `trace: ${params._meta?.traceparent ?? 'none'}`);
     if (text.includes('crash')) {
       process.stderr.write('fatal: the fake agent crashed on purpose\nsecond line of the trace\n');
       setTimeout(() => process.exit(3), 20);

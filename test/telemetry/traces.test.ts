@@ -3,6 +3,9 @@
  * announce are one trace whose spans form the documented tree, named and attributed by the OpenTelemetry GenAI
  * conventions; a spawned sub-agent's run and the run its completion wakes are in the spawning run's trace.
  */
+import { mkdtempSync, realpathSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseConfigText } from '../../src/config/load.js';
 import { startGateway } from '../../src/app.js';
@@ -230,5 +233,80 @@ describe('what a span carries, and which traces are recorded', () => {
     expect(await gateway.waitForInput(sent.input.id, 5000)).toMatchObject({ status: 'completed', reply: 'echo hello' });
     await telemetry!.shutdown();
     expect(receiver.spans).toEqual([]);
+  });
+});
+
+describe('a board task', () => {
+  const config = `{
+    TELEMETRY
+    board: { sweepIntervalMs: 50, agents: ["lead", "worker"] },
+    tools: { agentToAgent: { enabled: true } },
+    agents: { list: [{ id: "lead", model: "scripted/lead" }, { id: "worker", model: "scripted/worker" }] },
+    models: { providers: { scripted: { type: "scripted", models: {
+      lead: { rules: [{ match: "plan", steps: [
+        { toolCalls: [{ tool: "board_create", args: { title: "write the report", assignee: "worker" } }] },
+        { text: "planned" },
+      ] }] },
+      worker: { rules: [{ steps: [
+        { toolCalls: [{ tool: "board_complete", args: { result: "report written" } }] },
+        { text: "done" },
+      ] }] },
+    } } } },
+  }`;
+
+  it("created by an agent's tool call: its attempt's run joins the creator's trace", async () => {
+    const { gateway, receiver } = await start(config);
+    const sent = await gateway.send({ target: 'lead', message: 'plan' });
+    expect(await gateway.waitForInput(sent.input.id, 10_000)).toMatchObject({ status: 'completed' });
+    const traceId = traceIdOf(sent.input.id);
+    const worker = await waitUntil(
+      "the worker's run",
+      () => receiver.spans.find((span) => span.traceId === traceId && span.name === 'invoke_agent worker'),
+      10_000,
+      20,
+    );
+    const create = receiver.spans.find((span) => span.name === 'execute_tool board_create')!;
+    expect(create.traceId).toBe(traceId);
+    expect(worker.parentSpanId).toBe(create.spanId);
+    expect(worker.attributes['switchboard.input.kind']).toBe('board');
+  });
+});
+
+describe('a mailbox message and its answer', () => {
+  it('are one trace: the reader joins through the file, and the answer comes back the same way', async () => {
+    const root = realpathSync(mkdtempSync(join(tmpdir(), 'sb-trace-mailbox-')));
+    const config = `{
+      TELEMETRY
+      tools: { agentToAgent: { enabled: true } },
+      mailbox: { enabled: true, dir: "${root}/mailbox", scanIntervalMs: 50, partialGraceMs: 200 },
+      agents: { list: [
+        { id: "ops", model: "scripted/ops", workspace: "${root}", mailbox: { name: "Ops" } },
+        { id: "dev", model: "scripted/dev", workspace: "${root}" },
+      ] },
+      models: { providers: { scripted: { type: "scripted", models: {
+        ops: { rules: [
+          { match: "got:", reply: "thanks" },
+          { match: "ask dev", steps: [{ toolCalls: [{ tool: "mailbox_send", args: { to: "dev", text: "is the build green?" } }] }, { text: "asked" }] },
+        ] },
+        dev: { rules: [{ reply: "got: {{input}}" }] },
+      } } } },
+    }`;
+    const { gateway, receiver } = await start(config);
+    const sent = await gateway.send({ target: 'ops', message: 'ask dev' });
+    expect(await gateway.waitForInput(sent.input.id, 10_000)).toMatchObject({ status: 'completed' });
+    const traceId = traceIdOf(sent.input.id);
+    const runs = () => receiver.spans.filter((span) => span.traceId === traceId && span.name.startsWith('invoke_agent'));
+    // The ops run that asked, dev's run that answered, and the ops run that read the answer.
+    await waitUntil('three runs in the trace', () => runs().length >= 3, 15_000, 20);
+    const byId = new Map(receiver.spans.map((span) => [span.spanId, span]));
+    const send = receiver.spans.find((span) => span.name === 'execute_tool mailbox_send')!;
+    const dev = runs().find((run) => run.name === 'invoke_agent dev')!;
+    const written = byId.get(dev.parentSpanId)!;
+    expect(written.name).toMatch(/^deliver /);
+    expect(written.parentSpanId).toBe(send.spanId);
+    const answerRead = runs().find((run) => run.name === 'invoke_agent ops' && run.parentSpanId !== '')!;
+    const answer = byId.get(answerRead.parentSpanId)!;
+    expect(answer.name).toMatch(/^deliver /);
+    expect(answer.parentSpanId).toBe(dev.spanId);
   });
 });

@@ -19,6 +19,7 @@ import { FakeProviderServer } from '../helpers/fake-provider.js';
 import { startTestGateway, stopTestGateway } from '../helpers/gateway.js';
 import { BIN, ROOT, tempConfig } from '../helpers/process.js';
 import { waitUntil } from '../helpers/wait.js';
+import { formatTraceparent, runTrace, toolSpanContext } from '../../src/kit/trace-context.js';
 
 const SERVER = join(ROOT, 'test/helpers/mcp-server.ts');
 const stdio = (env: Record<string, string> = {}) => ({
@@ -62,6 +63,21 @@ async function ask(g: Gateway, message: string): Promise<string> {
 }
 
 describe('MCP servers as tools', () => {
+  it("a call carries the calling span's trace context in params._meta.traceparent", async () => {
+    const config = `{
+      mcp: { servers: { local: ${JSON.stringify(stdio({ MCP_TRACE_TOOL: '1' }))} } },
+      agents: { list: [{ id: "main", model: "scripted/m", mcp: ["local"] }] },
+      ${scripted(callRule('traceparent'))},
+    }`;
+    gateway = await startTestGateway(config);
+    const sent = await gateway.send({ target: 'agent:main:main', message: 'traceparent' });
+    const result = await gateway.waitForInput(sent.input.id, 30_000);
+    const runId = (await gateway.inputRunId(sent.input.id))!;
+    const run = runTrace(runId, [{ id: sent.input.id, provenance: {} }]).context;
+    // The execute_tool span of the call: step 0, the first call of the step.
+    expect(result).toMatchObject({ status: 'completed', reply: formatTraceparent(toolSpanContext(run, runId, 0, 0)) });
+  });
+
   it('stdio: the agent is offered the tools as mcp__<server>__<tool> and calls them; a killed server fails one call cleanly, then is back', async () => {
     const config = `{
       mcp: { servers: { local: ${JSON.stringify(stdio())} } },
