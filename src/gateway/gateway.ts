@@ -207,6 +207,9 @@ export class Gateway implements GatewayApi {
   readonly listOutbox: Queries['listOutbox'] = (filter) => this.queries.listOutbox(filter);
   readonly outboxBacklog: Queries['outboxBacklog'] = () => this.queries.outboxBacklog();
   readonly usageSince: Queries['usageSince'] = (since) => this.queries.usageSince(since);
+  readonly usageByTime: Queries['usageByTime'] = (since, bucketMs) => this.queries.usageByTime(since, bucketMs);
+  readonly inputQueues: Queries['inputQueues'] = () => this.queries.inputQueues();
+  readonly traceView: Queries['traceView'] = (of) => this.queries.traceView(of);
   readonly collaborationLinks: Queries['collaborationLinks'] = (window) => this.queries.collaborationLinks(window);
   readonly messagePath: Queries['messagePath'] = (inputId) => this.queries.messagePath(inputId);
   readonly annotateSession: Control['annotateSession'] = (key, change) => this.control.annotateSession(key, change);

@@ -15,7 +15,7 @@ import type { A2ATaskEventRecord, A2ATaskRecord } from '../ports/a2a.js';
 import type { BoardTaskRecord } from '../ports/board.js';
 import type { ExchangeRecord } from '../ports/exchanges.js';
 import type { OutboxRecord } from '../ports/journal.js';
-import type { RunRecord, UsageTotal } from '../ports/runs.js';
+import type { RunRecord, UsageSlice, UsageTotal } from '../ports/runs.js';
 import type { InputRecord, SessionRecord, TranscriptEntry } from '../ports/sessions.js';
 import type {
   AgentSendResult,
@@ -27,6 +27,8 @@ import type {
   MessagePath,
   PathStep,
   SubagentView,
+  TraceSpanView,
+  TraceView,
 } from '../ports/answers.js';
 
 /** A gateway on the shared database, as another one sees it. */
@@ -138,13 +140,29 @@ export interface AgentUsageAnswer {
   cost: number | null;
 }
 
-/** `GET /v1/usage`: tokens and cost since a time (today, by default). */
+/** `GET /v1/usage`: tokens and cost since a time (today, by default); with `bucket`, per slice of time too. */
 export interface UsageAnswer {
   since: number;
   currency: 'USD';
   models: (UsageTotal & { cost: number | null })[];
   agents: AgentUsageAnswer[];
+  /** With `?bucket=<ms>`: the slices' size. */
+  bucketMs?: number;
+  /** With `?bucket=<ms>`: per slice `[at, at + bucketMs)`, agent and model that had runs, oldest first. */
+  slices?: (UsageSlice & { cost: number | null })[];
 }
+
+/** `GET /v1/queues`: the sessions with queued inputs, when the oldest of each was queued, and the gateway's time. */
+export interface QueuesAnswer {
+  at: number;
+  sessions: { sessionKey: string; oldestQueuedAt: number }[];
+}
+
+/** One span of a trace, as the trace view draws it. */
+export type TraceSpanAnswer = TraceSpanView;
+
+/** `GET /v1/traces/<traceId>` and `GET /v1/traces?input=|run=|subagent=|task=`. */
+export type TraceAnswer = TraceView;
 
 /** One step of a message's path; `children` are the steps of the session it reached. */
 export type PathStepAnswer = PathStep;

@@ -1,22 +1,33 @@
 /**
  * What the console shows beyond the plain lists (docs/control-api.md): the collaboration graph, tokens and cost per
- * agent, the path one message took, and a person's labels and archive marks on sessions. Scriptable like every route.
+ * agent (over time, for the charts), the input queues, the path one message took, a collaboration's trace, and a
+ * person's labels and archive marks on sessions. Scriptable like every route.
  */
 import { collaborationGraph, type LinkSource } from '../core/collaboration.js';
 import { z } from 'zod';
 import { SwitchboardError } from '../core/errors.js';
-import type { Control, Presence, Queries } from '../ports/gateway.js';
+import type { Control, Presence, Queries, TraceQuery } from '../ports/gateway.js';
 
 /** What the insight routes ask of the door. */
 type InsightGateway = Pick<Presence, 'config'> &
-  Pick<Queries, 'collaborationLinks' | 'messagePath' | 'resolveId' | 'usageSince'> &
+  Pick<Queries, 'collaborationLinks' | 'messagePath' | 'resolveId' | 'usageSince' | 'usageByTime' | 'inputQueues' | 'traceView'> &
   Pick<Control, 'annotateSession'>;
-import type { UsageTotal } from '../ports/index.js';
-import type { AnnotatedSessionAnswer, GraphAnswer, MessagePathAnswer, UsageAnswer } from './answers.js';
+import type { IdKind, UsageTotal } from '../ports/index.js';
+import type { AnnotatedSessionAnswer, GraphAnswer, MessagePathAnswer, QueuesAnswer, TraceAnswer, UsageAnswer } from './answers.js';
 import { parseBody, readJson } from './json-body.js';
 import type { RouteAdder } from './route.js';
 
 const DAY_MS = 86_400_000;
+/** The narrowest usage slice, and the most slices one answer has. */
+const MIN_BUCKET_MS = 60_000;
+const MAX_BUCKETS = 1000;
+/** `GET /v1/traces?<name>=<id>`: what each names, and the kind of id it resolves. */
+const TRACE_OF: readonly [string, keyof TraceQuery, IdKind][] = [
+  ['input', 'inputId', 'input'],
+  ['run', 'runId', 'run'],
+  ['subagent', 'subagent', 'subagent'],
+  ['task', 'taskId', 'board_task'],
+];
 const annotateBody = z
   .strictObject({ label: z.string().trim().min(1).max(256).nullable().optional(), archived: z.boolean().optional() })
   .refine((body) => body.label !== undefined || body.archived !== undefined, {
@@ -31,6 +42,22 @@ function timeOf(url: URL, name: string, fallback: number): number {
   if (!Number.isSafeInteger(value))
     throw new SwitchboardError('INVALID_REQUEST', `${name}: expected a time in milliseconds since the epoch, got "${raw.slice(0, 40)}"`);
   return value;
+}
+
+/** `?bucket=<ms>`: the usage slices' size, from a minute up to what makes at most MAX_BUCKETS slices until now. */
+function bucketOf(url: URL, since: number): number | undefined {
+  if (!url.searchParams.has('bucket')) return undefined;
+  const raw = url.searchParams.get('bucket') ?? '';
+  const bucketMs = /^\d{1,12}$/.test(raw) ? Number(raw) : Number.NaN;
+  if (Number.isNaN(bucketMs))
+    throw new SwitchboardError('INVALID_REQUEST', `bucket: expected a slice size in milliseconds, got "${raw.slice(0, 40)}"`);
+  const fewest = Math.max(MIN_BUCKET_MS, Math.ceil((Date.now() - since) / MAX_BUCKETS));
+  if (bucketMs < fewest)
+    throw new SwitchboardError(
+      'INVALID_REQUEST',
+      `bucket: at least ${fewest} ms from since=${since} (a minute, and at most ${MAX_BUCKETS} slices); got ${bucketMs}`,
+    );
+  return bucketMs;
 }
 
 /** Midnight UTC of the day `now` falls on. */
@@ -64,7 +91,22 @@ export function insightRoutes(gw: InsightGateway, route: RouteAdder, mapSources:
       agent.cost = agent.cost === null || row.cost === null ? null : agent.cost + row.cost;
       agents.set(row.agentId, agent);
     }
-    return { since, currency: 'USD', models: rows, agents: [...agents.values()] };
+    const bucketMs = bucketOf(url, since);
+    if (bucketMs === undefined) return { since, currency: 'USD', models: rows, agents: [...agents.values()] };
+    const slices = (await gw.usageByTime(since, bucketMs)).map((row) => ({ ...row, cost: costOf(row, prices[row.model]) }));
+    return { since, currency: 'USD', models: rows, agents: [...agents.values()], bucketMs, slices };
+  });
+  route('GET', /^\/v1\/queues$/, async (): Promise<QueuesAnswer> => ({ at: Date.now(), sessions: await gw.inputQueues() }));
+  route('GET', /^\/v1\/traces\/([^/]+)$/, async (_req, _url, [traceId]): Promise<TraceAnswer> => gw.traceView({ traceId }));
+  route('GET', /^\/v1\/traces$/, async (_req, url): Promise<TraceAnswer> => {
+    const given = TRACE_OF.filter(([name]) => url.searchParams.has(name));
+    if (given.length !== 1)
+      throw new SwitchboardError(
+        'INVALID_REQUEST',
+        `give one of ${TRACE_OF.map(([name]) => `${name}=<id>`).join(', ')} (or GET /v1/traces/<traceId>)${given.length > 1 ? `, not ${given.length}` : ''}`,
+      );
+    const [name, field, kind] = given[0]!;
+    return gw.traceView({ [field]: await gw.resolveId(kind, url.searchParams.get(name) ?? '') });
   });
   route(
     'GET',

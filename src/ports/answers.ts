@@ -4,6 +4,7 @@
  */
 import type { Conversation } from '../core/hops.js';
 import type { QueueMode } from '../core/queue-mode.js';
+import type { RunStatus } from '../core/run-status.js';
 import type { SessionKind } from '../core/session-key.js';
 import type { SubagentHandle, SubagentRole } from '../core/subagent.js';
 import type {
@@ -12,6 +13,7 @@ import type {
   InputRecord,
   NewToolCall,
   OutboxRecord,
+  OutboxStatus,
   Provenance,
   RecoveryReport,
   ReplyRoute,
@@ -158,6 +160,77 @@ export interface MessagePath {
 }
 
 export type { CollaborationEdge, CollaborationGraph, CollaborationLink, LinkKind } from '../core/collaboration.js';
+
+/** What the trace view is asked for: a trace by its id, or the trace of an input, a run, a sub-agent or a board task. */
+export interface TraceQuery {
+  traceId?: string;
+  inputId?: string;
+  runId?: string;
+  /** A sub-agent's id or child session key: the trace of its first run. */
+  subagent?: string;
+  /** A board task's id: the trace of the first run in its sessions (`agent:<agentId>:board:<taskId>`). */
+  taskId?: string;
+}
+
+/**
+ * What a span of the trace view stands for: the OpenTelemetry GenAI operations the gateway exports (a run, a model
+ * call, a tool call, a delivery), and two the view adds as parents: a board task no traced span created, and a span
+ * that is not in this store (another gateway's, or a remote caller's).
+ */
+export type TraceSpanKind = 'invoke_agent' | 'chat' | 'execute_tool' | 'deliver' | 'board_task' | 'remote';
+
+/**
+ * A run's own status; `ok`, `error` or `running` for a model or tool call; a delivery's outbox status, or `failed` for
+ * an attempt that was retried.
+ */
+export type TraceSpanStatus = RunStatus | OutboxStatus | 'ok' | 'error' | 'running';
+
+export interface TraceSpanView {
+  /**
+   * The span's id as the exporter sends it (kit/trace-context.ts derives them). Null for a span that has none the view
+   * can know: a model call (its exported id is random), and a tool call whose place in its run no step recorded.
+   */
+  spanId: string | null;
+  /** Another span of this answer, or null for the trace's root. */
+  parentSpanId: string | null;
+  /** How deep in the tree: 0 for a root. The spans come in tree order, each parent before its children. */
+  depth: number;
+  /** `invoke_agent <agent>`, `chat <model>`, `execute_tool <tool>`, `deliver <kind>`, `board_task <id>`, `remote <peer>`. */
+  name: string;
+  kind: TraceSpanKind;
+  sessionKey: string | null;
+  agentId: string | null;
+  runId: string | null;
+  /** Milliseconds since the epoch. */
+  start: number;
+  /** Null while it goes on: a run running or suspended, a tool call its run waits in, a delivery not made yet. */
+  end: number | null;
+  status: TraceSpanStatus;
+  inputTokens: number | null;
+  outputTokens: number | null;
+  /** US dollars at `models.prices`; null where a model behind it has no price, or it made no model call. */
+  cost: number | null;
+  /** The exported span's attributes that the store knows (gen_ai.* and switchboard.* names, docs/observability.md). */
+  attributes: Record<string, string | number | boolean>;
+}
+
+/** A trace drawn from the store (no collector needed): its runs, their model and tool calls, their deliveries. */
+export interface TraceView {
+  traceId: string;
+  /** The run span of what was asked about (an input's run, a run, a sub-agent's first run), when there is one. */
+  focusSpanId: string | null;
+  /** The first span's start, and the last span's end (now, while one goes on). */
+  start: number;
+  end: number;
+  /** How many runs the view shows. */
+  runs: number;
+  /** The trace has more runs than the view reads (the first ones, oldest first, are shown). */
+  clipped: boolean;
+  currency: 'USD';
+  /** The runs' tokens, and their cost (null when a model behind one has no price). */
+  totals: { inputTokens: number; outputTokens: number; cost: number | null };
+  spans: TraceSpanView[];
+}
 
 export interface SpawnRequest {
   task: unknown;

@@ -27,6 +27,7 @@ import type {
   SessionRecord,
   SubagentRecord,
   TranscriptEntry,
+  UsageSlice,
   UsageTotal,
 } from './index.js';
 import type {
@@ -47,6 +48,8 @@ import type {
   SendRequest,
   SendResult,
   SubagentView,
+  TraceQuery,
+  TraceView,
   WaitResult,
 } from './answers.js';
 
@@ -120,6 +123,15 @@ export interface Queries {
   listOutbox(filter: { status?: OutboxStatus; limit?: number }): Promise<OutboxRecord[]>;
   outboxBacklog(): Promise<{ pending: number; dead: number }>;
   usageSince(since: number): Promise<UsageTotal[]>;
+  /** The same in slices of `bucketMs` from `since` (the console's charts). */
+  usageByTime(since: number, bucketMs: number): Promise<UsageSlice[]>;
+  /** The sessions with queued inputs, and when the oldest of each was queued (the console's queue-age chart). */
+  inputQueues(): Promise<{ sessionKey: string; oldestQueuedAt: number }[]>;
+  /**
+   * A trace as the store holds it (gateway/insight/trace-view.ts): by its id, or the trace of an input, a run, a
+   * sub-agent or a board task. NOT_FOUND names the id that was not found and where to find one.
+   */
+  traceView(of: TraceQuery): Promise<TraceView>;
   /** The gateway's own hand-offs in a window (exchanges, spawns) for the collaboration map (core/collaboration.ts). */
   collaborationLinks(window: { since: number; until: number }): Promise<LinkSource>;
   messagePath(inputId: string): Promise<MessagePath>;

@@ -89,6 +89,11 @@ export interface OutboxStore {
   retry(id: string, now: number): Promise<OutboxRecord | undefined>;
   /** Compare-and-set from `dead` to `dropped`. Undefined when it was not dead. */
   drop(id: string): Promise<OutboxRecord | undefined>;
+  /**
+   * Rows whose payload's JSON text contains `needle` (as written, case and all: give one whose case cannot differ, such
+   * as a trace id), oldest first, at most `limit`. A scan, for a person's look (the console's trace view), not the hot path.
+   */
+  findByPayload(needle: string, limit: number): Promise<OutboxRecord[]>;
 }
 
 export interface EventRecord {
@@ -106,6 +111,11 @@ export interface EventJournal {
   list(filter?: { afterSeq?: number; upToSeq?: number; sessionKey?: string; runId?: string; limit?: number }): Promise<EventRecord[]>;
   /** The sequence number of the newest event, 0 when the journal is empty. */
   latestSeq(): Promise<number>;
+  /**
+   * Events of one type whose payload's JSON text contains `needle` (as written, case and all: give one whose case cannot
+   * differ, such as a trace id), oldest first, at most `limit`. A scan, for a person's look (the console's trace view).
+   */
+  findByPayload(type: JournalEventType, needle: string, limit: number): Promise<EventRecord[]>;
   /**
    * The journal's settled point: every event at or below `seq` is committed or never will be, so a reader that has
    * read up to it has missed nothing. Sequence numbers are not commit order where writers run concurrently

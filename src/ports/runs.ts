@@ -27,6 +27,11 @@ export interface UsageTotal {
   cachedInputTokens: number;
 }
 
+/** Runs' usage summed for one agent on one model over the runs started in one slice of time, `[at, at + bucketMs)`. */
+export interface UsageSlice extends UsageTotal {
+  at: number;
+}
+
 export interface RunRecord {
   id: string;
   sessionKey: string;
@@ -161,6 +166,11 @@ export interface RunStore {
   list(filter?: { sessionKey?: string; status?: RunStatus; limit?: number }): Promise<RunRecord[]>;
   /** The usage of the runs started at or after `since`, summed per agent and model. */
   usageSince(since: number): Promise<UsageTotal[]>;
+  /**
+   * The same, in slices of `bucketMs` from `since` (both whole milliseconds): one row per slice, agent and model that
+   * had runs, oldest slice first (the console's charts).
+   */
+  usageByTime(since: number, bucketMs: number): Promise<UsageSlice[]>;
   /**
    * Crash recovery and takeover (`OrphanRecovery`): each orphan is `interrupted` with its diagnostic, in a
    * compare-and-set of its own, and its claimed inputs are queued again, or dropped with a note once they have been

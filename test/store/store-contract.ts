@@ -160,6 +160,57 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
       expect(await store.runs.usageSince(2001)).toEqual([]);
     });
 
+    it('runs: usageByTime sums the usage per slice of time from since, per agent and model, oldest slice first', async () => {
+      const runAt = async (at: number, agentId: string, tokens: number) => {
+        const key = `agent:${agentId}:main`;
+        await store.sessions.ensure({ key, agentId }, at);
+        const { input } = await store.inputs.enqueue(newInput(key), at);
+        const runId = id('run');
+        const started = await store.runs.start(
+          { id: runId, sessionKey: key, agentId, owner: 'gw-1', leaseTtlMs: 30_000, model: 'scripted/x', inputIds: [input.id] },
+          at,
+        );
+        if (typeof started === 'string') throw new Error(`run did not start: ${started}`);
+        const outcome = {
+          status: 'succeeded' as const,
+          usage: { ...usage, inputTokens: tokens },
+          preambleChars: 0,
+          promptChars: 0,
+          finalText: 'ok',
+        };
+        await store.runs.commit(
+          { runId, sessionKey: key, epoch: started.epoch, outcome, transcript: [], consumedInputIds: [input.id], outbox: [], events: [] },
+          at + 1,
+        );
+      };
+      await runAt(9_999, 'support', 1);
+      await runAt(10_000, 'support', 10);
+      await runAt(10_999, 'support', 20);
+      await runAt(11_000, 'expert', 40);
+      await runAt(12_500, 'support', 80);
+      const slice = (at: number, agentId: string, runs: number, inputTokens: number) => ({
+        at,
+        agentId,
+        model: 'scripted/x',
+        runs,
+        inputTokens,
+        outputTokens: runs * usage.outputTokens,
+        cachedInputTokens: 0,
+      });
+      expect(await store.runs.usageByTime(10_000, 1000)).toEqual([
+        slice(10_000, 'support', 2, 30),
+        slice(11_000, 'expert', 1, 40),
+        slice(12_000, 'support', 1, 80),
+      ]);
+      // Slices start at `since`, whatever the size.
+      expect(await store.runs.usageByTime(10_500, 2000)).toEqual([
+        slice(10_500, 'expert', 1, 40),
+        slice(10_500, 'support', 1, 20),
+        slice(12_500, 'support', 1, 80),
+      ]);
+      expect(await store.runs.usageByTime(13_000, 1000)).toEqual([]);
+    });
+
     it('sessions: the reply route is stored', async () => {
       await store.sessions.setRoute(S, { channel: 'cli', peer: 'alice' }, 3000);
       expect(await store.sessions.get(S)).toMatchObject({ route: { channel: 'cli', peer: 'alice' }, updatedAt: 3000 });
@@ -697,6 +748,33 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
       expect((await store.events.list({ afterSeq: e1.seq })).map((e) => e.type)).toEqual(['outbox.dead']);
       expect((await store.events.list({ afterSeq: 0, limit: 1 })).map((e) => e.seq)).toEqual([e1.seq]);
       expect((await store.events.list({ sessionKey: S })).map((e) => e.payload)).toEqual([{ x: 1 }]);
+    });
+
+    it('events and outbox: findByPayload finds rows whose payload text contains the needle, oldest first, with no wildcard', async () => {
+      const trace = `${'a'.repeat(31)}b`;
+      const completed = (payload: unknown, at: number) => store.events.append({ type: 'run.completed', sessionKey: S, payload }, at);
+      const first = await completed({ trace: { traceId: trace, spanId: '1'.repeat(16) } }, 1000);
+      await completed({ trace: { traceId: 'c'.repeat(32) } }, 1001);
+      await store.events.append({ type: 'run.started', sessionKey: S, payload: { note: trace } }, 1002);
+      const second = await completed({ finalText: `ends with ${trace}` }, 1003);
+      await completed({ finalText: 'a%b_c' }, 1004);
+      const found = await store.events.findByPayload('run.completed', trace, 10);
+      expect(found.map((event) => event.seq)).toEqual([first.seq, second.seq]);
+      expect(found[0]!.payload).toEqual({ trace: { traceId: trace, spanId: '1'.repeat(16) } });
+      expect((await store.events.findByPayload('run.completed', trace, 1)).map((event) => event.seq)).toEqual([first.seq]);
+      // The needle's % and _ are its own characters, not wildcards.
+      expect(await store.events.findByPayload('run.completed', 'a%c', 10)).toEqual([]);
+      expect(await store.events.findByPayload('run.completed', 'a_b', 10)).toEqual([]);
+      expect(await store.events.findByPayload('run.completed', '%b_c', 10)).toHaveLength(1);
+
+      const row = (n: number, payload: unknown) =>
+        store.outbox.add({ id: `ob-${n}`, kind: 'k', target: 't', payload, idempotencyKey: `find-${n}` }, 1000 + n);
+      await row(2, { trace: `00-${trace}-${'2'.repeat(16)}-01` });
+      await row(1, { trace: `00-${'d'.repeat(32)}-${'2'.repeat(16)}-01` });
+      await row(3, { text: trace });
+      expect((await store.outbox.findByPayload(trace, 10)).map((listed) => listed.id)).toEqual(['ob-2', 'ob-3']);
+      expect((await store.outbox.findByPayload(trace, 1)).map((listed) => listed.id)).toEqual(['ob-2']);
+      expect(await store.outbox.findByPayload('nothing_like%this', 10)).toEqual([]);
     });
 
     it('outbox: only a dead row can be retried (pending again, attempts reset, due now) or dropped', async () => {

@@ -1,6 +1,6 @@
 /**
  * The console's shell: the navigation (with the count of approval requests waiting for an answer) and a hash router
- * (`#/sessions`, `#/session/<key>`, ...).
+ * (`#/sessions`, `#/session/<key>`, `#/trace/<traceId>`, ...).
  */
 import { useEffect, useState } from 'preact/hooks';
 import { html } from './html.js';
@@ -9,6 +9,7 @@ import { A2APage, A2ATaskPage } from './pages/a2a.js';
 import { ApprovalPage, ApprovalsPage, PendingBadge } from './pages/approvals.js';
 import { BoardPage, BoardTaskPage } from './pages/board.js';
 import { BudgetsPage } from './pages/budgets.js';
+import { ChartsPage } from './pages/charts.js';
 import { LoginPage } from './pages/login.js';
 import { MapPage } from './pages/map.js';
 import { OverviewPage } from './pages/overview.js';
@@ -16,6 +17,7 @@ import { PathPage } from './pages/path.js';
 import { SessionPage } from './pages/session.js';
 import { SessionsPage } from './pages/sessions.js';
 import { SubagentsPage } from './pages/subagents.js';
+import { TracePage } from './pages/trace.js';
 
 const NAV = [
   ['#/', 'Overview'],
@@ -26,6 +28,7 @@ const NAV = [
   ['#/a2a', 'A2A'],
   ['#/approvals', 'Approvals'],
   ['#/budgets', 'Budgets'],
+  ['#/charts', 'Charts'],
 ] as const;
 
 function useHash(): string {
@@ -66,6 +69,11 @@ function page(hash: string) {
       return html`<${BudgetsPage} />`;
     case 'path':
       return html`<${PathPage} key=${parts[1]} inputId=${parts[1]} />`;
+    // `#/trace/<traceId>`, or `#/trace?input=<id>` (run, subagent, task).
+    case 'trace':
+      return html`<${TracePage} key=${hash} traceId=${parts[1]} query=${query} />`;
+    case 'charts':
+      return html`<${ChartsPage} />`;
     default:
       return html`<p class="error">No page "${path}".</p>`;
   }

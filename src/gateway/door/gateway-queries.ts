@@ -4,7 +4,9 @@
  */
 import { SwitchboardError } from '../../core/errors.js';
 import { isTerminalRunStatus, type RunStatus } from '../../core/run-status.js';
+import type { SwitchboardConfig } from '../../config/schema.js';
 import type {
+  Clock,
   IdKind,
   EventRecord,
   ExchangeRecord,
@@ -17,12 +19,14 @@ import type {
   Store,
   SubagentRecord,
   TranscriptEntry,
+  UsageSlice,
   UsageTotal,
 } from '../../ports/index.js';
 import type { LinkSource } from '../../core/collaboration.js';
 import { gatewayLinks } from '../insight/collaboration.js';
 import { messagePath } from '../insight/message-path.js';
-import type { MessagePath, Queries, RunCompletions, RunStepView, RunToolCall } from '../../ports/gateway.js';
+import { traceView } from '../insight/trace-view.js';
+import type { MessagePath, Queries, RunCompletions, RunStepView, RunToolCall, TraceQuery, TraceView } from '../../ports/gateway.js';
 
 export type { RunToolCall };
 import type { AgentRegistry } from '../agents/registry.js';
@@ -43,6 +47,8 @@ const ID_NOUNS: Record<IdKind, string> = {
 };
 
 export interface QueriesDeps {
+  config: SwitchboardConfig;
+  clock: Clock;
   store: Store;
   agents: AgentRegistry;
   subagents: Subagents;
@@ -81,6 +87,31 @@ export class GatewayQueries implements Queries {
   /** Tokens per agent and model over the runs started since a time (the console's cost figures). */
   usageSince(since: number): Promise<UsageTotal[]> {
     return this.deps.store.runs.usageSince(since);
+  }
+
+  /** The same in slices of `bucketMs` from `since` (the console's charts). */
+  usageByTime(since: number, bucketMs: number): Promise<UsageSlice[]> {
+    return this.deps.store.runs.usageByTime(since, bucketMs);
+  }
+
+  /** The sessions with queued inputs, and when the oldest of each was queued (the console's queue-age chart). */
+  async inputQueues(): Promise<{ sessionKey: string; oldestQueuedAt: number }[]> {
+    return (await this.deps.store.sessions.listWithQueuedInputs()).map(({ key, oldestQueuedAt }) => ({ sessionKey: key, oldestQueuedAt }));
+  }
+
+  /** One collaboration's spans, drawn from the store (insight/trace-view.ts). */
+  traceView(of: TraceQuery): Promise<TraceView> {
+    return traceView(
+      {
+        store: this.deps.store,
+        agentIds: () => this.deps.agents.list().map((agent) => agent.config.id),
+        prices: () => this.deps.config.models.prices,
+        findSubagent: (target) => this.deps.subagents.find(target),
+        toolCallsOf: (run) => this.runToolCalls(run),
+        now: () => this.deps.clock.now(),
+      },
+      of,
+    );
   }
 
   /** The gateway's own hand-offs in a window, for the collaboration map (`GET /v1/graph` adds the fronts'). */

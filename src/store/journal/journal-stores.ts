@@ -19,6 +19,15 @@ import { prepared } from '../sql/prepared.js';
 import type { Database, EventsTable } from '../schema/database.js';
 import type { SettledPoint, SqlDialect } from '../sql/dialect.js';
 
+/**
+ * `payload LIKE '%needle%'`, with the needle's own wildcards taken literally. No index serves it: the hot path writes
+ * nothing extra for the few readers (the console's trace view) that look into payloads, so they scan.
+ */
+function payloadContains(needle: string): RawBuilder<boolean> {
+  const escaped = needle.replace(/[!%_]/g, (char) => `!${char}`);
+  return sql<boolean>`payload LIKE ${`%${escaped}%`} ESCAPE '!'`;
+}
+
 const eventsAfter = prepared<'afterSeq' | 'limit', Selectable<EventsTable>>((db, param) =>
   db.selectFrom('events').selectAll().where('seq', '>', param('afterSeq')).orderBy('seq').limit(param('limit')),
 );
@@ -132,6 +141,18 @@ export class KyselyOutboxStore implements OutboxStore {
     return { pending: count('pending'), dead: count('dead') };
   }
 
+  async findByPayload(needle: string, limit: number): Promise<OutboxRecord[]> {
+    const rows = await this.db
+      .selectFrom('outbox')
+      .selectAll()
+      .where(payloadContains(needle))
+      .orderBy('created_at')
+      .orderBy('id')
+      .limit(limit)
+      .execute();
+    return rows.map(toOutbox);
+  }
+
   async retry(id: string, now: number): Promise<OutboxRecord | undefined> {
     const moved = await this.db
       .updateTable('outbox')
@@ -228,6 +249,18 @@ export class KyselyEventJournal implements EventJournal {
       .select((eb) => eb.fn.max('seq').as('seq'))
       .executeTakeFirst();
     return num((row?.seq as number | null) ?? 0);
+  }
+
+  async findByPayload(type: NewEvent['type'], needle: string, limit: number): Promise<EventRecord[]> {
+    const rows = await this.db
+      .selectFrom('events')
+      .selectAll()
+      .where('type', '=', type)
+      .where(payloadContains(needle))
+      .orderBy('seq')
+      .limit(limit)
+      .execute();
+    return rows.map(toEvent);
   }
 
   async list(

@@ -1,7 +1,7 @@
 /** The run store: starting runs, steering, the atomic commit, and crash recovery. */
 import { settleToolCalls } from '../tool-calls/tool-call-store.js';
 import { settleStepRow } from '../steps/step-store.js';
-import type { Kysely, RawBuilder, Selectable } from 'kysely';
+import { sql, type Kysely, type RawBuilder, type Selectable } from 'kysely';
 import { SwitchboardError } from '../../core/errors.js';
 import type { RunStatus } from '../../core/run-status.js';
 import type {
@@ -11,6 +11,7 @@ import type {
   RecoveryReport,
   RunCommit,
   RunOutcome,
+  UsageSlice,
   UsageTotal,
   RunRecord,
   RunStore,
@@ -468,6 +469,39 @@ export class KyselyRunStore implements RunStore {
       .orderBy('model')
       .execute();
     return rows.map((row) => ({
+      agentId: row.agent_id,
+      model: row.model,
+      runs: Number(row.runs),
+      inputTokens: Number(row.input_tokens ?? 0),
+      outputTokens: Number(row.output_tokens ?? 0),
+      cachedInputTokens: Number(row.cached_input_tokens ?? 0),
+    }));
+  }
+
+  async usageByTime(since: number, bucketMs: number): Promise<UsageSlice[]> {
+    if (!Number.isSafeInteger(since) || !Number.isSafeInteger(bucketMs) || bucketMs < 1)
+      throw new SwitchboardError('INVALID_REQUEST', `usage slices need whole milliseconds (since ${since}, bucket ${bucketMs})`);
+    // Written inline (checked integers above), so that the select and the GROUP BY are one expression on PostgreSQL.
+    const at = sql<number>`started_at - ((started_at - ${sql.lit(since)}) % ${sql.lit(bucketMs)})`;
+    const rows = await this.db
+      .selectFrom('runs')
+      .select(({ fn }) => [
+        at.as('at'),
+        'agent_id',
+        'model',
+        fn.countAll().as('runs'),
+        fn.sum('input_tokens').as('input_tokens'),
+        fn.sum('output_tokens').as('output_tokens'),
+        fn.sum('cached_input_tokens').as('cached_input_tokens'),
+      ])
+      .where('started_at', '>=', since)
+      .groupBy([at, 'agent_id', 'model'])
+      .orderBy(at)
+      .orderBy('agent_id')
+      .orderBy('model')
+      .execute();
+    return rows.map((row) => ({
+      at: Number(row.at),
       agentId: row.agent_id,
       model: row.model,
       runs: Number(row.runs),

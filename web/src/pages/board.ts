@@ -106,6 +106,7 @@ export function BoardTaskPage({ id }: { id: string }) {
     <p>${view.dependsOn.length === 0 ? 'none' : view.dependsOn.map((dep) => html`<a href=${`#/board/${enc(dep.id)}`}>${dep.title} (${dep.state})</a> `)}</p>
     ${view.dependents.length > 0 && html`<p>needed by ${view.dependents.map((dep) => html`<a href=${`#/board/${enc(dep.id)}`}>${dep.title} (${dep.state})</a> `)}</p>`}
     <h2>Attempts</h2>
+    ${view.attempts.some((attempt) => attempt.session) && html`<p><a href=${`#/trace?task=${enc(task.id)}`} data-testid="trace-link">trace</a> <span class="muted">(the attempts' runs as a timeline)</span></p>`}
     <table>
       <thead><tr><th>#</th><th>worker</th><th>started</th><th>outcome</th><th>session</th></tr></thead>
       <tbody>${view.attempts.map((attempt) => html`<tr><td>${attempt.attempt}</td><td>${attempt.worker}</td><td>${time(attempt.startedAt)}</td><td>${attempt.outcome ?? 'running'}${attempt.error ? `: ${clip(attempt.error, 100)}` : ''}</td><td>${attempt.session ? html`<a href=${`#/session/${enc(attempt.session)}`}>${attempt.session}</a>` : ''}</td></tr>`)}</tbody>

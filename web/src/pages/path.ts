@@ -27,6 +27,7 @@ export function PathPage({ inputId }: { inputId: string }) {
   return html`
     <h1>Path of a message</h1>
     <blockquote>${path.input.text}</blockquote>
+    <p><a href=${`#/trace?input=${enc(path.input.id)}`} data-testid="trace-link">trace</a> <span class="muted">(the same collaboration as a timeline, with tokens and cost)</span></p>
     <${Steps} steps=${path.steps} start=${path.input.createdAt} />
   `;
 }

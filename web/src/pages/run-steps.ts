@@ -57,6 +57,7 @@ export function RunSteps({ run }: { run: RunRecord }) {
   const [open, setOpen] = useState(false);
   const steps = useRunSteps(run, open);
   return html`
+    <a class="trace-link" href=${`#/trace?run=${enc(run.id)}`} data-testid="trace-link">trace</a>
     <details class="steps" data-testid="steps" onToggle=${(event: Event) => setOpen((event.currentTarget as HTMLDetailsElement).open)}>
       <summary>steps</summary>
       ${

@@ -55,7 +55,7 @@ export function SubagentsPage() {
       <td style=${{ paddingLeft: `${child.depth}em` }}><a href=${`#/session/${enc(child.childSessionKey)}`}>${child.label ?? child.subagentId.slice(0, 8)}</a></td>
       <td>${child.agentId}</td><td>${child.model ?? models.get(child.agentId) ?? ''}${child.runtime ? ` (${child.runtime})` : ''}</td>
       <td class="state">${child.state}</td><td>${duration(child.elapsedMs + (LIVE.has(child.state) ? now - fetchedAt : 0))}</td><td>${child.tokens.input}+${child.tokens.output}</td>
-      <td>${
+      <td><a href=${`#/trace?subagent=${enc(child.subagentId)}`} data-testid="trace-link">trace</a> ${
         LIVE.has(child.state) &&
         html`<button class="danger" onClick=${() => kill(child)}>kill</button>
           <form class="inline" onSubmit=${(e: Event) => steer(child, e)}>
