@@ -10,7 +10,7 @@
  * names the scope's span as its sender, unless it already names one.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import type { TraceContext, TraceSpan, Tracing } from '../ports/telemetry.js';
 
 export type { TraceContext };
@@ -57,10 +57,6 @@ export function spanIdOf(...parts: (string | number)[]): string {
 /** A trace id for work no traced sender started (a message from a person, a schedule): derived from its first input's id. */
 export function traceIdOf(id: string): string {
   return derived(32, ['trace', id]);
-}
-
-export function randomSpanId(): string {
-  return randomBytes(8).toString('hex');
 }
 
 /** A child of `parent` with span id `spanId`: the same trace, the parent's sampling. */
@@ -135,4 +131,13 @@ export function traceHeader(): { traceparent?: string } {
 /** The trace of a board task that no traced span created: derived from its id, so all its attempts share it. */
 export function boardTraceparent(taskId: string): string {
   return formatTraceparent({ traceId: traceIdOf(`board:${taskId}`), spanId: spanIdOf('board', taskId), sampled: true });
+}
+
+/**
+ * A model call's span: its run, the attempt that made it and its step (a step replayed from an earlier attempt makes no
+ * call; the step in flight at a crash is asked again by the next attempt, under that attempt's id). A call the AI SDK
+ * retried within the step is the step's `retry`th.
+ */
+export function chatSpanId(runId: string, attempt: number, step: number, retry = 0): string {
+  return retry === 0 ? spanIdOf('chat', runId, attempt, step) : spanIdOf('chat', runId, attempt, step, retry);
 }

@@ -188,7 +188,8 @@ export type TraceSpanStatus = RunStatus | OutboxStatus | 'ok' | 'error' | 'runni
 export interface TraceSpanView {
   /**
    * The span's id as the exporter sends it (kit/trace-context.ts derives them). Null for a span that has none the view
-   * can know: a model call (its exported id is random), and a tool call whose place in its run no step recorded.
+   * can know: the model calls of a run that committed only its end (durability "run", several calls in one commit), and
+   * a tool call whose place in its run no step recorded.
    */
   spanId: string | null;
   /** Another span of this answer, or null for the trace's root. */

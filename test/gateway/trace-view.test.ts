@@ -8,7 +8,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { Gateway } from '../../src/gateway/gateway.js';
 import type { TraceAnswer, UsageAnswer, QueuesAnswer } from '../../src/http/answers.js';
 import { ControlApi } from '../../src/http/control-api.js';
-import { spanIdOf } from '../../src/kit/trace-context.js';
+import { chatSpanId, spanIdOf } from '../../src/kit/trace-context.js';
 import type { TraceSpanView } from '../../src/ports/answers.js';
 import { startTestGateway, stopTestGateway } from '../helpers/gateway.js';
 import { waitUntil } from '../helpers/wait.js';
@@ -121,7 +121,9 @@ describe('trace view', () => {
     // A chat span per model call, with their tokens adding up to the run's, priced for the asker and not the helper.
     const askerChats = trace.spans.filter((span) => span.kind === 'chat' && span.runId === runId);
     expect(askerChats.map((span) => span.name)).toEqual(['chat asker', 'chat asker']);
-    expect(askerChats.every((span) => span.parentSpanId === asker.spanId && span.spanId === null)).toBe(true);
+    expect(askerChats.every((span) => span.parentSpanId === asker.spanId)).toBe(true);
+    // The ids the exporter gives them: the run, its first attempt, the step.
+    expect(askerChats.map((span) => span.spanId)).toEqual([chatSpanId(runId, 1, 0), chatSpanId(runId, 1, 1)]);
     const { run } = await gw.getRun(runId);
     expect(askerChats.reduce((sum, span) => sum + (span.inputTokens ?? 0), 0)).toBe(run.usage.inputTokens);
     expect(askerChats.reduce((sum, span) => sum + (span.outputTokens ?? 0), 0)).toBe(run.usage.outputTokens);

@@ -141,6 +141,12 @@ describe('a waited sessions_send with two ping-pong turns and an announce', () =
     }
     // Contents are off by default.
     expect(trace.filter((span) => 'gen_ai.input.messages' in span.attributes)).toEqual([]);
+
+    // The console's trace view, drawn from the store, names the same spans by the same ids.
+    const view = await gateway.traceView({ traceId });
+    const exported = (kind: string) => trace.filter((span) => span.attributes['gen_ai.operation.name'] === kind).map((span) => span.spanId);
+    const drawn = (kind: string) => view.spans.filter((span) => span.kind === kind).map((span) => span.spanId);
+    for (const kind of ['invoke_agent', 'chat', 'execute_tool']) expect(new Set(drawn(kind))).toEqual(new Set(exported(kind)));
   });
 });
 

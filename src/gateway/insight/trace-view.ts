@@ -9,7 +9,7 @@
 import { SwitchboardError } from '../../core/errors.js';
 import { isTerminalRunStatus } from '../../core/run-status.js';
 import { boardSessionKey } from '../../core/session-key.js';
-import { deliverySpanId, parseTraceparent, payloadSender, runTrace, spanIdOf, traceIdOf } from '../../kit/trace-context.js';
+import { chatSpanId, deliverySpanId, parseTraceparent, payloadSender, runTrace, spanIdOf, traceIdOf } from '../../kit/trace-context.js';
 import type { RunToolCall, TraceQuery, TraceSpanView, TraceView } from '../../ports/gateway.js';
 import type { InputRecord, OutboxRecord, RunRecord, StepRecord, Store, SubagentRecord, ToolCallRecord } from '../../ports/index.js';
 import { costMicros } from '../gates/budget-meter.js';
@@ -216,7 +216,7 @@ async function runSpans(deps: TraceViewDeps, traced: TracedRun, inputs: InputRec
   const tools: Span[] = [];
   steps.forEach((step, position) => {
     chats.push(
-      chatSpan(traced, step.model, step.startedAt, step.answeredAt, step.usage, prices, {
+      chatSpan(traced, chatSpanId(run.id, step.attempt, step.step), step.model, step.startedAt, step.answeredAt, step.usage, prices, {
         'switchboard.step': step.step,
         'switchboard.run.attempt': step.attempt,
       }),
@@ -260,6 +260,8 @@ async function runSpans(deps: TraceViewDeps, traced: TracedRun, inputs: InputRec
     chats.push(
       chatSpan(
         traced,
+        // One call: the exporter's id for it. Several (a run that commits only its end): none of them is told apart.
+        calls === 1 ? chatSpanId(run.id, run.attempt, steps.length) : null,
         run.model,
         Math.min(last, ended),
         ended,
@@ -305,9 +307,10 @@ async function runSpans(deps: TraceViewDeps, traced: TracedRun, inputs: InputRec
   return [runSpan, ...chats, ...tools];
 }
 
-/** A model call's span: under its run, with no id of its own (the exporter's is random: a model call is never resumed). */
+/** A model call's span: under its run, with the exporter's id for it (kit/trace-context.ts chatSpanId) where it is known. */
 function chatSpan(
   { run, spanId }: TracedRun,
+  chatId: string | null,
   model: string,
   start: number,
   end: number,
@@ -321,7 +324,7 @@ function chatSpan(
     sessionKey: run.sessionKey,
     agentId: run.agentId,
     runId: run.id,
-    spanId: null,
+    spanId: chatId,
     parentSpanId: spanId,
     name: `chat ${modelName(model)}`,
     kind: 'chat',

@@ -8,7 +8,7 @@ import type { LanguageModelV3, LanguageModelV3CallOptions, LanguageModelV3Conten
 import { wrapLanguageModel } from 'ai';
 import type { InputRecord, RunUsage, SpanAttributes, TraceContext, TraceSpan, Tracing } from '../../ports/index.js';
 import type { TerminalRunStatus } from '../../core/run-status.js';
-import { randomSpanId, runTrace, toolSpanContext, childOf, traceScope } from '../../kit/trace-context.js';
+import { chatSpanId, runTrace, toolSpanContext, childOf, traceScope } from '../../kit/trace-context.js';
 import { onStreamFinish } from '../../models/stream-finish.js';
 import { costMicros } from '../gates/budget-meter.js';
 
@@ -20,6 +20,8 @@ export interface RunTracing {
   /** The run's span. */
   run: TraceContext;
   runId: string;
+  /** The run's attempt (1, and one more for each resume): a model call's span id names it. */
+  attempt: number;
   agentId: string;
   sessionKey: string;
   /** `provider/model`. */
@@ -90,7 +92,12 @@ export function endRunSpan(
 /** The run's model with a `chat` span around each call it makes (replayed steps make none). */
 export function tracedModel(model: LanguageModelV3, run: RunTracing, step: () => number): LanguageModelV3 {
   if (!run.tracing.recording) return model;
+  /** Calls made so far at each step (a call the AI SDK retries is made again). */
+  const calls = new Map<number, number>();
   const begin = (params: LanguageModelV3CallOptions, streamed: boolean): TraceSpan => {
+    const at = step();
+    const retry = calls.get(at) ?? 0;
+    calls.set(at, retry + 1);
     const attributes: SpanAttributes = {
       'gen_ai.operation.name': 'chat',
       'gen_ai.provider.name': providerName(run.model),
@@ -100,13 +107,13 @@ export function tracedModel(model: LanguageModelV3, run: RunTracing, step: () =>
       'gen_ai.agent.id': run.agentId,
       'gen_ai.conversation.id': run.sessionKey,
       'switchboard.run.id': run.runId,
-      'switchboard.step': step(),
+      'switchboard.step': at,
       'switchboard.streamed': streamed,
     };
     if (run.tracing.captureContent) attributes['gen_ai.input.messages'] = clip(JSON.stringify(params.prompt));
     return run.tracing.start({
       name: `chat ${modelName(run.model)}`,
-      context: childOf(run.run, randomSpanId()),
+      context: childOf(run.run, chatSpanId(run.runId, run.attempt, at, retry)),
       parent: run.run,
       kind: 'client',
       attributes,

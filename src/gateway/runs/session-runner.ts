@@ -389,6 +389,7 @@ export function createSessionRunner(deps: SessionRunnerDeps) {
           tracing: deps.tracing,
           run: trace,
           runId,
+          attempt: run.attempt,
           agentId: agent.config.id,
           sessionKey: slot.sessionKey,
           model: run.model,
