@@ -222,6 +222,7 @@ export async function serveGateway(options: ServeOptions): Promise<RunningGatewa
       gatewayId,
       version: options.version,
       warn: (message) => logger.warn(redact(message)),
+      redact: (text) => redact(text),
     });
   } catch (error) {
     await store.close();
@@ -231,25 +232,34 @@ export async function serveGateway(options: ServeOptions): Promise<RunningGatewa
   let board!: BoardService;
   let memory!: MemoryService;
   let teams!: Teams;
-  const gateway = await startGateway(
-    {
-      config,
-      store,
-      clock: opened.clock,
-      gatewayId,
-      capabilitySecret: dataDir.capabilitySecret(),
-      dataDir: dataDir.path,
-      version: options.version,
-      tracing: telemetry.tracing,
-      log: (level, message, fields) => logger[level](redactFields(fields, redact), redact(message)),
-    },
-    {
-      onClient: (made) => (client = made),
-      onBoard: (made) => (board = made),
-      onMemory: (made) => (memory = made),
-      onTeams: (made) => (teams = made),
-    },
-  );
+  let gateway: Gateway;
+  try {
+    gateway = await startGateway(
+      {
+        config,
+        store,
+        clock: opened.clock,
+        gatewayId,
+        capabilitySecret: dataDir.capabilitySecret(),
+        dataDir: dataDir.path,
+        version: options.version,
+        tracing: telemetry.tracing,
+        log: (level, message, fields) => logger[level](redactFields(fields, redact), redact(message)),
+      },
+      {
+        onClient: (made) => (client = made),
+        onBoard: (made) => (board = made),
+        onMemory: (made) => (memory = made),
+        onTeams: (made) => (teams = made),
+      },
+    );
+  } catch (error) {
+    // Nothing of it is left running: the metrics listener, the store, the data directory's lock.
+    await telemetry.shutdown();
+    await store.close();
+    unlock();
+    throw error;
+  }
   // Every gateway on the store answers to one control token (its first gateway's), so that a client behind a load
   // balancer needs one; the data directory keeps a copy for the CLI.
   const token = await store.gateways.sharedSecret('control-token', dataDir.token());

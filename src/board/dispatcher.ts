@@ -16,7 +16,7 @@ import { newFollower, pollAndSettle, type Follower, type RemoteWorkers } from '.
 import { agentTaskPrompt, runEndReason } from './task-prompt.js';
 import { dispatcherWakeup } from './wakeups.js';
 import { seatTeams, type TeamSeat } from './team-seats.js';
-import { boardTraceparent } from '../kit/trace-context.js';
+import { boardTraceparent, parseTraceparent, traceScope } from '../kit/trace-context.js';
 
 export type { RemoteTaskState, RemoteWorkers } from './remote-follow.js';
 export type { TeamSeat } from './team-seats.js';
@@ -350,13 +350,16 @@ export class BoardDispatcher {
     const store = this.writes;
     // The lease was lost while the poll was under way: the next holder follows the task.
     if (!store) return false;
-    const ended = await pollAndSettle(follower, {
+    // The remote agent's work joins the task's trace: the request carries its traceparent (docs/observability.md).
+    const task = await this.deps.store.get(follower.taskId);
+    const trace = parseTraceparent(task?.trace ?? boardTraceparent(follower.taskId));
+    const ended = await traceScope.run(trace, () => pollAndSettle(follower, {
       workers: this.deps.remote!,
       store,
       clock: this.deps.clock,
       maxPollMs: this.deps.gateway().config.a2a.client.maxPollSeconds * 1000,
       maxResultChars: this.settings.maxResultChars,
-    });
+    }));
     if (ended) this.followers.delete(follower.taskId);
     return ended;
   }

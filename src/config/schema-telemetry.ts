@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import { positiveInt } from './schema-common.js';
+import { namedSecretMap } from './secret-schema.js';
 
 const httpUrl = z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' });
 
@@ -15,8 +16,8 @@ export const telemetrySection = z
       .strictObject({
         /** The collector's OTLP/HTTP traces URL, such as http://127.0.0.1:4318/v1/traces. */
         endpoint: httpUrl,
-        /** Headers sent with every export (an API key), values with ${ENV} substitution as anywhere in the config. */
-        headers: z.record(z.string(), z.string()).default({}),
+        /** Headers sent with every export (an API key): secrets, never shown in errors and taken out of logs. */
+        headers: namedSecretMap().default({}),
         /** The share of traces recorded, 0 to 1, decided by trace id, so every gateway records the same traces. */
         sampling: z.number().min(0).max(1).default(1),
         /** How often finished spans are sent. */

@@ -5,6 +5,8 @@
  * whatever the caller wrote before kicking has been seen. Failures go to `onError`; the promise never
  * rejects.
  */
+import { outsideTrace } from './trace-context.js';
+
 export class SerialTask {
   private running?: Promise<void>;
   private queued?: Promise<void>;
@@ -29,7 +31,8 @@ export class SerialTask {
   }
 
   private start(): Promise<void> {
-    return this.task()
+    // A pass serves whatever is due, not the caller that kicked it: it runs outside the caller's trace.
+    return outsideTrace(() => this.task())
       .catch((error) => this.onError(error))
       .finally(() => {
         // With a run queued, the queued callback takes over `running`; otherwise the task is idle.

@@ -15,7 +15,15 @@ import type { TraceContext, TraceSpan, Tracing } from '../ports/telemetry.js';
 
 export type { TraceContext };
 
-export const traceScope = new AsyncLocalStorage<TraceContext>();
+export const traceScope = new AsyncLocalStorage<TraceContext | undefined>();
+
+/**
+ * Runs `work` outside any trace scope: work that outlives what started it (a background pass, a listener, a run a tool
+ * call woke) must not write its rows as sent by that. Free when there is no scope (no AsyncLocalStorage toggling).
+ */
+export function outsideTrace<T>(work: () => T): T {
+  return traceScope.getStore() === undefined ? work() : traceScope.run(undefined, work);
+}
 
 const TRACEPARENT = /^([0-9a-f]{2})-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})(?:-.*)?$/;
 const ZERO_TRACE = '0'.repeat(32);
@@ -76,15 +84,21 @@ export interface RunTrace {
  * joins the collaboration that caused it); inputs from other traces (steered or collected in) are links. With no
  * traced input the run starts a trace of its own, derived from its first input, so a resumed run finds the same one.
  */
-export function runTrace(runId: string, inputs: readonly { id: string; provenance: { trace?: string } }[]): RunTrace {
+export function runTrace(
+  runId: string,
+  inputs: readonly { id: string; provenance: { trace?: string } }[],
+  sample: (traceId: string, parent?: TraceContext) => boolean = (_traceId, parent) => parent?.sampled ?? false,
+): RunTrace {
   const senders = inputs.flatMap((input) => {
     const sender = parseTraceparent(input.provenance.trace);
     return sender ? [sender] : [];
   });
   const [parent, ...others] = senders;
   const spanId = spanIdOf('run', runId);
-  if (!parent) return { context: { traceId: traceIdOf(inputs[0]?.id ?? runId), spanId, sampled: true }, links: [] };
-  return { context: childOf(parent, spanId), parent, links: others.filter((other) => other.traceId !== parent.traceId) };
+  const traceId = parent?.traceId ?? traceIdOf(inputs[0]?.id ?? runId);
+  const context = { traceId, spanId, sampled: sample(traceId, parent) };
+  if (!parent) return { context, links: [] };
+  return { context, parent, links: others.filter((other) => other.traceId !== parent.traceId) };
 }
 
 /** A tool call's span: its place in the run (the ledger's place, which a resumed run keeps). */
@@ -106,14 +120,18 @@ export function withSender<P extends { trace?: string }>(provenance: P): P {
 
 const IDLE_SPAN: TraceSpan = { set: () => {}, end: () => {} };
 
-/** Telemetry off: spans go nowhere, and cost nothing but their ids. */
-export const NO_TRACING: Tracing = { recording: false, captureContent: false, start: () => IDLE_SPAN };
+/** Telemetry off: spans go nowhere, nothing is recorded (every traceparent sent on says so), and they cost nothing but their ids. */
+export const NO_TRACING: Tracing = { recording: false, captureContent: false, sample: () => false, start: () => IDLE_SPAN };
 
-/** An outbox row's payload as written now: naming the scope's span (the run that wrote it) as the delivery's parent. */
-export function withSenderPayload(payload: unknown): unknown {
+/**
+ * An outbox row's payload as written now: naming `sender` (the run whose commit writes it), else the scope's span (a tool
+ * call that writes it), as the delivery's parent, unless it names one.
+ */
+export function withSenderPayload(payload: unknown, sender?: string): unknown {
+  if (payload === null || typeof payload !== 'object' || Array.isArray(payload) || 'trace' in payload) return payload;
   const context = traceScope.getStore();
-  if (!context || payload === null || typeof payload !== 'object' || Array.isArray(payload) || 'trace' in payload) return payload;
-  return { ...payload, trace: formatTraceparent(context) };
+  const trace = sender ?? (context ? formatTraceparent(context) : undefined);
+  return trace ? { ...payload, trace } : payload;
 }
 
 /** The span that wrote an outbox row's payload, when it names one. */

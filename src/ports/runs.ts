@@ -120,6 +120,11 @@ export interface RunCommit {
   toolCalls?: SettledToolCall[];
   /** Results of the run's steps that it left to its commit (their tools had no effects: ports/steps.ts). */
   stepResults?: { step: number; results: StepToolResult[] }[];
+  /**
+   * The W3C traceparent of the run's span: each outbox row the commit writes (its own and a sub-agent's completion)
+   * names it as the delivery's parent, unless its payload names one (docs/observability.md).
+   */
+  trace?: string;
 }
 
 export interface RunStore {

@@ -44,5 +44,11 @@ export interface Tracing {
   readonly recording: boolean;
   /** Whether message contents go on spans (telemetry.captureContent). */
   readonly captureContent: boolean;
+  /**
+   * Whether a trace is recorded: a parent's decision where there is one (a caller that did not record, did not), else
+   * the sampling ratio's for the trace id, the same on every gateway. False when no traces are exported. It is the
+   * sampled flag of every `traceparent` the work sends on.
+   */
+  sample(traceId: string, parent?: TraceContext): boolean;
   start(span: SpanStart): TraceSpan;
 }

@@ -33,7 +33,12 @@ export interface MetricsOptions {
   gatewayId: string;
   /** Spans the trace exporter dropped, when traces are on. */
   droppedSpans?: () => number;
+  /** A store read a scrape could not make: the gateway's log. */
+  warn?: (message: string) => void;
 }
+
+/** How long a scrape waits for one store read before it leaves that read's gauges out. */
+const READ_TIMEOUT_MS = 5000;
 
 /** The A2A task states counted (the v1.0 protocol's, as the task store keeps them). */
 const A2A_STATES = ['submitted', 'working', 'input-required', 'auth-required', 'completed', 'failed', 'canceled', 'rejected'];
@@ -50,6 +55,8 @@ export class OtelMetrics {
   private readonly deliveries: Counter;
   private readonly operationDuration: Histogram;
   private readonly tokenUsage: Histogram;
+  /** Store reads failing now, by what they read. */
+  private readonly failing = new Set<string>();
 
   constructor(private readonly options: MetricsOptions) {
     // Its own listener, when there is one, is started by `start`, so that a port in use stops the gateway's start.
@@ -140,14 +147,22 @@ export class OtelMetrics {
     const approvals = meter.createObservableGauge('switchboard.approvals.waiting', {
       description: 'Approval requests waiting for an answer',
     });
-    const spent = meter.createObservableGauge('switchboard.budget.spent', { description: 'Spend on each budget cap (tokens, or USD)' });
-    const limit = meter.createObservableGauge('switchboard.budget.limit', { description: 'Each budget cap (tokens, or USD)' });
+    const spent = meter.createObservableGauge('switchboard.budget.spent', {
+      description: 'Spend on the budget caps a config key sets, summed over their keys (tokens, or USD)',
+    });
+    const limit = meter.createObservableGauge('switchboard.budget.limit', {
+      description: 'The cap a budget config key sets (tokens, or USD)',
+    });
+    const budgetKeys = meter.createObservableGauge('switchboard.budget.keys', {
+      description: 'Budget keys with spend or reservations under a config key (a key per agent and day, session, tree...)',
+    });
     const a2a = meter.createObservableGauge('switchboard.a2a.tasks', { description: 'A2A tasks served here, by state' });
     const dropped = meter.createObservableCounter('switchboard.telemetry.spans.dropped', {
       description: 'Spans not sent: the collector was down or slow, or the queue was full',
     });
+    // What this process knows: never waits, never fails.
     meter.addBatchObservableCallback(
-      async (result) => {
+      (result) => {
         const status = sources.status();
         for (const [lane, figures] of Object.entries(status.lanes)) {
           result.observe(laneActive, figures.active, { lane });
@@ -156,32 +171,90 @@ export class OtelMetrics {
         result.observe(runsWaiting, status.waitingRuns);
         result.observe(takeovers, status.takenOver.runs);
         result.observe(dropped, this.options.droppedSpans?.() ?? 0);
-        const [outbox, pending, budgets, sessions, tasks] = await Promise.all([
-          sources.outboxBacklog(),
-          sources.pendingApprovals(),
-          sources.budgetStatus(),
-          sources.queuedSessions(),
-          sources.a2aTasks
-            ? Promise.all(A2A_STATES.map(async (state) => [state, await sources.a2aTasks!(state)] as const))
-            : Promise.resolve([]),
-        ]);
-        result.observe(backlog, outbox.pending);
-        result.observe(dead, outbox.dead);
-        result.observe(approvals, pending);
+      },
+      [laneActive, laneWaiting, runsWaiting, takeovers, dropped],
+    );
+    // What the store knows: each read on its own, so a store that fails or is slow costs its own gauges only (they are
+    // left out of that scrape, and the failure is logged once until a read succeeds again).
+    const read = <T>(what: string, query: () => Promise<T>) => this.guarded(what, query);
+    meter.addBatchObservableCallback(
+      async (result) => {
+        const outbox = await read('outbox backlog', () => sources.outboxBacklog());
+        if (outbox) {
+          result.observe(backlog, outbox.pending);
+          result.observe(dead, outbox.dead);
+        }
+      },
+      [backlog, dead],
+    );
+    approvals.addCallback(async (result) => {
+      const pending = await read('approvals waiting', () => sources.pendingApprovals());
+      if (pending !== undefined) result.observe(pending);
+    });
+    meter.addBatchObservableCallback(
+      async (result) => {
+        const sessions = await read('queued inputs', () => sources.queuedSessions());
+        if (!sessions) return;
         const oldest = sessions.reduce((min, session) => Math.min(min, session.oldestQueuedAt), Number.POSITIVE_INFINITY);
         result.observe(queueAge, Number.isFinite(oldest) ? Math.max(0, sources.now() - oldest) / 1000 : 0);
         result.observe(queued, sessions.length);
-        for (const budget of budgets) {
-          result.observe(spent, budget.spent.tokens, { key: budget.key, unit: 'tokens' });
-          result.observe(spent, budget.spent.costMicros / 1_000_000, { key: budget.key, unit: 'usd' });
-          if (budget.limit.tokens !== undefined) result.observe(limit, budget.limit.tokens, { key: budget.key, unit: 'tokens' });
-          if (budget.limit.costMicros !== undefined)
-            result.observe(limit, budget.limit.costMicros / 1_000_000, { key: budget.key, unit: 'usd' });
-        }
-        for (const [state, count] of tasks) result.observe(a2a, count, { state });
       },
-      [laneActive, laneWaiting, runsWaiting, queueAge, queued, backlog, dead, takeovers, approvals, spent, limit, a2a, dropped],
+      [queueAge, queued],
     );
+    // By the config key that sets each cap, summed over its keys (a key per session, per day...): one series per
+    // configured cap, however many sessions and days there are.
+    meter.addBatchObservableCallback(
+      async (result) => {
+        const budgets = await read('budgets', () => sources.budgetStatus());
+        if (!budgets) return;
+        const bySource = new Map<string, { tokens: number; micros: number; keys: number; limit: BudgetView['limit'] }>();
+        for (const budget of budgets) {
+          const sum = bySource.get(budget.source) ?? { tokens: 0, micros: 0, keys: 0, limit: budget.limit };
+          sum.tokens += budget.spent.tokens;
+          sum.micros += budget.spent.costMicros;
+          sum.keys += 1;
+          bySource.set(budget.source, sum);
+        }
+        for (const [source, sum] of bySource) {
+          result.observe(spent, sum.tokens, { source, unit: 'tokens' });
+          result.observe(spent, sum.micros / 1_000_000, { source, unit: 'usd' });
+          result.observe(budgetKeys, sum.keys, { source });
+          if (sum.limit.tokens !== undefined) result.observe(limit, sum.limit.tokens, { source, unit: 'tokens' });
+          if (sum.limit.costMicros !== undefined) result.observe(limit, sum.limit.costMicros / 1_000_000, { source, unit: 'usd' });
+        }
+      },
+      [spent, limit, budgetKeys],
+    );
+    const a2aTasks = sources.a2aTasks;
+    if (a2aTasks)
+      a2a.addCallback(async (result) => {
+        const counts = await read('A2A tasks', () => Promise.all(A2A_STATES.map(async (state) => [state, await a2aTasks(state)] as const)));
+        for (const [state, count] of counts ?? []) result.observe(count, { state });
+      });
+  }
+
+  /** A store read for a scrape: undefined when it fails or takes longer than READ_TIMEOUT_MS (logged once until it works again). */
+  private async guarded<T>(what: string, query: () => Promise<T>): Promise<T | undefined> {
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      const value = await Promise.race([
+        query(),
+        new Promise<never>((_, reject) => {
+          timer = setTimeout(() => reject(new Error(`no answer after ${READ_TIMEOUT_MS} ms`)), READ_TIMEOUT_MS);
+        }),
+      ]);
+      this.failing.delete(what);
+      return value;
+    } catch (error) {
+      if (!this.failing.has(what))
+        this.options.warn?.(
+          `metrics: could not read ${what} from the store for a scrape: ${error instanceof Error ? error.message : String(error)}; its gauges are left out until it answers`,
+        );
+      this.failing.add(what);
+      return undefined;
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   /** Opens the listener of its own (telemetry.metrics.listen), when there is one. */

@@ -13,10 +13,10 @@ import { ExportResultCode, type ExportResult } from '@opentelemetry/core';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import {
-  AlwaysOffSampler,
   BasicTracerProvider,
   BatchSpanProcessor,
   ParentBasedSampler,
+  SamplingDecision,
   TraceIdRatioBasedSampler,
   type IdGenerator,
   type ReadableSpan,
@@ -115,6 +115,7 @@ export class OtelTraces {
   private readonly counting: CountingProcessor;
   private readonly tracer;
   private failing = false;
+  private readonly ratio: TraceIdRatioBasedSampler;
 
   constructor(options: TraceExportOptions) {
     const exporter = new OTLPTraceExporter({ url: options.endpoint, headers: options.headers, timeoutMillis: options.timeoutMs });
@@ -141,24 +142,25 @@ export class OtelTraces {
     });
     this.counting = new CountingProcessor(batches, options.maxQueueSize);
     const ratio = new TraceIdRatioBasedSampler(options.sampling);
+    this.ratio = ratio;
     this.provider = new BasicTracerProvider({
       resource: resourceFromAttributes({
         'service.name': options.serviceName,
         ...(options.serviceVersion ? { 'service.version': options.serviceVersion } : {}),
         'service.instance.id': options.gatewayId,
       }),
-      // One decision per trace id, so every gateway on a collaboration records it or none does; a caller upstream
-      // that chose not to record its trace is followed.
-      sampler: new ParentBasedSampler({
-        root: ratio,
-        remoteParentSampled: ratio,
-        remoteParentNotSampled: new AlwaysOffSampler(),
-        localParentSampled: ratio,
-      }),
+      // A trace's root decides by its trace id, so every gateway decides alike; every other span follows its parent's
+      // sampled flag (a caller that recorded its trace, or chose not to, is followed).
+      sampler: new ParentBasedSampler({ root: ratio }),
       idGenerator: this.ids,
       spanProcessors: [this.counting],
     });
     this.tracer = this.provider.getTracer('switchboard', options.serviceVersion);
+  }
+
+  /** The root decision for a trace id (the sampling ratio's, as the SDK's root sampler makes it). */
+  sampled(traceId: string): boolean {
+    return this.ratio.shouldSample(ROOT_CONTEXT, traceId).decision === SamplingDecision.RECORD_AND_SAMPLED;
   }
 
   get dropped(): number {

@@ -5,7 +5,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { SwitchboardConfig } from '../config/schema.js';
-import type { SpanAttributes, SpanStart, TraceSpan, Tracing } from '../ports/telemetry.js';
+import type { SpanAttributes, SpanStart, TraceContext, TraceSpan, Tracing } from '../ports/telemetry.js';
 import { NO_TRACING } from '../kit/trace-context.js';
 import type { OtelTraces } from './otel-traces.js';
 import type { MetricSources, OtelMetrics } from './otel-metrics.js';
@@ -28,6 +28,8 @@ export interface TelemetryFacts {
   gatewayId: string;
   version?: string;
   warn: (message: string) => void;
+  /** Takes the config's secrets out of a text (config/secrets.ts): span errors and captured contents pass through it. */
+  redact?: (text: string) => string;
 }
 
 const OFF: Telemetry = {
@@ -58,6 +60,7 @@ export async function openTelemetry(config: SwitchboardConfig['telemetry'], fact
         serviceVersion: facts.version,
         gatewayId: facts.gatewayId,
         droppedSpans: traces ? () => traces.dropped : undefined,
+        warn: facts.warn,
       })
     : undefined;
   if (!traces && !metrics) return OFF;
@@ -68,7 +71,7 @@ export async function openTelemetry(config: SwitchboardConfig['telemetry'], fact
     throw error;
   }
   return {
-    tracing: new SpanSink(traces, metrics, config.captureContent),
+    tracing: new SpanSink(traces, metrics, config.captureContent, facts.redact ?? ((text) => text)),
     metricsHandler: metrics && !listen ? (request, response) => metrics.handle(request, response) : undefined,
     attach: (sources) => metrics?.attach(sources),
     spans: () => ({ exported: traces?.exported ?? 0, dropped: traces?.dropped ?? 0 }),
@@ -86,33 +89,50 @@ class SpanSink implements Tracing {
     private readonly traces: OtelTraces | undefined,
     private readonly metrics: OtelMetrics | undefined,
     readonly captureContent: boolean,
+    private readonly redact: (text: string) => string,
   ) {}
 
+  private cleaned(attributes: SpanAttributes): Record<string, string | number | boolean> {
+    return defined(attributes, this.redact);
+  }
+
+  sample(traceId: string, parent?: TraceContext): boolean {
+    if (!this.traces) return false;
+    return parent ? parent.sampled : this.traces.sampled(traceId);
+  }
+
   start(span: SpanStart): TraceSpan {
-    const attributes = defined(span.attributes ?? {});
+    const attributes = this.cleaned(span.attributes ?? {});
     const exported = this.traces?.start(span, attributes);
     const metrics = this.metrics;
     const began = performance.now();
     let ended = false;
     return {
       set: (more) => {
-        const given = defined(more);
+        const given = this.cleaned(more);
         if (metrics) Object.assign(attributes, given);
         exported?.setAttributes(given);
       },
       end: (outcome) => {
         if (ended) return;
         ended = true;
-        exported?.end(outcome?.error);
-        metrics?.spanEnded(attributes, (performance.now() - began) / 1000, outcome?.error);
+        const error = outcome?.error === undefined ? undefined : this.redact(outcome.error);
+        exported?.end(error);
+        metrics?.spanEnded(attributes, (performance.now() - began) / 1000, error);
       },
     };
   }
 }
 
-function defined(attributes: SpanAttributes): Record<string, string | number | boolean> {
+/** Attributes that hold what people and models wrote (telemetry.captureContent): the config's secrets are taken out. */
+const CONTENT = new Set(['gen_ai.input.messages', 'gen_ai.output.messages', 'gen_ai.tool.call.arguments', 'gen_ai.tool.call.result']);
+
+function defined(attributes: SpanAttributes, redact: (text: string) => string): Record<string, string | number | boolean> {
   const out: Record<string, string | number | boolean> = {};
-  for (const [key, value] of Object.entries(attributes)) if (value !== undefined) out[key] = value;
+  for (const [key, value] of Object.entries(attributes)) {
+    if (value === undefined) continue;
+    out[key] = typeof value === 'string' && CONTENT.has(key) ? redact(value) : value;
+  }
   return out;
 }
 

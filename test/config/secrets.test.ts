@@ -22,15 +22,17 @@ const config = parseConfigText(
       headers: { Authorization: "Bearer bearer-credential-9876", Accept: "application/json" },
     } } },
     store: { driver: "postgres", url: "postgres://switchboard:pg-pass%21word@db.example:5432/switchboard?sslmode=require" },
+    telemetry: { traces: { endpoint: "https://otel.example/v1/traces", headers: { Authorization: "Basic \${LANGFUSE_AUTH}", "x-team": "agents" } } },
   }`,
   '/etc/sb.json5',
-  { DB_REGION: 'zq8812-vault-7' },
+  { DB_REGION: 'zq8812-vault-7', LANGFUSE_AUTH: 'cGs6c2stbGYtc2VjcmV0' },
 ).config;
 
 describe('secrets', () => {
   it("credential fields, env and header values named like a secret or given as ${ENV}, and a URL's password are the secrets", () => {
     expect(secretsOf(config).sort()).toEqual([
       'bearer-credential-9876',
+      'cGs6c2stbGYtc2VjcmV0',
       'hunter2-but-longer',
       'org-secret-42',
       'peer-token-0123456789',

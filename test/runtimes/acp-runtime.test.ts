@@ -208,8 +208,8 @@ describe('sessions_spawn with runtime "acp"', () => {
       .filter((update) => update.kind === 'message')
       .map((update) => update.text)
       .join('');
-    // The sub-agent's run span, in the trace of the run that spawned it.
-    expect(/trace: (\S+)/.exec(text)?.[1]).toMatch(new RegExp(`^00-[0-9a-f]{32}-${spanIdOf('run', record.firstRunId)}-01$`));
+    // The sub-agent's run span, in the trace of the run that spawned it; telemetry is off, so not sampled.
+    expect(/trace: (\S+)/.exec(text)?.[1]).toMatch(new RegExp(`^00-[0-9a-f]{32}-${spanIdOf('run', record.firstRunId)}-00$`));
   });
 
   it('reports a crash as failed with the exit code and the last stderr lines', async () => {

@@ -2,8 +2,12 @@
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/logging.js';
+import { SerialTask } from '../../src/kit/serial-task.js';
+import { EventBus } from '../../src/gateway/events/event-bus.js';
 import {
+  currentTraceparent,
   formatTraceparent,
+  NO_TRACING,
   parseTraceparent,
   runTrace,
   spanIdOf,
@@ -57,23 +61,31 @@ describe('derived ids', () => {
   it("a run hangs from its first traced input's sender; others' senders are links; none makes a trace of its own", () => {
     const sender = `00-${TRACE}-${SPAN}-01`;
     const other = `00-${'a'.repeat(32)}-${'b'.repeat(16)}-01`;
-    const traced = runTrace('r1', [
-      { id: 'i1', provenance: {} },
-      { id: 'i2', provenance: { trace: sender } },
-      { id: 'i3', provenance: { trace: other } },
-    ]);
+    // Telemetry on, every root sampled: a parent's decision is followed.
+    const follow = (_traceId: string, parent?: { sampled: boolean }) => parent?.sampled ?? true;
+    const traced = runTrace(
+      'r1',
+      [
+        { id: 'i1', provenance: {} },
+        { id: 'i2', provenance: { trace: sender } },
+        { id: 'i3', provenance: { trace: other } },
+      ],
+      follow,
+    );
     expect(traced).toEqual({
       context: { traceId: TRACE, spanId: spanIdOf('run', 'r1'), sampled: true },
       parent: { traceId: TRACE, spanId: SPAN, sampled: true },
       links: [{ traceId: 'a'.repeat(32), spanId: 'b'.repeat(16), sampled: true }],
     });
-    expect(runTrace('r1', [{ id: 'i1', provenance: {} }])).toEqual({
+    expect(runTrace('r1', [{ id: 'i1', provenance: {} }], follow)).toEqual({
       context: { traceId: traceIdOf('i1'), spanId: spanIdOf('run', 'r1'), sampled: true },
       links: [],
     });
     // An upstream caller that chose not to record: the run and its calls follow it.
-    const unsampled = runTrace('r1', [{ id: 'i1', provenance: { trace: `00-${TRACE}-${SPAN}-00` } }]);
+    const unsampled = runTrace('r1', [{ id: 'i1', provenance: { trace: `00-${TRACE}-${SPAN}-00` } }], follow);
     expect(toolSpanContext(unsampled.context, 'r1', 0, 1).sampled).toBe(false);
+    // Telemetry off: nothing is recorded, and what the run sends on says so.
+    expect(runTrace('r1', [{ id: 'i1', provenance: { trace: sender } }], NO_TRACING.sample).context.sampled).toBe(false);
   });
 });
 
@@ -104,5 +116,32 @@ describe('the gateway log', () => {
     const [outside, inside] = lines.map((line) => JSON.parse(line));
     expect(outside).not.toHaveProperty('trace_id');
     expect(inside).toMatchObject({ msg: 'inside', trace_id: TRACE, span_id: SPAN });
+  });
+});
+
+describe('work that outlives the span that started it', () => {
+  const scope = { traceId: TRACE, spanId: SPAN, sampled: true };
+
+  it('a background pass kicked inside a trace scope runs outside it, and so does every pass it chains', async () => {
+    const seen: (string | undefined)[] = [];
+    let again = 2;
+    const task: SerialTask = new SerialTask(
+      async () => {
+        seen.push(currentTraceparent());
+        if (again-- > 0) void task.kick();
+      },
+      () => {},
+    );
+    await traceScope.run(scope, () => task.kick());
+    await task.idle();
+    expect(seen).toEqual([undefined, undefined, undefined]);
+  });
+
+  it("an event's listeners run outside the publisher's scope", () => {
+    const bus = new EventBus();
+    const seen: (string | undefined)[] = [];
+    bus.subscribe(() => seen.push(currentTraceparent()));
+    traceScope.run(scope, () => bus.publish({ type: 'delta', sessionKey: 'agent:a:main', runId: 'r', text: 'x' }));
+    expect(seen).toEqual([undefined]);
   });
 });

@@ -233,6 +233,18 @@ describe('what a span carries, and which traces are recorded', () => {
     expect(typeof tool.attributes['gen_ai.tool.call.result']).toBe('string');
   });
 
+  it("follows a caller's decision: an unsampled sender is not recorded, a sampled one is even at sampling 0", async () => {
+    const { gateway, receiver } = await startWith('sampling: 0');
+    const caller = (flag: string) => `00-${flag.repeat(32)}-${'c'.repeat(16)}-${flag === 'a' ? '01' : '00'}`;
+    for (const flag of ['a', 'b']) {
+      const sent = await gateway.send({ target: 'echo', message: `from ${flag}`, provenance: { kind: 'user', trace: caller(flag) } });
+      expect(await gateway.waitForInput(sent.input.id, 5000)).toMatchObject({ status: 'completed' });
+    }
+    await telemetry!.shutdown();
+    expect(new Set(receiver.spans.map((span) => span.traceId))).toEqual(new Set(['a'.repeat(32)]));
+    expect(receiver.spans.find((span) => span.name === 'invoke_agent echo')?.parentSpanId).toBe('c'.repeat(16));
+  });
+
   it('with sampling 0, records nothing; the runs are as ever', async () => {
     const { gateway, receiver } = await startWith('sampling: 0');
     const sent = await gateway.send({ target: 'echo', message: 'hello' });

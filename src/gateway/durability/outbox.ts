@@ -167,8 +167,9 @@ export class OutboxDispatcher {
   private deliverySpan(row: OutboxRecord): { context: TraceContext; span: TraceSpan } {
     const sender = payloadSender(row.payload);
     const spanId = deliverySpanId(row.id, row.attempts);
-    const context = sender ? childOf(sender, spanId) : { traceId: traceIdOf(row.id), spanId, sampled: true };
     const tracing = this.options.tracing ?? NO_TRACING;
+    const traceId = sender?.traceId ?? traceIdOf(row.id);
+    const context = sender ? childOf(sender, spanId) : { traceId, spanId, sampled: tracing.sample(traceId) };
     if (!tracing.recording) return { context, span: tracing.start({ name: '', context }) };
     const span = tracing.start({
       name: `deliver ${row.kind}`,

@@ -5,6 +5,7 @@
 import type { RunRecord } from '../../ports/index.js';
 import type { Wakeups } from '../../kit/wait-until.js';
 import type { LiveEvent, LiveListener } from '../../ports/gateway.js';
+import { outsideTrace } from '../../kit/trace-context.js';
 
 /**
  * What an event is about, as keys a listener can subscribe to (`subscribeKeys`): its session, and the inputs,
@@ -94,7 +95,12 @@ export class EventBus {
     };
   }
 
+  /** Listeners run outside the publisher's trace scope: what they start (a dispatcher pass, a wake) is not its work. */
   publish(event: LiveEvent): void {
+    outsideTrace(() => this.dispatch(event));
+  }
+
+  private dispatch(event: LiveEvent): void {
     if (event.type === 'settled') {
       for (const inputId of event.inputIds) for (const listener of this.settledListeners.get(inputId) ?? []) listener(event.run);
     }

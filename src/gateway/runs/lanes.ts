@@ -10,6 +10,7 @@ import type { SwitchboardConfig } from '../../config/schema.js';
 import type { Clock, InputRecord, Store } from '../../ports/index.js';
 import type { LaneName, StalledLane } from '../../ports/gateway.js';
 import { waitScope } from '../../kit/wait-until.js';
+import { outsideTrace } from '../../kit/trace-context.js';
 
 /** Queued inputs of a session read from its head to plan the next run; those that act from anywhere are read beyond it. */
 export const PLAN_HEAD = 64;
@@ -290,9 +291,9 @@ export class LaneScheduler {
     );
     let failed = false;
     // A run started from another run's tool call (a spawn, a send that wakes a lane) must not inherit that call's wait
-    // scope: its waits would suspend the other run.
+    // scope (its waits would suspend the other run), nor its trace scope (what it writes is its own run's).
     const done = waitScope
-      .exit(() => this.runSession(slot))
+      .exit(() => outsideTrace(() => this.runSession(slot)))
       .catch((error) => {
         failed = true;
         this.onError(error, sessionKey);

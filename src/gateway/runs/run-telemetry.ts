@@ -41,7 +41,7 @@ export interface RunSpanFacts {
 
 /** The run's `invoke_agent` span, begun when the run was first started (a resumed run's too, under the same id). */
 export function startRunSpan(tracing: Tracing, facts: RunSpanFacts): { context: TraceContext; span: TraceSpan } {
-  const trace = runTrace(facts.runId, facts.inputs);
+  const trace = runTrace(facts.runId, facts.inputs, (traceId, parent) => tracing.sample(traceId, parent));
   if (!tracing.recording) return { context: trace.context, span: tracing.start({ name: '', context: trace.context }) };
   const first = facts.inputs[0]?.provenance;
   const attributes: SpanAttributes = {

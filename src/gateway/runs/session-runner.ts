@@ -28,7 +28,7 @@ import type {
   TraceContext,
   Tracing,
 } from '../../ports/index.js';
-import { traceScope } from '../../kit/trace-context.js';
+import { formatTraceparent, traceScope } from '../../kit/trace-context.js';
 import { endRunSpan, startRunSpan } from './run-telemetry.js';
 import type { Models } from '../../ports/models.js';
 import type { SwitchboardConfig } from '../../config/schema.js';
@@ -305,7 +305,9 @@ export function createSessionRunner(deps: SessionRunnerDeps) {
       ? `sub-agent run exceeded its timeout of ${timeoutSeconds}s (sessions_spawn timeoutSeconds, else ${spawnerLimits(deps.config, deps.agents, subagent.parentSession).source('runTimeoutSeconds')}) and was aborted`
       : undefined;
     try {
-      if (subagent?.runtime) return { executed: await runExternal(slot, run, subagent, timeoutMessage), frameworkChars };
+      // An external runtime's child is handed the run's trace (ACP's _meta): it runs in the run's trace scope.
+      if (subagent?.runtime)
+        return { executed: await traceScope.run(trace, () => runExternal(slot, run, subagent, timeoutMessage)), frameworkChars };
       const history = run.history ?? (await store.transcript.list(slot.sessionKey, { limit: agent.historyLimit }));
       const context = assembleContext(agent.config, deps.promptFiles.read(agent.workspace), history, inputs, subagent);
       frameworkChars = context.frameworkChars;
@@ -511,6 +513,7 @@ export function createSessionRunner(deps: SessionRunnerDeps) {
     finished: FinishedRun,
     frameworkChars: number,
     toolCalls: SettledToolCall[],
+    trace: TraceContext,
     stepResults?: RunCommit['stepResults'],
   ): Promise<boolean> {
     const { executed } = finished;
@@ -547,6 +550,7 @@ export function createSessionRunner(deps: SessionRunnerDeps) {
           ...writes,
           consumedInputIds,
           toolCalls,
+          trace: formatTraceparent(trace),
           ...(stepResults?.length ? { stepResults } : {}),
           ...settles,
         },
@@ -590,7 +594,10 @@ export function createSessionRunner(deps: SessionRunnerDeps) {
     const steered: InputRecord[] = [];
     const toolCalls: SettledToolCall[] = [];
     const { context: trace, span } = startRunSpan(deps.tracing, { ...run, sessionKey: slot.sessionKey, agentId });
-    const { executed, frameworkChars, waits, durable } = await traceScope.run(trace, () => execute(slot, run, steered, toolCalls, trace));
+    // No trace scope around the run: a run that calls no tool takes none (an AsyncLocalStorage scope would cost every
+    // await of the run on Node 20). Each tool call has its own (run-telemetry.ts), and the commit names the run's span
+    // on its outbox rows itself.
+    const { executed, frameworkChars, waits, durable } = await execute(slot, run, steered, toolCalls, trace);
     if (executed.error) executed.error = { ...executed.error, message: deps.redact(executed.error.message) };
     // Shutdown and lease loss leave the run uncommitted: recovery requeues its inputs.
     const reason = slot.controller.signal.reason;
@@ -603,17 +610,15 @@ export function createSessionRunner(deps: SessionRunnerDeps) {
     if (slot.controller.signal.aborted && (reason === 'shutdown' || reason === 'lease_lost')) return;
     if (slot.controller.signal.aborted && reason === 'suspend' && waits?.suspending) return suspend(slot, run, waits);
     const finished = { runId: run.runId, session: run.session, inputs: run.inputs, steered, executed };
-    if (!(await traceScope.run(trace, () => commit(slot, run, finished, frameworkChars, toolCalls, durable?.resultsForCommit())))) return;
+    if (!(await commit(slot, run, finished, frameworkChars, toolCalls, trace, durable?.resultsForCommit()))) return;
     endRunSpan(span, executed, deps.tracing.captureContent);
-    await traceScope.run(trace, () =>
-      deps.onCommitted({
-        runId: run.runId,
-        sessionKey: slot.sessionKey,
-        agentId: run.agent.config.id,
-        status: executed.status,
-        error: executed.error?.message ?? null,
-        calledTools: executed.toolCalls > 0,
-      }),
-    );
+    await deps.onCommitted({
+      runId: run.runId,
+      sessionKey: slot.sessionKey,
+      agentId: run.agent.config.id,
+      status: executed.status,
+      error: executed.error?.message ?? null,
+      calledTools: executed.toolCalls > 0,
+    });
   };
 }

@@ -69,7 +69,7 @@ export class PostgresRunPaths implements RunFastPaths {
       inputId: entry.inputId,
       runId: entry.runId,
     }));
-    const outbox = commit.outbox.map((row) => ({ ...row, payload: json(withSenderPayload(row.payload)) }));
+    const outbox = commit.outbox.map((row) => ({ ...row, payload: json(withSenderPayload(row.payload, commit.trace)) }));
     const events = commit.events.map((event) => ({
       type: event.type,
       sessionKey: event.sessionKey ?? null,

@@ -425,7 +425,7 @@ export class KyselyRunStore implements RunStore {
       if (commit.toolCalls?.length) await settleToolCalls(trx, commit.toolCalls, now);
       for (const step of commit.stepResults ?? []) await settleStepRow(trx, commit.runId, step, now);
       await sessionIdle(trx, { key: commit.sessionKey, now });
-      for (const row of commit.outbox) await insertOutbox(trx, row, now);
+      for (const row of commit.outbox) await insertOutbox(trx, row, now, commit.trace);
       const events = [];
       for (const event of commit.events) events.push(await appendEvent(trx, event, now));
       // Read with the lease's row held since the transaction's first statement (CommittedRun.queued).

@@ -59,7 +59,8 @@ export async function appendEvent(db: Db, event: NewEvent, now: number): Promise
   return toEvent(row);
 }
 
-export async function insertOutbox(db: Db, row: NewOutboxRow, now: number): Promise<void> {
+/** `sender`: the traceparent of the span that writes it (else the writer's trace scope's, kit/trace-context.ts). */
+export async function insertOutbox(db: Db, row: NewOutboxRow, now: number, sender?: string): Promise<void> {
   // A row with the same idempotency key already exists: the effect it stands for is already on its way.
   await db
     .insertInto('outbox')
@@ -67,7 +68,7 @@ export async function insertOutbox(db: Db, row: NewOutboxRow, now: number): Prom
       id: row.id,
       kind: row.kind,
       target: row.target,
-      payload: json(withSenderPayload(row.payload)),
+      payload: json(withSenderPayload(row.payload, sender)),
       idempotency_key: row.idempotencyKey,
       status: 'pending',
       attempts: 0,

@@ -159,6 +159,7 @@ export async function endSubagentRun(db: Db, commit: RunCommit, now: number, dia
       maxResultChars: commit.subagent.maxResultChars,
     },
     now,
+    commit.trace,
   );
 }
 
@@ -167,6 +168,8 @@ export async function settleRow(
   record: SubagentRecord,
   settlement: SubagentSettlement,
   now: number,
+  /** The traceparent of the run whose commit settles it: its completion's delivery hangs from that run. */
+  sender?: string,
 ): Promise<SubagentRecord | undefined> {
   // The child's runs, once: their usage summed, and their spans for the time it ran without a gateway's downtime.
   const runs = (
@@ -252,6 +255,7 @@ export async function settleRow(
         idempotencyKey: `completion:${settled.sessionKey}:${settled.runId ?? 'none'}`,
       },
       now,
+      sender,
     );
   }
   await appendEvent(db, event(settled, { diagnostic: settlement.diagnostic, resultHash: frozen.resultHash }), now);
