@@ -9,6 +9,7 @@ import type { RunRequestSize } from '../core/request-size.js';
 import type { Models } from '../ports/models.js';
 import { measureRequest } from './request-size.js';
 import { ScriptedLanguageModel } from './scripted-model.js';
+import { splitModelRef } from './model-ref.js';
 
 export class ModelRegistry implements Models {
   private readonly cache = new Map<string, LanguageModelV3>();
@@ -24,11 +25,9 @@ export class ModelRegistry implements Models {
   resolve(ref: string): LanguageModelV3 {
     const cached = this.cache.get(ref);
     if (cached) return cached;
-    const slash = ref.indexOf('/');
-    const providerName = ref.slice(0, slash);
-    const modelId = ref.slice(slash + 1);
-    const provider = this.providers[providerName];
-    if (slash < 1 || !provider) {
+    const { provider: providerName, model: modelId } = splitModelRef(ref);
+    const provider = ref.includes('/') ? this.providers[providerName] : undefined;
+    if (!provider) {
       throw new SwitchboardError('MODEL_PROVIDER_NOT_FOUND', `model "${ref}": no provider "${providerName}" under models.providers`);
     }
     const model = createModel(providerName, provider, modelId);

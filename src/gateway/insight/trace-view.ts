@@ -13,6 +13,7 @@ import { chatSpanId, deliverySpanId, parseTraceparent, payloadSender, runTrace, 
 import type { RunToolCall, TraceQuery, TraceSpanView, TraceView } from '../../ports/gateway.js';
 import type { InputRecord, OutboxRecord, RunRecord, StepRecord, Store, SubagentRecord, ToolCallRecord } from '../../ports/index.js';
 import { costMicros } from '../gates/budget-meter.js';
+import { splitModelRef } from '../../models/model-ref.js';
 
 /** Runs read into one view at most; a longer trace says it was clipped. */
 export const MAX_TRACE_RUNS = 200;
@@ -499,12 +500,5 @@ function compact(attributes: Record<string, string | number | boolean | undefine
   ) as Attributes;
 }
 
-function providerName(model: string): string {
-  const slash = model.indexOf('/');
-  return slash > 0 ? model.slice(0, slash) : model;
-}
-
-function modelName(model: string): string {
-  const slash = model.indexOf('/');
-  return slash > 0 ? model.slice(slash + 1) : model;
-}
+const providerName = (ref: string) => splitModelRef(ref).provider;
+const modelName = (ref: string) => splitModelRef(ref).model;

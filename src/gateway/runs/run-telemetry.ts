@@ -11,6 +11,7 @@ import type { TerminalRunStatus } from '../../core/run-status.js';
 import { chatSpanId, runTrace, toolSpanContext, childOf, traceScope } from '../../kit/trace-context.js';
 import { onStreamFinish } from '../../models/stream-finish.js';
 import { costMicros } from '../gates/budget-meter.js';
+import { splitModelRef } from '../../models/model-ref.js';
 
 /** Characters of content put on one attribute at most (with telemetry.captureContent). */
 const CONTENT_LIMIT = 16_000;
@@ -237,15 +238,8 @@ export async function inToolSpan<T>(
   }
 }
 
-function providerName(model: string): string {
-  const slash = model.indexOf('/');
-  return slash > 0 ? model.slice(0, slash) : model;
-}
-
-function modelName(model: string): string {
-  const slash = model.indexOf('/');
-  return slash > 0 ? model.slice(slash + 1) : model;
-}
+const providerName = (ref: string) => splitModelRef(ref).provider;
+const modelName = (ref: string) => splitModelRef(ref).model;
 
 function clip(text: string): string {
   return text.length > CONTENT_LIMIT ? `${text.slice(0, CONTENT_LIMIT)}…` : text;
