@@ -139,8 +139,8 @@ export interface A2AServerRound extends LoadResult {
 /** How docs/deploy.md says to run a gateway under load (and `npm start` does): a larger young generation. */
 const GATEWAY_NODE_FLAGS = ['--max-semi-space-size=64'];
 
-/** The gateway with the A2A server, serving `configPath` (a new data directory beside it). */
-const gatewayArgs = (root: string, configPath: string) => [
+/** A gateway process serving `configPath` (a new data directory beside it), as the loads start one. */
+export const gatewayArgs = (root: string, configPath: string) => [
   ...GATEWAY_NODE_FLAGS,
   join(root, 'bin/switchboard.js'),
   '--json',
@@ -225,34 +225,50 @@ export async function a2aLoad(
   }
 }
 
+/** The gateway of the waited sends: one scripted agent that answers at once. */
+export const WAITED_SEND_CONFIG = `{ ${LANES} agents: { list: [{ id: "echo", model: "scripted/echo" }] }, models: { providers: { scripted: { type: "scripted", models: { echo: { rules: [{ reply: "echo: {{input}}" }] } } } } } }`;
+
+/** A gateway process and the requests of one load against it. */
+export interface LoadTarget {
+  child: ChildProcess;
+  /** Where the load's requests go. */
+  url: string;
+  body: (n: number) => unknown;
+  headers: Record<string, string>;
+}
+
 /**
- * Waited sends through the control API from 1,000 sessions (a user on channel "load", peers 0-999), 200 at a time,
- * against the gateway process: what `POST /v1/send` with `wait: true` sustains.
+ * A gateway process serving `config` from `dir` (its data directory inside), with the waited sends of 1,000 sessions
+ * (a user on channel "load", peers 0-999) aimed at its control API: `POST /v1/send` with `wait: true`.
  */
-export async function controlApiLoad(root: string, dir: string, seconds: number): Promise<LoadResult> {
+export async function waitedSendTarget(root: string, dir: string, config = WAITED_SEND_CONFIG): Promise<LoadTarget> {
   const configPath = join(dir, 'api-load.json5');
-  writeFileSync(
-    configPath,
-    `{ ${LANES} agents: { list: [{ id: "echo", model: "scripted/echo" }] }, models: { providers: { scripted: { type: "scripted", models: { echo: { rules: [{ reply: "echo: {{input}}" }] } } } } } }`,
-  );
-  const gateway = await startServer(
-    [...GATEWAY_NODE_FLAGS, join(root, 'bin/switchboard.js'), '--json', '--config', configPath, 'gateway', '--port', '0'],
-    root,
-  );
+  writeFileSync(configPath, config);
+  const gateway = await startServer(gatewayArgs(root, configPath), root);
+  const token = readFileSync(join(dir, '.switchboard', 'token'), 'utf8').trim();
+  return {
+    ...gateway,
+    url: `${gateway.url}/v1/send`,
+    body: (n) => ({ target: 'echo', message: `load ${n}`, channel: 'load', peer: `p${n % 1000}`, wait: true, timeoutSeconds: 60 }),
+    headers: { authorization: `Bearer ${token}` },
+  };
+}
+
+/** A gateway process serving `config` (A2A_LOAD_CONFIG's agent and peer) from `dir`, with the A2A load aimed at it. */
+export async function a2aTarget(root: string, dir: string, config = A2A_LOAD_CONFIG): Promise<LoadTarget> {
+  const configPath = join(dir, 'a2a-load.json5');
+  writeFileSync(configPath, config);
+  const gateway = await startServer(gatewayArgs(root, configPath), root);
+  return { ...gateway, url: `${gateway.url}/a2a/echo/jsonrpc`, body: sendMessage, headers: A2A_LOAD_PEER };
+}
+
+/** Waited sends through the control API from 1,000 sessions, 200 at a time, against the gateway process: what it sustains. */
+export async function controlApiLoad(root: string, dir: string, seconds: number): Promise<LoadResult> {
+  const target = await waitedSendTarget(root, dir);
   try {
-    const token = readFileSync(join(dir, '.switchboard', 'token'), 'utf8').trim();
-    const body = (n: number) => ({
-      target: 'echo',
-      message: `load ${n}`,
-      channel: 'load',
-      peer: `p${n % 1000}`,
-      wait: true,
-      timeoutSeconds: 60,
-    });
-    const auth = { authorization: `Bearer ${token}` };
-    await load(`${gateway.url}/v1/send`, 1, 200, body, auth);
-    return await load(`${gateway.url}/v1/send`, seconds, 200, body, auth);
+    await load(target.url, 1, 200, target.body, target.headers);
+    return await load(target.url, seconds, 200, target.body, target.headers);
   } finally {
-    await stop(gateway.child);
+    await stop(target.child);
   }
 }
