@@ -353,13 +353,15 @@ export class BoardDispatcher {
     // The remote agent's work joins the task's trace: the request carries its traceparent (docs/observability.md).
     const task = await this.deps.store.get(follower.taskId);
     const trace = parseTraceparent(task?.trace ?? boardTraceparent(follower.taskId));
-    const ended = await traceScope.run(trace, () => pollAndSettle(follower, {
-      workers: this.deps.remote!,
-      store,
-      clock: this.deps.clock,
-      maxPollMs: this.deps.gateway().config.a2a.client.maxPollSeconds * 1000,
-      maxResultChars: this.settings.maxResultChars,
-    }));
+    const ended = await traceScope.run(trace, () =>
+      pollAndSettle(follower, {
+        workers: this.deps.remote!,
+        store,
+        clock: this.deps.clock,
+        maxPollMs: this.deps.gateway().config.a2a.client.maxPollSeconds * 1000,
+        maxResultChars: this.settings.maxResultChars,
+      }),
+    );
     if (ended) this.followers.delete(follower.taskId);
     return ended;
   }

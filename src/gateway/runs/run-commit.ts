@@ -7,7 +7,7 @@ import { conversationOf, onwardHop } from '../../core/hops.js';
 import type { IdGenerator, InputRecord, NewEvent, NewOutboxRow, NewTranscriptEntry, SessionRecord } from '../../ports/index.js';
 import { ANNOUNCE_SKIP, exchangeStepRow } from '../messaging/exchanges.js';
 import type { ExecutedRun } from '../../ports/runtimes.js';
-import { runTrace } from '../../kit/trace-context.js';
+import type { RunTrace } from '../../kit/trace-context.js';
 
 /** A run as it ended: the inputs it started with, those steered into it, and what the tool loop produced. */
 export interface FinishedRun {
@@ -16,6 +16,8 @@ export interface FinishedRun {
   inputs: readonly InputRecord[];
   steered: readonly InputRecord[];
   executed: ExecutedRun;
+  /** Where the run's span is in its trace (kit/trace-context.ts runTrace, worked out at its start). */
+  trace: RunTrace;
 }
 
 /** Inputs whose run answers another session rather than the session's own channel. */
@@ -50,9 +52,9 @@ function transcriptOf({ runId, inputs, steered, executed }: FinishedRun): NewTra
  * journal). A run that only answers another session (a sessions_send request or a ping-pong turn) posts nothing
  * to the channel; an announce step posts unless it says ANNOUNCE_SKIP.
  */
-function eventsOf({ runId, session, executed, inputs }: FinishedRun, consumed: readonly InputRecord[]): NewEvent[] {
+function eventsOf({ runId, session, executed, trace }: FinishedRun, consumed: readonly InputRecord[]): NewEvent[] {
   // Where the run's span is in its trace: the console's trace view finds a trace's runs by it (insight/trace-view.ts).
-  const { context, parent } = runTrace(runId, inputs);
+  const { context, parent } = trace;
   const events: NewEvent[] = [
     {
       type: 'run.completed',

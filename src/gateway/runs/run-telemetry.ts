@@ -8,7 +8,7 @@ import type { LanguageModelV3, LanguageModelV3CallOptions, LanguageModelV3Conten
 import { wrapLanguageModel } from 'ai';
 import type { InputRecord, RunUsage, SpanAttributes, TraceContext, TraceSpan, Tracing } from '../../ports/index.js';
 import type { TerminalRunStatus } from '../../core/run-status.js';
-import { chatSpanId, runTrace, toolSpanContext, childOf, traceScope } from '../../kit/trace-context.js';
+import { chatSpanId, runTrace, toolSpanContext, childOf, traceScope, type RunTrace } from '../../kit/trace-context.js';
 import { onStreamFinish } from '../../models/stream-finish.js';
 import { costMicros } from '../gates/budget-meter.js';
 import { splitModelRef } from '../../models/model-ref.js';
@@ -41,9 +41,9 @@ export interface RunSpanFacts {
 }
 
 /** The run's `invoke_agent` span, begun when the run was first started (a resumed run's too, under the same id). */
-export function startRunSpan(tracing: Tracing, facts: RunSpanFacts): { context: TraceContext; span: TraceSpan } {
+export function startRunSpan(tracing: Tracing, facts: RunSpanFacts): { trace: RunTrace; span: TraceSpan } {
   const trace = runTrace(facts.runId, facts.inputs, (traceId, parent) => tracing.sample(traceId, parent));
-  if (!tracing.recording) return { context: trace.context, span: tracing.start({ name: '', context: trace.context }) };
+  if (!tracing.recording) return { trace, span: tracing.start({ name: '', context: trace.context }) };
   const first = facts.inputs[0]?.provenance;
   const attributes: SpanAttributes = {
     'gen_ai.operation.name': 'invoke_agent',
@@ -71,7 +71,7 @@ export function startRunSpan(tracing: Tracing, facts: RunSpanFacts): { context: 
     startTime: facts.startedAt,
     attributes,
   });
-  return { context: trace.context, span };
+  return { trace, span };
 }
 
 /** Ends the run's span with its outcome: only a committed run's span is ended (a suspended or fenced one goes on elsewhere). */

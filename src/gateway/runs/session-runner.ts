@@ -593,7 +593,8 @@ export function createSessionRunner(deps: SessionRunnerDeps) {
     if (!run) return;
     const steered: InputRecord[] = [];
     const toolCalls: SettledToolCall[] = [];
-    const { context: trace, span } = startRunSpan(deps.tracing, { ...run, sessionKey: slot.sessionKey, agentId });
+    const { trace: runTrace, span } = startRunSpan(deps.tracing, { ...run, sessionKey: slot.sessionKey, agentId });
+    const trace = runTrace.context;
     // No trace scope around the run: a run that calls no tool takes none (an AsyncLocalStorage scope would cost every
     // await of the run on Node 20). Each tool call has its own (run-telemetry.ts), and the commit names the run's span
     // on its outbox rows itself.
@@ -609,7 +610,7 @@ export function createSessionRunner(deps: SessionRunnerDeps) {
       );
     if (slot.controller.signal.aborted && (reason === 'shutdown' || reason === 'lease_lost')) return;
     if (slot.controller.signal.aborted && reason === 'suspend' && waits?.suspending) return suspend(slot, run, waits);
-    const finished = { runId: run.runId, session: run.session, inputs: run.inputs, steered, executed };
+    const finished = { runId: run.runId, session: run.session, inputs: run.inputs, steered, executed, trace: runTrace };
     if (!(await commit(slot, run, finished, frameworkChars, toolCalls, trace, durable?.resultsForCommit()))) return;
     endRunSpan(span, executed, deps.tracing.captureContent);
     await deps.onCommitted({
