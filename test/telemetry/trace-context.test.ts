@@ -2,6 +2,10 @@
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/logging.js';
+import { parseConfigText } from '../../src/config/load.js';
+import { startGateway } from '../../src/app.js';
+import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
+import { waitUntil } from '../helpers/wait.js';
 import { SerialTask } from '../../src/kit/serial-task.js';
 import { EventBus } from '../../src/gateway/events/event-bus.js';
 import {
@@ -143,5 +147,33 @@ describe('work that outlives the span that started it', () => {
     bus.subscribe(() => seen.push(currentTraceparent()));
     traceScope.run(scope, () => bus.publish({ type: 'delta', sessionKey: 'agent:a:main', runId: 'r', text: 'x' }));
     expect(seen).toEqual([undefined]);
+  });
+});
+
+describe("a run's failure line", () => {
+  it('names the run span and its trace, with telemetry off', async () => {
+    const { config } = parseConfigText(
+      `{ agents: { list: [{ id: "down", model: "scripted/down" }] },
+         models: { providers: { scripted: { type: "scripted", models: { down: { rules: [{ error: "the model is down" }] } } } } } }`,
+      '/test/switchboard.json5',
+      {},
+    );
+    const lines: { message: string; fields?: Record<string, unknown> }[] = [];
+    const gateway = await startGateway({
+      config,
+      store: await SqliteStore.open({ path: ':memory:' }),
+      gatewayId: 'gw-test',
+      log: (_level, message, fields) => lines.push({ message, fields }),
+    });
+    try {
+      const sent = await gateway.send({ target: 'down', message: 'hello' });
+      expect(await gateway.waitForInput(sent.input.id, 5000)).toMatchObject({ status: 'completed', run: { status: 'failed' } });
+      const runId = (await gateway.inputRunId(sent.input.id))!;
+      const failed = await waitUntil('the failure line', () => lines.find((line) => line.message.startsWith('run failed')), 5000, 10);
+      expect(failed.fields).toMatchObject({ runId, trace_id: traceIdOf(sent.input.id), span_id: spanIdOf('run', runId) });
+    } finally {
+      await gateway.stop();
+      await gateway.store.close();
+    }
   });
 });

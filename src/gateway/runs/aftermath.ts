@@ -43,7 +43,14 @@ export class Aftermath {
   /** One readable line per run that did not succeed: where, why, and the command that shows the rest. */
   private logFailedRun(run: RunOutcomeReport): void {
     const why = run.error ?? (run.status === 'cancelled' ? 'cancelled on request' : 'no detail recorded');
-    const fields = { runId: run.runId, sessionKey: run.sessionKey, agentId: run.agentId, status: run.status };
+    const fields = {
+      runId: run.runId,
+      sessionKey: run.sessionKey,
+      agentId: run.agentId,
+      status: run.status,
+      trace_id: run.trace.traceId,
+      span_id: run.trace.spanId,
+    };
     this.deps.log(
       run.status === 'cancelled' ? 'info' : 'warn',
       `run ${run.status}: agent ${run.agentId}, session ${run.sessionKey}: ${why} (switchboard runs show ${run.runId.slice(0, 8)})`,

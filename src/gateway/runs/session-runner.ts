@@ -115,6 +115,8 @@ export interface RunOutcomeReport {
   error: string | null;
   /** Whether it started any tool call: only a tool call can leave results held for the run. */
   calledTools: boolean;
+  /** The run's span: its failure's log line names it (the run keeps no trace scope for the log to read it from). */
+  trace: TraceContext;
 }
 
 /** A run that has its lease and its inputs. */
@@ -606,7 +608,7 @@ export function createSessionRunner(deps: SessionRunnerDeps) {
       deps.log(
         'warn',
         `run ${run.runId} on ${slot.sessionKey} lost its lease (epoch ${run.epoch}: a renewal was refused, another gateway took the session over); its results were not committed, and the gateway that holds the session now runs its inputs`,
-        { sessionKey: slot.sessionKey, runId: run.runId, epoch: run.epoch },
+        { sessionKey: slot.sessionKey, runId: run.runId, epoch: run.epoch, trace_id: trace.traceId, span_id: trace.spanId },
       );
     if (slot.controller.signal.aborted && (reason === 'shutdown' || reason === 'lease_lost')) return;
     if (slot.controller.signal.aborted && reason === 'suspend' && waits?.suspending) return suspend(slot, run, waits);
@@ -620,6 +622,7 @@ export function createSessionRunner(deps: SessionRunnerDeps) {
       status: executed.status,
       error: executed.error?.message ?? null,
       calledTools: executed.toolCalls > 0,
+      trace,
     });
   };
 }
