@@ -62,7 +62,8 @@ export function startRunSpan(tracing: Tracing, facts: RunSpanFacts): { trace: Ru
     'switchboard.subagent.id': first?.subagent?.id,
     'switchboard.peer': first?.peer,
   };
-  if (tracing.captureContent) attributes['gen_ai.input.messages'] = clip(JSON.stringify(facts.inputs.map((input) => input.text)));
+  if (tracing.captureContent && trace.context.sampled)
+    attributes['gen_ai.input.messages'] = clip(JSON.stringify(facts.inputs.map((input) => input.text)));
   const span = tracing.start({
     name: `invoke_agent ${facts.agentId}`,
     context: trace.context,
@@ -111,7 +112,7 @@ export function tracedModel(model: LanguageModelV3, run: RunTracing, step: () =>
       'switchboard.step': at,
       'switchboard.streamed': streamed,
     };
-    if (run.tracing.captureContent) attributes['gen_ai.input.messages'] = clip(JSON.stringify(params.prompt));
+    if (capturing(run)) attributes['gen_ai.input.messages'] = clip(JSON.stringify(params.prompt));
     return run.tracing.start({
       name: `chat ${modelName(run.model)}`,
       context: childOf(run.run, chatSpanId(run.runId, run.attempt, at, retry)),
@@ -136,7 +137,7 @@ export function tracedModel(model: LanguageModelV3, run: RunTracing, step: () =>
       'gen_ai.response.model': facts.responseModel,
       'switchboard.cost_usd': usage && run.price ? costMicros(run.price, { input, output, cachedInput }) / 1_000_000 : undefined,
     });
-    if (run.tracing.captureContent) {
+    if (capturing(run)) {
       const text = facts.text ?? (facts.content ?? []).flatMap((part) => (part.type === 'text' ? [part.text] : [])).join('');
       const calls = (facts.content ?? []).flatMap((part) =>
         part.type === 'tool-call' ? [{ name: part.toolName, arguments: part.input }] : [],
@@ -180,7 +181,7 @@ export function tracedModel(model: LanguageModelV3, run: RunTracing, step: () =>
           span.end(part ? undefined : { error: 'the stream ended without a finish' });
         });
         // What the answer said, for captureContent: text deltas and tool calls, seen as they pass.
-        const seen = run.tracing.captureContent
+        const seen = capturing(run)
           ? stream.pipeThrough(
               new TransformStream({
                 transform(part, controller) {
@@ -224,12 +225,12 @@ export async function inToolSpan<T>(
       'switchboard.step': call.step,
       'switchboard.call.index': call.index,
       'switchboard.tool.effects': call.effects,
-      ...(run.tracing.captureContent ? { 'gen_ai.tool.call.arguments': clip(JSON.stringify(call.args ?? null)) } : {}),
+      ...(capturing(run) ? { 'gen_ai.tool.call.arguments': clip(JSON.stringify(call.args ?? null)) } : {}),
     },
   });
   try {
     const output = await traceScope.run(context, work);
-    if (run.tracing.captureContent) span.set({ 'gen_ai.tool.call.result': clip(JSON.stringify(output ?? null)) });
+    if (capturing(run)) span.set({ 'gen_ai.tool.call.result': clip(JSON.stringify(output ?? null)) });
     span.end();
     return output;
   } catch (error) {
@@ -240,6 +241,11 @@ export async function inToolSpan<T>(
 
 const providerName = (ref: string) => splitModelRef(ref).provider;
 const modelName = (ref: string) => splitModelRef(ref).model;
+
+/** Whether contents go on the run's spans: asked for, and the trace is recorded (nothing is built for a span not sent). */
+function capturing(run: RunTracing): boolean {
+  return run.tracing.captureContent && run.run.sampled;
+}
 
 function clip(text: string): string {
   return text.length > CONTENT_LIMIT ? `${text.slice(0, CONTENT_LIMIT)}…` : text;

@@ -614,7 +614,7 @@ export function createSessionRunner(deps: SessionRunnerDeps) {
     if (slot.controller.signal.aborted && reason === 'suspend' && waits?.suspending) return suspend(slot, run, waits);
     const finished = { runId: run.runId, session: run.session, inputs: run.inputs, steered, executed, trace: runTrace };
     if (!(await commit(slot, run, finished, frameworkChars, toolCalls, trace, durable?.resultsForCommit()))) return;
-    endRunSpan(span, executed, deps.tracing.captureContent);
+    endRunSpan(span, executed, deps.tracing.captureContent && trace.sampled);
     await deps.onCommitted({
       runId: run.runId,
       sessionKey: slot.sessionKey,
