@@ -89,6 +89,10 @@ const invalidAt: Record<string, { config: string; at: string }> = {
     config: `mcp: { servers: { s: { url: "http://x.example", headers: { authorization: ${NUMBER} } } } }`,
     at: 'mcp.servers.s.headers.authorization',
   },
+  'telemetry.traces.headers.*': {
+    config: `telemetry: { traces: { endpoint: "http://x.example/v1/traces", headers: { authorization: ${NUMBER} } } }`,
+    at: 'telemetry.traces.headers.authorization',
+  },
 };
 
 describe('config errors', () => {
