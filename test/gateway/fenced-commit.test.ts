@@ -91,7 +91,14 @@ describe('a fenced commit', () => {
             `^run \\S+ on ${key} lost its lease \\(epoch ${epoch}: a renewal was refused, another gateway took the session over\\); its results were not committed`,
           ),
         ),
-        fields: { sessionKey: key, runId: expect.any(String), epoch },
+        // The run's span, so that a log search finds its trace (docs/observability.md).
+        fields: {
+          sessionKey: key,
+          runId: expect.any(String),
+          epoch,
+          trace_id: expect.stringMatching(/^[0-9a-f]{32}$/),
+          span_id: expect.stringMatching(/^[0-9a-f]{16}$/),
+        },
       },
     ]);
   });
