@@ -468,14 +468,7 @@ export class KyselyRunStore implements RunStore {
       .orderBy('agent_id')
       .orderBy('model')
       .execute();
-    return rows.map((row) => ({
-      agentId: row.agent_id,
-      model: row.model,
-      runs: Number(row.runs),
-      inputTokens: Number(row.input_tokens ?? 0),
-      outputTokens: Number(row.output_tokens ?? 0),
-      cachedInputTokens: Number(row.cached_input_tokens ?? 0),
-    }));
+    return rows.map(usageTotal);
   }
 
   async usageByTime(since: number, bucketMs: number): Promise<UsageSlice[]> {
@@ -500,15 +493,7 @@ export class KyselyRunStore implements RunStore {
       .orderBy('agent_id')
       .orderBy('model')
       .execute();
-    return rows.map((row) => ({
-      at: Number(row.at),
-      agentId: row.agent_id,
-      model: row.model,
-      runs: Number(row.runs),
-      inputTokens: Number(row.input_tokens ?? 0),
-      outputTokens: Number(row.output_tokens ?? 0),
-      cachedInputTokens: Number(row.cached_input_tokens ?? 0),
-    }));
+    return rows.map((row) => ({ at: Number(row.at), ...usageTotal(row) }));
   }
 
   recoverOrphans(recovery: OrphanRecovery, now: number): Promise<RecoveryReport> {
@@ -531,4 +516,23 @@ class StillWaiting extends Error {
   constructor() {
     super('the run is suspended in a wait that has not ended');
   }
+}
+
+/** One group of runs' summed usage, as both usage queries read it. */
+function usageTotal(row: {
+  agent_id: string;
+  model: string;
+  runs: unknown;
+  input_tokens: unknown;
+  output_tokens: unknown;
+  cached_input_tokens: unknown;
+}): UsageTotal {
+  return {
+    agentId: row.agent_id,
+    model: row.model,
+    runs: Number(row.runs),
+    inputTokens: Number(row.input_tokens ?? 0),
+    outputTokens: Number(row.output_tokens ?? 0),
+    cachedInputTokens: Number(row.cached_input_tokens ?? 0),
+  };
 }
