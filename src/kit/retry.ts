@@ -5,6 +5,20 @@ export class PermanentDeliveryError extends Error {
   override readonly name = 'PermanentDeliveryError';
 }
 
+/**
+ * A delivery refused for now with a time to come back (a platform's 429 and its retry-after): the next attempt waits
+ * at least that long, whatever the backoff says.
+ */
+export class RetryLaterError extends Error {
+  override readonly name = 'RetryLaterError';
+  constructor(
+    message: string,
+    readonly retryAfterMs: number,
+  ) {
+    super(message);
+  }
+}
+
 /** Delay before attempt `attempts + 1`: base * 2^attempts, capped, with jitter in [50%, 100%]. */
 export function backoffDelay(attempts: number, options: { baseDelayMs: number; maxDelayMs: number }, random: number): number {
   const raw = Math.min(options.maxDelayMs, options.baseDelayMs * 2 ** attempts);

@@ -9,7 +9,7 @@
 import { SwitchboardError, errorMessage } from '../../core/errors.js';
 import type { Clock, OutboxRecord, Store, TraceContext, TraceSpan, Tracing } from '../../ports/index.js';
 import { SerialTask } from '../../kit/serial-task.js';
-import { PermanentDeliveryError, backoffDelay } from '../../kit/retry.js';
+import { PermanentDeliveryError, RetryLaterError, backoffDelay } from '../../kit/retry.js';
 import type { OutboxHandler } from '../../ports/gateway.js';
 import { childOf, deliverySpanId, NO_TRACING, payloadSender, traceIdOf, traceScope } from '../../kit/trace-context.js';
 
@@ -150,7 +150,8 @@ export class OutboxDispatcher {
       const message = errorMessage(error);
       span.end({ error: message });
       const dead = error instanceof PermanentDeliveryError || row.attempts + 1 >= this.options.maxAttempts;
-      const next = this.clock.now() + backoffDelay(row.attempts, this.options, (this.options.random ?? Math.random)());
+      const backoff = backoffDelay(row.attempts, this.options, (this.options.random ?? Math.random)());
+      const next = this.clock.now() + (error instanceof RetryLaterError ? Math.max(backoff, error.retryAfterMs) : backoff);
       if (await this.store.outbox.markFailed(row.id, row.claimToken, message, next, dead))
         this.onSettled(row, dead ? 'dead' : 'retry', message);
       else this.refused(row, 'failure');
