@@ -13,6 +13,7 @@ import { a2aSection, a2aSkill } from './schema-a2a.js';
 import { agentId, positiveInt } from './schema-common.js';
 import { approvalsSection, budgetsSection } from './schema-gates.js';
 import { telemetrySection } from './schema-telemetry.js';
+import { channelsSection } from './schema-channels.js';
 
 export { ANONYMOUS_PEER, type A2APeerConfig } from './schema-a2a.js';
 
@@ -120,7 +121,13 @@ const agent = z.strictObject({
 
 const binding = z.strictObject({
   agentId,
-  match: z.strictObject({ channel: z.string().min(1), account: z.string().optional(), peer: z.string().optional() }),
+  match: z.strictObject({
+    channel: z.string().min(1),
+    account: z.string().optional(),
+    peer: z.string().optional(),
+    /** A group conversation (a Telegram group, a Slack or Discord channel). */
+    group: z.string().optional(),
+  }),
 });
 
 /** A rule of the scripted provider: the first whose `match` fits the newest input answers. */
@@ -322,6 +329,8 @@ export const configSchema = z.strictObject({
   budgets: budgetsSection,
   /** OpenTelemetry traces and Prometheus metrics (docs/observability.md). */
   telemetry: telemetrySection,
+  /** Chat channels: Telegram, Slack, Discord and signed webhooks (docs/channels.md). */
+  channels: channelsSection,
 });
 
 export type SwitchboardConfig = z.infer<typeof configSchema>;

@@ -67,7 +67,7 @@ export class AgentRegistry {
   }
 
   /**
-   * Which agent an inbound message is routed to: the most specific binding wins (peer, then account,
+   * Which agent an inbound message is routed to: the most specific binding wins (peer, then group, then account,
    * then channel alone); with none, the default agent.
    */
   bind(inbound: Inbound): ResolvedAgent {
@@ -77,7 +77,8 @@ export class AgentRegistry {
       if (match.channel !== inbound.channel) continue;
       if (match.account !== undefined && match.account !== inbound.account) continue;
       if (match.peer !== undefined && match.peer !== inbound.peer) continue;
-      const score = (match.peer ? 4 : 0) + (match.account ? 2 : 0) + 1;
+      if (match.group !== undefined && match.group !== inbound.group) continue;
+      const score = (match.peer ? 8 : 0) + (match.group ? 4 : 0) + (match.account ? 2 : 0) + 1;
       if (!best || score > best.score) best = { agentId: binding.agentId, score };
     }
     return best ? this.get(best.agentId) : this.defaultAgent();
