@@ -17,5 +17,6 @@ export type * from './subagents.js';
 export type * from './tool-calls.js';
 export type * from './memory.js';
 export type * from './mailbox.js';
+export type * from './channels.js';
 export type * from './gates.js';
 export type * from './telemetry.js';

@@ -12,6 +12,7 @@ import type { SubagentStore } from './subagents.js';
 import type { ToolCallStore } from './tool-calls.js';
 import type { MemoryStore } from './memory.js';
 import type { MailboxStore } from './mailbox.js';
+import type { ChannelStore } from './channels.js';
 import type { ApprovalStore, BudgetStore } from './gates.js';
 
 /** The records whose ids a person may shorten (`runs show bd29b5f4`, as git does). */
@@ -25,6 +26,8 @@ export interface Store {
   readonly memory: MemoryStore;
   /** The file mailbox's reservations (docs/mailbox.md). */
   readonly mailbox: MailboxStore;
+  /** Chat channels' senders and the parts of replies sent (docs/channels.md). */
+  readonly channels: ChannelStore;
   /** Approval requests of gated tool calls (docs/gates.md). */
   readonly approvals: ApprovalStore;
   /** What each budget key spent and holds reserved (docs/gates.md). */

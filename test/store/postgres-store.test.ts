@@ -10,6 +10,7 @@ import { describeStoreContract } from './store-contract.js';
 import { describeBoardContract } from './board-contract.js';
 import { describeMemoryContract } from './memory-contract.js';
 import { describeMailboxContract } from './mailbox-contract.js';
+import { describeChannelsContract } from './channels-contract.js';
 import { describeStepsContract } from './steps-contract.js';
 import { describeGatesContract } from './gates-contract.js';
 
@@ -27,6 +28,7 @@ if (process.env.CI || (await postgresReachable())) {
   describeBoardContract('postgres', open);
   describeMemoryContract('postgres', open);
   describeMailboxContract('postgres', open);
+  describeChannelsContract('postgres', open);
   describeStepsContract('postgres', open);
   describeGatesContract('postgres', open);
   afterAll(async () => {

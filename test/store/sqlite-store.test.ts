@@ -11,6 +11,7 @@ import { describeStoreContract } from './store-contract.js';
 import { describeBoardContract } from './board-contract.js';
 import { describeMemoryContract } from './memory-contract.js';
 import { describeMailboxContract } from './mailbox-contract.js';
+import { describeChannelsContract } from './channels-contract.js';
 import { describeStepsContract } from './steps-contract.js';
 import { describeGatesContract } from './gates-contract.js';
 
@@ -18,6 +19,7 @@ describeStoreContract('sqlite (file, WAL)', () => SqliteStore.open({ path: join(
 describeStoreContract('sqlite (memory)', () => SqliteStore.open({ path: ':memory:' }));
 describeMemoryContract('sqlite (memory)', () => SqliteStore.open({ path: ':memory:' }));
 describeMailboxContract('sqlite (memory)', () => SqliteStore.open({ path: ':memory:' }));
+describeChannelsContract('sqlite (memory)', () => SqliteStore.open({ path: ':memory:' }));
 describeStepsContract('sqlite (memory)', () => SqliteStore.open({ path: ':memory:' }));
 describeGatesContract('sqlite (memory)', () => SqliteStore.open({ path: ':memory:' }));
 describeBoardContract('sqlite (file, WAL)', () => SqliteStore.open({ path: join(mkdtempSync(join(tmpdir(), 'sb-board-')), 'test.db') }));

@@ -24,6 +24,7 @@ import type {
   RunStepStore,
   MemoryStore,
   MailboxStore,
+  ChannelStore,
   ApprovalStore,
   BudgetStore,
 } from '../../ports/index.js';
@@ -41,6 +42,7 @@ import { KyselySubagentStore } from '../subagents/subagent-store.js';
 import type { Database } from '../schema/database.js';
 import { KyselyMemoryStore } from '../memory/memory-store.js';
 import { KyselyMailboxStore } from '../mailbox/mailbox-store.js';
+import { KyselyChannelStore } from '../channels/channel-store.js';
 import { KyselyApprovalStore } from '../gates/approval-store.js';
 import { KyselyBudgetStore } from '../gates/budget-store.js';
 import { KyselyToolCallStore } from '../tool-calls/tool-call-store.js';
@@ -57,6 +59,7 @@ export class KyselyStore implements Store {
   readonly toolCalls: ToolCallStore;
   readonly memory: MemoryStore;
   readonly mailbox: MailboxStore;
+  readonly channels: ChannelStore;
   readonly approvals: ApprovalStore;
   readonly budgets: BudgetStore;
   readonly subagents: SubagentStore;
@@ -93,6 +96,7 @@ export class KyselyStore implements Store {
     this.toolCalls = new KyselyToolCallStore(db);
     this.memory = new KyselyMemoryStore(db, dialect);
     this.mailbox = new KyselyMailboxStore(db, dialect);
+    this.channels = new KyselyChannelStore(db);
     this.approvals = new KyselyApprovalStore(db, dbNowMs);
     this.budgets = new KyselyBudgetStore(db, dialect, dbNowMs);
     this.subagents = new KyselySubagentStore(db, dialect);

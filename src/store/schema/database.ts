@@ -9,6 +9,7 @@ import type {
   BoardLeasesTable,
   BoardTasksTable,
 } from './board.js';
+import type { ChannelPartsTable, ChannelSendersTable } from './channels.js';
 import type { ApprovalsTable, BudgetHoldsTable, BudgetSpendTable } from './gates.js';
 import type {
   GatewaysTable,
@@ -21,6 +22,7 @@ import type {
 
 export type * from './a2a.js';
 export type * from './board.js';
+export type * from './channels.js';
 export type * from './gates.js';
 export type * from './shared.js';
 
@@ -268,6 +270,8 @@ export interface Database {
   memory_chunks: MemoryChunksTable;
   mailbox_reservations: MailboxReservationsTable;
   team_states: TeamStatesTable;
+  channel_senders: ChannelSendersTable;
+  channel_parts: ChannelPartsTable;
   approvals: ApprovalsTable;
   budget_spend: BudgetSpendTable;
   budget_holds: BudgetHoldsTable;
