@@ -93,7 +93,8 @@ export const channelsSection = z
   .prefault({});
 
 export type ChannelsConfig = z.infer<typeof channelsSection>;
-export type ChannelConfig = NonNullable<ChannelsConfig['telegram']>;
+/** What every channel has beside its accounts: access, the refusal, attachments, typing. */
+export type ChannelConfig = Omit<NonNullable<ChannelsConfig['telegram']>, 'accounts'>;
 export type TelegramAccountConfig = z.infer<typeof telegramAccount>;
 export type SlackAccountConfig = z.infer<typeof slackAccount>;
 export type DiscordAccountConfig = z.infer<typeof discordAccount>;

@@ -15,6 +15,7 @@ import type { BoardService } from '../board/board.js';
 import { boardRoutes } from './board-routes.js';
 import { memoryRoutes } from './memory-routes.js';
 import { gateRoutes } from './gate-routes.js';
+import { channelRoutes, type ChannelControl, WEBHOOK_PATH } from './channel-routes.js';
 import { teamRoutes } from './team-routes.js';
 import type { Teams } from '../mailbox/teams.js';
 import type { MemoryService } from '../memory/memory-service.js';
@@ -53,6 +54,8 @@ export interface ControlApiOptions {
   memory?: MemoryService;
   /** The team routes (/v1/teams...). */
   teams?: Teams;
+  /** The chat channels (/v1/channels..., and the platforms' webhooks at /channels/<channel>/<account>). */
+  channels?: ChannelControl;
   /** Push notifications from remote A2A agents (`/a2a-callback/<taskId>`); false when the task's secret does not match. */
   a2aCallback?: (taskId: string, token: string | undefined) => Promise<boolean>;
   /** The web console (src/console): its pages and login on this listener, and its login cookie accepted by the API. */
@@ -137,6 +140,7 @@ export class ControlApi {
     if (this.options.teams) teamRoutes(this.options.teams, route);
     sendRoutes(this.gateway, route);
     gateRoutes(this.gateway, route, limitOf);
+    if (this.options.channels) channelRoutes(this.options.channels, route, limitOf);
     this.options.console?.routes(route);
   }
 
@@ -157,6 +161,15 @@ export class ControlApi {
         );
       }
       if (this.options.console?.handles(url.pathname)) return await this.options.console.handle(request, response, url);
+      const webhook = this.options.channels && request.method === 'POST' ? url.pathname.match(WEBHOOK_PATH) : null;
+      if (webhook && this.options.channels) {
+        // A platform's webhook: its account checks the platform's signature, not the control token.
+        const answer = await this.options.channels.webhook(webhook[1], webhook[2], {
+          headers: request.headers,
+          body: await readBody(request),
+        });
+        return sendJson(response, answer.status, answer.body ?? {});
+      }
       const callback = url.pathname.match(/^\/a2a-callback\/([^/]+)$/);
       if (callback && request.method === 'POST') return await this.receivePush(request, response, decodeSegment(callback[1]));
       // Probes for process supervisors: no token, and nothing in the answer but the state.

@@ -14,8 +14,12 @@ export interface Provenance {
   sourceAgent?: string;
   sourceTool?: string;
   conversationId?: string;
-  /** A mailbox message's own id (its reply names it in `replyTo`). */
+  /** A mailbox message's own id (its reply names it in `replyTo`), or a chat platform's id of the message. */
   messageId?: string;
+  /** A chat channel's bot account the message came through (docs/channels.md). */
+  account?: string;
+  /** Who said it on a chat channel, where `peer` is the conversation: the platform's user id. */
+  sender?: string;
   hop?: number;
   /** Set on inputs that belong to a sessions_send exchange (request, reply, ping-pong turn, announce). */
   exchange?: ExchangeStepRef;
@@ -48,8 +52,13 @@ export type ExchangeStep = 'request' | 'reply' | 'turn' | 'announce';
 /** Where replies produced in a session go: the channel that last spoke to it. */
 export interface ReplyRoute {
   channel: string;
+  /** The peer, or on a chat channel the conversation (a chat, a channel) the reply is posted in. */
   peer?: string;
   account?: string;
+  /** A chat channel's thread the reply is posted in (docs/channels.md). */
+  thread?: string;
+  /** A chat channel's conversation kind: a group or a direct chat. */
+  kind?: 'direct' | 'group';
 }
 
 export type SessionState = 'idle' | 'running' | 'archived';

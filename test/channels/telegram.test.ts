@@ -1,0 +1,207 @@
+/**
+ * The Telegram channel on grammY against a fake Bot API (test/helpers/fake-telegram.ts), in one gateway: a message is
+ * one input however often Telegram sends it, the reply goes back once (split to 4096 characters, after a 429's
+ * retry-after), and a stranger is told once and gets no run.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { startGateway } from '../../src/app.js';
+import type { ChannelFront } from '../../src/channels/front.js';
+import { parseConfigText } from '../../src/config/load.js';
+import type { Gateway } from '../../src/gateway/gateway.js';
+import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
+import { FakeTelegram } from '../helpers/fake-telegram.js';
+import { waitUntil } from '../helpers/wait.js';
+
+let gateway: Gateway | undefined;
+let telegram: FakeTelegram | undefined;
+afterEach(async () => {
+  await gateway?.stop();
+  await gateway?.store.close();
+  await telegram?.close();
+  gateway = telegram = undefined;
+});
+
+const ALICE = 1001;
+const STRANGER = 2002;
+
+async function start(
+  access = `{ users: ["${ALICE}"], groups: ["-500"] }`,
+): Promise<{ gateway: Gateway; telegram: FakeTelegram; channels: ChannelFront }> {
+  telegram = await new FakeTelegram().start();
+  const { config } = parseConfigText(
+    `{
+      channels: { telegram: { access: ${access}, accounts: { main: { token: "${telegram.token}", apiRoot: "${telegram.url}" } } } },
+      outbox: { baseDelayMs: 10, maxDelayMs: 50 },
+      agents: { list: [{ id: "echo", model: "scripted/echo" }] },
+      models: { providers: { scripted: { type: "scripted", models: { echo: { rules: [{ reply: "echo {{input}}" }] } } } } },
+    }`,
+    '/test/switchboard.json5',
+    {},
+  );
+  let channels!: ChannelFront;
+  gateway = await startGateway(
+    { config, store: await SqliteStore.open({ path: ':memory:' }), gatewayId: 'gw-test' },
+    { onChannels: (made) => (channels = made) },
+  );
+  return { gateway, telegram, channels };
+}
+
+const inputsOf = async (gw: Gateway, sessionKey: string) => gw.store.inputs.list({ sessionKey });
+
+describe('the Telegram channel', () => {
+  it('makes a direct message one input, answers it once in the chat, quoting it, and shows typing', async () => {
+    const { gateway, telegram, channels } = await start();
+    telegram.message({ from: ALICE, text: 'hello', messageId: 77 });
+    await waitUntil('telegram.sent.length === 1', () => telegram.sent.length === 1, 10_000);
+    expect(telegram.sent[0]).toMatchObject({ chat_id: String(ALICE), text: 'echo hello', reply_parameters: { message_id: 77 } });
+    const inputs = await inputsOf(gateway, `agent:echo:telegram:direct:${ALICE}`);
+    expect(inputs.map((input) => [input.text, input.provenance])).toEqual([
+      ['hello', { kind: 'user', channel: 'telegram', account: 'main', peer: String(ALICE), sender: String(ALICE), messageId: '77' }],
+    ]);
+    expect(telegram.calls.some((call) => call.method === 'sendChatAction' && call.body.chat_id === String(ALICE))).toBe(true);
+    // The fake records the send before the gateway hears its answer and counts it.
+    await waitUntil('the send is counted', () => telegram.confirmedUpTo >= 1 && channels.status()[0].sent === 1, 10_000);
+    expect(channels.status()).toEqual([
+      expect.objectContaining({ channel: 'telegram', account: 'main', state: 'connected', received: 1, refused: 0, sent: 1, error: null }),
+    ]);
+  });
+
+  it('takes a message Telegram sends twice (a redelivery) as one input with one reply', async () => {
+    const { gateway, telegram } = await start();
+    telegram.message({ from: ALICE, text: 'once', messageId: 88 });
+    telegram.message({ from: ALICE, text: 'once', messageId: 88 });
+    telegram.message({ from: ALICE, text: 'after', messageId: 89 });
+    await waitUntil(
+      "telegram.sent.some((sent) => sent.text === 'echo after')",
+      () => telegram.sent.some((sent) => sent.text === 'echo after'),
+      10_000,
+    );
+    await gateway.durable();
+    expect((await inputsOf(gateway, `agent:echo:telegram:direct:${ALICE}`)).map((input) => input.text)).toEqual(['once', 'after']);
+    expect(telegram.sent.filter((sent) => sent.text === 'echo once')).toHaveLength(1);
+  });
+
+  it('tells a stranger once how to pair, runs nothing for them, and lets them in once the operator pairs the code', async () => {
+    const { gateway, telegram, channels } = await start(`{ direct: "pairing", users: ["${ALICE}"] }`);
+    telegram.message({ from: STRANGER, text: 'hi', username: 'eve' });
+    await waitUntil('the pairing code is sent', () => telegram.sent.length === 1, 10_000);
+    const code = /channels pair telegram ([A-Z0-9]{8})/.exec(telegram.sent[0].text)?.[1];
+    expect(code).toBeDefined();
+    telegram.message({ from: STRANGER, text: 'hi again' });
+    telegram.message({ from: ALICE, text: 'me too' });
+    await waitUntil('Alice is answered', () => telegram.sent.some((sent) => sent.text === 'echo me too'), 10_000);
+    expect(telegram.sent.filter((sent) => sent.chat_id === String(STRANGER))).toHaveLength(1);
+    expect(channels.status()[0].refused).toBe(2);
+    expect(await inputsOf(gateway, `agent:echo:telegram:direct:${STRANGER}`)).toEqual([]);
+    expect(await channels.senders({ status: 'pending' })).toEqual([
+      expect.objectContaining({ channel: 'telegram', account: 'main', senderId: String(STRANGER), name: '@eve', code }),
+    ]);
+    await expect(channels.pair('telegram', 'WRONGCODE')).rejects.toThrow(
+      'no telegram sender waits with pairing code "WRONGCODE" (switchboard channels senders --status pending lists the codes; a code is used once)',
+    );
+    expect(await channels.pair('telegram', code ?? '')).toMatchObject({ senderId: String(STRANGER), status: 'allowed' });
+    telegram.message({ from: STRANGER, text: 'paired now' });
+    await waitUntil(
+      "telegram.sent.some((sent) => sent.text === 'echo paired now')",
+      () => telegram.sent.some((sent) => sent.text === 'echo paired now'),
+      10_000,
+    );
+  });
+
+  it('refuses a sender outside the allowlist with one polite message and no run', async () => {
+    const { gateway, telegram } = await start(`{ direct: "allowlist", users: ["${ALICE}"] }`);
+    telegram.message({ from: STRANGER, text: 'let me in' });
+    telegram.message({ from: STRANGER, text: 'please' });
+    telegram.message({ from: ALICE, text: 'marker' });
+    await waitUntil(
+      "telegram.sent.some((sent) => sent.text === 'echo marker')",
+      () => telegram.sent.some((sent) => sent.text === 'echo marker'),
+      10_000,
+    );
+    const toStranger = telegram.sent.filter((sent) => sent.chat_id === String(STRANGER));
+    expect(toStranger.map((sent) => sent.text)).toEqual(['Sorry, this assistant only talks to people its operator has let in.']);
+    expect(await inputsOf(gateway, `agent:echo:telegram:direct:${STRANGER}`)).toEqual([]);
+  });
+
+  it('splits a reply longer than 4096 characters into parts, in order, each within the limit', async () => {
+    const { telegram } = await start();
+    const words = Array.from({ length: 1500 }, (_, i) => `w${i}`).join(' ');
+    telegram.message({ from: ALICE, text: words });
+    await waitUntil(
+      "telegram.sent.length >= 2 && telegram.sent.map((sent) => sent.text).join(' ').endsWith('w1499')",
+      () =>
+        telegram.sent.length >= 2 &&
+        telegram.sent
+          .map((sent) => sent.text)
+          .join(' ')
+          .endsWith('w1499'),
+      10_000,
+    );
+    for (const part of telegram.sent) expect(part.text.length).toBeLessThanOrEqual(4096);
+    expect(telegram.sent.map((sent) => sent.text).join(' ')).toBe(`echo ${words}`);
+    // Only the first part quotes the message.
+    expect(telegram.sent.filter((sent) => sent.reply_parameters)).toHaveLength(1);
+  });
+
+  it("waits a 429's retry_after before sending again, and sends the reply once", async () => {
+    const { gateway, telegram } = await start();
+    telegram.sendFailures.push({
+      status: 429,
+      body: { ok: false, error_code: 429, description: 'Too Many Requests: retry after 3', parameters: { retry_after: 3 } },
+    });
+    const before = Date.now();
+    telegram.message({ from: ALICE, text: 'slow down' });
+    await waitUntil(
+      "(await gateway.listOutbox({ status: 'pending' })).some((row) => row.attempts === 1)",
+      async () => (await gateway.listOutbox({ status: 'pending' })).some((row) => row.attempts === 1),
+      10_000,
+    );
+    const [row] = (await gateway.listOutbox({ status: 'pending' })).filter((one) => one.kind === 'reply:telegram');
+    expect(row.lastError).toBe(`Telegram refused sendMessage to chat ${ALICE} (account "main"): 429 Too Many Requests: retry after 3`);
+    // The outbox's own backoff here is at most 50 ms: the next attempt is the platform's 3 s away.
+    const attempted = telegram.calls.filter((call) => call.method === 'sendMessage').length;
+    expect(attempted).toBe(1);
+    expect(row.nextAttemptAt).toBeGreaterThanOrEqual(before + 3000);
+    await waitUntil('telegram.sent.length === 1', () => telegram.sent.length === 1, 10_000);
+    expect(telegram.sent[0].text).toBe('echo slow down');
+  });
+
+  it('answers in a listed group only when addressed, keeping the rest as context without a run', async () => {
+    const { gateway, telegram } = await start();
+    telegram.message({ from: ALICE, chat: -500, chatType: 'group', text: 'just chatting' });
+    telegram.message({ from: ALICE, chat: -500, chatType: 'group', text: 'hey @switchboard_test_bot ping' });
+    await waitUntil('telegram.sent.length === 1', () => telegram.sent.length === 1, 10_000);
+    expect(telegram.sent[0]).toMatchObject({ chat_id: '-500', text: 'echo user1001: hey @switchboard_test_bot ping' });
+    const inputs = await inputsOf(gateway, 'agent:echo:telegram:group:-500');
+    expect(inputs.map((input) => [input.text, input.mode])).toEqual([
+      ['user1001: just chatting', 'notify'],
+      ['user1001: hey @switchboard_test_bot ping', 'followup'],
+    ]);
+  });
+
+  it('reports a refused token with the key to fix, and the gateway runs on', async () => {
+    telegram = await new FakeTelegram().start();
+    const { config } = parseConfigText(
+      `{
+        channels: { telegram: { accounts: { main: { token: "1:WRONG", apiRoot: "${telegram.url}" } } } },
+        agents: { list: [{ id: "echo", model: "scripted/echo" }] },
+        models: { providers: { scripted: { type: "scripted", models: { echo: { rules: [{ reply: "ok" }] } } } } },
+      }`,
+      '/test/switchboard.json5',
+      {},
+    );
+    let channels!: ChannelFront;
+    gateway = await startGateway(
+      { config, store: await SqliteStore.open({ path: ':memory:' }), gatewayId: 'gw-test' },
+      { onChannels: (made) => (channels = made) },
+    );
+    expect(channels.status()).toEqual([
+      expect.objectContaining({
+        state: 'error',
+        error: 'Telegram refused the token of account "main" (Unauthorized): check channels.telegram.accounts.main.token',
+      }),
+    ]);
+    const sent = await gateway.send({ target: 'echo', message: 'still here' });
+    expect((await gateway.waitForInput(sent.input.id, 10_000)).status).toBe('completed');
+  });
+});
