@@ -10,6 +10,7 @@ import './run-commands.js';
 import './exchange-commands.js';
 import './outbox-commands.js';
 import './gate-commands.js';
+import './channel-commands.js';
 import './board-commands.js';
 import './store-commands.js';
 import './mcp-commands.js';

@@ -33,6 +33,10 @@ export class FakeTelegram {
   readonly calls: { method: string; body: Record<string, unknown> }[] = [];
   /** Answers the next sendMessage calls get instead of success, in order. */
   readonly sendFailures: Failure[] = [];
+  /** While true, sendMessage calls are held unanswered (and not sent): a test kills the bot meanwhile. */
+  holdSends = false;
+  /** sendMessage calls held so far. */
+  held = 0;
   /** Files getFile knows, by file id. */
   readonly files = new Map<string, Buffer>();
   url = '';
@@ -114,6 +118,10 @@ export class FakeTelegram {
       case 'getUpdates':
         return this.getUpdates(response, body);
       case 'sendMessage': {
+        if (this.holdSends) {
+          this.held += 1;
+          return;
+        }
         const failure = this.sendFailures.shift();
         if (failure) return this.answer(response, failure.status, failure.body);
         const sent = { ...(body as unknown as SentMessage), chat_id: String(body.chat_id), message_id: this.nextMessage++ };
