@@ -4,6 +4,7 @@
  * protocol, and the 1.x client the gateway's own MCP client uses, on the 2025 handshake.
  */
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/server';
 import { Client as LegacyClient } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as LegacyHttpTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -64,6 +65,13 @@ describe('Switchboard as an MCP server over Streamable HTTP', () => {
             'missing bearer token: send "Authorization: Bearer <token>" (print it with "switchboard --config <file> token", <file> being the config this gateway was started with)',
         },
       },
+    ]);
+  });
+
+  it('the 2025-era versions the SDK serves are the ones docs/mcp-server.md names (an upgrade that changes them fails here)', () => {
+    expect([LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS]).toEqual([
+      '2025-11-25',
+      ['2025-11-25', '2025-06-18', '2025-03-26', '2024-11-05', '2024-10-07'],
     ]);
   });
 
