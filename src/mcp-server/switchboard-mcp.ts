@@ -158,7 +158,11 @@ export function createSwitchboardMcpServer(deps: McpServerDeps): McpServer {
           inbound: { channel: MCP_CHANNEL, peer: caller() },
           waiting: true,
         });
-        const result = await gateway.waitForInput(sent.input.id, timeoutMs, sent.created);
+        // A client that went away stops the wait (its run goes on); nobody reads the answer then.
+        const result = await Promise.race([
+          gateway.waitForInput(sent.input.id, timeoutMs, sent.created),
+          aborted(ctx.mcpReq.signal, { status: 'timeout' as const, input: sent.input }),
+        ]);
         if (result.status !== 'completed') await gateway.durable();
         const base = { sessionKey: sent.sessionKey, inputId: sent.input.id, repeated: !sent.created };
         switch (result.status) {
@@ -345,6 +349,14 @@ export function createSwitchboardMcpServer(deps: McpServerDeps): McpServer {
     },
   );
   return server;
+}
+
+/** Resolves with `value` once `signal` aborts (never, if it does not). */
+function aborted<T>(signal: AbortSignal, value: T): Promise<T> {
+  return new Promise((resolve) => {
+    if (signal.aborted) resolve(value);
+    else signal.addEventListener('abort', () => resolve(value), { once: true });
+  });
 }
 
 /** A run or a sub-agent that ended badly: the tool's error is this text, which says where to look. */

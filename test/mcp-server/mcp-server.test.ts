@@ -163,6 +163,16 @@ describe('Switchboard as an MCP server over Streamable HTTP', () => {
     expect(parsed(await client.callTool(call))).toEqual({ ...answer, repeated: true });
   });
 
+  it("spawn_subagent: the spawning agent's allowlist applies, and its refusal is a tool error naming the key", async () => {
+    const client = await connect();
+    expect(
+      parsed(await client.callTool({ name: 'spawn_subagent', arguments: { agent: 'helper', subagentAgent: 'echo', task: 'not allowed' } })),
+    ).toEqual({
+      error:
+        'SPAWN_DENIED: agent "helper" may not spawn sub-agents of agent "echo": it is not in agents.defaults.subagents.allowAgents (empty)',
+    });
+  });
+
   it('board: create (idempotent), claim and complete a task, and read its state as a resource', async () => {
     const client = await connect();
     const create = {
