@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import { positiveInt } from './schema-common.js';
+import { budgetLimit } from './schema-gates.js';
 
 export const mcpServerSection = z
   .strictObject({
@@ -26,6 +27,11 @@ export const mcpServerSection = z
     maxWaitSeconds: positiveInt.default(1800),
     /** How many transcript entries the transcript resource gives (the newest). */
     transcriptLimit: positiveInt.default(200),
+    /**
+     * What the caller's runs may spend per UTC day (tokens, cost), as a budget (docs/gates.md): the runs of its
+     * sessions and of the sub-agents spawned from them. Default: no cap of its own.
+     */
+    budget: budgetLimit.optional(),
   })
   .refine((section) => section.defaultWaitSeconds <= section.maxWaitSeconds, {
     error: 'defaultWaitSeconds must not be above maxWaitSeconds',
