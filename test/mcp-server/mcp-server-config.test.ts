@@ -39,3 +39,12 @@ describe('mcpServer config', () => {
     );
   });
 });
+
+describe('mcpServer on reload', () => {
+  it('the section is applied in place, but turning /mcp on or off waits for a restart', async () => {
+    const { planReload } = await import('../../src/config/reload.js');
+    const running = parseConfigText(`{ ${base} }`, '/etc/sb.json5', {}).config;
+    const next = parseConfigText(`{ ${base}, mcpServer: { enabled: false, caller: "other" } }`, '/etc/sb.json5', {}).config;
+    expect(planReload(running, next)).toEqual({ applied: ['mcpServer'], restartRequired: ['mcpServer.enabled'] });
+  });
+});
