@@ -281,6 +281,12 @@ export async function serveGateway(options: ServeOptions): Promise<RunningGatewa
         info: (fields, message) => logger.info(fields, message),
       })
     : undefined;
+  // The MCP server (docs/mcp-server.md), loaded only when it is on, as the A2A front is.
+  const mcp = config.mcpServer.enabled
+    ? (await import('./mcp-server/mcp-http.js')).createMcpHttpFront({ gateway, board, version: options.version ?? '0.0.0' }, (error) =>
+        logger.warn({ error: redact(errorMessage(error)) }, 'mcp server'),
+      )
+    : undefined;
   const api = new ControlApi(gateway, {
     host: config.gateway.host,
     port: options.port ?? config.gateway.port,
@@ -296,6 +302,7 @@ export async function serveGateway(options: ServeOptions): Promise<RunningGatewa
     console: config.console.enabled ? new ConsoleFront(token, config.console.sessionHours, storedRevocations(store.gateways)) : undefined,
     a2aCallback: (taskId, secret) => client.receivePush(taskId, secret),
     reloadConfig: () => reloadConfig(),
+    mcp,
     metrics: telemetry.metricsHandler,
     log: (level, message, fields) => logger[level](redactFields(fields, redact), redact(message)),
   });

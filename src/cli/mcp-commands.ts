@@ -1,11 +1,13 @@
 /**
  * `switchboard mcp list|tools|call` (docs/tools.md): the MCP servers the config declares, which agents attach
  * each, their tools, and one call, made from here with the same client the gateway uses, so a server can be
- * tried before any agent depends on it.
+ * tried before any agent depends on it. `switchboard mcp serve` (docs/mcp-server.md): this gateway as an MCP server
+ * over stdio, for Claude Code, Codex or Cursor, bridged to the running gateway's `/mcp`.
  */
 import { SwitchboardError } from '../core/errors.js';
 import { loadConfigFile } from '../config/load.js';
-import { configPath, print, program } from './shared.js';
+import { client, configPath, print, program } from './shared.js';
+import { cliCommand } from './client.js';
 
 async function service() {
   const { McpService } = await import('../mcp/mcp-tools.js');
@@ -13,7 +15,9 @@ async function service() {
   return { config, mcp: new McpService(config) };
 }
 
-const mcp = program.command('mcp').description('MCP tool servers: those configured, their tools, and a call to try one');
+const mcp = program
+  .command('mcp')
+  .description('MCP: the tool servers configured (list, tools, call), and this gateway as an MCP server (serve)');
 
 mcp
   .command('list')
@@ -74,4 +78,23 @@ mcp
     } finally {
       await client.stop();
     }
+  });
+
+mcp
+  .command('serve')
+  .description("serve this gateway's agents, sub-agents and board as an MCP server over stdio (for Claude Code, Codex, Cursor)")
+  .action(async () => {
+    const control = client();
+    const { target } = control;
+    // At once, before the client's first message: a gateway that is not running (or a wrong token) is said plainly.
+    await control.request('GET', '/v1/status');
+    const probe = await fetch(`${target.url}/mcp`, { headers: { authorization: `Bearer ${target.token}` } }).catch(() => undefined);
+    if (probe?.status === 404) {
+      const body = (await probe.json().catch(() => ({}))) as { error?: { message?: string } };
+      throw new SwitchboardError('NOT_FOUND', body.error?.message ?? `the gateway at ${target.url} serves no /mcp`);
+    }
+    await probe?.body?.cancel();
+    const { bridgeStdio } = await import('../mcp-server/stdio-bridge.js');
+    const start = target.configPath ? ` (start it with "${cliCommand('gateway', target.configPath)}")` : '';
+    await bridgeStdio({ url: `${target.url}/mcp`, token: target.token, unreachable: `cannot reach the gateway at ${target.url}${start}` });
   });

@@ -6,10 +6,13 @@
 import type { SwitchboardConfig } from './schema.js';
 
 /** The sections a running gateway takes as they are: agents, bindings, policy, models, sessions and queues. */
-export const RELOADABLE = ['agents', 'bindings', 'tools', 'models', 'session', 'messages', 'approvals', 'budgets'] as const;
+export const RELOADABLE = ['agents', 'bindings', 'tools', 'models', 'session', 'messages', 'approvals', 'budgets', 'mcpServer'] as const;
 
-/** Keys inside reloadable sections that are still read once, at start: the subagent lane's cap. */
-const READ_AT_START = [['agents', 'defaults', 'subagents', 'maxConcurrent']] as const;
+/** Keys inside reloadable sections that are still read once, at start: the subagent lane's cap, whether /mcp is served. */
+const READ_AT_START = [
+  ['agents', 'defaults', 'subagents', 'maxConcurrent'],
+  ['mcpServer', 'enabled'],
+] as const;
 
 const at = (root: unknown, path: readonly string[]) =>
   path.reduce<unknown>((node, key) => (node as Record<string, unknown> | undefined)?.[key], root);

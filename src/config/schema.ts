@@ -14,6 +14,7 @@ import { agentId, positiveInt } from './schema-common.js';
 import { approvalsSection, budgetsSection } from './schema-gates.js';
 import { telemetrySection } from './schema-telemetry.js';
 import { channelsSection } from './schema-channels.js';
+import { mcpServerSection } from './schema-mcp-server.js';
 
 export { ANONYMOUS_PEER, type A2APeerConfig } from './schema-a2a.js';
 
@@ -331,6 +332,8 @@ export const configSchema = z.strictObject({
   telemetry: telemetrySection,
   /** Chat channels: Telegram, Slack, Discord and signed webhooks (docs/channels.md). */
   channels: channelsSection,
+  /** Switchboard as an MCP server: `/mcp` on the control port and `switchboard mcp serve` (docs/mcp-server.md). */
+  mcpServer: mcpServerSection,
 });
 
 export type SwitchboardConfig = z.infer<typeof configSchema>;

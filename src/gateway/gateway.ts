@@ -7,7 +7,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import type { SwitchboardConfig } from '../config/schema.js';
 import { redactor, secretsOf } from '../config/secrets.js';
 import { applyReload, describeReload, planReload, type ConfigReload } from '../config/reload.js';
-import { errorMessage } from '../core/errors.js';
+import { errorMessage, SwitchboardError } from '../core/errors.js';
 import type { Wakeups } from '../kit/wait-until.js';
 import type {
   Control,
@@ -19,6 +19,7 @@ import type {
   LiveListener,
   OutboxHandler,
   Queries,
+  Spawns,
   Waits,
 } from '../ports/gateway.js';
 import type { Models } from '../ports/models.js';
@@ -224,6 +225,22 @@ export class Gateway implements GatewayApi {
   readonly pendingApprovals: Gates['pendingApprovals'] = () => this.gates.pendingApprovals();
   readonly decideApproval: Gates['decideApproval'] = (id, decision) => this.gates.decideApproval(id, decision);
   readonly budgetStatus: Gates['budgetStatus'] = () => this.gates.budgetStatus();
+
+  readonly spawnAs: Spawns['spawnAs'] = async (from, request) => {
+    // The spawner session meets the checks its own sessions_spawn would: the tool policy first, then the spawn's.
+    const { sessionKey, agent } = this.agents.resolveTarget(from);
+    const refused = (await this.offered.offeredToolsOf(sessionKey)).refusedTools.find((tool) => tool.name === 'sessions_spawn');
+    if (refused) throw new SwitchboardError('TOOL_DENIED', refused.refusal.error, { layer: 'tool' });
+    await this.intake.openSession(sessionKey, agent.config.id);
+    return this.subagents.spawn({ sessionKey, agentId: agent.config.id, idempotencyKey: request.correlationId }, request);
+  };
+  readonly waitSubagent: Spawns['waitSubagent'] = async (target, timeoutMs, signal) => {
+    const record = await this.subagents.find(target);
+    const outcome = await this.subagents.wait([record], { mode: 'all', timeoutMs, signal });
+    const { resultPreview: _preview, ...view } = outcome.children[0];
+    const settled = outcome.status === 'timeout' ? undefined : await this.store.subagents.get(record.id);
+    return { status: outcome.status, view, result: settled?.result ?? null };
+  };
 
   // Beside the door, for the composition root and tests: a session's tools, a session, one opened.
   readonly toolsOf = (sessionKey: string) => this.offered.toolsOf(sessionKey);

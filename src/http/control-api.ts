@@ -67,6 +67,8 @@ export interface ControlApiOptions {
   };
   /** `POST /v1/config/reload`: the config file read again and applied (app.ts). */
   reloadConfig?: () => ConfigReload;
+  /** Switchboard as an MCP server (`/mcp`, docs/mcp-server.md), behind the token; absent when mcpServer.enabled is false. */
+  mcp?: { handle(request: IncomingMessage, response: ServerResponse): Promise<void>; close(): Promise<void> };
   /** `GET /metrics` for Prometheus, behind the token (src/telemetry), when telemetry.metrics is on. */
   metrics?: (request: IncomingMessage, response: ServerResponse) => void;
   /** The gateway's log: a request the store did not take (warn) and one that failed inside (error). Default: none. */
@@ -122,6 +124,7 @@ export class ControlApi {
 
   async close(): Promise<void> {
     await this.options.front?.stop();
+    await this.options.mcp?.close();
     for (const stream of this.streams) stream.end();
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
   }
@@ -179,6 +182,7 @@ export class ControlApi {
         return sendJson(response, ready ? 200 : 503, { status: ready ? 'ready' : 'not ready' });
       }
       await this.authorize(request);
+      if (url.pathname === '/mcp') return await this.serveMcp(request, response);
       if (request.method === 'GET' && url.pathname === '/metrics') return this.serveMetrics(request, response);
       if (request.method === 'GET' && url.pathname === '/v1/events') return await this.streamEvents(request, response, url);
       for (const route of this.routes) {
@@ -241,6 +245,15 @@ export class ControlApi {
         'metrics are off on this gateway, or served on their own listener (telemetry.metrics.listen): set telemetry.metrics.enabled: true and restart it (docs/observability.md)',
       );
     this.options.metrics(request, response);
+  }
+
+  private serveMcp(request: IncomingMessage, response: ServerResponse): Promise<void> {
+    if (!this.options.mcp)
+      throw new SwitchboardError(
+        'NOT_FOUND',
+        'the MCP server is off on this gateway: set mcpServer.enabled: true in its config and restart it (docs/mcp-server.md)',
+      );
+    return this.options.mcp.handle(request, response);
   }
 
   /** Push notifications from remote A2A agents; each task's own secret authenticates them, not the control token. */

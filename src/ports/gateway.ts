@@ -47,9 +47,12 @@ import type {
   RunToolCall,
   SendRequest,
   SendResult,
+  SpawnRequest,
+  SpawnResult,
   SubagentView,
   TraceQuery,
   TraceView,
+  WaitOutcome,
   WaitResult,
 } from './answers.js';
 
@@ -169,6 +172,25 @@ export interface Control {
   backupStore(path: string): Promise<{ path: string; bytes: number }>;
 }
 
+/**
+ * Spawns: a sub-agent started by a caller outside any run (the MCP server), as its spawner session's sessions_spawn
+ * would start it: the tool policy, the spawn allowlist, depth and child limits of that session's agent apply.
+ */
+export interface Spawns {
+  /**
+   * Spawns under `fromSessionKey` (a main, direct or group session, opened on first use). `request.correlationId`
+   * dedupes: a repeat answers the sub-agent the first call made, with `existing: true`. The child's completion is
+   * delivered into that session, as any sub-agent's is.
+   */
+  spawnAs(fromSessionKey: string, request: SpawnRequest & { correlationId: string }): Promise<SpawnResult>;
+  /** Waits up to `timeoutMs` for the sub-agent (id or child session key) to settle: its view, and its result once settled. */
+  waitSubagent(
+    target: string,
+    timeoutMs: number,
+    signal?: AbortSignal,
+  ): Promise<{ status: WaitOutcome['status']; view: SubagentView; result: string | null }>;
+}
+
 /** Events: the journal as it grows, and the live text of runs. */
 export interface Events {
   subscribe(listener: LiveListener): () => void;
@@ -208,4 +230,4 @@ export interface Gates {
 }
 
 /** The whole door (the control API uses all of it); a front takes only the roles it uses. */
-export interface GatewayApi extends Intake, Waits, Queries, Presence, Control, Events, Deliveries, Gates {}
+export interface GatewayApi extends Intake, Waits, Queries, Presence, Control, Events, Deliveries, Gates, Spawns {}

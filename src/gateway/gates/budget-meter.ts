@@ -86,7 +86,9 @@ export interface RunSpender {
 export function runCaps(config: SwitchboardConfig, spender: RunSpender, now: number): BudgetCap[] {
   const budgets = config.budgets;
   // No cap configured (the common case): nothing to work out on a run's start.
-  if (!budgets.session && !budgets.subagentTree && !budgets.boardTask && isEmpty(budgets.agents) && isEmpty(budgets.peers)) return [];
+  const callerBudget = config.mcpServer.budget;
+  if (!budgets.session && !budgets.subagentTree && !budgets.boardTask && isEmpty(budgets.agents) && isEmpty(budgets.peers) && !callerBudget)
+    return [];
   const day = new Date(now).toISOString().slice(0, 10);
   const caps: BudgetCap[] = [];
   const agent = budgets.agents[spender.agentId] ? spender.agentId : '*';
@@ -108,6 +110,11 @@ export function runCaps(config: SwitchboardConfig, spender: RunSpender, now: num
     const name = budgets.peers[peer] ? peer : peer === ANONYMOUS_PEER ? undefined : '*';
     if (name) caps.push(...cap(`peer:${peer}:${day}`, `budgets.peers.${name}`, budgets.peers[name]));
   }
+  // The MCP client (docs/mcp-server.md): its inputs carry channel `mcp` and its caller as peer, and its sessions (and the
+  // tops of the spawn trees it started) are its direct sessions on that channel.
+  const callers = new Set(spender.provenance.filter((p) => p.channel === 'mcp' && p.peer).map((p) => p.peer!));
+  for (const parsed of sessions) if (parsed?.kind === 'direct' && parsed.channel === 'mcp' && parsed.peer) callers.add(parsed.peer);
+  for (const caller of callers) caps.push(...cap(`mcp:${caller}:${day}`, 'mcpServer.budget', callerBudget));
   return caps;
 }
 

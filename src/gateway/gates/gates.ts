@@ -202,6 +202,13 @@ export class GatewayGates {
           (cap) => cap.key.startsWith('peer:'),
         ),
       );
+    // The MCP client's own cap (mcpServer.budget, docs/mcp-server.md), today's.
+    const caller = { kind: 'user' as const, channel: 'mcp', peer: config.mcpServer.caller };
+    caps.push(
+      ...runCaps(config, { agentId: '', sessionKey: '', rootSession: '', provenance: [caller] }, clock.now()).filter((cap) =>
+        cap.key.startsWith('mcp:'),
+      ),
+    );
     const views: BudgetView[] = [];
     const spends = new Map((await budgets.spend(caps.map((cap) => cap.key))).map((spend) => [spend.key, spend]));
     for (const cap of caps) views.push(view(cap, spends.get(cap.key)));
