@@ -1,7 +1,8 @@
+import { createHash } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createDiscordAccount } from '../../src/channels/discord/discord-account.js';
 import type { DiscordAccountConfig } from '../../src/config/schema-channels.js';
-import { RetryLaterError } from '../../src/kit/retry.js';
+import { PermanentDeliveryError, RetryLaterError } from '../../src/kit/retry.js';
 import type { ChatAccount } from '../../src/ports/channels.js';
 import { FAKE_BOT, FAKE_DM_CHANNEL, FAKE_GUILD, FAKE_TEXT_CHANNEL, FAKE_THREAD, FakeDiscord } from '../helpers/fake-discord.js';
 import { RecordingChatSink } from '../helpers/recording-chat-sink.js';
@@ -212,7 +213,8 @@ describe('Discord account, receiving', () => {
         guild_id: FAKE_GUILD,
       }),
     });
-    await vi.waitFor(() => expect(fake.requestsTo('POST', '/interactions/910000000000000001/interaction-token/callback')).toHaveLength(1));
+    const edit = '/webhooks/400000000000000001/interaction-token/messages/@original';
+    await vi.waitFor(() => expect(fake.requestsTo('PATCH', edit)).toHaveLength(1));
     expect(sink.actions).toEqual([
       {
         id: '910000000000000001',
@@ -221,10 +223,11 @@ describe('Discord account, receiving', () => {
         data: 'deny:ap-1',
       },
     ]);
-    expect(fake.requestsTo('POST', '/interactions/910000000000000001/interaction-token/callback')[0]?.body).toMatchObject({
-      type: 4,
-      data: { content: 'Denied: deploy', flags: 64 },
-    });
+    // First a deferred ephemeral answer (type 5, flags 64 = ephemeral), then the answer's text in its place.
+    expect(fake.requestsTo('POST', '/interactions/910000000000000001/interaction-token/callback').map((request) => request.body)).toEqual([
+      { type: 5, data: { flags: 64 } },
+    ]);
+    expect(fake.requestsTo('PATCH', edit)[0]?.body).toMatchObject({ content: 'Denied: deploy' });
   });
 
   it('a refused token: start rejects, and the state says the token was refused and which key', async () => {
@@ -233,6 +236,16 @@ describe('Discord account, receiving', () => {
     account = createDiscordAccount('main', config(), { log: quiet });
     const expected =
       'channels.discord.accounts.main: Discord refused the token (GET /gateway/bot answered 401 Unauthorized); check channels.discord.accounts.main.token';
+    await expect(account.start(sink)).rejects.toThrow(expected);
+    expect(sink.states).toEqual([{ state: 'connecting' }, { state: 'error', error: expected }]);
+  });
+
+  it('a Message Content intent not enabled (close 4014): start rejects saying where to enable it', async () => {
+    fake.identifyCloseCode = 4014;
+    const sink = new RecordingChatSink();
+    account = createDiscordAccount('main', config(), { log: quiet });
+    const expected =
+      'channels.discord.accounts.main: Discord refused the Message Content intent (close code 4014); enable it for the bot under Bot, Privileged Gateway Intents, in the Developer Portal';
     await expect(account.start(sink)).rejects.toThrow(expected);
     expect(sink.states).toEqual([{ state: 'connecting' }, { state: 'error', error: expected }]);
   });
@@ -308,6 +321,28 @@ describe('Discord account, sending', () => {
       'channels.discord.accounts.main: Discord rate-limited POST /channels/:id/messages (retry after 3000 ms)',
     );
     expect(fake.requestsTo('POST', `/channels/${FAKE_TEXT_CHANNEL}/messages`)).toHaveLength(1);
+  });
+
+  it('a nonce longer than Discord takes (25) is sent as 25 characters of its hash, the same on every retry', async () => {
+    const { account } = await started();
+    const nonce = 'a1b2c3d4-e5f6-4711-8899-aabbccddeeff:3';
+    await account.send({ place: { conversation: FAKE_DM_CHANNEL, kind: 'direct' }, text: 'hi', nonce });
+    await account.send({ place: { conversation: FAKE_DM_CHANNEL, kind: 'direct' }, text: 'hi', nonce });
+    await account.send({ place: { conversation: FAKE_DM_CHANNEL, kind: 'direct' }, text: 'hi', nonce: nonce.replace(/3$/, '4') });
+    const sent = fake.requestsTo('POST', `/channels/${FAKE_DM_CHANNEL}/messages`).map((post) => (post.body as { nonce: string }).nonce);
+    expect(sent[0]).toBe(createHash('sha256').update(nonce).digest('base64url').slice(0, 25));
+    expect(sent[1]).toBe(sent[0]);
+    expect(sent[2]).not.toBe(sent[0]);
+  });
+
+  it('an unknown channel is a PermanentDeliveryError', async () => {
+    const { account } = await started();
+    fake.unknownChannels.add('300000000000000099');
+    const error = await account
+      .send({ place: { conversation: '300000000000000099', kind: 'group' }, text: 'hi', nonce: 'n' })
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(PermanentDeliveryError);
+    expect((error as Error).message).toBe('channels.discord.accounts.main: Discord refused the message: Unknown Channel');
   });
 
   it('typing posts to the channel typing route', async () => {

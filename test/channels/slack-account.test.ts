@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createSlackAccount } from '../../src/channels/slack/slack-account.js';
 import type { SlackAccountConfig } from '../../src/config/schema-channels.js';
-import { RetryLaterError } from '../../src/kit/retry.js';
+import { PermanentDeliveryError, RetryLaterError } from '../../src/kit/retry.js';
 import type { ChatAccount, ChatWebhookRequest } from '../../src/ports/channels.js';
 import { FAKE_BOT_USER, FakeSlack, slackSignature } from '../helpers/fake-slack.js';
 import { RecordingChatSink } from '../helpers/recording-chat-sink.js';
@@ -274,6 +274,26 @@ describe('Slack account, sending', () => {
     const { account } = await started();
     await account.send({ place: { conversation: 'D100', kind: 'direct' }, text: 'hi', nonce: 'n-2' });
     expect(fake.callsOf('chat.postMessage').map((call) => call.args)).toEqual([{ channel: 'D100', text: 'hi' }]);
+  });
+
+  it('a text longer than a section block holds is carried in several sections above the buttons', async () => {
+    const { account } = await started();
+    const text = `${'a'.repeat(3000)}${'b'.repeat(500)}`;
+    await account.send({ place: { conversation: 'C1', kind: 'group' }, text, buttons: [[{ label: 'OK', data: 'ok' }]], nonce: 'n-4' });
+    const blocks = fake.callsOf('chat.postMessage')[0]?.args.blocks as { type: string; text?: { text: string } }[];
+    expect(blocks.map((block) => [block.type, block.text?.text.length])).toEqual([
+      ['section', 3000],
+      ['section', 500],
+      ['actions', undefined],
+    ]);
+  });
+
+  it('an unknown channel is a PermanentDeliveryError', async () => {
+    const { account } = await started();
+    fake.unknownChannels.add('C404');
+    const error = await account.send({ place: { conversation: 'C404', kind: 'group' }, text: 'hi', nonce: 'n-5' }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(PermanentDeliveryError);
+    expect((error as Error).message).toBe('channels.slack.accounts.work: Slack refused chat.postMessage: channel_not_found');
   });
 
   it('a 429 with Retry-After throws RetryLaterError with that delay, without retrying inside the client', async () => {

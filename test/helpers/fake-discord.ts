@@ -37,6 +37,10 @@ export class FakeDiscord {
   rateLimitSeconds: number | undefined;
   /** What GET /gateway/bot names as the gateway; the fake's own unless set (to prove `gatewayUrl` is used instead). */
   advertisedGatewayUrl: string | undefined;
+  /** When set, the gateway closes with this code on IDENTIFY (4014: a privileged intent not enabled). */
+  identifyCloseCode: number | undefined;
+  /** Channels whose message posts answer 404 Unknown Channel. */
+  readonly unknownChannels = new Set<string>();
   private sockets = new Set<WebSocket>();
   private sequence = 0;
   private nextId = 900000000000000000n;
@@ -127,8 +131,8 @@ export class FakeDiscord {
   }
 
   private identify(socket: WebSocket, token: string | undefined): void {
-    if (token !== this.token) {
-      socket.close(4004, 'Authentication failed.');
+    if (token !== this.token || this.identifyCloseCode !== undefined) {
+      socket.close(this.identifyCloseCode ?? 4004, this.identifyCloseCode === 4014 ? 'Disallowed intent(s).' : 'Authentication failed.');
       return;
     }
     const send = (type: string, data: unknown) => socket.send(JSON.stringify({ op: 0, t: type, s: ++this.sequence, d: data }));
@@ -198,12 +202,21 @@ export class FakeDiscord {
     const chunks: Buffer[] = [];
     for await (const chunk of request) chunks.push(chunk as Buffer);
     const raw = Buffer.concat(chunks).toString('utf8');
-    const path = (request.url ?? '').replace(/^\/api\/v10/, '').split('?')[0] ?? '';
+    const path = decodeURIComponent((request.url ?? '').replace(/^\/api\/v10/, '').split('?')[0] ?? '');
     const method = request.method ?? 'GET';
     const authorization = request.headers.authorization;
     this.requests.push({ method, path, authorization, body: raw ? JSON.parse(raw) : undefined });
     const interaction = path.match(/^\/interactions\/(\d+)\/([^/]+)\/callback$/);
+    // Interaction callbacks and their follow-ups are authorized by the interaction's token, not the bot's.
     if (interaction) return { status: 204 };
+    const followUp = path.match(/^\/webhooks\/(\d+)\/([^/]+)\/messages\/@original$/);
+    if (followUp && method === 'PATCH') {
+      const body = JSON.parse(raw) as { content: string };
+      return {
+        status: 200,
+        body: FakeDiscord.message({ id: String(++this.nextId), channel_id: FAKE_TEXT_CHANNEL, author: FAKE_BOT, content: body.content }),
+      };
+    }
     if (authorization !== `Bot ${this.token}`) return { status: 401, body: { message: '401: Unauthorized', code: 0 } };
     if (method === 'GET' && path === '/gateway/bot') {
       return {
@@ -219,6 +232,7 @@ export class FakeDiscord {
     const channel = path.match(/^\/channels\/(\d+)\/(messages|typing)$/);
     if (channel && method === 'POST' && channel[2] === 'typing') return { status: 204 };
     if (channel && method === 'POST') {
+      if (this.unknownChannels.has(channel[1] ?? '')) return { status: 404, body: { message: 'Unknown Channel', code: 10003 } };
       if (this.rateLimitSeconds !== undefined) {
         return {
           status: 429,

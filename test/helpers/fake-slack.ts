@@ -30,6 +30,8 @@ export class FakeSlack {
   appToken = 'xapp-good';
   /** When set, chat.postMessage answers 429 with this Retry-After (seconds). */
   rateLimitSeconds: number | undefined;
+  /** Conversations chat.postMessage answers channel_not_found for. */
+  readonly unknownChannels = new Set<string>();
   private sockets = new Set<WebSocket>();
   private ackWaiters = new Map<string, (ack: SocketAck) => void>();
   private nextTs = 1_700_000_000_000_100;
@@ -139,6 +141,7 @@ export class FakeSlack {
           },
         };
       case 'chat.postMessage': {
+        if (this.unknownChannels.has(String(args.channel))) return { status: 200, body: { ok: false, error: 'channel_not_found' } };
         if (this.rateLimitSeconds !== undefined) {
           return { status: 429, body: { ok: false, error: 'ratelimited' }, headers: { 'retry-after': String(this.rateLimitSeconds) } };
         }

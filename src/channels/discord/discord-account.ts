@@ -4,6 +4,7 @@
  * channel of its own, so it is its own conversation. Sends go through the REST client with a nonce, which Discord
  * dedupes, and with discord.js's own retries off: the outbox is the one retry path.
  */
+import { createHash } from 'node:crypto';
 import {
   type ButtonInteraction,
   Client,
@@ -54,6 +55,8 @@ export function createDiscordAccount(account: string, config: DiscordAccountConf
   let client: Client | undefined;
   let sink: ChatSink | undefined;
   let stopping = false;
+  /** Whether start() finished: a close before that is start's error to report, after it the connection's. */
+  let connected = false;
 
   const build = (): Client => {
     const built = new Client({
@@ -98,7 +101,7 @@ export function createDiscordAccount(account: string, config: DiscordAccountConf
       onButton(interaction).catch((error: unknown) => log('warn', `${key}: a button press failed`, { error: errorText(error) }));
     });
     built.on(Events.ShardDisconnect, (event) => {
-      if (!stopping) sink?.state('error', `${key}: the gateway connection closed (code ${event.code})`);
+      if (connected && !stopping) sink?.state('error', closeReason(key, event.code));
     });
     built.on(Events.ShardReconnecting, () => {
       if (!stopping) sink?.state('connecting');
@@ -146,14 +149,21 @@ export function createDiscordAccount(account: string, config: DiscordAccountConf
   async function onButton(interaction: ButtonInteraction): Promise<void> {
     const current = sink;
     if (!current) return;
-    const answer = await current.action({
-      id: interaction.id,
-      place: { conversation: interaction.channelId, kind: interaction.guildId ? 'group' : 'direct' },
-      sender: { id: interaction.user.id, name: interaction.user.username },
-      data: interaction.customId,
-    });
-    // Discord wants the interaction answered within 3 s: the press is decided by then in the common case (a store write).
-    await interaction.reply({ content: answer, flags: MessageFlags.Ephemeral });
+    // Discord wants a first answer within 3 s: a deferred ephemeral reply ("thinking..."), edited once the press is decided.
+    await interaction.deferReply({ flags: MessageFlags.Ephemeral });
+    let answer: string;
+    try {
+      answer = await current.action({
+        id: interaction.id,
+        place: { conversation: interaction.channelId, kind: interaction.guildId ? 'group' : 'direct' },
+        sender: { id: interaction.user.id, name: interaction.user.username },
+        data: interaction.customId,
+      });
+    } catch (error) {
+      log('warn', `${key}: a button press could not be recorded`, { error: errorText(error) });
+      answer = 'That press could not be recorded just now; press the button again in a moment.';
+    }
+    await interaction.editReply({ content: answer });
   }
 
   return {
@@ -164,22 +174,30 @@ export function createDiscordAccount(account: string, config: DiscordAccountConf
     async start(given: ChatSink) {
       sink = given;
       stopping = false;
+      connected = false;
       given.state('connecting');
       const built = build();
       client = built;
       try {
         const ready = new Promise<void>((resolve) => built.once(Events.ClientReady, () => resolve()));
-        try {
-          await built.login(config.token);
-        } catch (error) {
+        // A shard closed for good while connecting (a refused token or intent): say which, instead of waiting out the deadline.
+        const closed = new Promise<never>((_, reject) =>
+          built.once(Events.ShardDisconnect, (event) => reject(new Error(closeReason(key, event.code)))),
+        );
+        const login = built.login(config.token).catch((error: unknown) => {
           const code = (error as { code?: string }).code;
           if (code === 'TokenInvalid') {
             throw new Error(`${key}: Discord refused the token (GET /gateway/bot answered 401 Unauthorized); check ${key}.token`);
           }
           throw new Error(`${key}: connecting to Discord failed: ${errorText(error)}`);
-        }
-        await deadline(ready, options.readyTimeoutMs ?? 30_000, `${key}: the Discord gateway did not become ready`);
+        });
+        await deadline(
+          Promise.race([login.then(() => ready), closed]),
+          options.readyTimeoutMs ?? 30_000,
+          `${key}: the Discord gateway did not become ready`,
+        );
         log('info', `${key}: signed in`, { botUserId: built.user?.id });
+        connected = true;
         given.state('connected');
       } catch (error) {
         const message = errorText(error);
@@ -207,7 +225,7 @@ export function createDiscordAccount(account: string, config: DiscordAccountConf
           content: message.text,
           // Discord dedupes a channel's sends with the same nonce for a few minutes when enforce_nonce is set: a
           // retried part within that window answers the first message instead of posting a second.
-          nonce: message.nonce.slice(0, 25),
+          nonce: discordNonce(message.nonce),
           enforce_nonce: true,
           // Agents' replies mention people, never @everyone or roles.
           allowed_mentions: { parse: ['users'] },
@@ -233,6 +251,14 @@ export function createDiscordAccount(account: string, config: DiscordAccountConf
   }
 }
 
+/**
+ * Discord takes a nonce of at most 25 characters: a longer one (an outbox id and a part index) is shortened to 25
+ * characters of its SHA-256, which stays stable across retries and keeps the parts of one reply apart.
+ */
+export function discordNonce(nonce: string): string {
+  return nonce.length <= 25 ? nonce : createHash('sha256').update(nonce).digest('base64url').slice(0, 25);
+}
+
 function buttonRows(rows: ChatButton[][]) {
   // An action row (type 1) of buttons (type 2, style 1 = primary); the custom_id (at most 100 characters) comes back
   // in the interaction.
@@ -254,6 +280,14 @@ function deliveryError(error: unknown, key: string): Error {
     return new PermanentDeliveryError(`${key}: Discord refused the message: ${coded.message ?? coded.code}`);
   }
   return error instanceof Error ? error : new Error(String(error));
+}
+
+function closeReason(key: string, code: number): string {
+  if (code === 4004) return `${key}: Discord refused the token at the gateway (close code 4004); check ${key}.token`;
+  if (code === 4014) {
+    return `${key}: Discord refused the Message Content intent (close code 4014); enable it for the bot under Bot, Privileged Gateway Intents, in the Developer Portal`;
+  }
+  return `${key}: the Discord gateway closed the connection (close code ${code})`;
 }
 
 async function deadline<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
