@@ -53,6 +53,8 @@ describe('Slack account, Socket Mode', () => {
     expect(fake.callsOf('auth.test').map((call) => call.token)).toEqual(['xoxb-good']);
     expect(fake.callsOf('apps.connections.open').map((call) => call.token)).toEqual(['xapp-good']);
     expect(sink.states).toEqual([{ state: 'connecting' }, { state: 'connected' }]);
+    // A Socket Mode account does not receive by webhook.
+    expect(account?.webhook).toBeUndefined();
   });
 
   it('a direct message becomes a direct, addressed ChatMessage, acked only after the sink resolved', async () => {

@@ -65,8 +65,11 @@ const TOKEN_ERRORS = new Set([
   'not_allowed_token_type',
 ]);
 
-/** Message subtypes that are a person saying something; edits, joins, bot posts and the like are not. */
-const PERSON_SUBTYPES = new Set([undefined, 'file_share']);
+/**
+ * Message subtypes that are a person saying something (a thread reply also sent to the channel is a
+ * `thread_broadcast`); edits, joins, bot posts and the like are not.
+ */
+const PERSON_SUBTYPES = new Set([undefined, 'file_share', 'thread_broadcast']);
 
 interface SlackFile {
   name?: string;
@@ -302,12 +305,13 @@ export function createSlackAccount(account: string, config: SlackAccountConfig, 
     // Slack's Web API has no typing indicator for bots (only the legacy RTM API had one): nothing to show.
     async typing() {},
 
-    webhook: (request) => answerWebhook(request),
+    // Only an Events API account receives by webhook: the control port answers 404 for a Socket Mode one.
+    ...(config.mode === 'events' ? { webhook: (request: ChatWebhookRequest) => answerWebhook(request) } : {}),
   };
 
   async function answerWebhook(request: ChatWebhookRequest): Promise<ChatWebhookAnswer> {
-    if (config.mode !== 'events' || !config.signingSecret) {
-      return { status: 404, body: { error: `${key} does not receive by webhook (its mode is '${config.mode}')` } };
+    if (!config.signingSecret) {
+      return { status: 503, body: { error: `${key}.signingSecret is not set: requests from Slack cannot be verified` } };
     }
     const raw = request.body.toString('utf8');
     try {
