@@ -11,6 +11,34 @@ const quiet = () => {};
 const ann = { id: '600000000000000001', username: 'ann', discriminator: '0', global_name: 'Ann', avatar: null };
 const botUser = { id: '600000000000000002', username: 'otherbot', discriminator: '0', global_name: null, avatar: null, bot: true };
 
+function buttonPress(id: string) {
+  return {
+    id,
+    application_id: '400000000000000001',
+    type: 3,
+    token: 'interaction-token',
+    version: 1,
+    channel_id: FAKE_TEXT_CHANNEL,
+    channel: { id: FAKE_TEXT_CHANNEL, type: 0, guild_id: FAKE_GUILD, name: 'general' },
+    guild_id: FAKE_GUILD,
+    member: { user: ann, roles: [], permissions: '0', joined_at: '2026-12-01T00:00:00.000000+00:00', deaf: false, mute: false, flags: 0 },
+    app_permissions: '0',
+    locale: 'en-US',
+    guild_locale: 'en-US',
+    entitlements: [],
+    authorizing_integration_owners: {},
+    context: 0,
+    data: { custom_id: 'deny:ap-1', component_type: 2 },
+    message: FakeDiscord.message({
+      id: '700000000000000031',
+      channel_id: FAKE_TEXT_CHANNEL,
+      author: FAKE_BOT,
+      content: 'Approve?',
+      guild_id: FAKE_GUILD,
+    }),
+  };
+}
+
 let fake: FakeDiscord;
 let account: ChatAccount | undefined;
 
@@ -142,6 +170,26 @@ describe('Discord account, receiving', () => {
     ]);
   });
 
+  it('messages reach the sink one at a time, in the gateway order', async () => {
+    const { sink } = await started();
+    sink.hold();
+    fake.dispatch(
+      'MESSAGE_CREATE',
+      FakeDiscord.message({ id: '700000000000000041', channel_id: FAKE_DM_CHANNEL, channel_type: 1, author: ann, content: 'one' }),
+    );
+    fake.dispatch(
+      'MESSAGE_CREATE',
+      FakeDiscord.message({ id: '700000000000000042', channel_id: FAKE_DM_CHANNEL, channel_type: 1, author: ann, content: 'two' }),
+    );
+    // A button press dispatched after both is handled beside the messages: once it reached the sink, the gateway has
+    // emitted both messages, and the second still waits for the first.
+    fake.dispatch('INTERACTION_CREATE', buttonPress('910000000000000041'));
+    await vi.waitFor(() => expect(sink.actions).toHaveLength(1));
+    expect(sink.messages.map((message) => message.text)).toEqual(['one']);
+    sink.release();
+    await vi.waitFor(() => expect(sink.messages.map((message) => message.text)).toEqual(['one', 'two']));
+  });
+
   it('messages from bots (the bot itself included) and system messages are ignored', async () => {
     const { sink } = await started();
     fake.dispatch(
@@ -188,31 +236,7 @@ describe('Discord account, receiving', () => {
   it('a button press reaches sink.action and is answered with an ephemeral reply carrying the answer', async () => {
     const { sink } = await started();
     sink.answer = 'Denied: deploy';
-    fake.dispatch('INTERACTION_CREATE', {
-      id: '910000000000000001',
-      application_id: '400000000000000001',
-      type: 3,
-      token: 'interaction-token',
-      version: 1,
-      channel_id: FAKE_TEXT_CHANNEL,
-      channel: { id: FAKE_TEXT_CHANNEL, type: 0, guild_id: FAKE_GUILD, name: 'general' },
-      guild_id: FAKE_GUILD,
-      member: { user: ann, roles: [], permissions: '0', joined_at: '2026-12-01T00:00:00.000000+00:00', deaf: false, mute: false, flags: 0 },
-      app_permissions: '0',
-      locale: 'en-US',
-      guild_locale: 'en-US',
-      entitlements: [],
-      authorizing_integration_owners: {},
-      context: 0,
-      data: { custom_id: 'deny:ap-1', component_type: 2 },
-      message: FakeDiscord.message({
-        id: '700000000000000031',
-        channel_id: FAKE_TEXT_CHANNEL,
-        author: FAKE_BOT,
-        content: 'Approve?',
-        guild_id: FAKE_GUILD,
-      }),
-    });
+    fake.dispatch('INTERACTION_CREATE', buttonPress('910000000000000001'));
     const edit = '/webhooks/400000000000000001/interaction-token/messages/@original';
     await vi.waitFor(() => expect(fake.requestsTo('PATCH', edit)).toHaveLength(1));
     expect(sink.actions).toEqual([

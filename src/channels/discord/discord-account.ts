@@ -90,10 +90,14 @@ export function createDiscordAccount(account: string, config: DiscordAccountConf
           }
         : {}),
     });
+    // The gateway's order is the conversation's: each message goes to the sink after the one before it resolved.
+    let previous = Promise.resolve();
     built.on(Events.MessageCreate, (message) => {
-      onMessage(message).catch((error: unknown) =>
-        // The gateway has no ack: a message the sink failed to store is lost to this connection (see docs).
-        log('error', `${key}: a message could not be handed to the gateway`, { error: errorText(error), messageId: message.id }),
+      previous = previous.then(() =>
+        onMessage(message).catch((error: unknown) =>
+          // The gateway has no ack: a message the sink failed to store is lost to this connection (see docs).
+          log('error', `${key}: a message could not be handed to the gateway`, { error: errorText(error), messageId: message.id }),
+        ),
       );
     });
     built.on(Events.InteractionCreate, (interaction) => {
