@@ -214,13 +214,13 @@ export function createSlackAccount(account: string, config: SlackAccountConfig, 
   const startSocket = async (current: ChatSink) => {
     if (!config.appToken)
       throw new Error(`${key}.appToken is required with mode 'socket' (an app-level token, xapp-..., with connections:write)`);
-    const client = createSocketModeClient({
+    const socketClient = createSocketModeClient({
       appToken: config.appToken,
       logger: boltLogger(log, account),
       autoReconnectEnabled: true,
       clientOptions,
     });
-    client.on(
+    socketClient.on(
       'slack_event',
       (args: { ack: (response?: unknown) => Promise<void>; body: Record<string, unknown>; retry_num?: number; retry_reason?: string }) => {
         receiver
@@ -231,14 +231,14 @@ export function createSlackAccount(account: string, config: SlackAccountConfig, 
           );
       },
     );
-    client.on('reconnecting', () => current.state('connecting'));
-    client.on('connected', () => current.state('connected'));
-    client.on('disconnected', () => {
+    socketClient.on('reconnecting', () => current.state('connecting'));
+    socketClient.on('connected', () => current.state('connected'));
+    socketClient.on('disconnected', () => {
       if (!stopping) current.state('error', `${key}: the Socket Mode connection was lost`);
     });
-    socket = client;
+    socket = socketClient;
     try {
-      await client.start();
+      await socketClient.start();
     } catch (error) {
       throw new Error(refusal(error, key, 'apps.connections.open', 'appToken'));
     }
