@@ -1,0 +1,37 @@
+/**
+ * A ChatSink for account tests: it records what an account hands it. `hold()` keeps the next messages unresolved
+ * until `release()`, to see what the account does before its input is durable; `answer` is what a button press gets.
+ */
+import type { ChatAction, ChatMessage, ChatSink } from '../../src/ports/channels.js';
+
+export class RecordingChatSink implements ChatSink {
+  readonly messages: ChatMessage[] = [];
+  readonly actions: ChatAction[] = [];
+  readonly states: { state: string; error?: string }[] = [];
+  answer = 'Approved.';
+  private held: (() => void)[] | undefined;
+
+  async message(message: ChatMessage): Promise<void> {
+    this.messages.push(message);
+    if (this.held) await new Promise<void>((resolve) => this.held?.push(resolve));
+  }
+
+  async action(action: ChatAction): Promise<string> {
+    this.actions.push(action);
+    return this.answer;
+  }
+
+  state(state: 'connecting' | 'connected' | 'stopped' | 'error', error?: string): void {
+    this.states.push(error === undefined ? { state } : { state, error });
+  }
+
+  hold(): void {
+    this.held = [];
+  }
+
+  release(): void {
+    const waiting = this.held ?? [];
+    this.held = undefined;
+    for (const resolve of waiting) resolve();
+  }
+}
