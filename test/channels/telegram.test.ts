@@ -3,6 +3,8 @@
  * one input however often Telegram sends it, the reply goes back once (split to 4096 characters, after a 429's
  * retry-after), and a stranger is told once and gets no run.
  */
+import { readFileSync, realpathSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startGateway } from '../../src/app.js';
 import type { ChannelFront } from '../../src/channels/front.js';
@@ -10,6 +12,7 @@ import { parseConfigText } from '../../src/config/load.js';
 import type { Gateway } from '../../src/gateway/gateway.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { FakeTelegram } from '../helpers/fake-telegram.js';
+import { tempConfig } from '../helpers/process.js';
 import { waitUntil } from '../helpers/wait.js';
 
 let gateway: Gateway | undefined;
@@ -203,5 +206,46 @@ describe('the Telegram channel', () => {
     ]);
     const sent = await gateway.send({ target: 'echo', message: 'still here' });
     expect((await gateway.waitForInput(sent.input.id, 10_000)).status).toBe('completed');
+  });
+});
+
+describe('approvals from Telegram', () => {
+  it('asks with Approve and Deny buttons in the chat, and a press by a listed user answers the request', async () => {
+    telegram = await new FakeTelegram().start();
+    const { dir } = tempConfig('{}');
+    const workspace = realpathSync(dir);
+    const { config } = parseConfigText(
+      `{
+        channels: { telegram: { access: { users: ["${ALICE}"] }, accounts: { main: { token: "${telegram.token}", apiRoot: "${telegram.url}" } } } },
+        outbox: { baseDelayMs: 10, maxDelayMs: 50 },
+        agents: { list: [{ id: "coder", model: "scripted/coder", workspace: ${JSON.stringify(workspace)}, exec: { enabled: true }, tools: { ask: ["exec"] } }] },
+        models: { providers: { scripted: { type: "scripted", models: { coder: { rules: [
+          { match: "^log (\\\\w+)", steps: [
+            { toolCalls: [{ tool: "exec", args: { command: "sh", args: ["-c", "echo {{match.1}} >> log.txt"] } }] },
+            { text: "done: {{tool.exec.status}}" },
+          ] },
+        ] } } } } },
+      }`,
+      '/test/switchboard.json5',
+      {},
+    );
+    gateway = await startGateway({ config, store: await SqliteStore.open({ path: ':memory:' }), gatewayId: 'gw-test' });
+    telegram.message({ from: ALICE, text: 'log once' });
+    const prompt = await waitUntil('the approval prompt', () => telegram?.sent.find((sent) => sent.reply_markup), 10_000);
+    expect(prompt.text).toMatch(/^Approval needed: coder wants to run exec /);
+    const [approve, deny] = prompt.reply_markup?.inline_keyboard[0] ?? [];
+    expect([approve.text, deny.text]).toEqual(['Approve', 'Deny']);
+    // A stranger's press changes nothing.
+    telegram.push({ callback_query: { id: 'q1', from: { id: STRANGER, is_bot: false, first_name: 'eve' }, data: approve.callback_data, chat_instance: 'c' } });
+    telegram.push({ callback_query: { id: 'q2', from: { id: ALICE, is_bot: false, first_name: 'alice' }, data: approve.callback_data, chat_instance: 'c' } });
+    await waitUntil('the run answers', () => telegram?.sent.some((sent) => sent.text === 'done: ok'), 10_000);
+    const toasts = telegram.calls.filter((call) => call.method === 'answerCallbackQuery').map((call) => [call.body.callback_query_id, call.body.text]);
+    expect(toasts).toEqual([
+      ['q1', 'Only people let in to talk to the agents may answer approvals.'],
+      ['q2', 'Approved.'],
+    ]);
+    const [approval] = await gateway.listApprovals({});
+    expect(approval).toMatchObject({ status: 'approved', decidedBy: 'telegram:alice' });
+    expect(readFileSync(join(workspace, 'log.txt'), 'utf8')).toBe('once\n');
   });
 });
