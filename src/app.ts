@@ -39,6 +39,8 @@ import type { Teams } from './mailbox/teams.js';
 import type { ClaudeTeams } from './mailbox/claude-team.js';
 import { mailboxFront } from './mailbox/front.js';
 import { runtimesFront } from './runtimes/front.js';
+import { schedulesFront } from './schedules/front.js';
+import type { ScheduleRunner } from './schedules/schedule-runner.js';
 import { openChildRecords } from './processes.js';
 import { openTelemetry, type Telemetry } from './telemetry/telemetry.js';
 
@@ -50,6 +52,7 @@ export interface StandardHooks {
   onMailbox?: (mailbox: MailboxService) => void;
   onTeams?: (teams: Teams) => void;
   onClaude?: (claude: ClaudeTeams) => void;
+  onSchedules?: (schedules: ScheduleRunner) => void;
 }
 
 /** The tools and services every gateway runs with: built-in, session, sub-agent and board tools, the A2A client and the board's dispatcher. */
@@ -97,6 +100,8 @@ export function standardExtensions(parts: GatewayParts, hooks: StandardHooks = {
   // exec commands, runtime children and terminals, in one record; what a killed previous process left is ended now.
   const children = openChildRecords(parts.dataDir, parts.log);
   hooks.onMemory?.(memory);
+  const schedules = schedulesFront(shared, store.schedules);
+  hooks.onSchedules?.(schedules.runner);
   return [
     {
       tools: [...BUILTIN_TOOLS, createExecTool(config, children), ...createSessionTools(messaging), subagentsTool, requestInputTool],
@@ -121,6 +126,7 @@ export function standardExtensions(parts: GatewayParts, hooks: StandardHooks = {
     { tools: config.memory.enabled ? memory.tools : [], start: () => memory.start(), stop: () => memory.stop() },
     ...front.extensions,
     runtimesFront(shared, children),
+    schedules.extension,
   ];
 }
 
@@ -232,6 +238,7 @@ export async function serveGateway(options: ServeOptions): Promise<RunningGatewa
   let board!: BoardService;
   let memory!: MemoryService;
   let teams!: Teams;
+  let schedules!: ScheduleRunner;
   let gateway: Gateway;
   try {
     gateway = await startGateway(
@@ -251,6 +258,7 @@ export async function serveGateway(options: ServeOptions): Promise<RunningGatewa
         onBoard: (made) => (board = made),
         onMemory: (made) => (memory = made),
         onTeams: (made) => (teams = made),
+        onSchedules: (made) => (schedules = made),
       },
     );
   } catch (error) {
@@ -285,6 +293,7 @@ export async function serveGateway(options: ServeOptions): Promise<RunningGatewa
     board,
     memory,
     teams,
+    schedules,
     console: config.console.enabled ? new ConsoleFront(token, config.console.sessionHours, storedRevocations(store.gateways)) : undefined,
     a2aCallback: (taskId, secret) => client.receivePush(taskId, secret),
     reloadConfig: () => reloadConfig(),

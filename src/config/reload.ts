@@ -5,8 +5,8 @@
  */
 import type { SwitchboardConfig } from './schema.js';
 
-/** The sections a running gateway takes as they are: agents, bindings, policy, models, sessions and queues. */
-export const RELOADABLE = ['agents', 'bindings', 'tools', 'models', 'session', 'messages', 'approvals', 'budgets'] as const;
+/** The sections a running gateway takes as they are: agents, bindings, policy, models, sessions, queues and schedules. */
+export const RELOADABLE = ['agents', 'bindings', 'tools', 'models', 'session', 'messages', 'approvals', 'budgets', 'schedules'] as const;
 
 /** Keys inside reloadable sections that are still read once, at start: the subagent lane's cap. */
 const READ_AT_START = [['agents', 'defaults', 'subagents', 'maxConcurrent']] as const;

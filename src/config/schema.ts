@@ -13,6 +13,7 @@ import { a2aSection, a2aSkill } from './schema-a2a.js';
 import { agentId, positiveInt } from './schema-common.js';
 import { approvalsSection, budgetsSection } from './schema-gates.js';
 import { telemetrySection } from './schema-telemetry.js';
+import { schedulesSection } from './schema-schedules.js';
 
 export { ANONYMOUS_PEER, type A2APeerConfig } from './schema-a2a.js';
 
@@ -322,6 +323,8 @@ export const configSchema = z.strictObject({
   budgets: budgetsSection,
   /** OpenTelemetry traces and Prometheus metrics (docs/observability.md). */
   telemetry: telemetrySection,
+  /** Messages sent to agents on a cron expression or an interval (docs/schedules.md). */
+  schedules: schedulesSection,
 });
 
 export type SwitchboardConfig = z.infer<typeof configSchema>;

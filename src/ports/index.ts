@@ -18,4 +18,5 @@ export type * from './tool-calls.js';
 export type * from './memory.js';
 export type * from './mailbox.js';
 export type * from './gates.js';
+export type * from './schedules.js';
 export type * from './telemetry.js';

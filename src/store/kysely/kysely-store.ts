@@ -26,6 +26,7 @@ import type {
   MailboxStore,
   ApprovalStore,
   BudgetStore,
+  ScheduleStore,
 } from '../../ports/index.js';
 import { KyselyEventJournal, KyselyLeaseStore, KyselyOutboxStore } from '../journal/journal-stores.js';
 import { KyselyRunStore, type RunFastPaths } from '../runs/run-store.js';
@@ -43,6 +44,7 @@ import { KyselyMemoryStore } from '../memory/memory-store.js';
 import { KyselyMailboxStore } from '../mailbox/mailbox-store.js';
 import { KyselyApprovalStore } from '../gates/approval-store.js';
 import { KyselyBudgetStore } from '../gates/budget-store.js';
+import { KyselyScheduleStore } from '../schedules/schedule-store.js';
 import { KyselyToolCallStore } from '../tool-calls/tool-call-store.js';
 import { KyselyRunStepStore } from '../steps/step-store.js';
 import { matchIds } from './match-ids.js';
@@ -59,6 +61,7 @@ export class KyselyStore implements Store {
   readonly mailbox: MailboxStore;
   readonly approvals: ApprovalStore;
   readonly budgets: BudgetStore;
+  readonly schedules: ScheduleStore;
   readonly subagents: SubagentStore;
   readonly a2aTasks: A2ATaskStore;
   readonly board: BoardStore;
@@ -95,6 +98,7 @@ export class KyselyStore implements Store {
     this.mailbox = new KyselyMailboxStore(db, dialect);
     this.approvals = new KyselyApprovalStore(db, dbNowMs);
     this.budgets = new KyselyBudgetStore(db, dialect, dbNowMs);
+    this.schedules = new KyselyScheduleStore(db);
     this.subagents = new KyselySubagentStore(db, dialect);
     this.a2aTasks = new KyselyA2ATaskStore(db, dialect);
     this.board = new KyselyBoardStore(db, dialect, undefined, adapter.boardClaim);

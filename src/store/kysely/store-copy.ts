@@ -40,6 +40,8 @@ const TABLES = {
   approvals: false,
   budget_spend: false,
   budget_holds: false,
+  schedule_anchors: false,
+  schedule_slots: false,
 } as const satisfies Record<keyof Database, boolean>;
 
 export type TableName = keyof typeof TABLES;

@@ -10,6 +10,7 @@ import { coreMigrations, type SharedMigration } from './core.js';
 import { mailboxTables, memoryTables } from './memory.js';
 import { gatewayRegistry, outboxClaims } from './gateways.js';
 import { gateTables } from './gates.js';
+import { scheduleTables } from './schedules.js';
 import type { SqlDialect } from '../sql/dialect.js';
 import type { Database } from '../schema/database.js';
 
@@ -48,6 +49,8 @@ const SHARED: Record<string, SharedMigration> = {
   '0027_gates': (db) => gateTables(db),
   // Telemetry (docs/observability.md): the trace a board task's attempts join.
   '0028_board_trace': (db) => boardTrace(db),
+  // Schedules (ports/schedules.ts): slots claimed once across gateways.
+  '0030_schedules': (db) => scheduleTables(db),
 };
 
 /** Each migration for one engine: its shared part, then the dialect's step of the same name. */

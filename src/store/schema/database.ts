@@ -10,6 +10,7 @@ import type {
   BoardTasksTable,
 } from './board.js';
 import type { ApprovalsTable, BudgetHoldsTable, BudgetSpendTable } from './gates.js';
+import type { ScheduleAnchorsTable, ScheduleSlotsTable } from './schedules.js';
 import type {
   GatewaysTable,
   MailboxReservationsTable,
@@ -271,4 +272,6 @@ export interface Database {
   approvals: ApprovalsTable;
   budget_spend: BudgetSpendTable;
   budget_holds: BudgetHoldsTable;
+  schedule_anchors: ScheduleAnchorsTable;
+  schedule_slots: ScheduleSlotsTable;
 }

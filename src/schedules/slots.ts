@@ -1,0 +1,54 @@
+/**
+ * When a schedule is due (docs/schedules.md): its slots, from a cron expression (croner) or an interval. An interval's
+ * slots are whole multiples of it since the Unix epoch, so every gateway computes the same slots whenever it started.
+ */
+import { Cron } from 'croner';
+import { intervalMs, type ScheduleConfig } from '../config/schema-schedules.js';
+
+export interface SlotClock {
+  /** The first slot strictly after `at`, or undefined when the expression has none left. */
+  next(at: number): number | undefined;
+  /** Up to `count` slots at or before `at`, newest first. */
+  latest(at: number, count: number): number[];
+}
+
+export function slotClock(schedule: Pick<ScheduleConfig, 'cron' | 'every' | 'timezone'>): SlotClock {
+  if (schedule.every !== undefined) {
+    // The schema accepted it, so it is an interval.
+    const every = intervalMs(schedule.every)!;
+    return {
+      next: (at) => (Math.floor(at / every) + 1) * every,
+      latest: (at, count) => {
+        const newest = Math.floor(at / every) * every;
+        return Array.from({ length: count }, (_, index) => newest - index * every);
+      },
+    };
+  }
+  const cron = new Cron(schedule.cron!, { paused: true, timezone: schedule.timezone ?? 'UTC' });
+  return {
+    next: (at) => cron.nextRun(new Date(at))?.getTime(),
+    // croner's previous runs are those before the reference (one in the same second counts when it is earlier): a
+    // millisecond later takes a slot exactly at `at` in.
+    latest: (at, count) => cron.previousRuns(count, new Date(at + 1)).map((date) => date.getTime()),
+  };
+}
+
+/**
+ * The slots to fire now, oldest first: those after `after` (the newest claimed slot, or when the schedule was first
+ * seen) and at or before `now`. With `skip`, only the newest, and only while it is no later than `graceMs` (a slot a
+ * gateway reaches later passed while none ran); with `catchup`, the newest `maxCatchUp` of them.
+ */
+export function dueSlots(
+  clock: SlotClock,
+  schedule: Pick<ScheduleConfig, 'missed' | 'maxCatchUp'>,
+  after: number,
+  now: number,
+  graceMs: number,
+): number[] {
+  const count = schedule.missed === 'catchup' ? schedule.maxCatchUp : 1;
+  const due = clock
+    .latest(now, count)
+    .filter((slot) => slot > after)
+    .reverse();
+  return schedule.missed === 'catchup' ? due : due.filter((slot) => now - slot <= graceMs);
+}
