@@ -12,6 +12,7 @@ import { describeMemoryContract } from './memory-contract.js';
 import { describeMailboxContract } from './mailbox-contract.js';
 import { describeStepsContract } from './steps-contract.js';
 import { describeGatesContract } from './gates-contract.js';
+import { describeSchedulesContract } from './schedules-contract.js';
 
 const url = POSTGRES_URL;
 
@@ -29,6 +30,7 @@ if (process.env.CI || (await postgresReachable())) {
   describeMailboxContract('postgres', open);
   describeStepsContract('postgres', open);
   describeGatesContract('postgres', open);
+  describeSchedulesContract('postgres', open);
   afterAll(async () => {
     await dropSchemas(...schemas);
   });
