@@ -14,8 +14,8 @@ export interface SchedulesFront {
 
 export function schedulesFront(parts: Omit<ExtensionParts, 'enqueueDelivery'>, store: ScheduleStore): SchedulesFront {
   // The door exists once the gateway is built; the runner asks for it only from start() on.
-  const intake: Pick<Intake, 'accept' | 'stopping'> = {
-    accept: (input, opening) => parts.api().accept(input, opening),
+  const intake: Pick<Intake, 'send' | 'stopping'> = {
+    send: (request) => parts.api().send(request),
     get stopping() {
       return parts.api().stopping;
     },

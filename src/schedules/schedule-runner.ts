@@ -1,6 +1,6 @@
 /**
  * The schedules front (docs/schedules.md): each configured schedule's due slots become ordinary inputs through the
- * door's intake, with provenance `system`, channel `schedule`, peer the schedule's id.
+ * door's intake (Intake.send, as any system message), with provenance `system`, channel `schedule`, peer the schedule's id.
  *
  * A slot fires once across restarts and across the gateways sharing the store: it is claimed in the store first (an
  * insert that one caller wins), then its input is accepted with the idempotency key `schedule:<id>:<slot ISO>`, then
@@ -44,7 +44,7 @@ export interface ScheduleRunnerDeps {
   /** The running config: `schedules` is read at each pass, so a reload takes effect at the next one. */
   config: SwitchboardConfig;
   store: ScheduleStore;
-  intake: Pick<Intake, 'accept' | 'stopping'>;
+  intake: Pick<Intake, 'send' | 'stopping'>;
   /** The store's clock (the database's on PostgreSQL), which every gateway on the store agrees on. */
   clock: Clock;
   gatewayId: string;
@@ -182,10 +182,16 @@ export class ScheduleRunner {
   private async fire(schedule: ScheduleConfig, slot: number): Promise<boolean> {
     const key = slotKey(schedule.id, slot);
     try {
-      const accepted = await this.deps.intake.accept(
-        { idempotencyKey: key, text: schedule.message, provenance: { kind: 'system', channel: SCHEDULE_CHANNEL, peer: schedule.id } },
-        { ...scheduleTarget(schedule), whenStopping: 'the slot is fired once a gateway runs again' },
-      );
+      // Intake.send, not accept: a schedule may target an agent's main session, which a front's accept does not open.
+      // The intake scopes the key to the session (`client:<session>:schedule:<id>:<slot>`), one input per slot.
+      const { sessionKey } = scheduleTarget(schedule);
+      const accepted = await this.deps.intake.send({
+        target: sessionKey,
+        message: schedule.message,
+        idempotencyKey: key,
+        inbound: { channel: SCHEDULE_CHANNEL },
+        provenance: { kind: 'system', channel: SCHEDULE_CHANNEL, peer: schedule.id },
+      });
       const now = this.deps.clock.now();
       await this.deps.store.markFired(schedule.id, slot, accepted.input.id, now);
       await this.deps.store.prune(schedule.id, slot, now - KEEP_FIRED_MS);
