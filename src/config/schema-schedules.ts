@@ -29,23 +29,60 @@ export function cronProblem(expression: string, timezone?: string): string | und
   }
 }
 
+function knownTimezone(timezone: string): boolean {
+  try {
+    new Intl.DateTimeFormat('en', { timeZone: timezone });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** An id is a segment of an idempotency key and a CLI argument: the rule of an agent id, with upper case letters and dots. */
 const SCHEDULE_ID_RULE = 'expected 1-64 characters [A-Za-z0-9._-]';
 const scheduleId = z.string({ error: SCHEDULE_ID_RULE }).regex(/^[A-Za-z0-9._-]{1,64}$/, { error: SCHEDULE_ID_RULE });
+
+const cronExpression = z
+  .string()
+  .min(1)
+  .superRefine((expression, context) => {
+    const problem = cronProblem(expression);
+    if (problem)
+      context.addIssue({
+        code: 'custom',
+        message: `croner refuses "${expression}": ${problem} (e.g. "0 9 * * 1-5" is 09:00 on weekdays, "*/15 * * * *" every 15 minutes)`,
+      });
+  });
+const timezone = z
+  .string()
+  .min(1)
+  .refine(knownTimezone, {
+    error: (issue) =>
+      `unknown timezone ${JSON.stringify(issue.input)} (an IANA name such as "Europe/Berlin" or "America/New_York"; default UTC)`,
+  });
+const interval = z
+  .union([z.string().min(1), z.number()])
+  .refine((every) => intervalMs(every) !== undefined, { error: (issue) => `${EVERY_RULE}, got ${JSON.stringify(issue.input)}` });
+const sessionKey = z
+  .string()
+  .min(1)
+  .refine((key) => parseSessionKey(key) !== undefined, {
+    error: (issue) => `${JSON.stringify(issue.input)} is not a session key (e.g. "agent:ops:main", "agent:ops:cli:direct:alice")`,
+  });
 
 export const schedule = z
   .strictObject({
     id: scheduleId,
     /** A cron expression (5 or 6 fields, seconds first when 6), evaluated by croner. */
-    cron: z.string().min(1).optional(),
+    cron: cronExpression.optional(),
     /** The IANA timezone the cron expression is read in; default UTC. */
-    timezone: z.string().min(1).optional(),
+    timezone: timezone.optional(),
     /** An interval: "30s", "15m", "1h30m", "1d", or milliseconds. Slots are whole multiples of it since the Unix epoch. */
-    every: z.union([z.string().min(1), z.number()]).optional(),
+    every: interval.optional(),
     /** The agent whose main session gets the message. */
     agent: z.string().min(1).optional(),
     /** A session key (`agent:<id>:...`) that gets the message instead. */
-    session: z.string().min(1).optional(),
+    session: sessionKey.optional(),
     message: z.string().min(1),
     /** What becomes of slots that passed while no gateway ran: `skip` them, or `catchup` (the newest `maxCatchUp` of them). */
     missed: z.enum(['skip', 'catchup']).default('skip'),
@@ -58,28 +95,11 @@ export const schedule = z
       context.addIssue({ code: 'custom', message: 'give either cron (e.g. "0 9 * * 1-5") or every (e.g. "15m"), not both or neither' });
     if ((entry.agent === undefined) === (entry.session === undefined))
       context.addIssue({ code: 'custom', message: 'give either agent (its main session) or session (a session key), not both or neither' });
-    if (entry.cron !== undefined) {
-      const problem = cronProblem(entry.cron, entry.timezone);
-      if (problem)
-        context.addIssue({
-          code: 'custom',
-          path: [entry.timezone && !cronProblem(entry.cron) ? 'timezone' : 'cron'],
-          message: `croner refuses "${entry.cron}"${entry.timezone ? ` in timezone "${entry.timezone}"` : ''}: ${problem} (e.g. "0 9 * * 1-5" is 09:00 on weekdays, "*/15 * * * *" every 15 minutes; timezone an IANA name such as "Europe/Berlin")`,
-        });
-    }
-    if (entry.every !== undefined && intervalMs(entry.every) === undefined)
-      context.addIssue({ code: 'custom', path: ['every'], message: `${EVERY_RULE}, got ${JSON.stringify(entry.every)}` });
     if (entry.every !== undefined && entry.timezone !== undefined)
       context.addIssue({
         code: 'custom',
         path: ['timezone'],
         message: 'a timezone is for cron; an interval (every) is the same everywhere',
-      });
-    if (entry.session !== undefined && !parseSessionKey(entry.session))
-      context.addIssue({
-        code: 'custom',
-        path: ['session'],
-        message: `"${entry.session}" is not a session key (e.g. "agent:ops:main", "agent:ops:cli:direct:alice")`,
       });
   });
 
