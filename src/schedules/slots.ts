@@ -33,10 +33,14 @@ export function slotClock(schedule: Pick<ScheduleConfig, 'cron' | 'every' | 'tim
   };
 }
 
+/** At most this many slots are fired on time in one pass (a pass late by the grace of a schedule every second). */
+export const MAX_ON_TIME = 100;
+
 /**
- * The slots to fire now, oldest first: those after `after` (the newest claimed slot, or when the schedule was first
- * seen) and at or before `now`. With `skip`, only the newest, and only while it is no later than `graceMs` (a slot a
- * gateway reaches later passed while none ran); with `catchup`, the newest `maxCatchUp` of them.
+ * The slots to fire now, oldest first, among those after `after` (the newest claimed slot, or when the schedule was
+ * first seen) and at or before `now`. A slot at most `graceMs` old is on time: it is fired whatever `missed` says (a
+ * pass that came late is no gateway down). An older one passed while no gateway ran: `skip` leaves it, `catchup` fires
+ * the newest `maxCatchUp` of them.
  */
 export function dueSlots(
   clock: SlotClock,
@@ -45,10 +49,8 @@ export function dueSlots(
   now: number,
   graceMs: number,
 ): number[] {
-  const count = schedule.missed === 'catchup' ? schedule.maxCatchUp : 1;
-  const due = clock
-    .latest(now, count)
-    .filter((slot) => slot > after)
-    .reverse();
-  return schedule.missed === 'catchup' ? due : due.filter((slot) => now - slot <= graceMs);
+  const due = clock.latest(now, MAX_ON_TIME + schedule.maxCatchUp).filter((slot) => slot > after);
+  const onTime = due.filter((slot) => now - slot <= graceMs).slice(0, MAX_ON_TIME);
+  const missed = schedule.missed === 'catchup' ? due.filter((slot) => now - slot > graceMs).slice(0, schedule.maxCatchUp) : [];
+  return [...onTime, ...missed].sort((a, b) => a - b);
 }
