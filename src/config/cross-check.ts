@@ -62,7 +62,7 @@ export function crossCheck(config: SwitchboardConfig): string[] {
   }
   problems.push(...toolProblems(config, seen));
   problems.push(...mailboxProblems(config, seen));
-  problems.push(...scheduleProblems(config.schedules, seen));
+  problems.push(...scheduleProblems(config.schedules, seen, config.gateway.maxMessageChars));
   return problems;
 }
 

@@ -107,8 +107,8 @@ export const schedulesSection = z.array(schedule).default([]);
 
 export type ScheduleConfig = z.infer<typeof schedule>;
 
-/** Rules zod cannot see one schedule at a time: ids once each, and targets among the configured agents. */
-export function scheduleProblems(schedules: readonly ScheduleConfig[], agentIndex: Map<string, number>): string[] {
+/** Rules zod cannot see one schedule at a time: ids once each, targets among the configured agents, messages the intake takes. */
+export function scheduleProblems(schedules: readonly ScheduleConfig[], agentIndex: Map<string, number>, maxMessageChars: number): string[] {
   const problems: string[] = [];
   const ids = new Map<string, number>();
   const agents = [...agentIndex.keys()].join(', ') || 'none';
@@ -118,6 +118,10 @@ export function scheduleProblems(schedules: readonly ScheduleConfig[], agentInde
     else ids.set(entry.id, index);
     if (entry.agent !== undefined && !agentIndex.has(entry.agent))
       problems.push(`schedules[${index}].agent: unknown agent "${entry.agent}" (agents: ${agents})`);
+    if (entry.message.length > maxMessageChars)
+      problems.push(
+        `schedules[${index}].message: ${entry.message.length} characters, over gateway.maxMessageChars (${maxMessageChars}); shorten it or raise the limit`,
+      );
     const owner = entry.session === undefined ? undefined : parseSessionKey(entry.session)?.agentId;
     if (owner !== undefined && !agentIndex.has(owner))
       problems.push(`schedules[${index}].session: "${entry.session}" belongs to unknown agent "${owner}" (agents: ${agents})`);

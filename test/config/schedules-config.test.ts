@@ -112,6 +112,13 @@ describe('schedules config', () => {
     ).toEqual(['schedules[1].id: duplicate schedule id "a" (also schedules[0].id)']);
   });
 
+  it('rejects a message longer than the intake takes', () => {
+    const long = 'x'.repeat(32_001);
+    expect(problemsOf(`{ id: "a", every: "1h", agent: "ops", message: "${long}" }`)).toEqual([
+      'schedules[0].message: 32001 characters, over gateway.maxMessageChars (32000); shorten it or raise the limit',
+    ]);
+  });
+
   it('is reloaded in place: a reload applies schedules without a restart', () => {
     const before = parseConfigText(configWith(''), '/etc/sb.json5', {}).config;
     const after = parseConfigText(configWith('{ id: "a", every: "1h", agent: "ops", message: "m" }'), '/etc/sb.json5', {}).config;
