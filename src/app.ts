@@ -40,6 +40,8 @@ import type { ClaudeTeams } from './mailbox/claude-team.js';
 import { mailboxFront } from './mailbox/front.js';
 import { runtimesFront } from './runtimes/front.js';
 import { type ChannelFront, channelsFront } from './channels/front.js';
+import { schedulesFront } from './schedules/front.js';
+import type { ScheduleRunner } from './schedules/schedule-runner.js';
 import { openChildRecords } from './processes.js';
 import { openTelemetry, type Telemetry } from './telemetry/telemetry.js';
 
@@ -52,6 +54,7 @@ export interface StandardHooks {
   onTeams?: (teams: Teams) => void;
   onClaude?: (claude: ClaudeTeams) => void;
   onChannels?: (channels: ChannelFront) => void;
+  onSchedules?: (schedules: ScheduleRunner) => void;
 }
 
 /** The tools and services every gateway runs with: built-in, session, sub-agent and board tools, the A2A client and the board's dispatcher. */
@@ -101,6 +104,8 @@ export function standardExtensions(parts: GatewayParts, hooks: StandardHooks = {
   hooks.onMemory?.(memory);
   const channels = channelsFront(shared, store.channels);
   hooks.onChannels?.(channels);
+  const schedules = schedulesFront(shared, store.schedules);
+  hooks.onSchedules?.(schedules.runner);
   return [
     {
       tools: [...BUILTIN_TOOLS, createExecTool(config, children), ...createSessionTools(messaging), subagentsTool, requestInputTool],
@@ -126,6 +131,7 @@ export function standardExtensions(parts: GatewayParts, hooks: StandardHooks = {
     ...front.extensions,
     runtimesFront(shared, children),
     channels.extension(),
+    schedules.extension,
   ];
 }
 
@@ -238,6 +244,7 @@ export async function serveGateway(options: ServeOptions): Promise<RunningGatewa
   let memory!: MemoryService;
   let teams!: Teams;
   let channels!: ChannelFront;
+  let schedules!: ScheduleRunner;
   let gateway: Gateway;
   try {
     gateway = await startGateway(
@@ -258,6 +265,7 @@ export async function serveGateway(options: ServeOptions): Promise<RunningGatewa
         onMemory: (made) => (memory = made),
         onTeams: (made) => (teams = made),
         onChannels: (made) => (channels = made),
+        onSchedules: (made) => (schedules = made),
       },
     );
   } catch (error) {
@@ -299,6 +307,7 @@ export async function serveGateway(options: ServeOptions): Promise<RunningGatewa
     memory,
     teams,
     channels,
+    schedules,
     console: config.console.enabled ? new ConsoleFront(token, config.console.sessionHours, storedRevocations(store.gateways)) : undefined,
     a2aCallback: (taskId, secret) => client.receivePush(taskId, secret),
     reloadConfig: () => reloadConfig(),

@@ -19,5 +19,6 @@ import './mailbox-commands.js';
 import './team-commands.js';
 import './acp-command.js';
 import './event-commands.js';
+import './schedule-commands.js';
 
 export { program } from './shared.js';

@@ -10,6 +10,7 @@ interface RawConfig {
   agents?: { list?: { id?: string; identity?: Record<string, unknown> }[] };
   a2a?: { remoteAgents?: { id?: string; url?: string }[] };
   bindings?: { agentId?: string; match?: { channel?: string; account?: string; peer?: string } }[];
+  schedules?: { id?: string }[];
 }
 
 function edit(path: string, change: (doc: Json5Document, raw: RawConfig) => void): void {
@@ -100,5 +101,30 @@ export function addRemoteAgent(path: string, remote: { id: string; url: string }
     if (doc.has(['a2a', 'remoteAgents'])) doc.appendToArray(['a2a', 'remoteAgents'], entry);
     else if (doc.has(['a2a'])) doc.setKey(['a2a'], 'remoteAgents', `[${entry}]`);
     else doc.setKey([], 'a2a', `{ remoteAgents: [${entry}] }`);
+  });
+}
+
+/** A schedule under `schedules` (docs/schedules.md), its id new; checked as the gateway will check it. */
+export function addSchedule(path: string, schedule: { id: string } & Record<string, unknown>): void {
+  edit(path, (doc, raw) => {
+    if (raw.schedules?.some((existing) => existing.id === schedule.id))
+      throw new SwitchboardError(
+        'INVALID_REQUEST',
+        `schedule "${schedule.id}" already exists in ${path}; remove it first ("switchboard schedules remove ${schedule.id}") or pick another id`,
+      );
+    const entry = toJson5(schedule);
+    if (doc.has(['schedules'])) doc.appendToArray(['schedules'], entry);
+    else doc.setKey([], 'schedules', `[${entry}]`);
+  });
+}
+
+export function removeSchedule(path: string, id: string): void {
+  edit(path, (doc, raw) => {
+    const index = raw.schedules?.findIndex((schedule) => schedule.id === id) ?? -1;
+    if (index < 0) {
+      const known = raw.schedules?.map((schedule) => schedule.id).join(', ') || 'none';
+      throw new SwitchboardError('NOT_FOUND', `no schedule "${id}" in ${path} (schedules: ${known})`);
+    }
+    doc.removeFromArray(['schedules'], index);
   });
 }

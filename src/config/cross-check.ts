@@ -1,5 +1,6 @@
 /** The config's rules that zod cannot see one field at a time: ids, models, bindings, lanes, the A2A server. */
 import { MAILBOX_NAME_PATTERN } from './schema-mailbox.js';
+import { scheduleProblems } from './schema-schedules.js';
 import type { SwitchboardConfig } from './schema.js';
 
 /** Rules zod cannot see one field at a time. */
@@ -61,6 +62,7 @@ export function crossCheck(config: SwitchboardConfig): string[] {
   }
   problems.push(...toolProblems(config, seen));
   problems.push(...mailboxProblems(config, seen));
+  problems.push(...scheduleProblems(config.schedules, seen, config.gateway.maxMessageChars));
   return problems;
 }
 

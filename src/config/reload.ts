@@ -5,13 +5,32 @@
  */
 import type { SwitchboardConfig } from './schema.js';
 
-/** The sections a running gateway takes as they are: agents, bindings, policy, models, sessions and queues. */
-export const RELOADABLE = ['agents', 'bindings', 'tools', 'models', 'session', 'messages', 'approvals', 'budgets', 'mcpServer'] as const;
+/** The sections a running gateway takes as they are: agents, bindings, policy, models, sessions, queues, schedules, channels' access. */
+export const RELOADABLE = [
+  'agents',
+  'bindings',
+  'tools',
+  'models',
+  'session',
+  'messages',
+  'approvals',
+  'budgets',
+  'mcpServer',
+  'schedules',
+  'channels',
+] as const;
 
-/** Keys inside reloadable sections that are still read once, at start: the subagent lane's cap, whether /mcp is served. */
+/**
+ * Keys inside reloadable sections that are still read once, at start: the subagent lane's cap, whether /mcp is served,
+ * the chat channels' accounts (each a connection).
+ */
 const READ_AT_START = [
   ['agents', 'defaults', 'subagents', 'maxConcurrent'],
   ['mcpServer', 'enabled'],
+  ['channels', 'telegram', 'accounts'],
+  ['channels', 'slack', 'accounts'],
+  ['channels', 'discord', 'accounts'],
+  ['channels', 'webhook', 'accounts'],
 ] as const;
 
 const at = (root: unknown, path: readonly string[]) =>
@@ -47,7 +66,8 @@ export function planReload(running: SwitchboardConfig, next: SwitchboardConfig):
     else differences(running[key], next[key], key, restartRequired, 20);
   }
   for (const path of READ_AT_START) {
-    if (applied.includes(path[0]) && at(running, path) !== at(next, path)) restartRequired.push(path.join('.'));
+    if (applied.includes(path[0]) && JSON.stringify(at(running, path)) !== JSON.stringify(at(next, path)))
+      restartRequired.push(path.join('.'));
   }
   return { applied, restartRequired };
 }

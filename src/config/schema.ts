@@ -15,6 +15,7 @@ import { approvalsSection, budgetsSection } from './schema-gates.js';
 import { telemetrySection } from './schema-telemetry.js';
 import { channelsSection } from './schema-channels.js';
 import { mcpServerSection } from './schema-mcp-server.js';
+import { schedulesSection } from './schema-schedules.js';
 
 export { ANONYMOUS_PEER, type A2APeerConfig } from './schema-a2a.js';
 
@@ -334,6 +335,8 @@ export const configSchema = z.strictObject({
   channels: channelsSection,
   /** Switchboard as an MCP server: `/mcp` on the control port and `switchboard mcp serve` (docs/mcp-server.md). */
   mcpServer: mcpServerSection,
+  /** Messages sent to agents on a cron expression or an interval (docs/schedules.md). */
+  schedules: schedulesSection,
 });
 
 export type SwitchboardConfig = z.infer<typeof configSchema>;

@@ -17,6 +17,8 @@ import { memoryRoutes } from './memory-routes.js';
 import { gateRoutes } from './gate-routes.js';
 import { channelRoutes, type ChannelControl, WEBHOOK_PATH } from './channel-routes.js';
 import { teamRoutes } from './team-routes.js';
+import { scheduleRoutes } from './schedule-routes.js';
+import type { ScheduleRunner } from '../schedules/schedule-runner.js';
 import type { Teams } from '../mailbox/teams.js';
 import type { MemoryService } from '../memory/memory-service.js';
 import { a2aTaskRoutes } from './a2a-task-routes.js';
@@ -56,6 +58,8 @@ export interface ControlApiOptions {
   teams?: Teams;
   /** The chat channels (/v1/channels..., and the platforms' webhooks at /channels/<channel>/<account>). */
   channels?: ChannelControl;
+  /** The schedule routes (/v1/schedules). */
+  schedules?: ScheduleRunner;
   /** Push notifications from remote A2A agents (`/a2a-callback/<taskId>`); false when the task's secret does not match. */
   a2aCallback?: (taskId: string, token: string | undefined) => Promise<boolean>;
   /** The web console (src/console): its pages and login on this listener, and its login cookie accepted by the API. */
@@ -141,6 +145,7 @@ export class ControlApi {
     if (this.options.board) boardRoutes(this.options.board, route, limitOf);
     if (this.options.memory) memoryRoutes(this.options.memory, route);
     if (this.options.teams) teamRoutes(this.options.teams, route);
+    if (this.options.schedules) scheduleRoutes(this.options.schedules, route);
     sendRoutes(this.gateway, route);
     gateRoutes(this.gateway, route, limitOf);
     if (this.options.channels) channelRoutes(this.options.channels, route, limitOf);

@@ -19,4 +19,5 @@ export type * from './memory.js';
 export type * from './mailbox.js';
 export type * from './channels.js';
 export type * from './gates.js';
+export type * from './schedules.js';
 export type * from './telemetry.js';

@@ -14,6 +14,7 @@ import type { MemoryStore } from './memory.js';
 import type { MailboxStore } from './mailbox.js';
 import type { ChannelStore } from './channels.js';
 import type { ApprovalStore, BudgetStore } from './gates.js';
+import type { ScheduleStore } from './schedules.js';
 
 /** The records whose ids a person may shorten (`runs show bd29b5f4`, as git does). */
 export type IdKind = 'run' | 'subagent' | 'outbox' | 'exchange' | 'a2a_task' | 'input' | 'board_task' | 'approval';
@@ -32,6 +33,8 @@ export interface Store {
   readonly approvals: ApprovalStore;
   /** What each budget key spent and holds reserved (docs/gates.md). */
   readonly budgets: BudgetStore;
+  /** Schedules' slots, claimed once across gateways (docs/schedules.md). */
+  readonly schedules: ScheduleStore;
   readonly subagents: SubagentStore;
   readonly a2aTasks: A2ATaskStore;
   /** The task board's own port (src/board). */

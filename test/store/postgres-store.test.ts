@@ -13,6 +13,7 @@ import { describeMailboxContract } from './mailbox-contract.js';
 import { describeChannelsContract } from './channels-contract.js';
 import { describeStepsContract } from './steps-contract.js';
 import { describeGatesContract } from './gates-contract.js';
+import { describeSchedulesContract } from './schedules-contract.js';
 
 const url = POSTGRES_URL;
 
@@ -31,6 +32,7 @@ if (process.env.CI || (await postgresReachable())) {
   describeChannelsContract('postgres', open);
   describeStepsContract('postgres', open);
   describeGatesContract('postgres', open);
+  describeSchedulesContract('postgres', open);
   afterAll(async () => {
     await dropSchemas(...schemas);
   });

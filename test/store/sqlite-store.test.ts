@@ -14,6 +14,7 @@ import { describeMailboxContract } from './mailbox-contract.js';
 import { describeChannelsContract } from './channels-contract.js';
 import { describeStepsContract } from './steps-contract.js';
 import { describeGatesContract } from './gates-contract.js';
+import { describeSchedulesContract } from './schedules-contract.js';
 
 describeStoreContract('sqlite (file, WAL)', () => SqliteStore.open({ path: join(mkdtempSync(join(tmpdir(), 'sb-store-')), 'test.db') }));
 describeStoreContract('sqlite (memory)', () => SqliteStore.open({ path: ':memory:' }));
@@ -22,6 +23,7 @@ describeMailboxContract('sqlite (memory)', () => SqliteStore.open({ path: ':memo
 describeChannelsContract('sqlite (memory)', () => SqliteStore.open({ path: ':memory:' }));
 describeStepsContract('sqlite (memory)', () => SqliteStore.open({ path: ':memory:' }));
 describeGatesContract('sqlite (memory)', () => SqliteStore.open({ path: ':memory:' }));
+describeSchedulesContract('sqlite (memory)', () => SqliteStore.open({ path: ':memory:' }));
 describeBoardContract('sqlite (file, WAL)', () => SqliteStore.open({ path: join(mkdtempSync(join(tmpdir(), 'sb-board-')), 'test.db') }));
 
 describe('sqlite: the fast accept path', () => {

@@ -27,6 +27,7 @@ import type {
   ChannelStore,
   ApprovalStore,
   BudgetStore,
+  ScheduleStore,
 } from '../../ports/index.js';
 import { KyselyEventJournal, KyselyLeaseStore, KyselyOutboxStore } from '../journal/journal-stores.js';
 import { KyselyRunStore, type RunFastPaths } from '../runs/run-store.js';
@@ -45,6 +46,7 @@ import { KyselyMailboxStore } from '../mailbox/mailbox-store.js';
 import { KyselyChannelStore } from '../channels/channel-store.js';
 import { KyselyApprovalStore } from '../gates/approval-store.js';
 import { KyselyBudgetStore } from '../gates/budget-store.js';
+import { KyselyScheduleStore } from '../schedules/schedule-store.js';
 import { KyselyToolCallStore } from '../tool-calls/tool-call-store.js';
 import { KyselyRunStepStore } from '../steps/step-store.js';
 import { matchIds } from './match-ids.js';
@@ -62,6 +64,7 @@ export class KyselyStore implements Store {
   readonly channels: ChannelStore;
   readonly approvals: ApprovalStore;
   readonly budgets: BudgetStore;
+  readonly schedules: ScheduleStore;
   readonly subagents: SubagentStore;
   readonly a2aTasks: A2ATaskStore;
   readonly board: BoardStore;
@@ -99,6 +102,7 @@ export class KyselyStore implements Store {
     this.channels = new KyselyChannelStore(db);
     this.approvals = new KyselyApprovalStore(db, dbNowMs);
     this.budgets = new KyselyBudgetStore(db, dialect, dbNowMs);
+    this.schedules = new KyselyScheduleStore(db);
     this.subagents = new KyselySubagentStore(db, dialect);
     this.a2aTasks = new KyselyA2ATaskStore(db, dialect);
     this.board = new KyselyBoardStore(db, dialect, undefined, adapter.boardClaim);

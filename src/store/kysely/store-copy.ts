@@ -42,6 +42,8 @@ const TABLES = {
   budget_holds: false,
   channel_senders: false,
   channel_parts: false,
+  schedule_anchors: false,
+  schedule_slots: false,
 } as const satisfies Record<keyof Database, boolean>;
 
 export type TableName = keyof typeof TABLES;

@@ -11,6 +11,7 @@ import { mailboxTables, memoryTables } from './memory.js';
 import { gatewayRegistry, outboxClaims } from './gateways.js';
 import { gateTables } from './gates.js';
 import { channelTables } from './channels.js';
+import { scheduleTables } from './schedules.js';
 import type { SqlDialect } from '../sql/dialect.js';
 import type { Database } from '../schema/database.js';
 
@@ -51,6 +52,8 @@ const SHARED: Record<string, SharedMigration> = {
   '0028_board_trace': (db) => boardTrace(db),
   // Chat channels (ports/channels.ts): senders let in or refused, and the parts of replies sent.
   '0029_channels': (db) => channelTables(db),
+  // Schedules (ports/schedules.ts): slots claimed once across gateways.
+  '0030_schedules': (db) => scheduleTables(db),
 };
 
 /** Each migration for one engine: its shared part, then the dialect's step of the same name. */

@@ -11,6 +11,7 @@ import type {
 } from './board.js';
 import type { ChannelPartsTable, ChannelSendersTable } from './channels.js';
 import type { ApprovalsTable, BudgetHoldsTable, BudgetSpendTable } from './gates.js';
+import type { ScheduleAnchorsTable, ScheduleSlotsTable } from './schedules.js';
 import type {
   GatewaysTable,
   MailboxReservationsTable,
@@ -275,4 +276,6 @@ export interface Database {
   approvals: ApprovalsTable;
   budget_spend: BudgetSpendTable;
   budget_holds: BudgetHoldsTable;
+  schedule_anchors: ScheduleAnchorsTable;
+  schedule_slots: ScheduleSlotsTable;
 }
