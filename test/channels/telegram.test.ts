@@ -236,10 +236,26 @@ describe('approvals from Telegram', () => {
     const [approve, deny] = prompt.reply_markup?.inline_keyboard[0] ?? [];
     expect([approve.text, deny.text]).toEqual(['Approve', 'Deny']);
     // A stranger's press changes nothing.
-    telegram.push({ callback_query: { id: 'q1', from: { id: STRANGER, is_bot: false, first_name: 'eve' }, data: approve.callback_data, chat_instance: 'c' } });
-    telegram.push({ callback_query: { id: 'q2', from: { id: ALICE, is_bot: false, first_name: 'alice' }, data: approve.callback_data, chat_instance: 'c' } });
+    telegram.push({
+      callback_query: {
+        id: 'q1',
+        from: { id: STRANGER, is_bot: false, first_name: 'eve' },
+        data: approve.callback_data,
+        chat_instance: 'c',
+      },
+    });
+    telegram.push({
+      callback_query: {
+        id: 'q2',
+        from: { id: ALICE, is_bot: false, first_name: 'alice' },
+        data: approve.callback_data,
+        chat_instance: 'c',
+      },
+    });
     await waitUntil('the run answers', () => telegram?.sent.some((sent) => sent.text === 'done: ok'), 10_000);
-    const toasts = telegram.calls.filter((call) => call.method === 'answerCallbackQuery').map((call) => [call.body.callback_query_id, call.body.text]);
+    const toasts = telegram.calls
+      .filter((call) => call.method === 'answerCallbackQuery')
+      .map((call) => [call.body.callback_query_id, call.body.text]);
     expect(toasts).toEqual([
       ['q1', 'Only people let in to talk to the agents may answer approvals.'],
       ['q2', 'Approved.'],
