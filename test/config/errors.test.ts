@@ -93,6 +93,34 @@ const invalidAt: Record<string, { config: string; at: string }> = {
     config: `telemetry: { traces: { endpoint: "http://x.example/v1/traces", headers: { authorization: ${NUMBER} } } }`,
     at: 'telemetry.traces.headers.authorization',
   },
+  'channels.telegram.accounts.*.token': {
+    config: `channels: { telegram: { accounts: { a: { token: ${NUMBER} } } } }`,
+    at: 'channels.telegram.accounts.a.token',
+  },
+  'channels.telegram.accounts.*.webhookSecret': {
+    config: `channels: { telegram: { accounts: { a: { token: "t", webhookSecret: ${NUMBER} } } } }`,
+    at: 'channels.telegram.accounts.a.webhookSecret',
+  },
+  'channels.slack.accounts.*.botToken': {
+    config: `channels: { slack: { accounts: { a: { botToken: ${NUMBER} } } } }`,
+    at: 'channels.slack.accounts.a.botToken',
+  },
+  'channels.slack.accounts.*.appToken': {
+    config: `channels: { slack: { accounts: { a: { botToken: "t", appToken: ${NUMBER} } } } }`,
+    at: 'channels.slack.accounts.a.appToken',
+  },
+  'channels.slack.accounts.*.signingSecret': {
+    config: `channels: { slack: { accounts: { a: { botToken: "t", signingSecret: ${NUMBER} } } } }`,
+    at: 'channels.slack.accounts.a.signingSecret',
+  },
+  'channels.discord.accounts.*.token': {
+    config: `channels: { discord: { accounts: { a: { token: ${NUMBER} } } } }`,
+    at: 'channels.discord.accounts.a.token',
+  },
+  'channels.webhook.accounts.*.secret': {
+    config: `channels: { webhook: { accounts: { a: { secret: ${NUMBER} } } } }`,
+    at: 'channels.webhook.accounts.a.secret',
+  },
 };
 
 describe('config errors', () => {
