@@ -1,6 +1,7 @@
 /** The config's rules that zod cannot see one field at a time: ids, models, bindings, lanes, the A2A server. */
 import { MAILBOX_NAME_PATTERN } from './schema-mailbox.js';
 import { scheduleProblems } from './schema-schedules.js';
+import { channelProblems } from './schema-channels.js';
 import type { SwitchboardConfig } from './schema.js';
 
 /** Rules zod cannot see one field at a time. */
@@ -63,6 +64,7 @@ export function crossCheck(config: SwitchboardConfig): string[] {
   problems.push(...toolProblems(config, seen));
   problems.push(...mailboxProblems(config, seen));
   problems.push(...scheduleProblems(config.schedules, seen, config.gateway.maxMessageChars));
+  problems.push(...channelProblems(config.channels));
   return problems;
 }
 

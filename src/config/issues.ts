@@ -55,7 +55,8 @@ export function formatIssue(issue: z.core.$ZodIssue, root: unknown): string {
     .replace(/^Invalid input: /, '')
     .replace(/^Too small: /, '')
     .replace(/^Too big: /, '');
-  if (issue.code === 'custom') return `${where}: ${expected}`;
+  // A bad key is named by the path; the value under it (an account holding its token, say) is not shown.
+  if (issue.code === 'custom' || issue.code === 'invalid_key') return `${where}: ${expected}`;
   return `${where}: ${expected}, got ${isSecret(issue.path) ? secretShown(got) : show(got)}`;
 }
 

@@ -40,8 +40,12 @@ const common = {
   typing: z.boolean().default(true),
 };
 
+const ACCOUNT_NAME = 'an account name is 1-64 letters, digits, _ or -';
+// zod's own message for a bad key prints the value, which holds the account's token: this one names the rule only.
 const accounts = <T extends z.ZodType>(account: T) =>
-  z.record(z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'an account name is 1-64 letters, digits, _ or -'), account);
+  z.record(z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, ACCOUNT_NAME), account, {
+    error: (issue) => (issue.code === 'invalid_key' ? ACCOUNT_NAME : undefined),
+  });
 
 export const telegramAccount = z.strictObject({
   /** The bot's token from @BotFather (`${TELEGRAM_BOT_TOKEN}`). */
@@ -99,3 +103,25 @@ export type TelegramAccountConfig = z.infer<typeof telegramAccount>;
 export type SlackAccountConfig = z.infer<typeof slackAccount>;
 export type DiscordAccountConfig = z.infer<typeof discordAccount>;
 export type WebhookAccountConfig = z.infer<typeof webhookAccount>;
+
+/** What the schema cannot see one field at a time: the secrets each account's mode needs. */
+export function channelProblems(channels: ChannelsConfig): string[] {
+  const problems: string[] = [];
+  for (const [name, account] of Object.entries(channels.slack?.accounts ?? {})) {
+    if (account.mode === 'socket' && !account.appToken)
+      problems.push(
+        `channels.slack.accounts.${name}.appToken: required with mode "socket" (an app-level token, xapp-..., with connections:write)`,
+      );
+    if (account.mode === 'events' && !account.signingSecret)
+      problems.push(
+        `channels.slack.accounts.${name}.signingSecret: required with mode "events" (the app's Signing Secret, under Basic Information)`,
+      );
+  }
+  for (const [name, account] of Object.entries(channels.telegram?.accounts ?? {})) {
+    if (account.mode === 'webhook' && !account.webhookSecret)
+      problems.push(
+        `channels.telegram.accounts.${name}.webhookSecret: required with mode "webhook" (give the same secret_token to setWebhook), or anyone could post updates`,
+      );
+  }
+  return problems;
+}
