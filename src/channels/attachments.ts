@@ -15,6 +15,8 @@ export interface SavedAttachments {
   notes: string[];
   /** The reasons files were not taken, for a sender whose message had nothing else. */
   refusals: string[];
+  /** How many files were saved. */
+  taken: number;
 }
 
 const safeName = (name: string) =>
@@ -33,15 +35,15 @@ export async function saveAttachments(
     notes.push(`[attachment ${name} not taken: ${why}]`);
     refusals.push(`Your file ${name} was not taken: ${why}.`);
   };
-  if (message.attachments.length === 0) return { notes, refusals };
+  if (message.attachments.length === 0) return { notes, refusals, taken: notes.length - refusals.length };
   if (!options.workspace) {
     for (const file of message.attachments) refuse(file.name, 'this agent has no workspace to keep files in (agents.defaults.workspace)');
-    return { notes, refusals };
+    return { notes, refusals, taken: notes.length - refusals.length };
   }
   const root = await realpath(options.workspace).catch(() => undefined);
   if (!root) {
     for (const file of message.attachments) refuse(file.name, 'the agent’s workspace folder does not exist');
-    return { notes, refusals };
+    return { notes, refusals, taken: notes.length - refusals.length };
   }
   const relative = join('inbox', options.channel);
   const folder = join(root, relative);
@@ -49,7 +51,7 @@ export async function saveAttachments(
   const real = await realpath(folder);
   if (!isInside(root, real)) {
     for (const file of message.attachments) refuse(file.name, `${relative} leads outside the workspace`);
-    return { notes, refusals };
+    return { notes, refusals, taken: notes.length - refusals.length };
   }
   for (const [index, file] of message.attachments.entries()) {
     if (file.size !== undefined && file.size > options.maxBytes) {
@@ -76,5 +78,5 @@ export async function saveAttachments(
       refuse(file.name, `it could not be fetched or saved (${errorMessage(error)})`);
     }
   }
-  return { notes, refusals };
+  return { notes, refusals, taken: notes.length - refusals.length };
 }

@@ -264,7 +264,8 @@ export class ChannelFront {
       : directSessionKey(agentId, channel, message.sender.id);
     const saved = await saveAttachments(message, { channel, workspace: agent.workspace, maxBytes: config.maxAttachmentBytes });
     const body = [message.text, ...saved.notes].filter((line) => line.trim() !== '').join('\n');
-    if (!body) {
+    // Files alone, none taken: the sender is told why, and nothing runs.
+    if (!message.text.trim() && saved.taken === 0) {
       if (saved.refusals.length > 0)
         await this.notice(
           route,

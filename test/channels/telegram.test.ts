@@ -265,3 +265,81 @@ describe('approvals from Telegram', () => {
     expect(readFileSync(join(workspace, 'log.txt'), 'utf8')).toBe('once\n');
   });
 });
+
+describe('Telegram files and webhooks', () => {
+  it("saves a file in the agent's workspace and names it in the input; refuses one over the limit with the reason", async () => {
+    telegram = await new FakeTelegram().start();
+    const workspace = realpathSync(tempConfig('{}').dir);
+    telegram.files.set('doc-1', Buffer.from('quarterly numbers'));
+    telegram.files.set('doc-2', Buffer.alloc(64, 1));
+    const { config } = parseConfigText(
+      `{
+        channels: { telegram: { access: { users: ["${ALICE}"] }, maxAttachmentBytes: 32, accounts: { main: { token: "${telegram.token}", apiRoot: "${telegram.url}" } } } },
+        outbox: { baseDelayMs: 10, maxDelayMs: 50 },
+        agents: { list: [{ id: "echo", model: "scripted/echo", workspace: ${JSON.stringify(workspace)} }] },
+        models: { providers: { scripted: { type: "scripted", models: { echo: { rules: [{ reply: "got it" }] } } } } },
+      }`,
+      '/test/switchboard.json5',
+      {},
+    );
+    gateway = await startGateway({ config, store: await SqliteStore.open({ path: ':memory:' }), gatewayId: 'gw-test' });
+    const document = (id: string, name: string, size: number) => ({
+      document: { file_id: id, file_unique_id: id, file_name: name, file_size: size },
+    });
+    telegram.message({ from: ALICE, text: '', messageId: 61, extra: { caption: 'see attached', ...document('doc-1', 'report.txt', 17) } });
+    telegram.message({ from: ALICE, text: '', messageId: 62, extra: document('doc-2', 'big.bin', 64) });
+    await waitUntil('both are answered', () => telegram?.sent.length === 2, 10_000);
+    const inputs = await inputsOf(gateway, `agent:echo:telegram:direct:${ALICE}`);
+    expect(inputs.map((input) => input.text)).toEqual(['see attached\n[attachment saved: inbox/telegram/61-0-report.txt]']);
+    expect(readFileSync(join(workspace, 'inbox/telegram/61-0-report.txt'), 'utf8')).toBe('quarterly numbers');
+    // A message of one refused file is answered with the reason, and starts no run.
+    expect(telegram.sent.map((sent) => sent.text)).toEqual([
+      'got it',
+      'Your file big.bin was not taken: it is 64 bytes, over the 32 the channel takes (maxAttachmentBytes).',
+    ]);
+  });
+
+  it('takes updates by webhook only with the secret token, answering 200 once the message is an input', async () => {
+    telegram = await new FakeTelegram().start();
+    const { config } = parseConfigText(
+      `{
+        channels: { telegram: { access: { users: ["${ALICE}"] }, accounts: { hook: { token: "${telegram.token}", apiRoot: "${telegram.url}", mode: "webhook", webhookSecret: "s3cret" } } } },
+        agents: { list: [{ id: "echo", model: "scripted/echo" }] },
+        models: { providers: { scripted: { type: "scripted", models: { echo: { rules: [{ reply: "echo {{input}}" }] } } } } },
+      }`,
+      '/test/switchboard.json5',
+      {},
+    );
+    let channels!: ChannelFront;
+    gateway = await startGateway(
+      { config, store: await SqliteStore.open({ path: ':memory:' }), gatewayId: 'gw-test' },
+      { onChannels: (made) => (channels = made) },
+    );
+    const update = {
+      update_id: 7,
+      message: {
+        message_id: 70,
+        date: 0,
+        chat: { id: ALICE, type: 'private' },
+        from: { id: ALICE, is_bot: false, first_name: 'a' },
+        text: 'by hook',
+      },
+    };
+    const body = Buffer.from(JSON.stringify(update));
+    expect(await channels.webhook('telegram', 'hook', { headers: {}, body })).toEqual({
+      status: 401,
+      body: { error: 'the X-Telegram-Bot-Api-Secret-Token header does not match the account’s webhookSecret' },
+    });
+    const headers = { 'x-telegram-bot-api-secret-token': 's3cret' };
+    expect(await channels.webhook('telegram', 'hook', { headers, body })).toEqual({ status: 200, body: { ok: true } });
+    expect(await channels.webhook('telegram', 'hook', { headers, body })).toEqual({ status: 200, body: { ok: true } });
+    expect(await channels.webhook('telegram', 'nope', { headers, body })).toEqual({
+      status: 404,
+      body: { error: 'no telegram account "nope" takes webhooks here (channels.telegram.accounts)' },
+    });
+    await waitUntil('the reply is sent', () => telegram?.sent.length === 1, 10_000);
+    expect((await inputsOf(gateway, `agent:echo:telegram:direct:${ALICE}`)).map((input) => input.text)).toEqual(['by hook']);
+    // A webhook account never polls.
+    expect(telegram.calls.filter((call) => call.method === 'getUpdates')).toEqual([]);
+  });
+});

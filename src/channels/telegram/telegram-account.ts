@@ -137,7 +137,7 @@ class TelegramAccount implements ChatAccount {
 
   private toMessage(message: Message): ChatMessage | undefined {
     if (!message.from || message.from.is_bot) return undefined;
-    const text = message.text ?? message.caption ?? '';
+    const text = message.text || message.caption || '';
     const direct = message.chat.type === 'private';
     const place: ChatPlace = {
       conversation: String(message.chat.id),
