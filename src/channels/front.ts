@@ -59,7 +59,16 @@ export interface ChannelAccountStatus {
 /** The door's roles the front uses. */
 type Door = Pick<
   GatewayApi,
-  'accept' | 'waitForInput' | 'config' | 'agents' | 'subscribe' | 'describeSession' | 'listApprovals' | 'decideApproval'
+  | 'accept'
+  | 'waitForInput'
+  | 'inputRunId'
+  | 'runStatus'
+  | 'config'
+  | 'agents'
+  | 'subscribe'
+  | 'describeSession'
+  | 'listApprovals'
+  | 'decideApproval'
 >;
 
 interface ChatPayload {
@@ -304,6 +313,9 @@ export class ChannelFront {
         await account.typing(place).catch(() => {});
         const outcome = await this.door().waitForInput(inputId, TYPING_EVERY_MS);
         if (outcome.status !== 'timeout') return;
+        // A run that waits (on an approval, a reply, a child) is not working: no typing while it is suspended.
+        const runId = await this.door().inputRunId(inputId);
+        if (runId && (await this.door().runStatus(runId)) === 'suspended') return;
       }
     } catch {
       // Typing is a courtesy: a wait that fails (the gateway stopping) ends it.

@@ -190,6 +190,18 @@ describe('Discord account, receiving', () => {
     await vi.waitFor(() => expect(sink.messages.map((message) => message.text)).toEqual(['one', 'two']));
   });
 
+  it('a message the sink failed to take is handed to it again (the gateway sends it once), then taken once', async () => {
+    const { sink } = await started();
+    sink.failNext = 2;
+    fake.dispatch(
+      'MESSAGE_CREATE',
+      FakeDiscord.message({ id: '700000000000000041', channel_id: FAKE_DM_CHANNEL, channel_type: 1, author: ann, content: 'retry me' }),
+    );
+    await vi.waitFor(() => expect(sink.messages).toHaveLength(1), { timeout: 10_000 });
+    expect(sink.calls).toBe(3);
+    expect(sink.messages[0]).toMatchObject({ id: '700000000000000041', text: 'retry me' });
+  });
+
   it('messages from bots (the bot itself included) and system messages are ignored', async () => {
     const { sink } = await started();
     fake.dispatch(

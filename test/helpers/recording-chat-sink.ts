@@ -9,9 +9,18 @@ export class RecordingChatSink implements ChatSink {
   readonly actions: ChatAction[] = [];
   readonly states: { state: string; error?: string }[] = [];
   answer = 'Approved.';
+  /** The next this many `message` calls fail (the store down), after recording the call. */
+  failNext = 0;
+  /** Every `message` call, failed ones included. */
+  calls = 0;
   private held: (() => void)[] | undefined;
 
   async message(message: ChatMessage): Promise<void> {
+    this.calls += 1;
+    if (this.failNext > 0) {
+      this.failNext -= 1;
+      throw new Error('the store is down');
+    }
     this.messages.push(message);
     if (this.held) await new Promise<void>((resolve) => this.held?.push(resolve));
   }

@@ -20,7 +20,7 @@ import {
   type WebSocketOptions,
 } from 'discord.js';
 import type { DiscordAccountConfig } from '../../config/schema-channels.js';
-import { PermanentDeliveryError, RetryLaterError } from '../../kit/retry.js';
+import { PermanentDeliveryError, RetryLaterError, backoffDelay, sleep } from '../../kit/retry.js';
 import type { ChatAccount, ChatAttachment, ChatButton, ChatMessage, ChatPlace, ChatSend, ChatSink } from '../../ports/channels.js';
 
 export type DiscordLog = (level: 'debug' | 'info' | 'warn' | 'error', message: string, fields?: Record<string, unknown>) => void;
@@ -37,6 +37,8 @@ type GatewayManager = Parameters<NonNullable<WebSocketOptions['buildStrategy']>>
 
 /** Discord's limit for a message's content. */
 export const DISCORD_MAX_LENGTH = 2000;
+/** Tries of handing one message to the gateway before it is given up (the Discord gateway does not send it again). */
+const SINK_ATTEMPTS = 5;
 
 /** Message types a person writes; joins, pins, boosts and the like are not messages to answer. */
 const PERSON_MESSAGE_TYPES = new Set<MessageType>([MessageType.Default, MessageType.Reply]);
@@ -147,7 +149,17 @@ export function createDiscordAccount(account: string, config: DiscordAccountConf
       attachments: [...message.attachments.values()].map(toAttachment),
       addressed: place.kind === 'direct' || message.mentions.users.has(botId) || message.mentions.repliedUser?.id === botId,
     };
-    await current.message(chat);
+    // The gateway has no ack and sends a message once: a failure to store it (the store busy or restarting) is tried
+    // again a few times, in order, before it is given up and logged.
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await current.message(chat);
+        return;
+      } catch (error) {
+        if (stopping || attempt >= SINK_ATTEMPTS - 1) throw error;
+        await sleep(backoffDelay(attempt, { baseDelayMs: 500, maxDelayMs: 8000 }, Math.random()));
+      }
+    }
   }
 
   async function onButton(interaction: ButtonInteraction): Promise<void> {
