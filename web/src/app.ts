@@ -9,6 +9,7 @@ import { A2APage, A2ATaskPage } from './pages/a2a.js';
 import { ApprovalPage, ApprovalsPage, PendingBadge } from './pages/approvals.js';
 import { BoardPage, BoardTaskPage } from './pages/board.js';
 import { BudgetsPage } from './pages/budgets.js';
+import { ChannelsPage } from './pages/channels.js';
 import { ChartsPage } from './pages/charts.js';
 import { LoginPage } from './pages/login.js';
 import { MapPage } from './pages/map.js';
@@ -26,6 +27,7 @@ const NAV = [
   ['#/subagents', 'Sub-agents'],
   ['#/board', 'Board'],
   ['#/a2a', 'A2A'],
+  ['#/channels', 'Channels'],
   ['#/approvals', 'Approvals'],
   ['#/budgets', 'Budgets'],
   ['#/charts', 'Charts'],
@@ -63,6 +65,8 @@ function page(hash: string) {
       return parts[1] ? html`<${BoardTaskPage} key=${parts[1]} id=${parts[1]} />` : html`<${BoardPage} />`;
     case 'a2a':
       return parts[1] ? html`<${A2ATaskPage} key=${parts[1]} id=${parts[1]} />` : html`<${A2APage} />`;
+    case 'channels':
+      return html`<${ChannelsPage} />`;
     case 'approvals':
       return parts[1] ? html`<${ApprovalPage} key=${parts[1]} id=${parts[1]} />` : html`<${ApprovalsPage} />`;
     case 'budgets':
