@@ -6,6 +6,7 @@
 import { storedRevocations } from './console/console-auth.js';
 import { ConsoleFront } from './console/console-front.js';
 import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { A2AClientService, RESULT_KIND } from './a2a/client.js';
 import { createA2AClientTools, requestInputTool } from './a2a/tools.js';
 import { redactor, secretsOf } from './config/secrets.js';
@@ -289,11 +290,19 @@ export async function serveGateway(options: ServeOptions): Promise<RunningGatewa
         info: (fields, message) => logger.info(fields, message),
       })
     : undefined;
-  // The MCP server (docs/mcp-server.md), loaded only when it is on, as the A2A front is.
-  const mcp = config.mcpServer.enabled
-    ? (await import('./mcp-server/mcp-http.js')).createMcpHttpFront({ gateway, board, version: options.version ?? '0.0.0' }, (error) =>
+  // The MCP server (docs/mcp-server.md): on by default, so its SDK is loaded at the first `/mcp` request, not at start.
+  let mcpFront: Promise<import('./mcp-server/mcp-http.js').McpHttpFront> | undefined;
+  const openMcp = () =>
+    (mcpFront ??= import('./mcp-server/mcp-http.js').then(({ createMcpHttpFront }) =>
+      createMcpHttpFront({ gateway, board, version: options.version ?? '0.0.0' }, (error) =>
         logger.warn({ error: redact(errorMessage(error)) }, 'mcp server'),
-      )
+      ),
+    ));
+  const mcp = config.mcpServer.enabled
+    ? {
+        handle: async (request: IncomingMessage, response: ServerResponse) => (await openMcp()).handle(request, response),
+        close: async () => void (await mcpFront)?.close(),
+      }
     : undefined;
   const api = new ControlApi(gateway, {
     host: config.gateway.host,

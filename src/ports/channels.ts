@@ -79,7 +79,7 @@ export interface ChatSend {
 /** An HTTP request to the account's webhook path, its body unparsed (signatures are over the raw bytes). */
 export interface ChatWebhookRequest {
   headers: Record<string, string | string[] | undefined>;
-  body: Buffer;
+  body: Uint8Array;
 }
 
 export interface ChatWebhookAnswer {

@@ -1,12 +1,15 @@
 /**
  * What a gateway process loads at startup: the A2A server's stack (express and the SDK's server) only
- * when the A2A server is on, undici only with the first guarded outbound call, and the OpenTelemetry SDK and its
- * exporters only when telemetry is on (docs/observability.md). Loading them is about
+ * when the A2A server is on, undici only with the first guarded outbound call, the OpenTelemetry SDK and its
+ * exporters only when telemetry is on (docs/observability.md), and a chat platform's library only for an account of it. Loading them is about
  * a fifth of the cold start (BENCHMARKS.md, Cold start), so a static import of them creeping back is a
  * regression. express and undici are CommonJS, so a loaded one shows in require.cache.
  */
 import { describe, expect, it } from 'vitest';
 import { ROOT, startGatewayProcess, stopGatewayProcess, tempConfig } from '../helpers/process.js';
+
+/** The chat platforms' libraries (CommonJS all three), loaded only for a configured account of theirs. */
+const CHAT = ['grammy', '@slack/bolt', 'discord.js'];
 
 const OTEL = [
   '@opentelemetry/sdk-trace-base',
@@ -20,7 +23,7 @@ const REPORT = `data:text/javascript,${encodeURIComponent(`
 import { createRequire } from 'node:module';
 const cache = createRequire(${JSON.stringify(`${ROOT}/package.json`)}).cache;
 process.on('exit', () => {
-  const loaded = ['express', 'undici', ...${JSON.stringify(OTEL)}].filter((name) => Object.keys(cache).some((path) => path.includes('/node_modules/' + name + '/')));
+  const loaded = ['express', 'undici', ...${JSON.stringify(OTEL)}, ...${JSON.stringify(CHAT)}].filter((name) => Object.keys(cache).some((path) => path.includes('/node_modules/' + name + '/')));
   process.stderr.write('LOADED ' + JSON.stringify(loaded) + '\\n');
 });`)}`;
 
@@ -40,6 +43,13 @@ const AGENTS = `agents: { list: [{ id: "echo", model: "scripted/echo" }] }, mode
 describe('startup', () => {
   it('loads neither the A2A server stack, undici nor any telemetry exporter when the A2A server and telemetry are off', async () => {
     expect(await loadedAtStartup(`{ ${AGENTS} }`)).toEqual([]);
+  });
+
+  it("loads a chat platform's library only for an account of it", async () => {
+    const loaded = await loadedAtStartup(
+      `{ ${AGENTS}, channels: { telegram: { accounts: { main: { token: "1:x", apiRoot: "http://127.0.0.1:9" } } } } }`,
+    );
+    expect(loaded.filter((name) => CHAT.includes(name))).toEqual(['grammy']);
   });
 
   it('loads the A2A server stack when the A2A server is on', async () => {

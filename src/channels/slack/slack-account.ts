@@ -313,7 +313,7 @@ export function createSlackAccount(account: string, config: SlackAccountConfig, 
     if (!config.signingSecret) {
       return { status: 503, body: { error: `${key}.signingSecret is not set: requests from Slack cannot be verified` } };
     }
-    const raw = request.body.toString('utf8');
+    const raw = Buffer.from(request.body).toString('utf8');
     try {
       verifySlackRequest({
         signingSecret: config.signingSecret,

@@ -119,7 +119,7 @@ class TelegramAccount implements ChatAccount {
     if (!this.sink) return { status: 503, body: { error: 'the channel is starting; Telegram will send the update again' } };
     let update: Update;
     try {
-      update = JSON.parse(request.body.toString('utf8')) as Update;
+      update = JSON.parse(Buffer.from(request.body).toString('utf8')) as Update;
     } catch {
       return { status: 400, body: { error: 'the body is not JSON' } };
     }

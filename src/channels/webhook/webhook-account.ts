@@ -19,7 +19,7 @@ export const SIGNATURE_HEADER = 'x-switchboard-signature';
 const MAX_SKEW_SECONDS = 300;
 const MAX_LENGTH = 16_000;
 
-export function signature(secret: string, timestamp: string, body: string | Buffer): string {
+export function signature(secret: string, timestamp: string, body: string | Uint8Array): string {
   return `sha256=${createHmac('sha256', secret).update(`${timestamp}.`).update(body).digest('hex')}`;
 }
 
@@ -69,7 +69,7 @@ class WebhookAccount implements ChatAccount {
     if (!this.sink) return { status: 503, body: { error: 'the channel is not running; send the message again shortly' } };
     let body: InboundBody;
     try {
-      body = JSON.parse(request.body.toString('utf8')) as InboundBody;
+      body = JSON.parse(Buffer.from(request.body).toString('utf8')) as InboundBody;
     } catch {
       return { status: 400, body: { error: 'the body is not JSON' } };
     }
