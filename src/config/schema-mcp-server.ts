@@ -21,8 +21,12 @@ export const mcpServerSection = z
       .default('mcp'),
     /** The agents (patterns with `*`) the MCP client may send to, spawn on and read the sessions of. */
     agents: z.array(z.string().min(1)).default(['*']),
-    /** How long a send or a spawn waits for its answer when the call gives no `timeoutSeconds`. */
-    defaultWaitSeconds: positiveInt.default(120),
+    /**
+     * How long a send or a spawn waits for its answer when the call gives no `timeoutSeconds`. Under the MCP SDK
+     * clients' own 60 s request timeout (`DEFAULT_REQUEST_TIMEOUT_MSEC`), so that a client left at its defaults gets the
+     * `timeout` answer, which says to call again, rather than giving up on the call first.
+     */
+    defaultWaitSeconds: positiveInt.default(55),
     /** The longest wait a call may ask for; a longer `timeoutSeconds` is refused with this cap named. */
     maxWaitSeconds: positiveInt.default(1800),
     /** How many transcript entries the transcript resource gives (the newest). */

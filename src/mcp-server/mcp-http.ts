@@ -11,10 +11,12 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';
 import { createMcpHandler, type McpHttpHandler } from '@modelcontextprotocol/server';
+import { SwitchboardError } from '../core/errors.js';
+import { readBody } from '../http/json-body.js';
 import { createSwitchboardMcpServer, type McpServerDeps } from './switchboard-mcp.js';
 
-/** The largest request body read (the SDK's own default bound). */
-const MAX_BODY_BYTES = 4 * 1024 * 1024;
+/** JSON-RPC's code for an error of the server's own (the implementation range), as the SDK answers its own 413 with. */
+const SERVER_ERROR = -32000;
 
 export interface McpHttpFront {
   /** Serves one authenticated request to `/mcp`. */
@@ -31,7 +33,19 @@ export function createMcpHttpFront(deps: McpServerDeps, onerror?: (error: Error)
       response.on('close', () => {
         if (!response.writableFinished) aborted.abort();
       });
-      const body = request.method === 'POST' ? await readBody(request) : undefined;
+      let body: string | undefined;
+      try {
+        // The control API's bound and rule: a body over it is read to its end and answered 413, not cut off.
+        body = request.method === 'POST' ? (await readBody(request)).toString('utf8') : undefined;
+      } catch (error) {
+        if (!(error instanceof SwitchboardError)) throw error;
+        // As JSON-RPC, the way the SDK answers its own refusals: its clients raise it as the request's error.
+        response.writeHead(error.httpStatus, { 'content-type': 'application/json' });
+        response.end(
+          JSON.stringify({ jsonrpc: '2.0', error: { code: SERVER_ERROR, message: `${error.code}: ${error.message}` }, id: null }),
+        );
+        return;
+      }
       const headers = new Headers();
       for (const [name, value] of Object.entries(request.headers)) {
         if (value === undefined) continue;
@@ -54,16 +68,4 @@ export function createMcpHttpFront(deps: McpServerDeps, onerror?: (error: Error)
     },
     close: () => handler.close(),
   };
-}
-
-async function readBody(request: IncomingMessage): Promise<string> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of request) {
-    size += (chunk as Buffer).length;
-    // Past the bound the SDK answers 413 on what it was given: no need to hold the rest.
-    if (size > MAX_BODY_BYTES) break;
-    chunks.push(chunk as Buffer);
-  }
-  return Buffer.concat(chunks).toString('utf8');
 }

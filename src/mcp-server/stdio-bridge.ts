@@ -123,7 +123,11 @@ export function bridgeStdio(options: StdioBridgeOptions): Promise<void> {
       const refusal = (body as { error?: { code?: unknown; message?: unknown } }).error;
       if (!(body as { jsonrpc?: unknown }).jsonrpc && !Array.isArray(body) && typeof refusal?.message === 'string')
         return fail(isRequest ? message.id : undefined, `${String(refusal.code)}: ${refusal.message}`);
-      for (const answer of Array.isArray(body) ? body : [body]) deliver(answer as Message);
+      for (const answer of (Array.isArray(body) ? body : [body]) as Message[]) {
+        // A refusal of the HTTP request as a whole (a 413: its body was never parsed) has a null id: it answers this request.
+        const unaddressed = (answer as { id?: unknown }).id === null && 'error' in answer;
+        deliver(unaddressed && isRequest ? { ...answer, id: message.id } : answer);
+      }
     } finally {
       if (isRequest) inFlight.delete(message.id!);
     }

@@ -14,13 +14,14 @@ import { SwitchboardError, toSwitchboardError } from '../core/errors.js';
 import { parseSessionKey } from '../core/session-key.js';
 import { matchesAny } from '../core/tool-policy.js';
 import type { Events, Intake, Presence, Queries, Spawns, Waits } from '../ports/gateway.js';
+import type { BoardTaskRecord } from '../ports/index.js';
 import { ProgressReporter } from './progress.js';
 
 /** What the MCP server asks of the door. */
 export type McpGateway = Pick<Presence, 'config' | 'agents' | 'redact'> &
   Pick<Intake, 'send'> &
   Pick<Waits, 'waitForInput' | 'durable'> &
-  Pick<Queries, 'history' | 'listSessions'> &
+  Pick<Queries, 'history' | 'listSessions' | 'getSubagent'> &
   Pick<Events, 'subscribe' | 'watchDeltas'> &
   Pick<Spawns, 'spawnAs' | 'waitSubagent'>;
 
@@ -41,7 +42,7 @@ const idempotencyKey = z
   .max(200)
   .optional()
   .describe(
-    'Optional. Give the same key when you retry this call (after a timeout or a lost connection): the retry is answered from the first call instead of doing the work twice.',
+    'Optional. Give the same key when you retry this call (after a timeout or a lost connection), with the same arguments: the retry is answered from the first call instead of doing the work twice. A key given again with other arguments is refused: use a new key for each new call.',
   );
 const timeoutSeconds = z
   .number()
@@ -76,6 +77,13 @@ export function createSwitchboardMcpServer(deps: McpServerDeps): McpServer {
         { agentId },
       );
     }
+  };
+  /**
+   * A board assignee, or a claim's assignee filter, that names an agent of this gateway: one the caller may reach, or
+   * the board would get around `mcpServer.agents` (the dispatcher runs the agent a task is for; a claim takes its tasks).
+   */
+  const checkAssignee = (assignee: string | undefined) => {
+    if (assignee !== undefined && gateway.agents.has(assignee)) checkAgent(assignee);
   };
   /** An agent id or a session key of a reachable agent. */
   const checkTarget = (target: string) => {
@@ -158,6 +166,9 @@ export function createSwitchboardMcpServer(deps: McpServerDeps): McpServer {
           inbound: { channel: MCP_CHANNEL, peer: caller() },
           waiting: true,
         });
+        // A key names one message: given again with another, the old answer would pass for the new message's.
+        if (!sent.created && sent.input.text !== args.message)
+          throw keyReused(args.idempotencyKey!, `the message that is input ${sent.input.id} in ${sent.sessionKey}`);
         // A client that went away stops the wait (its run goes on); nobody reads the answer then.
         const result = await Promise.race([
           gateway.waitForInput(sent.input.id, timeoutMs, sent.created),
@@ -218,6 +229,14 @@ export function createSwitchboardMcpServer(deps: McpServerDeps): McpServer {
           ...(args.label ? { label: args.label } : {}),
           correlationId: `${MCP_CHANNEL}:${caller()}:${args.idempotencyKey ?? randomUUID()}`,
         });
+        if (spawned.existing) {
+          const { record } = await gateway.getSubagent(spawned.handle.subagentId);
+          if (record.task !== args.task || record.agentId !== (args.subagentAgent ?? args.agent) || record.label !== (args.label ?? null))
+            throw keyReused(
+              args.idempotencyKey!,
+              `sub-agent ${record.id} (${record.sessionKey}), spawned with another task, agent or label`,
+            );
+        }
         const progress = new ProgressReporter(gateway, ctx, spawned.childSessionKey);
         try {
           const waited = await gateway.waitSubagent(spawned.handle.subagentId, timeoutMs, ctx.mcpReq.signal);
@@ -263,10 +282,13 @@ export function createSwitchboardMcpServer(deps: McpServerDeps): McpServer {
     },
     tool(async (args: { idempotencyKey?: string } & Parameters<BoardService['create']>[0]) => {
       const { idempotencyKey: key, ...task } = args;
+      checkAssignee(task.assignee ?? undefined);
       const made = await board.create(
         { ...task, ...(key === undefined ? {} : { idempotencyKey: `${MCP_CHANNEL}:${caller()}:${key}` }) },
         actor(),
       );
+      if (!made.created && key !== undefined && !sameTask(made.task, task))
+        throw keyReused(key, `task ${made.task.id} ("${made.task.title}"), created with another title, body, assignee, board or priority`);
       return { task: made.task, created: made.created, ...(made.warning ? { warning: made.warning } : {}) };
     }),
   );
@@ -285,6 +307,7 @@ export function createSwitchboardMcpServer(deps: McpServerDeps): McpServer {
       }),
     },
     tool(async (args: { taskId?: string; board?: string; assignee?: string; ttlSeconds?: number }) => {
+      checkAssignee(args.assignee);
       const claimed = await board.claim({ worker: `${MCP_CHANNEL}:${caller()}`, ...args });
       return claimed ? { claim: claimed.claim, task: claimed.view } : { claim: null };
     }),
@@ -357,6 +380,29 @@ function aborted<T>(signal: AbortSignal, value: T): Promise<T> {
     if (signal.aborted) resolve(value);
     else signal.addEventListener('abort', () => resolve(value), { once: true });
   });
+}
+
+/** A key given again with other arguments: refused, so that a new call is never answered with an earlier one's result. */
+function keyReused(key: string, first: string): SwitchboardError {
+  return new SwitchboardError(
+    'IDEMPOTENCY_KEY_REUSED',
+    `idempotencyKey "${key}" was already used for ${first}; a key names one call: give a new key for a new call, and the same key with the same arguments only to retry`,
+    { idempotencyKey: key },
+  );
+}
+
+/** Whether a task found by its idempotency key is the one this call asks for (the fields a task record keeps). */
+function sameTask(
+  task: BoardTaskRecord,
+  asked: { title: string; body?: string; assignee?: string | null; board?: string; priority?: number },
+): boolean {
+  return (
+    task.title === asked.title.trim() &&
+    task.body === (asked.body ?? '') &&
+    task.assignee === (asked.assignee || null) &&
+    task.board === (asked.board ?? 'default') &&
+    task.priority === (asked.priority ?? 0)
+  );
 }
 
 /** A run or a sub-agent that ended badly: the tool's error is this text, which says where to look. */

@@ -1,4 +1,6 @@
 /** The `mcpServer` section (docs/configuration.md): its defaults, and its errors, one line each with the path. */
+import { DEFAULT_REQUEST_TIMEOUT_MSEC } from '@modelcontextprotocol/client';
+import { DEFAULT_REQUEST_TIMEOUT_MSEC as LEGACY_REQUEST_TIMEOUT_MSEC } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import { describe, expect, it } from 'vitest';
 import { parseConfigText } from '../../src/config/load.js';
 
@@ -14,16 +16,23 @@ function errorOf(text: string): string {
 }
 
 describe('mcpServer config', () => {
-  it('defaults: on, caller "mcp", every agent, 120 s waits capped at 1800, 200 transcript entries', () => {
+  it('defaults: on, caller "mcp", every agent, 55 s waits capped at 1800, 200 transcript entries', () => {
     const { config } = parseConfigText(`{ ${base} }`, '/etc/sb.json5', {});
     expect(config.mcpServer).toEqual({
       enabled: true,
       caller: 'mcp',
       agents: ['*'],
-      defaultWaitSeconds: 120,
+      defaultWaitSeconds: 55,
       maxWaitSeconds: 1800,
       transcriptLimit: 200,
     });
+  });
+
+  it("the default wait ends before the MCP SDK clients' default request timeout, so a client at its defaults gets the answer", () => {
+    const { config } = parseConfigText(`{ ${base} }`, '/etc/sb.json5', {});
+    // Both SDKs' clients (v2 and 1.x) give up on a request after this long unless told otherwise (docs/mcp-server.md).
+    expect([DEFAULT_REQUEST_TIMEOUT_MSEC, LEGACY_REQUEST_TIMEOUT_MSEC]).toEqual([60_000, 60_000]);
+    expect(config.mcpServer.defaultWaitSeconds * 1000).toBeLessThan(Math.min(DEFAULT_REQUEST_TIMEOUT_MSEC, LEGACY_REQUEST_TIMEOUT_MSEC));
   });
 
   it('a bad caller, an unknown key and a default wait above the cap are each named with their path', () => {

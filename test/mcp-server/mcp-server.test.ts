@@ -3,12 +3,19 @@
  * a real gateway (its control API on port 0, the deterministic `scripted` models): the v2 client on the 2026-07-28
  * protocol, and the 1.x client the gateway's own MCP client uses, on the 2025 handshake.
  */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { PassThrough } from 'node:stream';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/server';
 import { Client as LegacyClient } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as LegacyHttpTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { type RunningGateway, serveGateway } from '../../src/app.js';
+import type { BoardService } from '../../src/board/board.js';
+import { createMcpHttpFront } from '../../src/mcp-server/mcp-http.js';
+import { bridgeStdio } from '../../src/mcp-server/stdio-bridge.js';
+import type { McpGateway } from '../../src/mcp-server/switchboard-mcp.js';
 import { tempConfig } from '../helpers/process.js';
 
 const { configPath } = tempConfig(`{
@@ -19,7 +26,7 @@ const { configPath } = tempConfig(`{
   ] },
   mcpServer: { caller: "tester", agents: ["echo", "helper"] },
   models: { providers: { scripted: { type: "scripted", models: {
-    echo: { rules: [{ reply: "echo: {{input}}" }], chunkChars: 4 },
+    echo: { rules: [{ match: "^take your time", reply: "slow: {{input}}", delayMs: 3000 }, { reply: "echo: {{input}}" }], chunkChars: 4 },
     helper: { rules: [{ reply: "done: {{input}}" }] },
   } } } },
 }`);
@@ -122,6 +129,72 @@ describe('Switchboard as an MCP server over Streamable HTTP', () => {
     expect(inputs).toHaveLength(1);
   });
 
+  it('send_message: a key given again with another message is refused, and the new message is not answered with the old reply', async () => {
+    const client = await connect();
+    const first = parsed(
+      await client.callTool({ name: 'send_message', arguments: { agent: 'echo', message: 'review v1', idempotencyKey: 'review' } }),
+    );
+    expect(first).toMatchObject({ status: 'ok', reply: 'echo: review v1' });
+    expect(
+      parsed(await client.callTool({ name: 'send_message', arguments: { agent: 'echo', message: 'review v2', idempotencyKey: 'review' } })),
+    ).toEqual({
+      error: `IDEMPOTENCY_KEY_REUSED: idempotencyKey "review" was already used for the message that is input ${first.inputId} in agent:echo:mcp:direct:tester; a key names one call: give a new key for a new call, and the same key with the same arguments only to retry`,
+    });
+    // A true retry (the same arguments) is still answered from the first call.
+    expect(
+      parsed(await client.callTool({ name: 'send_message', arguments: { agent: 'echo', message: 'review v1', idempotencyKey: 'review' } })),
+    ).toEqual({ ...first, repeated: true });
+    const texts = (await gw.gateway.history('agent:echo:mcp:direct:tester')).map((entry) => JSON.stringify(entry.content));
+    expect([texts.filter((text) => text.includes('review v1')).length > 0, texts.some((text) => text.includes('review v2'))]).toEqual([
+      true,
+      false,
+    ]);
+  });
+
+  it("send_message: a client that goes away stops the tool's wait (the run goes on)", async () => {
+    // The real gateway behind a door that notes when a wait ends without the answer (the tool then makes the input durable).
+    const waitsGivenUp: number[] = [];
+    const door = new Proxy(gw.gateway, {
+      get(target, key) {
+        if (key === 'durable') return () => (waitsGivenUp.push(Date.now()), target.durable());
+        const value = Reflect.get(target, key, target) as unknown;
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    }) as McpGateway;
+    // send_message does not touch the board. A session of its own (agent:echo:main), so that the run left going on
+    // holds up no other test's.
+    const front = createMcpHttpFront({ gateway: door, board: undefined as unknown as BoardService, version: '9.9.9' });
+    const server: Server = createServer((request, response) => void front.handle(request, response));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const leave = new AbortController();
+    const client = new Client({ name: 'leaving', version: '1.0.0' }, { versionNegotiation: { mode: 'auto' } });
+    try {
+      await client.connect(
+        new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`), {
+          fetch: (url, init) => fetch(url, { ...init, signal: init?.signal ? AbortSignal.any([init.signal, leave.signal]) : leave.signal }),
+        }),
+      );
+      let started!: () => void;
+      const runStarted = new Promise<void>((resolve) => (started = resolve));
+      const call = client.callTool(
+        { name: 'send_message', arguments: { agent: 'agent:echo:main', message: 'take your time', timeoutSeconds: 30 } },
+        { onprogress: () => started() },
+      );
+      call.catch(() => {});
+      await runStarted;
+      const left = Date.now();
+      leave.abort();
+      // Well before the run's answer (3 s) and the call's own timeout (30 s).
+      await vi.waitFor(() => expect(waitsGivenUp).toHaveLength(1), { timeout: 1500, interval: 20 });
+      expect(waitsGivenUp[0] - left).toBeLessThan(1500);
+    } finally {
+      await client.close().catch(() => {});
+      await front.close();
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+
   it('send_message: an unknown agent is a tool error that lists the agents the caller can reach', async () => {
     const client = await connect();
     const result = await client.callTool({ name: 'send_message', arguments: { agent: 'nope', message: 'hi' } });
@@ -163,6 +236,27 @@ describe('Switchboard as an MCP server over Streamable HTTP', () => {
     expect(parsed(await client.callTool(call))).toEqual({ ...answer, repeated: true });
   });
 
+  it('spawn_subagent: a key given again with another task is refused rather than answered with the first sub-agent', async () => {
+    const client = await connect();
+    const first = parsed(
+      await client.callTool({
+        name: 'spawn_subagent',
+        arguments: { agent: 'echo', subagentAgent: 'helper', task: 'count to 3', idempotencyKey: 's-2' },
+      }),
+    );
+    expect(first).toMatchObject({ status: 'ok', result: 'done: count to 3' });
+    expect(
+      parsed(
+        await client.callTool({
+          name: 'spawn_subagent',
+          arguments: { agent: 'echo', subagentAgent: 'helper', task: 'count to 4', idempotencyKey: 's-2' },
+        }),
+      ),
+    ).toEqual({
+      error: `IDEMPOTENCY_KEY_REUSED: idempotencyKey "s-2" was already used for sub-agent ${first.subagentId} (${first.sessionKey}), spawned with another task, agent or label; a key names one call: give a new key for a new call, and the same key with the same arguments only to retry`,
+    });
+  });
+
   it("spawn_subagent: the spawning agent's allowlist applies, and its refusal is a tool error naming the key", async () => {
     const client = await connect();
     expect(
@@ -201,6 +295,33 @@ describe('Switchboard as an MCP server over Streamable HTTP', () => {
     expect(view.task).toMatchObject({ id: made.task.id, state: 'done', creator: 'mcp:tester' });
   });
 
+  it('board: a key given again for another task is refused, and a true retry still answers the first task', async () => {
+    const client = await connect();
+    const create = { name: 'board_create_task', arguments: { title: 'Tidy the docs', assignee: 'outside-worker', idempotencyKey: 'b-2' } };
+    const made = parsed(await client.callTool(create)) as { task: { id: string }; created: boolean };
+    expect(made.created).toBe(true);
+    expect(parsed(await client.callTool({ ...create, arguments: { ...create.arguments, title: 'Tidy the tests' } }))).toEqual({
+      error: `IDEMPOTENCY_KEY_REUSED: idempotencyKey "b-2" was already used for task ${made.task.id} ("Tidy the docs"), created with another title, body, assignee, board or priority; a key names one call: give a new key for a new call, and the same key with the same arguments only to retry`,
+    });
+    expect(parsed(await client.callTool(create))).toMatchObject({ created: false, task: { id: made.task.id } });
+  });
+
+  it('board: an agent outside mcpServer.agents can be neither the assignee of a new task nor the claim filter', async () => {
+    const client = await connect();
+    const refusal = {
+      error: 'AGENT_NOT_FOUND: unknown agent "hidden": the agents you can reach are echo, helper; call list_agents to see them',
+    };
+    // Else the board's dispatcher would run "hidden" for the caller, and a claim would take the tasks meant for it.
+    expect(parsed(await client.callTool({ name: 'board_create_task', arguments: { title: 'Deploy it', assignee: 'hidden' } }))).toEqual(
+      refusal,
+    );
+    expect(parsed(await client.callTool({ name: 'board_claim_task', arguments: { assignee: 'hidden' } }))).toEqual(refusal);
+    // An agent it reaches, and a worker's name, are let through.
+    const forEcho = parsed(await client.callTool({ name: 'board_create_task', arguments: { title: 'Say hi', assignee: 'echo' } }));
+    expect(forEcho).toMatchObject({ created: true, task: { assignee: 'echo' } });
+    expect(parsed(await client.callTool({ name: 'board_claim_task', arguments: { assignee: 'nobody-yet' } }))).toEqual({ claim: null });
+  });
+
   it("resources: a session's transcript by its key, and the caller's own session by the agent's id", async () => {
     const client = await connect();
     await client.callTool({ name: 'send_message', arguments: { agent: 'helper', message: 'for the transcript' } });
@@ -221,6 +342,81 @@ describe('Switchboard as an MCP server over Streamable HTTP', () => {
     expect(transcript.entries.map((entry) => entry.role)).toEqual(['user', 'assistant']);
     expect(JSON.stringify(transcript.entries[1].content)).toContain('done: for the transcript');
     expect(JSON.parse((byAgent.contents[0] as { text: string }).text)).toEqual(transcript);
+  });
+
+  it('resources: the transcript of an agent outside mcpServer.agents is refused, by session key or agent id, and not listed', async () => {
+    await gw.gateway.send({ target: 'hidden', message: 'not for the caller' });
+    const client = await connect();
+    for (const key of ['agent:hidden:main', 'hidden'])
+      await expect(client.readResource({ uri: `switchboard://sessions/${encodeURIComponent(key)}/transcript` })).rejects.toThrow(
+        'unknown agent "hidden": the agents you can reach are echo, helper; call list_agents to see them',
+      );
+    const { resources } = await client.listResources();
+    expect(resources.length).toBeGreaterThan(0);
+    expect(resources.filter((resource) => resource.uri.includes('hidden'))).toEqual([]);
+  });
+
+  it('a body over the control API bound (1 MiB) is answered 413 with a JSON-RPC error, and the connection stays usable', async () => {
+    const headers = {
+      authorization: `Bearer ${gw.token}`,
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+    };
+    const call = (message: string) =>
+      JSON.stringify({
+        jsonrpc: '2.0',
+        id: 7,
+        method: 'tools/call',
+        params: { name: 'send_message', arguments: { agent: 'echo', message } },
+      });
+    const tooLarge = {
+      jsonrpc: '2.0',
+      error: { code: -32000, message: 'MESSAGE_TOO_LARGE: request body is larger than 1048576 bytes' },
+      id: null,
+    };
+    // Sent in chunks, with no content-length to judge it by: read to its end and refused, not cut short.
+    const body = new TextEncoder().encode(call('z'.repeat(5 * 1024 * 1024)));
+    const chunked = new ReadableStream<Uint8Array>({
+      start(controller) {
+        for (let at = 0; at < body.length; at += 64 * 1024) controller.enqueue(body.subarray(at, at + 64 * 1024));
+        controller.close();
+      },
+    });
+    const streamed = await fetch(`${gw.url}/mcp`, { method: 'POST', headers, body: chunked, duplex: 'half' } as RequestInit);
+    expect([streamed.status, await streamed.json()]).toEqual([413, tooLarge]);
+    // With its content-length.
+    const answer = await fetch(`${gw.url}/mcp`, { method: 'POST', headers, body: call('x'.repeat(5 * 1024 * 1024)) });
+    expect([answer.status, await answer.json()]).toEqual([413, tooLarge]);
+    // The SDK's client raises it as the call's error.
+    const client = await connect();
+    await expect(
+      client.callTool({ name: 'send_message', arguments: { agent: 'echo', message: 'y'.repeat(2 * 1024 * 1024) } }),
+    ).rejects.toThrow('MESSAGE_TOO_LARGE: request body is larger than 1048576 bytes');
+    expect(parsed(await client.callTool({ name: 'list_agents', arguments: {} }))).toMatchObject({
+      agents: [{ id: 'echo' }, { id: 'helper' }],
+    });
+  });
+
+  it("switchboard mcp serve's bridge answers the refused request by its id, so that the client is not left waiting", async () => {
+    const stdin = new PassThrough();
+    const stdout = new PassThrough();
+    const bridged = bridgeStdio({ url: `${gw.url}/mcp`, token: gw.token, unreachable: 'no gateway', stdin, stdout });
+    const line = new Promise<string>((resolve) => {
+      let text = '';
+      stdout.on('data', (chunk: Buffer) => {
+        text += chunk.toString('utf8');
+        if (text.includes('\n')) resolve(text.slice(0, text.indexOf('\n')));
+      });
+    });
+    const call = { name: 'send_message', arguments: { agent: 'echo', message: 'w'.repeat(2 * 1024 * 1024) } };
+    stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id: 41, method: 'tools/call', params: call })}\n`);
+    expect(JSON.parse(await line)).toEqual({
+      jsonrpc: '2.0',
+      id: 41,
+      error: { code: -32000, message: 'MESSAGE_TOO_LARGE: request body is larger than 1048576 bytes' },
+    });
+    stdin.end();
+    await bridged;
   });
 
   it('the v2 client on the 2025 handshake (its default) is served too', async () => {
