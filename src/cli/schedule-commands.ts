@@ -6,26 +6,26 @@ import { InvalidArgumentError } from 'commander';
 import { loadConfigFile } from '../config/load.js';
 import { describeReload, type ConfigReload } from '../config/reload.js';
 import { intervalMs } from '../config/schema-schedules.js';
-import { SwitchboardError } from '../core/errors.js';
-import { scheduleTarget, type ScheduleView } from '../schedules/schedule-runner.js';
-import { slotClock } from '../schedules/slots.js';
+import { errorMessage, SwitchboardError } from '../core/errors.js';
+import { type ScheduleView, scheduleView } from '../schedules/schedule-view.js';
 import { addSchedule, removeSchedule } from './config-edits.js';
 import { table } from './format.js';
-import { client, configPath, parseLimit, print, program } from './shared.js';
+import { configPath, parseLimit, print, program, requestIfRunning } from './shared.js';
 
-/** Errors that mean no gateway answers for this config: it was never started, or it is not running now. */
-const gatewayDown = (error: unknown) =>
-  SwitchboardError.isInstance(error) && (error.code === 'GATEWAY_UNREACHABLE' || error.code === 'UNAUTHORIZED');
-
-/** Has the running gateway reload the file; where none runs, the file is read at its next start. */
-async function reloadRunning(): Promise<{ reloaded: ConfigReload | null; note: string }> {
+/**
+ * Has the running gateway reload the file; where none runs, the file is read at its next start. A gateway that refuses
+ * (a wrong token) is reported with the file's change, which is made.
+ */
+async function reloadRunning(done: string): Promise<{ reloaded: ConfigReload | null; note: string }> {
+  let report: ConfigReload | undefined;
   try {
-    const report = await client().request<ConfigReload>('POST', '/v1/config/reload');
-    return { reloaded: report, note: describeReload(report) };
+    report = await requestIfRunning<ConfigReload>('POST', '/v1/config/reload');
   } catch (error) {
-    if (!gatewayDown(error)) throw error;
-    return { reloaded: null, note: 'no gateway is running; it takes the change when it starts' };
+    const code = SwitchboardError.isInstance(error) ? error.code : 'INTERNAL';
+    throw new SwitchboardError(code, `${done}, but the running gateway did not reload it: ${errorMessage(error)}`);
   }
+  if (report === undefined) return { reloaded: null, note: 'no gateway is running; it takes the change when it starts' };
+  return { reloaded: report, note: describeReload(report) };
 }
 
 const schedules = program.command('schedules').description('messages sent to agents on a cron expression or an interval');
@@ -84,7 +84,7 @@ schedules
       ...(options.disabled ? { enabled: false } : {}),
     };
     addSchedule(configPath(), entry);
-    const { reloaded, note } = await reloadRunning();
+    const { reloaded, note } = await reloadRunning(`added schedule "${id}" to ${configPath()}`);
     print({ added: id, reloaded }, () => `added schedule "${id}" to ${configPath()}; ${note}`);
   });
 
@@ -92,15 +92,9 @@ schedules
   .command('list')
   .description("each schedule with its next slot and the slot it fired last (the config file's when no gateway runs)")
   .action(async () => {
-    let views: ScheduleView[];
-    let from: 'gateway' | 'config' = 'gateway';
-    try {
-      views = (await client().request<{ schedules: ScheduleView[] }>('GET', '/v1/schedules')).schedules;
-    } catch (error) {
-      if (!gatewayDown(error)) throw error;
-      from = 'config';
-      views = fromConfigFile();
-    }
+    const running = await requestIfRunning<{ schedules: ScheduleView[] }>('GET', '/v1/schedules');
+    const from = running ? 'gateway' : 'config';
+    const views = running?.schedules ?? fromConfigFile();
     const rows = views.map((view) => ({
       id: view.id,
       when: view.cron !== null ? `cron ${view.cron}${view.timezone ? ` (${view.timezone})` : ''}` : `every ${view.every}`,
@@ -123,7 +117,7 @@ schedules
   .description('remove a schedule from the config file and have the running gateway drop it')
   .action(async (id: string) => {
     removeSchedule(configPath(), id);
-    const { reloaded, note } = await reloadRunning();
+    const { reloaded, note } = await reloadRunning(`removed schedule "${id}" from ${configPath()}`);
     print({ removed: id, reloaded }, () => `removed schedule "${id}" from ${configPath()}; ${note}`);
   });
 
@@ -131,23 +125,5 @@ schedules
 function fromConfigFile(): ScheduleView[] {
   const { config } = loadConfigFile(configPath(), process.env, { unsetEnv: 'allow' });
   const now = Date.now();
-  return config.schedules.map((schedule) => {
-    const next = schedule.enabled ? slotClock(schedule).next(now) : undefined;
-    return {
-      id: schedule.id,
-      cron: schedule.cron ?? null,
-      every: schedule.every ?? null,
-      timezone: schedule.timezone ?? null,
-      ...scheduleTarget(schedule),
-      message: schedule.message,
-      missed: schedule.missed,
-      maxCatchUp: schedule.maxCatchUp,
-      enabled: schedule.enabled,
-      nextSlotAt: next === undefined ? null : new Date(next).toISOString(),
-      lastFiredSlotAt: null,
-      lastInputId: null,
-      lastFiredAt: null,
-      unfired: 0,
-    };
-  });
+  return config.schedules.map((schedule) => scheduleView(schedule, undefined, now));
 }

@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Command, InvalidArgumentError } from 'commander';
 import { resolveConfigPath } from '../config/load.js';
+import { SwitchboardError } from '../core/errors.js';
 import type { RunRecord } from '../ports/index.js';
 import { ControlClient, resolveClientTarget } from './client.js';
 import { ago } from './format.js';
@@ -37,6 +38,28 @@ program
 export const globals = (): GlobalOptions => program.opts<GlobalOptions>();
 export const configPath = () => resolveConfigPath(globals().config);
 export const client = () => new ControlClient(resolveClientTarget(configPath(), globals().url));
+
+/**
+ * The running gateway's answer, or undefined when no gateway runs for this config: none has started yet (no token in
+ * its data directory) or the connection was refused (the request was not sent). A token the gateway refuses, and any
+ * other failure, is thrown: a gateway may be running.
+ */
+export async function requestIfRunning<T>(method: 'GET' | 'POST', path: string, body?: unknown): Promise<T | undefined> {
+  let running: ControlClient;
+  try {
+    running = client();
+  } catch (error) {
+    if (SwitchboardError.isInstance(error) && error.code === 'UNAUTHORIZED') return undefined;
+    throw error;
+  }
+  try {
+    return await running.request<T>(method, path, body);
+  } catch (error) {
+    if (SwitchboardError.isInstance(error) && error.code === 'GATEWAY_UNREACHABLE' && error.details?.maybeDelivered === false)
+      return undefined;
+    throw error;
+  }
+}
 
 /** `--limit` values: a whole number of at least 1, or the command stops with the reason. */
 export function parseLimit(value: string): number {

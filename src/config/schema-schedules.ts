@@ -4,7 +4,7 @@
  */
 import { Cron } from 'croner';
 import { z } from 'zod';
-import { parseSessionKey } from '../core/session-key.js';
+import { parseSessionKey, type SessionKind } from '../core/session-key.js';
 import { positiveInt } from './schema-common.js';
 
 const UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
@@ -63,11 +63,27 @@ const timezone = z
 const interval = z
   .union([z.string().min(1), z.number()])
   .refine((every) => intervalMs(every) !== undefined, { error: (issue) => `${EVERY_RULE}, got ${JSON.stringify(issue.input)}` });
+/**
+ * The kinds of session a message opens on first use (Intake.send, gateway-intake.ts `mayCreate`): a schedule's target
+ * must be one. Sub-agent (subagent, acp, process), a2a and board sessions are created by their own flows only, and a
+ * message to one that is not there is refused.
+ */
+const SCHEDULE_SESSION_KINDS: readonly SessionKind[] = ['main', 'direct', 'group', 'acp-client'];
 const sessionKey = z
   .string()
   .min(1)
-  .refine((key) => parseSessionKey(key) !== undefined, {
-    error: (issue) => `${JSON.stringify(issue.input)} is not a session key (e.g. "agent:ops:main", "agent:ops:cli:direct:alice")`,
+  .superRefine((key, context) => {
+    const kind = parseSessionKey(key)?.kind;
+    if (kind === undefined)
+      context.addIssue({
+        code: 'custom',
+        message: `${JSON.stringify(key)} is not a session key (e.g. "agent:ops:main", "agent:ops:cli:direct:alice")`,
+      });
+    else if (!SCHEDULE_SESSION_KINDS.includes(kind))
+      context.addIssue({
+        code: 'custom',
+        message: `${JSON.stringify(key)} is a session of kind "${kind}", which only its own flow creates; a schedule sends to a main, direct, group or acp-client session (e.g. "agent:ops:main", "agent:ops:cli:direct:alice")`,
+      });
   });
 
 export const schedule = z

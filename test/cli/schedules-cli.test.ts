@@ -3,9 +3,20 @@
  * gateway reloaded so a schedule fires at once and a removed one shows no more, and the list read from the file when
  * no gateway runs.
  */
+import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
-import { cliWith, startGatewayProcess, stopGatewayProcess, tempConfig, type GatewayProcess } from '../helpers/process.js';
+import {
+  BIN,
+  type CliResult,
+  cliWith,
+  ROOT,
+  startGatewayProcess,
+  stopGatewayProcess,
+  tempConfig,
+  type GatewayProcess,
+} from '../helpers/process.js';
 import { waitUntil } from '../helpers/wait.js';
 
 const { configPath } = tempConfig(`{
@@ -14,6 +25,18 @@ const { configPath } = tempConfig(`{
   models: { providers: { scripted: { type: "scripted", models: { ops: { rules: [{ reply: "done" }] } } } } },
 }`);
 const cli = cliWith(configPath);
+
+/** The CLI with a token the gateway does not know. */
+async function cliWithWrongToken(...args: string[]): Promise<CliResult> {
+  try {
+    const env = { ...process.env, SWITCHBOARD_TOKEN: 'not-the-token', SWITCHBOARD_URL: '' };
+    const { stdout, stderr } = await promisify(execFile)(process.execPath, [BIN, '--config', configPath, ...args], { cwd: ROOT, env });
+    return { code: 0, stdout, stderr };
+  } catch (error) {
+    const failed = error as CliResult;
+    return { code: failed.code, stdout: failed.stdout, stderr: failed.stderr };
+  }
+}
 let gateway: GatewayProcess | undefined;
 afterAll(async () => {
   if (gateway) await stopGatewayProcess(gateway);
@@ -95,6 +118,21 @@ describe('switchboard schedules', () => {
       200,
     );
     expect(fired.lastFiredSlotAt).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.000Z$/);
+
+    // A token the gateway refuses is no gateway down: list does not fall back on the file, add and remove say the file
+    // changed but the gateway did not reload it, and each names the command that prints the token.
+    const refused = `invalid bearer token from the gateway at ${gateway.url} (print its token with "switchboard --config ${configPath} token", or pass the --config it was started with)`;
+    expect(await cliWithWrongToken('schedules', 'list')).toEqual({ code: 1, stdout: '', stderr: `switchboard: ${refused}\n` });
+    expect(await cliWithWrongToken('schedules', 'add', 'other', '--every', '1h', '--agent', 'ops', '--message', 'x')).toEqual({
+      code: 1,
+      stdout: '',
+      stderr: `switchboard: added schedule "other" to ${configPath}, but the running gateway did not reload it: ${refused}\n`,
+    });
+    expect(await cliWithWrongToken('schedules', 'remove', 'other')).toEqual({
+      code: 1,
+      stdout: '',
+      stderr: `switchboard: removed schedule "other" from ${configPath}, but the running gateway did not reload it: ${refused}\n`,
+    });
     expect((await cli('schedules', 'remove', 'tick')).stdout).toBe(
       `removed schedule "tick" from ${configPath}; config reloaded: applied schedules\n`,
     );

@@ -95,6 +95,32 @@ describe('schedules config', () => {
     ]);
   });
 
+  it('rejects a session only its own flow creates (sub-agent, a2a, board), naming the kinds a schedule sends to', () => {
+    const kinds = 'a schedule sends to a main, direct, group or acp-client session (e.g. "agent:ops:main", "agent:ops:cli:direct:alice")';
+    expect(
+      problemsOf(
+        ['agent:ops:subagent:abc', 'agent:ops:a2a:peer:ctx', 'agent:ops:board:b1', 'agent:ops:acp:x']
+          .map((session, index) => `{ id: "s${index}", every: "1h", session: "${session}", message: "m" }`)
+          .join(', '),
+      ),
+    ).toEqual([
+      `schedules[0].session: "agent:ops:subagent:abc" is a session of kind "subagent", which only its own flow creates; ${kinds}`,
+      `schedules[1].session: "agent:ops:a2a:peer:ctx" is a session of kind "a2a", which only its own flow creates; ${kinds}`,
+      `schedules[2].session: "agent:ops:board:b1" is a session of kind "board", which only its own flow creates; ${kinds}`,
+      `schedules[3].session: "agent:ops:acp:x" is a session of kind "acp", which only its own flow creates; ${kinds}`,
+    ]);
+    const { config } = parseConfigText(
+      configWith(
+        ['agent:ops:main', 'agent:ops:cli:direct:alice', 'agent:ops:slack:group:c1', 'agent:ops:acp-client:ed']
+          .map((session, index) => `{ id: "s${index}", every: "1h", session: "${session}", message: "m" }`)
+          .join(', '),
+      ),
+      '/etc/sb.json5',
+      {},
+    );
+    expect(config.schedules).toHaveLength(4);
+  });
+
   it('rejects a duplicate id, a bad interval, an id with spaces, and an unknown key', () => {
     expect(
       problemsOf(

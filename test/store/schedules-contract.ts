@@ -1,7 +1,7 @@
 /**
  * The schedule store's contract (src/ports/schedules.ts), run unchanged on SQLite and PostgreSQL: a schedule's anchor
- * is set once, a slot is claimed once, its first fired record stands, and the state names the newest claimed slot,
- * the newest fired one and the claimed slots not fired.
+ * is set once and only moved later, a slot is claimed once, its first record (fired or given up) stands, and the state
+ * names the newest claimed slot, the newest fired one and the claimed slots neither fired nor given up.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { ScheduleStore, Store } from '../../src/ports/index.js';
@@ -22,6 +22,33 @@ export function describeSchedulesContract(name: string, open: () => Promise<Stor
       expect(await schedules.anchor('daily', 1000)).toBe(1000);
       expect(await schedules.anchor('daily', 5000)).toBe(1000);
       expect(await schedules.anchor('hourly', 7000)).toBe(7000);
+    });
+
+    it('reanchors a schedule at a later time only, inserting it when it has none', async () => {
+      await schedules.anchor('daily', 1000);
+      expect(await schedules.reanchor('daily', 5000)).toBe(5000);
+      expect(await schedules.reanchor('daily', 3000)).toBe(5000);
+      expect(await schedules.anchor('daily', 9000)).toBe(5000);
+      expect(await schedules.reanchor('new', 7000)).toBe(7000);
+      expect((await schedules.states(['daily', 'new'])).map((state) => state.since)).toEqual([5000, 7000]);
+    });
+
+    it('gives a slot up: no longer unfired nor the last fired, a fired slot left as it is, and pruned as a fired one', async () => {
+      for (const slot of [100, 200, 300]) await schedules.claim('a', slot, 'gw-a', slot);
+      await schedules.markFired('a', 100, 'in-100', 150);
+      await schedules.giveUp('a', 200, 250);
+      await schedules.giveUp('a', 300, 350);
+      await schedules.giveUp('a', 100, 360);
+      await schedules.markFired('a', 300, 'in-300', 370);
+      expect((await schedules.states(['a']))[0]).toEqual({
+        scheduleId: 'a',
+        since: null,
+        lastSlotAt: 300,
+        lastFired: { slotAt: 100, inputId: 'in-100', firedAt: 150 },
+        unfired: [],
+      });
+      expect(await schedules.prune('a', 300, 1000)).toBe(2);
+      expect((await schedules.states(['a']))[0]).toMatchObject({ lastSlotAt: 300, lastFired: null, unfired: [] });
     });
 
     it('claims a slot once: the second claim, by any gateway, is refused', async () => {

@@ -25,6 +25,16 @@ export class KyselyScheduleStore implements ScheduleStore {
     return num(row.since);
   }
 
+  async reanchor(scheduleId: string, at: number): Promise<number> {
+    // An upsert that only moves the anchor later: two gateways taking one change a moment apart leave the later time.
+    await this.db
+      .insertInto('schedule_anchors')
+      .values({ schedule_id: scheduleId, since: at })
+      .onConflict((conflict) => conflict.column('schedule_id').doUpdateSet({ since: at }).where('schedule_anchors.since', '<', at))
+      .execute();
+    return this.anchor(scheduleId, at);
+  }
+
   async claim(scheduleId: string, slotAt: number, gatewayId: string, now: number): Promise<boolean> {
     const inserted = await this.db
       .insertInto('schedule_slots')
@@ -44,6 +54,17 @@ export class KyselyScheduleStore implements ScheduleStore {
       .execute();
   }
 
+  async giveUp(scheduleId: string, slotAt: number, now: number): Promise<void> {
+    // Fired with no input: out of the unfired slots, and pruned with the fired ones.
+    await this.db
+      .updateTable('schedule_slots')
+      .set({ fired_at: now })
+      .where('schedule_id', '=', scheduleId)
+      .where('slot_at', '=', slotAt)
+      .where('fired_at', 'is', null)
+      .execute();
+  }
+
   async states(scheduleIds?: readonly string[]): Promise<ScheduleStateRecord[]> {
     if (scheduleIds?.length === 0) return [];
     const ids = scheduleIds ? [...scheduleIds] : undefined;
@@ -52,11 +73,12 @@ export class KyselyScheduleStore implements ScheduleStore {
       .selectFrom('schedule_slots')
       .select((eb) => ['schedule_id', eb.fn.max('slot_at').as('last_slot_at')])
       .groupBy('schedule_id');
-    // The newest fired slot of each schedule: the fired slot no later fired slot of its schedule follows.
+    // The newest fired slot of each schedule: the fired slot no later fired slot of its schedule follows. A slot given
+    // up has no input, and is none.
     let fired = this.db
       .selectFrom('schedule_slots as s')
       .select(['s.schedule_id', 's.slot_at', 's.input_id', 's.fired_at'])
-      .where('s.fired_at', 'is not', null)
+      .where('s.input_id', 'is not', null)
       .where(({ not, exists, selectFrom }) =>
         not(
           exists(
@@ -64,7 +86,7 @@ export class KyselyScheduleStore implements ScheduleStore {
               .select('t.slot_at')
               .whereRef('t.schedule_id', '=', 's.schedule_id')
               .whereRef('t.slot_at', '>', 's.slot_at')
-              .where('t.fired_at', 'is not', null),
+              .where('t.input_id', 'is not', null),
           ),
         ),
       );
