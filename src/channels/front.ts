@@ -13,7 +13,7 @@
 import { randomUUID } from 'node:crypto';
 import type { ChannelConfig } from '../config/schema-channels.js';
 import { errorMessage, SwitchboardError } from '../core/errors.js';
-import { directSessionKey, groupSessionKey, parseSessionKey } from '../core/session-key.js';
+import { directSessionKey, groupSessionKey, parseSessionKey, segmentOf } from '../core/session-key.js';
 import { splitMessage } from '../core/split-message.js';
 import { PermanentDeliveryError } from '../kit/retry.js';
 import type {
@@ -32,7 +32,7 @@ import type {
 import type { ExtensionParts, GatewayExtension } from '../ports/extensions.js';
 import type { GatewayApi } from '../ports/gateway.js';
 import type { ApprovalRecord, OutboxRecord, ReplyRoute } from '../ports/index.js';
-import { judge } from './access.js';
+import { judge, listed } from './access.js';
 import { openAccounts } from './accounts.js';
 import { saveAttachments } from './attachments.js';
 
@@ -68,6 +68,7 @@ type Door = Pick<
   | 'subscribe'
   | 'describeSession'
   | 'listApprovals'
+  | 'getApproval'
   | 'decideApproval'
 >;
 
@@ -157,6 +158,26 @@ export class ChannelFront {
     return paired;
   }
 
+  /**
+   * An operator's decision on one sender (`switchboard channels allow|revoke`): `allowed` lets them in as a pairing does
+   * (under `direct: "pairing"`), `refused` shuts them out, whatever they were; a sender never seen is recorded so.
+   */
+  async setSender(channel: string, account: string, senderId: string, status: 'allowed' | 'refused'): Promise<ChatSenderRecord> {
+    if (!this.configOf(channel))
+      throw new SwitchboardError('NOT_FOUND', `no channel "${channel}" is configured (channels: ${this.channels.join(', ') || 'none'})`);
+    const now = this.parts.clock.now();
+    const changed =
+      (await this.store.setSenderStatus(channel, account, senderId, status, now)) ??
+      ((await this.store.addSender({ channel, account, senderId, name: null, status, code: null }, now))
+        ? await this.store.sender(channel, account, senderId)
+        : await this.store.setSenderStatus(channel, account, senderId, status, now));
+    if (!changed) throw new Error(`sender ${senderId} of ${channel} account ${account} could not be recorded`);
+    this.parts.log(
+      `channel ${channel}: sender ${senderId} on account ${account} ${status === 'allowed' ? 'let in' : 'shut out'} by an operator`,
+    );
+    return changed;
+  }
+
   senders(filter: { channel?: string; status?: ChatSenderStatus; limit?: number }): Promise<ChatSenderRecord[]> {
     return this.store.listSenders(filter);
   }
@@ -181,8 +202,9 @@ export class ChannelFront {
     // Requests made while no gateway ran (or before this one subscribed): each is prompted once (its row's key).
     const pending = await this.door().listApprovals({ status: 'pending', limit: 500 });
     for (const approval of pending) void this.promptApproval(approval.id, approval.sessionKey, approval);
-    // An account that cannot connect (a refused token, the platform down) is reported and left: the rest start.
-    await Promise.all([...this.accounts.values()].map((account) => this.startAccount(account)));
+    // The accounts connect beside the gateway's start: a platform that does not answer holds up neither the control
+    // API nor the other accounts. One that cannot connect (a refused token, the platform down) is reported and left.
+    for (const account of this.accounts.values()) void this.startAccount(account);
   }
 
   async stop(): Promise<void> {
@@ -194,6 +216,7 @@ export class ChannelFront {
 
   private async startAccount(account: ChatAccount): Promise<void> {
     const status = this.statusOf(account.channel, account.account);
+    status.state = 'connecting';
     try {
       await account.start(this.sinkFor(account));
     } catch (error) {
@@ -235,24 +258,47 @@ export class ChannelFront {
   async message(account: ChatAccount, message: ChatMessage): Promise<void> {
     const { channel } = account;
     const status = this.statusOf(channel, account.account);
-    const now = this.parts.clock.now();
-    status.lastMessageAt = now;
+    status.lastMessageAt = this.parts.clock.now();
     status.lastMessageFrom = message.sender.name ?? message.sender.id;
     const config = this.configOf(channel);
+    if (!config) {
+      this.parts.log(
+        `channel ${channel} account ${account.account}: message ${message.id} dropped: channels.${channel} is no longer in the config`,
+      );
+      return;
+    }
+    try {
+      await this.take(account, message, config, status);
+    } catch (error) {
+      // A message that can never be taken (too long, refused by a rule) must not hold up the account: a platform that
+      // redelivers until acknowledged would send it forever. Its sender is told why, once; a passing failure (the
+      // store, a full lane, the gateway stopping) is thrown, so the platform sends the message again.
+      const failure = error instanceof SwitchboardError ? error : undefined;
+      if (!failure || failure.httpStatus < 400 || failure.httpStatus >= 500 || failure.httpStatus === 429) throw error;
+      this.parts.log(
+        `channel ${channel} account ${account.account}: message ${message.id} from ${message.sender.id} not taken: ${failure.message}`,
+      );
+      const where = `${channel}:${account.account}:${message.place.conversation}:${message.id}`;
+      await this.notice(
+        routeOf(channel, account.account, message.place),
+        `Your message was not taken: ${failure.message}`,
+        `failed:${where}`,
+      );
+    }
+  }
+
+  private async take(account: ChatAccount, message: ChatMessage, config: ChannelConfig, status: ChannelAccountStatus): Promise<void> {
+    const { channel } = account;
     const route = routeOf(channel, account.account, message.place);
-    if (!config) return;
-    const verdict = await judge(this.store, config, account.account, channel, message, now);
+    const where = `${channel}:${account.account}:${message.place.conversation}:${message.id}`;
+    const verdict = await judge(this.store, config, account.account, channel, message, this.parts.clock.now());
     if (!verdict.let) {
       status.refused += 1;
       this.parts.log(
         `channel ${channel} account ${account.account}: message ${message.id} from ${message.sender.id} in ${message.place.conversation} refused: ${verdict.why}`,
       );
-      if (verdict.tell)
-        await this.notice(
-          route,
-          verdict.tell,
-          `refusal:${channel}:${account.account}:${message.place.kind === 'group' ? `group:${message.place.conversation}` : message.sender.id}`,
-        );
+      const who = message.place.kind === 'group' ? `group:${message.place.conversation}` : message.sender.id;
+      if (verdict.tell) await this.notice(route, verdict.tell, `refusal:${channel}:${account.account}:${who}`);
       return;
     }
     const door = this.door();
@@ -264,28 +310,27 @@ export class ChannelFront {
       ...(group ? { group: message.place.conversation } : {}),
     });
     const agentId = agent.config.id;
+    // Platform ids are safe as they are; a webhook's may hold a `:`, which would split the key: each is one segment.
+    const { conversation, thread } = message.place;
     const sessionKey = group
-      ? groupSessionKey(
-          agentId,
-          channel,
-          message.place.thread ? `${message.place.conversation}/${message.place.thread}` : message.place.conversation,
-        )
-      : directSessionKey(agentId, channel, message.sender.id);
-    const saved = await saveAttachments(message, { channel, workspace: agent.workspace, maxBytes: config.maxAttachmentBytes });
+      ? groupSessionKey(agentId, channel, thread ? `${segmentOf(conversation)}/${segmentOf(thread)}` : segmentOf(conversation))
+      : directSessionKey(agentId, channel, segmentOf(message.sender.id));
+    const saved = await saveAttachments(message, {
+      channel,
+      account: account.account,
+      workspace: agent.workspace,
+      maxBytes: config.maxAttachmentBytes,
+    });
     const body = [message.text, ...saved.notes].filter((line) => line.trim() !== '').join('\n');
     // Files alone, none taken: the sender is told why, and nothing runs.
     if (!message.text.trim() && saved.taken === 0) {
-      if (saved.refusals.length > 0)
-        await this.notice(
-          route,
-          saved.refusals.join('\n'),
-          `attachments:${channel}:${account.account}:${message.place.conversation}:${message.id}`,
-        );
+      if (saved.refusals.length > 0) await this.notice(route, saved.refusals.join('\n'), `attachments:${where}`);
       return;
     }
+    const chatter = group && config.access.requireMention && !message.addressed;
     const accepted = await door.accept(
       {
-        idempotencyKey: `${channel}:${account.account}:${message.place.conversation}:${message.id}`,
+        idempotencyKey: where,
         text: group ? `${message.sender.name ?? message.sender.id}: ${body}` : body,
         provenance: {
           kind: 'user',
@@ -296,13 +341,12 @@ export class ChannelFront {
           messageId: message.id,
         },
         // A group's chatter that does not address the bot is kept as context, with no run.
-        ...(group && config.access.requireMention && !message.addressed ? { mode: 'notify' as const } : {}),
+        ...(chatter ? { mode: 'notify' as const } : {}),
       },
       { sessionKey, agentId, route },
     );
     status.received += 1;
-    if (accepted.created && config.typing && !(group && config.access.requireMention && !message.addressed))
-      void this.typingWhile(account, message.place, accepted.input.id);
+    if (accepted.created && config.typing && !chatter) void this.typingWhile(account, message.place, accepted.input.id);
   }
 
   /** Shows the account typing until the input's run ends (or for TYPING_FOR_MS at most). */
@@ -395,22 +439,39 @@ export class ChannelFront {
   async action(account: ChatAccount, action: ChatAction): Promise<string> {
     const match = /^(approve|deny):(.+)$/.exec(action.data);
     if (!match) return 'This button is not one of the gateway’s.';
+    const [, verb, approvalId] = match;
     const config = this.configOf(account.channel);
     if (!config) return 'This channel is no longer configured.';
     const { access } = config;
-    const listed =
-      access.users.includes(action.sender.id) || (action.sender.name !== undefined && access.users.includes(action.sender.name));
-    const known = listed ? undefined : await this.store.sender(account.channel, account.account, action.sender.id);
-    if (!listed && known?.status !== 'allowed' && access.direct !== 'open') {
+    // Approving is more than talking: `direct: open` lets anyone talk, but only the listed or paired may approve.
+    const trusted =
+      listed(access.users, action.sender) ||
+      (access.direct === 'pairing' && (await this.store.sender(account.channel, account.account, action.sender.id))?.status === 'allowed');
+    if (!trusted) {
       this.parts.log(
-        `channel ${account.channel}: ${action.sender.id} may not answer approval ${match[2]} (not in access.users, not paired)`,
+        `channel ${account.channel}: ${action.sender.id} may not answer approval ${approvalId} (not in access.users, not paired)`,
       );
       return 'Only people let in to talk to the agents may answer approvals.';
     }
+    // The press must come from the conversation the request was asked in: an id alone answers nothing elsewhere.
+    const approval = await this.door()
+      .getApproval(approvalId)
+      .catch(() => undefined);
+    const route = approval
+      ? (
+          await this.door()
+            .describeSession(approval.sessionKey)
+            .catch(() => undefined)
+        )?.session.route
+      : undefined;
+    if (!route || route.channel !== account.channel || route.account !== account.account || route.peer !== action.place.conversation) {
+      this.parts.log(`channel ${account.channel}: a press for approval ${approvalId} came from a conversation it was not asked in`);
+      return 'This approval was not asked here.';
+    }
     try {
-      const decided = await this.door().decideApproval(match[2], {
-        approve: match[1] === 'approve',
-        by: `${account.channel}:${action.sender.name ?? action.sender.id}`,
+      const decided = await this.door().decideApproval(approvalId, {
+        approve: verb === 'approve',
+        by: `${account.channel}:${action.sender.handle ?? action.sender.id}`,
       });
       return decided.status === 'approved' ? 'Approved.' : 'Denied.';
     } catch (error) {

@@ -74,3 +74,19 @@ channels
         `paired ${answer.sender.name ?? answer.sender.senderId} (${answer.sender.senderId}) on ${channel} account ${answer.sender.account}`,
     );
   });
+
+for (const [verb, description] of [
+  ['allow', 'let a sender in (as a pairing does: under access.direct "pairing"); under "allowlist", list them in access.users'],
+  ['revoke', 'shut a sender out, paired or not; they get no run (and no second refusal)'],
+] as const) {
+  channels
+    .command(`${verb} <channel> <account> <sender>`)
+    .description(description)
+    .action(async (channel: string, account: string, sender: string) => {
+      const answer = await client().request<{ sender: ChatSenderRecord }>(
+        'POST',
+        `/v1/channels/${encodeURIComponent(channel)}/senders/${encodeURIComponent(account)}/${encodeURIComponent(sender)}/${verb}`,
+      );
+      print(answer, () => `${answer.sender.senderId} on ${channel} account ${account}: ${answer.sender.status}`);
+    });
+}

@@ -9,7 +9,7 @@ import { SwitchboardError } from '../core/errors.js';
 import { loadConfigFile } from '../config/load.js';
 import { DataDir } from '../kit/data-dir.js';
 import type { KyselyStore } from '../store/kysely/kysely-store.js';
-import { client, configPath, print, program } from './shared.js';
+import { configPath, print, program, requestIfRunning } from './shared.js';
 
 /** The store the config names (`--store` over $SWITCHBOARD_STORE_URL over store.url), without opening it. */
 async function selection(storeUrl?: string) {
@@ -40,18 +40,9 @@ store
   .description("a consistent copy of the gateway's SQLite store in a new file, made while it runs (from the file when it does not)")
   .action(async (file: string) => {
     const path = resolve(file);
-    let made: { path: string; bytes: number };
-    try {
-      made = await client().request('POST', '/v1/store/backup', { path });
-    } catch (error) {
-      // No gateway runs for this config (or it never ran): the file is copied here, under the same lock a gateway takes.
-      const down =
-        SwitchboardError.isInstance(error) &&
-        ['GATEWAY_UNREACHABLE', 'UNAUTHORIZED'].includes(error.code) &&
-        !error.details?.maybeDelivered;
-      if (!down) throw error;
-      made = await offlineBackup(path);
-    }
+    // No gateway runs for this config (or it never ran): the file is copied here, under the same lock a gateway takes.
+    const made =
+      (await requestIfRunning<{ path: string; bytes: number }>('POST', '/v1/store/backup', { path })) ?? (await offlineBackup(path));
     print(made, () => `backed up the store to ${made.path} (${made.bytes} bytes), checked whole`);
   });
 

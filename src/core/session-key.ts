@@ -38,7 +38,9 @@ export function groupSessionKey(agentId: string, channel: string, groupId: strin
   return `agent:${agentId}:${channel}:group:${groupId}`;
 }
 
-const segmentOf = (text: string) => text.replace(/[^A-Za-z0-9._-]/g, (char) => `%${char.charCodeAt(0).toString(16).padStart(2, '0')}`);
+/** A text as one segment of a session key: characters outside [A-Za-z0-9._-] %-encoded (no `:` can split it). */
+export const segmentOf = (text: string) =>
+  text.replace(/[^A-Za-z0-9._-]/g, (char) => `%${char.charCodeAt(0).toString(16).padStart(2, '0')}`);
 
 /**
  * The session of an A2A context, scoped by the peer that opened it: two peers sending the same context

@@ -15,6 +15,7 @@ export interface ChannelControl {
   status(): ChannelAccountStatus[];
   pair(channel: string, code: string): Promise<ChatSenderRecord>;
   senders(filter: Parameters<ChannelStore['listSenders']>[0]): Promise<ChatSenderRecord[]>;
+  setSender(channel: string, account: string, senderId: string, status: 'allowed' | 'refused'): Promise<ChatSenderRecord>;
   webhook(channel: string, account: string, request: ChatWebhookRequest): Promise<ChatWebhookAnswer>;
 }
 
@@ -36,6 +37,13 @@ export function channelRoutes(channels: ChannelControl, route: RouteAdder, limit
     const channel = url.searchParams.get('channel') ?? undefined;
     return { senders: await channels.senders({ channel, status: status as ChatSenderStatus | undefined, limit: limitOf(url) }) };
   });
+  route(
+    'POST',
+    /^\/v1\/channels\/([a-z]+)\/senders\/([^/]+)\/([^/]+)\/(allow|revoke)$/,
+    async (_request, _url, [channel, account, senderId, verb]): Promise<{ sender: ChatSenderRecord }> => ({
+      sender: await channels.setSender(channel, account, senderId, verb === 'allow' ? 'allowed' : 'refused'),
+    }),
+  );
   route('POST', /^\/v1\/channels\/([a-z]+)\/pair$/, async (request, _url, [channel]): Promise<{ sender: ChatSenderRecord }> => {
     const { code } = parseBody(pairBody, await readJson(request));
     return { sender: await channels.pair(channel, code) };

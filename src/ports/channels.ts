@@ -17,8 +17,13 @@ export interface ChatPlace {
 
 export interface ChatSender {
   id: string;
-  /** A display name or handle, for logs and the pairing list. */
+  /** A display name, for logs, the pairing list and a group's transcript: anyone can take any name, so it lets no one in. */
   name?: string;
+  /**
+   * A handle the platform keeps unique and its owner's alone (Telegram's `@username`, Discord's `@username`): what the
+   * `@…` entries of `access.users` match. Absent where the platform has none.
+   */
+  handle?: string;
 }
 
 /** A file sent with a message: fetched only when the agent has a workspace to put it in. */

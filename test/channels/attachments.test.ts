@@ -1,5 +1,5 @@
 /** Files sent with chat messages (docs/channels.md, "Files"): saved inside the workspace only, never over anything. */
-import { mkdirSync, mkdtempSync, readFileSync, realpathSync, symlinkSync, existsSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -18,13 +18,18 @@ const message = (files: { name: string; bytes: string }[]): ChatMessage => ({
 const temp = () => realpathSync(mkdtempSync(join(tmpdir(), 'sb-att-')));
 
 describe('saveAttachments', () => {
-  it('saves under inbox/<channel>/ with a safe name, and names it again when the message comes twice', async () => {
+  it('saves under inbox/<channel>/<account>/<conversation>/ with a safe name, and names it again when the message comes twice', async () => {
     const workspace = temp();
     const files = message([{ name: '../../etc/passwd', bytes: 'x' }]);
-    const first = await saveAttachments(files, { channel: 'slack', workspace, maxBytes: 100 });
-    expect(first).toEqual({ notes: ['[attachment saved: inbox/slack/9-0-__.._etc_passwd]'], refusals: [], taken: 1 });
-    expect(readFileSync(join(workspace, 'inbox/slack/9-0-__.._etc_passwd'), 'utf8')).toBe('x');
-    expect(await saveAttachments(files, { channel: 'slack', workspace, maxBytes: 100 })).toEqual(first);
+    const first = await saveAttachments(files, { channel: 'slack', account: 'acc', workspace, maxBytes: 100 });
+    expect(first).toEqual({ notes: ['[attachment saved: inbox/slack/acc/c/9-0-__.._etc_passwd]'], refusals: [], taken: 1 });
+    expect(readFileSync(join(workspace, 'inbox/slack/acc/c/9-0-__.._etc_passwd'), 'utf8')).toBe('x');
+    expect(await saveAttachments(files, { channel: 'slack', account: 'acc', workspace, maxBytes: 100 })).toEqual(first);
+    // Message 9 of another conversation is another file: ids are unique only in their conversation.
+    const other = { ...message([{ name: '../../etc/passwd', bytes: 'y' }]), place: { conversation: 'd', kind: 'direct' as const } };
+    await saveAttachments(other, { channel: 'slack', account: 'acc', workspace, maxBytes: 100 });
+    expect(readFileSync(join(workspace, 'inbox/slack/acc/d/9-0-__.._etc_passwd'), 'utf8')).toBe('y');
+    expect(readFileSync(join(workspace, 'inbox/slack/acc/c/9-0-__.._etc_passwd'), 'utf8')).toBe('x');
   });
 
   it('refuses to write through an inbox folder that is a symlink out of the workspace', async () => {
@@ -32,18 +37,28 @@ describe('saveAttachments', () => {
     const outside = temp();
     mkdirSync(join(workspace, 'inbox'));
     symlinkSync(outside, join(workspace, 'inbox/telegram'));
-    const saved = await saveAttachments(message([{ name: 'a.txt', bytes: 'x' }]), { channel: 'telegram', workspace, maxBytes: 100 });
+    const saved = await saveAttachments(message([{ name: 'a.txt', bytes: 'x' }]), {
+      channel: 'telegram',
+      account: 'acc',
+      workspace,
+      maxBytes: 100,
+    });
     expect(saved).toEqual({
       notes: ['[attachment a.txt not taken: inbox/telegram leads outside the workspace]'],
       refusals: ['Your file a.txt was not taken: inbox/telegram leads outside the workspace.'],
       taken: 0,
     });
-    expect(existsSync(join(outside, '9-0-a.txt'))).toBe(false);
+    expect(readdirSync(outside)).toEqual([]);
   });
 
   it('refuses every file for an agent without a workspace, and a file whose bytes turn out over the limit', async () => {
     expect(
-      await saveAttachments(message([{ name: 'a.txt', bytes: 'x' }]), { channel: 'discord', workspace: undefined, maxBytes: 100 }),
+      await saveAttachments(message([{ name: 'a.txt', bytes: 'x' }]), {
+        channel: 'discord',
+        account: 'acc',
+        workspace: undefined,
+        maxBytes: 100,
+      }),
     ).toEqual({
       notes: ['[attachment a.txt not taken: this agent has no workspace to keep files in (agents.defaults.workspace)]'],
       refusals: ['Your file a.txt was not taken: this agent has no workspace to keep files in (agents.defaults.workspace).'],
@@ -51,6 +66,7 @@ describe('saveAttachments', () => {
     });
     const saved = await saveAttachments(message([{ name: 'b.bin', bytes: 'twelve bytes' }]), {
       channel: 'discord',
+      account: 'acc',
       workspace: temp(),
       maxBytes: 4,
     });

@@ -84,7 +84,7 @@ describe('Discord account, receiving', () => {
       {
         id: '700000000000000001',
         place: { conversation: FAKE_DM_CHANNEL, kind: 'direct' },
-        sender: { id: ann.id, name: 'ann' },
+        sender: { id: ann.id, name: 'ann', handle: '@ann' },
         text: 'hello bot',
         attachments: [],
         addressed: true,
@@ -154,7 +154,7 @@ describe('Discord account, receiving', () => {
     );
     await vi.waitFor(() => expect(sink.messages).toHaveLength(4));
     const group = { conversation: FAKE_TEXT_CHANNEL, kind: 'group' };
-    const sender = { id: ann.id, name: 'ann' };
+    const sender = { id: ann.id, name: 'ann', handle: '@ann' };
     expect(sink.messages).toEqual([
       { id: '700000000000000011', place: group, sender, text: 'just chatting', attachments: [], addressed: false },
       { id: '700000000000000012', place: group, sender, text: `<@${FAKE_BOT.id}> help`, attachments: [], addressed: true },
@@ -255,7 +255,7 @@ describe('Discord account, receiving', () => {
       {
         id: '910000000000000001',
         place: { conversation: FAKE_TEXT_CHANNEL, kind: 'group' },
-        sender: { id: ann.id, name: 'ann' },
+        sender: { id: ann.id, name: 'ann', handle: '@ann' },
         data: 'deny:ap-1',
       },
     ]);

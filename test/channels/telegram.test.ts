@@ -104,11 +104,16 @@ describe('the Telegram channel', () => {
     );
     expect(await channels.pair('telegram', code ?? '')).toMatchObject({ senderId: String(STRANGER), status: 'allowed' });
     telegram.message({ from: STRANGER, text: 'paired now' });
-    await waitUntil(
-      "telegram.sent.some((sent) => sent.text === 'echo paired now')",
-      () => telegram.sent.some((sent) => sent.text === 'echo paired now'),
-      10_000,
-    );
+    await waitUntil('the paired sender is answered', () => telegram?.sent.some((sent) => sent.text === 'echo paired now'), 10_000);
+    // An operator shuts them out again: no run, and no second message.
+    expect(await channels.setSender('telegram', 'main', String(STRANGER), 'refused')).toMatchObject({ status: 'refused' });
+    telegram.message({ from: STRANGER, text: 'after revoke' });
+    telegram.message({ from: ALICE, text: 'marker' });
+    await waitUntil('Alice is answered', () => telegram?.sent.some((sent) => sent.text === 'echo marker'), 10_000);
+    expect(telegram.sent.filter((sent) => sent.chat_id === String(STRANGER)).map((sent) => sent.text)).toEqual([
+      expect.stringContaining('switchboard channels pair telegram'),
+      'echo paired now',
+    ]);
   });
 
   it('refuses a sender outside the allowlist with one polite message and no run', async () => {
@@ -198,6 +203,7 @@ describe('the Telegram channel', () => {
       { config, store: await SqliteStore.open({ path: ':memory:' }), gatewayId: 'gw-test' },
       { onChannels: (made) => (channels = made) },
     );
+    await waitUntil('the account reports its error', () => channels.status()[0].state === 'error', 10_000);
     expect(channels.status()).toEqual([
       expect.objectContaining({
         state: 'error',
@@ -235,6 +241,16 @@ describe('approvals from Telegram', () => {
     expect(prompt.text).toMatch(/^Approval needed: coder wants to run exec /);
     const [approve, deny] = prompt.reply_markup?.inline_keyboard[0] ?? [];
     expect([approve.text, deny.text]).toEqual(['Approve', 'Deny']);
+    // A press in another chat (a group Alice is in) does not answer a request asked in her direct chat.
+    telegram.push({
+      callback_query: {
+        id: 'q0',
+        from: { id: ALICE, is_bot: false, first_name: 'alice', username: 'alice' },
+        message: { message_id: 1, date: 0, chat: { id: -500, type: 'group', title: 'g' } },
+        data: approve.callback_data,
+        chat_instance: 'c',
+      },
+    });
     // A stranger's press changes nothing.
     telegram.push({
       callback_query: {
@@ -247,7 +263,7 @@ describe('approvals from Telegram', () => {
     telegram.push({
       callback_query: {
         id: 'q2',
-        from: { id: ALICE, is_bot: false, first_name: 'alice' },
+        from: { id: ALICE, is_bot: false, first_name: 'alice', username: 'alice' },
         data: approve.callback_data,
         chat_instance: 'c',
       },
@@ -257,11 +273,12 @@ describe('approvals from Telegram', () => {
       .filter((call) => call.method === 'answerCallbackQuery')
       .map((call) => [call.body.callback_query_id, call.body.text]);
     expect(toasts).toEqual([
+      ['q0', 'This approval was not asked here.'],
       ['q1', 'Only people let in to talk to the agents may answer approvals.'],
       ['q2', 'Approved.'],
     ]);
     const [approval] = await gateway.listApprovals({});
-    expect(approval).toMatchObject({ status: 'approved', decidedBy: 'telegram:alice' });
+    expect(approval).toMatchObject({ status: 'approved', decidedBy: 'telegram:@alice' });
     expect(readFileSync(join(workspace, 'log.txt'), 'utf8')).toBe('once\n');
   });
 });
@@ -290,8 +307,8 @@ describe('Telegram files and webhooks', () => {
     telegram.message({ from: ALICE, text: '', messageId: 62, extra: document('doc-2', 'big.bin', 64) });
     await waitUntil('both are answered', () => telegram?.sent.length === 2, 10_000);
     const inputs = await inputsOf(gateway, `agent:echo:telegram:direct:${ALICE}`);
-    expect(inputs.map((input) => input.text)).toEqual(['see attached\n[attachment saved: inbox/telegram/61-0-report.txt]']);
-    expect(readFileSync(join(workspace, 'inbox/telegram/61-0-report.txt'), 'utf8')).toBe('quarterly numbers');
+    expect(inputs.map((input) => input.text)).toEqual([`see attached\n[attachment saved: inbox/telegram/main/${ALICE}/61-0-report.txt]`]);
+    expect(readFileSync(join(workspace, `inbox/telegram/main/${ALICE}/61-0-report.txt`), 'utf8')).toBe('quarterly numbers');
     // A message of one refused file is answered with the reason, and starts no run.
     expect(telegram.sent.map((sent) => sent.text)).toEqual([
       'got it',
@@ -341,5 +358,28 @@ describe('Telegram files and webhooks', () => {
     expect((await inputsOf(gateway, `agent:echo:telegram:direct:${ALICE}`)).map((input) => input.text)).toEqual(['by hook']);
     // A webhook account never polls.
     expect(telegram.calls.filter((call) => call.method === 'getUpdates')).toEqual([]);
+  });
+});
+
+describe('a message Telegram would send forever', () => {
+  it('is told once why it was not taken, and the messages after it are answered', async () => {
+    telegram = await new FakeTelegram().start();
+    const { config } = parseConfigText(
+      `{
+        gateway: { maxMessageChars: 40 },
+        channels: { telegram: { access: { users: ["${ALICE}"] }, accounts: { main: { token: "${telegram.token}", apiRoot: "${telegram.url}" } } } },
+        agents: { list: [{ id: "echo", model: "scripted/echo" }] },
+        models: { providers: { scripted: { type: "scripted", models: { echo: { rules: [{ reply: "echo {{input}}" }] } } } } },
+      }`,
+      '/test/switchboard.json5',
+      {},
+    );
+    gateway = await startGateway({ config, store: await SqliteStore.open({ path: ':memory:' }), gatewayId: 'gw-test' });
+    telegram.message({ from: ALICE, text: 'x'.repeat(100), messageId: 90 });
+    telegram.message({ from: ALICE, text: 'x'.repeat(100), messageId: 90 });
+    telegram.message({ from: ALICE, text: 'short one', messageId: 91 });
+    await waitUntil('the short one is answered', () => telegram?.sent.some((sent) => sent.text === 'echo short one'), 10_000);
+    const told = telegram.sent.filter((sent) => sent.text.startsWith('Your message was not taken'));
+    expect(told.map((sent) => sent.text)).toEqual([expect.stringMatching(/^Your message was not taken: .*40/)]);
   });
 });

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { OutboxDispatcher } from '../../src/gateway/durability/outbox.js';
+import { RetryLaterError } from '../../src/kit/retry.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { waitUntil } from '../helpers/wait.js';
 
@@ -62,6 +63,28 @@ describe('outbox dispatcher', () => {
       lastError: 'no outbox handler for kind "nobody-handles-this"',
     });
     expect(settled).toEqual(['retry', 'dead']);
+  });
+});
+
+describe('outbox dispatcher rate limits', () => {
+  it("outbox: waits at least a receiver's retry-after, and a rate limit never sends the row to the dead letters", async () => {
+    store = await SqliteStore.open({ path: ':memory:' });
+    dispatcher = new OutboxDispatcher(store, clock, { maxAttempts: 2, baseDelayMs: 10, maxDelayMs: 20, pollMs: 5, random: () => 1 });
+    let calls = 0;
+    dispatcher.register('chat', async () => {
+      calls += 1;
+      if (calls <= 3) throw new RetryLaterError(`429 (${calls})`, 5000);
+    });
+    const row = await store.outbox.add({ id: 'o3', kind: 'chat', target: 't', payload: {}, idempotencyKey: 'chat:1' }, now);
+    await dispatcher.start();
+    for (let attempt = 1; attempt <= 3; attempt++) {
+      await until(async () => (await store.outbox.get(row.id))!.attempts === attempt);
+      // Past maxAttempts (2), still pending; the next try at the receiver's 5 s, not the outbox's 20 ms at most.
+      expect(await store.outbox.get(row.id)).toMatchObject({ status: 'pending', lastError: `429 (${attempt})`, nextAttemptAt: now + 5000 });
+      now += 5000;
+    }
+    await until(async () => (await store.outbox.get(row.id))!.status === 'delivered');
+    expect(calls).toBe(4);
   });
 });
 

@@ -88,6 +88,10 @@ describe('the webhook channel', () => {
     expect(replies[1]).toEqual(replies[0]);
     const at = String(delivered.headers[TIMESTAMP_HEADER]);
     expect(delivered.headers[SIGNATURE_HEADER]).toBe(signature(SECRET, at, delivered.body));
+    // The 429 is on record with the url's origin only: a webhook's path often carries its token.
+    const outbox = await gw.request<{ rows: { kind: string; lastError: string | null }[] }>('GET', '/v1/outbox?status=delivered');
+    const row = outbox.body.rows.find((one) => one.kind === 'reply:webhook');
+    expect(row?.lastError).toBe(`webhook account "ops": ${new URL(target.url).origin}/… answered 429 slow down`);
     const runs = await gw.request<{ runs: { sessionKey: string }[] }>(
       'GET',
       `/v1/runs?session=${encodeURIComponent('agent:echo:webhook:direct:alice')}`,

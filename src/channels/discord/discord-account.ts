@@ -21,7 +21,16 @@ import {
 } from 'discord.js';
 import type { DiscordAccountConfig } from '../../config/schema-channels.js';
 import { PermanentDeliveryError, RetryLaterError, backoffDelay, sleep } from '../../kit/retry.js';
-import type { ChatAccount, ChatAttachment, ChatButton, ChatMessage, ChatPlace, ChatSend, ChatSink } from '../../ports/channels.js';
+import type {
+  ChatAccount,
+  ChatAttachment,
+  ChatButton,
+  ChatMessage,
+  ChatPlace,
+  ChatSend,
+  ChatSender,
+  ChatSink,
+} from '../../ports/channels.js';
 
 export type DiscordLog = (level: 'debug' | 'info' | 'warn' | 'error', message: string, fields?: Record<string, unknown>) => void;
 
@@ -144,7 +153,7 @@ export function createDiscordAccount(account: string, config: DiscordAccountConf
     const chat: ChatMessage = {
       id: message.id,
       place,
-      sender: { id: message.author.id, name: message.author.username },
+      sender: senderOf(message.author),
       text: message.content,
       attachments: [...message.attachments.values()].map(toAttachment),
       addressed: place.kind === 'direct' || message.mentions.users.has(botId) || message.mentions.repliedUser?.id === botId,
@@ -172,7 +181,7 @@ export function createDiscordAccount(account: string, config: DiscordAccountConf
       answer = await current.action({
         id: interaction.id,
         place: { conversation: interaction.channelId, kind: interaction.guildId ? 'group' : 'direct' },
-        sender: { id: interaction.user.id, name: interaction.user.username },
+        sender: senderOf(interaction.user),
         data: interaction.customId,
       });
     } catch (error) {
@@ -320,4 +329,12 @@ async function deadline<T>(promise: Promise<T>, ms: number, what: string): Promi
 
 function errorText(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
+}
+
+/**
+ * A Discord user as a sender. Since Discord's move to unique usernames, an account whose discriminator is "0" has a
+ * username no one else has: that is a handle. A legacy `name#1234` is only a name.
+ */
+function senderOf(user: { id: string; username: string; discriminator: string }): ChatSender {
+  return { id: user.id, name: user.username, ...(user.discriminator === '0' ? { handle: `@${user.username}` } : {}) };
 }

@@ -105,6 +105,9 @@ interface SlackBlockActions {
   actions: { action_id: string; value?: string; action_ts: string }[];
 }
 
+/** How long one Web API call may take. */
+const SEND_TIMEOUT_MS = 30_000;
+
 export function createSlackAccount(account: string, config: SlackAccountConfig, options: SlackAccountOptions): ChatAccount {
   const key = `channels.slack.accounts.${account}`;
   const log = options.log;
@@ -114,6 +117,8 @@ export function createSlackAccount(account: string, config: SlackAccountConfig, 
     // The outbox is the one retry path: a 429 reaches send() as WebAPIRateLimitedError, any other failure at once.
     retryConfig: { retries: 0 },
     rejectRateLimitedCalls: true,
+    // Well under the outbox's claim (5 minutes): a send that hangs is given up before another attempt may take its row.
+    timeout: SEND_TIMEOUT_MS,
     ...(options.fetch ? { fetch: options.fetch } : {}),
   };
   const app: App = new App({

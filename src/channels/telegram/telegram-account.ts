@@ -6,7 +6,7 @@
  */
 import { timingSafeEqual } from 'node:crypto';
 import { Api, GrammyError, HttpError } from 'grammy';
-import type { CallbackQuery, Message, Update } from 'grammy/types';
+import type { CallbackQuery, Message, Update, User } from 'grammy/types';
 import type { TelegramAccountConfig } from '../../config/schema-channels.js';
 import { errorMessage } from '../../core/errors.js';
 import { PermanentDeliveryError, RetryLaterError, backoffDelay, sleep } from '../../kit/retry.js';
@@ -16,6 +16,7 @@ import type {
   ChatMessage,
   ChatPlace,
   ChatSend,
+  ChatSender,
   ChatSink,
   ChatWebhookAnswer,
   ChatWebhookRequest,
@@ -52,7 +53,9 @@ class TelegramAccount implements ChatAccount {
     private readonly config: TelegramAccountConfig,
     private readonly options: TelegramOptions,
   ) {
-    this.api = new Api(config.token, { apiRoot: config.apiRoot });
+    // A call may take the long poll's 25 s and a little more; well under the outbox's claim (5 minutes), so a send that
+    // hangs is given up before another attempt may take its row and send the same part.
+    this.api = new Api(config.token, { apiRoot: config.apiRoot, timeoutSeconds: POLL_SECONDS + 35 });
   }
 
   async start(sink: ChatSink): Promise<void> {
@@ -149,7 +152,7 @@ class TelegramAccount implements ChatAccount {
     return {
       id: String(message.message_id),
       place,
-      sender: { id: String(message.from.id), name: message.from.username ? `@${message.from.username}` : message.from.first_name },
+      sender: senderOf(message.from),
       text,
       attachments,
       addressed: direct || this.addressed(message, text),
@@ -212,7 +215,7 @@ class TelegramAccount implements ChatAccount {
       .action({
         id: query.id,
         place: { conversation: String(chat?.id ?? query.from.id), kind: chat && chat.type !== 'private' ? 'group' : 'direct' },
-        sender: { id: String(query.from.id), name: query.from.username ? `@${query.from.username}` : query.from.first_name },
+        sender: senderOf(query.from),
         data: query.data ?? '',
       })
       .catch((error: unknown) => `Not answered: ${errorMessage(error)}`);
@@ -242,6 +245,15 @@ class TelegramAccount implements ChatAccount {
   async typing(place: ChatPlace): Promise<void> {
     await this.api.sendChatAction(place.conversation, 'typing', place.thread ? { message_thread_id: Number(place.thread) } : {});
   }
+}
+
+/** A Telegram user as a sender: the @username is a handle (Telegram keeps it unique), the first name only a name. */
+function senderOf(user: User): ChatSender {
+  return {
+    id: String(user.id),
+    name: user.username ? `@${user.username}` : user.first_name,
+    ...(user.username ? { handle: `@${user.username}` } : {}),
+  };
 }
 
 /** A 429 waits its retry_after; a chat the bot cannot post in (blocked, removed, unknown) is no use retrying. */

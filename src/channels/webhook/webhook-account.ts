@@ -39,7 +39,10 @@ interface InboundBody {
   data?: unknown;
 }
 
-const text = (value: unknown) => (typeof value === 'string' && value !== '' ? value : undefined);
+/** Ids and names are at most this long: they go into input keys and session keys, which have room for that. */
+const MAX_FIELD = 128;
+
+const text = (value: unknown) => (typeof value === 'string' && value !== '' && value.length <= MAX_FIELD ? value : undefined);
 
 class WebhookAccount implements ChatAccount {
   readonly channel = 'webhook';
@@ -77,9 +80,14 @@ class WebhookAccount implements ChatAccount {
     const conversation = text(body?.conversation);
     const senderId = text(body?.sender?.id);
     if (!id || !conversation || !senderId)
-      return { status: 400, body: { error: 'a message needs "id", "conversation" and "sender": { "id" } as non-empty strings' } };
+      return {
+        status: 400,
+        body: { error: `a message needs "id", "conversation" and "sender": { "id" } as strings of 1-${MAX_FIELD} characters` },
+      };
     const kind = body.kind === 'group' ? 'group' : 'direct';
     const thread = text(body.thread);
+    if (body.thread !== undefined && !thread)
+      return { status: 400, body: { error: `"thread" must be a string of 1-${MAX_FIELD} characters` } };
     const place = { conversation, kind, ...(thread ? { thread } : {}) } as const;
     const sender = { id: senderId, ...(text(body.sender?.name) ? { name: text(body.sender?.name) } : {}) };
     if (body.type === 'action') {
@@ -144,10 +152,10 @@ class WebhookAccount implements ChatAccount {
         signal: AbortSignal.timeout(30_000),
       });
     } catch (error) {
-      throw new Error(`webhook account "${this.account}": ${errorMessage(error)}`);
+      throw new Error(`webhook account "${this.account}": ${hideUrl(errorMessage(error), url)}`);
     }
     const answer = await response.text().catch(() => '');
-    const what = `webhook account "${this.account}": ${url} answered ${response.status}${answer ? ` ${answer.slice(0, 200)}` : ''}`;
+    const what = `webhook account "${this.account}": ${shownUrl(url)} answered ${response.status}${answer ? ` ${answer.slice(0, 200)}` : ''}`;
     if (response.status === 429) throw new RetryLaterError(what, retryAfterMs(response.headers.get('retry-after'), this.now()));
     if (response.status >= 400 && response.status < 500 && response.status !== 408) throw new PermanentDeliveryError(what);
     if (!response.ok) throw new Error(what);
@@ -162,6 +170,11 @@ class WebhookAccount implements ChatAccount {
 
   async typing(): Promise<void> {}
 }
+
+/** A url as errors show it: its origin only, since a webhook's path often carries its token (Slack's, Discord's). */
+const shownUrl = (url: string) => `${new URL(url).origin}/…`;
+
+const hideUrl = (text: string, url: string) => text.split(url).join(shownUrl(url));
 
 /** Retry-After as seconds or an HTTP date; a second when it is absent or unreadable. */
 export function retryAfterMs(header: string | null, now: number): number {

@@ -149,7 +149,9 @@ export class OutboxDispatcher {
     } catch (error) {
       const message = errorMessage(error);
       span.end({ error: message });
-      const dead = error instanceof PermanentDeliveryError || row.attempts + 1 >= this.options.maxAttempts;
+      // A rate limit is the receiver asking for time, not a failure: it never sends a row to the dead letters.
+      const dead =
+        !(error instanceof RetryLaterError) && (error instanceof PermanentDeliveryError || row.attempts + 1 >= this.options.maxAttempts);
       const backoff = backoffDelay(row.attempts, this.options, (this.options.random ?? Math.random)());
       const next = this.clock.now() + (error instanceof RetryLaterError ? Math.max(backoff, error.retryAfterMs) : backoff);
       if (await this.store.outbox.markFailed(row.id, row.claimToken, message, next, dead))

@@ -19,7 +19,7 @@ export async function channelTables(db: Kysely<unknown>): Promise<void> {
     .createTable('channel_parts')
     .addColumn('outbox_id', 'varchar(64)', (col) => col.notNull())
     .addColumn('part_index', 'integer', (col) => col.notNull())
-    .addColumn('message_id', 'varchar(200)', (col) => col.notNull())
+    .addColumn('message_id', 'text', (col) => col.notNull())
     .addColumn('sent_at', 'bigint', (col) => col.notNull())
     .addPrimaryKeyConstraint('channel_parts_pk', ['outbox_id', 'part_index'])
     .execute();
