@@ -202,7 +202,12 @@ export class McpConnection {
     clearTimeout(this.retryTimer);
     // Started again in the background once the backoff has passed, so that a server that comes back is up
     // before the next call; each failure doubles the pause, up to mcp.maxBackoffSeconds.
-    this.retryTimer = setTimeout(() => void this.connect().catch(() => {}), this.backoffMs);
+    // The timer may fire a millisecond before `retryAt` on Date.now()'s clock (Node rounds timers): the backoff is
+    // over when it fires, so its start is not refused as too early, which would leave the server down for good.
+    this.retryTimer = setTimeout(() => {
+      this.retryAt = 0;
+      void this.connect().catch(() => {});
+    }, this.backoffMs);
     this.retryTimer.unref();
     this.backoffMs = Math.min(this.backoffMs * 2, this.options.maxBackoffMs);
   }
