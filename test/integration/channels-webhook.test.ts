@@ -26,20 +26,21 @@ interface Received {
   status: number;
 }
 
-/** A receiver that answers each POST with the next of `statuses` (then 200), recording each. */
-async function startReceiver(statuses: number[]): Promise<{ url: string; received: Received[] }> {
+/** A receiver that answers each POST 429 (Retry-After: 2) until it is opened, then 200, recording each. */
+async function startReceiver(): Promise<{ url: string; received: Received[]; open: () => void }> {
   const received: Received[] = [];
+  let opened = false;
   receiver = createServer((request, response) => {
     const chunks: Buffer[] = [];
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
     request.on('end', () => {
-      const status = statuses.shift() ?? 200;
+      const status = opened ? 200 : 429;
       received.push({ headers: request.headers, body: Buffer.concat(chunks).toString('utf8'), status });
       response.writeHead(status, status === 429 ? { 'retry-after': '2' } : {}).end(status === 200 ? '{"id":"r-1"}' : 'slow down');
     });
   });
   await new Promise<void>((resolve) => receiver?.listen(0, '127.0.0.1', resolve));
-  return { url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`, received };
+  return { url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`, received, open: () => (opened = true) };
 }
 
 async function post(url: string, body: string, headers: Record<string, string>): Promise<{ status: number; body: unknown }> {
@@ -58,7 +59,7 @@ const signed = (body: string, secret = SECRET, at = Math.floor(Date.now() / 1000
 
 describe('the webhook channel', () => {
   it('takes only signed messages, one input per id, and posts the reply signed, again after a 429', async () => {
-    const target = await startReceiver([429]);
+    const target = await startReceiver();
     const { configPath } = tempConfig(`{
       channels: { webhook: { access: { direct: "open" }, accounts: { ops: { secret: "${SECRET}", url: "${target.url}" } } } },
       outbox: { baseDelayMs: 10, maxDelayMs: 50 },
@@ -81,17 +82,27 @@ describe('the webhook channel', () => {
     expect(await post(gw.url, body, signed(body))).toEqual({ status: 200, body: { ok: true } });
     // The sender did not hear the 200 and sends it again: the same input.
     expect(await post(gw.url, body, signed(body))).toEqual({ status: 200, body: { ok: true } });
+    // The receiver is busy: the 429 is on record with the url's origin only (a webhook's path often carries its token).
+    const refused = await waitUntil(
+      'the 429 is recorded',
+      async () =>
+        (await gw?.request<{ rows: { kind: string; lastError: string | null }[] }>('GET', '/v1/outbox?status=pending'))?.body.rows.find(
+          (one) => one.kind === 'reply:webhook' && one.lastError,
+        ),
+      20_000,
+      20,
+    );
+    expect(refused.lastError).toBe(`webhook account "ops": ${new URL(target.url).origin}/… answered 429 slow down`);
+    target.open();
     const delivered = await waitUntil('the reply is taken', () => target.received.find((one) => one.status === 200), 20_000, 20);
     const replies = target.received.map((one) => JSON.parse(one.body) as Record<string, unknown>);
-    expect(target.received.map((one) => one.status)).toEqual([429, 200]);
-    expect(replies[0]).toEqual({ id: replies[1].id, conversation: 'c-9', replyTo: 'm-1', text: 'echo hello hook' });
-    expect(replies[1]).toEqual(replies[0]);
+    expect(target.received[0].status).toBe(429);
+    expect(target.received.filter((one) => one.status === 200)).toEqual([delivered]);
+    expect(replies[0]).toEqual({ id: expect.stringMatching(/:0$/), conversation: 'c-9', replyTo: 'm-1', text: 'echo hello hook' });
+    // Every attempt carries the same id, for the receiver to dedupe on.
+    for (const reply of replies) expect(reply).toEqual(replies[0]);
     const at = String(delivered.headers[TIMESTAMP_HEADER]);
     expect(delivered.headers[SIGNATURE_HEADER]).toBe(signature(SECRET, at, delivered.body));
-    // The 429 is on record with the url's origin only: a webhook's path often carries its token.
-    const outbox = await gw.request<{ rows: { kind: string; lastError: string | null }[] }>('GET', '/v1/outbox?status=delivered');
-    const row = outbox.body.rows.find((one) => one.kind === 'reply:webhook');
-    expect(row?.lastError).toBe(`webhook account "ops": ${new URL(target.url).origin}/… answered 429 slow down`);
     const runs = await gw.request<{ runs: { sessionKey: string }[] }>(
       'GET',
       `/v1/runs?session=${encodeURIComponent('agent:echo:webhook:direct:alice')}`,
