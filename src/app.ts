@@ -301,7 +301,10 @@ export async function serveGateway(options: ServeOptions): Promise<RunningGatewa
   const mcp = config.mcpServer.enabled
     ? {
         handle: async (request: IncomingMessage, response: ServerResponse) => (await openMcp()).handle(request, response),
-        close: async () => void (await mcpFront)?.close(),
+        close: async () => {
+          const front = await mcpFront?.catch(() => undefined);
+          await front?.close();
+        },
       }
     : undefined;
   const api = new ControlApi(gateway, {

@@ -23,11 +23,14 @@ export function pairingCode(): string {
 }
 
 /**
- * Whether `users` names the sender: by id, or an `@handle` entry by the platform's own handle. A display name never
- * counts: anyone may call themselves `123456789` or `@alice`.
+ * Whether `users` names the sender: by id, or an `@handle` entry by the platform's own handle (in any case, as the
+ * platforms compare them). A display name never counts: anyone may call themselves `123456789` or `@alice`. A handle
+ * can change hands when its owner gives it up: ids are the safer entries (docs/channels.md).
  */
 export function listed(users: readonly string[], sender: ChatSender): boolean {
-  return users.includes(sender.id) || (sender.handle?.startsWith('@') === true && users.includes(sender.handle));
+  if (users.includes(sender.id)) return true;
+  const handle = sender.handle?.toLowerCase();
+  return handle?.startsWith('@') === true && users.some((user) => user.toLowerCase() === handle);
 }
 
 const DEFAULT_REFUSAL = 'Sorry, this assistant only talks to people its operator has let in.';
@@ -45,6 +48,8 @@ export async function judge(
   if (message.place.kind === 'group') {
     const group = message.place.conversation;
     if (access.group === 'off') return { let: false, why: `groups are off (channels.${channel}.access.group)` };
+    if ((await store.sender(channel, account, `group:${group}`))?.status === 'revoked')
+      return { let: false, why: `group ${group} was shut out by an operator (switchboard channels revoke)` };
     if (access.group === 'allowlist' && !access.groups.includes(group)) {
       await store.addSender({ channel, account, senderId: `group:${group}`, name: null, status: 'refused', code: null }, now);
       // A group is told only when someone speaks to the bot, not at every line of its chatter.
@@ -57,8 +62,10 @@ export async function judge(
     return { let: true };
   }
   const sender = message.sender;
-  if (access.direct === 'open' || listed(access.users, sender)) return { let: true };
   let known = await store.sender(channel, account, sender.id);
+  // An operator's revoke outweighs the lists and the modes; the sender was told once already, or is told now.
+  if (known?.status === 'revoked') return { let: false, why: `sender ${sender.id} was shut out by an operator`, tell: refusal };
+  if (access.direct === 'open' || listed(access.users, sender)) return { let: true };
   // Only pairing lets in those an operator paired: under `allowlist`, the list alone decides.
   if (known?.status === 'allowed' && access.direct === 'pairing') return { let: true };
   if (!known) {

@@ -2,11 +2,11 @@
  * Files sent with a chat message, saved in the agent's workspace under `inbox/<channel>/<account>/<conversation>/` (a
  * message id is unique only in its conversation) and named in the input's text, or refused with a reason the agent
  * (and, for a message of files alone, the sender) is told. A file is written only inside the workspace as it really is
- * (symlinks resolved), whole or not at all (a temporary file renamed into place), and never over anything: a
+ * (symlinks resolved), whole or not at all (a temporary file linked into place), and never over anything: a
  * redelivered message finds its file there and names it again.
  */
 import { randomUUID } from 'node:crypto';
-import { lstat, mkdir, realpath, rename, rm, writeFile } from 'node:fs/promises';
+import { link, lstat, mkdir, realpath, rm, writeFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import { errorMessage } from '../core/errors.js';
 import { isInside } from '../kit/paths.js';
@@ -98,14 +98,18 @@ async function inbox(
   return { path: at, shown };
 }
 
-/** Writes a file whole: a temporary file beside it, renamed into place only if nothing is there yet. */
+/**
+ * Writes a file whole: a temporary file beside it, linked into place only if nothing is there yet (a link refuses an
+ * existing name, atomically), then removed, whatever happened.
+ */
 async function placeWhole(folder: string, path: string, bytes: Uint8Array): Promise<void> {
   const temporary = join(folder, `.${randomUUID()}.part`);
-  await writeFile(temporary, bytes, { flag: 'wx' });
   try {
-    // Another taker of the same message (Slack's message and app_mention of one post) may have placed it first.
-    if (await lstat(path).catch(() => undefined)) return;
-    await rename(temporary, path);
+    await writeFile(temporary, bytes, { flag: 'wx' });
+    await link(temporary, path).catch((error: NodeJS.ErrnoException) => {
+      // Another taker of the same message (Slack's message and app_mention of one post) placed it first.
+      if (error.code !== 'EEXIST') throw error;
+    });
   } finally {
     await rm(temporary, { force: true });
   }

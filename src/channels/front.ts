@@ -10,9 +10,9 @@
  * a pairing code, an approval prompt) are rows `chat:<channel>`. A row is split to the platform's length limit, and each
  * part is recorded as it is sent, so a retried row sends only the parts not sent yet. A 429 waits its retry-after.
  */
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import type { ChannelConfig } from '../config/schema-channels.js';
-import { errorMessage, SwitchboardError } from '../core/errors.js';
+import { errorMessage, SwitchboardError, toSwitchboardError } from '../core/errors.js';
 import { directSessionKey, groupSessionKey, parseSessionKey, segmentOf } from '../core/session-key.js';
 import { splitMessage } from '../core/split-message.js';
 import { PermanentDeliveryError } from '../kit/retry.js';
@@ -88,6 +88,8 @@ export class ChannelFront {
   private readonly accounts = new Map<string, ChatAccount>();
   private readonly statuses = new Map<string, ChannelAccountStatus>();
   private unsubscribe?: () => void;
+  /** The accounts' starts, under way beside the gateway (startAccount never rejects). */
+  private starting: Promise<void>[] = [];
   private stopped = false;
 
   /** Resolves once the accounts are built (their libraries load in the background from the start). */
@@ -159,10 +161,11 @@ export class ChannelFront {
   }
 
   /**
-   * An operator's decision on one sender (`switchboard channels allow|revoke`): `allowed` lets them in as a pairing does
-   * (under `direct: "pairing"`), `refused` shuts them out, whatever they were; a sender never seen is recorded so.
+   * An operator's decision on one sender (`switchboard channels allow|revoke`; a group as `group:<id>`): `allowed` lets
+   * them in as a pairing does (under `direct: "pairing"`), `revoked` shuts them out whatever the lists and modes say; a
+   * sender never seen is recorded so.
    */
-  async setSender(channel: string, account: string, senderId: string, status: 'allowed' | 'refused'): Promise<ChatSenderRecord> {
+  async setSender(channel: string, account: string, senderId: string, status: 'allowed' | 'revoked'): Promise<ChatSenderRecord> {
     if (!this.configOf(channel))
       throw new SwitchboardError('NOT_FOUND', `no channel "${channel}" is configured (channels: ${this.channels.join(', ') || 'none'})`);
     const now = this.parts.clock.now();
@@ -204,14 +207,19 @@ export class ChannelFront {
     for (const approval of pending) void this.promptApproval(approval.id, approval.sessionKey, approval);
     // The accounts connect beside the gateway's start: a platform that does not answer holds up neither the control
     // API nor the other accounts. One that cannot connect (a refused token, the platform down) is reported and left.
-    for (const account of this.accounts.values()) void this.startAccount(account);
+    this.starting = [...this.accounts.values()].map((account) => this.startAccount(account));
   }
 
   async stop(): Promise<void> {
     this.stopped = true;
     await this.loaded.catch(() => {});
     this.unsubscribe?.();
-    await Promise.all([...this.accounts.values()].map((account) => account.stop().catch(() => {})));
+    const stopAll = () => Promise.all([...this.accounts.values()].map((account) => account.stop().catch(() => {})));
+    await stopAll();
+    // A start still under way (a platform slow to answer, each call bounded) may connect after that stop: once it has
+    // ended, the accounts are stopped again, so nothing it opened is left running.
+    await Promise.all(this.starting);
+    await stopAll();
   }
 
   private async startAccount(account: ChatAccount): Promise<void> {
@@ -273,11 +281,14 @@ export class ChannelFront {
       // A message that can never be taken (too long, refused by a rule) must not hold up the account: a platform that
       // redelivers until acknowledged would send it forever. Its sender is told why, once; a passing failure (the
       // store, a full lane, the gateway stopping) is thrown, so the platform sends the message again.
-      const failure = error instanceof SwitchboardError ? error : undefined;
-      if (!failure || failure.httpStatus < 400 || failure.httpStatus >= 500 || failure.httpStatus === 429) throw error;
+      // A value the store cannot keep (PostgreSQL's data exceptions) is the message's own, not a passing failure.
+      const failure = toSwitchboardError(error);
+      if (failure.httpStatus < 400 || failure.httpStatus >= 500 || failure.httpStatus === 429) throw error;
       this.parts.log(
         `channel ${channel} account ${account.account}: message ${message.id} from ${message.sender.id} not taken: ${failure.message}`,
       );
+      // A group is told only when the message spoke to the bot: its chatter is none of the bot's business.
+      if (message.place.kind === 'group' && !message.addressed) return;
       const where = `${channel}:${account.account}:${message.place.conversation}:${message.id}`;
       await this.notice(
         routeOf(channel, account.account, message.place),
@@ -310,11 +321,7 @@ export class ChannelFront {
       ...(group ? { group: message.place.conversation } : {}),
     });
     const agentId = agent.config.id;
-    // Platform ids are safe as they are; a webhook's may hold a `:`, which would split the key: each is one segment.
-    const { conversation, thread } = message.place;
-    const sessionKey = group
-      ? groupSessionKey(agentId, channel, thread ? `${segmentOf(conversation)}/${segmentOf(thread)}` : segmentOf(conversation))
-      : directSessionKey(agentId, channel, segmentOf(message.sender.id));
+    const sessionKey = sessionKeyOf(agentId, channel, account.account, message);
     const saved = await saveAttachments(message, {
       channel,
       account: account.account,
@@ -324,7 +331,8 @@ export class ChannelFront {
     const body = [message.text, ...saved.notes].filter((line) => line.trim() !== '').join('\n');
     // Files alone, none taken: the sender is told why, and nothing runs.
     if (!message.text.trim() && saved.taken === 0) {
-      if (saved.refusals.length > 0) await this.notice(route, saved.refusals.join('\n'), `attachments:${where}`);
+      if (saved.refusals.length > 0 && (!group || message.addressed))
+        await this.notice(route, saved.refusals.join('\n'), `attachments:${where}`);
       return;
     }
     const chatter = group && config.access.requireMention && !message.addressed;
@@ -418,10 +426,11 @@ export class ChannelFront {
   private async promptApproval(approvalId: string, sessionKey: string, known?: ApprovalRecord): Promise<void> {
     try {
       const parsed = parseSessionKey(sessionKey);
-      if (!parsed?.channel || (parsed.kind !== 'direct' && parsed.kind !== 'group') || !this.configOf(parsed.channel)) return;
+      if (!parsed?.channel || (parsed.kind !== 'direct' && parsed.kind !== 'group')) return;
       const { session } = await this.door().describeSession(sessionKey);
       const route = session.route;
-      if (!route || route.channel !== parsed.channel || !this.account(route.channel, route.account ?? '')) return;
+      if (!route || !this.account(route.channel, route.account ?? '')) return;
+      if (parsed.channel !== keyChannel(route.channel, route.account ?? '')) return;
       const approval = known ?? (await this.door().listApprovals({ status: 'pending', sessionKey })).find((one) => one.id === approvalId);
       if (!approval) return;
       await this.notice(route, approvalText(approval), `approval:${approval.id}`, [
@@ -453,25 +462,19 @@ export class ChannelFront {
       );
       return 'Only people let in to talk to the agents may answer approvals.';
     }
-    // The press must come from the conversation the request was asked in: an id alone answers nothing elsewhere.
+    // The press must come from the conversation the request was asked in (its session's, by key: a route can be moved
+    // by a message from elsewhere): an id alone answers nothing elsewhere.
     const approval = await this.door()
       .getApproval(approvalId)
       .catch(() => undefined);
-    const route = approval
-      ? (
-          await this.door()
-            .describeSession(approval.sessionKey)
-            .catch(() => undefined)
-        )?.session.route
-      : undefined;
-    if (!route || route.channel !== account.channel || route.account !== account.account || route.peer !== action.place.conversation) {
+    if (!approval || !askedIn(approval.sessionKey, account, action)) {
       this.parts.log(`channel ${account.channel}: a press for approval ${approvalId} came from a conversation it was not asked in`);
       return 'This approval was not asked here.';
     }
     try {
       const decided = await this.door().decideApproval(approvalId, {
         approve: verb === 'approve',
-        by: `${account.channel}:${action.sender.handle ?? action.sender.id}`,
+        by: `${account.channel}:${action.sender.id}${action.sender.handle ? ` (${action.sender.handle})` : ''}`,
       });
       return decided.status === 'approved' ? 'Approved.' : 'Denied.';
     } catch (error) {
@@ -480,6 +483,35 @@ export class ChannelFront {
       throw error;
     }
   }
+}
+
+/**
+ * The channel as session keys name it: a webhook's ids are its integration's own, so each webhook account has sessions
+ * of its own (`webhook-<account>`); the platforms' ids are global to them.
+ */
+const keyChannel = (channel: string, account: string) => (channel === 'webhook' ? `webhook-${account}` : channel);
+
+/** An id as one session-key segment: %-encoded (a webhook's may hold a `:`), and hashed when long. */
+function keySegment(id: string): string {
+  const segment = segmentOf(id);
+  return segment.length <= 100 ? segment : `h-${createHash('sha256').update(id).digest('hex').slice(0, 40)}`;
+}
+
+/** A message's session: the sender's direct session, or the group's (a thread in it is a session of its own). */
+export function sessionKeyOf(agentId: string, channel: string, account: string, message: ChatMessage): string {
+  const { conversation, thread, kind } = message.place;
+  const at = keyChannel(channel, account);
+  if (kind === 'direct') return directSessionKey(agentId, at, keySegment(message.sender.id));
+  return groupSessionKey(agentId, at, thread ? `${keySegment(conversation)}/${keySegment(thread)}` : keySegment(conversation));
+}
+
+/** Whether a button press comes from where the approval was asked: its direct chat's person, or its group. */
+function askedIn(sessionKey: string, account: ChatAccount, action: ChatAction): boolean {
+  const parsed = parseSessionKey(sessionKey);
+  if (parsed?.channel !== keyChannel(account.channel, account.account) || !parsed.peer) return false;
+  if (parsed.kind === 'direct') return action.place.kind === 'direct' && parsed.peer === keySegment(action.sender.id);
+  const group = keySegment(action.place.conversation);
+  return parsed.kind === 'group' && (parsed.peer === group || parsed.peer.startsWith(`${group}/`));
 }
 
 export function routeOf(channel: string, account: string, place: ChatPlace): ReplyRoute {

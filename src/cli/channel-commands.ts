@@ -77,7 +77,7 @@ channels
 
 for (const [verb, description] of [
   ['allow', 'let a sender in (as a pairing does: under access.direct "pairing"); under "allowlist", list them in access.users'],
-  ['revoke', 'shut a sender out, paired or not; they get no run (and no second refusal)'],
+  ['revoke', 'shut a sender (or group:<id>) out, whatever access.users, groups and the modes say: no run'],
 ] as const) {
   channels
     .command(`${verb} <channel> <account> <sender>`)

@@ -15,7 +15,7 @@ export interface ChannelControl {
   status(): ChannelAccountStatus[];
   pair(channel: string, code: string): Promise<ChatSenderRecord>;
   senders(filter: Parameters<ChannelStore['listSenders']>[0]): Promise<ChatSenderRecord[]>;
-  setSender(channel: string, account: string, senderId: string, status: 'allowed' | 'refused'): Promise<ChatSenderRecord>;
+  setSender(channel: string, account: string, senderId: string, status: 'allowed' | 'revoked'): Promise<ChatSenderRecord>;
   webhook(channel: string, account: string, request: ChatWebhookRequest): Promise<ChatWebhookAnswer>;
 }
 
@@ -23,7 +23,7 @@ export interface ChannelsAnswer {
   accounts: ChannelAccountStatus[];
 }
 
-const STATUSES: readonly ChatSenderStatus[] = ['pending', 'allowed', 'refused'];
+const STATUSES: readonly ChatSenderStatus[] = ['pending', 'allowed', 'refused', 'revoked'];
 const pairBody = z.strictObject({ code: z.string().min(1).max(32) });
 
 export const WEBHOOK_PATH = /^\/channels\/([a-z]+)\/([A-Za-z0-9_-]{1,64})$/;
@@ -41,7 +41,7 @@ export function channelRoutes(channels: ChannelControl, route: RouteAdder, limit
     'POST',
     /^\/v1\/channels\/([a-z]+)\/senders\/([^/]+)\/([^/]+)\/(allow|revoke)$/,
     async (_request, _url, [channel, account, senderId, verb]): Promise<{ sender: ChatSenderRecord }> => ({
-      sender: await channels.setSender(channel, account, senderId, verb === 'allow' ? 'allowed' : 'refused'),
+      sender: await channels.setSender(channel, account, senderId, verb === 'allow' ? 'allowed' : 'revoked'),
     }),
   );
   route('POST', /^\/v1\/channels\/([a-z]+)\/pair$/, async (request, _url, [channel]): Promise<{ sender: ChatSenderRecord }> => {

@@ -368,6 +368,8 @@ export function createSwitchboardMcpServer(deps: McpServerDeps): McpServer {
     },
     async (uri, variables) => {
       const view = await board.view(decodeURIComponent(String(variables.id)), actor());
+      // A task for an agent this caller may not reach is not this caller's to read (its body, result and comments).
+      checkAssignee(view.task.assignee ?? undefined);
       return { contents: [{ uri: uri.href, mimeType: 'application/json', text: JSON.stringify(view, null, 2) }] };
     },
   );

@@ -112,8 +112,11 @@ export interface ChatAccount {
   webhook?(request: ChatWebhookRequest): Promise<ChatWebhookAnswer>;
 }
 
-/** Whether a sender may talk to the agents: `allowed` by pairing or list, `pending` a pairing code, `refused` told once. */
-export type ChatSenderStatus = 'pending' | 'allowed' | 'refused';
+/**
+ * Whether a sender may talk to the agents: `allowed` by a pairing (or an operator), `pending` with a pairing code,
+ * `refused` told once (not listed), `revoked` shut out by an operator, whatever the lists and modes say.
+ */
+export type ChatSenderStatus = 'pending' | 'allowed' | 'refused' | 'revoked';
 
 export interface ChatSenderRecord {
   channel: string;
@@ -132,8 +135,8 @@ export interface ChannelStore {
   /** The sender's record, if any. */
   sender(channel: string, account: string, senderId: string): Promise<ChatSenderRecord | undefined>;
   /**
-   * Inserts the sender with this status (and code) unless it has a record: true when this call inserted it, so one
-   * caller across redeliveries and gateways sends the one refusal or the one pairing code.
+   * Inserts the sender with this status (and code) unless it has a record: true when this call inserted it. The first
+   * record holds across redeliveries and gateways, so every caller tells the same pairing code.
    */
   addSender(record: Omit<ChatSenderRecord, 'createdAt' | 'updatedAt'>, now: number): Promise<boolean>;
   /** Compare-and-set from `pending` with this code to `allowed`: the record, or undefined when no pending sender has it. */

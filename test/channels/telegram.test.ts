@@ -106,7 +106,7 @@ describe('the Telegram channel', () => {
     telegram.message({ from: STRANGER, text: 'paired now' });
     await waitUntil('the paired sender is answered', () => telegram?.sent.some((sent) => sent.text === 'echo paired now'), 10_000);
     // An operator shuts them out again: no run, and no second message.
-    expect(await channels.setSender('telegram', 'main', String(STRANGER), 'refused')).toMatchObject({ status: 'refused' });
+    expect(await channels.setSender('telegram', 'main', String(STRANGER), 'revoked')).toMatchObject({ status: 'revoked' });
     telegram.message({ from: STRANGER, text: 'after revoke' });
     telegram.message({ from: ALICE, text: 'marker' });
     await waitUntil('Alice is answered', () => telegram?.sent.some((sent) => sent.text === 'echo marker'), 10_000);
@@ -278,7 +278,7 @@ describe('approvals from Telegram', () => {
       ['q2', 'Approved.'],
     ]);
     const [approval] = await gateway.listApprovals({});
-    expect(approval).toMatchObject({ status: 'approved', decidedBy: 'telegram:@alice' });
+    expect(approval).toMatchObject({ status: 'approved', decidedBy: `telegram:${ALICE} (@alice)` });
     expect(readFileSync(join(workspace, 'log.txt'), 'utf8')).toBe('once\n');
   });
 });
@@ -367,7 +367,7 @@ describe('a message Telegram would send forever', () => {
     const { config } = parseConfigText(
       `{
         gateway: { maxMessageChars: 40 },
-        channels: { telegram: { access: { users: ["${ALICE}"] }, accounts: { main: { token: "${telegram.token}", apiRoot: "${telegram.url}" } } } },
+        channels: { telegram: { access: { users: ["${ALICE}"], groups: ["-500"] }, accounts: { main: { token: "${telegram.token}", apiRoot: "${telegram.url}" } } } },
         agents: { list: [{ id: "echo", model: "scripted/echo" }] },
         models: { providers: { scripted: { type: "scripted", models: { echo: { rules: [{ reply: "echo {{input}}" }] } } } } },
       }`,
@@ -377,6 +377,8 @@ describe('a message Telegram would send forever', () => {
     gateway = await startGateway({ config, store: await SqliteStore.open({ path: ':memory:' }), gatewayId: 'gw-test' });
     telegram.message({ from: ALICE, text: 'x'.repeat(100), messageId: 90 });
     telegram.message({ from: ALICE, text: 'x'.repeat(100), messageId: 90 });
+    // In a group, a long message that does not speak to the bot is none of its business: logged, not answered.
+    telegram.message({ from: ALICE, chat: -500, chatType: 'group', text: 'y'.repeat(100), messageId: 92 });
     telegram.message({ from: ALICE, text: 'short one', messageId: 91 });
     await waitUntil('the short one is answered', () => telegram?.sent.some((sent) => sent.text === 'echo short one'), 10_000);
     const told = telegram.sent.filter((sent) => sent.text.startsWith('Your message was not taken'));

@@ -67,7 +67,7 @@ describe('outbox dispatcher', () => {
 });
 
 describe('outbox dispatcher rate limits', () => {
-  it("outbox: waits at least a receiver's retry-after, and a rate limit never sends the row to the dead letters", async () => {
+  it("outbox: waits at least a receiver's retry-after, and rate limits take ten times the attempts to make a dead letter", async () => {
     store = await SqliteStore.open({ path: ':memory:' });
     dispatcher = new OutboxDispatcher(store, clock, { maxAttempts: 2, baseDelayMs: 10, maxDelayMs: 20, pollMs: 5, random: () => 1 });
     let calls = 0;
@@ -79,7 +79,8 @@ describe('outbox dispatcher rate limits', () => {
     await dispatcher.start();
     for (let attempt = 1; attempt <= 3; attempt++) {
       await until(async () => (await store.outbox.get(row.id))!.attempts === attempt);
-      // Past maxAttempts (2), still pending; the next try at the receiver's 5 s, not the outbox's 20 ms at most.
+      // Past maxAttempts (2), still pending (a rate limit counts a tenth); the next try at the receiver's 5 s, not the
+      // outbox's 20 ms at most.
       expect(await store.outbox.get(row.id)).toMatchObject({ status: 'pending', lastError: `429 (${attempt})`, nextAttemptAt: now + 5000 });
       now += 5000;
     }

@@ -320,6 +320,15 @@ describe('Switchboard as an MCP server over Streamable HTTP', () => {
     const forEcho = parsed(await client.callTool({ name: 'board_create_task', arguments: { title: 'Say hi', assignee: 'echo' } }));
     expect(forEcho).toMatchObject({ created: true, task: { assignee: 'echo' } });
     expect(parsed(await client.callTool({ name: 'board_claim_task', arguments: { assignee: 'nobody-yet' } }))).toEqual({ claim: null });
+    // Nor can it read a task made for "hidden" by someone else (its body, result and comments).
+    const made = (await fetch(`${gw.url}/v1/board/tasks`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${gw.token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ title: 'The secret plan', assignee: 'hidden' }),
+    }).then((response) => response.json())) as { task: { id: string } };
+    await expect(client.readResource({ uri: `switchboard://board/tasks/${made.task.id}` })).rejects.toThrow(
+      'unknown agent "hidden": the agents you can reach are echo, helper',
+    );
   });
 
   it("resources: a session's transcript by its key, and the caller's own session by the agent's id", async () => {

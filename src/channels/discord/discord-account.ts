@@ -319,6 +319,8 @@ async function deadline<T>(promise: Promise<T>, ms: number, what: string): Promi
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<never>((_, reject) => {
     timer = setTimeout(() => reject(new Error(`${what} within ${ms} ms`)), ms);
+    // A stop during the start must not be held up by it: the process may end before the deadline.
+    timer.unref();
   });
   try {
     return await Promise.race([promise, late]);

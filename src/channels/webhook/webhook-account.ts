@@ -39,7 +39,7 @@ interface InboundBody {
   data?: unknown;
 }
 
-/** Ids and names are at most this long: they go into input keys and session keys, which have room for that. */
+/** Ids and names are at most this long: they go into input keys, and into session keys (hashed there when long). */
 const MAX_FIELD = 128;
 
 const text = (value: unknown) => (typeof value === 'string' && value !== '' && value.length <= MAX_FIELD ? value : undefined);
@@ -85,8 +85,9 @@ class WebhookAccount implements ChatAccount {
         body: { error: `a message needs "id", "conversation" and "sender": { "id" } as strings of 1-${MAX_FIELD} characters` },
       };
     const kind = body.kind === 'group' ? 'group' : 'direct';
+    // No thread: absent, null or "".
     const thread = text(body.thread);
-    if (body.thread !== undefined && !thread)
+    if (body.thread !== undefined && body.thread !== null && body.thread !== '' && !thread)
       return { status: 400, body: { error: `"thread" must be a string of 1-${MAX_FIELD} characters` } };
     const place = { conversation, kind, ...(thread ? { thread } : {}) } as const;
     const sender = { id: senderId, ...(text(body.sender?.name) ? { name: text(body.sender?.name) } : {}) };

@@ -32,6 +32,8 @@ export interface OutboxOptions {
   tracing?: Tracing;
 }
 
+/** The longest a receiver's retry-after holds a row back. */
+const MAX_RETRY_AFTER_MS = 60 * 60_000;
 const DEFAULT_CLAIM_MS = 300_000;
 
 export class OutboxDispatcher {
@@ -149,11 +151,12 @@ export class OutboxDispatcher {
     } catch (error) {
       const message = errorMessage(error);
       span.end({ error: message });
-      // A rate limit is the receiver asking for time, not a failure: it never sends a row to the dead letters.
-      const dead =
-        !(error instanceof RetryLaterError) && (error instanceof PermanentDeliveryError || row.attempts + 1 >= this.options.maxAttempts);
+      // A rate limit is the receiver asking for time, not a failure: it takes ten times the attempts to make a dead
+      // letter, and each wait is the receiver's, up to an hour.
+      const limited = error instanceof RetryLaterError;
+      const dead = error instanceof PermanentDeliveryError || row.attempts + 1 >= this.options.maxAttempts * (limited ? 10 : 1);
       const backoff = backoffDelay(row.attempts, this.options, (this.options.random ?? Math.random)());
-      const next = this.clock.now() + (error instanceof RetryLaterError ? Math.max(backoff, error.retryAfterMs) : backoff);
+      const next = this.clock.now() + (limited ? Math.max(backoff, Math.min(error.retryAfterMs, MAX_RETRY_AFTER_MS)) : backoff);
       if (await this.store.outbox.markFailed(row.id, row.claimToken, message, next, dead))
         this.onSettled(row, dead ? 'dead' : 'retry', message);
       else this.refused(row, 'failure');

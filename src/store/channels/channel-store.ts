@@ -1,6 +1,6 @@
 /**
  * The channel front's state over Kysely (ports/channels.ts). Every change is one statement that says what it expects:
- * a sender is inserted only where none is (so one caller sends the one refusal), a pairing is approved only from
+ * a sender is inserted only where none is (the first record, and its pairing code, hold), a pairing is approved only from
  * `pending` with its code, and a reply's part keeps the first id recorded for it.
  */
 import type { Kysely, Selectable } from 'kysely';

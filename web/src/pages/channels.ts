@@ -36,7 +36,7 @@ interface ChatSenderRecord {
   account: string;
   senderId: string;
   name: string | null;
-  status: 'pending' | 'allowed' | 'refused';
+  status: 'pending' | 'allowed' | 'refused' | 'revoked';
   /** The pairing code while pending. */
   code: string | null;
   createdAt: number;
