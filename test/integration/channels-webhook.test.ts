@@ -105,8 +105,8 @@ describe('the webhook channel', () => {
     expect(delivered.headers[SIGNATURE_HEADER]).toBe(signature(SECRET, at, delivered.body));
     const runs = await gw.request<{ runs: { sessionKey: string }[] }>(
       'GET',
-      `/v1/runs?session=${encodeURIComponent('agent:echo:webhook:direct:alice')}`,
+      `/v1/runs?session=${encodeURIComponent('agent:echo:webhook-ops:direct:alice')}`,
     );
-    expect(runs.body.runs.map((run) => run.sessionKey)).toEqual(['agent:echo:webhook:direct:alice']);
+    expect(runs.body.runs.map((run) => run.sessionKey)).toEqual(['agent:echo:webhook-ops:direct:alice']);
   });
 });
