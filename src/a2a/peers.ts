@@ -4,8 +4,8 @@
  * `maxRequestsPerMinute` times a minute. Refusals use HTTP 401, 403 and 429 in each binding's A2A error shape: a
  * JSON-RPC error with a `google.rpc.ErrorInfo` in its `data` array, or a google.rpc.Status body with one in `details`.
  */
+import { sameSecret } from '../kit/same-secret.js';
 import type { RefusalReport } from './refusals.js';
-import { timingSafeEqual } from 'node:crypto';
 import type { NextFunction, Request, Response } from 'express';
 import type { User } from '@a2a-js/sdk/server';
 import { ANONYMOUS_PEER, type A2APeerConfig, type SwitchboardConfig } from '../config/schema.js';
@@ -27,12 +27,6 @@ export class PeerUser implements User {
     return this.peer?.id ?? ANONYMOUS_PEER;
   }
 }
-
-const equal = (given: string, expected: string) => {
-  const a = Buffer.from(given);
-  const b = Buffer.from(expected);
-  return a.length === b.length && timingSafeEqual(a, b);
-};
 
 type Refusal = {
   status: 401 | 403 | 429;
@@ -76,8 +70,12 @@ export class PeerGuard {
     const apiKey = request.header(API_KEY_HEADER);
     const peers = this.config.a2a.server.peers;
     const peer =
-      (bearer !== undefined ? peers.find((candidate) => candidate.token !== undefined && equal(bearer, candidate.token)) : undefined) ??
-      (apiKey !== undefined ? peers.find((candidate) => candidate.apiKey !== undefined && equal(apiKey, candidate.apiKey)) : undefined);
+      (bearer !== undefined
+        ? peers.find((candidate) => candidate.token !== undefined && sameSecret(bearer, candidate.token))
+        : undefined) ??
+      (apiKey !== undefined
+        ? peers.find((candidate) => candidate.apiKey !== undefined && sameSecret(apiKey, candidate.apiKey))
+        : undefined);
     return { peer, presented: bearer !== undefined || apiKey !== undefined };
   }
 

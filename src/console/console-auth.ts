@@ -5,7 +5,8 @@
  * survives a restart of the gateway, and a new token ends every login. Logging out revokes the login id in the store,
  * which every gateway on it checks on each request: a copy of the cookie kept elsewhere is refused from then on.
  */
-import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { sameSecret } from '../kit/same-secret.js';
+import { createHmac, randomBytes } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { GatewayRegistry } from '../ports/gateways.js';
 
@@ -50,7 +51,7 @@ export class ConsoleAuth {
 
   /** Whether a typed token is the control token (in constant time). */
   tokenMatches(given: string): boolean {
-    return equal(given, this.token);
+    return sameSecret(given, this.token);
   }
 
   /** A new one-time login code, valid for LINK_TTL_MS. */
@@ -90,7 +91,7 @@ export class ConsoleAuth {
     if (!match) return undefined;
     const expiresAt = Number(match[1]);
     const id = match[2];
-    if (expiresAt <= this.now() || !equal(match[3], this.sign(expiresAt, id))) return undefined;
+    if (expiresAt <= this.now() || !sameSecret(match[3], this.sign(expiresAt, id))) return undefined;
     return (await this.revocations.revoked(id)) ? undefined : { id, expiresAt };
   }
 
@@ -113,12 +114,6 @@ export class ConsoleAuth {
   private sign(expiresAt: number, id: string): string {
     return createHmac('sha256', this.token).update(`switchboard-console:v2:${expiresAt}:${id}`).digest('base64url');
   }
-}
-
-function equal(given: string, expected: string): boolean {
-  const a = Buffer.from(given);
-  const b = Buffer.from(expected);
-  return a.length === b.length && timingSafeEqual(a, b);
 }
 
 function cookieOf(request: IncomingMessage, name: string): string | undefined {

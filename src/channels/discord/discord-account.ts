@@ -20,6 +20,7 @@ import {
   type WebSocketOptions,
 } from 'discord.js';
 import type { DiscordAccountConfig } from '../../config/schema-channels.js';
+import { errorMessage } from '../../core/errors.js';
 import { PermanentDeliveryError, RetryLaterError, backoffDelay, sleep } from '../../kit/retry.js';
 import type {
   ChatAccount,
@@ -107,13 +108,13 @@ export function createDiscordAccount(account: string, config: DiscordAccountConf
       previous = previous.then(() =>
         onMessage(message).catch((error: unknown) =>
           // The gateway has no ack: a message the sink failed to store is lost to this connection (see docs).
-          log('error', `${key}: a message could not be handed to the gateway`, { error: errorText(error), messageId: message.id }),
+          log('error', `${key}: a message could not be handed to the gateway`, { error: errorMessage(error), messageId: message.id }),
         ),
       );
     });
     built.on(Events.InteractionCreate, (interaction) => {
       if (!interaction.isButton()) return;
-      onButton(interaction).catch((error: unknown) => log('warn', `${key}: a button press failed`, { error: errorText(error) }));
+      onButton(interaction).catch((error: unknown) => log('warn', `${key}: a button press failed`, { error: errorMessage(error) }));
     });
     built.on(Events.ShardDisconnect, (event) => {
       if (connected && !stopping) sink?.state('error', closeReason(key, event.code));
@@ -185,7 +186,7 @@ export function createDiscordAccount(account: string, config: DiscordAccountConf
         data: interaction.customId,
       });
     } catch (error) {
-      log('warn', `${key}: a button press could not be recorded`, { error: errorText(error) });
+      log('warn', `${key}: a button press could not be recorded`, { error: errorMessage(error) });
       answer = 'That press could not be recorded just now; press the button again in a moment.';
     }
     await interaction.editReply({ content: answer });
@@ -214,7 +215,7 @@ export function createDiscordAccount(account: string, config: DiscordAccountConf
           if (code === 'TokenInvalid') {
             throw new Error(`${key}: Discord refused the token (GET /gateway/bot answered 401 Unauthorized); check ${key}.token`);
           }
-          throw new Error(`${key}: connecting to Discord failed: ${errorText(error)}`);
+          throw new Error(`${key}: connecting to Discord failed: ${errorMessage(error)}`);
         });
         await deadline(
           Promise.race([login.then(() => ready), closed]),
@@ -225,7 +226,7 @@ export function createDiscordAccount(account: string, config: DiscordAccountConf
         connected = true;
         given.state('connected');
       } catch (error) {
-        const message = errorText(error);
+        const message = errorMessage(error);
         client = undefined;
         stopping = true;
         await built.destroy().catch(() => undefined);
@@ -327,10 +328,6 @@ async function deadline<T>(promise: Promise<T>, ms: number, what: string): Promi
   } finally {
     clearTimeout(timer);
   }
-}
-
-function errorText(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }
 
 /**

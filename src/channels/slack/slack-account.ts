@@ -8,6 +8,7 @@
 import { App, type Receiver, type ReceiverEvent, verifySlackRequest, webApi } from '@slack/bolt';
 import type { Logger } from '@slack/logger';
 import type { SlackAccountConfig } from '../../config/schema-channels.js';
+import { errorMessage } from '../../core/errors.js';
 import { PermanentDeliveryError, RetryLaterError } from '../../kit/retry.js';
 import type {
   ChatAccount,
@@ -212,7 +213,7 @@ export function createSlackAccount(account: string, config: SlackAccountConfig, 
       });
     } catch (error) {
       // The press is decided; failing to show its answer must not make Slack redeliver it.
-      log('warn', `${key}: could not show a button's answer`, { error: errorText(error) });
+      log('warn', `${key}: could not show a button's answer`, { error: errorMessage(error) });
     }
   });
 
@@ -232,7 +233,7 @@ export function createSlackAccount(account: string, config: SlackAccountConfig, 
           .dispatch(args.body, args.retry_num, args.retry_reason)
           .then((response) => args.ack(response))
           .catch((error: unknown) =>
-            log('warn', `${key}: a Socket Mode event was not acknowledged (Slack will redeliver it)`, { error: errorText(error) }),
+            log('warn', `${key}: a Socket Mode event was not acknowledged (Slack will redeliver it)`, { error: errorMessage(error) }),
           );
       },
     );
@@ -274,7 +275,7 @@ export function createSlackAccount(account: string, config: SlackAccountConfig, 
         if (config.mode === 'socket') await startSocket(given);
         else given.state('connected');
       } catch (error) {
-        const message = errorText(error);
+        const message = errorMessage(error);
         stopping = true;
         await socket?.disconnect().catch(() => undefined);
         socket = undefined;
@@ -329,14 +330,14 @@ export function createSlackAccount(account: string, config: SlackAccountConfig, 
         },
       });
     } catch (error) {
-      log('warn', `${key}: refused a request that is not from Slack`, { error: errorText(error) });
-      return { status: 401, body: { error: errorText(error) } };
+      log('warn', `${key}: refused a request that is not from Slack`, { error: errorMessage(error) });
+      return { status: 401, body: { error: errorMessage(error) } };
     }
     let body: Record<string, unknown>;
     try {
       body = parseBody(raw, header(request, 'content-type'));
     } catch (error) {
-      return { status: 400, body: { error: `the body is neither JSON nor a form with a payload: ${errorText(error)}` } };
+      return { status: 400, body: { error: `the body is neither JSON nor a form with a payload: ${errorMessage(error)}` } };
     }
     if (body.type === 'url_verification') return { status: 200, body: { challenge: body.challenge } };
     if (!sink) return { status: 503, body: { error: `${key} is not started` } };
@@ -350,8 +351,8 @@ export function createSlackAccount(account: string, config: SlackAccountConfig, 
       return { status: 200, ...(response !== undefined ? { body: response } : {}) };
     } catch (error) {
       // No ack: Slack retries the delivery, and the front dedupes it.
-      log('warn', `${key}: an event failed and was not acknowledged (Slack will retry it)`, { error: errorText(error) });
-      return { status: 500, body: { error: errorText(error) } };
+      log('warn', `${key}: an event failed and was not acknowledged (Slack will retry it)`, { error: errorMessage(error) });
+      return { status: 500, body: { error: errorMessage(error) } };
     }
   }
 }
@@ -424,7 +425,7 @@ function refusal(error: unknown, key: string, call: string, tokenKey: 'botToken'
   const said = coded.code === webApi.ErrorCode.PlatformError ? coded.data?.error : undefined;
   if (said && TOKEN_ERRORS.has(said)) return `${key}: Slack refused the ${tokenKey} (${call} said ${said}); check ${key}.${tokenKey}`;
   if (said) return `${key}: ${call} failed (Slack said ${said})`;
-  return `${key}: ${call} failed: ${errorText(error)}`;
+  return `${key}: ${call} failed: ${errorMessage(error)}`;
 }
 
 function parseBody(raw: string, contentType: string | undefined): Record<string, unknown> {
@@ -442,13 +443,9 @@ function header(request: ChatWebhookRequest, name: string): string | undefined {
   return Array.isArray(value) ? value[0] : value;
 }
 
-function errorText(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}
-
 function boltLogger(log: SlackLog, account: string): Logger {
   let level = 'info';
-  const text = (parts: unknown[]) => parts.map((part) => (typeof part === 'string' ? part : errorText(part))).join(' ');
+  const text = (parts: unknown[]) => parts.map((part) => (typeof part === 'string' ? part : errorMessage(part))).join(' ');
   return {
     debug: (...parts: unknown[]) => log('debug', text(parts), { channel: 'slack', account }),
     info: (...parts: unknown[]) => log('info', text(parts), { channel: 'slack', account }),

@@ -4,7 +4,7 @@
  * asks for the next offset only after the sink resolved, and a webhook answers 200 only then, so a crash has Telegram
  * send the update again, and the front's idempotency key makes it one input.
  */
-import { timingSafeEqual } from 'node:crypto';
+import { sameSecret } from '../../kit/same-secret.js';
 import { Api, GrammyError, HttpError } from 'grammy';
 import type { CallbackQuery, Message, Update, User } from 'grammy/types';
 import type { TelegramAccountConfig } from '../../config/schema-channels.js';
@@ -117,7 +117,7 @@ class TelegramAccount implements ChatAccount {
     const expected = this.config.webhookSecret;
     if (this.config.mode !== 'webhook')
       return { status: 404, body: { error: `telegram account "${this.account}" polls (mode: polling): it takes no webhook` } };
-    if (expected && (typeof given !== 'string' || !sameText(given, expected)))
+    if (expected && (typeof given !== 'string' || !sameSecret(given, expected)))
       return { status: 401, body: { error: 'the X-Telegram-Bot-Api-Secret-Token header does not match the account’s webhookSecret' } };
     if (!this.sink) return { status: 503, body: { error: 'the channel is starting; Telegram will send the update again' } };
     let update: Update;
@@ -275,10 +275,4 @@ function pollError(error: unknown, account: string): string {
     return `Telegram refused the token of account "${account}": check channels.telegram.accounts.${account}.token`;
   if (error instanceof HttpError) return `Telegram could not be reached (account "${account}"): ${errorMessage(error.error)}`;
   return `getUpdates failed for account "${account}": ${errorMessage(error)}`;
-}
-
-function sameText(a: string, b: string): boolean {
-  const left = Buffer.from(a);
-  const right = Buffer.from(b);
-  return left.length === right.length && timingSafeEqual(left, right);
 }
