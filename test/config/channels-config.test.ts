@@ -1,24 +1,13 @@
 /** `channels` in the config (docs/channels.md): defaults, the secrets each mode needs, and what a reload applies. */
 import { describe, expect, it } from 'vitest';
 import { parseConfigText } from '../../src/config/load.js';
+import { configProblems } from '../helpers/config-problems.js';
 import { planReload } from '../../src/config/reload.js';
-import { SwitchboardError } from '../../src/core/errors.js';
 
 const configWith = (channels: string) =>
   `{ agents: { list: [{ id: "ops", model: "scripted/ops" }] }, models: { providers: { scripted: { type: "scripted", models: { ops: { rules: [{ reply: "x" }] } } } } }, channels: ${channels} }`;
 
-function problemsOf(channels: string): string[] {
-  try {
-    parseConfigText(configWith(channels), '/etc/sb.json5', {});
-  } catch (error) {
-    expect(SwitchboardError.isInstance(error) && error.code).toBe('CONFIG_INVALID');
-    return (error as Error).message
-      .split('\n')
-      .slice(1)
-      .map((line) => line.trim());
-  }
-  throw new Error('expected the config to be rejected');
-}
+const problemsOf = (channels: string) => configProblems(configWith(channels));
 
 describe('channels config', () => {
   it('fills the defaults: pairing for direct chats, listed groups only, mentions required, 10 MB files, typing, polling', () => {

@@ -1,25 +1,14 @@
 /** `schedules` in the config (docs/schedules.md): defaults, and each problem as one exact line with its path. */
 import { describe, expect, it } from 'vitest';
 import { parseConfigText } from '../../src/config/load.js';
+import { configProblems } from '../helpers/config-problems.js';
 import { planReload } from '../../src/config/reload.js';
 import { intervalMs } from '../../src/config/schema-schedules.js';
-import { SwitchboardError } from '../../src/core/errors.js';
 
 const configWith = (schedules: string) =>
   `{ agents: { list: [{ id: "ops", model: "scripted/ops" }, { id: "dev", model: "scripted/ops" }] }, models: { providers: { scripted: { type: "scripted", models: { ops: { rules: [{ reply: "x" }] } } } } }, schedules: [${schedules}] }`;
 
-function problemsOf(schedules: string): string[] {
-  try {
-    parseConfigText(configWith(schedules), '/etc/sb.json5', {});
-  } catch (error) {
-    expect(SwitchboardError.isInstance(error) && error.code).toBe('CONFIG_INVALID');
-    return (error as Error).message
-      .split('\n')
-      .slice(1)
-      .map((line) => line.trim());
-  }
-  throw new Error('expected the config to be rejected');
-}
+const problemsOf = (schedules: string) => configProblems(configWith(schedules));
 
 describe('schedules config', () => {
   it('fills the defaults: missed skip, maxCatchUp 10, enabled', () => {
