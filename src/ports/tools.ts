@@ -57,7 +57,11 @@ export interface GatewayTool {
   name: string;
   /** Offered only in sessions of these kinds (e.g. `a2a_request_input` in A2A sessions); all when absent. */
   sessionKinds?: readonly SessionKind[];
-  description: string;
+  /**
+   * What the model is told beyond the name and the parameters. Left out where the name says it all (`time_now`,
+   * `sessions_history`): every character of it is sent again with every model call.
+   */
+  description?: string;
   /**
    * Set on tools with side effects: their calls go through the tool-call ledger, and a call a crashed
    * run made runs again under the same key, so that its effect is not repeated.

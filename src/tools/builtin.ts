@@ -6,7 +6,6 @@ import { WORKSPACE_TOOLS } from './workspace-tools.js';
 
 export const timeNowTool = defineTool({
   name: 'time_now',
-  description: 'Current time, UTC.',
   parameters: z.object({}),
   async execute(_args, context) {
     const now = context.clock.now();

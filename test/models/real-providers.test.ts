@@ -1,3 +1,6 @@
+import { mkdirSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { SESSION_TOOL_NAMES } from '../../src/core/subagent.js';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Gateway } from '../../src/gateway/gateway.js';
@@ -6,6 +9,7 @@ import { parseConfigText } from '../../src/config/load.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { FakeProviderServer } from '../helpers/fake-provider.js';
 import { startTestGateway, stopTestGateway } from '../helpers/gateway.js';
+import { ROOT } from '../helpers/process.js';
 
 let server: FakeProviderServer;
 let gateway: Gateway;
@@ -227,4 +231,69 @@ describe('prompt caching', () => {
     expect(after).toContain('subagents');
     expect(after).toContain('sessions_send');
   });
+});
+
+describe('tool definitions on the wire', () => {
+  // Every byte of them is sent again with every model call. Measured on 2026-12-05: 1,258 bytes for an agent with the
+  // session tools (1,554 once it has sent, with sessions_wait); 1,612 and 1,908 with a workspace, exec, memory and a
+  // six-tool MCP server (deferred: named in tools_load). A description put back on a tool whose name says it all is
+  // about 40 bytes more, and fails this.
+  const agentToAgent = 'tools: { agentToAgent: { enabled: true }, sessions: { visibility: "all" } },';
+  const mcp = {
+    command: process.execPath,
+    args: ['--import', 'tsx', join(ROOT, 'test/helpers/mcp-server.ts'), 'stdio'],
+    cwd: ROOT,
+  };
+
+  it.each([
+    { name: 'the session tools', everyTool: false, first: 1_258, most: 1_554 },
+    { name: 'every tool on (workspace, exec, memory, an MCP server)', everyTool: true, first: 1_612, most: 1_908 },
+  ])(
+    'tool definitions: at most the bytes measured per call, with $name',
+    async ({ everyTool, first, most }) => {
+      const workspace = mkdtempSync(join(tmpdir(), 'sb-tool-bytes-'));
+      mkdirSync(join(workspace, 'memory'));
+      const extra = everyTool ? `, workspace: ${JSON.stringify(workspace)}, exec: { enabled: true }, mcp: ["tools"]` : '';
+      gateway = await startTestGateway(
+        `{
+        ${agentToAgent}
+        agents: { list: [{ id: "a", model: "fake/m"${extra} }, { id: "b", model: "fake/m"${extra} }] },
+        ${everyTool ? `mcp: { servers: { tools: ${JSON.stringify(mcp)} } },` : ''}
+        models: { providers: { fake: { type: "openai-compatible", baseURL: "${server.url}/v1" } } },
+      }`,
+      );
+      server.reply(
+        { toolCall: { name: 'sessions_send', args: { agentId: 'b', message: 'question', timeoutSeconds: 30 } } },
+        { text: 'the answer' },
+        { text: 'b said: the answer' },
+      );
+      const sent = await gateway.send({ target: 'agent:a:main', message: 'ask b' });
+      expect(await gateway.waitForInput(sent.input.id, 30_000)).toMatchObject({ status: 'completed', reply: 'b said: the answer' });
+      const bytes = server.requests.map((request) => Buffer.byteLength(JSON.stringify(request.body.tools)));
+      expect(bytes).toHaveLength(3);
+      // a's first call and b's call; a's second call also has sessions_wait.
+      expect(Math.max(bytes[0], bytes[1])).toBeLessThanOrEqual(first);
+      expect(bytes[2]).toBeLessThanOrEqual(most);
+      // Near the bound, so that it says something.
+      expect(bytes[2]).toBeGreaterThan(most - 40);
+      for (const request of server.requests) {
+        // "auto" is the default with tools: not sent.
+        expect(request.body).not.toHaveProperty('tool_choice');
+        // OpenAI refuses an object schema without properties, also for a tool without arguments.
+        for (const tool of request.body.tools) expect(tool.function.parameters).toMatchObject({ type: 'object', properties: {} });
+      }
+      const send = server.requests[2].body.tools.find((tool: any) => tool.function.name === 'sessions_send').function;
+      expect(send.parameters).toEqual({
+        type: 'object',
+        properties: {
+          agentId: { type: 'string' },
+          sessionKey: { type: 'string' },
+          message: { type: 'string' },
+          timeoutSeconds: { type: 'number' },
+        },
+        required: ['message'],
+      });
+    },
+    30_000,
+  );
 });

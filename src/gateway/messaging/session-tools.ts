@@ -28,14 +28,12 @@ export function createSessionTools(messaging: AgentMessaging): GatewayTool[] {
     defineTool({
       name: 'agents_list',
       available: (session) => messaging.canSendAnywhere(session),
-      description: 'Agents you can message.',
       parameters: z.object({}),
       execute: (_args, context) => asToolResult(async () => ({ agents: messaging.listAgents(requester(context)) })),
     }),
     defineTool({
       name: 'sessions_list',
       available: (session) => messaging.canSendAnywhere(session),
-      description: 'Sessions you can see.',
       parameters: z.object({
         agentId: unlisted(text().optional()),
         limit: unlisted(number(1, 200).optional()),
@@ -47,7 +45,6 @@ export function createSessionTools(messaging: AgentMessaging): GatewayTool[] {
     defineTool({
       name: 'sessions_history',
       available: (session) => messaging.canSendAnywhere(session),
-      description: "A session's recent messages.",
       parameters: z.object({ sessionKey: text(), limit: unlisted(number(1, 200).optional()), includeTools: unlisted(flag().optional()) }),
       execute: (args, context) =>
         asToolResult(() =>
@@ -57,7 +54,6 @@ export function createSessionTools(messaging: AgentMessaging): GatewayTool[] {
     defineTool({
       name: 'session_status',
       available: (session) => messaging.canSendAnywhere(session),
-      description: "A session's state and last run.",
       parameters: z.object({ sessionKey: text() }),
       execute: (args, context) => asToolResult(() => messaging.status(requester(context), args.sessionKey)),
     }),

@@ -271,7 +271,9 @@ export class ToolOffer {
                 ? { ...candidate, description: this.catalogue.description(this.pending) }
                 : candidate,
             );
-          return sent?.length ? { ...params, tools: sent } : { ...params, tools: undefined, toolChoice: undefined };
+          if (!sent?.length) return { ...params, tools: undefined, toolChoice: undefined };
+          // "auto" is what every provider does with tools when no tool_choice is sent: 21 bytes a call less.
+          return { ...params, tools: sent, toolChoice: params.toolChoice?.type === 'auto' ? undefined : params.toolChoice };
         },
       },
     });
