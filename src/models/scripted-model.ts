@@ -206,7 +206,8 @@ function templateVars(turn: ScriptTurn, match: RegExpMatchArray | undefined, sys
     agent: system.match(/You are agent "([^"]+)"/)?.[1] ?? '',
     match: match ? [...match] : [],
     tool: Object.fromEntries(turn.toolResults),
-    from: { agent: field('agent'), session: field('session') },
+    // The line names the agent only where the session key does not (agent:<id>:...).
+    from: { agent: field('agent') || (field('session').match(/^agent:([^:]+):/)?.[1] ?? ''), session: field('session') },
   };
 }
 

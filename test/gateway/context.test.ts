@@ -39,7 +39,7 @@ describe('context assembly', () => {
     const files = new PromptFileCache().read(workspace);
     const context = assembleContext(agent, files, [], [input({})]);
     expect(context.system).toBe(`${buildPreamble(agent)}\n\n## AGENTS.md\nagents here\n\n## TOOLS.md\ntools here`);
-    expect(context.system.startsWith('You are agent "b" (Bea 🐝), in Switchboard')).toBe(true);
+    expect(context.system.startsWith('You are agent "b" (Bea 🐝) in Switchboard')).toBe(true);
     expect(context.messages).toEqual([{ role: 'user', content: 'hello' }]);
     expect(context.frameworkChars).toBe(buildPreamble(agent).length);
   });
@@ -65,9 +65,9 @@ describe('context assembly', () => {
       },
     ];
     const { messages } = historyToMessages(history as never);
-    expect(messages[0].content).toBe('[message from inter_session, agent b, session agent:b:main]\n[agent-to-agent turn 2]\nearlier turn');
+    expect(messages[0].content).toBe('[message from session agent:b:main]\n[agent-to-agent turn 2]\nearlier turn');
     expect(renderInput('newest turn', provenance).text).toBe(
-      '[message from inter_session, agent b, session agent:b:main]\n[agent-to-agent turn 2 of 5: your reply goes to agent b; reply exactly REPLY_SKIP to end]\nnewest turn',
+      '[message from session agent:b:main]\n[agent-to-agent turn 2 of 5: your reply goes to agent b; reply exactly REPLY_SKIP to end]\nnewest turn',
     );
   });
 
@@ -101,17 +101,41 @@ describe('context assembly', () => {
     const second = historyToMessages(shared as never);
     expect(second.messages).toEqual(historyToMessages(entries as never).messages);
     expect(second.frameworkChars).toBe(first.frameworkChars);
-    expect(first.frameworkChars).toBe(
-      '[message from inter_session, agent b, session agent:b:main]\n'.length + '[note: run interrupted]'.length,
-    );
+    expect(first.frameworkChars).toBe('[message from session agent:b:main]\n'.length + '[note: run interrupted]'.length);
     second.messages.forEach((message, i) => {
       expect(message).toBe(first.messages[i]);
       expect(Object.isFrozen(message)).toBe(true);
     });
-    expect(first.messages[0]).toEqual({ role: 'user', content: '[message from inter_session, agent b, session agent:b:main]\nhi' });
+    expect(first.messages[0]).toEqual({ role: 'user', content: '[message from session agent:b:main]\nhi' });
     const fresh = historyToMessages(entries as never);
     expect(fresh.messages[0]).not.toBe(historyToMessages(entries as never).messages[0]);
     expect(Object.isFrozen(fresh.messages[0])).toBe(false);
+  });
+
+  it('context: a provenance line names the sending session and not again its agent or the kind inter_session; both where the key does not say them', () => {
+    expect(provenanceLine({ kind: 'inter_session', sourceAgent: 'a', sourceSession: 'agent:a:main', hop: 2 })).toBe(
+      '[message from session agent:a:main, hop 2]',
+    );
+    // Without a session, or from a session of another agent's key, the kind and the agent are said.
+    expect(provenanceLine({ kind: 'inter_session', sourceAgent: 'a' })).toBe('[message from inter_session, agent a]');
+    expect(provenanceLine({ kind: 'inter_session', sourceAgent: 'ab', sourceSession: 'agent:a:main' })).toBe(
+      '[message from agent ab, session agent:a:main]',
+    );
+    expect(provenanceLine({ kind: 'subagent_completion', sourceAgent: 'a', sourceSession: 'agent:a:subagent:s1' }, true)).toBe(
+      '[message from subagent_completion, session agent:a:subagent:s1]',
+    );
+    // The tool is named on a request; a reply and an announce step say what they are themselves.
+    const exchange = (step: 'request' | 'reply' | 'announce') => ({ id: 'x', step, role: 'target' as const });
+    const sent = { kind: 'inter_session' as const, sourceSession: 'agent:a:main', sourceTool: 'sessions_send', hop: 1 };
+    expect(provenanceLine({ ...sent, exchange: exchange('request') })).toBe(
+      '[message from session agent:a:main, tool sessions_send, hop 1]',
+    );
+    expect(renderInput('the answer', { ...sent, exchange: exchange('reply') }).text).toBe(
+      '[message from session agent:a:main, hop 1]\n[the reply to your sessions_send, which you did not wait for]\nthe answer',
+    );
+    expect(provenanceLine({ kind: 'system', sourceTool: 'sessions_send', hop: 1, exchange: exchange('announce') })).toBe(
+      '[message from system, hop 1]',
+    );
   });
 
   it('context: a message from an A2A peer names the peer; a user message has no marker', () => {
@@ -141,7 +165,7 @@ describe('context assembly', () => {
       ],
     );
     expect(context.messages).toEqual([
-      { role: 'user', content: '[message from inter_session, agent a, session agent:a:main, tool sessions_send, hop 1]\nstatus?' },
+      { role: 'user', content: '[message from session agent:a:main, tool sessions_send, hop 1]\nstatus?' },
       { role: 'user', content: '[note: previous attempt was interrupted: gateway restarted]\ncharge it' },
     ]);
   });
