@@ -111,7 +111,7 @@ const replyInputs = async () =>
   (await gateway.store.inputs.list({ sessionKey: A, limit: 100 })).filter((input) => input.provenance.exchange?.step === 'reply');
 
 describe('sessions_send: waiting for the reply', () => {
-  it('a reply in time is the tool result: {status: "ok", reply, runId}; nothing is delivered again', async () => {
+  it('a reply in time is the tool result: {status: "ok", reply, runId, sessionKey}; nothing is delivered again', async () => {
     gateway = await startTestGateway(
       config(
         `{ match: "go", steps: [{ toolCalls: [{ tool: "sessions_send", args: { agentId: "fast", message: "q1", timeoutSeconds: 5 } }] }, { text: "{{tool.sessions_send}}" }] },`,
@@ -119,7 +119,8 @@ describe('sessions_send: waiting for the reply', () => {
     );
     const result = JSON.parse(await ask('go'));
     const [targetRun] = await gateway.listRuns({ sessionKey: 'agent:fast:main' });
-    expect(result).toMatchObject({ status: 'ok', reply: 'fast answer to q1', runId: targetRun.id, sessionKey: 'agent:fast:main' });
+    // All of it: a reply in hand needs no input id, and the conversation id is the gateway's (it is sent with every later call).
+    expect(result).toEqual({ status: 'ok', reply: 'fast answer to q1', runId: targetRun.id, sessionKey: 'agent:fast:main' });
     const [exchange] = await gateway.store.exchanges.list();
     await waitUntil('the exchange is settled', async () => (await gateway.store.exchanges.get(exchange.id))?.phase === 'done');
     expect(await gateway.store.exchanges.get(exchange.id)).toMatchObject({ replyState: 'delivered', replyRunId: targetRun.id });
@@ -133,7 +134,8 @@ describe('sessions_send: waiting for the reply', () => {
       ),
     );
     const result = JSON.parse(await ask('go'));
-    expect(result).toMatchObject({ status: 'timeout', delivered: true, sessionKey: B });
+    expect(result).toMatchObject({ status: 'timeout', delivered: true, sessionKey: B, inputId: expect.any(String) });
+    expect(result).not.toHaveProperty('conversationId');
     expect(result.note).toMatch(/will still be processed/);
     const [late] = await waitUntil('the late reply arrived', async () => {
       const inputs = await replyInputs();

@@ -5,6 +5,7 @@
  * `{status: "forbidden", layer, error}`, anything else `{status: "error", code, error}`.
  */
 import { QUEUE_MODES } from '../../core/queue-mode.js';
+import type { AgentSendResult } from '../../ports/gateway.js';
 import type { AgentMessaging, Requester } from './messaging.js';
 import { z } from 'zod';
 import { choice, flag, key, number, text, textList } from '../../tools/schema.js';
@@ -21,6 +22,20 @@ function requester(context: ToolContext): Requester {
     runId: context.runId,
     ...(context.conversation ? { conversation: context.conversation } : {}),
   };
+}
+
+/**
+ * What the model reads of a send (the control API's sendAs answers with all of it). The conversation id is the
+ * gateway's bookkeeping, and a reply in hand needs no input id (it matches a later reply with its send, in
+ * sessions_wait's answer). The result is sent again with every later model call of the session.
+ */
+export function sendAnswer(result: AgentSendResult): Record<string, unknown> {
+  const { conversationId: _conversation, ...answer } = result;
+  if (answer.status === 'ok' || answer.status === 'error') {
+    const { inputId: _input, ...answered } = answer;
+    return answered;
+  }
+  return answer;
 }
 
 export function createSessionTools(messaging: AgentMessaging): GatewayTool[] {
@@ -73,13 +88,15 @@ export function createSessionTools(messaging: AgentMessaging): GatewayTool[] {
       }),
       execute: (args, context) =>
         asToolResult(async () =>
-          messaging.send(requester(context), {
-            ...args,
-            timeoutSeconds: args.timeoutSeconds ?? 30,
-            idempotencyKey: args.idempotencyKey ?? context.idempotencyKey,
-            call: context.call,
-            signal: context.signal,
-          }),
+          sendAnswer(
+            await messaging.send(requester(context), {
+              ...args,
+              timeoutSeconds: args.timeoutSeconds ?? 30,
+              idempotencyKey: args.idempotencyKey ?? context.idempotencyKey,
+              call: context.call,
+              signal: context.signal,
+            }),
+          ),
         ),
     }),
     defineTool({
