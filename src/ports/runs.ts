@@ -200,8 +200,9 @@ export interface StartedRun extends Journaled {
   /** The run's session as the start left it (running): the run reads its route from here, not again. */
   session: SessionRecord;
   /**
-   * With `historyLimit`, where the store reads it in the same round trip (PostgreSQL): the session's newest that many
-   * transcript entries, oldest first, as `transcript.list(key, { limit })` gives them. Undefined elsewhere.
+   * With `historyLimit`, where the store reads it with the start (PostgreSQL in the same round trip, SQLite right after
+   * its transaction): the session's newest that many transcript entries, oldest first, as `transcript.list(key, { limit })`
+   * gives them. Undefined elsewhere.
    */
   history?: TranscriptEntry[];
   /** Read with the history, where it is: whether the session has spawned or messaged anyone (SessionStore.reachedOut). */

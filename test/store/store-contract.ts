@@ -437,6 +437,20 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
       expect((await store.events.list({ sessionKey: S })).map((event) => event.type)).toEqual(['run.started']);
     });
 
+    it("runs: a start with a history limit answers with the session's newest entries and what it reached out to, as the two reads would", async () => {
+      await store.transcript.append(
+        S,
+        ['one', 'two', 'three'].map((text) => ({ role: 'note' as const, content: text, provenance: null, inputId: null, runId: null })),
+        1500,
+      );
+      const { input } = await store.inputs.enqueue(newInput(S), 1600);
+      const started = await tryStart([input.id], id('run'), { historyLimit: 2 });
+      if (typeof started === 'string') throw new Error(`the run did not start: ${started}`);
+      expect(started.history?.map((entry) => entry.content)).toEqual(['two', 'three']);
+      expect(started.history).toEqual(await store.transcript.list(S, { limit: 2 }));
+      expect(started.reachedOut).toEqual({ spawned: false, sent: false });
+    });
+
     it('runs: a start on a session that does not exist answers missing and writes nothing', async () => {
       const nowhere = 'agent:support:api:direct:nobody';
       const { input } = await store.inputs.enqueue(newInput(nowhere), 1000);

@@ -93,6 +93,8 @@ export class KyselyStore implements Store {
       runPaths?: RunFastPaths;
       /** An adapter's board claim in one statement. */
       boardClaim?: OneStatementClaim;
+      /** A run's start answers with the session's history and what it reached out to (RunStore.start). */
+      historyWithStart?: boolean;
     } = {},
   ) {
     const dbNowMs = () => dialect.nowMs();
@@ -112,7 +114,13 @@ export class KyselyStore implements Store {
     this.transcript = adapter.transcript ? adapter.transcript(new KyselyTranscriptStore(db)) : new KyselyTranscriptStore(db);
     // One statement takes a lease, for the lease store and for a run's start.
     const takeLease = leaseTaker(dbNowMs);
-    this.runs = new KyselyRunStore(db, dialect, dbNowMs, takeLease, adapter.relax, adapter.runPaths);
+    const startReads = adapter.historyWithStart
+      ? async (sessionKey: string, limit: number) => ({
+          history: await this.transcript.list(sessionKey, { limit }),
+          reachedOut: await this.sessions.reachedOut(sessionKey),
+        })
+      : undefined;
+    this.runs = new KyselyRunStore(db, dialect, dbNowMs, takeLease, adapter.relax, adapter.runPaths, startReads);
     this.steps = new KyselyRunStepStore(db, adapter.relax);
     this.outbox = new KyselyOutboxStore(db, dialect);
     this.leases = new KyselyLeaseStore(db, dbNowMs, takeLease, adapter.relax);

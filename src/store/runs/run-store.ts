@@ -181,11 +181,22 @@ export class KyselyRunStore implements RunStore {
     private readonly relax?: Relax,
     /** The engine's faster start and commit, where it has them. */
     private readonly fast?: RunFastPaths,
+    /**
+     * Where the store answers a start with the session's history and what it reached out to (StartedRun.history),
+     * read right after the start's transaction: an adapter whose calls cross a thread saves the runner two of them.
+     */
+    private readonly startReads?: (sessionKey: string, historyLimit: number) => Promise<Pick<StartedRun, 'history' | 'reachedOut'>>,
   ) {}
 
   async start(run: NewRun, now: number): Promise<StartedRun | 'leased' | 'taken' | 'missing'> {
     const fast = this.fast?.start(run, now);
     if (fast) return fast;
+    const started = await this.startRun(run, now);
+    if (typeof started === 'string' || run.historyLimit === undefined || !this.startReads) return started;
+    return { ...started, ...(await this.startReads(run.sessionKey, run.historyLimit)) };
+  }
+
+  private startRun(run: NewRun, now: number): Promise<StartedRun | 'leased' | 'taken' | 'missing'> {
     return this.db
       .transaction()
       .execute(async (trx): Promise<StartedRun | 'leased'> => {

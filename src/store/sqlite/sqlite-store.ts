@@ -105,6 +105,7 @@ export class SqliteStore extends KyselyStore {
       inputPaths: new SqliteInputPaths(db, statements, relax),
       transcript: (plain) => new TranscriptTails(plain),
       relax,
+      historyWithStart: true,
     });
   }
 
