@@ -193,6 +193,7 @@ export function storeSelection(config: SwitchboardConfig, defaultSqlitePath: str
       mmapBytes: config.store.sqlite.mmapMb * 1024 * 1024,
       exclusive: true,
     },
+    sqliteThread: config.store.sqlite.thread,
   };
 }
 

@@ -6,7 +6,7 @@
 import { SwitchboardError } from '../../core/errors.js';
 import type { Clock, Store } from '../../ports/index.js';
 import type { AnalyzeMode } from '../postgres/table-statistics.js';
-import { SqliteStore, type SqliteStoreOptions } from '../sqlite/sqlite-store.js';
+import type { SqliteStoreOptions } from '../sqlite/sqlite-store.js';
 
 export interface StoreSelection {
   driver: 'sqlite' | 'postgres';
@@ -23,6 +23,8 @@ export interface StoreSelection {
   /** PostgreSQL: where a failure of the store's background work goes (signals, statistics: the gateway's log). */
   onBackgroundError?: (error: unknown) => void;
   sqlite: SqliteStoreOptions;
+  /** SQLite: run the store on a worker thread of its own (`worker`, the default) or on the gateway's (`main`). */
+  sqliteThread?: 'worker' | 'main';
   /** Where the URL came from, for the error lines: `store.url`, `SWITCHBOARD_STORE_URL` or `--store`. */
   urlSource?: string;
 }
@@ -49,7 +51,13 @@ export async function openStore(selection: StoreSelection): Promise<OpenedStore>
       throw new StoreOpenError(
         `${selection.urlSource ?? 'store.url'}: "${safeUrl(selection.url)}" is not a PostgreSQL URL (expected postgres://user:password@host:5432/database)`,
       );
-    return { store: await SqliteStore.open(selection.sqlite), driver };
+    // The store's modules load where it runs: on a worker thread, they load there, beside the gateway's own.
+    if (selection.sqliteThread === 'main') {
+      const { SqliteStore } = await import('../sqlite/sqlite-store.js');
+      return { store: await SqliteStore.open(selection.sqlite), driver };
+    }
+    const { openWorkerStore } = await import('../worker/worker-store.js');
+    return { store: await openWorkerStore(selection.sqlite), driver };
   }
   const source = selection.urlSource ?? 'store.url';
   if (!selection.url)
