@@ -18,10 +18,11 @@ import { clusterLoad, takeoverTimes, type MeasuredLoad } from './cluster.js';
 import { a2aComparison, consoleSection, mailboxSection, runtimesSection, workTools } from './sections.js';
 import { wireBytes } from './tools.js';
 import { stepsSection } from './steps.js';
+import { hotPathSection } from './hot-path.js';
 import { telemetrySection } from './telemetry.js';
 
 const quick = process.argv.includes('--quick');
-/** `--only <section>` (cluster, tools, a2a, mailbox, runtimes, console, steps, telemetry): only that section (the rest takes minutes). */
+/** `--only <section>` (cluster, tools, a2a, mailbox, runtimes, console, steps, telemetry, hot-path): only that section (the rest takes minutes). */
 const only = process.argv.includes('--only') ? process.argv[process.argv.indexOf('--only') + 1] : undefined;
 const ROOT = resolve(import.meta.dirname, '..');
 const tmp = () => mkdtempSync(join(tmpdir(), 'sb-bench-'));
@@ -421,6 +422,7 @@ const SECTIONS: Record<string, { title: string; run: (lines: string[]) => Promis
   console: { title: 'web console', run: (lines) => consoleSection(lines, { root: ROOT, quick }) },
   steps: { title: 'durable steps', run: (lines) => stepsSection(lines, { root: ROOT, quick }) },
   telemetry: { title: 'traces on against off', run: (lines) => telemetrySection(lines, { root: ROOT, quick }) },
+  'hot-path': { title: 'the hot path (issue 58)', run: (lines) => hotPathSection(lines, { root: ROOT, quick }) },
 };
 
 async function main() {
@@ -495,6 +497,7 @@ async function main() {
   await runtimesSection(lines, { root: ROOT, quick });
   await consoleSection(lines, { root: ROOT, quick });
   await telemetrySection(lines, { root: ROOT, quick });
+  await hotPathSection(lines, { root: ROOT, quick });
   const api = await controlApiLoad(ROOT, tmp(), quick ? 2 : 10);
   lines.push(
     `waited sends through the control API, 1,000 sessions, 200 connections (synchronous=FULL): ${judged(api.rps, '>=', 1000, 'messages/s')}, p50 ${api.p50} ms, p99 ${judged(api.p99, '<', 1000, 'ms')}, ${api.errors + api.non2xx} failed`,

@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { parseConfigText } from '../src/config/load.js';
 import { startGateway } from '../src/app.js';
 import { SqliteStore, type SqliteSynchronous } from '../src/store/sqlite/sqlite-store.js';
+import { openWorkerStore } from '../src/store/worker/worker-store.js';
 import type { RunRecord } from '../src/ports/index.js';
 import { FakeProviderServer } from '../test/helpers/fake-provider.js';
 import { startGatewayProcess, stopGatewayProcess, tempConfig } from '../test/helpers/process.js';
@@ -22,7 +23,10 @@ const tmp = () => mkdtempSync(join(tmpdir(), 'sb-bench-steps-'));
 
 type Durability = 'steps' | 'run';
 
-async function fiveStepGateway(durability: Durability, synchronous: SqliteSynchronous) {
+/** Where the store runs: on its worker thread, as a gateway runs it by default (`store.sqlite.thread`), or on the event loop. */
+type Thread = 'worker' | 'main';
+
+async function fiveStepGateway(durability: Durability, synchronous: SqliteSynchronous, thread: Thread) {
   const step = '{ toolCalls: [{ tool: "time_now", args: {} }] }';
   const { config } = parseConfigText(
     `{
@@ -34,7 +38,8 @@ async function fiveStepGateway(durability: Durability, synchronous: SqliteSynchr
     '/bench-steps.json5',
     {},
   );
-  const store = await SqliteStore.open({ path: join(tmp(), 'steps.db'), synchronous, exclusive: true });
+  const options = { path: join(tmp(), 'steps.db'), synchronous, exclusive: true };
+  const store = thread === 'worker' ? await openWorkerStore(options) : await SqliteStore.open(options);
   const gateway = await startGateway({ config, store, gatewayId: `bench-${durability}` });
   let next = 0;
   return {
@@ -54,9 +59,9 @@ async function fiveStepGateway(durability: Durability, synchronous: SqliteSynchr
 }
 
 /** p50 of the five-step run with each durability, alternated in rounds so that the machine's drift hits both alike. */
-async function stepCommitCost(synchronous: SqliteSynchronous, runsPerRound: number, rounds: number) {
-  const steps = await fiveStepGateway('steps', synchronous);
-  const run = await fiveStepGateway('run', synchronous);
+async function stepCommitCost(synchronous: SqliteSynchronous, thread: Thread, runsPerRound: number, rounds: number) {
+  const steps = await fiveStepGateway('steps', synchronous, thread);
+  const run = await fiveStepGateway('run', synchronous, thread);
   const times: Record<Durability, number[]> = { steps: [], run: [] };
   for (let i = 0; i < 20; i += 1) {
     await steps.run();
@@ -116,11 +121,15 @@ async function killSavings(durability: Durability, kills: number) {
 }
 
 export async function stepsSection(lines: string[], { quick }: SectionOptions): Promise<void> {
-  for (const synchronous of ['NORMAL', 'FULL'] as const) {
-    const cost = await stepCommitCost(synchronous, quick ? 30 : 200, quick ? 3 : 5);
+  for (const [synchronous, thread] of [
+    ['NORMAL', 'worker'],
+    ['FULL', 'worker'],
+    ['NORMAL', 'main'],
+  ] as const) {
+    const cost = await stepCommitCost(synchronous, thread, quick ? 30 : 200, quick ? 3 : 5);
     lines.push(
-      `a five-step run (one tool call a step, zero-latency scripted model, synchronous=${synchronous}): p50 ${fmt(cost.stepsMs)} ms with durable steps, ` +
-        `${fmt(cost.runMs)} ms with only the run's commit; ratio ${synchronous === 'NORMAL' ? judged(cost.ratio, '<=', 1.3) : fmt(cost.ratio, 3)}`,
+      `a five-step run (one tool call a step, zero-latency scripted model, synchronous=${synchronous}, the store on ${thread === 'worker' ? 'its worker thread' : 'the event loop'}): ` +
+        `p50 ${fmt(cost.stepsMs)} ms with durable steps, ${fmt(cost.runMs)} ms with only the run's commit; ratio ${synchronous === 'NORMAL' ? judged(cost.ratio, '<=', 1.3) : fmt(cost.ratio, 3)}`,
     );
   }
   const kills = quick ? 5 : 20;
