@@ -23,7 +23,7 @@ const tmp = () => mkdtempSync(join(tmpdir(), 'sb-bench-steps-'));
 
 type Durability = 'steps' | 'run';
 
-/** Where the store runs: on its worker thread, as a gateway runs it by default (`store.sqlite.thread`), or on the event loop. */
+/** Where the store runs (`store.sqlite.thread`): on the event loop, as a gateway runs it by default, or on its worker thread. */
 type Thread = 'worker' | 'main';
 
 async function fiveStepGateway(durability: Durability, synchronous: SqliteSynchronous, thread: Thread) {

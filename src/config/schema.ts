@@ -184,8 +184,8 @@ export const configSchema = z.strictObject({
           synchronous: z.enum(['OFF', 'NORMAL', 'FULL', 'EXTRA']).default('FULL'),
           /** How many MB of the database file SQLite reads through a memory map; 0 reads with read() only. */
           mmapMb: z.number().int().min(0).max(2047).default(2047),
-          /** Where the store runs: on a worker thread of its own (`worker`) or on the gateway's event loop (`main`). */
-          thread: z.enum(['worker', 'main']).default('worker'),
+          /** Where the store runs: on the gateway's event loop (`main`) or on a worker thread of its own (`worker`). */
+          thread: z.enum(['main', 'worker']).default('main'),
         })
         .prefault({}),
     })

@@ -31,6 +31,21 @@ describe('openStore', () => {
     await dropSchemas(schema);
   });
 
+  it('SQLite opens on the event loop by default and on a worker thread when store.sqlite.thread says so, the same store either way', async () => {
+    for (const sqliteThread of [undefined, 'worker'] as const) {
+      const { store, driver } = await openStore(selection({ driver: 'sqlite', sqliteThread }));
+      try {
+        expect(driver).toBe('sqlite');
+        // SqliteStore keeps its raw connection; the worker's proxy has only the port's parts.
+        expect('raw' in store).toBe(sqliteThread === undefined);
+        await store.sessions.ensure({ key: 'agent:a:x:direct:p', agentId: 'a' }, 1);
+        expect(await store.sessions.get('agent:a:x:direct:p')).toMatchObject({ agentId: 'a', createdAt: 1 });
+      } finally {
+        await store.close();
+      }
+    }
+  });
+
   it('a postgres driver without a URL, or SQLite given a URL that is not PostgreSQL, names the keys', async () => {
     expect(await refusal(openStore(selection({})))).toBe(
       'store.driver is postgres but no URL is set: set store.url, $SWITCHBOARD_STORE_URL or --store (postgres://user:password@host:5432/database)',

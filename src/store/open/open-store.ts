@@ -23,7 +23,7 @@ export interface StoreSelection {
   /** PostgreSQL: where a failure of the store's background work goes (signals, statistics: the gateway's log). */
   onBackgroundError?: (error: unknown) => void;
   sqlite: SqliteStoreOptions;
-  /** SQLite: run the store on a worker thread of its own (`worker`, the default) or on the gateway's (`main`). */
+  /** SQLite: run the store on the gateway's thread (`main`, the default) or on a worker thread of its own (`worker`). */
   sqliteThread?: 'worker' | 'main';
   /** Where the URL came from, for the error lines: `store.url`, `SWITCHBOARD_STORE_URL` or `--store`. */
   urlSource?: string;
@@ -52,7 +52,7 @@ export async function openStore(selection: StoreSelection): Promise<OpenedStore>
         `${selection.urlSource ?? 'store.url'}: "${safeUrl(selection.url)}" is not a PostgreSQL URL (expected postgres://user:password@host:5432/database)`,
       );
     // The store's modules load where it runs: on a worker thread, they load there, beside the gateway's own.
-    if (selection.sqliteThread === 'main') {
+    if (selection.sqliteThread !== 'worker') {
       const { SqliteStore } = await import('../sqlite/sqlite-store.js');
       return { store: await SqliteStore.open(selection.sqlite), driver };
     }
