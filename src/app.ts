@@ -215,6 +215,11 @@ export async function serveGateway(options: ServeOptions): Promise<RunningGatewa
     opened = await openStore({
       ...storeSelection(config, dataDir.databasePath, options.storeUrl),
       onBackgroundError: (error) => logger.warn(`store: ${errorMessage(error)}`),
+      // A gateway that can store nothing more is of no use: it exits, so that its supervisor starts it again.
+      onStoreStopped: (error) => {
+        logger.fatal({ cause: errorMessage(error.cause ?? error) }, error.message);
+        process.exit(1);
+      },
     });
   } catch (error) {
     unlock();

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { SwitchboardError } from '../../src/core/errors.js';
 import { openWorkerStore } from '../../src/store/worker/worker-store.js';
+import { fromWire, toWire } from '../../src/store/worker/wire.js';
 import { describeBoardContract } from './board-contract.js';
 import { describeChannelsContract } from './channels-contract.js';
 import { describeGatesContract } from './gates-contract.js';
@@ -58,10 +59,35 @@ describe('sqlite on a worker thread: what only the thread adds', () => {
     }
   });
 
-  it('after close, a call is refused with GATEWAY_STOPPING instead of waiting for a thread that is gone', async () => {
+  it('close settles every call: one in flight is answered or refused, never left waiting; one made after it, even in the same turn, is refused with GATEWAY_STOPPING', async () => {
     const store = await openWorkerStore({ path: ':memory:' });
-    await store.close();
-    const refused = await store.sessions.get('agent:a:x:direct:p').catch((error: unknown) => error);
-    expect(SwitchboardError.isInstance(refused) && refused.code).toBe('GATEWAY_STOPPING');
+    await store.sessions.ensure({ key: 'agent:a:x:direct:p', agentId: 'a' }, 1);
+    const settled = (call: Promise<unknown>) =>
+      call.then(
+        () => 'answered',
+        (error: unknown) => error,
+      );
+    const inFlight = settled(store.sessions.get('agent:a:x:direct:p'));
+    const closed = store.close();
+    const after = [store.sessions.get('agent:a:x:direct:p'), store.durable()].map(settled);
+    await closed;
+    after.push(settled(store.sessions.get('agent:a:x:direct:p')));
+    expect(await inFlight).toBeDefined();
+    for (const refused of await Promise.all(after))
+      expect(SwitchboardError.isInstance(refused) && refused.toJSON()).toEqual({
+        code: 'GATEWAY_STOPPING',
+        message: 'the store is closed: the gateway is stopping',
+      });
+  });
+
+  it("an error crosses with its code, details and cause; a cause's own cause too", () => {
+    const driver = Object.assign(new Error('disk I/O error'), { code: 'SQLITE_IOERR' });
+    const failed = new SwitchboardError('STORE_FAILED', 'could not make the commit durable', { attempt: 1 });
+    failed.cause = Object.assign(new Error('fdatasync failed'), { cause: driver });
+    const crossed = fromWire(toWire(failed));
+    expect(crossed).toBeInstanceOf(SwitchboardError);
+    expect((crossed as SwitchboardError).toJSON()).toEqual(failed.toJSON());
+    expect((crossed.cause as Error).message).toBe('fdatasync failed');
+    expect(((crossed.cause as Error).cause as Error & { code: string }).code).toBe('SQLITE_IOERR');
   });
 });

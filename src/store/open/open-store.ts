@@ -25,6 +25,8 @@ export interface StoreSelection {
   sqlite: SqliteStoreOptions;
   /** SQLite: run the store on the gateway's thread (`main`, the default) or on a worker thread of its own (`worker`). */
   sqliteThread?: 'worker' | 'main';
+  /** SQLite on a worker thread: the thread died (a crash in the store's code), so nothing more can be stored. */
+  onStoreStopped?: (error: Error) => void;
   /** Where the URL came from, for the error lines: `store.url`, `SWITCHBOARD_STORE_URL` or `--store`. */
   urlSource?: string;
 }
@@ -57,7 +59,7 @@ export async function openStore(selection: StoreSelection): Promise<OpenedStore>
       return { store: await SqliteStore.open(selection.sqlite), driver };
     }
     const { openWorkerStore } = await import('../worker/worker-store.js');
-    return { store: await openWorkerStore(selection.sqlite), driver };
+    return { store: await openWorkerStore(selection.sqlite, selection.onStoreStopped), driver };
   }
   const source = selection.urlSource ?? 'store.url';
   if (!selection.url)

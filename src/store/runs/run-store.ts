@@ -193,7 +193,9 @@ export class KyselyRunStore implements RunStore {
     if (fast) return fast;
     const started = await this.startRun(run, now);
     if (typeof started === 'string' || run.historyLimit === undefined || !this.startReads) return started;
-    return { ...started, ...(await this.startReads(run.sessionKey, run.historyLimit)) };
+    // The run has started: a failed read leaves the history to the runner, which reads it (and records its failure).
+    const read = await this.startReads(run.sessionKey, run.historyLimit).catch(() => undefined);
+    return read ? { ...started, ...read } : started;
   }
 
   private startRun(run: NewRun, now: number): Promise<StartedRun | 'leased' | 'taken' | 'missing'> {

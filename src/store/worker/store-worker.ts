@@ -27,7 +27,8 @@ const decoder = new TextDecoder();
 
 /**
  * A callback of the gateway's thread, called synchronously as the port's signature says: this thread waits until
- * the gateway's thread has run it and written its answer (a few calls a spawn or a recovery, none per message).
+ * the gateway's thread has run it and written its answer. An exchange's every move journals through one (a
+ * `sessions_send` makes a few), a spawn, a recovery and a fork one each; the store waits meanwhile.
  */
 function remoteCallback(callback: number) {
   return (...args: unknown[]): unknown => {

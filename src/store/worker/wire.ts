@@ -34,6 +34,7 @@ export interface WireError {
   code?: unknown;
   details?: unknown;
   stack?: string;
+  cause?: WireError;
 }
 
 /** The methods of each object the Store holds, named by the worker once it has opened the store. */
@@ -42,10 +43,12 @@ export interface StoreShape {
   parts: Record<string, string[]>;
 }
 
-export function toWire(error: unknown): WireError {
+export function toWire(error: unknown, depth = 0): WireError {
   if (error instanceof Error) {
     const { code, details } = error as { code?: unknown; details?: unknown };
-    return { name: error.name, message: error.message, code, details, stack: error.stack };
+    // The cause (a driver's own error behind a STORE_FAILED) goes to the log: it crosses too, a few levels deep.
+    const cause = error.cause !== undefined && depth < 3 ? toWire(error.cause, depth + 1) : undefined;
+    return { name: error.name, message: error.message, code, details, stack: error.stack, ...(cause ? { cause } : {}) };
   }
   return { name: 'Error', message: String(error) };
 }
@@ -57,6 +60,7 @@ export function fromWire(wire: WireError): Error {
       ? new SwitchboardError(wire.code as ErrorCode, wire.message, wire.details as Record<string, unknown> | undefined)
       : Object.assign(new Error(wire.message), { name: wire.name }, wire.code === undefined ? {} : { code: wire.code });
   if (wire.stack) error.stack = wire.stack;
+  if (wire.cause) error.cause = fromWire(wire.cause);
   return error;
 }
 

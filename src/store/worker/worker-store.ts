@@ -62,6 +62,8 @@ class StoreThread {
   private readonly pending = new Map<number, Pending>();
   private readonly callbacks = new Map<number, (...args: unknown[]) => unknown>();
   private stopped: Error | undefined;
+  /** Set once the store closes: calls made after that are refused, not sent. */
+  private closing: Error | undefined;
   private readonly state: Int32Array;
   private readonly bytes: Uint8Array;
   private readonly encoder = new TextEncoder();
@@ -70,6 +72,8 @@ class StoreThread {
   constructor(
     private readonly worker: Worker,
     shared: SharedArrayBuffer,
+    /** Told when the thread stops without being closed (a crash in the store's code): nothing more can be stored. */
+    private readonly onStopped: (error: Error) => void,
   ) {
     this.state = new Int32Array(shared, 0, 2);
     this.bytes = new Uint8Array(shared, HEADER_BYTES);
@@ -110,7 +114,7 @@ class StoreThread {
   };
 
   call(path: PathStep[], method: string, args: unknown[]): Promise<unknown> {
-    if (this.stopped) return Promise.reject(this.stopped);
+    if (this.stopped ?? this.closing) return Promise.reject(this.stopped ?? this.closing);
     const id = this.nextId++;
     let callbacks: number[] | undefined;
     const keep = (fn: (...args: unknown[]) => unknown) => {
@@ -147,10 +151,10 @@ class StoreThread {
       text = value === undefined ? '' : JSON.stringify(value);
     } catch (error) {
       failed = true;
-      text = JSON.stringify(toWire(error));
+      text = jsonOf(toWire(error));
     }
-    const { written } = this.encoder.encodeInto(text, this.bytes);
-    if (written < text.length) {
+    const { read, written } = this.encoder.encodeInto(text, this.bytes);
+    if (read < text.length) {
       failed = true;
       const { written: short } = this.encoder.encodeInto(
         JSON.stringify(toWire(new Error('store worker: a callback answer too large'))),
@@ -164,6 +168,11 @@ class StoreThread {
 
   private stop(cause: Error): void {
     if (this.stopped) return;
+    if (this.closing) {
+      this.stopped = this.closing;
+      this.rejectPending();
+      return;
+    }
     this.stopped = Object.assign(
       new SwitchboardError(
         'STORE_FAILED',
@@ -171,13 +180,35 @@ class StoreThread {
       ),
       { cause },
     );
-    for (const waiting of this.pending.values()) waiting.reject(this.stopped);
-    this.pending.clear();
+    this.rejectPending();
+    this.onStopped(this.stopped);
   }
 
+  private rejectPending(): void {
+    for (const waiting of this.pending.values()) waiting.reject(this.stopped!);
+    this.pending.clear();
+    this.callbacks.clear();
+  }
+
+  /** From now on calls are refused; the ones made before still go. */
+  close(): void {
+    this.closing ??= new SwitchboardError('GATEWAY_STOPPING', 'the store is closed: the gateway is stopping');
+  }
+
+  /** Ends the thread; a call still unanswered is refused as the store closed. */
   async terminate(): Promise<void> {
-    this.stopped ??= new SwitchboardError('GATEWAY_STOPPING', 'the store is closed: the gateway is stopping');
+    this.close();
     await this.worker.terminate();
+    this.stop(this.closing!);
+  }
+}
+
+/** JSON of an error's wire form; one that cannot be written (a cycle, a bigint in its details) keeps its message alone. */
+function jsonOf(error: WireError): string {
+  try {
+    return JSON.stringify(error);
+  } catch {
+    return JSON.stringify({ name: error.name, message: error.message });
   }
 }
 
@@ -190,7 +221,11 @@ function partOf(thread: StoreThread, path: PathStep[], methods: string[]): Recor
 }
 
 /** Opens the SQLite store on a worker thread; refuses as SqliteStore.open would (a locked file, a newer schema). */
-export async function openWorkerStore(options: SqliteStoreOptions): Promise<Store> {
+export async function openWorkerStore(
+  options: SqliteStoreOptions,
+  /** Told when the thread dies without being closed (its default throws nothing and waits: the calls are refused). */
+  onStopped: (error: Error) => void = () => {},
+): Promise<Store> {
   const worker = import.meta.url.endsWith('.ts')
     ? // Sources run through tsx (the tests, `npm run dev`): the worker loads its sources through tsx too.
       new Worker(
@@ -209,7 +244,7 @@ export async function openWorkerStore(options: SqliteStoreOptions): Promise<Stor
       else resolve(message);
     });
   });
-  const thread = new StoreThread(worker, opened.shared);
+  const thread = new StoreThread(worker, opened.shared, onStopped);
   const store: Record<string, unknown> = partOf(thread, [], opened.ready.top);
   for (const name of PARTS) {
     const methods = opened.ready.parts[name];
@@ -220,8 +255,10 @@ export async function openWorkerStore(options: SqliteStoreOptions): Promise<Stor
   board.fenced = (fence: unknown) => partOf(thread, ['board', { fenced: fence }], opened.ready.parts.board!);
   store.signals = NO_SIGNALS;
   store.close = async () => {
+    const closed = thread.call([], 'close', []);
+    thread.close();
     try {
-      await thread.call([], 'close', []);
+      await closed;
     } finally {
       await thread.terminate();
     }
