@@ -264,6 +264,10 @@ export class GatewayAgentExecutor implements AgentExecutor {
         return 'ended';
       }
       const { sessionKey, input } = accepted;
+      // The wait begins before the task's own writes, so that the commit which consumes a new input hands its run
+      // over whenever it comes: the wait reads the input only if it was there before (a retried message).
+      const waiting = this.gateway.waitForInput(input.id, this.stallMs, accepted.created);
+      waiting.catch(() => {});
       await progress.attached(sessionKey, input.id);
       // A cancel that came before the task knew its input could not stop the input's run: stop it now.
       if (this.cancelled.has(taskId)) await this.gateway.cancelInput(input.id, 'cancelled by the A2A client');
@@ -272,7 +276,7 @@ export class GatewayAgentExecutor implements AgentExecutor {
 
       let result: WaitResult;
       try {
-        result = await this.gateway.waitForInput(input.id, this.stallMs);
+        result = await waiting;
       } finally {
         await relay.stop();
       }
