@@ -129,7 +129,7 @@ describe('config defaults', () => {
       maxConnections: 10,
       preparedStatements: true,
       analyze: 'auto',
-      sqlite: { synchronous: 'FULL', mmapMb: 2047 },
+      sqlite: { synchronous: 'FULL', mmapMb: 2047, thread: 'main' },
     });
     expect(config.tools).toEqual({
       agentToAgent: { enabled: false, allow: [], history: true, list: true },
