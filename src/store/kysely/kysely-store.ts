@@ -53,9 +53,7 @@ import { matchIds } from './match-ids.js';
 import type { SqlDialect } from '../sql/dialect.js';
 import { copyTables, firstNonEmpty, type TableCopy } from './store-copy.js';
 import { SwitchboardError } from '../../core/errors.js';
-
-/** One gateway per database (SQLite holds its file exclusively): nobody else to tell. */
-const NO_SIGNALS: Signals = { notify: () => {}, listen: () => () => {} };
+import { NO_SIGNALS } from './no-signals.js';
 
 export class KyselyStore implements Store {
   readonly toolCalls: ToolCallStore;

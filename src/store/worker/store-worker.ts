@@ -10,6 +10,7 @@ import {
   HEADER_BYTES,
   SHARED_BYTES,
   toWire,
+  PARTS,
   type Answer,
   type Call,
   type CallbackCall,
@@ -70,12 +71,7 @@ function methodsOf(target: object): string[] {
 }
 
 function shapeOf(store: SqliteStore): StoreShape {
-  const parts: Record<string, string[]> = {};
-  for (const [name, value] of Object.entries(store)) {
-    if (value !== null && typeof value === 'object' && name !== 'signals' && name !== 'raw' && name !== 'wal' && name !== 'db')
-      parts[name] = methodsOf(value);
-  }
-  return { top: methodsOf(store).filter((name) => !name.startsWith('_')), parts };
+  return Object.fromEntries(PARTS.map((name) => [name, methodsOf(store[name])])) as StoreShape;
 }
 
 function targetOf(store: SqliteStore, path: PathStep[]): Record<string, (...args: unknown[]) => unknown> {

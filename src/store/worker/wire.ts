@@ -3,6 +3,7 @@
  * answers, errors, and the callbacks a few port methods take.
  */
 import { SwitchboardError, type ErrorCode } from '../../core/errors.js';
+import type { Store } from '../../ports/index.js';
 
 /** A step from the Store to the object a method is called on: a property name, or the board's `fenced(fence)`. */
 export type PathStep = string | { fenced: unknown };
@@ -14,10 +15,7 @@ export interface Call {
   args: unknown[];
 }
 
-/** A function argument, kept on the gateway's thread and called from the worker by its number. */
-export interface CallbackRef {
-  [CALLBACK]: number;
-}
+/** Marks a function argument, kept on the gateway's thread and called from the worker by its number. */
 export const CALLBACK = '\u0000sb-callback';
 
 export type Answer = { id: number; value: unknown } | { id: number; error: WireError };
@@ -37,11 +35,39 @@ export interface WireError {
   cause?: WireError;
 }
 
-/** The methods of each object the Store holds, named by the worker once it has opened the store. */
-export interface StoreShape {
-  top: string[];
-  parts: Record<string, string[]>;
-}
+/** The Store's own methods. */
+export const TOP = ['matchIds', 'backup', 'durable', 'close'] as const satisfies readonly (keyof Store)[];
+
+/** The Store's parts: each an object of async methods (the board also has `fenced`). */
+export const PARTS = [
+  'toolCalls',
+  'memory',
+  'mailbox',
+  'channels',
+  'approvals',
+  'budgets',
+  'schedules',
+  'subagents',
+  'a2aTasks',
+  'board',
+  'sessions',
+  'exchanges',
+  'inputs',
+  'transcript',
+  'runs',
+  'steps',
+  'outbox',
+  'leases',
+  'events',
+  'gateways',
+] as const satisfies readonly (keyof Store)[];
+
+// Every member of the Store is listed, but `signals` (one gateway per SQLite file: there is nobody to signal).
+const _everyMember: Exclude<keyof Store, (typeof TOP)[number] | (typeof PARTS)[number] | 'signals'> = undefined as never;
+void _everyMember;
+
+/** The methods of each part, named by the worker once it has opened the store (the port's types are not there to read). */
+export type StoreShape = Record<(typeof PARTS)[number], string[]>;
 
 export function toWire(error: unknown, depth = 0): WireError {
   if (error instanceof Error) {

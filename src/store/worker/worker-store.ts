@@ -6,11 +6,14 @@
  */
 import { Worker } from 'node:worker_threads';
 import { SwitchboardError } from '../../core/errors.js';
-import type { Signals, Store } from '../../ports/index.js';
+import type { Store } from '../../ports/index.js';
+import { NO_SIGNALS } from '../kysely/no-signals.js';
 import type { SqliteStoreOptions } from '../sqlite/sqlite-store.js';
 import {
   CALLBACK,
   HEADER_BYTES,
+  PARTS,
+  TOP,
   fromWire,
   toWire,
   type Answer,
@@ -20,39 +23,6 @@ import {
   type StoreShape,
   type WireError,
 } from './wire.js';
-
-/** The Store's parts: each an object of async methods (the board also has `fenced`). */
-const PARTS = [
-  'toolCalls',
-  'memory',
-  'mailbox',
-  'channels',
-  'approvals',
-  'budgets',
-  'schedules',
-  'subagents',
-  'a2aTasks',
-  'board',
-  'sessions',
-  'exchanges',
-  'inputs',
-  'transcript',
-  'runs',
-  'steps',
-  'outbox',
-  'leases',
-  'events',
-  'gateways',
-] as const satisfies readonly (keyof Store)[];
-type Part = (typeof PARTS)[number];
-// Every part of the Store but `signals` (one gateway per SQLite file: there is nobody to signal) is listed.
-const _everyPart: Exclude<
-  { [K in keyof Store]: Store[K] extends (...args: never[]) => unknown ? never : K }[keyof Store],
-  Part | 'signals'
-> = undefined as never;
-void _everyPart;
-
-const NO_SIGNALS: Signals = { notify: () => {}, listen: () => () => {} };
 
 type Pending = { resolve: (value: unknown) => void; reject: (error: Error) => void; callbacks?: number[] };
 
@@ -245,14 +215,10 @@ export async function openWorkerStore(
     });
   });
   const thread = new StoreThread(worker, opened.shared, onStopped);
-  const store: Record<string, unknown> = partOf(thread, [], opened.ready.top);
-  for (const name of PARTS) {
-    const methods = opened.ready.parts[name];
-    if (!methods) throw new Error(`the store's worker has no ${name}`);
-    store[name] = partOf(thread, [name], methods);
-  }
+  const store: Record<string, unknown> = partOf(thread, [], [...TOP]);
+  for (const name of PARTS) store[name] = partOf(thread, [name], opened.ready[name]);
   const board = store.board as Record<string, unknown>;
-  board.fenced = (fence: unknown) => partOf(thread, ['board', { fenced: fence }], opened.ready.parts.board!);
+  board.fenced = (fence: unknown) => partOf(thread, ['board', { fenced: fence }], opened.ready.board);
   store.signals = NO_SIGNALS;
   store.close = async () => {
     const closed = thread.call([], 'close', []);
