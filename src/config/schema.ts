@@ -209,6 +209,8 @@ export const configSchema = z.strictObject({
         })
         .prefault({}),
       sessions: z.strictObject({ visibility: z.enum(['self', 'tree', 'agent', 'all']).default('tree') }).prefault({}),
+      /** Tools sent by name only, in tools_load's description, until a session loads or calls them (docs/tools.md). */
+      defer: toolNames.default(['agents_list', 'sessions_list', 'sessions_history', 'session_status']),
     })
     .prefault({}),
   session: z

@@ -205,7 +205,7 @@ export interface StartedRun extends Journaled {
    * gives them. Undefined elsewhere.
    */
   history?: TranscriptEntry[];
-  /** Read with the history, where it is: whether the session has spawned or messaged anyone (SessionStore.reachedOut). */
+  /** Read with the history, where it is: whether the session has spawned anyone, and whether a reply is still to come to it (SessionStore.reachedOut). */
   reachedOut?: { spawned: boolean; sent: boolean };
 }
 

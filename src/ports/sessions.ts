@@ -126,7 +126,10 @@ export interface SessionStore {
    * expired, by the database clock): their gateway died, or never had a lane slot for them. At most `limit`.
    */
   listStranded(queuedBefore: number, limit: number): Promise<string[]>;
-  /** Whether the session has spawned a sub-agent, and whether it has sent a message that expects a reply (in one query). */
+  /**
+   * Whether the session has spawned a sub-agent, and whether a message it sent still has its first reply to come to
+   * it: one no waiter took and that is not in its session yet (in one query).
+   */
   reachedOut(key: string): Promise<{ spawned: boolean; sent: boolean }>;
 }
 

@@ -134,6 +134,7 @@ describe('config defaults', () => {
     expect(config.tools).toEqual({
       agentToAgent: { enabled: false, allow: [], history: true, list: true },
       sessions: { visibility: 'tree' },
+      defer: ['agents_list', 'sessions_list', 'sessions_history', 'session_status'],
     });
     expect(config.lanes).toEqual({
       main: { maxConcurrent: 4 },

@@ -234,23 +234,24 @@ describe('prompt caching', () => {
 });
 
 describe('tool definitions on the wire', () => {
-  // Every byte of them is sent again with every model call. Measured on 2026-12-05: 1,258 bytes for an agent with the
-  // session tools (1,554 once it has sent, with sessions_wait); 1,612 and 1,908 with a workspace, exec, memory and a
-  // six-tool MCP server (deferred: named in tools_load). A description put back on a tool whose name says it all is
-  // about 40 bytes more, and fails this.
+  // Every byte of them is sent again with every model call. Measured on 2026-12-05: 1,000 bytes for an agent with the
+  // session tools, 1,144 with a workspace, exec, memory and a six-tool MCP server; the lookups (tools.defer), the
+  // workspace, exec, memory and MCP tools are named in tools_load's description, and sessions_wait is not offered once
+  // the reply is in hand. A description put back on a tool whose name says it all is about 40 bytes more, and fails this.
   const agentToAgent = 'tools: { agentToAgent: { enabled: true }, sessions: { visibility: "all" } },';
   const mcp = {
     command: process.execPath,
     args: ['--import', 'tsx', join(ROOT, 'test/helpers/mcp-server.ts'), 'stdio'],
     cwd: ROOT,
   };
+  const names = (request: { body: any }) => request.body.tools.map((tool: any) => tool.function.name);
 
   it.each([
-    { name: 'the session tools', everyTool: false, first: 1_258, most: 1_554 },
-    { name: 'every tool on (workspace, exec, memory, an MCP server)', everyTool: true, first: 1_612, most: 1_908 },
+    { name: 'the session tools', everyTool: false, most: 1_000 },
+    { name: 'every tool on (workspace, exec, memory, an MCP server)', everyTool: true, most: 1_144 },
   ])(
     'tool definitions: at most the bytes measured per call, with $name',
-    async ({ everyTool, first, most }) => {
+    async ({ everyTool, most }) => {
       const workspace = mkdtempSync(join(tmpdir(), 'sb-tool-bytes-'));
       mkdirSync(join(workspace, 'memory'));
       const extra = everyTool ? `, workspace: ${JSON.stringify(workspace)}, exec: { enabled: true }, mcp: ["tools"]` : '';
@@ -271,11 +272,11 @@ describe('tool definitions on the wire', () => {
       expect(await gateway.waitForInput(sent.input.id, 30_000)).toMatchObject({ status: 'completed', reply: 'b said: the answer' });
       const bytes = server.requests.map((request) => Buffer.byteLength(JSON.stringify(request.body.tools)));
       expect(bytes).toHaveLength(3);
-      // a's first call and b's call; a's second call also has sessions_wait.
-      expect(Math.max(bytes[0], bytes[1])).toBeLessThanOrEqual(first);
-      expect(bytes[2]).toBeLessThanOrEqual(most);
+      // a's first call, b's call, and a's second call: its send's reply is in hand, so nothing for sessions_wait.
+      expect(server.requests.map(names)).toEqual(Array(3).fill(['time_now', 'sessions_send', 'sessions_spawn', 'tools_load']));
+      expect(Math.max(...bytes)).toBeLessThanOrEqual(most);
       // Near the bound, so that it says something.
-      expect(bytes[2]).toBeGreaterThan(most - 40);
+      expect(Math.max(...bytes)).toBeGreaterThan(most - 40);
       for (const request of server.requests) {
         // "auto" is the default with tools: not sent.
         expect(request.body).not.toHaveProperty('tool_choice');
@@ -296,4 +297,64 @@ describe('tool definitions on the wire', () => {
     },
     30_000,
   );
+  it('sessions_wait is offered while a reply is still to come: after a send that did not wait, until the reply is taken', async () => {
+    gateway = await startTestGateway(
+      `{
+      ${agentToAgent}
+      agents: { list: [{ id: "a", model: "fake/m" }, { id: "b", model: "fake/m" }] },
+      models: { providers: { fake: { type: "openai-compatible", baseURL: "${server.url}/v1" } } },
+    }`,
+    );
+    const b = 'agent:b:main';
+    server.reply(
+      { toolCall: { name: 'sessions_send', args: { sessionKey: b, message: 'question', timeoutSeconds: 0 } } },
+      { toolCall: { name: 'sessions_wait', args: { sessionKeys: [b], timeoutMs: 30_000 } } },
+      { text: 'the answer' },
+      { text: 'b said: the answer' },
+    );
+    const sent = await gateway.send({ target: 'agent:a:main', message: 'ask b, then wait' });
+    expect(await gateway.waitForInput(sent.input.id, 30_000)).toMatchObject({ status: 'completed', reply: 'b said: the answer' });
+    const ofA = server.requests.filter((request) => JSON.stringify(request.body).includes('ask b, then wait')).map(names);
+    expect(ofA).toEqual([
+      ['time_now', 'sessions_send', 'sessions_spawn', 'tools_load'],
+      ['time_now', 'sessions_send', 'sessions_wait', 'sessions_spawn', 'tools_load'],
+      ['time_now', 'sessions_send', 'sessions_wait', 'sessions_spawn', 'tools_load'],
+    ]);
+    // Once the wait took the reply, the session's next run is not offered sessions_wait.
+    server.reply({ text: 'done' });
+    await gateway.waitForInput((await gateway.send({ target: 'agent:a:main', message: 'anything else?' })).input.id, 30_000);
+    expect(names(server.requests.at(-1)!)).toEqual(['time_now', 'sessions_send', 'sessions_spawn', 'tools_load']);
+  }, 30_000);
+
+  it('tools.defer: [] sends the lookups whole; a deferred lookup the model calls without loading it runs', async () => {
+    const config = (defer: string) => `{
+      tools: { agentToAgent: { enabled: true }, sessions: { visibility: "all" } ${defer} },
+      agents: { list: [{ id: "a", model: "fake/m" }, { id: "b", model: "fake/m" }] },
+      models: { providers: { fake: { type: "openai-compatible", baseURL: "${server.url}/v1" } } },
+    }`;
+    gateway = await startTestGateway(config(', defer: []'));
+    server.reply({ text: 'ok' });
+    await gateway.waitForInput((await gateway.send({ target: 'agent:a:main', message: 'hi' })).input.id, 30_000);
+    expect(names(server.requests.at(-1)!)).toEqual([
+      'time_now',
+      'agents_list',
+      'sessions_list',
+      'sessions_history',
+      'session_status',
+      'sessions_send',
+      'sessions_spawn',
+    ]);
+    await stopTestGateway(gateway);
+
+    gateway = await startTestGateway(config(''));
+    server.reply({ toolCall: { name: 'agents_list', args: {} } }, { text: 'there is b' }, { text: 'ok' });
+    const listed = await gateway.waitForInput((await gateway.send({ target: 'agent:a:main', message: 'who is there?' })).input.id, 30_000);
+    expect(listed).toMatchObject({ status: 'completed' });
+    // The call ran: its result went back to the model. The session's later runs are sent agents_list whole.
+    const second = server.requests.at(-1)!;
+    expect(JSON.parse(second.body.messages.at(-1).content).agents).toHaveLength(2);
+    expect(names(second)).toEqual(['time_now', 'sessions_send', 'sessions_spawn', 'tools_load']);
+    await gateway.waitForInput((await gateway.send({ target: 'agent:a:main', message: 'again' })).input.id, 30_000);
+    expect(names(server.requests.at(-1)!)).toEqual(['time_now', 'agents_list', 'sessions_send', 'sessions_spawn', 'tools_load']);
+  }, 30_000);
 });

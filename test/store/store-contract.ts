@@ -854,7 +854,7 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
       expect(await store.inputs.list({ sessionKey: 'agent:expert:main' })).toHaveLength(1);
     });
 
-    it('sessions: reachedOut tells whether a session has spawned and whether it has sent a message expecting a reply', async () => {
+    it('sessions: reachedOut tells whether a session has spawned and whether a reply is still to come to it', async () => {
       await store.sessions.ensure({ key: S, agentId: 'support' }, 1000);
       expect(await store.sessions.reachedOut(S)).toEqual({ spawned: false, sent: false });
       await store.exchanges.open(newExchange('ex-act'), newInput('agent:expert:main', { idempotencyKey: 'act-1' }), 1100);
@@ -862,6 +862,28 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
       await store.sessions.ensure({ key: `${S}:subagent:act`, agentId: 'support', parentKey: S, depth: 1 }, 1200);
       expect(await store.sessions.reachedOut(S)).toEqual({ spawned: true, sent: true });
       expect(await store.sessions.reachedOut('agent:expert:main')).toEqual({ spawned: false, sent: false });
+      // A reply its waiter took leaves nothing to wait for; so does one delivered; one held for the run still is.
+      const other = `${S}:other`;
+      await store.sessions.ensure({ key: other, agentId: 'support' }, 1300);
+      await store.exchanges.open(
+        { ...newExchange('ex-took'), requesterSession: other },
+        newInput('agent:expert:main', { idempotencyKey: 'took-1' }),
+        1300,
+      );
+      for (const [replyState, sent] of [
+        ['held', true],
+        ['reply_held', true],
+        ['detached', true],
+        ['delivered', false],
+        ['replied', false],
+      ] as const) {
+        await store.exchanges.transition('ex-took', {}, { replyState }, 1400);
+        expect(await store.sessions.reachedOut(other), replyState).toEqual({ spawned: false, sent });
+      }
+      // A run's start that reads its history says the same (PostgreSQL answers it from its own function).
+      const { input } = await store.inputs.enqueue(newInput(other), 1500);
+      const started = await tryStart([input.id], id('run'), { sessionKey: other, historyLimit: 5 });
+      expect(typeof started !== 'string' && started.reachedOut).toEqual({ spawned: false, sent: false });
     });
 
     it('tool calls: begin records an effect outside the store with its intent once; a second begin answers the first intent', async () => {

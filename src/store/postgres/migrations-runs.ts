@@ -2,7 +2,7 @@
  * PostgreSQL only, from 0023: how the run's functions of postgres/migrations.ts are planned, and (0024) a run's start
  * and commit each as one function body, with nothing read again that a write just returned.
  */
-import { sql, type Kysely } from 'kysely';
+import { type RawBuilder, sql, type Kysely } from 'kysely';
 import { EVENTS, FENCE, HISTORY, INSERT_RUN, LOST, OUTBOX, OUTCOME, STARTED_EVENT, TAKE_LEASE, TRANSCRIPT } from './migrations.js';
 
 /** The settings every run function runs with (0023). */
@@ -37,33 +37,7 @@ export async function postgresGenericPlans(db: Kysely<unknown>): Promise<void> {
  * dropped.
  */
 export async function postgresRunsInOneBody(db: Kysely<unknown>): Promise<void> {
-  await sql`
-    CREATE OR REPLACE FUNCTION sb_start_run_history(p_key text, p_owner text, p_ttl_ms bigint, p_run_id text, p_agent text,
-      p_model text, p_now bigint, p_inputs text[], p_payload text, p_history_limit integer) RETURNS json LANGUAGE plpgsql
-      ${PLANNING} AS $$
-    DECLARE
-      v_db_now bigint := (extract(epoch from clock_timestamp()) * 1000)::bigint;
-      v_epoch integer;
-      v_claimed integer;
-      v_inputs json;
-      v_session sessions;
-      v_event events;
-    BEGIN
-      ${TAKE_LEASE}
-      WITH claimed AS (
-        UPDATE inputs SET status = 'claimed', run_id = p_run_id, attempts = attempts + 1, updated_at = p_now
-          WHERE id = ANY(p_inputs) AND (status = 'queued') IS TRUE
-          RETURNING *)
-      SELECT count(*), json_agg(claimed ORDER BY claimed.seq) INTO v_claimed, v_inputs FROM claimed;
-      IF v_claimed <> cardinality(p_inputs) THEN RAISE EXCEPTION USING ERRCODE = 'SB001', MESSAGE = 'an input was taken'; END IF;
-      ${INSERT_RUN}
-      UPDATE sessions SET state = 'running', updated_at = p_now, last_run_at = p_now WHERE key = p_key RETURNING * INTO v_session;
-      IF NOT FOUND THEN RAISE EXCEPTION USING ERRCODE = 'SB003', MESSAGE = 'no session ' || p_key; END IF;
-      ${STARTED_EVENT}
-      RETURN json_build_object('status', 'started', 'epoch', v_epoch, 'inputs', v_inputs,
-        'event', row_to_json(v_event), 'session', row_to_json(v_session),
-        ${HISTORY});
-    END $$`.execute(db);
+  await startRunHistory(db, HISTORY);
 
   await sql`
     CREATE OR REPLACE FUNCTION sb_commit_run_queued(p_run_id text, p_key text, p_epoch integer, p_now bigint, p_outcome json,
@@ -101,4 +75,52 @@ export async function postgresRunsInOneBody(db: Kysely<unknown>): Promise<void> 
   // Nothing calls the two functions they called any more.
   await sql`DROP FUNCTION sb_start_run(text, text, bigint, text, text, text, bigint, text[], text)`.execute(db);
   await sql`DROP FUNCTION sb_commit_run(text, text, integer, bigint, json, json, text[], json, json)`.execute(db);
+}
+
+/**
+ * 0031: a start's `reachedOut.sent` says whether a reply is still to come to the session (SessionStore.reachedOut):
+ * an exchange whose reply a waiter took, or that is delivered, leaves nothing for sessions_wait.
+ */
+export async function postgresReplyToCome(db: Kysely<unknown>): Promise<void> {
+  await startRunHistory(
+    db,
+    sql.raw(`
+'history', CASE WHEN p_history_limit IS NOT NULL THEN coalesce((SELECT json_agg(t ORDER BY t.seq) FROM
+  (SELECT * FROM transcript WHERE session_key = p_key ORDER BY seq DESC LIMIT p_history_limit) t), '[]'::json) END,
+'reachedOut', CASE WHEN p_history_limit IS NOT NULL THEN json_build_object(
+  'spawned', EXISTS (SELECT 1 FROM sessions WHERE parent_key = p_key),
+  'sent', EXISTS (SELECT 1 FROM exchanges WHERE requester_session = p_key
+    AND reply_state NOT IN ('replied', 'delivered'))) END`),
+  );
+}
+
+/** sb_start_run_history as 0024 made it; `history` is the answer's last two fields (HISTORY in 0024). */
+async function startRunHistory(db: Kysely<unknown>, history: RawBuilder<unknown>): Promise<void> {
+  await sql`
+    CREATE OR REPLACE FUNCTION sb_start_run_history(p_key text, p_owner text, p_ttl_ms bigint, p_run_id text, p_agent text,
+      p_model text, p_now bigint, p_inputs text[], p_payload text, p_history_limit integer) RETURNS json LANGUAGE plpgsql
+      ${PLANNING} AS $$
+    DECLARE
+      v_db_now bigint := (extract(epoch from clock_timestamp()) * 1000)::bigint;
+      v_epoch integer;
+      v_claimed integer;
+      v_inputs json;
+      v_session sessions;
+      v_event events;
+    BEGIN
+      ${TAKE_LEASE}
+      WITH claimed AS (
+        UPDATE inputs SET status = 'claimed', run_id = p_run_id, attempts = attempts + 1, updated_at = p_now
+          WHERE id = ANY(p_inputs) AND (status = 'queued') IS TRUE
+          RETURNING *)
+      SELECT count(*), json_agg(claimed ORDER BY claimed.seq) INTO v_claimed, v_inputs FROM claimed;
+      IF v_claimed <> cardinality(p_inputs) THEN RAISE EXCEPTION USING ERRCODE = 'SB001', MESSAGE = 'an input was taken'; END IF;
+      ${INSERT_RUN}
+      UPDATE sessions SET state = 'running', updated_at = p_now, last_run_at = p_now WHERE key = p_key RETURNING * INTO v_session;
+      IF NOT FOUND THEN RAISE EXCEPTION USING ERRCODE = 'SB003', MESSAGE = 'no session ' || p_key; END IF;
+      ${STARTED_EVENT}
+      RETURN json_build_object('status', 'started', 'epoch', v_epoch, 'inputs', v_inputs,
+        'event', row_to_json(v_event), 'session', row_to_json(v_session),
+        ${history});
+    END $$`.execute(db);
 }

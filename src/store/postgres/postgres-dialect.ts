@@ -17,7 +17,7 @@ import {
   postgresSessionReads,
   postgresStartWithHistory,
 } from './migrations.js';
-import { postgresGenericPlans, postgresRunsInOneBody } from './migrations-runs.js';
+import { postgresGenericPlans, postgresReplyToCome, postgresRunsInOneBody } from './migrations-runs.js';
 import { SnapshotSettledPoint } from './settled-point.js';
 
 /** The part of each migration that is PostgreSQL's alone, by the migration's name. */
@@ -33,6 +33,7 @@ const MIGRATION_STEPS: Record<string, (db: Kysely<unknown>) => Promise<void>> = 
   '0022_postgres_rows_by_key': postgresRowsByKey,
   '0023_postgres_generic_plans': postgresGenericPlans,
   '0024_postgres_runs_in_one_body': postgresRunsInOneBody,
+  '0031_postgres_reply_to_come': postgresReplyToCome,
 };
 
 /** The chunks that match any of the words (web-search syntax, English stems), best first by cover density. */

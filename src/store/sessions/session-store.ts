@@ -197,7 +197,16 @@ const sessionByKey = prepared<'key', Selectable<SessionsTable>>((db, param) =>
 const reachedOut = prepared<'key', { spawned: unknown; sent: unknown }>((db, param) =>
   db.selectNoFrom((eb) => [
     eb.exists(eb.selectFrom('sessions').select('key').where('parent_key', '=', param('key'))).as('spawned'),
-    eb.exists(eb.selectFrom('exchanges').select('id').where('requester_session', '=', param('key'))).as('sent'),
+    // A reply a waiter took or that was delivered leaves nothing to wait for.
+    eb
+      .exists(
+        eb
+          .selectFrom('exchanges')
+          .select('id')
+          .where('requester_session', '=', param('key'))
+          .where('reply_state', 'not in', ['replied', 'delivered']),
+      )
+      .as('sent'),
   ]),
 );
 
