@@ -42,18 +42,20 @@ export function policyLayers(agent: ResolvedAgent, config: SwitchboardConfig, se
   return layers;
 }
 
+/** What every tool's check reads of the session: worked out once per offer, not once per tool. */
+interface OfferContext {
+  agent: ResolvedAgent;
+  config: SwitchboardConfig;
+  sessionKey: string;
+  parsed: ReturnType<typeof parseSessionKey>;
+  layers: ToolPolicyLayer[];
+  spawned?: SpawnedTools;
+}
+
 /** Why this session may not use the tool, or undefined when it may. */
-function refusalOf(
-  tool: GatewayTool,
-  agent: ResolvedAgent,
-  config: SwitchboardConfig,
-  sessionKey: string,
-  spawned?: SpawnedTools,
-): string | undefined {
-  const parsed = parseSessionKey(sessionKey);
+function refusalOf(tool: GatewayTool, { agent, config, sessionKey, parsed, layers, spawned }: OfferContext): string | undefined {
   const kind = parsed?.kind ?? 'main';
   const id = agent.config.id;
-  const layers = policyLayers(agent, config, sessionKey);
   const denied = toolPolicyDenial(tool.name, layers);
   if (denied) return `agent "${id}" may not use ${tool.name}: the tool policy leaves it out (${denied})`;
   const ownRefusal = tool.refusedTo?.({ agentId: id, sessionKey });
@@ -83,8 +85,16 @@ export function offeredTools(
 ): { tools: GatewayTool[]; refusedTools: RefusedTool[] } {
   const offered: GatewayTool[] = [];
   const refusedTools: RefusedTool[] = [];
+  const session: OfferContext = {
+    agent,
+    config,
+    sessionKey,
+    parsed: parseSessionKey(sessionKey),
+    layers: policyLayers(agent, config, sessionKey),
+    spawned,
+  };
   for (const tool of tools) {
-    const refusal = refusalOf(tool, agent, config, sessionKey, spawned);
+    const refusal = refusalOf(tool, session);
     if (refusal === undefined) offered.push(tool);
     else refusedTools.push({ name: tool.name, refusal: { status: 'forbidden', layer: 'tool', error: refusal } });
   }
