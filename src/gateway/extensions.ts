@@ -2,7 +2,6 @@
  * The gateway's extensions (gateway-types.ts) taken together: the tools they give every agent and each agent, the
  * outbox kinds they deliver, the held results they settle, and their lives (started after recovery, stopped first).
  */
-import { matchesAny } from '../core/tool-policy.js';
 import type { HeldResultSource } from '../ports/runtimes.js';
 import type { GatewayExtension } from '../ports/extensions.js';
 import type { OutboxDispatcher } from './durability/outbox.js';
@@ -18,14 +17,8 @@ export class Extensions {
   /** The external runtimes sub-agents may run on (docs/runtimes.md). */
   readonly runtimes: ExternalRuntimes;
 
-  constructor(
-    private readonly list: readonly GatewayExtension[],
-    /** Patterns of the tools sent by name only until loaded (`tools.defer`); some tools are deferred by their own choice. */
-    defer: readonly string[] = [],
-  ) {
-    this.tools = list
-      .flatMap((extension) => extension.tools ?? [])
-      .map((tool) => (!tool.deferred && matchesAny(tool.name, defer) ? { ...tool, deferred: true as const } : tool));
+  constructor(private readonly list: readonly GatewayExtension[]) {
+    this.tools = list.flatMap((extension) => extension.tools ?? []);
     this.runtimes = Object.assign({}, ...list.map((extension) => extension.runtimes ?? {}));
     this.agentTools = list.flatMap((extension) => (extension.agentTools ? [extension.agentTools] : []));
   }

@@ -173,7 +173,7 @@ export function assembleGateway(deps: GatewayDeps, host: AssemblyHost): GatewayA
     dataDir: deps.dataDir,
     api: () => host.api(),
   };
-  const extensions = new Extensions(deps.extensions?.(parts) ?? [], config.tools.defer);
+  const extensions = new Extensions(deps.extensions?.(parts) ?? []);
   extensions.registerDeliveries(outbox);
   const heldResults = new HeldResults({ store, newId: () => ids.next(), accept: (input) => host.accept(input) }, [
     exchanges,

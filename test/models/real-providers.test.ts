@@ -306,12 +306,15 @@ describe('tool definitions on the wire', () => {
     }`,
     );
     const b = 'agent:b:main';
-    server.reply(
-      { toolCall: { name: 'sessions_send', args: { sessionKey: b, message: 'question', timeoutSeconds: 0 } } },
-      { toolCall: { name: 'sessions_wait', args: { sessionKeys: [b], timeoutMs: 30_000 } } },
-      { text: 'the answer' },
-      { text: 'b said: the answer' },
-    );
+    // a's next step and b's call race once a's send has not waited: each is answered by what it is, not by its turn.
+    server.responder = (body) => {
+      if (body.messages[0].content.startsWith('You are agent "b"')) return { text: 'the answer' };
+      const called = body.messages.findLast((message: any) => message.role === 'assistant')?.tool_calls?.[0]?.function.name;
+      if (body.messages.at(-1).role === 'user')
+        return { toolCall: { name: 'sessions_send', args: { sessionKey: b, message: 'question', timeoutSeconds: 0 } } };
+      if (called === 'sessions_send') return { toolCall: { name: 'sessions_wait', args: { sessionKeys: [b], timeoutMs: 30_000 } } };
+      return { text: 'b said: the answer' };
+    };
     const sent = await gateway.send({ target: 'agent:a:main', message: 'ask b, then wait' });
     expect(await gateway.waitForInput(sent.input.id, 30_000)).toMatchObject({ status: 'completed', reply: 'b said: the answer' });
     const ofA = server.requests.filter((request) => JSON.stringify(request.body).includes('ask b, then wait')).map(names);
@@ -321,31 +324,18 @@ describe('tool definitions on the wire', () => {
       ['time_now', 'sessions_send', 'sessions_wait', 'sessions_spawn', 'tools_load'],
     ]);
     // Once the wait took the reply, the session's next run is not offered sessions_wait.
+    server.responder = undefined;
     server.reply({ text: 'done' });
     await gateway.waitForInput((await gateway.send({ target: 'agent:a:main', message: 'anything else?' })).input.id, 30_000);
     expect(names(server.requests.at(-1)!)).toEqual(['time_now', 'sessions_send', 'sessions_spawn', 'tools_load']);
   }, 30_000);
 
-  it('tools.defer: [] sends the lookups whole; a deferred lookup the model calls without loading it runs', async () => {
+  it('a deferred lookup the model calls without loading it runs; a reload of tools.defer applies at the next run, sessions_spawn too', async () => {
     const config = (defer: string) => `{
       tools: { agentToAgent: { enabled: true }, sessions: { visibility: "all" } ${defer} },
       agents: { list: [{ id: "a", model: "fake/m" }, { id: "b", model: "fake/m" }] },
       models: { providers: { fake: { type: "openai-compatible", baseURL: "${server.url}/v1" } } },
     }`;
-    gateway = await startTestGateway(config(', defer: []'));
-    server.reply({ text: 'ok' });
-    await gateway.waitForInput((await gateway.send({ target: 'agent:a:main', message: 'hi' })).input.id, 30_000);
-    expect(names(server.requests.at(-1)!)).toEqual([
-      'time_now',
-      'agents_list',
-      'sessions_list',
-      'sessions_history',
-      'session_status',
-      'sessions_send',
-      'sessions_spawn',
-    ]);
-    await stopTestGateway(gateway);
-
     gateway = await startTestGateway(config(''));
     server.reply({ toolCall: { name: 'agents_list', args: {} } }, { text: 'there is b' }, { text: 'ok' });
     const listed = await gateway.waitForInput((await gateway.send({ target: 'agent:a:main', message: 'who is there?' })).input.id, 30_000);
@@ -356,5 +346,22 @@ describe('tool definitions on the wire', () => {
     expect(names(second)).toEqual(['time_now', 'sessions_send', 'sessions_spawn', 'tools_load']);
     await gateway.waitForInput((await gateway.send({ target: 'agent:a:main', message: 'again' })).input.id, 30_000);
     expect(names(server.requests.at(-1)!)).toEqual(['time_now', 'agents_list', 'sessions_send', 'sessions_spawn', 'tools_load']);
+
+    // Reloaded: the lookups whole again, and sessions_spawn (an agent's own tool) named in tools_load instead.
+    const plan = gateway.reloadConfig(parseConfigText(config(', defer: ["sessions_spawn"]'), '/reload.json5', {}).config);
+    expect(plan.applied).toEqual(['tools']);
+    server.reply({ text: 'ok' });
+    await gateway.waitForInput((await gateway.send({ target: 'agent:b:main', message: 'hi' })).input.id, 30_000);
+    const reloaded = server.requests.at(-1)!;
+    expect(names(reloaded)).toEqual([
+      'time_now',
+      'agents_list',
+      'sessions_list',
+      'sessions_history',
+      'session_status',
+      'sessions_send',
+      'tools_load',
+    ]);
+    expect(reloaded.body.tools.at(-1).function.description).toBe('Load tools before use: sessions_spawn');
   }, 30_000);
 });

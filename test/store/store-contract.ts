@@ -880,10 +880,14 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
         await store.exchanges.transition('ex-took', {}, { replyState }, 1400);
         expect(await store.sessions.reachedOut(other), replyState).toEqual({ spawned: false, sent });
       }
-      // A run's start that reads its history says the same (PostgreSQL answers it from its own function).
+      // A run's start that reads its history says the same (PostgreSQL answers it from its own function): nothing to
+      // come for the session whose reply was taken, a reply to come for S (its first exchange still awaits one).
       const { input } = await store.inputs.enqueue(newInput(other), 1500);
       const started = await tryStart([input.id], id('run'), { sessionKey: other, historyLimit: 5 });
       expect(typeof started !== 'string' && started.reachedOut).toEqual({ spawned: false, sent: false });
+      const { input: toS } = await store.inputs.enqueue(newInput(S), 1500);
+      const startedS = await tryStart([toS.id], id('run'), { historyLimit: 5 });
+      expect(typeof startedS !== 'string' && startedS.reachedOut).toEqual({ spawned: true, sent: true });
     });
 
     it('tool calls: begin records an effect outside the store with its intent once; a second begin answers the first intent', async () => {

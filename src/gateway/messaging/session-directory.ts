@@ -64,7 +64,7 @@ export class SessionDirectory {
     return (await this.reachedOut(session)).spawned;
   }
 
-  /** Whether there is anything for sessions_wait: a session this one messaged or spawned. */
+  /** Whether there is anything for sessions_wait: a reply still to come to this session, or a session it spawned. */
   async hasSomethingToWaitFor(session: AvailabilityContext): Promise<boolean> {
     const { spawned, sent } = await this.reachedOut(session);
     return spawned || sent;

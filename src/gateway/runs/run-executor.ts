@@ -17,6 +17,7 @@ import { abortMessage, statusForAbort, type AbortReason } from '../../core/run-s
 import { addRequest, NO_REQUEST } from '../../core/request-size.js';
 import type { RunRequestSize, RunUsage } from '../../ports/index.js';
 import { CallPlaces, runToolSet, ToolOffer, type RunWaits, type ToolGate, type ToolSpanning } from '../tooling/run-tools.js';
+import { matchesAny } from '../../core/tool-policy.js';
 import { loadedInHistory, ToolCatalogue } from '../tooling/tool-catalogue.js';
 import type { GatewayTool, ToolContext } from '../../ports/tools.js';
 import type { LedgerDeps } from '../tooling/tool-ledger.js';
@@ -55,13 +56,16 @@ export interface ExecuteRunOptions {
   timeoutMessage?: string;
   /** Availability lookups already answered for the first step (AvailabilityContext.once keys), read with the start. */
   firstStepLookups?: Record<string, unknown>;
+  /** Patterns of the tools sent by name only until loaded (`tools.defer`), besides those deferred by their own choice. */
+  defer?: readonly string[];
   /** The run's spans: a chat span per model call, an execute_tool span per tool call (run-telemetry.ts). */
   tracing?: RunTracing;
 }
 
 export async function executeRun(options: ExecuteRunOptions): Promise<ExecutedRun> {
   const places = new CallPlaces();
-  const deferred = new Map(options.tools.filter((tool) => tool.deferred).map((tool) => [tool.name, tool]));
+  const defer = options.defer ?? [];
+  const deferred = new Map(options.tools.filter((tool) => tool.deferred || matchesAny(tool.name, defer)).map((tool) => [tool.name, tool]));
   const catalogue = deferred.size > 0 ? new ToolCatalogue(deferred, loadedInHistory(options.messages), options.refusedTools) : undefined;
   const runTools = catalogue ? [...options.tools, catalogue.tool()] : options.tools;
   const tracing = options.tracing;

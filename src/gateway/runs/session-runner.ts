@@ -131,7 +131,7 @@ interface LeasedRun {
   inputs: InputRecord[];
   /** The history the run reads, when the store handed it back with the start (StartedRun.history). */
   history?: TranscriptEntry[];
-  /** Whether the session has spawned or messaged anyone, when the start read it (the first step's tool offer uses it). */
+  /** Whether the session has spawned anyone and has a reply to come, when the start read it (the first step's tool offer uses it). */
   reachedOut?: { spawned: boolean; sent: boolean };
   /** 1, and one more for each resume. */
   attempt: number;
@@ -387,6 +387,8 @@ export function createSessionRunner(deps: SessionRunnerDeps) {
           : undefined,
         timeoutMessage,
         firstStepLookups: run.reachedOut ? { [REACHED_OUT]: run.reachedOut } : undefined,
+        // Read at each run, so that a reload of `tools` takes effect at the session's next run.
+        defer: deps.config.tools.defer,
         maxSteps: agent.maxSteps,
         signal: slot.controller.signal,
         tracing: {

@@ -54,8 +54,10 @@ const SHARED: Record<string, SharedMigration> = {
   '0029_channels': (db) => channelTables(db),
   // Schedules (ports/schedules.ts): slots claimed once across gateways.
   '0030_schedules': (db) => scheduleTables(db),
-  // sessions_wait is offered while a reply is still to come (SessionStore.reachedOut; PostgreSQL's run start says it too).
-  '0031_postgres_reply_to_come': nothingShared,
+  // sessions_wait is offered while a reply is still to come (SessionStore.reachedOut; PostgreSQL's run start says it too):
+  // the pending exchanges of a session are found by key, however many it has sent.
+  '0031_reply_to_come': (db) =>
+    db.schema.createIndex('exchanges_reply_to_come').on('exchanges').columns(['requester_session', 'reply_state']).execute(),
 };
 
 /** Each migration for one engine: its shared part, then the dialect's step of the same name. */

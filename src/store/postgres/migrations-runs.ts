@@ -78,8 +78,9 @@ export async function postgresRunsInOneBody(db: Kysely<unknown>): Promise<void> 
 }
 
 /**
- * 0031: a start's `reachedOut.sent` says whether a reply is still to come to the session (SessionStore.reachedOut):
- * an exchange whose reply a waiter took, or that is delivered, leaves nothing for sessions_wait.
+ * 0031, PostgreSQL's part: a start's `reachedOut.sent` says whether a reply is still to come to the session
+ * (SessionStore.reachedOut): an exchange whose reply a waiter took, or that is delivered, leaves nothing for
+ * sessions_wait. The shared part's index (requester_session, reply_state) finds the others.
  */
 export async function postgresReplyToCome(db: Kysely<unknown>): Promise<void> {
   await startRunHistory(
@@ -90,7 +91,7 @@ export async function postgresReplyToCome(db: Kysely<unknown>): Promise<void> {
 'reachedOut', CASE WHEN p_history_limit IS NOT NULL THEN json_build_object(
   'spawned', EXISTS (SELECT 1 FROM sessions WHERE parent_key = p_key),
   'sent', EXISTS (SELECT 1 FROM exchanges WHERE requester_session = p_key
-    AND reply_state NOT IN ('replied', 'delivered'))) END`),
+    AND reply_state IN ('awaiting', 'held', 'reply_held', 'detached'))) END`),
   );
 }
 

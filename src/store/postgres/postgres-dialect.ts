@@ -33,7 +33,7 @@ const MIGRATION_STEPS: Record<string, (db: Kysely<unknown>) => Promise<void>> = 
   '0022_postgres_rows_by_key': postgresRowsByKey,
   '0023_postgres_generic_plans': postgresGenericPlans,
   '0024_postgres_runs_in_one_body': postgresRunsInOneBody,
-  '0031_postgres_reply_to_come': postgresReplyToCome,
+  '0031_reply_to_come': postgresReplyToCome,
 };
 
 /** The chunks that match any of the words (web-search syntax, English stems), best first by cover density. */

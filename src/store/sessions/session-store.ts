@@ -1,6 +1,7 @@
 /** Sessions over Kysely: created on first use, listed, routed, and found by their queued inputs. */
 import type { ExpressionBuilder, Kysely, RawBuilder, Selectable } from 'kysely';
 import type {
+  ExchangeReplyState,
   NewSession,
   ReplyRoute,
   SessionAnnotation,
@@ -194,17 +195,19 @@ const insertSession = prepared<'key' | 'agentId' | 'label' | 'parentKey' | 'dept
 const sessionByKey = prepared<'key', Selectable<SessionsTable>>((db, param) =>
   db.selectFrom('sessions').selectAll().where('key', '=', param('key')),
 );
+/** The reply states in which the first reply is still to come to the requester: no waiter took it, and it is not delivered. */
+const REPLY_TO_COME: readonly ExchangeReplyState[] = ['awaiting', 'held', 'reply_held', 'detached'];
 const reachedOut = prepared<'key', { spawned: unknown; sent: unknown }>((db, param) =>
   db.selectNoFrom((eb) => [
     eb.exists(eb.selectFrom('sessions').select('key').where('parent_key', '=', param('key'))).as('spawned'),
-    // A reply a waiter took or that was delivered leaves nothing to wait for.
+    // A reply a waiter took or that was delivered leaves nothing to wait for (the index exchanges_reply_to_come).
     eb
       .exists(
         eb
           .selectFrom('exchanges')
           .select('id')
           .where('requester_session', '=', param('key'))
-          .where('reply_state', 'not in', ['replied', 'delivered']),
+          .where('reply_state', 'in', [...REPLY_TO_COME]),
       )
       .as('sent'),
   ]),
