@@ -28,9 +28,19 @@ export function askingRule(
   return undefined;
 }
 
+/** Each pattern's expression, made once: patterns come from the config, and are matched at every run's tool offer. */
+const expressions = new Map<string, RegExp>();
+
 export function matchesPattern(name: string, pattern: string): boolean {
-  const escaped = pattern.split('*').map((part) => part.replace(/[.+?^${}()|[\]\\]/g, '\\$&'));
-  return new RegExp(`^${escaped.join('.*')}$`, 'is').test(name);
+  let expression = expressions.get(pattern);
+  if (!expression) {
+    const escaped = pattern.split('*').map((part) => part.replace(/[.+?^${}()|[\]\\]/g, '\\$&'));
+    expression = new RegExp(`^${escaped.join('.*')}$`, 'is');
+    // A bound, should patterns ever come from somewhere other than the config.
+    if (expressions.size >= 1000) expressions.clear();
+    expressions.set(pattern, expression);
+  }
+  return expression.test(name);
 }
 
 export function matchesAny(name: string, patterns: readonly string[]): boolean {
