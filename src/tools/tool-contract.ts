@@ -74,7 +74,7 @@ export function parseToolArgs<T extends ToolArgs>(
   return { ok: false, error: path ? `${path} ${issue.message}` : issue.message };
 }
 
-/** The lookup of whether a session has spawned anyone and has a reply to come (SessionStore.reachedOut), shared within a step. */
+/** The lookup of whether a session has spawned anyone, and whether a reply is to come to it (SessionStore.reachedOut), shared within a step. */
 export const REACHED_OUT = 'reachedOut';
 
 /** A tool whose `execute` is typed by its own schema. */

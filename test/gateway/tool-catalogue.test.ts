@@ -3,7 +3,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { listNames, loadedInHistory, ToolCatalogue } from '../../src/gateway/tooling/tool-catalogue.js';
+import { listNames, loadedInHistory, loadedInSteps, ToolCatalogue } from '../../src/gateway/tooling/tool-catalogue.js';
 import type { GatewayTool, ToolContext } from '../../src/ports/tools.js';
 import { startTestGateway, stopTestGateway } from '../helpers/gateway.js';
 
@@ -55,6 +55,31 @@ describe('tool catalogue', () => {
       await stopTestGateway(gateway);
     }
   }, 30_000);
+
+  it('tools_load says a tool is sent whole already, instead of calling it no tool', async () => {
+    const catalogue = new ToolCatalogue(new Map([['read_file', tool('read_file')]]), [], [], new Set(['sessions_send']));
+    catalogue.pending(['read_file']);
+    expect(await catalogue.tool().execute({ names: ['sessions_send', 'read_file'] }, {} as ToolContext)).toEqual({
+      loaded: [{ name: 'read_file', description: 'does read_file' }],
+      note: 'call them from your next step',
+      sentWhole: ['sessions_send'],
+    });
+  });
+
+  it("a resumed run's replayed steps keep loaded what they loaded or called", () => {
+    const loaded = loadedInSteps([
+      {
+        toolNames: ['tools_load'],
+        results: [
+          { toolCallId: '1', toolName: 'tools_load', output: { loaded: [{ name: 'read_file', description: 'reads' }], note: 'x' } },
+        ],
+      },
+      { toolNames: ['exec'], results: null },
+      // A load that failed loaded nothing.
+      { toolNames: ['tools_load'], results: [{ toolCallId: '3', toolName: 'tools_load', error: 'boom' }] },
+    ]);
+    expect([...loaded].sort()).toEqual(['exec', 'read_file', 'tools_load']);
+  });
 
   it("a session's history keeps loaded what it loaded or called", () => {
     const loaded = loadedInHistory([

@@ -18,7 +18,7 @@ import { addRequest, NO_REQUEST } from '../../core/request-size.js';
 import type { RunRequestSize, RunUsage } from '../../ports/index.js';
 import { CallPlaces, runToolSet, ToolOffer, type RunWaits, type ToolGate, type ToolSpanning } from '../tooling/run-tools.js';
 import { matchesAny } from '../../core/tool-policy.js';
-import { loadedInHistory, ToolCatalogue } from '../tooling/tool-catalogue.js';
+import { loadedInHistory, loadedInSteps, ToolCatalogue } from '../tooling/tool-catalogue.js';
 import type { GatewayTool, ToolContext } from '../../ports/tools.js';
 import type { LedgerDeps } from '../tooling/tool-ledger.js';
 import type { RefusedTool } from '../tooling/tool-offer.js';
@@ -66,7 +66,10 @@ export async function executeRun(options: ExecuteRunOptions): Promise<ExecutedRu
   const places = new CallPlaces();
   const defer = options.defer ?? [];
   const deferred = new Map(options.tools.filter((tool) => tool.deferred || matchesAny(tool.name, defer)).map((tool) => [tool.name, tool]));
-  const catalogue = deferred.size > 0 ? new ToolCatalogue(deferred, loadedInHistory(options.messages), options.refusedTools) : undefined;
+  // What the session's history and the run's replayed steps loaded stays loaded.
+  const loaded = [...loadedInHistory(options.messages), ...loadedInSteps(options.durable?.earlierSteps ?? [])];
+  const whole = new Set(options.tools.filter((tool) => !deferred.has(tool.name)).map((tool) => tool.name));
+  const catalogue = deferred.size > 0 ? new ToolCatalogue(deferred, loaded, options.refusedTools, whole) : undefined;
   const runTools = catalogue ? [...options.tools, catalogue.tool()] : options.tools;
   const tracing = options.tracing;
   const inSpan: ToolSpanning | undefined = tracing

@@ -131,7 +131,7 @@ interface LeasedRun {
   inputs: InputRecord[];
   /** The history the run reads, when the store handed it back with the start (StartedRun.history). */
   history?: TranscriptEntry[];
-  /** Whether the session has spawned anyone and has a reply to come, when the start read it (the first step's tool offer uses it). */
+  /** Whether the session has spawned anyone, and whether a reply is to come to it, when the start read them (the first step's tool offer uses them). */
   reachedOut?: { spawned: boolean; sent: boolean };
   /** 1, and one more for each resume. */
   attempt: number;

@@ -1,7 +1,7 @@
 /**
  * Deferred tools (docs/tools.md, "What a model call costs"): every tool definition is sent again with every model
- * call, so the tools most runs never use (the workspace, exec, memory, mailbox and MCP tools, and those `tools.defer`
- * names) are sent as names only, in
+ * call, so the tools most runs never use (the workspace, exec, memory, mailbox and MCP tools, `team_shutdown`, and those
+ * `tools.defer` names) are sent as names only, in
  * the description of one small tool, `tools_load`. A call to it loads the named tools: their full definitions are
  * sent from the next step on, and in the session's later runs once its history shows they were loaded or used.
  */
@@ -9,9 +9,29 @@ import type { ModelMessage } from 'ai';
 import { z } from 'zod';
 import { defineTool } from '../../tools/tool-contract.js';
 import type { GatewayTool } from '../../ports/tools.js';
+import type { StepToolResult } from '../../ports/steps.js';
 import type { RefusedTool } from './tool-offer.js';
 
 export const CATALOGUE_TOOL = 'tools_load';
+
+/**
+ * The tools the steps of the run's earlier attempts (replayed on resume, not run again) loaded or called: they stay
+ * loaded when the run goes on.
+ */
+export function loadedInSteps(steps: readonly { toolNames: readonly string[]; results: readonly StepToolResult[] | null }[]): Set<string> {
+  const loaded = new Set<string>();
+  for (const step of steps) {
+    for (const name of step.toolNames) loaded.add(name);
+    for (const result of step.results ?? []) {
+      if (result.toolName !== CATALOGUE_TOOL) continue;
+      const answered = (result.output as { loaded?: unknown } | undefined)?.loaded;
+      if (!Array.isArray(answered)) continue;
+      for (const entry of answered)
+        if (typeof (entry as { name?: unknown })?.name === 'string') loaded.add((entry as { name: string }).name);
+    }
+  }
+  return loaded;
+}
 
 /** The tools the session's history loaded or called: they stay loaded in its later runs. */
 export function loadedInHistory(messages: readonly ModelMessage[]): Set<string> {
@@ -61,6 +81,8 @@ export class ToolCatalogue {
     loaded: Iterable<string>,
     /** The tools the session is not offered, with the reason each is refused (tool-offer.ts). */
     refused: readonly RefusedTool[] = [],
+    /** The tools sent whole already: a load of one says so, instead of calling it no tool. */
+    private readonly whole: ReadonlySet<string> = new Set(),
   ) {
     this.loaded = new Set(loaded);
     this.refusals = new Map(refused.map((tool) => [tool.name, tool.refusal.error]));
@@ -96,7 +118,8 @@ export class ToolCatalogue {
         const refused = names
           .map((name) => ({ name, reason: this.refusalOf(name) }))
           .filter((entry): entry is { name: string; reason: string } => entry.reason !== undefined);
-        const unknown = names.filter((name) => !this.deferred.has(name) && !this.refusals.has(name));
+        const whole = names.filter((name) => this.whole.has(name));
+        const unknown = names.filter((name) => !this.deferred.has(name) && !this.refusals.has(name) && !this.whole.has(name));
         const found = names.filter((name) => this.offerable.has(name));
         for (const name of found) this.loaded.add(name);
         const errors = [
@@ -106,6 +129,7 @@ export class ToolCatalogue {
         return {
           loaded: found.map((name) => ({ name, description: this.deferred.get(name)!.description })),
           ...(found.length ? { note: 'call them from your next step' } : {}),
+          ...(whole.length ? { sentWhole: whole } : {}),
           ...(refused.length ? { refused } : {}),
           ...(unknown.length ? { unknown } : {}),
           ...(errors.length ? { error: errors.join('; ') } : {}),

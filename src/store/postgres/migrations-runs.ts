@@ -80,7 +80,8 @@ export async function postgresRunsInOneBody(db: Kysely<unknown>): Promise<void> 
 /**
  * 0031, PostgreSQL's part: a start's `reachedOut.sent` says whether a reply is still to come to the session
  * (SessionStore.reachedOut): an exchange whose reply a waiter took, or that is delivered, leaves nothing for
- * sessions_wait. The shared part's index (requester_session, reply_state) finds the others.
+ * sessions_wait. The shared part's index (requester_session, reply_state) finds the others; the states are those
+ * session-store.ts's TO_COME says a reply is to come in.
  */
 export async function postgresReplyToCome(db: Kysely<unknown>): Promise<void> {
   await startRunHistory(

@@ -195,8 +195,19 @@ const insertSession = prepared<'key' | 'agentId' | 'label' | 'parentKey' | 'dept
 const sessionByKey = prepared<'key', Selectable<SessionsTable>>((db, param) =>
   db.selectFrom('sessions').selectAll().where('key', '=', param('key')),
 );
-/** The reply states in which the first reply is still to come to the requester: no waiter took it, and it is not delivered. */
-const REPLY_TO_COME: readonly ExchangeReplyState[] = ['awaiting', 'held', 'reply_held', 'detached'];
+/**
+ * For each reply state, whether the first reply is still to come to the requester (no waiter took it, and it is not
+ * delivered): a new state must say. PostgreSQL's run start (migration 0031) lists the same states.
+ */
+const TO_COME = {
+  awaiting: true,
+  held: true,
+  reply_held: true,
+  detached: true,
+  replied: false,
+  delivered: false,
+} satisfies Record<ExchangeReplyState, boolean>;
+const REPLY_TO_COME = (Object.keys(TO_COME) as ExchangeReplyState[]).filter((state) => TO_COME[state]);
 const reachedOut = prepared<'key', { spawned: unknown; sent: unknown }>((db, param) =>
   db.selectNoFrom((eb) => [
     eb.exists(eb.selectFrom('sessions').select('key').where('parent_key', '=', param('key'))).as('spawned'),
