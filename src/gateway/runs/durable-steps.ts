@@ -70,8 +70,6 @@ const ZERO_USAGE: LanguageModelV3Usage = {
 
 export class DurableSteps {
   private readonly committed: Map<number, StepRecord>;
-  /** The steps earlier attempts committed, which this attempt replays: what they loaded stays loaded (tool-catalogue.ts). */
-  readonly earlierSteps: readonly StepRecord[];
   /** The step the SDK is at (its prepareStep says so before each model call). */
   private current = 0;
   /** Inputs steered into the current step before its model call. */
@@ -89,7 +87,6 @@ export class DurableSteps {
 
   constructor(private readonly deps: DurableStepsDeps) {
     this.committed = new Map(deps.committed.map((step) => [step.step, step]));
-    this.earlierSteps = deps.committed;
     for (const step of deps.committed) {
       if (step.settledAt !== null) continue;
       // Its tools were cut, all or some (the run suspended while one of them waited): those without a result run again.
@@ -124,6 +121,11 @@ export class DurableSteps {
   /** Whether a step row holds step `step`'s call (replayed, or committed by this attempt). */
   holds(step: number): boolean {
     return this.committed.has(step) || this.recorded.has(step);
+  }
+
+  /** The steps earlier attempts committed, which this attempt replays: what they loaded stays loaded (tool-catalogue.ts). */
+  get earlierSteps(): readonly StepRecord[] {
+    return this.deps.committed;
   }
 
   /** The committed step at `step`, when an earlier attempt made it. */

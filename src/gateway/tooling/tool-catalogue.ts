@@ -1,8 +1,7 @@
 /**
  * Deferred tools (docs/tools.md, "What a model call costs"): every tool definition is sent again with every model
- * call, so the tools most runs never use (the workspace, exec, memory, mailbox and MCP tools, `team_shutdown`, and those
- * `tools.defer` names) are sent as names only, in
- * the description of one small tool, `tools_load`. A call to it loads the named tools: their full definitions are
+ * call, so the tools most runs never use (the workspace, exec, memory, mailbox and MCP tools, `team_shutdown`, and
+ * those `tools.defer` names) are sent as names only, in the description of one small tool, `tools_load`. A call to it loads the named tools: their full definitions are
  * sent from the next step on, and in the session's later runs once its history shows they were loaded or used.
  */
 import type { ModelMessage } from 'ai';
